@@ -1,0 +1,115 @@
+// The estate: every provider, cluster, GPU pool, price, reservation, team and
+// dataset location Causeway may use. Platform engineers describe it in one
+// YAML file (see examples/estate.yaml); adding a provider is adding entries.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "causeway/clock.h"
+#include "causeway/money.h"
+#include "causeway/status.h"
+
+namespace causeway {
+
+struct Region {
+  std::string name;  // provider's own region name, e.g. "eu-north1"
+  std::string zone;  // residency zone, e.g. "eu", "us"
+};
+
+// Backends a provider can be driven by.
+inline constexpr std::string_view kProviderKinds[] = {"sim", "local", "slurm", "kubernetes"};
+
+struct Provider {
+  std::string name;  // "nebius", "coreweave", "gcp", ...
+  std::string kind;  // one of kProviderKinds
+  std::vector<Region> regions;
+};
+
+inline constexpr std::string_view kInterconnects[] = {"infiniband", "roce", "ethernet", "nvlink", "none"};
+
+struct NodePool {
+  std::string name;
+  std::string gpu_type;  // normalized, e.g. "H200"
+  int gpus_per_node = 0;
+  int nodes = 0;
+  std::string interconnect;  // one of kInterconnects
+};
+
+struct Cluster {
+  std::string name;
+  std::string provider;
+  std::string region;
+  std::string zone;  // residency zone, filled in from the provider's region
+  std::vector<NodePool> node_pools;
+
+  int TotalGpus() const;
+};
+
+// Price per GPU-hour of one GPU type on one cluster.
+struct Price {
+  std::string cluster;
+  std::string gpu_type;
+  Money on_demand;
+  std::optional<Money> spot;
+};
+
+// Capacity the company has committed to pay for, used or not.
+struct Reservation {
+  std::string name;
+  std::string cluster;
+  std::string gpu_type;
+  int count = 0;  // GPUs
+  Timestamp start;
+  Timestamp end;
+  Money price;  // committed price per GPU-hour
+};
+
+struct Team {
+  std::string name;
+  std::string description;
+};
+
+struct Dataset {
+  std::string name;
+  std::vector<std::string> replicas;  // "provider/region" where a copy lives
+};
+
+struct Estate {
+  std::string currency = "USD";
+  std::vector<Provider> providers;
+  std::vector<Cluster> clusters;
+  std::vector<Price> prices;
+  std::vector<Reservation> reservations;
+  std::vector<Team> teams;
+  std::vector<Dataset> datasets;
+
+  const Provider* FindProvider(std::string_view name) const;
+  const Cluster* FindCluster(std::string_view name) const;
+  const Team* FindTeam(std::string_view name) const;
+  const Price* FindPrice(std::string_view cluster, std::string_view gpu_type) const;
+};
+
+// Parses and validates an estate. Cross-references (a cluster's provider and
+// region, a price's cluster and GPU type, ...) are checked too; every problem
+// is reported with file, line, column and field.
+Result<Estate> ParseEstate(std::string_view yaml_text, const std::string& file);
+Result<Estate> LoadEstateFile(const std::string& path);
+
+// The estate compiled into the binary (examples/estate.yaml): simulated
+// providers, used when no --estate is given.
+std::string_view DefaultEstateYaml();
+
+}  // namespace causeway
+
+namespace causeway {
+
+struct JobSpec;
+
+// Checks that a job could run somewhere in `estate`: its GPU types, provider,
+// region, residency zone, team and datasets exist. Diagnostics name the field.
+Status CheckJobAgainstEstate(const JobSpec& spec, const Estate& estate, const std::string& file);
+
+}  // namespace causeway

@@ -1,0 +1,106 @@
+// The job spec: a SkyPilot-compatible task file plus Causeway's own fields.
+//
+//   name: train-llama
+//   resources:
+//     accelerators: H200:8          # or h200, {H100: 8}, [H100:8, A100-80GB:8]
+//     infra: nebius/eu-north1       # or cloud: + region:
+//     use_spot: false
+//     image_id: registry.example.com/train@sha256:…
+//     labels: {owner: alice@corp.com, team: nlp}
+//   num_nodes: 2
+//   envs: {EPOCHS: 3}
+//   setup: pip install -r requirements.txt
+//   run: torchrun train.py
+//   datasets: [{name: c4, version: "2024-05"}]
+//   checkpoint: {path: /ckpt/llama, interval: 30m}
+//   residency: eu
+//   priority: high
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "causeway/clock.h"
+#include "causeway/resources.h"
+#include "causeway/status.h"
+
+namespace causeway {
+
+struct DatasetRef {
+  std::string name;
+  std::string version;  // at least one of version and digest is set
+  std::string digest;   // "sha256:<64 hex>"
+};
+
+struct CheckpointSpec {
+  std::string path;
+  Micros interval{0};  // 0: the job decides when to checkpoint
+};
+
+struct FileMount {
+  std::string target;  // path inside the job
+  std::string source;  // local path or bucket URL
+  std::string mode;    // "", "MOUNT", "COPY", "MOUNT_CACHED"
+};
+
+// Named priority classes and the integer each stands for (higher runs first).
+// A spec may also give an integer from 0 to 1000 directly.
+struct PriorityClass {
+  std::string_view name;
+  int value;
+};
+inline constexpr PriorityClass kPriorityClasses[] = {
+    {"low", 10}, {"normal", 50}, {"high", 100}, {"critical", 1000}};
+inline constexpr int kDefaultPriority = 50;
+
+struct JobSpec {
+  std::string name;
+  Accelerators accelerators;  // empty for a CPU-only job
+  std::string cloud;          // provider, from `infra` or `cloud`
+  std::string region;         // from `infra` or `region`
+  std::string zone;           // third part of `infra`, if any
+  bool use_spot = false;
+  std::optional<int> disk_size_gb;
+  std::string image_id;
+  std::map<std::string, std::string> labels;  // resources.labels and labels, merged
+  std::string owner;                          // labels.owner
+  std::string team;                           // labels.team
+  int num_nodes = 1;
+  std::map<std::string, std::string> envs;
+  std::vector<FileMount> file_mounts;
+  std::string workdir;
+  std::string setup;
+  std::string run;
+  std::vector<DatasetRef> datasets;
+  std::optional<CheckpointSpec> checkpoint;
+  std::string residency;      // e.g. "eu"; empty when the job may run anywhere
+  std::string priority_class; // the name given, or "" when an integer was given
+  int priority = kDefaultPriority;
+  std::vector<std::string> ignored_fields;  // SkyPilot fields kept but not used
+
+  // Total GPUs for the first alternative across all nodes (0 for CPU-only).
+  int TotalGpus() const {
+    return accelerators.empty() ? 0 : accelerators.alternatives.front().count * num_nodes;
+  }
+};
+
+struct ParsedJobSpec {
+  JobSpec spec;
+  std::vector<Diagnostic> warnings;  // ignored fields and other non-fatal notes
+};
+
+// Parses and validates a job spec. `file` names the input in diagnostics.
+// On failure returns kInvalidArgument whose diagnostics list every problem
+// with its line, column, field and what would be accepted.
+Result<ParsedJobSpec> ParseJobSpec(std::string_view yaml_text, const std::string& file);
+
+// Reads `path` and parses it; a missing or unreadable file is kNotFound.
+Result<ParsedJobSpec> LoadJobSpecFile(const std::string& path);
+
+// Reads a whole file into a string; kNotFound when it cannot be read.
+Result<std::string> ReadFile(const std::string& path);
+
+}  // namespace causeway

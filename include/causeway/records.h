@@ -1,0 +1,90 @@
+// The records Causeway keeps: jobs, their events and attempts, API tokens,
+// idempotency keys and audit events. Plain structs; the Store persists them.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "causeway/clock.h"
+
+namespace causeway {
+
+// Job lifecycle. Later capabilities add transitions; names are the API's.
+enum class JobState { kPending, kAdmitted, kRunning, kSucceeded, kFailed, kCancelled };
+
+std::string_view JobStateName(JobState s);
+std::optional<JobState> ParseJobState(std::string_view name);
+// Succeeded, failed and cancelled jobs never change state again.
+bool IsTerminal(JobState s);
+
+struct JobRecord {
+  std::string id;  // "job_<ulid>"
+  std::string name;
+  std::string team;
+  std::string owner;
+  JobState state = JobState::kPending;
+  int priority = 0;
+  std::string spec_yaml;     // the spec exactly as submitted
+  std::string spec_json;     // the validated, normalized spec
+  std::string submitted_by;  // token id of the submitter
+  Timestamp created_at;
+  Timestamp updated_at;
+};
+
+struct JobEvent {
+  int64_t id = 0;  // assigned by the store
+  std::string job_id;
+  Timestamp time;
+  std::string type;  // "submitted", "cancelled", ...
+  std::string message;
+};
+
+struct Attempt {
+  std::string job_id;
+  int number = 0;  // 1, 2, ...
+  std::string cluster;
+  std::string state;
+  Timestamp started_at;
+  std::optional<Timestamp> ended_at;
+  std::optional<int> exit_code;
+  std::string failure_class;
+};
+
+struct IdempotencyRecord {
+  std::string scope;         // whose key: the token id
+  std::string key;           // the client's Idempotency-Key
+  std::string request_hash;  // SHA-256 of the request body
+  std::string job_id;
+  Timestamp created_at;
+};
+
+struct TokenRecord {
+  std::string id;    // "tok_<ulid>"; public, names the token
+  std::string name;  // what it is for, e.g. "ci-pipeline"
+  std::string hash;  // SHA-256 of the secret; the secret itself is never stored
+  std::vector<std::string> scopes;
+  std::string created_by;
+  Timestamp created_at;
+  std::optional<Timestamp> expires_at;
+  std::optional<Timestamp> revoked_at;
+};
+
+// One control-plane change. seq, prev_hash and hash are assigned by the store
+// when the event is appended, in the same transaction as the change.
+struct AuditEvent {
+  int64_t seq = 0;
+  Timestamp time;
+  std::string actor;     // token id or "system"
+  std::string action;    // "job.submit", "token.create", ...
+  std::string resource;  // "job/job_01…", "token/tok_01…"
+  nlohmann::json details = nlohmann::json::object();  // no floating point values
+  std::string prev_hash;
+  std::string hash;
+};
+
+}  // namespace causeway

@@ -1,0 +1,111 @@
+// Durable state. One Store interface, with SQLite (embedded, the default) as
+// the first implementation.
+//
+// Writes happen only inside WriteBatch: each unit of work gets a WriteTx and
+// either all of its writes commit or none do. Every unit that changes state
+// must append at least one audit event through the same WriteTx; a unit that
+// does not is rolled back and fails with kInternal ("fail closed"). The audit
+// chain therefore always describes exactly the committed state.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "causeway/records.h"
+#include "causeway/status.h"
+
+namespace causeway {
+
+namespace audit {
+struct ChainHead;
+}
+
+// The write operations available inside one unit of work.
+class WriteTx {
+ public:
+  virtual ~WriteTx() = default;
+
+  virtual Result<std::optional<JobRecord>> GetJob(const std::string& id) = 0;
+  // kAlreadyExists if the id is taken.
+  virtual Status InsertJob(const JobRecord& job) = 0;
+  // kNotFound if there is no such job.
+  virtual Status UpdateJobState(const std::string& id, JobState state, Timestamp at) = 0;
+  virtual Status AddJobEvent(const JobEvent& event) = 0;
+
+  virtual Result<std::optional<IdempotencyRecord>> GetIdempotency(const std::string& scope,
+                                                                 const std::string& key) = 0;
+  virtual Status PutIdempotency(const IdempotencyRecord& record) = 0;
+
+  virtual Result<std::optional<TokenRecord>> GetToken(const std::string& id) = 0;
+  virtual Status InsertToken(const TokenRecord& token) = 0;
+  // kNotFound if there is no such token; revoking twice keeps the first time.
+  virtual Status RevokeToken(const std::string& id, Timestamp at) = 0;
+
+  // Appends `event` to the audit chain: assigns seq, prev_hash and hash.
+  virtual Status AppendAudit(AuditEvent& event) = 0;
+};
+
+using WriteFn = std::function<Status(WriteTx&)>;
+
+struct JobFilter {
+  std::optional<JobState> state;
+  std::string team;
+  std::string owner;
+  std::string before_id;  // cursor: only jobs with a smaller (older) id
+  int limit = 100;
+};
+
+struct AuditFilter {
+  std::string actor;
+  std::string action;     // exact, or a prefix ending in '.', e.g. "job."
+  std::string resource;   // exact
+  int64_t after_seq = 0;  // cursor: only events with a larger seq
+  std::optional<Timestamp> since;
+  int limit = 100;
+};
+
+class Store {
+ public:
+  virtual ~Store() = default;
+
+  // Runs every unit in `work` in one transaction with one durable commit (a
+  // group commit). Each unit runs under its own savepoint: a unit that returns
+  // an error has its writes undone while the others still commit. Returns one
+  // status per unit, after the commit is durable; if the commit itself fails,
+  // every unit reports that failure and nothing is written.
+  virtual std::vector<Status> WriteBatch(const std::vector<const WriteFn*>& work) = 0;
+
+  // One unit in its own transaction.
+  Status Write(const WriteFn& fn) { return WriteBatch({&fn}).front(); }
+
+  virtual Result<std::optional<JobRecord>> GetJob(const std::string& id) const = 0;
+  // Newest first.
+  virtual Result<std::vector<JobRecord>> ListJobs(const JobFilter& filter) const = 0;
+  virtual Result<std::vector<JobEvent>> ListJobEvents(const std::string& job_id) const = 0;
+  virtual Result<std::vector<Attempt>> ListAttempts(const std::string& job_id) const = 0;
+
+  // The token whose secret hashes to `hash`, whether or not it is still valid.
+  virtual Result<std::optional<TokenRecord>> FindTokenByHash(const std::string& hash) const = 0;
+  virtual Result<std::vector<TokenRecord>> ListTokens() const = 0;
+
+  // Oldest first.
+  virtual Result<std::vector<AuditEvent>> ListAudit(const AuditFilter& filter) const = 0;
+  // Calls `fn` for every audit event in stored order until it returns false.
+  virtual Status ScanAudit(const std::function<bool(const AuditEvent&)>& fn) const = 0;
+  virtual Result<audit::ChainHead> GetAuditHead() const = 0;
+};
+
+struct SqliteOptions {
+  // Open an existing database without writing to it (no migrations).
+  bool read_only = false;
+};
+
+// Opens (creating if needed) the SQLite database at `path` in WAL mode and
+// brings its schema up to date.
+Result<std::unique_ptr<Store>> OpenSqliteStore(const std::string& path, const SqliteOptions& options = {});
+
+}  // namespace causeway

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages Causeway needs to build and test, and only the
+# ones that are missing, so running it again is cheap and changes nothing.
+# Usage: scripts/install-deps.sh [build|test]
+set -euo pipefail
+
+build_pkgs=(
+  g++ cmake make pkg-config
+  libboost1.81-dev libssl-dev libsqlite3-dev sqlite3
+  libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev
+)
+test_pkgs=(
+  libgtest-dev libgmock-dev libbenchmark-dev curl
+)
+
+wanted=("${build_pkgs[@]}")
+if [[ "${1:-build}" == "test" ]]; then wanted+=("${test_pkgs[@]}"); fi
+
+missing=()
+for p in "${wanted[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+if [[ ${#missing[@]} -eq 0 ]]; then exit 0; fi
+
+echo "installing: ${missing[*]}"
+SUDO=""
+if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

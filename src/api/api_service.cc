@@ -1,0 +1,386 @@
+#include "api/api_service.h"
+
+#include <charconv>
+#include <chrono>
+
+#include "audit/chain.h"
+#include "spec/spec_json.h"
+#include "store/records_json.h"
+
+namespace causeway::api {
+
+using nlohmann::json;
+
+HttpResponse ErrorResponse(const Status& status) {
+  json details = json::object();
+  if (!status.diagnostics().empty()) {
+    json diags = json::array();
+    for (const auto& d : status.diagnostics()) diags.push_back(ToJson(d));
+    details["diagnostics"] = diags;
+  }
+  details["retryable"] = IsRetryable(status.code());
+  json body = {{"error", {{"code", CodeName(status.code())}, {"message", status.message()}, {"details", details}}}};
+  HttpResponse r;
+  r.status = HttpStatus(status.code());
+  r.body = body.dump(-1, ' ', false, json::error_handler_t::replace);
+  if (IsRetryable(status.code())) r.headers.emplace_back("Retry-After", "1");
+  return r;
+}
+
+namespace {
+
+HttpResponse JsonResponse(int status, const json& body) {
+  HttpResponse r;
+  r.status = status;
+  r.body = body.dump(-1, ' ', false, json::error_handler_t::replace);
+  return r;
+}
+
+// 1-based line and column of byte `offset` in `text`.
+std::pair<int, int> LineColumn(std::string_view text, size_t offset) {
+  int line = 1, col = 1;
+  for (size_t i = 0; i < offset && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      col = 1;
+    } else {
+      ++col;
+    }
+  }
+  return {line, col};
+}
+
+Result<json> ParseJsonBody(const HttpRequest& req) {
+  if (req.body.empty()) return InvalidArgument("the request body is empty: expected a JSON object");
+  try {
+    json j = json::parse(req.body);
+    if (!j.is_object()) return InvalidArgument("the request body must be a JSON object");
+    return j;
+  } catch (const json::parse_error& e) {
+    auto [line, col] = LineColumn(req.body, e.byte > 0 ? e.byte - 1 : 0);
+    return InvalidArgument("malformed JSON in request body",
+                           {Diagnostic{"request body", line, col, "", "JSON syntax error: " + std::string(e.what())}});
+  }
+}
+
+Result<int> LimitParam(const HttpRequest& req) {
+  std::string s = req.Query("limit");
+  if (s.empty()) return 100;
+  int v = 0;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || ptr != s.data() + s.size() || v < 1 || v > 1000) {
+    return InvalidArgument("invalid limit \"" + s + "\": expected an integer from 1 to 1000");
+  }
+  return v;
+}
+
+std::string ContentType(const HttpRequest& req) {
+  std::string ct = req.Header("content-type");
+  auto semi = ct.find(';');
+  if (semi != std::string::npos) ct.resize(semi);
+  while (!ct.empty() && ct.back() == ' ') ct.pop_back();
+  return ct;
+}
+
+json WarningsJson(const std::vector<Diagnostic>& warnings) {
+  json out = json::array();
+  for (const auto& w : warnings) out.push_back(ToJson(w));
+  return out;
+}
+
+}  // namespace
+
+ApiService::ApiService(Store& store, CommitQueue& queue, const Estate& estate, const Clock& clock)
+    : store_(store),
+      queue_(queue),
+      estate_(estate),
+      clock_(clock),
+      jobs_(store, queue, estate, clock),
+      tokens_(store, queue, clock) {
+  AddRoutes();
+}
+
+void ApiService::Route(const char* method, const char* pattern, std::string_view scope, Handler handler) {
+  std::string needed(scope);
+  router_.Add(method, pattern, [this, needed, handler = std::move(handler)](HttpRequest& req, Reply reply) {
+    auto principal = identity::Authenticate(store_, req.Header("authorization"), clock_.Now());
+    if (!principal.ok()) {
+      HttpResponse r = ErrorResponse(principal.status());
+      if (principal.status().code() == Code::kUnauthenticated) r.headers.emplace_back("WWW-Authenticate", "Bearer");
+      return reply(std::move(r));
+    }
+    if (!needed.empty() && !principal->Has(needed)) {
+      return reply(ErrorResponse(PermissionDenied("token " + principal->token_id + " lacks the \"" + needed +
+                                                  "\" scope needed for " + req.method + " " + req.path)));
+    }
+    req.principal = std::move(*principal);
+    handler(req, std::move(reply));
+  });
+}
+
+void ApiService::Public(const char* method, const char* pattern, Handler handler) {
+  router_.Add(method, pattern, std::move(handler));
+}
+
+void ApiService::AddRoutes() {
+  using namespace identity;
+  auto bind = [this](void (ApiService::*fn)(HttpRequest&, Reply)) {
+    return [this, fn](HttpRequest& req, Reply reply) { (this->*fn)(req, std::move(reply)); };
+  };
+  Public("GET", "/healthz", bind(&ApiService::Health));
+  Route("GET", "/metrics", kScopeMetricsRead, bind(&ApiService::RenderMetrics));
+  Route("GET", "/v1/whoami", "", bind(&ApiService::WhoAmI));
+  Route("POST", "/v1/jobs", kScopeJobsWrite, bind(&ApiService::SubmitJob));
+  Route("GET", "/v1/jobs", kScopeJobsRead, bind(&ApiService::ListJobs));
+  Route("GET", "/v1/jobs/{id}", kScopeJobsRead, bind(&ApiService::GetJob));
+  Route("POST", "/v1/jobs/{id}/cancel", kScopeJobsWrite, bind(&ApiService::CancelJob));
+  Route("GET", "/v1/clusters", kScopeClustersRead, bind(&ApiService::ListClusters));
+  Route("GET", "/v1/audit", kScopeAuditRead, bind(&ApiService::ListAudit));
+  Route("GET", "/v1/audit/verify", kScopeAuditRead, bind(&ApiService::VerifyAudit));
+  Route("POST", "/v1/tokens", kScopeAdmin, bind(&ApiService::CreateToken));
+  Route("GET", "/v1/tokens", kScopeAdmin, bind(&ApiService::ListTokens));
+  Route("POST", "/v1/tokens/{id}/revoke", kScopeAdmin, bind(&ApiService::RevokeToken));
+}
+
+void ApiService::Dispatch(HttpRequest& req, Reply reply) {
+  auto start = std::chrono::steady_clock::now();
+  Router::Match match = router_.Find(req);
+  std::string pattern = match.outcome == Router::Outcome::kNoSuchPath ? "unmatched" : match.pattern;
+  Reply observed = [this, start, method = req.method, pattern, reply = std::move(reply)](HttpResponse r) {
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    metrics_.ObserveRequest(method, pattern, r.status, secs);
+    reply(std::move(r));
+  };
+  if (match.outcome == Router::Outcome::kNoSuchPath) {
+    return observed(ErrorResponse(NotFound("no route for " + req.path)));
+  }
+  if (match.outcome == Router::Outcome::kMethodNotAllowed) {
+    HttpResponse r = ErrorResponse(Status(Code::kFailedPrecondition, req.method + " is not allowed on " + req.path +
+                                                                        "; allowed: " + match.allowed));
+    r.status = 405;
+    r.body = json{{"error", {{"code", "method_not_allowed"},
+                             {"message", req.method + " is not allowed on " + req.path},
+                             {"details", {{"allowed", match.allowed}}}}}}.dump();
+    r.headers.emplace_back("Allow", match.allowed);
+    return observed(std::move(r));
+  }
+  try {
+    (*match.handler)(req, observed);
+  } catch (const std::exception& e) {
+    // A handler bug must not take the server down; the reply guard in the
+    // HTTP layer ignores a second reply if the handler had already answered.
+    observed(ErrorResponse(Internal("unexpected error while handling the request")));
+  }
+}
+
+void ApiService::SubmitJob(HttpRequest& req, Reply reply) {
+  SubmitRequest sr;
+  sr.idempotency_key = req.Header("idempotency-key");
+  std::string ct = ContentType(req);
+  if (ct == "application/yaml" || ct == "application/x-yaml" || ct == "text/yaml" || ct == "text/x-yaml") {
+    sr.spec_yaml = std::move(req.body);
+    if (std::string f = req.Query("file"); !f.empty()) sr.file = f;
+  } else if (ct.empty() || ct == "application/json") {
+    auto body = ParseJsonBody(req);
+    if (!body.ok()) return reply(ErrorResponse(body.status()));
+    const json& spec = (*body)["spec"];
+    if (spec.is_string()) {
+      sr.spec_yaml = spec.get<std::string>();
+    } else if (spec.is_object()) {
+      sr.spec_yaml = spec.dump();  // JSON is YAML: the same parser reports positions
+    } else {
+      return reply(ErrorResponse(InvalidArgument(
+          "field \"spec\" is missing: expected the job spec as a YAML string or a JSON object",
+          {Diagnostic{"request body", 0, 0, "spec", "expected a string or an object"}})));
+    }
+    if (body->contains("file") && (*body)["file"].is_string()) sr.file = (*body)["file"].get<std::string>();
+  } else {
+    return reply(ErrorResponse(InvalidArgument("unsupported Content-Type \"" + ct +
+                                               "\": expected application/json or application/yaml")));
+  }
+  jobs_.Submit(*req.principal, std::move(sr), [this, reply](Result<SubmitResult> r) {
+    if (!r.ok()) return reply(ErrorResponse(r.status()));
+    if (r->created) jobs_submitted_.fetch_add(1);
+    HttpResponse resp = JsonResponse(r->created ? 201 : 200,
+                                     {{"job", ToJson(r->job)}, {"created", r->created}, {"warnings", WarningsJson(r->warnings)}});
+    resp.headers.emplace_back("Location", "/v1/jobs/" + r->job.id);
+    if (!r->created) resp.headers.emplace_back("Idempotent-Replayed", "true");
+    reply(std::move(resp));
+  });
+}
+
+void ApiService::ListJobs(HttpRequest& req, Reply reply) {
+  JobFilter f;
+  if (std::string s = req.Query("state"); !s.empty()) {
+    f.state = ParseJobState(s);
+    if (!f.state) {
+      return reply(ErrorResponse(InvalidArgument(
+          "unknown state \"" + s + "\": expected pending, admitted, running, succeeded, failed or cancelled")));
+    }
+  }
+  f.team = req.Query("team");
+  f.owner = req.Query("owner");
+  f.before_id = req.Query("cursor");
+  auto limit = LimitParam(req);
+  if (!limit.ok()) return reply(ErrorResponse(limit.status()));
+  f.limit = *limit + 1;  // one more, to know whether there is a next page
+  auto jobs = jobs_.List(f);
+  if (!jobs.ok()) return reply(ErrorResponse(jobs.status()));
+  json items = json::array();
+  json next = nullptr;
+  for (size_t i = 0; i < jobs->size(); ++i) {
+    if (static_cast<int>(i) == *limit) {
+      next = (*jobs)[i - 1].id;
+      break;
+    }
+    items.push_back(ToJson((*jobs)[i]));
+  }
+  reply(JsonResponse(200, {{"jobs", items}, {"next_cursor", next}}));
+}
+
+void ApiService::GetJob(HttpRequest& req, Reply reply) {
+  auto detail = jobs_.Get(req.params["id"]);
+  if (!detail.ok()) return reply(ErrorResponse(detail.status()));
+  json j = ToJson(detail->job);
+  j["spec_yaml"] = detail->job.spec_yaml;
+  j["attempts"] = json::array();
+  for (const auto& a : detail->attempts) j["attempts"].push_back(ToJson(a));
+  j["events"] = json::array();
+  for (const auto& e : detail->events) j["events"].push_back(ToJson(e));
+  reply(JsonResponse(200, j));
+}
+
+void ApiService::CancelJob(HttpRequest& req, Reply reply) {
+  std::string reason;
+  if (!req.body.empty()) {
+    auto body = ParseJsonBody(req);
+    if (!body.ok()) return reply(ErrorResponse(body.status()));
+    if (body->contains("reason") && (*body)["reason"].is_string()) reason = (*body)["reason"].get<std::string>();
+  }
+  jobs_.Cancel(*req.principal, req.params["id"], reason, [reply](Result<JobRecord> r) {
+    if (!r.ok()) return reply(ErrorResponse(r.status()));
+    reply(JsonResponse(200, {{"job", ToJson(*r)}}));
+  });
+}
+
+void ApiService::ListClusters(HttpRequest&, Reply reply) {
+  json items = json::array();
+  for (const auto& c : estate_.clusters) items.push_back(ToJson(c, estate_));
+  reply(JsonResponse(200, {{"clusters", items}}));
+}
+
+void ApiService::ListAudit(HttpRequest& req, Reply reply) {
+  AuditFilter f;
+  f.actor = req.Query("actor");
+  f.action = req.Query("action");
+  f.resource = req.Query("resource");
+  if (std::string c = req.Query("cursor"); !c.empty()) {
+    auto [ptr, ec] = std::from_chars(c.data(), c.data() + c.size(), f.after_seq);
+    if (ec != std::errc() || ptr != c.data() + c.size()) {
+      return reply(ErrorResponse(InvalidArgument("invalid cursor \"" + c + "\": expected a sequence number")));
+    }
+  }
+  if (std::string s = req.Query("since"); !s.empty()) {
+    if (auto d = ParseDuration(s); d.ok()) {
+      f.since = clock_.Now() - *d;
+    } else if (auto t = ParseRfc3339(s); t.ok()) {
+      f.since = *t;
+    } else {
+      return reply(ErrorResponse(InvalidArgument("invalid since \"" + s + "\": expected a duration such as 30d or a timestamp")));
+    }
+  }
+  auto limit = LimitParam(req);
+  if (!limit.ok()) return reply(ErrorResponse(limit.status()));
+  f.limit = *limit;
+  auto events = store_.ListAudit(f);
+  if (!events.ok()) return reply(ErrorResponse(events.status()));
+  json items = json::array();
+  for (const auto& e : *events) items.push_back(ToJson(e));
+  json next = static_cast<int>(events->size()) == *limit ? json(std::to_string(events->back().seq)) : json();
+  reply(JsonResponse(200, {{"events", items}, {"next_cursor", next}}));
+}
+
+void ApiService::VerifyAudit(HttpRequest&, Reply reply) {
+  audit::ChainVerifier verifier;
+  Status st = store_.ScanAudit([&](const AuditEvent& e) { return verifier.Add(e); });
+  if (!st.ok()) return reply(ErrorResponse(st));
+  auto head = store_.GetAuditHead();
+  if (!head.ok()) return reply(ErrorResponse(head.status()));
+  audit::VerifyReport report = verifier.Finish(*head);
+  json j = {{"ok", report.ok}, {"events", report.events}};
+  if (!report.ok) {
+    j["first_bad_seq"] = report.first_bad_seq;
+    j["reason"] = report.reason;
+  }
+  reply(JsonResponse(200, j));
+}
+
+void ApiService::CreateToken(HttpRequest& req, Reply reply) {
+  auto body = ParseJsonBody(req);
+  if (!body.ok()) return reply(ErrorResponse(body.status()));
+  std::string name = body->value("name", "");
+  std::vector<std::string> scopes;
+  if (body->contains("scopes")) {
+    const json& s = (*body)["scopes"];
+    if (!s.is_array()) return reply(ErrorResponse(InvalidArgument("field \"scopes\" must be a list of strings")));
+    for (const auto& v : s) {
+      if (!v.is_string()) return reply(ErrorResponse(InvalidArgument("field \"scopes\" must be a list of strings")));
+      scopes.push_back(v.get<std::string>());
+    }
+  }
+  Micros ttl{0};
+  if (body->contains("ttl")) {
+    const json& t = (*body)["ttl"];
+    auto d = t.is_string() ? ParseDuration(t.get<std::string>())
+                           : Result<Micros>(InvalidArgument("field \"ttl\" must be a duration string such as 30d"));
+    if (!d.ok()) return reply(ErrorResponse(d.status()));
+    ttl = *d;
+  }
+  auto minted = tokens_.Create(*req.principal, name, scopes, ttl);
+  if (!minted.ok()) return reply(ErrorResponse(minted.status()));
+  reply(JsonResponse(201, {{"token", ToJson(minted->record)}, {"secret", minted->secret}}));
+}
+
+void ApiService::ListTokens(HttpRequest&, Reply reply) {
+  auto tokens = tokens_.List();
+  if (!tokens.ok()) return reply(ErrorResponse(tokens.status()));
+  json items = json::array();
+  for (const auto& t : *tokens) items.push_back(ToJson(t));
+  reply(JsonResponse(200, {{"tokens", items}}));
+}
+
+void ApiService::RevokeToken(HttpRequest& req, Reply reply) {
+  auto revoked = tokens_.Revoke(*req.principal, req.params["id"]);
+  if (!revoked.ok()) return reply(ErrorResponse(revoked.status()));
+  reply(JsonResponse(200, {{"token", ToJson(*revoked)}}));
+}
+
+void ApiService::WhoAmI(HttpRequest& req, Reply reply) {
+  const auto& p = *req.principal;
+  reply(JsonResponse(200, {{"token_id", p.token_id}, {"name", p.name}, {"scopes", p.scopes}}));
+}
+
+void ApiService::Health(HttpRequest&, Reply reply) {
+  auto head = store_.GetAuditHead();
+  if (!head.ok()) return reply(ErrorResponse(Unavailable("database unavailable: " + head.status().message())));
+  reply(JsonResponse(200, {{"status", "ok"}}));
+}
+
+void ApiService::RenderMetrics(HttpRequest&, Reply reply) {
+  HttpResponse r;
+  r.content_type = "text/plain; version=0.0.4";
+  metrics_.Render(r.body);
+  AppendMetric(r.body, "causeway_jobs_submitted_total", "counter", "Jobs accepted by this server.",
+               static_cast<double>(jobs_submitted_.load()));
+  AppendMetric(r.body, "causeway_store_commits_total", "counter", "Durable group commits.",
+               static_cast<double>(queue_.batches()));
+  AppendMetric(r.body, "causeway_store_committed_writes_total", "counter", "Units of work committed.",
+               static_cast<double>(queue_.units()));
+  if (connections_gauge) {
+    AppendMetric(r.body, "causeway_http_connections", "gauge", "Open HTTP connections.",
+                 static_cast<double>(connections_gauge()));
+  }
+  reply(std::move(r));
+}
+
+}  // namespace causeway::api

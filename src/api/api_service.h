@@ -1,0 +1,65 @@
+// The REST/JSON API: routes, authentication, authorization by scope, and one
+// error shape for every failure:
+//   {"error": {"code": "not_found", "message": "...", "details": {...}}}
+#pragma once
+
+#include <atomic>
+#include <string>
+
+#include "api/http_types.h"
+#include "api/metrics.h"
+#include "api/router.h"
+#include "causeway/clock.h"
+#include "causeway/estate.h"
+#include "causeway/store.h"
+#include "service/job_service.h"
+#include "service/token_service.h"
+#include "store/commit_queue.h"
+
+namespace causeway::api {
+
+class ApiService {
+ public:
+  ApiService(Store& store, CommitQueue& queue, const Estate& estate, const Clock& clock);
+
+  // Handles one request; calls `reply` exactly once.
+  void Dispatch(HttpRequest& req, Reply reply);
+
+  // Open connections, shown in /metrics; set by the owner of the HTTP server.
+  std::function<size_t()> connections_gauge;
+
+ private:
+  // Adds a route that needs a token with `scope` ("" means any valid token).
+  void Route(const char* method, const char* pattern, std::string_view scope, Handler handler);
+  void Public(const char* method, const char* pattern, Handler handler);
+  void AddRoutes();
+
+  void SubmitJob(HttpRequest& req, Reply reply);
+  void ListJobs(HttpRequest& req, Reply reply);
+  void GetJob(HttpRequest& req, Reply reply);
+  void CancelJob(HttpRequest& req, Reply reply);
+  void ListClusters(HttpRequest& req, Reply reply);
+  void ListAudit(HttpRequest& req, Reply reply);
+  void VerifyAudit(HttpRequest& req, Reply reply);
+  void CreateToken(HttpRequest& req, Reply reply);
+  void ListTokens(HttpRequest& req, Reply reply);
+  void RevokeToken(HttpRequest& req, Reply reply);
+  void WhoAmI(HttpRequest& req, Reply reply);
+  void Health(HttpRequest& req, Reply reply);
+  void RenderMetrics(HttpRequest& req, Reply reply);
+
+  Store& store_;
+  CommitQueue& queue_;
+  const Estate& estate_;
+  const Clock& clock_;
+  JobService jobs_;
+  TokenService tokens_;
+  Router router_;
+  Metrics metrics_;
+  std::atomic<uint64_t> jobs_submitted_{0};
+};
+
+// The JSON error response for `status`.
+HttpResponse ErrorResponse(const Status& status);
+
+}  // namespace causeway::api

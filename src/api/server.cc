@@ -1,0 +1,117 @@
+#include "api/server.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <charconv>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <thread>
+
+#include "api/api_service.h"
+#include "api/http_client.h"
+#include "api/http_server.h"
+#include "causeway/estate.h"
+#include "causeway/store.h"
+#include "store/commit_queue.h"
+
+namespace causeway::api {
+namespace {
+
+// Writes `secret` to `path` with mode 0600, durably (temp file, fsync, rename).
+Status WriteSecretFile(const std::string& path, const std::string& secret) {
+  std::string tmp = path + ".tmp";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return FailedPrecondition("cannot write " + tmp + ": " + std::strerror(errno));
+  std::string line = secret + "\n";
+  bool ok = ::fchmod(fd, 0600) == 0 && ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size()) &&
+            ::fsync(fd) == 0;
+  ::close(fd);
+  if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) {
+    ::unlink(tmp.c_str());
+    return FailedPrecondition("cannot write " + path + ": " + std::strerror(errno));
+  }
+  return Status::Ok();
+}
+
+// "HOST:PORT" with PORT from 0 (any free port) to 65535.
+Result<std::pair<std::string, uint16_t>> ParseListenAddress(const std::string& listen) {
+  auto colon = listen.rfind(':');
+  int port = -1;
+  if (colon != std::string::npos && colon > 0) {
+    std::string_view p = std::string_view(listen).substr(colon + 1);
+    auto [ptr, err] = std::from_chars(p.data(), p.data() + p.size(), port);
+    if (err != std::errc() || ptr != p.data() + p.size()) port = -1;
+  }
+  if (port < 0 || port > 65535) {
+    return InvalidArgument("invalid --listen \"" + listen + "\": expected HOST:PORT such as 127.0.0.1:8080 (port 0 picks a free one)");
+  }
+  return std::make_pair(listen.substr(0, colon), static_cast<uint16_t>(port));
+}
+
+}  // namespace
+
+Status Serve(const ServeOptions& o) {
+  ASSIGN_OR_RETURN(auto host_port, ParseListenAddress(o.listen));
+
+  std::error_code ec;
+  std::filesystem::create_directories(o.data_dir, ec);
+  if (ec) return FailedPrecondition("cannot create data directory " + o.data_dir + ": " + ec.message());
+  ::chmod(o.data_dir.c_str(), 0700);
+  std::string db_path = o.db_path.empty() ? o.data_dir + "/causeway.db" : o.db_path;
+
+  Result<Estate> estate = o.estate_path.empty() ? ParseEstate(DefaultEstateYaml(), "<embedded estate>")
+                                                : LoadEstateFile(o.estate_path);
+  if (!estate.ok()) return estate.status();
+
+  // Stop signals are taken by sigwait below, so block them before any thread
+  // starts (threads inherit the mask).
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  ASSIGN_OR_RETURN(auto store, OpenSqliteStore(db_path));
+  RealClock clock;
+  CommitQueue queue(*store, CommitQueue::Options{});
+  ApiService api(*store, queue, *estate, clock);
+
+  TokenService bootstrap(*store, queue, clock);
+  std::string token_file = o.data_dir + "/admin.token";
+  ASSIGN_OR_RETURN(auto admin, bootstrap.Bootstrap([&](const std::string& secret) {
+                     return WriteSecretFile(token_file, secret);
+                   }));
+
+  HttpServerOptions hso;
+  hso.host = host_port.first;
+  hso.port = host_port.second;
+  hso.threads = o.threads > 0 ? o.threads : std::max(2u, std::thread::hardware_concurrency());
+  hso.body_limit = o.body_limit;
+  HttpServer http(hso, [&api](HttpRequest& req, Reply reply) { api.Dispatch(req, std::move(reply)); });
+  api.connections_gauge = [&http] { return http.active_connections(); };
+  ASSIGN_OR_RETURN(uint16_t bound, http.Start());
+
+  if (admin) {
+    std::cout << "admin token (shown once; also written to " << token_file << "): " << admin->secret << "\n";
+  }
+  std::cout << "causeway listening on http://" << hso.host << ":" << bound << "\n"
+            << "  database: " << db_path << "\n"
+            << "  estate:   " << (o.estate_path.empty() ? "<embedded>" : o.estate_path) << " ("
+            << estate->clusters.size() << " clusters)" << std::endl;
+
+  int sig = 0;
+  sigwait(&signals, &sig);
+  std::cout << "causeway: stopping on " << (sig == SIGINT ? "SIGINT" : "SIGTERM") << std::endl;
+  // Order matters: stop taking requests, then commit what was acknowledged
+  // for commit, then let the HTTP machinery go.
+  http.Stop();
+  queue.Stop();
+  return Status::Ok();
+}
+
+}  // namespace causeway::api

@@ -1,0 +1,24 @@
+// `causeway serve`: opens the state, loads the estate, bootstraps the first
+// admin token and serves the API until SIGINT or SIGTERM.
+#pragma once
+
+#include <string>
+
+#include "causeway/status.h"
+
+namespace causeway::api {
+
+struct ServeOptions {
+  std::string listen = "127.0.0.1:8080";  // port 0 picks a free port
+  std::string data_dir = ".causeway";
+  std::string db_path;      // default: DATA_DIR/causeway.db
+  std::string estate_path;  // default: the embedded estate
+  int threads = 0;          // 0: one per core
+  size_t body_limit = 1 << 20;
+};
+
+// Blocks until a stop signal. Prints "causeway listening on http://HOST:PORT"
+// on stdout once it accepts requests.
+Status Serve(const ServeOptions& options);
+
+}  // namespace causeway::api

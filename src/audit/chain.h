@@ -1,0 +1,58 @@
+// The audit hash chain. Each event's hash is the SHA-256 of its canonical JSON,
+// which includes the previous event's hash, so editing, deleting, reordering
+// or inserting any event breaks every link after it.
+//
+// Canonical JSON: an object with the keys seq, time (Unix microseconds),
+// actor, action, resource, details and prev_hash, keys sorted, no whitespace,
+// UTF-8 (invalid sequences replaced), integers only.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "causeway/records.h"
+
+namespace causeway::audit {
+
+// The prev_hash of the first event.
+inline const std::string kGenesisHash(64, '0');
+
+std::string CanonicalJson(const AuditEvent& event);
+// SHA-256 hex of CanonicalJson(event); the value stored as event.hash.
+std::string ComputeHash(const AuditEvent& event);
+// `details` as stored: canonical JSON text.
+std::string CanonicalDetails(const nlohmann::json& details);
+
+// The newest event as last committed, kept beside the chain so that deleting
+// events from the end is detected too.
+struct ChainHead {
+  int64_t seq = 0;
+  std::string hash = kGenesisHash;
+};
+
+struct VerifyReport {
+  bool ok = true;
+  int64_t events = 0;         // events checked
+  int64_t first_bad_seq = 0;  // the first sequence number where the chain breaks
+  std::string reason;         // what is wrong there
+};
+
+// Checks a chain event by event, in the order stored (ascending seq).
+class ChainVerifier {
+ public:
+  // Feeds the next stored event. Returns false once the chain is broken;
+  // later events are then not needed.
+  bool Add(const AuditEvent& event);
+  // Checks the end of the chain against the recorded head and returns the
+  // verdict.
+  VerifyReport Finish(const ChainHead& head);
+
+ private:
+  bool Fail(int64_t seq, std::string reason);
+
+  VerifyReport report_;
+  int64_t expected_seq_ = 1;
+  std::string prev_hash_ = kGenesisHash;
+};
+
+}  // namespace causeway::audit

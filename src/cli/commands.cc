@@ -1,0 +1,486 @@
+#include "cli/commands.h"
+
+#include <CLI/CLI.hpp>
+#include <cstdlib>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "api/http_client.h"
+#include "api/server.h"
+#include "audit/chain.h"
+#include "causeway/crypto.h"
+#include "causeway/estate.h"
+#include "causeway/job_spec.h"
+#include "causeway/store.h"
+#include "cli/table.h"
+#include "spec/spec_json.h"
+
+namespace causeway::cli {
+namespace {
+
+using nlohmann::json;
+
+int ExitFor(Code code) {
+  switch (code) {
+    case Code::kOk: return kExitOk;
+    case Code::kInvalidArgument:
+    case Code::kPayloadTooLarge: return kExitInvalid;
+    case Code::kNotFound: return kExitNotFound;
+    case Code::kUnauthenticated:
+    case Code::kPermissionDenied: return kExitAuth;
+    case Code::kAlreadyExists:
+    case Code::kConflict:
+    case Code::kFailedPrecondition: return kExitConflict;
+    case Code::kUnavailable:
+    case Code::kResourceExhausted:
+    case Code::kDeadlineExceeded: return kExitUnavailable;
+    default: return kExitFailure;
+  }
+}
+
+int ExitForHttp(int status) {
+  switch (status) {
+    case 400: case 413: case 422: return kExitInvalid;
+    case 404: return kExitNotFound;
+    case 401: case 403: return kExitAuth;
+    case 405: case 409: return kExitConflict;
+    case 429: case 502: case 503: case 504: return kExitUnavailable;
+    default: return status >= 400 ? kExitFailure : kExitOk;
+  }
+}
+
+void PrintDiagnostics(const std::vector<Diagnostic>& diags) {
+  for (const auto& d : diags) std::cerr << "  " << d.ToString() << "\n";
+}
+
+int Fail(const Status& st) {
+  std::cerr << "error: " << st.message() << "\n";
+  if (st.diagnostics().size() > 1) PrintDiagnostics(st.diagnostics());
+  return ExitFor(st.code());
+}
+
+struct Globals {
+  std::string server = "http://127.0.0.1:8080";
+  std::string token;
+  std::string token_file;
+  bool json_output = false;
+};
+
+// A client of the API with the global options applied.
+class Api {
+ public:
+  explicit Api(const Globals& g) : g_(g) {}
+
+  // Sends a request; on an HTTP error prints the server's message and
+  // diagnostics and returns the exit code in `exit_code`.
+  std::optional<json> Call(const std::string& method, const std::string& target, const std::string& body,
+                           int& exit_code, std::vector<std::pair<std::string, std::string>> headers = {}) {
+    auto hp = api::ParseServerUrl(g_.server);
+    if (!hp.ok()) {
+      exit_code = Fail(hp.status());
+      return std::nullopt;
+    }
+    std::string token = g_.token;
+    if (token.empty() && !g_.token_file.empty()) {
+      auto t = ReadFile(g_.token_file);
+      if (!t.ok()) {
+        exit_code = Fail(t.status());
+        return std::nullopt;
+      }
+      token = *t;
+      while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' ')) token.pop_back();
+    }
+    if (!token.empty()) headers.emplace_back("Authorization", "Bearer " + token);
+    api::HttpClient client(hp->first, hp->second);
+    auto res = client.Send(method, target, body, headers);
+    if (!res.ok()) {
+      exit_code = Fail(res.status());
+      return std::nullopt;
+    }
+    json j = json::parse(res->body, nullptr, false);
+    if (res->status >= 400) {
+      exit_code = ExitForHttp(res->status);
+      if (g_.json_output && !j.is_discarded()) {
+        std::cout << j.dump(2) << "\n";
+        return std::nullopt;
+      }
+      std::string message = j.is_discarded() ? res->body : j["error"].value("message", res->body);
+      std::cerr << "error: " << message << "\n";
+      if (!j.is_discarded() && j["error"]["details"].contains("diagnostics")) {
+        const auto& diags = j["error"]["details"]["diagnostics"];
+        if (diags.size() > 1) {
+          for (const auto& d : diags) {
+            Diagnostic diag{d.value("file", ""), d.value("line", 0), d.value("column", 0), d.value("field", ""),
+                            d.value("message", "")};
+            std::cerr << "  " << diag.ToString() << "\n";
+          }
+        }
+      }
+      return std::nullopt;
+    }
+    if (j.is_discarded()) {
+      exit_code = kExitFailure;
+      std::cerr << "error: the server answered with something that is not JSON\n";
+      return std::nullopt;
+    }
+    exit_code = kExitOk;
+    return j;
+  }
+
+ private:
+  const Globals& g_;
+};
+
+std::string Str(const json& j, const char* key) {
+  if (!j.contains(key) || j[key].is_null()) return "";
+  return j[key].is_string() ? j[key].get<std::string>() : j[key].dump();
+}
+
+std::string UrlEncode(const std::string& s) {
+  std::string out;
+  for (unsigned char c : s) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      char buf[4];
+      std::snprintf(buf, sizeof buf, "%%%02X", c);
+      out += buf;
+    }
+  }
+  return out;
+}
+
+std::string Gpus(const json& spec) {
+  std::string out;
+  if (!spec.is_object() || !spec.contains("accelerators")) return "-";
+  for (const auto& a : spec["accelerators"]) {
+    out += (out.empty() ? "" : "|") + a.value("type", "") + ":" + std::to_string(a.value("count", 0));
+  }
+  if (out.empty()) return "-";
+  int nodes = spec.value("num_nodes", 1);
+  return nodes > 1 ? std::to_string(nodes) + "x" + out : out;
+}
+
+void PrintJobsTable(const json& jobs) {
+  Table t({"id", "name", "team", "owner", "state", "gpus", "created"});
+  for (const auto& j : jobs) {
+    t.Add({Str(j, "id"), Str(j, "name"), Str(j, "team"), Str(j, "owner"), Str(j, "state"), Gpus(j["spec"]),
+           Str(j, "created_at")});
+  }
+  t.Print(std::cout);
+}
+
+std::string QueryString(const std::vector<std::pair<std::string, std::string>>& params) {
+  std::string q;
+  for (const auto& [k, v] : params) {
+    if (v.empty()) continue;
+    q += (q.empty() ? "?" : "&") + k + "=" + UrlEncode(v);
+  }
+  return q;
+}
+
+// Verifies the chain straight from a database file, without a server.
+int VerifyOffline(const std::string& db_path, bool json_output) {
+  auto store = OpenSqliteStore(db_path, SqliteOptions{.read_only = true});
+  if (!store.ok()) return Fail(store.status());
+  audit::ChainVerifier verifier;
+  Status st = (*store)->ScanAudit([&](const AuditEvent& e) { return verifier.Add(e); });
+  if (!st.ok()) return Fail(st);
+  auto head = (*store)->GetAuditHead();
+  if (!head.ok()) return Fail(head.status());
+  auto report = verifier.Finish(*head);
+  if (json_output) {
+    json j = {{"ok", report.ok}, {"events", report.events}};
+    if (!report.ok) {
+      j["first_bad_seq"] = report.first_bad_seq;
+      j["reason"] = report.reason;
+    }
+    std::cout << j.dump(2) << "\n";
+  } else if (report.ok) {
+    std::cout << "ok: " << report.events << " events, chain intact\n";
+  } else {
+    std::cout << "broken at seq " << report.first_bad_seq << ": " << report.reason << "\n";
+  }
+  return report.ok ? kExitOk : kExitAuditBroken;
+}
+
+}  // namespace
+
+int Main(int argc, char** argv) {
+  CLI::App app{"Causeway: put rented GPU capacity to governed, productive work.", "causeway"};
+  app.require_subcommand(1);
+  Globals g;
+  if (const char* s = std::getenv("CAUSEWAY_SERVER")) g.server = s;
+  if (const char* t = std::getenv("CAUSEWAY_TOKEN")) g.token = t;
+  if (const char* f = std::getenv("CAUSEWAY_TOKEN_FILE")) g.token_file = f;
+  app.add_option("--server", g.server, "API server URL (env CAUSEWAY_SERVER)")->capture_default_str();
+  app.add_option("--token", g.token, "API token (env CAUSEWAY_TOKEN)");
+  app.add_option("--token-file", g.token_file, "file holding the API token (env CAUSEWAY_TOKEN_FILE)");
+  app.add_flag("--json", g.json_output, "print JSON for machines instead of tables");
+  Api api(g);
+  int rc = kExitOk;
+  auto print_json = [&](const json& j) { std::cout << j.dump(2) << "\n"; };
+
+  // serve
+  api::ServeOptions so;
+  auto* serve = app.add_subcommand("serve", "run the API server, scheduler and reconcilers");
+  serve->add_option("--listen", so.listen, "HOST:PORT to listen on (port 0 picks one)")->capture_default_str();
+  serve->add_option("--data-dir", so.data_dir, "directory for the database and admin token")->capture_default_str();
+  serve->add_option("--db", so.db_path, "SQLite file (default DATA_DIR/causeway.db)");
+  serve->add_option("--estate", so.estate_path, "estate YAML (default: the embedded simulated estate)");
+  serve->add_option("--threads", so.threads, "HTTP threads (default: one per core)");
+  serve->callback([&] {
+    Status st = api::Serve(so);
+    if (!st.ok()) rc = Fail(st);
+  });
+
+  // validate
+  std::string validate_file, validate_estate;
+  auto* validate = app.add_subcommand("validate", "check a job spec offline");
+  validate->add_option("FILE", validate_file, "job spec YAML")->required();
+  validate->add_option("--estate", validate_estate, "also check it against this estate");
+  validate->callback([&] {
+    auto parsed = LoadJobSpecFile(validate_file);
+    if (!parsed.ok()) {
+      if (g.json_output) {
+        json diags = json::array();
+        for (const auto& d : parsed.status().diagnostics()) diags.push_back(ToJson(d));
+        print_json({{"valid", false}, {"message", parsed.status().message()}, {"diagnostics", diags}});
+        rc = ExitFor(parsed.status().code());
+      } else {
+        std::cerr << "error: " << validate_file << " is not a valid job spec\n";
+        PrintDiagnostics(parsed.status().diagnostics());
+        if (parsed.status().diagnostics().empty()) std::cerr << "  " << parsed.status().message() << "\n";
+        rc = ExitFor(parsed.status().code());
+      }
+      return;
+    }
+    if (!validate_estate.empty()) {
+      auto estate = LoadEstateFile(validate_estate);
+      if (!estate.ok()) {
+        rc = Fail(estate.status());
+        return;
+      }
+      if (Status st = CheckJobAgainstEstate(parsed->spec, *estate, validate_file); !st.ok()) {
+        rc = Fail(st);
+        return;
+      }
+    }
+    json warnings = json::array();
+    for (const auto& w : parsed->warnings) warnings.push_back(ToJson(w));
+    if (g.json_output) {
+      print_json({{"valid", true}, {"spec", ToJson(parsed->spec)}, {"warnings", warnings}});
+    } else {
+      for (const auto& w : parsed->warnings) std::cerr << "warning: " << w.ToString() << "\n";
+      std::cout << validate_file << ": valid (" << (parsed->spec.accelerators.empty() ? "no GPUs" : parsed->spec.accelerators.ToString())
+                << ", " << parsed->spec.num_nodes << (parsed->spec.num_nodes == 1 ? " node" : " nodes") << ")\n";
+    }
+  });
+
+  // submit
+  std::string submit_file, submit_key;
+  auto* submit = app.add_subcommand("submit", "submit a job spec");
+  submit->add_option("FILE", submit_file, "job spec YAML")->required();
+  submit->add_option("--idempotency-key", submit_key, "retry-safe key (default: a new random key)");
+  submit->callback([&] {
+    auto text = ReadFile(submit_file);
+    if (!text.ok()) {
+      rc = Fail(text.status());
+      return;
+    }
+    if (submit_key.empty()) submit_key = HexEncode(RandomBytes(16));
+    json body = {{"spec", *text}, {"file", submit_file}};
+    auto j = api.Call("POST", "/v1/jobs", body.dump(), rc, {{"Idempotency-Key", submit_key}});
+    if (!j) return;
+    if (g.json_output) return print_json(*j);
+    for (const auto& w : (*j)["warnings"]) std::cerr << "warning: " << Str(w, "field") << ": " << Str(w, "message") << "\n";
+    const json& job = (*j)["job"];
+    std::cout << ((*j)["created"].get<bool>() ? "submitted " : "already submitted ") << Str(job, "id") << " ("
+              << Str(job, "name") << ", " << Gpus(job["spec"]) << ", " << Str(job, "state") << ")\n";
+  });
+
+  // jobs
+  std::string f_state, f_team, f_owner, f_cursor, f_limit;
+  auto* jobs = app.add_subcommand("jobs", "list jobs, newest first");
+  jobs->add_option("--state", f_state, "pending, admitted, running, succeeded, failed or cancelled");
+  jobs->add_option("--team", f_team, "only this team's jobs");
+  jobs->add_option("--owner", f_owner, "only this owner's jobs");
+  jobs->add_option("--limit", f_limit, "page size, 1-1000 (default 100)");
+  jobs->add_option("--cursor", f_cursor, "continue after this job id (next_cursor)");
+  jobs->callback([&] {
+    auto j = api.Call("GET", "/v1/jobs" + QueryString({{"state", f_state}, {"team", f_team}, {"owner", f_owner},
+                                                       {"limit", f_limit}, {"cursor", f_cursor}}), "", rc);
+    if (!j) return;
+    if (g.json_output) return print_json(*j);
+    PrintJobsTable((*j)["jobs"]);
+    if (!(*j)["next_cursor"].is_null()) std::cout << "more: --cursor " << Str(*j, "next_cursor") << "\n";
+  });
+
+  // job ID
+  std::string job_id;
+  auto* job = app.add_subcommand("job", "show one job with its attempts and events");
+  job->add_option("ID", job_id, "job id")->required();
+  job->callback([&] {
+    auto j = api.Call("GET", "/v1/jobs/" + UrlEncode(job_id), "", rc);
+    if (!j) return;
+    if (g.json_output) return print_json(*j);
+    std::cout << "id:        " << Str(*j, "id") << "\nname:      " << Str(*j, "name") << "\nstate:     "
+              << Str(*j, "state") << "\nteam:      " << Str(*j, "team") << "\nowner:     " << Str(*j, "owner")
+              << "\ngpus:      " << Gpus((*j)["spec"]) << "\npriority:  " << Str(*j, "priority")
+              << "\ncreated:   " << Str(*j, "created_at") << "\n";
+    std::cout << "attempts:  " << (*j)["attempts"].size() << "\nevents:\n";
+    for (const auto& e : (*j)["events"]) {
+      std::cout << "  " << Str(e, "time") << "  " << Str(e, "type") << "  " << Str(e, "message") << "\n";
+    }
+  });
+
+  // cancel ID
+  std::string cancel_id, cancel_reason;
+  auto* cancel = app.add_subcommand("cancel", "cancel a job");
+  cancel->add_option("ID", cancel_id, "job id")->required();
+  cancel->add_option("--reason", cancel_reason, "why (kept in the audit trail)");
+  cancel->callback([&] {
+    auto j = api.Call("POST", "/v1/jobs/" + UrlEncode(cancel_id) + "/cancel", json{{"reason", cancel_reason}}.dump(), rc);
+    if (!j) return;
+    if (g.json_output) return print_json(*j);
+    std::cout << "cancelled " << cancel_id << "\n";
+  });
+
+  // clusters
+  auto* clusters = app.add_subcommand("clusters", "list the estate's clusters");
+  clusters->callback([&] {
+    auto j = api.Call("GET", "/v1/clusters", "", rc);
+    if (!j) return;
+    if (g.json_output) return print_json(*j);
+    Table t({"cluster", "provider", "region", "zone", "pools", "gpus", "on-demand/gpu-h"});
+    for (const auto& c : (*j)["clusters"]) {
+      std::string pools, prices;
+      for (const auto& p : c["node_pools"]) {
+        pools += (pools.empty() ? "" : " ") + std::to_string(p.value("nodes", 0)) + "x" +
+                 std::to_string(p.value("gpus_per_node", 0)) + "x" + p.value("gpu_type", "");
+        if (p.contains("price_per_gpu_hour")) {
+          prices += (prices.empty() ? "" : " ") + p.value("gpu_type", "") + "=" +
+                    p["price_per_gpu_hour"].value("on_demand", "") + " " + p["price_per_gpu_hour"].value("currency", "");
+        }
+      }
+      t.Add({Str(c, "name"), Str(c, "provider"), Str(c, "region"), Str(c, "zone"), pools, Str(c, "total_gpus"), prices});
+    }
+    t.Print(std::cout);
+  });
+
+  // audit log / verify
+  auto* audit_cmd = app.add_subcommand("audit", "the audit trail");
+  audit_cmd->require_subcommand(1);
+  std::string a_actor, a_action, a_resource, a_since, a_limit, a_cursor;
+  auto* audit_log = audit_cmd->add_subcommand("log", "list audit events, oldest first");
+  audit_log->add_option("--actor", a_actor, "token id or system");
+  audit_log->add_option("--action", a_action, "exact action, or a prefix ending in '.' (job.)");
+  audit_log->add_option("--resource", a_resource, "e.g. job/job_01...");
+  audit_log->add_option("--since", a_since, "a duration (30d) or a timestamp");
+  audit_log->add_option("--limit", a_limit, "page size, 1-1000 (default 100)");
+  audit_log->add_option("--cursor", a_cursor, "continue after this sequence number");
+  audit_log->callback([&] {
+    auto j = api.Call("GET", "/v1/audit" + QueryString({{"actor", a_actor}, {"action", a_action},
+                                                        {"resource", a_resource}, {"since", a_since},
+                                                        {"limit", a_limit}, {"cursor", a_cursor}}), "", rc);
+    if (!j) return;
+    if (g.json_output) return print_json(*j);
+    Table t({"seq", "time", "actor", "action", "resource"});
+    for (const auto& e : (*j)["events"]) {
+      t.Add({Str(e, "seq"), Str(e, "time"), Str(e, "actor"), Str(e, "action"), Str(e, "resource")});
+    }
+    t.Print(std::cout);
+    if (!(*j)["next_cursor"].is_null()) std::cout << "more: --cursor " << Str(*j, "next_cursor") << "\n";
+  });
+  std::string verify_db, verify_dir;
+  auto* audit_verify = audit_cmd->add_subcommand("verify", "check the audit hash chain; exit 8 if broken");
+  audit_verify->add_option("--db", verify_db, "check this SQLite file directly, without a server");
+  audit_verify->add_option("--data-dir", verify_dir, "check DATA_DIR/causeway.db directly, without a server");
+  audit_verify->callback([&] {
+    if (!verify_db.empty() || !verify_dir.empty()) {
+      rc = VerifyOffline(verify_db.empty() ? verify_dir + "/causeway.db" : verify_db, g.json_output);
+      return;
+    }
+    auto j = api.Call("GET", "/v1/audit/verify", "", rc);
+    if (!j) return;
+    bool ok = (*j)["ok"].get<bool>();
+    if (g.json_output) {
+      print_json(*j);
+    } else if (ok) {
+      std::cout << "ok: " << Str(*j, "events") << " events, chain intact\n";
+    } else {
+      std::cout << "broken at seq " << Str(*j, "first_bad_seq") << ": " << Str(*j, "reason") << "\n";
+    }
+    rc = ok ? kExitOk : kExitAuditBroken;
+  });
+
+  // token create/list/revoke
+  auto* token = app.add_subcommand("token", "API tokens (admin)");
+  token->require_subcommand(1);
+  std::string t_name, t_ttl;
+  std::vector<std::string> t_scopes;
+  auto* token_create = token->add_subcommand("create", "create a token; the secret is shown once");
+  token_create->add_option("--name", t_name, "what the token is for")->required();
+  token_create->add_option("--scope", t_scopes,
+                           "admin, jobs:read, jobs:write, audit:read, clusters:read, metrics:read (repeatable)")
+      ->required();
+  token_create->add_option("--ttl", t_ttl, "lifetime such as 30d (default: no expiry)");
+  token_create->callback([&] {
+    json body = {{"name", t_name}, {"scopes", t_scopes}};
+    if (!t_ttl.empty()) body["ttl"] = t_ttl;
+    auto j = api.Call("POST", "/v1/tokens", body.dump(), rc);
+    if (!j) return;
+    if (g.json_output) return print_json(*j);
+    std::cout << "created " << Str((*j)["token"], "id") << " (" << t_name << ")\n"
+              << "secret (shown once, store it now): " << Str(*j, "secret") << "\n";
+  });
+  auto* token_list = token->add_subcommand("list", "list tokens (never their secrets)");
+  token_list->callback([&] {
+    auto j = api.Call("GET", "/v1/tokens", "", rc);
+    if (!j) return;
+    if (g.json_output) return print_json(*j);
+    Table t({"id", "name", "scopes", "created", "expires", "revoked"});
+    for (const auto& tok : (*j)["tokens"]) {
+      std::string scopes;
+      for (const auto& s : tok["scopes"]) scopes += (scopes.empty() ? "" : ",") + s.get<std::string>();
+      t.Add({Str(tok, "id"), Str(tok, "name"), scopes, Str(tok, "created_at"), Str(tok, "expires_at"),
+             Str(tok, "revoked_at")});
+    }
+    t.Print(std::cout);
+  });
+  std::string revoke_id;
+  auto* token_revoke = token->add_subcommand("revoke", "revoke a token now");
+  token_revoke->add_option("ID", revoke_id, "token id (tok_...)")->required();
+  token_revoke->callback([&] {
+    auto j = api.Call("POST", "/v1/tokens/" + UrlEncode(revoke_id) + "/revoke", "", rc);
+    if (!j) return;
+    if (g.json_output) return print_json(*j);
+    std::cout << "revoked " << revoke_id << "\n";
+  });
+
+  auto* whoami = app.add_subcommand("whoami", "show the token in use");
+  whoami->callback([&] {
+    auto j = api.Call("GET", "/v1/whoami", "", rc);
+    if (!j) return;
+    if (g.json_output) return print_json(*j);
+    std::cout << Str(*j, "token_id") << " (" << Str(*j, "name") << ") scopes: " << (*j)["scopes"].dump() << "\n";
+  });
+
+  auto* version = app.add_subcommand("version", "print the version");
+  version->callback([&] { std::cout << "causeway 0.1.0\n"; });
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return kExitUsage;
+  }
+  return rc;
+}
+
+}  // namespace causeway::cli

@@ -1,0 +1,22 @@
+// Aligned plain-text tables for people; --json output bypasses them.
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace causeway::cli {
+
+class Table {
+ public:
+  explicit Table(std::vector<std::string> headers) : headers_(std::move(headers)) {}
+  void Add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  // Columns padded to their widest cell, two spaces apart, headers in capitals.
+  void Print(std::ostream& out) const;
+
+ private:
+  std::vector<std::string> headers_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+}  // namespace causeway::cli

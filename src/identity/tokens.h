@@ -1,0 +1,54 @@
+// API tokens. A token is "cw_" followed by 52 base32 characters (256 random
+// bits). Only its SHA-256 is stored; the secret is shown once, at creation.
+// A plain hash suffices (no slow KDF): the secret is random, not a password.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "causeway/clock.h"
+#include "causeway/records.h"
+#include "causeway/status.h"
+#include "causeway/store.h"
+
+namespace causeway::identity {
+
+// What a token may do. "admin" includes every other scope.
+inline constexpr std::string_view kScopeAdmin = "admin";
+inline constexpr std::string_view kScopeJobsRead = "jobs:read";
+inline constexpr std::string_view kScopeJobsWrite = "jobs:write";
+inline constexpr std::string_view kScopeAuditRead = "audit:read";
+inline constexpr std::string_view kScopeClustersRead = "clusters:read";
+inline constexpr std::string_view kScopeMetricsRead = "metrics:read";
+inline constexpr std::string_view kAllScopes[] = {kScopeAdmin,      kScopeJobsRead,     kScopeJobsWrite,
+                                                  kScopeAuditRead,  kScopeClustersRead, kScopeMetricsRead};
+
+// Who is making a request.
+struct Principal {
+  std::string token_id;
+  std::string name;
+  std::vector<std::string> scopes;
+
+  bool Has(std::string_view scope) const;
+};
+
+struct MintedToken {
+  TokenRecord record;
+  std::string secret;  // give to the user once; never store or log it
+};
+
+// Checks each scope is known; kInvalidArgument naming the accepted ones.
+Status ValidateScopes(const std::vector<std::string>& scopes);
+
+// Makes a new token record and its secret. Does not store it.
+MintedToken MintToken(std::string name, std::vector<std::string> scopes, std::string created_by,
+                      Timestamp now, std::optional<Timestamp> expires_at);
+
+// Resolves an "Authorization" header value to a Principal. kUnauthenticated
+// for a missing, malformed, unknown, expired or revoked token; the message
+// never repeats the token.
+Result<Principal> Authenticate(const Store& store, std::string_view authorization, Timestamp now);
+
+}  // namespace causeway::identity

@@ -1,0 +1,122 @@
+#include "service/job_service.h"
+
+#include <memory>
+
+#include "causeway/crypto.h"
+#include "causeway/ids.h"
+#include "causeway/job_spec.h"
+#include "spec/spec_json.h"
+
+namespace causeway {
+
+void JobService::Submit(const identity::Principal& who, SubmitRequest request,
+                        std::function<void(Result<SubmitResult>)> done) {
+  auto parsed = ParseJobSpec(request.spec_yaml, request.file);
+  if (!parsed.ok()) return done(parsed.status());
+  const JobSpec& spec = parsed->spec;
+  if (Status st = CheckJobAgainstEstate(spec, estate_, request.file); !st.ok()) return done(st);
+  if (request.idempotency_key.size() > 255) {
+    return done(InvalidArgument("Idempotency-Key is longer than 255 characters"));
+  }
+
+  Timestamp now = clock_.Now();
+  auto result = std::make_shared<SubmitResult>();
+  result->warnings = parsed->warnings;
+  JobRecord& job = result->job;
+  job.id = NewId("job", now);
+  job.name = spec.name.empty() ? "unnamed" : spec.name;
+  job.team = spec.team;
+  job.owner = spec.owner;
+  job.state = JobState::kPending;
+  job.priority = spec.priority;
+  job.spec_yaml = std::move(request.spec_yaml);
+  job.spec_json = ToJson(spec).dump();
+  job.submitted_by = who.token_id;
+  job.created_at = job.updated_at = now;
+
+  AuditEvent event;
+  event.time = now;
+  event.actor = who.token_id;
+  event.action = "job.submit";
+  event.resource = "job/" + job.id;
+  // What was asked for, never the environment (it may hold secrets).
+  event.details = {{"name", job.name},
+                   {"team", job.team},
+                   {"owner", job.owner},
+                   {"accelerators", spec.accelerators.ToString()},
+                   {"num_nodes", spec.num_nodes},
+                   {"priority", spec.priority}};
+
+  std::string key = std::move(request.idempotency_key);
+  std::string request_hash = key.empty() ? "" : Sha256Hex(job.spec_yaml);
+  std::string scope = who.token_id;
+  WriteFn work = [result, event, key, request_hash, scope](WriteTx& tx) mutable -> Status {
+    JobRecord& job = result->job;
+    if (!key.empty()) {
+      ASSIGN_OR_RETURN(auto prior, tx.GetIdempotency(scope, key));
+      if (prior) {
+        if (prior->request_hash != request_hash) {
+          return Conflict("Idempotency-Key \"" + key + "\" was already used for a different job spec");
+        }
+        ASSIGN_OR_RETURN(auto existing, tx.GetJob(prior->job_id));
+        if (!existing) return Internal("idempotency key points at missing job " + prior->job_id);
+        job = std::move(*existing);
+        result->created = false;
+        return Status::Ok();
+      }
+      RETURN_IF_ERROR(tx.PutIdempotency(IdempotencyRecord{scope, key, request_hash, job.id, job.created_at}));
+    }
+    RETURN_IF_ERROR(tx.InsertJob(job));
+    RETURN_IF_ERROR(tx.AddJobEvent(JobEvent{0, job.id, job.created_at, "submitted", "submitted by " + scope}));
+    return tx.AppendAudit(event);
+  };
+  auto finish = [result, done](Status st) {
+    if (!st.ok()) return done(st);
+    done(std::move(*result));
+  };
+  if (Status st = queue_.Enqueue(std::move(work), finish); !st.ok()) done(st);
+}
+
+void JobService::Cancel(const identity::Principal& who, const std::string& job_id, std::string reason,
+                        std::function<void(Result<JobRecord>)> done) {
+  Timestamp now = clock_.Now();
+  auto job = std::make_shared<JobRecord>();
+  std::string actor = who.token_id;
+  WriteFn work = [job, job_id, actor, reason, now](WriteTx& tx) -> Status {
+    ASSIGN_OR_RETURN(auto found, tx.GetJob(job_id));
+    if (!found) return NotFound("job " + job_id + " not found");
+    if (IsTerminal(found->state)) {
+      return FailedPrecondition("job " + job_id + " is already " + std::string(JobStateName(found->state)));
+    }
+    RETURN_IF_ERROR(tx.UpdateJobState(job_id, JobState::kCancelled, now));
+    std::string message = "cancelled by " + actor + (reason.empty() ? "" : ": " + reason);
+    RETURN_IF_ERROR(tx.AddJobEvent(JobEvent{0, job_id, now, "cancelled", message}));
+    AuditEvent event;
+    event.time = now;
+    event.actor = actor;
+    event.action = "job.cancel";
+    event.resource = "job/" + job_id;
+    event.details = {{"from_state", JobStateName(found->state)}, {"reason", reason}};
+    RETURN_IF_ERROR(tx.AppendAudit(event));
+    *job = std::move(*found);
+    job->state = JobState::kCancelled;
+    job->updated_at = now;
+    return Status::Ok();
+  };
+  auto finish = [job, done](Status st) {
+    if (!st.ok()) return done(st);
+    done(std::move(*job));
+  };
+  if (Status st = queue_.Enqueue(std::move(work), finish); !st.ok()) done(st);
+}
+
+Result<JobDetail> JobService::Get(const std::string& job_id) const {
+  ASSIGN_OR_RETURN(auto job, store_.GetJob(job_id));
+  if (!job) return NotFound("job " + job_id + " not found");
+  JobDetail detail{std::move(*job), {}, {}};
+  ASSIGN_OR_RETURN(detail.attempts, store_.ListAttempts(job_id));
+  ASSIGN_OR_RETURN(detail.events, store_.ListJobEvents(job_id));
+  return detail;
+}
+
+}  // namespace causeway

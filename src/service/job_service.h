@@ -1,0 +1,63 @@
+// The job application service: validates submissions, writes them with their
+// audit events through the commit queue, and answers reads. The HTTP layer
+// calls it; it knows nothing about HTTP.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "causeway/clock.h"
+#include "causeway/estate.h"
+#include "causeway/records.h"
+#include "causeway/store.h"
+#include "identity/tokens.h"
+#include "store/commit_queue.h"
+
+namespace causeway {
+
+struct SubmitRequest {
+  std::string spec_yaml;
+  std::string file = "spec.yaml";  // names the spec in diagnostics
+  std::string idempotency_key;     // optional; scoped to the submitting token
+};
+
+struct SubmitResult {
+  JobRecord job;
+  bool created = true;  // false when an earlier request with the same key made it
+  std::vector<Diagnostic> warnings;
+};
+
+struct JobDetail {
+  JobRecord job;
+  std::vector<Attempt> attempts;
+  std::vector<JobEvent> events;
+};
+
+class JobService {
+ public:
+  JobService(Store& store, CommitQueue& queue, const Estate& estate, const Clock& clock)
+      : store_(store), queue_(queue), estate_(estate), clock_(clock) {}
+
+  // Validates the spec and queues the job. `done` is called exactly once:
+  // inline for a validation error, else from the commit thread once the job
+  // is durable. Reusing an idempotency key with a different spec is kConflict.
+  void Submit(const identity::Principal& who, SubmitRequest request,
+              std::function<void(Result<SubmitResult>)> done);
+
+  // Cancels a job that has not finished. kNotFound, or kFailedPrecondition
+  // for a finished job. `done` is called exactly once.
+  void Cancel(const identity::Principal& who, const std::string& job_id, std::string reason,
+              std::function<void(Result<JobRecord>)> done);
+
+  Result<JobDetail> Get(const std::string& job_id) const;
+  Result<std::vector<JobRecord>> List(const JobFilter& filter) const { return store_.ListJobs(filter); }
+
+ private:
+  Store& store_;
+  CommitQueue& queue_;
+  const Estate& estate_;
+  const Clock& clock_;
+};
+
+}  // namespace causeway

@@ -1,0 +1,69 @@
+#include "service/token_service.h"
+
+namespace causeway {
+namespace {
+
+WriteFn InsertWithAudit(const TokenRecord& record, const std::string& actor) {
+  return [record, actor](WriteTx& tx) -> Status {
+    RETURN_IF_ERROR(tx.InsertToken(record));
+    AuditEvent event;
+    event.time = record.created_at;
+    event.actor = actor;
+    event.action = "token.create";
+    event.resource = "token/" + record.id;
+    // Never the secret, nor its hash.
+    event.details = {{"name", record.name}, {"scopes", record.scopes}};
+    if (record.expires_at) event.details["expires_at"] = FormatRfc3339(*record.expires_at);
+    return tx.AppendAudit(event);
+  };
+}
+
+}  // namespace
+
+Result<identity::MintedToken> TokenService::Create(const identity::Principal& who, std::string name,
+                                                   std::vector<std::string> scopes, Micros ttl) {
+  if (name.empty() || name.size() > 128) return InvalidArgument("a token needs a name of 1 to 128 characters");
+  if (ttl.count() < 0) return InvalidArgument("a token's lifetime cannot be negative");
+  RETURN_IF_ERROR(identity::ValidateScopes(scopes));
+  Timestamp now = clock_.Now();
+  std::optional<Timestamp> expires;
+  if (ttl.count() > 0) expires = now + ttl;
+  auto minted = identity::MintToken(std::move(name), std::move(scopes), who.token_id, now, expires);
+  RETURN_IF_ERROR(queue_.Run(InsertWithAudit(minted.record, who.token_id)));
+  return minted;
+}
+
+Result<TokenRecord> TokenService::Revoke(const identity::Principal& who, const std::string& token_id) {
+  Timestamp now = clock_.Now();
+  TokenRecord out;
+  RETURN_IF_ERROR(queue_.Run([&](WriteTx& tx) -> Status {
+    ASSIGN_OR_RETURN(auto found, tx.GetToken(token_id));
+    if (!found) return NotFound("token " + token_id + " not found");
+    if (found->revoked_at) return FailedPrecondition("token " + token_id + " is already revoked");
+    RETURN_IF_ERROR(tx.RevokeToken(token_id, now));
+    AuditEvent event;
+    event.time = now;
+    event.actor = who.token_id;
+    event.action = "token.revoke";
+    event.resource = "token/" + token_id;
+    event.details = {{"name", found->name}};
+    RETURN_IF_ERROR(tx.AppendAudit(event));
+    out = std::move(*found);
+    out.revoked_at = now;
+    return Status::Ok();
+  }));
+  return out;
+}
+
+Result<std::optional<identity::MintedToken>> TokenService::Bootstrap(
+    const std::function<Status(const std::string& secret)>& persist) {
+  ASSIGN_OR_RETURN(auto tokens, store_.ListTokens());
+  if (!tokens.empty()) return std::optional<identity::MintedToken>();
+  auto minted = identity::MintToken("bootstrap-admin", {std::string(identity::kScopeAdmin)}, "system",
+                                    clock_.Now(), std::nullopt);
+  RETURN_IF_ERROR(persist(minted.secret));
+  RETURN_IF_ERROR(queue_.Run(InsertWithAudit(minted.record, "system")));
+  return std::optional<identity::MintedToken>(std::move(minted));
+}
+
+}  // namespace causeway

@@ -1,0 +1,40 @@
+// Creating, listing and revoking API tokens, each change audited.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "causeway/clock.h"
+#include "causeway/store.h"
+#include "identity/tokens.h"
+#include "store/commit_queue.h"
+
+namespace causeway {
+
+class TokenService {
+ public:
+  TokenService(Store& store, CommitQueue& queue, const Clock& clock)
+      : store_(store), queue_(queue), clock_(clock) {}
+
+  // Creates a token; the secret in the result is the only copy there will be.
+  // `ttl` of zero means it never expires.
+  Result<identity::MintedToken> Create(const identity::Principal& who, std::string name,
+                                       std::vector<std::string> scopes, Micros ttl);
+  Result<std::vector<TokenRecord>> List() const { return store_.ListTokens(); }
+  Result<TokenRecord> Revoke(const identity::Principal& who, const std::string& token_id);
+
+  // On a database with no token at all, creates an admin token and returns
+  // it; otherwise returns nullopt. `persist` is called with the secret before
+  // the token is committed (so a crash never leaves a token nobody has); an
+  // error from it aborts the bootstrap.
+  Result<std::optional<identity::MintedToken>> Bootstrap(
+      const std::function<Status(const std::string& secret)>& persist);
+
+ private:
+  Store& store_;
+  CommitQueue& queue_;
+  const Clock& clock_;
+};
+
+}  // namespace causeway

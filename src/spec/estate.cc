@@ -1,0 +1,439 @@
+#include "causeway/estate.h"
+
+#include <algorithm>
+#include <cctype>
+#include <functional>
+#include <set>
+
+#include "causeway/job_spec.h"
+#include "causeway/resources.h"
+#include "spec/yaml_reader.h"
+
+namespace causeway {
+
+int Cluster::TotalGpus() const {
+  int total = 0;
+  for (const auto& p : node_pools) total += p.gpus_per_node * p.nodes;
+  return total;
+}
+
+namespace {
+template <typename T>
+const T* FindByName(const std::vector<T>& items, std::string_view name) {
+  for (const auto& i : items) {
+    if (i.name == name) return &i;
+  }
+  return nullptr;
+}
+}  // namespace
+
+const Provider* Estate::FindProvider(std::string_view name) const { return FindByName(providers, name); }
+const Cluster* Estate::FindCluster(std::string_view name) const { return FindByName(clusters, name); }
+const Team* Estate::FindTeam(std::string_view name) const { return FindByName(teams, name); }
+const Price* Estate::FindPrice(std::string_view cluster, std::string_view gpu_type) const {
+  for (const auto& p : prices) {
+    if (p.cluster == cluster && p.gpu_type == gpu_type) return &p;
+  }
+  return nullptr;
+}
+
+namespace {
+
+using spec::JoinField;
+using spec::KeySet;
+using spec::YamlReader;
+
+bool IsName(std::string_view s) {
+  if (s.empty() || s.size() > 63 || !std::isalnum(static_cast<unsigned char>(s[0]))) return false;
+  return std::all_of(s.begin(), s.end(), [](unsigned char c) {
+    return std::islower(c) || std::isdigit(c) || c == '-' || c == '_' || c == '.';
+  });
+}
+
+class EstateParser {
+ public:
+  explicit EstateParser(const std::string& file) : r_(file) {}
+
+  Result<Estate> Parse(std::string_view text) {
+    ASSIGN_OR_RETURN(YAML::Node root, spec::LoadYaml(text, r_.file()));
+    static const KeySet kKeys{
+        {"currency", "providers", "clusters", "prices", "reservations", "teams", "datasets"}};
+    if (!r_.CheckMap(root, "", kKeys)) return r_.Finish("estate");
+    if (auto n = Get(root, "currency"); n.IsDefined()) {
+      if (auto s = r_.String(n, "currency")) {
+        auto m = Money::Parse("0", *s);
+        if (!m.ok()) {
+          r_.Error(n, "currency", m.status().message());
+        } else {
+          e_.currency = *s;
+        }
+      }
+    }
+    List(root, "providers", [&](const YAML::Node& n, const std::string& f) { ParseProvider(n, f); });
+    List(root, "clusters", [&](const YAML::Node& n, const std::string& f) { ParseCluster(n, f); });
+    List(root, "prices", [&](const YAML::Node& n, const std::string& f) { ParsePrice(n, f); });
+    List(root, "reservations", [&](const YAML::Node& n, const std::string& f) { ParseReservation(n, f); });
+    List(root, "teams", [&](const YAML::Node& n, const std::string& f) { ParseTeam(n, f); });
+    List(root, "datasets", [&](const YAML::Node& n, const std::string& f) { ParseDataset(n, f); });
+    RETURN_IF_ERROR(r_.Finish("estate"));
+    return std::move(e_);
+  }
+
+ private:
+  static YAML::Node Get(const YAML::Node& m, std::string_view k) { return YamlReader::Child(m, k); }
+
+  void List(const YAML::Node& root, const char* key,
+            const std::function<void(const YAML::Node&, const std::string&)>& each) {
+    YAML::Node n = Get(root, key);
+    if (!n.IsDefined() || n.IsNull()) return;
+    if (!n.IsSequence()) {
+      r_.Error(n, key, "expected a list");
+      return;
+    }
+    int i = 0;
+    for (const auto& item : n) each(item, std::string(key) + "[" + std::to_string(i++) + "]");
+  }
+
+  // A required string field; reports it missing at the parent.
+  std::string Str(const YAML::Node& m, const char* key, const std::string& field, bool required = true) {
+    YAML::Node n = Get(m, key);
+    if (!n.IsDefined() || n.IsNull()) {
+      if (required) r_.Error(m, JoinField(field, key), std::string("missing required field \"") + key + "\"");
+      return "";
+    }
+    return r_.String(n, JoinField(field, key)).value_or("");
+  }
+
+  std::string NameField(const YAML::Node& m, const std::string& field, std::set<std::string>& seen,
+                        const char* what) {
+    std::string name = Str(m, "name", field);
+    if (name.empty()) return "";
+    if (!IsName(name)) {
+      r_.Error(Get(m, "name"), JoinField(field, "name"),
+               "invalid name \"" + name + "\": expected lower-case letters, digits, '-', '_' or '.'");
+      return "";
+    }
+    if (!seen.insert(name).second) {
+      r_.Error(Get(m, "name"), JoinField(field, "name"), std::string("duplicate ") + what + " \"" + name + "\"");
+      return "";
+    }
+    return name;
+  }
+
+  std::string GpuType(const YAML::Node& m, const std::string& field) {
+    std::string raw = Str(m, "gpu_type", field);
+    if (raw.empty()) return "";
+    auto t = NormalizeGpuType(raw);
+    if (!t.ok()) {
+      r_.Error(Get(m, "gpu_type"), JoinField(field, "gpu_type"), t.status().message());
+      return "";
+    }
+    return *t;
+  }
+
+  std::optional<Money> Amount(const YAML::Node& m, const char* key, const std::string& field, bool required) {
+    std::string s = Str(m, key, field, required);
+    if (s.empty()) return std::nullopt;
+    auto money = Money::Parse(s, e_.currency);
+    if (!money.ok()) {
+      r_.Error(Get(m, key), JoinField(field, key), money.status().message());
+      return std::nullopt;
+    }
+    if (money->micros() < 0) {
+      r_.Error(Get(m, key), JoinField(field, key), "a price cannot be negative");
+      return std::nullopt;
+    }
+    return *money;
+  }
+
+  void ParseProvider(const YAML::Node& n, const std::string& f) {
+    static const KeySet kKeys{{"name", "kind", "regions"}, {"description"}};
+    if (!r_.CheckMap(n, f, kKeys)) return;
+    Provider p;
+    p.name = NameField(n, f, provider_names_, "provider");
+    p.kind = Str(n, "kind", f);
+    if (!p.kind.empty() &&
+        std::find(std::begin(kProviderKinds), std::end(kProviderKinds), p.kind) == std::end(kProviderKinds)) {
+      r_.Error(Get(n, "kind"), JoinField(f, "kind"), "unknown kind \"" + p.kind + "\": expected sim, local, slurm or kubernetes");
+    }
+    YAML::Node regions = Get(n, "regions");
+    if (!regions.IsDefined() || !regions.IsSequence() || regions.size() == 0) {
+      r_.Error(regions.IsDefined() ? regions : n, JoinField(f, "regions"),
+               "expected a list of regions such as [{name: eu-north1, zone: eu}]");
+    } else {
+      std::set<std::string> seen;
+      int i = 0;
+      for (const auto& rn : regions) {
+        std::string rf = JoinField(f, "regions[" + std::to_string(i++) + "]");
+        static const KeySet kRegionKeys{{"name", "zone"}};
+        if (!r_.CheckMap(rn, rf, kRegionKeys)) continue;
+        Region reg{NameField(rn, rf, seen, "region"), Str(rn, "zone", rf)};
+        if (!reg.zone.empty() && !IsName(reg.zone)) {
+          r_.Error(Get(rn, "zone"), JoinField(rf, "zone"), "expected a residency zone such as eu or us");
+        }
+        if (!reg.name.empty()) p.regions.push_back(std::move(reg));
+      }
+    }
+    if (!p.name.empty()) e_.providers.push_back(std::move(p));
+  }
+
+  void ParseCluster(const YAML::Node& n, const std::string& f) {
+    static const KeySet kKeys{{"name", "provider", "region", "node_pools"}, {"description", "slurm"}};
+    if (!r_.CheckMap(n, f, kKeys)) return;
+    Cluster c;
+    c.name = NameField(n, f, cluster_names_, "cluster");
+    c.provider = Str(n, "provider", f);
+    c.region = Str(n, "region", f);
+    if (const Provider* p = e_.FindProvider(c.provider)) {
+      auto reg = std::find_if(p->regions.begin(), p->regions.end(),
+                              [&](const Region& r) { return r.name == c.region; });
+      if (reg == p->regions.end()) {
+        if (!c.region.empty()) {
+          r_.Error(Get(n, "region"), JoinField(f, "region"),
+                   "provider \"" + c.provider + "\" has no region \"" + c.region + "\"");
+        }
+      } else {
+        c.zone = reg->zone;
+      }
+    } else if (!c.provider.empty()) {
+      std::vector<std::string_view> names;
+      for (const auto& p2 : e_.providers) names.push_back(p2.name);
+      std::string hint = spec::ClosestMatch(c.provider, names);
+      r_.Error(Get(n, "provider"), JoinField(f, "provider"),
+               "unknown provider \"" + c.provider + "\"" + (hint.empty() ? "" : "; did you mean \"" + hint + "\"?"));
+    }
+    YAML::Node pools = Get(n, "node_pools");
+    if (!pools.IsDefined() || !pools.IsSequence() || pools.size() == 0) {
+      r_.Error(pools.IsDefined() ? pools : n, JoinField(f, "node_pools"),
+               "expected a list of node pools such as [{name: h200, gpu_type: H200, gpus_per_node: 8, nodes: 4}]");
+    } else {
+      std::set<std::string> seen;
+      int i = 0;
+      for (const auto& pn : pools) {
+        std::string pf = JoinField(f, "node_pools[" + std::to_string(i++) + "]");
+        static const KeySet kPoolKeys{{"name", "gpu_type", "gpus_per_node", "nodes", "interconnect"}};
+        if (!r_.CheckMap(pn, pf, kPoolKeys)) continue;
+        NodePool pool;
+        pool.name = NameField(pn, pf, seen, "node pool");
+        pool.gpu_type = GpuType(pn, pf);
+        if (auto g = Get(pn, "gpus_per_node"); g.IsDefined()) {
+          pool.gpus_per_node = static_cast<int>(r_.Int(g, JoinField(pf, "gpus_per_node"), 1, kMaxGpusPerNode).value_or(0));
+        } else {
+          r_.Error(pn, JoinField(pf, "gpus_per_node"), "missing required field \"gpus_per_node\"");
+        }
+        if (auto g = Get(pn, "nodes"); g.IsDefined()) {
+          pool.nodes = static_cast<int>(r_.Int(g, JoinField(pf, "nodes"), 0, 100000).value_or(0));
+        } else {
+          r_.Error(pn, JoinField(pf, "nodes"), "missing required field \"nodes\"");
+        }
+        pool.interconnect = Str(pn, "interconnect", pf, false);
+        if (pool.interconnect.empty()) pool.interconnect = "ethernet";
+        if (std::find(std::begin(kInterconnects), std::end(kInterconnects), pool.interconnect) ==
+            std::end(kInterconnects)) {
+          r_.Error(Get(pn, "interconnect"), JoinField(pf, "interconnect"),
+                   "unknown interconnect \"" + pool.interconnect + "\": expected infiniband, roce, ethernet, nvlink or none");
+        }
+        c.node_pools.push_back(std::move(pool));
+      }
+    }
+    if (!c.name.empty()) e_.clusters.push_back(std::move(c));
+  }
+
+  // Checks that `cluster` exists and has a pool of `gpu_type`.
+  const Cluster* ClusterWithGpu(const YAML::Node& n, const std::string& f, const std::string& cluster,
+                                const std::string& gpu_type) {
+    const Cluster* c = e_.FindCluster(cluster);
+    if (!c) {
+      if (!cluster.empty()) r_.Error(Get(n, "cluster"), JoinField(f, "cluster"), "unknown cluster \"" + cluster + "\"");
+      return nullptr;
+    }
+    if (!gpu_type.empty() && std::none_of(c->node_pools.begin(), c->node_pools.end(),
+                                          [&](const NodePool& p) { return p.gpu_type == gpu_type; })) {
+      r_.Error(Get(n, "gpu_type"), JoinField(f, "gpu_type"),
+               "cluster \"" + cluster + "\" has no " + gpu_type + " node pool");
+      return nullptr;
+    }
+    return c;
+  }
+
+  void ParsePrice(const YAML::Node& n, const std::string& f) {
+    static const KeySet kKeys{{"cluster", "gpu_type", "on_demand", "spot"}};
+    if (!r_.CheckMap(n, f, kKeys)) return;
+    Price p;
+    p.cluster = Str(n, "cluster", f);
+    p.gpu_type = GpuType(n, f);
+    ClusterWithGpu(n, f, p.cluster, p.gpu_type);
+    auto od = Amount(n, "on_demand", f, true);
+    p.spot = Amount(n, "spot", f, false);
+    if (!od) return;
+    p.on_demand = *od;
+    if (e_.FindPrice(p.cluster, p.gpu_type)) {
+      r_.Error(n, f, "a price for " + p.gpu_type + " on " + p.cluster + " is already given");
+      return;
+    }
+    e_.prices.push_back(std::move(p));
+  }
+
+  void ParseReservation(const YAML::Node& n, const std::string& f) {
+    static const KeySet kKeys{{"name", "cluster", "gpu_type", "count", "start", "end", "price"}};
+    if (!r_.CheckMap(n, f, kKeys)) return;
+    Reservation res;
+    res.name = NameField(n, f, reservation_names_, "reservation");
+    res.cluster = Str(n, "cluster", f);
+    res.gpu_type = GpuType(n, f);
+    const Cluster* c = ClusterWithGpu(n, f, res.cluster, res.gpu_type);
+    if (auto cn = Get(n, "count"); cn.IsDefined()) {
+      res.count = static_cast<int>(r_.Int(cn, JoinField(f, "count"), 1, 10'000'000).value_or(0));
+      if (c && res.count > 0) {
+        int capacity = 0;
+        for (const auto& p : c->node_pools) {
+          if (p.gpu_type == res.gpu_type) capacity += p.gpus_per_node * p.nodes;
+        }
+        if (res.count > capacity) {
+          r_.Error(cn, JoinField(f, "count"),
+                   "reserves " + std::to_string(res.count) + " " + res.gpu_type + " GPUs but cluster \"" +
+                       res.cluster + "\" has only " + std::to_string(capacity));
+        }
+      }
+    } else {
+      r_.Error(n, JoinField(f, "count"), "missing required field \"count\"");
+    }
+    bool times_ok = true;
+    for (auto [key, dest] : {std::pair{"start", &res.start}, std::pair{"end", &res.end}}) {
+      std::string s = Str(n, key, f);
+      if (s.empty()) {
+        times_ok = false;
+        continue;
+      }
+      auto t = ParseRfc3339(s);
+      if (!t.ok()) {
+        r_.Error(Get(n, key), JoinField(f, key), t.status().message());
+        times_ok = false;
+      } else {
+        *dest = *t;
+      }
+    }
+    if (times_ok && res.end <= res.start) r_.Error(Get(n, "end"), JoinField(f, "end"), "the end must be after the start");
+    if (auto price = Amount(n, "price", f, true)) res.price = *price;
+    if (!res.name.empty()) e_.reservations.push_back(std::move(res));
+  }
+
+  void ParseTeam(const YAML::Node& n, const std::string& f) {
+    static const KeySet kKeys{{"name", "description"}};
+    if (!r_.CheckMap(n, f, kKeys)) return;
+    Team t{NameField(n, f, team_names_, "team"), Str(n, "description", f, false)};
+    if (!t.name.empty()) e_.teams.push_back(std::move(t));
+  }
+
+  void ParseDataset(const YAML::Node& n, const std::string& f) {
+    static const KeySet kKeys{{"name", "replicas"}};
+    if (!r_.CheckMap(n, f, kKeys)) return;
+    Dataset d;
+    d.name = NameField(n, f, dataset_names_, "dataset");
+    YAML::Node reps = Get(n, "replicas");
+    if (!reps.IsDefined() || !reps.IsSequence()) {
+      r_.Error(reps.IsDefined() ? reps : n, JoinField(f, "replicas"),
+               "expected a list of \"provider/region\" locations");
+    } else {
+      for (const auto& rn : reps) {
+        auto s = r_.String(rn, JoinField(f, "replicas"));
+        if (!s) continue;
+        auto slash = s->find('/');
+        const Provider* p = slash == std::string::npos ? nullptr : e_.FindProvider(s->substr(0, slash));
+        bool region_ok = p && std::any_of(p->regions.begin(), p->regions.end(), [&](const Region& r) {
+                           return r.name == s->substr(slash + 1);
+                         });
+        if (!region_ok) {
+          r_.Error(rn, JoinField(f, "replicas"),
+                   "unknown location \"" + *s + "\": expected \"provider/region\" of a provider in this estate");
+          continue;
+        }
+        d.replicas.push_back(*s);
+      }
+    }
+    if (!d.name.empty()) e_.datasets.push_back(std::move(d));
+  }
+
+  YamlReader r_;
+  Estate e_;
+  std::set<std::string> provider_names_, cluster_names_, reservation_names_, team_names_, dataset_names_;
+};
+
+}  // namespace
+
+Result<Estate> ParseEstate(std::string_view yaml_text, const std::string& file) {
+  EstateParser parser(file);
+  return parser.Parse(yaml_text);
+}
+
+Result<Estate> LoadEstateFile(const std::string& path) {
+  ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  return ParseEstate(text, path);
+}
+
+}  // namespace causeway
+
+namespace causeway {
+
+Status CheckJobAgainstEstate(const JobSpec& spec, const Estate& estate, const std::string& file) {
+  std::vector<Diagnostic> errors;
+  auto fail = [&](std::string field, std::string message) {
+    errors.push_back(Diagnostic{file, 0, 0, std::move(field), std::move(message)});
+  };
+  auto names = [](const auto& items) {
+    std::vector<std::string_view> out;
+    for (const auto& i : items) out.push_back(i.name);
+    return out;
+  };
+  auto hint = [](std::string_view word, const std::vector<std::string_view>& candidates) {
+    std::string h = spec::ClosestMatch(word, candidates);
+    return h.empty() ? std::string() : "; did you mean \"" + h + "\"?";
+  };
+
+  for (const auto& alt : spec.accelerators.alternatives) {
+    bool offered = false;
+    std::vector<std::string_view> types;
+    for (const auto& c : estate.clusters) {
+      for (const auto& p : c.node_pools) {
+        types.push_back(p.gpu_type);
+        if (p.gpu_type == alt.type && p.gpus_per_node >= alt.count) offered = true;
+      }
+    }
+    if (!offered) {
+      bool any_type = std::find(types.begin(), types.end(), alt.type) != types.end();
+      fail("resources.accelerators",
+           any_type ? "no cluster has " + std::to_string(alt.count) + " " + alt.type + " GPUs on one node"
+                    : "no cluster in the estate offers " + alt.type + hint(alt.type, types));
+    }
+  }
+  const Provider* provider = nullptr;
+  if (!spec.cloud.empty()) {
+    provider = estate.FindProvider(spec.cloud);
+    if (!provider) fail("resources.infra", "unknown provider \"" + spec.cloud + "\"" + hint(spec.cloud, names(estate.providers)));
+  }
+  if (provider && !spec.region.empty() &&
+      std::none_of(provider->regions.begin(), provider->regions.end(),
+                   [&](const Region& r) { return r.name == spec.region; })) {
+    fail("resources.region", "provider \"" + spec.cloud + "\" has no region \"" + spec.region + "\"" +
+                                 hint(spec.region, names(provider->regions)));
+  }
+  if (!spec.residency.empty() &&
+      std::none_of(estate.clusters.begin(), estate.clusters.end(),
+                   [&](const Cluster& c) { return c.zone == spec.residency; })) {
+    fail("residency", "no cluster in the estate is in residency zone \"" + spec.residency + "\"");
+  }
+  if (!spec.team.empty() && !estate.teams.empty() && !estate.FindTeam(spec.team)) {
+    fail("labels.team", "unknown team \"" + spec.team + "\"" + hint(spec.team, names(estate.teams)));
+  }
+  for (const auto& d : spec.datasets) {
+    if (!estate.datasets.empty() &&
+        std::none_of(estate.datasets.begin(), estate.datasets.end(), [&](const Dataset& e) { return e.name == d.name; })) {
+      fail("datasets", "unknown dataset \"" + d.name + "\"" + hint(d.name, names(estate.datasets)));
+    }
+  }
+  if (errors.empty()) return Status::Ok();
+  std::string msg = "job cannot run on this estate: " + errors.front().ToString();
+  return InvalidArgument(msg, std::move(errors));
+}
+
+}  // namespace causeway

@@ -1,0 +1,85 @@
+#include "spec/spec_json.h"
+
+namespace causeway {
+
+nlohmann::json ToJson(const Diagnostic& d) {
+  nlohmann::json j = {{"message", d.message}};
+  if (!d.file.empty()) j["file"] = d.file;
+  if (d.line > 0) j["line"] = d.line;
+  if (d.column > 0) j["column"] = d.column;
+  if (!d.field.empty()) j["field"] = d.field;
+  return j;
+}
+
+nlohmann::json ToJson(const JobSpec& s) {
+  nlohmann::json accels = nlohmann::json::array();
+  for (const auto& a : s.accelerators.alternatives) accels.push_back({{"type", a.type}, {"count", a.count}});
+  nlohmann::json mounts = nlohmann::json::array();
+  for (const auto& m : s.file_mounts) {
+    nlohmann::json mj = {{"target", m.target}, {"source", m.source}};
+    if (!m.mode.empty()) mj["mode"] = m.mode;
+    mounts.push_back(mj);
+  }
+  nlohmann::json datasets = nlohmann::json::array();
+  for (const auto& d : s.datasets) {
+    nlohmann::json dj = {{"name", d.name}};
+    if (!d.version.empty()) dj["version"] = d.version;
+    if (!d.digest.empty()) dj["digest"] = d.digest;
+    datasets.push_back(dj);
+  }
+  nlohmann::json j = {
+      {"name", s.name},
+      {"accelerators", accels},
+      {"accelerators_ordered", s.accelerators.ordered},
+      {"cloud", s.cloud},
+      {"region", s.region},
+      {"use_spot", s.use_spot},
+      {"image_id", s.image_id},
+      {"labels", s.labels},
+      {"owner", s.owner},
+      {"team", s.team},
+      {"num_nodes", s.num_nodes},
+      {"envs", s.envs},
+      {"file_mounts", mounts},
+      {"workdir", s.workdir},
+      {"setup", s.setup},
+      {"run", s.run},
+      {"datasets", datasets},
+      {"residency", s.residency},
+      {"priority", s.priority},
+      {"ignored_fields", s.ignored_fields},
+  };
+  if (!s.zone.empty()) j["zone"] = s.zone;
+  if (!s.priority_class.empty()) j["priority_class"] = s.priority_class;
+  if (s.disk_size_gb) j["disk_size_gb"] = *s.disk_size_gb;
+  if (s.checkpoint) {
+    j["checkpoint"] = {{"path", s.checkpoint->path},
+                       {"interval_seconds", s.checkpoint->interval.count() / 1'000'000}};
+  }
+  return j;
+}
+
+nlohmann::json ToJson(const Cluster& c, const Estate& e) {
+  nlohmann::json pools = nlohmann::json::array();
+  for (const auto& p : c.node_pools) {
+    nlohmann::json pj = {{"name", p.name},       {"gpu_type", p.gpu_type},
+                         {"gpus_per_node", p.gpus_per_node}, {"nodes", p.nodes},
+                         {"interconnect", p.interconnect}};
+    if (const Price* price = e.FindPrice(c.name, p.gpu_type)) {
+      pj["price_per_gpu_hour"] = {{"on_demand", price->on_demand.AmountString()},
+                                  {"currency", price->on_demand.currency()}};
+      if (price->spot) pj["price_per_gpu_hour"]["spot"] = price->spot->AmountString();
+    }
+    pools.push_back(pj);
+  }
+  const Provider* provider = e.FindProvider(c.provider);
+  return {{"name", c.name},
+          {"provider", c.provider},
+          {"kind", provider ? provider->kind : ""},
+          {"region", c.region},
+          {"zone", c.zone},
+          {"total_gpus", c.TotalGpus()},
+          {"node_pools", pools}};
+}
+
+}  // namespace causeway

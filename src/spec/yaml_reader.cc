@@ -1,0 +1,210 @@
+#include "spec/yaml_reader.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <set>
+
+namespace causeway::spec {
+
+std::string JoinField(std::string_view a, std::string_view b) {
+  if (a.empty()) return std::string(b);
+  return std::string(a) + "." + std::string(b);
+}
+
+Result<YAML::Node> LoadYaml(std::string_view text, const std::string& file) {
+  try {
+    YAML::Node node = YAML::Load(std::string(text));
+    if (!node.IsDefined() || node.IsNull()) {
+      return InvalidArgument("empty document",
+                             {Diagnostic{file, 1, 1, "", "the document is empty: expected a mapping"}});
+    }
+    return node;
+  } catch (const YAML::Exception& e) {
+    return InvalidArgument(
+        "malformed YAML",
+        {Diagnostic{file, e.mark.line + 1, e.mark.column + 1, "", "YAML syntax error: " + e.msg}});
+  }
+}
+
+namespace {
+
+size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t sub = prev[j - 1] + (std::tolower(static_cast<unsigned char>(a[i - 1])) !=
+                                  std::tolower(static_cast<unsigned char>(b[j - 1])));
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
+    }
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+bool IsQuoted(const YAML::Node& node) { return node.Tag() == "!"; }
+
+}  // namespace
+
+std::string ClosestMatch(std::string_view word, const std::vector<std::string_view>& candidates) {
+  std::string best;
+  size_t best_d = 3;
+  for (auto c : candidates) {
+    size_t d = EditDistance(word, c);
+    if (d < best_d && d * 2 < std::max(word.size(), c.size())) {
+      best_d = d;
+      best = std::string(c);
+    }
+  }
+  return best;
+}
+
+Diagnostic YamlReader::At(const YAML::Node& at, std::string_view field, std::string message) const {
+  YAML::Mark m = at.Mark();
+  // Nodes made by yaml-cpp itself (not from the text) carry a null mark.
+  int line = m.line >= 0 ? m.line + 1 : 0;
+  int col = m.column >= 0 ? m.column + 1 : 0;
+  return Diagnostic{file_, line, col, std::string(field), std::move(message)};
+}
+
+void YamlReader::Error(const YAML::Node& at, std::string_view field, std::string message) {
+  errors_.push_back(At(at, field, std::move(message)));
+}
+
+void YamlReader::Warning(const YAML::Node& at, std::string_view field, std::string message) {
+  warnings_.push_back(At(at, field, std::move(message)));
+}
+
+bool YamlReader::CheckMap(const YAML::Node& node, std::string_view field, const KeySet& keys) {
+  if (!node.IsMap()) {
+    Error(node, field, "expected a mapping of keys to values");
+    return false;
+  }
+  std::map<std::string, int> seen;  // key -> line of first occurrence
+  for (auto it = node.begin(); it != node.end(); ++it) {
+    const YAML::Node& key = it->first;
+    if (!key.IsScalar()) {
+      Error(key, field, "expected a plain string key");
+      continue;
+    }
+    std::string name = key.Scalar();
+    std::string path = JoinField(field, name);
+    auto [pos, inserted] = seen.emplace(name, key.Mark().line + 1);
+    if (!inserted) {
+      Error(key, path, "duplicate key \"" + name + "\" (first defined on line " +
+                           std::to_string(pos->second) + ")");
+      continue;
+    }
+    if (std::find(keys.known.begin(), keys.known.end(), name) != keys.known.end()) continue;
+    if (std::find(keys.ignored.begin(), keys.ignored.end(), name) != keys.ignored.end()) {
+      Warning(key, path, "\"" + name + "\" is understood but not used by Causeway; it is kept and ignored");
+      continue;
+    }
+    std::string msg = "unknown key \"" + name + "\"";
+    std::string hint = ClosestMatch(name, keys.known);
+    if (!hint.empty()) {
+      msg += "; did you mean \"" + hint + "\"?";
+    } else {
+      std::string list;
+      for (auto k : keys.known) list += (list.empty() ? "" : ", ") + std::string(k);
+      msg += "; expected one of: " + list;
+    }
+    Error(key, path, msg);
+  }
+  return true;
+}
+
+YAML::Node YamlReader::Child(const YAML::Node& map, std::string_view key) {
+  if (!map.IsMap()) return YAML::Node(YAML::NodeType::Undefined);
+  for (auto it = map.begin(); it != map.end(); ++it) {
+    if (it->first.IsScalar() && it->first.Scalar() == key) return it->second;
+  }
+  return YAML::Node(YAML::NodeType::Undefined);
+}
+
+std::optional<std::string> YamlReader::String(const YAML::Node& node, std::string_view field) {
+  if (!node.IsScalar()) {
+    Error(node, field, node.IsNull() ? "expected a string, got nothing" : "expected a string");
+    return std::nullopt;
+  }
+  return node.Scalar();
+}
+
+std::optional<int64_t> YamlReader::Int(const YAML::Node& node, std::string_view field, int64_t min,
+                                       int64_t max) {
+  std::string range = " from " + std::to_string(min) + " to " + std::to_string(max);
+  if (!node.IsScalar() || IsQuoted(node)) {
+    Error(node, field, "expected an integer" + range + (IsQuoted(node) ? ", got a quoted string" : ""));
+    return std::nullopt;
+  }
+  const std::string& s = node.Scalar();
+  int64_t v = 0;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || ptr != s.data() + s.size()) {
+    Error(node, field, "expected an integer" + range + ", got \"" + s + "\"");
+    return std::nullopt;
+  }
+  if (v < min || v > max) {
+    Error(node, field, "value " + s + " is out of range: expected an integer" + range);
+    return std::nullopt;
+  }
+  return v;
+}
+
+std::optional<bool> YamlReader::Bool(const YAML::Node& node, std::string_view field) {
+  if (node.IsScalar() && !IsQuoted(node)) {
+    std::string s = node.Scalar();
+    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+    if (s == "true") return true;
+    if (s == "false") return false;
+  }
+  Error(node, field, "expected true or false");
+  return std::nullopt;
+}
+
+std::optional<std::map<std::string, std::string>> YamlReader::StringMap(const YAML::Node& node,
+                                                                        std::string_view field) {
+  if (node.IsNull()) return std::map<std::string, std::string>{};
+  if (!node.IsMap()) {
+    Error(node, field, "expected a mapping of names to values");
+    return std::nullopt;
+  }
+  std::map<std::string, std::string> out;
+  bool ok = true;
+  for (auto it = node.begin(); it != node.end(); ++it) {
+    if (!it->first.IsScalar()) {
+      Error(it->first, field, "expected a plain string key");
+      ok = false;
+      continue;
+    }
+    std::string key = it->first.Scalar();
+    std::string path = JoinField(field, key);
+    if (out.count(key)) {
+      Error(it->first, path, "duplicate key \"" + key + "\"");
+      ok = false;
+      continue;
+    }
+    if (!it->second.IsScalar()) {
+      Error(it->second, path,
+            it->second.IsNull() ? "has no value: expected a string, number or boolean"
+                                : "expected a string, number or boolean");
+      ok = false;
+      continue;
+    }
+    out.emplace(key, it->second.Scalar());
+  }
+  if (!ok) return std::nullopt;
+  return out;
+}
+
+Status YamlReader::Finish(std::string_view what) const {
+  if (errors_.empty()) return Status::Ok();
+  std::string msg = std::string(what) + " has " + std::to_string(errors_.size()) +
+                    (errors_.size() == 1 ? " error" : " errors");
+  msg += ": " + errors_.front().ToString();
+  return InvalidArgument(msg, errors_);
+}
+
+}  // namespace causeway::spec

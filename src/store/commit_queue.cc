@@ -1,0 +1,64 @@
+#include "store/commit_queue.h"
+
+#include <future>
+
+namespace causeway {
+
+CommitQueue::CommitQueue(Store& store, Options options)
+    : store_(store), options_(options), thread_([this] { Loop(); }) {}
+
+CommitQueue::~CommitQueue() { Stop(); }
+
+void CommitQueue::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+Status CommitQueue::Enqueue(WriteFn work, Done done) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return Unavailable("the server is shutting down");
+    if (pending_.size() >= options_.max_pending) {
+      return ResourceExhausted("too many writes waiting to commit; retry shortly");
+    }
+    pending_.push_back(Item{std::move(work), std::move(done)});
+  }
+  cv_.notify_one();
+  return Status::Ok();
+}
+
+Status CommitQueue::Run(WriteFn work) {
+  std::promise<Status> promise;
+  auto future = promise.get_future();
+  RETURN_IF_ERROR(Enqueue(std::move(work), [&promise](Status st) { promise.set_value(std::move(st)); }));
+  return future.get();
+}
+
+void CommitQueue::Loop() {
+  std::vector<Item> batch;
+  std::vector<const WriteFn*> fns;
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [&] { return stopping_ || !pending_.empty(); });
+      if (pending_.empty()) return;  // stopping, and everything is committed
+      while (!pending_.empty() && batch.size() < options_.max_batch) {
+        batch.push_back(std::move(pending_.front()));
+        pending_.pop_front();
+      }
+    }
+    fns.clear();
+    for (const auto& item : batch) fns.push_back(&item.work);
+    std::vector<Status> results = store_.WriteBatch(fns);
+    batches_.fetch_add(1);
+    units_.fetch_add(batch.size());
+    for (size_t i = 0; i < batch.size(); ++i) batch[i].done(std::move(results[i]));
+    batch.clear();
+  }
+}
+
+}  // namespace causeway

@@ -1,0 +1,61 @@
+// Group commit. Units of work from many threads are queued and committed by
+// one thread in batches, one durable commit per batch, so the cost of a commit
+// (an fsync) is shared by every request waiting at that moment.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <thread>
+
+#include "causeway/store.h"
+
+namespace causeway {
+
+class CommitQueue {
+ public:
+  struct Options {
+    size_t max_pending = 20000;  // beyond this, Enqueue sheds load
+    size_t max_batch = 1024;     // units per commit
+  };
+  using Done = std::function<void(Status)>;
+
+  CommitQueue(Store& store, Options options);
+  ~CommitQueue();  // commits what is queued, then stops
+
+  // Queues `work`. `done` runs on the commit thread once the unit's batch is
+  // durable (or failed); it must not block. Returns kResourceExhausted, and
+  // never calls `done`, when the queue is full; kUnavailable once stopped.
+  Status Enqueue(WriteFn work, Done done);
+
+  // Queues `work` and waits for its result.
+  Status Run(WriteFn work);
+
+  // Commits what is queued and stops the commit thread. Idempotent.
+  void Stop();
+
+  uint64_t batches() const { return batches_.load(); }
+  uint64_t units() const { return units_.load(); }
+
+ private:
+  struct Item {
+    WriteFn work;
+    Done done;
+  };
+  void Loop();
+
+  Store& store_;
+  const Options options_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Item> pending_;  // guarded by mu_
+  bool stopping_ = false;     // guarded by mu_
+  std::atomic<uint64_t> batches_{0};
+  std::atomic<uint64_t> units_{0};
+  std::thread thread_;
+};
+
+}  // namespace causeway

@@ -1,0 +1,51 @@
+#include "store/records_json.h"
+
+namespace causeway {
+
+nlohmann::json ToJson(const JobRecord& j) {
+  nlohmann::json spec = nlohmann::json::parse(j.spec_json, nullptr, false);
+  return {{"id", j.id},
+          {"name", j.name},
+          {"team", j.team},
+          {"owner", j.owner},
+          {"state", JobStateName(j.state)},
+          {"priority", j.priority},
+          {"submitted_by", j.submitted_by},
+          {"created_at", FormatRfc3339(j.created_at)},
+          {"updated_at", FormatRfc3339(j.updated_at)},
+          {"spec", spec.is_discarded() ? nlohmann::json() : spec}};
+}
+
+nlohmann::json ToJson(const JobEvent& e) {
+  return {{"time", FormatRfc3339(e.time)}, {"type", e.type}, {"message", e.message}};
+}
+
+nlohmann::json ToJson(const Attempt& a) {
+  nlohmann::json j = {{"number", a.number},
+                      {"cluster", a.cluster},
+                      {"state", a.state},
+                      {"started_at", FormatRfc3339(a.started_at)},
+                      {"failure_class", a.failure_class}};
+  if (a.ended_at) j["ended_at"] = FormatRfc3339(*a.ended_at);
+  if (a.exit_code) j["exit_code"] = *a.exit_code;
+  return j;
+}
+
+nlohmann::json ToJson(const TokenRecord& t) {
+  nlohmann::json j = {{"id", t.id},
+                      {"name", t.name},
+                      {"scopes", t.scopes},
+                      {"created_by", t.created_by},
+                      {"created_at", FormatRfc3339(t.created_at)},
+                      {"expires_at", t.expires_at ? nlohmann::json(FormatRfc3339(*t.expires_at)) : nlohmann::json()},
+                      {"revoked_at", t.revoked_at ? nlohmann::json(FormatRfc3339(*t.revoked_at)) : nlohmann::json()}};
+  return j;
+}
+
+nlohmann::json ToJson(const AuditEvent& e) {
+  return {{"seq", e.seq},           {"time", FormatRfc3339(e.time)}, {"actor", e.actor},
+          {"action", e.action},     {"resource", e.resource},        {"details", e.details},
+          {"prev_hash", e.prev_hash}, {"hash", e.hash}};
+}
+
+}  // namespace causeway

@@ -1,0 +1,92 @@
+// A thin RAII layer over the SQLite C API: a connection with a cache of
+// prepared statements, and a statement cursor that binds and reads columns.
+#pragma once
+
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "causeway/status.h"
+
+namespace causeway::sqlite {
+
+// A prepared statement borrowed from a Conn's cache; reset on destruction.
+class Stmt {
+ public:
+  explicit Stmt(sqlite3_stmt* s) : s_(s) {}
+  Stmt(const Stmt&) = delete;
+  Stmt& operator=(const Stmt&) = delete;
+  ~Stmt() {
+    sqlite3_reset(s_);
+    sqlite3_clear_bindings(s_);
+  }
+
+  Stmt& Bind(int i, std::string_view v) {
+    sqlite3_bind_text(s_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+    return *this;
+  }
+  Stmt& Bind(int i, int64_t v) {
+    sqlite3_bind_int64(s_, i, v);
+    return *this;
+  }
+  Stmt& Bind(int i, int v) { return Bind(i, static_cast<int64_t>(v)); }
+  Stmt& BindNull(int i) {
+    sqlite3_bind_null(s_, i);
+    return *this;
+  }
+  template <typename T>
+  Stmt& Bind(int i, const std::optional<T>& v) {
+    return v ? Bind(i, *v) : BindNull(i);
+  }
+
+  // Steps once: true with a row, false when done; errors go to `status`.
+  bool Step(Status& status);
+  // Runs a statement that returns no rows.
+  Status Exec();
+
+  std::string Text(int col) const {
+    auto p = sqlite3_column_text(s_, col);
+    return p ? std::string(reinterpret_cast<const char*>(p), sqlite3_column_bytes(s_, col)) : "";
+  }
+  int64_t Int(int col) const { return sqlite3_column_int64(s_, col); }
+  bool IsNull(int col) const { return sqlite3_column_type(s_, col) == SQLITE_NULL; }
+  std::optional<int64_t> OptInt(int col) const {
+    return IsNull(col) ? std::nullopt : std::optional<int64_t>(Int(col));
+  }
+
+ private:
+  sqlite3_stmt* s_;
+};
+
+class Conn {
+ public:
+  ~Conn();
+  Conn(const Conn&) = delete;
+  Conn& operator=(const Conn&) = delete;
+
+  static Result<std::unique_ptr<Conn>> Open(const std::string& path, bool read_only);
+
+  // Prepares (once) and returns `sql`; `sql` must outlive the Conn (a literal).
+  Result<sqlite3_stmt*> Prepare(const char* sql);
+  // Runs one or more statements without results.
+  Status ExecScript(const char* sql);
+
+  sqlite3* db() const { return db_; }
+  // Maps the connection's last error to a Status.
+  Status Error(std::string_view what) const;
+
+ private:
+  explicit Conn(sqlite3* db) : db_(db) {}
+  sqlite3* db_;
+  std::map<const char*, sqlite3_stmt*> cache_;
+};
+
+// Maps an SQLite result code to a Code: busy/locked become kUnavailable,
+// constraint violations kAlreadyExists, corruption kDataLoss.
+Status FromSqlite(int rc, std::string_view what, sqlite3* db);
+
+}  // namespace causeway::sqlite

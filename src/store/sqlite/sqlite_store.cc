@@ -1,0 +1,572 @@
+// SQLite implementation of Store: one writer connection (writes are
+// serialized and group-committed by WriteBatch) and a pool of reader
+// connections, which WAL lets run beside the writer.
+#include <mutex>
+#include <vector>
+
+#include "audit/chain.h"
+#include "causeway/store.h"
+#include "store/sqlite/sqlite_conn.h"
+
+namespace causeway {
+namespace {
+
+using sqlite::Conn;
+using sqlite::Stmt;
+
+#define CW_STMT(var, conn, sql)                                \
+  ASSIGN_OR_RETURN(sqlite3_stmt* var##_raw, (conn).Prepare(sql)); \
+  Stmt var(var##_raw)
+
+// Versioned schema. Each entry runs once, in its own transaction; never edit
+// an entry that has shipped, append a new one.
+constexpr const char* kMigrations[] = {
+    // 1: jobs, events, attempts, tokens, idempotency keys, audit chain.
+    R"sql(
+CREATE TABLE jobs (
+  id TEXT PRIMARY KEY,
+  name TEXT NOT NULL,
+  team TEXT NOT NULL,
+  owner TEXT NOT NULL,
+  state TEXT NOT NULL,
+  priority INTEGER NOT NULL,
+  spec_yaml TEXT NOT NULL,
+  spec_json TEXT NOT NULL,
+  submitted_by TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+CREATE INDEX jobs_by_team ON jobs(team, id);
+CREATE INDEX jobs_by_owner ON jobs(owner, id);
+CREATE INDEX jobs_by_state ON jobs(state, id);
+CREATE TABLE job_events (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  job_id TEXT NOT NULL REFERENCES jobs(id),
+  time INTEGER NOT NULL,
+  type TEXT NOT NULL,
+  message TEXT NOT NULL
+);
+CREATE INDEX job_events_by_job ON job_events(job_id, id);
+CREATE TABLE attempts (
+  job_id TEXT NOT NULL REFERENCES jobs(id),
+  number INTEGER NOT NULL,
+  cluster TEXT NOT NULL,
+  state TEXT NOT NULL,
+  started_at INTEGER NOT NULL,
+  ended_at INTEGER,
+  exit_code INTEGER,
+  failure_class TEXT NOT NULL DEFAULT '',
+  PRIMARY KEY (job_id, number)
+);
+CREATE TABLE idempotency_keys (
+  scope TEXT NOT NULL,
+  key TEXT NOT NULL,
+  request_hash TEXT NOT NULL,
+  job_id TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  PRIMARY KEY (scope, key)
+);
+CREATE TABLE api_tokens (
+  id TEXT PRIMARY KEY,
+  name TEXT NOT NULL,
+  hash TEXT NOT NULL UNIQUE,
+  scopes TEXT NOT NULL,
+  created_by TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  expires_at INTEGER,
+  revoked_at INTEGER
+);
+CREATE TABLE audit_events (
+  seq INTEGER PRIMARY KEY,
+  time INTEGER NOT NULL,
+  actor TEXT NOT NULL,
+  action TEXT NOT NULL,
+  resource TEXT NOT NULL,
+  details TEXT NOT NULL,
+  prev_hash TEXT NOT NULL,
+  hash TEXT NOT NULL
+);
+CREATE INDEX audit_by_actor ON audit_events(actor, seq);
+CREATE TABLE audit_head (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  seq INTEGER NOT NULL,
+  hash TEXT NOT NULL
+);
+)sql",
+};
+
+constexpr const char* kJobColumns =
+    "id, name, team, owner, state, priority, spec_yaml, spec_json, submitted_by, created_at, updated_at";
+
+JobRecord ReadJob(const Stmt& s) {
+  JobRecord j;
+  j.id = s.Text(0);
+  j.name = s.Text(1);
+  j.team = s.Text(2);
+  j.owner = s.Text(3);
+  j.state = ParseJobState(s.Text(4)).value_or(JobState::kPending);
+  j.priority = static_cast<int>(s.Int(5));
+  j.spec_yaml = s.Text(6);
+  j.spec_json = s.Text(7);
+  j.submitted_by = s.Text(8);
+  j.created_at = FromUnixMicros(s.Int(9));
+  j.updated_at = FromUnixMicros(s.Int(10));
+  return j;
+}
+
+TokenRecord ReadToken(const Stmt& s) {
+  TokenRecord t;
+  t.id = s.Text(0);
+  t.name = s.Text(1);
+  t.hash = s.Text(2);
+  auto scopes = nlohmann::json::parse(s.Text(3), nullptr, false);
+  if (scopes.is_array()) {
+    for (const auto& v : scopes) {
+      if (v.is_string()) t.scopes.push_back(v.get<std::string>());
+    }
+  }
+  t.created_by = s.Text(4);
+  t.created_at = FromUnixMicros(s.Int(5));
+  if (auto v = s.OptInt(6)) t.expires_at = FromUnixMicros(*v);
+  if (auto v = s.OptInt(7)) t.revoked_at = FromUnixMicros(*v);
+  return t;
+}
+constexpr const char* kTokenColumns = "id, name, hash, scopes, created_by, created_at, expires_at, revoked_at";
+
+AuditEvent ReadAudit(const Stmt& s) {
+  AuditEvent e;
+  e.seq = s.Int(0);
+  e.time = FromUnixMicros(s.Int(1));
+  e.actor = s.Text(2);
+  e.action = s.Text(3);
+  e.resource = s.Text(4);
+  // Kept as text if it is not JSON any more: verification then reports the
+  // mismatch instead of failing to read the event.
+  e.details = nlohmann::json::parse(s.Text(5), nullptr, false);
+  if (e.details.is_discarded()) e.details = s.Text(5);
+  e.prev_hash = s.Text(6);
+  e.hash = s.Text(7);
+  return e;
+}
+
+// The WriteTx handed to one unit of work inside a batch.
+class SqliteWriteTx final : public WriteTx {
+ public:
+  SqliteWriteTx(Conn& conn, audit::ChainHead head) : conn_(conn), head_(std::move(head)) {}
+
+  // Bookkeeping for the fail-closed rule, reset per unit.
+  void BeginUnit() {
+    unit_writes_ = 0;
+    unit_audits_ = 0;
+    unit_start_head_ = head_;
+  }
+  void UndoUnit() { head_ = unit_start_head_; }
+  bool UnitChangedStateWithoutAudit() const { return unit_writes_ > 0 && unit_audits_ == 0; }
+  const audit::ChainHead& head() const { return head_; }
+
+  Result<std::optional<JobRecord>> GetJob(const std::string& id) override {
+    static const std::string sql = std::string("SELECT ") + kJobColumns + " FROM jobs WHERE id = ?1";
+    CW_STMT(s, conn_, sql.c_str());
+    s.Bind(1, id);
+    Status st;
+    if (s.Step(st)) return std::optional<JobRecord>(ReadJob(s));
+    RETURN_IF_ERROR(st);
+    return std::optional<JobRecord>();
+  }
+
+  Status InsertJob(const JobRecord& j) override {
+    ++unit_writes_;
+    CW_STMT(s, conn_,
+            "INSERT INTO jobs (id, name, team, owner, state, priority, spec_yaml, spec_json, "
+            "submitted_by, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
+    s.Bind(1, j.id).Bind(2, j.name).Bind(3, j.team).Bind(4, j.owner).Bind(5, JobStateName(j.state));
+    s.Bind(6, j.priority).Bind(7, j.spec_yaml).Bind(8, j.spec_json).Bind(9, j.submitted_by);
+    s.Bind(10, ToUnixMicros(j.created_at)).Bind(11, ToUnixMicros(j.updated_at));
+    Status st = s.Exec();
+    if (st.code() == Code::kAlreadyExists) return AlreadyExists("job " + j.id + " already exists");
+    return st;
+  }
+
+  Status UpdateJobState(const std::string& id, JobState state, Timestamp at) override {
+    ++unit_writes_;
+    CW_STMT(s, conn_, "UPDATE jobs SET state = ?2, updated_at = ?3 WHERE id = ?1");
+    s.Bind(1, id).Bind(2, JobStateName(state)).Bind(3, ToUnixMicros(at));
+    RETURN_IF_ERROR(s.Exec());
+    if (sqlite3_changes(conn_.db()) == 0) return NotFound("job " + id + " not found");
+    return Status::Ok();
+  }
+
+  Status AddJobEvent(const JobEvent& e) override {
+    ++unit_writes_;
+    CW_STMT(s, conn_, "INSERT INTO job_events (job_id, time, type, message) VALUES (?1, ?2, ?3, ?4)");
+    s.Bind(1, e.job_id).Bind(2, ToUnixMicros(e.time)).Bind(3, e.type).Bind(4, e.message);
+    return s.Exec();
+  }
+
+  Result<std::optional<IdempotencyRecord>> GetIdempotency(const std::string& scope,
+                                                         const std::string& key) override {
+    CW_STMT(s, conn_,
+            "SELECT scope, key, request_hash, job_id, created_at FROM idempotency_keys "
+            "WHERE scope = ?1 AND key = ?2");
+    s.Bind(1, scope).Bind(2, key);
+    Status st;
+    if (s.Step(st)) {
+      return std::optional<IdempotencyRecord>(
+          IdempotencyRecord{s.Text(0), s.Text(1), s.Text(2), s.Text(3), FromUnixMicros(s.Int(4))});
+    }
+    RETURN_IF_ERROR(st);
+    return std::optional<IdempotencyRecord>();
+  }
+
+  Status PutIdempotency(const IdempotencyRecord& r) override {
+    ++unit_writes_;
+    CW_STMT(s, conn_,
+            "INSERT INTO idempotency_keys (scope, key, request_hash, job_id, created_at) "
+            "VALUES (?1, ?2, ?3, ?4, ?5)");
+    s.Bind(1, r.scope).Bind(2, r.key).Bind(3, r.request_hash).Bind(4, r.job_id);
+    s.Bind(5, ToUnixMicros(r.created_at));
+    return s.Exec();
+  }
+
+  Result<std::optional<TokenRecord>> GetToken(const std::string& id) override {
+    static const std::string sql = std::string("SELECT ") + kTokenColumns + " FROM api_tokens WHERE id = ?1";
+    CW_STMT(s, conn_, sql.c_str());
+    s.Bind(1, id);
+    Status st;
+    if (s.Step(st)) return std::optional<TokenRecord>(ReadToken(s));
+    RETURN_IF_ERROR(st);
+    return std::optional<TokenRecord>();
+  }
+
+  Status InsertToken(const TokenRecord& t) override {
+    ++unit_writes_;
+    CW_STMT(s, conn_,
+            "INSERT INTO api_tokens (id, name, hash, scopes, created_by, created_at, expires_at, revoked_at) "
+            "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+    s.Bind(1, t.id).Bind(2, t.name).Bind(3, t.hash).Bind(4, nlohmann::json(t.scopes).dump());
+    s.Bind(5, t.created_by).Bind(6, ToUnixMicros(t.created_at));
+    s.Bind(7, t.expires_at ? std::optional<int64_t>(ToUnixMicros(*t.expires_at)) : std::nullopt);
+    s.Bind(8, t.revoked_at ? std::optional<int64_t>(ToUnixMicros(*t.revoked_at)) : std::nullopt);
+    return s.Exec();
+  }
+
+  Status RevokeToken(const std::string& id, Timestamp at) override {
+    ++unit_writes_;
+    CW_STMT(s, conn_, "UPDATE api_tokens SET revoked_at = COALESCE(revoked_at, ?2) WHERE id = ?1");
+    s.Bind(1, id).Bind(2, ToUnixMicros(at));
+    RETURN_IF_ERROR(s.Exec());
+    if (sqlite3_changes(conn_.db()) == 0) return NotFound("token " + id + " not found");
+    return Status::Ok();
+  }
+
+  Status AppendAudit(AuditEvent& e) override {
+    e.seq = head_.seq + 1;
+    e.prev_hash = head_.hash;
+    std::string details = audit::CanonicalDetails(e.details);
+    e.hash = audit::ComputeHash(e);
+    CW_STMT(s, conn_,
+            "INSERT INTO audit_events (seq, time, actor, action, resource, details, prev_hash, hash) "
+            "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+    s.Bind(1, e.seq).Bind(2, ToUnixMicros(e.time)).Bind(3, e.actor).Bind(4, e.action);
+    s.Bind(5, e.resource).Bind(6, details).Bind(7, e.prev_hash).Bind(8, e.hash);
+    RETURN_IF_ERROR(s.Exec());
+    head_ = audit::ChainHead{e.seq, e.hash};
+    ++unit_audits_;
+    return Status::Ok();
+  }
+
+ private:
+  Conn& conn_;
+  audit::ChainHead head_;
+  audit::ChainHead unit_start_head_;
+  int unit_writes_ = 0;
+  int unit_audits_ = 0;
+};
+
+class SqliteStore final : public Store {
+ public:
+  SqliteStore(std::string path, bool read_only) : path_(std::move(path)), read_only_(read_only) {}
+
+  Status Open() {
+    if (!read_only_) {
+      ASSIGN_OR_RETURN(writer_, Conn::Open(path_, false));
+      // WAL lets readers run beside the writer; FULL makes every commit
+      // durable (it survives power loss, not only a crash of this process).
+      RETURN_IF_ERROR(writer_->ExecScript(
+          "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;"));
+      RETURN_IF_ERROR(Migrate());
+      ASSIGN_OR_RETURN(head_, ReadHead(*writer_));
+    }
+    // Checks the file is readable and has our schema.
+    ASSIGN_OR_RETURN(auto reader, Reader());
+    ASSIGN_OR_RETURN(auto head, ReadHead(*reader.conn));
+    (void)head;
+    return Status::Ok();
+  }
+
+  std::vector<Status> WriteBatch(const std::vector<const WriteFn*>& work) override {
+    std::vector<Status> results(work.size());
+    if (read_only_) {
+      for (auto& r : results) r = FailedPrecondition("the database is open read-only");
+      return results;
+    }
+    std::lock_guard<std::mutex> lock(writer_mu_);
+    Status begin = writer_->ExecScript("BEGIN IMMEDIATE");
+    if (!begin.ok()) {
+      for (auto& r : results) r = begin;
+      return results;
+    }
+    SqliteWriteTx tx(*writer_, head_);
+    for (size_t i = 0; i < work.size(); ++i) {
+      Status st = writer_->ExecScript("SAVEPOINT unit");
+      if (st.ok()) {
+        tx.BeginUnit();
+        st = (*work[i])(tx);
+        if (st.ok() && tx.UnitChangedStateWithoutAudit()) {
+          st = Internal("refused a state change that wrote no audit event");
+        }
+        if (!st.ok()) {
+          tx.UndoUnit();
+          Status undo = writer_->ExecScript("ROLLBACK TO unit");
+          if (!undo.ok()) st = undo;
+        }
+        Status release = writer_->ExecScript("RELEASE unit");
+        if (st.ok() && !release.ok()) st = release;
+      }
+      results[i] = std::move(st);
+    }
+    Status commit = WriteHead(tx.head());
+    if (commit.ok()) commit = writer_->ExecScript("COMMIT");
+    if (!commit.ok()) {
+      (void)writer_->ExecScript("ROLLBACK");
+      for (auto& r : results) {
+        if (r.ok()) r = commit.WithPrefix("commit failed");
+      }
+      auto head = ReadHead(*writer_);
+      if (head.ok()) head_ = *head;
+      return results;
+    }
+    head_ = tx.head();
+    return results;
+  }
+
+  Result<std::optional<JobRecord>> GetJob(const std::string& id) const override {
+    ASSIGN_OR_RETURN(auto r, Reader());
+    static const std::string sql = std::string("SELECT ") + kJobColumns + " FROM jobs WHERE id = ?1";
+    CW_STMT(s, *r.conn, sql.c_str());
+    s.Bind(1, id);
+    Status st;
+    if (s.Step(st)) return std::optional<JobRecord>(ReadJob(s));
+    RETURN_IF_ERROR(st);
+    return std::optional<JobRecord>();
+  }
+
+  Result<std::vector<JobRecord>> ListJobs(const JobFilter& f) const override {
+    ASSIGN_OR_RETURN(auto r, Reader());
+    static const std::string sql = std::string("SELECT ") + kJobColumns +
+                                   " FROM jobs WHERE (?1 IS NULL OR state = ?1) AND (?2 IS NULL OR team = ?2)"
+                                   " AND (?3 IS NULL OR owner = ?3) AND (?4 IS NULL OR id < ?4)"
+                                   " ORDER BY id DESC LIMIT ?5";
+    CW_STMT(s, *r.conn, sql.c_str());
+    if (f.state) s.Bind(1, JobStateName(*f.state));
+    if (!f.team.empty()) s.Bind(2, f.team);
+    if (!f.owner.empty()) s.Bind(3, f.owner);
+    if (!f.before_id.empty()) s.Bind(4, f.before_id);
+    s.Bind(5, f.limit);
+    std::vector<JobRecord> out;
+    Status st;
+    while (s.Step(st)) out.push_back(ReadJob(s));
+    RETURN_IF_ERROR(st);
+    return out;
+  }
+
+  Result<std::vector<JobEvent>> ListJobEvents(const std::string& job_id) const override {
+    ASSIGN_OR_RETURN(auto r, Reader());
+    CW_STMT(s, *r.conn, "SELECT id, job_id, time, type, message FROM job_events WHERE job_id = ?1 ORDER BY id");
+    s.Bind(1, job_id);
+    std::vector<JobEvent> out;
+    Status st;
+    while (s.Step(st)) out.push_back(JobEvent{s.Int(0), s.Text(1), FromUnixMicros(s.Int(2)), s.Text(3), s.Text(4)});
+    RETURN_IF_ERROR(st);
+    return out;
+  }
+
+  Result<std::vector<Attempt>> ListAttempts(const std::string& job_id) const override {
+    ASSIGN_OR_RETURN(auto r, Reader());
+    CW_STMT(s, *r.conn,
+            "SELECT job_id, number, cluster, state, started_at, ended_at, exit_code, failure_class "
+            "FROM attempts WHERE job_id = ?1 ORDER BY number");
+    s.Bind(1, job_id);
+    std::vector<Attempt> out;
+    Status st;
+    while (s.Step(st)) {
+      Attempt a;
+      a.job_id = s.Text(0);
+      a.number = static_cast<int>(s.Int(1));
+      a.cluster = s.Text(2);
+      a.state = s.Text(3);
+      a.started_at = FromUnixMicros(s.Int(4));
+      if (auto v = s.OptInt(5)) a.ended_at = FromUnixMicros(*v);
+      if (auto v = s.OptInt(6)) a.exit_code = static_cast<int>(*v);
+      a.failure_class = s.Text(7);
+      out.push_back(std::move(a));
+    }
+    RETURN_IF_ERROR(st);
+    return out;
+  }
+
+  Result<std::optional<TokenRecord>> FindTokenByHash(const std::string& hash) const override {
+    ASSIGN_OR_RETURN(auto r, Reader());
+    static const std::string sql = std::string("SELECT ") + kTokenColumns + " FROM api_tokens WHERE hash = ?1";
+    CW_STMT(s, *r.conn, sql.c_str());
+    s.Bind(1, hash);
+    Status st;
+    if (s.Step(st)) return std::optional<TokenRecord>(ReadToken(s));
+    RETURN_IF_ERROR(st);
+    return std::optional<TokenRecord>();
+  }
+
+  Result<std::vector<TokenRecord>> ListTokens() const override {
+    ASSIGN_OR_RETURN(auto r, Reader());
+    static const std::string sql = std::string("SELECT ") + kTokenColumns + " FROM api_tokens ORDER BY id";
+    CW_STMT(s, *r.conn, sql.c_str());
+    std::vector<TokenRecord> out;
+    Status st;
+    while (s.Step(st)) out.push_back(ReadToken(s));
+    RETURN_IF_ERROR(st);
+    return out;
+  }
+
+  Result<std::vector<AuditEvent>> ListAudit(const AuditFilter& f) const override {
+    ASSIGN_OR_RETURN(auto r, Reader());
+    CW_STMT(s, *r.conn,
+            "SELECT seq, time, actor, action, resource, details, prev_hash, hash FROM audit_events "
+            "WHERE seq > ?1 AND (?2 IS NULL OR actor = ?2) "
+            "AND (?3 IS NULL OR action = ?3 OR (substr(?3, -1) = '.' AND substr(action, 1, length(?3)) = ?3)) "
+            "AND (?4 IS NULL OR resource = ?4) AND (?5 IS NULL OR time >= ?5) ORDER BY seq LIMIT ?6");
+    s.Bind(1, f.after_seq);
+    if (!f.actor.empty()) s.Bind(2, f.actor);
+    if (!f.action.empty()) s.Bind(3, f.action);
+    if (!f.resource.empty()) s.Bind(4, f.resource);
+    if (f.since) s.Bind(5, ToUnixMicros(*f.since));
+    s.Bind(6, f.limit);
+    std::vector<AuditEvent> out;
+    Status st;
+    while (s.Step(st)) out.push_back(ReadAudit(s));
+    RETURN_IF_ERROR(st);
+    return out;
+  }
+
+  Status ScanAudit(const std::function<bool(const AuditEvent&)>& fn) const override {
+    ASSIGN_OR_RETURN(auto r, Reader());
+    // One read transaction, so the scan sees one consistent chain.
+    RETURN_IF_ERROR(r.conn->ExecScript("BEGIN"));
+    Status st;
+    {
+      CW_STMT(s, *r.conn,
+              "SELECT seq, time, actor, action, resource, details, prev_hash, hash FROM audit_events ORDER BY seq");
+      while (s.Step(st)) {
+        if (!fn(ReadAudit(s))) break;
+      }
+    }
+    (void)r.conn->ExecScript("COMMIT");
+    return st;
+  }
+
+  Result<audit::ChainHead> GetAuditHead() const override {
+    ASSIGN_OR_RETURN(auto r, Reader());
+    return ReadHead(*r.conn);
+  }
+
+ private:
+  // A reader connection borrowed from the pool, returned on destruction.
+  struct ReaderLease {
+    const SqliteStore* store;
+    std::unique_ptr<Conn> conn;
+    ReaderLease(const SqliteStore* s, std::unique_ptr<Conn> c) : store(s), conn(std::move(c)) {}
+    ReaderLease(ReaderLease&&) = default;
+    ~ReaderLease() {
+      if (conn) {
+        std::lock_guard<std::mutex> lock(store->readers_mu_);
+        store->readers_.push_back(std::move(conn));
+      }
+    }
+  };
+
+  Result<ReaderLease> Reader() const {
+    {
+      std::lock_guard<std::mutex> lock(readers_mu_);
+      if (!readers_.empty()) {
+        auto c = std::move(readers_.back());
+        readers_.pop_back();
+        return ReaderLease(this, std::move(c));
+      }
+    }
+    ASSIGN_OR_RETURN(auto c, Conn::Open(path_, true));
+    return ReaderLease(this, std::move(c));
+  }
+
+  static Result<audit::ChainHead> ReadHead(Conn& conn) {
+    CW_STMT(s, conn, "SELECT seq, hash FROM audit_head WHERE id = 1");
+    Status st;
+    if (s.Step(st)) return audit::ChainHead{s.Int(0), s.Text(1)};
+    RETURN_IF_ERROR(st.WithPrefix("not a Causeway database, or its schema is missing"));
+    return audit::ChainHead{};
+  }
+
+  Status WriteHead(const audit::ChainHead& head) {
+    if (head.seq == head_.seq && head.hash == head_.hash) return Status::Ok();
+    CW_STMT(s, *writer_, "INSERT INTO audit_head (id, seq, hash) VALUES (1, ?1, ?2) "
+                         "ON CONFLICT(id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash");
+    s.Bind(1, head.seq).Bind(2, head.hash);
+    return s.Exec();
+  }
+
+  Status Migrate() {
+    RETURN_IF_ERROR(writer_->ExecScript(
+        "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)"));
+    const int target = static_cast<int>(std::size(kMigrations));
+    for (int v = 1; v <= target; ++v) {
+      RETURN_IF_ERROR(writer_->ExecScript("BEGIN IMMEDIATE"));
+      Status st;
+      bool applied = false;
+      {
+        CW_STMT(q, *writer_, "SELECT 1 FROM schema_migrations WHERE version = ?1");
+        q.Bind(1, v);
+        applied = q.Step(st);
+      }
+      if (st.ok() && !applied) {
+        st = writer_->ExecScript(kMigrations[v - 1]);
+        if (st.ok()) {
+          CW_STMT(ins, *writer_, "INSERT INTO schema_migrations (version, applied_at) VALUES (?1, strftime('%s','now'))");
+          ins.Bind(1, v);
+          st = ins.Exec();
+        }
+      }
+      if (!st.ok()) {
+        (void)writer_->ExecScript("ROLLBACK");
+        return st.WithPrefix("migration " + std::to_string(v) + " failed");
+      }
+      RETURN_IF_ERROR(writer_->ExecScript("COMMIT"));
+    }
+    return Status::Ok();
+  }
+
+  std::string path_;
+  bool read_only_;
+  std::mutex writer_mu_;
+  std::unique_ptr<Conn> writer_;  // guarded by writer_mu_ after Open
+  audit::ChainHead head_;         // guarded by writer_mu_: the committed chain head
+  mutable std::mutex readers_mu_;
+  mutable std::vector<std::unique_ptr<Conn>> readers_;  // guarded by readers_mu_
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Store>> OpenSqliteStore(const std::string& path, const SqliteOptions& options) {
+  auto store = std::make_unique<SqliteStore>(path, options.read_only);
+  RETURN_IF_ERROR(store->Open());
+  return std::unique_ptr<Store>(std::move(store));
+}
+
+}  // namespace causeway
