@@ -87,4 +87,17 @@ struct AuditEvent {
   std::string hash;
 };
 
+namespace audit {
+
+// The prev_hash of the first event.
+inline const std::string kGenesisHash(64, '0');
+
+// The newest event as last committed, kept beside the chain so that deleting
+// events from the end is detected too.
+struct ChainHead {
+  int64_t seq = 0;
+  std::string hash = kGenesisHash;
+};
+
+}  // namespace audit
 }  // namespace causeway

@@ -20,10 +20,6 @@
 
 namespace causeway {
 
-namespace audit {
-struct ChainHead;
-}
-
 // The write operations available inside one unit of work.
 class WriteTx {
  public:

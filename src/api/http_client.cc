@@ -93,7 +93,12 @@ Result<HttpResult> HttpClient::Send(std::string_view method, std::string_view ta
     http::write(*impl_->stream, req, ec);
     http::response_parser<http::string_body> parser;
     parser.body_limit(256 * 1024 * 1024);
-    if (!ec) http::read(*impl_->stream, impl_->buffer, parser, ec);
+    // A server may answer before reading the whole request (413) and stop
+    // reading: the write then fails, but the answer is there to read.
+    if (!ec || ec == net::error::broken_pipe || ec == net::error::connection_reset) {
+      ec = {};
+      http::read(*impl_->stream, impl_->buffer, parser, ec);
+    }
     if (ec) {
       impl_->stream.reset();
       impl_->buffer.clear();

@@ -88,8 +88,11 @@ class Session : public std::enable_shared_from_this<Session> {
     });
   }
 
+  // Answers a request that could not be read whole, then closes. Input may
+  // still be arriving, so the close lingers (see Linger).
   void WriteError(int status, std::string_view code, std::string message) {
     keep_alive_ = false;
+    linger_ = true;
     HttpResponse r;
     r.status = status;
     r.body = ErrorBody(code, message);
@@ -107,9 +110,24 @@ class Session : public std::enable_shared_from_this<Session> {
     stream_.expires_after(shared_->options.write_timeout);
     http::async_write(stream_, *res,
                       [self = shared_from_this(), res](beast::error_code ec, std::size_t) {
+                        if (!ec && self->linger_) return self->Linger();
                         if (ec || !self->keep_alive_) return self->Close();
                         self->Read();
                       });
+  }
+
+  // Closing a socket with unread input makes the kernel send a reset, which
+  // can destroy the response before the client reads it. So: stop sending,
+  // discard input until the client closes or 2 s pass, then close.
+  void Linger() {
+    beast::error_code ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+    stream_.expires_after(std::chrono::seconds(2));
+    buffer_.consume(buffer_.size());
+    stream_.async_read_some(buffer_.prepare(64 * 1024), [self = shared_from_this()](beast::error_code ec, std::size_t) {
+      if (ec) return self->Close();
+      self->Linger();
+    });
   }
 
   void Close() {
@@ -124,6 +142,7 @@ class Session : public std::enable_shared_from_this<Session> {
   std::shared_ptr<Shared> shared_;
   bool over_limit_;
   bool keep_alive_ = true;
+  bool linger_ = false;
   bool first_request_ = true;
 };
 

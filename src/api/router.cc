@@ -1,5 +1,7 @@
 #include "api/router.h"
 
+#include <algorithm>
+
 namespace causeway::api {
 
 std::optional<std::string> PercentDecode(std::string_view s, bool plus_is_space) {
@@ -66,6 +68,7 @@ void Router::Add(std::string method, const std::string& pattern, Handler handler
 Router::Match Router::Find(HttpRequest& req) const {
   std::vector<std::string> segs = SplitPath(req.path);
   Match match;
+  std::vector<std::string> allowed;
   for (const Route& r : routes_) {
     if (r.segments.size() != segs.size()) continue;
     std::map<std::string, std::string> params;
@@ -87,12 +90,14 @@ Router::Match Router::Find(HttpRequest& req) const {
     if (r.method != req.method) {
       match.outcome = Outcome::kMethodNotAllowed;
       match.pattern = r.pattern;
-      match.allowed += (match.allowed.empty() ? "" : ", ") + r.method;
+      allowed.push_back(r.method);
       continue;
     }
     req.params = std::move(params);
     return Match{Outcome::kFound, &r.handler, r.pattern, ""};
   }
+  std::sort(allowed.begin(), allowed.end());
+  for (const auto& m : allowed) match.allowed += (match.allowed.empty() ? "" : ", ") + m;
   return match;
 }
 

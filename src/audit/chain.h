@@ -14,21 +14,11 @@
 
 namespace causeway::audit {
 
-// The prev_hash of the first event.
-inline const std::string kGenesisHash(64, '0');
-
 std::string CanonicalJson(const AuditEvent& event);
 // SHA-256 hex of CanonicalJson(event); the value stored as event.hash.
 std::string ComputeHash(const AuditEvent& event);
 // `details` as stored: canonical JSON text.
 std::string CanonicalDetails(const nlohmann::json& details);
-
-// The newest event as last committed, kept beside the chain so that deleting
-// events from the end is detected too.
-struct ChainHead {
-  int64_t seq = 0;
-  std::string hash = kGenesisHash;
-};
 
 struct VerifyReport {
   bool ok = true;

@@ -210,6 +210,7 @@ int VerifyOffline(const std::string& db_path, bool json_output) {
 int Main(int argc, char** argv) {
   CLI::App app{"Causeway: put rented GPU capacity to governed, productive work.", "causeway"};
   app.require_subcommand(1);
+  app.fallthrough();  // global options may follow the subcommand: `causeway jobs --json`
   Globals g;
   if (const char* s = std::getenv("CAUSEWAY_SERVER")) g.server = s;
   if (const char* t = std::getenv("CAUSEWAY_TOKEN")) g.token = t;

@@ -186,7 +186,10 @@ class JobSpecParser {
 
   void ParseDiskSize(const YAML::Node& n) {
     const char* field = "resources.disk_size";
-    if (n.IsScalar() && n.Tag() != "!") {
+    bool plain_number = n.IsScalar() && n.Tag() != "!" && !n.Scalar().empty() &&
+                        std::all_of(n.Scalar().begin(), n.Scalar().end(),
+                                    [](unsigned char c) { return std::isdigit(c); });
+    if (plain_number) {
       if (auto v = r_.Int(n, field, 1, 1 << 20)) spec_.disk_size_gb = static_cast<int>(*v);
       return;
     }
@@ -243,6 +246,7 @@ class JobSpecParser {
   void ParseAccelerators(const YAML::Node& n) {
     const char* field = "resources.accelerators";
     std::set<std::string> seen;
+    size_t errors_before = r_.error_count();
     if (n.IsScalar()) {
       AddAlternative(n, ParseGpuRequest(n.Scalar()), seen);
     } else if (n.IsMap()) {
@@ -260,7 +264,7 @@ class JobSpecParser {
       }
       spec_.accelerators.ordered = true;
     }
-    if (spec_.accelerators.empty() && !n.IsNull()) {
+    if (spec_.accelerators.empty() && r_.error_count() == errors_before) {
       r_.Error(n, field,
                "expected \"TYPE:COUNT\" (H200:8), a mapping ({H100: 8}) or a list of alternatives ([H100:8, A100-80GB:8])");
     }

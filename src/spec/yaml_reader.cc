@@ -16,32 +16,36 @@ Result<YAML::Node> LoadYaml(std::string_view text, const std::string& file) {
   try {
     YAML::Node node = YAML::Load(std::string(text));
     if (!node.IsDefined() || node.IsNull()) {
-      return InvalidArgument("empty document",
-                             {Diagnostic{file, 1, 1, "", "the document is empty: expected a mapping"}});
+      Diagnostic d{file, 1, 1, "", "the document is empty: expected a mapping"};
+      return InvalidArgument("empty document: " + d.ToString(), {d});
     }
     return node;
   } catch (const YAML::Exception& e) {
-    return InvalidArgument(
-        "malformed YAML",
-        {Diagnostic{file, e.mark.line + 1, e.mark.column + 1, "", "YAML syntax error: " + e.msg}});
+    Diagnostic d{file, e.mark.line + 1, e.mark.column + 1, "", "YAML syntax error: " + e.msg};
+    return InvalidArgument("malformed YAML: " + d.ToString(), {d});
   }
 }
 
 namespace {
 
+// Edit distance counting a swap of two neighbouring letters as one edit
+// (optimal string alignment), case-insensitive: "nmae" is one edit from "name".
 size_t EditDistance(std::string_view a, std::string_view b) {
-  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  auto eq = [](char x, char y) {
+    return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+  };
+  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
   for (size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
     for (size_t j = 1; j <= b.size(); ++j) {
-      size_t sub = prev[j - 1] + (std::tolower(static_cast<unsigned char>(a[i - 1])) !=
-                                  std::tolower(static_cast<unsigned char>(b[j - 1])));
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (eq(a[i - 1], b[j - 1]) ? 0 : 1)});
+      if (i > 1 && j > 1 && eq(a[i - 1], b[j - 2]) && eq(a[i - 2], b[j - 1])) {
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+      }
     }
-    std::swap(prev, cur);
   }
-  return prev[b.size()];
+  return d[a.size()][b.size()];
 }
 
 bool IsQuoted(const YAML::Node& node) { return node.Tag() == "!"; }
@@ -187,9 +191,12 @@ std::optional<std::map<std::string, std::string>> YamlReader::StringMap(const YA
       continue;
     }
     if (!it->second.IsScalar()) {
-      Error(it->second, path,
-            it->second.IsNull() ? "has no value: expected a string, number or boolean"
-                                : "expected a string, number or boolean");
+      // A missing value has no position of its own: point at its key.
+      if (it->second.IsNull()) {
+        Error(it->first, path, "has no value: expected a string, number or boolean");
+      } else {
+        Error(it->second, path, "expected a string, number or boolean");
+      }
       ok = false;
       continue;
     }

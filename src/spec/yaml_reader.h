@@ -62,6 +62,7 @@ class YamlReader {
   Status Finish(std::string_view what) const;
 
   const std::vector<Diagnostic>& warnings() const { return warnings_; }
+  size_t error_count() const { return errors_.size(); }
   const std::string& file() const { return file_; }
 
  private:

@@ -175,7 +175,6 @@ class SqliteWriteTx final : public WriteTx {
   }
 
   Status InsertJob(const JobRecord& j) override {
-    ++unit_writes_;
     CW_STMT(s, conn_,
             "INSERT INTO jobs (id, name, team, owner, state, priority, spec_yaml, spec_json, "
             "submitted_by, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
@@ -184,23 +183,21 @@ class SqliteWriteTx final : public WriteTx {
     s.Bind(10, ToUnixMicros(j.created_at)).Bind(11, ToUnixMicros(j.updated_at));
     Status st = s.Exec();
     if (st.code() == Code::kAlreadyExists) return AlreadyExists("job " + j.id + " already exists");
-    return st;
+    return Counted(std::move(st));
   }
 
   Status UpdateJobState(const std::string& id, JobState state, Timestamp at) override {
-    ++unit_writes_;
     CW_STMT(s, conn_, "UPDATE jobs SET state = ?2, updated_at = ?3 WHERE id = ?1");
     s.Bind(1, id).Bind(2, JobStateName(state)).Bind(3, ToUnixMicros(at));
     RETURN_IF_ERROR(s.Exec());
     if (sqlite3_changes(conn_.db()) == 0) return NotFound("job " + id + " not found");
-    return Status::Ok();
+    return Counted(Status::Ok());
   }
 
   Status AddJobEvent(const JobEvent& e) override {
-    ++unit_writes_;
     CW_STMT(s, conn_, "INSERT INTO job_events (job_id, time, type, message) VALUES (?1, ?2, ?3, ?4)");
     s.Bind(1, e.job_id).Bind(2, ToUnixMicros(e.time)).Bind(3, e.type).Bind(4, e.message);
-    return s.Exec();
+    return Counted(s.Exec());
   }
 
   Result<std::optional<IdempotencyRecord>> GetIdempotency(const std::string& scope,
@@ -219,13 +216,12 @@ class SqliteWriteTx final : public WriteTx {
   }
 
   Status PutIdempotency(const IdempotencyRecord& r) override {
-    ++unit_writes_;
     CW_STMT(s, conn_,
             "INSERT INTO idempotency_keys (scope, key, request_hash, job_id, created_at) "
             "VALUES (?1, ?2, ?3, ?4, ?5)");
     s.Bind(1, r.scope).Bind(2, r.key).Bind(3, r.request_hash).Bind(4, r.job_id);
     s.Bind(5, ToUnixMicros(r.created_at));
-    return s.Exec();
+    return Counted(s.Exec());
   }
 
   Result<std::optional<TokenRecord>> GetToken(const std::string& id) override {
@@ -239,7 +235,6 @@ class SqliteWriteTx final : public WriteTx {
   }
 
   Status InsertToken(const TokenRecord& t) override {
-    ++unit_writes_;
     CW_STMT(s, conn_,
             "INSERT INTO api_tokens (id, name, hash, scopes, created_by, created_at, expires_at, revoked_at) "
             "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
@@ -247,16 +242,15 @@ class SqliteWriteTx final : public WriteTx {
     s.Bind(5, t.created_by).Bind(6, ToUnixMicros(t.created_at));
     s.Bind(7, t.expires_at ? std::optional<int64_t>(ToUnixMicros(*t.expires_at)) : std::nullopt);
     s.Bind(8, t.revoked_at ? std::optional<int64_t>(ToUnixMicros(*t.revoked_at)) : std::nullopt);
-    return s.Exec();
+    return Counted(s.Exec());
   }
 
   Status RevokeToken(const std::string& id, Timestamp at) override {
-    ++unit_writes_;
     CW_STMT(s, conn_, "UPDATE api_tokens SET revoked_at = COALESCE(revoked_at, ?2) WHERE id = ?1");
     s.Bind(1, id).Bind(2, ToUnixMicros(at));
     RETURN_IF_ERROR(s.Exec());
     if (sqlite3_changes(conn_.db()) == 0) return NotFound("token " + id + " not found");
-    return Status::Ok();
+    return Counted(Status::Ok());
   }
 
   Status AppendAudit(AuditEvent& e) override {
@@ -276,6 +270,12 @@ class SqliteWriteTx final : public WriteTx {
   }
 
  private:
+  // Notes a successful state change for the fail-closed rule.
+  Status Counted(Status st) {
+    if (st.ok()) ++unit_writes_;
+    return st;
+  }
+
   Conn& conn_;
   audit::ChainHead head_;
   audit::ChainHead unit_start_head_;

@@ -1,0 +1,45 @@
+# Causeway. `make demo` runs the whole flow; `make test` runs every test.
+# Both install the Debian packages they need first (scripts/install-deps.sh).
+JOBS ?= $(shell nproc)
+RELEASE_DIR := build/release
+TEST_DIR := build/asan
+
+.PHONY: all deps test-deps build run demo test bench clean
+
+all: build
+
+deps:
+	@scripts/install-deps.sh build
+
+test-deps:
+	@scripts/install-deps.sh test
+
+$(RELEASE_DIR)/CMakeCache.txt:
+	cmake -S . -B $(RELEASE_DIR) -DCMAKE_BUILD_TYPE=Release -DCAUSEWAY_TESTS=OFF -DCAUSEWAY_BENCH=ON
+
+build: deps $(RELEASE_DIR)/CMakeCache.txt
+	cmake --build $(RELEASE_DIR) -j $(JOBS)
+
+# Starts the API server on 127.0.0.1:8080 with state in .data/.
+run: build
+	$(RELEASE_DIR)/causeway serve --listen 127.0.0.1:8080 --data-dir .data
+
+demo: build
+	@scripts/demo.sh $(RELEASE_DIR)/causeway
+
+# Tests build with AddressSanitizer and UndefinedBehaviorSanitizer.
+$(TEST_DIR)/CMakeCache.txt:
+	cmake -S . -B $(TEST_DIR) -DCMAKE_BUILD_TYPE=Debug -DCAUSEWAY_SANITIZE=ON -DCAUSEWAY_TESTS=ON -DCAUSEWAY_BENCH=OFF
+
+test: test-deps $(TEST_DIR)/CMakeCache.txt
+	cmake --build $(TEST_DIR) -j $(JOBS)
+	cd $(TEST_DIR) && ctest --output-on-failure -j $(JOBS)
+
+# Acknowledged submits per second through the HTTP API (see bench/README.md).
+bench: test-deps
+	cmake -S . -B $(RELEASE_DIR) -DCMAKE_BUILD_TYPE=Release -DCAUSEWAY_TESTS=OFF -DCAUSEWAY_BENCH=ON
+	cmake --build $(RELEASE_DIR) -j $(JOBS)
+	bench/submit/run.sh $(RELEASE_DIR)
+
+clean:
+	rm -rf build

@@ -1,0 +1,296 @@
+// The API over real HTTP against a real `causeway serve` with a temporary
+// SQLite file.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "server_process.h"
+
+namespace causeway::testing {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kSpec =
+    "name: train\nresources:\n  accelerators: H200:8\n  labels: {owner: alice, team: nlp}\nrun: python train.py\n";
+
+class ApiTest : public ::testing::Test {
+ protected:
+  struct HttpResultJson {
+    int status = 0;
+    std::map<std::string, std::string> headers;
+    std::string raw;
+    json body;
+  };
+  static void SetUpTestSuite() {
+    dir_ = new TempDir("api");
+    server_ = ServerProcess::Start(dir_->path()).release();
+  }
+  static void TearDownTestSuite() {
+    delete server_;
+    delete dir_;
+  }
+
+  HttpResultJson Call(const std::string& method, const std::string& target, const std::string& body = "",
+                      std::vector<std::pair<std::string, std::string>> headers = {}, const std::string& token = "") {
+    headers.emplace_back("Authorization", "Bearer " + (token.empty() ? server_->admin_token() : token));
+    auto r = client_.Send(method, target, body, headers);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    HttpResultJson out;
+    out.status = r->status;
+    out.headers = r->headers;
+    out.raw = r->body;
+    out.body = json::parse(r->body, nullptr, false);
+    return out;
+  }
+
+  HttpResultJson Submit(const std::string& spec, const std::string& key = "", const std::string& token = "") {
+    std::vector<std::pair<std::string, std::string>> h;
+    if (!key.empty()) h.emplace_back("Idempotency-Key", key);
+    return Call("POST", "/v1/jobs", json{{"spec", spec}, {"file", "train.yaml"}}.dump(), h, token);
+  }
+
+  std::string NewToken(const std::vector<std::string>& scopes) {
+    auto r = Call("POST", "/v1/tokens", json{{"name", "t"}, {"scopes", scopes}}.dump());
+    EXPECT_EQ(r.status, 201) << r.raw;
+    return r.body["secret"].get<std::string>();
+  }
+
+  static void ExpectError(const HttpResultJson& r, int status, const std::string& code) {
+    EXPECT_EQ(r.status, status) << r.raw;
+    ASSERT_TRUE(r.body.is_object()) << r.raw;
+    EXPECT_EQ(r.body["error"]["code"], code) << r.raw;
+    EXPECT_TRUE(r.body["error"]["message"].is_string());
+    EXPECT_TRUE(r.body["error"].contains("details"));
+  }
+
+  static TempDir* dir_;
+  static ServerProcess* server_;
+  api::HttpClient client_ = server_->Client();
+};
+TempDir* ApiTest::dir_ = nullptr;
+ServerProcess* ApiTest::server_ = nullptr;
+
+TEST_F(ApiTest, FirstStartPrintsTheAdminTokenOnceAndStoresItPrivately) {
+  EXPECT_NE(server_->banner().find(server_->admin_token()), std::string::npos);
+  EXPECT_EQ(server_->admin_token().substr(0, 3), "cw_");
+  auto perms = std::filesystem::status(dir_->path() + "/admin.token").permissions();
+  EXPECT_EQ(perms, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+}
+
+TEST_F(ApiTest, EveryRouteButHealthzNeedsAToken) {
+  auto health = client_.Send("GET", "/healthz");
+  ASSERT_TRUE(health.ok());
+  EXPECT_EQ(health->status, 200);
+  const std::pair<const char*, const char*> routes[] = {
+      {"GET", "/metrics"},           {"GET", "/v1/whoami"},        {"POST", "/v1/jobs"},
+      {"GET", "/v1/jobs"},           {"GET", "/v1/jobs/job_x"},    {"POST", "/v1/jobs/job_x/cancel"},
+      {"GET", "/v1/clusters"},       {"GET", "/v1/audit"},         {"GET", "/v1/audit/verify"},
+      {"POST", "/v1/tokens"},        {"GET", "/v1/tokens"},        {"POST", "/v1/tokens/tok_x/revoke"},
+  };
+  for (auto [method, path] : routes) {
+    auto r = client_.Send(method, path, "{}");
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->status, 401) << method << " " << path;
+    EXPECT_EQ(json::parse(r->body)["error"]["code"], "unauthenticated") << path;
+    EXPECT_EQ(r->headers["www-authenticate"], "Bearer");
+    auto bad = client_.Send(method, path, "{}", Auth("cw_" + std::string(52, 'x')));
+    EXPECT_EQ(bad->status, 401) << path;
+  }
+}
+
+TEST_F(ApiTest, SubmitGetAndList) {
+  auto r = Submit(kSpec);
+  ASSERT_EQ(r.status, 201) << r.raw;
+  const json& job = r.body["job"];
+  std::string id = job["id"];
+  EXPECT_EQ(id.substr(0, 4), "job_");
+  EXPECT_EQ(job["state"], "pending");
+  EXPECT_EQ(job["team"], "nlp");
+  EXPECT_EQ(job["owner"], "alice");
+  EXPECT_EQ(job["spec"]["accelerators"][0]["type"], "H200");
+  EXPECT_EQ(r.headers["location"], "/v1/jobs/" + id);
+
+  auto got = Call("GET", "/v1/jobs/" + id);
+  ASSERT_EQ(got.status, 200);
+  EXPECT_EQ(got.body["spec_yaml"], kSpec);
+  EXPECT_TRUE(got.body["attempts"].is_array());
+  ASSERT_EQ(got.body["events"].size(), 1u);
+  EXPECT_EQ(got.body["events"][0]["type"], "submitted");
+
+  auto list = Call("GET", "/v1/jobs?team=nlp&limit=1000");
+  bool found = false;
+  for (const auto& j : list.body["jobs"]) found |= j["id"] == id;
+  EXPECT_TRUE(found);
+  ExpectError(Call("GET", "/v1/jobs/job_nope"), 404, "not_found");
+}
+
+TEST_F(ApiTest, AcceptsRawYamlAndJsonObjects) {
+  auto yaml = Call("POST", "/v1/jobs", kSpec, {{"Content-Type", "application/yaml"}});
+  EXPECT_EQ(yaml.status, 201) << yaml.raw;
+  json obj = {{"spec", {{"name", "obj"}, {"resources", {{"accelerators", "L4:1"}}}, {"run", "x"}}}};
+  auto j = Call("POST", "/v1/jobs", obj.dump());
+  EXPECT_EQ(j.status, 201) << j.raw;
+  ExpectError(Call("POST", "/v1/jobs", "x", {{"Content-Type", "text/csv"}}), 400, "invalid_argument");
+}
+
+TEST_F(ApiTest, IdempotencyKeyReturnsTheSameJob) {
+  auto first = Submit(kSpec, "key-1");
+  ASSERT_EQ(first.status, 201);
+  auto again = Submit(kSpec, "key-1");
+  EXPECT_EQ(again.status, 200) << again.raw;
+  EXPECT_EQ(again.body["job"]["id"], first.body["job"]["id"]);
+  EXPECT_FALSE(again.body["created"].get<bool>());
+  EXPECT_EQ(again.headers["idempotent-replayed"], "true");
+  ExpectError(Submit(std::string(kSpec) + "num_nodes: 2\n", "key-1"), 409, "conflict");
+  // Keys belong to the token that used them.
+  auto other = Submit(kSpec, "key-1", NewToken({"jobs:write"}));
+  EXPECT_EQ(other.status, 201);
+  EXPECT_NE(other.body["job"]["id"], first.body["job"]["id"]);
+}
+
+TEST_F(ApiTest, InvalidSpecsAreExplainedWithPositions) {
+  auto r = Submit("name: x\nresources:\n  accelerator: H100:8\nnum_nodes: 0\n");
+  ExpectError(r, 400, "invalid_argument");
+  const json& diags = r.body["error"]["details"]["diagnostics"];
+  ASSERT_EQ(diags.size(), 2u);
+  EXPECT_EQ(diags[0]["file"], "train.yaml");
+  EXPECT_EQ(diags[0]["line"], 3);
+  EXPECT_EQ(diags[0]["column"], 3);
+  EXPECT_EQ(diags[0]["field"], "resources.accelerator");
+  EXPECT_NE(diags[0]["message"].get<std::string>().find("did you mean \"accelerators\""), std::string::npos);
+
+  auto estate = Submit("resources:\n  accelerators: H300:8\n");
+  ExpectError(estate, 400, "invalid_argument");
+  EXPECT_NE(estate.body["error"]["message"].get<std::string>().find("H200"), std::string::npos);
+
+  auto yaml = Submit("name: [unclosed\n");
+  ExpectError(yaml, 400, "invalid_argument");
+  EXPECT_EQ(yaml.body["error"]["details"]["diagnostics"][0]["line"], 2);
+}
+
+TEST_F(ApiTest, MalformedJsonGetsTheParserPosition) {
+  auto r = Call("POST", "/v1/jobs", "{\n  \"spec\": \"run: x\",\n  oops\n}");
+  ExpectError(r, 400, "invalid_argument");
+  const json& d = r.body["error"]["details"]["diagnostics"][0];
+  EXPECT_EQ(d["line"], 3);
+  EXPECT_EQ(d["column"], 3);
+  ExpectError(Call("POST", "/v1/jobs", "[]"), 400, "invalid_argument");
+  ExpectError(Call("POST", "/v1/jobs", "{}"), 400, "invalid_argument");
+}
+
+TEST_F(ApiTest, OversizedBodiesAreRefused) {
+  std::string huge(2 << 20, 'a');
+  auto r = client_.Send("POST", "/v1/jobs", huge, Auth(server_->admin_token()));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->status, 413);
+  EXPECT_EQ(json::parse(r->body)["error"]["code"], "payload_too_large");
+}
+
+TEST_F(ApiTest, UnknownRoutesAndMethods) {
+  ExpectError(Call("GET", "/v1/nothing"), 404, "not_found");
+  auto r = Call("DELETE", "/v1/jobs");
+  EXPECT_EQ(r.status, 405);
+  EXPECT_EQ(r.body["error"]["code"], "method_not_allowed");
+  EXPECT_EQ(r.headers["allow"], "GET, POST");
+}
+
+TEST_F(ApiTest, ListFiltersPaginatesAndValidates) {
+  std::vector<std::string> ids;
+  for (int i = 0; i < 5; ++i) {
+    auto r = Submit("name: page\nresources: {accelerators: L4:1, labels: {owner: pager, team: research}}\n");
+    ASSERT_EQ(r.status, 201);
+    ids.push_back(r.body["job"]["id"]);
+  }
+  std::vector<std::string> seen;
+  std::string cursor;
+  for (int page = 0; page < 10; ++page) {
+    auto r = Call("GET", "/v1/jobs?owner=pager&limit=2" + (cursor.empty() ? "" : "&cursor=" + cursor));
+    ASSERT_EQ(r.status, 200);
+    for (const auto& j : r.body["jobs"]) seen.push_back(j["id"]);
+    if (r.body["next_cursor"].is_null()) break;
+    cursor = r.body["next_cursor"];
+  }
+  EXPECT_EQ(seen, std::vector<std::string>(ids.rbegin(), ids.rend()));
+  ExpectError(Call("GET", "/v1/jobs?state=sleeping"), 400, "invalid_argument");
+  ExpectError(Call("GET", "/v1/jobs?limit=0"), 400, "invalid_argument");
+  ExpectError(Call("GET", "/v1/jobs?limit=abc"), 400, "invalid_argument");
+}
+
+TEST_F(ApiTest, CancelOnceThenConflict) {
+  std::string id = Submit(kSpec).body["job"]["id"];
+  auto r = Call("POST", "/v1/jobs/" + id + "/cancel", json{{"reason", "wrong data"}}.dump());
+  ASSERT_EQ(r.status, 200) << r.raw;
+  EXPECT_EQ(r.body["job"]["state"], "cancelled");
+  ExpectError(Call("POST", "/v1/jobs/" + id + "/cancel"), 409, "failed_precondition");
+  ExpectError(Call("POST", "/v1/jobs/job_nope/cancel"), 404, "not_found");
+  auto audit = Call("GET", "/v1/audit?resource=job/" + id);
+  ASSERT_EQ(audit.body["events"].size(), 2u);
+  EXPECT_EQ(audit.body["events"][1]["action"], "job.cancel");
+  EXPECT_EQ(audit.body["events"][1]["details"]["reason"], "wrong data");
+}
+
+TEST_F(ApiTest, ScopedTokensAreEnforcedAndRevocable) {
+  std::string reader = NewToken({"jobs:read"});
+  EXPECT_EQ(Call("GET", "/v1/jobs", "", {}, reader).status, 200);
+  ExpectError(Submit(kSpec, "", reader), 403, "permission_denied");
+  ExpectError(Call("GET", "/v1/tokens", "", {}, reader), 403, "permission_denied");
+  ExpectError(Call("GET", "/v1/audit", "", {}, reader), 403, "permission_denied");
+
+  auto who = Call("GET", "/v1/whoami", "", {}, reader);
+  std::string id = who.body["token_id"];
+  auto listed = Call("GET", "/v1/tokens");
+  EXPECT_EQ(listed.raw.find(reader), std::string::npos) << "a secret was listed";
+  EXPECT_EQ(listed.raw.find("hash"), std::string::npos);
+  ASSERT_EQ(Call("POST", "/v1/tokens/" + id + "/revoke").status, 200);
+  ExpectError(Call("GET", "/v1/jobs", "", {}, reader), 401, "unauthenticated");
+  ExpectError(Call("POST", "/v1/tokens/" + id + "/revoke"), 409, "failed_precondition");
+
+  ExpectError(Call("POST", "/v1/tokens", json{{"name", "x"}, {"scopes", {"root"}}}.dump()), 400, "invalid_argument");
+  ExpectError(Call("POST", "/v1/tokens", json{{"name", "x"}, {"scopes", {"jobs:read"}}, {"ttl", "soon"}}.dump()), 400,
+              "invalid_argument");
+}
+
+TEST_F(ApiTest, NoSecretReachesTheAuditTrail) {
+  std::string secret = NewToken({"jobs:read"});
+  auto audit = Call("GET", "/v1/audit?action=token.&limit=1000");
+  ASSERT_EQ(audit.status, 200);
+  EXPECT_GE(audit.body["events"].size(), 1u);
+  EXPECT_EQ(audit.raw.find(secret), std::string::npos);
+  EXPECT_EQ(audit.raw.find(server_->admin_token()), std::string::npos);
+  Submit("name: s\nenvs: {API_KEY: hunter2}\nrun: x\n");
+  EXPECT_EQ(Call("GET", "/v1/audit?limit=1000").raw.find("hunter2"), std::string::npos);
+}
+
+TEST_F(ApiTest, AuditIsPagedAndVerifies) {
+  for (int i = 0; i < 3; ++i) Submit(kSpec);
+  auto first = Call("GET", "/v1/audit?limit=2");
+  ASSERT_EQ(first.body["events"].size(), 2u);
+  EXPECT_EQ(first.body["events"][0]["seq"], 1);
+  auto next = Call("GET", "/v1/audit?limit=2&cursor=" + first.body["next_cursor"].get<std::string>());
+  EXPECT_EQ(next.body["events"][0]["seq"], 3);
+  EXPECT_EQ(Call("GET", "/v1/audit?since=1h").status, 200);
+  ExpectError(Call("GET", "/v1/audit?since=whenever"), 400, "invalid_argument");
+  auto verify = Call("GET", "/v1/audit/verify");
+  EXPECT_TRUE(verify.body["ok"].get<bool>()) << verify.raw;
+}
+
+TEST_F(ApiTest, ClustersAndMetrics) {
+  auto c = Call("GET", "/v1/clusters");
+  ASSERT_EQ(c.status, 200);
+  ASSERT_EQ(c.body["clusters"].size(), 4u);
+  EXPECT_EQ(c.body["clusters"][0]["name"], "nebius-eu-h200");
+  EXPECT_EQ(c.body["clusters"][0]["node_pools"][0]["price_per_gpu_hour"]["on_demand"], "3.50");
+  auto m = Call("GET", "/metrics");
+  ASSERT_EQ(m.status, 200);
+  EXPECT_EQ(m.headers["content-type"], "text/plain; version=0.0.4");
+  EXPECT_NE(m.raw.find("causeway_http_requests_total{method=\"GET\",route=\"/v1/clusters\",code=\"200\"}"),
+            std::string::npos);
+  EXPECT_NE(m.raw.find("causeway_http_request_duration_seconds_bucket"), std::string::npos);
+  EXPECT_NE(m.raw.find("causeway_store_commits_total"), std::string::npos);
+  ExpectError(Call("GET", "/metrics", "", {}, NewToken({"jobs:read"})), 403, "permission_denied");
+}
+
+}  // namespace
+}  // namespace causeway::testing

@@ -1,0 +1,118 @@
+// The CLI end to end: offline validation, and every client command against a
+// running server, with the documented exit codes.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "server_process.h"
+
+namespace causeway::testing {
+namespace {
+
+using nlohmann::json;
+
+std::string Write(const TempDir& dir, const std::string& name, const std::string& text) {
+  std::string path = dir.path() + "/" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(CliTest, ValidateOffline) {
+  TempDir dir("cli-validate");
+  auto good = RunCli({"validate", std::string(CAUSEWAY_SOURCE_DIR) + "/examples/jobs/train-llama.yaml"});
+  EXPECT_EQ(good.exit_code, 0) << good.err;
+  EXPECT_NE(good.out.find("valid (H200:8, 2 nodes)"), std::string::npos) << good.out;
+
+  std::string bad = Write(dir, "bad.yaml", "name: x\nresources:\n  acelerators: H100:8\n");
+  auto r = RunCli({"validate", bad});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find(bad + ":3:3: resources.acelerators: unknown key \"acelerators\"; did you mean \"accelerators\"?"),
+            std::string::npos)
+      << r.err;
+
+  auto j = RunCli({"--json", "validate", bad});
+  EXPECT_EQ(j.exit_code, 3);
+  json report = json::parse(j.out);
+  EXPECT_FALSE(report["valid"].get<bool>());
+  EXPECT_EQ(report["diagnostics"][0]["line"], 3);
+
+  std::string h300 = Write(dir, "h300.yaml", "resources:\n  accelerators: H300:8\n");
+  auto estate = RunCli({"validate", h300, "--estate", std::string(CAUSEWAY_SOURCE_DIR) + "/examples/estate.yaml"});
+  EXPECT_EQ(estate.exit_code, 3);
+  EXPECT_NE(estate.err.find("did you mean \"H200\""), std::string::npos) << estate.err;
+
+  EXPECT_EQ(RunCli({"validate", dir.path() + "/missing.yaml"}).exit_code, 4);
+  EXPECT_EQ(RunCli({"no-such-command"}).exit_code, 2);
+  EXPECT_EQ(RunCli({"jobs", "--bogus-flag"}).exit_code, 2);
+}
+
+TEST(CliTest, ClientCommandsAgainstARunningServer) {
+  TempDir dir("cli");
+  auto server = ServerProcess::Start(dir.path());
+  std::map<std::string, std::string> env = {{"CAUSEWAY_SERVER", server->url()},
+                                            {"CAUSEWAY_TOKEN", server->admin_token()}};
+  std::string spec = std::string(CAUSEWAY_SOURCE_DIR) + "/examples/jobs/finetune-vision.yaml";
+
+  auto submitted = RunCli({"--json", "submit", spec}, env);
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+  std::string id = json::parse(submitted.out)["job"]["id"];
+
+  auto human = RunCli({"submit", spec, "--idempotency-key", "k1"}, env);
+  EXPECT_EQ(human.exit_code, 0);
+  EXPECT_NE(human.out.find("submitted job_"), std::string::npos) << human.out;
+  auto replay = RunCli({"submit", spec, "--idempotency-key", "k1"}, env);
+  EXPECT_NE(replay.out.find("already submitted"), std::string::npos) << replay.out;
+
+  auto jobs = RunCli({"jobs", "--team", "vision"}, env);
+  EXPECT_EQ(jobs.exit_code, 0);
+  EXPECT_NE(jobs.out.find("ID"), std::string::npos);
+  EXPECT_NE(jobs.out.find(id), std::string::npos);
+  EXPECT_NE(jobs.out.find("H100:8|A100-80GB:8"), std::string::npos) << jobs.out;
+
+  auto job = RunCli({"job", id}, env);
+  EXPECT_EQ(job.exit_code, 0);
+  EXPECT_NE(job.out.find("state:     pending"), std::string::npos) << job.out;
+  EXPECT_EQ(RunCli({"job", "job_nope"}, env).exit_code, 4);
+
+  EXPECT_EQ(RunCli({"cancel", id, "--reason", "test"}, env).exit_code, 0);
+  auto again = RunCli({"cancel", id}, env);
+  EXPECT_EQ(again.exit_code, 6);
+  EXPECT_NE(again.err.find("already cancelled"), std::string::npos) << again.err;
+
+  auto clusters = RunCli({"clusters"}, env);
+  EXPECT_NE(clusters.out.find("nebius-eu-h200"), std::string::npos);
+  auto log = RunCli({"audit", "log", "--action", "job."}, env);
+  EXPECT_NE(log.out.find("job.cancel"), std::string::npos) << log.out;
+  auto verify = RunCli({"audit", "verify"}, env);
+  EXPECT_EQ(verify.exit_code, 0);
+  EXPECT_NE(verify.out.find("chain intact"), std::string::npos);
+
+  auto created = RunCli({"--json", "token", "create", "--name", "reader", "--scope", "jobs:read", "--ttl", "1d"}, env);
+  ASSERT_EQ(created.exit_code, 0) << created.err;
+  json tok = json::parse(created.out);
+  std::string secret = tok["secret"], tok_id = tok["token"]["id"];
+  auto reader_env = env;
+  reader_env["CAUSEWAY_TOKEN"] = secret;
+  EXPECT_EQ(RunCli({"jobs"}, reader_env).exit_code, 0);
+  EXPECT_EQ(RunCli({"submit", spec}, reader_env).exit_code, 5);
+  auto listed = RunCli({"token", "list"}, env);
+  EXPECT_NE(listed.out.find("reader"), std::string::npos);
+  EXPECT_EQ(listed.out.find(secret), std::string::npos);
+  EXPECT_EQ(RunCli({"token", "revoke", tok_id}, env).exit_code, 0);
+  EXPECT_EQ(RunCli({"jobs"}, reader_env).exit_code, 5);
+
+  // The token can come from a file, as `make demo` does.
+  auto from_file = RunCli({"whoami", "--token-file", dir.path() + "/admin.token"}, {{"CAUSEWAY_SERVER", server->url()}});
+  EXPECT_EQ(from_file.exit_code, 0) << from_file.err;
+  EXPECT_NE(from_file.out.find("bootstrap-admin"), std::string::npos);
+  EXPECT_EQ(RunCli({"jobs"}, {{"CAUSEWAY_SERVER", server->url()}}).exit_code, 5);
+
+  server->Stop(SIGTERM);
+  auto down = RunCli({"jobs"}, env);
+  EXPECT_EQ(down.exit_code, 7);
+  EXPECT_NE(down.err.find("cannot reach the Causeway server"), std::string::npos) << down.err;
+}
+
+}  // namespace
+}  // namespace causeway::testing

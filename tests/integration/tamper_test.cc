@@ -1,0 +1,107 @@
+// Tampering with the audit table directly in the SQLite file is detected by
+// `causeway audit verify`, which names the first bad sequence number.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sqlite3.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "server_process.h"
+
+namespace causeway::testing {
+namespace {
+
+using nlohmann::json;
+
+class TamperTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new TempDir("tamper");
+    auto server = ServerProcess::Start(dir_->path());
+    auto client = server->Client();
+    // 1 token.create (bootstrap) + 6 job.submit = 7 events.
+    for (int i = 0; i < 6; ++i) {
+      auto r = client.Send("POST", "/v1/jobs", json{{"spec", "name: t" + std::to_string(i) + "\nrun: x\n"}}.dump(),
+                           Auth(server->admin_token()));
+      ASSERT_EQ(r->status, 201);
+    }
+    server->Stop(SIGTERM);
+  }
+  static void TearDownTestSuite() { delete dir_; }
+
+  // A copy of the pristine database with `sql` applied to it.
+  std::string TamperedCopy(const std::string& sql) {
+    std::string copy = dir_->path() + "/" + ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".db";
+    std::filesystem::copy_file(dir_->path() + "/causeway.db", copy, std::filesystem::copy_options::overwrite_existing);
+    sqlite3* db = nullptr;
+    EXPECT_EQ(sqlite3_open(copy.c_str(), &db), SQLITE_OK);
+    char* err = nullptr;
+    EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
+    sqlite3_free(err);
+    sqlite3_close(db);
+    return copy;
+  }
+
+  static void ExpectBrokenAt(const std::string& db, int seq) {
+    auto r = RunCli({"audit", "verify", "--db", db});
+    EXPECT_EQ(r.exit_code, 8) << r.out << r.err;
+    EXPECT_NE(r.out.find("broken at seq " + std::to_string(seq) + ":"), std::string::npos) << r.out;
+    auto j = RunCli({"--json", "audit", "verify", "--db", db});
+    EXPECT_EQ(j.exit_code, 8);
+    json report = json::parse(j.out);
+    EXPECT_FALSE(report["ok"].get<bool>());
+    EXPECT_EQ(report["first_bad_seq"], seq);
+  }
+
+  static TempDir* dir_;
+};
+TempDir* TamperTest::dir_ = nullptr;
+
+TEST_F(TamperTest, PristineChainVerifies) {
+  auto r = RunCli({"audit", "verify", "--db", dir_->path() + "/causeway.db"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("ok: 7 events"), std::string::npos) << r.out;
+}
+
+TEST_F(TamperTest, EditedActor) { ExpectBrokenAt(TamperedCopy("UPDATE audit_events SET actor='mallory' WHERE seq=3"), 3); }
+
+TEST_F(TamperTest, EditedDetails) {
+  ExpectBrokenAt(TamperedCopy("UPDATE audit_events SET details='{\"name\":\"innocent\"}' WHERE seq=4"), 4);
+}
+
+TEST_F(TamperTest, EditedTime) { ExpectBrokenAt(TamperedCopy("UPDATE audit_events SET time=time+1 WHERE seq=6"), 6); }
+
+TEST_F(TamperTest, DeletedMiddleEvent) { ExpectBrokenAt(TamperedCopy("DELETE FROM audit_events WHERE seq=2"), 2); }
+
+TEST_F(TamperTest, DeletedLastEvents) { ExpectBrokenAt(TamperedCopy("DELETE FROM audit_events WHERE seq>=6"), 6); }
+
+TEST_F(TamperTest, ReorderedEvents) {
+  ExpectBrokenAt(TamperedCopy("UPDATE audit_events SET seq=-1 WHERE seq=2;"
+                              "UPDATE audit_events SET seq=2 WHERE seq=5;"
+                              "UPDATE audit_events SET seq=5 WHERE seq=-1;"),
+                 2);
+}
+
+TEST_F(TamperTest, InsertedEventInTheMiddle) {
+  ExpectBrokenAt(TamperedCopy("UPDATE audit_events SET seq=seq+100 WHERE seq>=3;"
+                              "UPDATE audit_events SET seq=seq-99 WHERE seq>=103;"
+                              "INSERT INTO audit_events SELECT 3, time, actor, 'job.cancel', resource, details, hash, hash "
+                              "FROM audit_events WHERE seq=2;"),
+                 3);
+}
+
+TEST_F(TamperTest, AppendedEventBeyondTheHead) {
+  ExpectBrokenAt(TamperedCopy("INSERT INTO audit_events SELECT 8, time, actor, action, resource, details, hash, hash "
+                              "FROM audit_events WHERE seq=7;"),
+                 8);
+}
+
+TEST_F(TamperTest, RehashedEditBreaksTheNextLink) {
+  // Recomputing one event's hash is not enough: the next event still points
+  // at the old one.
+  ExpectBrokenAt(TamperedCopy("UPDATE audit_events SET hash='" + std::string(64, 'a') + "' WHERE seq=2"), 2);
+}
+
+}  // namespace
+}  // namespace causeway::testing

@@ -1,0 +1,110 @@
+#include <gtest/gtest.h>
+
+#include "causeway/estate.h"
+#include "causeway/job_spec.h"
+
+namespace causeway {
+namespace {
+
+TEST(EstateTest, ExampleAndEmbeddedEstatesAreValid) {
+  auto file = LoadEstateFile(std::string(CAUSEWAY_SOURCE_DIR) + "/examples/estate.yaml");
+  ASSERT_TRUE(file.ok()) << file.status().ToString();
+  auto embedded = ParseEstate(DefaultEstateYaml(), "embedded");
+  ASSERT_TRUE(embedded.ok()) << embedded.status().ToString();
+  EXPECT_EQ(embedded->clusters.size(), file->clusters.size());
+  const Cluster* c = embedded->FindCluster("nebius-eu-h200");
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->zone, "eu");
+  EXPECT_EQ(c->TotalGpus(), 128);
+  const Price* p = embedded->FindPrice("nebius-eu-h200", "H200");
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(p->on_demand.micros(), 3'500'000);
+  ASSERT_EQ(embedded->reservations.size(), 1u);
+  EXPECT_EQ(embedded->reservations[0].count, 64);
+}
+
+constexpr const char* kBase = R"(providers:
+  - name: nebius
+    kind: sim
+    regions: [{name: eu-north1, zone: eu}]
+clusters:
+  - name: c1
+    provider: nebius
+    region: eu-north1
+    node_pools: [{name: p, gpu_type: H200, gpus_per_node: 8, nodes: 2}]
+)";
+
+struct Case {
+  const char* name;
+  std::string extra;  // appended to kBase (or replacing it when it starts with '!')
+  const char* error;
+  int line;
+};
+
+TEST(EstateTest, ReportsProblemsWithPositions) {
+  const Case cases[] = {
+      {"unknown_top", "clustres: []\n", "did you mean \"clusters\"", 10},
+      {"bad_kind", "!providers:\n  - {name: x, kind: cloud, regions: [{name: r, zone: eu}]}\n", "unknown kind", 2},
+      {"unknown_provider",
+       "!providers:\n  - {name: nebius, kind: sim, regions: [{name: r, zone: eu}]}\nclusters:\n"
+       "  - {name: c, provider: nebuis, region: r, node_pools: [{name: p, gpu_type: H100, gpus_per_node: 8, nodes: 1}]}\n",
+       "did you mean \"nebius\"", 4},
+      {"unknown_region",
+       "!providers:\n  - {name: n, kind: sim, regions: [{name: r, zone: eu}]}\nclusters:\n"
+       "  - {name: c, provider: n, region: x, node_pools: [{name: p, gpu_type: H100, gpus_per_node: 8, nodes: 1}]}\n",
+       "has no region \"x\"", 4},
+      {"price_wrong_gpu", "prices:\n  - {cluster: c1, gpu_type: H100, on_demand: \"2\"}\n", "has no H100 node pool", 11},
+      {"price_bad_amount", "prices:\n  - {cluster: c1, gpu_type: H200, on_demand: \"2.1234567\"}\n", "six decimal places", 11},
+      {"price_twice",
+       "prices:\n  - {cluster: c1, gpu_type: H200, on_demand: \"2\"}\n  - {cluster: c1, gpu_type: H200, on_demand: \"3\"}\n",
+       "already given", 12},
+      {"reservation_too_big",
+       "reservations:\n  - {name: r, cluster: c1, gpu_type: H200, count: 17, start: 2026-01-01, end: 2027-01-01, price: \"2\"}\n",
+       "has only 16", 11},
+      {"reservation_backwards",
+       "reservations:\n  - {name: r, cluster: c1, gpu_type: H200, count: 8, start: 2027-01-01, end: 2026-01-01, price: \"2\"}\n",
+       "end must be after the start", 11},
+      {"dataset_unknown_location", "datasets:\n  - {name: d, replicas: [gcp/us-central1]}\n", "unknown location", 11},
+      {"duplicate_team", "teams:\n  - {name: nlp}\n  - {name: nlp}\n", "duplicate team", 12},
+      {"gpus_per_node_zero",
+       "!providers:\n  - {name: n, kind: sim, regions: [{name: r, zone: eu}]}\nclusters:\n"
+       "  - {name: c, provider: n, region: r, node_pools: [{name: p, gpu_type: H100, gpus_per_node: 0, nodes: 1}]}\n",
+       "out of range", 4},
+      {"bad_interconnect",
+       "!providers:\n  - {name: n, kind: sim, regions: [{name: r, zone: eu}]}\nclusters:\n"
+       "  - {name: c, provider: n, region: r, node_pools: [{name: p, gpu_type: H100, gpus_per_node: 8, nodes: 1, interconnect: carrier-pigeon}]}\n",
+       "unknown interconnect", 4},
+      {"missing_pools", "!providers:\n  - {name: n, kind: sim, regions: [{name: r, zone: eu}]}\nclusters:\n  - {name: c, provider: n, region: r}\n",
+       "expected a list of node pools", 4},
+  };
+  for (const auto& c : cases) {
+    std::string text = c.extra[0] == '!' ? c.extra.substr(1) : std::string(kBase) + c.extra;
+    auto r = ParseEstate(text, "estate.yaml");
+    ASSERT_FALSE(r.ok()) << c.name;
+    const Diagnostic& d = r.status().diagnostics().front();
+    EXPECT_NE(d.message.find(c.error), std::string::npos) << c.name << ": " << d.ToString();
+    EXPECT_EQ(d.line, c.line) << c.name << ": " << d.ToString();
+    EXPECT_EQ(d.file, "estate.yaml");
+  }
+}
+
+TEST(EstateTest, ChecksJobsAgainstTheEstate) {
+  auto estate = ParseEstate(DefaultEstateYaml(), "embedded");
+  ASSERT_TRUE(estate.ok());
+  auto check = [&](const char* yaml) {
+    auto spec = ParseJobSpec(yaml, "job.yaml");
+    EXPECT_TRUE(spec.ok()) << spec.status().ToString();
+    return CheckJobAgainstEstate(spec->spec, *estate, "job.yaml");
+  };
+  EXPECT_TRUE(check("resources: {accelerators: H200:8, infra: nebius/eu-north1}\nresidency: eu\n").ok());
+  EXPECT_NE(check("resources: {accelerators: H300:8}\n").message().find("did you mean \"H200\""), std::string::npos);
+  EXPECT_NE(check("resources: {accelerators: L4:8}\n").message().find("on one node"), std::string::npos);
+  EXPECT_NE(check("resources: {infra: nebuis}\n").message().find("did you mean \"nebius\""), std::string::npos);
+  EXPECT_NE(check("resources: {infra: nebius/us-east1}\n").message().find("has no region"), std::string::npos);
+  EXPECT_NE(check("residency: apac\n").message().find("residency zone"), std::string::npos);
+  EXPECT_NE(check("labels: {team: nlpp}\n").message().find("did you mean \"nlp\""), std::string::npos);
+  EXPECT_NE(check("datasets: [c5@1]\n").message().find("unknown dataset"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace causeway

@@ -1,0 +1,197 @@
+// Job spec parsing: a table of valid and invalid specs, each invalid one with
+// the message, line and column it must report.
+#include <gtest/gtest.h>
+
+#include "causeway/job_spec.h"
+
+namespace causeway {
+namespace {
+
+struct Case {
+  const char* name;
+  friend void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
+  const char* yaml;
+  // For invalid specs: a fragment of the first error, and where it points
+  // (0 = not checked). nullptr means the spec is valid.
+  const char* error = nullptr;
+  int line = 0;
+  int column = 0;
+  const char* field = nullptr;
+};
+
+const Case kCases[] = {
+    // ---- valid ----
+    {"minimal", "run: echo hi\n"},
+    {"accel_type_count", "resources:\n  accelerators: H200:8\n"},
+    {"accel_lowercase", "resources:\n  accelerators: h200\n"},
+    {"accel_dashed", "resources:\n  accelerators: A100-80GB:4\n"},
+    {"accel_map", "resources:\n  accelerators: {H100: 8}\n"},
+    {"accel_list", "resources:\n  accelerators: [H100:8, A100-80GB:8]\n"},
+    {"accel_set_form", "resources:\n  accelerators: {H100:8, A100-80GB:8}\n"},
+    {"accel_list_of_maps", "resources:\n  accelerators:\n    - H100: 8\n    - A100: 8\n"},
+    {"infra_provider_region", "resources:\n  infra: nebius/eu-north1\n"},
+    {"infra_with_zone", "resources:\n  infra: gcp/us-central1/us-central1-a\n"},
+    {"cloud_and_region", "resources:\n  cloud: GCP\n  region: us-central1\n"},
+    {"full_skypilot",
+     "name: train\nworkdir: .\nnum_nodes: 2\nresources:\n  accelerators: H200:8\n  use_spot: true\n"
+     "  disk_size: 512\n  image_id: docker:nvcr.io/nvidia/pytorch@sha256:0123\n  labels:\n    owner: alice\n"
+     "    team: nlp\nenvs:\n  EPOCHS: 3\n  DEBUG: true\nfile_mounts:\n  /data: s3://bucket/data\n"
+     "  /ckpt:\n    name: ckpt-bucket\n    mode: MOUNT\nsetup: pip install -r req.txt\nrun: torchrun train.py\n"},
+    {"causeway_fields",
+     "labels: {owner: bob, team: vision}\ndatasets:\n  - {name: c4, version: \"2024-05\"}\n  - imagenet@sha256:"
+     "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\ncheckpoint: {path: /ckpt, interval: 30m}\n"
+     "residency: eu\npriority: high\n"},
+    {"priority_integer", "priority: 700\n"},
+    {"disk_size_string", "resources:\n  disk_size: 2TB\n"},
+    {"ignored_top_field", "service:\n  replicas: 2\nrun: x\n"},
+    {"ignored_resource_field", "resources:\n  cpus: 8+\n  memory: 32+\n"},
+    {"same_label_twice_same_value", "labels: {team: nlp}\nresources:\n  labels: {team: nlp}\n"},
+    {"empty_resources", "resources:\nrun: x\n"},
+    {"multiline_run", "run: |\n  echo one\n  echo two\n"},
+
+    // ---- invalid ----
+    {"empty_document", "", "empty", 1, 1},
+    {"not_a_mapping", "- a\n- b\n", "expected a mapping", 1, 1},
+    {"yaml_syntax", "name: [unclosed\n", "YAML syntax error", 2, 1},
+    {"bad_indentation", "resources:\n  accelerators: H100\n   region: x\n", "YAML syntax error", 3, 10},
+    {"misspelled_top_key", "nmae: x\n", "did you mean \"name\"", 1, 1, "nmae"},
+    {"misspelled_accelerators", "resources:\n  accelerator: H100\n", "did you mean \"accelerators\"", 2, 3,
+     "resources.accelerator"},
+    {"misspelled_num_nodes", "num_node: 2\n", "did you mean \"num_nodes\"", 1, 1},
+    {"unknown_key_no_hint", "frobnicate: 1\n", "expected one of", 1, 1},
+    {"duplicate_top_key", "name: a\nrun: x\nname: b\n", "duplicate key \"name\" (first defined on line 1)", 3, 1},
+    {"duplicate_resource_key", "resources:\n  accelerators: H100\n  accelerators: H200\n", "duplicate key", 3, 3},
+    {"duplicate_env", "envs:\n  A: 1\n  A: 2\n", "duplicate key \"A\"", 3, 3},
+    {"accel_fractional", "resources:\n  accelerators: A100:0.5\n", "fractional GPUs are not supported", 2, 17},
+    {"accel_zero", "resources:\n  accelerators: H100:0\n", "expected 1 to 64", 2, 17},
+    {"accel_too_many", "resources:\n  accelerators: H100:65\n", "expected 1 to 64", 2, 17},
+    {"accel_bad_count", "resources:\n  accelerators: H100:eight\n", "expected TYPE:COUNT", 2, 17},
+    {"accel_bad_type", "resources:\n  accelerators: \"H 100:8\"\n", "invalid GPU type", 2, 17},
+    {"accel_map_bad_value", "resources:\n  accelerators: {H100: many}\n", "expected TYPE:COUNT", 2, 24},
+    {"accel_map_count_twice", "resources:\n  accelerators: {\"H100:8\": 8}\n", "not both", 2, 18},
+    {"accel_duplicate_alternative", "resources:\n  accelerators: [H100:8, h100:4]\n", "listed twice", 2, 26},
+    {"accel_empty_list", "resources:\n  accelerators: []\n", "a list of alternatives", 2, 17},
+    {"accel_nested_list", "resources:\n  accelerators: [[H100]]\n", "each alternative", 2, 18},
+    {"infra_and_cloud", "resources:\n  infra: gcp\n  cloud: gcp\n", "not both", 2, 10},
+    {"infra_empty_part", "resources:\n  infra: nebius//x\n", "provider/region", 2, 10},
+    {"infra_too_many_parts", "resources:\n  infra: a/b/c/d\n", "provider/region", 2, 10},
+    {"use_spot_not_bool", "resources:\n  use_spot: maybe\n", "expected true or false", 2, 13},
+    {"use_spot_quoted", "resources:\n  use_spot: \"true\"\n", "expected true or false", 2, 13},
+    {"num_nodes_zero", "num_nodes: 0\n", "out of range", 1, 12},
+    {"num_nodes_string", "num_nodes: \"2\"\n", "quoted string", 1, 12},
+    {"num_nodes_float", "num_nodes: 1.5\n", "expected an integer", 1, 12},
+    {"disk_size_bad", "resources:\n  disk_size: lots\n", "expected a size in GB", 2, 14},
+    {"envs_not_map", "envs: [A, B]\n", "expected a mapping", 1, 7},
+    {"env_no_value", "envs:\n  TOKEN:\n", "has no value", 2, 3},
+    {"env_bad_name", "envs:\n  1X: a\n", "invalid environment variable name", 2, 3},
+    {"resources_not_map", "resources: H100:8\n", "expected a mapping", 1, 12},
+    {"run_not_string", "run: {a: b}\n", "expected a string", 1, 6},
+    {"name_not_string", "name: [a]\n", "expected a string", 1, 7},
+    {"labels_conflict", "labels: {team: nlp}\nresources:\n  labels: {team: vision}\n", "in the other labels block", 1, 16},
+    {"owner_empty", "labels: {owner: \"\"}\n", "label \"owner\" is empty", 1, 17},
+    {"dataset_no_version", "datasets:\n  - {name: c4}\n", "needs a version or a digest", 2, 5},
+    {"dataset_bad_digest", "datasets:\n  - {name: c4, digest: md5:abc}\n", "expected sha256:", 2, 5},
+    {"dataset_shorthand_bad", "datasets: [c4]\n", "NAME@VERSION", 1, 12},
+    {"dataset_twice", "datasets: [c4@1, c4@2]\n", "listed twice", 1, 18},
+    {"dataset_misspelled_key", "datasets:\n  - {name: c4, verison: 1}\n", "did you mean \"version\"", 2, 16},
+    {"checkpoint_no_path", "checkpoint: {interval: 10m}\n", "needs a path", 1, 13},
+    {"checkpoint_bad_interval", "checkpoint: {path: /c, interval: soon}\n", "invalid duration", 1, 34},
+    {"residency_bad", "residency: EU West\n", "residency zone", 1, 12},
+    {"priority_unknown", "priority: urgent\n", "expected one of low, normal, high, critical", 1, 11},
+    {"priority_out_of_range", "priority: 5000\n", "out of range", 1, 11},
+    {"file_mount_bad_mode", "file_mounts:\n  /d:\n    source: s3://b\n    mode: FAST\n", "MOUNT, COPY", 4, 11},
+};
+
+class SpecTableTest : public ::testing::TestWithParam<Case> {};
+
+TEST_P(SpecTableTest, ParsesOrReportsExactly) {
+  const Case& c = GetParam();
+  auto r = ParseJobSpec(c.yaml, "job.yaml");
+  if (c.error == nullptr) {
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    return;
+  }
+  ASSERT_FALSE(r.ok()) << "expected an error containing: " << c.error;
+  EXPECT_EQ(r.status().code(), Code::kInvalidArgument);
+  ASSERT_FALSE(r.status().diagnostics().empty());
+  const Diagnostic& d = r.status().diagnostics().front();
+  EXPECT_NE(d.message.find(c.error), std::string::npos) << "got: " << d.ToString();
+  EXPECT_EQ(d.file, "job.yaml");
+  if (c.line) {
+    EXPECT_EQ(d.line, c.line) << d.ToString();
+  }
+  if (c.column) {
+    EXPECT_EQ(d.column, c.column) << d.ToString();
+  }
+  if (c.field) {
+    EXPECT_EQ(d.field, c.field);
+  }
+  // The summary names the file and position too.
+  EXPECT_NE(r.status().message().find("job.yaml"), std::string::npos);
+}
+
+INSTANTIATE_TEST_SUITE_P(Specs, SpecTableTest, ::testing::ValuesIn(kCases),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+TEST(SpecTest, CaseCountCoversTheInputSpace) { EXPECT_GE(std::size(kCases), 40u); }
+
+TEST(SpecTest, NormalizesFields) {
+  auto r = ParseJobSpec(
+      "name: t\nresources:\n  accelerators: [h100:8, A100-80GB:8]\n  infra: Nebius/eu-north1\n"
+      "  labels: {owner: alice, team: nlp}\nnum_nodes: 2\npriority: high\ncheckpoint: {path: /c, interval: 1h30m}\n",
+      "f");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const JobSpec& s = r->spec;
+  ASSERT_EQ(s.accelerators.alternatives.size(), 2u);
+  EXPECT_EQ(s.accelerators.alternatives[0], (GpuRequest{"H100", 8}));
+  EXPECT_EQ(s.accelerators.alternatives[1], (GpuRequest{"A100-80GB", 8}));
+  EXPECT_TRUE(s.accelerators.ordered);
+  EXPECT_EQ(s.cloud, "nebius");
+  EXPECT_EQ(s.region, "eu-north1");
+  EXPECT_EQ(s.owner, "alice");
+  EXPECT_EQ(s.team, "nlp");
+  EXPECT_EQ(s.priority, 100);
+  EXPECT_EQ(s.priority_class, "high");
+  EXPECT_EQ(s.TotalGpus(), 16);
+  ASSERT_TRUE(s.checkpoint.has_value());
+  EXPECT_EQ(s.checkpoint->interval, Micros(5400LL * 1'000'000));
+}
+
+TEST(SpecTest, MapFormIsUnorderedAndCountsDefaultToOne) {
+  auto r = ParseJobSpec("resources:\n  accelerators: {H100:8, L4}\n", "f");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_FALSE(r->spec.accelerators.ordered);
+  EXPECT_EQ(r->spec.accelerators.alternatives[1], (GpuRequest{"L4", 1}));
+}
+
+TEST(SpecTest, IgnoredFieldsAreKeptAndWarned) {
+  auto r = ParseJobSpec("service: {replicas: 2}\nresources:\n  cpus: 8\nrun: x\n", "f");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->spec.ignored_fields, (std::vector<std::string>{"service", "resources.cpus"}));
+  ASSERT_EQ(r->warnings.size(), 2u);
+  EXPECT_EQ(r->warnings[0].line, 1);
+  EXPECT_NE(r->warnings[0].message.find("ignored"), std::string::npos);
+}
+
+TEST(SpecTest, ReportsEveryErrorNotJustTheFirst) {
+  auto r = ParseJobSpec("nmae: x\nnum_nodes: 0\nresources:\n  accelerators: H100:0.5\n", "f");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().diagnostics().size(), 3u);
+  EXPECT_NE(r.status().message().find("3 errors"), std::string::npos);
+}
+
+TEST(SpecTest, MissingFileIsNotFound) {
+  auto r = LoadJobSpecFile("/nonexistent/job.yaml");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Code::kNotFound);
+}
+
+TEST(SpecTest, ExampleJobsAreValid) {
+  for (const char* f : {"train-llama.yaml", "finetune-vision.yaml", "eval-sweep.yaml"}) {
+    auto r = LoadJobSpecFile(std::string(CAUSEWAY_SOURCE_DIR) + "/examples/jobs/" + f);
+    EXPECT_TRUE(r.ok()) << f << ": " << r.status().ToString();
+  }
+}
+
+}  // namespace
+}  // namespace causeway

@@ -1,0 +1,100 @@
+#include "identity/tokens.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "causeway/crypto.h"
+
+namespace causeway::identity {
+namespace {
+
+class TokensTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = std::filesystem::temp_directory_path() / ("cw-tokens-" + std::to_string(::getpid()) + ".db");
+    std::filesystem::remove(path_);
+    store_ = std::move(*OpenSqliteStore(path_.string()));
+  }
+  void TearDown() override {
+    store_.reset();
+    for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path_.string() + suffix);
+  }
+  MintedToken Store(std::optional<Timestamp> expires = std::nullopt) {
+    MintedToken t = MintToken("ci", {"jobs:read"}, "system", clock_.Now(), expires);
+    EXPECT_TRUE(store_->Write([&](WriteTx& tx) -> Status {
+      RETURN_IF_ERROR(tx.InsertToken(t.record));
+      AuditEvent e;
+      e.action = "token.create";
+      return tx.AppendAudit(e);
+    }).ok());
+    return t;
+  }
+  ManualClock clock_;
+  std::filesystem::path path_;
+  std::unique_ptr<causeway::Store> store_;
+};
+
+TEST_F(TokensTest, OnlyTheHashIsStored) {
+  MintedToken t = Store();
+  EXPECT_EQ(t.secret.substr(0, 3), "cw_");
+  EXPECT_EQ(t.secret.size(), 55u);
+  EXPECT_EQ(t.record.hash, Sha256Hex(t.secret));
+  auto listed = store_->ListTokens();
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_EQ((*listed)[0].hash.find("cw_"), std::string::npos);
+}
+
+TEST_F(TokensTest, AuthenticatesValidTokensAndRejectsTheRest) {
+  MintedToken t = Store(clock_.Now() + std::chrono::hours(1));
+  auto p = Authenticate(*store_, "Bearer " + t.secret, clock_.Now());
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p->token_id, t.record.id);
+  EXPECT_TRUE(p->Has("jobs:read"));
+  EXPECT_FALSE(p->Has("jobs:write"));
+  EXPECT_TRUE(Authenticate(*store_, "bearer " + t.secret, clock_.Now()).ok());
+
+  struct Bad {
+    std::string header;
+    const char* message;
+  } bad[] = {
+      {"", "missing Authorization header"},
+      {"Basic abc", "expected \"Bearer <token>\""},
+      {"Bearer nope", "malformed token"},
+      {"Bearer cw_" + std::string(52, 'a'), "unknown token"},
+  };
+  for (const auto& b : bad) {
+    auto r = Authenticate(*store_, b.header, clock_.Now());
+    ASSERT_FALSE(r.ok()) << b.header;
+    EXPECT_EQ(r.status().code(), Code::kUnauthenticated);
+    EXPECT_NE(r.status().message().find(b.message), std::string::npos) << r.status().message();
+  }
+  clock_.Advance(std::chrono::hours(2));
+  auto expired = Authenticate(*store_, "Bearer " + t.secret, clock_.Now());
+  EXPECT_NE(expired.status().message().find("expired"), std::string::npos);
+  // No error message ever repeats the secret.
+  EXPECT_EQ(expired.status().message().find(t.secret), std::string::npos);
+}
+
+TEST_F(TokensTest, RevokedTokensStopWorking) {
+  MintedToken t = Store();
+  ASSERT_TRUE(store_->Write([&](WriteTx& tx) -> Status {
+    RETURN_IF_ERROR(tx.RevokeToken(t.record.id, clock_.Now()));
+    AuditEvent e;
+    e.action = "token.revoke";
+    return tx.AppendAudit(e);
+  }).ok());
+  auto r = Authenticate(*store_, "Bearer " + t.secret, clock_.Now());
+  EXPECT_NE(r.status().message().find("revoked"), std::string::npos);
+}
+
+TEST(ScopesTest, AdminImpliesEverythingAndUnknownScopesAreRejected) {
+  Principal admin{"tok", "a", {"admin"}};
+  for (auto s : kAllScopes) EXPECT_TRUE(admin.Has(s));
+  EXPECT_TRUE(ValidateScopes({"jobs:read", "audit:read"}).ok());
+  EXPECT_NE(ValidateScopes({"jobs:delete"}).message().find("expected one of"), std::string::npos);
+  EXPECT_FALSE(ValidateScopes({}).ok());
+}
+
+}  // namespace
+}  // namespace causeway::identity
