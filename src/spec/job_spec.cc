@@ -305,7 +305,7 @@ class JobSpecParser {
         r_.Error(it->first, field, "duplicate key \"" + m.target + "\"");
         continue;
       }
-      const YAML::Node& v = it->second;
+      YAML::Node v = it->second;  // by value: it-> yields a temporary proxy
       if (v.IsScalar()) {
         m.source = v.Scalar();
       } else if (v.IsMap()) {

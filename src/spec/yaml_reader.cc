@@ -88,7 +88,7 @@ bool YamlReader::CheckMap(const YAML::Node& node, std::string_view field, const 
   }
   std::map<std::string, int> seen;  // key -> line of first occurrence
   for (auto it = node.begin(); it != node.end(); ++it) {
-    const YAML::Node& key = it->first;
+    YAML::Node key = it->first;  // by value: it-> yields a temporary proxy
     if (!key.IsScalar()) {
       Error(key, field, "expected a plain string key");
       continue;
