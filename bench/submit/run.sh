@@ -23,7 +23,7 @@ done
 port=$(grep -o 'listening on http://127.0.0.1:[0-9]*' "$dir/serve.log" | grep -o '[0-9]*$')
 token=$(cat "$dir/admin.token")
 echo "causeway submit benchmark: $clients clients, ${seconds}s, durable SQLite commits (synchronous=FULL)"
-"$build/submit_bench" --port "$port" --token "$token" --clients "$clients" --seconds "$seconds" --warmup 2 | tee "$dir/result.json"
+"$build/bench/submit_bench" --port "$port" --token "$token" --clients "$clients" --seconds "$seconds" --warmup 2 | tee "$dir/result.json"
 jobs=$(sqlite3 "$dir/causeway.db" "SELECT count(*) FROM jobs")
 commits=$(curl -s -H "Authorization: Bearer $token" "http://127.0.0.1:$port/metrics" | awk '/^causeway_store_commits_total/ {print $2}')
 rate=$(grep -o '"submits_per_s": [0-9]*' "$dir/result.json" | grep -o '[0-9]*$')

@@ -48,14 +48,22 @@ bool IsRetryable(Code code) {
 }
 
 std::string Diagnostic::ToString() const {
-  std::string out;
-  if (!file.empty()) out += file;
+  // Built with append: g++ 12 -O3 misreports "literal" + std::string&& (-Wrestrict).
+  std::string out = file;
+  auto sep = [&out](const char* s) {
+    if (!out.empty()) out.append(s);
+  };
   if (line > 0) {
-    out += (out.empty() ? "" : ":") + std::to_string(line);
-    if (column > 0) out += ":" + std::to_string(column);
+    sep(":");
+    out.append(std::to_string(line));
+    if (column > 0) out.append(":").append(std::to_string(column));
   }
-  if (!field.empty()) out += (out.empty() ? "" : ": ") + field;
-  out += (out.empty() ? "" : ": ") + message;
+  if (!field.empty()) {
+    sep(": ");
+    out.append(field);
+  }
+  sep(": ");
+  out.append(message);
   return out;
 }
 
