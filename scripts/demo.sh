@@ -11,7 +11,8 @@ rm -rf "$data"
 mkdir -p "$data"
 
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
-show() { printf '$ %s\n' "$*"; "$@" || true; }
+# Prints a command (secrets shortened) and runs it; a failing command is part of the show.
+show() { printf '$ %s\n' "$(sed 's/cw_[a-z0-9]\{52\}/cw_…/g' <<<"$*")"; "$@" || true; }
 
 "$cw" serve --listen 127.0.0.1:0 --data-dir "$data" > "$data/serve.log" 2>&1 &
 pid=$!

@@ -3,6 +3,8 @@
 #include <charconv>
 #include <chrono>
 
+#include <spdlog/spdlog.h>
+
 #include "audit/chain.h"
 #include "spec/spec_json.h"
 #include "store/records_json.h"
@@ -149,6 +151,9 @@ void ApiService::Dispatch(HttpRequest& req, Reply reply) {
   Reply observed = [this, start, method = req.method, pattern, reply = std::move(reply)](HttpResponse r) {
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     metrics_.ObserveRequest(method, pattern, r.status, secs);
+    // Server-side failures are logged with the route pattern, never the
+    // path, query or headers (they can carry ids and tokens).
+    if (r.status >= 500) spdlog::error("request failed method={} route={} status={} body={}", method, pattern, r.status, r.body);
     reply(std::move(r));
   };
   if (match.outcome == Router::Outcome::kNoSuchPath) {
@@ -169,6 +174,7 @@ void ApiService::Dispatch(HttpRequest& req, Reply reply) {
   } catch (const std::exception& e) {
     // A handler bug must not take the server down; the reply guard in the
     // HTTP layer ignores a second reply if the handler had already answered.
+    spdlog::error("handler threw route={} what={}", match.pattern, e.what());
     observed(ErrorResponse(Internal("unexpected error while handling the request")));
   }
 }

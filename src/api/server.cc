@@ -12,6 +12,8 @@
 #include <iostream>
 #include <thread>
 
+#include <spdlog/spdlog.h>
+
 #include "api/api_service.h"
 #include "api/http_client.h"
 #include "api/http_server.h"
@@ -75,6 +77,8 @@ Status Serve(const ServeOptions& o) {
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  ::signal(SIGPIPE, SIG_IGN);  // a client that hangs up must not kill the server
+  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%fZ %l %v", spdlog::pattern_time_type::utc);
 
   ASSIGN_OR_RETURN(auto store, OpenSqliteStore(db_path));
   RealClock clock;
@@ -106,11 +110,12 @@ Status Serve(const ServeOptions& o) {
 
   int sig = 0;
   sigwait(&signals, &sig);
-  std::cout << "causeway: stopping on " << (sig == SIGINT ? "SIGINT" : "SIGTERM") << std::endl;
+  spdlog::info("stopping on {}: draining queued commits", sig == SIGINT ? "SIGINT" : "SIGTERM");
   // Order matters: stop taking requests, then commit what was acknowledged
   // for commit, then let the HTTP machinery go.
   http.Stop();
   queue.Stop();
+  spdlog::info("stopped");
   return Status::Ok();
 }
 

@@ -8,23 +8,15 @@
 #include <thread>
 
 #include "causeway/ids.h"
+#include "temp_db.h"
 
 namespace causeway {
 namespace {
 
 class CommitQueueTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    path_ = std::filesystem::temp_directory_path() / ("cw-queue-" + std::to_string(::getpid()) + ".db");
-    std::filesystem::remove(path_);
-    auto s = OpenSqliteStore(path_.string());
-    ASSERT_TRUE(s.ok());
-    store_ = std::move(*s);
-  }
-  void TearDown() override {
-    store_.reset();
-    for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path_.string() + suffix);
-  }
+  void SetUp() override { store_ = db_.Open(); }
+  void TearDown() override { store_.reset(); }
   WriteFn Unit(const std::string& id) {
     return [id](WriteTx& tx) -> Status {
       JobRecord j;
@@ -36,7 +28,7 @@ class CommitQueueTest : public ::testing::Test {
       return tx.AppendAudit(e);
     };
   }
-  std::filesystem::path path_;
+  testing::TempDb db_;
   std::unique_ptr<Store> store_;
 };
 

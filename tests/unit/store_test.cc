@@ -6,29 +6,18 @@
 #include "audit/chain.h"
 #include "causeway/ids.h"
 #include "causeway/store.h"
+#include "temp_db.h"
 
 namespace causeway {
 namespace {
 
 class StoreTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("cw-store-" + std::to_string(::getpid()) + "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-    path_ = (dir_ / "causeway.db").string();
-    Reopen();
-  }
-  void TearDown() override {
-    store_.reset();
-    std::filesystem::remove_all(dir_);
-  }
+  void SetUp() override { Reopen(); }
+  void TearDown() override { store_.reset(); }
   void Reopen() {
     store_.reset();
-    auto s = OpenSqliteStore(path_);
-    ASSERT_TRUE(s.ok()) << s.status().ToString();
-    store_ = std::move(*s);
+    store_ = db_.Open();
   }
 
   JobRecord Job(const std::string& team = "nlp") {
@@ -72,8 +61,7 @@ class StoreTest : public ::testing::Test {
   }
 
   ManualClock clock_;
-  std::filesystem::path dir_;
-  std::string path_;
+  testing::TempDb db_;
   std::unique_ptr<Store> store_;
 };
 
@@ -209,10 +197,10 @@ TEST_F(StoreTest, AuditFilters) {
 
 TEST_F(StoreTest, ReadOnlyOpenRefusesWritesAndMissingFilesFail) {
   ASSERT_TRUE(store_->Write(InsertWithAudit(Job())).ok());
-  auto ro = OpenSqliteStore(path_, SqliteOptions{.read_only = true});
+  auto ro = OpenSqliteStore(db_.path(), SqliteOptions{.read_only = true});
   ASSERT_TRUE(ro.ok()) << ro.status().ToString();
   EXPECT_EQ((*ro)->Write(InsertWithAudit(Job())).code(), Code::kFailedPrecondition);
-  EXPECT_FALSE(OpenSqliteStore((dir_ / "nope.db").string(), SqliteOptions{.read_only = true}).ok());
+  EXPECT_FALSE(OpenSqliteStore(db_.path() + ".missing", SqliteOptions{.read_only = true}).ok());
 }
 
 // The verifier on its own: every kind of tampering is named at the first bad

@@ -5,21 +5,15 @@
 #include <filesystem>
 
 #include "causeway/crypto.h"
+#include "temp_db.h"
 
 namespace causeway::identity {
 namespace {
 
 class TokensTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    path_ = std::filesystem::temp_directory_path() / ("cw-tokens-" + std::to_string(::getpid()) + ".db");
-    std::filesystem::remove(path_);
-    store_ = std::move(*OpenSqliteStore(path_.string()));
-  }
-  void TearDown() override {
-    store_.reset();
-    for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path_.string() + suffix);
-  }
+  void SetUp() override { store_ = db_.Open(); }
+  void TearDown() override { store_.reset(); }
   MintedToken Store(std::optional<Timestamp> expires = std::nullopt) {
     MintedToken t = MintToken("ci", {"jobs:read"}, "system", clock_.Now(), expires);
     EXPECT_TRUE(store_->Write([&](WriteTx& tx) -> Status {
@@ -31,7 +25,7 @@ class TokensTest : public ::testing::Test {
     return t;
   }
   ManualClock clock_;
-  std::filesystem::path path_;
+  causeway::testing::TempDb db_;
   std::unique_ptr<causeway::Store> store_;
 };
 

@@ -149,6 +149,22 @@ AuditEvent ReadAudit(const Stmt& s) {
   return e;
 }
 
+// Runs `sql` with ?1 bound to `key` and returns the first row as read by
+// `read`, or nullopt when there is none.
+template <typename T>
+Result<std::optional<T>> QueryOne(Conn& conn, const char* sql, std::string_view key, T (*read)(const Stmt&)) {
+  CW_STMT(s, conn, sql);
+  s.Bind(1, key);
+  Status st;
+  if (s.Step(st)) return std::optional<T>(read(s));
+  RETURN_IF_ERROR(st);
+  return std::optional<T>();
+}
+
+const std::string kSelectJobById = std::string("SELECT ") + kJobColumns + " FROM jobs WHERE id = ?1";
+const std::string kSelectTokenById = std::string("SELECT ") + kTokenColumns + " FROM api_tokens WHERE id = ?1";
+const std::string kSelectTokenByHash = std::string("SELECT ") + kTokenColumns + " FROM api_tokens WHERE hash = ?1";
+
 // The WriteTx handed to one unit of work inside a batch.
 class SqliteWriteTx final : public WriteTx {
  public:
@@ -165,13 +181,7 @@ class SqliteWriteTx final : public WriteTx {
   const audit::ChainHead& head() const { return head_; }
 
   Result<std::optional<JobRecord>> GetJob(const std::string& id) override {
-    static const std::string sql = std::string("SELECT ") + kJobColumns + " FROM jobs WHERE id = ?1";
-    CW_STMT(s, conn_, sql.c_str());
-    s.Bind(1, id);
-    Status st;
-    if (s.Step(st)) return std::optional<JobRecord>(ReadJob(s));
-    RETURN_IF_ERROR(st);
-    return std::optional<JobRecord>();
+    return QueryOne(conn_, kSelectJobById.c_str(), id, &ReadJob);
   }
 
   Status InsertJob(const JobRecord& j) override {
@@ -225,13 +235,7 @@ class SqliteWriteTx final : public WriteTx {
   }
 
   Result<std::optional<TokenRecord>> GetToken(const std::string& id) override {
-    static const std::string sql = std::string("SELECT ") + kTokenColumns + " FROM api_tokens WHERE id = ?1";
-    CW_STMT(s, conn_, sql.c_str());
-    s.Bind(1, id);
-    Status st;
-    if (s.Step(st)) return std::optional<TokenRecord>(ReadToken(s));
-    RETURN_IF_ERROR(st);
-    return std::optional<TokenRecord>();
+    return QueryOne(conn_, kSelectTokenById.c_str(), id, &ReadToken);
   }
 
   Status InsertToken(const TokenRecord& t) override {
@@ -352,13 +356,7 @@ class SqliteStore final : public Store {
 
   Result<std::optional<JobRecord>> GetJob(const std::string& id) const override {
     ASSIGN_OR_RETURN(auto r, Reader());
-    static const std::string sql = std::string("SELECT ") + kJobColumns + " FROM jobs WHERE id = ?1";
-    CW_STMT(s, *r.conn, sql.c_str());
-    s.Bind(1, id);
-    Status st;
-    if (s.Step(st)) return std::optional<JobRecord>(ReadJob(s));
-    RETURN_IF_ERROR(st);
-    return std::optional<JobRecord>();
+    return QueryOne(*r.conn, kSelectJobById.c_str(), id, &ReadJob);
   }
 
   Result<std::vector<JobRecord>> ListJobs(const JobFilter& f) const override {
@@ -417,13 +415,7 @@ class SqliteStore final : public Store {
 
   Result<std::optional<TokenRecord>> FindTokenByHash(const std::string& hash) const override {
     ASSIGN_OR_RETURN(auto r, Reader());
-    static const std::string sql = std::string("SELECT ") + kTokenColumns + " FROM api_tokens WHERE hash = ?1";
-    CW_STMT(s, *r.conn, sql.c_str());
-    s.Bind(1, hash);
-    Status st;
-    if (s.Step(st)) return std::optional<TokenRecord>(ReadToken(s));
-    RETURN_IF_ERROR(st);
-    return std::optional<TokenRecord>();
+    return QueryOne(*r.conn, kSelectTokenByHash.c_str(), hash, &ReadToken);
   }
 
   Result<std::vector<TokenRecord>> ListTokens() const override {
