@@ -3,6 +3,7 @@
 // YAML file (see examples/estate.yaml); adding a provider is adding entries.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -22,10 +23,18 @@ struct Region {
 // Backends a provider can be driven by.
 inline constexpr std::string_view kProviderKinds[] = {"sim", "local", "slurm", "kubernetes"};
 
+// How a simulated provider misbehaves (kind: sim only). Rates are expected
+// events per hour of one running attempt.
+struct SimBehaviour {
+  double spot_preemption_per_hour = 0.0;
+  double node_failure_per_hour = 0.0;
+};
+
 struct Provider {
   std::string name;  // "nebius", "coreweave", "gcp", ...
   std::string kind;  // one of kProviderKinds
   std::vector<Region> regions;
+  SimBehaviour sim;
 };
 
 inline constexpr std::string_view kInterconnects[] = {"infiniband", "roce", "ethernet", "nvlink", "none"};
@@ -44,6 +53,9 @@ struct Cluster {
   std::string region;
   std::string zone;  // residency zone, filled in from the provider's region
   std::vector<NodePool> node_pools;
+  // Provider specifics injected into every job placed here, so researchers
+  // never write them: NCCL/InfiniBand settings, storage paths, ...
+  std::map<std::string, std::string> inject_envs;
 
   int TotalGpus() const;
 };
@@ -67,10 +79,51 @@ struct Reservation {
   Money price;  // committed price per GPU-hour
 };
 
+// A team's monthly spending limit: past soft_percent a warning, past the
+// whole amount no new admissions until the next month.
+struct Budget {
+  Money monthly;
+  int soft_percent = 80;
+};
+
 struct Team {
   std::string name;
   std::string description;
+  std::optional<Budget> budget;
 };
+
+// Quota of one flavor in one queue, in GPUs. A flavor is a GPU type,
+// "-spot" appended for spot capacity ("H100", "H100-spot").
+struct FlavorQuota {
+  std::string flavor;
+  int64_t nominal = 0;
+  std::optional<int64_t> borrowing_limit;  // unset: no limit within the cohort
+  std::optional<int64_t> lending_limit;    // unset: all unused nominal may be lent
+};
+
+// A team's queue, on the Kueue ClusterQueue model.
+struct QueueConfig {
+  std::string name;
+  std::string team;
+  std::string cohort;  // "" for a queue that neither borrows nor lends
+  int weight = 1;      // fair-sharing weight within the cohort
+  bool strict_fifo = false;
+  std::vector<FlavorQuota> quotas;
+};
+
+// One admission rule; which fields apply depends on `rule` (docs/policies.md).
+struct PolicyConfig {
+  std::string name;
+  std::string rule;                    // one of kPolicyRules
+  std::vector<std::string> labels;     // require-labels
+  std::vector<std::string> teams;      // allowed-gpu-types, require-residency ("" = every team)
+  std::vector<std::string> gpu_types;  // allowed-gpu-types
+  std::string zone;                    // require-residency
+  std::optional<int> max_gpus;         // max-job-size
+  std::optional<Micros> max_duration;  // max-job-size
+};
+inline constexpr std::string_view kPolicyRules[] = {"require-labels", "pinned-image", "allowed-gpu-types",
+                                                    "require-residency", "max-job-size"};
 
 struct Dataset {
   std::string name;
@@ -85,11 +138,16 @@ struct Estate {
   std::vector<Reservation> reservations;
   std::vector<Team> teams;
   std::vector<Dataset> datasets;
+  std::vector<QueueConfig> queues;
+  std::vector<PolicyConfig> policies;
 
   const Provider* FindProvider(std::string_view name) const;
   const Cluster* FindCluster(std::string_view name) const;
   const Team* FindTeam(std::string_view name) const;
   const Price* FindPrice(std::string_view cluster, std::string_view gpu_type) const;
+  const Dataset* FindDataset(std::string_view name) const;
+  // The queue a team's jobs go to, or null.
+  const QueueConfig* QueueForTeam(std::string_view team) const;
 };
 
 // Parses and validates an estate. Cross-references (a cluster's provider and

@@ -56,6 +56,13 @@ inline constexpr PriorityClass kPriorityClasses[] = {
     {"low", 10}, {"normal", 50}, {"high", 100}, {"critical", 1000}};
 inline constexpr int kDefaultPriority = 50;
 
+// How a job behaves on the simulated estate (ignored by real backends).
+struct SimHint {
+  Micros duration{std::chrono::hours(1)};  // run time in (simulated) time
+  int utilization_percent = 85;            // mean GPU utilization; 0 = an idle job
+  int exit_code = 0;                       // non-zero: the program fails at the end
+};
+
 struct JobSpec {
   std::string name;
   Accelerators accelerators;  // empty for a CPU-only job
@@ -79,6 +86,9 @@ struct JobSpec {
   std::string residency;      // e.g. "eu"; empty when the job may run anywhere
   std::string priority_class; // the name given, or "" when an integer was given
   int priority = kDefaultPriority;
+  std::optional<Micros> time_limit;  // wall-clock limit per attempt, like Slurm's --time
+  bool allow_remote_data = false;    // may run away from its datasets' replicas
+  SimHint sim;
   std::vector<std::string> ignored_fields;  // SkyPilot fields kept but not used
 
   // Total GPUs for the first alternative across all nodes (0 for CPU-only).

@@ -23,6 +23,7 @@ enum class Code {
   kFailedPrecondition,  // state does not allow it (e.g. cancel a finished job)
   kUnauthenticated,     // no or bad credentials
   kPermissionDenied,    // credentials are fine but do not allow this
+  kPolicyViolation,     // an admission policy rejects the request; the message names the rule
   kPayloadTooLarge,     // request body over the limit
   kResourceExhausted,   // overloaded or over a quota; retry later
   kUnavailable,         // a dependency is down; retry later
@@ -89,6 +90,9 @@ inline Status Conflict(std::string m) { return Status(Code::kConflict, std::move
 inline Status FailedPrecondition(std::string m) { return Status(Code::kFailedPrecondition, std::move(m)); }
 inline Status Unauthenticated(std::string m) { return Status(Code::kUnauthenticated, std::move(m)); }
 inline Status PermissionDenied(std::string m) { return Status(Code::kPermissionDenied, std::move(m)); }
+inline Status PolicyViolation(std::string m, std::vector<Diagnostic> d = {}) {
+  return Status(Code::kPolicyViolation, std::move(m), std::move(d));
+}
 inline Status ResourceExhausted(std::string m) { return Status(Code::kResourceExhausted, std::move(m)); }
 inline Status Unavailable(std::string m) { return Status(Code::kUnavailable, std::move(m)); }
 inline Status DataLoss(std::string m) { return Status(Code::kDataLoss, std::move(m)); }
@@ -109,6 +113,8 @@ class [[nodiscard]] Result {
   T& value() & { return *value_; }
   const T& value() const& { return *value_; }
   T&& value() && { return std::move(*value_); }
+  // The value, or `fallback` when this holds an error.
+  T value_or(T fallback) const& { return value_ ? *value_ : std::move(fallback); }
   T* operator->() { return &*value_; }
   const T* operator->() const { return &*value_; }
   T& operator*() & { return *value_; }

@@ -25,6 +25,7 @@ int ExitFor(Code code) {
   switch (code) {
     case Code::kOk: return kExitOk;
     case Code::kInvalidArgument:
+    case Code::kPolicyViolation:
     case Code::kPayloadTooLarge: return kExitInvalid;
     case Code::kNotFound: return kExitNotFound;
     case Code::kUnauthenticated:
@@ -41,7 +42,7 @@ int ExitFor(Code code) {
 
 int ExitForHttp(int status) {
   switch (status) {
-    case 400: case 413: case 422: return kExitInvalid;
+    case 400: case 413: case 422: return kExitInvalid;  // 422: rejected by an admission policy
     case 404: return kExitNotFound;
     case 401: case 403: return kExitAuth;
     case 405: case 409: return kExitConflict;

@@ -12,6 +12,7 @@ std::string_view CodeName(Code code) {
     case Code::kFailedPrecondition: return "failed_precondition";
     case Code::kUnauthenticated: return "unauthenticated";
     case Code::kPermissionDenied: return "permission_denied";
+    case Code::kPolicyViolation: return "policy_violation";
     case Code::kPayloadTooLarge: return "payload_too_large";
     case Code::kResourceExhausted: return "resource_exhausted";
     case Code::kUnavailable: return "unavailable";
@@ -32,6 +33,7 @@ int HttpStatus(Code code) {
     case Code::kFailedPrecondition: return 409;
     case Code::kUnauthenticated: return 401;
     case Code::kPermissionDenied: return 403;
+    case Code::kPolicyViolation: return 422;
     case Code::kPayloadTooLarge: return 413;
     case Code::kResourceExhausted: return 429;
     case Code::kUnavailable: return 503;

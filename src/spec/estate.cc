@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <functional>
 #include <set>
 
@@ -30,6 +31,13 @@ const T* FindByName(const std::vector<T>& items, std::string_view name) {
 const Provider* Estate::FindProvider(std::string_view name) const { return FindByName(providers, name); }
 const Cluster* Estate::FindCluster(std::string_view name) const { return FindByName(clusters, name); }
 const Team* Estate::FindTeam(std::string_view name) const { return FindByName(teams, name); }
+const Dataset* Estate::FindDataset(std::string_view name) const { return FindByName(datasets, name); }
+const QueueConfig* Estate::QueueForTeam(std::string_view team) const {
+  for (const auto& q : queues) {
+    if (q.team == team) return &q;
+  }
+  return nullptr;
+}
 const Price* Estate::FindPrice(std::string_view cluster, std::string_view gpu_type) const {
   for (const auto& p : prices) {
     if (p.cluster == cluster && p.gpu_type == gpu_type) return &p;
@@ -57,7 +65,7 @@ class EstateParser {
   Result<Estate> Parse(std::string_view text) {
     ASSIGN_OR_RETURN(YAML::Node root, spec::LoadYaml(text, r_.file()));
     static const KeySet kKeys{
-        {"currency", "providers", "clusters", "prices", "reservations", "teams", "datasets"}};
+        {"currency", "providers", "clusters", "prices", "reservations", "teams", "datasets", "queues", "policies"}};
     if (!r_.CheckMap(root, "", kKeys)) return r_.Finish("estate");
     if (auto n = Get(root, "currency"); n.IsDefined()) {
       if (auto s = r_.String(n, "currency")) {
@@ -75,6 +83,8 @@ class EstateParser {
     List(root, "reservations", [&](const YAML::Node& n, const std::string& f) { ParseReservation(n, f); });
     List(root, "teams", [&](const YAML::Node& n, const std::string& f) { ParseTeam(n, f); });
     List(root, "datasets", [&](const YAML::Node& n, const std::string& f) { ParseDataset(n, f); });
+    List(root, "queues", [&](const YAML::Node& n, const std::string& f) { ParseQueue(n, f); });
+    List(root, "policies", [&](const YAML::Node& n, const std::string& f) { ParsePolicy(n, f); });
     RETURN_IF_ERROR(r_.Finish("estate"));
     return std::move(e_);
   }
@@ -147,9 +157,16 @@ class EstateParser {
   }
 
   void ParseProvider(const YAML::Node& n, const std::string& f) {
-    static const KeySet kKeys{{"name", "kind", "regions"}, {"description"}};
+    static const KeySet kKeys{{"name", "kind", "regions", "sim"}, {"description"}};
     if (!r_.CheckMap(n, f, kKeys)) return;
     Provider p;
+    if (auto sim = Get(n, "sim"); sim.IsDefined() && !sim.IsNull()) {
+      static const KeySet kSimKeys{{"spot_preemption_per_hour", "node_failure_per_hour"}};
+      if (r_.CheckMap(sim, JoinField(f, "sim"), kSimKeys)) {
+        p.sim.spot_preemption_per_hour = Rate(sim, "spot_preemption_per_hour", JoinField(f, "sim"));
+        p.sim.node_failure_per_hour = Rate(sim, "node_failure_per_hour", JoinField(f, "sim"));
+      }
+    }
     p.name = NameField(n, f, provider_names_, "provider");
     p.kind = Str(n, "kind", f);
     if (!p.kind.empty() &&
@@ -178,9 +195,12 @@ class EstateParser {
   }
 
   void ParseCluster(const YAML::Node& n, const std::string& f) {
-    static const KeySet kKeys{{"name", "provider", "region", "node_pools"}, {"description", "slurm"}};
+    static const KeySet kKeys{{"name", "provider", "region", "node_pools", "inject_envs"}, {"description", "slurm"}};
     if (!r_.CheckMap(n, f, kKeys)) return;
     Cluster c;
+    if (auto inj = Get(n, "inject_envs"); inj.IsDefined()) {
+      c.inject_envs = r_.StringMap(inj, JoinField(f, "inject_envs")).value_or(std::map<std::string, std::string>{});
+    }
     c.name = NameField(n, f, cluster_names_, "cluster");
     c.provider = Str(n, "provider", f);
     c.region = Str(n, "region", f);
@@ -319,9 +339,21 @@ class EstateParser {
   }
 
   void ParseTeam(const YAML::Node& n, const std::string& f) {
-    static const KeySet kKeys{{"name", "description"}};
+    static const KeySet kKeys{{"name", "description", "budget"}};
     if (!r_.CheckMap(n, f, kKeys)) return;
-    Team t{NameField(n, f, team_names_, "team"), Str(n, "description", f, false)};
+    Team t{NameField(n, f, team_names_, "team"), Str(n, "description", f, false), std::nullopt};
+    if (auto b = Get(n, "budget"); b.IsDefined() && !b.IsNull()) {
+      static const KeySet kBudgetKeys{{"monthly", "soft_percent"}};
+      std::string bf = JoinField(f, "budget");
+      if (r_.CheckMap(b, bf, kBudgetKeys)) {
+        auto monthly = Amount(b, "monthly", bf, true);
+        int soft = 80;
+        if (auto sp = Get(b, "soft_percent"); sp.IsDefined()) {
+          soft = static_cast<int>(r_.Int(sp, JoinField(bf, "soft_percent"), 1, 100).value_or(80));
+        }
+        if (monthly) t.budget = Budget{*monthly, soft};
+      }
+    }
     if (!t.name.empty()) e_.teams.push_back(std::move(t));
   }
 
@@ -354,8 +386,149 @@ class EstateParser {
     if (!d.name.empty()) e_.datasets.push_back(std::move(d));
   }
 
+  // A rate such as 0.05 (events per hour): a decimal number from 0 to 100.
+  double Rate(const YAML::Node& m, const char* key, const std::string& field) {
+    YAML::Node n = Get(m, key);
+    if (!n.IsDefined() || n.IsNull()) return 0.0;
+    std::string s = r_.String(n, JoinField(field, key)).value_or("");
+    char* end = nullptr;
+    double v = std::strtod(s.c_str(), &end);
+    if (s.empty() || end != s.c_str() + s.size() || !(v >= 0.0 && v <= 100.0)) {
+      r_.Error(n, JoinField(field, key), "expected a rate per hour from 0 to 100, such as 0.05");
+      return 0.0;
+    }
+    return v;
+  }
+
+  // Checks a flavor name: a GPU type some cluster offers, optionally "-spot".
+  bool KnownFlavor(const std::string& flavor) const {
+    std::string type = flavor;
+    if (type.size() > 5 && type.substr(type.size() - 5) == "-spot") type.resize(type.size() - 5);
+    for (const auto& c : e_.clusters) {
+      for (const auto& p : c.node_pools) {
+        if (p.gpu_type == type) return true;
+      }
+    }
+    return false;
+  }
+
+  void ParseQueue(const YAML::Node& n, const std::string& f) {
+    static const KeySet kKeys{{"name", "team", "cohort", "weight", "strict_fifo", "quotas"}};
+    if (!r_.CheckMap(n, f, kKeys)) return;
+    QueueConfig q;
+    q.name = NameField(n, f, queue_names_, "queue");
+    q.team = Str(n, "team", f);
+    if (!q.team.empty() && !e_.FindTeam(q.team)) {
+      r_.Error(Get(n, "team"), JoinField(f, "team"), "unknown team \"" + q.team + "\"");
+    } else if (!q.team.empty() && !queue_teams_.insert(q.team).second) {
+      r_.Error(Get(n, "team"), JoinField(f, "team"), "team \"" + q.team + "\" already has a queue");
+    }
+    q.cohort = Str(n, "cohort", f, false);
+    if (auto w = Get(n, "weight"); w.IsDefined()) q.weight = static_cast<int>(r_.Int(w, JoinField(f, "weight"), 1, 1000).value_or(1));
+    if (auto s = Get(n, "strict_fifo"); s.IsDefined()) q.strict_fifo = r_.Bool(s, JoinField(f, "strict_fifo")).value_or(false);
+    YAML::Node quotas = Get(n, "quotas");
+    if (!quotas.IsDefined() || !quotas.IsSequence()) {
+      r_.Error(quotas.IsDefined() ? quotas : n, JoinField(f, "quotas"),
+               "expected a list such as [{flavor: H100, nominal: 64, borrowing_limit: 32}]");
+    } else {
+      std::set<std::string> seen;
+      int i = 0;
+      for (const auto& qn : quotas) {
+        std::string qf = JoinField(f, "quotas[" + std::to_string(i++) + "]");
+        static const KeySet kQuotaKeys{{"flavor", "nominal", "borrowing_limit", "lending_limit"}};
+        if (!r_.CheckMap(qn, qf, kQuotaKeys)) continue;
+        FlavorQuota fq;
+        std::string raw = Str(qn, "flavor", qf);
+        auto norm = NormalizeGpuType(raw);
+        if (!raw.empty() && (!norm.ok() || !KnownFlavor(*norm))) {
+          r_.Error(Get(qn, "flavor"), JoinField(qf, "flavor"),
+                   "unknown flavor \"" + raw + "\": expected a GPU type of a cluster, optionally with -spot (H100, H100-spot)");
+          continue;
+        }
+        if (raw.empty()) continue;
+        fq.flavor = *norm;
+        if (fq.flavor.size() > 5 && fq.flavor.substr(fq.flavor.size() - 5) == "-SPOT") {
+          fq.flavor = fq.flavor.substr(0, fq.flavor.size() - 5) + "-spot";
+        }
+        if (!seen.insert(fq.flavor).second) {
+          r_.Error(Get(qn, "flavor"), JoinField(qf, "flavor"), "flavor " + fq.flavor + " is listed twice");
+          continue;
+        }
+        if (auto v = Get(qn, "nominal"); v.IsDefined()) {
+          fq.nominal = r_.Int(v, JoinField(qf, "nominal"), 0, 100'000'000).value_or(0);
+        } else {
+          r_.Error(qn, JoinField(qf, "nominal"), "missing required field \"nominal\"");
+        }
+        if (auto v = Get(qn, "borrowing_limit"); v.IsDefined()) fq.borrowing_limit = r_.Int(v, JoinField(qf, "borrowing_limit"), 0, 100'000'000);
+        if (auto v = Get(qn, "lending_limit"); v.IsDefined()) {
+          fq.lending_limit = r_.Int(v, JoinField(qf, "lending_limit"), 0, 100'000'000);
+          if (fq.lending_limit && *fq.lending_limit > fq.nominal) {
+            r_.Error(v, JoinField(qf, "lending_limit"), "cannot lend more than the nominal quota");
+          }
+        }
+        if (q.cohort.empty() && (fq.borrowing_limit || fq.lending_limit)) {
+          r_.Error(qn, qf, "borrowing and lending limits need the queue to be in a cohort");
+        }
+        q.quotas.push_back(std::move(fq));
+      }
+    }
+    if (!q.name.empty()) e_.queues.push_back(std::move(q));
+  }
+
+  void ParsePolicy(const YAML::Node& n, const std::string& f) {
+    static const KeySet kKeys{{"name", "rule", "labels", "teams", "gpu_types", "zone", "max_gpus", "max_duration"}};
+    if (!r_.CheckMap(n, f, kKeys)) return;
+    PolicyConfig p;
+    p.name = NameField(n, f, policy_names_, "policy");
+    p.rule = Str(n, "rule", f);
+    if (!p.rule.empty() && std::find(std::begin(kPolicyRules), std::end(kPolicyRules), p.rule) == std::end(kPolicyRules)) {
+      std::vector<std::string_view> rules(std::begin(kPolicyRules), std::end(kPolicyRules));
+      std::string hint = spec::ClosestMatch(p.rule, rules);
+      r_.Error(Get(n, "rule"), JoinField(f, "rule"),
+               "unknown rule \"" + p.rule + "\"" + (hint.empty() ? "; expected require-labels, pinned-image, allowed-gpu-types, require-residency or max-job-size" : "; did you mean \"" + hint + "\"?"));
+      return;
+    }
+    auto list = [&](const char* key, std::vector<std::string>& out) {
+      YAML::Node l = Get(n, key);
+      if (!l.IsDefined()) return;
+      if (!l.IsSequence()) {
+        r_.Error(l, JoinField(f, key), "expected a list");
+        return;
+      }
+      for (const auto& item : l) {
+        if (auto s = r_.String(item, JoinField(f, key))) out.push_back(*s);
+      }
+    };
+    list("labels", p.labels);
+    list("teams", p.teams);
+    list("gpu_types", p.gpu_types);
+    for (auto& g : p.gpu_types) g = NormalizeGpuType(g).value_or(g);
+    for (const auto& t : p.teams) {
+      if (!e_.FindTeam(t)) r_.Error(Get(n, "teams"), JoinField(f, "teams"), "unknown team \"" + t + "\"");
+    }
+    p.zone = Str(n, "zone", f, false);
+    if (auto v = Get(n, "max_gpus"); v.IsDefined()) p.max_gpus = static_cast<int>(r_.Int(v, JoinField(f, "max_gpus"), 1, 1'000'000).value_or(1));
+    if (auto v = Get(n, "max_duration"); v.IsDefined()) {
+      auto d = ParseDuration(r_.String(v, JoinField(f, "max_duration")).value_or(""));
+      if (d.ok()) {
+        p.max_duration = *d;
+      } else {
+        r_.Error(v, JoinField(f, "max_duration"), d.status().message());
+      }
+    }
+    auto need = [&](bool ok, const char* what) {
+      if (!ok) r_.Error(n, f, "rule " + p.rule + " needs " + what);
+    };
+    if (p.rule == "require-labels") need(!p.labels.empty(), "labels: [owner, ...]");
+    if (p.rule == "allowed-gpu-types") need(!p.gpu_types.empty(), "gpu_types: [...]");
+    if (p.rule == "require-residency") need(!p.zone.empty(), "zone: eu (or another residency zone)");
+    if (p.rule == "max-job-size") need(p.max_gpus || p.max_duration, "max_gpus and/or max_duration");
+    if (!p.name.empty()) e_.policies.push_back(std::move(p));
+  }
+
   YamlReader r_;
   Estate e_;
+  std::set<std::string> queue_names_, queue_teams_, policy_names_;
   std::set<std::string> provider_names_, cluster_names_, reservation_names_, team_names_, dataset_names_;
 };
 

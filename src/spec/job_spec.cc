@@ -17,7 +17,7 @@ using spec::YamlReader;
 
 const KeySet kTopKeys{
     {"name", "resources", "num_nodes", "envs", "file_mounts", "setup", "run", "workdir",
-     "labels", "datasets", "checkpoint", "residency", "priority"},
+     "labels", "datasets", "checkpoint", "residency", "priority", "time_limit", "allow_remote_data", "sim"},
     {"secrets", "config", "service", "volumes", "experimental", "event_callback"}};
 
 const KeySet kResourceKeys{
@@ -114,6 +114,13 @@ class JobSpecParser {
       }
     }
     if (auto n = Get(root, "priority"); n.IsDefined() && !n.IsNull()) ParsePriority(n);
+    if (auto n = Get(root, "time_limit"); n.IsDefined() && !n.IsNull()) {
+      if (auto d = PositiveDuration(n, "time_limit")) spec_.time_limit = *d;
+    }
+    if (auto n = Get(root, "allow_remote_data"); n.IsDefined()) {
+      if (auto v = r_.Bool(n, "allow_remote_data")) spec_.allow_remote_data = *v;
+    }
+    if (auto n = Get(root, "sim"); n.IsDefined() && !n.IsNull()) ParseSim(n);
     auto owner = spec_.labels.find("owner");
     if (owner != spec_.labels.end()) spec_.owner = owner->second;
     auto team = spec_.labels.find("team");
@@ -395,18 +402,39 @@ class JobSpecParser {
       return;
     }
     if (auto iv = Get(n, "interval"); iv.IsDefined() && !iv.IsNull()) {
-      if (auto s = r_.String(iv, "checkpoint.interval")) {
-        auto d = ParseDuration(*s);
-        if (!d.ok()) {
-          r_.Error(iv, "checkpoint.interval", d.status().message());
-        } else if (d->count() == 0) {
-          r_.Error(iv, "checkpoint.interval", "expected a positive duration such as 30m");
-        } else {
-          c.interval = *d;
-        }
-      }
+      if (auto d = PositiveDuration(iv, "checkpoint.interval")) c.interval = *d;
     }
     spec_.checkpoint = std::move(c);
+  }
+
+  // A duration such as 30m given as a string or a number of seconds.
+  std::optional<Micros> PositiveDuration(const YAML::Node& n, const std::string& field) {
+    auto s = r_.String(n, field);
+    if (!s) return std::nullopt;
+    auto d = ParseDuration(*s);
+    if (!d.ok()) {
+      r_.Error(n, field, d.status().message());
+      return std::nullopt;
+    }
+    if (d->count() == 0) {
+      r_.Error(n, field, "expected a positive duration such as 30m");
+      return std::nullopt;
+    }
+    return *d;
+  }
+
+  void ParseSim(const YAML::Node& n) {
+    static const KeySet kKeys{{"duration", "utilization", "exit_code"}};
+    if (!r_.CheckMap(n, "sim", kKeys)) return;
+    if (auto d = Get(n, "duration"); d.IsDefined()) {
+      if (auto v = PositiveDuration(d, "sim.duration")) spec_.sim.duration = *v;
+    }
+    if (auto u = Get(n, "utilization"); u.IsDefined()) {
+      if (auto v = r_.Int(u, "sim.utilization", 0, 100)) spec_.sim.utilization_percent = static_cast<int>(*v);
+    }
+    if (auto e = Get(n, "exit_code"); e.IsDefined()) {
+      if (auto v = r_.Int(e, "sim.exit_code", 0, 255)) spec_.sim.exit_code = static_cast<int>(*v);
+    }
   }
 
   void ParsePriority(const YAML::Node& n) {

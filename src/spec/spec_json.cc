@@ -52,6 +52,11 @@ nlohmann::json ToJson(const JobSpec& s) {
   if (!s.zone.empty()) j["zone"] = s.zone;
   if (!s.priority_class.empty()) j["priority_class"] = s.priority_class;
   if (s.disk_size_gb) j["disk_size_gb"] = *s.disk_size_gb;
+  if (s.time_limit) j["time_limit_seconds"] = s.time_limit->count() / 1'000'000;
+  j["allow_remote_data"] = s.allow_remote_data;
+  j["sim"] = {{"duration_seconds", s.sim.duration.count() / 1'000'000},
+              {"utilization_percent", s.sim.utilization_percent},
+              {"exit_code", s.sim.exit_code}};
   if (s.checkpoint) {
     j["checkpoint"] = {{"path", s.checkpoint->path},
                        {"interval_seconds", s.checkpoint->interval.count() / 1'000'000}};

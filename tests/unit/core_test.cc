@@ -34,6 +34,7 @@ TEST(StatusTest, CodesMapToHttpInOnePlace) {
       {Code::kFailedPrecondition, 409, "failed_precondition", false},
       {Code::kUnauthenticated, 401, "unauthenticated", false},
       {Code::kPermissionDenied, 403, "permission_denied", false},
+      {Code::kPolicyViolation, 422, "policy_violation", false},
       {Code::kPayloadTooLarge, 413, "payload_too_large", false},
       {Code::kResourceExhausted, 429, "resource_exhausted", true},
       {Code::kUnavailable, 503, "unavailable", true},

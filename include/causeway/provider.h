@@ -1,0 +1,92 @@
+// The execution backend interface. Every provider — the simulated estate, a
+// local process executor, Slurm, Kubernetes — is driven through it, so adding
+// a provider is adding an adapter and estate entries, nothing else.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "causeway/clock.h"
+#include "causeway/job_spec.h"
+#include "causeway/status.h"
+
+namespace causeway {
+
+// One attempt of a job, placed on one pool of one cluster (gang: all of its
+// nodes start together or not at all).
+struct LaunchRequest {
+  std::string job_id;
+  int attempt = 1;
+  std::string cluster;
+  std::string pool;
+  int gpus_per_node = 0;
+  int num_nodes = 1;
+  bool spot = false;
+  std::map<std::string, std::string> env;
+  std::string setup;
+  std::string run;
+  std::optional<Micros> time_limit;
+  SimHint sim;  // used by the simulated provider only
+};
+
+// How an attempt ended.
+enum class AttemptOutcome {
+  kSucceeded,
+  kFailed,          // the program exited non-zero
+  kPreempted,       // spot capacity taken back by the provider
+  kNodeFailure,     // a node or GPU failed under the job
+  kTimeout,         // ran past its time_limit
+  kProviderOutage,  // the provider went down under the job
+  kCancelled,       // cancelled by Causeway (a person, a policy or a preemption)
+};
+std::string_view AttemptOutcomeName(AttemptOutcome o);
+
+struct ProviderEvent {
+  std::string job_id;
+  int attempt = 0;
+  Timestamp time;
+  AttemptOutcome outcome = AttemptOutcome::kSucceeded;
+  int exit_code = 0;
+  std::string reason;
+};
+
+// One GPU's utilization at one moment.
+struct GpuSample {
+  std::string job_id;
+  int attempt = 0;
+  std::string cluster;
+  int gpu = 0;  // index across the attempt's GPUs
+  Timestamp time;
+  int utilization_percent = 0;
+};
+
+class ProviderAdapter {
+ public:
+  virtual ~ProviderAdapter() = default;
+  virtual const std::string& name() const = 0;
+
+  // Starts an attempt. kResourceExhausted when the gang no longer fits,
+  // kUnavailable while the provider is down. Nothing is started on error.
+  virtual Status Launch(const LaunchRequest& request, Timestamp now) = 0;
+  // Re-adopts an attempt that was running before a restart of Causeway.
+  virtual Status Restore(const LaunchRequest& request, Timestamp started_at) = 0;
+  // Stops an attempt now; its resources are free when this returns. No event
+  // is reported for it. kNotFound if it is not running.
+  virtual Status Cancel(const std::string& job_id, int attempt) = 0;
+  // Advances to `now` and returns the attempts that ended since the last
+  // call, in time order.
+  virtual std::vector<ProviderEvent> Poll(Timestamp now) = 0;
+
+  // Whether `nodes` nodes of the pool each have `gpus_per_node` free GPUs now.
+  virtual bool Fits(const std::string& cluster, const std::string& pool, int gpus_per_node, int nodes) const = 0;
+  // Free GPUs in the pool now.
+  virtual int FreeGpus(const std::string& cluster, const std::string& pool) const = 0;
+  virtual bool Healthy() const = 0;
+
+  // Per-GPU utilization of every running attempt at `now`.
+  virtual std::vector<GpuSample> SampleUtilization(Timestamp now) const = 0;
+};
+
+}  // namespace causeway

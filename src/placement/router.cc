@@ -1,0 +1,165 @@
+#include "placement/router.h"
+
+#include <algorithm>
+#include <tuple>
+
+namespace causeway::placement {
+
+bool Better(const Option& a, const Option& b) {
+  return std::make_tuple(!a.reserved, a.price_micros, !a.data_local, a.load_permille, a.cluster->name) <
+         std::make_tuple(!b.reserved, b.price_micros, !b.data_local, b.load_permille, b.cluster->name);
+}
+
+Router::Router(const Estate& estate) : estate_(estate) {
+  for (const auto& c : estate.clusters) {
+    for (const auto& p : c.node_pools) {
+      Entry e{&c, &p, estate.FindProvider(c.provider), 0, -1, -1, c.provider + "/" + c.region};
+      if (const Price* price = estate.FindPrice(c.name, p.gpu_type)) {
+        e.on_demand = price->on_demand.micros();
+        if (price->spot) e.spot = price->spot->micros();
+      }
+      for (const auto& r : estate.reservations) {
+        if (r.cluster == c.name && r.gpu_type == p.gpu_type) e.reservation_price = r.price.micros();
+      }
+      by_type_[p.gpu_type].push_back(e);
+    }
+  }
+}
+
+bool Router::Evaluate(const JobSpec& spec, int alt, const Entry& e, const CapacityView* view,
+                      CandidateReport& report, bool want_reason) const {
+  const GpuRequest& want = spec.accelerators.alternatives[static_cast<size_t>(alt)];
+  Option& o = report.option;
+  o.alternative = alt;
+  o.cluster = e.cluster;
+  o.pool = e.pool;
+  o.spot = spec.use_spot;
+  o.price_micros = spec.use_spot ? e.spot : e.on_demand;
+  o.reserved = false;
+  // Reasons are only put into words when asked for: Choose is a hot path.
+  auto fail = [&](auto&& words) {
+    report.eligible = false;
+    if (want_reason) report.failure = words();
+    return false;
+  };
+  if (e.pool->gpus_per_node < want.count) {
+    return fail([&] {
+      return "its " + e.pool->gpu_type + " nodes have " + std::to_string(e.pool->gpus_per_node) +
+             " GPUs, the job needs " + std::to_string(want.count) + " on each node";
+    });
+  }
+  if (e.pool->nodes < spec.num_nodes) {
+    return fail([&] {
+      return "pool " + e.pool->name + " has " + std::to_string(e.pool->nodes) + " nodes, the job needs " +
+             std::to_string(spec.num_nodes) + " at once";
+    });
+  }
+  if (spec.use_spot && e.spot < 0) return fail([] { return std::string("no spot capacity is sold here"); });
+  if (!spec.cloud.empty() && spec.cloud != e.cluster->provider) {
+    return fail([&] { return "the job asks for infra " + spec.cloud; });
+  }
+  if (!spec.region.empty() && spec.region != e.cluster->region) {
+    return fail([&] { return "the job asks for region " + spec.region; });
+  }
+  if (!spec.residency.empty() && spec.residency != e.cluster->zone) {
+    return fail([&] { return "it is in residency zone " + e.cluster->zone + ", the job must stay in " + spec.residency; });
+  }
+  o.data_local = true;
+  for (const auto& d : spec.datasets) {
+    const Dataset* ds = estate_.FindDataset(d.name);
+    bool here = ds && std::find(ds->replicas.begin(), ds->replicas.end(), e.location) != ds->replicas.end();
+    if (!here) {
+      o.data_local = false;
+      if (!spec.allow_remote_data) {
+        return fail([&] {
+          return "no replica of dataset " + d.name + " in " + e.location +
+                 " (set allow_remote_data: true to read it remotely)";
+        });
+      }
+    }
+  }
+  if (view == nullptr) return report.eligible = true;
+  if (!view->ProviderHealthy(e.cluster->provider)) {
+    return fail([&] { return "provider " + e.cluster->provider + " is down"; });
+  }
+  if (!view->Fits(e.cluster->name, e.pool->name, want.count, spec.num_nodes)) {
+    return fail([&] {
+      return "no room now: " + std::to_string(view->FreeGpus(e.cluster->name, e.pool->name)) + " " +
+             e.pool->gpu_type + " GPUs free, not " + std::to_string(spec.num_nodes) + " node(s) with " +
+             std::to_string(want.count) + " free each";
+    });
+  }
+  int total = e.pool->gpus_per_node * e.pool->nodes;
+  o.load_permille = total == 0 ? 1000 : (total - view->FreeGpus(e.cluster->name, e.pool->name)) * 1000 / total;
+  if (!spec.use_spot && e.reservation_price >= 0 &&
+      view->ReservedFree(e.cluster->name, e.pool->gpu_type) >= want.count * spec.num_nodes) {
+    o.reserved = true;
+    o.price_micros = e.reservation_price;
+  }
+  return report.eligible = true;
+}
+
+std::optional<Option> Router::Choose(const JobSpec& spec, const CapacityView& view,
+                                     const std::function<bool(int)>& allowed) const {
+  std::optional<Option> best;
+  const auto& alts = spec.accelerators.alternatives;
+  for (int a = 0; a < static_cast<int>(alts.size()); ++a) {
+    if (!allowed(a)) continue;
+    auto it = by_type_.find(alts[static_cast<size_t>(a)].type);
+    if (it == by_type_.end()) continue;
+    CandidateReport report;
+    for (const Entry& e : it->second) {
+      if (Evaluate(spec, a, e, &view, report, false) && (!best || Better(report.option, *best))) best = report.option;
+    }
+    if (best && spec.accelerators.ordered) return best;  // the first alternative that fits wins
+  }
+  return best;
+}
+
+bool Router::StaticallyPossible(const JobSpec& spec, int alt) const {
+  auto it = by_type_.find(spec.accelerators.alternatives[static_cast<size_t>(alt)].type);
+  if (it == by_type_.end()) return false;
+  CandidateReport report;
+  for (const Entry& e : it->second) {
+    if (Evaluate(spec, alt, e, nullptr, report, false)) return true;
+  }
+  return false;
+}
+
+std::vector<CandidateReport> Router::Explain(const JobSpec& spec, const CapacityView& view) const {
+  std::vector<CandidateReport> out;
+  const auto& alts = spec.accelerators.alternatives;
+  for (int a = 0; a < static_cast<int>(alts.size()); ++a) {
+    for (const auto& c : estate_.clusters) {
+      auto it = by_type_.find(alts[static_cast<size_t>(a)].type);
+      bool offered = false;
+      if (it != by_type_.end()) {
+        for (const Entry& e : it->second) {
+          if (e.cluster != &c) continue;
+          offered = true;
+          CandidateReport report;
+          Evaluate(spec, a, e, &view, report, true);
+          out.push_back(report);
+        }
+      }
+      if (!offered) {
+        CandidateReport report;
+        report.option.alternative = a;
+        report.option.cluster = &c;
+        report.failure = "it has no " + alts[static_cast<size_t>(a)].type + " GPUs";
+        out.push_back(report);
+      }
+    }
+  }
+  std::stable_sort(out.begin(), out.end(), [&](const CandidateReport& x, const CandidateReport& y) {
+    if (x.eligible != y.eligible) return x.eligible;
+    if (!x.eligible) return false;
+    if (spec.accelerators.ordered && x.option.alternative != y.option.alternative) {
+      return x.option.alternative < y.option.alternative;
+    }
+    return Better(x.option, y.option);
+  });
+  return out;
+}
+
+}  // namespace causeway::placement

@@ -1,0 +1,90 @@
+// Routing: which cluster an admitted job runs on. Filters, in this order:
+// GPU type and gang shape, spot availability, explicit overrides (`infra`),
+// residency, data locality, provider health, free capacity. Among the
+// clusters that pass, the best by: capacity already paid for (an active
+// reservation with room), then price per GPU-hour, then data locality (for
+// jobs allowed to read remotely), then how full the pool is. Ordered
+// alternatives are tried in order; unordered ones compete on score.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "causeway/estate.h"
+#include "causeway/job_spec.h"
+
+namespace causeway::placement {
+
+// The live state routing needs, supplied by the scheduler.
+class CapacityView {
+ public:
+  virtual ~CapacityView() = default;
+  virtual bool ProviderHealthy(const std::string& provider) const = 0;
+  virtual bool Fits(const std::string& cluster, const std::string& pool, int gpus_per_node, int nodes) const = 0;
+  virtual int FreeGpus(const std::string& cluster, const std::string& pool) const = 0;
+  // Unused GPUs of active reservations for this cluster and GPU type.
+  virtual int ReservedFree(const std::string& cluster, const std::string& gpu_type) const = 0;
+};
+
+// One way to run the job: an alternative of its accelerators on one pool.
+struct Option {
+  int alternative = 0;  // index into spec.accelerators.alternatives
+  const Cluster* cluster = nullptr;
+  const NodePool* pool = nullptr;
+  bool spot = false;
+  bool reserved = false;       // runs on reserved capacity
+  int64_t price_micros = 0;    // per GPU-hour, the rate that will apply
+  bool data_local = true;
+  int load_permille = 0;       // how full the pool is
+};
+
+struct CandidateReport {
+  Option option;
+  bool eligible = false;
+  std::string failure;  // why not, in words, when not eligible
+};
+
+class Router {
+ public:
+  explicit Router(const Estate& estate);
+
+  // The best option among the alternatives for which `allowed(index)` holds,
+  // or nullopt. `gpus_total` is not needed: gang shape comes from the spec.
+  std::optional<Option> Choose(const JobSpec& spec, const CapacityView& view,
+                               const std::function<bool(int)>& allowed) const;
+
+  // Every cluster considered for every alternative, eligible or not, with the
+  // reason it failed; eligible ones sorted best first.
+  std::vector<CandidateReport> Explain(const JobSpec& spec, const CapacityView& view) const;
+
+  // Whether any cluster could ever take alternative `alt` (static filters
+  // only: type, shape, overrides, residency, locality).
+  bool StaticallyPossible(const JobSpec& spec, int alt) const;
+
+ private:
+  struct Entry {
+    const Cluster* cluster;
+    const NodePool* pool;
+    const Provider* provider;
+    int64_t on_demand = 0;
+    int64_t spot = -1;  // -1: no spot capacity
+    int64_t reservation_price = -1;  // -1: no reservation for this pool's GPU type
+    std::string location;  // "provider/region"
+  };
+  // Fills `report` for one entry; returns whether it is eligible.
+  // `view` null: static filters only. Reasons are filled in when `want_reason`.
+  bool Evaluate(const JobSpec& spec, int alt, const Entry& e, const CapacityView* view, CandidateReport& report,
+                bool want_reason) const;
+
+  const Estate& estate_;
+  std::map<std::string, std::vector<Entry>> by_type_;  // GPU type -> pools offering it
+};
+
+// Whether option `a` is better than `b` (lower is better: reserved first,
+// then price, then locality, then load).
+bool Better(const Option& a, const Option& b);
+
+}  // namespace causeway::placement

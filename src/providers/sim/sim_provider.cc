@@ -1,0 +1,228 @@
+#include "providers/sim/sim_provider.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace causeway {
+
+std::string_view AttemptOutcomeName(AttemptOutcome o) {
+  switch (o) {
+    case AttemptOutcome::kSucceeded: return "succeeded";
+    case AttemptOutcome::kFailed: return "failed";
+    case AttemptOutcome::kPreempted: return "preempted";
+    case AttemptOutcome::kNodeFailure: return "node_failure";
+    case AttemptOutcome::kTimeout: return "timeout";
+    case AttemptOutcome::kProviderOutage: return "provider_outage";
+    case AttemptOutcome::kCancelled: return "cancelled";
+  }
+  return "unknown";
+}
+
+namespace sim {
+namespace {
+
+// FNV-1a: stable across builds and platforms, unlike std::hash.
+uint64_t Fnv(std::string_view s, uint64_t h = 1469598103934665603ULL) {
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
+uint64_t SplitMix(uint64_t& state) {
+  uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+// Time to the next event of a Poisson process with `per_hour` events per
+// hour, or "never" for a zero rate.
+Micros ExponentialDelay(uint64_t& state, double per_hour) {
+  if (per_hour <= 0) return Micros::max();
+  double u = (static_cast<double>(SplitMix(state) >> 11) + 0.5) / 9007199254740992.0;  // (0, 1)
+  double hours = -std::log(u) / per_hour;
+  if (hours > 1e6) return Micros::max();
+  return Micros(static_cast<int64_t>(hours * 3600e6));
+}
+
+}  // namespace
+
+void SimProvider::Pool::Move(int node, int new_free) {
+  int old_free = free[node];
+  auto& from = buckets[old_free];
+  int idx = pos[node];
+  from[idx] = from.back();
+  pos[from[idx]] = idx;
+  from.pop_back();
+  buckets[new_free].push_back(node);
+  pos[node] = static_cast<int>(buckets[new_free].size()) - 1;
+  free[node] = new_free;
+  free_total += new_free - old_free;
+}
+
+SimProvider::SimProvider(const Estate& estate, const Provider& provider, uint64_t seed)
+    : name_(provider.name), behaviour_(provider.sim), seed_(seed) {
+  for (const auto& c : estate.clusters) {
+    if (c.provider != provider.name) continue;
+    for (const auto& p : c.node_pools) {
+      Pool pool;
+      pool.gpus_per_node = p.gpus_per_node;
+      pool.free.assign(static_cast<size_t>(p.nodes), p.gpus_per_node);
+      pool.buckets.resize(static_cast<size_t>(p.gpus_per_node) + 1);
+      for (int n = 0; n < p.nodes; ++n) {
+        pool.buckets[p.gpus_per_node].push_back(n);
+        pool.pos.push_back(n);
+      }
+      pool.free_total = p.gpus_per_node * p.nodes;
+      pools_[c.name][p.name] = std::move(pool);
+    }
+  }
+}
+
+SimProvider::Pool* SimProvider::FindPool(const std::string& cluster, const std::string& pool) {
+  auto c = pools_.find(cluster);
+  if (c == pools_.end()) return nullptr;
+  auto p = c->second.find(pool);
+  return p == c->second.end() ? nullptr : &p->second;
+}
+
+const SimProvider::Pool* SimProvider::FindPool(const std::string& cluster, const std::string& pool) const {
+  return const_cast<SimProvider*>(this)->FindPool(cluster, pool);
+}
+
+bool SimProvider::Fits(const std::string& cluster, const std::string& pool, int gpus_per_node, int nodes) const {
+  const Pool* p = FindPool(cluster, pool);
+  if (!p || gpus_per_node > p->gpus_per_node || gpus_per_node < 1) return false;
+  int count = 0;
+  for (int k = gpus_per_node; k <= p->gpus_per_node && count < nodes; ++k) {
+    count += static_cast<int>(p->buckets[static_cast<size_t>(k)].size());
+  }
+  return count >= nodes;
+}
+
+int SimProvider::FreeGpus(const std::string& cluster, const std::string& pool) const {
+  const Pool* p = FindPool(cluster, pool);
+  return p ? p->free_total : 0;
+}
+
+Status SimProvider::Place(const LaunchRequest& r, Timestamp started, Timestamp now) {
+  if (outage_) return Unavailable("provider " + name_ + " is down");
+  Pool* pool = FindPool(r.cluster, r.pool);
+  if (!pool) return NotFound("provider " + name_ + " has no pool " + r.cluster + "/" + r.pool);
+  if (!Fits(r.cluster, r.pool, r.gpus_per_node, r.num_nodes)) {
+    return ResourceExhausted("no room for " + std::to_string(r.num_nodes) + " x " + std::to_string(r.gpus_per_node) +
+                             " GPUs on " + r.cluster + "/" + r.pool);
+  }
+  Key key{r.job_id, r.attempt};
+  if (running_.count(key)) return AlreadyExists("attempt " + std::to_string(r.attempt) + " of " + r.job_id + " is running");
+  Running run{r, {}, started, started, AttemptOutcome::kSucceeded, "", 0};
+  // Best fit: fill the fullest nodes that still fit, keeping whole nodes free
+  // for large gangs. Ascending free counts never revisit a moved node.
+  for (int k = r.gpus_per_node; k <= pool->gpus_per_node && static_cast<int>(run.nodes.size()) < r.num_nodes; ++k) {
+    auto& bucket = pool->buckets[static_cast<size_t>(k)];
+    while (!bucket.empty() && static_cast<int>(run.nodes.size()) < r.num_nodes) {
+      int node = bucket.back();
+      pool->Move(node, k - r.gpus_per_node);
+      run.nodes.push_back(node);
+    }
+  }
+
+  // The attempt's fate is drawn once, from a stream of its own, so it does
+  // not depend on what else runs.
+  uint64_t state = seed_ ^ Fnv(r.job_id) ^ (static_cast<uint64_t>(r.attempt) * 0x9e3779b97f4a7c15ULL);
+  Micros run_for = r.sim.duration;
+  run.outcome = r.sim.exit_code == 0 ? AttemptOutcome::kSucceeded : AttemptOutcome::kFailed;
+  run.exit_code = r.sim.exit_code;
+  run.reason = r.sim.exit_code == 0 ? "completed" : "the program exited with code " + std::to_string(r.sim.exit_code);
+  if (r.time_limit && *r.time_limit < run_for) {
+    run_for = *r.time_limit;
+    run.outcome = AttemptOutcome::kTimeout;
+    run.reason = "ran past its time_limit of " + FormatDuration(*r.time_limit);
+  }
+  Micros preempt = r.spot ? ExponentialDelay(state, behaviour_.spot_preemption_per_hour) : Micros::max();
+  Micros node_fail = ExponentialDelay(state, behaviour_.node_failure_per_hour * r.num_nodes);
+  if (preempt < run_for && preempt <= node_fail) {
+    run_for = preempt;
+    run.outcome = AttemptOutcome::kPreempted;
+    run.reason = "spot capacity reclaimed by " + name_;
+  } else if (node_fail < run_for) {
+    run_for = node_fail;
+    run.outcome = AttemptOutcome::kNodeFailure;
+    run.reason = "node " + std::to_string(run.nodes[SplitMix(state) % run.nodes.size()]) + " of " + r.cluster +
+                 " failed (GPU fell off the bus, XID 79)";
+  }
+  if (run.outcome != AttemptOutcome::kSucceeded) run.exit_code = run.outcome == AttemptOutcome::kFailed ? run.exit_code : -1;
+  run.ends = started + run_for;
+  (void)now;
+  ends_.push({ToUnixMicros(run.ends), key});
+  running_.emplace(std::move(key), std::move(run));
+  return Status::Ok();
+}
+
+Status SimProvider::Launch(const LaunchRequest& request, Timestamp now) { return Place(request, now, now); }
+
+Status SimProvider::Restore(const LaunchRequest& request, Timestamp started_at) {
+  return Place(request, started_at, started_at);
+}
+
+void SimProvider::Release(const Running& r) {
+  Pool* pool = FindPool(r.request.cluster, r.request.pool);
+  for (int node : r.nodes) pool->Move(node, pool->free[static_cast<size_t>(node)] + r.request.gpus_per_node);
+}
+
+Status SimProvider::Cancel(const std::string& job_id, int attempt) {
+  auto it = running_.find({job_id, attempt});
+  if (it == running_.end()) return NotFound("attempt " + std::to_string(attempt) + " of " + job_id + " is not running");
+  Release(it->second);
+  running_.erase(it);
+  return Status::Ok();
+}
+
+std::vector<ProviderEvent> SimProvider::Poll(Timestamp now) {
+  std::vector<ProviderEvent> out = std::move(outage_events_);
+  outage_events_.clear();
+  while (!ends_.empty() && ends_.top().first <= ToUnixMicros(now)) {
+    auto [at, key] = ends_.top();
+    ends_.pop();
+    auto it = running_.find(key);
+    if (it == running_.end() || ToUnixMicros(it->second.ends) != at) continue;  // cancelled
+    const Running& r = it->second;
+    out.push_back(ProviderEvent{key.first, key.second, r.ends, r.outcome, r.exit_code, r.reason});
+    Release(r);
+    running_.erase(it);
+  }
+  return out;
+}
+
+void SimProvider::SetOutage(bool down, Timestamp now) {
+  if (down && !outage_) {
+    for (auto& [key, r] : running_) {
+      outage_events_.push_back(ProviderEvent{key.first, key.second, now, AttemptOutcome::kProviderOutage, -1,
+                                             "provider " + name_ + " is down"});
+      Release(r);
+    }
+    running_.clear();
+  }
+  outage_ = down;
+}
+
+std::vector<GpuSample> SimProvider::SampleUtilization(Timestamp now) const {
+  std::vector<GpuSample> out;
+  int64_t minute = ToUnixMicros(now) / 60'000'000;
+  for (const auto& [key, r] : running_) {
+    int gpus = r.request.gpus_per_node * r.request.num_nodes;
+    for (int g = 0; g < gpus; ++g) {
+      uint64_t h = Fnv(key.first, static_cast<uint64_t>(minute * 131 + g * 7 + key.second));
+      int base = r.request.sim.utilization_percent;
+      // Busy jobs jitter by +-5 points; idle ones read 0-2%.
+      int pct = base == 0 ? static_cast<int>(h % 3) : std::clamp(base + static_cast<int>(h % 11) - 5, 0, 100);
+      out.push_back(GpuSample{key.first, key.second, r.request.cluster, g, now, pct});
+    }
+  }
+  return out;
+}
+
+}  // namespace sim
+}  // namespace causeway

@@ -1,0 +1,78 @@
+// A simulated GPU cloud: node pools with per-node GPU allocation, gang
+// placement, attempts that run for their `sim.duration`, spot preemptions and
+// node failures drawn from the provider's rates with a fixed seed, idle and
+// busy utilization, and outages switched on and off. Runs on whatever time it
+// is given, so it serves the server (scaled real time) and tests and
+// planning (virtual time) alike. Not thread-safe: its owner serializes calls.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <queue>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "causeway/estate.h"
+#include "causeway/provider.h"
+
+namespace causeway::sim {
+
+class SimProvider final : public ProviderAdapter {
+ public:
+  // Simulates every cluster of `provider` in `estate`. The same seed and the
+  // same calls give the same events.
+  SimProvider(const Estate& estate, const Provider& provider, uint64_t seed);
+
+  const std::string& name() const override { return name_; }
+  Status Launch(const LaunchRequest& request, Timestamp now) override;
+  Status Restore(const LaunchRequest& request, Timestamp started_at) override;
+  Status Cancel(const std::string& job_id, int attempt) override;
+  std::vector<ProviderEvent> Poll(Timestamp now) override;
+  bool Fits(const std::string& cluster, const std::string& pool, int gpus_per_node, int nodes) const override;
+  int FreeGpus(const std::string& cluster, const std::string& pool) const override;
+  bool Healthy() const override { return !outage_; }
+  std::vector<GpuSample> SampleUtilization(Timestamp now) const override;
+
+  // Takes the provider down (every running attempt ends with
+  // kProviderOutage at `now`) or brings it back.
+  void SetOutage(bool down, Timestamp now);
+
+ private:
+  // Free GPUs per node, with nodes bucketed by free count for O(1) fits.
+  struct Pool {
+    int gpus_per_node = 0;
+    std::vector<int> free;                  // per node
+    std::vector<std::vector<int>> buckets;  // free count -> nodes
+    std::vector<int> pos;                   // node -> index in its bucket
+    int free_total = 0;
+    void Move(int node, int new_free);
+  };
+  struct Running {
+    LaunchRequest request;
+    std::vector<int> nodes;
+    Timestamp started;
+    Timestamp ends;
+    AttemptOutcome outcome;
+    std::string reason;
+    int exit_code = 0;
+  };
+  using Key = std::pair<std::string, int>;  // job id, attempt
+
+  Pool* FindPool(const std::string& cluster, const std::string& pool);
+  const Pool* FindPool(const std::string& cluster, const std::string& pool) const;
+  Status Place(const LaunchRequest& request, Timestamp started, Timestamp now);
+  void Release(const Running& r);
+
+  std::string name_;
+  SimBehaviour behaviour_;
+  uint64_t seed_;
+  bool outage_ = false;
+  std::map<std::string, std::map<std::string, Pool>> pools_;  // cluster -> pool name -> state
+  std::map<Key, Running> running_;
+  // (end time, key), earliest first; entries for cancelled attempts are skipped.
+  std::priority_queue<std::pair<int64_t, Key>, std::vector<std::pair<int64_t, Key>>, std::greater<>> ends_;
+  std::vector<ProviderEvent> outage_events_;
+};
+
+}  // namespace causeway::sim

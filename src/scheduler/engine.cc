@@ -1,0 +1,591 @@
+#include "scheduler/engine.h"
+
+#include <algorithm>
+#include <ctime>
+#include <queue>
+
+#include "causeway/money.h"
+#include "policy/policy.h"
+
+namespace causeway::scheduler {
+namespace {
+
+int MonthOf(Timestamp t) {
+  time_t secs = static_cast<time_t>(ToUnixMicros(t) / 1'000'000);
+  struct tm tm {};
+  gmtime_r(&secs, &tm);
+  return (tm.tm_year + 1900) * 12 + tm.tm_mon;
+}
+
+std::string Dollars(int64_t micros, const std::string& currency) { return Money(micros, currency).ToString(); }
+
+bool IsInfrastructureFailure(AttemptOutcome o) {
+  return o == AttemptOutcome::kPreempted || o == AttemptOutcome::kNodeFailure || o == AttemptOutcome::kProviderOutage;
+}
+
+}  // namespace
+
+Engine::Engine(const Estate& estate, std::map<std::string, ProviderAdapter*> providers, EngineOptions options)
+    : estate_(estate),
+      providers_(std::move(providers)),
+      options_(options),
+      quota_(estate.queues),
+      router_(estate),
+      pending_(estate.queues.size() + 1),
+      reservation_used_(estate.reservations.size(), 0) {
+  for (const auto& c : estate.clusters) {
+    auto it = providers_.find(c.provider);
+    if (it != providers_.end()) cluster_provider_[c.name] = it->second;
+  }
+  running_prio_.resize(estate.queues.size() + 1);
+}
+
+const Cluster* Engine::ClusterOf(const std::string& name) const { return estate_.FindCluster(name); }
+
+bool Engine::ProviderHealthy(const std::string& provider) const {
+  auto it = providers_.find(provider);
+  return it != providers_.end() && it->second->Healthy();
+}
+
+bool Engine::Fits(const std::string& cluster, const std::string& pool, int gpus_per_node, int nodes) const {
+  auto it = cluster_provider_.find(cluster);
+  return it != cluster_provider_.end() && it->second->Fits(cluster, pool, gpus_per_node, nodes);
+}
+
+int Engine::FreeGpus(const std::string& cluster, const std::string& pool) const {
+  auto it = cluster_provider_.find(cluster);
+  return it == cluster_provider_.end() ? 0 : it->second->FreeGpus(cluster, pool);
+}
+
+int Engine::ReservedFree(const std::string& cluster, const std::string& gpu_type) const {
+  int free = 0;
+  for (size_t i = 0; i < estate_.reservations.size(); ++i) {
+    const Reservation& r = estate_.reservations[i];
+    if (r.cluster == cluster && r.gpu_type == gpu_type && r.start <= now_ && now_ < r.end) {
+      free += static_cast<int>(r.count - reservation_used_[i]);
+    }
+  }
+  return free;
+}
+
+Engine::PendingKey Engine::KeyOf(const Job& j) const {
+  return {-j.input.spec.priority, ToUnixMicros(j.input.created_at), j.input.id};
+}
+
+void Engine::Enqueue(Job& j) {
+  if (pending_[static_cast<size_t>(QueueSlot(j))].insert(KeyOf(j)).second) ++pending_count_;
+}
+
+void Engine::Dequeue(Job& j) {
+  if (pending_[static_cast<size_t>(QueueSlot(j))].erase(KeyOf(j))) --pending_count_;
+}
+
+int Engine::QueueSlot(const Job& j) const { return j.queue >= 0 ? j.queue : static_cast<int>(quota_.queues()); }
+
+Status Engine::Submit(JobInput input) {
+  if (jobs_.count(input.id)) return AlreadyExists("job " + input.id + " is already scheduled");
+  if (input.spec.accelerators.empty()) {
+    return InvalidArgument("job " + input.id + " asks for no GPUs: add resources.accelerators");
+  }
+  Job j;
+  if (!estate_.queues.empty()) {
+    const QueueConfig* q = estate_.QueueForTeam(input.spec.team);
+    if (!q) return InvalidArgument("team \"" + input.spec.team + "\" has no queue in the estate");
+    j.queue = quota_.QueueIndex(q->name);
+  }
+  j.input = std::move(input);
+  j.waiting = "waiting for the next scheduling cycle";
+  auto [it, inserted] = jobs_.emplace(j.input.id, std::move(j));
+  Enqueue(it->second);
+  return Status::Ok();
+}
+
+Status Engine::Restore(JobInput input, const RunningAttempt& a) {
+  std::string id = input.id;
+  RETURN_IF_ERROR(Submit(std::move(input)));
+  Job& j = jobs_.at(id);
+  const Cluster* cluster = ClusterOf(a.cluster);
+  const NodePool* pool = nullptr;
+  if (cluster) {
+    for (const auto& p : cluster->node_pools) {
+      if (p.name == a.pool) pool = &p;
+    }
+  }
+  auto provider = cluster_provider_.find(a.cluster);
+  if (!pool || provider == cluster_provider_.end()) {
+    return FailedPrecondition("job " + id + " ran on " + a.cluster + "/" + a.pool + ", which the estate no longer has");
+  }
+  int alt = 0;
+  for (size_t i = 0; i < j.input.spec.accelerators.alternatives.size(); ++i) {
+    if (j.input.spec.accelerators.alternatives[i].type == pool->gpu_type) alt = static_cast<int>(i);
+  }
+  const GpuRequest& g = j.input.spec.accelerators.alternatives[static_cast<size_t>(alt)];
+  LaunchRequest req{id, a.attempt, a.cluster, a.pool, g.count, j.input.spec.num_nodes, j.input.spec.use_spot,
+                    {}, j.input.spec.setup, j.input.spec.run, j.input.spec.time_limit, j.input.spec.sim};
+  RETURN_IF_ERROR(provider->second->Restore(req, a.started));
+  Dequeue(j);
+  j.running = true;
+  j.attempt = a.attempt;
+  j.input.attempts = std::max(j.input.attempts, a.attempt);
+  j.provider = provider->second;
+  j.cluster = a.cluster;
+  j.pool = a.pool;
+  j.flavor_name = a.flavor.empty() ? FlavorName(g, j.input.spec.use_spot) : a.flavor;
+  j.flavor = quota_.FlavorIndex(j.flavor_name);
+  j.gpus = static_cast<int64_t>(g.count) * j.input.spec.num_nodes;
+  j.started = a.started;
+  j.reserved = a.reserved;
+  const Price* price = estate_.FindPrice(a.cluster, pool->gpu_type);
+  j.price_micros = price ? (j.input.spec.use_spot && price->spot ? price->spot->micros() : price->on_demand.micros()) : 0;
+  if (a.reserved) {
+    for (size_t i = 0; i < estate_.reservations.size(); ++i) {
+      const Reservation& r = estate_.reservations[i];
+      if (r.cluster == a.cluster && r.gpu_type == pool->gpu_type) {
+        j.reservation = static_cast<int>(i);
+        j.price_micros = r.price.micros();
+        reservation_used_[i] += j.gpus;
+        break;
+      }
+    }
+  }
+  if (j.queue >= 0 && j.flavor >= 0) quota_.Add(j.queue, j.flavor, j.gpus);
+  running_.insert(id);
+  running_prio_[static_cast<size_t>(QueueSlot(j))].insert(j.input.spec.priority);
+  return Status::Ok();
+}
+
+Transition Engine::EndAttempt(Job& j, Timestamp at, AttemptOutcome outcome, int exit_code, const std::string& reason) {
+  Transition t;
+  t.kind = Transition::Kind::kAttemptEnded;
+  t.job_id = j.input.id;
+  t.team = j.input.spec.team;
+  t.attempt = j.attempt;
+  t.time = at;
+  t.cluster = j.cluster;
+  t.flavor = j.flavor_name;
+  t.gpus = j.gpus;
+  t.reserved = j.reserved;
+  t.borrowed = j.borrowed;
+  t.price_micros = j.price_micros;
+  t.started = j.started;
+  t.outcome = outcome;
+  t.exit_code = exit_code;
+  t.message = reason;
+  int64_t us = std::max<int64_t>(0, ToUnixMicros(at) - ToUnixMicros(j.started));
+  t.gpu_seconds = j.gpus * us / 1'000'000;
+  auto cost = Money::Scale(Money(j.price_micros, estate_.currency), j.gpus * us, 3'600'000'000LL);
+  t.cost_micros = cost.ok() ? cost->micros() : 0;
+
+  if (j.queue >= 0 && j.flavor >= 0) quota_.Remove(j.queue, j.flavor, j.gpus);
+  if (j.reservation >= 0) reservation_used_[static_cast<size_t>(j.reservation)] -= j.gpus;
+  running_.erase(j.input.id);
+  auto& prios = running_prio_[static_cast<size_t>(QueueSlot(j))];
+  if (auto it = prios.find(j.input.spec.priority); it != prios.end()) prios.erase(it);
+  month_spend_[j.input.spec.team] += t.cost_micros;
+  j.input.gpu_seconds += t.gpu_seconds;
+  j.input.cost_micros += t.cost_micros;
+  j.running = false;
+  j.reservation = -1;
+  j.provider = nullptr;
+  t.attempts = j.input.attempts;
+  t.total_gpu_seconds = j.input.gpu_seconds;
+  t.total_cost_micros = j.input.cost_micros;
+  return t;
+}
+
+Result<std::vector<Transition>> Engine::Cancel(const std::string& job_id, Timestamp now) {
+  auto it = jobs_.find(job_id);
+  if (it == jobs_.end()) return NotFound("job " + job_id + " is not scheduled");
+  Job& j = it->second;
+  std::vector<Transition> out;
+  if (j.running) {
+    (void)j.provider->Cancel(j.input.id, j.attempt);
+    Transition t = EndAttempt(j, now, AttemptOutcome::kCancelled, -1, "cancelled");
+    t.new_state = JobState::kCancelled;
+    out.push_back(std::move(t));
+  } else {
+    Dequeue(j);
+  }
+  jobs_.erase(it);
+  return out;
+}
+
+std::vector<Transition> Engine::Tick(Timestamp now) {
+  now_ = now;
+  std::vector<Transition> out;
+
+  // 1. Attempts that ended.
+  for (auto& [name, provider] : providers_) {
+    for (const ProviderEvent& ev : provider->Poll(now)) {
+      auto it = jobs_.find(ev.job_id);
+      if (it == jobs_.end() || !it->second.running || it->second.attempt != ev.attempt) continue;
+      Job& j = it->second;
+      Transition t = EndAttempt(j, ev.time, ev.outcome, ev.exit_code, ev.reason);
+      bool retry = IsInfrastructureFailure(ev.outcome) && j.input.attempts < options_.max_attempts;
+      if (ev.outcome == AttemptOutcome::kSucceeded) {
+        t.new_state = JobState::kSucceeded;
+      } else if (retry) {
+        t.new_state = JobState::kPending;
+        t.message += "; requeued";
+        j.waiting = "requeued after attempt " + std::to_string(j.attempt) + ": " + ev.reason;
+      } else {
+        t.new_state = JobState::kFailed;
+        if (IsInfrastructureFailure(ev.outcome)) t.message += "; gave up after " + std::to_string(j.input.attempts) + " attempts";
+      }
+      out.push_back(std::move(t));
+      if (retry) {
+        Enqueue(j);
+      } else {
+        jobs_.erase(it);
+      }
+    }
+  }
+
+  // 2. Budgets.
+  CheckBudgets(now, out);
+
+  // 3. Admission: the queue with the lowest dominant share goes next.
+  using Entry = std::pair<int64_t, int>;  // share, queue slot
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> order;
+  std::vector<std::set<PendingKey>::iterator> cursor(pending_.size());
+  auto share = [&](int slot) { return slot < static_cast<int>(quota_.queues()) ? quota_.DominantShare(slot) : 0; };
+  for (size_t s = 0; s < pending_.size(); ++s) {
+    if (pending_[s].empty()) continue;
+    cursor[s] = pending_[s].begin();
+    order.push({share(static_cast<int>(s)), static_cast<int>(s)});
+  }
+  while (!order.empty()) {
+    auto [sh, slot] = order.top();
+    order.pop();
+    if (sh != share(slot)) {  // its share moved since it was queued
+      order.push({share(slot), slot});
+      continue;
+    }
+    auto& set = pending_[static_cast<size_t>(slot)];
+    auto& it = cursor[static_cast<size_t>(slot)];
+    if (it == set.end()) continue;
+    auto next = std::next(it);
+    Job& j = jobs_.at(std::get<2>(*it));
+    bool admitted = TryAdmit(j, now, out);
+    it = next;
+    bool strict = slot < static_cast<int>(quota_.queues()) && quota_.config(slot).strict_fifo;
+    if (admitted || !strict) order.push({share(slot), slot});
+  }
+  return out;
+}
+
+bool Engine::TryAdmit(Job& j, Timestamp now, std::vector<Transition>& out) {
+  ++decisions_;
+  const JobSpec& spec = j.input.spec;
+  if (exhausted_.count(spec.team)) {
+    j.waiting = "team " + spec.team + " has spent its monthly budget; admissions resume next month";
+    return false;
+  }
+  const auto& alts = spec.accelerators.alternatives;
+  std::string reasons;
+  auto note = [&](const std::string& r) { reasons += (reasons.empty() ? "" : "; ") + r; };
+
+  struct Pick {
+    placement::Option option;
+    int flavor;
+    int64_t borrowed;
+  };
+  std::optional<Pick> best;
+  for (int a = 0; a < static_cast<int>(alts.size()); ++a) {
+    const GpuRequest& g = alts[static_cast<size_t>(a)];
+    int64_t gpus = static_cast<int64_t>(g.count) * spec.num_nodes;
+    int f = quota_.FlavorIndex(FlavorName(g, spec.use_spot));
+    int64_t borrowed = 0;
+    if (j.queue >= 0) {
+      auto chk = quota_.Evaluate(j.queue, f, gpus);
+      if (chk.verdict != quota::QuotaBook::Verdict::kFits && chk.verdict != quota::QuotaBook::Verdict::kBorrows) {
+        note(chk.reason);
+        continue;
+      }
+      borrowed = chk.borrowed;
+    }
+    auto option = router_.Choose(spec, *this, [a](int i) { return i == a; });
+    if (!option) {
+      note("no eligible cluster has room for " + std::to_string(spec.num_nodes) + " x " + g.ToString());
+      continue;
+    }
+    if (!best || Better(*option, best->option)) best = Pick{*option, f, borrowed};
+    if (spec.accelerators.ordered) break;
+  }
+  if (best) return Dispatch(j, best->option, best->flavor, best->borrowed, now, out);
+
+  // Nothing fits as things are: preempt lower-priority work of the queue, or
+  // reclaim quota that other queues of the cohort borrowed.
+  if (j.queue >= 0) {
+    for (int a = 0; a < static_cast<int>(alts.size()); ++a) {
+      const GpuRequest& g = alts[static_cast<size_t>(a)];
+      int64_t gpus = static_cast<int64_t>(g.count) * spec.num_nodes;
+      int f = quota_.FlavorIndex(FlavorName(g, spec.use_spot));
+      if (f < 0 || !router_.StaticallyPossible(spec, a)) continue;
+      auto chk = quota_.Evaluate(j.queue, f, gpus);
+      bool reclaim = chk.verdict == quota::QuotaBook::Verdict::kNeedsReclaim;
+      const auto& prios = running_prio_[static_cast<size_t>(j.queue)];
+      bool lower_running = !prios.empty() && *prios.begin() < spec.priority;
+      if (!reclaim && !lower_running) continue;
+      if (!Preempt(j, f, gpus, reclaim, now, out)) continue;
+      auto again = quota_.Evaluate(j.queue, f, gpus);
+      auto option = router_.Choose(spec, *this, [a](int i) { return i == a; });
+      if (option && (again.verdict == quota::QuotaBook::Verdict::kFits ||
+                     again.verdict == quota::QuotaBook::Verdict::kBorrows)) {
+        return Dispatch(j, *option, f, again.borrowed, now, out);
+      }
+    }
+  }
+  j.waiting = reasons;
+  return false;
+}
+
+bool Engine::Preempt(Job& j, int f, int64_t gpus, bool reclaim, Timestamp now, std::vector<Transition>& out) {
+  // Candidates: lower-priority work of this queue, or (reclaim) work of other
+  // queues of the cohort that are borrowing this flavor. Cheapest to lose
+  // first: lowest priority, then the most recently started.
+  std::vector<Job*> candidates;
+  for (const auto& id : running_) {
+    Job& r = jobs_.at(id);
+    if (r.flavor != f || r.queue < 0) continue;
+    if (!reclaim && r.queue == j.queue && r.input.spec.priority < j.input.spec.priority) candidates.push_back(&r);
+    if (reclaim && r.queue != j.queue && quota_.Borrowing(r.queue, f)) {
+      const auto& members = quota_.CohortMembers(j.queue);
+      if (std::find(members.begin(), members.end(), r.queue) != members.end()) candidates.push_back(&r);
+    }
+  }
+  std::sort(candidates.begin(), candidates.end(), [](const Job* a, const Job* b) {
+    if (a->input.spec.priority != b->input.spec.priority) return a->input.spec.priority < b->input.spec.priority;
+    return a->started > b->started;
+  });
+  // Find the fewest victims that make room, by trying them out on the books.
+  std::vector<Job*> victims;
+  bool fits = false;
+  for (Job* v : candidates) {
+    if (reclaim && !quota_.Borrowing(v->queue, f)) continue;  // no longer borrowing: not reclaimable
+    quota_.Remove(v->queue, f, v->gpus);
+    victims.push_back(v);
+    auto chk = quota_.Evaluate(j.queue, f, gpus);
+    if (chk.verdict == quota::QuotaBook::Verdict::kFits || chk.verdict == quota::QuotaBook::Verdict::kBorrows) {
+      fits = true;
+      break;
+    }
+  }
+  for (Job* v : victims) quota_.Add(v->queue, f, v->gpus);  // EndAttempt removes them for real
+  if (!fits) return false;
+  for (Job* v : victims) {
+    (void)v->provider->Cancel(v->input.id, v->attempt);
+    std::string why = reclaim ? "preempted: queue " + quota_.config(j.queue).name + " reclaimed quota its job " +
+                                    j.input.id + " needs"
+                              : "preempted by higher-priority job " + j.input.id + " (priority " +
+                                    std::to_string(j.input.spec.priority) + " over " +
+                                    std::to_string(v->input.spec.priority) + ")";
+    Transition t = EndAttempt(*v, now, AttemptOutcome::kCancelled, -1, why + "; requeued");
+    t.new_state = JobState::kPending;
+    v->waiting = why;
+    out.push_back(std::move(t));
+    Enqueue(*v);
+  }
+  return true;
+}
+
+bool Engine::Dispatch(Job& j, const placement::Option& o, int flavor, int64_t borrowed, Timestamp now,
+                      std::vector<Transition>& out) {
+  const JobSpec& spec = j.input.spec;
+  const GpuRequest& g = spec.accelerators.alternatives[static_cast<size_t>(o.alternative)];
+  int attempt = j.input.attempts + 1;
+  ProviderAdapter* provider = cluster_provider_.at(o.cluster->name);
+  LaunchRequest req{j.input.id, attempt, o.cluster->name, o.pool->name, g.count, spec.num_nodes, spec.use_spot,
+                    policy::LaunchEnv(spec, *o.cluster, j.input.id, attempt), spec.setup, spec.run, spec.time_limit,
+                    spec.sim};
+  if (Status st = provider->Launch(req, now); !st.ok()) {
+    j.waiting = "launch on " + o.cluster->name + " failed: " + st.message();
+    return false;
+  }
+  Dequeue(j);
+  j.running = true;
+  j.attempt = attempt;
+  j.input.attempts = attempt;
+  j.provider = provider;
+  j.cluster = o.cluster->name;
+  j.pool = o.pool->name;
+  j.flavor = flavor;
+  j.flavor_name = FlavorName(g, spec.use_spot);
+  j.gpus = static_cast<int64_t>(g.count) * spec.num_nodes;
+  j.reserved = o.reserved;
+  j.borrowed = borrowed;
+  j.price_micros = o.price_micros < 0 ? 0 : o.price_micros;
+  j.started = now;
+  j.reservation = -1;
+  if (o.reserved) {
+    for (size_t i = 0; i < estate_.reservations.size(); ++i) {
+      const Reservation& r = estate_.reservations[i];
+      if (r.cluster == j.cluster && r.gpu_type == g.type && r.start <= now && now < r.end &&
+          r.count - reservation_used_[i] >= j.gpus) {
+        j.reservation = static_cast<int>(i);
+        reservation_used_[i] += j.gpus;
+        break;
+      }
+    }
+  }
+  if (j.queue >= 0 && flavor >= 0) quota_.Add(j.queue, flavor, j.gpus);
+  running_.insert(j.input.id);
+  running_prio_[static_cast<size_t>(QueueSlot(j))].insert(spec.priority);
+  j.waiting.clear();
+
+  std::string why = o.reserved ? "reserved capacity already paid for"
+                               : "the cheapest eligible " + std::string(spec.use_spot ? "spot " : "") + "capacity at " +
+                                     Dollars(j.price_micros, estate_.currency) + " per GPU-hour";
+  j.placement = {{"cluster", j.cluster},
+                 {"pool", j.pool},
+                 {"provider", o.cluster->provider},
+                 {"zone", o.cluster->zone},
+                 {"flavor", j.flavor_name},
+                 {"gpus", j.gpus},
+                 {"reserved", o.reserved},
+                 {"borrowed", borrowed},
+                 {"price_per_gpu_hour", Money(j.price_micros, estate_.currency).AmountString()},
+                 {"data_local", o.data_local},
+                 {"why", why}};
+  Transition t;
+  t.kind = Transition::Kind::kDispatched;
+  t.job_id = j.input.id;
+  t.team = spec.team;
+  t.attempt = attempt;
+  t.time = now;
+  t.new_state = JobState::kRunning;
+  t.cluster = j.cluster;
+  t.flavor = j.flavor_name;
+  t.gpus = j.gpus;
+  t.reserved = o.reserved;
+  t.borrowed = borrowed;
+  t.price_micros = j.price_micros;
+  t.started = now;
+  t.attempts = attempt;
+  t.total_gpu_seconds = j.input.gpu_seconds;
+  t.total_cost_micros = j.input.cost_micros;
+  t.placement = j.placement;
+  t.message = "attempt " + std::to_string(attempt) + " on " + j.cluster + " (" + std::to_string(j.gpus) + " " +
+              j.flavor_name + " GPUs): " + why + (borrowed > 0 ? ", borrowing " + std::to_string(borrowed) + " GPUs of quota" : "");
+  out.push_back(std::move(t));
+  return true;
+}
+
+int64_t Engine::TeamSpend(const std::string& team, Timestamp now) const {
+  int64_t spend = 0;
+  if (auto it = month_spend_.find(team); it != month_spend_.end()) spend = it->second;
+  for (const auto& id : running_) {
+    const Job& j = jobs_.at(id);
+    if (j.input.spec.team != team) continue;
+    int64_t us = std::max<int64_t>(0, ToUnixMicros(now) - ToUnixMicros(j.started));
+    auto cost = Money::Scale(Money(j.price_micros, estate_.currency), j.gpus * us, 3'600'000'000LL);
+    if (cost.ok()) spend += cost->micros();
+  }
+  return spend;
+}
+
+void Engine::CheckBudgets(Timestamp now, std::vector<Transition>& out) {
+  int month = MonthOf(now);
+  if (month != month_) {
+    month_ = month;
+    month_spend_.clear();
+    warned_.clear();
+    exhausted_.clear();
+  }
+  for (const auto& team : estate_.teams) {
+    if (!team.budget || exhausted_.count(team.name)) continue;
+    int64_t spend = TeamSpend(team.name, now);
+    int64_t limit = team.budget->monthly.micros();
+    auto report = [&](Transition::Kind kind, const std::string& what) {
+      Transition t;
+      t.kind = kind;
+      t.team = team.name;
+      t.time = now;
+      t.total_cost_micros = spend;
+      t.message = "team " + team.name + " has spent " + Dollars(spend, estate_.currency) + " of its " +
+                  Dollars(limit, estate_.currency) + " monthly budget" + what;
+      out.push_back(std::move(t));
+    };
+    if (spend >= limit) {
+      exhausted_.insert(team.name);
+      report(Transition::Kind::kBudgetExhausted, ": no new admissions until next month");
+    } else if (spend * 100 >= limit * team.budget->soft_percent && warned_.insert(team.name).second) {
+      report(Transition::Kind::kBudgetWarning, " (warning at " + std::to_string(team.budget->soft_percent) + "%)");
+    }
+  }
+}
+
+nlohmann::json Engine::Explain(const std::string& job_id) const {
+  using nlohmann::json;
+  auto it = jobs_.find(job_id);
+  if (it == jobs_.end()) return json();
+  const Job& j = it->second;
+  const JobSpec& spec = j.input.spec;
+  json out = {{"job", job_id}, {"state", j.running ? "running" : "pending"}};
+  if (j.queue >= 0) out["queue"] = quota_.config(j.queue).name;
+  if (!j.waiting.empty()) out["waiting"] = j.waiting;
+  if (!j.placement.is_null()) out["placement"] = j.placement;
+  json alternatives = json::array();
+  for (const auto& g : spec.accelerators.alternatives) {
+    int64_t gpus = static_cast<int64_t>(g.count) * spec.num_nodes;
+    std::string flavor = FlavorName(g, spec.use_spot);
+    json a = {{"accelerators", g.ToString()}, {"nodes", spec.num_nodes}, {"flavor", flavor}, {"gpus", gpus}};
+    if (j.queue >= 0 && !j.running) {
+      auto chk = quota_.Evaluate(j.queue, quota_.FlavorIndex(flavor), gpus);
+      static const char* kVerdicts[] = {"fits", "borrows", "needs_reclaim", "no_fit"};
+      a["quota"] = {{"verdict", kVerdicts[static_cast<int>(chk.verdict)]}, {"reason", chk.reason}};
+    }
+    alternatives.push_back(a);
+  }
+  out["alternatives"] = alternatives;
+  json candidates = json::array();
+  for (const auto& c : router_.Explain(spec, *this)) {
+    json cj = {{"cluster", c.option.cluster->name},
+               {"accelerators", spec.accelerators.alternatives[static_cast<size_t>(c.option.alternative)].ToString()},
+               {"eligible", c.eligible}};
+    if (c.option.pool) cj["pool"] = c.option.pool->name;
+    if (c.eligible) {
+      cj["reserved"] = c.option.reserved;
+      cj["price_per_gpu_hour"] = Money(std::max<int64_t>(0, c.option.price_micros), estate_.currency).AmountString();
+      cj["data_local"] = c.option.data_local;
+      cj["load_percent"] = c.option.load_permille / 10;
+    } else {
+      cj["reason"] = c.failure;
+    }
+    candidates.push_back(cj);
+  }
+  out["candidates"] = candidates;
+  return out;
+}
+
+nlohmann::json Engine::QueuesJson() const {
+  using nlohmann::json;
+  json queues = json::array();
+  for (size_t q = 0; q < quota_.queues(); ++q) {
+    const QueueConfig& cfg = quota_.config(static_cast<int>(q));
+    json flavors = json::array();
+    for (const auto& fq : cfg.quotas) {
+      int f = quota_.FlavorIndex(fq.flavor);
+      flavors.push_back({{"flavor", fq.flavor},
+                         {"nominal", fq.nominal},
+                         {"used", quota_.Used(static_cast<int>(q), f)},
+                         {"borrowing", std::max<int64_t>(0, quota_.Used(static_cast<int>(q), f) - fq.nominal)}});
+    }
+    size_t running = 0;
+    for (const auto& id : running_) running += jobs_.at(id).queue == static_cast<int>(q);
+    json qj = {{"name", cfg.name},     {"team", cfg.team},       {"cohort", cfg.cohort},
+               {"weight", cfg.weight}, {"flavors", flavors},     {"pending", pending_[q].size()},
+               {"running", running},   {"dominant_share_permille", quota_.DominantShare(static_cast<int>(q)) / 1000}};
+    const Team* team = estate_.FindTeam(cfg.team);
+    if (team && team->budget) {
+      qj["budget"] = {{"monthly", team->budget->monthly.AmountString()},
+                      {"spent", Money(TeamSpend(cfg.team, now_), estate_.currency).AmountString()},
+                      {"currency", estate_.currency},
+                      {"exhausted", exhausted_.count(cfg.team) > 0}};
+    }
+    queues.push_back(qj);
+  }
+  return queues;
+}
+
+}  // namespace causeway::scheduler

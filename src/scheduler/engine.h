@@ -1,0 +1,194 @@
+// The scheduler: admission under team quotas (src/quota), routing
+// (src/placement) and dispatch to providers, on whatever time it is given.
+// The server drives it in (scaled) real time and persists what it reports;
+// tests, planning and benchmarks drive the very same engine in virtual time.
+//
+// Each Tick(now):
+//   1. collects the attempts that ended from every provider; succeeded and
+//      failed jobs are done, preempted ones (spot, node failure, outage) go
+//      back to their queue;
+//   2. checks team budgets for the month;
+//   3. admits pending jobs: queues in order of fair share (lowest dominant
+//      share first), each queue's jobs by priority then age. A job that does
+//      not fit does not block the ones behind it, unless its queue is
+//      strict FIFO. A job may preempt lower-priority work of its own queue,
+//      and a queue within its nominal quota reclaims what others borrowed.
+//
+// Not thread-safe: the owner serializes calls.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "causeway/clock.h"
+#include "causeway/estate.h"
+#include "causeway/job_spec.h"
+#include "causeway/provider.h"
+#include "causeway/records.h"
+#include "placement/router.h"
+#include "quota/quota.h"
+
+namespace causeway::scheduler {
+
+// What the engine reports, for the owner to persist and audit.
+struct Transition {
+  enum class Kind {
+    kDispatched,       // an attempt started on a cluster
+    kAttemptEnded,     // an attempt ended; new_state says what became of the job
+    kBudgetWarning,    // a team passed its soft budget limit this month
+    kBudgetExhausted,  // a team reached its monthly budget: no new admissions
+  };
+  Kind kind = Kind::kDispatched;
+  std::string job_id;
+  std::string team;
+  int attempt = 0;
+  Timestamp time;
+  JobState new_state = JobState::kPending;
+  std::string message;  // in words
+  // Attempt facts.
+  std::string cluster;
+  std::string flavor;
+  int64_t gpus = 0;
+  bool reserved = false;
+  int64_t borrowed = 0;
+  int64_t price_micros = 0;  // per GPU-hour
+  Timestamp started;
+  AttemptOutcome outcome = AttemptOutcome::kSucceeded;
+  int exit_code = 0;
+  int64_t gpu_seconds = 0;   // this attempt
+  int64_t cost_micros = 0;   // this attempt
+  // Job totals after this transition.
+  int attempts = 0;
+  int64_t total_gpu_seconds = 0;
+  int64_t total_cost_micros = 0;
+  nlohmann::json placement;  // kDispatched: the routing decision, for explain
+};
+
+// A job handed to the engine.
+struct JobInput {
+  std::string id;
+  JobSpec spec;
+  Timestamp created_at;
+  int attempts = 0;  // attempts already made (on recovery)
+  int64_t gpu_seconds = 0;
+  int64_t cost_micros = 0;
+};
+
+// A running attempt handed back to the engine after a restart.
+struct RunningAttempt {
+  int attempt = 0;
+  std::string cluster;
+  std::string pool;
+  std::string flavor;
+  bool reserved = false;
+  Timestamp started;
+};
+
+struct EngineOptions {
+  int max_attempts = 10;  // infrastructure failures retried up to this many attempts
+};
+
+class Engine : private placement::CapacityView {
+ public:
+  // `providers` maps provider names of the estate to their adapters; the
+  // engine does not own them.
+  Engine(const Estate& estate, std::map<std::string, ProviderAdapter*> providers, EngineOptions options = {});
+
+  // Queues a new job. kInvalidArgument if its team has no queue (when queues
+  // are configured) or it asks for no GPUs the estate has.
+  Status Submit(JobInput job);
+  // Re-adopts a job whose attempt was running before a restart.
+  Status Restore(JobInput job, const RunningAttempt& attempt);
+  // Removes a job. A running attempt is stopped and reported (kAttemptEnded,
+  // outcome kCancelled, new_state kCancelled). kNotFound if unknown.
+  Result<std::vector<Transition>> Cancel(const std::string& job_id, Timestamp now);
+
+  std::vector<Transition> Tick(Timestamp now);
+
+  // Why the job is where it is: the quota decision and every candidate
+  // cluster with its verdict, in words.
+  nlohmann::json Explain(const std::string& job_id) const;
+  // Queue usage for `causeway queues`.
+  nlohmann::json QueuesJson() const;
+
+  size_t pending() const { return pending_count_; }
+  size_t running() const { return running_.size(); }
+  uint64_t decisions() const { return decisions_; }
+
+ private:
+  struct Job {
+    JobInput input;
+    int queue = -1;
+    bool running = false;
+    // The attempt in flight.
+    int attempt = 0;
+    ProviderAdapter* provider = nullptr;
+    std::string cluster;
+    std::string pool;
+    int flavor = -1;
+    std::string flavor_name;
+    int64_t gpus = 0;
+    bool reserved = false;
+    int reservation = -1;
+    int64_t borrowed = 0;
+    int64_t price_micros = 0;
+    Timestamp started;
+    std::string waiting;       // why it is pending, in words
+    nlohmann::json placement;  // the last routing decision
+  };
+  using PendingKey = std::tuple<int, int64_t, std::string>;  // -priority, created, id
+
+  // CapacityView.
+  bool ProviderHealthy(const std::string& provider) const override;
+  bool Fits(const std::string& cluster, const std::string& pool, int gpus_per_node, int nodes) const override;
+  int FreeGpus(const std::string& cluster, const std::string& pool) const override;
+  int ReservedFree(const std::string& cluster, const std::string& gpu_type) const override;
+
+  PendingKey KeyOf(const Job& j) const;
+  // Index into pending_ and running_prio_: the queue, or the last slot for
+  // jobs of an estate without queues.
+  int QueueSlot(const Job& j) const;
+  void Enqueue(Job& j);
+  void Dequeue(Job& j);
+  // Tries to admit and dispatch `j`; on failure sets j.waiting.
+  bool TryAdmit(Job& j, Timestamp now, std::vector<Transition>& out);
+  bool Dispatch(Job& j, const placement::Option& option, int flavor, int64_t borrowed, Timestamp now,
+                std::vector<Transition>& out);
+  // Ends the running attempt of `j` at `at` and accounts for it.
+  Transition EndAttempt(Job& j, Timestamp at, AttemptOutcome outcome, int exit_code, const std::string& reason);
+  // Stops lower-priority work of the same queue, or borrowed work of the
+  // cohort, until `gpus` of flavor `f` fit for `j`. Returns whether it did.
+  bool Preempt(Job& j, int f, int64_t gpus, bool reclaim, Timestamp now, std::vector<Transition>& out);
+  void CheckBudgets(Timestamp now, std::vector<Transition>& out);
+  int64_t TeamSpend(const std::string& team, Timestamp now) const;
+  std::string FlavorName(const GpuRequest& g, bool spot) const { return g.type + (spot ? "-spot" : ""); }
+  const Cluster* ClusterOf(const std::string& name) const;
+
+  const Estate& estate_;
+  std::map<std::string, ProviderAdapter*> providers_;
+  std::map<std::string, ProviderAdapter*> cluster_provider_;  // cluster name -> adapter
+  EngineOptions options_;
+  quota::QuotaBook quota_;
+  placement::Router router_;
+  std::unordered_map<std::string, Job> jobs_;
+  std::vector<std::set<PendingKey>> pending_;  // per queue (index queues.size() when none are configured)
+  size_t pending_count_ = 0;
+  std::set<std::string> running_;
+  std::vector<std::multiset<int>> running_prio_;  // per queue slot: priorities of running jobs
+  std::vector<int64_t> reservation_used_;  // per estate reservation, GPUs
+  // Budgets: spend of finished attempts this month, and which warnings went out.
+  int month_ = -1;
+  std::map<std::string, int64_t> month_spend_;
+  std::set<std::string> warned_, exhausted_;
+  uint64_t decisions_ = 0;
+  Timestamp now_;  // time of the current Tick
+};
+
+}  // namespace causeway::scheduler
