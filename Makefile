@@ -24,8 +24,9 @@ build: deps $(RELEASE_DIR)/CMakeCache.txt
 run: build
 	$(RELEASE_DIR)/causeway serve --listen 127.0.0.1:8080 --data-dir .data
 
+# `make demo ARGS=--keep` leaves the server running afterwards.
 demo: build
-	@scripts/demo.sh $(RELEASE_DIR)/causeway
+	@scripts/demo.sh $(RELEASE_DIR)/causeway $(ARGS)
 
 # Tests build with AddressSanitizer and UndefinedBehaviorSanitizer.
 $(TEST_DIR)/CMakeCache.txt:

@@ -1,22 +1,36 @@
 #!/usr/bin/env bash
-# The Causeway flow on the embedded estate and a SQLite file: start the
-# server, validate and submit job specs, list, inspect and cancel jobs, use a
-# scoped token, read and verify the audit trail, then stop.
-# Usage: scripts/demo.sh PATH/TO/causeway
+# The whole Causeway loop on the embedded simulated estate and a SQLite file:
+# jobs from three teams are checked against policy, admitted under team
+# quotas, routed to the right provider, run, preempted, finished and
+# accounted for, with the audit trail verified at the end.
+#
+# Usage: scripts/demo.sh PATH/TO/causeway [--keep]
+#   --keep  leave the server running afterwards for exploration
+# Environment: DEMO_SPEED (default 600: one real second is ten simulated
+# minutes), DEMO_TIMEOUT (seconds to wait for every job, default 100).
 set -euo pipefail
-cw=$(realpath "${1:?usage: demo.sh PATH/TO/causeway}")
+cw=$(realpath "${1:?usage: demo.sh PATH/TO/causeway [--keep]}")
+keep=${2:-}
 root=$(cd "$(dirname "$0")/.." && pwd)
-data="$root/.data/demo"
-rm -rf "$data"
-mkdir -p "$data"
+jobs="$root/examples/jobs"
+data=$(mktemp -d "${TMPDIR:-/tmp}/causeway-demo.XXXXXX")
+speed=${DEMO_SPEED:-600}
+timeout=${DEMO_TIMEOUT:-100}
 
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 # Prints a command (secrets shortened) and runs it; a failing command is part of the show.
-show() { printf '$ %s\n' "$(sed 's/cw_[a-z0-9]\{52\}/cw_…/g' <<<"$*")"; "$@" || true; }
+show() { printf '$ %s\n' "$(sed -e 's/cw_[a-z0-9]\{52\}/cw_…/g' -e "s|$cw|causeway|g" -e "s|$root/||g" <<<"$*")"; "$@" || true; }
+submit() { "$cw" --json submit "$jobs/$1.yaml" | grep -o '"id": "job_[0-9A-Z]*"' | head -1 | cut -d'"' -f4; }
 
-"$cw" serve --listen 127.0.0.1:0 --data-dir "$data" > "$data/serve.log" 2>&1 &
+"$cw" serve --listen 127.0.0.1:0 --data-dir "$data" --estate "$root/examples/estate.yaml" --sim-speed "$speed" \
+  > "$data/serve.log" 2>&1 &
 pid=$!
-trap 'kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true' EXIT
+follower=
+cleanup() {
+  [[ -n "$follower" ]] && kill "$follower" 2>/dev/null || true
+  if [[ "$keep" != "--keep" ]]; then kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi
+}
+trap cleanup EXIT
 for _ in $(seq 1 200); do
   grep -q "listening on" "$data/serve.log" 2>/dev/null && break
   kill -0 "$pid" 2>/dev/null || { cat "$data/serve.log"; exit 1; }
@@ -25,46 +39,64 @@ done
 export CAUSEWAY_SERVER=$(grep -o 'http://127.0.0.1:[0-9]*' "$data/serve.log")
 export CAUSEWAY_TOKEN_FILE="$data/admin.token"
 
-step "Server started (state in $data)"
-sed 's/cw_[a-z0-9]*/cw_… (redacted here)/' "$data/serve.log"
-
-step "Validate job specs offline"
-show "$cw" validate "$root/examples/jobs/train-llama.yaml"
-cat > "$data/broken.yaml" <<'YAML'
-name: broken
-resources:
-  accelerator: H100:8
-num_nodes: 0
-YAML
-show "$cw" validate "$data/broken.yaml"
-
-step "Submit three jobs from three teams"
-for f in train-llama finetune-vision eval-sweep; do
-  show "$cw" submit "$root/examples/jobs/$f.yaml" --idempotency-key "demo-$f"
-done
-step "Retry a submission with the same Idempotency-Key: no duplicate"
-show "$cw" submit "$root/examples/jobs/eval-sweep.yaml" --idempotency-key demo-eval-sweep
-
-step "Jobs and the estate"
-show "$cw" jobs
+step "A server on the simulated estate (state in $data)"
+grep -v "admin token" "$data/serve.log"
 show "$cw" clusters
-id=$("$cw" --json jobs --team research | grep -o '"id": "job_[0-9A-Z]*"' | head -1 | cut -d'"' -f4)
-step "Cancel $id"
-show "$cw" cancel "$id" --reason "superseded"
-show "$cw" job "$id"
+show "$cw" queues
 
-step "A read-only token cannot submit"
-secret=$("$cw" --json token create --name demo-reader --scope jobs:read --ttl 1h | grep -o '"secret": "cw_[a-z0-9]*"' | cut -d'"' -f4)
-show env CAUSEWAY_TOKEN="$secret" "$cw" jobs --team nlp
-show env CAUSEWAY_TOKEN="$secret" "$cw" submit "$root/examples/jobs/eval-sweep.yaml"
-show "$cw" token list
+step "Progress as it happens (audit trail; times are simulated)"
+"$cw" audit log --follow --since 1h 2>/dev/null | sed -u 's/^/   | /' &
+follower=$!
 
-step "The audit trail, hash-chained"
-show "$cw" audit log
+step "Admission policy: no cost owner, no run"
+show "$cw" submit "$jobs/no-owner.yaml"
+
+step "Submit work for three teams"
+llama=$(submit train-llama)
+eval_id=$(submit eval-sweep)
+submit nlp-eval > /dev/null
+submit vision-sweep > /dev/null
+submit vision-sweep > /dev/null
+borrower=$(submit vision-sweep)
+submit finetune-vision > /dev/null
+submit spot-augment > /dev/null
+submit idle-notebook > /dev/null
+for _ in 1 2 3 4; do submit research-batch > /dev/null; done
+sleep 1
+
+step "Why each job went where it did"
+show "$cw" explain "$llama"
+show "$cw" explain "$eval_id"
+step "A team queued behind its quota, waiting to borrow"
+show "$cw" explain "$borrower"
+
+step "Urgent work preempts low-priority work of its own queue"
+show "$cw" submit "$jobs/research-urgent.yaml"
+sleep 1
+show "$cw" jobs --team research
+
+step "Waiting for every job to finish (at ${speed}x)"
+deadline=$((SECONDS + timeout))
+while :; do
+  active=$("$cw" --json jobs --limit 1000 | grep -cE '"state": "(pending|running|admitted)"' || true)
+  [[ "$active" == "0" ]] && break
+  if (( SECONDS > deadline )); then echo "jobs still active after ${timeout}s" >&2; "$cw" jobs; exit 1; fi
+  sleep 1
+done
+sleep 1  # lets the follower print the last events
+kill "$follower" 2>/dev/null || true; wait "$follower" 2>/dev/null || true; follower=
+
+step "Summary"
+show "$cw" jobs
+show "$cw" queues
 show "$cw" audit verify
 
-step "Stop the server and verify the database file offline"
-kill "$pid"; wait "$pid" 2>/dev/null || true
-show "$cw" audit verify --data-dir "$data"
-echo
-echo "Done. Start it yourself with: make run"
+if [[ "$keep" == "--keep" ]]; then
+  step "The server keeps running (pid $pid)"
+  echo "export CAUSEWAY_SERVER=$CAUSEWAY_SERVER CAUSEWAY_TOKEN_FILE=$CAUSEWAY_TOKEN_FILE"
+  echo "then try: causeway jobs, causeway explain ID, causeway queues; stop it with: kill $pid"
+else
+  kill "$pid"; wait "$pid" 2>/dev/null || true
+  step "Stopped; the database file verifies offline too"
+  show "$cw" audit verify --data-dir "$data"
+fi

@@ -50,6 +50,20 @@ class ManualClock final : public Clock {
   std::atomic<int64_t> now_us_;
 };
 
+// Real time sped up `factor` times from the moment it is made, for running
+// the simulated estate faster than life (a demo at 600x shows an hour's work
+// in six seconds). Thread-safe.
+class ScaledClock final : public Clock {
+ public:
+  explicit ScaledClock(double factor);
+  Timestamp Now() const override;
+
+ private:
+  RealClock real_;
+  Timestamp origin_;
+  double factor_;
+};
+
 // Parses a duration such as "90s", "30m", "1h30m", "2d" or a bare number of
 // seconds. Returns kInvalidArgument naming the accepted forms otherwise.
 Result<Micros> ParseDuration(std::string_view text);

@@ -34,6 +34,12 @@ struct JobRecord {
   std::string submitted_by;  // token id of the submitter
   Timestamp created_at;
   Timestamp updated_at;
+  // Progress, kept up to date by the scheduler.
+  std::string cluster;       // where the latest attempt ran
+  int attempts = 0;
+  int64_t gpu_seconds = 0;   // over every attempt
+  int64_t cost_micros = 0;   // over every attempt, in the estate's currency
+  std::string reason;        // why it is pending, or how it ended
 };
 
 struct JobEvent {
@@ -48,11 +54,20 @@ struct Attempt {
   std::string job_id;
   int number = 0;  // 1, 2, ...
   std::string cluster;
-  std::string state;
+  std::string pool;
+  std::string state;  // "running", or how it ended ("succeeded", "preempted", ...)
   Timestamp started_at;
   std::optional<Timestamp> ended_at;
   std::optional<int> exit_code;
   std::string failure_class;
+  std::string flavor;
+  int64_t gpus = 0;
+  bool reserved = false;
+  int64_t borrowed = 0;        // GPUs of quota borrowed from the cohort
+  int64_t price_micros = 0;    // per GPU-hour
+  int64_t gpu_seconds = 0;
+  int64_t cost_micros = 0;
+  std::string placement = "{}";  // the routing decision, JSON
 };
 
 struct IdempotencyRecord {

@@ -30,7 +30,12 @@ class WriteTx {
   virtual Status InsertJob(const JobRecord& job) = 0;
   // kNotFound if there is no such job.
   virtual Status UpdateJobState(const std::string& id, JobState state, Timestamp at) = 0;
+  // Writes the job's state and progress columns (state, cluster, attempts,
+  // gpu_seconds, cost_micros, reason, updated_at). kNotFound if absent.
+  virtual Status UpdateJobProgress(const JobRecord& job) = 0;
   virtual Status AddJobEvent(const JobEvent& event) = 0;
+  // Inserts or replaces attempt (job_id, number).
+  virtual Status PutAttempt(const Attempt& attempt) = 0;
 
   virtual Result<std::optional<IdempotencyRecord>> GetIdempotency(const std::string& scope,
                                                                  const std::string& key) = 0;

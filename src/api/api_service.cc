@@ -92,12 +92,22 @@ json WarningsJson(const std::vector<Diagnostic>& warnings) {
 
 }  // namespace
 
-ApiService::ApiService(Store& store, CommitQueue& queue, const Estate& estate, const Clock& clock)
+namespace {
+JobHooks HooksFor(SchedulerService* scheduler) {
+  if (!scheduler) return {};
+  return JobHooks{[scheduler](const JobRecord& job, const JobSpec& spec) { scheduler->OnSubmitted(job, spec); },
+                  [scheduler](const std::string& id) { scheduler->OnCancelled(id); }};
+}
+}  // namespace
+
+ApiService::ApiService(Store& store, CommitQueue& queue, const Estate& estate, const Clock& clock,
+                       SchedulerService* scheduler, const policy::Chain* policies)
     : store_(store),
       queue_(queue),
       estate_(estate),
       clock_(clock),
-      jobs_(store, queue, estate, clock),
+      scheduler_(scheduler),
+      jobs_(store, queue, estate, clock, policies, HooksFor(scheduler)),
       tokens_(store, queue, clock) {
   AddRoutes();
 }
@@ -136,6 +146,9 @@ void ApiService::AddRoutes() {
   Route("GET", "/v1/jobs", kScopeJobsRead, bind(&ApiService::ListJobs));
   Route("GET", "/v1/jobs/{id}", kScopeJobsRead, bind(&ApiService::GetJob));
   Route("POST", "/v1/jobs/{id}/cancel", kScopeJobsWrite, bind(&ApiService::CancelJob));
+  Route("GET", "/v1/jobs/{id}/explain", kScopeJobsRead, bind(&ApiService::ExplainJob));
+  Route("GET", "/v1/queues", kScopeJobsRead, bind(&ApiService::ListQueues));
+  Route("POST", "/v1/providers/{name}/outage", kScopeAdmin, bind(&ApiService::SetOutage));
   Route("GET", "/v1/clusters", kScopeClustersRead, bind(&ApiService::ListClusters));
   Route("GET", "/v1/audit", kScopeAuditRead, bind(&ApiService::ListAudit));
   Route("GET", "/v1/audit/verify", kScopeAuditRead, bind(&ApiService::VerifyAudit));
@@ -267,6 +280,40 @@ void ApiService::CancelJob(HttpRequest& req, Reply reply) {
     if (!r.ok()) return reply(ErrorResponse(r.status()));
     reply(JsonResponse(200, {{"job", ToJson(*r)}}));
   });
+}
+
+void ApiService::ExplainJob(HttpRequest& req, Reply reply) {
+  auto detail = jobs_.Get(req.params["id"]);
+  if (!detail.ok()) return reply(ErrorResponse(detail.status()));
+  json live = scheduler_ ? scheduler_->Explain(detail->job.id) : json();
+  json out = {{"job", detail->job.id},
+              {"name", detail->job.name},
+              {"team", detail->job.team},
+              {"state", JobStateName(detail->job.state)},
+              {"reason", detail->job.reason}};
+  if (!live.is_null()) out["scheduler"] = live;
+  json attempts = json::array();
+  for (const auto& a : detail->attempts) attempts.push_back(ToJson(a));
+  out["attempts"] = attempts;
+  reply(JsonResponse(200, out));
+}
+
+void ApiService::ListQueues(HttpRequest&, Reply reply) {
+  if (!scheduler_) return reply(ErrorResponse(FailedPrecondition("this server runs no scheduler")));
+  reply(JsonResponse(200, {{"queues", scheduler_->Queues()}}));
+}
+
+void ApiService::SetOutage(HttpRequest& req, Reply reply) {
+  if (!scheduler_) return reply(ErrorResponse(FailedPrecondition("this server runs no scheduler")));
+  auto body = ParseJsonBody(req);
+  if (!body.ok()) return reply(ErrorResponse(body.status()));
+  if (!body->contains("down") || !(*body)["down"].is_boolean()) {
+    return reply(ErrorResponse(InvalidArgument("field \"down\" must be true or false")));
+  }
+  bool down = (*body)["down"].get<bool>();
+  Status st = scheduler_->SetOutage(req.params["name"], down, req.principal->token_id);
+  if (!st.ok()) return reply(ErrorResponse(st));
+  reply(JsonResponse(200, {{"provider", req.params["name"]}, {"down", down}}));
 }
 
 void ApiService::ListClusters(HttpRequest&, Reply reply) {

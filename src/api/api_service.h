@@ -13,6 +13,7 @@
 #include "causeway/estate.h"
 #include "causeway/store.h"
 #include "service/job_service.h"
+#include "service/scheduler_service.h"
 #include "service/token_service.h"
 #include "store/commit_queue.h"
 
@@ -20,7 +21,9 @@ namespace causeway::api {
 
 class ApiService {
  public:
-  ApiService(Store& store, CommitQueue& queue, const Estate& estate, const Clock& clock);
+  // `scheduler` and `policies` may be null: jobs are then only recorded.
+  ApiService(Store& store, CommitQueue& queue, const Estate& estate, const Clock& clock,
+             SchedulerService* scheduler = nullptr, const policy::Chain* policies = nullptr);
 
   // Handles one request; calls `reply` exactly once.
   void Dispatch(HttpRequest& req, Reply reply);
@@ -38,6 +41,9 @@ class ApiService {
   void ListJobs(HttpRequest& req, Reply reply);
   void GetJob(HttpRequest& req, Reply reply);
   void CancelJob(HttpRequest& req, Reply reply);
+  void ExplainJob(HttpRequest& req, Reply reply);
+  void ListQueues(HttpRequest& req, Reply reply);
+  void SetOutage(HttpRequest& req, Reply reply);
   void ListClusters(HttpRequest& req, Reply reply);
   void ListAudit(HttpRequest& req, Reply reply);
   void VerifyAudit(HttpRequest& req, Reply reply);
@@ -52,6 +58,7 @@ class ApiService {
   CommitQueue& queue_;
   const Estate& estate_;
   const Clock& clock_;
+  SchedulerService* scheduler_;
   JobService jobs_;
   TokenService tokens_;
   Router router_;

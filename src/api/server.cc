@@ -19,6 +19,8 @@
 #include "api/http_server.h"
 #include "causeway/estate.h"
 #include "causeway/store.h"
+#include "policy/policy.h"
+#include "service/scheduler_service.h"
 #include "store/commit_queue.h"
 
 namespace causeway::api {
@@ -80,10 +82,14 @@ Status Serve(const ServeOptions& o) {
   ::signal(SIGPIPE, SIG_IGN);  // a client that hangs up must not kill the server
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%fZ %l %v", spdlog::pattern_time_type::utc);
 
+  if (o.sim_speed <= 0 || o.sim_speed > 1e6) return InvalidArgument("--sim-speed must be between 0 and 1000000");
   ASSIGN_OR_RETURN(auto store, OpenSqliteStore(db_path));
-  RealClock clock;
+  ScaledClock clock(o.sim_speed);
   CommitQueue queue(*store, CommitQueue::Options{});
-  ApiService api(*store, queue, *estate, clock);
+  auto policies = policy::Chain::FromEstate(*estate);
+  SchedulerService scheduler(*store, queue, *estate, clock, o.sim_seed);
+  RETURN_IF_ERROR(scheduler.Recover());
+  ApiService api(*store, queue, *estate, clock, &scheduler, policies.get());
 
   TokenService bootstrap(*store, queue, clock);
   std::string token_file = o.data_dir + "/admin.token";
@@ -99,6 +105,7 @@ Status Serve(const ServeOptions& o) {
   HttpServer http(hso, [&api](HttpRequest& req, Reply reply) { api.Dispatch(req, std::move(reply)); });
   api.connections_gauge = [&http] { return http.active_connections(); };
   ASSIGN_OR_RETURN(uint16_t bound, http.Start());
+  scheduler.Start(std::chrono::milliseconds(std::max(10, o.tick_ms)));
 
   if (admin) {
     std::cout << "admin token (shown once; also written to " << token_file << "): " << admin->secret << "\n";
@@ -106,7 +113,10 @@ Status Serve(const ServeOptions& o) {
   std::cout << "causeway listening on http://" << hso.host << ":" << bound << "\n"
             << "  database: " << db_path << "\n"
             << "  estate:   " << (o.estate_path.empty() ? "<embedded>" : o.estate_path) << " ("
-            << estate->clusters.size() << " clusters)" << std::endl;
+            << estate->clusters.size() << " clusters, " << estate->queues.size() << " queues, "
+            << policies->size() << " policies)\n";
+  if (o.sim_speed != 1.0) std::cout << "  simulated time runs " << o.sim_speed << "x real time\n";
+  std::cout << std::flush;
 
   int sig = 0;
   sigwait(&signals, &sig);
@@ -114,6 +124,7 @@ Status Serve(const ServeOptions& o) {
   // Order matters: stop taking requests, then commit what was acknowledged
   // for commit, then let the HTTP machinery go.
   http.Stop();
+  scheduler.Stop();
   queue.Stop();
   spdlog::info("stopped");
   return Status::Ok();

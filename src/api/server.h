@@ -15,6 +15,9 @@ struct ServeOptions {
   std::string estate_path;  // default: the embedded estate
   int threads = 0;          // 0: one per core
   size_t body_limit = 1 << 20;
+  double sim_speed = 1.0;   // simulated providers run this many times faster than real time
+  uint64_t sim_seed = 1;    // seeds spot preemptions and node failures
+  int tick_ms = 200;        // scheduling cycle, in real milliseconds
 };
 
 // Blocks until a stop signal. Prints "causeway listening on http://HOST:PORT"

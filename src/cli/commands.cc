@@ -5,6 +5,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <thread>
 
 #include "api/http_client.h"
 #include "api/server.h"
@@ -14,6 +15,7 @@
 #include "causeway/job_spec.h"
 #include "causeway/store.h"
 #include "cli/table.h"
+#include "policy/policy.h"
 #include "spec/spec_json.h"
 
 namespace causeway::cli {
@@ -163,11 +165,19 @@ std::string Gpus(const json& spec) {
   return nodes > 1 ? std::to_string(nodes) + "x" + out : out;
 }
 
+std::string Fixed(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
 void PrintJobsTable(const json& jobs) {
-  Table t({"id", "name", "team", "owner", "state", "gpus", "created"});
+  Table t({"id", "name", "team", "owner", "state", "gpus", "cluster", "attempts", "gpu-h", "cost"});
   for (const auto& j : jobs) {
+    double cost = static_cast<double>(j.value("cost_micros", int64_t{0})) / 1e6;
     t.Add({Str(j, "id"), Str(j, "name"), Str(j, "team"), Str(j, "owner"), Str(j, "state"), Gpus(j["spec"]),
-           Str(j, "created_at")});
+           Str(j, "cluster").empty() ? "-" : Str(j, "cluster"), Str(j, "attempts"),
+           Fixed(j.value("gpu_hours", 0.0), 1), Fixed(cost, 2)});
   }
   t.Print(std::cout);
 }
@@ -232,6 +242,10 @@ int Main(int argc, char** argv) {
   serve->add_option("--db", so.db_path, "SQLite file (default DATA_DIR/causeway.db)");
   serve->add_option("--estate", so.estate_path, "estate YAML (default: the embedded simulated estate)");
   serve->add_option("--threads", so.threads, "HTTP threads (default: one per core)");
+  serve->add_option("--sim-speed", so.sim_speed, "run simulated providers this many times faster than real time")
+      ->capture_default_str();
+  serve->add_option("--sim-seed", so.sim_seed, "seed for simulated preemptions and failures")->capture_default_str();
+  serve->add_option("--tick-ms", so.tick_ms, "scheduling cycle in real milliseconds")->capture_default_str();
   serve->callback([&] {
     Status st = api::Serve(so);
     if (!st.ok()) rc = Fail(st);
@@ -259,15 +273,20 @@ int Main(int argc, char** argv) {
       return;
     }
     if (!validate_estate.empty()) {
+      // The same checks as a submission: the estate's policies, then the estate.
       auto estate = LoadEstateFile(validate_estate);
       if (!estate.ok()) {
         rc = Fail(estate.status());
         return;
       }
-      if (Status st = CheckJobAgainstEstate(parsed->spec, *estate, validate_file); !st.ok()) {
+      std::vector<std::string> changes;
+      Status st = policy::Chain::FromEstate(*estate)->Apply(parsed->spec, changes);
+      if (st.ok()) st = CheckJobAgainstEstate(parsed->spec, *estate, validate_file);
+      if (!st.ok()) {
         rc = Fail(st);
         return;
       }
+      for (auto& c : changes) parsed->warnings.push_back(Diagnostic{validate_file, 0, 0, "", c});
     }
     json warnings = json::array();
     for (const auto& w : parsed->warnings) warnings.push_back(ToJson(w));
@@ -296,7 +315,10 @@ int Main(int argc, char** argv) {
     auto j = api.Call("POST", "/v1/jobs", body.dump(), rc, {{"Idempotency-Key", submit_key}});
     if (!j) return;
     if (g.json_output) return print_json(*j);
-    for (const auto& w : (*j)["warnings"]) std::cerr << "warning: " << Str(w, "field") << ": " << Str(w, "message") << "\n";
+    for (const auto& w : (*j)["warnings"]) {
+      std::string field = Str(w, "field");
+      std::cerr << "warning: " << (field.empty() ? "" : field + ": ") << Str(w, "message") << "\n";
+    }
     const json& job = (*j)["job"];
     std::cout << ((*j)["created"].get<bool>() ? "submitted " : "already submitted ") << Str(job, "id") << " ("
               << Str(job, "name") << ", " << Gpus(job["spec"]) << ", " << Str(job, "state") << ")\n";
@@ -382,7 +404,32 @@ int Main(int argc, char** argv) {
   audit_log->add_option("--since", a_since, "a duration (30d) or a timestamp");
   audit_log->add_option("--limit", a_limit, "page size, 1-1000 (default 100)");
   audit_log->add_option("--cursor", a_cursor, "continue after this sequence number");
+  bool a_follow = false;
+  audit_log->add_flag("--follow,-f", a_follow, "keep printing new events as they happen (until interrupted)");
   audit_log->callback([&] {
+    if (a_follow) {
+      // Polls with the cursor; one line per event with its message.
+      for (;;) {
+        auto j = api.Call("GET", "/v1/audit" + QueryString({{"actor", a_actor}, {"action", a_action},
+                                                            {"resource", a_resource}, {"since", a_since},
+                                                            {"limit", "1000"}, {"cursor", a_cursor}}), "", rc);
+        if (!j) return;
+        for (const auto& e : (*j)["events"]) {
+          a_cursor = Str(e, "seq");
+          if (g.json_output) {
+            std::cout << e.dump() << "\n";
+            continue;
+          }
+          std::string message = e["details"].is_object() ? Str(e["details"], "message") : "";
+          if (message.empty() && e["details"].is_object() && e["details"].contains("name")) {
+            message = Str(e["details"], "name");
+          }
+          std::cout << Str(e, "time").substr(11, 8) << "  " << Str(e, "action") << "  " << Str(e, "resource")
+                    << (message.empty() ? "" : "  " + message) << std::endl;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      }
+    }
     auto j = api.Call("GET", "/v1/audit" + QueryString({{"actor", a_actor}, {"action", a_action},
                                                         {"resource", a_resource}, {"since", a_since},
                                                         {"limit", a_limit}, {"cursor", a_cursor}}), "", rc);
@@ -459,6 +506,85 @@ int Main(int argc, char** argv) {
     if (!j) return;
     if (g.json_output) return print_json(*j);
     std::cout << "revoked " << revoke_id << "\n";
+  });
+
+  // explain ID
+  std::string explain_id;
+  auto* explain = app.add_subcommand("explain", "why a job is where it is: quota decision and every candidate cluster");
+  explain->add_option("ID", explain_id, "job id")->required();
+  explain->callback([&] {
+    auto j = api.Call("GET", "/v1/jobs/" + UrlEncode(explain_id) + "/explain", "", rc);
+    if (!j) return;
+    if (g.json_output) return print_json(*j);
+    std::cout << Str(*j, "job") << " (" << Str(*j, "name") << ", team " << Str(*j, "team") << ") is "
+              << Str(*j, "state") << "\n";
+    if (!Str(*j, "reason").empty()) std::cout << "  last: " << Str(*j, "reason") << "\n";
+    const json& s = (*j)["scheduler"];
+    if (s.is_object()) {
+      if (s.contains("waiting")) std::cout << "  waiting: " << Str(s, "waiting") << "\n";
+      for (const auto& a : s["alternatives"]) {
+        std::cout << "  asks for " << Str(a, "nodes") << " x " << Str(a, "accelerators") << " (" << Str(a, "gpus")
+                  << " " << Str(a, "flavor") << " GPUs)";
+        if (a.contains("quota")) std::cout << ": quota " << Str(a["quota"], "verdict") << ": " << Str(a["quota"], "reason");
+        std::cout << "\n";
+      }
+      if (s.contains("placement")) {
+        const json& p = s["placement"];
+        std::cout << "  placed on " << Str(p, "cluster") << " (" << Str(p, "provider") << ", " << Str(p, "zone")
+                  << "): " << Str(p, "why") << "\n";
+      }
+      std::cout << "  candidates, best first:\n";
+      for (const auto& c : s["candidates"]) {
+        if (c["eligible"].get<bool>()) {
+          std::cout << "    ok    " << Str(c, "cluster") << " " << Str(c, "accelerators") << ": "
+                    << (c["reserved"].get<bool>() ? "reserved capacity, " : "") << Str(c, "price_per_gpu_hour")
+                    << "/GPU-h, " << (c["data_local"].get<bool>() ? "data local" : "data remote") << ", "
+                    << Str(c, "load_percent") << "% full\n";
+        } else {
+          std::cout << "    no    " << Str(c, "cluster") << " " << Str(c, "accelerators") << ": " << Str(c, "reason") << "\n";
+        }
+      }
+    }
+    for (const auto& a : (*j)["attempts"]) {
+      std::cout << "  attempt " << Str(a, "number") << " on " << Str(a, "cluster") << ": " << Str(a, "state");
+      if (a["placement"].contains("why")) std::cout << " (chosen: " << Str(a["placement"], "why") << ")";
+      std::cout << "\n";
+    }
+  });
+
+  auto* queues = app.add_subcommand("queues", "team queues: quota use, borrowing, pending work, budgets");
+  queues->callback([&] {
+    auto j = api.Call("GET", "/v1/queues", "", rc);
+    if (!j) return;
+    if (g.json_output) return print_json(*j);
+    Table t({"queue", "cohort", "flavor", "used/nominal", "borrowing", "running", "pending", "budget spent"});
+    for (const auto& q : (*j)["queues"]) {
+      bool first = true;
+      std::string budget = q.contains("budget") ? Str(q["budget"], "spent") + " of " + Str(q["budget"], "monthly") + " " +
+                                                      Str(q["budget"], "currency")
+                                                : "-";
+      for (const auto& f : q["flavors"]) {
+        t.Add({first ? Str(q, "name") : "", first ? Str(q, "cohort") : "", Str(f, "flavor"),
+               Str(f, "used") + "/" + Str(f, "nominal"), Str(f, "borrowing"), first ? Str(q, "running") : "",
+               first ? Str(q, "pending") : "", first ? budget : ""});
+        first = false;
+      }
+    }
+    t.Print(std::cout);
+  });
+
+  auto* provider = app.add_subcommand("provider", "providers of the estate");
+  provider->require_subcommand(1);
+  std::string outage_name, outage_state;
+  auto* outage = provider->add_subcommand("outage", "switch a simulated provider's outage on or off (admin)");
+  outage->add_option("NAME", outage_name, "provider name")->required();
+  outage->add_option("STATE", outage_state, "on or off")->required()->check(CLI::IsMember({"on", "off"}));
+  outage->callback([&] {
+    auto j = api.Call("POST", "/v1/providers/" + UrlEncode(outage_name) + "/outage",
+                      json{{"down", outage_state == "on"}}.dump(), rc);
+    if (!j) return;
+    if (g.json_output) return print_json(*j);
+    std::cout << "provider " << outage_name << (outage_state == "on" ? " is down" : " is back") << "\n";
   });
 
   auto* whoami = app.add_subcommand("whoami", "show the token in use");

@@ -10,6 +10,13 @@ Timestamp RealClock::Now() const {
   return std::chrono::time_point_cast<Micros>(std::chrono::system_clock::now());
 }
 
+ScaledClock::ScaledClock(double factor) : origin_(real_.Now()), factor_(factor) {}
+
+Timestamp ScaledClock::Now() const {
+  int64_t elapsed = ToUnixMicros(real_.Now()) - ToUnixMicros(origin_);
+  return FromUnixMicros(ToUnixMicros(origin_) + static_cast<int64_t>(static_cast<double>(elapsed) * factor_));
+}
+
 std::string FormatRfc3339(Timestamp t) {
   int64_t us = ToUnixMicros(t);
   int64_t secs = us >= 0 ? us / 1'000'000 : (us - 999'999) / 1'000'000;

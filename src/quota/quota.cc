@@ -99,9 +99,10 @@ QuotaBook::Check QuotaBook::Evaluate(int q, int f, int64_t gpus) const {
     out.reason = "queue " + queue + " would use " + usage + ", but other queues of cohort " + cohort_name +
                  " are borrowing it: " + std::to_string(out.shortfall) + " GPUs must be reclaimed";
   } else {
-    out.reason = "queue " + queue + " would use " + usage + ", and cohort " + cohort_name +
-                 " has nothing left to lend (" + std::to_string(pool) + " " + flavor + " GPUs lendable, " +
-                 std::to_string(total_over - new_over) + " already lent)";
+    int64_t unused = std::max<int64_t>(0, pool - cohort.over[static_cast<size_t>(f)]);
+    out.reason = "queue " + queue + " would use " + usage + ", and cohort " + cohort_name + " has " +
+                 std::to_string(unused) + " of its " + std::to_string(pool) + " lendable " + flavor +
+                 " GPUs unused, " + std::to_string(new_over - cell.Over()) + " needed";
   }
   return out;
 }

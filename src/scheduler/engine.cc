@@ -162,12 +162,14 @@ Transition Engine::EndAttempt(Job& j, Timestamp at, AttemptOutcome outcome, int 
   t.attempt = j.attempt;
   t.time = at;
   t.cluster = j.cluster;
+  t.pool = j.pool;
   t.flavor = j.flavor_name;
   t.gpus = j.gpus;
   t.reserved = j.reserved;
   t.borrowed = j.borrowed;
   t.price_micros = j.price_micros;
   t.started = j.started;
+  t.placement = j.placement;
   t.outcome = outcome;
   t.exit_code = exit_code;
   t.message = reason;
@@ -455,6 +457,7 @@ bool Engine::Dispatch(Job& j, const placement::Option& o, int flavor, int64_t bo
   t.time = now;
   t.new_state = JobState::kRunning;
   t.cluster = j.cluster;
+  t.pool = j.pool;
   t.flavor = j.flavor_name;
   t.gpus = j.gpus;
   t.reserved = o.reserved;
@@ -579,7 +582,7 @@ nlohmann::json Engine::QueuesJson() const {
     const Team* team = estate_.FindTeam(cfg.team);
     if (team && team->budget) {
       qj["budget"] = {{"monthly", team->budget->monthly.AmountString()},
-                      {"spent", Money(TeamSpend(cfg.team, now_), estate_.currency).AmountString()},
+                      {"spent", Money((TeamSpend(cfg.team, now_) + 5'000) / 10'000 * 10'000, estate_.currency).AmountString()},
                       {"currency", estate_.currency},
                       {"exhausted", exhausted_.count(cfg.team) > 0}};
     }

@@ -54,6 +54,7 @@ struct Transition {
   std::string message;  // in words
   // Attempt facts.
   std::string cluster;
+  std::string pool;
   std::string flavor;
   int64_t gpus = 0;
   bool reserved = false;
@@ -68,7 +69,7 @@ struct Transition {
   int attempts = 0;
   int64_t total_gpu_seconds = 0;
   int64_t total_cost_micros = 0;
-  nlohmann::json placement;  // kDispatched: the routing decision, for explain
+  nlohmann::json placement;  // the routing decision of the attempt, for explain
 };
 
 // A job handed to the engine.

@@ -13,7 +13,15 @@ void JobService::Submit(const identity::Principal& who, SubmitRequest request,
                         std::function<void(Result<SubmitResult>)> done) {
   auto parsed = ParseJobSpec(request.spec_yaml, request.file);
   if (!parsed.ok()) return done(parsed.status());
-  const JobSpec& spec = parsed->spec;
+  JobSpec& spec = parsed->spec;
+  // Policies first: their rejections are the clearest (no owner, no run),
+  // and their amendments (a residency zone, a time limit) are then checked
+  // against the estate like the rest of the spec.
+  if (policies_) {
+    std::vector<std::string> changes;
+    if (Status st = policies_->Apply(spec, changes); !st.ok()) return done(st);
+    for (auto& c : changes) parsed->warnings.push_back(Diagnostic{request.file, 0, 0, "", std::move(c)});
+  }
   if (Status st = CheckJobAgainstEstate(spec, estate_, request.file); !st.ok()) return done(st);
   if (request.idempotency_key.size() > 255) {
     return done(InvalidArgument("Idempotency-Key is longer than 255 characters"));
@@ -70,8 +78,9 @@ void JobService::Submit(const identity::Principal& who, SubmitRequest request,
     RETURN_IF_ERROR(tx.AddJobEvent(JobEvent{0, job.id, job.created_at, "submitted", "submitted by " + scope}));
     return tx.AppendAudit(event);
   };
-  auto finish = [result, done](Status st) {
+  auto finish = [this, result, spec, done](Status st) {
     if (!st.ok()) return done(st);
+    if (result->created && hooks_.submitted) hooks_.submitted(result->job, spec);
     done(std::move(*result));
   };
   if (Status st = queue_.Enqueue(std::move(work), finish); !st.ok()) done(st);
@@ -103,8 +112,9 @@ void JobService::Cancel(const identity::Principal& who, const std::string& job_i
     job->updated_at = now;
     return Status::Ok();
   };
-  auto finish = [job, done](Status st) {
+  auto finish = [this, job, done](Status st) {
     if (!st.ok()) return done(st);
+    if (hooks_.cancelled) hooks_.cancelled(job->id);
     done(std::move(*job));
   };
   if (Status st = queue_.Enqueue(std::move(work), finish); !st.ok()) done(st);

@@ -12,6 +12,7 @@
 #include "causeway/records.h"
 #include "causeway/store.h"
 #include "identity/tokens.h"
+#include "policy/policy.h"
 #include "store/commit_queue.h"
 
 namespace causeway {
@@ -34,12 +35,22 @@ struct JobDetail {
   std::vector<JobEvent> events;
 };
 
+// Called once a submission or cancellation is durable, from the commit
+// thread: must not block or wait for a commit.
+struct JobHooks {
+  std::function<void(const JobRecord&, const JobSpec&)> submitted;
+  std::function<void(const std::string& job_id)> cancelled;
+};
+
 class JobService {
  public:
-  JobService(Store& store, CommitQueue& queue, const Estate& estate, const Clock& clock)
-      : store_(store), queue_(queue), estate_(estate), clock_(clock) {}
+  // `policies` may be null (no admission rules).
+  JobService(Store& store, CommitQueue& queue, const Estate& estate, const Clock& clock,
+             const policy::Chain* policies = nullptr, JobHooks hooks = {})
+      : store_(store), queue_(queue), estate_(estate), clock_(clock), policies_(policies), hooks_(std::move(hooks)) {}
 
-  // Validates the spec and queues the job. `done` is called exactly once:
+  // Validates the spec, checks it against the estate and the admission
+  // policies (which may amend it), and queues the job. `done` is called exactly once:
   // inline for a validation error, else from the commit thread once the job
   // is durable. Reusing an idempotency key with a different spec is kConflict.
   void Submit(const identity::Principal& who, SubmitRequest request,
@@ -58,6 +69,8 @@ class JobService {
   CommitQueue& queue_;
   const Estate& estate_;
   const Clock& clock_;
+  const policy::Chain* policies_;
+  JobHooks hooks_;
 };
 
 }  // namespace causeway

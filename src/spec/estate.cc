@@ -400,10 +400,8 @@ class EstateParser {
     return v;
   }
 
-  // Checks a flavor name: a GPU type some cluster offers, optionally "-spot".
-  bool KnownFlavor(const std::string& flavor) const {
-    std::string type = flavor;
-    if (type.size() > 5 && type.substr(type.size() - 5) == "-spot") type.resize(type.size() - 5);
+  // Whether some cluster offers GPU type `type`.
+  bool KnownFlavor(const std::string& type) const {
     for (const auto& c : e_.clusters) {
       for (const auto& p : c.node_pools) {
         if (p.gpu_type == type) return true;
@@ -439,17 +437,20 @@ class EstateParser {
         if (!r_.CheckMap(qn, qf, kQuotaKeys)) continue;
         FlavorQuota fq;
         std::string raw = Str(qn, "flavor", qf);
-        auto norm = NormalizeGpuType(raw);
-        if (!raw.empty() && (!norm.ok() || !KnownFlavor(*norm))) {
+        if (raw.empty()) continue;
+        // "<GPU type>" or "<GPU type>-spot".
+        std::string base = raw;
+        bool spot = base.size() > 5 && std::equal(base.end() - 5, base.end(), "-spot", [](char a, char b) {
+                      return std::tolower(static_cast<unsigned char>(a)) == b;
+                    });
+        if (spot) base.resize(base.size() - 5);
+        auto norm = NormalizeGpuType(base);
+        if (!norm.ok() || !KnownFlavor(*norm)) {
           r_.Error(Get(qn, "flavor"), JoinField(qf, "flavor"),
                    "unknown flavor \"" + raw + "\": expected a GPU type of a cluster, optionally with -spot (H100, H100-spot)");
           continue;
         }
-        if (raw.empty()) continue;
-        fq.flavor = *norm;
-        if (fq.flavor.size() > 5 && fq.flavor.substr(fq.flavor.size() - 5) == "-SPOT") {
-          fq.flavor = fq.flavor.substr(0, fq.flavor.size() - 5) + "-spot";
-        }
+        fq.flavor = *norm + (spot ? "-spot" : "");
         if (!seen.insert(fq.flavor).second) {
           r_.Error(Get(qn, "flavor"), JoinField(qf, "flavor"), "flavor " + fq.flavor + " is listed twice");
           continue;
@@ -563,6 +564,9 @@ Status CheckJobAgainstEstate(const JobSpec& spec, const Estate& estate, const st
     return h.empty() ? std::string() : "; did you mean \"" + h + "\"?";
   };
 
+  if (spec.accelerators.empty()) {
+    fail("resources.accelerators", "every pool in the estate has GPUs: add resources.accelerators, e.g. L4:1");
+  }
   for (const auto& alt : spec.accelerators.alternatives) {
     bool offered = false;
     std::vector<std::string_view> types;
@@ -597,6 +601,11 @@ Status CheckJobAgainstEstate(const JobSpec& spec, const Estate& estate, const st
   }
   if (!spec.team.empty() && !estate.teams.empty() && !estate.FindTeam(spec.team)) {
     fail("labels.team", "unknown team \"" + spec.team + "\"" + hint(spec.team, names(estate.teams)));
+  } else if (!estate.queues.empty() && !estate.QueueForTeam(spec.team)) {
+    std::string teams;
+    for (const auto& q : estate.queues) teams += (teams.empty() ? "" : ", ") + q.team;
+    fail("labels.team", spec.team.empty() ? "the job names no team: set resources.labels.team to one of " + teams
+                                          : "team \"" + spec.team + "\" has no queue; teams with queues: " + teams);
   }
   for (const auto& d : spec.datasets) {
     if (!estate.datasets.empty() &&

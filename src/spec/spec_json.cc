@@ -88,3 +88,57 @@ nlohmann::json ToJson(const Cluster& c, const Estate& e) {
 }
 
 }  // namespace causeway
+
+namespace causeway {
+
+Result<JobSpec> JobSpecFromJson(const nlohmann::json& j) {
+  try {
+    JobSpec s;
+    s.name = j.at("name").get<std::string>();
+    for (const auto& a : j.at("accelerators")) {
+      s.accelerators.alternatives.push_back(GpuRequest{a.at("type").get<std::string>(), a.at("count").get<int>()});
+    }
+    s.accelerators.ordered = j.at("accelerators_ordered").get<bool>();
+    s.cloud = j.at("cloud").get<std::string>();
+    s.region = j.at("region").get<std::string>();
+    s.zone = j.value("zone", "");
+    s.use_spot = j.at("use_spot").get<bool>();
+    s.image_id = j.at("image_id").get<std::string>();
+    s.labels = j.at("labels").get<std::map<std::string, std::string>>();
+    s.owner = j.at("owner").get<std::string>();
+    s.team = j.at("team").get<std::string>();
+    s.num_nodes = j.at("num_nodes").get<int>();
+    s.envs = j.at("envs").get<std::map<std::string, std::string>>();
+    for (const auto& m : j.at("file_mounts")) {
+      s.file_mounts.push_back(FileMount{m.at("target").get<std::string>(), m.at("source").get<std::string>(), m.value("mode", "")});
+    }
+    s.workdir = j.at("workdir").get<std::string>();
+    s.setup = j.at("setup").get<std::string>();
+    s.run = j.at("run").get<std::string>();
+    for (const auto& d : j.at("datasets")) {
+      s.datasets.push_back(DatasetRef{d.at("name").get<std::string>(), d.value("version", ""), d.value("digest", "")});
+    }
+    s.residency = j.at("residency").get<std::string>();
+    s.priority = j.at("priority").get<int>();
+    s.priority_class = j.value("priority_class", "");
+    s.ignored_fields = j.at("ignored_fields").get<std::vector<std::string>>();
+    if (j.contains("disk_size_gb")) s.disk_size_gb = j["disk_size_gb"].get<int>();
+    if (j.contains("time_limit_seconds")) s.time_limit = Micros(j["time_limit_seconds"].get<int64_t>() * 1'000'000);
+    s.allow_remote_data = j.value("allow_remote_data", false);
+    if (j.contains("sim")) {
+      const auto& sim = j["sim"];
+      s.sim.duration = Micros(sim.at("duration_seconds").get<int64_t>() * 1'000'000);
+      s.sim.utilization_percent = sim.at("utilization_percent").get<int>();
+      s.sim.exit_code = sim.at("exit_code").get<int>();
+    }
+    if (j.contains("checkpoint")) {
+      s.checkpoint = CheckpointSpec{j["checkpoint"].at("path").get<std::string>(),
+                                    Micros(j["checkpoint"].at("interval_seconds").get<int64_t>() * 1'000'000)};
+    }
+    return s;
+  } catch (const nlohmann::json::exception& e) {
+    return DataLoss(std::string("stored job spec is malformed: ") + e.what());
+  }
+}
+
+}  // namespace causeway

@@ -38,6 +38,24 @@ Status CommitQueue::Run(WriteFn work) {
   return future.get();
 }
 
+std::vector<Status> CommitQueue::RunAll(std::vector<WriteFn> work) {
+  std::vector<std::promise<Status>> promises(work.size());
+  std::vector<Status> out(work.size());
+  std::vector<bool> queued(work.size(), false);
+  for (size_t i = 0; i < work.size(); ++i) {
+    Status st = Enqueue(std::move(work[i]), [&promises, i](Status s) { promises[i].set_value(std::move(s)); });
+    if (st.ok()) {
+      queued[i] = true;
+    } else {
+      out[i] = st;
+    }
+  }
+  for (size_t i = 0; i < work.size(); ++i) {
+    if (queued[i]) out[i] = promises[i].get_future().get();
+  }
+  return out;
+}
+
 void CommitQueue::Loop() {
   std::vector<Item> batch;
   std::vector<const WriteFn*> fns;

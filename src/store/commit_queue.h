@@ -33,6 +33,9 @@ class CommitQueue {
 
   // Queues `work` and waits for its result.
   Status Run(WriteFn work);
+  // Queues every unit and waits for all of them; one status per unit.
+  // Must not be called from a `done` callback (it would wait on itself).
+  std::vector<Status> RunAll(std::vector<WriteFn> work);
 
   // Commits what is queued and stops the commit thread. Idempotent.
   void Stop();

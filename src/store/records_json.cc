@@ -13,6 +13,12 @@ nlohmann::json ToJson(const JobRecord& j) {
           {"submitted_by", j.submitted_by},
           {"created_at", FormatRfc3339(j.created_at)},
           {"updated_at", FormatRfc3339(j.updated_at)},
+          {"cluster", j.cluster},
+          {"attempts", j.attempts},
+          {"gpu_hours", static_cast<double>(j.gpu_seconds) / 3600.0},
+          {"gpu_seconds", j.gpu_seconds},
+          {"cost_micros", j.cost_micros},
+          {"reason", j.reason},
           {"spec", spec.is_discarded() ? nlohmann::json() : spec}};
 }
 
@@ -21,11 +27,21 @@ nlohmann::json ToJson(const JobEvent& e) {
 }
 
 nlohmann::json ToJson(const Attempt& a) {
+  nlohmann::json placement = nlohmann::json::parse(a.placement, nullptr, false);
   nlohmann::json j = {{"number", a.number},
                       {"cluster", a.cluster},
+                      {"pool", a.pool},
                       {"state", a.state},
                       {"started_at", FormatRfc3339(a.started_at)},
-                      {"failure_class", a.failure_class}};
+                      {"failure_class", a.failure_class},
+                      {"flavor", a.flavor},
+                      {"gpus", a.gpus},
+                      {"reserved", a.reserved},
+                      {"borrowed", a.borrowed},
+                      {"price_micros", a.price_micros},
+                      {"gpu_seconds", a.gpu_seconds},
+                      {"cost_micros", a.cost_micros},
+                      {"placement", placement.is_discarded() ? nlohmann::json::object() : placement}};
   if (a.ended_at) j["ended_at"] = FormatRfc3339(*a.ended_at);
   if (a.exit_code) j["exit_code"] = *a.exit_code;
   return j;

@@ -93,10 +93,28 @@ CREATE TABLE audit_head (
   hash TEXT NOT NULL
 );
 )sql",
+    // 2: scheduler progress on jobs, placement facts on attempts.
+    R"sql(
+ALTER TABLE jobs ADD COLUMN cluster TEXT NOT NULL DEFAULT '';
+ALTER TABLE jobs ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE jobs ADD COLUMN gpu_seconds INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE jobs ADD COLUMN cost_micros INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE jobs ADD COLUMN reason TEXT NOT NULL DEFAULT '';
+ALTER TABLE attempts ADD COLUMN pool TEXT NOT NULL DEFAULT '';
+ALTER TABLE attempts ADD COLUMN flavor TEXT NOT NULL DEFAULT '';
+ALTER TABLE attempts ADD COLUMN gpus INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE attempts ADD COLUMN reserved INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE attempts ADD COLUMN borrowed INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE attempts ADD COLUMN price_micros INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE attempts ADD COLUMN gpu_seconds INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE attempts ADD COLUMN cost_micros INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE attempts ADD COLUMN placement TEXT NOT NULL DEFAULT '{}';
+)sql",
 };
 
 constexpr const char* kJobColumns =
-    "id, name, team, owner, state, priority, spec_yaml, spec_json, submitted_by, created_at, updated_at";
+    "id, name, team, owner, state, priority, spec_yaml, spec_json, submitted_by, created_at, updated_at, "
+    "cluster, attempts, gpu_seconds, cost_micros, reason";
 
 JobRecord ReadJob(const Stmt& s) {
   JobRecord j;
@@ -111,6 +129,11 @@ JobRecord ReadJob(const Stmt& s) {
   j.submitted_by = s.Text(8);
   j.created_at = FromUnixMicros(s.Int(9));
   j.updated_at = FromUnixMicros(s.Int(10));
+  j.cluster = s.Text(11);
+  j.attempts = static_cast<int>(s.Int(12));
+  j.gpu_seconds = s.Int(13);
+  j.cost_micros = s.Int(14);
+  j.reason = s.Text(15);
   return j;
 }
 
@@ -202,6 +225,30 @@ class SqliteWriteTx final : public WriteTx {
     RETURN_IF_ERROR(s.Exec());
     if (sqlite3_changes(conn_.db()) == 0) return NotFound("job " + id + " not found");
     return Counted(Status::Ok());
+  }
+
+  Status UpdateJobProgress(const JobRecord& j) override {
+    CW_STMT(s, conn_,
+            "UPDATE jobs SET state = ?2, cluster = ?3, attempts = ?4, gpu_seconds = ?5, cost_micros = ?6, "
+            "reason = ?7, updated_at = ?8 WHERE id = ?1");
+    s.Bind(1, j.id).Bind(2, JobStateName(j.state)).Bind(3, j.cluster).Bind(4, j.attempts).Bind(5, j.gpu_seconds);
+    s.Bind(6, j.cost_micros).Bind(7, j.reason).Bind(8, ToUnixMicros(j.updated_at));
+    RETURN_IF_ERROR(s.Exec());
+    if (sqlite3_changes(conn_.db()) == 0) return NotFound("job " + j.id + " not found");
+    return Counted(Status::Ok());
+  }
+
+  Status PutAttempt(const Attempt& a) override {
+    CW_STMT(s, conn_,
+            "INSERT OR REPLACE INTO attempts (job_id, number, cluster, state, started_at, ended_at, exit_code, "
+            "failure_class, pool, flavor, gpus, reserved, borrowed, price_micros, gpu_seconds, cost_micros, placement) "
+            "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)");
+    s.Bind(1, a.job_id).Bind(2, a.number).Bind(3, a.cluster).Bind(4, a.state).Bind(5, ToUnixMicros(a.started_at));
+    s.Bind(6, a.ended_at ? std::optional<int64_t>(ToUnixMicros(*a.ended_at)) : std::nullopt);
+    s.Bind(7, a.exit_code ? std::optional<int64_t>(*a.exit_code) : std::nullopt);
+    s.Bind(8, a.failure_class).Bind(9, a.pool).Bind(10, a.flavor).Bind(11, a.gpus).Bind(12, a.reserved ? 1 : 0);
+    s.Bind(13, a.borrowed).Bind(14, a.price_micros).Bind(15, a.gpu_seconds).Bind(16, a.cost_micros).Bind(17, a.placement);
+    return Counted(s.Exec());
   }
 
   Status AddJobEvent(const JobEvent& e) override {
@@ -392,7 +439,8 @@ class SqliteStore final : public Store {
   Result<std::vector<Attempt>> ListAttempts(const std::string& job_id) const override {
     ASSIGN_OR_RETURN(auto r, Reader());
     CW_STMT(s, *r.conn,
-            "SELECT job_id, number, cluster, state, started_at, ended_at, exit_code, failure_class "
+            "SELECT job_id, number, cluster, state, started_at, ended_at, exit_code, failure_class, pool, flavor, "
+            "gpus, reserved, borrowed, price_micros, gpu_seconds, cost_micros, placement "
             "FROM attempts WHERE job_id = ?1 ORDER BY number");
     s.Bind(1, job_id);
     std::vector<Attempt> out;
@@ -407,6 +455,15 @@ class SqliteStore final : public Store {
       if (auto v = s.OptInt(5)) a.ended_at = FromUnixMicros(*v);
       if (auto v = s.OptInt(6)) a.exit_code = static_cast<int>(*v);
       a.failure_class = s.Text(7);
+      a.pool = s.Text(8);
+      a.flavor = s.Text(9);
+      a.gpus = s.Int(10);
+      a.reserved = s.Int(11) != 0;
+      a.borrowed = s.Int(12);
+      a.price_micros = s.Int(13);
+      a.gpu_seconds = s.Int(14);
+      a.cost_micros = s.Int(15);
+      a.placement = s.Text(16);
       out.push_back(std::move(a));
     }
     RETURN_IF_ERROR(st);

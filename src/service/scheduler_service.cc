@@ -1,0 +1,235 @@
+#include "service/scheduler_service.h"
+
+#include <spdlog/spdlog.h>
+
+#include "spec/spec_json.h"
+
+namespace causeway {
+namespace {
+
+using scheduler::Transition;
+
+constexpr const char* kActor = "scheduler";
+
+std::string EventType(const Transition& t) {
+  switch (t.kind) {
+    case Transition::Kind::kDispatched: return "dispatched";
+    case Transition::Kind::kBudgetWarning: return "budget_warning";
+    case Transition::Kind::kBudgetExhausted: return "budget_exhausted";
+    case Transition::Kind::kAttemptEnded: break;
+  }
+  if (t.new_state == JobState::kPending) return "requeued";
+  return std::string(AttemptOutcomeName(t.outcome));
+}
+
+std::string AuditAction(const Transition& t) {
+  switch (t.kind) {
+    case Transition::Kind::kDispatched: return "job.dispatch";
+    case Transition::Kind::kBudgetWarning: return "budget.warning";
+    case Transition::Kind::kBudgetExhausted: return "budget.exhausted";
+    case Transition::Kind::kAttemptEnded: break;
+  }
+  if (t.new_state == JobState::kPending) return "job.requeue";
+  if (t.new_state == JobState::kCancelled) return "job.attempt_cancel";
+  return "job.finish";
+}
+
+Attempt AttemptOf(const Transition& t) {
+  Attempt a;
+  a.job_id = t.job_id;
+  a.number = t.attempt;
+  a.cluster = t.cluster;
+  a.pool = t.pool;
+  a.started_at = t.started;
+  a.flavor = t.flavor;
+  a.gpus = t.gpus;
+  a.reserved = t.reserved;
+  a.borrowed = t.borrowed;
+  a.price_micros = t.price_micros;
+  a.placement = t.placement.is_null() ? "{}" : t.placement.dump();
+  if (t.kind == Transition::Kind::kDispatched) {
+    a.state = "running";
+  } else {
+    a.state = std::string(AttemptOutcomeName(t.outcome));
+    a.failure_class = t.outcome == AttemptOutcome::kSucceeded ? "" : a.state;
+    a.ended_at = t.time;
+    a.exit_code = t.exit_code;
+    a.gpu_seconds = t.gpu_seconds;
+    a.cost_micros = t.cost_micros;
+  }
+  return a;
+}
+
+}  // namespace
+
+SchedulerService::SchedulerService(Store& store, CommitQueue& queue, const Estate& estate, const Clock& clock,
+                                   uint64_t seed)
+    : store_(store), queue_(queue), estate_(estate), clock_(clock) {
+  std::map<std::string, ProviderAdapter*> adapters;
+  for (const auto& p : estate.providers) {
+    if (p.kind != "sim") continue;
+    auto sim = std::make_unique<sim::SimProvider>(estate, p, seed);
+    adapters[p.name] = sim.get();
+    sims_[p.name] = std::move(sim);
+  }
+  engine_ = std::make_unique<scheduler::Engine>(estate, adapters);
+}
+
+SchedulerService::~SchedulerService() { Stop(); }
+
+Status SchedulerService::Recover() {
+  std::vector<WriteFn> fixes;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (JobState state : {JobState::kPending, JobState::kAdmitted, JobState::kRunning}) {
+    JobFilter f;
+    f.state = state;
+    f.limit = 1000;
+    for (;;) {
+      ASSIGN_OR_RETURN(auto jobs, store_.ListJobs(f));
+      for (const auto& job : jobs) {
+        auto spec = JobSpecFromJson(nlohmann::json::parse(job.spec_json, nullptr, false));
+        if (!spec.ok()) return spec.status().WithPrefix("recovering " + job.id);
+        scheduler::JobInput input{job.id, std::move(*spec), job.created_at, job.attempts, job.gpu_seconds, job.cost_micros};
+        Status st;
+        if (state == JobState::kRunning) {
+          ASSIGN_OR_RETURN(auto attempts, store_.ListAttempts(job.id));
+          if (!attempts.empty() && attempts.back().state == "running") {
+            const Attempt& a = attempts.back();
+            st = engine_->Restore(input, {a.number, a.cluster, a.pool, a.flavor, a.reserved, a.started_at});
+            if (st.ok()) continue;
+            spdlog::warn("job {} could not be re-adopted on {}: {}; requeueing", job.id, a.cluster, st.message());
+          }
+        }
+        st = engine_->Submit(std::move(input));
+        if (!st.ok()) spdlog::error("job {} cannot be scheduled: {}", job.id, st.message());
+      }
+      if (static_cast<int>(jobs.size()) < f.limit) break;
+      f.before_id = jobs.back().id;
+    }
+  }
+  spdlog::info("scheduler recovered {} pending and {} running jobs", engine_->pending(), engine_->running());
+  return Status::Ok();
+}
+
+void SchedulerService::Start(std::chrono::milliseconds interval) {
+  thread_ = std::thread([this, interval] {
+    std::unique_lock<std::mutex> lock(stop_mu_);
+    while (!stopping_) {
+      lock.unlock();
+      if (Status st = TickOnce(); !st.ok()) spdlog::error("scheduler cycle failed: {}", st.ToString());
+      lock.lock();
+      stop_cv_.wait_for(lock, interval, [this] { return stopping_; });
+    }
+  });
+}
+
+void SchedulerService::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(stop_mu_);
+    stopping_ = true;
+  }
+  stop_cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+Status SchedulerService::TickOnce() {
+  std::vector<Transition> transitions;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    transitions = engine_->Tick(clock_.Now());
+  }
+  if (transitions.empty()) return Status::Ok();
+  for (const Status& st : queue_.RunAll(Persist(transitions))) RETURN_IF_ERROR(st);
+  return Status::Ok();
+}
+
+void SchedulerService::OnSubmitted(const JobRecord& job, const JobSpec& spec) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Status st = engine_->Submit(scheduler::JobInput{job.id, spec, job.created_at, 0, 0, 0});
+  if (!st.ok()) spdlog::error("job {} cannot be scheduled: {}", job.id, st.message());
+}
+
+void SchedulerService::OnCancelled(const std::string& job_id) {
+  Result<std::vector<Transition>> transitions = std::vector<Transition>{};
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    transitions = engine_->Cancel(job_id, clock_.Now());
+  }
+  if (!transitions.ok()) return;  // finished meanwhile, or never scheduled
+  for (auto& fn : Persist(*transitions)) {
+    (void)queue_.Enqueue(std::move(fn), [job_id](Status st) {
+      if (!st.ok()) spdlog::error("recording the cancellation of {} failed: {}", job_id, st.ToString());
+    });
+  }
+}
+
+nlohmann::json SchedulerService::Explain(const std::string& job_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return engine_->Explain(job_id);
+}
+
+nlohmann::json SchedulerService::Queues() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return engine_->QueuesJson();
+}
+
+Status SchedulerService::SetOutage(const std::string& provider, bool down, const std::string& actor) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = sims_.find(provider);
+    if (it == sims_.end()) return NotFound("no simulated provider named " + provider);
+    it->second->SetOutage(down, clock_.Now());
+  }
+  Timestamp now = clock_.Now();
+  return queue_.Run([=](WriteTx& tx) {
+    AuditEvent e;
+    e.time = now;
+    e.actor = actor;
+    e.action = down ? "provider.outage_start" : "provider.outage_end";
+    e.resource = "provider/" + provider;
+    return tx.AppendAudit(e);
+  });
+}
+
+std::vector<WriteFn> SchedulerService::Persist(const std::vector<Transition>& transitions) {
+  std::vector<WriteFn> out;
+  for (const Transition& t : transitions) {
+    out.push_back([t](WriteTx& tx) -> Status {
+      AuditEvent e;
+      e.time = t.time;
+      e.actor = kActor;
+      e.action = AuditAction(t);
+      if (t.kind == Transition::Kind::kBudgetWarning || t.kind == Transition::Kind::kBudgetExhausted) {
+        e.resource = "team/" + t.team;
+        e.details = {{"message", t.message}, {"spent_micros", t.total_cost_micros}};
+        return tx.AppendAudit(e);
+      }
+      ASSIGN_OR_RETURN(auto job, tx.GetJob(t.job_id));
+      if (!job) return Status::Ok();  // nothing to record against
+      RETURN_IF_ERROR(tx.PutAttempt(AttemptOf(t)));
+      // A job cancelled meanwhile stays cancelled; its totals still count.
+      if (!IsTerminal(job->state)) job->state = t.new_state;
+      job->cluster = t.cluster;
+      job->attempts = t.attempts;
+      job->gpu_seconds = t.total_gpu_seconds;
+      job->cost_micros = t.total_cost_micros;
+      job->reason = t.kind == Transition::Kind::kDispatched ? "" : t.message;
+      job->updated_at = t.time;
+      RETURN_IF_ERROR(tx.UpdateJobProgress(*job));
+      RETURN_IF_ERROR(tx.AddJobEvent(JobEvent{0, t.job_id, t.time, EventType(t), t.message}));
+      e.resource = "job/" + t.job_id;
+      e.details = {{"attempt", t.attempt},       {"cluster", t.cluster}, {"flavor", t.flavor},
+                   {"gpus", t.gpus},             {"reserved", t.reserved}, {"borrowed", t.borrowed},
+                   {"state", JobStateName(job->state)}, {"message", t.message}};
+      if (t.kind == Transition::Kind::kAttemptEnded) {
+        e.details["outcome"] = AttemptOutcomeName(t.outcome);
+        e.details["gpu_seconds"] = t.gpu_seconds;
+        e.details["cost_micros"] = t.cost_micros;
+      }
+      return tx.AppendAudit(e);
+    });
+  }
+  return out;
+}
+
+}  // namespace causeway
