@@ -126,7 +126,7 @@ bool Router::StaticallyPossible(const JobSpec& spec, int alt) const {
   return false;
 }
 
-std::vector<CandidateReport> Router::Explain(const JobSpec& spec, const CapacityView& view) const {
+std::vector<CandidateReport> Router::Explain(const JobSpec& spec, const CapacityView* view) const {
   std::vector<CandidateReport> out;
   const auto& alts = spec.accelerators.alternatives;
   for (int a = 0; a < static_cast<int>(alts.size()); ++a) {
@@ -138,7 +138,7 @@ std::vector<CandidateReport> Router::Explain(const JobSpec& spec, const Capacity
           if (e.cluster != &c) continue;
           offered = true;
           CandidateReport report;
-          Evaluate(spec, a, e, &view, report, true);
+          Evaluate(spec, a, e, view, report, true);
           out.push_back(report);
         }
       }

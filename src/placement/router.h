@@ -57,8 +57,9 @@ class Router {
                                const std::function<bool(int)>& allowed) const;
 
   // Every cluster considered for every alternative, eligible or not, with the
-  // reason it failed; eligible ones sorted best first.
-  std::vector<CandidateReport> Explain(const JobSpec& spec, const CapacityView& view) const;
+  // reason it failed; eligible ones sorted best first. With a null `view`,
+  // only the static filters are applied.
+  std::vector<CandidateReport> Explain(const JobSpec& spec, const CapacityView* view) const;
 
   // Whether any cluster could ever take alternative `alt` (static filters
   // only: type, shape, overrides, residency, locality).

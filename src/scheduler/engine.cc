@@ -384,6 +384,8 @@ bool Engine::Preempt(Job& j, int f, int64_t gpus, bool reclaim, Timestamp now, s
                                     std::to_string(v->input.spec.priority) + ")";
     Transition t = EndAttempt(*v, now, AttemptOutcome::kCancelled, -1, why + "; requeued");
     t.new_state = JobState::kPending;
+    t.preempted_by = j.input.id;
+    t.reclaimed = reclaim;
     v->waiting = why;
     out.push_back(std::move(t));
     Enqueue(*v);
@@ -542,7 +544,7 @@ nlohmann::json Engine::Explain(const std::string& job_id) const {
   }
   out["alternatives"] = alternatives;
   json candidates = json::array();
-  for (const auto& c : router_.Explain(spec, *this)) {
+  for (const auto& c : router_.Explain(spec, this)) {
     json cj = {{"cluster", c.option.cluster->name},
                {"accelerators", spec.accelerators.alternatives[static_cast<size_t>(c.option.alternative)].ToString()},
                {"eligible", c.eligible}};

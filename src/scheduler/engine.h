@@ -65,6 +65,8 @@ struct Transition {
   int exit_code = 0;
   int64_t gpu_seconds = 0;   // this attempt
   int64_t cost_micros = 0;   // this attempt
+  std::string preempted_by;  // set when Causeway preempted the attempt for this job
+  bool reclaimed = false;    // ...to reclaim quota the victim's queue had borrowed
   // Job totals after this transition.
   int attempts = 0;
   int64_t total_gpu_seconds = 0;

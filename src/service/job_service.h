@@ -12,6 +12,7 @@
 #include "causeway/records.h"
 #include "causeway/store.h"
 #include "identity/tokens.h"
+#include "placement/router.h"
 #include "policy/policy.h"
 #include "store/commit_queue.h"
 
@@ -47,7 +48,13 @@ class JobService {
   // `policies` may be null (no admission rules).
   JobService(Store& store, CommitQueue& queue, const Estate& estate, const Clock& clock,
              const policy::Chain* policies = nullptr, JobHooks hooks = {})
-      : store_(store), queue_(queue), estate_(estate), clock_(clock), policies_(policies), hooks_(std::move(hooks)) {}
+      : store_(store),
+        queue_(queue),
+        estate_(estate),
+        clock_(clock),
+        policies_(policies),
+        hooks_(std::move(hooks)),
+        router_(estate) {}
 
   // Validates the spec, checks it against the estate and the admission
   // policies (which may amend it), and queues the job. `done` is called exactly once:
@@ -65,12 +72,17 @@ class JobService {
   Result<std::vector<JobRecord>> List(const JobFilter& filter) const { return store_.ListJobs(filter); }
 
  private:
+  // kInvalidArgument when no cluster could run the job even when idle (e.g.
+  // residency eu but the GPU type is sold only in the us).
+  Status CheckFeasible(const JobSpec& spec, const std::string& file) const;
+
   Store& store_;
   CommitQueue& queue_;
   const Estate& estate_;
   const Clock& clock_;
   const policy::Chain* policies_;
   JobHooks hooks_;
+  placement::Router router_;  // to refuse jobs no cluster could ever run
 };
 
 }  // namespace causeway

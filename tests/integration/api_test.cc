@@ -129,7 +129,10 @@ TEST_F(ApiTest, SubmitGetAndList) {
 TEST_F(ApiTest, AcceptsRawYamlAndJsonObjects) {
   auto yaml = Call("POST", "/v1/jobs", kSpec, {{"Content-Type", "application/yaml"}});
   EXPECT_EQ(yaml.status, 201) << yaml.raw;
-  json obj = {{"spec", {{"name", "obj"}, {"resources", {{"accelerators", "L4:1"}}}, {"run", "x"}}}};
+  json obj = {{"spec",
+               {{"name", "obj"},
+                {"resources", {{"accelerators", "L4:1"}, {"labels", {{"owner", "o"}, {"team", "research"}}}}},
+                {"run", "x"}}}};
   auto j = Call("POST", "/v1/jobs", obj.dump());
   EXPECT_EQ(j.status, 201) << j.raw;
   ExpectError(Call("POST", "/v1/jobs", "x", {{"Content-Type", "text/csv"}}), 400, "invalid_argument");
@@ -161,7 +164,7 @@ TEST_F(ApiTest, InvalidSpecsAreExplainedWithPositions) {
   EXPECT_EQ(diags[0]["field"], "resources.accelerator");
   EXPECT_NE(diags[0]["message"].get<std::string>().find("did you mean \"accelerators\""), std::string::npos);
 
-  auto estate = Submit("resources:\n  accelerators: H300:8\n");
+  auto estate = Submit("resources:\n  accelerators: H300:8\n  labels: {owner: o, team: nlp}\n");
   ExpectError(estate, 400, "invalid_argument");
   EXPECT_NE(estate.body["error"]["message"].get<std::string>().find("H200"), std::string::npos);
 
@@ -259,7 +262,9 @@ TEST_F(ApiTest, NoSecretReachesTheAuditTrail) {
   EXPECT_GE(audit.body["events"].size(), 1u);
   EXPECT_EQ(audit.raw.find(secret), std::string::npos);
   EXPECT_EQ(audit.raw.find(server_->admin_token()), std::string::npos);
-  Submit("name: s\nenvs: {API_KEY: hunter2}\nrun: x\n");
+  ASSERT_EQ(Submit("name: s\nenvs: {API_KEY: hunter2}\nresources: {accelerators: L4:1, labels: {owner: o, team: research}}\n")
+                .status,
+            201);
   EXPECT_EQ(Call("GET", "/v1/audit?limit=1000").raw.find("hunter2"), std::string::npos);
 }
 
@@ -279,7 +284,7 @@ TEST_F(ApiTest, AuditIsPagedAndVerifies) {
 TEST_F(ApiTest, ClustersAndMetrics) {
   auto c = Call("GET", "/v1/clusters");
   ASSERT_EQ(c.status, 200);
-  ASSERT_EQ(c.body["clusters"].size(), 4u);
+  ASSERT_EQ(c.body["clusters"].size(), 5u);
   EXPECT_EQ(c.body["clusters"][0]["name"], "nebius-eu-h200");
   EXPECT_EQ(c.body["clusters"][0]["node_pools"][0]["price_per_gpu_hour"]["on_demand"], "3.50");
   auto m = Call("GET", "/metrics");

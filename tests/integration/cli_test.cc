@@ -37,7 +37,7 @@ TEST(CliTest, ValidateOffline) {
   EXPECT_FALSE(report["valid"].get<bool>());
   EXPECT_EQ(report["diagnostics"][0]["line"], 3);
 
-  std::string h300 = Write(dir, "h300.yaml", "resources:\n  accelerators: H300:8\n");
+  std::string h300 = Write(dir, "h300.yaml", "resources:\n  accelerators: H300:8\n  labels: {owner: o, team: nlp}\n");
   auto estate = RunCli({"validate", h300, "--estate", std::string(CAUSEWAY_SOURCE_DIR) + "/examples/estate.yaml"});
   EXPECT_EQ(estate.exit_code, 3);
   EXPECT_NE(estate.err.find("did you mean \"H200\""), std::string::npos) << estate.err;

@@ -22,9 +22,10 @@ class TamperTest : public ::testing::Test {
     auto client = server->Client();
     // 1 token.create (bootstrap) + 6 job.submit = 7 events.
     for (int i = 0; i < 6; ++i) {
-      auto r = client.Send("POST", "/v1/jobs", json{{"spec", "name: t" + std::to_string(i) + "\nrun: x\n"}}.dump(),
+      auto r = client.Send("POST", "/v1/jobs", json{{"spec", "name: t" + std::to_string(i) +
+                                                        "\nresources: {accelerators: L4:1, labels: {owner: o, team: research}}\n"}}.dump(),
                            Auth(server->admin_token()));
-      ASSERT_EQ(r->status, 201);
+      ASSERT_EQ(r->status, 201) << r->body;
     }
     server->Stop(SIGTERM);
   }

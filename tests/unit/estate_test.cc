@@ -96,14 +96,22 @@ TEST(EstateTest, ChecksJobsAgainstTheEstate) {
     EXPECT_TRUE(spec.ok()) << spec.status().ToString();
     return CheckJobAgainstEstate(spec->spec, *estate, "job.yaml");
   };
-  EXPECT_TRUE(check("resources: {accelerators: H200:8, infra: nebius/eu-north1}\nresidency: eu\n").ok());
+  // Every problem is reported, not just the first.
+  auto all = [&](const char* yaml) {
+    std::string out;
+    for (const auto& d : check(yaml).diagnostics()) out += d.message + "\n";
+    return out;
+  };
+  EXPECT_TRUE(check("resources: {accelerators: H200:8, infra: nebius/eu-north1}\nresidency: eu\nlabels: {team: nlp}\n").ok());
   EXPECT_NE(check("resources: {accelerators: H300:8}\n").message().find("did you mean \"H200\""), std::string::npos);
   EXPECT_NE(check("resources: {accelerators: L4:8}\n").message().find("on one node"), std::string::npos);
-  EXPECT_NE(check("resources: {infra: nebuis}\n").message().find("did you mean \"nebius\""), std::string::npos);
-  EXPECT_NE(check("resources: {infra: nebius/us-east1}\n").message().find("has no region"), std::string::npos);
-  EXPECT_NE(check("residency: apac\n").message().find("residency zone"), std::string::npos);
-  EXPECT_NE(check("labels: {team: nlpp}\n").message().find("did you mean \"nlp\""), std::string::npos);
-  EXPECT_NE(check("datasets: [c5@1]\n").message().find("unknown dataset"), std::string::npos);
+  EXPECT_NE(all("resources: {infra: nebuis}\n").find("did you mean \"nebius\""), std::string::npos);
+  EXPECT_NE(all("resources: {infra: nebius/us-east1}\n").find("has no region"), std::string::npos);
+  EXPECT_NE(all("residency: apac\n").find("residency zone"), std::string::npos);
+  EXPECT_NE(all("labels: {team: nlpp}\n").find("did you mean \"nlp\""), std::string::npos);
+  EXPECT_NE(all("datasets: [c5@1]\n").find("unknown dataset"), std::string::npos);
+  EXPECT_NE(check("resources: {accelerators: L4:1}\n").message().find("names no team"), std::string::npos);
+  EXPECT_NE(check("run: x\nlabels: {team: nlp}\n").message().find("add resources.accelerators"), std::string::npos);
 }
 
 }  // namespace

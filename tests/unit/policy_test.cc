@@ -1,0 +1,119 @@
+#include "policy/policy.h"
+
+#include <gtest/gtest.h>
+
+namespace causeway::policy {
+namespace {
+
+constexpr const char* kEstate = R"(
+providers: [{name: p, kind: sim, regions: [{name: r, zone: eu}]}]
+clusters:
+  - name: c
+    provider: p
+    region: r
+    node_pools: [{name: h, gpu_type: H100, gpus_per_node: 8, nodes: 16}]
+    inject_envs: {NCCL_IB_HCA: mlx5, SHARED: from-cluster}
+teams: [{name: nlp}, {name: research}]
+policies:
+  - {name: cost-owner, rule: require-labels, labels: [owner]}
+  - {name: pinned, rule: pinned-image}
+  - {name: research-gpus, rule: allowed-gpu-types, teams: [research], gpu_types: [L4]}
+  - {name: nlp-eu, rule: require-residency, teams: [nlp], zone: eu}
+  - {name: size, rule: max-job-size, max_gpus: 32, max_duration: 24h}
+)";
+
+class PolicyTest : public ::testing::Test {
+ protected:
+  PolicyTest() : estate_(*ParseEstate(kEstate, "e")), chain_(Chain::FromEstate(estate_)) {}
+  Status Apply(const std::string& yaml, JobSpec* out = nullptr, std::vector<std::string>* changes = nullptr) {
+    auto spec = ParseJobSpec(yaml, "job.yaml");
+    EXPECT_TRUE(spec.ok()) << spec.status().ToString();
+    std::vector<std::string> c;
+    Status st = chain_->Apply(spec->spec, c);
+    if (out) *out = spec->spec;
+    if (changes) *changes = c;
+    return st;
+  }
+  static void ExpectRejected(const Status& st, const std::string& rule, const std::string& field, const std::string& text) {
+    EXPECT_EQ(st.code(), Code::kPolicyViolation) << st.ToString();
+    EXPECT_NE(st.message().find("policy " + rule), std::string::npos) << st.message();
+    EXPECT_NE(st.message().find(text), std::string::npos) << st.message();
+    ASSERT_EQ(st.diagnostics().size(), 1u);
+    EXPECT_EQ(st.diagnostics()[0].field, field);
+  }
+  Estate estate_;
+  std::unique_ptr<Chain> chain_;
+};
+
+TEST_F(PolicyTest, NoOwnerNoRun) {
+  ExpectRejected(Apply("resources: {accelerators: H100:1, labels: {team: nlp}}\n"), "cost-owner",
+                 "resources.labels.owner", "label \"owner\" is required; add it under resources.labels");
+  EXPECT_TRUE(Apply("resources: {accelerators: H100:1, labels: {owner: a, team: other}}\n").ok());
+}
+
+TEST_F(PolicyTest, ImagesMustBePinnedByDigest) {
+  ExpectRejected(Apply("resources: {accelerators: H100:1, image_id: pytorch:latest, labels: {owner: a}}\n"), "pinned",
+                 "resources.image_id", "not pinned by digest");
+  EXPECT_TRUE(Apply("resources: {accelerators: H100:1, labels: {owner: a}, image_id: \"r/p@sha256:" +
+                    std::string(64, 'a') + "\"}\n").ok());
+  ExpectRejected(Apply("resources: {accelerators: H100:1, labels: {owner: a}, image_id: \"r/p@sha256:abc\"}\n"), "pinned",
+                 "resources.image_id", "IMAGE@sha256:");
+}
+
+TEST_F(PolicyTest, GpuTypesAllowedPerTeam) {
+  ExpectRejected(Apply("resources: {accelerators: H100:1, labels: {owner: a, team: research}}\n"), "research-gpus",
+                 "resources.accelerators", "team \"research\" may not use H100; use one of L4");
+  EXPECT_TRUE(Apply("resources: {accelerators: H100:1, labels: {owner: a, team: nlp}}\n").ok());
+}
+
+TEST_F(PolicyTest, ResidencyIsRequiredAndFilledIn) {
+  JobSpec spec;
+  std::vector<std::string> changes;
+  ASSERT_TRUE(Apply("resources: {accelerators: H100:1, labels: {owner: a, team: nlp}}\n", &spec, &changes).ok());
+  EXPECT_EQ(spec.residency, "eu");
+  EXPECT_EQ(changes.front(), "policy nlp-eu set residency to eu");
+  ExpectRejected(Apply("resources: {accelerators: H100:1, labels: {owner: a, team: nlp}}\nresidency: us\n"), "nlp-eu",
+                 "residency", "must keep its data in eu");
+}
+
+TEST_F(PolicyTest, MaximumSizeAndDuration) {
+  ExpectRejected(Apply("resources: {accelerators: H100:8, labels: {owner: a}}\nnum_nodes: 5\n"), "size",
+                 "resources.accelerators", "asks for 40 GPUs (5 nodes x H100:8), more than the limit of 32");
+  ExpectRejected(Apply("resources: {accelerators: H100:8, labels: {owner: a}}\ntime_limit: 2d\n"), "size", "time_limit",
+                 "time_limit 2d is over the limit of 1d");
+  JobSpec spec;
+  std::vector<std::string> changes;
+  ASSERT_TRUE(Apply("resources: {accelerators: H100:8, labels: {owner: a}}\n", &spec, &changes).ok());
+  ASSERT_TRUE(spec.time_limit.has_value());
+  EXPECT_EQ(*spec.time_limit, std::chrono::hours(24));
+  EXPECT_EQ(changes.back(), "policy size set time_limit to 1d");
+}
+
+TEST_F(PolicyTest, RulesRunInOrderAndStopAtTheFirstRejection) {
+  // Both the owner and the image are wrong: the first rule in the file speaks.
+  ExpectRejected(Apply("resources: {accelerators: H100:1, image_id: x:latest}\n"), "cost-owner", "resources.labels.owner",
+                 "required");
+}
+
+TEST_F(PolicyTest, ClusterSettingsAreInjectedAndTheJobWins) {
+  JobSpec spec = ParseJobSpec("envs: {SHARED: from-job}\ncheckpoint: {path: /ckpt}\n", "j")->spec;
+  auto env = LaunchEnv(spec, estate_.clusters[0], "job_1", 2);
+  EXPECT_EQ(env["NCCL_IB_HCA"], "mlx5");
+  EXPECT_EQ(env["SHARED"], "from-job");
+  EXPECT_EQ(env["CAUSEWAY_JOB_ID"], "job_1");
+  EXPECT_EQ(env["CAUSEWAY_ATTEMPT"], "2");
+  EXPECT_EQ(env["CAUSEWAY_CLUSTER"], "c");
+  EXPECT_EQ(env["CAUSEWAY_CHECKPOINT_DIR"], "/ckpt");
+}
+
+TEST(PolicyConfigTest, UnknownRulesAndMissingParametersAreEstateErrors) {
+  auto bad = ParseEstate("policies: [{name: x, rule: require-label}]\n", "e.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().diagnostics()[0].message.find("did you mean \"require-labels\""), std::string::npos);
+  auto missing = ParseEstate("policies: [{name: x, rule: max-job-size}]\n", "e.yaml");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().diagnostics()[0].message.find("needs max_gpus"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace causeway::policy
