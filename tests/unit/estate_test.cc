@@ -99,7 +99,8 @@ TEST(EstateTest, ChecksJobsAgainstTheEstate) {
   // Every problem is reported, not just the first.
   auto all = [&](const char* yaml) {
     std::string out;
-    for (const auto& d : check(yaml).diagnostics()) out += d.message + "\n";
+    Status st = check(yaml);  // kept alive: the loop borrows its diagnostics
+    for (const auto& d : st.diagnostics()) out += d.message + "\n";
     return out;
   };
   EXPECT_TRUE(check("resources: {accelerators: H200:8, infra: nebius/eu-north1}\nresidency: eu\nlabels: {team: nlp}\n").ok());
