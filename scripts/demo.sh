@@ -45,7 +45,9 @@ show "$cw" clusters
 show "$cw" queues
 
 step "Progress as it happens (audit trail; times are simulated)"
-"$cw" audit log --follow --since 1h 2>/dev/null | sed -u 's/^/   | /' &
+# The follower writes through a process substitution so that $! is its own
+# pid (killing it ends the sed too).
+"$cw" audit log --follow --since 1h 2>/dev/null > >(sed -u 's/^/   | /') &
 follower=$!
 
 step "Admission policy: no cost owner, no run"

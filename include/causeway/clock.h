@@ -52,14 +52,16 @@ class ManualClock final : public Clock {
 
 // Real time sped up `factor` times from the moment it is made, for running
 // the simulated estate faster than life (a demo at 600x shows an hour's work
-// in six seconds). Thread-safe.
+// in six seconds). It starts at `start`, or now if `start` is earlier, so a
+// restarted server never goes back in time. Thread-safe.
 class ScaledClock final : public Clock {
  public:
-  explicit ScaledClock(double factor);
+  explicit ScaledClock(double factor, Timestamp start = Timestamp());
   Timestamp Now() const override;
 
  private:
   RealClock real_;
+  Timestamp real_origin_;
   Timestamp origin_;
   double factor_;
 };

@@ -84,7 +84,15 @@ Status Serve(const ServeOptions& o) {
 
   if (o.sim_speed <= 0 || o.sim_speed > 1e6) return InvalidArgument("--sim-speed must be between 0 and 1000000");
   ASSIGN_OR_RETURN(auto store, OpenSqliteStore(db_path));
-  ScaledClock clock(o.sim_speed);
+  // Continue from the newest recorded time: simulated time may run ahead of
+  // the wall clock, and must not jump back on a restart.
+  Timestamp last_event;
+  ASSIGN_OR_RETURN(auto head, store->GetAuditHead());
+  if (head.seq > 0) {
+    ASSIGN_OR_RETURN(auto newest, store->ListAudit(AuditFilter{.after_seq = head.seq - 1, .limit = 1}));
+    if (!newest.empty()) last_event = newest.front().time;
+  }
+  ScaledClock clock(o.sim_speed, last_event);
   CommitQueue queue(*store, CommitQueue::Options{});
   auto policies = policy::Chain::FromEstate(*estate);
   SchedulerService scheduler(*store, queue, *estate, clock, o.sim_seed);

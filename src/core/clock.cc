@@ -1,6 +1,7 @@
 #include "causeway/clock.h"
 
 #include <cctype>
+#include <algorithm>
 #include <cstdio>
 #include <ctime>
 
@@ -10,10 +11,11 @@ Timestamp RealClock::Now() const {
   return std::chrono::time_point_cast<Micros>(std::chrono::system_clock::now());
 }
 
-ScaledClock::ScaledClock(double factor) : origin_(real_.Now()), factor_(factor) {}
+ScaledClock::ScaledClock(double factor, Timestamp start)
+    : real_origin_(real_.Now()), origin_(std::max(start, real_origin_)), factor_(factor) {}
 
 Timestamp ScaledClock::Now() const {
-  int64_t elapsed = ToUnixMicros(real_.Now()) - ToUnixMicros(origin_);
+  int64_t elapsed = ToUnixMicros(real_.Now()) - ToUnixMicros(real_origin_);
   return FromUnixMicros(ToUnixMicros(origin_) + static_cast<int64_t>(static_cast<double>(elapsed) * factor_));
 }
 

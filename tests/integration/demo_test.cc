@@ -1,0 +1,55 @@
+// `make demo` end to end: runs scripts/demo.sh against the built binary and
+// checks that it shows each thing it promises and ends with a clean summary.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <string>
+
+namespace causeway::testing {
+namespace {
+
+TEST(DemoTest, TheWholeLoopRunsAndEndsWithAVerifiedSummary) {
+  std::string cmd = std::string("DEMO_TIMEOUT=150 ") + CAUSEWAY_SOURCE_DIR + "/scripts/demo.sh " + CAUSEWAY_BINARY + " 2>&1";
+  FILE* pipe = ::popen(cmd.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string out;
+  std::array<char, 4096> buf;
+  while (size_t n = std::fread(buf.data(), 1, buf.size(), pipe)) out.append(buf.data(), n);
+  int status = ::pclose(pipe);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << out;
+
+  const char* expected[] = {
+      // rejected for a missing owner label, with the reason
+      "policy cost-owner (require-labels): label \"owner\" is required",
+      // H200 work routed to the reserved provider
+      "placed on nebius-eu-h200 (nebius, eu): reserved capacity already paid for",
+      // L4 work to the cheaper provider
+      "placed on gcp-us-a100 (gcp, us): the cheapest eligible capacity at 0.71 USD per GPU-hour",
+      // a team queued behind its quota, then borrowing
+      "has 0 of its 48 lendable H100 GPUs unused",
+      "borrowing 8 GPUs of quota",
+      // a preemption and requeue
+      "preempted by higher-priority job",
+      "job.requeue",
+      // a budget warning
+      "budget.warning",
+      // the summary and the verified chain
+      "CLUSTER",
+      "ATTEMPTS",
+      "GPU-H",
+      "chain intact",
+  };
+  for (const char* e : expected) EXPECT_NE(out.find(e), std::string::npos) << "missing: " << e << "\n" << out;
+  // Every job in the summary finished.
+  size_t summary = out.find("== Summary");
+  ASSERT_NE(summary, std::string::npos);
+  std::string tail = out.substr(summary);
+  EXPECT_EQ(tail.find(" pending "), std::string::npos) << tail;
+  EXPECT_EQ(tail.find(" running "), std::string::npos) << tail;
+  EXPECT_NE(tail.find("succeeded"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace causeway::testing
