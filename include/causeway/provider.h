@@ -79,10 +79,13 @@ class ProviderAdapter {
   // call, in time order.
   virtual std::vector<ProviderEvent> Poll(Timestamp now) = 0;
 
+  // A handle for one of the provider's pools, or -1 if it has no such pool.
+  // Resolve once; capacity queries by handle are on the scheduler's hot path.
+  virtual int ResolvePool(const std::string& cluster, const std::string& pool) const = 0;
   // Whether `nodes` nodes of the pool each have `gpus_per_node` free GPUs now.
-  virtual bool Fits(const std::string& cluster, const std::string& pool, int gpus_per_node, int nodes) const = 0;
+  virtual bool Fits(int pool, int gpus_per_node, int nodes) const = 0;
   // Free GPUs in the pool now.
-  virtual int FreeGpus(const std::string& cluster, const std::string& pool) const = 0;
+  virtual int FreeGpus(int pool) const = 0;
   virtual bool Healthy() const = 0;
 
   // Per-GPU utilization of every running attempt at `now`.

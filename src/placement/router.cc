@@ -13,7 +13,9 @@ bool Better(const Option& a, const Option& b) {
 Router::Router(const Estate& estate) : estate_(estate) {
   for (const auto& c : estate.clusters) {
     for (const auto& p : c.node_pools) {
-      Entry e{&c, &p, estate.FindProvider(c.provider), 0, -1, -1, c.provider + "/" + c.region};
+      PoolRef ref{static_cast<int>(pools_.size()), &c, &p};
+      pools_.push_back(ref);
+      Entry e{ref, &c, &p, estate.FindProvider(c.provider), 0, -1, -1, c.provider + "/" + c.region};
       if (const Price* price = estate.FindPrice(c.name, p.gpu_type)) {
         e.on_demand = price->on_demand.micros();
         if (price->spot) e.spot = price->spot->micros();
@@ -31,6 +33,7 @@ bool Router::Evaluate(const JobSpec& spec, int alt, const Entry& e, const Capaci
   const GpuRequest& want = spec.accelerators.alternatives[static_cast<size_t>(alt)];
   Option& o = report.option;
   o.alternative = alt;
+  o.pool_id = e.ref.id;
   o.cluster = e.cluster;
   o.pool = e.pool;
   o.spot = spec.use_spot;
@@ -79,20 +82,19 @@ bool Router::Evaluate(const JobSpec& spec, int alt, const Entry& e, const Capaci
     }
   }
   if (view == nullptr) return report.eligible = true;
-  if (!view->ProviderHealthy(e.cluster->provider)) {
+  if (!view->Healthy(e.ref)) {
     return fail([&] { return "provider " + e.cluster->provider + " is down"; });
   }
-  if (!view->Fits(e.cluster->name, e.pool->name, want.count, spec.num_nodes)) {
+  if (!view->Fits(e.ref, want.count, spec.num_nodes)) {
     return fail([&] {
-      return "no room now: " + std::to_string(view->FreeGpus(e.cluster->name, e.pool->name)) + " " +
+      return "no room now: " + std::to_string(view->FreeGpus(e.ref)) + " " +
              e.pool->gpu_type + " GPUs free, not " + std::to_string(spec.num_nodes) + " node(s) with " +
              std::to_string(want.count) + " free each";
     });
   }
   int total = e.pool->gpus_per_node * e.pool->nodes;
-  o.load_permille = total == 0 ? 1000 : (total - view->FreeGpus(e.cluster->name, e.pool->name)) * 1000 / total;
-  if (!spec.use_spot && e.reservation_price >= 0 &&
-      view->ReservedFree(e.cluster->name, e.pool->gpu_type) >= want.count * spec.num_nodes) {
+  o.load_permille = total == 0 ? 1000 : (total - view->FreeGpus(e.ref)) * 1000 / total;
+  if (!spec.use_spot && e.reservation_price >= 0 && view->ReservedFree(e.ref) >= want.count * spec.num_nodes) {
     o.reserved = true;
     o.price_micros = e.reservation_price;
   }

@@ -18,20 +18,31 @@
 
 namespace causeway::placement {
 
+// One node pool of the estate. `id` numbers the pools densely, in estate
+// order, so live state can be kept in plain vectors.
+struct PoolRef {
+  int id = -1;
+  const Cluster* cluster = nullptr;
+  const NodePool* pool = nullptr;
+};
+
 // The live state routing needs, supplied by the scheduler.
 class CapacityView {
  public:
   virtual ~CapacityView() = default;
-  virtual bool ProviderHealthy(const std::string& provider) const = 0;
-  virtual bool Fits(const std::string& cluster, const std::string& pool, int gpus_per_node, int nodes) const = 0;
-  virtual int FreeGpus(const std::string& cluster, const std::string& pool) const = 0;
-  // Unused GPUs of active reservations for this cluster and GPU type.
-  virtual int ReservedFree(const std::string& cluster, const std::string& gpu_type) const = 0;
+  // Whether the pool's provider is up.
+  virtual bool Healthy(const PoolRef& pool) const = 0;
+  // Whether `nodes` nodes of the pool each have `gpus_per_node` free GPUs.
+  virtual bool Fits(const PoolRef& pool, int gpus_per_node, int nodes) const = 0;
+  virtual int FreeGpus(const PoolRef& pool) const = 0;
+  // Unused GPUs of active reservations for the pool's cluster and GPU type.
+  virtual int ReservedFree(const PoolRef& pool) const = 0;
 };
 
 // One way to run the job: an alternative of its accelerators on one pool.
 struct Option {
   int alternative = 0;  // index into spec.accelerators.alternatives
+  int pool_id = -1;
   const Cluster* cluster = nullptr;
   const NodePool* pool = nullptr;
   bool spot = false;
@@ -65,8 +76,12 @@ class Router {
   // only: type, shape, overrides, residency, locality).
   bool StaticallyPossible(const JobSpec& spec, int alt) const;
 
+  // Every pool of the estate, indexed by PoolRef::id.
+  const std::vector<PoolRef>& pools() const { return pools_; }
+
  private:
   struct Entry {
+    PoolRef ref;
     const Cluster* cluster;
     const NodePool* pool;
     const Provider* provider;
@@ -81,6 +96,7 @@ class Router {
                 bool want_reason) const;
 
   const Estate& estate_;
+  std::vector<PoolRef> pools_;
   std::map<std::string, std::vector<Entry>> by_type_;  // GPU type -> pools offering it
 };
 

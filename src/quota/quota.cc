@@ -52,32 +52,33 @@ const std::vector<int>& QuotaBook::CohortMembers(int q) const {
   return c < 0 ? solo_[static_cast<size_t>(q)] : cohorts_[static_cast<size_t>(c)].members;
 }
 
-QuotaBook::Check QuotaBook::Evaluate(int q, int f, int64_t gpus) const {
+QuotaBook::Check QuotaBook::Evaluate(int q, int f, int64_t gpus, bool explain) const {
   Check out;
-  const std::string& queue = configs_[static_cast<size_t>(q)]->name;
+  const std::string& queue = configs_[static_cast<size_t>(q)]->name;  // only for reasons
   if (f < 0) {
-    out.reason = "queue " + queue + " has no quota for this flavor";
+    if (explain) out.reason = "queue " + queue + " has no quota for this flavor";
     out.shortfall = gpus;
     return out;
   }
   const Cell& cell = At(q, f);
   const std::string& flavor = flavors_[static_cast<size_t>(f)];
   int64_t after = cell.used + gpus;
-  std::string usage = std::to_string(after) + " of its nominal " + std::to_string(cell.nominal) + " " + flavor + " GPUs";
+  std::string usage =
+      explain ? std::to_string(after) + " of its nominal " + std::to_string(cell.nominal) + " " + flavor + " GPUs" : "";
   int c = cohort_of_[static_cast<size_t>(q)];
   if (c < 0) {
     if (after <= cell.nominal) {
       out.verdict = Verdict::kFits;
-      out.reason = "queue " + queue + " would use " + usage;
+      if (explain) out.reason = "queue " + queue + " would use " + usage;
     } else {
       out.shortfall = after - cell.nominal;
-      out.reason = "queue " + queue + " would use " + usage + " and is in no cohort to borrow from";
+      if (explain) out.reason = "queue " + queue + " would use " + usage + " and is in no cohort to borrow from";
     }
     return out;
   }
   if (cell.borrowing_limit >= 0 && after > cell.nominal + cell.borrowing_limit) {
     out.shortfall = after - cell.nominal - cell.borrowing_limit;
-    out.reason = "queue " + queue + " would use " + usage + ", beyond its borrowing limit of " +
+    if (explain) out.reason = "queue " + queue + " would use " + usage + ", beyond its borrowing limit of " +
                  std::to_string(cell.borrowing_limit);
     return out;
   }
@@ -89,18 +90,18 @@ QuotaBook::Check QuotaBook::Evaluate(int q, int f, int64_t gpus) const {
   if (total_over <= pool) {
     out.borrowed = after > cell.nominal ? after - cell.nominal : 0;
     out.verdict = out.borrowed > 0 ? Verdict::kBorrows : Verdict::kFits;
-    out.reason = "queue " + queue + " would use " + usage +
+    if (explain) out.reason = "queue " + queue + " would use " + usage +
                  (out.borrowed > 0 ? ", borrowing " + std::to_string(out.borrowed) + " from cohort " + cohort_name : "");
     return out;
   }
   out.shortfall = total_over - pool;
   if (after <= cell.nominal) {
     out.verdict = Verdict::kNeedsReclaim;
-    out.reason = "queue " + queue + " would use " + usage + ", but other queues of cohort " + cohort_name +
+    if (explain) out.reason = "queue " + queue + " would use " + usage + ", but other queues of cohort " + cohort_name +
                  " are borrowing it: " + std::to_string(out.shortfall) + " GPUs must be reclaimed";
   } else {
     int64_t unused = std::max<int64_t>(0, pool - cohort.over[static_cast<size_t>(f)]);
-    out.reason = "queue " + queue + " would use " + usage + ", and cohort " + cohort_name + " has " +
+    if (explain) out.reason = "queue " + queue + " would use " + usage + ", and cohort " + cohort_name + " has " +
                  std::to_string(unused) + " of its " + std::to_string(pool) + " lendable " + flavor +
                  " GPUs unused, " + std::to_string(new_over - cell.Over()) + " needed";
   }

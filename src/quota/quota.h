@@ -43,8 +43,9 @@ class QuotaBook {
     std::string reason;    // in words, for `causeway explain`
   };
 
-  // Could queue `q` admit `gpus` more of flavor `f`?
-  Check Evaluate(int q, int f, int64_t gpus) const;
+  // Could queue `q` admit `gpus` more of flavor `f`? The reason is put into
+  // words only when `explain` is set: this is on the scheduler's hot path.
+  Check Evaluate(int q, int f, int64_t gpus, bool explain = false) const;
 
   void Add(int q, int f, int64_t gpus);
   void Remove(int q, int f, int64_t gpus);

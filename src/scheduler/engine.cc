@@ -37,35 +37,83 @@ Engine::Engine(const Estate& estate, std::map<std::string, ProviderAdapter*> pro
     auto it = providers_.find(c.provider);
     if (it != providers_.end()) cluster_provider_[c.name] = it->second;
   }
+  for (const auto& ref : router_.pools()) {
+    Slot slot;
+    auto it = providers_.find(ref.cluster->provider);
+    if (it != providers_.end()) {
+      slot.adapter = it->second;
+      slot.handle = it->second->ResolvePool(ref.cluster->name, ref.pool->name);
+    }
+    for (size_t r = 0; r < estate.reservations.size(); ++r) {
+      const Reservation& res = estate.reservations[r];
+      if (res.cluster == ref.cluster->name && res.gpu_type == ref.pool->gpu_type) slot.reservations.push_back(static_cast<int>(r));
+    }
+    slots_.push_back(std::move(slot));
+  }
   running_prio_.resize(estate.queues.size() + 1);
+  running_qf_.resize(quota_.queues() * quota_.flavors());
 }
 
 const Cluster* Engine::ClusterOf(const std::string& name) const { return estate_.FindCluster(name); }
 
-bool Engine::ProviderHealthy(const std::string& provider) const {
-  auto it = providers_.find(provider);
-  return it != providers_.end() && it->second->Healthy();
+bool Engine::Healthy(const placement::PoolRef& pool) const {
+  const Slot& s = slots_[static_cast<size_t>(pool.id)];
+  return s.adapter != nullptr && s.handle >= 0 && s.adapter->Healthy();
 }
 
-bool Engine::Fits(const std::string& cluster, const std::string& pool, int gpus_per_node, int nodes) const {
-  auto it = cluster_provider_.find(cluster);
-  return it != cluster_provider_.end() && it->second->Fits(cluster, pool, gpus_per_node, nodes);
+bool Engine::Fits(const placement::PoolRef& pool, int gpus_per_node, int nodes) const {
+  const Slot& s = slots_[static_cast<size_t>(pool.id)];
+  return s.adapter != nullptr && s.adapter->Fits(s.handle, gpus_per_node, nodes);
 }
 
-int Engine::FreeGpus(const std::string& cluster, const std::string& pool) const {
-  auto it = cluster_provider_.find(cluster);
-  return it == cluster_provider_.end() ? 0 : it->second->FreeGpus(cluster, pool);
+int Engine::FreeGpus(const placement::PoolRef& pool) const {
+  const Slot& s = slots_[static_cast<size_t>(pool.id)];
+  return s.adapter == nullptr ? 0 : s.adapter->FreeGpus(s.handle);
 }
 
-int Engine::ReservedFree(const std::string& cluster, const std::string& gpu_type) const {
+int Engine::ReservedFree(const placement::PoolRef& pool) const {
   int free = 0;
-  for (size_t i = 0; i < estate_.reservations.size(); ++i) {
-    const Reservation& r = estate_.reservations[i];
-    if (r.cluster == cluster && r.gpu_type == gpu_type && r.start <= now_ && now_ < r.end) {
-      free += static_cast<int>(r.count - reservation_used_[i]);
-    }
+  for (int i : slots_[static_cast<size_t>(pool.id)].reservations) {
+    const Reservation& r = estate_.reservations[static_cast<size_t>(i)];
+    if (r.start <= now_ && now_ < r.end) free += static_cast<int>(r.count - reservation_used_[static_cast<size_t>(i)]);
   }
   return free;
+}
+
+void Engine::AddRunning(Job& j) {
+  running_.insert(j.input.id);
+  running_prio_[static_cast<size_t>(QueueSlot(j))].insert(j.input.spec.priority);
+  if (j.queue >= 0 && j.flavor >= 0) {
+    running_qf_[static_cast<size_t>(j.queue) * quota_.flavors() + static_cast<size_t>(j.flavor)].insert(&j);
+  }
+}
+
+void Engine::RemoveRunning(Job& j) {
+  running_.erase(j.input.id);
+  auto& prios = running_prio_[static_cast<size_t>(QueueSlot(j))];
+  if (auto it = prios.find(j.input.spec.priority); it != prios.end()) prios.erase(it);
+  if (j.queue >= 0 && j.flavor >= 0) {
+    running_qf_[static_cast<size_t>(j.queue) * quota_.flavors() + static_cast<size_t>(j.flavor)].erase(&j);
+  }
+}
+
+std::string Engine::WaitingReason(const Job& j) const {
+  switch (j.wait) {
+    case Job::Wait::kNew: return "waiting for the next scheduling cycle";
+    case Job::Wait::kBudget: return "team " + j.input.spec.team + " has spent its monthly budget; admissions resume next month";
+    case Job::Wait::kNoRoom: return "quota allows it, but no eligible cluster has room for it now";
+    case Job::Wait::kOther: return j.waiting;
+    case Job::Wait::kQuota: break;
+  }
+  // Re-evaluate in words: what blocks it now.
+  std::string out;
+  const JobSpec& spec = j.input.spec;
+  for (const auto& g : spec.accelerators.alternatives) {
+    int64_t gpus = static_cast<int64_t>(g.count) * spec.num_nodes;
+    auto chk = quota_.Evaluate(j.queue, quota_.FlavorIndex(FlavorName(g, spec.use_spot)), gpus, true);
+    out += (out.empty() ? "" : "; ") + chk.reason;
+  }
+  return out;
 }
 
 Engine::PendingKey Engine::KeyOf(const Job& j) const {
@@ -94,7 +142,6 @@ Status Engine::Submit(JobInput input) {
     j.queue = quota_.QueueIndex(q->name);
   }
   j.input = std::move(input);
-  j.waiting = "waiting for the next scheduling cycle";
   auto [it, inserted] = jobs_.emplace(j.input.id, std::move(j));
   Enqueue(it->second);
   return Status::Ok();
@@ -148,9 +195,11 @@ Status Engine::Restore(JobInput input, const RunningAttempt& a) {
       }
     }
   }
+  for (const auto& ref : router_.pools()) {
+    if (ref.cluster == cluster && ref.pool == pool) j.pool_id = ref.id;
+  }
   if (j.queue >= 0 && j.flavor >= 0) quota_.Add(j.queue, j.flavor, j.gpus);
-  running_.insert(id);
-  running_prio_[static_cast<size_t>(QueueSlot(j))].insert(j.input.spec.priority);
+  AddRunning(j);
   return Status::Ok();
 }
 
@@ -180,9 +229,7 @@ Transition Engine::EndAttempt(Job& j, Timestamp at, AttemptOutcome outcome, int 
 
   if (j.queue >= 0 && j.flavor >= 0) quota_.Remove(j.queue, j.flavor, j.gpus);
   if (j.reservation >= 0) reservation_used_[static_cast<size_t>(j.reservation)] -= j.gpus;
-  running_.erase(j.input.id);
-  auto& prios = running_prio_[static_cast<size_t>(QueueSlot(j))];
-  if (auto it = prios.find(j.input.spec.priority); it != prios.end()) prios.erase(it);
+  RemoveRunning(j);
   month_spend_[j.input.spec.team] += t.cost_micros;
   j.input.gpu_seconds += t.gpu_seconds;
   j.input.cost_micros += t.cost_micros;
@@ -229,6 +276,7 @@ std::vector<Transition> Engine::Tick(Timestamp now) {
       } else if (retry) {
         t.new_state = JobState::kPending;
         t.message += "; requeued";
+        j.wait = Job::Wait::kOther;
         j.waiting = "requeued after attempt " + std::to_string(j.attempt) + ": " + ev.reason;
       } else {
         t.new_state = JobState::kFailed;
@@ -279,38 +327,33 @@ std::vector<Transition> Engine::Tick(Timestamp now) {
 bool Engine::TryAdmit(Job& j, Timestamp now, std::vector<Transition>& out) {
   ++decisions_;
   const JobSpec& spec = j.input.spec;
-  if (exhausted_.count(spec.team)) {
-    j.waiting = "team " + spec.team + " has spent its monthly budget; admissions resume next month";
+  if (!exhausted_.empty() && exhausted_.count(spec.team)) {
+    j.wait = Job::Wait::kBudget;
     return false;
   }
   const auto& alts = spec.accelerators.alternatives;
-  std::string reasons;
-  auto note = [&](const std::string& r) { reasons += (reasons.empty() ? "" : "; ") + r; };
-
   struct Pick {
     placement::Option option;
     int flavor;
     int64_t borrowed;
   };
   std::optional<Pick> best;
+  bool quota_blocked = false;
   for (int a = 0; a < static_cast<int>(alts.size()); ++a) {
     const GpuRequest& g = alts[static_cast<size_t>(a)];
     int64_t gpus = static_cast<int64_t>(g.count) * spec.num_nodes;
-    int f = quota_.FlavorIndex(FlavorName(g, spec.use_spot));
+    int f = j.queue >= 0 ? quota_.FlavorIndex(FlavorName(g, spec.use_spot)) : -1;
     int64_t borrowed = 0;
     if (j.queue >= 0) {
       auto chk = quota_.Evaluate(j.queue, f, gpus);
       if (chk.verdict != quota::QuotaBook::Verdict::kFits && chk.verdict != quota::QuotaBook::Verdict::kBorrows) {
-        note(chk.reason);
+        quota_blocked = true;
         continue;
       }
       borrowed = chk.borrowed;
     }
     auto option = router_.Choose(spec, *this, [a](int i) { return i == a; });
-    if (!option) {
-      note("no eligible cluster has room for " + std::to_string(spec.num_nodes) + " x " + g.ToString());
-      continue;
-    }
+    if (!option) continue;
     if (!best || Better(*option, best->option)) best = Pick{*option, f, borrowed};
     if (spec.accelerators.ordered) break;
   }
@@ -318,17 +361,18 @@ bool Engine::TryAdmit(Job& j, Timestamp now, std::vector<Transition>& out) {
 
   // Nothing fits as things are: preempt lower-priority work of the queue, or
   // reclaim quota that other queues of the cohort borrowed.
-  if (j.queue >= 0) {
+  if (j.queue >= 0 && quota_blocked) {
+    const auto& prios = running_prio_[static_cast<size_t>(j.queue)];
+    bool lower_running = !prios.empty() && *prios.begin() < spec.priority;
     for (int a = 0; a < static_cast<int>(alts.size()); ++a) {
       const GpuRequest& g = alts[static_cast<size_t>(a)];
       int64_t gpus = static_cast<int64_t>(g.count) * spec.num_nodes;
       int f = quota_.FlavorIndex(FlavorName(g, spec.use_spot));
-      if (f < 0 || !router_.StaticallyPossible(spec, a)) continue;
+      if (f < 0) continue;
       auto chk = quota_.Evaluate(j.queue, f, gpus);
       bool reclaim = chk.verdict == quota::QuotaBook::Verdict::kNeedsReclaim;
-      const auto& prios = running_prio_[static_cast<size_t>(j.queue)];
-      bool lower_running = !prios.empty() && *prios.begin() < spec.priority;
       if (!reclaim && !lower_running) continue;
+      if (!router_.StaticallyPossible(spec, a)) continue;
       if (!Preempt(j, f, gpus, reclaim, now, out)) continue;
       auto again = quota_.Evaluate(j.queue, f, gpus);
       auto option = router_.Choose(spec, *this, [a](int i) { return i == a; });
@@ -338,7 +382,7 @@ bool Engine::TryAdmit(Job& j, Timestamp now, std::vector<Transition>& out) {
       }
     }
   }
-  j.waiting = reasons;
+  if (j.wait != Job::Wait::kOther) j.wait = quota_blocked ? Job::Wait::kQuota : Job::Wait::kNoRoom;
   return false;
 }
 
@@ -347,18 +391,23 @@ bool Engine::Preempt(Job& j, int f, int64_t gpus, bool reclaim, Timestamp now, s
   // queues of the cohort that are borrowing this flavor. Cheapest to lose
   // first: lowest priority, then the most recently started.
   std::vector<Job*> candidates;
-  for (const auto& id : running_) {
-    Job& r = jobs_.at(id);
-    if (r.flavor != f || r.queue < 0) continue;
-    if (!reclaim && r.queue == j.queue && r.input.spec.priority < j.input.spec.priority) candidates.push_back(&r);
-    if (reclaim && r.queue != j.queue && quota_.Borrowing(r.queue, f)) {
-      const auto& members = quota_.CohortMembers(j.queue);
-      if (std::find(members.begin(), members.end(), r.queue) != members.end()) candidates.push_back(&r);
+  auto bucket = [&](int q) -> const std::set<Job*>& {
+    return running_qf_[static_cast<size_t>(q) * quota_.flavors() + static_cast<size_t>(f)];
+  };
+  if (!reclaim) {
+    for (Job* r : bucket(j.queue)) {
+      if (r->input.spec.priority < j.input.spec.priority) candidates.push_back(r);
+    }
+  } else {
+    for (int q : quota_.CohortMembers(j.queue)) {
+      if (q == j.queue || !quota_.Borrowing(q, f)) continue;
+      for (Job* r : bucket(q)) candidates.push_back(r);
     }
   }
   std::sort(candidates.begin(), candidates.end(), [](const Job* a, const Job* b) {
     if (a->input.spec.priority != b->input.spec.priority) return a->input.spec.priority < b->input.spec.priority;
-    return a->started > b->started;
+    if (a->started != b->started) return a->started > b->started;
+    return a->input.id > b->input.id;
   });
   // Find the fewest victims that make room, by trying them out on the books.
   std::vector<Job*> victims;
@@ -386,6 +435,7 @@ bool Engine::Preempt(Job& j, int f, int64_t gpus, bool reclaim, Timestamp now, s
     t.new_state = JobState::kPending;
     t.preempted_by = j.input.id;
     t.reclaimed = reclaim;
+    v->wait = Job::Wait::kOther;
     v->waiting = why;
     out.push_back(std::move(t));
     Enqueue(*v);
@@ -398,11 +448,12 @@ bool Engine::Dispatch(Job& j, const placement::Option& o, int flavor, int64_t bo
   const JobSpec& spec = j.input.spec;
   const GpuRequest& g = spec.accelerators.alternatives[static_cast<size_t>(o.alternative)];
   int attempt = j.input.attempts + 1;
-  ProviderAdapter* provider = cluster_provider_.at(o.cluster->name);
+  ProviderAdapter* provider = slots_[static_cast<size_t>(o.pool_id)].adapter;
   LaunchRequest req{j.input.id, attempt, o.cluster->name, o.pool->name, g.count, spec.num_nodes, spec.use_spot,
                     policy::LaunchEnv(spec, *o.cluster, j.input.id, attempt), spec.setup, spec.run, spec.time_limit,
                     spec.sim};
   if (Status st = provider->Launch(req, now); !st.ok()) {
+    j.wait = Job::Wait::kOther;
     j.waiting = "launch on " + o.cluster->name + " failed: " + st.message();
     return false;
   }
@@ -420,6 +471,7 @@ bool Engine::Dispatch(Job& j, const placement::Option& o, int flavor, int64_t bo
   j.borrowed = borrowed;
   j.price_micros = o.price_micros < 0 ? 0 : o.price_micros;
   j.started = now;
+  j.pool_id = o.pool_id;
   j.reservation = -1;
   if (o.reserved) {
     for (size_t i = 0; i < estate_.reservations.size(); ++i) {
@@ -433,8 +485,8 @@ bool Engine::Dispatch(Job& j, const placement::Option& o, int flavor, int64_t bo
     }
   }
   if (j.queue >= 0 && flavor >= 0) quota_.Add(j.queue, flavor, j.gpus);
-  running_.insert(j.input.id);
-  running_prio_[static_cast<size_t>(QueueSlot(j))].insert(spec.priority);
+  AddRunning(j);
+  j.wait = Job::Wait::kNew;
   j.waiting.clear();
 
   std::string why = o.reserved ? "reserved capacity already paid for"
@@ -528,7 +580,7 @@ nlohmann::json Engine::Explain(const std::string& job_id) const {
   const JobSpec& spec = j.input.spec;
   json out = {{"job", job_id}, {"state", j.running ? "running" : "pending"}};
   if (j.queue >= 0) out["queue"] = quota_.config(j.queue).name;
-  if (!j.waiting.empty()) out["waiting"] = j.waiting;
+  if (!j.running) out["waiting"] = WaitingReason(j);
   if (!j.placement.is_null()) out["placement"] = j.placement;
   json alternatives = json::array();
   for (const auto& g : spec.accelerators.alternatives) {
@@ -536,7 +588,7 @@ nlohmann::json Engine::Explain(const std::string& job_id) const {
     std::string flavor = FlavorName(g, spec.use_spot);
     json a = {{"accelerators", g.ToString()}, {"nodes", spec.num_nodes}, {"flavor", flavor}, {"gpus", gpus}};
     if (j.queue >= 0 && !j.running) {
-      auto chk = quota_.Evaluate(j.queue, quota_.FlavorIndex(flavor), gpus);
+      auto chk = quota_.Evaluate(j.queue, quota_.FlavorIndex(flavor), gpus, true);
       static const char* kVerdicts[] = {"fits", "borrows", "needs_reclaim", "no_fit"};
       a["quota"] = {{"verdict", kVerdicts[static_cast<int>(chk.verdict)]}, {"reason", chk.reason}};
     }

@@ -143,16 +143,29 @@ class Engine : private placement::CapacityView {
     int64_t borrowed = 0;
     int64_t price_micros = 0;
     Timestamp started;
-    std::string waiting;       // why it is pending, in words
+    int pool_id = -1;
+    // Why it is pending: a code on the hot path, words only when needed.
+    enum class Wait { kNew, kQuota, kNoRoom, kBudget, kOther } wait = Wait::kNew;
+    std::string waiting;       // for kOther: the words
     nlohmann::json placement;  // the last routing decision
+  };
+  // Live facts of one pool (index: placement::PoolRef::id).
+  struct Slot {
+    ProviderAdapter* adapter = nullptr;
+    int handle = -1;
+    std::vector<int> reservations;  // indices into estate.reservations
   };
   using PendingKey = std::tuple<int, int64_t, std::string>;  // -priority, created, id
 
   // CapacityView.
-  bool ProviderHealthy(const std::string& provider) const override;
-  bool Fits(const std::string& cluster, const std::string& pool, int gpus_per_node, int nodes) const override;
-  int FreeGpus(const std::string& cluster, const std::string& pool) const override;
-  int ReservedFree(const std::string& cluster, const std::string& gpu_type) const override;
+  bool Healthy(const placement::PoolRef& pool) const override;
+  bool Fits(const placement::PoolRef& pool, int gpus_per_node, int nodes) const override;
+  int FreeGpus(const placement::PoolRef& pool) const override;
+  int ReservedFree(const placement::PoolRef& pool) const override;
+  // Why `j` is waiting, in words.
+  std::string WaitingReason(const Job& j) const;
+  void AddRunning(Job& j);
+  void RemoveRunning(Job& j);
 
   PendingKey KeyOf(const Job& j) const;
   // Index into pending_ and running_prio_: the queue, or the last slot for
@@ -183,8 +196,10 @@ class Engine : private placement::CapacityView {
   std::unordered_map<std::string, Job> jobs_;
   std::vector<std::set<PendingKey>> pending_;  // per queue (index queues.size() when none are configured)
   size_t pending_count_ = 0;
+  std::vector<Slot> slots_;
   std::set<std::string> running_;
   std::vector<std::multiset<int>> running_prio_;  // per queue slot: priorities of running jobs
+  std::vector<std::set<Job*>> running_qf_;         // per queue x flavor: running jobs, for preemption
   std::vector<int64_t> reservation_used_;  // per estate reservation, GPUs
   // Budgets: spend of finished attempts this month, and which warnings went out.
   int month_ = -1;

@@ -29,10 +29,10 @@ datasets:
 // A capacity view the test controls.
 class FakeView : public CapacityView {
  public:
-  bool ProviderHealthy(const std::string& p) const override { return !down.count(p); }
-  bool Fits(const std::string& c, const std::string&, int, int) const override { return !full.count(c); }
-  int FreeGpus(const std::string& c, const std::string&) const override { return full.count(c) ? 0 : 16; }
-  int ReservedFree(const std::string& c, const std::string&) const override { return c == "neb-eu" ? reserved : 0; }
+  bool Healthy(const PoolRef& p) const override { return !down.count(p.cluster->provider); }
+  bool Fits(const PoolRef& p, int, int) const override { return !full.count(p.cluster->name); }
+  int FreeGpus(const PoolRef& p) const override { return full.count(p.cluster->name) ? 0 : 16; }
+  int ReservedFree(const PoolRef& p) const override { return p.cluster->name == "neb-eu" ? reserved : 0; }
   std::set<std::string> down, full;
   int reserved = 0;
 };

@@ -18,7 +18,7 @@ std::vector<QueueConfig> Queues() {
 TEST(QuotaTest, WithinNominalFits) {
   QuotaBook book(Queues());
   int a = book.QueueIndex("a"), h = book.FlavorIndex("H100");
-  auto c = book.Evaluate(a, h, 16);
+  auto c = book.Evaluate(a, h, 16, true);
   EXPECT_EQ(c.verdict, V::kFits);
   EXPECT_EQ(c.borrowed, 0);
   EXPECT_NE(c.reason.find("would use 16 of its nominal 16 H100 GPUs"), std::string::npos) << c.reason;
@@ -32,7 +32,7 @@ TEST(QuotaTest, BorrowsWhatOthersLendWithinLimits) {
   EXPECT_EQ(c.verdict, V::kBorrows);
   EXPECT_EQ(c.borrowed, 8);
   EXPECT_EQ(book.Evaluate(b, h, 25).verdict, V::kNoFit);
-  EXPECT_NE(book.Evaluate(b, h, 25).reason.find("borrowing limit of 8"), std::string::npos);
+  EXPECT_NE(book.Evaluate(b, h, 25, true).reason.find("borrowing limit of 8"), std::string::npos);
   // a has no borrowing limit but b lends only what a's lending... a may take b's 16.
   EXPECT_EQ(book.Evaluate(a, h, 32).verdict, V::kBorrows);
   EXPECT_EQ(book.Evaluate(a, h, 33).verdict, V::kNoFit);
@@ -61,7 +61,7 @@ TEST(QuotaTest, QueuesOutsideACohortNeitherBorrowNorLend) {
   QuotaBook book(Queues());
   int s = book.QueueIndex("solo"), l = book.FlavorIndex("L4");
   EXPECT_EQ(book.Evaluate(s, l, 8).verdict, V::kFits);
-  auto c = book.Evaluate(s, l, 9);
+  auto c = book.Evaluate(s, l, 9, true);
   EXPECT_EQ(c.verdict, V::kNoFit);
   EXPECT_NE(c.reason.find("in no cohort"), std::string::npos);
   EXPECT_EQ(book.Evaluate(s, book.FlavorIndex("H100"), 1).verdict, V::kNoFit);

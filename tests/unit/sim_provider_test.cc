@@ -29,12 +29,12 @@ TEST(SimProviderTest, BestFitKeepsWholeNodesForGangs) {
   Timestamp t0 = FromUnixMicros(0);
   ASSERT_TRUE(p.Launch(Req("a", 4, 1), t0).ok());
   ASSERT_TRUE(p.Launch(Req("b", 4, 1), t0).ok());  // same node as a: two whole nodes stay free
-  EXPECT_TRUE(p.Fits("c", "h", 8, 2));
+  EXPECT_TRUE(p.Fits(p.ResolvePool("c", "h"), 8, 2));
   ASSERT_TRUE(p.Launch(Req("gang", 8, 2), t0).ok());
-  EXPECT_EQ(p.FreeGpus("c", "h"), 0);
+  EXPECT_EQ(p.FreeGpus(p.ResolvePool("c", "h")), 0);
   EXPECT_EQ(p.Launch(Req("more", 1, 1), t0).code(), Code::kResourceExhausted);
   ASSERT_TRUE(p.Cancel("gang", 1).ok());
-  EXPECT_EQ(p.FreeGpus("c", "h"), 16);
+  EXPECT_EQ(p.FreeGpus(p.ResolvePool("c", "h")), 16);
   EXPECT_EQ(p.Cancel("gang", 1).code(), Code::kNotFound);
 }
 
@@ -48,7 +48,7 @@ TEST(SimProviderTest, AttemptsEndOnTimeAndFreeTheirNodes) {
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].outcome, AttemptOutcome::kSucceeded);
   EXPECT_EQ(events[0].time, t0 + std::chrono::minutes(30));
-  EXPECT_EQ(p.FreeGpus("c", "h"), 8);
+  EXPECT_EQ(p.FreeGpus(p.ResolvePool("c", "h")), 8);
 }
 
 TEST(SimProviderTest, TheSameSeedGivesTheSameFailures) {

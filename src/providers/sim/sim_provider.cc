@@ -79,6 +79,15 @@ SimProvider::SimProvider(const Estate& estate, const Provider& provider, uint64_
       pools_[c.name][p.name] = std::move(pool);
     }
   }
+  for (auto& [cluster, pools] : pools_) {
+    for (auto& [name, pool] : pools) handles_.push_back(&pool);
+  }
+}
+
+int SimProvider::ResolvePool(const std::string& cluster, const std::string& pool) const {
+  Pool* p = const_cast<SimProvider*>(this)->FindPool(cluster, pool);
+  auto it = std::find(handles_.begin(), handles_.end(), p);
+  return p && it != handles_.end() ? static_cast<int>(it - handles_.begin()) : -1;
 }
 
 SimProvider::Pool* SimProvider::FindPool(const std::string& cluster, const std::string& pool) {
@@ -88,30 +97,30 @@ SimProvider::Pool* SimProvider::FindPool(const std::string& cluster, const std::
   return p == c->second.end() ? nullptr : &p->second;
 }
 
-const SimProvider::Pool* SimProvider::FindPool(const std::string& cluster, const std::string& pool) const {
-  return const_cast<SimProvider*>(this)->FindPool(cluster, pool);
-}
-
-bool SimProvider::Fits(const std::string& cluster, const std::string& pool, int gpus_per_node, int nodes) const {
-  const Pool* p = FindPool(cluster, pool);
-  if (!p || gpus_per_node > p->gpus_per_node || gpus_per_node < 1) return false;
+bool SimProvider::Fits(const Pool& p, int gpus_per_node, int nodes) {
+  if (gpus_per_node > p.gpus_per_node || gpus_per_node < 1) return false;
   int count = 0;
-  for (int k = gpus_per_node; k <= p->gpus_per_node && count < nodes; ++k) {
-    count += static_cast<int>(p->buckets[static_cast<size_t>(k)].size());
+  for (int k = gpus_per_node; k <= p.gpus_per_node && count < nodes; ++k) {
+    count += static_cast<int>(p.buckets[static_cast<size_t>(k)].size());
   }
   return count >= nodes;
 }
 
-int SimProvider::FreeGpus(const std::string& cluster, const std::string& pool) const {
-  const Pool* p = FindPool(cluster, pool);
-  return p ? p->free_total : 0;
+bool SimProvider::Fits(int pool, int gpus_per_node, int nodes) const {
+  if (pool < 0 || pool >= static_cast<int>(handles_.size())) return false;
+  return Fits(*handles_[static_cast<size_t>(pool)], gpus_per_node, nodes);
+}
+
+int SimProvider::FreeGpus(int pool) const {
+  if (pool < 0 || pool >= static_cast<int>(handles_.size())) return 0;
+  return handles_[static_cast<size_t>(pool)]->free_total;
 }
 
 Status SimProvider::Place(const LaunchRequest& r, Timestamp started, Timestamp now) {
   if (outage_) return Unavailable("provider " + name_ + " is down");
   Pool* pool = FindPool(r.cluster, r.pool);
   if (!pool) return NotFound("provider " + name_ + " has no pool " + r.cluster + "/" + r.pool);
-  if (!Fits(r.cluster, r.pool, r.gpus_per_node, r.num_nodes)) {
+  if (!Fits(*pool, r.gpus_per_node, r.num_nodes)) {
     return ResourceExhausted("no room for " + std::to_string(r.num_nodes) + " x " + std::to_string(r.gpus_per_node) +
                              " GPUs on " + r.cluster + "/" + r.pool);
   }
@@ -194,6 +203,17 @@ std::vector<ProviderEvent> SimProvider::Poll(Timestamp now) {
     running_.erase(it);
   }
   return out;
+}
+
+std::optional<Timestamp> SimProvider::NextEventTime() {
+  if (!outage_events_.empty()) return outage_events_.front().time;
+  while (!ends_.empty()) {
+    auto [at, key] = ends_.top();
+    auto it = running_.find(key);
+    if (it != running_.end() && ToUnixMicros(it->second.ends) == at) return FromUnixMicros(at);
+    ends_.pop();  // a cancelled attempt's stale entry
+  }
+  return std::nullopt;
 }
 
 void SimProvider::SetOutage(bool down, Timestamp now) {

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <queue>
 #include <string>
 #include <utility>
@@ -29,10 +30,15 @@ class SimProvider final : public ProviderAdapter {
   Status Restore(const LaunchRequest& request, Timestamp started_at) override;
   Status Cancel(const std::string& job_id, int attempt) override;
   std::vector<ProviderEvent> Poll(Timestamp now) override;
-  bool Fits(const std::string& cluster, const std::string& pool, int gpus_per_node, int nodes) const override;
-  int FreeGpus(const std::string& cluster, const std::string& pool) const override;
+  int ResolvePool(const std::string& cluster, const std::string& pool) const override;
+  bool Fits(int pool, int gpus_per_node, int nodes) const override;
+  int FreeGpus(int pool) const override;
   bool Healthy() const override { return !outage_; }
   std::vector<GpuSample> SampleUtilization(Timestamp now) const override;
+
+  // When the next running attempt ends, if any: lets virtual-time drivers
+  // (planning, benchmarks) jump straight to the next event.
+  std::optional<Timestamp> NextEventTime();
 
   // Takes the provider down (every running attempt ends with
   // kProviderOutage at `now`) or brings it back.
@@ -60,7 +66,7 @@ class SimProvider final : public ProviderAdapter {
   using Key = std::pair<std::string, int>;  // job id, attempt
 
   Pool* FindPool(const std::string& cluster, const std::string& pool);
-  const Pool* FindPool(const std::string& cluster, const std::string& pool) const;
+  static bool Fits(const Pool& p, int gpus_per_node, int nodes);
   Status Place(const LaunchRequest& request, Timestamp started, Timestamp now);
   void Release(const Running& r);
 
@@ -69,6 +75,7 @@ class SimProvider final : public ProviderAdapter {
   uint64_t seed_;
   bool outage_ = false;
   std::map<std::string, std::map<std::string, Pool>> pools_;  // cluster -> pool name -> state
+  std::vector<Pool*> handles_;                                // ResolvePool's handles
   std::map<Key, Running> running_;
   // (end time, key), earliest first; entries for cancelled attempts are skipped.
   std::priority_queue<std::pair<int64_t, Key>, std::vector<std::pair<int64_t, Key>>, std::greater<>> ends_;
