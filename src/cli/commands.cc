@@ -15,6 +15,7 @@
 #include "causeway/job_spec.h"
 #include "causeway/store.h"
 #include "cli/table.h"
+#include "placement/router.h"
 #include "policy/policy.h"
 #include "spec/spec_json.h"
 
@@ -282,6 +283,7 @@ int Main(int argc, char** argv) {
       std::vector<std::string> changes;
       Status st = policy::Chain::FromEstate(*estate)->Apply(parsed->spec, changes);
       if (st.ok()) st = CheckJobAgainstEstate(parsed->spec, *estate, validate_file);
+      if (st.ok()) st = placement::CheckFeasible(placement::Router(*estate), parsed->spec, validate_file);
       if (!st.ok()) {
         rc = Fail(st);
         return;

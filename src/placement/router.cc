@@ -165,3 +165,23 @@ std::vector<CandidateReport> Router::Explain(const JobSpec& spec, const Capacity
 }
 
 }  // namespace causeway::placement
+
+namespace causeway::placement {
+
+Status CheckFeasible(const Router& router, const JobSpec& spec, const std::string& file) {
+  for (int a = 0; a < static_cast<int>(spec.accelerators.alternatives.size()); ++a) {
+    if (router.StaticallyPossible(spec, a)) return Status::Ok();
+  }
+  // Say why for every cluster, so the researcher sees which requirement to relax.
+  std::vector<Diagnostic> why;
+  for (const auto& c : router.Explain(spec, nullptr)) {
+    const auto& alt = spec.accelerators.alternatives[static_cast<size_t>(c.option.alternative)];
+    why.push_back(Diagnostic{file, 0, 0, "resources.accelerators",
+                             alt.ToString() + " on " + c.option.cluster->name + ": " + c.failure});
+  }
+  std::string summary = "no cluster in the estate can ever run this job" +
+                        (why.empty() ? std::string(": it asks for no GPUs") : "; each cluster's reason follows");
+  return InvalidArgument(summary, std::move(why));
+}
+
+}  // namespace causeway::placement

@@ -100,6 +100,11 @@ class Router {
   std::map<std::string, std::vector<Entry>> by_type_;  // GPU type -> pools offering it
 };
 
+// kInvalidArgument, with the reason for every cluster, when no cluster of the
+// estate could ever run the job even idle (e.g. residency eu, but its GPU
+// type is sold only in the us). `file` names the spec in diagnostics.
+Status CheckFeasible(const Router& router, const JobSpec& spec, const std::string& file);
+
 // Whether option `a` is better than `b` (lower is better: reserved first,
 // then price, then locality, then load).
 bool Better(const Option& a, const Option& b);

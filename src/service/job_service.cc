@@ -23,7 +23,7 @@ void JobService::Submit(const identity::Principal& who, SubmitRequest request,
     for (auto& c : changes) parsed->warnings.push_back(Diagnostic{request.file, 0, 0, "", std::move(c)});
   }
   if (Status st = CheckJobAgainstEstate(spec, estate_, request.file); !st.ok()) return done(st);
-  if (Status st = CheckFeasible(spec, request.file); !st.ok()) return done(st);
+  if (Status st = placement::CheckFeasible(router_, spec, request.file); !st.ok()) return done(st);
   if (request.idempotency_key.size() > 255) {
     return done(InvalidArgument("Idempotency-Key is longer than 255 characters"));
   }
@@ -119,23 +119,6 @@ void JobService::Cancel(const identity::Principal& who, const std::string& job_i
     done(std::move(*job));
   };
   if (Status st = queue_.Enqueue(std::move(work), finish); !st.ok()) done(st);
-}
-
-Status JobService::CheckFeasible(const JobSpec& spec, const std::string& file) const {
-  for (int a = 0; a < static_cast<int>(spec.accelerators.alternatives.size()); ++a) {
-    if (router_.StaticallyPossible(spec, a)) return Status::Ok();
-  }
-  // Every combination fails on some cluster: say why for each, so the
-  // researcher sees which requirement to relax.
-  std::vector<Diagnostic> why;
-  for (const auto& c : router_.Explain(spec, nullptr)) {
-    const auto& alt = spec.accelerators.alternatives[static_cast<size_t>(c.option.alternative)];
-    why.push_back(Diagnostic{file, 0, 0, "resources.accelerators",
-                             alt.ToString() + " on " + c.option.cluster->name + ": " + c.failure});
-  }
-  return InvalidArgument("no cluster in the estate can ever run this job: " +
-                             (why.empty() ? std::string("it asks for no GPUs") : why.front().message),
-                         std::move(why));
 }
 
 Result<JobDetail> JobService::Get(const std::string& job_id) const {

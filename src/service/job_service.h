@@ -72,10 +72,6 @@ class JobService {
   Result<std::vector<JobRecord>> List(const JobFilter& filter) const { return store_.ListJobs(filter); }
 
  private:
-  // kInvalidArgument when no cluster could run the job even when idle (e.g.
-  // residency eu but the GPU type is sold only in the us).
-  Status CheckFeasible(const JobSpec& spec, const std::string& file) const;
-
   Store& store_;
   CommitQueue& queue_;
   const Estate& estate_;

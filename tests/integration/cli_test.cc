@@ -116,3 +116,29 @@ TEST(CliTest, ClientCommandsAgainstARunningServer) {
 
 }  // namespace
 }  // namespace causeway::testing
+
+namespace causeway::testing {
+namespace {
+
+TEST(CliTest, ValidateWithAnEstateRunsItsPoliciesAndFeasibility) {
+  TempDir dir("cli-feasible");
+  std::string estate = std::string(CAUSEWAY_SOURCE_DIR) + "/examples/estate.yaml";
+  std::string path = dir.path() + "/j.yaml";
+  std::ofstream(path) << "resources: {accelerators: A100-80GB:1, labels: {owner: o, team: research}}\nresidency: eu\n";
+  auto r = RunCli({"validate", path, "--estate", estate});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("no cluster in the estate can ever run this job"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("gcp-us-a100: it is in residency zone us, the job must stay in eu"), std::string::npos) << r.err;
+
+  std::ofstream(path) << "resources: {accelerators: L4:1, labels: {owner: o, team: nlp}}\n";
+  auto ok = RunCli({"validate", path, "--estate", estate});
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_NE(ok.err.find("policy nlp-in-eu set residency to eu"), std::string::npos) << ok.err;
+
+  auto rejected = RunCli({"validate", std::string(CAUSEWAY_SOURCE_DIR) + "/examples/jobs/no-owner.yaml", "--estate", estate});
+  EXPECT_EQ(rejected.exit_code, 3);
+  EXPECT_NE(rejected.err.find("policy cost-owner"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace causeway::testing
