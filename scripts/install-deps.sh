@@ -7,10 +7,10 @@ set -euo pipefail
 build_pkgs=(
   g++ cmake make pkg-config
   libboost1.81-dev libssl-dev libsqlite3-dev sqlite3
-  libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev
+  libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev curl
 )
 test_pkgs=(
-  libgtest-dev libgmock-dev libbenchmark-dev curl
+  libgtest-dev libgmock-dev
 )
 
 wanted=("${build_pkgs[@]}")

@@ -203,9 +203,9 @@ Status Engine::Restore(JobInput input, const RunningAttempt& a) {
   return Status::Ok();
 }
 
-Transition Engine::EndAttempt(Job& j, Timestamp at, AttemptOutcome outcome, int exit_code, const std::string& reason) {
+Transition Engine::AttemptTransition(const Job& j, Transition::Kind kind, Timestamp at) const {
   Transition t;
-  t.kind = Transition::Kind::kAttemptEnded;
+  t.kind = kind;
   t.job_id = j.input.id;
   t.team = j.input.spec.team;
   t.attempt = j.attempt;
@@ -219,6 +219,11 @@ Transition Engine::EndAttempt(Job& j, Timestamp at, AttemptOutcome outcome, int 
   t.price_micros = j.price_micros;
   t.started = j.started;
   t.placement = j.placement;
+  return t;
+}
+
+Transition Engine::EndAttempt(Job& j, Timestamp at, AttemptOutcome outcome, int exit_code, const std::string& reason) {
+  Transition t = AttemptTransition(j, Transition::Kind::kAttemptEnded, at);
   t.outcome = outcome;
   t.exit_code = exit_code;
   t.message = reason;
@@ -503,25 +508,11 @@ bool Engine::Dispatch(Job& j, const placement::Option& o, int flavor, int64_t bo
                  {"price_per_gpu_hour", Money(j.price_micros, estate_.currency).AmountString()},
                  {"data_local", o.data_local},
                  {"why", why}};
-  Transition t;
-  t.kind = Transition::Kind::kDispatched;
-  t.job_id = j.input.id;
-  t.team = spec.team;
-  t.attempt = attempt;
-  t.time = now;
+  Transition t = AttemptTransition(j, Transition::Kind::kDispatched, now);
   t.new_state = JobState::kRunning;
-  t.cluster = j.cluster;
-  t.pool = j.pool;
-  t.flavor = j.flavor_name;
-  t.gpus = j.gpus;
-  t.reserved = o.reserved;
-  t.borrowed = borrowed;
-  t.price_micros = j.price_micros;
-  t.started = now;
   t.attempts = attempt;
   t.total_gpu_seconds = j.input.gpu_seconds;
   t.total_cost_micros = j.input.cost_micros;
-  t.placement = j.placement;
   t.message = "attempt " + std::to_string(attempt) + " on " + j.cluster + " (" + std::to_string(j.gpus) + " " +
               j.flavor_name + " GPUs): " + why + (borrowed > 0 ? ", borrowing " + std::to_string(borrowed) + " GPUs of quota" : "");
   out.push_back(std::move(t));

@@ -177,6 +177,8 @@ class Engine : private placement::CapacityView {
   bool TryAdmit(Job& j, Timestamp now, std::vector<Transition>& out);
   bool Dispatch(Job& j, const placement::Option& option, int flavor, int64_t borrowed, Timestamp now,
                 std::vector<Transition>& out);
+  // A transition carrying the facts of `j`'s current attempt.
+  Transition AttemptTransition(const Job& j, Transition::Kind kind, Timestamp at) const;
   // Ends the running attempt of `j` at `at` and accounts for it.
   Transition EndAttempt(Job& j, Timestamp at, AttemptOutcome outcome, int exit_code, const std::string& reason);
   // Stops lower-priority work of the same queue, or borrowed work of the
