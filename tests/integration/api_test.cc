@@ -233,7 +233,9 @@ TEST_F(ApiTest, CancelOnceThenConflict) {
   std::vector<std::string> actions;
   for (const auto& e : audit.body["events"]) {
     actions.push_back(e["action"]);
-    if (e["action"] == "job.cancel") EXPECT_EQ(e["details"]["reason"], "wrong data");
+    if (e["action"] == "job.cancel") {
+      EXPECT_EQ(e["details"]["reason"], "wrong data");
+    }
   }
   // Submitted, perhaps dispatched (and then its attempt stopped), cancelled.
   ASSERT_GE(actions.size(), 2u);
