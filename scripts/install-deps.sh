@@ -10,7 +10,9 @@ build_pkgs=(
   libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev curl
 )
 test_pkgs=(
-  libgtest-dev libgmock-dev
+  libgtest-dev libgmock-dev python3
+  # A real Slurm cluster for the Slurm adapter's tests (scripts/slurm/up.sh).
+  munge slurmctld slurmd slurm-client slurmrestd slurm-wlm-jwt-plugin
 )
 
 wanted=("${build_pkgs[@]}")

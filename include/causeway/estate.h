@@ -47,6 +47,16 @@ struct NodePool {
   std::string interconnect;  // one of kInterconnects
 };
 
+// How to reach a Slurm cluster (providers of kind slurm).
+struct SlurmSettings {
+  std::string url;         // slurmrestd, http://host:port
+  std::string user;        // the Slurm user jobs are submitted as
+  std::string token_file;  // holds the user's JWT (`scontrol token`)
+  std::string partition;
+  std::string gres_type;   // GRES type name for the pool's GPUs, e.g. h200
+  std::string output_dir;  // where job output is written, readable by Causeway
+};
+
 struct Cluster {
   std::string name;
   std::string provider;
@@ -56,6 +66,7 @@ struct Cluster {
   // Provider specifics injected into every job placed here, so researchers
   // never write them: NCCL/InfiniBand settings, storage paths, ...
   std::map<std::string, std::string> inject_envs;
+  std::optional<SlurmSettings> slurm;
 
   int TotalGpus() const;
 };

@@ -28,7 +28,8 @@ struct LaunchRequest {
   std::string setup;
   std::string run;
   std::optional<Micros> time_limit;
-  SimHint sim;  // used by the simulated provider only
+  SimHint sim;             // used by the simulated provider only
+  std::string backend_id;  // for Restore: what Launch returned for this attempt
 };
 
 // How an attempt ended.
@@ -67,9 +68,11 @@ class ProviderAdapter {
   virtual ~ProviderAdapter() = default;
   virtual const std::string& name() const = 0;
 
-  // Starts an attempt. kResourceExhausted when the gang no longer fits,
-  // kUnavailable while the provider is down. Nothing is started on error.
-  virtual Status Launch(const LaunchRequest& request, Timestamp now) = 0;
+  // Starts an attempt and returns the backend's id for it (a Slurm job id,
+  // a process id, ...), which Restore is given back after a restart.
+  // kResourceExhausted when the gang no longer fits, kUnavailable while the
+  // provider is down. Nothing is started on error.
+  virtual Result<std::string> Launch(const LaunchRequest& request, Timestamp now) = 0;
   // Re-adopts an attempt that was running before a restart of Causeway.
   virtual Status Restore(const LaunchRequest& request, Timestamp started_at) = 0;
   // Stops an attempt now; its resources are free when this returns. No event

@@ -55,6 +55,7 @@ struct Attempt {
   int number = 0;  // 1, 2, ...
   std::string cluster;
   std::string pool;
+  std::string backend_id;  // the provider's id for it (Slurm job id, ...)
   std::string state;  // "running", or how it ended ("succeeded", "preempted", ...)
   Timestamp started_at;
   std::optional<Timestamp> ended_at;

@@ -15,7 +15,7 @@
 #include <spdlog/spdlog.h>
 
 #include "api/api_service.h"
-#include "api/http_client.h"
+#include "net/http_client.h"
 #include "api/http_server.h"
 #include "causeway/estate.h"
 #include "causeway/store.h"

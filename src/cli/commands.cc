@@ -7,7 +7,7 @@
 #include <optional>
 #include <thread>
 
-#include "api/http_client.h"
+#include "net/http_client.h"
 #include "api/server.h"
 #include "audit/chain.h"
 #include "causeway/crypto.h"
@@ -80,7 +80,7 @@ class Api {
   // diagnostics and returns the exit code in `exit_code`.
   std::optional<json> Call(const std::string& method, const std::string& target, const std::string& body,
                            int& exit_code, std::vector<std::pair<std::string, std::string>> headers = {}) {
-    auto hp = api::ParseServerUrl(g_.server);
+    auto hp = net::ParseServerUrl(g_.server);
     if (!hp.ok()) {
       exit_code = Fail(hp.status());
       return std::nullopt;
@@ -96,7 +96,7 @@ class Api {
       while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' ')) token.pop_back();
     }
     if (!token.empty()) headers.emplace_back("Authorization", "Bearer " + token);
-    api::HttpClient client(hp->first, hp->second);
+    net::HttpClient client(hp->first, hp->second);
     auto res = client.Send(method, target, body, headers);
     if (!res.ok()) {
       exit_code = Fail(res.status());

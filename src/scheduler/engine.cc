@@ -168,8 +168,9 @@ Status Engine::Restore(JobInput input, const RunningAttempt& a) {
   }
   const GpuRequest& g = j.input.spec.accelerators.alternatives[static_cast<size_t>(alt)];
   LaunchRequest req{id, a.attempt, a.cluster, a.pool, g.count, j.input.spec.num_nodes, j.input.spec.use_spot,
-                    {}, j.input.spec.setup, j.input.spec.run, j.input.spec.time_limit, j.input.spec.sim};
+                    {}, j.input.spec.setup, j.input.spec.run, j.input.spec.time_limit, j.input.spec.sim, a.backend_id};
   RETURN_IF_ERROR(provider->second->Restore(req, a.started));
+  j.backend_id = a.backend_id;
   Dequeue(j);
   j.running = true;
   j.attempt = a.attempt;
@@ -212,6 +213,7 @@ Transition Engine::AttemptTransition(const Job& j, Transition::Kind kind, Timest
   t.time = at;
   t.cluster = j.cluster;
   t.pool = j.pool;
+  t.backend_id = j.backend_id;
   t.flavor = j.flavor_name;
   t.gpus = j.gpus;
   t.reserved = j.reserved;
@@ -456,12 +458,14 @@ bool Engine::Dispatch(Job& j, const placement::Option& o, int flavor, int64_t bo
   ProviderAdapter* provider = slots_[static_cast<size_t>(o.pool_id)].adapter;
   LaunchRequest req{j.input.id, attempt, o.cluster->name, o.pool->name, g.count, spec.num_nodes, spec.use_spot,
                     policy::LaunchEnv(spec, *o.cluster, j.input.id, attempt), spec.setup, spec.run, spec.time_limit,
-                    spec.sim};
-  if (Status st = provider->Launch(req, now); !st.ok()) {
+                    spec.sim, ""};
+  auto launched = provider->Launch(req, now);
+  if (!launched.ok()) {
     j.wait = Job::Wait::kOther;
-    j.waiting = "launch on " + o.cluster->name + " failed: " + st.message();
+    j.waiting = "launch on " + o.cluster->name + " failed: " + launched.status().message();
     return false;
   }
+  j.backend_id = *launched;
   Dequeue(j);
   j.running = true;
   j.attempt = attempt;

@@ -55,6 +55,7 @@ struct Transition {
   // Attempt facts.
   std::string cluster;
   std::string pool;
+  std::string backend_id;  // the provider's id for the attempt
   std::string flavor;
   int64_t gpus = 0;
   bool reserved = false;
@@ -89,6 +90,7 @@ struct RunningAttempt {
   int attempt = 0;
   std::string cluster;
   std::string pool;
+  std::string backend_id;
   std::string flavor;
   bool reserved = false;
   Timestamp started;
@@ -135,6 +137,7 @@ class Engine : private placement::CapacityView {
     ProviderAdapter* provider = nullptr;
     std::string cluster;
     std::string pool;
+    std::string backend_id;
     int flavor = -1;
     std::string flavor_name;
     int64_t gpus = 0;

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "providers/slurm/slurm_provider.h"
 #include "spec/spec_json.h"
 
 namespace causeway {
@@ -40,6 +41,7 @@ Attempt AttemptOf(const Transition& t) {
   a.number = t.attempt;
   a.cluster = t.cluster;
   a.pool = t.pool;
+  a.backend_id = t.backend_id;
   a.started_at = t.started;
   a.flavor = t.flavor;
   a.gpus = t.gpus;
@@ -67,10 +69,17 @@ SchedulerService::SchedulerService(Store& store, CommitQueue& queue, const Estat
     : store_(store), queue_(queue), estate_(estate), clock_(clock) {
   std::map<std::string, ProviderAdapter*> adapters;
   for (const auto& p : estate.providers) {
-    if (p.kind != "sim") continue;
-    auto sim = std::make_unique<sim::SimProvider>(estate, p, seed);
-    adapters[p.name] = sim.get();
-    sims_[p.name] = std::move(sim);
+    if (p.kind == "sim") {
+      auto sim = std::make_unique<sim::SimProvider>(estate, p, seed);
+      adapters[p.name] = sim.get();
+      sims_[p.name] = std::move(sim);
+    } else if (p.kind == "slurm") {
+      others_.push_back(std::make_unique<slurm::SlurmProvider>(estate, p));
+      adapters[p.name] = others_.back().get();
+    } else {
+      spdlog::warn("provider {} is of kind {}, which this server cannot drive yet; its clusters get no work", p.name,
+                   p.kind);
+    }
   }
   engine_ = std::make_unique<scheduler::Engine>(estate, adapters);
 }
@@ -95,7 +104,7 @@ Status SchedulerService::Recover() {
           ASSIGN_OR_RETURN(auto attempts, store_.ListAttempts(job.id));
           if (!attempts.empty() && attempts.back().state == "running") {
             const Attempt& a = attempts.back();
-            st = engine_->Restore(input, {a.number, a.cluster, a.pool, a.flavor, a.reserved, a.started_at});
+            st = engine_->Restore(input, {a.number, a.cluster, a.pool, a.backend_id, a.flavor, a.reserved, a.started_at});
             if (st.ok()) continue;
             spdlog::warn("job {} could not be re-adopted on {}: {}; requeueing", job.id, a.cluster, st.message());
           }

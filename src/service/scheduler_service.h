@@ -59,6 +59,7 @@ class SchedulerService {
   const Clock& clock_;
   std::mutex mu_;
   std::map<std::string, std::unique_ptr<sim::SimProvider>> sims_;  // guarded by mu_
+  std::vector<std::unique_ptr<ProviderAdapter>> others_;           // guarded by mu_: real backends
   std::unique_ptr<scheduler::Engine> engine_;                      // guarded by mu_
   std::mutex stop_mu_;
   std::condition_variable stop_cv_;

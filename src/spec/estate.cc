@@ -195,11 +195,27 @@ class EstateParser {
   }
 
   void ParseCluster(const YAML::Node& n, const std::string& f) {
-    static const KeySet kKeys{{"name", "provider", "region", "node_pools", "inject_envs"}, {"description", "slurm"}};
+    static const KeySet kKeys{{"name", "provider", "region", "node_pools", "inject_envs", "slurm"}, {"description"}};
     if (!r_.CheckMap(n, f, kKeys)) return;
     Cluster c;
     if (auto inj = Get(n, "inject_envs"); inj.IsDefined()) {
       c.inject_envs = r_.StringMap(inj, JoinField(f, "inject_envs")).value_or(std::map<std::string, std::string>{});
+    }
+    const Provider* owner = e_.FindProvider(Str(n, "provider", f, false));
+    if (auto sl = Get(n, "slurm"); sl.IsDefined()) {
+      std::string sf = JoinField(f, "slurm");
+      static const KeySet kSlurmKeys{{"url", "user", "token_file", "partition", "gres_type", "output_dir"}};
+      if (r_.CheckMap(sl, sf, kSlurmKeys)) {
+        SlurmSettings s{Str(sl, "url", sf), Str(sl, "user", sf), Str(sl, "token_file", sf),
+                        Str(sl, "partition", sf), Str(sl, "gres_type", sf, false), Str(sl, "output_dir", sf)};
+        if (!s.url.empty() && s.url.rfind("http://", 0) != 0) {
+          r_.Error(Get(sl, "url"), JoinField(sf, "url"), "expected the slurmrestd address as http://HOST:PORT");
+        }
+        c.slurm = std::move(s);
+      }
+    } else if (owner && owner->kind == "slurm") {
+      r_.Error(n, JoinField(f, "slurm"),
+               "a cluster of a slurm provider needs slurm: {url, user, token_file, partition, output_dir}");
     }
     c.name = NameField(n, f, cluster_names_, "cluster");
     c.provider = Str(n, "provider", f);

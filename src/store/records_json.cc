@@ -31,6 +31,7 @@ nlohmann::json ToJson(const Attempt& a) {
   nlohmann::json j = {{"number", a.number},
                       {"cluster", a.cluster},
                       {"pool", a.pool},
+                      {"backend_id", a.backend_id},
                       {"state", a.state},
                       {"started_at", FormatRfc3339(a.started_at)},
                       {"failure_class", a.failure_class},

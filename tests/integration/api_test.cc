@@ -68,7 +68,7 @@ class ApiTest : public ::testing::Test {
 
   static TempDir* dir_;
   static ServerProcess* server_;
-  api::HttpClient client_ = server_->Client();
+  net::HttpClient client_ = server_->Client();
 };
 TempDir* ApiTest::dir_ = nullptr;
 ServerProcess* ApiTest::server_ = nullptr;

@@ -40,7 +40,7 @@ TEST(CrashTest, AcknowledgedJobsSurviveSigkillExactlyOnce) {
   std::vector<std::thread> clients;
   for (int c = 0; c < kClients; ++c) {
     clients.emplace_back([&, c] {
-      api::HttpClient client("127.0.0.1", server->port());
+      net::HttpClient client("127.0.0.1", server->port());
       for (int i = 0; !killed.load(); ++i) {
         std::string key = "c" + std::to_string(c) + "-" + std::to_string(i);
         {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "api/http_client.h"
+#include "net/http_client.h"
 
 namespace causeway::testing {
 
@@ -41,7 +41,7 @@ class ServerProcess {
   // Everything the server printed on stdout up to its address line.
   const std::string& banner() const { return banner_; }
 
-  api::HttpClient Client() const { return api::HttpClient("127.0.0.1", port_); }
+  net::HttpClient Client() const { return net::HttpClient("127.0.0.1", port_); }
 
   // Sends `sig` and reaps the process; returns its wait status.
   int Stop(int sig);

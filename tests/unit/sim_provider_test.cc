@@ -32,7 +32,7 @@ TEST(SimProviderTest, BestFitKeepsWholeNodesForGangs) {
   EXPECT_TRUE(p.Fits(p.ResolvePool("c", "h"), 8, 2));
   ASSERT_TRUE(p.Launch(Req("gang", 8, 2), t0).ok());
   EXPECT_EQ(p.FreeGpus(p.ResolvePool("c", "h")), 0);
-  EXPECT_EQ(p.Launch(Req("more", 1, 1), t0).code(), Code::kResourceExhausted);
+  EXPECT_EQ(p.Launch(Req("more", 1, 1), t0).status().code(), Code::kResourceExhausted);
   ASSERT_TRUE(p.Cancel("gang", 1).ok());
   EXPECT_EQ(p.FreeGpus(p.ResolvePool("c", "h")), 16);
   EXPECT_EQ(p.Cancel("gang", 1).code(), Code::kNotFound);
@@ -78,7 +78,7 @@ TEST(SimProviderTest, OutagesEndRunningAttemptsAndRefuseLaunches) {
   ASSERT_TRUE(p.Launch(Req("a", 8, 1), t0).ok());
   p.SetOutage(true, t0 + std::chrono::minutes(5));
   EXPECT_FALSE(p.Healthy());
-  EXPECT_EQ(p.Launch(Req("b", 8, 1), t0).code(), Code::kUnavailable);
+  EXPECT_EQ(p.Launch(Req("b", 8, 1), t0).status().code(), Code::kUnavailable);
   auto events = p.Poll(t0 + std::chrono::minutes(6));
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].outcome, AttemptOutcome::kProviderOutage);

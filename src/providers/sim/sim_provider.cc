@@ -170,7 +170,10 @@ Status SimProvider::Place(const LaunchRequest& r, Timestamp started, Timestamp n
   return Status::Ok();
 }
 
-Status SimProvider::Launch(const LaunchRequest& request, Timestamp now) { return Place(request, now, now); }
+Result<std::string> SimProvider::Launch(const LaunchRequest& request, Timestamp now) {
+  RETURN_IF_ERROR(Place(request, now, now));
+  return "sim:" + request.job_id + ":" + std::to_string(request.attempt);
+}
 
 Status SimProvider::Restore(const LaunchRequest& request, Timestamp started_at) {
   return Place(request, started_at, started_at);

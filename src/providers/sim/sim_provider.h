@@ -26,7 +26,7 @@ class SimProvider final : public ProviderAdapter {
   SimProvider(const Estate& estate, const Provider& provider, uint64_t seed);
 
   const std::string& name() const override { return name_; }
-  Status Launch(const LaunchRequest& request, Timestamp now) override;
+  Result<std::string> Launch(const LaunchRequest& request, Timestamp now) override;
   Status Restore(const LaunchRequest& request, Timestamp started_at) override;
   Status Cancel(const std::string& job_id, int attempt) override;
   std::vector<ProviderEvent> Poll(Timestamp now) override;

@@ -110,6 +110,10 @@ ALTER TABLE attempts ADD COLUMN gpu_seconds INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE attempts ADD COLUMN cost_micros INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE attempts ADD COLUMN placement TEXT NOT NULL DEFAULT '{}';
 )sql",
+    // 3: the backend's id of each attempt, to find it again after a restart.
+    R"sql(
+ALTER TABLE attempts ADD COLUMN backend_id TEXT NOT NULL DEFAULT '';
+)sql",
 };
 
 constexpr const char* kJobColumns =
@@ -241,13 +245,14 @@ class SqliteWriteTx final : public WriteTx {
   Status PutAttempt(const Attempt& a) override {
     CW_STMT(s, conn_,
             "INSERT OR REPLACE INTO attempts (job_id, number, cluster, state, started_at, ended_at, exit_code, "
-            "failure_class, pool, flavor, gpus, reserved, borrowed, price_micros, gpu_seconds, cost_micros, placement) "
-            "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)");
+            "failure_class, pool, flavor, gpus, reserved, borrowed, price_micros, gpu_seconds, cost_micros, placement, "
+            "backend_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)");
     s.Bind(1, a.job_id).Bind(2, a.number).Bind(3, a.cluster).Bind(4, a.state).Bind(5, ToUnixMicros(a.started_at));
     s.Bind(6, a.ended_at ? std::optional<int64_t>(ToUnixMicros(*a.ended_at)) : std::nullopt);
     s.Bind(7, a.exit_code ? std::optional<int64_t>(*a.exit_code) : std::nullopt);
     s.Bind(8, a.failure_class).Bind(9, a.pool).Bind(10, a.flavor).Bind(11, a.gpus).Bind(12, a.reserved ? 1 : 0);
     s.Bind(13, a.borrowed).Bind(14, a.price_micros).Bind(15, a.gpu_seconds).Bind(16, a.cost_micros).Bind(17, a.placement);
+    s.Bind(18, a.backend_id);
     return Counted(s.Exec());
   }
 
@@ -440,7 +445,7 @@ class SqliteStore final : public Store {
     ASSIGN_OR_RETURN(auto r, Reader());
     CW_STMT(s, *r.conn,
             "SELECT job_id, number, cluster, state, started_at, ended_at, exit_code, failure_class, pool, flavor, "
-            "gpus, reserved, borrowed, price_micros, gpu_seconds, cost_micros, placement "
+            "gpus, reserved, borrowed, price_micros, gpu_seconds, cost_micros, placement, backend_id "
             "FROM attempts WHERE job_id = ?1 ORDER BY number");
     s.Bind(1, job_id);
     std::vector<Attempt> out;
@@ -464,6 +469,7 @@ class SqliteStore final : public Store {
       a.gpu_seconds = s.Int(14);
       a.cost_micros = s.Int(15);
       a.placement = s.Text(16);
+      a.backend_id = s.Text(17);
       out.push_back(std::move(a));
     }
     RETURN_IF_ERROR(st);

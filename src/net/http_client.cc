@@ -1,4 +1,4 @@
-#include "api/http_client.h"
+#include "net/http_client.h"
 
 #include <algorithm>
 #include <boost/asio.hpp>
@@ -7,7 +7,7 @@
 #include <charconv>
 #include <optional>
 
-namespace causeway::api {
+namespace causeway::net {
 
 namespace beast = boost::beast;
 namespace http = beast::http;
@@ -125,4 +125,4 @@ Result<HttpResult> HttpClient::Send(std::string_view method, std::string_view ta
   return Unavailable("connection to the server failed");
 }
 
-}  // namespace causeway::api
+}  // namespace causeway::net

@@ -13,7 +13,7 @@
 
 #include "causeway/status.h"
 
-namespace causeway::api {
+namespace causeway::net {
 
 struct HttpResult {
   int status = 0;
@@ -42,4 +42,4 @@ class HttpClient {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace causeway::api
+}  // namespace causeway::net

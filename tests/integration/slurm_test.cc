@@ -1,0 +1,181 @@
+// The Slurm adapter against a real Slurm 22.05 cluster on loopback.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "providers/slurm/slurm_provider.h"
+#include "slurm_cluster.h"
+
+namespace causeway::testing {
+namespace {
+
+using nlohmann::json;
+
+class SlurmTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { cluster_ = SlurmCluster::Start(skip_reason_).release(); }
+  static void TearDownTestSuite() {
+    delete cluster_;
+    cluster_ = nullptr;
+  }
+  void SetUp() override {
+    if (!cluster_) GTEST_SKIP() << skip_reason_;
+  }
+  slurm::SlurmClient Client() {
+    return slurm::SlurmClient({cluster_->Get("CAUSEWAY_SLURM_URL"), "root", cluster_->Get("CAUSEWAY_SLURM_TOKEN_FILE")});
+  }
+  static SlurmCluster* cluster_;
+  static std::string skip_reason_;
+};
+SlurmCluster* SlurmTest::cluster_ = nullptr;
+std::string SlurmTest::skip_reason_;
+
+// Polls until `done` holds or 60 s pass; never sleeps.
+template <typename F>
+bool Eventually(F done) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (done()) return true;
+  }
+  return false;
+}
+
+TEST_F(SlurmTest, ClientSubmitsWatchesAndCancelsRealJobs) {
+  auto client = Client();
+  ASSERT_TRUE(client.Ping().ok());
+  slurm::SubmitRequest r;
+  r.name = "client-test";
+  r.script = "#!/bin/bash\necho gpus=$CUDA_VISIBLE_DEVICES foo=$FOO\nexit 3\n";
+  r.partition = "gpu";
+  r.gres = "gpu:h200:2";
+  r.environment = {{"PATH", "/usr/bin:/bin"}, {"FOO", "bar"}};
+  r.working_directory = cluster_->OutputDir();
+  r.output = cluster_->OutputDir() + "/client-%j.out";
+  auto id = client.Submit(r);
+  ASSERT_TRUE(id.ok()) << id.status().ToString();
+  slurm::JobInfo info;
+  ASSERT_TRUE(Eventually([&] {
+    auto j = client.GetJob(*id);
+    if (j.ok()) info = *j;
+    return j.ok() && slurm::OutcomeOf(*j).has_value();
+  }));
+  EXPECT_EQ(info.state, "FAILED");
+  EXPECT_EQ(info.exit_code, 3);
+  EXPECT_EQ(slurm::OutcomeOf(info), AttemptOutcome::kFailed);
+  ASSERT_TRUE(info.start && info.end);
+  std::ifstream out(cluster_->OutputDir() + "/client-" + std::to_string(*id) + ".out");
+  std::string line;
+  std::getline(out, line);
+  EXPECT_EQ(line, "gpus=0,1 foo=bar");
+
+  r.script = "#!/bin/bash\nsleep 60\n";
+  auto sleeper = client.Submit(r);
+  ASSERT_TRUE(sleeper.ok());
+  ASSERT_TRUE(client.Cancel(*sleeper).ok());
+  ASSERT_TRUE(Eventually([&] {
+    auto j = client.GetJob(*sleeper);
+    return j.ok() && j->state == "CANCELLED";
+  }));
+}
+
+TEST_F(SlurmTest, ErrorsAreTypedAndClear) {
+  auto client = Client();
+  auto missing = client.GetJob(999999);
+  EXPECT_EQ(missing.status().code(), Code::kNotFound);
+  EXPECT_NE(missing.status().message().find("slurm error 2017"), std::string::npos) << missing.status().message();
+  EXPECT_EQ(client.Cancel(999999).code(), Code::kNotFound);
+
+  slurm::SlurmClient no_token({cluster_->Get("CAUSEWAY_SLURM_URL"), "root", cluster_->base() + "/no-such-token"});
+  EXPECT_EQ(no_token.Ping().code(), Code::kNotFound);
+
+  std::string bad_token_file = cluster_->base() + "/bad-token";
+  std::ofstream(bad_token_file) << "not-a-jwt\n";
+  slurm::SlurmClient bad({cluster_->Get("CAUSEWAY_SLURM_URL"), "root", bad_token_file});
+  auto jobs = bad.ListJobs();
+  EXPECT_FALSE(jobs.ok());
+  EXPECT_EQ(jobs.status().message().find("not-a-jwt"), std::string::npos) << "a token leaked into an error";
+
+  slurm::SlurmClient nobody({"http://127.0.0.1:1", "root", cluster_->Get("CAUSEWAY_SLURM_TOKEN_FILE")});
+  auto refused = nobody.Ping();
+  EXPECT_EQ(refused.code(), Code::kUnavailable);
+  EXPECT_NE(refused.message().find("slurmrestd at http://127.0.0.1:1"), std::string::npos) << refused.message();
+}
+
+// Causeway end to end on Slurm: submit through the API, see the job in
+// squeue, run it to completion, classify a failure, cancel.
+TEST_F(SlurmTest, CausewayRunsJobsOnSlurm) {
+  TempDir dir("slurm-serve");
+  std::string estate = dir.path() + "/estate.yaml";
+  std::ofstream(estate) << cluster_->Estate();
+  auto server = ServerProcess::Start(dir.path(), {"--estate", estate, "--tick-ms", "50"});
+  auto client = server->Client();
+  auto submit = [&](const std::string& name, const std::string& run) {
+    json spec = {{"spec", "name: " + name + "\nresources: {accelerators: H200:2}\nenvs: {GREETING: hello}\nrun: |\n  " +
+                              run + "\n"}};
+    auto r = client.Send("POST", "/v1/jobs", spec.dump(), Auth(server->admin_token()));
+    EXPECT_EQ(r->status, 201) << r->body;
+    return json::parse(r->body)["job"]["id"].get<std::string>();
+  };
+  auto job = [&](const std::string& id) {
+    return json::parse(client.Send("GET", "/v1/jobs/" + id, "", Auth(server->admin_token()))->body);
+  };
+
+  std::string ok = submit("ok", "echo $GREETING from $CAUSEWAY_JOB_ID on $CAUSEWAY_CLUSTER with $NCCL_IB_HCA; sleep 2");
+  ASSERT_TRUE(Eventually([&] { return cluster_->Run("squeue -h -o %j").find("cw-" + ok + "-1") != std::string::npos; }))
+      << "the job never showed up in squeue";
+  ASSERT_TRUE(Eventually([&] { return job(ok)["state"] == "succeeded"; })) << job(ok).dump(2);
+  json done = job(ok);
+  EXPECT_EQ(done["cluster"], "lab-slurm");
+  EXPECT_EQ(done["attempts"][0]["backend_id"].get<std::string>().rfind("slurm:lab-slurm:", 0), 0u);
+  std::ifstream log(cluster_->OutputDir() + "/" + ok + "-1.log");
+  std::string line;
+  std::getline(log, line);
+  EXPECT_EQ(line, "hello from " + ok + " on lab-slurm with mlx5");
+
+  std::string bad = submit("bad", "exit 7");
+  ASSERT_TRUE(Eventually([&] { return job(bad)["state"] == "failed"; }));
+  json failed = job(bad);
+  EXPECT_EQ(failed["attempts"].size(), 1u) << "a user error is not retried";
+  EXPECT_EQ(failed["attempts"][0]["exit_code"], 7);
+  EXPECT_NE(failed["reason"].get<std::string>().find("exit code 7"), std::string::npos) << failed.dump(2);
+
+  std::string slow = submit("slow", "sleep 120");
+  ASSERT_TRUE(Eventually([&] { return job(slow)["state"] == "running"; }));
+  auto cancel = client.Send("POST", "/v1/jobs/" + slow + "/cancel", "{}", Auth(server->admin_token()));
+  ASSERT_EQ(cancel->status, 200);
+  ASSERT_TRUE(Eventually([&] { return cluster_->Run("squeue -h -o %j").find("cw-" + slow) == std::string::npos; }))
+      << "cancelled in Causeway but still in Slurm";
+}
+
+// A job killed in Slurm behind Causeway's back is retried; Causeway
+// re-adopts a running Slurm job after SIGKILL.
+TEST_F(SlurmTest, ExternalKillsAreRetriedAndRestartsLoseNothing) {
+  TempDir dir("slurm-recover");
+  std::string estate = dir.path() + "/estate.yaml";
+  std::ofstream(estate) << cluster_->Estate();
+  std::vector<std::string> args = {"--estate", estate, "--tick-ms", "50"};
+  auto server = ServerProcess::Start(dir.path(), args);
+  auto client = server->Client();
+  json spec = {{"spec", "name: long\nresources: {accelerators: H200:1}\nrun: sleep 4\n"}};
+  auto r = client.Send("POST", "/v1/jobs", spec.dump(), Auth(server->admin_token()));
+  std::string id = json::parse(r->body)["job"]["id"];
+  auto job = [&](ServerProcess& s) {
+    auto c = s.Client();
+    return json::parse(c.Send("GET", "/v1/jobs/" + id, "", Auth(s.admin_token()))->body);
+  };
+  ASSERT_TRUE(Eventually([&] { return job(*server)["state"] == "running"; }));
+  cluster_->Run("scancel --name=cw-" + id + "-1");
+  ASSERT_TRUE(Eventually([&] { return job(*server)["attempts"].size() == 2u; })) << job(*server).dump(2);
+  EXPECT_EQ(job(*server)["attempts"][0]["state"], "preempted");
+
+  server->Stop(SIGKILL);  // while attempt 2 runs in Slurm
+  auto restarted = ServerProcess::Start(dir.path(), args);
+  ASSERT_TRUE(Eventually([&] { return job(*restarted)["state"] == "succeeded"; })) << job(*restarted).dump(2);
+  EXPECT_EQ(job(*restarted)["attempts"].size(), 2u) << "re-adopted, not dispatched again";
+}
+
+}  // namespace
+}  // namespace causeway::testing
