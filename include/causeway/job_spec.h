@@ -56,6 +56,19 @@ inline constexpr PriorityClass kPriorityClasses[] = {
     {"low", 10}, {"normal", 50}, {"high", 100}, {"critical", 1000}};
 inline constexpr int kDefaultPriority = 50;
 
+// Failure classes a job's recovery policy may name (see src/recovery).
+inline constexpr std::string_view kFailureClassNames[] = {
+    "preemption", "node_fault", "out_of_memory", "timeout", "storage_full",
+    "data_path",  "provider_outage", "user_error"};
+
+// `recovery: {max_restarts: 3, on: [preemption, node_fault], backoff: 1m}`;
+// unset fields keep Causeway's defaults.
+struct RecoverySpec {
+  std::optional<int> max_restarts;
+  std::optional<std::vector<std::string>> on;  // failure class names
+  std::optional<Micros> backoff;
+};
+
 // How a job behaves on the simulated estate (ignored by real backends).
 struct SimHint {
   Micros duration{std::chrono::hours(1)};  // run time in (simulated) time
@@ -88,6 +101,7 @@ struct JobSpec {
   int priority = kDefaultPriority;
   std::optional<Micros> time_limit;  // wall-clock limit per attempt, like Slurm's --time
   bool allow_remote_data = false;    // may run away from its datasets' replicas
+  RecoverySpec recovery;
   SimHint sim;
   std::vector<std::string> ignored_fields;  // SkyPilot fields kept but not used
 

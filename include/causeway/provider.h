@@ -51,6 +51,7 @@ struct ProviderEvent {
   AttemptOutcome outcome = AttemptOutcome::kSucceeded;
   int exit_code = 0;
   std::string reason;
+  std::string log_tail;  // the end of the job's output, where the backend can read it
 };
 
 // One GPU's utilization at one moment.

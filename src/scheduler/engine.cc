@@ -6,6 +6,7 @@
 
 #include "causeway/money.h"
 #include "policy/policy.h"
+#include "recovery/recovery.h"
 
 namespace causeway::scheduler {
 namespace {
@@ -19,8 +20,14 @@ int MonthOf(Timestamp t) {
 
 std::string Dollars(int64_t micros, const std::string& currency) { return Money(micros, currency).ToString(); }
 
-bool IsInfrastructureFailure(AttemptOutcome o) {
-  return o == AttemptOutcome::kPreempted || o == AttemptOutcome::kNodeFailure || o == AttemptOutcome::kProviderOutage;
+std::string NextAction(recovery::Owner o) {
+  switch (o) {
+    case recovery::Owner::kResearcher: return "next action: the researcher (the program, its inputs or its limits)";
+    case recovery::Owner::kPlatform: return "next action: the platform team (storage, data paths, quota or configuration)";
+    case recovery::Owner::kProvider: return "next action: the provider (hardware or an outage)";
+    case recovery::Owner::kNobody: break;
+  }
+  return "";
 }
 
 }  // namespace
@@ -277,17 +284,27 @@ std::vector<Transition> Engine::Tick(Timestamp now) {
       if (it == jobs_.end() || !it->second.running || it->second.attempt != ev.attempt) continue;
       Job& j = it->second;
       Transition t = EndAttempt(j, ev.time, ev.outcome, ev.exit_code, ev.reason);
-      bool retry = IsInfrastructureFailure(ev.outcome) && j.input.attempts < options_.max_attempts;
+      auto cls = recovery::Classify(ev.outcome, ev.exit_code, ev.reason, ev.log_tail);
+      auto decision = recovery::Decide(recovery::PolicyFor(j.input.spec), cls, j.input.attempts);
+      bool retry = decision.retry;
+      t.failure_class = cls.failure == recovery::FailureClass::kNone ? "" : std::string(recovery::FailureClassName(cls.failure));
+      t.owner = std::string(recovery::OwnerName(cls.owner));
       if (ev.outcome == AttemptOutcome::kSucceeded) {
         t.new_state = JobState::kSucceeded;
-      } else if (retry) {
-        t.new_state = JobState::kPending;
-        t.message += "; requeued";
-        j.wait = Job::Wait::kOther;
-        j.waiting = "requeued after attempt " + std::to_string(j.attempt) + ": " + ev.reason;
       } else {
-        t.new_state = JobState::kFailed;
-        if (IsInfrastructureFailure(ev.outcome)) t.message += "; gave up after " + std::to_string(j.input.attempts) + " attempts";
+        t.message += "; " + t.failure_class + (cls.evidence.empty() || cls.evidence == ev.reason ? "" : " (" + cls.evidence + ")") +
+                     "; " + decision.why;
+        if (retry) {
+          t.new_state = JobState::kPending;
+          t.message += "; requeued";
+          j.not_before = ev.time + decision.wait;
+          j.wait = Job::Wait::kOther;
+          j.waiting = "requeued after attempt " + std::to_string(j.attempt) + ": " + ev.reason +
+                      (decision.wait.count() > 0 ? "; not before " + FormatRfc3339(j.not_before) : "");
+        } else {
+          t.new_state = JobState::kFailed;
+          if (std::string next = NextAction(cls.owner); !next.empty()) t.message += "; " + next;
+        }
       }
       out.push_back(std::move(t));
       if (retry) {
@@ -334,6 +351,7 @@ std::vector<Transition> Engine::Tick(Timestamp now) {
 bool Engine::TryAdmit(Job& j, Timestamp now, std::vector<Transition>& out) {
   ++decisions_;
   const JobSpec& spec = j.input.spec;
+  if (now < j.not_before) return false;  // backing off after a failure; waiting says until when
   if (!exhausted_.empty() && exhausted_.count(spec.team)) {
     j.wait = Job::Wait::kBudget;
     return false;
@@ -440,6 +458,7 @@ bool Engine::Preempt(Job& j, int f, int64_t gpus, bool reclaim, Timestamp now, s
                                     std::to_string(v->input.spec.priority) + ")";
     Transition t = EndAttempt(*v, now, AttemptOutcome::kCancelled, -1, why + "; requeued");
     t.new_state = JobState::kPending;
+    t.failure_class = std::string(recovery::FailureClassName(recovery::FailureClass::kPreemption));
     t.preempted_by = j.input.id;
     t.reclaimed = reclaim;
     v->wait = Job::Wait::kOther;

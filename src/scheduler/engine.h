@@ -66,6 +66,8 @@ struct Transition {
   int exit_code = 0;
   int64_t gpu_seconds = 0;   // this attempt
   int64_t cost_micros = 0;   // this attempt
+  std::string failure_class;  // kAttemptEnded: recovery::FailureClassName
+  std::string owner;          // kAttemptEnded, failures: who acts next (researcher, platform, provider)
   std::string preempted_by;  // set when Causeway preempted the attempt for this job
   bool reclaimed = false;    // ...to reclaim quota the victim's queue had borrowed
   // Job totals after this transition.
@@ -96,9 +98,7 @@ struct RunningAttempt {
   Timestamp started;
 };
 
-struct EngineOptions {
-  int max_attempts = 10;  // infrastructure failures retried up to this many attempts
-};
+struct EngineOptions {};
 
 class Engine : private placement::CapacityView {
  public:
@@ -147,6 +147,7 @@ class Engine : private placement::CapacityView {
     int64_t price_micros = 0;
     Timestamp started;
     int pool_id = -1;
+    Timestamp not_before;  // recovery backoff: not admitted before this time
     // Why it is pending: a code on the hot path, words only when needed.
     enum class Wait { kNew, kQuota, kNoRoom, kBudget, kOther } wait = Wait::kNew;
     std::string waiting;       // for kOther: the words

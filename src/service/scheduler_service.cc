@@ -53,7 +53,7 @@ Attempt AttemptOf(const Transition& t) {
     a.state = "running";
   } else {
     a.state = std::string(AttemptOutcomeName(t.outcome));
-    a.failure_class = t.outcome == AttemptOutcome::kSucceeded ? "" : a.state;
+    a.failure_class = t.failure_class;
     a.ended_at = t.time;
     a.exit_code = t.exit_code;
     a.gpu_seconds = t.gpu_seconds;
@@ -232,6 +232,10 @@ std::vector<WriteFn> SchedulerService::Persist(const std::vector<Transition>& tr
                    {"state", JobStateName(job->state)}, {"message", t.message}};
       if (t.kind == Transition::Kind::kAttemptEnded) {
         e.details["outcome"] = AttemptOutcomeName(t.outcome);
+        if (!t.failure_class.empty()) {
+          e.details["failure_class"] = t.failure_class;
+          e.details["next_action_owner"] = t.owner;
+        }
         e.details["gpu_seconds"] = t.gpu_seconds;
         e.details["cost_micros"] = t.cost_micros;
       }

@@ -17,7 +17,8 @@ using spec::YamlReader;
 
 const KeySet kTopKeys{
     {"name", "resources", "num_nodes", "envs", "file_mounts", "setup", "run", "workdir",
-     "labels", "datasets", "checkpoint", "residency", "priority", "time_limit", "allow_remote_data", "sim"},
+     "labels", "datasets", "checkpoint", "residency", "priority", "time_limit", "allow_remote_data", "sim",
+     "recovery"},
     {"secrets", "config", "service", "volumes", "experimental", "event_callback"}};
 
 const KeySet kResourceKeys{
@@ -121,6 +122,7 @@ class JobSpecParser {
       if (auto v = r_.Bool(n, "allow_remote_data")) spec_.allow_remote_data = *v;
     }
     if (auto n = Get(root, "sim"); n.IsDefined() && !n.IsNull()) ParseSim(n);
+    if (auto n = Get(root, "recovery"); n.IsDefined() && !n.IsNull()) ParseRecovery(n);
     auto owner = spec_.labels.find("owner");
     if (owner != spec_.labels.end()) spec_.owner = owner->second;
     auto team = spec_.labels.find("team");
@@ -421,6 +423,39 @@ class JobSpecParser {
       return std::nullopt;
     }
     return *d;
+  }
+
+  void ParseRecovery(const YAML::Node& n) {
+    static const KeySet kKeys{{"max_restarts", "on", "backoff"}};
+    if (!r_.CheckMap(n, "recovery", kKeys)) return;
+    if (auto m = Get(n, "max_restarts"); m.IsDefined()) {
+      if (auto v = r_.Int(m, "recovery.max_restarts", 0, 100)) spec_.recovery.max_restarts = static_cast<int>(*v);
+    }
+    if (auto b = Get(n, "backoff"); b.IsDefined()) {
+      if (auto d = PositiveDuration(b, "recovery.backoff")) spec_.recovery.backoff = *d;
+    }
+    if (auto on = Get(n, "on"); on.IsDefined()) {
+      if (!on.IsSequence()) {
+        r_.Error(on, "recovery.on", "expected a list of failure classes such as [preemption, node_fault]");
+        return;
+      }
+      std::vector<std::string> classes;
+      std::vector<std::string_view> known(std::begin(kFailureClassNames), std::end(kFailureClassNames));
+      for (const auto& c : on) {
+        auto name = r_.String(c, "recovery.on");
+        if (!name) continue;
+        if (std::find(known.begin(), known.end(), *name) == known.end()) {
+          std::string hint = spec::ClosestMatch(*name, known);
+          std::string all;
+          for (auto k : known) all += (all.empty() ? "" : ", ") + std::string(k);
+          r_.Error(c, "recovery.on",
+                   "unknown failure class \"" + *name + "\"" + (hint.empty() ? "; expected one of: " + all : "; did you mean \"" + hint + "\"?"));
+          continue;
+        }
+        classes.push_back(*name);
+      }
+      spec_.recovery.on = std::move(classes);
+    }
   }
 
   void ParseSim(const YAML::Node& n) {

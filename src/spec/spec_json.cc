@@ -54,6 +54,11 @@ nlohmann::json ToJson(const JobSpec& s) {
   if (s.disk_size_gb) j["disk_size_gb"] = *s.disk_size_gb;
   if (s.time_limit) j["time_limit_seconds"] = s.time_limit->count() / 1'000'000;
   j["allow_remote_data"] = s.allow_remote_data;
+  nlohmann::json rec = nlohmann::json::object();
+  if (s.recovery.max_restarts) rec["max_restarts"] = *s.recovery.max_restarts;
+  if (s.recovery.on) rec["on"] = *s.recovery.on;
+  if (s.recovery.backoff) rec["backoff_seconds"] = s.recovery.backoff->count() / 1'000'000;
+  j["recovery"] = rec;
   j["sim"] = {{"duration_seconds", s.sim.duration.count() / 1'000'000},
               {"utilization_percent", s.sim.utilization_percent},
               {"exit_code", s.sim.exit_code}};
@@ -125,6 +130,12 @@ Result<JobSpec> JobSpecFromJson(const nlohmann::json& j) {
     if (j.contains("disk_size_gb")) s.disk_size_gb = j["disk_size_gb"].get<int>();
     if (j.contains("time_limit_seconds")) s.time_limit = Micros(j["time_limit_seconds"].get<int64_t>() * 1'000'000);
     s.allow_remote_data = j.value("allow_remote_data", false);
+    if (j.contains("recovery")) {
+      const auto& rec = j["recovery"];
+      if (rec.contains("max_restarts")) s.recovery.max_restarts = rec["max_restarts"].get<int>();
+      if (rec.contains("on")) s.recovery.on = rec["on"].get<std::vector<std::string>>();
+      if (rec.contains("backoff_seconds")) s.recovery.backoff = Micros(rec["backoff_seconds"].get<int64_t>() * 1'000'000);
+    }
     if (j.contains("sim")) {
       const auto& sim = j["sim"];
       s.sim.duration = Micros(sim.at("duration_seconds").get<int64_t>() * 1'000'000);

@@ -140,7 +140,15 @@ TEST_F(SlurmTest, CausewayRunsJobsOnSlurm) {
   json failed = job(bad);
   EXPECT_EQ(failed["attempts"].size(), 1u) << "a user error is not retried";
   EXPECT_EQ(failed["attempts"][0]["exit_code"], 7);
+  EXPECT_EQ(failed["attempts"][0]["failure_class"], "user_error");
   EXPECT_NE(failed["reason"].get<std::string>().find("exit code 7"), std::string::npos) << failed.dump(2);
+  EXPECT_NE(failed["reason"].get<std::string>().find("next action: the researcher"), std::string::npos);
+
+  // The log says the disk is full: a platform problem, not the researcher's.
+  std::string full = submit("full", "echo 'OSError: [Errno 28] No space left on device' >&2; exit 1");
+  ASSERT_TRUE(Eventually([&] { return job(full)["state"] == "failed"; }));
+  EXPECT_EQ(job(full)["attempts"][0]["failure_class"], "storage_full");
+  EXPECT_NE(job(full)["reason"].get<std::string>().find("next action: the platform team"), std::string::npos);
 
   std::string slow = submit("slow", "sleep 120");
   ASSERT_TRUE(Eventually([&] { return job(slow)["state"] == "running"; }));

@@ -171,7 +171,7 @@ TEST(SchedulerTest, BudgetsWarnThenStopAdmissions) {
 TEST(SchedulerTest, SpotPreemptionRequeuesAndRetries) {
   SimWorld w(TestEstate());
   ASSERT_TRUE(w.Submit("spot", "resources: {accelerators: H100:8, use_spot: true, labels: {team: t1}}\n"
-                               "sim: {duration: 3h}\n").ok());
+                               "sim: {duration: 3h}\nrecovery: {max_restarts: 50}\n").ok());
   for (int i = 0; i < 2000 && w.state["spot"] != JobState::kSucceeded; ++i) w.Tick(std::chrono::minutes(5));
   EXPECT_EQ(w.state["spot"], JobState::kSucceeded);
   int requeues = 0;
@@ -211,7 +211,10 @@ clusters: [{name: c, provider: p, region: r, node_pools: [{name: h, gpu_type: H1
   ASSERT_TRUE(w.Submit("flaky", "resources: {accelerators: H100:8}\nsim: {duration: 10h}\n").ok());
   for (int i = 0; i < 200 && w.state["flaky"] != JobState::kFailed; ++i) w.Tick();
   EXPECT_EQ(w.state["flaky"], JobState::kFailed);
-  EXPECT_NE(w.log.back().message.find("gave up after 10 attempts"), std::string::npos) << w.log.back().message;
+  EXPECT_NE(w.log.back().message.find("gave up after 6 attempts (max_restarts 5)"), std::string::npos) << w.log.back().message;
+  EXPECT_EQ(w.log.back().failure_class, "node_fault");
+  EXPECT_EQ(w.log.back().owner, "provider");
+  EXPECT_NE(w.log.back().message.find("next action: the provider"), std::string::npos);
   EXPECT_EQ(w.log.back().outcome, AttemptOutcome::kNodeFailure);
 
   SimWorld calm(TestEstate());
@@ -222,7 +225,39 @@ clusters: [{name: c, provider: p, region: r, node_pools: [{name: h, gpu_type: H1
   EXPECT_EQ(calm.state["slow"], JobState::kFailed);
   EXPECT_EQ(Find(calm.log, "slow", Transition::Kind::kAttemptEnded)->outcome, AttemptOutcome::kTimeout);
   EXPECT_EQ(calm.state["bug"], JobState::kFailed);
-  EXPECT_EQ(Find(calm.log, "bug", Transition::Kind::kAttemptEnded)->exit_code, 3);
+  const Transition* bug = Find(calm.log, "bug", Transition::Kind::kAttemptEnded);
+  EXPECT_EQ(bug->exit_code, 3);
+  EXPECT_EQ(bug->failure_class, "user_error");
+  EXPECT_EQ(bug->owner, "researcher");
+  EXPECT_EQ(Find(calm.log, "slow", Transition::Kind::kAttemptEnded)->failure_class, "timeout");
+}
+
+TEST(SchedulerTest, RecoveryPolicyPerJobAndBackoff) {
+  SimWorld w(R"(
+providers: [{name: p, kind: sim, regions: [{name: r, zone: eu}], sim: {node_failure_per_hour: 100}}]
+clusters: [{name: c, provider: p, region: r, node_pools: [{name: h, gpu_type: H100, gpus_per_node: 8, nodes: 4}]}]
+)");
+  // Node faults are retried by default, but this job allows two restarts, with
+  // a backoff that doubles each time.
+  ASSERT_TRUE(w.Submit("j", "resources: {accelerators: H100:8}\nsim: {duration: 10h}\n"
+                            "recovery: {max_restarts: 2, backoff: 10m}\n").ok());
+  // And this one retries nothing.
+  ASSERT_TRUE(w.Submit("never", "resources: {accelerators: H100:8}\nsim: {duration: 10h}\nrecovery: {on: []}\n").ok());
+  std::vector<Timestamp> ends, starts;
+  for (int i = 0; i < 300 && w.state["j"] != JobState::kFailed; ++i) {
+    for (const auto& t : w.Tick()) {
+      if (t.job_id != "j") continue;
+      (t.kind == Transition::Kind::kDispatched ? starts : ends).push_back(t.kind == Transition::Kind::kDispatched ? t.started : t.time);
+    }
+  }
+  EXPECT_EQ(w.state["j"], JobState::kFailed);
+  ASSERT_EQ(starts.size(), 3u);
+  ASSERT_EQ(ends.size(), 3u);
+  EXPECT_GE(starts[1] - ends[0], std::chrono::minutes(10));
+  EXPECT_GE(starts[2] - ends[1], std::chrono::minutes(20));
+  EXPECT_EQ(w.state["never"], JobState::kFailed);
+  EXPECT_NE(Find(w.log, "never", Transition::Kind::kAttemptEnded)->message.find("not retried by this job's recovery policy"),
+            std::string::npos);
 }
 
 TEST(SchedulerTest, GangsStartWholeOrNotAtAll) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <fstream>
 
 namespace causeway::slurm {
 
@@ -28,6 +29,18 @@ std::string Reason(const JobInfo& j) {
   if (j.state == "CANCELLED") what += " outside Causeway (scancel or scontrol)";
   if (!j.reason.empty() && j.reason != "None") what += ", reason " + j.reason;
   return what;
+}
+
+// The last 4 KiB of a file, or "" if it cannot be read.
+std::string Tail(const std::string& path) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) return "";
+  std::streamoff size = in.tellg();
+  std::streamoff from = size > 4096 ? size - 4096 : 0;
+  in.seekg(from);
+  std::string out(static_cast<size_t>(size - from), '\0');
+  in.read(out.data(), static_cast<std::streamsize>(out.size()));
+  return out;
 }
 
 std::string Lower(std::string s) {
@@ -166,6 +179,9 @@ std::vector<ProviderEvent> SlurmProvider::Poll(Timestamp now) {
       ev.exit_code = job->second.exit_code;
       ev.time = job->second.end.value_or(now);
       ev.reason = Reason(job->second);
+      // The end of the output tells an out-of-memory, a full disk or an XID
+      // from a plain bug.
+      if (*outcome != AttemptOutcome::kSucceeded) ev.log_tail = Tail(LogPath(settings_.at(t.cluster), key.first, key.second));
     }
     out.push_back(std::move(ev));
     pools_[static_cast<size_t>(t.pool)].used -= t.gpus;
