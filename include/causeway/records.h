@@ -69,6 +69,18 @@ struct Attempt {
   int64_t gpu_seconds = 0;
   int64_t cost_micros = 0;
   std::string placement = "{}";  // the routing decision, JSON
+  std::string resumed_from;      // the checkpoint it started from, if any
+};
+
+// A checkpoint a running job registered; the next attempt resumes from the
+// latest one (CAUSEWAY_RESUME_FROM).
+struct Checkpoint {
+  std::string job_id;
+  int64_t seq = 0;  // 1, 2, ... per job; assigned by the store
+  int attempt = 0;
+  std::string path;  // URI or path where the job wrote it
+  std::optional<int64_t> step;
+  Timestamp created_at;
 };
 
 struct IdempotencyRecord {

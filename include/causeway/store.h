@@ -36,6 +36,8 @@ class WriteTx {
   virtual Status AddJobEvent(const JobEvent& event) = 0;
   // Inserts or replaces attempt (job_id, number).
   virtual Status PutAttempt(const Attempt& attempt) = 0;
+  // Appends a checkpoint; assigns its seq.
+  virtual Status AddCheckpoint(Checkpoint& checkpoint) = 0;
 
   virtual Result<std::optional<IdempotencyRecord>> GetIdempotency(const std::string& scope,
                                                                  const std::string& key) = 0;
@@ -88,6 +90,8 @@ class Store {
   virtual Result<std::vector<JobRecord>> ListJobs(const JobFilter& filter) const = 0;
   virtual Result<std::vector<JobEvent>> ListJobEvents(const std::string& job_id) const = 0;
   virtual Result<std::vector<Attempt>> ListAttempts(const std::string& job_id) const = 0;
+  // Oldest first.
+  virtual Result<std::vector<Checkpoint>> ListCheckpoints(const std::string& job_id) const = 0;
 
   // The token whose secret hashes to `hash`, whether or not it is still valid.
   virtual Result<std::optional<TokenRecord>> FindTokenByHash(const std::string& hash) const = 0;

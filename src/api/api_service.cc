@@ -96,7 +96,8 @@ namespace {
 JobHooks HooksFor(SchedulerService* scheduler) {
   if (!scheduler) return {};
   return JobHooks{[scheduler](const JobRecord& job, const JobSpec& spec) { scheduler->OnSubmitted(job, spec); },
-                  [scheduler](const std::string& id) { scheduler->OnCancelled(id); }};
+                  [scheduler](const std::string& id) { scheduler->OnCancelled(id); },
+                  [scheduler](const std::string& id, const std::string& path) { scheduler->OnCheckpoint(id, path); }};
 }
 }  // namespace
 
@@ -147,6 +148,8 @@ void ApiService::AddRoutes() {
   Route("GET", "/v1/jobs/{id}", kScopeJobsRead, bind(&ApiService::GetJob));
   Route("POST", "/v1/jobs/{id}/cancel", kScopeJobsWrite, bind(&ApiService::CancelJob));
   Route("GET", "/v1/jobs/{id}/explain", kScopeJobsRead, bind(&ApiService::ExplainJob));
+  Route("POST", "/v1/jobs/{id}/checkpoints", kScopeJobsWrite, bind(&ApiService::RegisterCheckpoint));
+  Route("GET", "/v1/jobs/{id}/checkpoints", kScopeJobsRead, bind(&ApiService::ListCheckpoints));
   Route("GET", "/v1/queues", kScopeJobsRead, bind(&ApiService::ListQueues));
   Route("POST", "/v1/providers/{name}/outage", kScopeAdmin, bind(&ApiService::SetOutage));
   Route("GET", "/v1/clusters", kScopeClustersRead, bind(&ApiService::ListClusters));
@@ -296,6 +299,32 @@ void ApiService::ExplainJob(HttpRequest& req, Reply reply) {
   for (const auto& a : detail->attempts) attempts.push_back(ToJson(a));
   out["attempts"] = attempts;
   reply(JsonResponse(200, out));
+}
+
+void ApiService::RegisterCheckpoint(HttpRequest& req, Reply reply) {
+  auto body = ParseJsonBody(req);
+  if (!body.ok()) return reply(ErrorResponse(body.status()));
+  if (!body->contains("path") || !(*body)["path"].is_string()) {
+    return reply(ErrorResponse(InvalidArgument("field \"path\" is required: where the checkpoint was written")));
+  }
+  std::optional<int64_t> step;
+  if (body->contains("step") && !(*body)["step"].is_null()) {
+    if (!(*body)["step"].is_number_integer()) return reply(ErrorResponse(InvalidArgument("field \"step\" must be an integer")));
+    step = (*body)["step"].get<int64_t>();
+  }
+  jobs_.RegisterCheckpoint(*req.principal, req.params["id"], (*body)["path"].get<std::string>(), step,
+                           [reply](Result<Checkpoint> r) {
+                             if (!r.ok()) return reply(ErrorResponse(r.status()));
+                             reply(JsonResponse(201, {{"checkpoint", ToJson(*r)}}));
+                           });
+}
+
+void ApiService::ListCheckpoints(HttpRequest& req, Reply reply) {
+  auto list = jobs_.Checkpoints(req.params["id"]);
+  if (!list.ok()) return reply(ErrorResponse(list.status()));
+  json items = json::array();
+  for (const auto& c : *list) items.push_back(ToJson(c));
+  reply(JsonResponse(200, {{"checkpoints", items}}));
 }
 
 void ApiService::ListQueues(HttpRequest&, Reply reply) {

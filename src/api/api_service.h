@@ -42,6 +42,8 @@ class ApiService {
   void GetJob(HttpRequest& req, Reply reply);
   void CancelJob(HttpRequest& req, Reply reply);
   void ExplainJob(HttpRequest& req, Reply reply);
+  void RegisterCheckpoint(HttpRequest& req, Reply reply);
+  void ListCheckpoints(HttpRequest& req, Reply reply);
   void ListQueues(HttpRequest& req, Reply reply);
   void SetOutage(HttpRequest& req, Reply reply);
   void ListClusters(HttpRequest& req, Reply reply);

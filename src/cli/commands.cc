@@ -589,6 +589,36 @@ int Main(int argc, char** argv) {
     std::cout << "provider " << outage_name << (outage_state == "on" ? " is down" : " is back") << "\n";
   });
 
+  auto* checkpoint = app.add_subcommand("checkpoint", "checkpoints a job registered; its next attempt resumes from the latest");
+  checkpoint->require_subcommand(1);
+  std::string cp_job, cp_path;
+  int64_t cp_step = -1;
+  auto* cp_register = checkpoint->add_subcommand("register", "record a checkpoint (run from inside the job)");
+  cp_register->add_option("--job", cp_job, "job id (inside a job: $CAUSEWAY_JOB_ID)")->required();
+  cp_register->add_option("--path", cp_path, "where it was written, e.g. s3://bucket/run/step-1000")->required();
+  cp_register->add_option("--step", cp_step, "training step");
+  cp_register->callback([&] {
+    json body = {{"path", cp_path}};
+    if (cp_step >= 0) body["step"] = cp_step;
+    auto j = api.Call("POST", "/v1/jobs/" + UrlEncode(cp_job) + "/checkpoints", body.dump(), rc);
+    if (!j) return;
+    if (g.json_output) return print_json(*j);
+    std::cout << "registered checkpoint " << Str((*j)["checkpoint"], "seq") << " of " << cp_job << ": " << cp_path << "\n";
+  });
+  std::string cp_list_job;
+  auto* cp_list = checkpoint->add_subcommand("list", "a job's checkpoints, oldest first");
+  cp_list->add_option("ID", cp_list_job, "job id")->required();
+  cp_list->callback([&] {
+    auto j = api.Call("GET", "/v1/jobs/" + UrlEncode(cp_list_job) + "/checkpoints", "", rc);
+    if (!j) return;
+    if (g.json_output) return print_json(*j);
+    Table t({"seq", "attempt", "step", "path", "created"});
+    for (const auto& c : (*j)["checkpoints"]) {
+      t.Add({Str(c, "seq"), Str(c, "attempt"), Str(c, "step"), Str(c, "path"), Str(c, "created_at")});
+    }
+    t.Print(std::cout);
+  });
+
   auto* whoami = app.add_subcommand("whoami", "show the token in use");
   whoami->callback([&] {
     auto j = api.Call("GET", "/v1/whoami", "", rc);

@@ -221,6 +221,7 @@ Transition Engine::AttemptTransition(const Job& j, Transition::Kind kind, Timest
   t.cluster = j.cluster;
   t.pool = j.pool;
   t.backend_id = j.backend_id;
+  t.resumed_from = j.resumed_from;
   t.flavor = j.flavor_name;
   t.gpus = j.gpus;
   t.reserved = j.reserved;
@@ -254,6 +255,13 @@ Transition Engine::EndAttempt(Job& j, Timestamp at, AttemptOutcome outcome, int 
   t.total_gpu_seconds = j.input.gpu_seconds;
   t.total_cost_micros = j.input.cost_micros;
   return t;
+}
+
+Status Engine::SetCheckpoint(const std::string& job_id, const std::string& path) {
+  auto it = jobs_.find(job_id);
+  if (it == jobs_.end()) return NotFound("job " + job_id + " is not scheduled");
+  it->second.input.resume_from = path;
+  return Status::Ok();
 }
 
 Result<std::vector<Transition>> Engine::Cancel(const std::string& job_id, Timestamp now) {
@@ -478,6 +486,7 @@ bool Engine::Dispatch(Job& j, const placement::Option& o, int flavor, int64_t bo
   LaunchRequest req{j.input.id, attempt, o.cluster->name, o.pool->name, g.count, spec.num_nodes, spec.use_spot,
                     policy::LaunchEnv(spec, *o.cluster, j.input.id, attempt), spec.setup, spec.run, spec.time_limit,
                     spec.sim, ""};
+  if (!j.input.resume_from.empty()) req.env["CAUSEWAY_RESUME_FROM"] = j.input.resume_from;
   auto launched = provider->Launch(req, now);
   if (!launched.ok()) {
     j.wait = Job::Wait::kOther;
@@ -485,6 +494,7 @@ bool Engine::Dispatch(Job& j, const placement::Option& o, int flavor, int64_t bo
     return false;
   }
   j.backend_id = *launched;
+  j.resumed_from = j.input.resume_from;
   Dequeue(j);
   j.running = true;
   j.attempt = attempt;
@@ -537,7 +547,8 @@ bool Engine::Dispatch(Job& j, const placement::Option& o, int flavor, int64_t bo
   t.total_gpu_seconds = j.input.gpu_seconds;
   t.total_cost_micros = j.input.cost_micros;
   t.message = "attempt " + std::to_string(attempt) + " on " + j.cluster + " (" + std::to_string(j.gpus) + " " +
-              j.flavor_name + " GPUs): " + why + (borrowed > 0 ? ", borrowing " + std::to_string(borrowed) + " GPUs of quota" : "");
+              j.flavor_name + " GPUs): " + why + (borrowed > 0 ? ", borrowing " + std::to_string(borrowed) + " GPUs of quota" : "") +
+              (j.resumed_from.empty() ? "" : ", resuming from " + j.resumed_from);
   out.push_back(std::move(t));
   return true;
 }

@@ -66,6 +66,7 @@ struct Transition {
   int exit_code = 0;
   int64_t gpu_seconds = 0;   // this attempt
   int64_t cost_micros = 0;   // this attempt
+  std::string resumed_from;   // the checkpoint the attempt started from
   std::string failure_class;  // kAttemptEnded: recovery::FailureClassName
   std::string owner;          // kAttemptEnded, failures: who acts next (researcher, platform, provider)
   std::string preempted_by;  // set when Causeway preempted the attempt for this job
@@ -85,6 +86,7 @@ struct JobInput {
   int attempts = 0;  // attempts already made (on recovery)
   int64_t gpu_seconds = 0;
   int64_t cost_micros = 0;
+  std::string resume_from;  // the latest registered checkpoint, if any
 };
 
 // A running attempt handed back to the engine after a restart.
@@ -111,6 +113,9 @@ class Engine : private placement::CapacityView {
   Status Submit(JobInput job);
   // Re-adopts a job whose attempt was running before a restart.
   Status Restore(JobInput job, const RunningAttempt& attempt);
+  // Records the job's latest checkpoint: its next attempt resumes from it
+  // (CAUSEWAY_RESUME_FROM). kNotFound if the engine does not hold the job.
+  Status SetCheckpoint(const std::string& job_id, const std::string& path);
   // Removes a job. A running attempt is stopped and reported (kAttemptEnded,
   // outcome kCancelled, new_state kCancelled). kNotFound if unknown.
   Result<std::vector<Transition>> Cancel(const std::string& job_id, Timestamp now);
@@ -138,6 +143,7 @@ class Engine : private placement::CapacityView {
     std::string cluster;
     std::string pool;
     std::string backend_id;
+    std::string resumed_from;  // the checkpoint the running attempt started from
     int flavor = -1;
     std::string flavor_name;
     int64_t gpus = 0;

@@ -121,6 +121,50 @@ void JobService::Cancel(const identity::Principal& who, const std::string& job_i
   if (Status st = queue_.Enqueue(std::move(work), finish); !st.ok()) done(st);
 }
 
+void JobService::RegisterCheckpoint(const identity::Principal& who, const std::string& job_id, std::string path,
+                                    std::optional<int64_t> step, std::function<void(Result<Checkpoint>)> done) {
+  if (path.empty() || path.size() > 2048 || path.find('\n') != std::string::npos) {
+    return done(InvalidArgument("field \"path\" must be a checkpoint location of 1 to 2048 characters, such as "
+                                "s3://bucket/run/step-1000 or /checkpoints/run/step-1000"));
+  }
+  if (step && *step < 0) return done(InvalidArgument("field \"step\" cannot be negative"));
+  auto cp = std::make_shared<Checkpoint>();
+  cp->job_id = job_id;
+  cp->path = std::move(path);
+  cp->step = step;
+  cp->created_at = clock_.Now();
+  std::string actor = who.token_id;
+  WriteFn work = [cp, actor](WriteTx& tx) -> Status {
+    ASSIGN_OR_RETURN(auto job, tx.GetJob(cp->job_id));
+    if (!job) return NotFound("job " + cp->job_id + " not found");
+    if (IsTerminal(job->state)) {
+      return FailedPrecondition("job " + cp->job_id + " is already " + std::string(JobStateName(job->state)));
+    }
+    cp->attempt = job->attempts;
+    RETURN_IF_ERROR(tx.AddCheckpoint(*cp));
+    AuditEvent e;
+    e.time = cp->created_at;
+    e.actor = actor;
+    e.action = "checkpoint.register";
+    e.resource = "job/" + cp->job_id;
+    e.details = {{"seq", cp->seq}, {"attempt", cp->attempt}, {"path", cp->path}};
+    if (cp->step) e.details["step"] = *cp->step;
+    return tx.AppendAudit(e);
+  };
+  auto finish = [this, cp, done](Status st) {
+    if (!st.ok()) return done(st);
+    if (hooks_.checkpointed) hooks_.checkpointed(cp->job_id, cp->path);
+    done(*cp);
+  };
+  if (Status st = queue_.Enqueue(std::move(work), finish); !st.ok()) done(st);
+}
+
+Result<std::vector<Checkpoint>> JobService::Checkpoints(const std::string& job_id) const {
+  ASSIGN_OR_RETURN(auto job, store_.GetJob(job_id));
+  if (!job) return NotFound("job " + job_id + " not found");
+  return store_.ListCheckpoints(job_id);
+}
+
 Result<JobDetail> JobService::Get(const std::string& job_id) const {
   ASSIGN_OR_RETURN(auto job, store_.GetJob(job_id));
   if (!job) return NotFound("job " + job_id + " not found");

@@ -41,6 +41,7 @@ struct JobDetail {
 struct JobHooks {
   std::function<void(const JobRecord&, const JobSpec&)> submitted;
   std::function<void(const std::string& job_id)> cancelled;
+  std::function<void(const std::string& job_id, const std::string& path)> checkpointed;
 };
 
 class JobService {
@@ -67,6 +68,12 @@ class JobService {
   // for a finished job. `done` is called exactly once.
   void Cancel(const identity::Principal& who, const std::string& job_id, std::string reason,
               std::function<void(Result<JobRecord>)> done);
+
+  // Records a checkpoint of a job that has not finished; its next attempt
+  // resumes from the latest one. `done` is called exactly once.
+  void RegisterCheckpoint(const identity::Principal& who, const std::string& job_id, std::string path,
+                          std::optional<int64_t> step, std::function<void(Result<Checkpoint>)> done);
+  Result<std::vector<Checkpoint>> Checkpoints(const std::string& job_id) const;
 
   Result<JobDetail> Get(const std::string& job_id) const;
   Result<std::vector<JobRecord>> List(const JobFilter& filter) const { return store_.ListJobs(filter); }

@@ -42,6 +42,7 @@ Attempt AttemptOf(const Transition& t) {
   a.cluster = t.cluster;
   a.pool = t.pool;
   a.backend_id = t.backend_id;
+  a.resumed_from = t.resumed_from;
   a.started_at = t.started;
   a.flavor = t.flavor;
   a.gpus = t.gpus;
@@ -99,6 +100,8 @@ Status SchedulerService::Recover() {
         auto spec = JobSpecFromJson(nlohmann::json::parse(job.spec_json, nullptr, false));
         if (!spec.ok()) return spec.status().WithPrefix("recovering " + job.id);
         scheduler::JobInput input{job.id, std::move(*spec), job.created_at, job.attempts, job.gpu_seconds, job.cost_micros};
+        ASSIGN_OR_RETURN(auto checkpoints, store_.ListCheckpoints(job.id));
+        if (!checkpoints.empty()) input.resume_from = checkpoints.back().path;
         Status st;
         if (state == JobState::kRunning) {
           ASSIGN_OR_RETURN(auto attempts, store_.ListAttempts(job.id));
@@ -170,6 +173,11 @@ void SchedulerService::OnCancelled(const std::string& job_id) {
       if (!st.ok()) spdlog::error("recording the cancellation of {} failed: {}", job_id, st.ToString());
     });
   }
+}
+
+void SchedulerService::OnCheckpoint(const std::string& job_id, const std::string& path) {
+  std::lock_guard<std::mutex> lock(mu_);
+  (void)engine_->SetCheckpoint(job_id, path);  // a finished job needs it no more
 }
 
 nlohmann::json SchedulerService::Explain(const std::string& job_id) {

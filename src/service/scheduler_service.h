@@ -43,6 +43,7 @@ class SchedulerService {
   // committed; they never wait for a commit.
   void OnSubmitted(const JobRecord& job, const JobSpec& spec);
   void OnCancelled(const std::string& job_id);
+  void OnCheckpoint(const std::string& job_id, const std::string& path);
 
   // The engine's explanation, or null for a job it does not hold.
   nlohmann::json Explain(const std::string& job_id);

@@ -32,6 +32,7 @@ nlohmann::json ToJson(const Attempt& a) {
                       {"cluster", a.cluster},
                       {"pool", a.pool},
                       {"backend_id", a.backend_id},
+                      {"resumed_from", a.resumed_from},
                       {"state", a.state},
                       {"started_at", FormatRfc3339(a.started_at)},
                       {"failure_class", a.failure_class},
@@ -63,6 +64,17 @@ nlohmann::json ToJson(const AuditEvent& e) {
   return {{"seq", e.seq},           {"time", FormatRfc3339(e.time)}, {"actor", e.actor},
           {"action", e.action},     {"resource", e.resource},        {"details", e.details},
           {"prev_hash", e.prev_hash}, {"hash", e.hash}};
+}
+
+}  // namespace causeway
+
+namespace causeway {
+
+nlohmann::json ToJson(const Checkpoint& c) {
+  nlohmann::json j = {{"job", c.job_id}, {"seq", c.seq}, {"attempt", c.attempt}, {"path", c.path},
+                      {"created_at", FormatRfc3339(c.created_at)}};
+  j["step"] = c.step ? nlohmann::json(*c.step) : nlohmann::json();
+  return j;
 }
 
 }  // namespace causeway

@@ -13,5 +13,6 @@ nlohmann::json ToJson(const JobEvent& event);
 nlohmann::json ToJson(const Attempt& attempt);
 nlohmann::json ToJson(const TokenRecord& token);
 nlohmann::json ToJson(const AuditEvent& event);
+nlohmann::json ToJson(const Checkpoint& checkpoint);
 
 }  // namespace causeway

@@ -185,5 +185,49 @@ TEST_F(SlurmTest, ExternalKillsAreRetriedAndRestartsLoseNothing) {
   EXPECT_EQ(job(*restarted)["attempts"].size(), 2u) << "re-adopted, not dispatched again";
 }
 
+// A job registers a checkpoint from inside Slurm, is killed, and its next
+// attempt receives CAUSEWAY_RESUME_FROM; the attempt record says so.
+TEST_F(SlurmTest, KilledJobsResumeFromTheirLatestCheckpoint) {
+  TempDir dir("slurm-checkpoint");
+  std::string estate = dir.path() + "/estate.yaml";
+  std::ofstream(estate) << cluster_->Estate();
+  auto server = ServerProcess::Start(dir.path(), {"--estate", estate, "--tick-ms", "50"});
+  auto client = server->Client();
+  std::string script =
+      "if [ -z \"$CAUSEWAY_RESUME_FROM\" ]; then\n"
+      "  " + std::string(CAUSEWAY_BINARY) + " checkpoint register --job $CAUSEWAY_JOB_ID --path /ckpt/step-100 --step 100\n"
+      "  sleep 120\n"
+      "else\n"
+      "  echo resumed from $CAUSEWAY_RESUME_FROM\n"
+      "fi";
+  json spec = {{"spec", {{"name", "resumable"},
+                         {"resources", {{"accelerators", "H200:1"}}},
+                         {"envs", {{"CAUSEWAY_SERVER", server->url()}, {"CAUSEWAY_TOKEN", server->admin_token()}}},
+                         {"checkpoint", {{"path", "/ckpt"}}},
+                         {"run", script}}}};
+  auto r = client.Send("POST", "/v1/jobs", spec.dump(), Auth(server->admin_token()));
+  ASSERT_EQ(r->status, 201) << r->body;
+  std::string id = json::parse(r->body)["job"]["id"];
+  auto get = [&](const std::string& path) {
+    return json::parse(client.Send("GET", path, "", Auth(server->admin_token()))->body);
+  };
+  ASSERT_TRUE(Eventually([&] { return get("/v1/jobs/" + id + "/checkpoints")["checkpoints"].size() == 1u; }))
+      << get("/v1/jobs/" + id).dump(2);
+  EXPECT_EQ(get("/v1/jobs/" + id + "/checkpoints")["checkpoints"][0]["step"], 100);
+  cluster_->Run("scancel --name=cw-" + id + "-1");
+  ASSERT_TRUE(Eventually([&] { return get("/v1/jobs/" + id)["state"] == "succeeded"; })) << get("/v1/jobs/" + id).dump(2);
+  json job = get("/v1/jobs/" + id);
+  ASSERT_EQ(job["attempts"].size(), 2u);
+  EXPECT_EQ(job["attempts"][0]["resumed_from"], "");
+  EXPECT_EQ(job["attempts"][1]["resumed_from"], "/ckpt/step-100");
+  std::ifstream log(cluster_->OutputDir() + "/" + id + "-2.log");
+  std::string line;
+  std::getline(log, line);
+  EXPECT_EQ(line, "resumed from /ckpt/step-100");
+  auto audit = get("/v1/audit?action=checkpoint.register");
+  ASSERT_EQ(audit["events"].size(), 1u);
+  EXPECT_EQ(audit["events"][0]["details"]["path"], "/ckpt/step-100");
+}
+
 }  // namespace
 }  // namespace causeway::testing

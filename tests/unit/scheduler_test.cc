@@ -260,6 +260,29 @@ clusters: [{name: c, provider: p, region: r, node_pools: [{name: h, gpu_type: H1
             std::string::npos);
 }
 
+TEST(SchedulerTest, ResumesFromTheLatestCheckpointOnAnotherClusterWhenItsOwnIsDown) {
+  SimWorld w(TestEstate());
+  ASSERT_TRUE(w.Submit("train", Job("t1", "H100:8", "checkpoint: {path: /ckpt}\n", "5h")).ok());
+  w.Tick();
+  ASSERT_EQ(w.cluster["train"], "b-us");
+  EXPECT_TRUE(Find(w.log, "train", Transition::Kind::kDispatched)->resumed_from.empty());
+  ASSERT_TRUE(w.engine->SetCheckpoint("train", "s3://ckpt/train/step-100").ok());
+  ASSERT_TRUE(w.engine->SetCheckpoint("train", "s3://ckpt/train/step-200").ok());
+  w.sims["beta"]->SetOutage(true, w.now);
+  w.Tick();
+  // Same GPU type, elsewhere, from the latest checkpoint.
+  EXPECT_EQ(w.cluster["train"], "a-eu");
+  const Transition* second = nullptr;
+  for (const auto& t : w.log) {
+    if (t.job_id == "train" && t.kind == Transition::Kind::kDispatched) second = &t;
+  }
+  ASSERT_NE(second, nullptr);
+  EXPECT_EQ(second->attempt, 2);
+  EXPECT_EQ(second->resumed_from, "s3://ckpt/train/step-200");
+  EXPECT_NE(second->message.find("resuming from s3://ckpt/train/step-200"), std::string::npos);
+  EXPECT_EQ(w.engine->SetCheckpoint("nobody", "x").code(), Code::kNotFound);
+}
+
 TEST(SchedulerTest, GangsStartWholeOrNotAtAll) {
   SimWorld w(R"(
 providers: [{name: p, kind: sim, regions: [{name: r, zone: eu}]}]

@@ -114,6 +114,19 @@ ALTER TABLE attempts ADD COLUMN placement TEXT NOT NULL DEFAULT '{}';
     R"sql(
 ALTER TABLE attempts ADD COLUMN backend_id TEXT NOT NULL DEFAULT '';
 )sql",
+    // 4: checkpoints, and which one each attempt resumed from.
+    R"sql(
+CREATE TABLE checkpoints (
+  job_id TEXT NOT NULL REFERENCES jobs(id),
+  seq INTEGER NOT NULL,
+  attempt INTEGER NOT NULL,
+  path TEXT NOT NULL,
+  step INTEGER,
+  created_at INTEGER NOT NULL,
+  PRIMARY KEY (job_id, seq)
+);
+ALTER TABLE attempts ADD COLUMN resumed_from TEXT NOT NULL DEFAULT '';
+)sql",
 };
 
 constexpr const char* kJobColumns =
@@ -246,13 +259,28 @@ class SqliteWriteTx final : public WriteTx {
     CW_STMT(s, conn_,
             "INSERT OR REPLACE INTO attempts (job_id, number, cluster, state, started_at, ended_at, exit_code, "
             "failure_class, pool, flavor, gpus, reserved, borrowed, price_micros, gpu_seconds, cost_micros, placement, "
-            "backend_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)");
+            "backend_id, resumed_from) "
+            "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)");
     s.Bind(1, a.job_id).Bind(2, a.number).Bind(3, a.cluster).Bind(4, a.state).Bind(5, ToUnixMicros(a.started_at));
     s.Bind(6, a.ended_at ? std::optional<int64_t>(ToUnixMicros(*a.ended_at)) : std::nullopt);
     s.Bind(7, a.exit_code ? std::optional<int64_t>(*a.exit_code) : std::nullopt);
     s.Bind(8, a.failure_class).Bind(9, a.pool).Bind(10, a.flavor).Bind(11, a.gpus).Bind(12, a.reserved ? 1 : 0);
     s.Bind(13, a.borrowed).Bind(14, a.price_micros).Bind(15, a.gpu_seconds).Bind(16, a.cost_micros).Bind(17, a.placement);
-    s.Bind(18, a.backend_id);
+    s.Bind(18, a.backend_id).Bind(19, a.resumed_from);
+    return Counted(s.Exec());
+  }
+
+  Status AddCheckpoint(Checkpoint& c) override {
+    {
+      CW_STMT(q, conn_, "SELECT COALESCE(MAX(seq), 0) + 1 FROM checkpoints WHERE job_id = ?1");
+      q.Bind(1, c.job_id);
+      Status st;
+      if (!q.Step(st)) return st.ok() ? Internal("no next checkpoint seq") : st;
+      c.seq = q.Int(0);
+    }
+    CW_STMT(s, conn_,
+            "INSERT INTO checkpoints (job_id, seq, attempt, path, step, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+    s.Bind(1, c.job_id).Bind(2, c.seq).Bind(3, c.attempt).Bind(4, c.path).Bind(5, c.step).Bind(6, ToUnixMicros(c.created_at));
     return Counted(s.Exec());
   }
 
@@ -445,7 +473,7 @@ class SqliteStore final : public Store {
     ASSIGN_OR_RETURN(auto r, Reader());
     CW_STMT(s, *r.conn,
             "SELECT job_id, number, cluster, state, started_at, ended_at, exit_code, failure_class, pool, flavor, "
-            "gpus, reserved, borrowed, price_micros, gpu_seconds, cost_micros, placement, backend_id "
+            "gpus, reserved, borrowed, price_micros, gpu_seconds, cost_micros, placement, backend_id, resumed_from "
             "FROM attempts WHERE job_id = ?1 ORDER BY number");
     s.Bind(1, job_id);
     std::vector<Attempt> out;
@@ -470,8 +498,22 @@ class SqliteStore final : public Store {
       a.cost_micros = s.Int(15);
       a.placement = s.Text(16);
       a.backend_id = s.Text(17);
+      a.resumed_from = s.Text(18);
       out.push_back(std::move(a));
     }
+    RETURN_IF_ERROR(st);
+    return out;
+  }
+
+  Result<std::vector<Checkpoint>> ListCheckpoints(const std::string& job_id) const override {
+    ASSIGN_OR_RETURN(auto r, Reader());
+    CW_STMT(s, *r.conn,
+            "SELECT job_id, seq, attempt, path, step, created_at FROM checkpoints WHERE job_id = ?1 ORDER BY seq");
+    s.Bind(1, job_id);
+    std::vector<Checkpoint> out;
+    Status st;
+    while (s.Step(st)) out.push_back(Checkpoint{s.Text(0), s.Int(1), static_cast<int>(s.Int(2)), s.Text(3), s.OptInt(4),
+                                                 FromUnixMicros(s.Int(5))});
     RETURN_IF_ERROR(st);
     return out;
   }
