@@ -92,6 +92,11 @@ class ProviderAdapter {
   virtual int FreeGpus(int pool) const = 0;
   virtual bool Healthy() const = 0;
 
+  // Up to `max` bytes of an attempt's output from byte `offset` ("" at the
+  // end). kNotFound when the backend keeps no output for it.
+  virtual Result<std::string> ReadLog(const std::string& cluster, const std::string& job_id, int attempt,
+                                      int64_t offset, int64_t max) const = 0;
+
   // Per-GPU utilization of every running attempt at `now`.
   virtual std::vector<GpuSample> SampleUtilization(Timestamp now) const = 0;
 };

@@ -1,5 +1,6 @@
 #include "api/api_service.h"
 
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 
@@ -149,6 +150,7 @@ void ApiService::AddRoutes() {
   Route("POST", "/v1/jobs/{id}/cancel", kScopeJobsWrite, bind(&ApiService::CancelJob));
   Route("GET", "/v1/jobs/{id}/explain", kScopeJobsRead, bind(&ApiService::ExplainJob));
   Route("POST", "/v1/jobs/{id}/checkpoints", kScopeJobsWrite, bind(&ApiService::RegisterCheckpoint));
+  Route("GET", "/v1/jobs/{id}/logs", kScopeJobsRead, bind(&ApiService::JobLogs));
   Route("GET", "/v1/jobs/{id}/checkpoints", kScopeJobsRead, bind(&ApiService::ListCheckpoints));
   Route("GET", "/v1/queues", kScopeJobsRead, bind(&ApiService::ListQueues));
   Route("POST", "/v1/providers/{name}/outage", kScopeAdmin, bind(&ApiService::SetOutage));
@@ -317,6 +319,41 @@ void ApiService::RegisterCheckpoint(HttpRequest& req, Reply reply) {
                              if (!r.ok()) return reply(ErrorResponse(r.status()));
                              reply(JsonResponse(201, {{"checkpoint", ToJson(*r)}}));
                            });
+}
+
+void ApiService::JobLogs(HttpRequest& req, Reply reply) {
+  if (!scheduler_) return reply(ErrorResponse(FailedPrecondition("this server runs no scheduler")));
+  auto detail = jobs_.Get(req.params["id"]);
+  if (!detail.ok()) return reply(ErrorResponse(detail.status()));
+  if (detail->attempts.empty()) return reply(ErrorResponse(NotFound("job " + detail->job.id + " has not started yet")));
+  const Attempt* attempt = &detail->attempts.back();
+  int64_t offset = 0;
+  for (auto [name, dest] : {std::pair{"attempt", static_cast<int64_t*>(nullptr)}, std::pair{"offset", &offset}}) {
+    std::string v = req.Query(name);
+    if (v.empty()) continue;
+    int64_t n = -1;
+    auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+    if (ec != std::errc() || ptr != v.data() + v.size() || n < 0) {
+      return reply(ErrorResponse(InvalidArgument(std::string("invalid ") + name + " \"" + v + "\": expected a whole number")));
+    }
+    if (dest) {
+      *dest = n;
+    } else {
+      auto it = std::find_if(detail->attempts.begin(), detail->attempts.end(), [&](const Attempt& a) { return a.number == n; });
+      if (it == detail->attempts.end()) return reply(ErrorResponse(NotFound("job " + detail->job.id + " has no attempt " + v)));
+      attempt = &*it;
+    }
+  }
+  constexpr int64_t kMax = 1 << 20;
+  auto text = scheduler_->ReadLog(attempt->cluster, detail->job.id, attempt->number, offset, kMax);
+  if (!text.ok()) return reply(ErrorResponse(text.status()));
+  HttpResponse r;
+  r.content_type = "text/plain; charset=utf-8";
+  r.headers.emplace_back("X-Causeway-Attempt", std::to_string(attempt->number));
+  r.headers.emplace_back("X-Causeway-Attempt-State", attempt->state);
+  r.headers.emplace_back("X-Causeway-Next-Offset", std::to_string(offset + static_cast<int64_t>(text->size())));
+  r.body = std::move(*text);
+  reply(std::move(r));
 }
 
 void ApiService::ListCheckpoints(HttpRequest& req, Reply reply) {

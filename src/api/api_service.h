@@ -43,6 +43,7 @@ class ApiService {
   void CancelJob(HttpRequest& req, Reply reply);
   void ExplainJob(HttpRequest& req, Reply reply);
   void RegisterCheckpoint(HttpRequest& req, Reply reply);
+  void JobLogs(HttpRequest& req, Reply reply);
   void ListCheckpoints(HttpRequest& req, Reply reply);
   void ListQueues(HttpRequest& req, Reply reply);
   void SetOutage(HttpRequest& req, Reply reply);

@@ -78,8 +78,8 @@ class Api {
 
   // Sends a request; on an HTTP error prints the server's message and
   // diagnostics and returns the exit code in `exit_code`.
-  std::optional<json> Call(const std::string& method, const std::string& target, const std::string& body,
-                           int& exit_code, std::vector<std::pair<std::string, std::string>> headers = {}) {
+  std::optional<net::HttpResult> Raw(const std::string& method, const std::string& target, const std::string& body,
+                                     int& exit_code, std::vector<std::pair<std::string, std::string>> headers = {}) {
     auto hp = net::ParseServerUrl(g_.server);
     if (!hp.ok()) {
       exit_code = Fail(hp.status());
@@ -96,14 +96,14 @@ class Api {
       while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' ')) token.pop_back();
     }
     if (!token.empty()) headers.emplace_back("Authorization", "Bearer " + token);
-    net::HttpClient client(hp->first, hp->second);
-    auto res = client.Send(method, target, body, headers);
+    if (!client_) client_.emplace(hp->first, hp->second);
+    auto res = client_->Send(method, target, body, headers);
     if (!res.ok()) {
       exit_code = Fail(res.status());
       return std::nullopt;
     }
-    json j = json::parse(res->body, nullptr, false);
     if (res->status >= 400) {
+      json j = json::parse(res->body, nullptr, false);
       exit_code = ExitForHttp(res->status);
       if (g_.json_output && !j.is_discarded()) {
         std::cout << j.dump(2) << "\n";
@@ -123,17 +123,27 @@ class Api {
       }
       return std::nullopt;
     }
+    exit_code = kExitOk;
+    return std::move(*res);
+  }
+
+  // Raw, and the answer parsed as JSON.
+  std::optional<json> Call(const std::string& method, const std::string& target, const std::string& body,
+                           int& exit_code, std::vector<std::pair<std::string, std::string>> headers = {}) {
+    auto res = Raw(method, target, body, exit_code, std::move(headers));
+    if (!res) return std::nullopt;
+    json j = json::parse(res->body, nullptr, false);
     if (j.is_discarded()) {
       exit_code = kExitFailure;
       std::cerr << "error: the server answered with something that is not JSON\n";
       return std::nullopt;
     }
-    exit_code = kExitOk;
     return j;
   }
 
  private:
   const Globals& g_;
+  std::optional<net::HttpClient> client_;  // one keep-alive connection per command
 };
 
 std::string Str(const json& j, const char* key) {
@@ -617,6 +627,36 @@ int Main(int argc, char** argv) {
       t.Add({Str(c, "seq"), Str(c, "attempt"), Str(c, "step"), Str(c, "path"), Str(c, "created_at")});
     }
     t.Print(std::cout);
+  });
+
+  // logs ID
+  std::string logs_id;
+  int logs_attempt = 0;
+  bool logs_follow = false;
+  auto* logs = app.add_subcommand("logs", "a job's output (the latest attempt unless --attempt)");
+  logs->add_option("ID", logs_id, "job id")->required();
+  logs->add_option("--attempt", logs_attempt, "which attempt (1, 2, ...)");
+  logs->add_flag("--follow,-f", logs_follow, "keep printing output until the attempt ends");
+  logs->callback([&] {
+    int64_t offset = 0;
+    for (;;) {
+      std::string target = "/v1/jobs/" + UrlEncode(logs_id) + "/logs?offset=" + std::to_string(offset);
+      if (logs_attempt > 0) target += "&attempt=" + std::to_string(logs_attempt);
+      auto res = api.Raw("GET", target, "", rc);
+      if (!res) {
+        // Output may not exist yet while the attempt is starting.
+        if (logs_follow && rc == kExitNotFound) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(500));
+          continue;
+        }
+        return;
+      }
+      std::cout << res->body << std::flush;
+      offset = std::stoll(res->headers["x-causeway-next-offset"]);
+      if (logs_attempt == 0) logs_attempt = std::stoi(res->headers["x-causeway-attempt"]);
+      if (!logs_follow || (res->body.empty() && res->headers["x-causeway-attempt-state"] != "running")) return;
+      if (res->body.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
   });
 
   auto* whoami = app.add_subcommand("whoami", "show the token in use");

@@ -82,6 +82,7 @@ SchedulerService::SchedulerService(Store& store, CommitQueue& queue, const Estat
                    p.kind);
     }
   }
+  adapters_ = adapters;
   engine_ = std::make_unique<scheduler::Engine>(estate, adapters);
 }
 
@@ -183,6 +184,16 @@ void SchedulerService::OnCheckpoint(const std::string& job_id, const std::string
 nlohmann::json SchedulerService::Explain(const std::string& job_id) {
   std::lock_guard<std::mutex> lock(mu_);
   return engine_->Explain(job_id);
+}
+
+Result<std::string> SchedulerService::ReadLog(const std::string& cluster, const std::string& job_id, int attempt,
+                                             int64_t offset, int64_t max) {
+  const Cluster* c = estate_.FindCluster(cluster);
+  if (!c) return NotFound("job " + job_id + " has not run on any cluster yet");
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = adapters_.find(c->provider);
+  if (it == adapters_.end()) return NotFound("provider " + c->provider + " is not driven by this server");
+  return it->second->ReadLog(cluster, job_id, attempt, offset, max);
 }
 
 nlohmann::json SchedulerService::Queues() {

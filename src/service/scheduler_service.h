@@ -48,6 +48,9 @@ class SchedulerService {
   // The engine's explanation, or null for a job it does not hold.
   nlohmann::json Explain(const std::string& job_id);
   nlohmann::json Queues();
+  // An attempt's output from the provider that ran it on `cluster`.
+  Result<std::string> ReadLog(const std::string& cluster, const std::string& job_id, int attempt, int64_t offset,
+                              int64_t max);
   // Takes a simulated provider down or brings it back; audited.
   Status SetOutage(const std::string& provider, bool down, const std::string& actor);
 
@@ -61,6 +64,7 @@ class SchedulerService {
   std::mutex mu_;
   std::map<std::string, std::unique_ptr<sim::SimProvider>> sims_;  // guarded by mu_
   std::vector<std::unique_ptr<ProviderAdapter>> others_;           // guarded by mu_: real backends
+  std::map<std::string, ProviderAdapter*> adapters_;               // guarded by mu_: by provider name
   std::unique_ptr<scheduler::Engine> engine_;                      // guarded by mu_
   std::mutex stop_mu_;
   std::condition_variable stop_cv_;

@@ -134,6 +134,13 @@ TEST_F(SlurmTest, CausewayRunsJobsOnSlurm) {
   std::string line;
   std::getline(log, line);
   EXPECT_EQ(line, "hello from " + ok + " on lab-slurm with mlx5");
+  // The same output through `causeway logs`.
+  std::map<std::string, std::string> env = {{"CAUSEWAY_SERVER", server->url()}, {"CAUSEWAY_TOKEN", server->admin_token()}};
+  auto logs = RunCli({"logs", ok}, env);
+  EXPECT_EQ(logs.exit_code, 0) << logs.err;
+  EXPECT_EQ(logs.out, "hello from " + ok + " on lab-slurm with mlx5\n");
+  auto none = RunCli({"logs", ok, "--attempt", "9"}, env);
+  EXPECT_EQ(none.exit_code, 4);
 
   std::string bad = submit("bad", "exit 7");
   ASSERT_TRUE(Eventually([&] { return job(bad)["state"] == "failed"; }));
@@ -150,8 +157,9 @@ TEST_F(SlurmTest, CausewayRunsJobsOnSlurm) {
   EXPECT_EQ(job(full)["attempts"][0]["failure_class"], "storage_full");
   EXPECT_NE(job(full)["reason"].get<std::string>().find("next action: the platform team"), std::string::npos);
 
-  std::string slow = submit("slow", "sleep 120");
+  std::string slow = submit("slow", "echo started; sleep 120");
   ASSERT_TRUE(Eventually([&] { return job(slow)["state"] == "running"; }));
+  ASSERT_TRUE(Eventually([&] { return RunCli({"logs", slow}, env).out == "started\n"; }));
   auto cancel = client.Send("POST", "/v1/jobs/" + slow + "/cancel", "{}", Auth(server->admin_token()));
   ASSERT_EQ(cancel->status, 200);
   ASSERT_TRUE(Eventually([&] { return cluster_->Run("squeue -h -o %j").find("cw-" + slow) == std::string::npos; }))

@@ -35,6 +35,9 @@ class SimProvider final : public ProviderAdapter {
   int FreeGpus(int pool) const override;
   bool Healthy() const override { return !outage_; }
   std::vector<GpuSample> SampleUtilization(Timestamp now) const override;
+  Result<std::string> ReadLog(const std::string&, const std::string& job_id, int, int64_t, int64_t) const override {
+    return NotFound("job " + job_id + " ran on the simulated estate, which runs no programs and keeps no output");
+  }
 
   // When the next running attempt ends, if any: lets virtual-time drivers
   // (planning, benchmarks) jump straight to the next event.

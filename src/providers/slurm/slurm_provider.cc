@@ -144,6 +144,22 @@ Status SlurmProvider::Cancel(const std::string& job_id, int attempt) {
   return st;
 }
 
+Result<std::string> SlurmProvider::ReadLog(const std::string& cluster, const std::string& job_id, int attempt,
+                                           int64_t offset, int64_t max) const {
+  auto s = settings_.find(cluster);
+  if (s == settings_.end()) return NotFound("provider " + name_ + " has no cluster " + cluster);
+  std::string path = LogPath(s->second, job_id, attempt);
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) return NotFound("no output yet for attempt " + std::to_string(attempt) + " of " + job_id + " (" + path + ")");
+  std::streamoff size = in.tellg();
+  if (offset >= size) return std::string();
+  std::streamoff n = std::min<std::streamoff>(max, size - offset);
+  in.seekg(offset);
+  std::string out(static_cast<size_t>(n), '\0');
+  in.read(out.data(), static_cast<std::streamsize>(n));
+  return out;
+}
+
 std::vector<ProviderEvent> SlurmProvider::Poll(Timestamp now) {
   std::vector<ProviderEvent> out;
   bool all_answered = true;

@@ -40,6 +40,8 @@ class SlurmProvider final : public ProviderAdapter {
   int FreeGpus(int pool) const override;
   bool Healthy() const override { return healthy_; }
   std::vector<GpuSample> SampleUtilization(Timestamp) const override { return {}; }
+  Result<std::string> ReadLog(const std::string& cluster, const std::string& job_id, int attempt, int64_t offset,
+                              int64_t max) const override;
 
   // Where an attempt's output is written.
   static std::string LogPath(const SlurmSettings& s, const std::string& job_id, int attempt);
