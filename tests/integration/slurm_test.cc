@@ -193,6 +193,40 @@ TEST_F(SlurmTest, ExternalKillsAreRetriedAndRestartsLoseNothing) {
   EXPECT_EQ(job(*restarted)["attempts"].size(), 2u) << "re-adopted, not dispatched again";
 }
 
+// While slurmrestd is away nothing is lost: running jobs keep their state,
+// new work waits, and everything reconciles when it returns.
+TEST_F(SlurmTest, NothingIsLostWhileSlurmrestdIsAway) {
+  TempDir dir("slurm-outage");
+  std::string estate = dir.path() + "/estate.yaml";
+  std::ofstream(estate) << cluster_->Estate();
+  auto server = ServerProcess::Start(dir.path(), {"--estate", estate, "--tick-ms", "50"});
+  auto client = server->Client();
+  auto submit = [&](const std::string& run) {
+    json spec = {{"spec", "resources: {accelerators: H200:1}\nrun: " + run + "\n"}};
+    auto r = client.Send("POST", "/v1/jobs", spec.dump(), Auth(server->admin_token()));
+    EXPECT_EQ(r->status, 201) << r->body;
+    return json::parse(r->body)["job"]["id"].get<std::string>();
+  };
+  auto state = [&](const std::string& id) {
+    return json::parse(client.Send("GET", "/v1/jobs/" + id, "", Auth(server->admin_token()))->body)["state"];
+  };
+  std::string restd = std::string(CAUSEWAY_SOURCE_DIR) + "/scripts/slurm/restd.sh " + cluster_->base();
+
+  std::string first = submit("sleep 2");
+  ASSERT_TRUE(Eventually([&] { return state(first) == "running"; }));
+  ASSERT_EQ(std::system((restd + " stop").c_str()), 0);
+  std::string second = submit("true");
+  // The first job finishes in Slurm meanwhile; Causeway cannot see it yet.
+  ASSERT_TRUE(Eventually([&] { return cluster_->Run("squeue -h -o %j").find("cw-" + first) == std::string::npos; }));
+  EXPECT_EQ(state(first), "running");
+  EXPECT_EQ(state(second), "pending");
+  auto explain = json::parse(client.Send("GET", "/v1/jobs/" + second + "/explain", "", Auth(server->admin_token()))->body);
+  EXPECT_NE(explain.dump().find("is down"), std::string::npos) << explain.dump(2);
+
+  ASSERT_EQ(std::system((restd + " start").c_str()), 0);
+  ASSERT_TRUE(Eventually([&] { return state(first) == "succeeded" && state(second) == "succeeded"; }));
+}
+
 // A job registers a checkpoint from inside Slurm, is killed, and its next
 // attempt receives CAUSEWAY_RESUME_FROM; the attempt record says so.
 TEST_F(SlurmTest, KilledJobsResumeFromTheirLatestCheckpoint) {
