@@ -41,6 +41,8 @@ test: test-deps $(TEST_DIR)/CMakeCache.txt
 bench: build
 	bench/submit/run.sh $(RELEASE_DIR)
 	CAUSEWAY_SHARED_DATA=$${CAUSEWAY_SHARED_DATA:-../shared/data} $(RELEASE_DIR)/bench/schedule_bench
+	@if [ "$$(id -u)" = 0 ] && command -v slurmctld >/dev/null; then bench/slurm_submit/run.sh $(RELEASE_DIR) 100; \
+	else echo "bench/slurm_submit skipped: needs root and Slurm (scripts/install-deps.sh test)"; fi
 
 clean:
 	rm -rf build

@@ -19,6 +19,11 @@ mkdir -p "$base"/{etc,run,log,spool/ctld,spool/d,dev,out}
 chmod 0755 "$base" "$base/run"           # the munge socket's directory must be world-executable
 chmod 1777 "$base/out"                    # job output, written as the submitting user
 for i in 0 1 2 3 4 5 6 7; do ln -sf /dev/null "$base/dev/nvidia$i"; done
+# slurmrestd runs as user slurm and needs the munge socket under BASE.
+if ! runuser -u slurm -- test -x "$base/run"; then
+  echo "up.sh: user slurm cannot reach $base: make every directory above it world-executable" >&2
+  exit 2
+fi
 
 # Ports: free ones, chosen by the kernel.
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'; }
@@ -77,7 +82,7 @@ start() {  # start NAME CMD...: detached, pid recorded
 wait_for() {  # wait_for WHAT CMD...: up to 10 s
   local what=$1; shift
   for _ in $(seq 1 100); do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done
-  echo "up.sh: $what did not come up; logs in $base/log" >&2; tail -5 "$base/log/"*.log "$base/log/"*.out >&2 || true; exit 1
+  echo "up.sh: $what did not come up; logs in $base/log" >&2; tail -n 5 "$base/log/"*.log "$base/log/"*.out >&2 || true; exit 1
 }
 
 start munged munged -F --socket="$base/run/munge.socket" --key-file="$base/etc/munge.key" \

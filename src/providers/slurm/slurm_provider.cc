@@ -75,13 +75,17 @@ int SlurmProvider::ResolvePool(const std::string& cluster, const std::string& po
 bool SlurmProvider::Fits(int pool, int gpus_per_node, int nodes) const {
   if (pool < 0 || pool >= static_cast<int>(pools_.size())) return false;
   const Pool& p = pools_[static_cast<size_t>(pool)];
-  // Slurm places the gang itself; Causeway keeps within what it was given.
-  return gpus_per_node <= p.gpus_per_node && p.capacity - p.used >= gpus_per_node * nodes;
+  // Slurm places the gang itself. Causeway keeps up to one more cluster's
+  // worth of work queued in Slurm beyond what runs, so Slurm starts the next
+  // job the moment one ends instead of waiting for Causeway's next cycle;
+  // quotas and routing still decide what goes there.
+  return gpus_per_node <= p.gpus_per_node && nodes * p.gpus_per_node <= p.capacity &&
+         kBacklogFactor * p.capacity - p.used >= gpus_per_node * nodes;
 }
 
 int SlurmProvider::FreeGpus(int pool) const {
   if (pool < 0 || pool >= static_cast<int>(pools_.size())) return 0;
-  return pools_[static_cast<size_t>(pool)].capacity - pools_[static_cast<size_t>(pool)].used;
+  return std::max(0, pools_[static_cast<size_t>(pool)].capacity - pools_[static_cast<size_t>(pool)].used);
 }
 
 Status SlurmProvider::Track(const LaunchRequest& r, int64_t slurm_id, Timestamp started) {

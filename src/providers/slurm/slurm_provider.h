@@ -43,6 +43,9 @@ class SlurmProvider final : public ProviderAdapter {
   Result<std::string> ReadLog(const std::string& cluster, const std::string& job_id, int attempt, int64_t offset,
                               int64_t max) const override;
 
+  // How much work, in multiples of a pool's GPUs, Causeway keeps in Slurm.
+  static constexpr int kBacklogFactor = 2;
+
   // Where an attempt's output is written.
   static std::string LogPath(const SlurmSettings& s, const std::string& job_id, int attempt);
 
