@@ -67,6 +67,7 @@ struct Cluster {
   // never write them: NCCL/InfiniBand settings, storage paths, ...
   std::map<std::string, std::string> inject_envs;
   std::optional<SlurmSettings> slurm;
+  std::string local_output_dir;  // kind local: where job output is written
 
   int TotalGpus() const;
 };

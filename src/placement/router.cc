@@ -6,8 +6,8 @@
 namespace causeway::placement {
 
 bool Better(const Option& a, const Option& b) {
-  return std::make_tuple(!a.reserved, a.price_micros, !a.data_local, a.load_permille, a.cluster->name) <
-         std::make_tuple(!b.reserved, b.price_micros, !b.data_local, b.load_permille, b.cluster->name);
+  return std::make_tuple(a.avoided, !a.reserved, a.price_micros, !a.data_local, a.load_permille, a.cluster->name) <
+         std::make_tuple(b.avoided, !b.reserved, b.price_micros, !b.data_local, b.load_permille, b.cluster->name);
 }
 
 Router::Router(const Estate& estate) : estate_(estate) {
@@ -102,7 +102,7 @@ bool Router::Evaluate(const JobSpec& spec, int alt, const Entry& e, const Capaci
 }
 
 std::optional<Option> Router::Choose(const JobSpec& spec, const CapacityView& view,
-                                     const std::function<bool(int)>& allowed) const {
+                                     const std::function<bool(int)>& allowed, const std::string& avoid) const {
   std::optional<Option> best;
   const auto& alts = spec.accelerators.alternatives;
   for (int a = 0; a < static_cast<int>(alts.size()); ++a) {
@@ -111,7 +111,9 @@ std::optional<Option> Router::Choose(const JobSpec& spec, const CapacityView& vi
     if (it == by_type_.end()) continue;
     CandidateReport report;
     for (const Entry& e : it->second) {
-      if (Evaluate(spec, a, e, &view, report, false) && (!best || Better(report.option, *best))) best = report.option;
+      if (!Evaluate(spec, a, e, &view, report, false)) continue;
+      report.option.avoided = !avoid.empty() && e.cluster->name == avoid;
+      if (!best || Better(report.option, *best)) best = report.option;
     }
     if (best && spec.accelerators.ordered) return best;  // the first alternative that fits wins
   }

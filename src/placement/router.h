@@ -50,6 +50,7 @@ struct Option {
   int64_t price_micros = 0;    // per GPU-hour, the rate that will apply
   bool data_local = true;
   int load_permille = 0;       // how full the pool is
+  bool avoided = false;        // the cluster where the job's last attempt failed
 };
 
 struct CandidateReport {
@@ -63,9 +64,10 @@ class Router {
   explicit Router(const Estate& estate);
 
   // The best option among the alternatives for which `allowed(index)` holds,
-  // or nullopt. `gpus_total` is not needed: gang shape comes from the spec.
-  std::optional<Option> Choose(const JobSpec& spec, const CapacityView& view,
-                               const std::function<bool(int)>& allowed) const;
+  // or nullopt. `avoid` names a cluster to use only when no other will do:
+  // where the job's last attempt failed for the infrastructure's sake.
+  std::optional<Option> Choose(const JobSpec& spec, const CapacityView& view, const std::function<bool(int)>& allowed,
+                               const std::string& avoid = "") const;
 
   // Every cluster considered for every alternative, eligible or not, with the
   // reason it failed; eligible ones sorted best first. With a null `view`,
@@ -105,8 +107,8 @@ class Router {
 // type is sold only in the us). `file` names the spec in diagnostics.
 Status CheckFeasible(const Router& router, const JobSpec& spec, const std::string& file);
 
-// Whether option `a` is better than `b` (lower is better: reserved first,
-// then price, then locality, then load).
+// Whether option `a` is better than `b`: not avoided first, then reserved,
+// then price, then locality, then load.
 bool Better(const Option& a, const Option& b);
 
 }  // namespace causeway::placement

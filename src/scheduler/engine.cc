@@ -305,6 +305,10 @@ std::vector<Transition> Engine::Tick(Timestamp now) {
         if (retry) {
           t.new_state = JobState::kPending;
           t.message += "; requeued";
+          // Another cluster first, when one qualifies: this one just failed it.
+          if (cls.owner == recovery::Owner::kProvider || cls.failure == recovery::FailureClass::kPreemption) {
+            j.avoid = t.cluster;
+          }
           j.not_before = ev.time + decision.wait;
           j.wait = Job::Wait::kOther;
           j.waiting = "requeued after attempt " + std::to_string(j.attempt) + ": " + ev.reason +
@@ -385,7 +389,7 @@ bool Engine::TryAdmit(Job& j, Timestamp now, std::vector<Transition>& out) {
       }
       borrowed = chk.borrowed;
     }
-    auto option = router_.Choose(spec, *this, [a](int i) { return i == a; });
+    auto option = router_.Choose(spec, *this, [a](int i) { return i == a; }, j.avoid);
     if (!option) continue;
     if (!best || Better(*option, best->option)) best = Pick{*option, f, borrowed};
     if (spec.accelerators.ordered) break;

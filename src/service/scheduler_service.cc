@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "providers/local/local_provider.h"
 #include "providers/slurm/slurm_provider.h"
 #include "spec/spec_json.h"
 
@@ -76,6 +77,9 @@ SchedulerService::SchedulerService(Store& store, CommitQueue& queue, const Estat
       sims_[p.name] = std::move(sim);
     } else if (p.kind == "slurm") {
       others_.push_back(std::make_unique<slurm::SlurmProvider>(estate, p));
+      adapters[p.name] = others_.back().get();
+    } else if (p.kind == "local") {
+      others_.push_back(std::make_unique<local::LocalProvider>(estate, p));
       adapters[p.name] = others_.back().get();
     } else {
       spdlog::warn("provider {} is of kind {}, which this server cannot drive yet; its clusters get no work", p.name,

@@ -195,7 +195,8 @@ class EstateParser {
   }
 
   void ParseCluster(const YAML::Node& n, const std::string& f) {
-    static const KeySet kKeys{{"name", "provider", "region", "node_pools", "inject_envs", "slurm"}, {"description"}};
+    static const KeySet kKeys{{"name", "provider", "region", "node_pools", "inject_envs", "slurm", "local"},
+                              {"description"}};
     if (!r_.CheckMap(n, f, kKeys)) return;
     Cluster c;
     if (auto inj = Get(n, "inject_envs"); inj.IsDefined()) {
@@ -213,6 +214,11 @@ class EstateParser {
         }
         c.slurm = std::move(s);
       }
+    } else if (auto lo = Get(n, "local"); lo.IsDefined()) {
+      static const KeySet kLocalKeys{{"output_dir"}};
+      if (r_.CheckMap(lo, JoinField(f, "local"), kLocalKeys)) c.local_output_dir = Str(lo, "output_dir", JoinField(f, "local"));
+    } else if (owner && owner->kind == "local") {
+      r_.Error(n, JoinField(f, "local"), "a cluster of a local provider needs local: {output_dir}");
     } else if (owner && owner->kind == "slurm") {
       r_.Error(n, JoinField(f, "slurm"),
                "a cluster of a slurm provider needs slurm: {url, user, token_file, partition, output_dir}");

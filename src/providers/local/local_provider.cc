@@ -1,0 +1,212 @@
+#include "providers/local/local_provider.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+namespace causeway::local {
+
+LocalProvider::LocalProvider(const Estate& estate, const Provider& provider) : name_(provider.name) {
+  for (const auto& c : estate.clusters) {
+    if (c.provider != provider.name) continue;
+    output_dirs_[c.name] = c.local_output_dir;
+    for (const auto& p : c.node_pools) {
+      pools_.push_back(Pool{c.name, p.name, p.gpus_per_node, std::vector<bool>(static_cast<size_t>(p.gpus_per_node))});
+    }
+  }
+}
+
+LocalProvider::~LocalProvider() = default;
+
+std::string LocalProvider::Base(const std::string& cluster, const std::string& job_id, int attempt) const {
+  return output_dirs_.at(cluster) + "/" + job_id + "-" + std::to_string(attempt);
+}
+
+int LocalProvider::ResolvePool(const std::string& cluster, const std::string& pool) const {
+  for (size_t i = 0; i < pools_.size(); ++i) {
+    if (pools_[i].cluster == cluster && pools_[i].name == pool) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+int LocalProvider::FreeGpus(int pool) const {
+  if (pool < 0 || pool >= static_cast<int>(pools_.size())) return 0;
+  int free = 0;
+  for (bool busy : pools_[static_cast<size_t>(pool)].gpu_busy) free += !busy;
+  return free;
+}
+
+bool LocalProvider::Fits(int pool, int gpus_per_node, int nodes) const {
+  return nodes == 1 && FreeGpus(pool) >= gpus_per_node;
+}
+
+Result<std::string> LocalProvider::Launch(const LaunchRequest& r, Timestamp) {
+  int pool = ResolvePool(r.cluster, r.pool);
+  if (pool < 0) return NotFound("provider " + name_ + " has no pool " + r.cluster + "/" + r.pool);
+  if (!Fits(pool, r.gpus_per_node, r.num_nodes)) {
+    return ResourceExhausted("no room for " + std::to_string(r.num_nodes) + " x " + std::to_string(r.gpus_per_node) +
+                             " GPUs on " + r.cluster + " (the local executor runs single-node work)");
+  }
+  Pool& p = pools_[static_cast<size_t>(pool)];
+  Running run;
+  run.pool = pool;
+  std::string visible;
+  for (int g = 0; g < p.gpus_per_node && static_cast<int>(run.gpus.size()) < r.gpus_per_node; ++g) {
+    if (p.gpu_busy[static_cast<size_t>(g)]) continue;
+    run.gpus.push_back(g);
+    visible += (visible.empty() ? "" : ",") + std::to_string(g);
+  }
+  std::string base = Base(r.cluster, r.job_id, r.attempt);
+  std::error_code ec;
+  std::filesystem::create_directories(output_dirs_.at(r.cluster), ec);
+  run.log_file = base + ".log";
+  run.exit_file = base + ".exit";
+  std::filesystem::remove(run.exit_file, ec);
+  std::string script = "set -e\n" + (r.setup.empty() ? "" : r.setup + "\n") + (r.run.empty() ? "true" : r.run) + "\n";
+
+  // Everything the child needs is prepared before fork: it only calls
+  // async-signal-safe functions.
+  std::vector<std::string> env_strings;
+  for (const auto& [k, v] : r.env) env_strings.push_back(k + "=" + v);
+  if (!r.env.count("PATH")) env_strings.push_back("PATH=/usr/local/bin:/usr/bin:/bin");
+  env_strings.push_back("CUDA_VISIBLE_DEVICES=" + visible);
+  env_strings.push_back("CAUSEWAY_EXIT_FILE=" + run.exit_file);
+  std::vector<char*> envp;
+  for (auto& e : env_strings) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  // The wrapper records the script's exit status, atomically, for Poll.
+  std::string wrapper = "/bin/bash -c \"$0\"; s=$?; echo $s > \"$CAUSEWAY_EXIT_FILE.tmp\" && mv \"$CAUSEWAY_EXIT_FILE.tmp\" \"$CAUSEWAY_EXIT_FILE\"";
+  const char* argv[] = {"/bin/sh", "-c", wrapper.c_str(), script.c_str(), nullptr};
+  std::string dir = output_dirs_.at(r.cluster);
+
+  int log_fd = ::open(run.log_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (log_fd < 0) return FailedPrecondition("cannot write " + run.log_file + ": " + std::strerror(errno));
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(log_fd);
+    return ResourceExhausted(std::string("fork failed: ") + std::strerror(errno));
+  }
+  if (pid == 0) {
+    ::setsid();  // its own process group, so Cancel can kill all of it
+    ::dup2(log_fd, 1);
+    ::dup2(log_fd, 2);
+    int null_fd = ::open("/dev/null", O_RDONLY);
+    if (null_fd >= 0) ::dup2(null_fd, 0);
+    if (::chdir(dir.c_str()) != 0) ::_exit(126);
+    ::execve("/bin/sh", const_cast<char* const*>(argv), envp.data());
+    ::_exit(127);
+  }
+  ::close(log_fd);
+  run.pid = pid;
+  for (int g : run.gpus) p.gpu_busy[static_cast<size_t>(g)] = true;
+  running_[{r.job_id, r.attempt}] = std::move(run);
+  return "local:" + r.cluster + ":" + std::to_string(pid) + ":" + visible;
+}
+
+Status LocalProvider::Restore(const LaunchRequest& r, Timestamp) {
+  // "local:CLUSTER:PID:GPUS"
+  std::vector<std::string> parts;
+  size_t start = 0;
+  for (size_t i = 0; i <= r.backend_id.size(); ++i) {
+    if (i == r.backend_id.size() || r.backend_id[i] == ':') {
+      parts.push_back(r.backend_id.substr(start, i - start));
+      start = i + 1;
+    }
+  }
+  if (parts.size() != 4 || parts[0] != "local") {
+    return InvalidArgument("attempt " + std::to_string(r.attempt) + " of " + r.job_id + " has no local process id");
+  }
+  int pool = ResolvePool(r.cluster, r.pool);
+  if (pool < 0) return NotFound("provider " + name_ + " has no pool " + r.cluster + "/" + r.pool);
+  Running run;
+  run.pool = pool;
+  run.pid = static_cast<pid_t>(std::stol(parts[2]));
+  std::string base = Base(r.cluster, r.job_id, r.attempt);
+  run.log_file = base + ".log";
+  run.exit_file = base + ".exit";
+  for (size_t i = 0; i < parts[3].size();) {
+    size_t comma = parts[3].find(',', i);
+    if (comma == std::string::npos) comma = parts[3].size();
+    if (comma > i) run.gpus.push_back(std::stoi(parts[3].substr(i, comma - i)));
+    i = comma + 1;
+  }
+  for (int g : run.gpus) pools_[static_cast<size_t>(pool)].gpu_busy[static_cast<size_t>(g)] = true;
+  running_[{r.job_id, r.attempt}] = std::move(run);
+  return Status::Ok();
+}
+
+Status LocalProvider::Cancel(const std::string& job_id, int attempt) {
+  auto it = running_.find({job_id, attempt});
+  if (it == running_.end()) return NotFound("attempt " + std::to_string(attempt) + " of " + job_id + " is not running here");
+  ::kill(-it->second.pid, SIGKILL);
+  ::waitpid(it->second.pid, nullptr, WNOHANG);
+  for (int g : it->second.gpus) pools_[static_cast<size_t>(it->second.pool)].gpu_busy[static_cast<size_t>(g)] = false;
+  running_.erase(it);
+  return Status::Ok();
+}
+
+std::vector<ProviderEvent> LocalProvider::Poll(Timestamp now) {
+  std::vector<ProviderEvent> out;
+  for (auto it = running_.begin(); it != running_.end();) {
+    Running& r = it->second;
+    ::waitpid(r.pid, nullptr, WNOHANG);  // reaps our own children; others' are not ours to reap
+    std::ifstream exit_file(r.exit_file);
+    int code = -1;
+    bool exited = static_cast<bool>(exit_file >> code);
+    bool alive = !exited && ::kill(r.pid, 0) == 0;
+    if (alive) {
+      // A zombie is not alive: read its state letter.
+      std::ifstream stat("/proc/" + std::to_string(r.pid) + "/stat");
+      std::string pid, comm, state;
+      stat >> pid >> comm >> state;
+      alive = state != "Z";
+    }
+    if (alive) {
+      ++it;
+      continue;
+    }
+    ProviderEvent ev{it->first.first, it->first.second, now, AttemptOutcome::kSucceeded, code, "completed"};
+    if (!exited) {
+      ev.outcome = AttemptOutcome::kNodeFailure;
+      ev.reason = "the process group of attempt " + std::to_string(it->first.second) + " vanished without an exit status";
+    } else if (code != 0) {
+      ev.outcome = AttemptOutcome::kFailed;
+      ev.reason = "the program exited with code " + std::to_string(code);
+      std::ifstream log(r.log_file, std::ios::binary | std::ios::ate);
+      std::streamoff size = log ? static_cast<std::streamoff>(log.tellg()) : 0;
+      std::streamoff from = size > 4096 ? size - 4096 : 0;
+      if (log && size > 0) {
+        log.seekg(from);
+        ev.log_tail.assign(static_cast<size_t>(size - from), '\0');
+        log.read(ev.log_tail.data(), static_cast<std::streamsize>(ev.log_tail.size()));
+      }
+    }
+    for (int g : r.gpus) pools_[static_cast<size_t>(r.pool)].gpu_busy[static_cast<size_t>(g)] = false;
+    out.push_back(std::move(ev));
+    it = running_.erase(it);
+  }
+  return out;
+}
+
+Result<std::string> LocalProvider::ReadLog(const std::string& cluster, const std::string& job_id, int attempt,
+                                           int64_t offset, int64_t max) const {
+  if (!output_dirs_.count(cluster)) return NotFound("provider " + name_ + " has no cluster " + cluster);
+  std::string path = Base(cluster, job_id, attempt) + ".log";
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) return NotFound("no output for attempt " + std::to_string(attempt) + " of " + job_id);
+  std::streamoff size = in.tellg();
+  if (offset >= size) return std::string();
+  std::streamoff n = std::min<std::streamoff>(max, size - offset);
+  in.seekg(offset);
+  std::string out(static_cast<size_t>(n), '\0');
+  in.read(out.data(), static_cast<std::streamsize>(n));
+  return out;
+}
+
+}  // namespace causeway::local

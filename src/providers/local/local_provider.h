@@ -1,0 +1,63 @@
+// The local executor: runs each attempt's setup and run as a process group on
+// this machine, with the launch environment, CUDA_VISIBLE_DEVICES chosen from
+// the pool's GPUs, and output in <output_dir>/<job id>-<attempt>.log. A small
+// shell wrapper records the exit status in a file beside the log, so an
+// attempt that outlives a restart of Causeway is still accounted for. Cancel
+// kills the whole group. For trying Causeway on a laptop, and a second real
+// backend for tests. Not thread-safe: its owner serializes calls.
+#pragma once
+
+#include <sys/types.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "causeway/estate.h"
+#include "causeway/provider.h"
+
+namespace causeway::local {
+
+class LocalProvider final : public ProviderAdapter {
+ public:
+  LocalProvider(const Estate& estate, const Provider& provider);
+  ~LocalProvider() override;  // leaves running attempts alone: they are re-adopted after a restart
+
+  const std::string& name() const override { return name_; }
+  Result<std::string> Launch(const LaunchRequest& request, Timestamp now) override;
+  Status Restore(const LaunchRequest& request, Timestamp started_at) override;
+  Status Cancel(const std::string& job_id, int attempt) override;
+  std::vector<ProviderEvent> Poll(Timestamp now) override;
+  int ResolvePool(const std::string& cluster, const std::string& pool) const override;
+  bool Fits(int pool, int gpus_per_node, int nodes) const override;
+  int FreeGpus(int pool) const override;
+  bool Healthy() const override { return true; }
+  std::vector<GpuSample> SampleUtilization(Timestamp) const override { return {}; }
+  Result<std::string> ReadLog(const std::string& cluster, const std::string& job_id, int attempt, int64_t offset,
+                              int64_t max) const override;
+
+ private:
+  struct Pool {
+    std::string cluster;
+    std::string name;
+    int gpus_per_node = 0;
+    std::vector<bool> gpu_busy;  // one node: local work never spans machines
+  };
+  struct Running {
+    int pool = -1;
+    std::vector<int> gpus;
+    pid_t pid = 0;
+    std::string exit_file;
+    std::string log_file;
+  };
+  using Key = std::pair<std::string, int>;
+
+  std::string Base(const std::string& cluster, const std::string& job_id, int attempt) const;
+
+  std::string name_;
+  std::map<std::string, std::string> output_dirs_;  // cluster -> output dir
+  std::vector<Pool> pools_;
+  std::map<Key, Running> running_;
+};
+
+}  // namespace causeway::local

@@ -1,0 +1,141 @@
+// The local executor as a real backend, and a checkpointed job failing on
+// real Slurm and resuming on a second cluster (the local executor).
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "slurm_cluster.h"
+
+namespace causeway::testing {
+namespace {
+
+using nlohmann::json;
+
+template <typename F>
+bool Eventually(F done) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (done()) return true;
+  }
+  return false;
+}
+
+std::string LocalCluster(const std::string& out) {
+  return "  - name: laptop\n    provider: here\n    region: r1\n"
+         "    node_pools: [{name: h200, gpu_type: H200, gpus_per_node: 2, nodes: 1}]\n"
+         "    local: {output_dir: " + out + "}\n";
+}
+
+class Server {
+ public:
+  Server(TempDir& dir, const std::string& estate_yaml) {
+    std::string estate = dir.path() + "/estate.yaml";
+    std::ofstream(estate) << estate_yaml;
+    args_ = {"--estate", estate, "--tick-ms", "50"};
+    process_ = ServerProcess::Start(dir.path(), args_);
+    dir_ = dir.path();
+  }
+  void Restart() {
+    process_->Stop(SIGKILL);
+    process_ = ServerProcess::Start(dir_, args_);
+  }
+  std::string Submit(const std::string& spec_yaml) {
+    auto c = process_->Client();
+    auto r = c.Send("POST", "/v1/jobs", json{{"spec", spec_yaml}}.dump(), Auth(process_->admin_token()));
+    EXPECT_EQ(r->status, 201) << r->body;
+    return json::parse(r->body)["job"]["id"];
+  }
+  json Get(const std::string& path) {
+    auto c = process_->Client();
+    return json::parse(c.Send("GET", path, "", Auth(process_->admin_token()))->body);
+  }
+  int Post(const std::string& path) {
+    auto c = process_->Client();
+    return c.Send("POST", path, "{}", Auth(process_->admin_token()))->status;
+  }
+  ServerProcess& process() { return *process_; }
+
+ private:
+  std::vector<std::string> args_;
+  std::string dir_;
+  std::unique_ptr<ServerProcess> process_;
+};
+
+TEST(LocalExecutorTest, RunsFailsCancelsAndSurvivesRestarts) {
+  TempDir dir("local");
+  std::string out = dir.path() + "/out";
+  Server s(dir, "providers: [{name: here, kind: local, regions: [{name: r1, zone: eu}]}]\nclusters:\n" + LocalCluster(out));
+
+  std::string ok = s.Submit("resources: {accelerators: H200:2}\nenvs: {WHO: world}\nrun: echo hello $WHO on $CUDA_VISIBLE_DEVICES\n");
+  ASSERT_TRUE(Eventually([&] { return s.Get("/v1/jobs/" + ok)["state"] == "succeeded"; })) << s.Get("/v1/jobs/" + ok).dump(2);
+  auto logs = RunCli({"logs", ok}, {{"CAUSEWAY_SERVER", s.process().url()}, {"CAUSEWAY_TOKEN", s.process().admin_token()}});
+  EXPECT_EQ(logs.out, "hello world on 0,1\n");
+
+  std::string bad = s.Submit("resources: {accelerators: H200:1}\nrun: echo 'CUDA out of memory' >&2; exit 1\n");
+  ASSERT_TRUE(Eventually([&] { return s.Get("/v1/jobs/" + bad)["state"] == "failed"; }));
+  EXPECT_EQ(s.Get("/v1/jobs/" + bad)["attempts"][0]["failure_class"], "out_of_memory");
+
+  // Cancel kills the whole process group, children included.
+  std::string slow = s.Submit("resources: {accelerators: H200:1}\nrun: sleep 300 & echo $! > child.pid; wait\n");
+  ASSERT_TRUE(Eventually([&] { return std::ifstream(out + "/child.pid").good(); }));
+  int child = 0;
+  ASSERT_TRUE(Eventually([&] { return static_cast<bool>(std::ifstream(out + "/child.pid") >> child); }));
+  ASSERT_EQ(s.Post("/v1/jobs/" + slow + "/cancel"), 200);
+  ASSERT_TRUE(Eventually([&] {
+    std::ifstream stat("/proc/" + std::to_string(child) + "/stat");
+    std::string pid, comm, state;
+    return !(stat >> pid >> comm >> state) || state == "Z";
+  })) << "the job's child survived the cancellation";
+
+  // An attempt that outlives Causeway is accounted for after a restart.
+  std::string survivor = s.Submit("resources: {accelerators: H200:1}\nrun: sleep 2; echo done\n");
+  ASSERT_TRUE(Eventually([&] { return s.Get("/v1/jobs/" + survivor)["state"] == "running"; }));
+  s.Restart();
+  ASSERT_TRUE(Eventually([&] { return s.Get("/v1/jobs/" + survivor)["state"] == "succeeded"; }))
+      << s.Get("/v1/jobs/" + survivor).dump(2);
+  EXPECT_EQ(s.Get("/v1/jobs/" + survivor)["attempts"].size(), 1u);
+}
+
+TEST(FallbackTest, ACheckpointedJobKilledOnSlurmResumesOnAnotherCluster) {
+  std::string why;
+  auto cluster = SlurmCluster::Start(why);
+  if (!cluster) GTEST_SKIP() << why;
+  TempDir dir("fallback");
+  std::string out = dir.path() + "/out";
+  // Slurm is cheaper, so the job starts there; the laptop is the fallback.
+  std::string estate = cluster->Estate();
+  estate.replace(estate.find("providers: ["), 12, "providers: [{name: here, kind: local, regions: [{name: r1, zone: eu}]}, ");
+  estate.replace(estate.find("clusters:\n"), 10, "clusters:\n" + LocalCluster(out));
+  estate.replace(estate.find("prices: ["), 9, "prices: [{cluster: laptop, gpu_type: H200, on_demand: \"9.00\"}, ");
+  Server s(dir, estate);
+  std::string script =
+      "if [ -z \"$CAUSEWAY_RESUME_FROM\" ]; then\n"
+      "  " + std::string(CAUSEWAY_BINARY) + " checkpoint register --job $CAUSEWAY_JOB_ID --path /shared/ckpt/step-500 --step 500\n"
+      "  sleep 120\n"
+      "else\n"
+      "  echo resumed from $CAUSEWAY_RESUME_FROM on $CAUSEWAY_CLUSTER\n"
+      "fi";
+  json spec = {{"resources", {{"accelerators", "H200:1"}}},
+               {"envs", {{"CAUSEWAY_SERVER", s.process().url()}, {"CAUSEWAY_TOKEN", s.process().admin_token()}}},
+               {"run", script}};
+  std::string id = s.Submit(spec.dump());
+  ASSERT_TRUE(Eventually([&] { return s.Get("/v1/jobs/" + id + "/checkpoints")["checkpoints"].size() == 1u; }))
+      << s.Get("/v1/jobs/" + id).dump(2);
+  EXPECT_EQ(s.Get("/v1/jobs/" + id)["attempts"][0]["cluster"], "lab-slurm");
+  cluster->Run("scancel --name=cw-" + id + "-1");
+  ASSERT_TRUE(Eventually([&] { return s.Get("/v1/jobs/" + id)["state"] == "succeeded"; })) << s.Get("/v1/jobs/" + id).dump(2);
+  json job = s.Get("/v1/jobs/" + id);
+  ASSERT_EQ(job["attempts"].size(), 2u);
+  EXPECT_EQ(job["attempts"][1]["cluster"], "laptop");
+  EXPECT_EQ(job["attempts"][1]["resumed_from"], "/shared/ckpt/step-500");
+  std::ifstream log(out + "/" + id + "-2.log");
+  std::string line;
+  std::getline(log, line);
+  EXPECT_EQ(line, "resumed from /shared/ckpt/step-500 on laptop");
+}
+
+}  // namespace
+}  // namespace causeway::testing
