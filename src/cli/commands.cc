@@ -652,8 +652,8 @@ int Main(int argc, char** argv) {
         return;
       }
       std::cout << res->body << std::flush;
-      offset = std::stoll(res->headers["x-causeway-next-offset"]);
-      if (logs_attempt == 0) logs_attempt = std::stoi(res->headers["x-causeway-attempt"]);
+      offset = std::strtoll(res->headers["x-causeway-next-offset"].c_str(), nullptr, 10);
+      if (logs_attempt == 0) logs_attempt = std::atoi(res->headers["x-causeway-attempt"].c_str());
       if (!logs_follow || (res->body.empty() && res->headers["x-causeway-attempt-state"] != "running")) return;
       if (res->body.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(500));
     }

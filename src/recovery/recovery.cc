@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <regex>
 
 namespace causeway::recovery {
 namespace {
@@ -26,6 +25,26 @@ std::string Lower(std::string s) {
 }
 
 bool Has(const std::string& haystack, std::string_view needle) { return haystack.find(needle) != std::string::npos; }
+
+// The code of the first NVIDIA XID error in `text` (lower case): "xid", then
+// up to 12 other characters (": ", " (pci:0000:3b:00): "), then 1-3 digits.
+std::optional<std::string> FindXid(const std::string& text) {
+  for (size_t at = text.find("xid"); at != std::string::npos; at = text.find("xid", at + 3)) {
+    size_t i = at + 3, skipped = 0;
+    while (i < text.size() && !std::isdigit(static_cast<unsigned char>(text[i])) && skipped < 12) ++i, ++skipped;
+    // PCI addresses hold digits too: skip a parenthesised address whole.
+    if (i < text.size() && text.compare(at + 3, 6, " (pci:") == 0) {
+      size_t close = text.find(')', at);
+      if (close == std::string::npos) continue;
+      i = close + 1;
+      while (i < text.size() && !std::isdigit(static_cast<unsigned char>(text[i])) && i - close < 6) ++i;
+    }
+    size_t start = i;
+    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])) && i - start < 3) ++i;
+    if (i > start) return text.substr(start, i - start);
+  }
+  return std::nullopt;
+}
 
 }  // namespace
 
@@ -56,9 +75,7 @@ std::string_view OwnerName(Owner o) {
 Classification Classify(AttemptOutcome outcome, int exit_code, const std::string& reason, const std::string& log_tail) {
   std::string text = Lower(reason + "\n" + log_tail);
   // NVIDIA XID errors name a GPU fault whatever the exit looked like.
-  static const std::regex kXid(R"(xid[^0-9]{0,12}([0-9]{1,3}))");
-  std::smatch m;
-  bool xid = std::regex_search(text, m, kXid);
+  std::optional<std::string> xid = FindXid(text);
   switch (outcome) {
     case AttemptOutcome::kSucceeded: return {FailureClass::kNone, Owner::kNobody, ""};
     case AttemptOutcome::kPreempted: return {FailureClass::kPreemption, Owner::kNobody, reason};
@@ -66,10 +83,10 @@ Classification Classify(AttemptOutcome outcome, int exit_code, const std::string
     case AttemptOutcome::kCancelled: return {FailureClass::kCancelled, Owner::kNobody, reason};
     case AttemptOutcome::kTimeout: return {FailureClass::kTimeout, Owner::kResearcher, reason};
     case AttemptOutcome::kNodeFailure:
-      return {FailureClass::kNodeFault, Owner::kProvider, xid ? "NVIDIA XID " + m[1].str() : reason};
+      return {FailureClass::kNodeFault, Owner::kProvider, xid ? "NVIDIA XID " + *xid : reason};
     case AttemptOutcome::kFailed: break;
   }
-  if (xid) return {FailureClass::kNodeFault, Owner::kProvider, "NVIDIA XID " + m[1].str()};
+  if (xid) return {FailureClass::kNodeFault, Owner::kProvider, "NVIDIA XID " + *xid};
   if (Has(text, "out of memory") || Has(text, "out_of_memory") || Has(text, "oom-kill") || Has(text, "oom_kill")) {
     return {FailureClass::kOutOfMemory, Owner::kResearcher, "out of memory"};
   }

@@ -37,6 +37,8 @@ TEST(RecoveryTest, ClassifiesBackendSignals) {
     EXPECT_EQ(c.owner, r.owner) << r.reason << " | " << r.log;
   }
   EXPECT_EQ(Classify(AttemptOutcome::kFailed, 1, "", "Xid 48: DBE").evidence, "NVIDIA XID 48");
+  EXPECT_EQ(Classify(AttemptOutcome::kFailed, 1, "", "NVRM: Xid (PCI:0000:3b:00): 79, pid=1").evidence, "NVIDIA XID 79");
+  EXPECT_EQ(Classify(AttemptOutcome::kFailed, 1, "", "oxidized values").failure, FailureClass::kUserError);
 }
 
 TEST(RecoveryTest, DefaultsRetryInfrastructureNotUserErrors) {

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <charconv>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -126,14 +127,27 @@ Status LocalProvider::Restore(const LaunchRequest& r, Timestamp) {
   if (pool < 0) return NotFound("provider " + name_ + " has no pool " + r.cluster + "/" + r.pool);
   Running run;
   run.pool = pool;
-  run.pid = static_cast<pid_t>(std::stol(parts[2]));
+  auto number = [](const std::string& text, int& out) {
+    auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+    return ec == std::errc() && ptr == text.data() + text.size();
+  };
+  int pid = 0;
+  if (!number(parts[2], pid)) return InvalidArgument("attempt of " + r.job_id + " has a malformed process id");
+  run.pid = static_cast<pid_t>(pid);
   std::string base = Base(r.cluster, r.job_id, r.attempt);
   run.log_file = base + ".log";
   run.exit_file = base + ".exit";
   for (size_t i = 0; i < parts[3].size();) {
     size_t comma = parts[3].find(',', i);
     if (comma == std::string::npos) comma = parts[3].size();
-    if (comma > i) run.gpus.push_back(std::stoi(parts[3].substr(i, comma - i)));
+    int gpu = 0;
+    if (comma > i) {
+      if (!number(parts[3].substr(i, comma - i), gpu) || gpu < 0 ||
+          gpu >= pools_[static_cast<size_t>(pool)].gpus_per_node) {
+        return InvalidArgument("attempt of " + r.job_id + " has malformed GPU indices");
+      }
+      run.gpus.push_back(gpu);
+    }
     i = comma + 1;
   }
   for (int g : run.gpus) pools_[static_cast<size_t>(pool)].gpu_busy[static_cast<size_t>(g)] = true;

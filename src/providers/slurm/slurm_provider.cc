@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <fstream>
 
 namespace causeway::slurm {
@@ -133,7 +134,13 @@ Status SlurmProvider::Restore(const LaunchRequest& r, Timestamp started_at) {
   if (r.backend_id.rfind("slurm:", 0) != 0 || colon == std::string::npos) {
     return InvalidArgument("attempt " + std::to_string(r.attempt) + " of " + r.job_id + " has no Slurm job id");
   }
-  return Track(r, std::stoll(r.backend_id.substr(colon + 1)), started_at);
+  int64_t id = 0;
+  std::string_view digits = std::string_view(r.backend_id).substr(colon + 1);
+  auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), id);
+  if (ec != std::errc() || ptr != digits.data() + digits.size()) {
+    return InvalidArgument("attempt " + std::to_string(r.attempt) + " of " + r.job_id + " has a malformed Slurm job id");
+  }
+  return Track(r, id, started_at);
 }
 
 Status SlurmProvider::Cancel(const std::string& job_id, int attempt) {
