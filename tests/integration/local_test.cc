@@ -14,14 +14,6 @@ namespace {
 
 using nlohmann::json;
 
-template <typename F>
-bool Eventually(F done) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (done()) return true;
-  }
-  return false;
-}
 
 std::string LocalCluster(const std::string& out) {
   return "  - name: laptop\n    provider: here\n    region: r1\n"

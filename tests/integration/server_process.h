@@ -4,6 +4,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -62,6 +63,17 @@ struct CliResult {
 
 // Runs `causeway ARGS...` with extra environment variables and waits for it.
 CliResult RunCli(const std::vector<std::string>& args, const std::map<std::string, std::string>& env = {});
+
+// Re-checks `done` until it holds or `limit` passes (never sleeps: each
+// check is a real request or a file read). Returns whether it held.
+template <typename F>
+bool Eventually(F done, std::chrono::seconds limit = std::chrono::seconds(60)) {
+  auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (done()) return true;
+  }
+  return false;
+}
 
 // "Authorization: Bearer TOKEN" as a header list for HttpClient::Send.
 std::vector<std::pair<std::string, std::string>> Auth(const std::string& token);

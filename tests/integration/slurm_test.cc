@@ -33,15 +33,6 @@ class SlurmTest : public ::testing::Test {
 SlurmCluster* SlurmTest::cluster_ = nullptr;
 std::string SlurmTest::skip_reason_;
 
-// Polls until `done` holds or 60 s pass; never sleeps.
-template <typename F>
-bool Eventually(F done) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (done()) return true;
-  }
-  return false;
-}
 
 TEST_F(SlurmTest, ClientSubmitsWatchesAndCancelsRealJobs) {
   auto client = Client();

@@ -1,5 +1,7 @@
 #include "providers/local/local_provider.h"
 
+#include "providers/output_file.h"
+
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -192,14 +194,7 @@ std::vector<ProviderEvent> LocalProvider::Poll(Timestamp now) {
     } else if (code != 0) {
       ev.outcome = AttemptOutcome::kFailed;
       ev.reason = "the program exited with code " + std::to_string(code);
-      std::ifstream log(r.log_file, std::ios::binary | std::ios::ate);
-      std::streamoff size = log ? static_cast<std::streamoff>(log.tellg()) : 0;
-      std::streamoff from = size > 4096 ? size - 4096 : 0;
-      if (log && size > 0) {
-        log.seekg(from);
-        ev.log_tail.assign(static_cast<size_t>(size - from), '\0');
-        log.read(ev.log_tail.data(), static_cast<std::streamsize>(ev.log_tail.size()));
-      }
+      ev.log_tail = ReadOutputTail(r.log_file);
     }
     for (int g : r.gpus) pools_[static_cast<size_t>(r.pool)].gpu_busy[static_cast<size_t>(g)] = false;
     out.push_back(std::move(ev));
@@ -211,16 +206,7 @@ std::vector<ProviderEvent> LocalProvider::Poll(Timestamp now) {
 Result<std::string> LocalProvider::ReadLog(const std::string& cluster, const std::string& job_id, int attempt,
                                            int64_t offset, int64_t max) const {
   if (!output_dirs_.count(cluster)) return NotFound("provider " + name_ + " has no cluster " + cluster);
-  std::string path = Base(cluster, job_id, attempt) + ".log";
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) return NotFound("no output for attempt " + std::to_string(attempt) + " of " + job_id);
-  std::streamoff size = in.tellg();
-  if (offset >= size) return std::string();
-  std::streamoff n = std::min<std::streamoff>(max, size - offset);
-  in.seekg(offset);
-  std::string out(static_cast<size_t>(n), '\0');
-  in.read(out.data(), static_cast<std::streamsize>(n));
-  return out;
+  return ReadOutputRange(Base(cluster, job_id, attempt) + ".log", offset, max);
 }
 
 }  // namespace causeway::local

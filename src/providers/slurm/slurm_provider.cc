@@ -1,9 +1,10 @@
 #include "providers/slurm/slurm_provider.h"
 
+#include "providers/output_file.h"
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
-#include <fstream>
 
 namespace causeway::slurm {
 
@@ -30,18 +31,6 @@ std::string Reason(const JobInfo& j) {
   if (j.state == "CANCELLED") what += " outside Causeway (scancel or scontrol)";
   if (!j.reason.empty() && j.reason != "None") what += ", reason " + j.reason;
   return what;
-}
-
-// The last 4 KiB of a file, or "" if it cannot be read.
-std::string Tail(const std::string& path) {
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) return "";
-  std::streamoff size = in.tellg();
-  std::streamoff from = size > 4096 ? size - 4096 : 0;
-  in.seekg(from);
-  std::string out(static_cast<size_t>(size - from), '\0');
-  in.read(out.data(), static_cast<std::streamsize>(out.size()));
-  return out;
 }
 
 std::string Lower(std::string s) {
@@ -159,16 +148,7 @@ Result<std::string> SlurmProvider::ReadLog(const std::string& cluster, const std
                                            int64_t offset, int64_t max) const {
   auto s = settings_.find(cluster);
   if (s == settings_.end()) return NotFound("provider " + name_ + " has no cluster " + cluster);
-  std::string path = LogPath(s->second, job_id, attempt);
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) return NotFound("no output yet for attempt " + std::to_string(attempt) + " of " + job_id + " (" + path + ")");
-  std::streamoff size = in.tellg();
-  if (offset >= size) return std::string();
-  std::streamoff n = std::min<std::streamoff>(max, size - offset);
-  in.seekg(offset);
-  std::string out(static_cast<size_t>(n), '\0');
-  in.read(out.data(), static_cast<std::streamsize>(n));
-  return out;
+  return ReadOutputRange(LogPath(s->second, job_id, attempt), offset, max);
 }
 
 std::vector<ProviderEvent> SlurmProvider::Poll(Timestamp now) {
@@ -208,7 +188,7 @@ std::vector<ProviderEvent> SlurmProvider::Poll(Timestamp now) {
       ev.reason = Reason(job->second);
       // The end of the output tells an out-of-memory, a full disk or an XID
       // from a plain bug.
-      if (*outcome != AttemptOutcome::kSucceeded) ev.log_tail = Tail(LogPath(settings_.at(t.cluster), key.first, key.second));
+      if (*outcome != AttemptOutcome::kSucceeded) ev.log_tail = ReadOutputTail(LogPath(settings_.at(t.cluster), key.first, key.second));
     }
     out.push_back(std::move(ev));
     pools_[static_cast<size_t>(t.pool)].used -= t.gpus;
