@@ -66,15 +66,23 @@ Result<json> ParseJsonBody(const HttpRequest& req) {
   }
 }
 
-Result<int> LimitParam(const HttpRequest& req) {
-  std::string s = req.Query("limit");
-  if (s.empty()) return 100;
-  int v = 0;
+// The integer query parameter `name`, nullopt when absent; kInvalidArgument
+// outside [min, max], saying what `it` is.
+Result<std::optional<int64_t>> QueryInt(const HttpRequest& req, const char* name, int64_t min, int64_t max,
+                                        const char* it) {
+  std::string s = req.Query(name);
+  if (s.empty()) return std::optional<int64_t>();
+  int64_t v = 0;
   auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || ptr != s.data() + s.size() || v < 1 || v > 1000) {
-    return InvalidArgument("invalid limit \"" + s + "\": expected an integer from 1 to 1000");
+  if (ec != std::errc() || ptr != s.data() + s.size() || v < min || v > max) {
+    return InvalidArgument(std::string("invalid ") + name + " \"" + s + "\": expected " + it);
   }
-  return v;
+  return std::optional<int64_t>(v);
+}
+
+Result<int> LimitParam(const HttpRequest& req) {
+  ASSIGN_OR_RETURN(auto v, QueryInt(req, "limit", 1, 1000, "an integer from 1 to 1000"));
+  return static_cast<int>(v.value_or(100));
 }
 
 std::string ContentType(const HttpRequest& req) {
@@ -178,8 +186,8 @@ void ApiService::Dispatch(HttpRequest& req, Reply reply) {
     return observed(ErrorResponse(NotFound("no route for " + req.path)));
   }
   if (match.outcome == Router::Outcome::kMethodNotAllowed) {
-    HttpResponse r = ErrorResponse(Status(Code::kFailedPrecondition, req.method + " is not allowed on " + req.path +
-                                                                        "; allowed: " + match.allowed));
+    // Not a Status code: 405 exists only at the HTTP layer.
+    HttpResponse r;
     r.status = 405;
     r.body = json{{"error", {{"code", "method_not_allowed"},
                              {"message", req.method + " is not allowed on " + req.path},
@@ -326,32 +334,28 @@ void ApiService::JobLogs(HttpRequest& req, Reply reply) {
   auto detail = jobs_.Get(req.params["id"]);
   if (!detail.ok()) return reply(ErrorResponse(detail.status()));
   if (detail->attempts.empty()) return reply(ErrorResponse(NotFound("job " + detail->job.id + " has not started yet")));
+  auto number = QueryInt(req, "attempt", 1, INT32_MAX, "an attempt number (1, 2, ...)");
+  auto offset = QueryInt(req, "offset", 0, INT64_MAX, "a byte offset");
+  if (!number.ok()) return reply(ErrorResponse(number.status()));
+  if (!offset.ok()) return reply(ErrorResponse(offset.status()));
   const Attempt* attempt = &detail->attempts.back();
-  int64_t offset = 0;
-  for (auto [name, dest] : {std::pair{"attempt", static_cast<int64_t*>(nullptr)}, std::pair{"offset", &offset}}) {
-    std::string v = req.Query(name);
-    if (v.empty()) continue;
-    int64_t n = -1;
-    auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
-    if (ec != std::errc() || ptr != v.data() + v.size() || n < 0) {
-      return reply(ErrorResponse(InvalidArgument(std::string("invalid ") + name + " \"" + v + "\": expected a whole number")));
+  if (*number) {
+    auto it = std::find_if(detail->attempts.begin(), detail->attempts.end(),
+                           [&](const Attempt& a) { return a.number == **number; });
+    if (it == detail->attempts.end()) {
+      return reply(ErrorResponse(NotFound("job " + detail->job.id + " has no attempt " + std::to_string(**number))));
     }
-    if (dest) {
-      *dest = n;
-    } else {
-      auto it = std::find_if(detail->attempts.begin(), detail->attempts.end(), [&](const Attempt& a) { return a.number == n; });
-      if (it == detail->attempts.end()) return reply(ErrorResponse(NotFound("job " + detail->job.id + " has no attempt " + v)));
-      attempt = &*it;
-    }
+    attempt = &*it;
   }
   constexpr int64_t kMax = 1 << 20;
-  auto text = scheduler_->ReadLog(attempt->cluster, detail->job.id, attempt->number, offset, kMax);
+  int64_t from = offset->value_or(0);
+  auto text = scheduler_->ReadLog(attempt->cluster, detail->job.id, attempt->number, from, kMax);
   if (!text.ok()) return reply(ErrorResponse(text.status()));
   HttpResponse r;
   r.content_type = "text/plain; charset=utf-8";
   r.headers.emplace_back("X-Causeway-Attempt", std::to_string(attempt->number));
   r.headers.emplace_back("X-Causeway-Attempt-State", attempt->state);
-  r.headers.emplace_back("X-Causeway-Next-Offset", std::to_string(offset + static_cast<int64_t>(text->size())));
+  r.headers.emplace_back("X-Causeway-Next-Offset", std::to_string(from + static_cast<int64_t>(text->size())));
   r.body = std::move(*text);
   reply(std::move(r));
 }
@@ -393,12 +397,9 @@ void ApiService::ListAudit(HttpRequest& req, Reply reply) {
   f.actor = req.Query("actor");
   f.action = req.Query("action");
   f.resource = req.Query("resource");
-  if (std::string c = req.Query("cursor"); !c.empty()) {
-    auto [ptr, ec] = std::from_chars(c.data(), c.data() + c.size(), f.after_seq);
-    if (ec != std::errc() || ptr != c.data() + c.size()) {
-      return reply(ErrorResponse(InvalidArgument("invalid cursor \"" + c + "\": expected a sequence number")));
-    }
-  }
+  auto cursor = QueryInt(req, "cursor", 0, INT64_MAX, "a sequence number");
+  if (!cursor.ok()) return reply(ErrorResponse(cursor.status()));
+  f.after_seq = cursor->value_or(0);
   if (std::string s = req.Query("since"); !s.empty()) {
     if (auto d = ParseDuration(s); d.ok()) {
       f.since = clock_.Now() - *d;

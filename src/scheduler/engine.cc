@@ -40,10 +40,6 @@ Engine::Engine(const Estate& estate, std::map<std::string, ProviderAdapter*> pro
       router_(estate),
       pending_(estate.queues.size() + 1),
       reservation_used_(estate.reservations.size(), 0) {
-  for (const auto& c : estate.clusters) {
-    auto it = providers_.find(c.provider);
-    if (it != providers_.end()) cluster_provider_[c.name] = it->second;
-  }
   for (const auto& ref : router_.pools()) {
     Slot slot;
     auto it = providers_.find(ref.cluster->provider);
@@ -61,7 +57,6 @@ Engine::Engine(const Estate& estate, std::map<std::string, ProviderAdapter*> pro
   running_qf_.resize(quota_.queues() * quota_.flavors());
 }
 
-const Cluster* Engine::ClusterOf(const std::string& name) const { return estate_.FindCluster(name); }
 
 bool Engine::Healthy(const placement::PoolRef& pool) const {
   const Slot& s = slots_[static_cast<size_t>(pool.id)];
@@ -158,17 +153,15 @@ Status Engine::Restore(JobInput input, const RunningAttempt& a) {
   std::string id = input.id;
   RETURN_IF_ERROR(Submit(std::move(input)));
   Job& j = jobs_.at(id);
-  const Cluster* cluster = ClusterOf(a.cluster);
-  const NodePool* pool = nullptr;
-  if (cluster) {
-    for (const auto& p : cluster->node_pools) {
-      if (p.name == a.pool) pool = &p;
-    }
+  const placement::PoolRef* ref = nullptr;
+  for (const auto& r : router_.pools()) {
+    if (r.cluster->name == a.cluster && r.pool->name == a.pool) ref = &r;
   }
-  auto provider = cluster_provider_.find(a.cluster);
-  if (!pool || provider == cluster_provider_.end()) {
+  if (!ref || !slots_[static_cast<size_t>(ref->id)].adapter) {
     return FailedPrecondition("job " + id + " ran on " + a.cluster + "/" + a.pool + ", which the estate no longer has");
   }
+  const NodePool* pool = ref->pool;
+  ProviderAdapter* provider = slots_[static_cast<size_t>(ref->id)].adapter;
   int alt = 0;
   for (size_t i = 0; i < j.input.spec.accelerators.alternatives.size(); ++i) {
     if (j.input.spec.accelerators.alternatives[i].type == pool->gpu_type) alt = static_cast<int>(i);
@@ -176,13 +169,13 @@ Status Engine::Restore(JobInput input, const RunningAttempt& a) {
   const GpuRequest& g = j.input.spec.accelerators.alternatives[static_cast<size_t>(alt)];
   LaunchRequest req{id, a.attempt, a.cluster, a.pool, g.count, j.input.spec.num_nodes, j.input.spec.use_spot,
                     {}, j.input.spec.setup, j.input.spec.run, j.input.spec.time_limit, j.input.spec.sim, a.backend_id};
-  RETURN_IF_ERROR(provider->second->Restore(req, a.started));
+  RETURN_IF_ERROR(provider->Restore(req, a.started));
   j.backend_id = a.backend_id;
   Dequeue(j);
   j.running = true;
   j.attempt = a.attempt;
   j.input.attempts = std::max(j.input.attempts, a.attempt);
-  j.provider = provider->second;
+  j.provider = provider;
   j.cluster = a.cluster;
   j.pool = a.pool;
   j.flavor_name = a.flavor.empty() ? FlavorName(g, j.input.spec.use_spot) : a.flavor;
@@ -203,9 +196,7 @@ Status Engine::Restore(JobInput input, const RunningAttempt& a) {
       }
     }
   }
-  for (const auto& ref : router_.pools()) {
-    if (ref.cluster == cluster && ref.pool == pool) j.pool_id = ref.id;
-  }
+  j.pool_id = ref->id;
   if (j.queue >= 0 && j.flavor >= 0) quota_.Add(j.queue, j.flavor, j.gpus);
   AddRunning(j);
   return Status::Ok();

@@ -198,11 +198,9 @@ class Engine : private placement::CapacityView {
   void CheckBudgets(Timestamp now, std::vector<Transition>& out);
   int64_t TeamSpend(const std::string& team, Timestamp now) const;
   std::string FlavorName(const GpuRequest& g, bool spot) const { return g.type + (spot ? "-spot" : ""); }
-  const Cluster* ClusterOf(const std::string& name) const;
 
   const Estate& estate_;
   std::map<std::string, ProviderAdapter*> providers_;
-  std::map<std::string, ProviderAdapter*> cluster_provider_;  // cluster name -> adapter
   EngineOptions options_;
   quota::QuotaBook quota_;
   placement::Router router_;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <set>
 #include <charconv>
 
 namespace causeway::slurm {
@@ -155,7 +156,12 @@ std::vector<ProviderEvent> SlurmProvider::Poll(Timestamp now) {
   std::vector<ProviderEvent> out;
   bool all_answered = true;
   std::map<std::string, std::map<int64_t, JobInfo>> by_cluster;
+  std::set<std::string> busy;
+  for (const auto& [key, t] : tracked_) busy.insert(t.cluster);
   for (auto& [cluster, client] : clients_) {
+    // An idle cluster is asked only while the provider counts as down, to
+    // notice its return; otherwise there is nothing to reconcile.
+    if (!busy.count(cluster) && healthy_) continue;
     auto jobs = client->ListJobs();
     if (!jobs.ok()) {
       // Unreachable: report nothing, lose nothing; try again next cycle.
