@@ -49,9 +49,16 @@ struct NodePool {
 
 // How to reach a Slurm cluster (providers of kind slurm).
 struct SlurmSettings {
-  std::string url;         // slurmrestd, http://host:port
-  std::string user;        // the Slurm user jobs are submitted as
-  std::string token_file;  // holds the user's JWT (`scontrol token`)
+  // How Causeway talks to the cluster, in order of preference: "rest"
+  // (slurmrestd) and/or "cli" (sbatch, squeue, scancel, sacct); a call that
+  // finds one unreachable goes to the next.
+  std::vector<std::string> interfaces = {"rest"};
+  std::string url;            // rest: slurmrestd, http://host:port
+  std::string user;           // rest: the Slurm user jobs are submitted as
+  std::string token_file;     // rest: holds the user's JWT (`scontrol token`)...
+  std::string token_command;  // ...or a command that prints one
+  std::string conf;           // cli: the cluster's slurm.conf (SLURM_CONF), if not the default
+  bool accounting = false;    // whether slurmdbd keeps accounting for the cluster
   std::string partition;
   std::string gres_type;   // GRES type name for the pool's GPUs, e.g. h200
   std::string output_dir;  // where job output is written, readable by Causeway

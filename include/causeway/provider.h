@@ -52,6 +52,10 @@ struct ProviderEvent {
   int exit_code = 0;
   std::string reason;
   std::string log_tail;  // the end of the job's output, where the backend can read it
+  // When the backend really started the attempt, where it knows (a Slurm
+  // job may wait in Slurm's own queue after Causeway hands it over); GPU
+  // time and cost are measured from then.
+  std::optional<Timestamp> started;
 };
 
 // One GPU's utilization at one moment.
@@ -90,7 +94,9 @@ class ProviderAdapter {
   virtual bool Fits(int pool, int gpus_per_node, int nodes) const = 0;
   // Free GPUs in the pool now.
   virtual int FreeGpus(int pool) const = 0;
-  virtual bool Healthy() const = 0;
+  // Whether the pool's cluster can be reached now; the router places
+  // nothing on a pool that is not healthy.
+  virtual bool Healthy(int pool) const = 0;
 
   // Up to `max` bytes of an attempt's output from byte `offset` ("" at the
   // end). kNotFound when the backend keeps no output for it.

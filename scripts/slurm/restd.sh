@@ -18,7 +18,7 @@ case "${2:-}" in
     ;;
   start)
     port=${CAUSEWAY_SLURM_URL##*:}
-    setsid env SLURM_JWT=daemon slurmrestd -u slurm -a rest_auth/jwt -s openapi/v0.0.38 "127.0.0.1:$port" \
+    setsid env SLURM_JWT=daemon slurmrestd -u slurm -a rest_auth/jwt -s openapi/v0.0.38,openapi/dbv0.0.38 "127.0.0.1:$port" \
       >> "$base/log/slurmrestd.out" 2>&1 < /dev/null &
     echo $! > "$pidfile"
     for _ in $(seq 1 100); do

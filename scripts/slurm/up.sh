@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Brings up a real single-node Slurm 22.05 cluster on 127.0.0.1 for tests and
-# benchmarks: munged, slurmctld, slurmd (8 fake H200 GPUs) and slurmrestd
-# (REST API v0.0.38, JWT auth). Everything lives under BASE, so several
+# benchmarks: munged, MariaDB and slurmdbd (accounting), slurmctld, slurmd (8
+# fake H200 GPUs) and slurmrestd (REST API v0.0.38 and dbv0.0.38, JWT auth). Everything lives under BASE, so several
 # clusters can run side by side; daemons run detached and their pids are in
 # BASE/run/*.pid for scripts/slurm/down.sh.
 #
@@ -11,11 +11,11 @@
 set -euo pipefail
 base=$(realpath -m "${1:?usage: up.sh BASE [CLUSTER_NAME]}")
 name=${2:-causeway$RANDOM}
-for tool in munged slurmctld slurmd slurmrestd scontrol; do
+for tool in munged slurmctld slurmd slurmrestd slurmdbd mariadbd mariadb-install-db scontrol sacct; do
   command -v "$tool" >/dev/null || { echo "up.sh: $tool is not installed (scripts/install-deps.sh test)" >&2; exit 2; }
 done
 
-mkdir -p "$base"/{etc,run,log,spool/ctld,spool/d,dev,out}
+mkdir -p "$base"/{etc,run,log,spool/ctld,spool/d,dev,out,mysql}
 chmod 0755 "$base" "$base/run"           # the munge socket's directory must be world-executable
 chmod 1777 "$base/out"                    # job output, written as the submitting user
 for i in 0 1 2 3 4 5 6 7; do ln -sf /dev/null "$base/dev/nvidia$i"; done
@@ -27,7 +27,8 @@ fi
 
 # Ports: free ones, chosen by the kernel.
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'; }
-ctld_port=$(free_port); slurmd_port=$(free_port); rest_port=$(free_port)
+ctld_port=$(free_port); slurmd_port=$(free_port); rest_port=$(free_port); dbd_port=$(free_port); db_port=$(free_port)
+db_pass=$(head -c 18 /dev/urandom | base64 | tr -d '/+=')
 
 dd if=/dev/urandom of="$base/etc/munge.key" bs=1024 count=1 status=none
 chmod 0400 "$base/etc/munge.key"
@@ -63,7 +64,12 @@ CommunicationParameters=NoInAddrAny,NoCtldInAddrAny
 SchedulerParameters=batch_sched_delay=0,sched_min_interval=0
 MailProg=/bin/true
 ReturnToService=2
-AccountingStorageType=accounting_storage/none
+AccountingStorageType=accounting_storage/slurmdbd
+AccountingStorageHost=localhost
+AccountingStoragePort=$dbd_port
+AccountingStoragePass=$base/run/munge.socket
+AccountingStorageTRES=gres/gpu,gres/gpu:h200
+JobAcctGatherType=jobacct_gather/none
 JobCompType=jobcomp/none
 NodeName=localhost NodeAddr=127.0.0.1 NodeHostname=localhost CPUs=16 RealMemory=64000 Gres=gpu:h200:8 State=UNKNOWN
 PartitionName=gpu Nodes=localhost Default=YES MaxTime=INFINITE State=UP
@@ -72,6 +78,27 @@ cat > "$base/etc/gres.conf" <<CONF
 AutoDetect=off
 NodeName=localhost Name=gpu Type=h200 File=$base/dev/nvidia[0-7]
 CONF
+# slurmdbd reads slurmdbd.conf next to slurm.conf; it holds a password, so 0600.
+cat > "$base/etc/slurmdbd.conf" <<CONF
+AuthType=auth/munge
+AuthInfo=socket=$base/run/munge.socket
+AuthAltTypes=auth/jwt
+AuthAltParameters=jwt_key=$base/etc/jwt_hs256.key
+DbdHost=localhost
+DbdAddr=127.0.0.1
+DbdPort=$dbd_port
+CommunicationParameters=NoInAddrAny
+SlurmUser=root
+PidFile=$base/run/slurmdbd.pidfile
+LogFile=$base/log/slurmdbd.log
+StorageType=accounting_storage/mysql
+StorageHost=127.0.0.1
+StoragePort=$db_port
+StorageUser=slurm
+StoragePass=$db_pass
+StorageLoc=slurm_acct_db
+CONF
+chmod 0600 "$base/etc/slurmdbd.conf"
 export SLURM_CONF="$base/etc/slurm.conf"
 
 start() {  # start NAME CMD...: detached, pid recorded
@@ -88,11 +115,21 @@ wait_for() {  # wait_for WHAT CMD...: up to 10 s
 start munged munged -F --socket="$base/run/munge.socket" --key-file="$base/etc/munge.key" \
   --pid-file="$base/run/munged.pidfile" --seed-file="$base/run/munge.seed" --log-file="$base/log/munged.log" --force
 wait_for munged test -S "$base/run/munge.socket"
+mariadb-install-db --no-defaults --datadir="$base/mysql" --user=root --auth-root-authentication-method=normal \
+  --skip-test-db > "$base/log/mariadb-install.out" 2>&1
+start mariadbd mariadbd --no-defaults --datadir="$base/mysql" --socket="$base/run/mysql.sock" --port="$db_port" \
+  --bind-address=127.0.0.1 --user=root --skip-name-resolve --pid-file="$base/run/mariadbd.pidfile"
+wait_for mariadbd mariadb --no-defaults -S "$base/run/mysql.sock" -u root -e 'select 1'
+mariadb --no-defaults -S "$base/run/mysql.sock" -u root -e \
+  "CREATE USER 'slurm'@'127.0.0.1' IDENTIFIED BY '$db_pass'; GRANT ALL ON slurm_acct_db.* TO 'slurm'@'127.0.0.1';"
+start slurmdbd slurmdbd -D
+wait_for slurmdbd sacctmgr -n list cluster
+sacctmgr -i add cluster "$name" > /dev/null
 start slurmctld slurmctld -D -i
 wait_for slurmctld scontrol ping
 start slurmd slurmd -D -N localhost
 wait_for slurmd bash -c "scontrol show node localhost | grep -qE 'State=(IDLE|MIXED|ALLOCATED)'"
-start slurmrestd env SLURM_JWT=daemon slurmrestd -u slurm -a rest_auth/jwt -s openapi/v0.0.38 "127.0.0.1:$rest_port"
+start slurmrestd env SLURM_JWT=daemon slurmrestd -u slurm -a rest_auth/jwt -s openapi/v0.0.38,openapi/dbv0.0.38 "127.0.0.1:$rest_port"
 
 # A token for the tests: the REST API's own credentials.
 scontrol token username=root lifespan=86400 | sed 's/^SLURM_JWT=//' > "$base/etc/token"

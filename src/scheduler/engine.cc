@@ -60,7 +60,7 @@ Engine::Engine(const Estate& estate, std::map<std::string, ProviderAdapter*> pro
 
 bool Engine::Healthy(const placement::PoolRef& pool) const {
   const Slot& s = slots_[static_cast<size_t>(pool.id)];
-  return s.adapter != nullptr && s.handle >= 0 && s.adapter->Healthy();
+  return s.adapter != nullptr && s.handle >= 0 && s.adapter->Healthy(s.handle);
 }
 
 bool Engine::Fits(const placement::PoolRef& pool, int gpus_per_node, int nodes) const {
@@ -282,6 +282,7 @@ std::vector<Transition> Engine::Tick(Timestamp now) {
       auto it = jobs_.find(ev.job_id);
       if (it == jobs_.end() || !it->second.running || it->second.attempt != ev.attempt) continue;
       Job& j = it->second;
+      if (ev.started && *ev.started > j.started && *ev.started <= ev.time) j.started = *ev.started;
       Transition t = EndAttempt(j, ev.time, ev.outcome, ev.exit_code, ev.reason);
       auto cls = recovery::Classify(ev.outcome, ev.exit_code, ev.reason, ev.log_tail);
       auto decision = recovery::Decide(recovery::PolicyFor(j.input.spec), cls, j.input.attempts);

@@ -194,6 +194,51 @@ class EstateParser {
     if (!p.name.empty()) e_.providers.push_back(std::move(p));
   }
 
+  void ParseSlurm(const YAML::Node& sl, const std::string& sf, Cluster& c) {
+    static const KeySet kSlurmKeys{{"interfaces", "url", "user", "token_file", "token_command", "conf", "accounting",
+                                    "partition", "gres_type", "output_dir"}};
+    if (!r_.CheckMap(sl, sf, kSlurmKeys)) return;
+    SlurmSettings s;
+    if (auto in = Get(sl, "interfaces"); in.IsDefined()) {
+      std::string inf = JoinField(sf, "interfaces");
+      s.interfaces.clear();
+      if (!in.IsSequence() || in.size() == 0) {
+        r_.Error(in, inf, "expected a list of rest and/or cli, in order of preference");
+      } else {
+        for (size_t i = 0; i < in.size(); ++i) {
+          std::string fi = inf + "[" + std::to_string(i) + "]";
+          auto v = r_.String(in[i], fi);
+          if (!v) continue;
+          if (*v != "rest" && *v != "cli") {
+            r_.Error(in[i], fi, "unknown interface \"" + *v + "\": expected rest or cli");
+          } else if (std::find(s.interfaces.begin(), s.interfaces.end(), *v) != s.interfaces.end()) {
+            r_.Error(in[i], fi, "\"" + *v + "\" is listed twice");
+          } else {
+            s.interfaces.push_back(*v);
+          }
+        }
+      }
+    }
+    bool rest = std::find(s.interfaces.begin(), s.interfaces.end(), "rest") != s.interfaces.end();
+    s.url = Str(sl, "url", sf, rest);
+    s.user = Str(sl, "user", sf, rest);
+    s.token_file = Str(sl, "token_file", sf, false);
+    s.token_command = Str(sl, "token_command", sf, false);
+    s.conf = Str(sl, "conf", sf, false);
+    s.partition = Str(sl, "partition", sf);
+    s.gres_type = Str(sl, "gres_type", sf, false);
+    s.output_dir = Str(sl, "output_dir", sf);
+    if (auto a = Get(sl, "accounting"); a.IsDefined()) s.accounting = r_.Bool(a, JoinField(sf, "accounting")).value_or(false);
+    if (!s.url.empty() && s.url.rfind("http://", 0) != 0) {
+      r_.Error(Get(sl, "url"), JoinField(sf, "url"), "expected the slurmrestd address as http://HOST:PORT");
+    }
+    if (rest && s.token_file.empty() == s.token_command.empty()) {
+      r_.Error(sl, JoinField(sf, s.token_file.empty() ? "token_file" : "token_command"),
+               "the REST interface needs exactly one of token_file and token_command");
+    }
+    c.slurm = std::move(s);
+  }
+
   void ParseCluster(const YAML::Node& n, const std::string& f) {
     static const KeySet kKeys{{"name", "provider", "region", "node_pools", "inject_envs", "slurm", "local"},
                               {"description"}};
@@ -204,16 +249,7 @@ class EstateParser {
     }
     const Provider* owner = e_.FindProvider(Str(n, "provider", f, false));
     if (auto sl = Get(n, "slurm"); sl.IsDefined()) {
-      std::string sf = JoinField(f, "slurm");
-      static const KeySet kSlurmKeys{{"url", "user", "token_file", "partition", "gres_type", "output_dir"}};
-      if (r_.CheckMap(sl, sf, kSlurmKeys)) {
-        SlurmSettings s{Str(sl, "url", sf), Str(sl, "user", sf), Str(sl, "token_file", sf),
-                        Str(sl, "partition", sf), Str(sl, "gres_type", sf, false), Str(sl, "output_dir", sf)};
-        if (!s.url.empty() && s.url.rfind("http://", 0) != 0) {
-          r_.Error(Get(sl, "url"), JoinField(sf, "url"), "expected the slurmrestd address as http://HOST:PORT");
-        }
-        c.slurm = std::move(s);
-      }
+      ParseSlurm(sl, JoinField(f, "slurm"), c);
     } else if (auto lo = Get(n, "local"); lo.IsDefined()) {
       static const KeySet kLocalKeys{{"output_dir"}};
       if (r_.CheckMap(lo, JoinField(f, "local"), kLocalKeys)) c.local_output_dir = Str(lo, "output_dir", JoinField(f, "local"));
@@ -221,7 +257,8 @@ class EstateParser {
       r_.Error(n, JoinField(f, "local"), "a cluster of a local provider needs local: {output_dir}");
     } else if (owner && owner->kind == "slurm") {
       r_.Error(n, JoinField(f, "slurm"),
-               "a cluster of a slurm provider needs slurm: {url, user, token_file, partition, output_dir}");
+               "a cluster of a slurm provider needs slurm: {url, user, token_file, partition, output_dir} "
+               "(or interfaces: [cli] without url, user and token)");
     }
     c.name = NameField(n, f, cluster_names_, "cluster");
     c.provider = Str(n, "provider", f);

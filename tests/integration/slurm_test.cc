@@ -6,6 +6,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "providers/slurm/slurm_cli.h"
+#include "providers/slurm/slurm_client.h"
 #include "providers/slurm/slurm_provider.h"
 #include "slurm_cluster.h"
 

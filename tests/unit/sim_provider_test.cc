@@ -77,7 +77,7 @@ TEST(SimProviderTest, OutagesEndRunningAttemptsAndRefuseLaunches) {
   Timestamp t0 = FromUnixMicros(0);
   ASSERT_TRUE(p.Launch(Req("a", 8, 1), t0).ok());
   p.SetOutage(true, t0 + std::chrono::minutes(5));
-  EXPECT_FALSE(p.Healthy());
+  EXPECT_FALSE(p.Healthy(0));
   EXPECT_EQ(p.Launch(Req("b", 8, 1), t0).status().code(), Code::kUnavailable);
   auto events = p.Poll(t0 + std::chrono::minutes(6));
   ASSERT_EQ(events.size(), 1u);

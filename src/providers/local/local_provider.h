@@ -31,7 +31,7 @@ class LocalProvider final : public ProviderAdapter {
   int ResolvePool(const std::string& cluster, const std::string& pool) const override;
   bool Fits(int pool, int gpus_per_node, int nodes) const override;
   int FreeGpus(int pool) const override;
-  bool Healthy() const override { return true; }
+  bool Healthy(int) const override { return true; }
   std::vector<GpuSample> SampleUtilization(Timestamp) const override { return {}; }
   Result<std::string> ReadLog(const std::string& cluster, const std::string& job_id, int attempt, int64_t offset,
                               int64_t max) const override;

@@ -1,49 +1,96 @@
 #include "providers/slurm/slurm_client.h"
 
+#include <cstdlib>
+
 #include "causeway/job_spec.h"
+#include "causeway/subprocess.h"
+
+extern char** environ;
 
 namespace causeway::slurm {
 
 SlurmClient::SlurmClient(Endpoint endpoint) : endpoint_(std::move(endpoint)) {}
 
+namespace {
+
+std::string Trim(std::string s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
+  size_t start = 0;
+  while (start < s.size() && std::isspace(static_cast<unsigned char>(s[start]))) ++start;
+  return s.substr(start);
+}
+
+std::map<std::string, std::string> OwnEnvironment() {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; e && *e; ++e) {
+    std::string_view kv(*e);
+    auto eq = kv.find('=');
+    if (eq != std::string_view::npos) env[std::string(kv.substr(0, eq))] = std::string(kv.substr(eq + 1));
+  }
+  return env;
+}
+
+}  // namespace
+
+Result<std::string> SlurmClient::Token(bool refresh) {
+  if (endpoint_.token_command.empty()) {
+    ASSIGN_OR_RETURN(std::string token, ReadFile(endpoint_.token_file));
+    return Trim(std::move(token));
+  }
+  auto now = std::chrono::steady_clock::now();
+  if (!refresh && !cached_token_.empty() && now - token_at_ < endpoint_.token_refresh) return cached_token_;
+  auto run = RunProcess({"/bin/sh", "-c", endpoint_.token_command}, OwnEnvironment(), "", endpoint_.timeout);
+  if (!run.ok()) return run.status().WithPrefix("token command for " + endpoint_.url);
+  if (run->exit_code != 0) {
+    // Its stderr may say why; its stdout might hold a secret, so not that.
+    return Unauthenticated("the token command for " + endpoint_.url + " exited " + std::to_string(run->exit_code) +
+                           ": " + Trim(run->err.substr(0, 200)));
+  }
+  std::string token = Trim(run->out);
+  if (token.rfind("SLURM_JWT=", 0) == 0) token = token.substr(10);
+  if (token.empty()) return Unauthenticated("the token command for " + endpoint_.url + " printed no token");
+  cached_token_ = token;
+  token_at_ = now;
+  return token;
+}
+
 Result<nlohmann::json> SlurmClient::Call(const std::string& method, const std::string& path, const std::string& body) {
+  auto res = CallOnce(method, path, body);
+  // A token from a command may have expired: get a fresh one, once.
+  if (!res.ok() && res.status().code() == Code::kUnauthenticated && !endpoint_.token_command.empty()) {
+    cached_token_.clear();
+    return CallOnce(method, path, body);
+  }
+  return res;
+}
+
+Result<nlohmann::json> SlurmClient::CallOnce(const std::string& method, const std::string& path, const std::string& body) {
   if (!http_) {
     ASSIGN_OR_RETURN(auto hp, net::ParseServerUrl(endpoint_.url));
     http_.emplace(hp.first, hp.second, endpoint_.timeout);
   }
-  ASSIGN_OR_RETURN(std::string token, ReadFile(endpoint_.token_file));
-  while (!token.empty() && (token.back() == '\n' || token.back() == ' ')) token.pop_back();
+  ASSIGN_OR_RETURN(std::string token, Token(false));
   auto res = http_->Send(method, path, body,
                          {{"X-SLURM-USER-NAME", endpoint_.user}, {"X-SLURM-USER-TOKEN", token},
                           {"Content-Type", "application/json"}});
   if (!res.ok()) {
     // Never the token: the message names the endpoint only.
-    return Status(res.status().code(), "slurmrestd at " + endpoint_.url + ": " + res.status().message());
+    return Status(res.status().code(), Describe() + ": " + res.status().message());
   }
   if (res->status == 401 || res->status == 403) {
-    return Unauthenticated("slurmrestd at " + endpoint_.url + " refused the credentials of user " + endpoint_.user +
-                           " (HTTP " + std::to_string(res->status) + "): check the token file and the JWT key");
+    return Unauthenticated(Describe() + " refused the credentials of user " + endpoint_.user + " (HTTP " +
+                           std::to_string(res->status) + "): check the token and the JWT key");
   }
   nlohmann::json j = nlohmann::json::parse(res->body, nullptr, false);
   if (j.is_discarded()) {
-    return Unavailable("slurmrestd at " + endpoint_.url + " answered HTTP " + std::to_string(res->status) +
-                       " with something that is not JSON");
+    return Unavailable(Describe() + " answered HTTP " + std::to_string(res->status) + " with something that is not JSON");
   }
-  if (j.contains("errors") && j["errors"].is_array() && !j["errors"].empty()) {
-    const auto& e = j["errors"][0];
-    int number = e.value("error_number", -1);
-    std::string text = "slurm error " + std::to_string(number) + " (" + e.value("error", "") +
-                       "): " + e.value("description", "");
-    if (number == 2017) return NotFound(text);
-    // Without a number, slurmrestd could not talk to the controller or the
-    // token was rejected by it (bad or expired JWT).
-    if (number == -1) return Unavailable(text);
-    return FailedPrecondition(text);
-  }
-  if (res->status >= 500) return Unavailable("slurmrestd at " + endpoint_.url + " answered HTTP " + std::to_string(res->status));
+  // Errors without a number mean slurmrestd could not talk to the
+  // controller or the controller rejected the token (bad or expired JWT).
+  RETURN_IF_ERROR(SlurmErrors(j));
+  if (res->status >= 500) return Unavailable(Describe() + " answered HTTP " + std::to_string(res->status));
   if (res->status >= 400) {
-    return FailedPrecondition("slurmrestd at " + endpoint_.url + " refused the request (HTTP " +
-                              std::to_string(res->status) + ")");
+    return FailedPrecondition(Describe() + " refused the request (HTTP " + std::to_string(res->status) + ")");
   }
   return j;
 }
@@ -53,13 +100,14 @@ Status SlurmClient::Ping() {
   for (const auto& p : j.value("pings", nlohmann::json::array())) {
     if (p.value("ping", "") == "UP") return Status::Ok();
   }
-  return Unavailable("slurmrestd at " + endpoint_.url + " cannot reach a Slurm controller");
+  return Unavailable(Describe() + " cannot reach a Slurm controller");
 }
 
 Result<int64_t> SlurmClient::Submit(const SubmitRequest& r) {
   nlohmann::json job = {{"name", r.name},
                         {"partition", r.partition},
                         {"nodes", r.nodes},
+                        {"requeue", false},
                         {"current_working_directory", r.working_directory},
                         {"standard_output", r.output},
                         {"standard_error", r.output},
@@ -69,25 +117,9 @@ Result<int64_t> SlurmClient::Submit(const SubmitRequest& r) {
   nlohmann::json body = {{"script", r.script}, {"job", job}};
   ASSIGN_OR_RETURN(auto j, Call("POST", "/slurm/v0.0.38/job/submit", body.dump()));
   if (!j.contains("job_id") || !j["job_id"].is_number_integer()) {
-    return Unavailable("slurmrestd at " + endpoint_.url + " accepted the job but returned no job id");
+    return Unavailable(Describe() + " accepted the job but returned no job id");
   }
   return j["job_id"].get<int64_t>();
-}
-
-JobInfo ParseJob(const nlohmann::json& j) {
-  JobInfo info;
-  info.id = j.value("job_id", int64_t{0});
-  info.name = j.value("name", "");
-  info.state = j.value("job_state", "");
-  info.reason = j.value("state_reason", "");
-  // exit_code is a wait status: the exit code in the high byte, a signal low.
-  int status = j.value("exit_code", 0);
-  info.exit_code = (status >> 8) & 0xff;
-  info.signal = status & 0x7f;
-  int64_t start = j.value("start_time", int64_t{0}), end = j.value("end_time", int64_t{0});
-  if (start > 0) info.start = FromUnixMicros(start * 1'000'000);
-  if (end > 0) info.end = FromUnixMicros(end * 1'000'000);
-  return info;
 }
 
 Result<JobInfo> SlurmClient::GetJob(int64_t id) {
@@ -107,6 +139,19 @@ Status SlurmClient::Cancel(int64_t id) {
   ASSIGN_OR_RETURN(auto j, Call("DELETE", "/slurm/v0.0.38/job/" + std::to_string(id), ""));
   (void)j;
   return Status::Ok();
+}
+
+Result<std::vector<JobInfo>> SlurmClient::Accounting(const std::vector<int64_t>& ids) {
+  // dbv0.0.38 filters /jobs by name, time or account but not by a list of
+  // ids, so each job is asked for by itself.
+  std::vector<JobInfo> out;
+  for (int64_t id : ids) {
+    auto j = Call("GET", "/slurmdb/v0.0.38/job/" + std::to_string(id), "");
+    if (!j.ok() && j.status().code() == Code::kNotFound) continue;
+    if (!j.ok()) return j.status();
+    for (const auto& job : j->value("jobs", nlohmann::json::array())) out.push_back(ParseAccountingJob(job));
+  }
+  return out;
 }
 
 }  // namespace causeway::slurm

@@ -1,11 +1,13 @@
 #include "providers/slurm/slurm_provider.h"
 
-#include "providers/output_file.h"
-
 #include <algorithm>
 #include <cctype>
-#include <set>
 #include <charconv>
+#include <set>
+
+#include "providers/output_file.h"
+#include "providers/slurm/slurm_cli.h"
+#include "providers/slurm/slurm_client.h"
 
 namespace causeway::slurm {
 
@@ -16,21 +18,33 @@ std::optional<AttemptOutcome> OutcomeOf(const JobInfo& job) {
   if (s == "TIMEOUT" || s == "DEADLINE") return AttemptOutcome::kTimeout;
   if (s == "NODE_FAIL" || s == "BOOT_FAIL") return AttemptOutcome::kNodeFailure;
   if (s == "PREEMPTED") return AttemptOutcome::kPreempted;
-  // Causeway's own cancellations are untracked before Slurm reports them, so
-  // a CANCELLED job seen here was stopped by someone else (scancel,
-  // scontrol): the work did not fail, so it is retried like a preemption.
+  // The work did not fail, so it is retried like a preemption.
   if (s == "CANCELLED") return AttemptOutcome::kPreempted;
   return std::nullopt;  // PENDING, RUNNING, CONFIGURING, COMPLETING, SUSPENDED, REQUEUED, ...
 }
 
+std::unique_ptr<SlurmApi> ApiFor(const SlurmSettings& s) {
+  std::vector<std::unique_ptr<SlurmApi>> apis;
+  for (const std::string& which : s.interfaces) {
+    if (which == "rest") {
+      apis.push_back(std::make_unique<SlurmClient>(Endpoint{s.url, s.user, s.token_file, s.token_command}));
+    } else if (which == "cli") {
+      apis.push_back(std::make_unique<SlurmCli>(s.conf));
+    }
+  }
+  if (apis.size() == 1) return std::move(apis[0]);
+  return std::make_unique<FallbackApi>(std::move(apis));
+}
+
 namespace {
 
-std::string Reason(const JobInfo& j) {
+std::string Reason(const JobInfo& j, bool from_accounting) {
   std::string what = "slurm job " + std::to_string(j.id) + " ended " + j.state;
-  if (j.state == "FAILED") what += " with exit code " + std::to_string(j.exit_code);
+  if (j.state == "FAILED") what += j.exit_code >= 0 ? " with exit code " + std::to_string(j.exit_code) : " (exit code not reported)";
   if (j.state == "OUT_OF_MEMORY") what += " (out of memory)";
   if (j.state == "CANCELLED") what += " outside Causeway (scancel or scontrol)";
   if (!j.reason.empty() && j.reason != "None") what += ", reason " + j.reason;
+  if (from_accounting) what += " (from accounting: the controller no longer holds it)";
   return what;
 }
 
@@ -39,14 +53,17 @@ std::string Lower(std::string s) {
   return s;
 }
 
+constexpr int64_t kFirstBackoffMicros = 1'000'000;
+constexpr int64_t kMaxBackoffMicros = 60'000'000;
+
 }  // namespace
 
 SlurmProvider::SlurmProvider(const Estate& estate, const Provider& provider) : name_(provider.name) {
   for (const auto& c : estate.clusters) {
     if (c.provider != provider.name || !c.slurm) continue;
-    settings_[c.name] = *c.slurm;
-    clients_[c.name] = std::make_unique<SlurmClient>(Endpoint{c.slurm->url, c.slurm->user, c.slurm->token_file});
-    for (const auto& p : c.node_pools) pools_.push_back(Pool{c.name, p.name, p.gpus_per_node, p.gpus_per_node * p.nodes, 0});
+    int index = static_cast<int>(clusters_.size());
+    clusters_.push_back(ClusterState{c.name, *c.slurm, ApiFor(*c.slurm), true, 0, Timestamp{}, ""});
+    for (const auto& p : c.node_pools) pools_.push_back(Pool{index, p.name, p.gpus_per_node, p.gpus_per_node * p.nodes, 0});
   }
 }
 
@@ -54,13 +71,39 @@ std::string SlurmProvider::LogPath(const SlurmSettings& s, const std::string& jo
   return s.output_dir + "/" + job_id + "-" + std::to_string(attempt) + ".log";
 }
 
-SlurmClient& SlurmProvider::ClientFor(const std::string& cluster) { return *clients_.at(cluster); }
+int SlurmProvider::ClusterIndex(const std::string& cluster) const {
+  for (size_t i = 0; i < clusters_.size(); ++i) {
+    if (clusters_[i].name == cluster) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+void SlurmProvider::Note(ClusterState& c, const Status& st, Timestamp now) {
+  if (st.ok() || !IsRetryable(st.code())) {
+    // Any answer, even a refusal, means the cluster is there.
+    c.healthy = true;
+    c.failures = 0;
+    return;
+  }
+  c.healthy = false;
+  c.last_error = st.message();
+  int64_t backoff = kFirstBackoffMicros << std::min(c.failures, 6);
+  c.failures++;
+  c.next_try = FromUnixMicros(ToUnixMicros(now) + std::min(backoff, kMaxBackoffMicros));
+}
 
 int SlurmProvider::ResolvePool(const std::string& cluster, const std::string& pool) const {
   for (size_t i = 0; i < pools_.size(); ++i) {
-    if (pools_[i].cluster == cluster && pools_[i].name == pool) return static_cast<int>(i);
+    if (clusters_[static_cast<size_t>(pools_[i].cluster)].name == cluster && pools_[i].name == pool) {
+      return static_cast<int>(i);
+    }
   }
   return -1;
+}
+
+bool SlurmProvider::Healthy(int pool) const {
+  if (pool < 0 || pool >= static_cast<int>(pools_.size())) return false;
+  return clusters_[static_cast<size_t>(pools_[static_cast<size_t>(pool)].cluster)].healthy;
 }
 
 bool SlurmProvider::Fits(int pool, int gpus_per_node, int nodes) const {
@@ -84,14 +127,19 @@ Status SlurmProvider::Track(const LaunchRequest& r, int64_t slurm_id, Timestamp 
   if (pool < 0) return NotFound("provider " + name_ + " has no pool " + r.cluster + "/" + r.pool);
   int gpus = r.gpus_per_node * r.num_nodes;
   pools_[static_cast<size_t>(pool)].used += gpus;
-  tracked_[{r.job_id, r.attempt}] = Tracked{r.cluster, pool, gpus, slurm_id, started};
+  tracked_[{r.job_id, r.attempt}] = Tracked{pools_[static_cast<size_t>(pool)].cluster, pool, gpus, slurm_id, started};
   return Status::Ok();
 }
 
 Result<std::string> SlurmProvider::Launch(const LaunchRequest& r, Timestamp now) {
-  auto settings = settings_.find(r.cluster);
-  if (settings == settings_.end()) return NotFound("provider " + name_ + " has no cluster " + r.cluster);
-  const SlurmSettings& s = settings->second;
+  int index = ClusterIndex(r.cluster);
+  if (index < 0) return NotFound("provider " + name_ + " has no cluster " + r.cluster);
+  ClusterState& c = clusters_[static_cast<size_t>(index)];
+  if (!c.healthy && now < c.next_try) {
+    return Unavailable("cluster " + r.cluster + " is unreachable (" + c.last_error + "); asking again in " +
+                       std::to_string((ToUnixMicros(c.next_try) - ToUnixMicros(now)) / 1'000'000 + 1) + " s");
+  }
+  const SlurmSettings& s = c.settings;
   int pool = ResolvePool(r.cluster, r.pool);
   if (!Fits(pool, r.gpus_per_node, r.num_nodes)) {
     return ResourceExhausted("no room for " + std::to_string(r.num_nodes) + " x " + std::to_string(r.gpus_per_node) +
@@ -109,12 +157,9 @@ Result<std::string> SlurmProvider::Launch(const LaunchRequest& r, Timestamp now)
   if (!sub.environment.count("PATH")) sub.environment["PATH"] = "/usr/local/bin:/usr/bin:/bin";
   sub.working_directory = s.output_dir;
   sub.output = LogPath(s, r.job_id, r.attempt);
-  auto id = ClientFor(r.cluster).Submit(sub);
-  if (!id.ok()) {
-    if (IsRetryable(id.status().code())) healthy_ = false;
-    return id.status().WithPrefix("submitting to " + r.cluster);
-  }
-  healthy_ = true;
+  auto id = c.api->Submit(sub);
+  Note(c, id.status(), now);
+  if (!id.ok()) return id.status().WithPrefix("submitting to " + r.cluster);
   RETURN_IF_ERROR(Track(r, *id, now));
   return "slurm:" + r.cluster + ":" + std::to_string(*id);
 }
@@ -136,7 +181,7 @@ Status SlurmProvider::Restore(const LaunchRequest& r, Timestamp started_at) {
 Status SlurmProvider::Cancel(const std::string& job_id, int attempt) {
   auto it = tracked_.find({job_id, attempt});
   if (it == tracked_.end()) return NotFound("attempt " + std::to_string(attempt) + " of " + job_id + " is not in Slurm");
-  Status st = ClientFor(it->second.cluster).Cancel(it->second.slurm_id);
+  Status st = clusters_[static_cast<size_t>(it->second.cluster)].api->Cancel(it->second.slurm_id);
   // Gone already is fine; anything else is reported, but the attempt is
   // Causeway's no longer either way.
   pools_[static_cast<size_t>(it->second.pool)].used -= it->second.gpus;
@@ -147,58 +192,97 @@ Status SlurmProvider::Cancel(const std::string& job_id, int attempt) {
 
 Result<std::string> SlurmProvider::ReadLog(const std::string& cluster, const std::string& job_id, int attempt,
                                            int64_t offset, int64_t max) const {
-  auto s = settings_.find(cluster);
-  if (s == settings_.end()) return NotFound("provider " + name_ + " has no cluster " + cluster);
-  return ReadOutputRange(LogPath(s->second, job_id, attempt), offset, max);
+  int index = ClusterIndex(cluster);
+  if (index < 0) return NotFound("provider " + name_ + " has no cluster " + cluster);
+  return ReadOutputRange(LogPath(clusters_[static_cast<size_t>(index)].settings, job_id, attempt), offset, max);
+}
+
+ProviderEvent SlurmProvider::Ended(const Key& key, const Tracked& t, const JobInfo& job, AttemptOutcome outcome,
+                                   Timestamp now) const {
+  ProviderEvent ev{key.first, key.second, job.end.value_or(now), outcome, job.exit_code, "", "", std::nullopt};
+  ev.started = job.start;
+  // The end of the output tells an out-of-memory, a full disk or an XID
+  // from a plain bug.
+  if (outcome != AttemptOutcome::kSucceeded) {
+    ev.log_tail = ReadOutputTail(LogPath(clusters_[static_cast<size_t>(t.cluster)].settings, key.first, key.second));
+  }
+  return ev;
 }
 
 std::vector<ProviderEvent> SlurmProvider::Poll(Timestamp now) {
   std::vector<ProviderEvent> out;
-  bool all_answered = true;
-  std::map<std::string, std::map<int64_t, JobInfo>> by_cluster;
-  std::set<std::string> busy;
+  std::set<int> busy;
   for (const auto& [key, t] : tracked_) busy.insert(t.cluster);
-  for (auto& [cluster, client] : clients_) {
-    // An idle cluster is asked only while the provider counts as down, to
-    // notice its return; otherwise there is nothing to reconcile.
-    if (!busy.count(cluster) && healthy_) continue;
-    auto jobs = client->ListJobs();
-    if (!jobs.ok()) {
-      // Unreachable: report nothing, lose nothing; try again next cycle.
-      all_answered = false;
-      continue;
-    }
-    for (auto& j : *jobs) by_cluster[cluster][j.id] = std::move(j);
+  std::vector<std::optional<std::map<int64_t, JobInfo>>> listed(clusters_.size());
+  for (size_t i = 0; i < clusters_.size(); ++i) {
+    ClusterState& c = clusters_[i];
+    // An idle healthy cluster has nothing to reconcile; a down one is asked
+    // again once its backoff has passed, to notice its return.
+    if (c.healthy ? !busy.count(static_cast<int>(i)) : now < c.next_try) continue;
+    auto jobs = c.api->ListJobs();
+    Note(c, jobs.status(), now);
+    if (!jobs.ok()) continue;  // report nothing, lose nothing
+    auto& by_id = listed[i].emplace();
+    for (auto& j : *jobs) by_id[j.id] = std::move(j);
   }
-  healthy_ = all_answered;
+
+  // Attempts the controller has forgotten, per cluster, for accounting.
+  std::map<int, std::vector<Key>> forgotten;
   for (auto it = tracked_.begin(); it != tracked_.end();) {
     const auto& [key, t] = *it;
-    auto cluster = by_cluster.find(t.cluster);
-    if (cluster == by_cluster.end()) {  // this cluster did not answer
+    const auto& by_id = listed[static_cast<size_t>(t.cluster)];
+    if (!by_id) {  // this cluster did not answer
       ++it;
       continue;
     }
-    auto job = cluster->second.find(t.slurm_id);
-    ProviderEvent ev{key.first, key.second, now, AttemptOutcome::kNodeFailure, -1, ""};
-    if (job == cluster->second.end()) {
-      ev.reason = "slurm no longer knows job " + std::to_string(t.slurm_id) + " (lost or purged)";
-    } else {
-      auto outcome = OutcomeOf(job->second);
-      if (!outcome) {
-        ++it;
-        continue;
-      }
-      ev.outcome = *outcome;
-      ev.exit_code = job->second.exit_code;
-      ev.time = job->second.end.value_or(now);
-      ev.reason = Reason(job->second);
-      // The end of the output tells an out-of-memory, a full disk or an XID
-      // from a plain bug.
-      if (*outcome != AttemptOutcome::kSucceeded) ev.log_tail = ReadOutputTail(LogPath(settings_.at(t.cluster), key.first, key.second));
+    auto job = by_id->find(t.slurm_id);
+    if (job == by_id->end()) {
+      forgotten[t.cluster].push_back(key);
+      ++it;
+      continue;
     }
+    auto outcome = OutcomeOf(job->second);
+    if (!outcome) {
+      ++it;
+      continue;
+    }
+    ProviderEvent ev = Ended(key, t, job->second, *outcome, now);
+    ev.reason = Reason(job->second, false);
     out.push_back(std::move(ev));
     pools_[static_cast<size_t>(t.pool)].used -= t.gpus;
     it = tracked_.erase(it);
+  }
+
+  for (const auto& [cluster, keys] : forgotten) {
+    ClusterState& c = clusters_[static_cast<size_t>(cluster)];
+    std::map<int64_t, JobInfo> accounted;
+    if (c.settings.accounting) {
+      std::vector<int64_t> ids;
+      for (const Key& k : keys) ids.push_back(tracked_.at(k).slurm_id);
+      auto records = c.api->Accounting(ids);
+      // Accounting unreachable: ask again next cycle rather than call the
+      // jobs lost.
+      if (!records.ok()) continue;
+      for (auto& r : *records) accounted[r.id] = std::move(r);
+    }
+    for (const Key& key : keys) {
+      const Tracked& t = tracked_.at(key);
+      auto record = accounted.find(t.slurm_id);
+      std::optional<AttemptOutcome> outcome;
+      if (record != accounted.end()) outcome = OutcomeOf(record->second);
+      ProviderEvent ev;
+      if (outcome) {
+        ev = Ended(key, t, record->second, *outcome, now);
+        ev.reason = Reason(record->second, true);
+      } else {
+        ev = ProviderEvent{key.first, key.second, now, AttemptOutcome::kNodeFailure, -1, "", "", std::nullopt};
+        ev.reason = "slurm no longer knows job " + std::to_string(t.slurm_id) +
+                    (c.settings.accounting ? " and accounting has no end for it" : "") + " (lost or purged)";
+      }
+      out.push_back(std::move(ev));
+      pools_[static_cast<size_t>(t.pool)].used -= t.gpus;
+      tracked_.erase(key);
+    }
   }
   std::sort(out.begin(), out.end(), [](const ProviderEvent& a, const ProviderEvent& b) { return a.time < b.time; });
   return out;

@@ -1,0 +1,182 @@
+#include "providers/slurm/slurm_cli.h"
+
+#include <charconv>
+#include <cstdlib>
+
+#include "causeway/subprocess.h"
+
+namespace causeway::slurm {
+namespace {
+
+bool Contains(const std::string& s, std::string_view what) { return s.find(what) != std::string::npos; }
+
+std::string FirstLine(const std::string& s) {
+  std::string line = s.substr(0, s.find('\n'));
+  return line.size() > 300 ? line.substr(0, 300) : line;
+}
+
+bool IsShellName(const std::string& k) {
+  if (k.empty() || std::isdigit(static_cast<unsigned char>(k[0]))) return false;
+  for (char c : k) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+  }
+  return true;
+}
+
+std::string ShellQuote(const std::string& v) {
+  std::string out = "'";
+  for (char c : v) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::vector<std::string> Split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  for (size_t i = 0; i <= s.size(); ++i) {
+    if (i == s.size() || s[i] == sep) {
+      out.push_back(s.substr(start, i - start));
+      start = i + 1;
+    }
+  }
+  return out;
+}
+
+bool ToInt(std::string_view text, int64_t& out) {
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+  return ec == std::errc() && ptr == text.data() + text.size();
+}
+
+}  // namespace
+
+SlurmCli::SlurmCli(std::string conf, std::chrono::milliseconds timeout) : conf_(std::move(conf)), timeout_(timeout) {}
+
+Result<std::string> SlurmCli::Tool(std::vector<std::string> argv, const std::string& input) {
+  // A minimal environment: the tools need PATH and the cluster's config,
+  // never SLURM_JWT (they would switch from munge to JWT) nor Causeway's
+  // own settings. Epoch seconds make sacct's times unambiguous.
+  const char* path = std::getenv("PATH");
+  std::map<std::string, std::string> env = {{"PATH", path ? path : "/usr/local/bin:/usr/bin:/bin"},
+                                            {"SLURM_TIME_FORMAT", "%s"}, {"TZ", "UTC"}};
+  if (!conf_.empty()) env["SLURM_CONF"] = conf_;
+  const std::string tool = argv[0];
+  auto run = RunProcess(argv, env, input, timeout_);
+  if (!run.ok()) {
+    if (run.status().code() == Code::kDeadlineExceeded) return run.status().WithPrefix(Describe());
+    return run.status();
+  }
+  if (run->exit_code == 0) return std::move(run->out);
+  const std::string& err = run->err;
+  std::string what = Describe() + ": " + tool + " failed: " + FirstLine(err.empty() ? run->out : err);
+  if (Contains(err, "Invalid job id")) return NotFound(what);
+  if (Contains(err, "Unable to contact slurm controller") || Contains(err, "Socket timed out") ||
+      Contains(err, "Connection refused") || Contains(err, "Zero Bytes were transmitted") ||
+      Contains(err, "Unable to establish") || Contains(err, "Slurm backup controller in standby mode")) {
+    return Unavailable(what);
+  }
+  if (Contains(err, "Authentication") || Contains(err, "Invalid user") || Contains(err, "munge")) {
+    return Unauthenticated(what);
+  }
+  return FailedPrecondition(what);
+}
+
+Status SlurmCli::Ping() {
+  ASSIGN_OR_RETURN(std::string out, Tool({"scontrol", "ping"}));
+  if (Contains(out, "is UP")) return Status::Ok();
+  return Unavailable(Describe() + ": " + FirstLine(out));
+}
+
+std::string SlurmCli::ScriptWithEnvironment(const SubmitRequest& r) {
+  std::string script = r.script;
+  size_t body = 0;
+  std::string shebang = "#!/bin/bash\n";
+  if (script.rfind("#!", 0) == 0) {
+    body = script.find('\n');
+    body = body == std::string::npos ? script.size() : body + 1;
+    shebang = script.substr(0, body);
+  }
+  std::string exports;
+  for (const auto& [k, v] : r.environment) {
+    if (IsShellName(k)) exports += "export " + k + "=" + ShellQuote(v) + "\n";
+  }
+  return shebang + exports + script.substr(body);
+}
+
+Result<int64_t> SlurmCli::Submit(const SubmitRequest& r) {
+  std::vector<std::string> argv = {"sbatch", "--parsable", "--no-requeue", "--export=ALL",
+                                   "--job-name=" + r.name, "--nodes=" + std::to_string(r.nodes),
+                                   "--chdir=" + r.working_directory, "--output=" + r.output, "--error=" + r.output};
+  if (!r.partition.empty()) argv.push_back("--partition=" + r.partition);
+  if (!r.gres.empty()) argv.push_back("--gres=" + r.gres);
+  if (r.time_limit_minutes) argv.push_back("--time=" + std::to_string(*r.time_limit_minutes));
+  ASSIGN_OR_RETURN(std::string out, Tool(argv, ScriptWithEnvironment(r)));
+  // "ID" or "ID;CLUSTER"
+  std::string id_text = FirstLine(out).substr(0, out.find(';'));
+  int64_t id = 0;
+  if (!ToInt(id_text, id)) return Unavailable(Describe() + ": sbatch printed no job id: " + FirstLine(out));
+  return id;
+}
+
+Result<std::vector<JobInfo>> SlurmCli::ListJobs() {
+  ASSIGN_OR_RETURN(std::string out, Tool({"squeue", "--json", "--states=all"}));
+  nlohmann::json j = nlohmann::json::parse(out, nullptr, false);
+  if (j.is_discarded()) return Unavailable(Describe() + ": squeue --json printed something that is not JSON");
+  RETURN_IF_ERROR(SlurmErrors(j));
+  std::vector<JobInfo> jobs;
+  for (const auto& job : j.value("jobs", nlohmann::json::array())) jobs.push_back(ParseJob(job));
+  return jobs;
+}
+
+Status SlurmCli::Cancel(int64_t id) {
+  ASSIGN_OR_RETURN(std::string out, Tool({"scancel", std::to_string(id)}));
+  (void)out;
+  return Status::Ok();
+}
+
+Result<std::vector<JobInfo>> SlurmCli::ParseSacct(const std::string& out) {
+  std::vector<JobInfo> jobs;
+  int line_no = 0;
+  for (const std::string& line : Split(out, '\n')) {
+    ++line_no;
+    if (line.empty()) continue;
+    auto f = Split(line, '|');
+    if (f.size() != 7) {
+      return Unavailable("sacct output line " + std::to_string(line_no) + ": expected 7 fields separated by |, found " +
+                         std::to_string(f.size()));
+    }
+    JobInfo info;
+    if (!ToInt(f[0], info.id)) return Unavailable("sacct output line " + std::to_string(line_no) + ": JobIDRaw is not a number");
+    info.name = f[1];
+    // "CANCELLED by 0" -> CANCELLED
+    info.state = f[2].substr(0, f[2].find(' '));
+    // ExitCode is "code:signal".
+    auto colon = f[3].find(':');
+    int64_t code = 0, sig = 0;
+    if (colon != std::string::npos && ToInt(std::string_view(f[3]).substr(0, colon), code) &&
+        ToInt(std::string_view(f[3]).substr(colon + 1), sig)) {
+      info.exit_code = static_cast<int>(code);
+      info.signal = static_cast<int>(sig);
+    }
+    int64_t t = 0;
+    if (ToInt(f[4], t) && t > 0) info.start = FromUnixMicros(t * 1'000'000);
+    if (ToInt(f[5], t) && t > 0) info.end = FromUnixMicros(t * 1'000'000);
+    for (const std::string& tres : Split(f[6], ',')) {
+      int64_t n = 0;
+      if (tres.rfind("gres/gpu=", 0) == 0 && ToInt(std::string_view(tres).substr(9), n)) info.gpus = static_cast<int>(n);
+    }
+    jobs.push_back(std::move(info));
+  }
+  return jobs;
+}
+
+Result<std::vector<JobInfo>> SlurmCli::Accounting(const std::vector<int64_t>& ids) {
+  if (ids.empty()) return std::vector<JobInfo>{};
+  std::string list;
+  for (int64_t id : ids) list += (list.empty() ? "" : ",") + std::to_string(id);
+  // JSON from sacct 22.05 reports every exit code as 0, so the parsable
+  // text form is read instead.
+  ASSIGN_OR_RETURN(std::string out, Tool({"sacct", "-P", "-n", "-X", "-o",
+                                          "JobIDRaw,JobName,State,ExitCode,Start,End,AllocTRES", "-j", list}));
+  return ParseSacct(out);
+}
+
+}  // namespace causeway::slurm
