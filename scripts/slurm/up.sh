@@ -64,6 +64,7 @@ CommunicationParameters=NoInAddrAny,NoCtldInAddrAny
 SchedulerParameters=batch_sched_delay=0,sched_min_interval=0
 MailProg=/bin/true
 ReturnToService=2
+MinJobAge=${SLURM_MIN_JOB_AGE:-300}
 AccountingStorageType=accounting_storage/slurmdbd
 AccountingStorageHost=localhost
 AccountingStoragePort=$dbd_port

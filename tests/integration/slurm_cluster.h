@@ -19,7 +19,8 @@ class SlurmCluster {
  public:
   // Null, with the reason in `why`, when Slurm cannot run here (not root, or
   // not installed: scripts/install-deps.sh test installs it).
-  static std::unique_ptr<SlurmCluster> Start(std::string& why) {
+  // `settings` are environment settings for up.sh (SLURM_MIN_JOB_AGE).
+  static std::unique_ptr<SlurmCluster> Start(std::string& why, const std::string& settings = "") {
     if (::geteuid() != 0) {
       why = "Slurm tests need root (slurmctld and slurmd run as root here)";
       return nullptr;
@@ -29,7 +30,7 @@ class SlurmCluster {
       return nullptr;
     }
     auto c = std::unique_ptr<SlurmCluster>(new SlurmCluster());
-    std::string cmd = std::string(CAUSEWAY_SOURCE_DIR) + "/scripts/slurm/up.sh " + c->dir_.path() + " > " +
+    std::string cmd = settings + " " + std::string(CAUSEWAY_SOURCE_DIR) + "/scripts/slurm/up.sh " + c->dir_.path() + " > " +
                       c->dir_.path() + "/up.log 2>&1";
     if (std::system(cmd.c_str()) != 0) {
       std::ifstream log(c->dir_.path() + "/up.log");
@@ -64,13 +65,17 @@ class SlurmCluster {
     return out;
   }
   // An estate with one slurm provider whose one cluster is this one.
-  std::string Estate(const std::string& provider = "lab", const std::string& zone = "eu") const {
+  // `access` replaces how Causeway reaches it (interfaces, credentials).
+  std::string Estate(const std::string& provider = "lab", const std::string& zone = "eu",
+                     std::string access = "") const {
+    if (access.empty()) {
+      access = "url: \"" + Get("CAUSEWAY_SLURM_URL") + "\", user: root, token_file: " + Get("CAUSEWAY_SLURM_TOKEN_FILE");
+    }
     return "providers: [{name: " + provider + ", kind: slurm, regions: [{name: r1, zone: " + zone + "}]}]\n"
            "clusters:\n  - name: " + provider + "-slurm\n    provider: " + provider + "\n    region: r1\n"
            "    node_pools: [{name: h200, gpu_type: H200, gpus_per_node: 8, nodes: 1}]\n"
            "    inject_envs: {NCCL_IB_HCA: mlx5}\n"
-           "    slurm: {url: \"" + Get("CAUSEWAY_SLURM_URL") + "\", user: root, token_file: " +
-           Get("CAUSEWAY_SLURM_TOKEN_FILE") + ", partition: gpu, gres_type: h200, output_dir: " + OutputDir() + "}\n"
+           "    slurm: {" + access + ", accounting: true, partition: gpu, gres_type: h200, output_dir: " + OutputDir() + "}\n"
            "prices: [{cluster: " + provider + "-slurm, gpu_type: H200, on_demand: \"3.00\"}]\n";
   }
 

@@ -97,6 +97,127 @@ TEST_F(SlurmTest, ErrorsAreTypedAndClear) {
   EXPECT_NE(refused.message().find("slurmrestd at http://127.0.0.1:1"), std::string::npos) << refused.message();
 }
 
+// The CLI interface against the same cluster: sbatch, squeue --json,
+// scancel, sacct; the job's environment reaches it quoted, and accounting
+// reports exit codes and allocated GPUs (slurmrestd's does too).
+TEST_F(SlurmTest, CliSubmitsWatchesCancelsAndReadsAccounting) {
+  slurm::SlurmCli cli(cluster_->Get("SLURM_CONF"));
+  ASSERT_TRUE(cli.Ping().ok()) << cli.Ping().ToString();
+  slurm::SubmitRequest r;
+  r.name = "cli-test";
+  r.script = "#!/bin/bash\necho gpus=$CUDA_VISIBLE_DEVICES foo=$FOO\nexit 3\n";
+  r.partition = "gpu";
+  r.gres = "gpu:h200:2";
+  r.environment = {{"PATH", "/usr/bin:/bin"}, {"FOO", "it's $HOME"}};
+  r.working_directory = cluster_->OutputDir();
+  r.output = cluster_->OutputDir() + "/cli-%j.out";
+  auto id = cli.Submit(r);
+  ASSERT_TRUE(id.ok()) << id.status().ToString();
+  slurm::JobInfo info;
+  ASSERT_TRUE(Eventually([&] {
+    auto jobs = cli.ListJobs();
+    if (!jobs.ok()) return false;
+    for (const auto& j : *jobs) {
+      if (j.id == *id) info = j;
+    }
+    return info.id == *id && slurm::OutcomeOf(info).has_value();
+  }));
+  EXPECT_EQ(info.state, "FAILED");
+  EXPECT_EQ(info.exit_code, 3);
+  EXPECT_EQ(info.gpus, 2);
+  std::ifstream out(cluster_->OutputDir() + "/cli-" + std::to_string(*id) + ".out");
+  std::string line;
+  std::getline(out, line);
+  EXPECT_EQ(line, "gpus=0,1 foo=it's $HOME");
+
+  std::vector<slurm::JobInfo> accounted;
+  ASSERT_TRUE(Eventually([&] {
+    auto a = cli.Accounting({*id, 999999});
+    if (a.ok()) accounted = *a;
+    return a.ok() && accounted.size() == 1 && accounted[0].state == "FAILED";
+  }));
+  EXPECT_EQ(accounted[0].id, *id);
+  EXPECT_EQ(accounted[0].exit_code, 3);
+  EXPECT_EQ(accounted[0].gpus, 2);
+  ASSERT_TRUE(accounted[0].start && accounted[0].end);
+  EXPECT_EQ(ToUnixMicros(*accounted[0].end), ToUnixMicros(*info.end));
+  auto rest = Client().Accounting({*id});
+  ASSERT_TRUE(rest.ok()) << rest.status().ToString();
+  ASSERT_EQ(rest->size(), 1u);
+  EXPECT_EQ((*rest)[0].state, "FAILED");
+  EXPECT_EQ((*rest)[0].gpus, 2);
+  EXPECT_EQ(ToUnixMicros(*(*rest)[0].start), ToUnixMicros(*accounted[0].start));
+
+  r.script = "#!/bin/bash\nsleep 60\n";
+  auto sleeper = cli.Submit(r);
+  ASSERT_TRUE(sleeper.ok());
+  ASSERT_TRUE(cli.Cancel(*sleeper).ok());
+  EXPECT_EQ(cli.Cancel(999999).code(), Code::kNotFound);
+
+  slurm::SlurmCli nowhere(cluster_->base() + "/no-such-slurm.conf");
+  Status missing = nowhere.Ping();
+  EXPECT_EQ(missing.code(), Code::kFailedPrecondition);
+  EXPECT_NE(missing.message().find("no-such-slurm.conf"), std::string::npos) << missing.message();
+}
+
+// Causeway through the CLI when slurmrestd is away (interfaces: [rest,
+// cli]), with its REST token from a command.
+TEST_F(SlurmTest, FallsBackToTheCliWhileSlurmrestdIsAway) {
+  std::string restd = std::string(CAUSEWAY_SOURCE_DIR) + "/scripts/slurm/restd.sh " + cluster_->base();
+  TempDir dir("slurm-fallback");
+  std::string estate = dir.path() + "/estate.yaml";
+  std::ofstream(estate) << cluster_->Estate(
+      "lab", "eu",
+      "interfaces: [rest, cli], url: \"" + cluster_->Get("CAUSEWAY_SLURM_URL") +
+          "\", user: root, token_command: \"SLURM_CONF=" + cluster_->Get("SLURM_CONF") +
+          " scontrol token username=root lifespan=600\", conf: " + cluster_->Get("SLURM_CONF"));
+  auto server = ServerProcess::Start(dir.path(), {"--estate", estate, "--tick-ms", "50"});
+  auto client = server->Client();
+  auto submit = [&](const std::string& run) {
+    json spec = {{"spec", "resources: {accelerators: H200:1}\nrun: " + run + "\n"}};
+    auto r = client.Send("POST", "/v1/jobs", spec.dump(), Auth(server->admin_token()));
+    EXPECT_EQ(r->status, 201) << r->body;
+    return json::parse(r->body)["job"]["id"].get<std::string>();
+  };
+  auto job = [&](const std::string& id) {
+    return json::parse(client.Send("GET", "/v1/jobs/" + id, "", Auth(server->admin_token()))->body);
+  };
+  std::string over_rest = submit("echo over rest");
+  ASSERT_TRUE(Eventually([&] { return job(over_rest)["state"] == "succeeded"; })) << job(over_rest).dump(2);
+
+  ASSERT_EQ(std::system((restd + " stop").c_str()), 0);
+  std::string over_cli = submit("echo over the cli");
+  ASSERT_TRUE(Eventually([&] { return job(over_cli)["state"] == "succeeded"; })) << job(over_cli).dump(2);
+  std::ifstream log(cluster_->OutputDir() + "/" + over_cli + "-1.log");
+  std::string line;
+  std::getline(log, line);
+  EXPECT_EQ(line, "over the cli");
+  ASSERT_EQ(std::system((restd + " start").c_str()), 0);
+}
+
+// A node that goes down under a job (NODE_FAIL) is the provider's fault:
+// the job is retried, not failed.
+TEST_F(SlurmTest, NodeFailureIsRetried) {
+  TempDir dir("slurm-nodefail");
+  std::string estate = dir.path() + "/estate.yaml";
+  std::ofstream(estate) << cluster_->Estate();
+  auto server = ServerProcess::Start(dir.path(), {"--estate", estate, "--tick-ms", "50"});
+  auto client = server->Client();
+  json spec = {{"spec", "resources: {accelerators: H200:1}\nrun: if [ $CAUSEWAY_ATTEMPT = 1 ]; then sleep 60; fi\n"}};
+  auto r = client.Send("POST", "/v1/jobs", spec.dump(), Auth(server->admin_token()));
+  ASSERT_EQ(r->status, 201) << r->body;
+  std::string id = json::parse(r->body)["job"]["id"];
+  auto job = [&] { return json::parse(client.Send("GET", "/v1/jobs/" + id, "", Auth(server->admin_token()))->body); };
+  ASSERT_TRUE(Eventually([&] { return cluster_->Run("squeue -h -t R -o %j").find("cw-" + id + "-1") != std::string::npos; }));
+  cluster_->Run("scontrol update nodename=localhost state=down reason=causeway-test");
+  ASSERT_TRUE(Eventually([&] { return job()["attempts"].size() == 2u; })) << job().dump(2);
+  json first = job()["attempts"][0];
+  EXPECT_EQ(first["state"], "node_failure");
+  EXPECT_EQ(first["failure_class"], "node_fault");
+  cluster_->Run("scontrol update nodename=localhost state=resume");
+  ASSERT_TRUE(Eventually([&] { return job()["state"] == "succeeded"; })) << job().dump(2);
+}
+
 // Causeway end to end on Slurm: submit through the API, see the job in
 // squeue, run it to completion, classify a failure, cancel.
 TEST_F(SlurmTest, CausewayRunsJobsOnSlurm) {
@@ -262,6 +383,63 @@ TEST_F(SlurmTest, KilledJobsResumeFromTheirLatestCheckpoint) {
   auto audit = get("/v1/audit?action=checkpoint.register");
   ASSERT_EQ(audit["events"].size(), 1u);
   EXPECT_EQ(audit["events"][0]["details"]["path"], "/ckpt/step-100");
+}
+
+}  // namespace
+}  // namespace causeway::testing
+
+namespace causeway::testing {
+namespace {
+
+// A cluster whose controller forgets finished jobs after a few seconds
+// (MinJobAge=2), as every controller does after MinJobAge.
+class ForgetfulSlurmTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { cluster_ = SlurmCluster::Start(skip_reason_, "SLURM_MIN_JOB_AGE=2").release(); }
+  static void TearDownTestSuite() {
+    delete cluster_;
+    cluster_ = nullptr;
+  }
+  void SetUp() override {
+    if (!cluster_) GTEST_SKIP() << skip_reason_;
+  }
+  static SlurmCluster* cluster_;
+  static std::string skip_reason_;
+};
+SlurmCluster* ForgetfulSlurmTest::cluster_ = nullptr;
+std::string ForgetfulSlurmTest::skip_reason_;
+
+// Causeway is away while a job ends and the controller forgets it: on its
+// return it reads the end from accounting instead of calling the job lost.
+TEST_F(ForgetfulSlurmTest, JobsTheControllerForgotAreReadFromAccounting) {
+  TempDir dir("slurm-forgot");
+  std::string estate = dir.path() + "/estate.yaml";
+  std::ofstream(estate) << cluster_->Estate();
+  std::vector<std::string> args = {"--estate", estate, "--tick-ms", "50"};
+  auto server = ServerProcess::Start(dir.path(), args);
+  auto client = server->Client();
+  json spec = {{"spec", "resources: {accelerators: H200:2}\nrun: sleep 2\n"}};
+  auto r = client.Send("POST", "/v1/jobs", spec.dump(), Auth(server->admin_token()));
+  ASSERT_EQ(r->status, 201) << r->body;
+  std::string id = json::parse(r->body)["job"]["id"];
+  ASSERT_TRUE(Eventually([&] { return cluster_->Run("squeue -h -t R -o %j").find("cw-" + id + "-1") != std::string::npos; }));
+  server->Stop(SIGKILL);
+  // Finished, then forgotten: squeue --json lists every job it still holds.
+  ASSERT_TRUE(Eventually([&] { return cluster_->Run("squeue --json").find("cw-" + id + "-1") == std::string::npos; },
+                         std::chrono::seconds(90)));
+  std::string sacct = cluster_->Run("sacct -X -n -P -o State --name=cw-" + id + "-1");
+  EXPECT_EQ(sacct, "COMPLETED\n");
+
+  auto restarted = ServerProcess::Start(dir.path(), args);
+  auto c = restarted->Client();
+  auto job = [&] { return json::parse(c.Send("GET", "/v1/jobs/" + id, "", Auth(restarted->admin_token()))->body); };
+  ASSERT_TRUE(Eventually([&] { return job()["state"] == "succeeded"; })) << job().dump(2);
+  json attempts = job()["attempts"];
+  ASSERT_EQ(attempts.size(), 1u) << "read from accounting, not retried as lost";
+  // Two GPUs for about two seconds, as Slurm ran it, not the time Causeway
+  // was away.
+  EXPECT_GE(attempts[0]["gpu_seconds"].get<int64_t>(), 2);
+  EXPECT_LE(attempts[0]["gpu_seconds"].get<int64_t>(), 8);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include "causeway/money.h"
 #include "causeway/resources.h"
 #include "causeway/status.h"
+#include "causeway/subprocess.h"
 
 namespace causeway {
 namespace {
@@ -194,6 +195,19 @@ TEST(CryptoTest, KnownVectorsAndHelpers) {
   EXPECT_TRUE(ConstantTimeEqual("abc", "abc"));
   EXPECT_FALSE(ConstantTimeEqual("abc", "abd"));
   EXPECT_FALSE(ConstantTimeEqual("abc", "abcd"));
+}
+
+TEST(SubprocessTest, RunsCollectsAndTimesOut) {
+  auto echo = RunProcess({"sh", "-c", "cat; echo \"$GREETING\" >&2; exit 3"}, {{"GREETING", "hi"}}, "from stdin",
+                         std::chrono::seconds(10));
+  ASSERT_TRUE(echo.ok()) << echo.status().ToString();
+  EXPECT_EQ(echo->out, "from stdin");
+  EXPECT_EQ(echo->err, "hi\n");
+  EXPECT_EQ(echo->exit_code, 3);
+  auto missing = RunProcess({"no-such-program-here"}, {}, "", std::chrono::seconds(10));
+  EXPECT_EQ(missing.status().code(), Code::kFailedPrecondition);
+  auto slow = RunProcess({"sleep", "30"}, {}, "", std::chrono::milliseconds(100));
+  EXPECT_EQ(slow.status().code(), Code::kDeadlineExceeded);
 }
 
 }  // namespace

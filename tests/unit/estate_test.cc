@@ -74,6 +74,21 @@ TEST(EstateTest, ReportsProblemsWithPositions) {
        "!providers:\n  - {name: n, kind: sim, regions: [{name: r, zone: eu}]}\nclusters:\n"
        "  - {name: c, provider: n, region: r, node_pools: [{name: p, gpu_type: H100, gpus_per_node: 8, nodes: 1, interconnect: carrier-pigeon}]}\n",
        "unknown interconnect", 4},
+      {"slurm_bad_interface",
+       "!providers:\n  - {name: s, kind: slurm, regions: [{name: r, zone: eu}]}\nclusters:\n"
+       "  - name: c\n    provider: s\n    region: r\n    node_pools: [{name: p, gpu_type: H100, gpus_per_node: 8, nodes: 1}]\n"
+       "    slurm: {interfaces: [rest, ssh], url: \"http://h:1\", user: u, token_file: t, partition: p, output_dir: /o}\n",
+       "unknown interface \"ssh\": expected rest or cli", 8},
+      {"slurm_two_tokens",
+       "!providers:\n  - {name: s, kind: slurm, regions: [{name: r, zone: eu}]}\nclusters:\n"
+       "  - name: c\n    provider: s\n    region: r\n    node_pools: [{name: p, gpu_type: H100, gpus_per_node: 8, nodes: 1}]\n"
+       "    slurm: {url: \"http://h:1\", user: u, token_file: t, token_command: x, partition: p, output_dir: /o}\n",
+       "exactly one of token_file and token_command", 8},
+      {"slurm_rest_needs_url",
+       "!providers:\n  - {name: s, kind: slurm, regions: [{name: r, zone: eu}]}\nclusters:\n"
+       "  - name: c\n    provider: s\n    region: r\n    node_pools: [{name: p, gpu_type: H100, gpus_per_node: 8, nodes: 1}]\n"
+       "    slurm: {interfaces: [cli, rest], token_file: t, partition: p, output_dir: /o}\n",
+       "url", 8},
       {"missing_pools", "!providers:\n  - {name: n, kind: sim, regions: [{name: r, zone: eu}]}\nclusters:\n  - {name: c, provider: n, region: r}\n",
        "expected a list of node pools", 4},
   };
@@ -86,6 +101,27 @@ TEST(EstateTest, ReportsProblemsWithPositions) {
     EXPECT_EQ(d.line, c.line) << c.name << ": " << d.ToString();
     EXPECT_EQ(d.file, "estate.yaml");
   }
+}
+
+TEST(EstateTest, SlurmClustersChooseTheirInterfaces) {
+  const std::string head =
+      "providers:\n  - {name: s, kind: slurm, regions: [{name: r, zone: eu}]}\nclusters:\n"
+      "  - name: c\n    provider: s\n    region: r\n    node_pools: [{name: p, gpu_type: H100, gpus_per_node: 8, nodes: 1}]\n";
+  auto cli = ParseEstate(head + "    slurm: {interfaces: [cli], conf: /etc/slurm/slurm.conf, accounting: true, "
+                                "partition: gpu, output_dir: /o}\n",
+                         "estate.yaml");
+  ASSERT_TRUE(cli.ok()) << cli.status().ToString();
+  const SlurmSettings& s = *cli->clusters[0].slurm;
+  EXPECT_EQ(s.interfaces, std::vector<std::string>{"cli"});
+  EXPECT_EQ(s.conf, "/etc/slurm/slurm.conf");
+  EXPECT_TRUE(s.accounting);
+  auto rest = ParseEstate(head + "    slurm: {url: \"http://h:1\", user: u, token_command: \"scontrol token\", "
+                                 "partition: gpu, output_dir: /o}\n",
+                          "estate.yaml");
+  ASSERT_TRUE(rest.ok()) << rest.status().ToString();
+  EXPECT_EQ(rest->clusters[0].slurm->interfaces, std::vector<std::string>{"rest"});
+  EXPECT_EQ(rest->clusters[0].slurm->token_command, "scontrol token");
+  EXPECT_FALSE(rest->clusters[0].slurm->accounting);
 }
 
 TEST(EstateTest, ChecksJobsAgainstTheEstate) {

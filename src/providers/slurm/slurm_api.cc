@@ -81,6 +81,7 @@ JobInfo ParseJob(const nlohmann::json& j) {
   info.start = UnixSeconds(j.value("start_time", int64_t{0}));
   info.end = UnixSeconds(j.value("end_time", int64_t{0}));
   if (auto t = j.find("tres_alloc_str"); t != j.end() && t->is_string()) info.gpus = GpusOfTres(t->get<std::string>());
+  info.restarts = j.value("restart_cnt", 0);
   return info;
 }
 

@@ -46,6 +46,7 @@ struct JobInfo {
   std::optional<Timestamp> start;
   std::optional<Timestamp> end;
   int gpus = 0;        // GPUs allocated (TRES gres/gpu), once it has started
+  int restarts = 0;    // times Slurm requeued it (restart_cnt)
 };
 
 class SlurmApi {
@@ -55,14 +56,16 @@ class SlurmApi {
   virtual std::string Describe() const = 0;
   virtual Status Ping() = 0;
   // Returns the Slurm job id. Jobs are submitted not to be requeued by
-  // Slurm: Causeway decides about retries, and records each attempt.
+  // Slurm where the interface allows (slurmrestd 22.05 ignores the
+  // setting): Causeway decides about retries, and records each attempt.
   virtual Result<int64_t> Submit(const SubmitRequest& request) = 0;
   // Every job the controller still holds (it forgets finished jobs after
   // MinJobAge).
   virtual Result<std::vector<JobInfo>> ListJobs() = 0;
   virtual Status Cancel(int64_t id) = 0;
-  // The accounting records (slurmdbd) of these jobs; jobs accounting does
-  // not know are left out. kUnavailable when accounting cannot be reached.
+  // The accounting records (slurmdbd) of these jobs, one per run of a job
+  // Slurm requeued, oldest first; jobs accounting does not know are left
+  // out. kUnavailable when accounting cannot be reached.
   virtual Result<std::vector<JobInfo>> Accounting(const std::vector<int64_t>& ids) = 0;
 };
 

@@ -1,7 +1,11 @@
 #include "providers/slurm/slurm_cli.h"
 
 #include <charconv>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 
 #include "causeway/subprocess.h"
 
@@ -57,15 +61,21 @@ Result<std::string> SlurmCli::Tool(std::vector<std::string> argv, const std::str
   const char* path = std::getenv("PATH");
   std::map<std::string, std::string> env = {{"PATH", path ? path : "/usr/local/bin:/usr/bin:/bin"},
                                             {"SLURM_TIME_FORMAT", "%s"}, {"TZ", "UTC"}};
-  if (!conf_.empty()) env["SLURM_CONF"] = conf_;
+  if (!conf_.empty()) {
+    // The tools wait a minute for a missing file to appear; say so at once.
+    if (::access(conf_.c_str(), R_OK) != 0) {
+      return FailedPrecondition(Describe() + ": cannot read " + conf_ + ": " + std::strerror(errno));
+    }
+    env["SLURM_CONF"] = conf_;
+  }
   const std::string tool = argv[0];
   auto run = RunProcess(argv, env, input, timeout_);
   if (!run.ok()) {
     if (run.status().code() == Code::kDeadlineExceeded) return run.status().WithPrefix(Describe());
     return run.status();
   }
-  if (run->exit_code == 0) return std::move(run->out);
   const std::string& err = run->err;
+  if (run->exit_code == 0 && !Contains(err, "error:")) return std::move(run->out);
   std::string what = Describe() + ": " + tool + " failed: " + FirstLine(err.empty() ? run->out : err);
   if (Contains(err, "Invalid job id")) return NotFound(what);
   if (Contains(err, "Unable to contact slurm controller") || Contains(err, "Socket timed out") ||
@@ -127,7 +137,8 @@ Result<std::vector<JobInfo>> SlurmCli::ListJobs() {
 }
 
 Status SlurmCli::Cancel(int64_t id) {
-  ASSIGN_OR_RETURN(std::string out, Tool({"scancel", std::to_string(id)}));
+  // Without -v, scancel says nothing about a job it does not know.
+  ASSIGN_OR_RETURN(std::string out, Tool({"scancel", "-v", std::to_string(id)}));
   (void)out;
   return Status::Ok();
 }
@@ -174,7 +185,7 @@ Result<std::vector<JobInfo>> SlurmCli::Accounting(const std::vector<int64_t>& id
   for (int64_t id : ids) list += (list.empty() ? "" : ",") + std::to_string(id);
   // JSON from sacct 22.05 reports every exit code as 0, so the parsable
   // text form is read instead.
-  ASSIGN_OR_RETURN(std::string out, Tool({"sacct", "-P", "-n", "-X", "-o",
+  ASSIGN_OR_RETURN(std::string out, Tool({"sacct", "-P", "-n", "-X", "-D", "-o",
                                           "JobIDRaw,JobName,State,ExitCode,Start,End,AllocTRES", "-j", list}));
   return ParseSacct(out);
 }

@@ -33,7 +33,8 @@ class SlurmCli final : public SlurmApi {
   static Result<std::vector<JobInfo>> ParseSacct(const std::string& out);
 
  private:
-  // Runs a tool; a non-zero exit is a typed error from its stderr.
+  // Runs a tool; a non-zero exit, or an error it prints while exiting 0
+  // (scancel does), is a typed error from its stderr.
   Result<std::string> Tool(std::vector<std::string> argv, const std::string& input = "");
 
   std::string conf_;

@@ -44,7 +44,7 @@ std::string Reason(const JobInfo& j, bool from_accounting) {
   if (j.state == "OUT_OF_MEMORY") what += " (out of memory)";
   if (j.state == "CANCELLED") what += " outside Causeway (scancel or scontrol)";
   if (!j.reason.empty() && j.reason != "None") what += ", reason " + j.reason;
-  if (from_accounting) what += " (from accounting: the controller no longer holds it)";
+  if (from_accounting) what += " (from accounting)";
   return what;
 }
 
@@ -226,8 +226,10 @@ std::vector<ProviderEvent> SlurmProvider::Poll(Timestamp now) {
     for (auto& j : *jobs) by_id[j.id] = std::move(j);
   }
 
-  // Attempts the controller has forgotten, per cluster, for accounting.
-  std::map<int, std::vector<Key>> forgotten;
+  // Attempts whose end only accounting can tell, per cluster: the
+  // controller forgot them, or Slurm requeued them (it ignores "no requeue"
+  // through slurmrestd 22.05, and clusters may requeue on node failure).
+  std::map<int, std::vector<std::pair<Key, bool>>> ask;  // bool: requeued
   for (auto it = tracked_.begin(); it != tracked_.end();) {
     const auto& [key, t] = *it;
     const auto& by_id = listed[static_cast<size_t>(t.cluster)];
@@ -237,12 +239,13 @@ std::vector<ProviderEvent> SlurmProvider::Poll(Timestamp now) {
     }
     auto job = by_id->find(t.slurm_id);
     if (job == by_id->end()) {
-      forgotten[t.cluster].push_back(key);
+      ask[t.cluster].push_back({key, false});
       ++it;
       continue;
     }
     auto outcome = OutcomeOf(job->second);
     if (!outcome) {
+      if (job->second.restarts > 0) ask[t.cluster].push_back({key, true});
       ++it;
       continue;
     }
@@ -253,31 +256,43 @@ std::vector<ProviderEvent> SlurmProvider::Poll(Timestamp now) {
     it = tracked_.erase(it);
   }
 
-  for (const auto& [cluster, keys] : forgotten) {
+  for (const auto& [cluster, keys] : ask) {
     ClusterState& c = clusters_[static_cast<size_t>(cluster)];
-    std::map<int64_t, JobInfo> accounted;
+    std::map<int64_t, std::vector<JobInfo>> runs;  // oldest first
     if (c.settings.accounting) {
       std::vector<int64_t> ids;
-      for (const Key& k : keys) ids.push_back(tracked_.at(k).slurm_id);
+      for (const auto& [k, requeued] : keys) ids.push_back(tracked_.at(k).slurm_id);
       auto records = c.api->Accounting(ids);
-      // Accounting unreachable: ask again next cycle rather than call the
-      // jobs lost.
+      // Accounting unreachable: ask again next cycle rather than guess.
       if (!records.ok()) continue;
-      for (auto& r : *records) accounted[r.id] = std::move(r);
+      for (auto& r : *records) runs[r.id].push_back(std::move(r));
     }
-    for (const Key& key : keys) {
+    for (const auto& [key, requeued] : keys) {
       const Tracked& t = tracked_.at(key);
-      auto record = accounted.find(t.slurm_id);
-      std::optional<AttemptOutcome> outcome;
-      if (record != accounted.end()) outcome = OutcomeOf(record->second);
+      // The run Causeway launched: the first that ended when Slurm requeued
+      // it, else the last.
+      const JobInfo* ended = nullptr;
+      for (const JobInfo& run : runs[t.slurm_id]) {
+        if (!OutcomeOf(run) || (requeued && ended)) continue;
+        ended = &run;
+      }
       ProviderEvent ev;
-      if (outcome) {
-        ev = Ended(key, t, record->second, *outcome, now);
-        ev.reason = Reason(record->second, true);
+      if (ended) {
+        ev = Ended(key, t, *ended, *OutcomeOf(*ended), now);
+        ev.reason = Reason(*ended, true);
       } else {
         ev = ProviderEvent{key.first, key.second, now, AttemptOutcome::kNodeFailure, -1, "", "", std::nullopt};
-        ev.reason = "slurm no longer knows job " + std::to_string(t.slurm_id) +
-                    (c.settings.accounting ? " and accounting has no end for it" : "") + " (lost or purged)";
+        ev.reason = requeued ? "slurm requeued job " + std::to_string(t.slurm_id) +
+                                   " (a node failure, a preemption or an administrator)"
+                             : "slurm no longer knows job " + std::to_string(t.slurm_id) +
+                                   (c.settings.accounting ? " and accounting has no end for it" : "") +
+                                   " (lost or purged)";
+      }
+      // A requeued job would run again as a copy of this attempt; Causeway
+      // makes the next attempt itself, with its own environment.
+      if (requeued) {
+        (void)c.api->Cancel(t.slurm_id);
+        ev.reason += "; Causeway cancelled Slurm's requeued copy and retries the job itself";
       }
       out.push_back(std::move(ev));
       pools_[static_cast<size_t>(t.pool)].used -= t.gpus;
