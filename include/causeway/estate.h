@@ -73,6 +73,11 @@ struct Cluster {
   // Provider specifics injected into every job placed here, so researchers
   // never write them: NCCL/InfiniBand settings, storage paths, ...
   std::map<std::string, std::string> inject_envs;
+  // Storage its nodes can reach, as URI or path prefixes (s3://ckpt-eu/,
+  // /shared/ckpt): where a checkpoint written elsewhere must be for a job to
+  // resume here. Unset: object stores (any scheme://) are reachable, local
+  // paths only on the cluster that wrote them.
+  std::optional<std::vector<std::string>> storage;
   std::optional<SlurmSettings> slurm;
   std::string local_output_dir;  // kind local: where job output is written
 

@@ -28,8 +28,18 @@ Router::Router(const Estate& estate) : estate_(estate) {
   }
 }
 
+bool CheckpointReachable(const Cluster& to, const std::string& path, const std::string& written_on) {
+  if (to.name == written_on) return true;
+  if (to.storage) {
+    return std::any_of(to.storage->begin(), to.storage->end(),
+                       [&](const std::string& prefix) { return path.rfind(prefix, 0) == 0; });
+  }
+  auto scheme = path.find("://");
+  return scheme != std::string::npos && scheme > 0 && path.rfind("file://", 0) != 0;
+}
+
 bool Router::Evaluate(const JobSpec& spec, int alt, const Entry& e, const CapacityView* view,
-                      CandidateReport& report, bool want_reason) const {
+                      CandidateReport& report, bool want_reason, const Resume* resume) const {
   const GpuRequest& want = spec.accelerators.alternatives[static_cast<size_t>(alt)];
   Option& o = report.option;
   o.alternative = alt;
@@ -81,6 +91,12 @@ bool Router::Evaluate(const JobSpec& spec, int alt, const Entry& e, const Capaci
       }
     }
   }
+  if (resume && !resume->path.empty() && !CheckpointReachable(*e.cluster, resume->path, resume->cluster)) {
+    return fail([&] {
+      return "it cannot read the checkpoint " + resume->path + " written on " + resume->cluster +
+             " (list its storage under clusters[].storage)";
+    });
+  }
   if (view == nullptr) return report.eligible = true;
   if (!view->Healthy(e.ref)) {
     return fail([&] { return "provider " + e.cluster->provider + " is down"; });
@@ -102,7 +118,8 @@ bool Router::Evaluate(const JobSpec& spec, int alt, const Entry& e, const Capaci
 }
 
 std::optional<Option> Router::Choose(const JobSpec& spec, const CapacityView& view,
-                                     const std::function<bool(int)>& allowed, const std::string& avoid) const {
+                                     const std::function<bool(int)>& allowed, const std::string& avoid,
+                                     const Resume* resume) const {
   std::optional<Option> best;
   const auto& alts = spec.accelerators.alternatives;
   for (int a = 0; a < static_cast<int>(alts.size()); ++a) {
@@ -111,7 +128,7 @@ std::optional<Option> Router::Choose(const JobSpec& spec, const CapacityView& vi
     if (it == by_type_.end()) continue;
     CandidateReport report;
     for (const Entry& e : it->second) {
-      if (!Evaluate(spec, a, e, &view, report, false)) continue;
+      if (!Evaluate(spec, a, e, &view, report, false, resume)) continue;
       report.option.avoided = !avoid.empty() && e.cluster->name == avoid;
       if (!best || Better(report.option, *best)) best = report.option;
     }
@@ -130,7 +147,8 @@ bool Router::StaticallyPossible(const JobSpec& spec, int alt) const {
   return false;
 }
 
-std::vector<CandidateReport> Router::Explain(const JobSpec& spec, const CapacityView* view) const {
+std::vector<CandidateReport> Router::Explain(const JobSpec& spec, const CapacityView* view,
+                                             const Resume* resume) const {
   std::vector<CandidateReport> out;
   const auto& alts = spec.accelerators.alternatives;
   for (int a = 0; a < static_cast<int>(alts.size()); ++a) {
@@ -142,7 +160,7 @@ std::vector<CandidateReport> Router::Explain(const JobSpec& spec, const Capacity
           if (e.cluster != &c) continue;
           offered = true;
           CandidateReport report;
-          Evaluate(spec, a, e, view, report, true);
+          Evaluate(spec, a, e, view, report, true, resume);
           out.push_back(report);
         }
       }

@@ -53,6 +53,19 @@ struct Option {
   bool avoided = false;        // the cluster where the job's last attempt failed
 };
 
+// The checkpoint a job's next attempt resumes from, and the cluster that
+// wrote it: the attempt can only run where the checkpoint can be read.
+struct Resume {
+  std::string path;
+  std::string cluster;
+};
+
+// Whether nodes of `to` can read a checkpoint at `path` written on cluster
+// `written_on`: always where it was written; elsewhere when one of the
+// cluster's storage prefixes covers it, or, for a cluster that lists no
+// storage, when it is in an object store (scheme://, not file://).
+bool CheckpointReachable(const Cluster& to, const std::string& path, const std::string& written_on);
+
 struct CandidateReport {
   Option option;
   bool eligible = false;
@@ -66,13 +79,15 @@ class Router {
   // The best option among the alternatives for which `allowed(index)` holds,
   // or nullopt. `avoid` names a cluster to use only when no other will do:
   // where the job's last attempt failed for the infrastructure's sake.
+  // With `resume`, only clusters that can read its checkpoint qualify.
   std::optional<Option> Choose(const JobSpec& spec, const CapacityView& view, const std::function<bool(int)>& allowed,
-                               const std::string& avoid = "") const;
+                               const std::string& avoid = "", const Resume* resume = nullptr) const;
 
   // Every cluster considered for every alternative, eligible or not, with the
   // reason it failed; eligible ones sorted best first. With a null `view`,
   // only the static filters are applied.
-  std::vector<CandidateReport> Explain(const JobSpec& spec, const CapacityView* view) const;
+  std::vector<CandidateReport> Explain(const JobSpec& spec, const CapacityView* view,
+                                       const Resume* resume = nullptr) const;
 
   // Whether any cluster could ever take alternative `alt` (static filters
   // only: type, shape, overrides, residency, locality).
@@ -95,7 +110,7 @@ class Router {
   // Fills `report` for one entry; returns whether it is eligible.
   // `view` null: static filters only. Reasons are filled in when `want_reason`.
   bool Evaluate(const JobSpec& spec, int alt, const Entry& e, const CapacityView* view, CandidateReport& report,
-                bool want_reason) const;
+                bool want_reason, const Resume* resume = nullptr) const;
 
   const Estate& estate_;
   std::vector<PoolRef> pools_;

@@ -252,6 +252,7 @@ Status Engine::SetCheckpoint(const std::string& job_id, const std::string& path)
   auto it = jobs_.find(job_id);
   if (it == jobs_.end()) return NotFound("job " + job_id + " is not scheduled");
   it->second.input.resume_from = path;
+  it->second.input.resume_cluster = it->second.cluster;
   return Status::Ok();
 }
 
@@ -367,6 +368,10 @@ bool Engine::TryAdmit(Job& j, Timestamp now, std::vector<Transition>& out) {
     int64_t borrowed;
   };
   std::optional<Pick> best;
+  // Only clusters that can read the checkpoint it resumes from qualify.
+  std::optional<placement::Resume> resume_at;
+  if (!j.input.resume_from.empty()) resume_at = placement::Resume{j.input.resume_from, j.input.resume_cluster};
+  const placement::Resume* resume = resume_at ? &*resume_at : nullptr;
   bool quota_blocked = false;
   for (int a = 0; a < static_cast<int>(alts.size()); ++a) {
     const GpuRequest& g = alts[static_cast<size_t>(a)];
@@ -381,7 +386,7 @@ bool Engine::TryAdmit(Job& j, Timestamp now, std::vector<Transition>& out) {
       }
       borrowed = chk.borrowed;
     }
-    auto option = router_.Choose(spec, *this, [a](int i) { return i == a; }, j.avoid);
+    auto option = router_.Choose(spec, *this, [a](int i) { return i == a; }, j.avoid, resume);
     if (!option) continue;
     if (!best || Better(*option, best->option)) best = Pick{*option, f, borrowed};
     if (spec.accelerators.ordered) break;
@@ -404,7 +409,7 @@ bool Engine::TryAdmit(Job& j, Timestamp now, std::vector<Transition>& out) {
       if (!router_.StaticallyPossible(spec, a)) continue;
       if (!Preempt(j, f, gpus, reclaim, now, out)) continue;
       auto again = quota_.Evaluate(j.queue, f, gpus);
-      auto option = router_.Choose(spec, *this, [a](int i) { return i == a; });
+      auto option = router_.Choose(spec, *this, [a](int i) { return i == a; }, "", resume);
       if (option && (again.verdict == quota::QuotaBook::Verdict::kFits ||
                      again.verdict == quota::QuotaBook::Verdict::kBorrows)) {
         return Dispatch(j, *option, f, again.borrowed, now, out);
@@ -617,7 +622,8 @@ nlohmann::json Engine::Explain(const std::string& job_id) const {
   }
   out["alternatives"] = alternatives;
   json candidates = json::array();
-  for (const auto& c : router_.Explain(spec, this)) {
+  placement::Resume resume{j.input.resume_from, j.input.resume_cluster};
+  for (const auto& c : router_.Explain(spec, this, resume.path.empty() ? nullptr : &resume)) {
     json cj = {{"cluster", c.option.cluster->name},
                {"accelerators", spec.accelerators.alternatives[static_cast<size_t>(c.option.alternative)].ToString()},
                {"eligible", c.eligible}};

@@ -87,6 +87,7 @@ struct JobInput {
   int64_t gpu_seconds = 0;
   int64_t cost_micros = 0;
   std::string resume_from;  // the latest registered checkpoint, if any
+  std::string resume_cluster;  // the cluster that wrote it, if known
 };
 
 // A running attempt handed back to the engine after a restart.
@@ -113,8 +114,9 @@ class Engine : private placement::CapacityView {
   Status Submit(JobInput job);
   // Re-adopts a job whose attempt was running before a restart.
   Status Restore(JobInput job, const RunningAttempt& attempt);
-  // Records the job's latest checkpoint: its next attempt resumes from it
-  // (CAUSEWAY_RESUME_FROM). kNotFound if the engine does not hold the job.
+  // Records the job's latest checkpoint, written by its latest attempt: its
+  // next attempt resumes from it (CAUSEWAY_RESUME_FROM), on a cluster that
+  // can read it. kNotFound if the engine does not hold the job.
   Status SetCheckpoint(const std::string& job_id, const std::string& path);
   // Removes a job. A running attempt is stopped and reported (kAttemptEnded,
   // outcome kCancelled, new_state kCancelled). kNotFound if unknown.

@@ -106,10 +106,15 @@ Status SchedulerService::Recover() {
         if (!spec.ok()) return spec.status().WithPrefix("recovering " + job.id);
         scheduler::JobInput input{job.id, std::move(*spec), job.created_at, job.attempts, job.gpu_seconds, job.cost_micros};
         ASSIGN_OR_RETURN(auto checkpoints, store_.ListCheckpoints(job.id));
-        if (!checkpoints.empty()) input.resume_from = checkpoints.back().path;
+        ASSIGN_OR_RETURN(auto attempts, store_.ListAttempts(job.id));
+        if (!checkpoints.empty()) {
+          input.resume_from = checkpoints.back().path;
+          for (const auto& a : attempts) {
+            if (a.number == checkpoints.back().attempt) input.resume_cluster = a.cluster;
+          }
+        }
         Status st;
         if (state == JobState::kRunning) {
-          ASSIGN_OR_RETURN(auto attempts, store_.ListAttempts(job.id));
           if (!attempts.empty() && attempts.back().state == "running") {
             const Attempt& a = attempts.back();
             st = engine_->Restore(input, {a.number, a.cluster, a.pool, a.backend_id, a.flavor, a.reserved, a.started_at});

@@ -240,10 +240,23 @@ class EstateParser {
   }
 
   void ParseCluster(const YAML::Node& n, const std::string& f) {
-    static const KeySet kKeys{{"name", "provider", "region", "node_pools", "inject_envs", "slurm", "local"},
+    static const KeySet kKeys{{"name", "provider", "region", "node_pools", "inject_envs", "storage", "slurm", "local"},
                               {"description"}};
     if (!r_.CheckMap(n, f, kKeys)) return;
     Cluster c;
+    if (auto st = Get(n, "storage"); st.IsDefined()) {
+      std::string sf = JoinField(f, "storage");
+      c.storage.emplace();
+      if (!st.IsSequence()) {
+        r_.Error(st, sf, "expected a list of storage prefixes the cluster reaches, e.g. [s3://ckpt-eu/, /shared/ckpt]");
+      } else {
+        for (size_t i = 0; i < st.size(); ++i) {
+          auto v = r_.String(st[i], sf + "[" + std::to_string(i) + "]");
+          if (v && v->empty()) r_.Error(st[i], sf + "[" + std::to_string(i) + "]", "expected a non-empty prefix");
+          if (v && !v->empty()) c.storage->push_back(*v);
+        }
+      }
+    }
     if (auto inj = Get(n, "inject_envs"); inj.IsDefined()) {
       c.inject_envs = r_.StringMap(inj, JoinField(f, "inject_envs")).value_or(std::map<std::string, std::string>{});
     }

@@ -18,6 +18,7 @@ using nlohmann::json;
 std::string LocalCluster(const std::string& out) {
   return "  - name: laptop\n    provider: here\n    region: r1\n"
          "    node_pools: [{name: h200, gpu_type: H200, gpus_per_node: 2, nodes: 1}]\n"
+         "    storage: [/shared/]\n"
          "    local: {output_dir: " + out + "}\n";
 }
 

@@ -118,3 +118,24 @@ TEST_F(PlacementTest, ExplainGivesEveryCandidateAVerdictInWords) {
 
 }  // namespace
 }  // namespace causeway::placement
+
+namespace causeway::placement {
+namespace {
+
+TEST(CheckpointReachableTest, WhereItWasWrittenListedStorageOrAnObjectStore) {
+  Cluster here{}, there{}, listed{};
+  here.name = "here";
+  there.name = "there";
+  listed.name = "listed";
+  listed.storage = std::vector<std::string>{"s3://ckpt-eu/", "/shared/"};
+  EXPECT_TRUE(CheckpointReachable(here, "/scratch/x", "here"));
+  EXPECT_FALSE(CheckpointReachable(there, "/scratch/x", "here"));
+  EXPECT_FALSE(CheckpointReachable(there, "file:///scratch/x", "here"));
+  EXPECT_TRUE(CheckpointReachable(there, "s3://any/x", "here")) << "object stores are reachable by default";
+  EXPECT_TRUE(CheckpointReachable(listed, "/shared/run/x", "here"));
+  EXPECT_TRUE(CheckpointReachable(listed, "s3://ckpt-eu/run/x", "here"));
+  EXPECT_FALSE(CheckpointReachable(listed, "s3://ckpt-us/run/x", "here")) << "a listed cluster reaches only its list";
+}
+
+}  // namespace
+}  // namespace causeway::placement

@@ -283,6 +283,42 @@ TEST(SchedulerTest, ResumesFromTheLatestCheckpointOnAnotherClusterWhenItsOwnIsDo
   EXPECT_EQ(w.engine->SetCheckpoint("nobody", "x").code(), Code::kNotFound);
 }
 
+// A checkpoint on the cluster's own disk cannot move: when that cluster is
+// down, the job waits and says why, and resumes there once it is back. A
+// cluster that lists the storage may take it.
+TEST(SchedulerTest, ResumesOnlyWhereTheCheckpointCanBeRead) {
+  SimWorld w(TestEstate());
+  ASSERT_TRUE(w.Submit("train", Job("t1", "H100:8", "checkpoint: {path: /scratch/ckpt}\n", "5h")).ok());
+  w.Tick();
+  ASSERT_EQ(w.cluster["train"], "b-us");
+  ASSERT_TRUE(w.engine->SetCheckpoint("train", "/scratch/ckpt/step-100").ok());
+  w.sims["beta"]->SetOutage(true, w.now);
+  w.Tick();
+  w.Tick();
+  EXPECT_EQ(w.state["train"], JobState::kPending);
+  nlohmann::json explain = w.engine->Explain("train");
+  std::string why;
+  for (const auto& c : explain["candidates"]) {
+    if (c["cluster"] == "a-eu") why = c["reason"];
+  }
+  EXPECT_NE(why.find("cannot read the checkpoint /scratch/ckpt/step-100 written on b-us"), std::string::npos)
+      << explain.dump(2);
+  w.sims["beta"]->SetOutage(false, w.now);
+  w.Tick();
+  EXPECT_EQ(w.state["train"], JobState::kRunning);
+  EXPECT_EQ(w.cluster["train"], "b-us");
+
+  std::string shared = TestEstate();
+  shared.replace(shared.find("region: eu1, node_pools"), 13, "region: eu1, storage: [/scratch/], ");
+  SimWorld v(shared);
+  ASSERT_TRUE(v.Submit("train", Job("t1", "H100:8", "checkpoint: {path: /scratch/ckpt}\n", "5h")).ok());
+  v.Tick();
+  ASSERT_TRUE(v.engine->SetCheckpoint("train", "/scratch/ckpt/step-100").ok());
+  v.sims["beta"]->SetOutage(true, v.now);
+  v.Tick();
+  EXPECT_EQ(v.cluster["train"], "a-eu");
+}
+
 TEST(SchedulerTest, GangsStartWholeOrNotAtAll) {
   SimWorld w(R"(
 providers: [{name: p, kind: sim, regions: [{name: r, zone: eu}]}]
