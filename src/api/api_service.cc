@@ -122,16 +122,17 @@ ApiService::ApiService(Store& store, CommitQueue& queue, const Estate& estate, c
   AddRoutes();
 }
 
-void ApiService::Route(const char* method, const char* pattern, std::string_view scope, Handler handler) {
+void ApiService::Route(const char* method, const char* pattern, std::string_view scope, Handler handler,
+                       bool job_credential) {
   std::string needed(scope);
-  router_.Add(method, pattern, [this, needed, handler = std::move(handler)](HttpRequest& req, Reply reply) {
+  router_.Add(method, pattern, [this, needed, job_credential, handler = std::move(handler)](HttpRequest& req, Reply reply) {
     auto principal = identity::Authenticate(store_, req.Header("authorization"), clock_.Now());
     if (!principal.ok()) {
       HttpResponse r = ErrorResponse(principal.status());
       if (principal.status().code() == Code::kUnauthenticated) r.headers.emplace_back("WWW-Authenticate", "Bearer");
       return reply(std::move(r));
     }
-    if (!needed.empty() && !principal->Has(needed)) {
+    if (!needed.empty() && !principal->Has(needed) && !(job_credential && principal->IsJob(req.params["id"]))) {
       return reply(ErrorResponse(PermissionDenied("token " + principal->token_id + " lacks the \"" + needed +
                                                   "\" scope needed for " + req.method + " " + req.path)));
     }
@@ -154,12 +155,12 @@ void ApiService::AddRoutes() {
   Route("GET", "/v1/whoami", "", bind(&ApiService::WhoAmI));
   Route("POST", "/v1/jobs", kScopeJobsWrite, bind(&ApiService::SubmitJob));
   Route("GET", "/v1/jobs", kScopeJobsRead, bind(&ApiService::ListJobs));
-  Route("GET", "/v1/jobs/{id}", kScopeJobsRead, bind(&ApiService::GetJob));
+  Route("GET", "/v1/jobs/{id}", kScopeJobsRead, bind(&ApiService::GetJob), true);
   Route("POST", "/v1/jobs/{id}/cancel", kScopeJobsWrite, bind(&ApiService::CancelJob));
   Route("GET", "/v1/jobs/{id}/explain", kScopeJobsRead, bind(&ApiService::ExplainJob));
-  Route("POST", "/v1/jobs/{id}/checkpoints", kScopeJobsWrite, bind(&ApiService::RegisterCheckpoint));
+  Route("POST", "/v1/jobs/{id}/checkpoints", kScopeJobsWrite, bind(&ApiService::RegisterCheckpoint), true);
   Route("GET", "/v1/jobs/{id}/logs", kScopeJobsRead, bind(&ApiService::JobLogs));
-  Route("GET", "/v1/jobs/{id}/checkpoints", kScopeJobsRead, bind(&ApiService::ListCheckpoints));
+  Route("GET", "/v1/jobs/{id}/checkpoints", kScopeJobsRead, bind(&ApiService::ListCheckpoints), true);
   Route("GET", "/v1/queues", kScopeJobsRead, bind(&ApiService::ListQueues));
   Route("POST", "/v1/providers/{name}/outage", kScopeAdmin, bind(&ApiService::SetOutage));
   Route("GET", "/v1/clusters", kScopeClustersRead, bind(&ApiService::ListClusters));

@@ -33,7 +33,10 @@ class ApiService {
 
  private:
   // Adds a route that needs a token with `scope` ("" means any valid token).
-  void Route(const char* method, const char* pattern, std::string_view scope, Handler handler);
+  // An authenticated route needing `scope`. With `job_credential`, the
+  // credential of an attempt of job {id} is enough too.
+  void Route(const char* method, const char* pattern, std::string_view scope, Handler handler,
+             bool job_credential = false);
   void Public(const char* method, const char* pattern, Handler handler);
   void AddRoutes();
 

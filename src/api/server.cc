@@ -113,6 +113,7 @@ Status Serve(const ServeOptions& o) {
   HttpServer http(hso, [&api](HttpRequest& req, Reply reply) { api.Dispatch(req, std::move(reply)); });
   api.connections_gauge = [&http] { return http.active_connections(); };
   ASSIGN_OR_RETURN(uint16_t bound, http.Start());
+  scheduler.SetServerUrl(o.advertise_url.empty() ? "http://" + hso.host + ":" + std::to_string(bound) : o.advertise_url);
   scheduler.Start(std::chrono::milliseconds(std::max(10, o.tick_ms)));
 
   if (admin) {

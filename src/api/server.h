@@ -18,6 +18,9 @@ struct ServeOptions {
   double sim_speed = 1.0;   // simulated providers run this many times faster than real time
   uint64_t sim_seed = 1;    // seeds spot preemptions and node failures
   int tick_ms = 200;        // scheduling cycle, in real milliseconds
+  // How jobs reach this server (CAUSEWAY_SERVER in their environment);
+  // default: http://LISTEN_HOST:PORT.
+  std::string advertise_url;
 };
 
 // Blocks until a stop signal. Prints "causeway listening on http://HOST:PORT"

@@ -257,6 +257,8 @@ int Main(int argc, char** argv) {
       ->capture_default_str();
   serve->add_option("--sim-seed", so.sim_seed, "seed for simulated preemptions and failures")->capture_default_str();
   serve->add_option("--tick-ms", so.tick_ms, "scheduling cycle in real milliseconds")->capture_default_str();
+  serve->add_option("--advertise-url", so.advertise_url,
+                    "how jobs reach this server, given to them as CAUSEWAY_SERVER (default http://LISTEN)");
   serve->callback([&] {
     Status st = api::Serve(so);
     if (!st.ok()) rc = Fail(st);

@@ -16,6 +16,24 @@ bool Principal::Has(std::string_view scope) const {
                      [&](const std::string& s) { return s == scope || s == kScopeAdmin; });
 }
 
+bool Principal::IsJob(const std::string& job_id) const {
+  std::string scope = JobScope(job_id);
+  return std::find(scopes.begin(), scopes.end(), scope) != scopes.end();
+}
+
+std::string JobScope(const std::string& job_id) { return "job:" + job_id; }
+
+std::string JobCredentialId(const std::string& job_id, int attempt) {
+  return "tokj_" + job_id + "_" + std::to_string(attempt);
+}
+
+MintedToken MintJobCredential(const std::string& job_id, int attempt, Timestamp now, Micros lifetime) {
+  MintedToken t = MintToken(job_id + " attempt " + std::to_string(attempt), {JobScope(job_id)}, "scheduler", now,
+                            now + lifetime);
+  t.record.id = JobCredentialId(job_id, attempt);
+  return t;
+}
+
 Status ValidateScopes(const std::vector<std::string>& scopes) {
   if (scopes.empty()) return InvalidArgument("a token needs at least one scope");
   for (const auto& s : scopes) {

@@ -32,6 +32,8 @@ struct Principal {
   std::vector<std::string> scopes;
 
   bool Has(std::string_view scope) const;
+  // Whether it is the credential of one of the job's attempts.
+  bool IsJob(const std::string& job_id) const;
 };
 
 struct MintedToken {
@@ -45,6 +47,15 @@ Status ValidateScopes(const std::vector<std::string>& scopes);
 // Makes a new token record and its secret. Does not store it.
 MintedToken MintToken(std::string name, std::vector<std::string> scopes, std::string created_by,
                       Timestamp now, std::optional<Timestamp> expires_at);
+
+// A job attempt's own credential carries one scope, "job:<job id>": it may
+// read that job and register and read its checkpoints, nothing else. It is
+// minted when the attempt launches and revoked when the attempt ends.
+std::string JobScope(const std::string& job_id);
+// Its id is derived from the attempt, so it can be revoked after a restart.
+std::string JobCredentialId(const std::string& job_id, int attempt);
+// Expires after `lifetime` even if the attempt's end is never seen.
+MintedToken MintJobCredential(const std::string& job_id, int attempt, Timestamp now, Micros lifetime);
 
 // Resolves an "Authorization" header value to a Principal. kUnauthenticated
 // for a missing, malformed, unknown, expired or revoked token; the message

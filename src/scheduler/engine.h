@@ -17,6 +17,7 @@
 // Not thread-safe: the owner serializes calls.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -124,6 +125,12 @@ class Engine : private placement::CapacityView {
 
   std::vector<Transition> Tick(Timestamp now);
 
+  // Extra environment for each attempt as it launches (its own
+  // credentials); called during Tick. Values the job sets itself win.
+  using LaunchEnvFn = std::function<std::map<std::string, std::string>(const std::string& job_id, int attempt,
+                                                                       const Cluster& cluster, Timestamp now)>;
+  void SetLaunchEnv(LaunchEnvFn fn) { launch_env_ = std::move(fn); }
+
   // Why the job is where it is: the quota decision and every candidate
   // cluster with its verdict, in words.
   nlohmann::json Explain(const std::string& job_id) const;
@@ -203,6 +210,7 @@ class Engine : private placement::CapacityView {
 
   const Estate& estate_;
   std::map<std::string, ProviderAdapter*> providers_;
+  LaunchEnvFn launch_env_;
   EngineOptions options_;
   quota::QuotaBook quota_;
   placement::Router router_;

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "identity/tokens.h"
 #include "providers/local/local_provider.h"
 #include "providers/slurm/slurm_provider.h"
 #include "spec/spec_json.h"
@@ -88,6 +89,19 @@ SchedulerService::SchedulerService(Store& store, CommitQueue& queue, const Estat
   }
   adapters_ = adapters;
   engine_ = std::make_unique<scheduler::Engine>(estate, adapters);
+  // Each attempt on a real backend gets its own credential, so a job never
+  // needs a person's token to register checkpoints. Simulated attempts run
+  // nothing and get none.
+  engine_->SetLaunchEnv([this](const std::string& job_id, int attempt, const Cluster& cluster, Timestamp now) {
+    std::map<std::string, std::string> env;
+    const Provider* p = estate_.FindProvider(cluster.provider);
+    if (!p || p->kind == "sim") return env;
+    auto minted = identity::MintJobCredential(job_id, attempt, now, std::chrono::hours(24 * 30));
+    env["CAUSEWAY_TOKEN"] = minted.secret;
+    if (!server_url_.empty()) env["CAUSEWAY_SERVER"] = server_url_;
+    minted_[{job_id, attempt}] = std::move(minted.record);
+    return env;
+  });
 }
 
 SchedulerService::~SchedulerService() { Stop(); }
@@ -156,12 +170,14 @@ void SchedulerService::Stop() {
 
 Status SchedulerService::TickOnce() {
   std::vector<Transition> transitions;
+  Minted minted;
   {
     std::lock_guard<std::mutex> lock(mu_);
     transitions = engine_->Tick(clock_.Now());
+    minted.swap(minted_);
   }
   if (transitions.empty()) return Status::Ok();
-  for (const Status& st : queue_.RunAll(Persist(transitions))) RETURN_IF_ERROR(st);
+  for (const Status& st : queue_.RunAll(Persist(transitions, std::move(minted)))) RETURN_IF_ERROR(st);
   return Status::Ok();
 }
 
@@ -228,10 +244,19 @@ Status SchedulerService::SetOutage(const std::string& provider, bool down, const
   });
 }
 
-std::vector<WriteFn> SchedulerService::Persist(const std::vector<Transition>& transitions) {
+void SchedulerService::SetServerUrl(std::string url) {
+  std::lock_guard<std::mutex> lock(mu_);
+  server_url_ = std::move(url);
+}
+
+std::vector<WriteFn> SchedulerService::Persist(const std::vector<Transition>& transitions, Minted minted) {
   std::vector<WriteFn> out;
   for (const Transition& t : transitions) {
-    out.push_back([t](WriteTx& tx) -> Status {
+    std::optional<TokenRecord> credential;
+    if (auto it = minted.find({t.job_id, t.attempt}); it != minted.end() && t.kind == Transition::Kind::kDispatched) {
+      credential = std::move(it->second);
+    }
+    out.push_back([t, credential](WriteTx& tx) -> Status {
       AuditEvent e;
       e.time = t.time;
       e.actor = kActor;
@@ -258,6 +283,16 @@ std::vector<WriteFn> SchedulerService::Persist(const std::vector<Transition>& tr
       e.details = {{"attempt", t.attempt},       {"cluster", t.cluster}, {"flavor", t.flavor},
                    {"gpus", t.gpus},             {"reserved", t.reserved}, {"borrowed", t.borrowed},
                    {"state", JobStateName(job->state)}, {"message", t.message}};
+      // The attempt's credential lives exactly as long as the attempt.
+      if (credential) {
+        RETURN_IF_ERROR(tx.InsertToken(*credential));
+        e.details["credential"] = credential->id;
+      }
+      if (t.kind == Transition::Kind::kAttemptEnded) {
+        Status revoked = tx.RevokeToken(identity::JobCredentialId(t.job_id, t.attempt), t.time);
+        if (revoked.ok()) e.details["credential_revoked"] = identity::JobCredentialId(t.job_id, t.attempt);
+        if (!revoked.ok() && revoked.code() != Code::kNotFound) return revoked;
+      }
       if (t.kind == Transition::Kind::kAttemptEnded) {
         e.details["outcome"] = AttemptOutcomeName(t.outcome);
         if (!t.failure_class.empty()) {

@@ -51,11 +51,16 @@ class SchedulerService {
   // An attempt's output from the provider that ran it on `cluster`.
   Result<std::string> ReadLog(const std::string& cluster, const std::string& job_id, int attempt, int64_t offset,
                               int64_t max);
+  // Where attempts reach the API (CAUSEWAY_SERVER in their environment).
+  void SetServerUrl(std::string url);
+
   // Takes a simulated provider down or brings it back; audited.
   Status SetOutage(const std::string& provider, bool down, const std::string& actor);
 
  private:
-  std::vector<WriteFn> Persist(const std::vector<scheduler::Transition>& transitions);
+  using Minted = std::map<std::pair<std::string, int>, TokenRecord>;  // (job, attempt) -> credential
+  // `minted`: credentials of the attempts dispatched, stored with them.
+  std::vector<WriteFn> Persist(const std::vector<scheduler::Transition>& transitions, Minted minted = {});
 
   Store& store_;
   CommitQueue& queue_;
@@ -66,6 +71,8 @@ class SchedulerService {
   std::vector<std::unique_ptr<ProviderAdapter>> others_;           // guarded by mu_: real backends
   std::map<std::string, ProviderAdapter*> adapters_;               // guarded by mu_: by provider name
   std::unique_ptr<scheduler::Engine> engine_;                      // guarded by mu_
+  std::string server_url_;                                         // guarded by mu_
+  Minted minted_;                                                  // guarded by mu_: since the last Persist
   std::mutex stop_mu_;
   std::condition_variable stop_cv_;
   bool stopping_ = false;  // guarded by stop_mu_

@@ -341,8 +341,9 @@ TEST_F(SlurmTest, NothingIsLostWhileSlurmrestdIsAway) {
   ASSERT_TRUE(Eventually([&] { return state(first) == "succeeded" && state(second) == "succeeded"; }));
 }
 
-// A job registers a checkpoint from inside Slurm, is killed, and its next
-// attempt receives CAUSEWAY_RESUME_FROM; the attempt record says so.
+// A job registers a checkpoint from inside Slurm with its own credential,
+// is killed, and its next attempt receives CAUSEWAY_RESUME_FROM; the attempt
+// record says so. The first attempt's credential dies with it.
 TEST_F(SlurmTest, KilledJobsResumeFromTheirLatestCheckpoint) {
   TempDir dir("slurm-checkpoint");
   std::string estate = dir.path() + "/estate.yaml";
@@ -350,6 +351,7 @@ TEST_F(SlurmTest, KilledJobsResumeFromTheirLatestCheckpoint) {
   auto server = ServerProcess::Start(dir.path(), {"--estate", estate, "--tick-ms", "50"});
   auto client = server->Client();
   std::string script =
+      "printf %s \"$CAUSEWAY_TOKEN\" > credential-$CAUSEWAY_ATTEMPT\n"
       "if [ -z \"$CAUSEWAY_RESUME_FROM\" ]; then\n"
       "  " + std::string(CAUSEWAY_BINARY) + " checkpoint register --job $CAUSEWAY_JOB_ID --path /ckpt/step-100 --step 100\n"
       "  sleep 120\n"
@@ -358,7 +360,6 @@ TEST_F(SlurmTest, KilledJobsResumeFromTheirLatestCheckpoint) {
       "fi";
   json spec = {{"spec", {{"name", "resumable"},
                          {"resources", {{"accelerators", "H200:1"}}},
-                         {"envs", {{"CAUSEWAY_SERVER", server->url()}, {"CAUSEWAY_TOKEN", server->admin_token()}}},
                          {"checkpoint", {{"path", "/ckpt"}}},
                          {"run", script}}}};
   auto r = client.Send("POST", "/v1/jobs", spec.dump(), Auth(server->admin_token()));
@@ -370,6 +371,12 @@ TEST_F(SlurmTest, KilledJobsResumeFromTheirLatestCheckpoint) {
   ASSERT_TRUE(Eventually([&] { return get("/v1/jobs/" + id + "/checkpoints")["checkpoints"].size() == 1u; }))
       << get("/v1/jobs/" + id).dump(2);
   EXPECT_EQ(get("/v1/jobs/" + id + "/checkpoints")["checkpoints"][0]["step"], 100);
+  std::ifstream credential_file(cluster_->OutputDir() + "/credential-1");
+  std::string credential((std::istreambuf_iterator<char>(credential_file)), {});
+  ASSERT_EQ(credential.rfind("cw_", 0), 0u) << "the attempt got no credential of its own";
+  EXPECT_EQ(client.Send("GET", "/v1/jobs/" + id, "", Auth(credential))->status, 200);
+  EXPECT_EQ(client.Send("GET", "/v1/jobs", "", Auth(credential))->status, 403) << "it may see its own job only";
+  EXPECT_EQ(client.Send("POST", "/v1/jobs", "{}", Auth(credential))->status, 403);
   cluster_->Run("scancel --name=cw-" + id + "-1");
   ASSERT_TRUE(Eventually([&] { return get("/v1/jobs/" + id)["state"] == "succeeded"; })) << get("/v1/jobs/" + id).dump(2);
   json job = get("/v1/jobs/" + id);
@@ -383,6 +390,10 @@ TEST_F(SlurmTest, KilledJobsResumeFromTheirLatestCheckpoint) {
   auto audit = get("/v1/audit?action=checkpoint.register");
   ASSERT_EQ(audit["events"].size(), 1u);
   EXPECT_EQ(audit["events"][0]["details"]["path"], "/ckpt/step-100");
+  EXPECT_EQ(audit["events"][0]["actor"], "tokj_" + id + "_1") << "registered with the attempt's own credential";
+  EXPECT_EQ(audit.dump().find(credential), std::string::npos) << "a secret reached the audit trail";
+  EXPECT_EQ(client.Send("GET", "/v1/jobs/" + id, "", Auth(credential))->status, 401)
+      << "the credential outlived its attempt";
 }
 
 }  // namespace
