@@ -44,7 +44,10 @@ enum class AttemptOutcome {
 };
 std::string_view AttemptOutcomeName(AttemptOutcome o);
 
+// Something that happened to an attempt: it ended, or (for backends that
+// queue work themselves, such as Slurm) it started running.
 struct ProviderEvent {
+  enum class Kind { kEnded, kStarted };
   std::string job_id;
   int attempt = 0;
   Timestamp time;
@@ -56,6 +59,7 @@ struct ProviderEvent {
   // job may wait in Slurm's own queue after Causeway hands it over); GPU
   // time and cost are measured from then.
   std::optional<Timestamp> started;
+  Kind kind = Kind::kEnded;  // kStarted: `time` is when it started; nothing else is set
 };
 
 // One GPU's utilization at one moment.
@@ -83,9 +87,13 @@ class ProviderAdapter {
   // Stops an attempt now; its resources are free when this returns. No event
   // is reported for it. kNotFound if it is not running.
   virtual Status Cancel(const std::string& job_id, int attempt) = 0;
-  // Advances to `now` and returns the attempts that ended since the last
-  // call, in time order.
+  // Advances to `now` and returns the attempts that ended (and, where
+  // StartsOnLaunch is false, started) since the last call, in time order.
   virtual std::vector<ProviderEvent> Poll(Timestamp now) = 0;
+  // Whether an attempt runs as soon as Launch returns. A backend with a
+  // queue of its own says no, and reports kStarted events; its attempts are
+  // "admitted" until then.
+  virtual bool StartsOnLaunch() const { return true; }
 
   // A handle for one of the provider's pools, or -1 if it has no such pool.
   // Resolve once; capacity queries by handle are on the scheduler's hot path.

@@ -171,6 +171,7 @@ Status Engine::Restore(JobInput input, const RunningAttempt& a) {
                     {}, j.input.spec.setup, j.input.spec.run, j.input.spec.time_limit, j.input.spec.sim, a.backend_id};
   RETURN_IF_ERROR(provider->Restore(req, a.started));
   j.backend_id = a.backend_id;
+  j.admitted_only = a.admitted_only;
   Dequeue(j);
   j.running = true;
   j.attempt = a.attempt;
@@ -283,6 +284,20 @@ std::vector<Transition> Engine::Tick(Timestamp now) {
       auto it = jobs_.find(ev.job_id);
       if (it == jobs_.end() || !it->second.running || it->second.attempt != ev.attempt) continue;
       Job& j = it->second;
+      if (ev.kind == ProviderEvent::Kind::kStarted) {
+        if (!j.admitted_only) continue;
+        j.admitted_only = false;
+        // GPU time counts from here, not from the hand-over.
+        if (ev.time > j.started) j.started = ev.time;
+        Transition t = AttemptTransition(j, Transition::Kind::kStarted, ev.time);
+        t.new_state = JobState::kRunning;
+        t.attempts = j.input.attempts;
+        t.total_gpu_seconds = j.input.gpu_seconds;
+        t.total_cost_micros = j.input.cost_micros;
+        t.message = "attempt " + std::to_string(j.attempt) + " started running on " + j.cluster;
+        out.push_back(std::move(t));
+        continue;
+      }
       if (ev.started && *ev.started > j.started && *ev.started <= ev.time) j.started = *ev.started;
       Transition t = EndAttempt(j, ev.time, ev.outcome, ev.exit_code, ev.reason);
       auto cls = recovery::Classify(ev.outcome, ev.exit_code, ev.reason, ev.log_tail);
@@ -546,7 +561,8 @@ bool Engine::Dispatch(Job& j, const placement::Option& o, int flavor, int64_t bo
                  {"data_local", o.data_local},
                  {"why", why}};
   Transition t = AttemptTransition(j, Transition::Kind::kDispatched, now);
-  t.new_state = JobState::kRunning;
+  j.admitted_only = !provider->StartsOnLaunch();
+  t.new_state = j.admitted_only ? JobState::kAdmitted : JobState::kRunning;
   t.attempts = attempt;
   t.total_gpu_seconds = j.input.gpu_seconds;
   t.total_cost_micros = j.input.cost_micros;
@@ -607,7 +623,8 @@ nlohmann::json Engine::Explain(const std::string& job_id) const {
   if (it == jobs_.end()) return json();
   const Job& j = it->second;
   const JobSpec& spec = j.input.spec;
-  json out = {{"job", job_id}, {"state", j.running ? "running" : "pending"}};
+  json out = {{"job", job_id}, {"state", !j.running ? "pending" : j.admitted_only ? "admitted" : "running"}};
+  if (j.admitted_only) out["waiting"] = "handed to " + j.cluster + ", waiting in its own queue to start";
   if (j.queue >= 0) out["queue"] = quota_.config(j.queue).name;
   if (!j.running) out["waiting"] = WaitingReason(j);
   if (!j.placement.is_null()) out["placement"] = j.placement;

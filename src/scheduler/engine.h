@@ -41,7 +41,8 @@ namespace causeway::scheduler {
 // What the engine reports, for the owner to persist and audit.
 struct Transition {
   enum class Kind {
-    kDispatched,       // an attempt started on a cluster
+    kDispatched,       // an attempt was handed to a cluster; new_state: running, or admitted where it queues first
+    kStarted,          // an admitted attempt started running on its cluster
     kAttemptEnded,     // an attempt ended; new_state says what became of the job
     kBudgetWarning,    // a team passed its soft budget limit this month
     kBudgetExhausted,  // a team reached its monthly budget: no new admissions
@@ -100,6 +101,7 @@ struct RunningAttempt {
   std::string flavor;
   bool reserved = false;
   Timestamp started;
+  bool admitted_only = false;  // handed over but not yet seen running
 };
 
 struct EngineOptions {};
@@ -145,7 +147,8 @@ class Engine : private placement::CapacityView {
   struct Job {
     JobInput input;
     int queue = -1;
-    bool running = false;
+    bool running = false;        // holds capacity: admitted to a backend or running there
+    bool admitted_only = false;  // handed to a backend that has not started it yet
     // The attempt in flight.
     int attempt = 0;
     ProviderAdapter* provider = nullptr;

@@ -17,6 +17,7 @@ constexpr const char* kActor = "scheduler";
 std::string EventType(const Transition& t) {
   switch (t.kind) {
     case Transition::Kind::kDispatched: return "dispatched";
+    case Transition::Kind::kStarted: return "started";
     case Transition::Kind::kBudgetWarning: return "budget_warning";
     case Transition::Kind::kBudgetExhausted: return "budget_exhausted";
     case Transition::Kind::kAttemptEnded: break;
@@ -28,6 +29,7 @@ std::string EventType(const Transition& t) {
 std::string AuditAction(const Transition& t) {
   switch (t.kind) {
     case Transition::Kind::kDispatched: return "job.dispatch";
+    case Transition::Kind::kStarted: return "job.start";
     case Transition::Kind::kBudgetWarning: return "budget.warning";
     case Transition::Kind::kBudgetExhausted: return "budget.exhausted";
     case Transition::Kind::kAttemptEnded: break;
@@ -52,7 +54,7 @@ Attempt AttemptOf(const Transition& t) {
   a.borrowed = t.borrowed;
   a.price_micros = t.price_micros;
   a.placement = t.placement.is_null() ? "{}" : t.placement.dump();
-  if (t.kind == Transition::Kind::kDispatched) {
+  if (t.kind == Transition::Kind::kDispatched || t.kind == Transition::Kind::kStarted) {
     a.state = "running";
   } else {
     a.state = std::string(AttemptOutcomeName(t.outcome));
@@ -128,10 +130,11 @@ Status SchedulerService::Recover() {
           }
         }
         Status st;
-        if (state == JobState::kRunning) {
+        if (state == JobState::kRunning || state == JobState::kAdmitted) {
           if (!attempts.empty() && attempts.back().state == "running") {
             const Attempt& a = attempts.back();
-            st = engine_->Restore(input, {a.number, a.cluster, a.pool, a.backend_id, a.flavor, a.reserved, a.started_at});
+            st = engine_->Restore(input, {a.number, a.cluster, a.pool, a.backend_id, a.flavor, a.reserved, a.started_at,
+                                          state == JobState::kAdmitted});
             if (st.ok()) continue;
             spdlog::warn("job {} could not be re-adopted on {}: {}; requeueing", job.id, a.cluster, st.message());
           }
@@ -275,7 +278,7 @@ std::vector<WriteFn> SchedulerService::Persist(const std::vector<Transition>& tr
       job->attempts = t.attempts;
       job->gpu_seconds = t.total_gpu_seconds;
       job->cost_micros = t.total_cost_micros;
-      job->reason = t.kind == Transition::Kind::kDispatched ? "" : t.message;
+      job->reason = t.kind == Transition::Kind::kDispatched || t.kind == Transition::Kind::kStarted ? "" : t.message;
       job->updated_at = t.time;
       RETURN_IF_ERROR(tx.UpdateJobProgress(*job));
       RETURN_IF_ERROR(tx.AddJobEvent(JobEvent{0, t.job_id, t.time, EventType(t), t.message}));

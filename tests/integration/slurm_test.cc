@@ -278,6 +278,30 @@ TEST_F(SlurmTest, CausewayRunsJobsOnSlurm) {
   ASSERT_EQ(cancel->status, 200);
   ASSERT_TRUE(Eventually([&] { return cluster_->Run("squeue -h -o %j").find("cw-" + slow) == std::string::npos; }))
       << "cancelled in Causeway but still in Slurm";
+
+  // A job Slurm holds in its own queue is admitted, not running, until
+  // Slurm starts it; then it is running, from Slurm's start time.
+  auto whole = [&](const std::string& name) {
+    json spec = {{"spec", "name: " + name + "\nresources: {accelerators: H200:8}\nrun: sleep 120\n"}};
+    auto r = client.Send("POST", "/v1/jobs", spec.dump(), Auth(server->admin_token()));
+    EXPECT_EQ(r->status, 201) << r->body;
+    return json::parse(r->body)["job"]["id"].get<std::string>();
+  };
+  std::string first = whole("first");
+  ASSERT_TRUE(Eventually([&] { return job(first)["state"] == "running"; })) << job(first).dump(2);
+  std::string second = whole("second");
+  ASSERT_TRUE(Eventually([&] { return cluster_->Run("squeue -h -t PD -o %j").find("cw-" + second) != std::string::npos; }));
+  EXPECT_EQ(job(second)["state"], "admitted");
+  auto explain = json::parse(client.Send("GET", "/v1/jobs/" + second + "/explain", "", Auth(server->admin_token()))->body);
+  EXPECT_NE(explain["scheduler"].value("waiting", "").find("waiting in its own queue"), std::string::npos)
+      << explain.dump(2);
+  std::vector<std::string> events;
+  json first_job = job(first);  // kept: the loop borrows from it
+  for (const auto& e : first_job["events"]) events.push_back(e["type"]);
+  EXPECT_EQ(events, (std::vector<std::string>{"submitted", "dispatched", "started"}));
+  for (const auto& id : {first, second}) {
+    ASSERT_EQ(client.Send("POST", "/v1/jobs/" + id + "/cancel", "{}", Auth(server->admin_token()))->status, 200);
+  }
 }
 
 // A job killed in Slurm behind Causeway's back is retried; Causeway

@@ -245,7 +245,14 @@ std::vector<ProviderEvent> SlurmProvider::Poll(Timestamp now) {
     }
     auto outcome = OutcomeOf(job->second);
     if (!outcome) {
-      if (job->second.restarts > 0) ask[t.cluster].push_back({key, true});
+      if (job->second.restarts > 0) {
+        ask[t.cluster].push_back({key, true});
+      } else if (!it->second.seen_running && job->second.state != "PENDING" && job->second.start) {
+        it->second.seen_running = true;
+        ProviderEvent ev{key.first, key.second, *job->second.start, AttemptOutcome::kSucceeded, 0, "", "", std::nullopt};
+        ev.kind = ProviderEvent::Kind::kStarted;
+        out.push_back(std::move(ev));
+      }
       ++it;
       continue;
     }

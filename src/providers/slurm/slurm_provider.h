@@ -48,6 +48,8 @@ class SlurmProvider final : public ProviderAdapter {
   bool Fits(int pool, int gpus_per_node, int nodes) const override;
   int FreeGpus(int pool) const override;
   bool Healthy(int pool) const override;
+  // Slurm queues jobs itself: an attempt is admitted until Slurm runs it.
+  bool StartsOnLaunch() const override { return false; }
   std::vector<GpuSample> SampleUtilization(Timestamp) const override { return {}; }
   Result<std::string> ReadLog(const std::string& cluster, const std::string& job_id, int attempt, int64_t offset,
                               int64_t max) const override;
@@ -81,6 +83,7 @@ class SlurmProvider final : public ProviderAdapter {
     int gpus = 0;
     int64_t slurm_id = 0;
     Timestamp started;
+    bool seen_running = false;  // a kStarted event was reported
   };
   using Key = std::pair<std::string, int>;
 
