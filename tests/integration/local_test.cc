@@ -22,45 +22,10 @@ std::string LocalCluster(const std::string& out) {
          "    local: {output_dir: " + out + "}\n";
 }
 
-class Server {
- public:
-  Server(TempDir& dir, const std::string& estate_yaml) {
-    std::string estate = dir.path() + "/estate.yaml";
-    std::ofstream(estate) << estate_yaml;
-    args_ = {"--estate", estate, "--tick-ms", "50"};
-    process_ = ServerProcess::Start(dir.path(), args_);
-    dir_ = dir.path();
-  }
-  void Restart() {
-    process_->Stop(SIGKILL);
-    process_ = ServerProcess::Start(dir_, args_);
-  }
-  std::string Submit(const std::string& spec_yaml) {
-    auto c = process_->Client();
-    auto r = c.Send("POST", "/v1/jobs", json{{"spec", spec_yaml}}.dump(), Auth(process_->admin_token()));
-    EXPECT_EQ(r->status, 201) << r->body;
-    return json::parse(r->body)["job"]["id"];
-  }
-  json Get(const std::string& path) {
-    auto c = process_->Client();
-    return json::parse(c.Send("GET", path, "", Auth(process_->admin_token()))->body);
-  }
-  int Post(const std::string& path) {
-    auto c = process_->Client();
-    return c.Send("POST", path, "{}", Auth(process_->admin_token()))->status;
-  }
-  ServerProcess& process() { return *process_; }
-
- private:
-  std::vector<std::string> args_;
-  std::string dir_;
-  std::unique_ptr<ServerProcess> process_;
-};
-
 TEST(LocalExecutorTest, RunsFailsCancelsAndSurvivesRestarts) {
   TempDir dir("local");
   std::string out = dir.path() + "/out";
-  Server s(dir, "providers: [{name: here, kind: local, regions: [{name: r1, zone: eu}]}]\nclusters:\n" + LocalCluster(out));
+  EstateServer s(dir, "providers: [{name: here, kind: local, regions: [{name: r1, zone: eu}]}]\nclusters:\n" + LocalCluster(out));
 
   std::string ok = s.Submit("resources: {accelerators: H200:2}\nenvs: {WHO: world}\nrun: echo hello $WHO on $CUDA_VISIBLE_DEVICES\n");
   ASSERT_TRUE(Eventually([&] { return s.Get("/v1/jobs/" + ok)["state"] == "succeeded"; })) << s.Get("/v1/jobs/" + ok).dump(2);
@@ -103,7 +68,7 @@ TEST(FallbackTest, ACheckpointedJobKilledOnSlurmResumesOnAnotherCluster) {
   estate.replace(estate.find("providers: ["), 12, "providers: [{name: here, kind: local, regions: [{name: r1, zone: eu}]}, ");
   estate.replace(estate.find("clusters:\n"), 10, "clusters:\n" + LocalCluster(out));
   estate.replace(estate.find("prices: ["), 9, "prices: [{cluster: laptop, gpu_type: H200, on_demand: \"9.00\"}, ");
-  Server s(dir, estate);
+  EstateServer s(dir, estate);
   std::string script =
       "if [ -z \"$CAUSEWAY_RESUME_FROM\" ]; then\n"
       "  " + std::string(CAUSEWAY_BINARY) + " checkpoint register --job $CAUSEWAY_JOB_ID --path /shared/ckpt/step-500 --step 500\n"

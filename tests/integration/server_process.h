@@ -4,12 +4,18 @@
 
 #include <sys/types.h>
 
+#include <gtest/gtest.h>
+#include <signal.h>
+
 #include <chrono>
 #include <cstdint>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "net/http_client.h"
 
@@ -77,5 +83,46 @@ bool Eventually(F done, std::chrono::seconds limit = std::chrono::seconds(60)) {
 
 // "Authorization: Bearer TOKEN" as a header list for HttpClient::Send.
 std::vector<std::pair<std::string, std::string>> Auth(const std::string& token);
+
+// A server on an estate of the test's own (written into `dir`), with the
+// calls tests make of it as the admin.
+class EstateServer {
+ public:
+  EstateServer(TempDir& dir, const std::string& estate_yaml) {
+    std::string estate = dir.path() + "/estate.yaml";
+    std::ofstream(estate) << estate_yaml;
+    args_ = {"--estate", estate, "--tick-ms", "50"};
+    process_ = ServerProcess::Start(dir.path(), args_);
+    dir_ = dir.path();
+  }
+  // SIGKILL, then start again on the same data.
+  void Restart() {
+    process_->Stop(SIGKILL);
+    Start();
+  }
+  // Starts again after the test stopped the process itself.
+  void Start() { process_ = ServerProcess::Start(dir_, args_); }
+  // Returns the new job's id.
+  std::string Submit(const std::string& spec_yaml) {
+    auto c = process_->Client();
+    auto r = c.Send("POST", "/v1/jobs", nlohmann::json{{"spec", spec_yaml}}.dump(), Auth(process_->admin_token()));
+    EXPECT_EQ(r->status, 201) << r->body;
+    return nlohmann::json::parse(r->body)["job"]["id"];
+  }
+  nlohmann::json Get(const std::string& path) {
+    auto c = process_->Client();
+    return nlohmann::json::parse(c.Send("GET", path, "", Auth(process_->admin_token()))->body);
+  }
+  int Post(const std::string& path) {
+    auto c = process_->Client();
+    return c.Send("POST", path, "{}", Auth(process_->admin_token()))->status;
+  }
+  ServerProcess& process() { return *process_; }
+
+ private:
+  std::vector<std::string> args_;
+  std::string dir_;
+  std::unique_ptr<ServerProcess> process_;
+};
 
 }  // namespace causeway::testing

@@ -29,6 +29,37 @@ class SlurmTest : public ::testing::Test {
   slurm::SlurmClient Client() {
     return slurm::SlurmClient({cluster_->Get("CAUSEWAY_SLURM_URL"), "root", cluster_->Get("CAUSEWAY_SLURM_TOKEN_FILE")});
   }
+  // A two-GPU job that prints its GPUs and $FOO, then exits 3.
+  static slurm::SubmitRequest FailingJob(const std::string& name, const std::string& foo) {
+    slurm::SubmitRequest r;
+    r.name = name + "-test";
+    r.script = "#!/bin/bash\necho gpus=$CUDA_VISIBLE_DEVICES foo=$FOO\nexit 3\n";
+    r.partition = "gpu";
+    r.gres = "gpu:h200:2";
+    r.environment = {{"PATH", "/usr/bin:/bin"}, {"FOO", foo}};
+    r.working_directory = cluster_->OutputDir();
+    r.output = cluster_->OutputDir() + "/" + name + "-%j.out";
+    return r;
+  }
+  // The job as `api` lists it once it has ended.
+  static std::optional<slurm::JobInfo> WaitForEnd(slurm::SlurmApi& api, int64_t id) {
+    std::optional<slurm::JobInfo> info;
+    bool ended = Eventually([&] {
+      auto jobs = api.ListJobs();
+      if (!jobs.ok()) return false;
+      for (const auto& j : *jobs) {
+        if (j.id == id) info = j;
+      }
+      return info && slurm::OutcomeOf(*info).has_value();
+    });
+    return ended ? info : std::nullopt;
+  }
+  static std::string FirstLine(const std::string& name, int64_t id) {
+    std::ifstream out(cluster_->OutputDir() + "/" + name + "-" + std::to_string(id) + ".out");
+    std::string line;
+    std::getline(out, line);
+    return line;
+  }
   static SlurmCluster* cluster_;
   static std::string skip_reason_;
 };
@@ -39,30 +70,19 @@ std::string SlurmTest::skip_reason_;
 TEST_F(SlurmTest, ClientSubmitsWatchesAndCancelsRealJobs) {
   auto client = Client();
   ASSERT_TRUE(client.Ping().ok());
-  slurm::SubmitRequest r;
-  r.name = "client-test";
-  r.script = "#!/bin/bash\necho gpus=$CUDA_VISIBLE_DEVICES foo=$FOO\nexit 3\n";
-  r.partition = "gpu";
-  r.gres = "gpu:h200:2";
-  r.environment = {{"PATH", "/usr/bin:/bin"}, {"FOO", "bar"}};
-  r.working_directory = cluster_->OutputDir();
-  r.output = cluster_->OutputDir() + "/client-%j.out";
+  slurm::SubmitRequest r = FailingJob("client", "bar");
   auto id = client.Submit(r);
   ASSERT_TRUE(id.ok()) << id.status().ToString();
-  slurm::JobInfo info;
-  ASSERT_TRUE(Eventually([&] {
-    auto j = client.GetJob(*id);
-    if (j.ok()) info = *j;
-    return j.ok() && slurm::OutcomeOf(*j).has_value();
-  }));
-  EXPECT_EQ(info.state, "FAILED");
-  EXPECT_EQ(info.exit_code, 3);
-  EXPECT_EQ(slurm::OutcomeOf(info), AttemptOutcome::kFailed);
-  ASSERT_TRUE(info.start && info.end);
-  std::ifstream out(cluster_->OutputDir() + "/client-" + std::to_string(*id) + ".out");
-  std::string line;
-  std::getline(out, line);
-  EXPECT_EQ(line, "gpus=0,1 foo=bar");
+  auto info = WaitForEnd(client, *id);
+  ASSERT_TRUE(info);
+  EXPECT_EQ(info->state, "FAILED");
+  EXPECT_EQ(info->exit_code, 3);
+  EXPECT_EQ(slurm::OutcomeOf(*info), AttemptOutcome::kFailed);
+  ASSERT_TRUE(info->start && info->end);
+  EXPECT_EQ(FirstLine("client", *id), "gpus=0,1 foo=bar");
+  auto one = client.GetJob(*id);
+  ASSERT_TRUE(one.ok()) << one.status().ToString();
+  EXPECT_EQ(one->state, "FAILED");
 
   r.script = "#!/bin/bash\nsleep 60\n";
   auto sleeper = client.Submit(r);
@@ -103,32 +123,15 @@ TEST_F(SlurmTest, ErrorsAreTypedAndClear) {
 TEST_F(SlurmTest, CliSubmitsWatchesCancelsAndReadsAccounting) {
   slurm::SlurmCli cli(cluster_->Get("SLURM_CONF"));
   ASSERT_TRUE(cli.Ping().ok()) << cli.Ping().ToString();
-  slurm::SubmitRequest r;
-  r.name = "cli-test";
-  r.script = "#!/bin/bash\necho gpus=$CUDA_VISIBLE_DEVICES foo=$FOO\nexit 3\n";
-  r.partition = "gpu";
-  r.gres = "gpu:h200:2";
-  r.environment = {{"PATH", "/usr/bin:/bin"}, {"FOO", "it's $HOME"}};
-  r.working_directory = cluster_->OutputDir();
-  r.output = cluster_->OutputDir() + "/cli-%j.out";
+  slurm::SubmitRequest r = FailingJob("cli", "it's $HOME");
   auto id = cli.Submit(r);
   ASSERT_TRUE(id.ok()) << id.status().ToString();
-  slurm::JobInfo info;
-  ASSERT_TRUE(Eventually([&] {
-    auto jobs = cli.ListJobs();
-    if (!jobs.ok()) return false;
-    for (const auto& j : *jobs) {
-      if (j.id == *id) info = j;
-    }
-    return info.id == *id && slurm::OutcomeOf(info).has_value();
-  }));
-  EXPECT_EQ(info.state, "FAILED");
-  EXPECT_EQ(info.exit_code, 3);
-  EXPECT_EQ(info.gpus, 2);
-  std::ifstream out(cluster_->OutputDir() + "/cli-" + std::to_string(*id) + ".out");
-  std::string line;
-  std::getline(out, line);
-  EXPECT_EQ(line, "gpus=0,1 foo=it's $HOME");
+  auto info = WaitForEnd(cli, *id);
+  ASSERT_TRUE(info);
+  EXPECT_EQ(info->state, "FAILED");
+  EXPECT_EQ(info->exit_code, 3);
+  EXPECT_EQ(info->gpus, 2);
+  EXPECT_EQ(FirstLine("cli", *id), "gpus=0,1 foo=it's $HOME");
 
   std::vector<slurm::JobInfo> accounted;
   ASSERT_TRUE(Eventually([&] {
@@ -140,7 +143,7 @@ TEST_F(SlurmTest, CliSubmitsWatchesCancelsAndReadsAccounting) {
   EXPECT_EQ(accounted[0].exit_code, 3);
   EXPECT_EQ(accounted[0].gpus, 2);
   ASSERT_TRUE(accounted[0].start && accounted[0].end);
-  EXPECT_EQ(ToUnixMicros(*accounted[0].end), ToUnixMicros(*info.end));
+  EXPECT_EQ(ToUnixMicros(*accounted[0].end), ToUnixMicros(*info->end));
   auto rest = Client().Accounting({*id});
   ASSERT_TRUE(rest.ok()) << rest.status().ToString();
   ASSERT_EQ(rest->size(), 1u);
@@ -165,28 +168,17 @@ TEST_F(SlurmTest, CliSubmitsWatchesCancelsAndReadsAccounting) {
 TEST_F(SlurmTest, FallsBackToTheCliWhileSlurmrestdIsAway) {
   std::string restd = std::string(CAUSEWAY_SOURCE_DIR) + "/scripts/slurm/restd.sh " + cluster_->base();
   TempDir dir("slurm-fallback");
-  std::string estate = dir.path() + "/estate.yaml";
-  std::ofstream(estate) << cluster_->Estate(
-      "lab", "eu",
-      "interfaces: [rest, cli], url: \"" + cluster_->Get("CAUSEWAY_SLURM_URL") +
-          "\", user: root, token_command: \"SLURM_CONF=" + cluster_->Get("SLURM_CONF") +
-          " scontrol token username=root lifespan=600\", conf: " + cluster_->Get("SLURM_CONF"));
-  auto server = ServerProcess::Start(dir.path(), {"--estate", estate, "--tick-ms", "50"});
-  auto client = server->Client();
-  auto submit = [&](const std::string& run) {
-    json spec = {{"spec", "resources: {accelerators: H200:1}\nrun: " + run + "\n"}};
-    auto r = client.Send("POST", "/v1/jobs", spec.dump(), Auth(server->admin_token()));
-    EXPECT_EQ(r->status, 201) << r->body;
-    return json::parse(r->body)["job"]["id"].get<std::string>();
-  };
-  auto job = [&](const std::string& id) {
-    return json::parse(client.Send("GET", "/v1/jobs/" + id, "", Auth(server->admin_token()))->body);
-  };
-  std::string over_rest = submit("echo over rest");
+  EstateServer s(dir, cluster_->Estate("lab", "eu",
+                                       "interfaces: [rest, cli], url: \"" + cluster_->Get("CAUSEWAY_SLURM_URL") +
+                                           "\", user: root, token_command: \"SLURM_CONF=" + cluster_->Get("SLURM_CONF") +
+                                           " scontrol token username=root lifespan=600\", conf: " +
+                                           cluster_->Get("SLURM_CONF")));
+  auto job = [&](const std::string& id) { return s.Get("/v1/jobs/" + id); };
+  std::string over_rest = s.Submit("resources: {accelerators: H200:1}\nrun: echo over rest\n");
   ASSERT_TRUE(Eventually([&] { return job(over_rest)["state"] == "succeeded"; })) << job(over_rest).dump(2);
 
   ASSERT_EQ(std::system((restd + " stop").c_str()), 0);
-  std::string over_cli = submit("echo over the cli");
+  std::string over_cli = s.Submit("resources: {accelerators: H200:1}\nrun: echo over the cli\n");
   ASSERT_TRUE(Eventually([&] { return job(over_cli)["state"] == "succeeded"; })) << job(over_cli).dump(2);
   std::ifstream log(cluster_->OutputDir() + "/" + over_cli + "-1.log");
   std::string line;
@@ -199,15 +191,9 @@ TEST_F(SlurmTest, FallsBackToTheCliWhileSlurmrestdIsAway) {
 // the job is retried, not failed.
 TEST_F(SlurmTest, NodeFailureIsRetried) {
   TempDir dir("slurm-nodefail");
-  std::string estate = dir.path() + "/estate.yaml";
-  std::ofstream(estate) << cluster_->Estate();
-  auto server = ServerProcess::Start(dir.path(), {"--estate", estate, "--tick-ms", "50"});
-  auto client = server->Client();
-  json spec = {{"spec", "resources: {accelerators: H200:1}\nrun: if [ $CAUSEWAY_ATTEMPT = 1 ]; then sleep 60; fi\n"}};
-  auto r = client.Send("POST", "/v1/jobs", spec.dump(), Auth(server->admin_token()));
-  ASSERT_EQ(r->status, 201) << r->body;
-  std::string id = json::parse(r->body)["job"]["id"];
-  auto job = [&] { return json::parse(client.Send("GET", "/v1/jobs/" + id, "", Auth(server->admin_token()))->body); };
+  EstateServer s(dir, cluster_->Estate());
+  std::string id = s.Submit("resources: {accelerators: H200:1}\nrun: if [ $CAUSEWAY_ATTEMPT = 1 ]; then sleep 60; fi\n");
+  auto job = [&] { return s.Get("/v1/jobs/" + id); };
   ASSERT_TRUE(Eventually([&] { return cluster_->Run("squeue -h -t R -o %j").find("cw-" + id + "-1") != std::string::npos; }));
   cluster_->Run("scontrol update nodename=localhost state=down reason=causeway-test");
   ASSERT_TRUE(Eventually([&] { return job()["attempts"].size() == 2u; })) << job().dump(2);
@@ -448,26 +434,18 @@ std::string ForgetfulSlurmTest::skip_reason_;
 // return it reads the end from accounting instead of calling the job lost.
 TEST_F(ForgetfulSlurmTest, JobsTheControllerForgotAreReadFromAccounting) {
   TempDir dir("slurm-forgot");
-  std::string estate = dir.path() + "/estate.yaml";
-  std::ofstream(estate) << cluster_->Estate();
-  std::vector<std::string> args = {"--estate", estate, "--tick-ms", "50"};
-  auto server = ServerProcess::Start(dir.path(), args);
-  auto client = server->Client();
-  json spec = {{"spec", "resources: {accelerators: H200:2}\nrun: sleep 2\n"}};
-  auto r = client.Send("POST", "/v1/jobs", spec.dump(), Auth(server->admin_token()));
-  ASSERT_EQ(r->status, 201) << r->body;
-  std::string id = json::parse(r->body)["job"]["id"];
+  EstateServer s(dir, cluster_->Estate());
+  std::string id = s.Submit("resources: {accelerators: H200:2}\nrun: sleep 2\n");
   ASSERT_TRUE(Eventually([&] { return cluster_->Run("squeue -h -t R -o %j").find("cw-" + id + "-1") != std::string::npos; }));
-  server->Stop(SIGKILL);
+  s.process().Stop(SIGKILL);
   // Finished, then forgotten: squeue --json lists every job it still holds.
   ASSERT_TRUE(Eventually([&] { return cluster_->Run("squeue --json").find("cw-" + id + "-1") == std::string::npos; },
                          std::chrono::seconds(90)));
   std::string sacct = cluster_->Run("sacct -X -n -P -o State --name=cw-" + id + "-1");
   EXPECT_EQ(sacct, "COMPLETED\n");
 
-  auto restarted = ServerProcess::Start(dir.path(), args);
-  auto c = restarted->Client();
-  auto job = [&] { return json::parse(c.Send("GET", "/v1/jobs/" + id, "", Auth(restarted->admin_token()))->body); };
+  s.Start();
+  auto job = [&] { return s.Get("/v1/jobs/" + id); };
   ASSERT_TRUE(Eventually([&] { return job()["state"] == "succeeded"; })) << job().dump(2);
   json attempts = job()["attempts"];
   ASSERT_EQ(attempts.size(), 1u) << "read from accounting, not retried as lost";
