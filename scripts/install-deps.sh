@@ -7,12 +7,16 @@ set -euo pipefail
 build_pkgs=(
   g++ cmake make pkg-config
   libboost1.81-dev libssl-dev libsqlite3-dev sqlite3
-  libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev curl
+  libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev curl libpq-dev
 )
 test_pkgs=(
   libgtest-dev libgmock-dev python3
-  # A real Slurm cluster for the Slurm adapter's tests (scripts/slurm/up.sh).
+  # A real Slurm cluster for the Slurm adapter's tests (scripts/slurm/up.sh),
+  # with accounting (slurmdbd on MariaDB).
   munge slurmctld slurmd slurm-client slurmrestd slurm-wlm-jwt-plugin
+  slurmdbd slurm-wlm-mysql-plugin mariadb-server
+  # A real PostgreSQL server for the store's tests (scripts/postgres/up.sh).
+  postgresql
 )
 
 wanted=("${build_pkgs[@]}")
