@@ -20,6 +20,9 @@
 
 namespace causeway {
 
+// The schema version this build writes; every backend migrates to it.
+inline constexpr int kLatestSchemaVersion = 4;
+
 // The write operations available inside one unit of work.
 class WriteTx {
  public:
@@ -102,6 +105,9 @@ class Store {
   // Calls `fn` for every audit event in stored order until it returns false.
   virtual Status ScanAudit(const std::function<bool(const AuditEvent&)>& fn) const = 0;
   virtual Result<audit::ChainHead> GetAuditHead() const = 0;
+
+  // The schema version the database is at (the last migration applied).
+  virtual Result<int> SchemaVersion() const = 0;
 };
 
 struct SqliteOptions {
@@ -112,5 +118,24 @@ struct SqliteOptions {
 // Opens (creating if needed) the SQLite database at `path` in WAL mode and
 // brings its schema up to date.
 Result<std::unique_ptr<Store>> OpenSqliteStore(const std::string& path, const SqliteOptions& options = {});
+
+struct PostgresOptions {
+  // Connect without migrating or writing.
+  bool read_only = false;
+};
+
+// Connects to the PostgreSQL database at `url` (postgresql://USER:PASS@HOST:
+// PORT/DB?sslmode=...; libpq's PG* environment variables fill in the rest)
+// and brings its schema up to date, once even when replicas start together.
+// kUnavailable when the server cannot be reached.
+Result<std::unique_ptr<Store>> OpenPostgresStore(const std::string& url, const PostgresOptions& options = {});
+
+// Whether `db` names a PostgreSQL database (postgresql:// or postgres://)
+// rather than a SQLite file (a path, optionally written sqlite:PATH).
+bool IsPostgresUrl(const std::string& db);
+// Opens either kind; `read_only` as in the options above.
+Result<std::unique_ptr<Store>> OpenStore(const std::string& db, bool read_only = false);
+// `db` fit for messages and logs: any password hidden.
+std::string DescribeDb(const std::string& db);
 
 }  // namespace causeway

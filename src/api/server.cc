@@ -83,7 +83,7 @@ Status Serve(const ServeOptions& o) {
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%fZ %l %v", spdlog::pattern_time_type::utc);
 
   if (o.sim_speed <= 0 || o.sim_speed > 1e6) return InvalidArgument("--sim-speed must be between 0 and 1000000");
-  ASSIGN_OR_RETURN(auto store, OpenSqliteStore(db_path));
+  ASSIGN_OR_RETURN(auto store, OpenStore(db_path));
   // Continue from the newest recorded time: simulated time may run ahead of
   // the wall clock, and must not jump back on a restart.
   Timestamp last_event;
@@ -120,7 +120,7 @@ Status Serve(const ServeOptions& o) {
     std::cout << "admin token (shown once; also written to " << token_file << "): " << admin->secret << "\n";
   }
   std::cout << "causeway listening on http://" << hso.host << ":" << bound << "\n"
-            << "  database: " << db_path << "\n"
+            << "  database: " << DescribeDb(db_path) << "\n"
             << "  estate:   " << (o.estate_path.empty() ? "<embedded>" : o.estate_path) << " ("
             << estate->clusters.size() << " clusters, " << estate->queues.size() << " queues, "
             << policies->size() << " policies)\n";

@@ -14,6 +14,7 @@
 #include "causeway/estate.h"
 #include "causeway/job_spec.h"
 #include "causeway/store.h"
+#include "store/db_admin.h"
 #include "cli/table.h"
 #include "placement/router.h"
 #include "policy/policy.h"
@@ -202,9 +203,40 @@ std::string QueryString(const std::vector<std::pair<std::string, std::string>>& 
   return q;
 }
 
-// Verifies the chain straight from a database file, without a server.
+// Prints what `migrate`, `db check` and `db copy` found; exit 8 when the
+// chain is broken.
+int PrintDbReport(const Result<DbReport>& r, bool json_output) {
+  if (!r.ok()) return Fail(r.status());
+  if (json_output) {
+    json j = {{"db", r->db},
+              {"schema_version", r->schema_version},
+              {"latest_version", r->latest_version},
+              {"jobs", r->jobs},
+              {"audit", {{"ok", r->chain.ok}, {"events", r->chain.events}}}};
+    if (!r->chain.ok) {
+      j["audit"]["first_bad_seq"] = r->chain.first_bad_seq;
+      j["audit"]["reason"] = r->chain.reason;
+    }
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::cout << "database: " << r->db << "\n"
+              << "schema:   version " << r->schema_version
+              << (r->schema_version == r->latest_version ? " (current)"
+                                                         : " (this causeway writes " + std::to_string(r->latest_version) +
+                                                               ": run causeway migrate)")
+              << "\n"
+              << "jobs:     " << r->jobs << "\n"
+              << "audit:    "
+              << (r->chain.ok ? std::to_string(r->chain.events) + " events, chain intact"
+                              : "broken at seq " + std::to_string(r->chain.first_bad_seq) + ": " + r->chain.reason)
+              << "\n";
+  }
+  return r->chain.ok ? kExitOk : kExitAuditBroken;
+}
+
+// Verifies the chain straight from a database, without a server.
 int VerifyOffline(const std::string& db_path, bool json_output) {
-  auto store = OpenSqliteStore(db_path, SqliteOptions{.read_only = true});
+  auto store = OpenStore(db_path, true);
   if (!store.ok()) return Fail(store.status());
   audit::ChainVerifier verifier;
   Status st = (*store)->ScanAudit([&](const AuditEvent& e) { return verifier.Add(e); });
@@ -250,7 +282,10 @@ int Main(int argc, char** argv) {
   auto* serve = app.add_subcommand("serve", "run the API server, scheduler and reconcilers");
   serve->add_option("--listen", so.listen, "HOST:PORT to listen on (port 0 picks one)")->capture_default_str();
   serve->add_option("--data-dir", so.data_dir, "directory for the database and admin token")->capture_default_str();
-  serve->add_option("--db", so.db_path, "SQLite file (default DATA_DIR/causeway.db)");
+  if (const char* db = std::getenv("CAUSEWAY_DB")) so.db_path = db;
+  serve->add_option("--db", so.db_path,
+                    "database: a SQLite file (default DATA_DIR/causeway.db) or postgresql://USER:PASS@HOST/DB "
+                    "(env CAUSEWAY_DB)");
   serve->add_option("--estate", so.estate_path, "estate YAML (default: the embedded simulated estate)");
   serve->add_option("--threads", so.threads, "HTTP threads (default: one per core)");
   serve->add_option("--sim-speed", so.sim_speed, "run simulated providers this many times faster than real time")
@@ -458,7 +493,7 @@ int Main(int argc, char** argv) {
   });
   std::string verify_db, verify_dir;
   auto* audit_verify = audit_cmd->add_subcommand("verify", "check the audit hash chain; exit 8 if broken");
-  audit_verify->add_option("--db", verify_db, "check this SQLite file directly, without a server");
+  audit_verify->add_option("--db", verify_db, "check this database (SQLite file or postgresql:// URL) directly, without a server");
   audit_verify->add_option("--data-dir", verify_dir, "check DATA_DIR/causeway.db directly, without a server");
   audit_verify->callback([&] {
     if (!verify_db.empty() || !verify_dir.empty()) {
@@ -667,6 +702,26 @@ int Main(int argc, char** argv) {
     if (!j) return;
     if (g.json_output) return print_json(*j);
     std::cout << Str(*j, "token_id") << " (" << Str(*j, "name") << ") scopes: " << (*j)["scopes"].dump() << "\n";
+  });
+
+  // migrate, db check, db copy: straight on a database, no server.
+  std::string db_url;
+  if (const char* db = std::getenv("CAUSEWAY_DB")) db_url = db;
+  auto* migrate = app.add_subcommand("migrate", "bring a database's schema up to date (safe while replicas run)");
+  migrate->add_option("--db", db_url, "SQLite file or postgresql:// URL (env CAUSEWAY_DB)")->required();
+  migrate->callback([&] { rc = PrintDbReport(Migrate(db_url), g.json_output); });
+  auto* db_cmd = app.add_subcommand("db", "database administration");
+  db_cmd->require_subcommand(1);
+  auto* db_check = db_cmd->add_subcommand("check", "connectivity, schema version and audit chain integrity");
+  db_check->add_option("--db", db_url, "SQLite file or postgresql:// URL (env CAUSEWAY_DB)")->required();
+  db_check->callback([&] { rc = PrintDbReport(CheckDb(db_url), g.json_output); });
+  std::string copy_from, copy_to;
+  auto* db_copy = db_cmd->add_subcommand("copy", "copy everything into an empty database, chain intact");
+  db_copy->add_option("--from", copy_from, "source: sqlite:PATH, a SQLite file or postgresql:// URL")->required();
+  db_copy->add_option("--to", copy_to, "target, empty: a postgresql:// URL or a SQLite file")->required();
+  db_copy->callback([&] {
+    rc = PrintDbReport(CopyDb(copy_from, copy_to, [](const std::string& what) { std::cerr << what << "\n"; }),
+                       g.json_output);
   });
 
   auto* version = app.add_subcommand("version", "print the version");

@@ -129,6 +129,8 @@ ALTER TABLE attempts ADD COLUMN resumed_from TEXT NOT NULL DEFAULT '';
 )sql",
 };
 
+static_assert(std::size(kMigrations) == kLatestSchemaVersion);
+
 constexpr const char* kJobColumns =
     "id, name, team, owner, state, priority, spec_yaml, spec_json, submitted_by, created_at, updated_at, "
     "cluster, attempts, gpu_seconds, cost_micros, reason";
@@ -379,7 +381,6 @@ class SqliteStore final : public Store {
       RETURN_IF_ERROR(writer_->ExecScript(
           "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;"));
       RETURN_IF_ERROR(Migrate());
-      ASSIGN_OR_RETURN(head_, ReadHead(*writer_));
     }
     // Checks the file is readable and has our schema.
     ASSIGN_OR_RETURN(auto reader, Reader());
@@ -400,7 +401,15 @@ class SqliteStore final : public Store {
       for (auto& r : results) r = begin;
       return results;
     }
-    SqliteWriteTx tx(*writer_, head_);
+    // Read under the write lock, not cached: other processes may share the
+    // file, and each batch must extend the chain from the committed head.
+    auto head = ReadHead(*writer_);
+    if (!head.ok()) {
+      (void)writer_->ExecScript("ROLLBACK");
+      for (auto& r : results) r = head.status();
+      return results;
+    }
+    SqliteWriteTx tx(*writer_, *head);
     for (size_t i = 0; i < work.size(); ++i) {
       Status st = writer_->ExecScript("SAVEPOINT unit");
       if (st.ok()) {
@@ -419,18 +428,14 @@ class SqliteStore final : public Store {
       }
       results[i] = std::move(st);
     }
-    Status commit = WriteHead(tx.head());
+    Status commit = tx.head().seq == head->seq ? Status::Ok() : WriteHead(tx.head());
     if (commit.ok()) commit = writer_->ExecScript("COMMIT");
     if (!commit.ok()) {
       (void)writer_->ExecScript("ROLLBACK");
       for (auto& r : results) {
         if (r.ok()) r = commit.WithPrefix("commit failed");
       }
-      auto head = ReadHead(*writer_);
-      if (head.ok()) head_ = *head;
-      return results;
     }
-    head_ = tx.head();
     return results;
   }
 
@@ -575,6 +580,15 @@ class SqliteStore final : public Store {
     return ReadHead(*r.conn);
   }
 
+  Result<int> SchemaVersion() const override {
+    ASSIGN_OR_RETURN(auto r, Reader());
+    CW_STMT(s, *r.conn, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations");
+    Status st;
+    if (s.Step(st)) return static_cast<int>(s.Int(0));
+    RETURN_IF_ERROR(st);
+    return 0;
+  }
+
  private:
   // A reader connection borrowed from the pool, returned on destruction.
   struct ReaderLease {
@@ -612,7 +626,6 @@ class SqliteStore final : public Store {
   }
 
   Status WriteHead(const audit::ChainHead& head) {
-    if (head.seq == head_.seq && head.hash == head_.hash) return Status::Ok();
     CW_STMT(s, *writer_, "INSERT INTO audit_head (id, seq, hash) VALUES (1, ?1, ?2) "
                          "ON CONFLICT(id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash");
     s.Bind(1, head.seq).Bind(2, head.hash);
@@ -653,7 +666,6 @@ class SqliteStore final : public Store {
   bool read_only_;
   std::mutex writer_mu_;
   std::unique_ptr<Conn> writer_;  // guarded by writer_mu_ after Open
-  audit::ChainHead head_;         // guarded by writer_mu_: the committed chain head
   mutable std::mutex readers_mu_;
   mutable std::vector<std::unique_ptr<Conn>> readers_;  // guarded by readers_mu_
 };

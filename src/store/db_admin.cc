@@ -1,0 +1,113 @@
+#include "store/db_admin.h"
+
+#include "causeway/clock.h"
+#include "causeway/store.h"
+
+namespace causeway {
+namespace {
+
+Result<DbReport> Report(const Store& store, const std::string& db) {
+  DbReport r;
+  r.db = DescribeDb(db);
+  r.latest_version = kLatestSchemaVersion;
+  ASSIGN_OR_RETURN(r.schema_version, store.SchemaVersion());
+  audit::ChainVerifier verifier;
+  RETURN_IF_ERROR(store.ScanAudit([&](const AuditEvent& e) { return verifier.Add(e); }));
+  ASSIGN_OR_RETURN(auto head, store.GetAuditHead());
+  r.chain = verifier.Finish(head);
+  JobFilter all;
+  all.limit = 1000;
+  for (;;) {
+    ASSIGN_OR_RETURN(auto page, store.ListJobs(all));
+    r.jobs += static_cast<int64_t>(page.size());
+    if (static_cast<int>(page.size()) < all.limit) break;
+    all.before_id = page.back().id;
+  }
+  return r;
+}
+
+}  // namespace
+
+Result<DbReport> Migrate(const std::string& db) {
+  ASSIGN_OR_RETURN(auto store, OpenStore(db, false));
+  return Report(*store, db);
+}
+
+Result<DbReport> CheckDb(const std::string& db) {
+  ASSIGN_OR_RETURN(auto store, OpenStore(db, true));
+  return Report(*store, db);
+}
+
+Result<DbReport> CopyDb(const std::string& from, const std::string& to,
+                        const std::function<void(const std::string&)>& progress) {
+  auto say = [&](const std::string& what) {
+    if (progress) progress(what);
+  };
+  ASSIGN_OR_RETURN(auto source, OpenStore(from, true));
+  ASSIGN_OR_RETURN(auto target, OpenStore(to, false));
+  ASSIGN_OR_RETURN(auto target_head, target->GetAuditHead());
+  JobFilter probe;
+  probe.limit = 1;
+  ASSIGN_OR_RETURN(auto target_jobs, target->ListJobs(probe));
+  if (target_head.seq != 0 || !target_jobs.empty()) {
+    return FailedPrecondition("the target " + DescribeDb(to) + " is not empty: it holds jobs or audit events");
+  }
+  // The source must be intact: a broken chain is not copied into a new home.
+  ASSIGN_OR_RETURN(DbReport before, Report(*source, from));
+  if (!before.chain.ok) {
+    return DataLoss("the source's audit chain is broken at seq " + std::to_string(before.chain.first_bad_seq) + ": " +
+                    before.chain.reason);
+  }
+
+  int64_t jobs = 0, events = 0;
+  Status copied = target->Write([&](WriteTx& tx) -> Status {
+    JobFilter page;
+    page.limit = 500;
+    for (;;) {
+      ASSIGN_OR_RETURN(auto list, source->ListJobs(page));
+      for (const JobRecord& job : list) {
+        RETURN_IF_ERROR(tx.InsertJob(job));
+        RETURN_IF_ERROR(tx.UpdateJobProgress(job));
+        ASSIGN_OR_RETURN(auto job_events, source->ListJobEvents(job.id));
+        for (const auto& e : job_events) RETURN_IF_ERROR(tx.AddJobEvent(e));
+        ASSIGN_OR_RETURN(auto attempts, source->ListAttempts(job.id));
+        for (const auto& a : attempts) RETURN_IF_ERROR(tx.PutAttempt(a));
+        ASSIGN_OR_RETURN(auto checkpoints, source->ListCheckpoints(job.id));
+        for (Checkpoint c : checkpoints) RETURN_IF_ERROR(tx.AddCheckpoint(c));
+        ++jobs;
+      }
+      if (static_cast<int>(list.size()) < page.limit) break;
+      page.before_id = list.back().id;
+    }
+    say("copied " + std::to_string(jobs) + " jobs");
+    ASSIGN_OR_RETURN(auto tokens, source->ListTokens());
+    for (const auto& t : tokens) RETURN_IF_ERROR(tx.InsertToken(t));
+    say("copied " + std::to_string(tokens.size()) + " tokens");
+    // Appending the events in order onto the empty chain re-links each to
+    // the same predecessor, so each must hash to exactly its original.
+    Status scan_error = Status::Ok();
+    Status scanned = source->ScanAudit([&](const AuditEvent& original) {
+      AuditEvent e = original;
+      scan_error = tx.AppendAudit(e);
+      if (scan_error.ok() && (e.seq != original.seq || e.hash != original.hash)) {
+        scan_error = DataLoss("audit event " + std::to_string(original.seq) + " did not carry over unchanged");
+      }
+      ++events;
+      return scan_error.ok();
+    });
+    RETURN_IF_ERROR(scanned);
+    RETURN_IF_ERROR(scan_error);
+    say("copied " + std::to_string(events) + " audit events, chain intact");
+    AuditEvent mark;
+    mark.time = RealClock().Now();
+    mark.actor = "causeway db copy";
+    mark.action = "db.copy";
+    mark.resource = "database";
+    mark.details = {{"from", DescribeDb(from)}, {"jobs", jobs}, {"events", events}};
+    return tx.AppendAudit(mark);
+  });
+  RETURN_IF_ERROR(copied);
+  return Report(*target, to);
+}
+
+}  // namespace causeway

@@ -1,0 +1,103 @@
+// A thin RAII layer over libpq: a connection with a cache of prepared
+// statements, text parameters, and result rows. Errors become Statuses by
+// SQLSTATE: unique violations kAlreadyExists; a lost or refused connection,
+// a server shutting down, serialization failures and deadlocks kUnavailable
+// (retryable); anything else kInternal.
+#pragma once
+
+#include <libpq-fe.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "causeway/status.h"
+
+namespace causeway::pg {
+
+// Query parameters, $1, $2, ... in order, sent as text.
+class Params {
+ public:
+  Params& Add(std::string_view v) {
+    values_.emplace_back(std::string(v));
+    return *this;
+  }
+  Params& Add(const char* v) { return Add(std::string_view(v)); }
+  Params& Add(const std::string& v) { return Add(std::string_view(v)); }
+  Params& Add(int64_t v) {
+    values_.emplace_back(std::to_string(v));
+    return *this;
+  }
+  Params& Add(int v) { return Add(static_cast<int64_t>(v)); }
+  Params& Null() {
+    values_.emplace_back(std::nullopt);
+    return *this;
+  }
+  template <typename T>
+  Params& Add(const std::optional<T>& v) {
+    return v ? Add(*v) : Null();
+  }
+  // Empty text is NULL: for optional filters.
+  Params& OrNull(std::string_view v) { return v.empty() ? Null() : Add(v); }
+
+  int size() const { return static_cast<int>(values_.size()); }
+  std::vector<const char*> Pointers() const;
+
+ private:
+  std::vector<std::optional<std::string>> values_;
+};
+
+// The rows of one result.
+class Rows {
+ public:
+  explicit Rows(PGresult* r) : r_(r, &PQclear) {}
+  int size() const { return PQntuples(r_.get()); }
+  bool IsNull(int row, int col) const { return PQgetisnull(r_.get(), row, col) != 0; }
+  std::string Text(int row, int col) const {
+    return std::string(PQgetvalue(r_.get(), row, col), static_cast<size_t>(PQgetlength(r_.get(), row, col)));
+  }
+  int64_t Int(int row, int col) const;
+  std::optional<int64_t> OptInt(int row, int col) const {
+    return IsNull(row, col) ? std::nullopt : std::optional<int64_t>(Int(row, col));
+  }
+  // Rows an INSERT, UPDATE or DELETE touched.
+  int64_t Affected() const;
+
+ private:
+  std::unique_ptr<PGresult, void (*)(PGresult*)> r_;
+};
+
+class Conn {
+ public:
+  ~Conn();
+  Conn(const Conn&) = delete;
+  Conn& operator=(const Conn&) = delete;
+
+  // `url` is a postgresql:// URI or a libpq key=value string.
+  static Result<std::unique_ptr<Conn>> Open(const std::string& url);
+
+  // Runs `sql` (prepared once per connection; `sql` must outlive the Conn,
+  // a literal or a static string) with `params`.
+  Result<Rows> Exec(const char* sql, const Params& params = {});
+  // Runs one or more statements without parameters or results.
+  Status ExecScript(const char* sql);
+
+  // Whether the connection is gone (the server restarted or went away).
+  bool Broken() const { return PQstatus(conn_) != CONNECTION_OK; }
+
+ private:
+  explicit Conn(PGconn* c) : conn_(c) {}
+  Status Error(const PGresult* r, std::string_view what) const;
+
+  PGconn* conn_;
+  std::map<const char*, std::string> prepared_;  // sql -> statement name
+};
+
+// "postgresql://user:***@host/db": a URL fit for messages and logs.
+std::string Redact(const std::string& url);
+
+}  // namespace causeway::pg

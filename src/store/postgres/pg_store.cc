@@ -1,0 +1,658 @@
+// PostgreSQL implementation of Store, for several Causeway replicas on one
+// database. Any number of processes may write at once: each batch locks the
+// audit chain's head row (SELECT ... FOR UPDATE) for its transaction, so the
+// chain stays one line however many writers there are, and each replica
+// still group-commits its own writes (CommitQueue). Connections are pooled;
+// one the server dropped (a restart, a failover) is discarded and the
+// request that found it fails with kUnavailable, so clients retry and the
+// next request connects again.
+#include <mutex>
+#include <vector>
+
+#include "audit/chain.h"
+#include "causeway/store.h"
+#include "store/postgres/pg_conn.h"
+
+namespace causeway {
+namespace {
+
+using pg::Conn;
+using pg::Params;
+using pg::Rows;
+
+// Versioned schema, one entry per version, the same versions as SQLite's.
+// Never edit an entry that has shipped; append a new one.
+constexpr const char* kMigrations[] = {
+    // 1: jobs, events, attempts, tokens, idempotency keys, audit chain.
+    R"sql(
+CREATE TABLE jobs (
+  id TEXT PRIMARY KEY,
+  name TEXT NOT NULL,
+  team TEXT NOT NULL,
+  owner TEXT NOT NULL,
+  state TEXT NOT NULL,
+  priority BIGINT NOT NULL,
+  spec_yaml TEXT NOT NULL,
+  spec_json TEXT NOT NULL,
+  submitted_by TEXT NOT NULL,
+  created_at BIGINT NOT NULL,
+  updated_at BIGINT NOT NULL
+);
+CREATE INDEX jobs_by_team ON jobs(team, id);
+CREATE INDEX jobs_by_owner ON jobs(owner, id);
+CREATE INDEX jobs_by_state ON jobs(state, id);
+CREATE TABLE job_events (
+  id BIGSERIAL PRIMARY KEY,
+  job_id TEXT NOT NULL REFERENCES jobs(id),
+  time BIGINT NOT NULL,
+  type TEXT NOT NULL,
+  message TEXT NOT NULL
+);
+CREATE INDEX job_events_by_job ON job_events(job_id, id);
+CREATE TABLE attempts (
+  job_id TEXT NOT NULL REFERENCES jobs(id),
+  number BIGINT NOT NULL,
+  cluster TEXT NOT NULL,
+  state TEXT NOT NULL,
+  started_at BIGINT NOT NULL,
+  ended_at BIGINT,
+  exit_code BIGINT,
+  failure_class TEXT NOT NULL DEFAULT '',
+  PRIMARY KEY (job_id, number)
+);
+CREATE TABLE idempotency_keys (
+  scope TEXT NOT NULL,
+  key TEXT NOT NULL,
+  request_hash TEXT NOT NULL,
+  job_id TEXT NOT NULL,
+  created_at BIGINT NOT NULL,
+  PRIMARY KEY (scope, key)
+);
+CREATE TABLE api_tokens (
+  id TEXT PRIMARY KEY,
+  name TEXT NOT NULL,
+  hash TEXT NOT NULL UNIQUE,
+  scopes TEXT NOT NULL,
+  created_by TEXT NOT NULL,
+  created_at BIGINT NOT NULL,
+  expires_at BIGINT,
+  revoked_at BIGINT
+);
+CREATE TABLE audit_events (
+  seq BIGINT PRIMARY KEY,
+  time BIGINT NOT NULL,
+  actor TEXT NOT NULL,
+  action TEXT NOT NULL,
+  resource TEXT NOT NULL,
+  details TEXT NOT NULL,
+  prev_hash TEXT NOT NULL,
+  hash TEXT NOT NULL
+);
+CREATE INDEX audit_by_actor ON audit_events(actor, seq);
+CREATE TABLE audit_head (
+  id BIGINT PRIMARY KEY CHECK (id = 1),
+  seq BIGINT NOT NULL,
+  hash TEXT NOT NULL
+);
+INSERT INTO audit_head (id, seq, hash) VALUES (1, 0, repeat('0', 64));  -- the genesis hash
+)sql",
+    // 2: scheduler progress on jobs, placement facts on attempts.
+    R"sql(
+ALTER TABLE jobs ADD COLUMN cluster TEXT NOT NULL DEFAULT '';
+ALTER TABLE jobs ADD COLUMN attempts BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE jobs ADD COLUMN gpu_seconds BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE jobs ADD COLUMN cost_micros BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE jobs ADD COLUMN reason TEXT NOT NULL DEFAULT '';
+ALTER TABLE attempts ADD COLUMN pool TEXT NOT NULL DEFAULT '';
+ALTER TABLE attempts ADD COLUMN flavor TEXT NOT NULL DEFAULT '';
+ALTER TABLE attempts ADD COLUMN gpus BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE attempts ADD COLUMN reserved BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE attempts ADD COLUMN borrowed BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE attempts ADD COLUMN price_micros BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE attempts ADD COLUMN gpu_seconds BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE attempts ADD COLUMN cost_micros BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE attempts ADD COLUMN placement TEXT NOT NULL DEFAULT '{}';
+)sql",
+    // 3: the backend's id of each attempt, to find it again after a restart.
+    R"sql(
+ALTER TABLE attempts ADD COLUMN backend_id TEXT NOT NULL DEFAULT '';
+)sql",
+    // 4: checkpoints, and which one each attempt resumed from.
+    R"sql(
+CREATE TABLE checkpoints (
+  job_id TEXT NOT NULL REFERENCES jobs(id),
+  seq BIGINT NOT NULL,
+  attempt BIGINT NOT NULL,
+  path TEXT NOT NULL,
+  step BIGINT,
+  created_at BIGINT NOT NULL,
+  PRIMARY KEY (job_id, seq)
+);
+ALTER TABLE attempts ADD COLUMN resumed_from TEXT NOT NULL DEFAULT '';
+)sql",
+};
+
+static_assert(std::size(kMigrations) == kLatestSchemaVersion);
+
+// Any constant: the advisory lock replicas take to migrate one at a time.
+constexpr int64_t kMigrationLock = 0x6361757365776179;  // "causeway"
+
+#define JOB_COLUMNS                                                                                       \
+  "id, name, team, owner, state, priority, spec_yaml, spec_json, submitted_by, created_at, updated_at, " \
+  "cluster, attempts, gpu_seconds, cost_micros, reason"
+#define TOKEN_COLUMNS "id, name, hash, scopes, created_by, created_at, expires_at, revoked_at"
+#define AUDIT_COLUMNS "seq, time, actor, action, resource, details, prev_hash, hash"
+
+JobRecord ReadJob(const Rows& r, int i) {
+  JobRecord j;
+  j.id = r.Text(i, 0);
+  j.name = r.Text(i, 1);
+  j.team = r.Text(i, 2);
+  j.owner = r.Text(i, 3);
+  j.state = ParseJobState(r.Text(i, 4)).value_or(JobState::kPending);
+  j.priority = static_cast<int>(r.Int(i, 5));
+  j.spec_yaml = r.Text(i, 6);
+  j.spec_json = r.Text(i, 7);
+  j.submitted_by = r.Text(i, 8);
+  j.created_at = FromUnixMicros(r.Int(i, 9));
+  j.updated_at = FromUnixMicros(r.Int(i, 10));
+  j.cluster = r.Text(i, 11);
+  j.attempts = static_cast<int>(r.Int(i, 12));
+  j.gpu_seconds = r.Int(i, 13);
+  j.cost_micros = r.Int(i, 14);
+  j.reason = r.Text(i, 15);
+  return j;
+}
+
+TokenRecord ReadToken(const Rows& r, int i) {
+  TokenRecord t;
+  t.id = r.Text(i, 0);
+  t.name = r.Text(i, 1);
+  t.hash = r.Text(i, 2);
+  auto scopes = nlohmann::json::parse(r.Text(i, 3), nullptr, false);
+  if (scopes.is_array()) {
+    for (const auto& v : scopes) {
+      if (v.is_string()) t.scopes.push_back(v.get<std::string>());
+    }
+  }
+  t.created_by = r.Text(i, 4);
+  t.created_at = FromUnixMicros(r.Int(i, 5));
+  if (auto v = r.OptInt(i, 6)) t.expires_at = FromUnixMicros(*v);
+  if (auto v = r.OptInt(i, 7)) t.revoked_at = FromUnixMicros(*v);
+  return t;
+}
+
+AuditEvent ReadAudit(const Rows& r, int i) {
+  AuditEvent e;
+  e.seq = r.Int(i, 0);
+  e.time = FromUnixMicros(r.Int(i, 1));
+  e.actor = r.Text(i, 2);
+  e.action = r.Text(i, 3);
+  e.resource = r.Text(i, 4);
+  // Kept as text if it is not JSON any more: verification then reports the
+  // mismatch instead of failing to read the event.
+  e.details = nlohmann::json::parse(r.Text(i, 5), nullptr, false);
+  if (e.details.is_discarded()) e.details = r.Text(i, 5);
+  e.prev_hash = r.Text(i, 6);
+  e.hash = r.Text(i, 7);
+  return e;
+}
+
+template <typename T>
+std::vector<T> ReadAll(const Rows& r, T (*read)(const Rows&, int)) {
+  std::vector<T> out;
+  out.reserve(static_cast<size_t>(r.size()));
+  for (int i = 0; i < r.size(); ++i) out.push_back(read(r, i));
+  return out;
+}
+
+template <typename T>
+std::optional<T> ReadFirst(const Rows& r, T (*read)(const Rows&, int)) {
+  if (r.size() == 0) return std::nullopt;
+  return read(r, 0);
+}
+
+std::optional<int64_t> MicrosOf(const std::optional<Timestamp>& t) {
+  return t ? std::optional<int64_t>(ToUnixMicros(*t)) : std::nullopt;
+}
+
+// The WriteTx handed to one unit of work inside a batch.
+class PgWriteTx final : public WriteTx {
+ public:
+  PgWriteTx(Conn& conn, audit::ChainHead head) : conn_(conn), head_(std::move(head)) {}
+
+  void BeginUnit() {
+    unit_writes_ = 0;
+    unit_audits_ = 0;
+    unit_start_head_ = head_;
+  }
+  void UndoUnit() { head_ = unit_start_head_; }
+  bool UnitChangedStateWithoutAudit() const { return unit_writes_ > 0 && unit_audits_ == 0; }
+  const audit::ChainHead& head() const { return head_; }
+
+  Result<std::optional<JobRecord>> GetJob(const std::string& id) override {
+    ASSIGN_OR_RETURN(Rows r, conn_.Exec("SELECT " JOB_COLUMNS " FROM jobs WHERE id = $1", Params().Add(id)));
+    return ReadFirst(r, &ReadJob);
+  }
+
+  Status InsertJob(const JobRecord& j) override {
+    auto r = conn_.Exec(
+        "INSERT INTO jobs (id, name, team, owner, state, priority, spec_yaml, spec_json, submitted_by, created_at, "
+        "updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+        Params().Add(j.id).Add(j.name).Add(j.team).Add(j.owner).Add(JobStateName(j.state)).Add(j.priority)
+            .Add(j.spec_yaml).Add(j.spec_json).Add(j.submitted_by).Add(ToUnixMicros(j.created_at))
+            .Add(ToUnixMicros(j.updated_at)));
+    if (!r.ok() && r.status().code() == Code::kAlreadyExists) return AlreadyExists("job " + j.id + " already exists");
+    return Counted(r.status());
+  }
+
+  Status UpdateJobState(const std::string& id, JobState state, Timestamp at) override {
+    ASSIGN_OR_RETURN(Rows r, conn_.Exec("UPDATE jobs SET state = $2, updated_at = $3 WHERE id = $1",
+                                        Params().Add(id).Add(JobStateName(state)).Add(ToUnixMicros(at))));
+    if (r.Affected() == 0) return NotFound("job " + id + " not found");
+    return Counted(Status::Ok());
+  }
+
+  Status UpdateJobProgress(const JobRecord& j) override {
+    ASSIGN_OR_RETURN(Rows r, conn_.Exec("UPDATE jobs SET state = $2, cluster = $3, attempts = $4, gpu_seconds = $5, "
+                                        "cost_micros = $6, reason = $7, updated_at = $8 WHERE id = $1",
+                                        Params().Add(j.id).Add(JobStateName(j.state)).Add(j.cluster).Add(j.attempts)
+                                            .Add(j.gpu_seconds).Add(j.cost_micros).Add(j.reason)
+                                            .Add(ToUnixMicros(j.updated_at))));
+    if (r.Affected() == 0) return NotFound("job " + j.id + " not found");
+    return Counted(Status::Ok());
+  }
+
+  Status PutAttempt(const Attempt& a) override {
+    auto r = conn_.Exec(
+        "INSERT INTO attempts (job_id, number, cluster, state, started_at, ended_at, exit_code, failure_class, pool, "
+        "flavor, gpus, reserved, borrowed, price_micros, gpu_seconds, cost_micros, placement, backend_id, resumed_from) "
+        "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19) "
+        "ON CONFLICT (job_id, number) DO UPDATE SET cluster = EXCLUDED.cluster, state = EXCLUDED.state, "
+        "started_at = EXCLUDED.started_at, ended_at = EXCLUDED.ended_at, exit_code = EXCLUDED.exit_code, "
+        "failure_class = EXCLUDED.failure_class, pool = EXCLUDED.pool, flavor = EXCLUDED.flavor, gpus = EXCLUDED.gpus, "
+        "reserved = EXCLUDED.reserved, borrowed = EXCLUDED.borrowed, price_micros = EXCLUDED.price_micros, "
+        "gpu_seconds = EXCLUDED.gpu_seconds, cost_micros = EXCLUDED.cost_micros, placement = EXCLUDED.placement, "
+        "backend_id = EXCLUDED.backend_id, resumed_from = EXCLUDED.resumed_from",
+        Params().Add(a.job_id).Add(a.number).Add(a.cluster).Add(a.state).Add(ToUnixMicros(a.started_at))
+            .Add(MicrosOf(a.ended_at)).Add(a.exit_code ? std::optional<int64_t>(*a.exit_code) : std::nullopt)
+            .Add(a.failure_class).Add(a.pool).Add(a.flavor).Add(a.gpus).Add(a.reserved ? 1 : 0).Add(a.borrowed)
+            .Add(a.price_micros).Add(a.gpu_seconds).Add(a.cost_micros).Add(a.placement).Add(a.backend_id)
+            .Add(a.resumed_from));
+    return Counted(r.status());
+  }
+
+  Status AddCheckpoint(Checkpoint& c) override {
+    ASSIGN_OR_RETURN(Rows r, conn_.Exec("INSERT INTO checkpoints (job_id, seq, attempt, path, step, created_at) "
+                                        "SELECT $1, COALESCE(MAX(seq), 0) + 1, $2, $3, $4, $5 FROM checkpoints "
+                                        "WHERE job_id = $1 RETURNING seq",
+                                        Params().Add(c.job_id).Add(c.attempt).Add(c.path).Add(c.step)
+                                            .Add(ToUnixMicros(c.created_at))));
+    if (r.size() != 1) return Internal("no checkpoint seq assigned");
+    c.seq = r.Int(0, 0);
+    return Counted(Status::Ok());
+  }
+
+  Status AddJobEvent(const JobEvent& e) override {
+    auto r = conn_.Exec("INSERT INTO job_events (job_id, time, type, message) VALUES ($1, $2, $3, $4)",
+                        Params().Add(e.job_id).Add(ToUnixMicros(e.time)).Add(e.type).Add(e.message));
+    return Counted(r.status());
+  }
+
+  Result<std::optional<IdempotencyRecord>> GetIdempotency(const std::string& scope, const std::string& key) override {
+    ASSIGN_OR_RETURN(Rows r, conn_.Exec("SELECT scope, key, request_hash, job_id, created_at FROM idempotency_keys "
+                                        "WHERE scope = $1 AND key = $2",
+                                        Params().Add(scope).Add(key)));
+    if (r.size() == 0) return std::optional<IdempotencyRecord>();
+    return std::optional<IdempotencyRecord>(
+        IdempotencyRecord{r.Text(0, 0), r.Text(0, 1), r.Text(0, 2), r.Text(0, 3), FromUnixMicros(r.Int(0, 4))});
+  }
+
+  Status PutIdempotency(const IdempotencyRecord& rec) override {
+    auto r = conn_.Exec("INSERT INTO idempotency_keys (scope, key, request_hash, job_id, created_at) "
+                        "VALUES ($1, $2, $3, $4, $5)",
+                        Params().Add(rec.scope).Add(rec.key).Add(rec.request_hash).Add(rec.job_id)
+                            .Add(ToUnixMicros(rec.created_at)));
+    return Counted(r.status());
+  }
+
+  Result<std::optional<TokenRecord>> GetToken(const std::string& id) override {
+    ASSIGN_OR_RETURN(Rows r, conn_.Exec("SELECT " TOKEN_COLUMNS " FROM api_tokens WHERE id = $1", Params().Add(id)));
+    return ReadFirst(r, &ReadToken);
+  }
+
+  Status InsertToken(const TokenRecord& t) override {
+    auto r = conn_.Exec("INSERT INTO api_tokens (" TOKEN_COLUMNS ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+                        Params().Add(t.id).Add(t.name).Add(t.hash).Add(nlohmann::json(t.scopes).dump())
+                            .Add(t.created_by).Add(ToUnixMicros(t.created_at)).Add(MicrosOf(t.expires_at))
+                            .Add(MicrosOf(t.revoked_at)));
+    return Counted(r.status());
+  }
+
+  Status RevokeToken(const std::string& id, Timestamp at) override {
+    ASSIGN_OR_RETURN(Rows r, conn_.Exec("UPDATE api_tokens SET revoked_at = COALESCE(revoked_at, $2) WHERE id = $1",
+                                        Params().Add(id).Add(ToUnixMicros(at))));
+    if (r.Affected() == 0) return NotFound("token " + id + " not found");
+    return Counted(Status::Ok());
+  }
+
+  Status AppendAudit(AuditEvent& e) override {
+    e.seq = head_.seq + 1;
+    e.prev_hash = head_.hash;
+    std::string details = audit::CanonicalDetails(e.details);
+    e.hash = audit::ComputeHash(e);
+    auto r = conn_.Exec("INSERT INTO audit_events (" AUDIT_COLUMNS ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+                        Params().Add(e.seq).Add(ToUnixMicros(e.time)).Add(e.actor).Add(e.action).Add(e.resource)
+                            .Add(details).Add(e.prev_hash).Add(e.hash));
+    RETURN_IF_ERROR(r.status());
+    head_ = audit::ChainHead{e.seq, e.hash};
+    ++unit_audits_;
+    return Status::Ok();
+  }
+
+ private:
+  Status Counted(Status st) {
+    if (st.ok()) ++unit_writes_;
+    return st;
+  }
+
+  Conn& conn_;
+  audit::ChainHead head_;
+  audit::ChainHead unit_start_head_;
+  int unit_writes_ = 0;
+  int unit_audits_ = 0;
+};
+
+class PgStore final : public Store {
+ public:
+  PgStore(std::string url, bool read_only) : url_(std::move(url)), read_only_(read_only) {}
+
+  Status Open() {
+    ASSIGN_OR_RETURN(auto lease, Acquire());
+    if (!read_only_) RETURN_IF_ERROR(Migrate(*lease.conn));
+    ASSIGN_OR_RETURN(auto head, ReadHead(*lease.conn, false));
+    (void)head;
+    return Status::Ok();
+  }
+
+  std::vector<Status> WriteBatch(const std::vector<const WriteFn*>& work) override {
+    std::vector<Status> results(work.size());
+    auto fail_all = [&](const Status& st) {
+      for (auto& r : results) r = st;
+      return results;
+    };
+    if (read_only_) return fail_all(FailedPrecondition("the database is open read-only"));
+    auto lease = Acquire();
+    if (!lease.ok()) return fail_all(lease.status());
+    Conn& conn = *lease->conn;
+    if (Status begin = conn.ExecScript("BEGIN"); !begin.ok()) return fail_all(begin);
+    // The head row is the chain's lock: writers from every replica queue
+    // here, so each batch extends the chain from the head it read.
+    auto head = ReadHead(conn, true);
+    if (!head.ok()) {
+      (void)conn.ExecScript("ROLLBACK");
+      return fail_all(head.status());
+    }
+    PgWriteTx tx(conn, *head);
+    for (size_t i = 0; i < work.size(); ++i) {
+      Status st = conn.ExecScript("SAVEPOINT unit");
+      if (st.ok()) {
+        tx.BeginUnit();
+        st = (*work[i])(tx);
+        if (st.ok() && tx.UnitChangedStateWithoutAudit()) {
+          st = Internal("refused a state change that wrote no audit event");
+        }
+        if (!st.ok()) {
+          tx.UndoUnit();
+          Status undo = conn.ExecScript("ROLLBACK TO SAVEPOINT unit");
+          if (!undo.ok()) st = undo;
+        }
+        Status release = conn.ExecScript("RELEASE SAVEPOINT unit");
+        if (st.ok() && !release.ok()) st = release;
+      }
+      results[i] = std::move(st);
+    }
+    Status commit = Status::Ok();
+    if (tx.head().seq != head->seq) {
+      commit = conn.Exec("UPDATE audit_head SET seq = $1, hash = $2 WHERE id = 1",
+                         Params().Add(tx.head().seq).Add(tx.head().hash))
+                   .status();
+    }
+    if (commit.ok()) commit = conn.ExecScript("COMMIT");
+    if (!commit.ok()) {
+      (void)conn.ExecScript("ROLLBACK");
+      for (auto& r : results) {
+        if (r.ok()) r = commit.WithPrefix("commit failed");
+      }
+    }
+    return results;
+  }
+
+  Result<std::optional<JobRecord>> GetJob(const std::string& id) const override {
+    ASSIGN_OR_RETURN(Rows r, Query("SELECT " JOB_COLUMNS " FROM jobs WHERE id = $1", Params().Add(id)));
+    return ReadFirst(r, &ReadJob);
+  }
+
+  Result<std::vector<JobRecord>> ListJobs(const JobFilter& f) const override {
+    ASSIGN_OR_RETURN(Rows r, Query("SELECT " JOB_COLUMNS " FROM jobs WHERE ($1::text IS NULL OR state = $1) "
+                                   "AND ($2::text IS NULL OR team = $2) AND ($3::text IS NULL OR owner = $3) "
+                                   "AND ($4::text IS NULL OR id < $4) ORDER BY id DESC LIMIT $5",
+                                   Params().OrNull(f.state ? JobStateName(*f.state) : "").OrNull(f.team)
+                                       .OrNull(f.owner).OrNull(f.before_id).Add(f.limit)));
+    return ReadAll(r, &ReadJob);
+  }
+
+  Result<std::vector<JobEvent>> ListJobEvents(const std::string& job_id) const override {
+    ASSIGN_OR_RETURN(Rows r, Query("SELECT id, job_id, time, type, message FROM job_events WHERE job_id = $1 "
+                                   "ORDER BY id",
+                                   Params().Add(job_id)));
+    std::vector<JobEvent> out;
+    for (int i = 0; i < r.size(); ++i) {
+      out.push_back(JobEvent{r.Int(i, 0), r.Text(i, 1), FromUnixMicros(r.Int(i, 2)), r.Text(i, 3), r.Text(i, 4)});
+    }
+    return out;
+  }
+
+  Result<std::vector<Attempt>> ListAttempts(const std::string& job_id) const override {
+    ASSIGN_OR_RETURN(Rows r, Query("SELECT job_id, number, cluster, state, started_at, ended_at, exit_code, "
+                                   "failure_class, pool, flavor, gpus, reserved, borrowed, price_micros, gpu_seconds, "
+                                   "cost_micros, placement, backend_id, resumed_from FROM attempts WHERE job_id = $1 "
+                                   "ORDER BY number",
+                                   Params().Add(job_id)));
+    std::vector<Attempt> out;
+    for (int i = 0; i < r.size(); ++i) {
+      Attempt a;
+      a.job_id = r.Text(i, 0);
+      a.number = static_cast<int>(r.Int(i, 1));
+      a.cluster = r.Text(i, 2);
+      a.state = r.Text(i, 3);
+      a.started_at = FromUnixMicros(r.Int(i, 4));
+      if (auto v = r.OptInt(i, 5)) a.ended_at = FromUnixMicros(*v);
+      if (auto v = r.OptInt(i, 6)) a.exit_code = static_cast<int>(*v);
+      a.failure_class = r.Text(i, 7);
+      a.pool = r.Text(i, 8);
+      a.flavor = r.Text(i, 9);
+      a.gpus = r.Int(i, 10);
+      a.reserved = r.Int(i, 11) != 0;
+      a.borrowed = r.Int(i, 12);
+      a.price_micros = r.Int(i, 13);
+      a.gpu_seconds = r.Int(i, 14);
+      a.cost_micros = r.Int(i, 15);
+      a.placement = r.Text(i, 16);
+      a.backend_id = r.Text(i, 17);
+      a.resumed_from = r.Text(i, 18);
+      out.push_back(std::move(a));
+    }
+    return out;
+  }
+
+  Result<std::vector<Checkpoint>> ListCheckpoints(const std::string& job_id) const override {
+    ASSIGN_OR_RETURN(Rows r, Query("SELECT job_id, seq, attempt, path, step, created_at FROM checkpoints "
+                                   "WHERE job_id = $1 ORDER BY seq",
+                                   Params().Add(job_id)));
+    std::vector<Checkpoint> out;
+    for (int i = 0; i < r.size(); ++i) {
+      out.push_back(Checkpoint{r.Text(i, 0), r.Int(i, 1), static_cast<int>(r.Int(i, 2)), r.Text(i, 3), r.OptInt(i, 4),
+                               FromUnixMicros(r.Int(i, 5))});
+    }
+    return out;
+  }
+
+  Result<std::optional<TokenRecord>> FindTokenByHash(const std::string& hash) const override {
+    ASSIGN_OR_RETURN(Rows r, Query("SELECT " TOKEN_COLUMNS " FROM api_tokens WHERE hash = $1", Params().Add(hash)));
+    return ReadFirst(r, &ReadToken);
+  }
+
+  Result<std::vector<TokenRecord>> ListTokens() const override {
+    ASSIGN_OR_RETURN(Rows r, Query("SELECT " TOKEN_COLUMNS " FROM api_tokens ORDER BY id"));
+    return ReadAll(r, &ReadToken);
+  }
+
+  Result<std::vector<AuditEvent>> ListAudit(const AuditFilter& f) const override {
+    ASSIGN_OR_RETURN(Rows r, Query("SELECT " AUDIT_COLUMNS " FROM audit_events WHERE seq > $1 "
+                                   "AND ($2::text IS NULL OR actor = $2) "
+                                   "AND ($3::text IS NULL OR action = $3 OR (right($3, 1) = '.' AND "
+                                   "left(action, length($3)) = $3)) "
+                                   "AND ($4::text IS NULL OR resource = $4) AND ($5::bigint IS NULL OR time >= $5) "
+                                   "ORDER BY seq LIMIT $6",
+                                   Params().Add(f.after_seq).OrNull(f.actor).OrNull(f.action).OrNull(f.resource)
+                                       .Add(MicrosOf(f.since)).Add(f.limit)));
+    return ReadAll(r, &ReadAudit);
+  }
+
+  Status ScanAudit(const std::function<bool(const AuditEvent&)>& fn) const override {
+    auto lease = Acquire();
+    if (!lease.ok()) return lease.status();
+    Conn& conn = *lease->conn;
+    // One snapshot for the whole scan, read page by page.
+    RETURN_IF_ERROR(conn.ExecScript("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"));
+    Status st = Status::Ok();
+    int64_t after = 0;
+    for (bool more = true; more && st.ok();) {
+      auto r = conn.Exec("SELECT " AUDIT_COLUMNS " FROM audit_events WHERE seq > $1 ORDER BY seq LIMIT 5000",
+                         Params().Add(after));
+      if (!r.ok()) {
+        st = r.status();
+        break;
+      }
+      more = r->size() == 5000;
+      for (int i = 0; i < r->size(); ++i) {
+        AuditEvent e = ReadAudit(*r, i);
+        after = e.seq;
+        if (!fn(e)) {
+          more = false;
+          break;
+        }
+      }
+    }
+    (void)conn.ExecScript("COMMIT");
+    return st;
+  }
+
+  Result<audit::ChainHead> GetAuditHead() const override {
+    auto lease = Acquire();
+    if (!lease.ok()) return lease.status();
+    return ReadHead(*lease->conn, false);
+  }
+
+  Result<int> SchemaVersion() const override {
+    ASSIGN_OR_RETURN(Rows r, Query("SELECT COALESCE(MAX(version), 0) FROM schema_migrations"));
+    return static_cast<int>(r.Int(0, 0));
+  }
+
+ private:
+  // A pooled connection, returned on destruction unless it broke.
+  struct Lease {
+    const PgStore* store;
+    std::unique_ptr<Conn> conn;
+    Lease(const PgStore* s, std::unique_ptr<Conn> c) : store(s), conn(std::move(c)) {}
+    Lease(Lease&&) = default;
+    ~Lease() {
+      if (!conn || conn->Broken()) return;
+      std::lock_guard<std::mutex> lock(store->pool_mu_);
+      if (store->pool_.size() < kMaxIdle) store->pool_.push_back(std::move(conn));
+    }
+  };
+  static constexpr size_t kMaxIdle = 16;
+
+  Result<Lease> Acquire() const {
+    {
+      std::lock_guard<std::mutex> lock(pool_mu_);
+      if (!pool_.empty()) {
+        auto c = std::move(pool_.back());
+        pool_.pop_back();
+        return Lease(this, std::move(c));
+      }
+    }
+    ASSIGN_OR_RETURN(auto c, Conn::Open(url_));
+    return Lease(this, std::move(c));
+  }
+
+  Result<Rows> Query(const char* sql, const Params& params = {}) const {
+    ASSIGN_OR_RETURN(auto lease, Acquire());
+    return lease.conn->Exec(sql, params);
+  }
+
+  static Result<audit::ChainHead> ReadHead(Conn& conn, bool lock) {
+    auto r = conn.Exec(lock ? "SELECT seq, hash FROM audit_head WHERE id = 1 FOR UPDATE"
+                            : "SELECT seq, hash FROM audit_head WHERE id = 1");
+    if (!r.ok()) return r.status().WithPrefix("not a Causeway database, or its schema is missing");
+    if (r->size() == 0) return DataLoss("the audit chain's head row is missing");
+    return audit::ChainHead{r->Int(0, 0), r->Text(0, 1)};
+  }
+
+  // Every migration not yet applied, in one transaction under an advisory
+  // lock, so replicas starting together migrate once.
+  static Status Migrate(Conn& conn) {
+    RETURN_IF_ERROR(conn.ExecScript("BEGIN"));
+    auto fail = [&](Status st) {
+      (void)conn.ExecScript("ROLLBACK");
+      return st;
+    };
+    if (auto r = conn.Exec("SELECT pg_advisory_xact_lock($1)", Params().Add(kMigrationLock)); !r.ok()) {
+      return fail(r.status());
+    }
+    if (Status st = conn.ExecScript("CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY, "
+                                    "applied_at BIGINT NOT NULL)");
+        !st.ok()) {
+      return fail(st);
+    }
+    auto applied = conn.Exec("SELECT version FROM schema_migrations");
+    if (!applied.ok()) return fail(applied.status());
+    std::vector<bool> done(std::size(kMigrations) + 1, false);
+    for (int i = 0; i < applied->size(); ++i) {
+      int64_t v = applied->Int(i, 0);
+      if (v > static_cast<int64_t>(std::size(kMigrations))) {
+        return fail(FailedPrecondition("the database has schema version " + std::to_string(v) +
+                                       ", newer than this causeway (" + std::to_string(std::size(kMigrations)) + ")"));
+      }
+      if (v >= 1) done[static_cast<size_t>(v)] = true;
+    }
+    for (size_t v = 1; v <= std::size(kMigrations); ++v) {
+      if (done[v]) continue;
+      if (Status st = conn.ExecScript(kMigrations[v - 1]); !st.ok()) {
+        return fail(st.WithPrefix("migration " + std::to_string(v) + " failed"));
+      }
+      auto ins = conn.Exec("INSERT INTO schema_migrations (version, applied_at) VALUES ($1, "
+                           "(extract(epoch from now()))::bigint)",
+                           Params().Add(static_cast<int64_t>(v)));
+      if (!ins.ok()) return fail(ins.status());
+    }
+    return conn.ExecScript("COMMIT");
+  }
+
+  std::string url_;
+  bool read_only_;
+  mutable std::mutex pool_mu_;
+  mutable std::vector<std::unique_ptr<Conn>> pool_;  // guarded by pool_mu_: idle connections
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Store>> OpenPostgresStore(const std::string& url, const PostgresOptions& options) {
+  auto store = std::make_unique<PgStore>(url, options.read_only);
+  RETURN_IF_ERROR(store->Open());
+  return std::unique_ptr<Store>(std::move(store));
+}
+
+}  // namespace causeway
