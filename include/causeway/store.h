@@ -21,7 +21,17 @@
 namespace causeway {
 
 // The schema version this build writes; every backend migrates to it.
-inline constexpr int kLatestSchemaVersion = 4;
+inline constexpr int kLatestSchemaVersion = 5;
+
+// A named lease one process holds at a time: the scheduler's leadership
+// among replicas. `epoch` grows each time the lease changes hands; it is the
+// fencing token writes carry (WriteTx::CheckLease).
+struct Lease {
+  std::string name;
+  std::string holder;
+  int64_t epoch = 0;
+  Timestamp expires_at;  // by the database's clock
+};
 
 // The write operations available inside one unit of work.
 class WriteTx {
@@ -53,6 +63,11 @@ class WriteTx {
 
   // Appends `event` to the audit chain: assigns seq, prev_hash and hash.
   virtual Status AppendAudit(AuditEvent& event) = 0;
+
+  // kFailedPrecondition unless `holder` holds lease `name` at `epoch`. The
+  // lease cannot change hands until this unit's batch commits, so a unit
+  // that checks first writes only while its holder leads.
+  virtual Status CheckLease(const std::string& name, const std::string& holder, int64_t epoch) = 0;
 };
 
 using WriteFn = std::function<Status(WriteTx&)>;
@@ -108,6 +123,13 @@ class Store {
 
   // The schema version the database is at (the last migration applied).
   virtual Result<int> SchemaVersion() const = 0;
+
+  // Takes lease `name` for `holder` until `ttl` from now when it is free or
+  // expired, or extends it when `holder` has it; returns the lease as it
+  // stands afterwards (someone else's when it could not be taken). Expiry
+  // is judged by the database's clock where it has one (PostgreSQL), so
+  // replicas need not agree on the time.
+  virtual Result<Lease> AcquireLease(const std::string& name, const std::string& holder, Micros ttl) = 0;
 };
 
 struct SqliteOptions {

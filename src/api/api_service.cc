@@ -371,7 +371,9 @@ void ApiService::ListCheckpoints(HttpRequest& req, Reply reply) {
 
 void ApiService::ListQueues(HttpRequest&, Reply reply) {
   if (!scheduler_) return reply(ErrorResponse(FailedPrecondition("this server runs no scheduler")));
-  reply(JsonResponse(200, {{"queues", scheduler_->Queues()}}));
+  auto queues = scheduler_->Queues();
+  if (!queues.ok()) return reply(ErrorResponse(queues.status()));
+  reply(JsonResponse(200, {{"queues", *queues}}));
 }
 
 void ApiService::SetOutage(HttpRequest& req, Reply reply) {

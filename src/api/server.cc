@@ -95,8 +95,11 @@ Status Serve(const ServeOptions& o) {
   ScaledClock clock(o.sim_speed, last_event);
   CommitQueue queue(*store, CommitQueue::Options{});
   auto policies = policy::Chain::FromEstate(*estate);
-  SchedulerService scheduler(*store, queue, *estate, clock, o.sim_seed);
-  RETURN_IF_ERROR(scheduler.Recover());
+  SchedulerService scheduler(*store, queue, *estate, clock, o.sim_seed,
+                             SchedulerService::Options{o.replica, std::chrono::milliseconds(o.lease_ttl_ms)});
+  // The first cycle now: a lone server leads (and recovers its jobs) before
+  // it takes requests. Failing is not fatal: the loop keeps trying.
+  if (Status st = scheduler.TickOnce(); !st.ok()) spdlog::warn("first scheduler cycle: {}", st.ToString());
   ApiService api(*store, queue, *estate, clock, &scheduler, policies.get());
 
   TokenService bootstrap(*store, queue, clock);

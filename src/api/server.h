@@ -21,6 +21,10 @@ struct ServeOptions {
   // How jobs reach this server (CAUSEWAY_SERVER in their environment);
   // default: http://LISTEN_HOST:PORT.
   std::string advertise_url;
+  // Replicas on one database: this one's name, and how long the scheduler
+  // lease lasts unrenewed (the bound on a takeover after a crash).
+  std::string replica;
+  int lease_ttl_ms = 5000;
 };
 
 // Blocks until a stop signal. Prints "causeway listening on http://HOST:PORT"

@@ -292,6 +292,10 @@ int Main(int argc, char** argv) {
       ->capture_default_str();
   serve->add_option("--sim-seed", so.sim_seed, "seed for simulated preemptions and failures")->capture_default_str();
   serve->add_option("--tick-ms", so.tick_ms, "scheduling cycle in real milliseconds")->capture_default_str();
+  serve->add_option("--replica", so.replica, "this replica's name among servers on one database (default host:pid:random)");
+  serve->add_option("--lease-ttl-ms", so.lease_ttl_ms,
+                    "how long the scheduler lease lasts unrenewed: the bound on a takeover after a leader dies")
+      ->capture_default_str();
   serve->add_option("--advertise-url", so.advertise_url,
                     "how jobs reach this server, given to them as CAUSEWAY_SERVER (default http://LISTEN)");
   serve->callback([&] {

@@ -132,6 +132,11 @@ class Engine : private placement::CapacityView {
   using LaunchEnvFn = std::function<std::map<std::string, std::string>(const std::string& job_id, int attempt,
                                                                        const Cluster& cluster, Timestamp now)>;
   void SetLaunchEnv(LaunchEnvFn fn) { launch_env_ = std::move(fn); }
+  // Asked before every launch; when it says no, nothing is launched and the
+  // job stays queued.
+  void SetLaunchGate(std::function<bool()> gate) { launch_gate_ = std::move(gate); }
+  // Whether the engine holds the job (queued or running).
+  bool Has(const std::string& job_id) const { return jobs_.count(job_id) > 0; }
 
   // Why the job is where it is: the quota decision and every candidate
   // cluster with its verdict, in words.
@@ -214,6 +219,7 @@ class Engine : private placement::CapacityView {
   const Estate& estate_;
   std::map<std::string, ProviderAdapter*> providers_;
   LaunchEnvFn launch_env_;
+  std::function<bool()> launch_gate_;
   EngineOptions options_;
   quota::QuotaBook quota_;
   placement::Router router_;

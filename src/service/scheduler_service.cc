@@ -1,6 +1,9 @@
 #include "service/scheduler_service.h"
 
 #include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include "causeway/crypto.h"
 
 #include "identity/tokens.h"
 #include "providers/local/local_provider.h"
@@ -13,6 +16,14 @@ namespace {
 using scheduler::Transition;
 
 constexpr const char* kActor = "scheduler";
+constexpr const char* kLease = "scheduler";
+
+// host:pid:random, unique per process.
+std::string ReplicaName() {
+  char host[256] = {0};
+  ::gethostname(host, sizeof host - 1);
+  return std::string(host) + ":" + std::to_string(::getpid()) + ":" + HexEncode(RandomBytes(4));
+}
 
 std::string EventType(const Transition& t) {
   switch (t.kind) {
@@ -70,27 +81,35 @@ Attempt AttemptOf(const Transition& t) {
 }  // namespace
 
 SchedulerService::SchedulerService(Store& store, CommitQueue& queue, const Estate& estate, const Clock& clock,
-                                   uint64_t seed)
-    : store_(store), queue_(queue), estate_(estate), clock_(clock) {
+                                   uint64_t seed, Options options)
+    : store_(store), queue_(queue), estate_(estate), clock_(clock), seed_(seed), options_(std::move(options)) {
+  if (options_.replica.empty()) options_.replica = ReplicaName();
+  std::lock_guard<std::mutex> lock(mu_);
+  Build();
+}
+
+void SchedulerService::Build() {
+  sims_.clear();
+  others_.clear();
   std::map<std::string, ProviderAdapter*> adapters;
-  for (const auto& p : estate.providers) {
+  for (const auto& p : estate_.providers) {
     if (p.kind == "sim") {
-      auto sim = std::make_unique<sim::SimProvider>(estate, p, seed);
+      auto sim = std::make_unique<sim::SimProvider>(estate_, p, seed_);
       adapters[p.name] = sim.get();
       sims_[p.name] = std::move(sim);
     } else if (p.kind == "slurm") {
-      others_.push_back(std::make_unique<slurm::SlurmProvider>(estate, p));
+      others_.push_back(std::make_unique<slurm::SlurmProvider>(estate_, p));
       adapters[p.name] = others_.back().get();
     } else if (p.kind == "local") {
-      others_.push_back(std::make_unique<local::LocalProvider>(estate, p));
+      others_.push_back(std::make_unique<local::LocalProvider>(estate_, p));
       adapters[p.name] = others_.back().get();
-    } else {
+    } else if (!engine_) {
       spdlog::warn("provider {} is of kind {}, which this server cannot drive yet; its clusters get no work", p.name,
                    p.kind);
     }
   }
   adapters_ = adapters;
-  engine_ = std::make_unique<scheduler::Engine>(estate, adapters);
+  engine_ = std::make_unique<scheduler::Engine>(estate_, adapters);
   // Each attempt on a real backend gets its own credential, so a job never
   // needs a person's token to register checkpoints. Simulated attempts run
   // nothing and get none.
@@ -104,13 +123,37 @@ SchedulerService::SchedulerService(Store& store, CommitQueue& queue, const Estat
     minted_[{job_id, attempt}] = std::move(minted.record);
     return env;
   });
+  // Launch only while the lease is surely still ours: a replica that may
+  // have lost it (its renewal is overdue) dispatches nothing.
+  engine_->SetLaunchGate([this] { return std::chrono::steady_clock::now() < lease_deadline_; });
 }
 
 SchedulerService::~SchedulerService() { Stop(); }
 
+Status SchedulerService::Adopt(const JobRecord& job) {
+  auto spec = JobSpecFromJson(nlohmann::json::parse(job.spec_json, nullptr, false));
+  if (!spec.ok()) return spec.status().WithPrefix("recovering " + job.id);
+  scheduler::JobInput input{job.id, std::move(*spec), job.created_at, job.attempts, job.gpu_seconds, job.cost_micros};
+  ASSIGN_OR_RETURN(auto checkpoints, store_.ListCheckpoints(job.id));
+  ASSIGN_OR_RETURN(auto attempts, store_.ListAttempts(job.id));
+  if (!checkpoints.empty()) {
+    input.resume_from = checkpoints.back().path;
+    for (const auto& a : attempts) {
+      if (a.number == checkpoints.back().attempt) input.resume_cluster = a.cluster;
+    }
+  }
+  if ((job.state == JobState::kRunning || job.state == JobState::kAdmitted) && !attempts.empty() &&
+      attempts.back().state == "running") {
+    const Attempt& a = attempts.back();
+    Status st = engine_->Restore(input, {a.number, a.cluster, a.pool, a.backend_id, a.flavor, a.reserved, a.started_at,
+                                         job.state == JobState::kAdmitted});
+    if (st.ok()) return st;
+    spdlog::warn("job {} could not be re-adopted on {}: {}; requeueing", job.id, a.cluster, st.message());
+  }
+  return engine_->Submit(std::move(input));
+}
+
 Status SchedulerService::Recover() {
-  std::vector<WriteFn> fixes;
-  std::lock_guard<std::mutex> lock(mu_);
   for (JobState state : {JobState::kPending, JobState::kAdmitted, JobState::kRunning}) {
     JobFilter f;
     f.state = state;
@@ -118,35 +161,91 @@ Status SchedulerService::Recover() {
     for (;;) {
       ASSIGN_OR_RETURN(auto jobs, store_.ListJobs(f));
       for (const auto& job : jobs) {
-        auto spec = JobSpecFromJson(nlohmann::json::parse(job.spec_json, nullptr, false));
-        if (!spec.ok()) return spec.status().WithPrefix("recovering " + job.id);
-        scheduler::JobInput input{job.id, std::move(*spec), job.created_at, job.attempts, job.gpu_seconds, job.cost_micros};
-        ASSIGN_OR_RETURN(auto checkpoints, store_.ListCheckpoints(job.id));
-        ASSIGN_OR_RETURN(auto attempts, store_.ListAttempts(job.id));
-        if (!checkpoints.empty()) {
-          input.resume_from = checkpoints.back().path;
-          for (const auto& a : attempts) {
-            if (a.number == checkpoints.back().attempt) input.resume_cluster = a.cluster;
-          }
+        Status st = Adopt(job);
+        if (!st.ok() && st.code() != Code::kAlreadyExists) {
+          spdlog::error("job {} cannot be scheduled: {}", job.id, st.message());
         }
-        Status st;
-        if (state == JobState::kRunning || state == JobState::kAdmitted) {
-          if (!attempts.empty() && attempts.back().state == "running") {
-            const Attempt& a = attempts.back();
-            st = engine_->Restore(input, {a.number, a.cluster, a.pool, a.backend_id, a.flavor, a.reserved, a.started_at,
-                                          state == JobState::kAdmitted});
-            if (st.ok()) continue;
-            spdlog::warn("job {} could not be re-adopted on {}: {}; requeueing", job.id, a.cluster, st.message());
-          }
-        }
-        st = engine_->Submit(std::move(input));
-        if (!st.ok()) spdlog::error("job {} cannot be scheduled: {}", job.id, st.message());
       }
       if (static_cast<int>(jobs.size()) < f.limit) break;
       f.before_id = jobs.back().id;
     }
   }
   spdlog::info("scheduler recovered {} pending and {} running jobs", engine_->pending(), engine_->running());
+  return Status::Ok();
+}
+
+Status SchedulerService::Lead() {
+  auto started = std::chrono::steady_clock::now();
+  auto lease = store_.AcquireLease(kLease, options_.replica, options_.lease_ttl);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!lease.ok()) return lease.status().WithPrefix("renewing the scheduler lease");
+  if (lease->holder != options_.replica) {
+    if (leader_) {
+      spdlog::warn("lost the scheduler lease to {} (epoch {}); following", lease->holder, lease->epoch);
+      leader_ = false;
+      Build();  // nothing of the old term is acted on again
+    }
+    return Status::Ok();
+  }
+  // Renewed: the lease is ours at least until the database's expiry, which
+  // is later than `started` + ttl; keep a margin for clock rate differences.
+  lease_deadline_ = started + options_.lease_ttl - options_.lease_ttl / 5;
+  if (leader_ && lease->epoch == epoch_) return Status::Ok();
+
+  // A new term: start from what the database says, tail the audit trail
+  // from its head for whatever other replicas accept from now on.
+  epoch_ = lease->epoch;
+  ASSIGN_OR_RETURN(auto head, store_.GetAuditHead());
+  audit_cursor_ = head.seq;
+  Build();
+  RETURN_IF_ERROR(Recover());
+  leader_ = true;
+  spdlog::info("replica {} leads the scheduler (epoch {})", options_.replica, epoch_);
+  std::string replica = options_.replica;
+  int64_t epoch = epoch_;
+  Timestamp now = clock_.Now();
+  (void)queue_.Enqueue(
+      [replica, epoch, now](WriteTx& tx) -> Status {
+        RETURN_IF_ERROR(tx.CheckLease(kLease, replica, epoch));
+        AuditEvent e;
+        e.time = now;
+        e.actor = kActor;
+        e.action = "scheduler.lead";
+        e.resource = "replica/" + replica;
+        e.details = {{"epoch", epoch}};
+        return tx.AppendAudit(e);
+      },
+      [](Status st) {
+        if (!st.ok()) spdlog::warn("recording the new scheduler term failed: {}", st.ToString());
+      });
+  return Status::Ok();
+}
+
+Status SchedulerService::FollowAudit(std::vector<Transition>& out) {
+  // Submissions, cancellations and checkpoints accepted by any replica are
+  // in the chain, in commit order; those this one saw first are no-ops.
+  AuditFilter f;
+  f.after_seq = audit_cursor_;
+  f.limit = 1000;
+  ASSIGN_OR_RETURN(auto events, store_.ListAudit(f));
+  for (const AuditEvent& e : events) {
+    audit_cursor_ = e.seq;
+    if (e.resource.rfind("job/", 0) != 0) continue;
+    std::string job_id = e.resource.substr(4);
+    if (e.action == "job.submit") {
+      ASSIGN_OR_RETURN(auto job, store_.GetJob(job_id));
+      if (!job || IsTerminal(job->state) || engine_->Has(job_id)) continue;
+      Status st = Adopt(*job);
+      if (!st.ok() && st.code() != Code::kAlreadyExists) {
+        spdlog::error("job {} cannot be scheduled: {}", job_id, st.message());
+      }
+    } else if (e.action == "job.cancel") {
+      auto cancelled = engine_->Cancel(job_id, clock_.Now());
+      if (cancelled.ok()) out.insert(out.end(), cancelled->begin(), cancelled->end());
+    } else if (e.action == "checkpoint.register" && e.details.is_object() && e.details.contains("path")) {
+      (void)engine_->SetCheckpoint(job_id, e.details["path"].get<std::string>());
+    }
+  }
   return Status::Ok();
 }
 
@@ -172,32 +271,43 @@ void SchedulerService::Stop() {
 }
 
 Status SchedulerService::TickOnce() {
+  RETURN_IF_ERROR(Lead());
   std::vector<Transition> transitions;
   Minted minted;
+  Fence fence;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    transitions = engine_->Tick(clock_.Now());
+    if (!leader_) return Status::Ok();
+    Status followed = FollowAudit(transitions);
+    if (!followed.ok()) return followed.WithPrefix("following the audit trail");
+    std::vector<Transition> ticked = engine_->Tick(clock_.Now());
+    transitions.insert(transitions.end(), ticked.begin(), ticked.end());
     minted.swap(minted_);
+    fence = Fence{options_.replica, epoch_};
   }
   if (transitions.empty()) return Status::Ok();
-  for (const Status& st : queue_.RunAll(Persist(transitions, std::move(minted)))) RETURN_IF_ERROR(st);
+  for (const Status& st : queue_.RunAll(Persist(transitions, fence, std::move(minted)))) RETURN_IF_ERROR(st);
   return Status::Ok();
 }
 
 void SchedulerService::OnSubmitted(const JobRecord& job, const JobSpec& spec) {
   std::lock_guard<std::mutex> lock(mu_);
+  if (!leader_) return;  // the leader finds it in the audit trail
   Status st = engine_->Submit(scheduler::JobInput{job.id, spec, job.created_at, 0, 0, 0});
   if (!st.ok()) spdlog::error("job {} cannot be scheduled: {}", job.id, st.message());
 }
 
 void SchedulerService::OnCancelled(const std::string& job_id) {
   Result<std::vector<Transition>> transitions = std::vector<Transition>{};
+  Fence fence;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    if (!leader_) return;  // the leader finds it in the audit trail
     transitions = engine_->Cancel(job_id, clock_.Now());
+    fence = Fence{options_.replica, epoch_};
   }
   if (!transitions.ok()) return;  // finished meanwhile, or never scheduled
-  for (auto& fn : Persist(*transitions)) {
+  for (auto& fn : Persist(*transitions, fence)) {
     (void)queue_.Enqueue(std::move(fn), [job_id](Status st) {
       if (!st.ok()) spdlog::error("recording the cancellation of {} failed: {}", job_id, st.ToString());
     });
@@ -206,6 +316,7 @@ void SchedulerService::OnCancelled(const std::string& job_id) {
 
 void SchedulerService::OnCheckpoint(const std::string& job_id, const std::string& path) {
   std::lock_guard<std::mutex> lock(mu_);
+  if (!leader_) return;
   (void)engine_->SetCheckpoint(job_id, path);  // a finished job needs it no more
 }
 
@@ -224,9 +335,15 @@ Result<std::string> SchedulerService::ReadLog(const std::string& cluster, const 
   return it->second->ReadLog(cluster, job_id, attempt, offset, max);
 }
 
-nlohmann::json SchedulerService::Queues() {
+Result<nlohmann::json> SchedulerService::Queues() {
   std::lock_guard<std::mutex> lock(mu_);
+  if (!leader_) return Unavailable("this replica does not run the scheduler now; ask again (another replica does)");
   return engine_->QueuesJson();
+}
+
+bool SchedulerService::leader() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return leader_;
 }
 
 Status SchedulerService::SetOutage(const std::string& provider, bool down, const std::string& actor) {
@@ -252,14 +369,17 @@ void SchedulerService::SetServerUrl(std::string url) {
   server_url_ = std::move(url);
 }
 
-std::vector<WriteFn> SchedulerService::Persist(const std::vector<Transition>& transitions, Minted minted) {
+std::vector<WriteFn> SchedulerService::Persist(const std::vector<Transition>& transitions, const Fence& fence,
+                                               Minted minted) {
   std::vector<WriteFn> out;
   for (const Transition& t : transitions) {
     std::optional<TokenRecord> credential;
     if (auto it = minted.find({t.job_id, t.attempt}); it != minted.end() && t.kind == Transition::Kind::kDispatched) {
       credential = std::move(it->second);
     }
-    out.push_back([t, credential](WriteTx& tx) -> Status {
+    out.push_back([t, credential, fence](WriteTx& tx) -> Status {
+      // Fencing: a replica that lost the lease records nothing more.
+      RETURN_IF_ERROR(tx.CheckLease(kLease, fence.replica, fence.epoch));
       AuditEvent e;
       e.time = t.time;
       e.actor = kActor;

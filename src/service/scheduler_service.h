@@ -1,7 +1,17 @@
-// Runs the scheduler engine in the server: recovers active jobs from the
-// store at start, ticks on its own thread, and writes every transition (job
-// state, attempt, event and audit event, in one transaction each) through the
-// commit queue. Simulated providers are built from the estate.
+// Runs the scheduler engine in the server: ticks on its own thread and
+// writes every transition (job state, attempt, event and audit event, in one
+// transaction each) through the commit queue. Simulated providers are built
+// from the estate.
+//
+// Replicas: any number of servers may share one database; exactly one runs
+// the scheduler at a time, holding the "scheduler" lease, renewed every
+// cycle. A replica that takes the lease starts a new term: it rebuilds the
+// engine from the database (re-adopting running attempts) and then follows
+// the audit trail for the submissions, cancellations and checkpoints other
+// replicas accept. Fencing: every transition it writes checks the lease's
+// epoch in the same transaction, and it launches nothing once its renewal
+// is overdue, so a replica that lost the lease can neither dispatch nor
+// record anything. With one server the lease is simply always its own.
 #pragma once
 
 #include <chrono>
@@ -24,30 +34,40 @@
 
 namespace causeway {
 
+struct SchedulerOptions {
+  std::string replica;                        // this server's name in the lease; default host:pid:random
+  std::chrono::milliseconds lease_ttl{5000};  // another replica takes over at most this long after a crash
+};
+
 class SchedulerService {
  public:
-  SchedulerService(Store& store, CommitQueue& queue, const Estate& estate, const Clock& clock, uint64_t seed);
+  using Options = SchedulerOptions;
+  SchedulerService(Store& store, CommitQueue& queue, const Estate& estate, const Clock& clock, uint64_t seed,
+                   Options options = {});
   ~SchedulerService();
 
-  // Loads every pending and running job from the store into the engine.
-  // Running attempts are re-adopted by their providers.
-  Status Recover();
   // Ticks every `interval` of real time on a thread of its own until Stop.
   void Start(std::chrono::milliseconds interval);
   void Stop();
-  // One cycle: tick the engine and persist what happened (durably) before
+  // One cycle: take or renew the lease, then, as the leader, follow the
+  // audit trail, tick the engine and persist what happened (durably) before
   // returning.
   Status TickOnce();
+  // Whether this replica runs the scheduler now.
+  bool leader();
+  const std::string& replica() const { return options_.replica; }
 
   // Hooks for JobService, called once the submission or cancellation is
-  // committed; they never wait for a commit.
+  // committed; they never wait for a commit. On a replica that does not
+  // lead they do nothing: the leader reads the same from the audit trail.
   void OnSubmitted(const JobRecord& job, const JobSpec& spec);
   void OnCancelled(const std::string& job_id);
   void OnCheckpoint(const std::string& job_id, const std::string& path);
 
   // The engine's explanation, or null for a job it does not hold.
   nlohmann::json Explain(const std::string& job_id);
-  nlohmann::json Queues();
+  // kUnavailable on a replica that does not lead.
+  Result<nlohmann::json> Queues();
   // An attempt's output from the provider that ran it on `cluster`.
   Result<std::string> ReadLog(const std::string& cluster, const std::string& job_id, int attempt, int64_t offset,
                               int64_t max);
@@ -59,13 +79,27 @@ class SchedulerService {
 
  private:
   using Minted = std::map<std::pair<std::string, int>, TokenRecord>;  // (job, attempt) -> credential
+  // The lease a transition was decided under.
+  struct Fence {
+    std::string replica;
+    int64_t epoch = 0;
+  };
   // `minted`: credentials of the attempts dispatched, stored with them.
-  std::vector<WriteFn> Persist(const std::vector<scheduler::Transition>& transitions, Minted minted = {});
+  std::vector<WriteFn> Persist(const std::vector<scheduler::Transition>& transitions, const Fence& fence,
+                               Minted minted = {});
+  // The rest need mu_ held (Lead takes it).
+  void Build();  // fresh providers and engine
+  Status Recover();  // every active job of the database into the engine
+  Status Adopt(const JobRecord& job);
+  Status Lead();
+  Status FollowAudit(std::vector<scheduler::Transition>& out);
 
   Store& store_;
   CommitQueue& queue_;
   const Estate& estate_;
   const Clock& clock_;
+  const uint64_t seed_;
+  Options options_;
   std::mutex mu_;
   std::map<std::string, std::unique_ptr<sim::SimProvider>> sims_;  // guarded by mu_
   std::vector<std::unique_ptr<ProviderAdapter>> others_;           // guarded by mu_: real backends
@@ -73,6 +107,10 @@ class SchedulerService {
   std::unique_ptr<scheduler::Engine> engine_;                      // guarded by mu_
   std::string server_url_;                                         // guarded by mu_
   Minted minted_;                                                  // guarded by mu_: since the last Persist
+  bool leader_ = false;                                            // guarded by mu_
+  int64_t epoch_ = 0;                                              // guarded by mu_: the lease's, while leading
+  std::chrono::steady_clock::time_point lease_deadline_{};         // guarded by mu_: launch only before this
+  int64_t audit_cursor_ = 0;                                       // guarded by mu_: the last event followed
   std::mutex stop_mu_;
   std::condition_variable stop_cv_;
   bool stopping_ = false;  // guarded by stop_mu_

@@ -20,7 +20,8 @@ class TamperTest : public ::testing::Test {
     dir_ = new TempDir("tamper");
     auto server = ServerProcess::Start(dir_->path());
     auto client = server->Client();
-    // 1 token.create (bootstrap) + 6 job.submit = 7 events.
+    // 1 scheduler.lead + 1 token.create (bootstrap) + 6 job.submit = 8
+    // events.
     for (int i = 0; i < 6; ++i) {
       auto r = client.Send("POST", "/v1/jobs", json{{"spec", "name: t" + std::to_string(i) +
                                                         "\nresources: {accelerators: L4:1, labels: {owner: o, team: research}}\n"}}.dump(),
@@ -62,7 +63,7 @@ TempDir* TamperTest::dir_ = nullptr;
 TEST_F(TamperTest, PristineChainVerifies) {
   auto r = RunCli({"audit", "verify", "--db", dir_->path() + "/causeway.db"});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
-  EXPECT_NE(r.out.find("ok: 7 events"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("ok: 8 events"), std::string::npos) << r.out;
 }
 
 TEST_F(TamperTest, EditedActor) { ExpectBrokenAt(TamperedCopy("UPDATE audit_events SET actor='mallory' WHERE seq=3"), 3); }
@@ -93,9 +94,9 @@ TEST_F(TamperTest, InsertedEventInTheMiddle) {
 }
 
 TEST_F(TamperTest, AppendedEventBeyondTheHead) {
-  ExpectBrokenAt(TamperedCopy("INSERT INTO audit_events SELECT 8, time, actor, action, resource, details, hash, hash "
-                              "FROM audit_events WHERE seq=7;"),
-                 8);
+  ExpectBrokenAt(TamperedCopy("INSERT INTO audit_events SELECT 9, time, actor, action, resource, details, hash, hash "
+                              "FROM audit_events WHERE seq=8;"),
+                 9);
 }
 
 TEST_F(TamperTest, RehashedEditBreaksTheNextLink) {

@@ -130,7 +130,20 @@ CREATE TABLE checkpoints (
 );
 ALTER TABLE attempts ADD COLUMN resumed_from TEXT NOT NULL DEFAULT '';
 )sql",
+    // 5: leases (the scheduler's leadership among replicas).
+    R"sql(
+CREATE TABLE leases (
+  name TEXT PRIMARY KEY,
+  holder TEXT NOT NULL,
+  epoch BIGINT NOT NULL,
+  expires_at BIGINT NOT NULL
+);
+)sql",
 };
+
+// The database's clock, in Unix microseconds.
+#define DB_NOW_US "(extract(epoch from clock_timestamp()) * 1000000)::bigint"
+
 
 static_assert(std::size(kMigrations) == kLatestSchemaVersion);
 
@@ -350,6 +363,17 @@ class PgWriteTx final : public WriteTx {
     return Status::Ok();
   }
 
+  Status CheckLease(const std::string& name, const std::string& holder, int64_t epoch) override {
+    // FOR SHARE: a takeover (an UPDATE of this row) waits for this batch.
+    ASSIGN_OR_RETURN(Rows r, conn_.Exec("SELECT holder, epoch FROM leases WHERE name = $1 FOR SHARE", Params().Add(name)));
+    if (r.size() == 0) return FailedPrecondition("nobody holds the " + name + " lease");
+    if (r.Text(0, 0) != holder || r.Int(0, 1) != epoch) {
+      return FailedPrecondition("the " + name + " lease moved to " + r.Text(0, 0) + " (epoch " +
+                                std::to_string(r.Int(0, 1)) + "); epoch " + std::to_string(epoch) + " is stale");
+    }
+    return Status::Ok();
+  }
+
  private:
   Status Counted(Status st) {
     if (st.ok()) ++unit_writes_;
@@ -555,6 +579,22 @@ class PgStore final : public Store {
     return ReadHead(*lease->conn, false);
   }
 
+  Result<Lease> AcquireLease(const std::string& name, const std::string& holder, Micros ttl) override {
+    if (read_only_) return FailedPrecondition("the database is open read-only");
+    ASSIGN_OR_RETURN(Rows r,
+                     Query("INSERT INTO leases (name, holder, epoch, expires_at) VALUES ($1, $2, 1, " DB_NOW_US " + $3) "
+                           "ON CONFLICT (name) DO UPDATE SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at, "
+                           "epoch = CASE WHEN leases.holder = EXCLUDED.holder THEN leases.epoch ELSE leases.epoch + 1 END "
+                           "WHERE leases.holder = EXCLUDED.holder OR leases.expires_at < " DB_NOW_US " "
+                           "RETURNING name, holder, epoch, expires_at",
+                           Params().Add(name).Add(holder).Add(static_cast<int64_t>(ttl.count()))));
+    if (r.size() == 0) {  // someone else holds it
+      ASSIGN_OR_RETURN(r, Query("SELECT name, holder, epoch, expires_at FROM leases WHERE name = $1", Params().Add(name)));
+      if (r.size() == 0) return Internal("lease " + name + " vanished");
+    }
+    return Lease{r.Text(0, 0), r.Text(0, 1), r.Int(0, 2), FromUnixMicros(r.Int(0, 3))};
+  }
+
   Result<int> SchemaVersion() const override {
     ASSIGN_OR_RETURN(Rows r, Query("SELECT COALESCE(MAX(version), 0) FROM schema_migrations"));
     return static_cast<int>(r.Int(0, 0));
@@ -562,12 +602,12 @@ class PgStore final : public Store {
 
  private:
   // A pooled connection, returned on destruction unless it broke.
-  struct Lease {
+  struct Pooled {
     const PgStore* store;
     std::unique_ptr<Conn> conn;
-    Lease(const PgStore* s, std::unique_ptr<Conn> c) : store(s), conn(std::move(c)) {}
-    Lease(Lease&&) = default;
-    ~Lease() {
+    Pooled(const PgStore* s, std::unique_ptr<Conn> c) : store(s), conn(std::move(c)) {}
+    Pooled(Pooled&&) = default;
+    ~Pooled() {
       if (!conn || conn->Broken()) return;
       std::lock_guard<std::mutex> lock(store->pool_mu_);
       if (store->pool_.size() < kMaxIdle) store->pool_.push_back(std::move(conn));
@@ -575,17 +615,17 @@ class PgStore final : public Store {
   };
   static constexpr size_t kMaxIdle = 16;
 
-  Result<Lease> Acquire() const {
+  Result<Pooled> Acquire() const {
     {
       std::lock_guard<std::mutex> lock(pool_mu_);
       if (!pool_.empty()) {
         auto c = std::move(pool_.back());
         pool_.pop_back();
-        return Lease(this, std::move(c));
+        return Pooled(this, std::move(c));
       }
     }
     ASSIGN_OR_RETURN(auto c, Conn::Open(url_));
-    return Lease(this, std::move(c));
+    return Pooled(this, std::move(c));
   }
 
   Result<Rows> Query(const char* sql, const Params& params = {}) const {

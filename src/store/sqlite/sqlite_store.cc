@@ -127,6 +127,15 @@ CREATE TABLE checkpoints (
 );
 ALTER TABLE attempts ADD COLUMN resumed_from TEXT NOT NULL DEFAULT '';
 )sql",
+    // 5: leases (the scheduler's leadership among replicas).
+    R"sql(
+CREATE TABLE leases (
+  name TEXT PRIMARY KEY,
+  holder TEXT NOT NULL,
+  epoch INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL
+);
+)sql",
 };
 
 static_assert(std::size(kMigrations) == kLatestSchemaVersion);
@@ -355,6 +364,23 @@ class SqliteWriteTx final : public WriteTx {
     return Status::Ok();
   }
 
+  Status CheckLease(const std::string& name, const std::string& holder, int64_t epoch) override {
+    // The batch holds SQLite's write lock, so nobody can take the lease
+    // before it commits.
+    CW_STMT(s, conn_, "SELECT holder, epoch FROM leases WHERE name = ?1");
+    s.Bind(1, name);
+    Status st;
+    if (!s.Step(st)) {
+      RETURN_IF_ERROR(st);
+      return FailedPrecondition("nobody holds the " + name + " lease");
+    }
+    if (s.Text(0) != holder || s.Int(1) != epoch) {
+      return FailedPrecondition("the " + name + " lease moved to " + s.Text(0) + " (epoch " + std::to_string(s.Int(1)) +
+                                "); epoch " + std::to_string(epoch) + " is stale");
+    }
+    return Status::Ok();
+  }
+
  private:
   // Notes a successful state change for the fail-closed rule.
   Status Counted(Status st) {
@@ -578,6 +604,26 @@ class SqliteStore final : public Store {
   Result<audit::ChainHead> GetAuditHead() const override {
     ASSIGN_OR_RETURN(auto r, Reader());
     return ReadHead(*r.conn);
+  }
+
+  Result<Lease> AcquireLease(const std::string& name, const std::string& holder, Micros ttl) override {
+    if (read_only_) return FailedPrecondition("the database is open read-only");
+    std::lock_guard<std::mutex> lock(writer_mu_);
+    int64_t now = ToUnixMicros(RealClock().Now());
+    {
+      CW_STMT(up, *writer_,
+              "INSERT INTO leases (name, holder, epoch, expires_at) VALUES (?1, ?2, 1, ?3) "
+              "ON CONFLICT(name) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at, "
+              "epoch = CASE WHEN leases.holder = excluded.holder THEN leases.epoch ELSE leases.epoch + 1 END "
+              "WHERE leases.holder = excluded.holder OR leases.expires_at < ?4");
+      up.Bind(1, name).Bind(2, holder).Bind(3, now + ttl.count()).Bind(4, now);
+      RETURN_IF_ERROR(up.Exec());
+    }
+    CW_STMT(s, *writer_, "SELECT name, holder, epoch, expires_at FROM leases WHERE name = ?1");
+    s.Bind(1, name);
+    Status st;
+    if (!s.Step(st)) return st.ok() ? Internal("lease " + name + " vanished") : st;
+    return Lease{s.Text(0), s.Text(1), s.Int(2), FromUnixMicros(s.Int(3))};
   }
 
   Result<int> SchemaVersion() const override {
