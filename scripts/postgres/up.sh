@@ -28,14 +28,8 @@ chmod 0644 "$base/run/pwfile"
   --no-sync -E UTF8 --locale=C > "$base/log/initdb.log" 2>&1
 rm -f "$base/run/pwfile"
 
-setsid "${as_owner[@]}" "$bin/postgres" -D "$base/data" -p "$port" -c listen_addresses=127.0.0.1 \
-  -c unix_socket_directories="$base/run" -c max_connections=200 > "$base/log/postgres.log" 2>&1 < /dev/null &
-echo $! > "$base/run/postgres.pid"
-for _ in $(seq 1 100); do
-  "$bin/pg_isready" -q -h 127.0.0.1 -p "$port" && break
-  sleep 0.1
-done
-"$bin/pg_isready" -q -h 127.0.0.1 -p "$port" || { echo "up.sh: postgres did not come up" >&2; tail -n 20 "$base/log/postgres.log" >&2; exit 1; }
+echo "$port" > "$base/run/port"
+"$(dirname "$0")/ctl.sh" "$base" start
 PGPASSWORD="$pass" "$bin/psql" -q -h 127.0.0.1 -p "$port" -U causeway -d postgres -c "CREATE DATABASE causeway" > /dev/null
 
 cat > "$base/env" <<ENV

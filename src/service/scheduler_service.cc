@@ -3,6 +3,8 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <cstdlib>
+
 #include "causeway/crypto.h"
 
 #include "identity/tokens.h"
@@ -95,6 +97,7 @@ void SchedulerService::Build() {
   for (const auto& p : estate_.providers) {
     if (p.kind == "sim") {
       auto sim = std::make_unique<sim::SimProvider>(estate_, p, seed_);
+      if (const char* log = std::getenv("CAUSEWAY_SIM_DISPATCH_LOG")) sim->SetDispatchLog(log);
       adapters[p.name] = sim.get();
       sims_[p.name] = std::move(sim);
     } else if (p.kind == "slurm") {

@@ -81,6 +81,20 @@ std::unique_ptr<ServerProcess> ServerProcess::Start(const std::string& data_dir,
   sp->port_ = static_cast<uint16_t>(std::stoi(sp->banner_.substr(at)));
   std::ifstream token(data_dir + "/admin.token");
   std::getline(token, sp->admin_token_);
+  // Keep reading what it prints (into DATA_DIR/server.log), or the server
+  // would block on a full pipe.
+  sp->drain_ = std::thread([fd = sp->stdout_fd_, stop = &sp->stop_draining_, log = data_dir + "/server.log"] {
+    std::ofstream out(log, std::ios::app);
+    while (!*stop) {
+      pollfd p{fd, POLLIN, 0};
+      if (::poll(&p, 1, 100) <= 0) continue;
+      char buf[4096];
+      ssize_t n = ::read(fd, buf, sizeof buf);
+      if (n <= 0) break;
+      out.write(buf, n);
+      out.flush();
+    }
+  });
   return sp;
 }
 
@@ -91,6 +105,8 @@ int ServerProcess::Stop(int sig) {
     ::waitpid(pid_, &status, 0);
     pid_ = -1;
   }
+  stop_draining_ = true;
+  if (drain_.joinable()) drain_.join();
   if (stdout_fd_ >= 0) {
     ::close(stdout_fd_);
     stdout_fd_ = -1;

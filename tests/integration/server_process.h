@@ -10,7 +10,9 @@
 #include <chrono>
 #include <cstdint>
 #include <fstream>
+#include <atomic>
 #include <map>
+#include <thread>
 #include <memory>
 #include <string>
 #include <vector>
@@ -56,6 +58,8 @@ class ServerProcess {
  private:
   pid_t pid_ = -1;
   int stdout_fd_ = -1;
+  std::thread drain_;
+  std::atomic<bool> stop_draining_{false};
   uint16_t port_ = 0;
   std::string admin_token_;
   std::string banner_;

@@ -1,5 +1,8 @@
 #include "providers/sim/sim_provider.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -172,6 +175,14 @@ Status SimProvider::Place(const LaunchRequest& r, Timestamp started, Timestamp n
 
 Result<std::string> SimProvider::Launch(const LaunchRequest& request, Timestamp now) {
   RETURN_IF_ERROR(Place(request, now, now));
+  if (!dispatch_log_.empty()) {
+    int fd = ::open(dispatch_log_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd >= 0) {
+      std::string line = request.job_id + " " + std::to_string(request.attempt) + "\n";
+      (void)!::write(fd, line.data(), line.size());
+      ::close(fd);
+    }
+  }
   return "sim:" + request.job_id + ":" + std::to_string(request.attempt);
 }
 

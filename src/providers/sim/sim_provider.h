@@ -39,6 +39,11 @@ class SimProvider final : public ProviderAdapter {
     return NotFound("job " + job_id + " ran on the simulated estate, which runs no programs and keeps no output");
   }
 
+  // Appends "JOB ATTEMPT" to `path` for every launch (not re-adoptions),
+  // one write each, so several processes can share the file: a check that
+  // no attempt is ever dispatched twice across replicas.
+  void SetDispatchLog(std::string path) { dispatch_log_ = std::move(path); }
+
   // When the next running attempt ends, if any: lets virtual-time drivers
   // (planning, benchmarks) jump straight to the next event.
   std::optional<Timestamp> NextEventTime();
@@ -83,6 +88,7 @@ class SimProvider final : public ProviderAdapter {
   // (end time, key), earliest first; entries for cancelled attempts are skipped.
   std::priority_queue<std::pair<int64_t, Key>, std::vector<std::pair<int64_t, Key>>, std::greater<>> ends_;
   std::vector<ProviderEvent> outage_events_;
+  std::string dispatch_log_;
 };
 
 }  // namespace causeway::sim
