@@ -203,3 +203,59 @@ TEST_F(ReplicaTest, ADatabaseRestartFailsRequestsCleanlyAndServiceResumes) {
 
 }  // namespace
 }  // namespace causeway::testing
+
+namespace causeway::testing {
+namespace {
+
+// An embedded SQLite database moves to PostgreSQL with its chain intact;
+// `db check` and `migrate` report on it; a server then runs on the copy.
+TEST(DbCommandsTest, CopyFromSqliteToPostgresKeepsTheChain) {
+  std::string skip;
+  PostgresServer* pg = PostgresServer::Get(skip);
+  if (!pg) GTEST_SKIP() << skip;
+  TempDir dir("db-copy");
+  std::vector<std::string> ids;
+  {
+    auto server = ServerProcess::Start(dir.path() + "/sqlite");
+    auto c = server->Client();
+    for (int i = 0; i < 3; ++i) {
+      auto r = c.Send("POST", "/v1/jobs", json{{"spec", kJob}}.dump(), Auth(server->admin_token()));
+      ASSERT_EQ(r->status, 201) << r->body;
+      ids.push_back(json::parse(r->body)["job"]["id"]);
+    }
+    server->Stop(SIGTERM);
+  }
+  std::string from = "sqlite:" + dir.path() + "/sqlite/causeway.db";
+  auto before = RunCli({"--json", "db", "check", "--db", from});
+  ASSERT_EQ(before.exit_code, 0) << before.err;
+  int64_t events = json::parse(before.out)["audit"]["events"];
+
+  std::string to = pg->CreateDatabase("copy_" + std::to_string(::getpid()));
+  auto copy = RunCli({"--json", "db", "copy", "--from", from, "--to", to});
+  ASSERT_EQ(copy.exit_code, 0) << copy.out << copy.err;
+  json report = json::parse(copy.out);
+  EXPECT_EQ(report["jobs"], 3);
+  EXPECT_TRUE(report["audit"]["ok"].get<bool>());
+  EXPECT_EQ(report["audit"]["events"], events + 1) << "the source's events and one db.copy";
+  EXPECT_EQ(copy.out.find(to.substr(to.find(':', 14) + 1, 10)), std::string::npos) << "the password leaked";
+
+  auto again = RunCli({"db", "copy", "--from", from, "--to", to});
+  EXPECT_EQ(again.exit_code, 6) << "a non-empty target is refused: " << again.err;
+  auto migrate = RunCli({"--json", "migrate", "--db", to});
+  ASSERT_EQ(migrate.exit_code, 0) << migrate.err;
+  EXPECT_EQ(json::parse(migrate.out)["schema_version"], json::parse(migrate.out)["latest_version"]);
+
+  std::filesystem::create_directories(dir.path() + "/pg");
+  std::filesystem::copy_file(dir.path() + "/sqlite/admin.token", dir.path() + "/pg/admin.token");
+  auto server = ServerProcess::Start(dir.path() + "/pg", {"--db", to});
+  auto c = server->Client();
+  for (const auto& id : ids) {
+    auto r = c.Send("GET", "/v1/jobs/" + id, "", Auth(server->admin_token()));
+    EXPECT_EQ(r->status, 200) << id;
+  }
+  auto verify = RunCli({"audit", "verify", "--db", to});
+  EXPECT_EQ(verify.exit_code, 0) << verify.out << verify.err;
+}
+
+}  // namespace
+}  // namespace causeway::testing
