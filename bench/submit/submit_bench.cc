@@ -4,7 +4,7 @@
 // fast as the server answers; a request counts only when it gets 201 (the job
 // is durably committed). Reports throughput and p50/p99 latency.
 //
-//   submit_bench --port P --token T [--clients 16] [--seconds 10] [--warmup 2]
+//   submit_bench --port P[,P2...] --token T [--clients 16] [--seconds 10] [--warmup 2]
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -26,7 +26,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 struct Options {
-  int port = 0;
+  std::vector<int> ports;  // clients are spread over these servers (replicas), round robin
   std::string token;
   int clients = 16;
   double seconds = 10;
@@ -82,7 +82,8 @@ struct ClientResult {
 };
 
 void RunClient(const Options& o, int id, Clock::time_point measure_from, Clock::time_point stop, ClientResult& out) {
-  int fd = Connect(o.port);
+  int port = o.ports[static_cast<size_t>(id) % o.ports.size()];
+  int fd = Connect(port);
   const std::string body =
       "{\"spec\":\"name: bench\\nresources:\\n  accelerators: H200:8\\n  labels: {owner: bench@example.com, team: nlp}\\n"
       "run: python train.py\\n\"}";
@@ -119,7 +120,15 @@ int main(int argc, char** argv) {
   Options o;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string k = argv[i], v = argv[i + 1];
-    if (k == "--port") o.port = std::atoi(v.c_str());
+    if (k == "--port") {
+      // One port, or several separated by commas (replicas on one database).
+      for (size_t at = 0; at <= v.size();) {
+        size_t comma = v.find(',', at);
+        if (comma == std::string::npos) comma = v.size();
+        o.ports.push_back(std::atoi(v.substr(at, comma - at).c_str()));
+        at = comma + 1;
+      }
+    }
     else if (k == "--token") o.token = v;
     else if (k == "--clients") o.clients = std::atoi(v.c_str());
     else if (k == "--seconds") o.seconds = std::atof(v.c_str());
@@ -129,8 +138,10 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  if (o.port <= 0 || o.token.empty()) {
-    std::fprintf(stderr, "usage: submit_bench --port P --token T [--clients 16] [--seconds 10] [--warmup 2]\n");
+  bool bad_port = o.ports.empty();
+  for (int p : o.ports) bad_port = bad_port || p <= 0;
+  if (bad_port || o.token.empty()) {
+    std::fprintf(stderr, "usage: submit_bench --port P[,P2...] --token T [--clients 16] [--seconds 10] [--warmup 2]\n");
     return 2;
   }
   auto begin = Clock::now();

@@ -224,28 +224,25 @@ Status SchedulerService::Lead() {
   return Status::Ok();
 }
 
-Status SchedulerService::FollowAudit(std::vector<Transition>& out) {
-  // Submissions, cancellations and checkpoints accepted by any replica are
-  // in the chain, in commit order; those this one saw first are no-ops.
-  AuditFilter f;
-  f.after_seq = audit_cursor_;
-  f.limit = 1000;
-  ASSIGN_OR_RETURN(auto events, store_.ListAudit(f));
+Status SchedulerService::FollowAudit(const std::vector<AuditEvent>& events, const std::map<std::string, JobRecord>& jobs,
+                                     std::vector<Transition>& out) {
   for (const AuditEvent& e : events) {
+    if (e.seq <= audit_cursor_) continue;
     audit_cursor_ = e.seq;
     if (e.resource.rfind("job/", 0) != 0) continue;
     std::string job_id = e.resource.substr(4);
     if (e.action == "job.submit") {
-      ASSIGN_OR_RETURN(auto job, store_.GetJob(job_id));
-      if (!job || IsTerminal(job->state) || engine_->Has(job_id)) continue;
-      Status st = Adopt(*job);
+      auto job = jobs.find(job_id);
+      if (job == jobs.end() || engine_->Has(job_id)) continue;
+      Status st = Adopt(job->second);
       if (!st.ok() && st.code() != Code::kAlreadyExists) {
         spdlog::error("job {} cannot be scheduled: {}", job_id, st.message());
       }
     } else if (e.action == "job.cancel") {
       auto cancelled = engine_->Cancel(job_id, clock_.Now());
       if (cancelled.ok()) out.insert(out.end(), cancelled->begin(), cancelled->end());
-    } else if (e.action == "checkpoint.register" && e.details.is_object() && e.details.contains("path")) {
+    } else if (e.action == "checkpoint.register" && e.details.is_object() && e.details.contains("path") &&
+               e.details["path"].is_string()) {
       (void)engine_->SetCheckpoint(job_id, e.details["path"].get<std::string>());
     }
   }
@@ -275,14 +272,43 @@ void SchedulerService::Stop() {
 
 Status SchedulerService::TickOnce() {
   RETURN_IF_ERROR(Lead());
+  // Submissions, cancellations and checkpoints accepted by any replica are
+  // in the audit chain, in commit order; those this replica saw first are
+  // no-ops. The store is read without holding mu_, which the API's hooks
+  // need.
+  int64_t cursor = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!leader_) return Status::Ok();
+    cursor = audit_cursor_;
+  }
+  AuditFilter f;
+  f.after_seq = cursor;
+  f.limit = 1000;
+  auto events = store_.ListAudit(f);
+  if (!events.ok()) return events.status().WithPrefix("following the audit trail");
+  std::vector<std::string> unseen;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const AuditEvent& e : *events) {
+      if (e.action == "job.submit" && e.resource.rfind("job/", 0) == 0 && !engine_->Has(e.resource.substr(4))) {
+        unseen.push_back(e.resource.substr(4));
+      }
+    }
+  }
+  std::map<std::string, JobRecord> jobs;  // accepted by other replicas
+  for (const std::string& id : unseen) {
+    ASSIGN_OR_RETURN(auto job, store_.GetJob(id));
+    if (job && !IsTerminal(job->state)) jobs.emplace(id, std::move(*job));
+  }
+
   std::vector<Transition> transitions;
   Minted minted;
   Fence fence;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (!leader_) return Status::Ok();
-    Status followed = FollowAudit(transitions);
-    if (!followed.ok()) return followed.WithPrefix("following the audit trail");
+    RETURN_IF_ERROR(FollowAudit(*events, jobs, transitions));
     std::vector<Transition> ticked = engine_->Tick(clock_.Now());
     transitions.insert(transitions.end(), ticked.begin(), ticked.end());
     minted.swap(minted_);

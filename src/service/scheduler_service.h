@@ -92,7 +92,10 @@ class SchedulerService {
   Status Recover();  // every active job of the database into the engine
   Status Adopt(const JobRecord& job);
   Status Lead();
-  Status FollowAudit(std::vector<scheduler::Transition>& out);
+  // Applies audit events after audit_cursor_: `jobs` holds the submitted
+  // jobs the engine did not have.
+  Status FollowAudit(const std::vector<AuditEvent>& events, const std::map<std::string, JobRecord>& jobs,
+                     std::vector<scheduler::Transition>& out);
 
   Store& store_;
   CommitQueue& queue_;

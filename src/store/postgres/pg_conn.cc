@@ -95,6 +95,18 @@ Result<Rows> Conn::Exec(const char* sql, const Params& params) {
   return Rows(r);
 }
 
+Result<Rows> Conn::ExecOnce(const std::string& sql, const Params& params) {
+  auto values = params.Pointers();
+  PGresult* r = PQexecParams(conn_, sql.c_str(), params.size(), nullptr, values.data(), nullptr, nullptr, 0);
+  ExecStatusType st = PQresultStatus(r);
+  if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
+    Status err = Error(r, "query failed");
+    PQclear(r);
+    return err;
+  }
+  return Rows(r);
+}
+
 Status Conn::ExecScript(const char* sql) {
   PGresult* r = PQexec(conn_, sql);
   ExecStatusType st = PQresultStatus(r);

@@ -83,6 +83,8 @@ class Conn {
   // Runs `sql` (prepared once per connection; `sql` must outlive the Conn,
   // a literal or a static string) with `params`.
   Result<Rows> Exec(const char* sql, const Params& params = {});
+  // Runs `sql` once, unprepared: for statements built at run time.
+  Result<Rows> ExecOnce(const std::string& sql, const Params& params);
   // Runs one or more statements without parameters or results.
   Status ExecScript(const char* sql);
 

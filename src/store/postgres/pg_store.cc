@@ -232,16 +232,46 @@ std::optional<int64_t> MicrosOf(const std::optional<Timestamp>& t) {
 // The WriteTx handed to one unit of work inside a batch.
 class PgWriteTx final : public WriteTx {
  public:
-  PgWriteTx(Conn& conn, audit::ChainHead head) : conn_(conn), head_(std::move(head)) {}
+  explicit PgWriteTx(Conn& conn) : conn_(conn) {}
 
   void BeginUnit() {
     unit_writes_ = 0;
     unit_audits_ = 0;
-    unit_start_head_ = head_;
+    unit_start_ = audit_.size();
   }
-  void UndoUnit() { head_ = unit_start_head_; }
+  void UndoUnit() { audit_.resize(unit_start_); }
   bool UnitChangedStateWithoutAudit() const { return unit_writes_ > 0 && unit_audits_ == 0; }
-  const audit::ChainHead& head() const { return head_; }
+
+  // Chains the batch's audit events onto the head and writes them: locks the
+  // head row (SELECT ... FOR UPDATE), so writers of every replica queue only
+  // for this last step and the commit, and the chain stays one line.
+  Status AppendChain() {
+    if (audit_.empty()) return Status::Ok();
+    ASSIGN_OR_RETURN(Rows h, conn_.Exec("SELECT seq, hash FROM audit_head WHERE id = 1 FOR UPDATE"));
+    if (h.size() == 0) return DataLoss("the audit chain's head row is missing");
+    audit::ChainHead head{h.Int(0, 0), h.Text(0, 1)};
+    constexpr size_t kRowsPerInsert = 500;
+    for (size_t from = 0; from < audit_.size(); from += kRowsPerInsert) {
+      std::string sql = "INSERT INTO audit_events (" AUDIT_COLUMNS ") VALUES ";
+      Params params;
+      size_t to = std::min(audit_.size(), from + kRowsPerInsert);
+      for (size_t i = from; i < to; ++i) {
+        AuditEvent& e = audit_[i];
+        e.seq = head.seq + 1;
+        e.prev_hash = head.hash;
+        e.hash = audit::ComputeHash(e);
+        head = audit::ChainHead{e.seq, e.hash};
+        int n = params.size();
+        sql += (i == from ? "(" : ", (");
+        for (int k = 1; k <= 8; ++k) sql += "$" + std::to_string(n + k) + (k < 8 ? ", " : ")");
+        params.Add(e.seq).Add(ToUnixMicros(e.time)).Add(e.actor).Add(e.action).Add(e.resource)
+            .Add(audit::CanonicalDetails(e.details)).Add(e.prev_hash).Add(e.hash);
+      }
+      RETURN_IF_ERROR(conn_.ExecOnce(sql, params).status());
+    }
+    return conn_.Exec("UPDATE audit_head SET seq = $1, hash = $2 WHERE id = 1", Params().Add(head.seq).Add(head.hash))
+        .status();
+  }
 
   Result<std::optional<JobRecord>> GetJob(const std::string& id) override {
     ASSIGN_OR_RETURN(Rows r, conn_.Exec("SELECT " JOB_COLUMNS " FROM jobs WHERE id = $1", Params().Add(id)));
@@ -349,16 +379,10 @@ class PgWriteTx final : public WriteTx {
     return Counted(Status::Ok());
   }
 
+  // Deferred: seq, prev_hash and hash are assigned when the batch commits
+  // (AppendChain), in the order appended.
   Status AppendAudit(AuditEvent& e) override {
-    e.seq = head_.seq + 1;
-    e.prev_hash = head_.hash;
-    std::string details = audit::CanonicalDetails(e.details);
-    e.hash = audit::ComputeHash(e);
-    auto r = conn_.Exec("INSERT INTO audit_events (" AUDIT_COLUMNS ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
-                        Params().Add(e.seq).Add(ToUnixMicros(e.time)).Add(e.actor).Add(e.action).Add(e.resource)
-                            .Add(details).Add(e.prev_hash).Add(e.hash));
-    RETURN_IF_ERROR(r.status());
-    head_ = audit::ChainHead{e.seq, e.hash};
+    audit_.push_back(e);
     ++unit_audits_;
     return Status::Ok();
   }
@@ -381,8 +405,8 @@ class PgWriteTx final : public WriteTx {
   }
 
   Conn& conn_;
-  audit::ChainHead head_;
-  audit::ChainHead unit_start_head_;
+  std::vector<AuditEvent> audit_;  // this batch's, in order
+  size_t unit_start_ = 0;
   int unit_writes_ = 0;
   int unit_audits_ = 0;
 };
@@ -409,39 +433,31 @@ class PgStore final : public Store {
     auto lease = Acquire();
     if (!lease.ok()) return fail_all(lease.status());
     Conn& conn = *lease->conn;
-    if (Status begin = conn.ExecScript("BEGIN"); !begin.ok()) return fail_all(begin);
-    // The head row is the chain's lock: writers from every replica queue
-    // here, so each batch extends the chain from the head it read.
-    auto head = ReadHead(conn, true);
-    if (!head.ok()) {
+    if (Status begin = conn.ExecScript("BEGIN; SAVEPOINT unit"); !begin.ok()) {
       (void)conn.ExecScript("ROLLBACK");
-      return fail_all(head.status());
+      return fail_all(begin);
     }
-    PgWriteTx tx(conn, *head);
+    PgWriteTx tx(conn);
     for (size_t i = 0; i < work.size(); ++i) {
-      Status st = conn.ExecScript("SAVEPOINT unit");
-      if (st.ok()) {
-        tx.BeginUnit();
-        st = (*work[i])(tx);
-        if (st.ok() && tx.UnitChangedStateWithoutAudit()) {
-          st = Internal("refused a state change that wrote no audit event");
-        }
-        if (!st.ok()) {
-          tx.UndoUnit();
-          Status undo = conn.ExecScript("ROLLBACK TO SAVEPOINT unit");
-          if (!undo.ok()) st = undo;
-        }
-        Status release = conn.ExecScript("RELEASE SAVEPOINT unit");
-        if (st.ok() && !release.ok()) st = release;
-      }
+      tx.BeginUnit();
+      Status st = (*work[i])(tx);
+      if (st.ok() && tx.UnitChangedStateWithoutAudit()) st = Internal("refused a state change that wrote no audit event");
+      // One round trip between units: keep this unit's writes and mark the
+      // next unit's start, or undo this unit (the savepoint stays).
+      Status next = st.ok() ? conn.ExecScript("RELEASE SAVEPOINT unit; SAVEPOINT unit")
+                            : conn.ExecScript("ROLLBACK TO SAVEPOINT unit");
+      if (!st.ok()) tx.UndoUnit();
+      if (st.ok() && !next.ok()) st = next;
       results[i] = std::move(st);
+      if (!next.ok()) {  // the connection or transaction is gone: nothing commits
+        (void)conn.ExecScript("ROLLBACK");
+        for (auto& r : results) {
+          if (r.ok()) r = next.WithPrefix("batch aborted");
+        }
+        return results;
+      }
     }
-    Status commit = Status::Ok();
-    if (tx.head().seq != head->seq) {
-      commit = conn.Exec("UPDATE audit_head SET seq = $1, hash = $2 WHERE id = 1",
-                         Params().Add(tx.head().seq).Add(tx.head().hash))
-                   .status();
-    }
+    Status commit = tx.AppendChain();
     if (commit.ok()) commit = conn.ExecScript("COMMIT");
     if (!commit.ok()) {
       (void)conn.ExecScript("ROLLBACK");
