@@ -238,8 +238,13 @@ class PgWriteTx final : public WriteTx {
     unit_writes_ = 0;
     unit_audits_ = 0;
     unit_start_ = audit_.size();
+    lease_at_unit_start_ = confirmed_lease_;
   }
-  void UndoUnit() { audit_.resize(unit_start_); }
+  // Rolling back to the savepoint also releases row locks the unit took.
+  void UndoUnit() {
+    audit_.resize(unit_start_);
+    confirmed_lease_ = lease_at_unit_start_;
+  }
   bool UnitChangedStateWithoutAudit() const { return unit_writes_ > 0 && unit_audits_ == 0; }
 
   // Chains the batch's audit events onto the head and writes them: locks the
@@ -388,6 +393,10 @@ class PgWriteTx final : public WriteTx {
   }
 
   Status CheckLease(const std::string& name, const std::string& holder, int64_t epoch) override {
+    // Once confirmed, the row stays locked until the batch commits: no need
+    // to ask again for the next unit.
+    std::string key = name + "\n" + holder + "\n" + std::to_string(epoch);
+    if (key == confirmed_lease_) return Status::Ok();
     // FOR SHARE: a takeover (an UPDATE of this row) waits for this batch.
     ASSIGN_OR_RETURN(Rows r, conn_.Exec("SELECT holder, epoch FROM leases WHERE name = $1 FOR SHARE", Params().Add(name)));
     if (r.size() == 0) return FailedPrecondition("nobody holds the " + name + " lease");
@@ -395,6 +404,7 @@ class PgWriteTx final : public WriteTx {
       return FailedPrecondition("the " + name + " lease moved to " + r.Text(0, 0) + " (epoch " +
                                 std::to_string(r.Int(0, 1)) + "); epoch " + std::to_string(epoch) + " is stale");
     }
+    confirmed_lease_ = key;
     return Status::Ok();
   }
 
@@ -406,6 +416,8 @@ class PgWriteTx final : public WriteTx {
 
   Conn& conn_;
   std::vector<AuditEvent> audit_;  // this batch's, in order
+  std::string confirmed_lease_;    // locked FOR SHARE in this transaction
+  std::string lease_at_unit_start_;
   size_t unit_start_ = 0;
   int unit_writes_ = 0;
   int unit_audits_ = 0;
