@@ -85,19 +85,15 @@ Result<Rows> Conn::Exec(const char* sql, const Params& params) {
     it = prepared_.emplace(sql, std::move(name)).first;
   }
   auto values = params.Pointers();
-  PGresult* r = PQexecPrepared(conn_, it->second.c_str(), params.size(), values.data(), nullptr, nullptr, 0);
-  ExecStatusType st = PQresultStatus(r);
-  if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
-    Status err = Error(r, "query failed");
-    PQclear(r);
-    return err;
-  }
-  return Rows(r);
+  return Finish(PQexecPrepared(conn_, it->second.c_str(), params.size(), values.data(), nullptr, nullptr, 0));
 }
 
 Result<Rows> Conn::ExecOnce(const std::string& sql, const Params& params) {
   auto values = params.Pointers();
-  PGresult* r = PQexecParams(conn_, sql.c_str(), params.size(), nullptr, values.data(), nullptr, nullptr, 0);
+  return Finish(PQexecParams(conn_, sql.c_str(), params.size(), nullptr, values.data(), nullptr, nullptr, 0));
+}
+
+Result<Rows> Conn::Finish(PGresult* r) const {
   ExecStatusType st = PQresultStatus(r);
   if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
     Status err = Error(r, "query failed");

@@ -94,6 +94,8 @@ class Conn {
  private:
   explicit Conn(PGconn* c) : conn_(c) {}
   Status Error(const PGresult* r, std::string_view what) const;
+  // Rows of a successful result; the error otherwise (and `r` freed).
+  Result<Rows> Finish(PGresult* r) const;
 
   PGconn* conn_;
   std::map<const char*, std::string> prepared_;  // sql -> statement name

@@ -12,6 +12,7 @@
 #include "audit/chain.h"
 #include "causeway/store.h"
 #include "store/postgres/pg_conn.h"
+#include "store/schema.h"
 
 namespace causeway {
 namespace {
@@ -20,126 +21,7 @@ using pg::Conn;
 using pg::Params;
 using pg::Rows;
 
-// Versioned schema, one entry per version, the same versions as SQLite's.
-// Never edit an entry that has shipped; append a new one.
-constexpr const char* kMigrations[] = {
-    // 1: jobs, events, attempts, tokens, idempotency keys, audit chain.
-    R"sql(
-CREATE TABLE jobs (
-  id TEXT PRIMARY KEY,
-  name TEXT NOT NULL,
-  team TEXT NOT NULL,
-  owner TEXT NOT NULL,
-  state TEXT NOT NULL,
-  priority BIGINT NOT NULL,
-  spec_yaml TEXT NOT NULL,
-  spec_json TEXT NOT NULL,
-  submitted_by TEXT NOT NULL,
-  created_at BIGINT NOT NULL,
-  updated_at BIGINT NOT NULL
-);
-CREATE INDEX jobs_by_team ON jobs(team, id);
-CREATE INDEX jobs_by_owner ON jobs(owner, id);
-CREATE INDEX jobs_by_state ON jobs(state, id);
-CREATE TABLE job_events (
-  id BIGSERIAL PRIMARY KEY,
-  job_id TEXT NOT NULL REFERENCES jobs(id),
-  time BIGINT NOT NULL,
-  type TEXT NOT NULL,
-  message TEXT NOT NULL
-);
-CREATE INDEX job_events_by_job ON job_events(job_id, id);
-CREATE TABLE attempts (
-  job_id TEXT NOT NULL REFERENCES jobs(id),
-  number BIGINT NOT NULL,
-  cluster TEXT NOT NULL,
-  state TEXT NOT NULL,
-  started_at BIGINT NOT NULL,
-  ended_at BIGINT,
-  exit_code BIGINT,
-  failure_class TEXT NOT NULL DEFAULT '',
-  PRIMARY KEY (job_id, number)
-);
-CREATE TABLE idempotency_keys (
-  scope TEXT NOT NULL,
-  key TEXT NOT NULL,
-  request_hash TEXT NOT NULL,
-  job_id TEXT NOT NULL,
-  created_at BIGINT NOT NULL,
-  PRIMARY KEY (scope, key)
-);
-CREATE TABLE api_tokens (
-  id TEXT PRIMARY KEY,
-  name TEXT NOT NULL,
-  hash TEXT NOT NULL UNIQUE,
-  scopes TEXT NOT NULL,
-  created_by TEXT NOT NULL,
-  created_at BIGINT NOT NULL,
-  expires_at BIGINT,
-  revoked_at BIGINT
-);
-CREATE TABLE audit_events (
-  seq BIGINT PRIMARY KEY,
-  time BIGINT NOT NULL,
-  actor TEXT NOT NULL,
-  action TEXT NOT NULL,
-  resource TEXT NOT NULL,
-  details TEXT NOT NULL,
-  prev_hash TEXT NOT NULL,
-  hash TEXT NOT NULL
-);
-CREATE INDEX audit_by_actor ON audit_events(actor, seq);
-CREATE TABLE audit_head (
-  id BIGINT PRIMARY KEY CHECK (id = 1),
-  seq BIGINT NOT NULL,
-  hash TEXT NOT NULL
-);
-INSERT INTO audit_head (id, seq, hash) VALUES (1, 0, repeat('0', 64));  -- the genesis hash
-)sql",
-    // 2: scheduler progress on jobs, placement facts on attempts.
-    R"sql(
-ALTER TABLE jobs ADD COLUMN cluster TEXT NOT NULL DEFAULT '';
-ALTER TABLE jobs ADD COLUMN attempts BIGINT NOT NULL DEFAULT 0;
-ALTER TABLE jobs ADD COLUMN gpu_seconds BIGINT NOT NULL DEFAULT 0;
-ALTER TABLE jobs ADD COLUMN cost_micros BIGINT NOT NULL DEFAULT 0;
-ALTER TABLE jobs ADD COLUMN reason TEXT NOT NULL DEFAULT '';
-ALTER TABLE attempts ADD COLUMN pool TEXT NOT NULL DEFAULT '';
-ALTER TABLE attempts ADD COLUMN flavor TEXT NOT NULL DEFAULT '';
-ALTER TABLE attempts ADD COLUMN gpus BIGINT NOT NULL DEFAULT 0;
-ALTER TABLE attempts ADD COLUMN reserved BIGINT NOT NULL DEFAULT 0;
-ALTER TABLE attempts ADD COLUMN borrowed BIGINT NOT NULL DEFAULT 0;
-ALTER TABLE attempts ADD COLUMN price_micros BIGINT NOT NULL DEFAULT 0;
-ALTER TABLE attempts ADD COLUMN gpu_seconds BIGINT NOT NULL DEFAULT 0;
-ALTER TABLE attempts ADD COLUMN cost_micros BIGINT NOT NULL DEFAULT 0;
-ALTER TABLE attempts ADD COLUMN placement TEXT NOT NULL DEFAULT '{}';
-)sql",
-    // 3: the backend's id of each attempt, to find it again after a restart.
-    R"sql(
-ALTER TABLE attempts ADD COLUMN backend_id TEXT NOT NULL DEFAULT '';
-)sql",
-    // 4: checkpoints, and which one each attempt resumed from.
-    R"sql(
-CREATE TABLE checkpoints (
-  job_id TEXT NOT NULL REFERENCES jobs(id),
-  seq BIGINT NOT NULL,
-  attempt BIGINT NOT NULL,
-  path TEXT NOT NULL,
-  step BIGINT,
-  created_at BIGINT NOT NULL,
-  PRIMARY KEY (job_id, seq)
-);
-ALTER TABLE attempts ADD COLUMN resumed_from TEXT NOT NULL DEFAULT '';
-)sql",
-    // 5: leases (the scheduler's leadership among replicas).
-    R"sql(
-CREATE TABLE leases (
-  name TEXT PRIMARY KEY,
-  holder TEXT NOT NULL,
-  epoch BIGINT NOT NULL,
-  expires_at BIGINT NOT NULL
-);
-)sql",
-};
+using schema::kMigrations;
 
 // The database's clock, in Unix microseconds.
 #define DB_NOW_US "(extract(epoch from clock_timestamp()) * 1000000)::bigint"
@@ -698,7 +580,11 @@ class PgStore final : public Store {
     }
     for (size_t v = 1; v <= std::size(kMigrations); ++v) {
       if (done[v]) continue;
-      if (Status st = conn.ExecScript(kMigrations[v - 1]); !st.ok()) {
+      std::string ddl = schema::ForPostgres(kMigrations[v - 1]);
+      // SQLite starts without a head row; here the batches lock it, so it
+      // must exist from the start: the genesis hash, as an empty chain.
+      if (v == 1) ddl += "INSERT INTO audit_head (id, seq, hash) VALUES (1, 0, repeat('0', 64));";
+      if (Status st = conn.ExecScript(ddl.c_str()); !st.ok()) {
         return fail(st.WithPrefix("migration " + std::to_string(v) + " failed"));
       }
       auto ins = conn.Exec("INSERT INTO schema_migrations (version, applied_at) VALUES ($1, "

@@ -6,6 +6,7 @@
 
 #include "audit/chain.h"
 #include "causeway/store.h"
+#include "store/schema.h"
 #include "store/sqlite/sqlite_conn.h"
 
 namespace causeway {
@@ -18,125 +19,7 @@ using sqlite::Stmt;
   ASSIGN_OR_RETURN(sqlite3_stmt* var##_raw, (conn).Prepare(sql)); \
   Stmt var(var##_raw)
 
-// Versioned schema. Each entry runs once, in its own transaction; never edit
-// an entry that has shipped, append a new one.
-constexpr const char* kMigrations[] = {
-    // 1: jobs, events, attempts, tokens, idempotency keys, audit chain.
-    R"sql(
-CREATE TABLE jobs (
-  id TEXT PRIMARY KEY,
-  name TEXT NOT NULL,
-  team TEXT NOT NULL,
-  owner TEXT NOT NULL,
-  state TEXT NOT NULL,
-  priority INTEGER NOT NULL,
-  spec_yaml TEXT NOT NULL,
-  spec_json TEXT NOT NULL,
-  submitted_by TEXT NOT NULL,
-  created_at INTEGER NOT NULL,
-  updated_at INTEGER NOT NULL
-);
-CREATE INDEX jobs_by_team ON jobs(team, id);
-CREATE INDEX jobs_by_owner ON jobs(owner, id);
-CREATE INDEX jobs_by_state ON jobs(state, id);
-CREATE TABLE job_events (
-  id INTEGER PRIMARY KEY AUTOINCREMENT,
-  job_id TEXT NOT NULL REFERENCES jobs(id),
-  time INTEGER NOT NULL,
-  type TEXT NOT NULL,
-  message TEXT NOT NULL
-);
-CREATE INDEX job_events_by_job ON job_events(job_id, id);
-CREATE TABLE attempts (
-  job_id TEXT NOT NULL REFERENCES jobs(id),
-  number INTEGER NOT NULL,
-  cluster TEXT NOT NULL,
-  state TEXT NOT NULL,
-  started_at INTEGER NOT NULL,
-  ended_at INTEGER,
-  exit_code INTEGER,
-  failure_class TEXT NOT NULL DEFAULT '',
-  PRIMARY KEY (job_id, number)
-);
-CREATE TABLE idempotency_keys (
-  scope TEXT NOT NULL,
-  key TEXT NOT NULL,
-  request_hash TEXT NOT NULL,
-  job_id TEXT NOT NULL,
-  created_at INTEGER NOT NULL,
-  PRIMARY KEY (scope, key)
-);
-CREATE TABLE api_tokens (
-  id TEXT PRIMARY KEY,
-  name TEXT NOT NULL,
-  hash TEXT NOT NULL UNIQUE,
-  scopes TEXT NOT NULL,
-  created_by TEXT NOT NULL,
-  created_at INTEGER NOT NULL,
-  expires_at INTEGER,
-  revoked_at INTEGER
-);
-CREATE TABLE audit_events (
-  seq INTEGER PRIMARY KEY,
-  time INTEGER NOT NULL,
-  actor TEXT NOT NULL,
-  action TEXT NOT NULL,
-  resource TEXT NOT NULL,
-  details TEXT NOT NULL,
-  prev_hash TEXT NOT NULL,
-  hash TEXT NOT NULL
-);
-CREATE INDEX audit_by_actor ON audit_events(actor, seq);
-CREATE TABLE audit_head (
-  id INTEGER PRIMARY KEY CHECK (id = 1),
-  seq INTEGER NOT NULL,
-  hash TEXT NOT NULL
-);
-)sql",
-    // 2: scheduler progress on jobs, placement facts on attempts.
-    R"sql(
-ALTER TABLE jobs ADD COLUMN cluster TEXT NOT NULL DEFAULT '';
-ALTER TABLE jobs ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;
-ALTER TABLE jobs ADD COLUMN gpu_seconds INTEGER NOT NULL DEFAULT 0;
-ALTER TABLE jobs ADD COLUMN cost_micros INTEGER NOT NULL DEFAULT 0;
-ALTER TABLE jobs ADD COLUMN reason TEXT NOT NULL DEFAULT '';
-ALTER TABLE attempts ADD COLUMN pool TEXT NOT NULL DEFAULT '';
-ALTER TABLE attempts ADD COLUMN flavor TEXT NOT NULL DEFAULT '';
-ALTER TABLE attempts ADD COLUMN gpus INTEGER NOT NULL DEFAULT 0;
-ALTER TABLE attempts ADD COLUMN reserved INTEGER NOT NULL DEFAULT 0;
-ALTER TABLE attempts ADD COLUMN borrowed INTEGER NOT NULL DEFAULT 0;
-ALTER TABLE attempts ADD COLUMN price_micros INTEGER NOT NULL DEFAULT 0;
-ALTER TABLE attempts ADD COLUMN gpu_seconds INTEGER NOT NULL DEFAULT 0;
-ALTER TABLE attempts ADD COLUMN cost_micros INTEGER NOT NULL DEFAULT 0;
-ALTER TABLE attempts ADD COLUMN placement TEXT NOT NULL DEFAULT '{}';
-)sql",
-    // 3: the backend's id of each attempt, to find it again after a restart.
-    R"sql(
-ALTER TABLE attempts ADD COLUMN backend_id TEXT NOT NULL DEFAULT '';
-)sql",
-    // 4: checkpoints, and which one each attempt resumed from.
-    R"sql(
-CREATE TABLE checkpoints (
-  job_id TEXT NOT NULL REFERENCES jobs(id),
-  seq INTEGER NOT NULL,
-  attempt INTEGER NOT NULL,
-  path TEXT NOT NULL,
-  step INTEGER,
-  created_at INTEGER NOT NULL,
-  PRIMARY KEY (job_id, seq)
-);
-ALTER TABLE attempts ADD COLUMN resumed_from TEXT NOT NULL DEFAULT '';
-)sql",
-    // 5: leases (the scheduler's leadership among replicas).
-    R"sql(
-CREATE TABLE leases (
-  name TEXT PRIMARY KEY,
-  holder TEXT NOT NULL,
-  epoch INTEGER NOT NULL,
-  expires_at INTEGER NOT NULL
-);
-)sql",
-};
+using schema::kMigrations;
 
 static_assert(std::size(kMigrations) == kLatestSchemaVersion);
 
