@@ -1,5 +1,6 @@
 #include "store/postgres/pg_conn.h"
 
+#include <cctype>
 #include <charconv>
 #include <cstring>
 
@@ -86,6 +87,33 @@ Result<Rows> Conn::Exec(const char* sql, const Params& params) {
   }
   auto values = params.Pointers();
   return Finish(PQexecPrepared(conn_, it->second.c_str(), params.size(), values.data(), nullptr, nullptr, 0));
+}
+
+Result<std::string> Conn::Inline(std::string_view sql, const Params& params) const {
+  auto values = params.Pointers();
+  std::string out;
+  out.reserve(sql.size() + 64);
+  for (size_t i = 0; i < sql.size(); ++i) {
+    if (sql[i] != '$' || i + 1 >= sql.size() || !std::isdigit(static_cast<unsigned char>(sql[i + 1]))) {
+      out += sql[i];
+      continue;
+    }
+    size_t end = i + 1;
+    int n = 0;
+    while (end < sql.size() && std::isdigit(static_cast<unsigned char>(sql[end]))) n = n * 10 + (sql[end++] - '0');
+    if (n < 1 || n > static_cast<int>(values.size())) return Internal("statement refers to missing parameter $" + std::to_string(n));
+    const char* v = values[static_cast<size_t>(n - 1)];
+    if (!v) {
+      out += "NULL";
+    } else {
+      char* quoted = PQescapeLiteral(conn_, v, std::strlen(v));
+      if (!quoted) return InvalidArgument(std::string("cannot quote a value: ") + PQerrorMessage(conn_));
+      out += quoted;
+      PQfreemem(quoted);
+    }
+    i = end - 1;
+  }
+  return out;
 }
 
 Result<Rows> Conn::ExecOnce(const std::string& sql, const Params& params) {

@@ -83,6 +83,9 @@ class Conn {
   // Runs `sql` (prepared once per connection; `sql` must outlive the Conn,
   // a literal or a static string) with `params`.
   Result<Rows> Exec(const char* sql, const Params& params = {});
+  // `sql` with each $N replaced by parameter N as an escaped literal (or
+  // NULL): for sending several statements in one round trip.
+  Result<std::string> Inline(std::string_view sql, const Params& params) const;
   // Runs `sql` once, unprepared: for statements built at run time.
   Result<Rows> ExecOnce(const std::string& sql, const Params& params);
   // Runs one or more statements without parameters or results.

@@ -7,6 +7,7 @@
 // request that found it fails with kUnavailable, so clients retry and the
 // next request connects again.
 #include <mutex>
+#include <utility>
 #include <vector>
 
 #include "audit/chain.h"
@@ -116,6 +117,11 @@ class PgWriteTx final : public WriteTx {
  public:
   explicit PgWriteTx(Conn& conn) : conn_(conn) {}
 
+  // Writes whose answer nothing waits for are held and sent together, in
+  // one round trip, before the next read of this unit or at its end; an
+  // error among them fails the unit then.
+  std::string TakeDeferred() { return std::exchange(deferred_, std::string()); }
+
   void BeginUnit() {
     unit_writes_ = 0;
     unit_audits_ = 0;
@@ -134,7 +140,7 @@ class PgWriteTx final : public WriteTx {
   // for this last step and the commit, and the chain stays one line.
   Status AppendChain() {
     if (audit_.empty()) return Status::Ok();
-    ASSIGN_OR_RETURN(Rows h, conn_.Exec("SELECT seq, hash FROM audit_head WHERE id = 1 FOR UPDATE"));
+    ASSIGN_OR_RETURN(Rows h, Exec("SELECT seq, hash FROM audit_head WHERE id = 1 FOR UPDATE"));
     if (h.size() == 0) return DataLoss("the audit chain's head row is missing");
     audit::ChainHead head{h.Int(0, 0), h.Text(0, 1)};
     constexpr size_t kRowsPerInsert = 500;
@@ -156,35 +162,33 @@ class PgWriteTx final : public WriteTx {
       }
       RETURN_IF_ERROR(conn_.ExecOnce(sql, params).status());
     }
-    return conn_.Exec("UPDATE audit_head SET seq = $1, hash = $2 WHERE id = 1", Params().Add(head.seq).Add(head.hash))
+    return Exec("UPDATE audit_head SET seq = $1, hash = $2 WHERE id = 1", Params().Add(head.seq).Add(head.hash))
         .status();
   }
 
   Result<std::optional<JobRecord>> GetJob(const std::string& id) override {
-    ASSIGN_OR_RETURN(Rows r, conn_.Exec("SELECT " JOB_COLUMNS " FROM jobs WHERE id = $1", Params().Add(id)));
+    ASSIGN_OR_RETURN(Rows r, Exec("SELECT " JOB_COLUMNS " FROM jobs WHERE id = $1", Params().Add(id)));
     return ReadFirst(r, &ReadJob);
   }
 
   Status InsertJob(const JobRecord& j) override {
-    auto r = conn_.Exec(
+    return Defer(
         "INSERT INTO jobs (id, name, team, owner, state, priority, spec_yaml, spec_json, submitted_by, created_at, "
         "updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
         Params().Add(j.id).Add(j.name).Add(j.team).Add(j.owner).Add(JobStateName(j.state)).Add(j.priority)
             .Add(j.spec_yaml).Add(j.spec_json).Add(j.submitted_by).Add(ToUnixMicros(j.created_at))
             .Add(ToUnixMicros(j.updated_at)));
-    if (!r.ok() && r.status().code() == Code::kAlreadyExists) return AlreadyExists("job " + j.id + " already exists");
-    return Counted(r.status());
   }
 
   Status UpdateJobState(const std::string& id, JobState state, Timestamp at) override {
-    ASSIGN_OR_RETURN(Rows r, conn_.Exec("UPDATE jobs SET state = $2, updated_at = $3 WHERE id = $1",
+    ASSIGN_OR_RETURN(Rows r, Exec("UPDATE jobs SET state = $2, updated_at = $3 WHERE id = $1",
                                         Params().Add(id).Add(JobStateName(state)).Add(ToUnixMicros(at))));
     if (r.Affected() == 0) return NotFound("job " + id + " not found");
     return Counted(Status::Ok());
   }
 
   Status UpdateJobProgress(const JobRecord& j) override {
-    ASSIGN_OR_RETURN(Rows r, conn_.Exec("UPDATE jobs SET state = $2, cluster = $3, attempts = $4, gpu_seconds = $5, "
+    ASSIGN_OR_RETURN(Rows r, Exec("UPDATE jobs SET state = $2, cluster = $3, attempts = $4, gpu_seconds = $5, "
                                         "cost_micros = $6, reason = $7, updated_at = $8 WHERE id = $1",
                                         Params().Add(j.id).Add(JobStateName(j.state)).Add(j.cluster).Add(j.attempts)
                                             .Add(j.gpu_seconds).Add(j.cost_micros).Add(j.reason)
@@ -194,7 +198,7 @@ class PgWriteTx final : public WriteTx {
   }
 
   Status PutAttempt(const Attempt& a) override {
-    auto r = conn_.Exec(
+    return Defer(
         "INSERT INTO attempts (job_id, number, cluster, state, started_at, ended_at, exit_code, failure_class, pool, "
         "flavor, gpus, reserved, borrowed, price_micros, gpu_seconds, cost_micros, placement, backend_id, resumed_from) "
         "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19) "
@@ -209,11 +213,10 @@ class PgWriteTx final : public WriteTx {
             .Add(a.failure_class).Add(a.pool).Add(a.flavor).Add(a.gpus).Add(a.reserved ? 1 : 0).Add(a.borrowed)
             .Add(a.price_micros).Add(a.gpu_seconds).Add(a.cost_micros).Add(a.placement).Add(a.backend_id)
             .Add(a.resumed_from));
-    return Counted(r.status());
   }
 
   Status AddCheckpoint(Checkpoint& c) override {
-    ASSIGN_OR_RETURN(Rows r, conn_.Exec("INSERT INTO checkpoints (job_id, seq, attempt, path, step, created_at) "
+    ASSIGN_OR_RETURN(Rows r, Exec("INSERT INTO checkpoints (job_id, seq, attempt, path, step, created_at) "
                                         "SELECT $1, COALESCE(MAX(seq), 0) + 1, $2, $3, $4, $5 FROM checkpoints "
                                         "WHERE job_id = $1 RETURNING seq",
                                         Params().Add(c.job_id).Add(c.attempt).Add(c.path).Add(c.step)
@@ -224,13 +227,12 @@ class PgWriteTx final : public WriteTx {
   }
 
   Status AddJobEvent(const JobEvent& e) override {
-    auto r = conn_.Exec("INSERT INTO job_events (job_id, time, type, message) VALUES ($1, $2, $3, $4)",
-                        Params().Add(e.job_id).Add(ToUnixMicros(e.time)).Add(e.type).Add(e.message));
-    return Counted(r.status());
+    return Defer("INSERT INTO job_events (job_id, time, type, message) VALUES ($1, $2, $3, $4)",
+                 Params().Add(e.job_id).Add(ToUnixMicros(e.time)).Add(e.type).Add(e.message));
   }
 
   Result<std::optional<IdempotencyRecord>> GetIdempotency(const std::string& scope, const std::string& key) override {
-    ASSIGN_OR_RETURN(Rows r, conn_.Exec("SELECT scope, key, request_hash, job_id, created_at FROM idempotency_keys "
+    ASSIGN_OR_RETURN(Rows r, Exec("SELECT scope, key, request_hash, job_id, created_at FROM idempotency_keys "
                                         "WHERE scope = $1 AND key = $2",
                                         Params().Add(scope).Add(key)));
     if (r.size() == 0) return std::optional<IdempotencyRecord>();
@@ -239,28 +241,26 @@ class PgWriteTx final : public WriteTx {
   }
 
   Status PutIdempotency(const IdempotencyRecord& rec) override {
-    auto r = conn_.Exec("INSERT INTO idempotency_keys (scope, key, request_hash, job_id, created_at) "
+    return Defer("INSERT INTO idempotency_keys (scope, key, request_hash, job_id, created_at) "
                         "VALUES ($1, $2, $3, $4, $5)",
                         Params().Add(rec.scope).Add(rec.key).Add(rec.request_hash).Add(rec.job_id)
                             .Add(ToUnixMicros(rec.created_at)));
-    return Counted(r.status());
   }
 
   Result<std::optional<TokenRecord>> GetToken(const std::string& id) override {
-    ASSIGN_OR_RETURN(Rows r, conn_.Exec("SELECT " TOKEN_COLUMNS " FROM api_tokens WHERE id = $1", Params().Add(id)));
+    ASSIGN_OR_RETURN(Rows r, Exec("SELECT " TOKEN_COLUMNS " FROM api_tokens WHERE id = $1", Params().Add(id)));
     return ReadFirst(r, &ReadToken);
   }
 
   Status InsertToken(const TokenRecord& t) override {
-    auto r = conn_.Exec("INSERT INTO api_tokens (" TOKEN_COLUMNS ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+    return Defer("INSERT INTO api_tokens (" TOKEN_COLUMNS ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
                         Params().Add(t.id).Add(t.name).Add(t.hash).Add(nlohmann::json(t.scopes).dump())
                             .Add(t.created_by).Add(ToUnixMicros(t.created_at)).Add(MicrosOf(t.expires_at))
                             .Add(MicrosOf(t.revoked_at)));
-    return Counted(r.status());
   }
 
   Status RevokeToken(const std::string& id, Timestamp at) override {
-    ASSIGN_OR_RETURN(Rows r, conn_.Exec("UPDATE api_tokens SET revoked_at = COALESCE(revoked_at, $2) WHERE id = $1",
+    ASSIGN_OR_RETURN(Rows r, Exec("UPDATE api_tokens SET revoked_at = COALESCE(revoked_at, $2) WHERE id = $1",
                                         Params().Add(id).Add(ToUnixMicros(at))));
     if (r.Affected() == 0) return NotFound("token " + id + " not found");
     return Counted(Status::Ok());
@@ -280,7 +280,7 @@ class PgWriteTx final : public WriteTx {
     std::string key = name + "\n" + holder + "\n" + std::to_string(epoch);
     if (key == confirmed_lease_) return Status::Ok();
     // FOR SHARE: a takeover (an UPDATE of this row) waits for this batch.
-    ASSIGN_OR_RETURN(Rows r, conn_.Exec("SELECT holder, epoch FROM leases WHERE name = $1 FOR SHARE", Params().Add(name)));
+    ASSIGN_OR_RETURN(Rows r, Exec("SELECT holder, epoch FROM leases WHERE name = $1 FOR SHARE", Params().Add(name)));
     if (r.size() == 0) return FailedPrecondition("nobody holds the " + name + " lease");
     if (r.Text(0, 0) != holder || r.Int(0, 1) != epoch) {
       return FailedPrecondition("the " + name + " lease moved to " + r.Text(0, 0) + " (epoch " +
@@ -291,6 +291,19 @@ class PgWriteTx final : public WriteTx {
   }
 
  private:
+  Status Defer(const char* sql, const Params& params) {
+    ASSIGN_OR_RETURN(std::string text, conn_.Inline(sql, params));
+    deferred_ += text;
+    deferred_ += ";\n";
+    return Counted(Status::Ok());
+  }
+  // A read (or a write whose answer matters): first the held writes, so the
+  // unit reads what it wrote.
+  Result<Rows> Exec(const char* sql, const Params& params = {}) {
+    if (!deferred_.empty()) RETURN_IF_ERROR(conn_.ExecScript(TakeDeferred().c_str()));
+    return conn_.Exec(sql, params);
+  }
+
   Status Counted(Status st) {
     if (st.ok()) ++unit_writes_;
     return st;
@@ -299,6 +312,7 @@ class PgWriteTx final : public WriteTx {
   Conn& conn_;
   std::vector<AuditEvent> audit_;  // this batch's, in order
   std::string confirmed_lease_;    // locked FOR SHARE in this transaction
+  std::string deferred_;           // held writes, as SQL text
   std::string lease_at_unit_start_;
   size_t unit_start_ = 0;
   int unit_writes_ = 0;
@@ -336,20 +350,27 @@ class PgStore final : public Store {
       tx.BeginUnit();
       Status st = (*work[i])(tx);
       if (st.ok() && tx.UnitChangedStateWithoutAudit()) st = Internal("refused a state change that wrote no audit event");
-      // One round trip between units: keep this unit's writes and mark the
-      // next unit's start, or undo this unit (the savepoint stays).
-      Status next = st.ok() ? conn.ExecScript("RELEASE SAVEPOINT unit; SAVEPOINT unit")
-                            : conn.ExecScript("ROLLBACK TO SAVEPOINT unit");
-      if (!st.ok()) tx.UndoUnit();
-      if (st.ok() && !next.ok()) st = next;
-      results[i] = std::move(st);
-      if (!next.ok()) {  // the connection or transaction is gone: nothing commits
-        (void)conn.ExecScript("ROLLBACK");
-        for (auto& r : results) {
-          if (r.ok()) r = next.WithPrefix("batch aborted");
-        }
-        return results;
+      // One round trip between units: the unit's held writes, then keep
+      // them and mark the next unit's start; or undo the unit (the
+      // savepoint stays).
+      if (st.ok()) {
+        std::string end = tx.TakeDeferred() + "RELEASE SAVEPOINT unit; SAVEPOINT unit";
+        st = conn.ExecScript(end.c_str());
       }
+      if (!st.ok()) {
+        (void)tx.TakeDeferred();
+        tx.UndoUnit();
+        if (Status undo = conn.ExecScript("ROLLBACK TO SAVEPOINT unit"); !undo.ok()) {
+          // The connection or the transaction is gone: nothing commits.
+          (void)conn.ExecScript("ROLLBACK");
+          results[i] = std::move(st);
+          for (auto& r : results) {
+            if (r.ok()) r = undo.WithPrefix("batch aborted");
+          }
+          return results;
+        }
+      }
+      results[i] = std::move(st);
     }
     Status commit = tx.AppendChain();
     if (commit.ok()) commit = conn.ExecScript("COMMIT");
