@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -89,6 +90,7 @@ TEST_F(ReplicaTest, KillingTheLeaderLosesNothingAcknowledged) {
   std::vector<std::string> acknowledged;
   std::set<int> down;  // replicas being restarted
   std::atomic<bool> stop{false};
+  std::condition_variable paced;
   std::thread submitter([&] {
     for (int i = 0; !stop; ++i) {
       int which = i % 2;
@@ -102,8 +104,10 @@ TEST_F(ReplicaTest, KillingTheLeaderLosesNothingAcknowledged) {
         std::lock_guard<std::mutex> lock(mu);
         acknowledged.push_back(*id);
       }
-      // A steady stream, not a flood: the estate must be able to drain it.
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      // A steady stream (about 50 a second), not a flood: the estate must
+      // be able to drain it. Ends at once when the test is done.
+      std::unique_lock<std::mutex> pace(mu);
+      paced.wait_for(pace, std::chrono::milliseconds(20), [&] { return stop.load(); });
     }
   });
 
@@ -115,7 +119,6 @@ TEST_F(ReplicaTest, KillingTheLeaderLosesNothingAcknowledged) {
       }
       return leader >= 0;
     })) << "no replica leads";
-    std::this_thread::yield();
     {
       std::lock_guard<std::mutex> lock(mu);
       down.insert(leader);
@@ -133,6 +136,7 @@ TEST_F(ReplicaTest, KillingTheLeaderLosesNothingAcknowledged) {
     down.erase(leader);
   }
   stop = true;
+  paced.notify_all();
   submitter.join();
   ASSERT_GT(acknowledged.size(), 10u);
 
