@@ -6,7 +6,6 @@
 #include <cstdlib>
 
 #include "causeway/crypto.h"
-
 #include "identity/tokens.h"
 #include "providers/local/local_provider.h"
 #include "providers/slurm/slurm_provider.h"
