@@ -21,7 +21,7 @@
 namespace causeway {
 
 // The schema version this build writes; every backend migrates to it.
-inline constexpr int kLatestSchemaVersion = 5;
+inline constexpr int kLatestSchemaVersion = 6;
 
 // A named lease one process holds at a time: the scheduler's leadership
 // among replicas. `epoch` grows each time the lease changes hands; it is the
@@ -63,6 +63,12 @@ class WriteTx {
 
   // Appends `event` to the audit chain: assigns seq, prev_hash and hash.
   virtual Status AppendAudit(AuditEvent& event) = 0;
+
+  // Records that attempt `attempt` of the job is about to be launched on
+  // `cluster`, before it is: a scheduler that dies between launching and
+  // recording the dispatch leaves this, and its successor does not launch
+  // that attempt number again.
+  virtual Status RecordLaunch(const std::string& job_id, int attempt, const std::string& cluster, Timestamp at) = 0;
 
   // kFailedPrecondition unless `holder` holds lease `name` at `epoch`. The
   // lease cannot change hands until this unit's batch commits, so a unit
@@ -120,6 +126,9 @@ class Store {
   // Calls `fn` for every audit event in stored order until it returns false.
   virtual Status ScanAudit(const std::function<bool(const AuditEvent&)>& fn) const = 0;
   virtual Result<audit::ChainHead> GetAuditHead() const = 0;
+
+  // The highest attempt number ever set out to launch for the job (0: none).
+  virtual Result<int> LastLaunch(const std::string& job_id) const = 0;
 
   // The schema version the database is at (the last migration applied).
   virtual Result<int> SchemaVersion() const = 0;

@@ -511,6 +511,13 @@ bool Engine::Dispatch(Job& j, const placement::Option& o, int flavor, int64_t bo
   if (launch_env_) {
     for (auto& [k, v] : launch_env_(j.input.id, attempt, *o.cluster, now)) req.env.emplace(k, std::move(v));
   }
+  if (launch_recorder_) {
+    if (Status recorded = launch_recorder_(j.input.id, attempt, *o.cluster, now); !recorded.ok()) {
+      j.wait = Job::Wait::kOther;
+      j.waiting = "could not record the launch on " + o.cluster->name + ": " + recorded.message();
+      return false;
+    }
+  }
   auto launched = provider->Launch(req, now);
   if (!launched.ok()) {
     j.wait = Job::Wait::kOther;

@@ -135,6 +135,13 @@ class Engine : private placement::CapacityView {
   // Asked before every launch; when it says no, nothing is launched and the
   // job stays queued.
   void SetLaunchGate(std::function<bool()> gate) { launch_gate_ = std::move(gate); }
+  // Asked, last, before every launch to record durably that the attempt is
+  // about to launch (Store::RecordLaunch); when it fails, nothing is
+  // launched and the job stays queued.
+  void SetLaunchRecorder(std::function<Status(const std::string& job_id, int attempt, const Cluster& cluster,
+                                              Timestamp now)> fn) {
+    launch_recorder_ = std::move(fn);
+  }
   // Whether the engine holds the job (queued or running).
   bool Has(const std::string& job_id) const { return jobs_.count(job_id) > 0; }
 
@@ -220,6 +227,7 @@ class Engine : private placement::CapacityView {
   std::map<std::string, ProviderAdapter*> providers_;
   LaunchEnvFn launch_env_;
   std::function<bool()> launch_gate_;
+  std::function<Status(const std::string&, int, const Cluster&, Timestamp)> launch_recorder_;
   EngineOptions options_;
   quota::QuotaBook quota_;
   placement::Router router_;

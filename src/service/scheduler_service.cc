@@ -128,6 +128,23 @@ void SchedulerService::Build() {
   // Launch only while the lease is surely still ours: a replica that may
   // have lost it (its renewal is overdue) dispatches nothing.
   engine_->SetLaunchGate([this] { return std::chrono::steady_clock::now() < lease_deadline_; });
+  // Record each launch before making it. Straight to the store, not through
+  // the commit queue: the queue's callbacks take mu_, which Tick holds.
+  engine_->SetLaunchRecorder([this](const std::string& job_id, int attempt, const Cluster& cluster, Timestamp now) {
+    std::string replica = options_.replica;
+    int64_t epoch = epoch_;
+    return store_.Write([&](WriteTx& tx) -> Status {
+      RETURN_IF_ERROR(tx.CheckLease(kLease, replica, epoch));
+      RETURN_IF_ERROR(tx.RecordLaunch(job_id, attempt, cluster.name, now));
+      AuditEvent e;
+      e.time = now;
+      e.actor = kActor;
+      e.action = "job.launch";
+      e.resource = "job/" + job_id;
+      e.details = {{"attempt", attempt}, {"cluster", cluster.name}};
+      return tx.AppendAudit(e);
+    });
+  });
 }
 
 SchedulerService::~SchedulerService() { Stop(); }
@@ -143,6 +160,15 @@ Status SchedulerService::Adopt(const JobRecord& job) {
     for (const auto& a : attempts) {
       if (a.number == checkpoints.back().attempt) input.resume_cluster = a.cluster;
     }
+  }
+  // A launch set out but never confirmed (the scheduler died in between)
+  // may have happened: its number is not used again.
+  ASSIGN_OR_RETURN(int launched, store_.LastLaunch(job.id));
+  int recorded = attempts.empty() ? 0 : attempts.back().number;
+  if (launched > recorded) {
+    spdlog::warn("job {}: attempt {} was set out to launch on a cluster but never confirmed; the next is {}", job.id,
+                 launched, launched + 1);
+    input.attempts = std::max(input.attempts, launched);
   }
   if ((job.state == JobState::kRunning || job.state == JobState::kAdmitted) && !attempts.empty() &&
       attempts.back().state == "running") {
@@ -250,12 +276,13 @@ Status SchedulerService::FollowAudit(const std::vector<AuditEvent>& events, cons
 
 void SchedulerService::Start(std::chrono::milliseconds interval) {
   thread_ = std::thread([this, interval] {
+    // The first cycle is the caller's (the server runs one before it takes
+    // requests); from here, one every `interval`.
     std::unique_lock<std::mutex> lock(stop_mu_);
-    while (!stopping_) {
+    while (!stop_cv_.wait_for(lock, interval, [this] { return stopping_; })) {
       lock.unlock();
       if (Status st = TickOnce(); !st.ok()) spdlog::error("scheduler cycle failed: {}", st.ToString());
       lock.lock();
-      stop_cv_.wait_for(lock, interval, [this] { return stopping_; });
     }
   });
 }

@@ -46,7 +46,8 @@ class SchedulerService {
                    Options options = {});
   ~SchedulerService();
 
-  // Ticks every `interval` of real time on a thread of its own until Stop.
+  // Ticks every `interval` of real time on a thread of its own until Stop
+  // (the first tick one interval from now).
   void Start(std::chrono::milliseconds interval);
   void Stop();
   // One cycle: take or renew the lease, then, as the leader, follow the

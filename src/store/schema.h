@@ -124,6 +124,16 @@ CREATE TABLE leases (
   expires_at INTEGER NOT NULL
 );
 )sql",
+    // 6: the last attempt of each job the scheduler set out to launch,
+    // recorded before launching it.
+    R"sql(
+CREATE TABLE launches (
+  job_id TEXT PRIMARY KEY REFERENCES jobs(id),
+  attempt INTEGER NOT NULL,
+  cluster TEXT NOT NULL,
+  at INTEGER NOT NULL
+);
+)sql",
 };
 
 

@@ -248,6 +248,22 @@ TEST_P(StoreTest, ConcurrentStoresKeepOneChain) {
   EXPECT_EQ(store_->ListJobs(all)->size(), 600u);
 }
 
+// Launches are recorded before they are made; the highest number stays.
+TEST_P(StoreTest, LaunchesAreRecorded) {
+  JobRecord j = Job();
+  ASSERT_TRUE(store_->Write(InsertWithAudit(j)).ok());
+  EXPECT_EQ(*store_->LastLaunch(j.id), 0);
+  for (int attempt : {1, 2}) {
+    ASSERT_TRUE(store_->Write([&](WriteTx& tx) -> Status {
+      RETURN_IF_ERROR(tx.RecordLaunch(j.id, attempt, "c1", clock_.Now()));
+      AuditEvent e = Event("job.launch", "job/" + j.id);
+      return tx.AppendAudit(e);
+    }).ok());
+  }
+  EXPECT_EQ(*store_->LastLaunch(j.id), 2);
+  EXPECT_EQ(*store_->LastLaunch("job_other"), 0);
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, StoreTest, ::testing::Values("sqlite", "postgresql"),
                          [](const ::testing::TestParamInfo<std::string>& p) { return p.param; });
 

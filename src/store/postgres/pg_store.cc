@@ -274,6 +274,12 @@ class PgWriteTx final : public WriteTx {
     return Status::Ok();
   }
 
+  Status RecordLaunch(const std::string& job_id, int attempt, const std::string& cluster, Timestamp at) override {
+    return Defer("INSERT INTO launches (job_id, attempt, cluster, at) VALUES ($1, $2, $3, $4) ON CONFLICT (job_id) DO "
+                 "UPDATE SET attempt = EXCLUDED.attempt, cluster = EXCLUDED.cluster, at = EXCLUDED.at",
+                 Params().Add(job_id).Add(attempt).Add(cluster).Add(ToUnixMicros(at)));
+  }
+
   Status CheckLease(const std::string& name, const std::string& holder, int64_t epoch) override {
     // Once confirmed, the row stays locked until the batch commits: no need
     // to ask again for the next unit.
@@ -524,6 +530,11 @@ class PgStore final : public Store {
       if (r.size() == 0) return Internal("lease " + name + " vanished");
     }
     return Lease{r.Text(0, 0), r.Text(0, 1), r.Int(0, 2), FromUnixMicros(r.Int(0, 3))};
+  }
+
+  Result<int> LastLaunch(const std::string& job_id) const override {
+    ASSIGN_OR_RETURN(Rows r, Query("SELECT attempt FROM launches WHERE job_id = $1", Params().Add(job_id)));
+    return r.size() == 0 ? 0 : static_cast<int>(r.Int(0, 0));
   }
 
   Result<int> SchemaVersion() const override {

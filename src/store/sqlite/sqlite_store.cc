@@ -247,6 +247,14 @@ class SqliteWriteTx final : public WriteTx {
     return Status::Ok();
   }
 
+  Status RecordLaunch(const std::string& job_id, int attempt, const std::string& cluster, Timestamp at) override {
+    CW_STMT(s, conn_,
+            "INSERT INTO launches (job_id, attempt, cluster, at) VALUES (?1, ?2, ?3, ?4) ON CONFLICT(job_id) DO UPDATE "
+            "SET attempt = excluded.attempt, cluster = excluded.cluster, at = excluded.at");
+    s.Bind(1, job_id).Bind(2, attempt).Bind(3, cluster).Bind(4, ToUnixMicros(at));
+    return Counted(s.Exec());
+  }
+
   Status CheckLease(const std::string& name, const std::string& holder, int64_t epoch) override {
     // The batch holds SQLite's write lock, so nobody can take the lease
     // before it commits.
@@ -507,6 +515,16 @@ class SqliteStore final : public Store {
     Status st;
     if (!s.Step(st)) return st.ok() ? Internal("lease " + name + " vanished") : st;
     return Lease{s.Text(0), s.Text(1), s.Int(2), FromUnixMicros(s.Int(3))};
+  }
+
+  Result<int> LastLaunch(const std::string& job_id) const override {
+    ASSIGN_OR_RETURN(auto r, Reader());
+    CW_STMT(s, *r.conn, "SELECT attempt FROM launches WHERE job_id = ?1");
+    s.Bind(1, job_id);
+    Status st;
+    if (s.Step(st)) return static_cast<int>(s.Int(0));
+    RETURN_IF_ERROR(st);
+    return 0;
   }
 
   Result<int> SchemaVersion() const override {
