@@ -11,7 +11,9 @@
 // replicas accept. Fencing: every transition it writes checks the lease's
 // epoch in the same transaction, and it launches nothing once its renewal
 // is overdue, so a replica that lost the lease can neither dispatch nor
-// record anything. With one server the lease is simply always its own.
+// record anything. Each launch is recorded before it is made, so a leader
+// that dies in between does not get the attempt launched twice. With one
+// server the lease is simply always its own.
 #pragma once
 
 #include <chrono>
