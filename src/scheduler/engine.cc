@@ -503,20 +503,14 @@ bool Engine::Dispatch(Job& j, const placement::Option& o, int flavor, int64_t bo
                     policy::LaunchEnv(spec, *o.cluster, j.input.id, attempt), spec.setup, spec.run, spec.time_limit,
                     spec.sim, ""};
   if (!j.input.resume_from.empty()) req.env["CAUSEWAY_RESUME_FROM"] = j.input.resume_from;
-  if (launch_gate_ && !launch_gate_()) {
-    j.wait = Job::Wait::kOther;
-    j.waiting = "this scheduler's lease is not confirmed; launching waits for the next cycle";
-    return false;
-  }
-  if (launch_env_) {
-    for (auto& [k, v] : launch_env_(j.input.id, attempt, *o.cluster, now)) req.env.emplace(k, std::move(v));
-  }
-  if (launch_recorder_) {
-    if (Status recorded = launch_recorder_(j.input.id, attempt, *o.cluster, now); !recorded.ok()) {
+  if (prepare_launch_) {
+    auto extra = prepare_launch_(j.input.id, attempt, *o.cluster, now);
+    if (!extra.ok()) {
       j.wait = Job::Wait::kOther;
-      j.waiting = "could not record the launch on " + o.cluster->name + ": " + recorded.message();
+      j.waiting = "launch on " + o.cluster->name + " not started: " + extra.status().message();
       return false;
     }
+    for (auto& [k, v] : *extra) req.env.emplace(k, std::move(v));
   }
   auto launched = provider->Launch(req, now);
   if (!launched.ok()) {

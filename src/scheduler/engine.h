@@ -127,21 +127,14 @@ class Engine : private placement::CapacityView {
 
   std::vector<Transition> Tick(Timestamp now);
 
-  // Extra environment for each attempt as it launches (its own
-  // credentials); called during Tick. Values the job sets itself win.
-  using LaunchEnvFn = std::function<std::map<std::string, std::string>(const std::string& job_id, int attempt,
-                                                                       const Cluster& cluster, Timestamp now)>;
-  void SetLaunchEnv(LaunchEnvFn fn) { launch_env_ = std::move(fn); }
-  // Asked before every launch; when it says no, nothing is launched and the
-  // job stays queued.
-  void SetLaunchGate(std::function<bool()> gate) { launch_gate_ = std::move(gate); }
-  // Asked, last, before every launch to record durably that the attempt is
-  // about to launch (Store::RecordLaunch); when it fails, nothing is
-  // launched and the job stays queued.
-  void SetLaunchRecorder(std::function<Status(const std::string& job_id, int attempt, const Cluster& cluster,
-                                              Timestamp now)> fn) {
-    launch_recorder_ = std::move(fn);
-  }
+  // Called last before every launch, during Tick. It may refuse (nothing
+  // is launched and the job stays queued, with the reason as its wait) or
+  // return environment to add (values the job sets itself win). The server
+  // uses it to check its lease, record the launch durably and give the
+  // attempt its own credentials.
+  using LaunchPreparer = std::function<Result<std::map<std::string, std::string>>(
+      const std::string& job_id, int attempt, const Cluster& cluster, Timestamp now)>;
+  void SetLaunchPreparer(LaunchPreparer fn) { prepare_launch_ = std::move(fn); }
   // Whether the engine holds the job (queued or running).
   bool Has(const std::string& job_id) const { return jobs_.count(job_id) > 0; }
 
@@ -225,9 +218,7 @@ class Engine : private placement::CapacityView {
 
   const Estate& estate_;
   std::map<std::string, ProviderAdapter*> providers_;
-  LaunchEnvFn launch_env_;
-  std::function<bool()> launch_gate_;
-  std::function<Status(const std::string&, int, const Cluster&, Timestamp)> launch_recorder_;
+  LaunchPreparer prepare_launch_;
   EngineOptions options_;
   quota::QuotaBook quota_;
   placement::Router router_;

@@ -112,42 +112,48 @@ void SchedulerService::Build() {
   }
   adapters_ = adapters;
   engine_ = std::make_unique<scheduler::Engine>(estate_, adapters);
-  // Each attempt on a real backend gets its own credential, so a job never
-  // needs a person's token to register checkpoints. Simulated attempts run
-  // nothing and get none.
-  engine_->SetLaunchEnv([this](const std::string& job_id, int attempt, const Cluster& cluster, Timestamp now) {
-    std::map<std::string, std::string> env;
-    const Provider* p = estate_.FindProvider(cluster.provider);
-    if (!p || p->kind == "sim") return env;
-    auto minted = identity::MintJobCredential(job_id, attempt, now, std::chrono::hours(24 * 30));
-    env["CAUSEWAY_TOKEN"] = minted.secret;
-    if (!server_url_.empty()) env["CAUSEWAY_SERVER"] = server_url_;
-    minted_[{job_id, attempt}] = std::move(minted.record);
-    return env;
-  });
-  // Launch only while the lease is surely still ours: a replica that may
-  // have lost it (its renewal is overdue) dispatches nothing.
-  engine_->SetLaunchGate([this] { return std::chrono::steady_clock::now() < lease_deadline_; });
-  // Record each launch before making it. Straight to the store, not through
-  // the commit queue: the queue's callbacks take mu_, which Tick holds.
-  engine_->SetLaunchRecorder([this](const std::string& job_id, int attempt, const Cluster& cluster, Timestamp now) {
-    std::string replica = options_.replica;
-    int64_t epoch = epoch_;
-    return store_.Write([&](WriteTx& tx) -> Status {
-      RETURN_IF_ERROR(tx.CheckLease(kLease, replica, epoch));
-      RETURN_IF_ERROR(tx.RecordLaunch(job_id, attempt, cluster.name, now));
-      AuditEvent e;
-      e.time = now;
-      e.actor = kActor;
-      e.action = "job.launch";
-      e.resource = "job/" + job_id;
-      e.details = {{"attempt", attempt}, {"cluster", cluster.name}};
-      return tx.AppendAudit(e);
-    });
+  engine_->SetLaunchPreparer([this](const std::string& job_id, int attempt, const Cluster& cluster, Timestamp now) {
+    return PrepareLaunch(job_id, attempt, cluster, now);
   });
 }
 
 SchedulerService::~SchedulerService() { Stop(); }
+
+Result<std::map<std::string, std::string>> SchedulerService::PrepareLaunch(const std::string& job_id, int attempt,
+                                                                         const Cluster& cluster, Timestamp now) {
+  // Only while the lease is surely still ours: a replica that may have lost
+  // it (its renewal is overdue) launches nothing.
+  if (std::chrono::steady_clock::now() >= lease_deadline_) {
+    return Unavailable("this scheduler's lease is not confirmed; launching waits for the next cycle");
+  }
+  // Recorded before it is made, so a successor never launches this number
+  // again. Straight to the store, not through the commit queue: the queue's
+  // callbacks take mu_, which Tick holds.
+  std::string replica = options_.replica;
+  int64_t epoch = epoch_;
+  RETURN_IF_ERROR(store_.Write([&](WriteTx& tx) -> Status {
+    RETURN_IF_ERROR(tx.CheckLease(kLease, replica, epoch));
+    RETURN_IF_ERROR(tx.RecordLaunch(job_id, attempt, cluster.name, now));
+    AuditEvent e;
+    e.time = now;
+    e.actor = kActor;
+    e.action = "job.launch";
+    e.resource = "job/" + job_id;
+    e.details = {{"attempt", attempt}, {"cluster", cluster.name}};
+    return tx.AppendAudit(e);
+  }).WithPrefix("recording the launch"));
+  // Each attempt on a real backend gets its own credential, so a job never
+  // needs a person's token to register checkpoints. Simulated attempts run
+  // nothing and get none.
+  std::map<std::string, std::string> env;
+  const Provider* p = estate_.FindProvider(cluster.provider);
+  if (!p || p->kind == "sim") return env;
+  auto minted = identity::MintJobCredential(job_id, attempt, now, std::chrono::hours(24 * 30));
+  env["CAUSEWAY_TOKEN"] = minted.secret;
+  if (!server_url_.empty()) env["CAUSEWAY_SERVER"] = server_url_;
+  minted_[{job_id, attempt}] = std::move(minted.record);
+  return env;
+}
 
 Status SchedulerService::Adopt(const JobRecord& job) {
   auto spec = JobSpecFromJson(nlohmann::json::parse(job.spec_json, nullptr, false));
@@ -204,6 +210,14 @@ Status SchedulerService::Recover() {
 
 Status SchedulerService::Lead() {
   auto started = std::chrono::steady_clock::now();
+  {
+    // Asking the database every cycle is not needed: a quarter of the TTL
+    // keeps a leader's lease fresh and bounds how late a follower notices
+    // that it expired (a takeover within 1.25 TTL plus one cycle).
+    std::lock_guard<std::mutex> lock(mu_);
+    if (started - lease_asked_ < options_.lease_ttl / 4) return Status::Ok();
+    lease_asked_ = started;
+  }
   auto lease = store_.AcquireLease(kLease, options_.replica, options_.lease_ttl);
   std::lock_guard<std::mutex> lock(mu_);
   if (!lease.ok()) return lease.status().WithPrefix("renewing the scheduler lease");

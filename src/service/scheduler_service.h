@@ -94,6 +94,9 @@ class SchedulerService {
   void Build();  // fresh providers and engine
   Status Recover();  // every active job of the database into the engine
   Status Adopt(const JobRecord& job);
+  // The engine's last word before a launch: lease, durable record, credentials.
+  Result<std::map<std::string, std::string>> PrepareLaunch(const std::string& job_id, int attempt,
+                                                           const Cluster& cluster, Timestamp now);
   Status Lead();
   // Applies audit events after audit_cursor_: `jobs` holds the submitted
   // jobs the engine did not have.
@@ -116,6 +119,7 @@ class SchedulerService {
   bool leader_ = false;                                            // guarded by mu_
   int64_t epoch_ = 0;                                              // guarded by mu_: the lease's, while leading
   std::chrono::steady_clock::time_point lease_deadline_{};         // guarded by mu_: launch only before this
+  std::chrono::steady_clock::time_point lease_asked_{};            // guarded by mu_: the last AcquireLease
   int64_t audit_cursor_ = 0;                                       // guarded by mu_: the last event followed
   std::mutex stop_mu_;
   std::condition_variable stop_cv_;

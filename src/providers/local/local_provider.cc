@@ -1,5 +1,6 @@
 #include "providers/local/local_provider.h"
 
+#include "causeway/text.h"
 #include "providers/output_file.h"
 
 #include <fcntl.h>
@@ -8,7 +9,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <charconv>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -114,14 +114,7 @@ Result<std::string> LocalProvider::Launch(const LaunchRequest& r, Timestamp) {
 
 Status LocalProvider::Restore(const LaunchRequest& r, Timestamp) {
   // "local:CLUSTER:PID:GPUS"
-  std::vector<std::string> parts;
-  size_t start = 0;
-  for (size_t i = 0; i <= r.backend_id.size(); ++i) {
-    if (i == r.backend_id.size() || r.backend_id[i] == ':') {
-      parts.push_back(r.backend_id.substr(start, i - start));
-      start = i + 1;
-    }
-  }
+  std::vector<std::string> parts = Split(r.backend_id, ':');
   if (parts.size() != 4 || parts[0] != "local") {
     return InvalidArgument("attempt " + std::to_string(r.attempt) + " of " + r.job_id + " has no local process id");
   }
@@ -129,28 +122,19 @@ Status LocalProvider::Restore(const LaunchRequest& r, Timestamp) {
   if (pool < 0) return NotFound("provider " + name_ + " has no pool " + r.cluster + "/" + r.pool);
   Running run;
   run.pool = pool;
-  auto number = [](const std::string& text, int& out) {
-    auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
-    return ec == std::errc() && ptr == text.data() + text.size();
-  };
-  int pid = 0;
-  if (!number(parts[2], pid)) return InvalidArgument("attempt of " + r.job_id + " has a malformed process id");
-  run.pid = static_cast<pid_t>(pid);
+  auto pid = ParseInt(parts[2]);
+  if (!pid || *pid <= 0) return InvalidArgument("attempt of " + r.job_id + " has a malformed process id");
+  run.pid = static_cast<pid_t>(*pid);
   std::string base = Base(r.cluster, r.job_id, r.attempt);
   run.log_file = base + ".log";
   run.exit_file = base + ".exit";
-  for (size_t i = 0; i < parts[3].size();) {
-    size_t comma = parts[3].find(',', i);
-    if (comma == std::string::npos) comma = parts[3].size();
-    int gpu = 0;
-    if (comma > i) {
-      if (!number(parts[3].substr(i, comma - i), gpu) || gpu < 0 ||
-          gpu >= pools_[static_cast<size_t>(pool)].gpus_per_node) {
-        return InvalidArgument("attempt of " + r.job_id + " has malformed GPU indices");
-      }
-      run.gpus.push_back(gpu);
+  for (const std::string& index : Split(parts[3], ',')) {
+    if (index.empty()) continue;  // no GPUs
+    auto gpu = ParseInt(index);
+    if (!gpu || *gpu < 0 || *gpu >= pools_[static_cast<size_t>(pool)].gpus_per_node) {
+      return InvalidArgument("attempt of " + r.job_id + " has malformed GPU indices");
     }
-    i = comma + 1;
+    run.gpus.push_back(static_cast<int>(*gpu));
   }
   for (int g : run.gpus) pools_[static_cast<size_t>(pool)].gpu_busy[static_cast<size_t>(g)] = true;
   running_[{r.job_id, r.attempt}] = std::move(run);

@@ -1,6 +1,6 @@
 #include "providers/slurm/slurm_api.h"
 
-#include <charconv>
+#include "causeway/text.h"
 
 namespace causeway::slurm {
 
@@ -47,16 +47,9 @@ namespace {
 // The count of "gres/gpu=N" in a TRES string such as
 // "cpu=1,mem=64000M,node=1,billing=1,gres/gpu=2,gres/gpu:h200=2".
 int GpusOfTres(std::string_view tres) {
-  constexpr std::string_view kKey = "gres/gpu=";
-  size_t at = 0;
-  while ((at = tres.find(kKey, at)) != std::string_view::npos) {
-    if (at == 0 || tres[at - 1] == ',') {
-      int n = 0;
-      std::string_view digits = tres.substr(at + kKey.size());
-      std::from_chars(digits.data(), digits.data() + digits.size(), n);
-      return n;
-    }
-    at += kKey.size();
+  for (const std::string& item : Split(tres, ',')) {
+    if (item.rfind("gres/gpu=", 0) != 0) continue;
+    if (auto n = ParseInt(std::string_view(item).substr(9))) return static_cast<int>(*n);
   }
   return 0;
 }

@@ -1,6 +1,5 @@
 #include "providers/slurm/slurm_cli.h"
 
-#include <charconv>
 #include <unistd.h>
 
 #include <cerrno>
@@ -8,6 +7,7 @@
 #include <cstring>
 
 #include "causeway/subprocess.h"
+#include "causeway/text.h"
 
 namespace causeway::slurm {
 namespace {
@@ -31,23 +31,6 @@ std::string ShellQuote(const std::string& v) {
   std::string out = "'";
   for (char c : v) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return out + "'";
-}
-
-std::vector<std::string> Split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  for (size_t i = 0; i <= s.size(); ++i) {
-    if (i == s.size() || s[i] == sep) {
-      out.push_back(s.substr(start, i - start));
-      start = i + 1;
-    }
-  }
-  return out;
-}
-
-bool ToInt(std::string_view text, int64_t& out) {
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
-  return ec == std::errc() && ptr == text.data() + text.size();
 }
 
 }  // namespace
@@ -120,10 +103,9 @@ Result<int64_t> SlurmCli::Submit(const SubmitRequest& r) {
   if (r.time_limit_minutes) argv.push_back("--time=" + std::to_string(*r.time_limit_minutes));
   ASSIGN_OR_RETURN(std::string out, Tool(argv, ScriptWithEnvironment(r)));
   // "ID" or "ID;CLUSTER"
-  std::string id_text = FirstLine(out).substr(0, out.find(';'));
-  int64_t id = 0;
-  if (!ToInt(id_text, id)) return Unavailable(Describe() + ": sbatch printed no job id: " + FirstLine(out));
-  return id;
+  auto id = ParseInt(Split(FirstLine(out), ';')[0]);
+  if (!id) return Unavailable(Describe() + ": sbatch printed no job id: " + FirstLine(out));
+  return *id;
 }
 
 Result<std::vector<JobInfo>> SlurmCli::ListJobs() {
@@ -155,24 +137,24 @@ Result<std::vector<JobInfo>> SlurmCli::ParseSacct(const std::string& out) {
                          std::to_string(f.size()));
     }
     JobInfo info;
-    if (!ToInt(f[0], info.id)) return Unavailable("sacct output line " + std::to_string(line_no) + ": JobIDRaw is not a number");
+    auto id = ParseInt(f[0]);
+    if (!id) return Unavailable("sacct output line " + std::to_string(line_no) + ": JobIDRaw is not a number");
+    info.id = *id;
     info.name = f[1];
     // "CANCELLED by 0" -> CANCELLED
     info.state = f[2].substr(0, f[2].find(' '));
     // ExitCode is "code:signal".
-    auto colon = f[3].find(':');
-    int64_t code = 0, sig = 0;
-    if (colon != std::string::npos && ToInt(std::string_view(f[3]).substr(0, colon), code) &&
-        ToInt(std::string_view(f[3]).substr(colon + 1), sig)) {
-      info.exit_code = static_cast<int>(code);
-      info.signal = static_cast<int>(sig);
+    auto exit = Split(f[3], ':');
+    if (exit.size() == 2 && ParseInt(exit[0]) && ParseInt(exit[1])) {
+      info.exit_code = static_cast<int>(*ParseInt(exit[0]));
+      info.signal = static_cast<int>(*ParseInt(exit[1]));
     }
-    int64_t t = 0;
-    if (ToInt(f[4], t) && t > 0) info.start = FromUnixMicros(t * 1'000'000);
-    if (ToInt(f[5], t) && t > 0) info.end = FromUnixMicros(t * 1'000'000);
+    // Epoch seconds (SLURM_TIME_FORMAT=%s), or "Unknown" before it starts.
+    if (auto t = ParseInt(f[4]); t && *t > 0) info.start = FromUnixMicros(*t * 1'000'000);
+    if (auto t = ParseInt(f[5]); t && *t > 0) info.end = FromUnixMicros(*t * 1'000'000);
     for (const std::string& tres : Split(f[6], ',')) {
-      int64_t n = 0;
-      if (tres.rfind("gres/gpu=", 0) == 0 && ToInt(std::string_view(tres).substr(9), n)) info.gpus = static_cast<int>(n);
+      if (tres.rfind("gres/gpu=", 0) != 0) continue;
+      if (auto n = ParseInt(std::string_view(tres).substr(9))) info.gpus = static_cast<int>(*n);
     }
     jobs.push_back(std::move(info));
   }

@@ -4,6 +4,7 @@
 
 #include "causeway/job_spec.h"
 #include "causeway/subprocess.h"
+#include "causeway/text.h"
 
 extern char** environ;
 
@@ -12,13 +13,6 @@ namespace causeway::slurm {
 SlurmClient::SlurmClient(Endpoint endpoint) : endpoint_(std::move(endpoint)) {}
 
 namespace {
-
-std::string Trim(std::string s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
-  size_t start = 0;
-  while (start < s.size() && std::isspace(static_cast<unsigned char>(s[start]))) ++start;
-  return s.substr(start);
-}
 
 std::map<std::string, std::string> OwnEnvironment() {
   std::map<std::string, std::string> env;
@@ -35,7 +29,7 @@ std::map<std::string, std::string> OwnEnvironment() {
 Result<std::string> SlurmClient::Token(bool refresh) {
   if (endpoint_.token_command.empty()) {
     ASSIGN_OR_RETURN(std::string token, ReadFile(endpoint_.token_file));
-    return Trim(std::move(token));
+    return Trim(token);
   }
   auto now = std::chrono::steady_clock::now();
   if (!refresh && !cached_token_.empty() && now - token_at_ < endpoint_.token_refresh) return cached_token_;

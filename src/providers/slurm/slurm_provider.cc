@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <cctype>
-#include <charconv>
 #include <set>
 
+#include "causeway/text.h"
 #include "providers/output_file.h"
 #include "providers/slurm/slurm_cli.h"
 #include "providers/slurm/slurm_client.h"
@@ -169,13 +169,11 @@ Status SlurmProvider::Restore(const LaunchRequest& r, Timestamp started_at) {
   if (r.backend_id.rfind("slurm:", 0) != 0 || colon == std::string::npos) {
     return InvalidArgument("attempt " + std::to_string(r.attempt) + " of " + r.job_id + " has no Slurm job id");
   }
-  int64_t id = 0;
-  std::string_view digits = std::string_view(r.backend_id).substr(colon + 1);
-  auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), id);
-  if (ec != std::errc() || ptr != digits.data() + digits.size()) {
+  auto id = ParseInt(std::string_view(r.backend_id).substr(colon + 1));
+  if (!id) {
     return InvalidArgument("attempt " + std::to_string(r.attempt) + " of " + r.job_id + " has a malformed Slurm job id");
   }
-  return Track(r, id, started_at);
+  return Track(r, *id, started_at);
 }
 
 Status SlurmProvider::Cancel(const std::string& job_id, int attempt) {

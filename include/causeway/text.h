@@ -1,0 +1,44 @@
+// Small text helpers shared by parsers of other programs' output (Slurm,
+// backend ids, configuration values).
+#pragma once
+
+#include <charconv>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace causeway {
+
+// The whole of `text` as a decimal integer, or nullopt (empty, trailing
+// junk, out of range).
+inline std::optional<int64_t> ParseInt(std::string_view text) {
+  int64_t v = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || ptr != text.data() + text.size()) return std::nullopt;
+  return v;
+}
+
+// `text` cut at every `sep`; "a,,b" gives {"a", "", "b"}, "" gives {""}.
+inline std::vector<std::string> Split(std::string_view text, char sep) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  for (size_t i = 0; i <= text.size(); ++i) {
+    if (i == text.size() || text[i] == sep) {
+      out.emplace_back(text.substr(start, i - start));
+      start = i + 1;
+    }
+  }
+  return out;
+}
+
+// `text` without leading and trailing whitespace.
+inline std::string Trim(std::string_view text) {
+  size_t b = 0, e = text.size();
+  while (b < e && (text[b] == ' ' || text[b] == '\t' || text[b] == '\n' || text[b] == '\r')) ++b;
+  while (e > b && (text[e - 1] == ' ' || text[e - 1] == '\t' || text[e - 1] == '\n' || text[e - 1] == '\r')) --e;
+  return std::string(text.substr(b, e - b));
+}
+
+}  // namespace causeway
