@@ -102,6 +102,36 @@ struct TokenRecord {
   std::optional<Timestamp> revoked_at;
 };
 
+// One imported billing file (FOCUS). `provider` is the estate's provider the
+// bill is for; (provider, sha256) is unique, so importing a file again
+// changes nothing.
+struct BillingImport {
+  std::string id;  // "bill_" + the first 20 hex digits of sha256
+  std::string provider;
+  std::string file;    // as given, for people; not used to match
+  std::string sha256;  // of the file's bytes
+  std::string focus_version;
+  int64_t rows = 0;     // rows imported
+  int64_t skipped = 0;  // rows that could not be used
+  int64_t issues = 0;   // departures from the specification, tolerated
+  std::string first_day, last_day;  // charge days covered, YYYY-MM-DD
+  std::string imported_by;
+  Timestamp imported_at;
+};
+
+// Billed amounts of one import summed over the rows that share every key
+// below. Money and quantities in nano-units (1e-9) of `currency` / of
+// `consumed_unit`.
+struct BillingRollup {
+  std::string day;    // of ChargePeriodStart, UTC, YYYY-MM-DD
+  std::string month;  // of BillingPeriodStart (else of the charge), YYYY-MM
+  std::string provider_name, sub_account, region, resource_id, service_category, charge_category,
+      pricing_category, commitment_status, consumed_unit, currency;
+  std::string team, owner, job_id, project;  // from the row's Tags
+  int64_t rows = 0;
+  int64_t billed = 0, effective = 0, list = 0, contracted = 0, consumed = 0;
+};
+
 // One control-plane change. seq, prev_hash and hash are assigned by the store
 // when the event is appended, in the same transaction as the change.
 struct AuditEvent {

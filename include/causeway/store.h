@@ -13,6 +13,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "causeway/records.h"
@@ -21,7 +23,7 @@
 namespace causeway {
 
 // The schema version this build writes; every backend migrates to it.
-inline constexpr int kLatestSchemaVersion = 6;
+inline constexpr int kLatestSchemaVersion = 7;
 
 // A named lease one process holds at a time: the scheduler's leadership
 // among replicas. `epoch` grows each time the lease changes hands; it is the
@@ -74,6 +76,10 @@ class WriteTx {
   // lease cannot change hands until this unit's batch commits, so a unit
   // that checks first writes only while its holder leads.
   virtual Status CheckLease(const std::string& name, const std::string& holder, int64_t epoch) = 0;
+
+  // Stores an imported bill and its rollups. kAlreadyExists when the same
+  // file (provider, sha256) was imported before.
+  virtual Status InsertBillingImport(const BillingImport& import, const std::vector<BillingRollup>& rollups) = 0;
 };
 
 using WriteFn = std::function<Status(WriteTx&)>;
@@ -93,6 +99,34 @@ struct AuditFilter {
   int64_t after_seq = 0;  // cursor: only events with a larger seq
   std::optional<Timestamp> since;
   int limit = 100;
+};
+
+// What billed amounts can be grouped by (`causeway cost showback --by`).
+enum class BillingDim {
+  kTeam, kOwner, kProject, kJob, kProvider, kProviderName, kDay, kMonth, kServiceCategory, kChargeCategory,
+  kPricingCategory, kResource, kSubAccount, kRegion,
+};
+inline constexpr std::pair<BillingDim, std::string_view> kBillingDims[] = {
+    {BillingDim::kTeam, "team"}, {BillingDim::kOwner, "owner"}, {BillingDim::kProject, "project"},
+    {BillingDim::kJob, "job"}, {BillingDim::kProvider, "provider"}, {BillingDim::kProviderName, "provider-name"},
+    {BillingDim::kDay, "day"}, {BillingDim::kMonth, "month"}, {BillingDim::kServiceCategory, "service-category"},
+    {BillingDim::kChargeCategory, "charge-category"}, {BillingDim::kPricingCategory, "pricing-category"},
+    {BillingDim::kResource, "resource"}, {BillingDim::kSubAccount, "sub-account"}, {BillingDim::kRegion, "region"},
+};
+
+// Billed amounts over charge days [from_day, to_day) (YYYY-MM-DD; empty: no
+// bound), grouped by `group_by` and always by currency.
+struct BillingQuery {
+  std::vector<BillingDim> group_by;
+  std::string from_day, to_day;
+  std::string provider;  // "" = every provider
+};
+
+struct BillingTotal {
+  std::vector<std::string> keys;  // one per group_by dimension
+  std::string currency;
+  int64_t rows = 0;
+  int64_t billed = 0, effective = 0, list = 0, contracted = 0, consumed = 0;  // nano-units
 };
 
 class Store {
@@ -129,6 +163,14 @@ class Store {
 
   // The highest attempt number ever set out to launch for the job (0: none).
   virtual Result<int> LastLaunch(const std::string& job_id) const = 0;
+
+  virtual Result<std::optional<BillingImport>> FindBillingImport(const std::string& provider,
+                                                                 const std::string& sha256) const = 0;
+  // Oldest first.
+  virtual Result<std::vector<BillingImport>> ListBillingImports() const = 0;
+  virtual Result<std::vector<BillingRollup>> ListBillingRollups(const std::string& import_id) const = 0;
+  // Sorted by the keys. kInvalidArgument if a sum leaves 64 bits.
+  virtual Result<std::vector<BillingTotal>> QueryBilling(const BillingQuery& query) const = 0;
 
   // The schema version the database is at (the last migration applied).
   virtual Result<int> SchemaVersion() const = 0;

@@ -15,6 +15,8 @@
 #include "causeway/job_spec.h"
 #include "causeway/store.h"
 #include "store/db_admin.h"
+#include "cli/cost_commands.h"
+#include "cli/errors.h"
 #include "cli/table.h"
 #include "placement/router.h"
 #include "policy/policy.h"
@@ -24,46 +26,6 @@ namespace causeway::cli {
 namespace {
 
 using nlohmann::json;
-
-int ExitFor(Code code) {
-  switch (code) {
-    case Code::kOk: return kExitOk;
-    case Code::kInvalidArgument:
-    case Code::kPolicyViolation:
-    case Code::kPayloadTooLarge: return kExitInvalid;
-    case Code::kNotFound: return kExitNotFound;
-    case Code::kUnauthenticated:
-    case Code::kPermissionDenied: return kExitAuth;
-    case Code::kAlreadyExists:
-    case Code::kConflict:
-    case Code::kFailedPrecondition: return kExitConflict;
-    case Code::kUnavailable:
-    case Code::kResourceExhausted:
-    case Code::kDeadlineExceeded: return kExitUnavailable;
-    default: return kExitFailure;
-  }
-}
-
-int ExitForHttp(int status) {
-  switch (status) {
-    case 400: case 413: case 422: return kExitInvalid;  // 422: rejected by an admission policy
-    case 404: return kExitNotFound;
-    case 401: case 403: return kExitAuth;
-    case 405: case 409: return kExitConflict;
-    case 429: case 502: case 503: case 504: return kExitUnavailable;
-    default: return status >= 400 ? kExitFailure : kExitOk;
-  }
-}
-
-void PrintDiagnostics(const std::vector<Diagnostic>& diags) {
-  for (const auto& d : diags) std::cerr << "  " << d.ToString() << "\n";
-}
-
-int Fail(const Status& st) {
-  std::cerr << "error: " << st.message() << "\n";
-  if (st.diagnostics().size() > 1) PrintDiagnostics(st.diagnostics());
-  return ExitFor(st.code());
-}
 
 struct Globals {
   std::string server = "http://127.0.0.1:8080";
@@ -711,6 +673,8 @@ int Main(int argc, char** argv) {
   // migrate, db check, db copy: straight on a database, no server.
   std::string db_url;
   if (const char* db = std::getenv("CAUSEWAY_DB")) db_url = db;
+  AddCostCommands(app, g.json_output, rc);
+
   auto* migrate = app.add_subcommand("migrate", "bring a database's schema up to date (safe while replicas run)");
   migrate->add_option("--db", db_url, "SQLite file or postgresql:// URL (env CAUSEWAY_DB)")->required();
   migrate->callback([&] { rc = PrintDbReport(Migrate(db_url), g.json_output); });

@@ -134,6 +134,51 @@ CREATE TABLE launches (
   at INTEGER NOT NULL
 );
 )sql",
+    // 7: imported bills (FOCUS), summed per day and attribution.
+    R"sql(
+CREATE TABLE billing_imports (
+  id TEXT PRIMARY KEY,
+  provider TEXT NOT NULL,
+  file TEXT NOT NULL,
+  sha256 TEXT NOT NULL,
+  focus_version TEXT NOT NULL,
+  row_count INTEGER NOT NULL,
+  skipped INTEGER NOT NULL,
+  issues INTEGER NOT NULL,
+  first_day TEXT NOT NULL,
+  last_day TEXT NOT NULL,
+  imported_by TEXT NOT NULL,
+  imported_at INTEGER NOT NULL,
+  UNIQUE (provider, sha256)
+);
+CREATE TABLE billing_rollups (
+  import_id TEXT NOT NULL REFERENCES billing_imports(id),
+  provider TEXT NOT NULL,
+  day TEXT NOT NULL,
+  month TEXT NOT NULL,
+  provider_name TEXT NOT NULL,
+  sub_account TEXT NOT NULL,
+  region TEXT NOT NULL,
+  resource_id TEXT NOT NULL,
+  service_category TEXT NOT NULL,
+  charge_category TEXT NOT NULL,
+  pricing_category TEXT NOT NULL,
+  commitment_status TEXT NOT NULL,
+  consumed_unit TEXT NOT NULL,
+  currency TEXT NOT NULL,
+  team TEXT NOT NULL,
+  owner TEXT NOT NULL,
+  job_id TEXT NOT NULL,
+  project TEXT NOT NULL,
+  row_count INTEGER NOT NULL,
+  billed INTEGER NOT NULL,
+  effective INTEGER NOT NULL,
+  list INTEGER NOT NULL,
+  contracted INTEGER NOT NULL,
+  consumed INTEGER NOT NULL
+);
+CREATE INDEX billing_rollups_day ON billing_rollups (day);
+)sql",
 };
 
 

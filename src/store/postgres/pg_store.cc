@@ -12,6 +12,8 @@
 
 #include "audit/chain.h"
 #include "causeway/store.h"
+#include "causeway/text.h"
+#include "store/billing_sql.h"
 #include "store/postgres/pg_conn.h"
 #include "store/schema.h"
 
@@ -58,6 +60,11 @@ JobRecord ReadJob(const Rows& r, int i) {
   j.cost_micros = r.Int(i, 14);
   j.reason = r.Text(i, 15);
   return j;
+}
+
+BillingImport ReadBillingImport(const Rows& r, int i) {
+  return BillingImport{r.Text(i, 0), r.Text(i, 1), r.Text(i, 2), r.Text(i, 3), r.Text(i, 4),  r.Int(i, 5),
+                       r.Int(i, 6),  r.Int(i, 7),  r.Text(i, 8), r.Text(i, 9), r.Text(i, 10), FromUnixMicros(r.Int(i, 11))};
 }
 
 TokenRecord ReadToken(const Rows& r, int i) {
@@ -278,6 +285,42 @@ class PgWriteTx final : public WriteTx {
     return Defer("INSERT INTO launches (job_id, attempt, cluster, at) VALUES ($1, $2, $3, $4) ON CONFLICT (job_id) DO "
                  "UPDATE SET attempt = EXCLUDED.attempt, cluster = EXCLUDED.cluster, at = EXCLUDED.at",
                  Params().Add(job_id).Add(attempt).Add(cluster).Add(ToUnixMicros(at)));
+  }
+
+  Status InsertBillingImport(const BillingImport& b, const std::vector<BillingRollup>& rollups) override {
+    static const std::string sql = std::string("INSERT INTO billing_imports (") + schema::kBillingImportColumns +
+                                   ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)";
+    auto inserted = Exec(sql.c_str(), Params().Add(b.id).Add(b.provider).Add(b.file).Add(b.sha256).Add(b.focus_version)
+                                          .Add(b.rows).Add(b.skipped).Add(b.issues).Add(b.first_day).Add(b.last_day)
+                                          .Add(b.imported_by).Add(ToUnixMicros(b.imported_at)));
+    if (!inserted.ok()) {
+      if (inserted.status().code() == Code::kAlreadyExists) {
+        return AlreadyExists("this file was imported before for " + b.provider);
+      }
+      return inserted.status();
+    }
+    constexpr size_t kRowsPerInsert = 500;
+    constexpr int kColumns = schema::kBillingRollupColumnCount + 1;
+    for (size_t from = 0; from < rollups.size(); from += kRowsPerInsert) {
+      std::string q = std::string("INSERT INTO billing_rollups (import_id, ") + schema::kBillingRollupColumns + ") VALUES ";
+      Params params;
+      size_t to = std::min(rollups.size(), from + kRowsPerInsert);
+      for (size_t i = from; i < to; ++i) {
+        const BillingRollup& r = rollups[i];
+        int n = params.size();
+        q += i == from ? "(" : ", (";
+        for (int k = 1; k <= kColumns; ++k) q += "$" + std::to_string(n + k) + (k < kColumns ? ", " : ")");
+        for (const std::string* t : {&b.id, &b.provider, &r.day, &r.month, &r.provider_name, &r.sub_account,
+                                     &r.region, &r.resource_id, &r.service_category, &r.charge_category,
+                                     &r.pricing_category, &r.commitment_status, &r.consumed_unit, &r.currency, &r.team,
+                                     &r.owner, &r.job_id, &r.project}) {
+          params.Add(*t);
+        }
+        for (int64_t v : {r.rows, r.billed, r.effective, r.list, r.contracted, r.consumed}) params.Add(v);
+      }
+      RETURN_IF_ERROR(conn_.ExecOnce(q, params).status());
+    }
+    return Counted(Status::Ok());
   }
 
   Status CheckLease(const std::string& name, const std::string& holder, int64_t epoch) override {
@@ -535,6 +578,61 @@ class PgStore final : public Store {
   Result<int> LastLaunch(const std::string& job_id) const override {
     ASSIGN_OR_RETURN(Rows r, Query("SELECT attempt FROM launches WHERE job_id = $1", Params().Add(job_id)));
     return r.size() == 0 ? 0 : static_cast<int>(r.Int(0, 0));
+  }
+
+  Result<std::optional<BillingImport>> FindBillingImport(const std::string& provider,
+                                                         const std::string& sha256) const override {
+    static const std::string sql = std::string("SELECT ") + schema::kBillingImportColumns +
+                                   " FROM billing_imports WHERE provider = $1 AND sha256 = $2";
+    ASSIGN_OR_RETURN(Rows r, Query(sql.c_str(), Params().Add(provider).Add(sha256)));
+    return ReadFirst(r, &ReadBillingImport);
+  }
+
+  Result<std::vector<BillingImport>> ListBillingImports() const override {
+    static const std::string sql =
+        std::string("SELECT ") + schema::kBillingImportColumns + " FROM billing_imports ORDER BY imported_at, id";
+    ASSIGN_OR_RETURN(Rows r, Query(sql.c_str()));
+    return ReadAll(r, &ReadBillingImport);
+  }
+
+  Result<std::vector<BillingRollup>> ListBillingRollups(const std::string& import_id) const override {
+    static const std::string sql = std::string("SELECT ") + schema::kBillingRollupColumns +
+                                   " FROM billing_rollups WHERE import_id = $1 ORDER BY ctid";
+    ASSIGN_OR_RETURN(Rows r, Query(sql.c_str(), Params().Add(import_id)));
+    std::vector<BillingRollup> out;
+    for (int row = 0; row < r.size(); ++row) {
+      BillingRollup b;
+      int i = 1;  // column 0 is the import's provider
+      for (std::string* t : {&b.day, &b.month, &b.provider_name, &b.sub_account, &b.region, &b.resource_id,
+                             &b.service_category, &b.charge_category, &b.pricing_category, &b.commitment_status,
+                             &b.consumed_unit, &b.currency, &b.team, &b.owner, &b.job_id, &b.project}) {
+        *t = r.Text(row, i++);
+      }
+      for (int64_t* v : {&b.rows, &b.billed, &b.effective, &b.list, &b.contracted, &b.consumed}) *v = r.Int(row, i++);
+      out.push_back(std::move(b));
+    }
+    return out;
+  }
+
+  Result<std::vector<BillingTotal>> QueryBilling(const BillingQuery& q) const override {
+    ASSIGN_OR_RETURN(auto lease, Acquire());
+    ASSIGN_OR_RETURN(Rows r, lease.conn->ExecOnce(schema::BillingQuerySql(q, true),
+                                                  Params().Add(q.from_day).Add(q.to_day).Add(q.provider)));
+    std::vector<BillingTotal> out;
+    const int n = static_cast<int>(q.group_by.size());
+    for (int row = 0; row < r.size(); ++row) {
+      BillingTotal t;
+      for (int i = 0; i < n; ++i) t.keys.push_back(r.Text(row, i));
+      t.currency = r.Text(row, n);
+      int i = n + 1;
+      for (int64_t* v : {&t.rows, &t.billed, &t.effective, &t.list, &t.contracted, &t.consumed}) {
+        std::optional<int64_t> parsed = ParseInt(r.Text(row, i++));
+        if (!parsed) return InvalidArgument("summing bills: a total does not fit in 64 bits");
+        *v = *parsed;
+      }
+      out.push_back(std::move(t));
+    }
+    return out;
   }
 
   Result<int> SchemaVersion() const override {

@@ -63,6 +63,13 @@ Result<sqlite3_stmt*> Conn::Prepare(const char* sql) {
   return stmt;
 }
 
+Result<sqlite3_stmt*> Conn::PrepareOnce(const std::string& sql) {
+  sqlite3_stmt* stmt = nullptr;
+  int rc = sqlite3_prepare_v2(db_, sql.c_str(), static_cast<int>(sql.size()), &stmt, nullptr);
+  if (rc != SQLITE_OK) return FromSqlite(rc, "cannot prepare statement", db_);
+  return stmt;
+}
+
 Status Conn::ExecScript(const char* sql) {
   char* err = nullptr;
   int rc = sqlite3_exec(db_, sql, nullptr, nullptr, &err);

@@ -17,10 +17,15 @@ namespace causeway::sqlite {
 // A prepared statement borrowed from a Conn's cache; reset on destruction.
 class Stmt {
  public:
-  explicit Stmt(sqlite3_stmt* s) : s_(s) {}
+  // `owned`: a statement of PrepareOnce, finalized rather than kept.
+  explicit Stmt(sqlite3_stmt* s, bool owned = false) : s_(s), owned_(owned) {}
   Stmt(const Stmt&) = delete;
   Stmt& operator=(const Stmt&) = delete;
   ~Stmt() {
+    if (owned_) {
+      sqlite3_finalize(s_);
+      return;
+    }
     sqlite3_reset(s_);
     sqlite3_clear_bindings(s_);
   }
@@ -60,6 +65,7 @@ class Stmt {
 
  private:
   sqlite3_stmt* s_;
+  bool owned_ = false;
 };
 
 class Conn {
@@ -72,6 +78,8 @@ class Conn {
 
   // Prepares (once) and returns `sql`; `sql` must outlive the Conn (a literal).
   Result<sqlite3_stmt*> Prepare(const char* sql);
+  // Prepares `sql`, built at run time, for one use (wrap in Stmt(s, true)).
+  Result<sqlite3_stmt*> PrepareOnce(const std::string& sql);
   // Runs one or more statements without results.
   Status ExecScript(const char* sql);
 

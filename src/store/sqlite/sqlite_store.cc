@@ -6,6 +6,7 @@
 
 #include "audit/chain.h"
 #include "causeway/store.h"
+#include "store/billing_sql.h"
 #include "store/schema.h"
 #include "store/sqlite/sqlite_conn.h"
 
@@ -46,6 +47,11 @@ JobRecord ReadJob(const Stmt& s) {
   j.cost_micros = s.Int(14);
   j.reason = s.Text(15);
   return j;
+}
+
+BillingImport ReadBillingImport(const Stmt& s) {
+  return BillingImport{s.Text(0), s.Text(1), s.Text(2), s.Text(3), s.Text(4),  s.Int(5),
+                       s.Int(6),  s.Int(7),  s.Text(8), s.Text(9), s.Text(10), FromUnixMicros(s.Int(11))};
 }
 
 TokenRecord ReadToken(const Stmt& s) {
@@ -253,6 +259,41 @@ class SqliteWriteTx final : public WriteTx {
             "SET attempt = excluded.attempt, cluster = excluded.cluster, at = excluded.at");
     s.Bind(1, job_id).Bind(2, attempt).Bind(3, cluster).Bind(4, ToUnixMicros(at));
     return Counted(s.Exec());
+  }
+
+  Status InsertBillingImport(const BillingImport& b, const std::vector<BillingRollup>& rollups) override {
+    {
+      static const std::string sql = std::string("INSERT INTO billing_imports (") + schema::kBillingImportColumns +
+                                     ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)";
+      CW_STMT(s, conn_, sql.c_str());
+      s.Bind(1, b.id).Bind(2, b.provider).Bind(3, b.file).Bind(4, b.sha256).Bind(5, b.focus_version).Bind(6, b.rows);
+      s.Bind(7, b.skipped).Bind(8, b.issues).Bind(9, b.first_day).Bind(10, b.last_day).Bind(11, b.imported_by);
+      s.Bind(12, ToUnixMicros(b.imported_at));
+      if (Status st = s.Exec(); !st.ok()) {
+        if (st.code() == Code::kAlreadyExists) return AlreadyExists("this file was imported before for " + b.provider);
+        return st;
+      }
+    }
+    static const std::string sql = [] {
+      std::string q = std::string("INSERT INTO billing_rollups (import_id, ") + schema::kBillingRollupColumns +
+                      ") VALUES (?1";
+      for (int i = 2; i <= schema::kBillingRollupColumnCount + 1; ++i) q += ", ?" + std::to_string(i);
+      return q + ")";
+    }();
+    CW_STMT(s, conn_, sql.c_str());
+    for (const BillingRollup& r : rollups) {
+      int i = 1;
+      for (const std::string* t : {&b.id, &b.provider, &r.day, &r.month, &r.provider_name, &r.sub_account, &r.region,
+                                   &r.resource_id, &r.service_category, &r.charge_category, &r.pricing_category,
+                                   &r.commitment_status, &r.consumed_unit, &r.currency, &r.team, &r.owner, &r.job_id,
+                                   &r.project}) {
+        s.Bind(i++, *t);
+      }
+      for (int64_t v : {r.rows, r.billed, r.effective, r.list, r.contracted, r.consumed}) s.Bind(i++, v);
+      RETURN_IF_ERROR(s.Exec());
+      sqlite3_reset(s_raw);
+    }
+    return Counted(Status::Ok());
   }
 
   Status CheckLease(const std::string& name, const std::string& holder, int64_t epoch) override {
@@ -525,6 +566,74 @@ class SqliteStore final : public Store {
     if (s.Step(st)) return static_cast<int>(s.Int(0));
     RETURN_IF_ERROR(st);
     return 0;
+  }
+
+  Result<std::optional<BillingImport>> FindBillingImport(const std::string& provider,
+                                                         const std::string& sha256) const override {
+    ASSIGN_OR_RETURN(auto r, Reader());
+    static const std::string sql = std::string("SELECT ") + schema::kBillingImportColumns +
+                                   " FROM billing_imports WHERE provider = ?1 AND sha256 = ?2";
+    CW_STMT(s, *r.conn, sql.c_str());
+    s.Bind(1, provider).Bind(2, sha256);
+    Status st;
+    if (s.Step(st)) return std::optional<BillingImport>(ReadBillingImport(s));
+    RETURN_IF_ERROR(st);
+    return std::optional<BillingImport>();
+  }
+
+  Result<std::vector<BillingImport>> ListBillingImports() const override {
+    ASSIGN_OR_RETURN(auto r, Reader());
+    static const std::string sql =
+        std::string("SELECT ") + schema::kBillingImportColumns + " FROM billing_imports ORDER BY imported_at, id";
+    CW_STMT(s, *r.conn, sql.c_str());
+    std::vector<BillingImport> out;
+    Status st;
+    while (s.Step(st)) out.push_back(ReadBillingImport(s));
+    RETURN_IF_ERROR(st);
+    return out;
+  }
+
+  Result<std::vector<BillingRollup>> ListBillingRollups(const std::string& import_id) const override {
+    ASSIGN_OR_RETURN(auto r, Reader());
+    static const std::string sql = std::string("SELECT ") + schema::kBillingRollupColumns +
+                                   " FROM billing_rollups WHERE import_id = ?1 ORDER BY rowid";
+    CW_STMT(s, *r.conn, sql.c_str());
+    s.Bind(1, import_id);
+    std::vector<BillingRollup> out;
+    Status st;
+    while (s.Step(st)) {
+      BillingRollup b;
+      int i = 1;  // column 0 is the import's provider
+      for (std::string* t : {&b.day, &b.month, &b.provider_name, &b.sub_account, &b.region, &b.resource_id,
+                             &b.service_category, &b.charge_category, &b.pricing_category, &b.commitment_status,
+                             &b.consumed_unit, &b.currency, &b.team, &b.owner, &b.job_id, &b.project}) {
+        *t = s.Text(i++);
+      }
+      for (int64_t* v : {&b.rows, &b.billed, &b.effective, &b.list, &b.contracted, &b.consumed}) *v = s.Int(i++);
+      out.push_back(std::move(b));
+    }
+    RETURN_IF_ERROR(st);
+    return out;
+  }
+
+  Result<std::vector<BillingTotal>> QueryBilling(const BillingQuery& q) const override {
+    ASSIGN_OR_RETURN(auto r, Reader());
+    ASSIGN_OR_RETURN(sqlite3_stmt * raw, r.conn->PrepareOnce(schema::BillingQuerySql(q, false)));
+    Stmt s(raw, true);
+    s.Bind(1, q.from_day).Bind(2, q.to_day).Bind(3, q.provider);
+    std::vector<BillingTotal> out;
+    Status st;
+    const int n = static_cast<int>(q.group_by.size());
+    while (s.Step(st)) {
+      BillingTotal t;
+      for (int i = 0; i < n; ++i) t.keys.push_back(s.Text(i));
+      t.currency = s.Text(n);
+      int i = n + 1;
+      for (int64_t* v : {&t.rows, &t.billed, &t.effective, &t.list, &t.contracted, &t.consumed}) *v = s.Int(i++);
+      out.push_back(std::move(t));
+    }
+    RETURN_IF_ERROR(st.WithPrefix("summing bills"));
+    return out;
   }
 
   Result<int> SchemaVersion() const override {

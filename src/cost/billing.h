@@ -1,0 +1,63 @@
+// Importing bills: a FOCUS file is read once, streaming, and summed into
+// rollups (per charge day and attribution: team, owner, job and project from
+// the rows' Tags, resource, account, categories). Rollups, not rows, are
+// stored: they are what showback, reconciliation and allocation read, and
+// they keep a month of a large provider's bill small.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "causeway/clock.h"
+#include "causeway/records.h"
+#include "causeway/store.h"
+#include "cost/focus.h"
+
+namespace causeway::cost {
+
+// Exact decimal text of nano-units: at least two decimals, at most nine,
+// no trailing zeros past two ("12.50", "0.0000008").
+std::string NanosToDecimal(Nanos v);
+
+// Charge days [from, to) of a period: "2026-11" (a month), "2026-11-05" (a
+// day), "2026-11-01..2026-11-15" (days, end exclusive) or "" (no bound).
+Result<std::pair<std::string, std::string>> PeriodDays(std::string_view period);
+
+// "team,month" -> dimensions; kInvalidArgument names the unknown one.
+Result<std::vector<BillingDim>> ParseBillingDims(std::string_view list);
+
+struct ImportOptions {
+  std::string provider;  // the estate's provider the bill is for
+  bool strict = false;   // any departure from the specification refuses the file
+  std::optional<FocusVersion> version;  // unset: detected from the columns
+  std::string actor;     // who imports, for the audit trail
+};
+
+// A file read and summed, not yet stored.
+struct ReadBill {
+  BillingImport import;  // id, provider, sha256, counts and days filled; not imported_at/by
+  std::vector<BillingRollup> rollups;
+  IssueLog issues;
+};
+
+// Reads `path` (plain or gzip). Errors only for a file that cannot be read
+// as FOCUS at all; departures go to issues.
+Result<ReadBill> ReadFocusBill(const std::string& path, const ImportOptions& options);
+
+struct ImportReport {
+  BillingImport import;
+  IssueLog issues;
+  size_t rollups = 0;
+  bool already_imported = false;  // the same file, nothing changed
+};
+
+// Reads and stores the file with a `cost.import` audit event, in one unit.
+// Importing the same file again (same provider and bytes) changes nothing
+// and says so. In strict mode a file with any issue is refused with
+// kInvalidArgument whose diagnostics list the issues (up to IssueLog::kKept;
+// the message gives the total); nothing is stored.
+Result<ImportReport> ImportFocusBill(Store& store, const std::string& path, const ImportOptions& options,
+                                     const Clock& clock);
+
+}  // namespace causeway::cost

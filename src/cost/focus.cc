@@ -1,0 +1,732 @@
+#include "cost/focus.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cstdio>
+#include <unordered_map>
+
+#include "cost/csv.h"
+
+namespace causeway::cost {
+namespace {
+
+enum class Type { kString, kDecimal, kDateTime, kJson };
+
+// The FOCUS 1.2 columns (the specification's column table): name, whether
+// null is allowed, whether the column is Mandatory, its data type, and the
+// version that introduced it (10 = 1.0; earlier previews count as 1.0).
+struct ColumnSpec {
+  const char* name;
+  bool nullable;
+  bool mandatory;
+  Type type;
+  const char* introduced;
+};
+constexpr ColumnSpec kColumns[] = {
+    {"AvailabilityZone", true, false, Type::kString, "1.0"},
+    {"BilledCost", false, true, Type::kDecimal, "1.0"},
+    {"BillingAccountId", false, true, Type::kString, "1.0"},
+    {"BillingAccountName", true, true, Type::kString, "1.0"},
+    {"BillingAccountType", false, false, Type::kString, "1.2"},
+    {"BillingCurrency", false, true, Type::kString, "1.0"},
+    {"BillingPeriodEnd", false, true, Type::kDateTime, "1.0"},
+    {"BillingPeriodStart", false, true, Type::kDateTime, "1.0"},
+    {"CapacityReservationId", true, false, Type::kString, "1.1"},
+    {"CapacityReservationStatus", true, false, Type::kString, "1.1"},
+    {"ChargeCategory", false, true, Type::kString, "1.0"},
+    {"ChargeClass", true, true, Type::kString, "1.0"},
+    {"ChargeDescription", true, true, Type::kString, "1.0"},
+    {"ChargeFrequency", false, false, Type::kString, "1.0"},
+    {"ChargePeriodEnd", false, true, Type::kDateTime, "1.0"},
+    {"ChargePeriodStart", false, true, Type::kDateTime, "1.0"},
+    {"CommitmentDiscountCategory", true, false, Type::kString, "1.0"},
+    {"CommitmentDiscountId", true, false, Type::kString, "1.0"},
+    {"CommitmentDiscountName", true, false, Type::kString, "1.0"},
+    {"CommitmentDiscountQuantity", true, false, Type::kDecimal, "1.1"},
+    {"CommitmentDiscountStatus", true, false, Type::kString, "1.0"},
+    {"CommitmentDiscountType", true, false, Type::kString, "1.0"},
+    {"CommitmentDiscountUnit", true, false, Type::kString, "1.1"},
+    {"ConsumedQuantity", true, false, Type::kDecimal, "1.0"},
+    {"ConsumedUnit", true, false, Type::kString, "1.0"},
+    {"ContractedCost", false, true, Type::kDecimal, "1.0"},
+    {"ContractedUnitPrice", true, false, Type::kDecimal, "1.0"},
+    {"EffectiveCost", false, true, Type::kDecimal, "1.0"},
+    {"InvoiceId", true, false, Type::kString, "1.2"},
+    {"InvoiceIssuerName", false, true, Type::kString, "1.0"},
+    {"ListCost", false, true, Type::kDecimal, "1.0"},
+    {"ListUnitPrice", true, false, Type::kDecimal, "1.0"},
+    {"PricingCategory", true, false, Type::kString, "1.0"},
+    {"PricingCurrency", true, false, Type::kString, "1.2"},
+    {"PricingCurrencyContractedUnitPrice", true, false, Type::kDecimal, "1.2"},
+    {"PricingCurrencyEffectiveCost", true, false, Type::kDecimal, "1.2"},
+    {"PricingCurrencyListUnitPrice", true, false, Type::kDecimal, "1.2"},
+    {"PricingQuantity", true, true, Type::kDecimal, "1.0"},
+    {"PricingUnit", true, true, Type::kString, "1.0"},
+    {"ProviderName", false, true, Type::kString, "1.0"},
+    {"PublisherName", false, true, Type::kString, "1.0"},
+    {"RegionId", true, false, Type::kString, "1.0"},
+    {"RegionName", true, false, Type::kString, "1.0"},
+    {"ResourceId", true, false, Type::kString, "1.0"},
+    {"ResourceName", true, false, Type::kString, "1.0"},
+    {"ResourceType", true, false, Type::kString, "1.0"},
+    {"ServiceCategory", false, true, Type::kString, "1.0"},
+    {"ServiceName", false, true, Type::kString, "1.0"},
+    {"ServiceSubcategory", false, false, Type::kString, "1.1"},
+    {"SkuId", true, false, Type::kString, "1.0"},
+    {"SkuMeter", true, false, Type::kString, "1.1"},
+    {"SkuPriceDetails", true, false, Type::kJson, "1.1"},
+    {"SkuPriceId", true, false, Type::kString, "1.0"},
+    {"SubAccountId", true, false, Type::kString, "1.0"},
+    {"SubAccountName", true, false, Type::kString, "1.0"},
+    {"SubAccountType", true, false, Type::kString, "1.2"},
+    {"Tags", true, false, Type::kJson, "1.0"},
+};
+
+int IntroducedIn(const ColumnSpec& c) { return c.introduced[2] == '0' ? 10 : 10 + (c.introduced[2] - '0'); }
+
+// Allowed values of the enumerated columns (FOCUS 1.2; 1.0 and 1.1 allow
+// a subset of the same spellings).
+struct EnumSpec {
+  const char* column;
+  std::vector<std::string_view> values;
+};
+const std::vector<EnumSpec>& Enums() {
+  static const std::vector<EnumSpec> enums = {
+      {"ChargeCategory", {"Usage", "Purchase", "Tax", "Credit", "Adjustment"}},
+      {"ChargeClass", {"Correction"}},
+      {"ChargeFrequency", {"One-Time", "Recurring", "Usage-Based"}},
+      {"PricingCategory", {"Standard", "Dynamic", "Committed", "Other"}},
+      {"CommitmentDiscountStatus", {"Used", "Unused"}},
+      {"CommitmentDiscountCategory", {"Spend", "Usage"}},
+      {"CapacityReservationStatus", {"Used", "Unused"}},
+      {"ServiceCategory",
+       {"AI and Machine Learning", "Analytics", "Business Applications", "Compute", "Databases", "Developer Tools",
+        "Multicloud", "Identity", "Integration", "Internet of Things", "Management and Governance", "Media",
+        "Migration", "Mobile", "Networking", "Security", "Storage", "Web", "Other"}},
+  };
+  return enums;
+}
+
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) return false;
+  }
+  return true;
+}
+
+// Days since 1970-01-01 of a proleptic Gregorian date.
+int64_t DaysFromCivil(int64_t y, unsigned m, unsigned d) {
+  y -= m <= 2;
+  const int64_t era = (y >= 0 ? y : y - 399) / 400;
+  const unsigned yoe = static_cast<unsigned>(y - era * 400);
+  const unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + static_cast<int64_t>(doe) - 719468;
+}
+
+bool Digits(std::string_view s, size_t at, size_t n, int& out) {
+  if (at + n > s.size()) return false;
+  int v = 0;
+  for (size_t i = at; i < at + n; ++i) {
+    if (s[i] < '0' || s[i] > '9') return false;
+    v = v * 10 + (s[i] - '0');
+  }
+  out = v;
+  return true;
+}
+
+// M/D/YY or M/D/YYYY, as spreadsheets write dates.
+std::optional<int64_t> ParseSlashDate(std::string_view s) {
+  int part[3] = {0, 0, 0};
+  int len[3] = {0, 0, 0};
+  size_t k = 0;
+  for (char c : s) {
+    if (c == '/') {
+      if (++k > 2) return std::nullopt;
+    } else if (c >= '0' && c <= '9') {
+      part[k] = part[k] * 10 + (c - '0');
+      if (++len[k] > 4) return std::nullopt;
+    } else {
+      return std::nullopt;
+    }
+  }
+  if (k != 2 || len[0] == 0 || len[1] == 0 || (len[2] != 2 && len[2] != 4)) return std::nullopt;
+  int year = len[2] == 2 ? 2000 + part[2] : part[2];
+  if (part[0] < 1 || part[0] > 12 || part[1] < 1 || part[1] > 31) return std::nullopt;
+  return DaysFromCivil(year, static_cast<unsigned>(part[0]), static_cast<unsigned>(part[1])) * 86400 * 1000000;
+}
+
+}  // namespace
+
+std::string DayOf(int64_t unix_us) {
+  int64_t z = (unix_us >= 0 ? unix_us : unix_us - 86400000000 + 1) / 86400000000 + 719468;
+  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  const unsigned doe = static_cast<unsigned>(z - era * 146097);
+  const unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  const unsigned mp = (5 * doy + 2) / 153;
+  const unsigned d = doy - (153 * mp + 2) / 5 + 1;
+  const unsigned m = mp < 10 ? mp + 3 : mp - 9;
+  const int64_t y = static_cast<int64_t>(yoe) + era * 400 + (m <= 2);
+  char out[32];
+  std::snprintf(out, sizeof out, "%04lld-%02u-%02u", static_cast<long long>(y), m % 100, d % 100);
+  return out;
+}
+
+std::string FocusVersionName(FocusVersion v) { return std::to_string(v / 10) + "." + std::to_string(v % 10); }
+
+std::optional<FocusVersion> ParseFocusVersion(std::string_view text) {
+  for (FocusVersion v : kFocusVersions) {
+    if (text == FocusVersionName(v)) return v;
+  }
+  return std::nullopt;
+}
+
+std::optional<int64_t> ParseFocusTime(std::string_view s, bool* exact) {
+  if (exact) *exact = false;
+  int y = 0, mo = 0, d = 0, h = 0, mi = 0, sec = 0;
+  if (!(Digits(s, 0, 4, y) && s.size() >= 10 && s[4] == '-' && Digits(s, 5, 2, mo) && s[7] == '-' &&
+        Digits(s, 8, 2, d))) {
+    return ParseSlashDate(s);
+  }
+  if (mo < 1 || mo > 12 || d < 1 || d > 31) return std::nullopt;
+  size_t i = 10;
+  int64_t offset_s = 0;
+  bool zone = false;
+  if (i < s.size()) {
+    if (s[i] != 'T' && s[i] != ' ') return std::nullopt;
+    ++i;
+    if (!(Digits(s, i, 2, h) && i + 2 < s.size() + 1 && s.size() >= i + 5 && s[i + 2] == ':' &&
+          Digits(s, i + 3, 2, mi))) {
+      return std::nullopt;
+    }
+    i += 5;
+    if (i < s.size() && s[i] == ':') {
+      if (!Digits(s, i + 1, 2, sec)) return std::nullopt;
+      i += 3;
+      if (i < s.size() && s[i] == '.') {
+        ++i;
+        while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;  // sub-second precision is dropped
+      }
+    }
+    if (i < s.size()) {
+      if (s[i] == 'Z' && i + 1 == s.size()) {
+        zone = true;
+      } else if ((s[i] == '+' || s[i] == '-') && (s.size() == i + 6 || s.size() == i + 5)) {
+        int oh = 0, om = 0;
+        size_t m_at = s.size() == i + 6 ? i + 4 : i + 3;
+        if (!Digits(s, i + 1, 2, oh) || !Digits(s, m_at, 2, om)) return std::nullopt;
+        if (s.size() == i + 6 && s[i + 3] != ':') return std::nullopt;
+        offset_s = (s[i] == '-' ? -1 : 1) * (oh * 3600 + om * 60);
+      } else {
+        return std::nullopt;
+      }
+    }
+    if (h > 23 || mi > 59 || sec > 60) return std::nullopt;
+    if (exact) *exact = zone && s.size() == 20 && s[10] == 'T';
+  }
+  int64_t days = DaysFromCivil(y, static_cast<unsigned>(mo), static_cast<unsigned>(d));
+  return (days * 86400 + h * 3600 + mi * 60 + sec - offset_s) * 1000000;
+}
+
+std::optional<Nanos> ParseNanos(std::string_view s) {
+  size_t i = 0;
+  bool negative = false;
+  if (i < s.size() && (s[i] == '-' || s[i] == '+')) negative = s[i++] == '-';
+  __int128 mantissa = 0;
+  int exponent = 0;  // value = mantissa * 10^exponent
+  int digits = 0;
+  bool sticky = false;  // a nonzero digit beyond what the mantissa holds
+  bool any = false, dot = false;
+  for (; i < s.size(); ++i) {
+    char c = s[i];
+    if (c >= '0' && c <= '9') {
+      any = true;
+      if (digits < 36) {
+        mantissa = mantissa * 10 + (c - '0');
+        if (mantissa != 0) ++digits;
+        if (dot) --exponent;
+      } else {
+        if (!dot) ++exponent;
+        sticky |= c != '0';
+      }
+    } else if (c == '.' && !dot) {
+      dot = true;
+    } else {
+      break;
+    }
+  }
+  if (!any) return std::nullopt;
+  if (i < s.size()) {
+    if (s[i] != 'e' && s[i] != 'E') return std::nullopt;
+    ++i;
+    bool eneg = false;
+    if (i < s.size() && (s[i] == '-' || s[i] == '+')) eneg = s[i++] == '-';
+    int e = 0;
+    size_t start = i;
+    for (; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i) {
+      if (e < 10000) e = e * 10 + (s[i] - '0');
+    }
+    if (i == start || i != s.size()) return std::nullopt;
+    exponent += eneg ? -e : e;
+  }
+  int shift = exponent + 9;  // to nano-units
+  constexpr __int128 kMax = INT64_MAX;
+  if (shift >= 0) {
+    for (int k = 0; k < shift; ++k) {
+      mantissa *= 10;
+      if (mantissa > kMax) return std::nullopt;
+    }
+  } else {
+    // Round half to even on the digits dropped.
+    __int128 divisor = 1;
+    for (int k = 0; k < -shift; ++k) {
+      if (divisor > kMax) {  // everything is below a nano
+        mantissa = 0;
+        divisor = 1;
+        break;
+      }
+      divisor *= 10;
+    }
+    __int128 q = mantissa / divisor, r = mantissa % divisor;
+    __int128 twice = 2 * r;
+    if (twice > divisor || (twice == divisor && (sticky || (q & 1)))) ++q;
+    mantissa = q;
+  }
+  if (mantissa > kMax) return std::nullopt;
+  int64_t v = static_cast<int64_t>(mantissa);
+  return negative ? -v : v;
+}
+
+namespace {
+
+// What the reader does with one column of the file.
+enum class Field {
+  kOther,  // no rule beyond nullability
+  kChargeStart, kChargeEnd, kBillingStart, kBillingEnd, kOtherTime,
+  kBilled, kEffective, kList, kContracted, kConsumed, kOtherDecimal,
+  kProviderName, kBillingAccountId, kSubAccountId, kRegionId, kResourceId, kResourceType, kServiceName,
+  kSkuId, kCommitmentDiscountId, kConsumedUnit, kPricingUnit,
+  kEnum,  // checked against Enums(); the ones cost uses are stored too
+  kCurrency, kPricingCurrency,
+  kTags, kOtherJson,
+  kCustom,  // x_ or unknown: carried, not checked
+};
+
+struct ColumnPlan {
+  std::string name;  // as in the file
+  const ColumnSpec* spec = nullptr;
+  Field field = Field::kCustom;
+  const EnumSpec* enumeration = nullptr;
+};
+
+// Tags' keys that carry attribution, in order of preference.
+constexpr std::string_view kTeamKeys[] = {"causeway-team", "team"};
+constexpr std::string_view kOwnerKeys[] = {"causeway-owner", "owner"};
+constexpr std::string_view kJobKeys[] = {"causeway-job"};
+constexpr std::string_view kProjectKeys[] = {"causeway-project", "project"};
+
+// A small reader for the flat JSON objects of Tags: string keys, and values
+// that are strings, numbers, booleans or null; nested values are skipped.
+class TagScanner {
+ public:
+  explicit TagScanner(std::string_view s) : s_(s) {}
+
+  // Calls on(key, value) for every string-valued entry; false if the text
+  // is not one JSON object.
+  template <typename F>
+  bool Scan(F&& on) {
+    Ws();
+    if (!Eat('{')) return false;
+    Ws();
+    if (Eat('}')) return Rest();
+    while (true) {
+      Ws();
+      if (!String(key_)) return false;
+      Ws();
+      if (!Eat(':')) return false;
+      Ws();
+      if (Peek() == '"') {
+        if (!String(value_)) return false;
+        on(std::string_view(key_), std::string_view(value_));
+      } else if (!SkipValue()) {
+        return false;
+      }
+      Ws();
+      if (Eat(',')) continue;
+      if (Eat('}')) return Rest();
+      return false;
+    }
+  }
+
+ private:
+  char Peek() const { return i_ < s_.size() ? s_[i_] : '\0'; }
+  bool Eat(char c) {
+    if (Peek() != c) return false;
+    ++i_;
+    return true;
+  }
+  void Ws() {
+    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\t' || s_[i_] == '\n' || s_[i_] == '\r')) ++i_;
+  }
+  bool Rest() {
+    Ws();
+    return i_ == s_.size();
+  }
+  bool String(std::string& out) {
+    out.clear();
+    if (!Eat('"')) return false;
+    while (i_ < s_.size()) {
+      char c = s_[i_++];
+      if (c == '"') return true;
+      if (c != '\\') {
+        out += c;
+        continue;
+      }
+      if (i_ >= s_.size()) return false;
+      char e = s_[i_++];
+      switch (e) {
+        case '"': case '\\': case '/': out += e; break;
+        case 'b': out += '\b'; break;
+        case 'f': out += '\f'; break;
+        case 'n': out += '\n'; break;
+        case 'r': out += '\r'; break;
+        case 't': out += '\t'; break;
+        case 'u': {
+          if (i_ + 4 > s_.size()) return false;
+          unsigned cp = 0;
+          for (int k = 0; k < 4; ++k) {
+            char h = s_[i_++];
+            cp <<= 4;
+            if (h >= '0' && h <= '9') cp |= static_cast<unsigned>(h - '0');
+            else if (h >= 'a' && h <= 'f') cp |= static_cast<unsigned>(h - 'a' + 10);
+            else if (h >= 'A' && h <= 'F') cp |= static_cast<unsigned>(h - 'A' + 10);
+            else return false;
+          }
+          // Tags are attribution keys, not text to display: code points
+          // are kept as UTF-8, surrogate pairs as two units.
+          if (cp < 0x80) {
+            out += static_cast<char>(cp);
+          } else if (cp < 0x800) {
+            out += static_cast<char>(0xC0 | (cp >> 6));
+            out += static_cast<char>(0x80 | (cp & 0x3F));
+          } else {
+            out += static_cast<char>(0xE0 | (cp >> 12));
+            out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+            out += static_cast<char>(0x80 | (cp & 0x3F));
+          }
+          break;
+        }
+        default: return false;
+      }
+    }
+    return false;
+  }
+  bool SkipValue() {
+    char c = Peek();
+    if (c == '{' || c == '[') {
+      int depth = 0;
+      while (i_ < s_.size()) {
+        char x = s_[i_];
+        if (x == '"') {
+          if (!String(value_)) return false;
+          continue;
+        }
+        ++i_;
+        if (x == '{' || x == '[') ++depth;
+        if (x == '}' || x == ']') {
+          if (--depth == 0) return true;
+        }
+      }
+      return false;
+    }
+    size_t start = i_;
+    while (i_ < s_.size() && s_[i_] != ',' && s_[i_] != '}' && s_[i_] != ' ' && s_[i_] != '\t' && s_[i_] != '\n' &&
+           s_[i_] != '\r') {
+      ++i_;
+    }
+    std::string_view lit = s_.substr(start, i_ - start);
+    if (lit == "true" || lit == "false" || lit == "null") return true;
+    return !lit.empty() && ParseNanos(lit).has_value();
+  }
+
+  std::string_view s_;
+  size_t i_ = 0;
+  std::string key_, value_;
+};
+
+bool IsCurrencyCode(std::string_view s) {
+  return s.size() == 3 && std::all_of(s.begin(), s.end(), [](char c) { return c >= 'A' && c <= 'Z'; });
+}
+
+}  // namespace
+
+struct FocusReader::Impl {
+  std::string file;
+  std::unique_ptr<CsvReader> csv;
+  std::vector<CsvField> fields;
+  std::vector<ColumnPlan> plan;
+  // Values taken from Tags, which may need unescaping; FocusRow views them.
+  std::string team, owner, job, project;
+};
+
+FocusReader::~FocusReader() = default;
+
+std::string FocusReader::sha256() const { return impl_->csv->sha256(); }
+int64_t FocusReader::bytes() const { return impl_->csv->bytes_read(); }
+
+Result<std::unique_ptr<FocusReader>> FocusReader::Open(const std::string& path, const FocusOptions& options) {
+  std::unique_ptr<FocusReader> r(new FocusReader());
+  r->impl_ = std::make_unique<Impl>();
+  Impl& im = *r->impl_;
+  im.file = path;
+  ASSIGN_OR_RETURN(im.csv, CsvReader::Open(path));
+  ASSIGN_OR_RETURN(bool any, im.csv->Next(im.fields));
+  if (!any) return InvalidArgument(path + ": the file is empty; a FOCUS file starts with a header row");
+
+  static const std::unordered_map<std::string_view, Field> kFieldOf = {
+      {"ChargePeriodStart", Field::kChargeStart}, {"ChargePeriodEnd", Field::kChargeEnd},
+      {"BillingPeriodStart", Field::kBillingStart}, {"BillingPeriodEnd", Field::kBillingEnd},
+      {"BilledCost", Field::kBilled}, {"EffectiveCost", Field::kEffective}, {"ListCost", Field::kList},
+      {"ContractedCost", Field::kContracted}, {"ConsumedQuantity", Field::kConsumed},
+      {"ProviderName", Field::kProviderName}, {"BillingAccountId", Field::kBillingAccountId},
+      {"SubAccountId", Field::kSubAccountId}, {"RegionId", Field::kRegionId}, {"ResourceId", Field::kResourceId},
+      {"ResourceType", Field::kResourceType}, {"ServiceName", Field::kServiceName}, {"SkuId", Field::kSkuId},
+      {"CommitmentDiscountId", Field::kCommitmentDiscountId}, {"ConsumedUnit", Field::kConsumedUnit},
+      {"PricingUnit", Field::kPricingUnit}, {"BillingCurrency", Field::kCurrency},
+      {"PricingCurrency", Field::kPricingCurrency}, {"Tags", Field::kTags},
+  };
+  std::vector<bool> seen(std::size(kColumns), false);
+  int newest = 10;
+  for (const CsvField& f : im.fields) {
+    ColumnPlan p;
+    p.name = std::string(f.text);
+    for (const ColumnSpec& c : kColumns) {
+      if (p.name == c.name || EqualsIgnoreCase(p.name, c.name)) {
+        if (p.name != c.name) {
+          r->issues_.Add(1, p.name, "column-case",
+                         [&] { return "column '" + p.name + "' is spelled '" + c.name + "' in FOCUS (column ids are case-sensitive)"; });
+        }
+        p.spec = &c;
+        break;
+      }
+    }
+    if (p.spec) {
+      size_t index = static_cast<size_t>(p.spec - kColumns);
+      if (seen[index]) return InvalidArgument(path + ":1: column " + p.spec->name + " appears twice",
+                                              {Diagnostic{path, 1, 0, p.spec->name, "appears twice"}});
+      seen[index] = true;
+      newest = std::max(newest, IntroducedIn(*p.spec));
+      if (auto it = kFieldOf.find(p.spec->name); it != kFieldOf.end()) {
+        p.field = it->second;
+      } else if (p.spec->type == Type::kDateTime) {
+        p.field = Field::kOtherTime;
+      } else if (p.spec->type == Type::kDecimal) {
+        p.field = Field::kOtherDecimal;
+      } else if (p.spec->type == Type::kJson) {
+        p.field = Field::kOtherJson;
+      } else {
+        p.field = Field::kOther;
+      }
+      for (const EnumSpec& e : Enums()) {
+        if (p.spec->name == std::string_view(e.column)) {
+          p.enumeration = &e;
+          if (p.field == Field::kOther) p.field = Field::kEnum;
+        }
+      }
+    } else if (p.name.rfind("x_", 0) != 0) {
+      r->issues_.Add(1, p.name, "custom-column-prefix",
+                     [&] { return "column '" + p.name + "' is not a FOCUS column; custom columns must start with 'x_'"; });
+    }
+    im.plan.push_back(std::move(p));
+  }
+  r->version_ = options.version.value_or(newest);
+  bool has_period = false, has_cost = false;
+  for (size_t i = 0; i < std::size(kColumns); ++i) {
+    const ColumnSpec& c = kColumns[i];
+    if (!seen[i] && c.mandatory && IntroducedIn(c) <= r->version_) {
+      r->issues_.Add(1, c.name, "mandatory-column",
+                     [&] { return std::string("mandatory column ") + c.name + " of FOCUS " + FocusVersionName(r->version_) +
+                         " is missing"; });
+    }
+    if (seen[i] && IntroducedIn(c) > r->version_) {
+      r->issues_.Add(1, c.name, "column-version",
+                     [&] { return std::string("column ") + c.name + " is FOCUS " + c.introduced + ", newer than the file's " +
+                         FocusVersionName(r->version_); });
+    }
+    has_period |= seen[i] && std::string_view(c.name) == "ChargePeriodStart";
+    has_cost |= seen[i] && (std::string_view(c.name) == "BilledCost" || std::string_view(c.name) == "EffectiveCost");
+  }
+  if (!has_period || !has_cost) {
+    return InvalidArgument(path + ":1: not a FOCUS file: cost needs ChargePeriodStart and BilledCost or EffectiveCost",
+                           {Diagnostic{path, 1, 0, has_period ? "BilledCost" : "ChargePeriodStart", "missing"}});
+  }
+  return r;
+}
+
+Result<bool> FocusReader::Next(FocusRow& row) {
+  Impl& im = *impl_;
+  while (true) {
+    ASSIGN_OR_RETURN(bool any, im.csv->Next(im.fields));
+    if (!any) return false;
+    const int64_t line = im.csv->line();
+    if (im.fields.size() != im.plan.size()) {
+      issues_.Add(line, "", "field-count",
+                  [&] { return "row has " + std::to_string(im.fields.size()) + " fields; the header has " +
+                      std::to_string(im.plan.size()) + " (row skipped)"; });
+      ++skipped_;
+      continue;
+    }
+    row = FocusRow{};
+    bool usable = true;
+    bool has_start = false, has_cost = false;
+    for (size_t i = 0; i < im.fields.size(); ++i) {
+      const ColumnPlan& p = im.plan[i];
+      if (p.field == Field::kCustom) continue;
+      std::string_view v = im.fields[i].text;
+      bool null = v.empty() || (!im.fields[i].quoted && v == "NULL");
+      if (v.empty() && im.fields[i].quoted) {
+        issues_.Add(line, p.name, "empty-string", [&] { return "an empty string; FOCUS uses null for no value"; });
+      }
+      if (null) {
+        if (!p.spec->nullable) issues_.Add(line, p.name, "not-nullable", [&] { return p.name + " must have a value"; });
+        continue;
+      }
+      switch (p.field) {
+        case Field::kChargeStart: case Field::kChargeEnd: case Field::kBillingStart: case Field::kBillingEnd:
+        case Field::kOtherTime: {
+          bool exact = false;
+          std::optional<int64_t> t = ParseFocusTime(v, &exact);
+          if (!t) {
+            issues_.Add(line, p.name, "datetime-format",
+                        [&] { return "'" + std::string(v) + "' is not a date-time (FOCUS: YYYY-MM-DDTHH:mm:ssZ, UTC)"; });
+            if (p.field == Field::kChargeStart) usable = false;
+            break;
+          }
+          if (!exact) {
+            issues_.Add(line, p.name, "datetime-format",
+                        [&] { return "'" + std::string(v) + "' read as " + std::string(v.size() >= 10 ? "UTC" : "a date") +
+                            "; FOCUS requires YYYY-MM-DDTHH:mm:ssZ"; });
+          }
+          if (p.field == Field::kChargeStart) row.charge_start_us = *t, has_start = true;
+          if (p.field == Field::kChargeEnd) row.charge_end_us = *t;
+          if (p.field == Field::kBillingStart) row.billing_period_start_us = *t;
+          break;
+        }
+        case Field::kBilled: case Field::kEffective: case Field::kList: case Field::kContracted:
+        case Field::kConsumed: case Field::kOtherDecimal: {
+          std::optional<Nanos> n = ParseNanos(v);
+          if (!n) {
+            issues_.Add(line, p.name, "decimal-format",
+                        [&] { return "'" + std::string(v) + "' is not a decimal number (no separators, symbols or units)"; });
+            break;
+          }
+          if (p.field == Field::kBilled) row.billed = *n, has_cost = true;
+          if (p.field == Field::kEffective) row.effective = *n, has_cost = true;
+          if (p.field == Field::kList) row.list = *n;
+          if (p.field == Field::kContracted) row.contracted = *n;
+          if (p.field == Field::kConsumed) row.consumed = *n, row.has_consumed = true;
+          break;
+        }
+        case Field::kCurrency: case Field::kPricingCurrency:
+          if (!IsCurrencyCode(v)) {
+            issues_.Add(line, p.name, "currency-code",
+                        [&] { return "'" + std::string(v) + "' is not an ISO 4217 code (three capital letters)"; });
+          }
+          if (p.field == Field::kCurrency) row.currency = v;
+          break;
+        case Field::kTags: {
+          im.team.clear(), im.owner.clear(), im.job.clear(), im.project.clear();
+          int team_rank = 99, owner_rank = 99, project_rank = 99;
+          auto take = [](std::string_view key, std::string_view value, const auto& keys, std::string& out, int& rank) {
+            for (int k = 0; k < static_cast<int>(std::size(keys)); ++k) {
+              if (key == keys[k] && k < rank) out = std::string(value), rank = k;
+            }
+          };
+          int job_rank = 99;
+          bool ok = TagScanner(v).Scan([&](std::string_view key, std::string_view value) {
+            take(key, value, kTeamKeys, im.team, team_rank);
+            take(key, value, kOwnerKeys, im.owner, owner_rank);
+            take(key, value, kJobKeys, im.job, job_rank);
+            take(key, value, kProjectKeys, im.project, project_rank);
+          });
+          if (!ok) {
+            issues_.Add(line, p.name, "json-format", [&] { return "Tags is not a JSON object of key-value pairs (tags ignored)"; });
+            im.team.clear(), im.owner.clear(), im.job.clear(), im.project.clear();
+          }
+          row.team = im.team, row.owner = im.owner, row.job = im.job, row.project = im.project;
+          break;
+        }
+        case Field::kOtherJson:
+          if (!nlohmann::json::accept(v)) issues_.Add(line, p.name, "json-format", [&] { return p.name + " is not valid JSON"; });
+          break;
+        case Field::kEnum: case Field::kOther: case Field::kProviderName: case Field::kBillingAccountId:
+        case Field::kSubAccountId: case Field::kRegionId: case Field::kResourceId: case Field::kResourceType:
+        case Field::kServiceName: case Field::kSkuId: case Field::kCommitmentDiscountId: case Field::kConsumedUnit:
+        case Field::kPricingUnit: case Field::kCustom:
+          break;
+      }
+      if (p.enumeration) {
+        std::string_view canonical;
+        for (std::string_view allowed : p.enumeration->values) {
+          if (v == allowed) {
+            canonical = allowed;
+            break;
+          }
+        }
+        if (canonical.empty()) {
+          for (std::string_view allowed : p.enumeration->values) {
+            if (EqualsIgnoreCase(v, allowed)) canonical = allowed;
+          }
+          if (!canonical.empty()) {
+            issues_.Add(line, p.name, "enum-case",
+                        [&] { return "'" + std::string(v) + "' is spelled '" + std::string(canonical) + "' in FOCUS"; });
+            v = canonical;
+          } else {
+            issues_.Add(line, p.name, "enum-value", [&] { return "'" + std::string(v) + "' is not an allowed value of " + p.name; });
+          }
+        }
+        const std::string_view name = p.spec->name;
+        if (name == "ServiceCategory") row.service_category = v;
+        else if (name == "ChargeCategory") row.charge_category = v;
+        else if (name == "ChargeClass") row.charge_class = v;
+        else if (name == "PricingCategory") row.pricing_category = v;
+        else if (name == "CommitmentDiscountStatus") row.commitment_discount_status = v;
+        continue;
+      }
+      switch (p.field) {
+        case Field::kProviderName: row.provider_name = v; break;
+        case Field::kBillingAccountId: row.billing_account_id = v; break;
+        case Field::kSubAccountId: row.sub_account_id = v; break;
+        case Field::kRegionId: row.region_id = v; break;
+        case Field::kResourceId: row.resource_id = v; break;
+        case Field::kResourceType: row.resource_type = v; break;
+        case Field::kServiceName: row.service_name = v; break;
+        case Field::kSkuId: row.sku_id = v; break;
+        case Field::kCommitmentDiscountId: row.commitment_discount_id = v; break;
+        case Field::kConsumedUnit: row.consumed_unit = v; break;
+        case Field::kPricingUnit: row.pricing_unit = v; break;
+        default: break;
+      }
+    }
+    if (has_start && row.charge_end_us != 0 && row.charge_end_us <= row.charge_start_us) {
+      issues_.Add(line, "ChargePeriodEnd", "charge-period-order",
+                  [&] { return "ChargePeriodEnd is not after ChargePeriodStart (the end is exclusive)"; });
+    }
+    if (!usable || !has_start || !has_cost) {
+      issues_.Add(line, "", "unusable-row",
+                  [&] { return !has_start || !usable ? "no usable ChargePeriodStart (row skipped)"
+                                        : "neither BilledCost nor EffectiveCost has a value (row skipped)"; });
+      ++skipped_;
+      continue;
+    }
+    ++rows_;
+    return true;
+  }
+}
+
+}  // namespace causeway::cost

@@ -1,0 +1,139 @@
+// FOCUS (FinOps Open Cost and Usage Specification) 1.0, 1.1 and 1.2 billing
+// exports as CSV: the column rules, and a streaming reader that checks each
+// row against them and hands out the fields cost needs, normalised.
+//
+// Real exports bend the specification (`NULL` literals, dates without `T` or
+// `Z`, columns that are neither FOCUS nor prefixed `x_`, a byte-order mark,
+// "usage" for "Usage"). The reader reports every such departure as an Issue
+// with line and column; whether an import accepts them (tolerant) or refuses
+// the file (strict) is the caller's choice.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "causeway/status.h"
+
+namespace causeway::cost {
+
+// 10 = 1.0, 11 = 1.1, 12 = 1.2.
+using FocusVersion = int;
+inline constexpr FocusVersion kFocusVersions[] = {10, 11, 12};
+std::string FocusVersionName(FocusVersion v);
+// "1.0", "1.1", "1.2"; nullopt for anything else.
+std::optional<FocusVersion> ParseFocusVersion(std::string_view text);
+
+// One departure from the specification, at a line (0: the file as a whole)
+// and a column ("" when it is not about one).
+struct Issue {
+  int64_t line = 0;
+  std::string column;
+  std::string rule;     // stable id, e.g. "datetime-format", "enum-case"
+  std::string message;  // what was found and what the specification expects
+};
+
+// Issues kept in full up to a limit, and counted by rule beyond it.
+class IssueLog {
+ public:
+  static constexpr size_t kKept = 10000;
+  // `message` is called only when the issue is kept: building texts for
+  // millions of rows that repeat one departure would cost more than reading.
+  template <typename MakeMessage>
+  void Add(int64_t line, std::string_view column, std::string_view rule, MakeMessage&& message) {
+    ++total_;
+    auto it = by_rule_.find(rule);
+    if (it == by_rule_.end()) it = by_rule_.emplace(std::string(rule), Summary{}).first;
+    bool first = it->second.count++ == 0;
+    if (!first && kept_.size() >= kKept) return;
+    Issue issue{line, std::string(column), std::string(rule), message()};
+    if (first) it->second.first = issue;
+    if (kept_.size() < kKept) kept_.push_back(std::move(issue));
+  }
+  const std::vector<Issue>& kept() const { return kept_; }
+  int64_t total() const { return total_; }
+  // rule -> {count, first issue}
+  struct Summary {
+    int64_t count = 0;
+    Issue first;
+  };
+  const std::map<std::string, Summary, std::less<>>& by_rule() const { return by_rule_; }
+
+ private:
+  std::vector<Issue> kept_;
+  std::map<std::string, Summary, std::less<>> by_rule_;
+  int64_t total_ = 0;
+};
+
+// Money and quantities as fixed-point nano-units (1e-9): bills carry prices
+// with up to 10 decimals, and sums over millions of rows must be exact.
+// Digits past the ninth are rounded half to even.
+using Nanos = int64_t;
+inline constexpr Nanos kNanosPerUnit = 1000000000;
+// Parses a FOCUS decimal ("12.5", "-0.0000008", "1e-3"); nullopt if it is
+// not a number or is beyond ±9.2e9.
+std::optional<Nanos> ParseNanos(std::string_view text);
+// Parses an ISO 8601 date-time to Unix microseconds. `exact` is set when the
+// text has the form FOCUS requires (YYYY-MM-DDTHH:mm:ssZ).
+std::optional<int64_t> ParseFocusTime(std::string_view text, bool* exact);
+
+// "YYYY-MM-DD" (UTC) of a Unix time in microseconds.
+std::string DayOf(int64_t unix_us);
+
+// The fields of one row that cost uses. Views are valid until the next
+// call to FocusReader::Next. An absent or null column reads as empty (text)
+// or 0 with has_* false (numbers).
+struct FocusRow {
+  int64_t charge_start_us = 0, charge_end_us = 0, billing_period_start_us = 0;
+  std::string_view provider_name, billing_account_id, sub_account_id, region_id, resource_id, resource_type,
+      service_category, service_name, charge_category, charge_class, pricing_category, commitment_discount_id,
+      commitment_discount_status, consumed_unit, pricing_unit, currency, sku_id;
+  Nanos billed = 0, effective = 0, list = 0, contracted = 0, consumed = 0;
+  bool has_consumed = false;
+  // From Tags: causeway-team / causeway-owner / causeway-job /
+  // causeway-project, which Causeway sets on what it launches; team, owner
+  // and project fall back to the plain keys many companies tag with.
+  std::string_view team, owner, job, project;
+};
+
+struct FocusOptions {
+  std::optional<FocusVersion> version;  // unset: detected from the columns
+};
+
+class CsvReader;
+
+class FocusReader {
+ public:
+  // Opens the file and reads its header. Errors that make the file
+  // unreadable (no header, a duplicated column, none of the columns cost
+  // needs) are returned; departures that can be tolerated go to issues().
+  static Result<std::unique_ptr<FocusReader>> Open(const std::string& path, const FocusOptions& options);
+  ~FocusReader();
+
+  // The next row; false at the end. A row that cannot be used at all (a
+  // missing charge period or cost, the wrong number of fields) is reported
+  // in issues() and skipped (`skipped()` counts them).
+  Result<bool> Next(FocusRow& row);
+
+  FocusVersion version() const { return version_; }
+  const IssueLog& issues() const { return issues_; }
+  int64_t rows() const { return rows_; }
+  int64_t skipped() const { return skipped_; }
+  // SHA-256 of the file; after Next has returned false.
+  std::string sha256() const;
+  int64_t bytes() const;
+
+ private:
+  struct Impl;
+  FocusReader() = default;
+  std::unique_ptr<Impl> impl_;
+  FocusVersion version_ = 12;
+  IssueLog issues_;
+  int64_t rows_ = 0, skipped_ = 0;
+};
+
+}  // namespace causeway::cost
