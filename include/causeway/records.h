@@ -119,9 +119,13 @@ struct BillingImport {
   Timestamp imported_at;
 };
 
+// Exact money or quantity in pico-units (1e-12) of a currency or unit;
+// never floating point. Stored as two 64-bit columns (nanos, and the picos
+// beyond them) so sums in SQL stay exact.
+using Picos = __int128;
+
 // Billed amounts of one import summed over the rows that share every key
-// below. Money and quantities in nano-units (1e-9) of `currency` / of
-// `consumed_unit`.
+// below, in pico-units of `currency` (ConsumedQuantity: of `consumed_unit`).
 struct BillingRollup {
   std::string day;    // of ChargePeriodStart, UTC, YYYY-MM-DD
   std::string month;  // of BillingPeriodStart (else of the charge), YYYY-MM
@@ -129,7 +133,7 @@ struct BillingRollup {
       pricing_category, commitment_status, consumed_unit, currency;
   std::string team, owner, job_id, project;  // from the row's Tags
   int64_t rows = 0;
-  int64_t billed = 0, effective = 0, list = 0, contracted = 0, consumed = 0;
+  Picos billed = 0, effective = 0, list = 0, contracted = 0, consumed = 0;
 };
 
 // One control-plane change. seq, prev_hash and hash are assigned by the store

@@ -126,7 +126,7 @@ struct BillingTotal {
   std::vector<std::string> keys;  // one per group_by dimension
   std::string currency;
   int64_t rows = 0;
-  int64_t billed = 0, effective = 0, list = 0, contracted = 0, consumed = 0;  // nano-units
+  Picos billed = 0, effective = 0, list = 0, contracted = 0, consumed = 0;
 };
 
 class Store {
@@ -169,7 +169,7 @@ class Store {
   // Oldest first.
   virtual Result<std::vector<BillingImport>> ListBillingImports() const = 0;
   virtual Result<std::vector<BillingRollup>> ListBillingRollups(const std::string& import_id) const = 0;
-  // Sorted by the keys. kInvalidArgument if a sum leaves 64 bits.
+  // Sorted by the keys.
   virtual Result<std::vector<BillingTotal>> QueryBilling(const BillingQuery& query) const = 0;
 
   // The schema version the database is at (the last migration applied).

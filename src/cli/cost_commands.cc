@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -25,7 +26,11 @@ struct DbChoice {
   std::string data_dir;
   std::string Resolve() const {
     if (!db.empty()) return db;
-    if (!data_dir.empty()) return data_dir + "/causeway.db";
+    if (!data_dir.empty()) {
+      std::error_code ignored;  // OpenStore reports a folder it cannot use
+      std::filesystem::create_directories(data_dir, ignored);
+      return data_dir + "/causeway.db";
+    }
     if (const char* env = std::getenv("CAUSEWAY_DB"); env && *env) return env;
     return ".data/causeway.db";
   }
@@ -159,10 +164,10 @@ int Showback(const DbChoice& where, const ShowbackArgs& a, bool json_output) {
       for (size_t i = 0; i < names.size(); ++i) r[names[i]] = t.keys[i];
       r["currency"] = t.currency;
       r["rows"] = t.rows;
-      r["billed_cost"] = cost::NanosToDecimal(t.billed);
-      r["effective_cost"] = cost::NanosToDecimal(t.effective);
-      r["list_cost"] = cost::NanosToDecimal(t.list);
-      r["contracted_cost"] = cost::NanosToDecimal(t.contracted);
+      r["billed_cost"] = cost::PicosToDecimal(t.billed);
+      r["effective_cost"] = cost::PicosToDecimal(t.effective);
+      r["list_cost"] = cost::PicosToDecimal(t.list);
+      r["contracted_cost"] = cost::PicosToDecimal(t.contracted);
       rows.push_back(std::move(r));
     }
     std::cout << json{{"by", names}, {"from_day", q.from_day}, {"to_day", q.to_day}, {"rows", rows}}.dump(2) << "\n";
@@ -183,7 +188,7 @@ int Showback(const DbChoice& where, const ShowbackArgs& a, bool json_output) {
     for (const auto& k : t.keys) row.push_back(k.empty() ? "(untagged)" : k);
     row.push_back(t.currency);
     row.push_back(std::to_string(t.rows));
-    for (int64_t v : {t.billed, t.effective, t.list}) row.push_back(cost::NanosToDecimal(v));
+    for (Picos v : {t.billed, t.effective, t.list}) row.push_back(cost::PicosToDecimal(v));
     if (a.format == "csv") {
       std::string line;
       for (const auto& c : row) line += (line.empty() ? "" : ",") + c;

@@ -23,20 +23,32 @@ struct StringHash {
   size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
 };
 
-Result<int64_t> Narrow(__int128 v, const std::string& what) {
-  if (v > INT64_MAX || v < INT64_MIN) return InvalidArgument(what + " does not fit in 64 bits of nano-units");
-  return static_cast<int64_t>(v);
+// Stored amounts are 64-bit nano-units (about ±9.2 billion).
+Status CheckFits(const BillingRollup& r) {
+  for (Picos v : {r.billed, r.effective, r.list, r.contracted, r.consumed}) {
+    if (!PicosToNanos(v)) return InvalidArgument("an amount on " + r.day + " is beyond ±9.2e9 (64 bits of nano-units)");
+  }
+  return Status::Ok();
 }
 
 }  // namespace
 
-std::string NanosToDecimal(Nanos v) {
+std::string PicosToDecimal(Picos v) {
   bool negative = v < 0;
-  unsigned long long mag = negative ? 0ULL - static_cast<unsigned long long>(v) : static_cast<unsigned long long>(v);
-  std::string frac = std::to_string(mag % kNanosPerUnit);
-  frac.insert(0, 9 - frac.size(), '0');
+  unsigned __int128 mag = negative ? -static_cast<unsigned __int128>(v) : static_cast<unsigned __int128>(v);
+  constexpr unsigned __int128 kUnit = 1000000000000ULL;
+  auto digits = [](unsigned __int128 x) {
+    std::string out;
+    do {
+      out.insert(out.begin(), static_cast<char>('0' + static_cast<int>(x % 10)));
+      x /= 10;
+    } while (x != 0);
+    return out;
+  };
+  std::string frac = digits(mag % kUnit);
+  frac.insert(0, 12 - frac.size(), '0');
   while (frac.size() > 2 && frac.back() == '0') frac.pop_back();
-  return (negative ? "-" : "") + std::to_string(mag / kNanosPerUnit) + "." + frac;
+  return (negative ? "-" : "") + digits(mag / kUnit) + "." + frac;
 }
 
 Result<std::pair<std::string, std::string>> PeriodDays(std::string_view period) {
@@ -157,11 +169,9 @@ Result<ReadBill> ReadFocusBill(const std::string& path, const ImportOptions& opt
     }
     if (r.currency.empty()) r.currency = "USD";  // FOCUS files without BillingCurrency (spec examples) are in USD
     r.rows = s.rows;
-    ASSIGN_OR_RETURN(r.billed, Narrow(s.billed, "BilledCost of " + r.day));
-    ASSIGN_OR_RETURN(r.effective, Narrow(s.effective, "EffectiveCost of " + r.day));
-    ASSIGN_OR_RETURN(r.list, Narrow(s.list, "ListCost of " + r.day));
-    ASSIGN_OR_RETURN(r.contracted, Narrow(s.contracted, "ContractedCost of " + r.day));
-    ASSIGN_OR_RETURN(r.consumed, Narrow(s.consumed, "ConsumedQuantity of " + r.day));
+    r.billed = s.billed, r.effective = s.effective, r.list = s.list, r.contracted = s.contracted;
+    r.consumed = s.consumed;
+    RETURN_IF_ERROR(CheckFits(r));
     out.rollups.push_back(std::move(r));
   }
   // Stored in a stable order, so the same file gives the same rows.

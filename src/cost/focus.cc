@@ -233,7 +233,10 @@ std::optional<int64_t> ParseFocusTime(std::string_view s, bool* exact) {
   return (days * 86400 + h * 3600 + mi * 60 + sec - offset_s) * 1000000;
 }
 
-std::optional<Nanos> ParseNanos(std::string_view s) {
+namespace {
+
+// The decimal `s` times 10^scale, rounded half to even.
+std::optional<__int128> ParseScaled(std::string_view s, int scale) {
   size_t i = 0;
   bool negative = false;
   if (i < s.size() && (s[i] == '-' || s[i] == '+')) negative = s[i++] == '-';
@@ -274,32 +277,47 @@ std::optional<Nanos> ParseNanos(std::string_view s) {
     if (i == start || i != s.size()) return std::nullopt;
     exponent += eneg ? -e : e;
   }
-  int shift = exponent + 9;  // to nano-units
-  constexpr __int128 kMax = INT64_MAX;
+  int shift = exponent + scale;
+  constexpr __int128 kMax = static_cast<__int128>(1) << 120;
   if (shift >= 0) {
     for (int k = 0; k < shift; ++k) {
       mantissa *= 10;
       if (mantissa > kMax) return std::nullopt;
     }
+  } else if (-shift > 38) {
+    mantissa = 0;  // below the smallest unit
   } else {
-    // Round half to even on the digits dropped.
     __int128 divisor = 1;
-    for (int k = 0; k < -shift; ++k) {
-      if (divisor > kMax) {  // everything is below a nano
-        mantissa = 0;
-        divisor = 1;
-        break;
-      }
-      divisor *= 10;
-    }
+    for (int k = 0; k < -shift; ++k) divisor *= 10;
     __int128 q = mantissa / divisor, r = mantissa % divisor;
     __int128 twice = 2 * r;
     if (twice > divisor || (twice == divisor && (sticky || (q & 1)))) ++q;
     mantissa = q;
   }
-  if (mantissa > kMax) return std::nullopt;
-  int64_t v = static_cast<int64_t>(mantissa);
-  return negative ? -v : v;
+  return negative ? -mantissa : mantissa;
+}
+
+}  // namespace
+
+std::optional<Picos> ParsePicos(std::string_view s) {
+  auto v = ParseScaled(s, 12);
+  constexpr Picos kLimit = static_cast<Picos>(100000000000000000LL) * 1000 * 1000000000000LL;  // 1e20 units
+  if (!v || *v > kLimit || *v < -kLimit) return std::nullopt;
+  return v;
+}
+
+std::optional<Nanos> ParseNanos(std::string_view s) {
+  auto v = ParseScaled(s, 9);
+  if (!v || *v > INT64_MAX || *v < INT64_MIN) return std::nullopt;
+  return static_cast<Nanos>(*v);
+}
+
+std::optional<Nanos> PicosToNanos(Picos v) {
+  Picos q = v / 1000, r = v % 1000;
+  if (r < 0) r += 1000, q -= 1;  // floor division, remainder in [0, 1000)
+  if (r > 500 || (r == 500 && (q & 1))) ++q;
+  if (q > INT64_MAX || q < INT64_MIN) return std::nullopt;
+  return static_cast<Nanos>(q);
 }
 
 namespace {
@@ -619,7 +637,7 @@ Result<bool> FocusReader::Next(FocusRow& row) {
         }
         case Field::kBilled: case Field::kEffective: case Field::kList: case Field::kContracted:
         case Field::kConsumed: case Field::kOtherDecimal: {
-          std::optional<Nanos> n = ParseNanos(v);
+          std::optional<Picos> n = ParsePicos(v);
           if (!n) {
             issues_.Add(line, p.name, "decimal-format",
                         [&] { return "'" + std::string(v) + "' is not a decimal number (no separators, symbols or units)"; });

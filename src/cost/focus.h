@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "causeway/records.h"
 #include "causeway/status.h"
 
 namespace causeway::cost {
@@ -69,14 +70,22 @@ class IssueLog {
   int64_t total_ = 0;
 };
 
-// Money and quantities as fixed-point nano-units (1e-9): bills carry prices
-// with up to 10 decimals, and sums over millions of rows must be exact.
-// Digits past the ninth are rounded half to even.
+// Money and quantities are fixed-point, never floating point. Stored sums
+// are nano-units (1e-9). Each row is read in pico-units (1e-12, 128 bits):
+// bills carry prices with ten and more decimals, and rounding every row of
+// millions to nanos would drift; only each rollup's sum is rounded (half to
+// even), so a stored total is within half a nano per rollup of the exact one.
 using Nanos = int64_t;
+using causeway::Picos;
 inline constexpr Nanos kNanosPerUnit = 1000000000;
-// Parses a FOCUS decimal ("12.5", "-0.0000008", "1e-3"); nullopt if it is
-// not a number or is beyond ±9.2e9.
+// Parses a FOCUS decimal ("12.5", "-0.0000008", "1e-3") to pico-units;
+// digits past the twelfth are rounded half to even. nullopt if it is not a
+// number or is beyond ±1e20.
+std::optional<Picos> ParsePicos(std::string_view text);
+// As ParsePicos, to nano-units within int64.
 std::optional<Nanos> ParseNanos(std::string_view text);
+// Picos to nanos, rounded half to even; nullopt outside int64.
+std::optional<Nanos> PicosToNanos(Picos v);
 // Parses an ISO 8601 date-time to Unix microseconds. `exact` is set when the
 // text has the form FOCUS requires (YYYY-MM-DDTHH:mm:ssZ).
 std::optional<int64_t> ParseFocusTime(std::string_view text, bool* exact);
@@ -92,7 +101,7 @@ struct FocusRow {
   std::string_view provider_name, billing_account_id, sub_account_id, region_id, resource_id, resource_type,
       service_category, service_name, charge_category, charge_class, pricing_category, commitment_discount_id,
       commitment_discount_status, consumed_unit, pricing_unit, currency, sku_id;
-  Nanos billed = 0, effective = 0, list = 0, contracted = 0, consumed = 0;
+  Picos billed = 0, effective = 0, list = 0, contracted = 0, consumed = 0;
   bool has_consumed = false;
   // From Tags: causeway-team / causeway-owner / causeway-job /
   // causeway-project, which Causeway sets on what it launches; team, owner

@@ -4,6 +4,7 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "causeway/store.h"
 
@@ -17,8 +18,19 @@ inline constexpr int kBillingImportColumnCount = 12;
 inline constexpr const char* kBillingRollupColumns =
     "provider, day, month, provider_name, sub_account, region, resource_id, service_category, charge_category, "
     "pricing_category, commitment_status, consumed_unit, currency, team, owner, job_id, project, row_count, billed, "
-    "effective, list, contracted, consumed";
-inline constexpr int kBillingRollupColumnCount = 23;
+    "billed_frac, effective, effective_frac, list, list_frac, contracted, contracted_frac, consumed, consumed_frac";
+inline constexpr int kBillingRollupColumnCount = 28;
+// The amount columns, in BillingRollup's order: each is two columns, NAME
+// and NAME_frac.
+inline constexpr const char* kBillingAmounts[] = {"billed", "effective", "list", "contracted", "consumed"};
+
+// An amount as its two stored columns: floor nanos, and picos 0..999.
+inline std::pair<int64_t, int64_t> SplitPicos(Picos v) {
+  Picos nanos = v / 1000, frac = v % 1000;
+  if (frac < 0) frac += 1000, nanos -= 1;
+  return {static_cast<int64_t>(nanos), static_cast<int64_t>(frac)};
+}
+inline Picos JoinPicos(Picos nanos, Picos frac) { return nanos * 1000 + frac; }
 
 inline std::string_view BillingDimColumn(BillingDim d) {
   switch (d) {
@@ -41,8 +53,8 @@ inline std::string_view BillingDimColumn(BillingDim d) {
 }
 
 // Parameters: 1 from_day, 2 to_day, 3 provider ('' = no bound). Result
-// columns: one per dimension, currency, then row_count, billed, effective,
-// list, contracted, consumed sums.
+// columns: one per dimension, currency, the row_count sum, then for each of
+// kBillingAmounts the sums of NAME and NAME_frac.
 inline std::string BillingQuerySql(const BillingQuery& q, bool postgres) {
   auto param = [&](int n) { return (postgres ? "$" : "?") + std::to_string(n); };
   std::string keys;
@@ -53,8 +65,9 @@ inline std::string BillingQuerySql(const BillingQuery& q, bool postgres) {
   keys += "currency";
   std::string sum_type = postgres ? "::text" : "";
   std::string sql = "SELECT " + keys;
-  for (const char* m : {"row_count", "billed", "effective", "list", "contracted", "consumed"}) {
-    sql += ", SUM(" + std::string(m) + ")" + sum_type;
+  sql += ", SUM(row_count)" + sum_type;
+  for (const char* m : kBillingAmounts) {
+    sql += ", SUM(" + std::string(m) + ")" + sum_type + ", SUM(" + m + "_frac)" + sum_type;
   }
   sql += " FROM billing_rollups WHERE (" + param(1) + " = '' OR day >= " + param(1) + ") AND (" + param(2) +
          " = '' OR day < " + param(2) + ") AND (" + param(3) + " = '' OR provider = " + param(3) + ") GROUP BY " +

@@ -171,11 +171,17 @@ CREATE TABLE billing_rollups (
   job_id TEXT NOT NULL,
   project TEXT NOT NULL,
   row_count INTEGER NOT NULL,
+  -- amounts: whole nano-units, and the pico-units beyond them (0..999)
   billed INTEGER NOT NULL,
+  billed_frac INTEGER NOT NULL,
   effective INTEGER NOT NULL,
+  effective_frac INTEGER NOT NULL,
   list INTEGER NOT NULL,
+  list_frac INTEGER NOT NULL,
   contracted INTEGER NOT NULL,
-  consumed INTEGER NOT NULL
+  contracted_frac INTEGER NOT NULL,
+  consumed INTEGER NOT NULL,
+  consumed_frac INTEGER NOT NULL
 );
 CREATE INDEX billing_rollups_day ON billing_rollups (day);
 )sql",

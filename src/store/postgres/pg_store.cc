@@ -316,7 +316,11 @@ class PgWriteTx final : public WriteTx {
                                      &r.owner, &r.job_id, &r.project}) {
           params.Add(*t);
         }
-        for (int64_t v : {r.rows, r.billed, r.effective, r.list, r.contracted, r.consumed}) params.Add(v);
+        params.Add(r.rows);
+        for (Picos v : {r.billed, r.effective, r.list, r.contracted, r.consumed}) {
+          auto [nanos, frac] = schema::SplitPicos(v);
+          params.Add(nanos).Add(frac);
+        }
       }
       RETURN_IF_ERROR(conn_.ExecOnce(q, params).status());
     }
@@ -608,7 +612,11 @@ class PgStore final : public Store {
                              &b.consumed_unit, &b.currency, &b.team, &b.owner, &b.job_id, &b.project}) {
         *t = r.Text(row, i++);
       }
-      for (int64_t* v : {&b.rows, &b.billed, &b.effective, &b.list, &b.contracted, &b.consumed}) *v = r.Int(row, i++);
+      b.rows = r.Int(row, i++);
+      for (Picos* v : {&b.billed, &b.effective, &b.list, &b.contracted, &b.consumed}) {
+        *v = schema::JoinPicos(r.Int(row, i), r.Int(row, i + 1));
+        i += 2;
+      }
       out.push_back(std::move(b));
     }
     return out;
@@ -625,10 +633,18 @@ class PgStore final : public Store {
       for (int i = 0; i < n; ++i) t.keys.push_back(r.Text(row, i));
       t.currency = r.Text(row, n);
       int i = n + 1;
-      for (int64_t* v : {&t.rows, &t.billed, &t.effective, &t.list, &t.contracted, &t.consumed}) {
-        std::optional<int64_t> parsed = ParseInt(r.Text(row, i++));
+      // SUM of bigint is numeric in PostgreSQL: read back as text.
+      auto sum = [&](int col) -> Result<int64_t> {
+        std::optional<int64_t> parsed = ParseInt(r.Text(row, col));
         if (!parsed) return InvalidArgument("summing bills: a total does not fit in 64 bits");
-        *v = *parsed;
+        return *parsed;
+      };
+      ASSIGN_OR_RETURN(t.rows, sum(i++));
+      for (Picos* v : {&t.billed, &t.effective, &t.list, &t.contracted, &t.consumed}) {
+        ASSIGN_OR_RETURN(int64_t nanos, sum(i));
+        ASSIGN_OR_RETURN(int64_t frac, sum(i + 1));
+        *v = schema::JoinPicos(nanos, frac);
+        i += 2;
       }
       out.push_back(std::move(t));
     }

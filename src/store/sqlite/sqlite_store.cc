@@ -289,7 +289,12 @@ class SqliteWriteTx final : public WriteTx {
                                    &r.project}) {
         s.Bind(i++, *t);
       }
-      for (int64_t v : {r.rows, r.billed, r.effective, r.list, r.contracted, r.consumed}) s.Bind(i++, v);
+      s.Bind(i++, r.rows);
+      for (Picos v : {r.billed, r.effective, r.list, r.contracted, r.consumed}) {
+        auto [nanos, frac] = schema::SplitPicos(v);
+        s.Bind(i, nanos).Bind(i + 1, frac);
+        i += 2;
+      }
       RETURN_IF_ERROR(s.Exec());
       sqlite3_reset(s_raw);
     }
@@ -609,7 +614,11 @@ class SqliteStore final : public Store {
                              &b.consumed_unit, &b.currency, &b.team, &b.owner, &b.job_id, &b.project}) {
         *t = s.Text(i++);
       }
-      for (int64_t* v : {&b.rows, &b.billed, &b.effective, &b.list, &b.contracted, &b.consumed}) *v = s.Int(i++);
+      b.rows = s.Int(i++);
+      for (Picos* v : {&b.billed, &b.effective, &b.list, &b.contracted, &b.consumed}) {
+        *v = schema::JoinPicos(s.Int(i), s.Int(i + 1));
+        i += 2;
+      }
       out.push_back(std::move(b));
     }
     RETURN_IF_ERROR(st);
@@ -629,7 +638,11 @@ class SqliteStore final : public Store {
       for (int i = 0; i < n; ++i) t.keys.push_back(s.Text(i));
       t.currency = s.Text(n);
       int i = n + 1;
-      for (int64_t* v : {&t.rows, &t.billed, &t.effective, &t.list, &t.contracted, &t.consumed}) *v = s.Int(i++);
+      t.rows = s.Int(i++);
+      for (Picos* v : {&t.billed, &t.effective, &t.list, &t.contracted, &t.consumed}) {
+        *v = schema::JoinPicos(s.Int(i), s.Int(i + 1));
+        i += 2;
+      }
       out.push_back(std::move(t));
     }
     RETURN_IF_ERROR(st.WithPrefix("summing bills"));
