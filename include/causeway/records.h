@@ -103,13 +103,16 @@ struct TokenRecord {
 };
 
 // One imported billing file (FOCUS). `provider` is the estate's provider the
-// bill is for; (provider, sha256) is unique, so importing a file again
+// bill is for; (provider, digest) is unique, so importing a file again
 // changes nothing.
 struct BillingImport {
-  std::string id;  // "bill_" + the first 20 hex digits of sha256
+  std::string id;  // "bill_" + the first 20 hex digits of digest
   std::string provider;
   std::string file;    // as given, for people; not used to match
-  std::string sha256;  // of the file's bytes
+  // SHA-256 of the bill's rollups in canonical form: the same charges
+  // (re-exported, columns reordered, descriptions reworded) are the same
+  // bill.
+  std::string digest;
   std::string focus_version;
   int64_t rows = 0;     // rows imported
   int64_t skipped = 0;  // rows that could not be used
@@ -125,15 +128,16 @@ struct BillingImport {
 using Picos = __int128;
 
 // Billed amounts of one import summed over the rows that share every key
-// below, in pico-units of `currency` (ConsumedQuantity: of `consumed_unit`).
+// below, in pico-units of `currency`; gpu_hours sums ConsumedQuantity of
+// the rows whose ConsumedUnit counts GPU hours, in pico-hours.
 struct BillingRollup {
   std::string day;    // of ChargePeriodStart, UTC, YYYY-MM-DD
   std::string month;  // of BillingPeriodStart (else of the charge), YYYY-MM
   std::string provider_name, sub_account, region, resource_id, service_category, charge_category,
-      pricing_category, commitment_status, consumed_unit, currency;
+      pricing_category, commitment_status, currency;
   std::string team, owner, job_id, project;  // from the row's Tags
   int64_t rows = 0;
-  Picos billed = 0, effective = 0, list = 0, contracted = 0, consumed = 0;
+  Picos billed = 0, effective = 0, list = 0, contracted = 0, gpu_hours = 0;
 };
 
 // One control-plane change. seq, prev_hash and hash are assigned by the store

@@ -78,7 +78,7 @@ class WriteTx {
   virtual Status CheckLease(const std::string& name, const std::string& holder, int64_t epoch) = 0;
 
   // Stores an imported bill and its rollups. kAlreadyExists when the same
-  // file (provider, sha256) was imported before.
+  // file (provider, digest) was imported before.
   virtual Status InsertBillingImport(const BillingImport& import, const std::vector<BillingRollup>& rollups) = 0;
 };
 
@@ -126,7 +126,7 @@ struct BillingTotal {
   std::vector<std::string> keys;  // one per group_by dimension
   std::string currency;
   int64_t rows = 0;
-  Picos billed = 0, effective = 0, list = 0, contracted = 0, consumed = 0;
+  Picos billed = 0, effective = 0, list = 0, contracted = 0, gpu_hours = 0;
 };
 
 class Store {
@@ -165,7 +165,7 @@ class Store {
   virtual Result<int> LastLaunch(const std::string& job_id) const = 0;
 
   virtual Result<std::optional<BillingImport>> FindBillingImport(const std::string& provider,
-                                                                 const std::string& sha256) const = 0;
+                                                                 const std::string& digest) const = 0;
   // Oldest first.
   virtual Result<std::vector<BillingImport>> ListBillingImports() const = 0;
   virtual Result<std::vector<BillingRollup>> ListBillingRollups(const std::string& import_id) const = 0;

@@ -62,7 +62,7 @@ json IssuesJson(const cost::IssueLog& log, size_t limit) {
 }
 
 json ImportJson(const BillingImport& b) {
-  return {{"id", b.id},       {"provider", b.provider},   {"file", b.file},         {"sha256", b.sha256},
+  return {{"id", b.id},       {"provider", b.provider},   {"file", b.file},         {"digest", b.digest},
           {"focus_version", b.focus_version}, {"rows", b.rows}, {"skipped", b.skipped}, {"issues", b.issues},
           {"first_day", b.first_day}, {"last_day", b.last_day}, {"imported_by", b.imported_by},
           {"imported_at", FormatRfc3339(b.imported_at)}};

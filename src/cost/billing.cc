@@ -1,8 +1,10 @@
 #include "cost/billing.h"
 
 #include <algorithm>
+#include <cctype>
 #include <unordered_map>
 
+#include "causeway/crypto.h"
 #include "causeway/text.h"
 
 namespace causeway::cost {
@@ -11,12 +13,23 @@ namespace {
 // The rollup key: every attribute of BillingRollup that is not a sum,
 // joined with a separator that cannot appear in CSV text we keep.
 constexpr char kSep = '\x1f';
-constexpr int kKeyParts = 16;
+constexpr int kKeyParts = 15;
 
 struct Sums {
   int64_t rows = 0;
-  __int128 billed = 0, effective = 0, list = 0, contracted = 0, consumed = 0;
+  Picos billed = 0, effective = 0, list = 0, contracted = 0, gpu_hours = 0;
 };
+
+// Whether a ConsumedUnit counts GPU hours ("GPU-Hours", "GPU Hour",
+// "gpu_hours", ...).
+bool CountsGpuHours(std::string_view unit) {
+  auto has = [&](std::string_view word) {
+    return std::search(unit.begin(), unit.end(), word.begin(), word.end(), [](char a, char b) {
+             return std::tolower(static_cast<unsigned char>(a)) == b;
+           }) != unit.end();
+  };
+  return has("gpu") && has("hour");
+}
 
 struct StringHash {
   using is_transparent = void;
@@ -25,7 +38,7 @@ struct StringHash {
 
 // Stored amounts are 64-bit nano-units (about ±9.2 billion).
 Status CheckFits(const BillingRollup& r) {
-  for (Picos v : {r.billed, r.effective, r.list, r.contracted, r.consumed}) {
+  for (Picos v : {r.billed, r.effective, r.list, r.contracted, r.gpu_hours}) {
     if (!PicosToNanos(v)) return InvalidArgument("an amount on " + r.day + " is beyond ±9.2e9 (64 bits of nano-units)");
   }
   return Status::Ok();
@@ -96,94 +109,130 @@ Result<std::vector<BillingDim>> ParseBillingDims(std::string_view list) {
   return out;
 }
 
-Result<ReadBill> ReadFocusBill(const std::string& path, const ImportOptions& options) {
-  FocusOptions fo;
-  fo.version = options.version;
-  ASSIGN_OR_RETURN(std::unique_ptr<FocusReader> reader, FocusReader::Open(path, fo));
+namespace {
 
-  std::unordered_map<std::string, Sums, StringHash, std::equal_to<>> sums;
-  std::string key;
-  FocusRow row;
-  // Rows of one export come ordered by time: the day's text is computed
-  // once per day, not per row.
-  int64_t last_day_us = INT64_MIN, last_month_us = INT64_MIN;
-  std::string day, month;
-  std::string first_day, last_day;
-  while (true) {
-    ASSIGN_OR_RETURN(bool more, reader->Next(row));
-    if (!more) break;
-    int64_t day_us = row.charge_start_us - ((row.charge_start_us % 86400000000 + 86400000000) % 86400000000);
-    if (day_us != last_day_us) {
-      day = DayOf(day_us);
-      last_day_us = day_us;
+// Sums the rows of one parsing thread.
+class Aggregator final : public RowSink {
+ public:
+  void Add(const FocusRow& row) override {
+    int64_t day_us = row.charge_start_us - ((row.charge_start_us % kMicrosPerDay + kMicrosPerDay) % kMicrosPerDay);
+    if (day_us != last_day_us_) {
+      day_ = DayOf(day_us);
+      last_day_us_ = day_us;
     }
     int64_t month_src = row.billing_period_start_us != 0 ? row.billing_period_start_us : row.charge_start_us;
-    if (month_src != last_month_us) {
-      month = DayOf(month_src).substr(0, 7);
-      last_month_us = month_src;
+    if (month_src != last_month_us_) {
+      month_ = DayOf(month_src).substr(0, 7);
+      last_month_us_ = month_src;
     }
-    if (first_day.empty() || day < first_day) first_day = day;
-    if (last_day.empty() || day > last_day) last_day = day;
-    key.clear();
-    for (std::string_view part : {std::string_view(day), std::string_view(month), row.provider_name,
+    if (first_day.empty() || day_ < first_day) first_day = day_;
+    if (last_day.empty() || day_ > last_day) last_day = day_;
+    key_.clear();
+    for (std::string_view part : {std::string_view(day_), std::string_view(month_), row.provider_name,
                                   row.sub_account_id, row.region_id, row.resource_id, row.service_category,
                                   row.charge_category, row.pricing_category, row.commitment_discount_status,
-                                  row.consumed_unit, row.currency, row.team, row.owner, row.job, row.project}) {
-      key.append(part);
-      key += kSep;
+                                  row.currency, row.team, row.owner, row.job, row.project}) {
+      key_.append(part);
+      key_ += kSep;
     }
-    auto it = sums.find(std::string_view(key));
-    if (it == sums.end()) it = sums.emplace(key, Sums{}).first;
-    Sums& s = it->second;
+    // Neighbouring rows often share a key: no hashing then.
+    if (!last_ || key_ != last_key_) {
+      auto it = sums.find(std::string_view(key_));
+      if (it == sums.end()) it = sums.emplace(key_, Sums{}).first;
+      last_ = &it->second;  // elements stay put when the table grows
+      std::swap(key_, last_key_);
+    }
+    Sums& s = *last_;
     ++s.rows;
     s.billed += row.billed;
     s.effective += row.effective;
     s.list += row.list;
     s.contracted += row.contracted;
-    s.consumed += row.consumed;
+    if (row.has_consumed && CountsGpuHours(row.consumed_unit)) s.gpu_hours += row.consumed;
   }
+
+  std::unordered_map<std::string, Sums, StringHash, std::equal_to<>> sums;
+  std::string first_day, last_day;
+
+ private:
+  static constexpr int64_t kMicrosPerDay = 86400000000;
+  // Rows come ordered by time within a chunk: the day's text is made once
+  // per day, not per row.
+  int64_t last_day_us_ = INT64_MIN, last_month_us_ = INT64_MIN;
+  std::string day_, month_, key_, last_key_;
+  Sums* last_ = nullptr;
+};
+
+}  // namespace
+
+Result<ReadBill> ReadFocusBill(const std::string& path, const ImportOptions& options) {
+  FocusOptions fo;
+  fo.version = options.version;
+  fo.threads = options.threads;
+  std::vector<Aggregator> aggregators(static_cast<size_t>(FocusThreads(fo)));
+  std::vector<RowSink*> sinks;
+  for (auto& a : aggregators) sinks.push_back(&a);
+  ASSIGN_OR_RETURN(FocusScan scan, ScanFocusFile(path, fo, sinks));
+  // The threads' sums, ordered by key and folded where keys meet. The key
+  // starts with the day, so rollups are stored by day.
+  std::vector<std::pair<const std::string*, const Sums*>> entries;
+  std::string first_day, last_day;
+  for (const Aggregator& a : aggregators) {
+    for (const auto& [k, s] : a.sums) entries.emplace_back(&k, &s);
+    if (!a.first_day.empty() && (first_day.empty() || a.first_day < first_day)) first_day = a.first_day;
+    if (a.last_day > last_day) last_day = a.last_day;
+  }
+  std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return *a.first < *b.first; });
 
   ReadBill out;
   out.import.provider = options.provider;
   out.import.file = path;
-  out.import.sha256 = reader->sha256();
-  out.import.id = "bill_" + out.import.sha256.substr(0, 20);
-  out.import.focus_version = FocusVersionName(reader->version());
-  out.import.rows = reader->rows();
-  out.import.skipped = reader->skipped();
-  out.import.issues = reader->issues().total();
+  out.import.focus_version = FocusVersionName(scan.version);
+  out.import.rows = scan.rows;
+  out.import.skipped = scan.skipped;
+  out.import.issues = scan.issues.total();
   out.import.first_day = first_day;
   out.import.last_day = last_day;
-  out.rollups.reserve(sums.size());
-  for (auto& [k, s] : sums) {
+  out.rollups.reserve(entries.size());
+  // The bill's identity: SHA-256 over every rollup's key and sums.
+  Sha256 digest;
+  for (size_t i = 0; i < entries.size();) {
+    const std::string& k = *entries[i].first;
+    Sums s;
+    for (; i < entries.size() && *entries[i].first == k; ++i) {
+      const Sums& t = *entries[i].second;
+      s.rows += t.rows;
+      s.billed += t.billed;
+      s.effective += t.effective;
+      s.list += t.list;
+      s.contracted += t.contracted;
+      s.gpu_hours += t.gpu_hours;
+    }
     BillingRollup r;
     std::string* parts[kKeyParts] = {&r.day, &r.month, &r.provider_name, &r.sub_account, &r.region,
                                      &r.resource_id, &r.service_category, &r.charge_category, &r.pricing_category,
-                                     &r.commitment_status, &r.consumed_unit, &r.currency, &r.team, &r.owner,
+                                     &r.commitment_status, &r.currency, &r.team, &r.owner,
                                      &r.job_id, &r.project};
     size_t start = 0;
     for (std::string* part : parts) {
       size_t end = k.find(kSep, start);
-      *part = k.substr(start, end - start);
+      part->assign(k, start, end - start);
       start = end + 1;
     }
     if (r.currency.empty()) r.currency = "USD";  // FOCUS files without BillingCurrency (spec examples) are in USD
     r.rows = s.rows;
     r.billed = s.billed, r.effective = s.effective, r.list = s.list, r.contracted = s.contracted;
-    r.consumed = s.consumed;
+    r.gpu_hours = s.gpu_hours;
     RETURN_IF_ERROR(CheckFits(r));
+    digest.Update(k);
+    for (Picos v : {static_cast<Picos>(s.rows), s.billed, s.effective, s.list, s.contracted, s.gpu_hours}) {
+      digest.Update(std::string_view(reinterpret_cast<const char*>(&v), sizeof v));
+    }
     out.rollups.push_back(std::move(r));
   }
-  // Stored in a stable order, so the same file gives the same rows.
-  std::sort(out.rollups.begin(), out.rollups.end(), [](const BillingRollup& a, const BillingRollup& b) {
-    return std::tie(a.day, a.team, a.owner, a.job_id, a.resource_id, a.charge_category, a.currency, a.provider_name,
-                    a.sub_account, a.region, a.service_category, a.pricing_category, a.commitment_status,
-                    a.consumed_unit, a.project, a.month) <
-           std::tie(b.day, b.team, b.owner, b.job_id, b.resource_id, b.charge_category, b.currency, b.provider_name,
-                    b.sub_account, b.region, b.service_category, b.pricing_category, b.commitment_status,
-                    b.consumed_unit, b.project, b.month);
-  });
-  out.issues = reader->issues();
+  out.import.digest = digest.HexDigest();
+  out.import.id = "bill_" + out.import.digest.substr(0, 20);
+  out.issues = std::move(scan.issues);
   return out;
 }
 
@@ -204,7 +253,7 @@ Result<ImportReport> ImportFocusBill(Store& store, const std::string& path, cons
                       " departures from FOCUS " + bill.import.focus_version + " (strict: nothing imported)",
                   std::move(diagnostics));
   }
-  ASSIGN_OR_RETURN(std::optional<BillingImport> existing, store.FindBillingImport(options.provider, bill.import.sha256));
+  ASSIGN_OR_RETURN(std::optional<BillingImport> existing, store.FindBillingImport(options.provider, bill.import.digest));
   if (existing) {
     report.import = *existing;
     report.already_imported = true;
@@ -219,7 +268,7 @@ Result<ImportReport> ImportFocusBill(Store& store, const std::string& path, cons
     e.actor = options.actor;
     e.action = "cost.import";
     e.resource = "bill/" + bill.import.id;
-    e.details = {{"provider", bill.import.provider},       {"sha256", bill.import.sha256},
+    e.details = {{"provider", bill.import.provider},       {"digest", bill.import.digest},
                  {"focus_version", bill.import.focus_version}, {"rows", bill.import.rows},
                  {"skipped", bill.import.skipped},         {"issues", bill.import.issues},
                  {"first_day", bill.import.first_day},     {"last_day", bill.import.last_day},
@@ -228,7 +277,7 @@ Result<ImportReport> ImportFocusBill(Store& store, const std::string& path, cons
   });
   if (st.code() == Code::kAlreadyExists) {
     // Imported by someone else in the meantime.
-    ASSIGN_OR_RETURN(existing, store.FindBillingImport(options.provider, bill.import.sha256));
+    ASSIGN_OR_RETURN(existing, store.FindBillingImport(options.provider, bill.import.digest));
     if (existing) {
       report.import = *existing;
       report.already_imported = true;

@@ -32,11 +32,12 @@ struct ImportOptions {
   bool strict = false;   // any departure from the specification refuses the file
   std::optional<FocusVersion> version;  // unset: detected from the columns
   std::string actor;     // who imports, for the audit trail
+  int threads = 0;       // parsers; 0: one per core
 };
 
 // A file read and summed, not yet stored.
 struct ReadBill {
-  BillingImport import;  // id, provider, sha256, counts and days filled; not imported_at/by
+  BillingImport import;  // id, provider, digest, counts and days filled; not imported_at/by
   std::vector<BillingRollup> rollups;
   IssueLog issues;
 };

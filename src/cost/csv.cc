@@ -1,11 +1,12 @@
 #include "cost/csv.h"
 
+#include <emmintrin.h>
 #include <fcntl.h>
-#include <openssl/evp.h>
 #include <unistd.h>
 #include <zlib.h>
 
 #include <array>
+#include <bit>
 #include <cerrno>
 #include <condition_variable>
 #include <cstring>
@@ -13,28 +14,49 @@
 #include <mutex>
 #include <thread>
 
-#include "causeway/crypto.h"
-
 namespace causeway::cost {
 namespace {
 
 constexpr size_t kBlockBytes = 4 << 20;
-// Room kept in front of each block so the unfinished record of the
-// previous block can be moved there instead of copying the new block.
-constexpr size_t kHeadroom = 256 << 10;
-constexpr size_t kBlocksInFlight = 3;
+// Blocks allocated at most: read ahead, plus those parsers still hold.
+constexpr size_t kMaxBlocks = 16;
+constexpr size_t kReadAhead = 3;
+// Readable bytes past the end of every buffer chunks point into, so
+// parsers may load 16 bytes at a time near the end.
+constexpr size_t kPadding = 16;
 
-struct Block {
-  std::unique_ptr<char[]> data{new char[kHeadroom + kBlockBytes]};
-  size_t size = 0;  // bytes at data + kHeadroom
+// Block buffers, reused: a fresh 4 MiB allocation per block would cost a
+// page fault per 4 KiB. Chunks hold their block through a shared_ptr whose
+// deleter brings it back here, so the pool outlives the reader if it must.
+struct Pool {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<char*> free;
+  size_t allocated = 0;
+  bool closed = false;
+  ~Pool() {
+    for (char* b : free) delete[] b;
+  }
 };
 
-// Reads the file on its own thread: raw bytes → SHA-256 → gunzip → blocks
-// for the parser, at most kBlocksInFlight ahead of it.
+std::shared_ptr<char> Hold(const std::shared_ptr<Pool>& pool, char* buffer) {
+  return std::shared_ptr<char>(buffer, [pool](char* b) {
+    std::lock_guard lock(pool->mu);
+    pool->free.push_back(b);
+    pool->cv.notify_all();
+  });
+}
+
+struct Block {
+  std::shared_ptr<char> data;
+  size_t size = 0;
+};
+
+// Reads the file on its own thread (and gunzips it), at most kReadAhead
+// blocks ahead of the chunker.
 class BlockSource {
  public:
-  BlockSource(int fd, bool gzip) : fd_(fd), gzip_(gzip) {
-    for (size_t i = 0; i < kBlocksInFlight + 1; ++i) free_.push_back(std::make_unique<Block>());
+  BlockSource(int fd, bool gzip) : fd_(fd), gzip_(gzip), pool_(std::make_shared<Pool>()) {
     thread_ = std::thread([this] { Run(); });
   }
   ~BlockSource() {
@@ -43,33 +65,28 @@ class BlockSource {
       stop_ = true;
     }
     cv_.notify_all();
+    {
+      std::lock_guard lock(pool_->mu);
+      pool_->closed = true;
+    }
+    pool_->cv.notify_all();
     thread_.join();
     ::close(fd_);
   }
 
-  // The next block, or null at the end (then status() says whether the
-  // file ended well).
-  std::unique_ptr<Block> Take() {
+  // The next block, or nullopt at the end (status() says how it ended).
+  std::optional<Block> Take() {
     std::unique_lock lock(mu_);
     cv_.wait(lock, [&] { return !full_.empty() || done_; });
-    if (full_.empty()) return nullptr;
-    auto b = std::move(full_.front());
+    if (full_.empty()) return std::nullopt;
+    Block b = std::move(full_.front());
     full_.pop_front();
     cv_.notify_all();
     return b;
   }
-  void Give(std::unique_ptr<Block> b) {
-    std::lock_guard lock(mu_);
-    free_.push_back(std::move(b));
-    cv_.notify_all();
-  }
   Status status() {
     std::lock_guard lock(mu_);
     return status_;
-  }
-  std::string sha256() {
-    std::lock_guard lock(mu_);
-    return sha256_;
   }
   int64_t bytes() {
     std::lock_guard lock(mu_);
@@ -77,287 +94,352 @@ class BlockSource {
   }
 
  private:
-  std::unique_ptr<Block> FreeBlock() {
-    std::unique_lock lock(mu_);
-    cv_.wait(lock, [&] { return !free_.empty() || stop_; });
-    if (stop_) return nullptr;
-    auto b = std::move(free_.front());
-    free_.pop_front();
-    return b;
+  char* Buffer() {
+    std::unique_lock lock(pool_->mu);
+    pool_->cv.wait(lock, [&] { return !pool_->free.empty() || pool_->allocated < kMaxBlocks || pool_->closed; });
+    if (pool_->closed) return nullptr;
+    if (!pool_->free.empty()) {
+      char* b = pool_->free.back();
+      pool_->free.pop_back();
+      return b;
+    }
+    ++pool_->allocated;
+    return new char[kBlockBytes + kPadding]();
   }
-  void Publish(std::unique_ptr<Block> b) {
-    std::lock_guard lock(mu_);
+  bool Publish(Block b) {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return full_.size() < kReadAhead || stop_; });
+    if (stop_) return false;
     full_.push_back(std::move(b));
     cv_.notify_all();
+    return true;
   }
-  void Finish(Status st, std::string digest, int64_t bytes) {
+  void Finish(Status st) {
     std::lock_guard lock(mu_);
     status_ = std::move(st);
-    sha256_ = std::move(digest);
-    bytes_ = bytes;
     done_ = true;
     cv_.notify_all();
   }
+  void Count(ssize_t n) {
+    std::lock_guard lock(mu_);
+    bytes_ += n;
+  }
+
+  // Fills `out` with up to kBlockBytes of the file's text; 0 at the end.
+  Result<size_t> Fill(char* out, z_stream& z, char* raw, bool& stream_end) {
+    if (!gzip_) {
+      size_t got = 0;
+      while (got < kBlockBytes) {
+        ssize_t n = ::read(fd_, out + got, kBlockBytes - got);
+        if (n < 0) return InvalidArgument(std::string("read failed: ") + std::strerror(errno));
+        if (n == 0) break;
+        Count(n);
+        got += static_cast<size_t>(n);
+      }
+      stream_end = got < kBlockBytes;
+      return got;
+    }
+    z.next_out = reinterpret_cast<Bytef*>(out);
+    z.avail_out = kBlockBytes;
+    while (z.avail_out > 0 && !stream_end) {
+      if (z.avail_in == 0) {
+        ssize_t n = ::read(fd_, raw, kBlockBytes);
+        if (n < 0) return InvalidArgument(std::string("read failed: ") + std::strerror(errno));
+        if (n == 0) {
+          if (!member_done_) return InvalidArgument("the gzip stream ends early (truncated file?)");
+          stream_end = true;
+          break;
+        }
+        Count(n);
+        z.next_in = reinterpret_cast<Bytef*>(raw);
+        z.avail_in = static_cast<uInt>(n);
+        if (member_done_) {
+          // Another gzip member follows (as `cat a.gz b.gz`): one file.
+          inflateReset(&z);
+          member_done_ = false;
+        }
+      }
+      int rc = inflate(&z, Z_NO_FLUSH);
+      if (rc == Z_STREAM_END) {
+        member_done_ = true;
+        if (z.avail_in > 0) {
+          inflateReset(&z);
+          member_done_ = false;
+        }
+      } else if (rc != Z_OK && rc != Z_BUF_ERROR) {
+        return InvalidArgument(std::string("not valid gzip data: ") + (z.msg ? z.msg : "inflate failed"));
+      }
+    }
+    return kBlockBytes - z.avail_out;
+  }
 
   void Run() {
-    std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> md(EVP_MD_CTX_new(), EVP_MD_CTX_free);
-    EVP_DigestInit_ex(md.get(), EVP_sha256(), nullptr);
     z_stream z{};
-    if (gzip_ && inflateInit2(&z, 15 + 32) != Z_OK) return Finish(Internal("zlib failed to start"), "", 0);
+    if (gzip_ && inflateInit2(&z, 15 + 32) != Z_OK) return Finish(Internal("zlib failed to start"));
     std::unique_ptr<char[]> raw(gzip_ ? new char[kBlockBytes] : nullptr);
-    int64_t total = 0;
     bool stream_end = false;
     Status st;
     while (!stream_end) {
-      auto block = FreeBlock();
-      if (!block) break;
-      char* out = block->data.get() + kHeadroom;
-      if (!gzip_) {
-        ssize_t n = ::read(fd_, out, kBlockBytes);
-        if (n < 0) {
-          st = InvalidArgument(std::string("read failed: ") + std::strerror(errno));
-          break;
-        }
-        EVP_DigestUpdate(md.get(), out, static_cast<size_t>(n));
-        total += n;
-        block->size = static_cast<size_t>(n);
-        stream_end = n == 0;
-      } else {
-        z.next_out = reinterpret_cast<Bytef*>(out);
-        z.avail_out = kBlockBytes;
-        while (z.avail_out > 0 && !stream_end) {
-          if (z.avail_in == 0) {
-            ssize_t n = ::read(fd_, raw.get(), kBlockBytes);
-            if (n < 0) {
-              st = InvalidArgument(std::string("read failed: ") + std::strerror(errno));
-              break;
-            }
-            if (n == 0) {
-              st = InvalidArgument("the gzip stream ends early (truncated file?)");
-              break;
-            }
-            EVP_DigestUpdate(md.get(), raw.get(), static_cast<size_t>(n));
-            total += n;
-            z.next_in = reinterpret_cast<Bytef*>(raw.get());
-            z.avail_in = static_cast<uInt>(n);
-          }
-          int rc = inflate(&z, Z_NO_FLUSH);
-          if (rc == Z_STREAM_END) {
-            // Concatenated gzip members (as `cat a.gz b.gz`) are one file.
-            if (z.avail_in > 0 || ReadAhead(raw.get(), z, md.get(), total)) {
-              inflateReset(&z);
-              continue;
-            }
-            stream_end = true;
-          } else if (rc != Z_OK && rc != Z_BUF_ERROR) {
-            st = InvalidArgument(std::string("not valid gzip data: ") + (z.msg ? z.msg : "inflate failed"));
-            break;
-          }
-        }
-        block->size = kBlockBytes - z.avail_out;
-        if (!st.ok()) break;
+      char* buffer = Buffer();
+      if (!buffer) break;
+      std::shared_ptr<char> held = Hold(pool_, buffer);
+      auto n = Fill(buffer, z, raw.get(), stream_end);
+      if (!n.ok()) {
+        st = n.status();
+        break;
       }
-      if (block->size > 0) Publish(std::move(block));
-      else Give(std::move(block));
+      if (*n > 0 && !Publish(Block{std::move(held), *n})) break;
     }
     if (gzip_) inflateEnd(&z);
-    std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
-    unsigned int len = 0;
-    EVP_DigestFinal_ex(md.get(), digest.data(), &len);
-    Finish(std::move(st), HexEncode(std::string_view(reinterpret_cast<char*>(digest.data()), len)), total);
-  }
-
-  // After one gzip member ends with no input left: reads on to see whether
-  // another member follows.
-  bool ReadAhead(char* raw, z_stream& z, EVP_MD_CTX* md, int64_t& total) {
-    ssize_t n = ::read(fd_, raw, kBlockBytes);
-    if (n <= 0) return false;
-    EVP_DigestUpdate(md, raw, static_cast<size_t>(n));
-    total += n;
-    z.next_in = reinterpret_cast<Bytef*>(raw);
-    z.avail_in = static_cast<uInt>(n);
-    return true;
+    Finish(std::move(st));
   }
 
   int fd_;
   bool gzip_;
+  bool member_done_ = false;
+  std::shared_ptr<Pool> pool_;
   std::thread thread_;
   std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<std::unique_ptr<Block>> free_, full_;
+  std::deque<Block> full_;
   bool stop_ = false, done_ = false;
   Status status_;
-  std::string sha256_;
   int64_t bytes_ = 0;
 };
 
-// Characters that end an unquoted field.
+// Where records end in a block: line breaks outside quotes.
+struct Scan {
+  static constexpr size_t kNone = SIZE_MAX;
+  size_t first_end = kNone, last_end = kNone;  // just past the first / last record-ending \n
+  int64_t lines_to_first = 0, lines_to_last = 0, lines = 0;
+  bool in_quotes = false;  // at the end of the block
+};
+
+// Sixteen bytes at a time: a quote flips "inside quotes"; a \n outside
+// quotes ends a record. Doubled quotes flip twice, so need no care.
+Scan ScanBlock(const char* p, size_t n, bool in_quotes) {
+  Scan s;
+  auto on_newline = [&](size_t at) {
+    ++s.lines;
+    if (in_quotes) return;
+    if (s.first_end == Scan::kNone) s.first_end = at + 1, s.lines_to_first = s.lines;
+    s.last_end = at + 1, s.lines_to_last = s.lines;
+  };
+  const __m128i quote = _mm_set1_epi8('"'), newline = _mm_set1_epi8('\n');
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
+    unsigned q = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, quote)));
+    unsigned nl = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, newline)));
+    if (nl == 0) {
+      if (std::popcount(q) & 1) in_quotes = !in_quotes;
+      continue;
+    }
+    if (q == 0 && !in_quotes) {
+      if (s.first_end == Scan::kNone) {
+        s.first_end = i + static_cast<size_t>(std::countr_zero(nl)) + 1;
+        s.lines_to_first = s.lines + 1;
+      }
+      s.lines += std::popcount(nl);
+      s.last_end = i + 31 - static_cast<size_t>(std::countl_zero(nl)) + 1;
+      s.lines_to_last = s.lines;
+      continue;
+    }
+    for (unsigned m = q | nl; m != 0; m &= m - 1) {
+      unsigned bit = static_cast<unsigned>(std::countr_zero(m));
+      if ((q >> bit) & 1) in_quotes = !in_quotes;
+      else on_newline(i + bit);
+    }
+  }
+  for (; i < n; ++i) {
+    if (p[i] == '"') in_quotes = !in_quotes;
+    else if (p[i] == '\n') on_newline(i);
+  }
+  s.in_quotes = in_quotes;
+  return s;
+}
+
+std::shared_ptr<char> Copy(const std::string& text) {
+  std::shared_ptr<char> out(new char[text.size() + kPadding](), std::default_delete<char[]>());
+  std::memcpy(out.get(), text.data(), text.size());
+  return out;
+}
+
+class FileChunker final : public CsvChunker {
+ public:
+  FileChunker(std::string file, int fd, bool gzip) : file_(std::move(file)), source_(fd, gzip) {}
+
+  Result<std::optional<CsvChunk>> Next() override {
+    std::lock_guard lock(mu_);
+    if (pending_) return std::exchange(pending_, std::nullopt);
+    while (true) {
+      std::optional<Block> block = source_.Take();
+      if (!block) {
+        RETURN_IF_ERROR(source_.status().WithPrefix(file_));
+        if (carry_.empty()) return std::optional<CsvChunk>();
+        // The last record, without a line break after it.
+        CsvChunk last{Copy(carry_), nullptr, carry_.size(), carry_line_};
+        last.data = last.hold.get();
+        carry_.clear();
+        return std::optional<CsvChunk>(std::move(last));
+      }
+      char* data = block->data.get();
+      size_t size = block->size;
+      if (first_block_) {
+        first_block_ = false;
+        if (size >= 3 && std::memcmp(data, "\xEF\xBB\xBF", 3) == 0) data += 3, size -= 3;
+      }
+      Scan scan = ScanBlock(data, size, in_quotes_);
+      const int64_t block_line = carry_line_ + carry_lines_;
+      if (scan.last_end == Scan::kNone) {
+        // A record longer than the block: keep gathering it.
+        carry_.append(data, size);
+        carry_lines_ += scan.lines;
+        in_quotes_ = scan.in_quotes;
+        continue;
+      }
+      std::optional<CsvChunk> seam;
+      size_t main_start = 0;
+      int64_t main_line = block_line;
+      if (!carry_.empty()) {
+        carry_.append(data, scan.first_end);
+        seam = CsvChunk{Copy(carry_), nullptr, carry_.size(), carry_line_};
+        seam->data = seam->hold.get();
+        main_start = scan.first_end;
+        main_line = block_line + scan.lines_to_first;
+      }
+      carry_.assign(data + scan.last_end, size - scan.last_end);
+      carry_line_ = block_line + scan.lines_to_last;
+      carry_lines_ = scan.lines - scan.lines_to_last;
+      in_quotes_ = scan.in_quotes;
+      std::optional<CsvChunk> main;
+      if (scan.last_end > main_start) {
+        main = CsvChunk{block->data, data + main_start, scan.last_end - main_start, main_line};
+      }
+      if (seam) {
+        pending_ = std::move(main);
+        return seam;
+      }
+      if (main) return main;
+    }
+  }
+
+  const std::string& file() const override { return file_; }
+  int64_t bytes_read() const override { return source_.bytes(); }
+
+ private:
+  std::string file_;
+  mutable BlockSource source_;
+  std::mutex mu_;
+  bool first_block_ = true;
+  std::optional<CsvChunk> pending_;
+  std::string carry_;  // the unfinished record at the end of the last block
+  int64_t carry_line_ = 1, carry_lines_ = 0;
+  bool in_quotes_ = false;
+};
+
+// Characters that end a field.
 constexpr std::array<bool, 256> kFieldEnd = [] {
   std::array<bool, 256> t{};
   t[','] = t['\n'] = t['\r'] = true;
   return t;
 }();
 
-class FileCsvReader final : public CsvReader {
- public:
-  FileCsvReader(std::string file, int fd, bool gzip) : file_(std::move(file)), source_(fd, gzip) {}
-
-  Result<bool> Next(std::vector<CsvField>& fields) override {
-    while (true) {
-      size_t end = 0;
-      int lines = 0;
-      ASSIGN_OR_RETURN(bool complete, ParseRecord(fields, end, lines));
-      if (complete) {
-        line_ = next_line_;
-        next_line_ += lines;
-        pos_ = end;
-        // A line with nothing on it is not a record.
-        if (fields.size() == 1 && fields[0].text.empty() && !fields[0].quoted) continue;
-        return true;
-      }
-      if (!Refill()) {
-        RETURN_IF_ERROR(source_.status().WithPrefix(file_));
-        if (pos_ >= size_) return false;
-        // The last record has no line break after it.
-        eof_ = true;
-      }
+// The first of , \n \r at or after p, or end. Sixteen bytes at a time
+// where the buffer allows (every buffer has kPadding readable bytes past
+// its end).
+char* FieldEnd(char* p, char* end) {
+  const __m128i comma = _mm_set1_epi8(','), lf = _mm_set1_epi8('\n'), cr = _mm_set1_epi8('\r');
+  while (p < end) {
+    __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, comma), _mm_cmpeq_epi8(v, lf)), _mm_cmpeq_epi8(v, cr));
+    unsigned mask = static_cast<unsigned>(_mm_movemask_epi8(hit));
+    if (mask != 0) {
+      char* at = p + std::countr_zero(mask);
+      return at < end ? at : end;
     }
+    p += 16;
   }
+  return end;
+}
 
-  int64_t line() const override { return line_; }
-  std::string sha256() const override { return source_.sha256(); }
-  int64_t bytes_read() const override { return source_.bytes(); }
+}  // namespace
 
- private:
-  // Parses the record at pos_. False when the buffer ends before the record
-  // does (unless at the end of the file).
-  Result<bool> ParseRecord(std::vector<CsvField>& fields, size_t& end, int& lines) {
+CsvRecords::CsvRecords(const std::string& file, const CsvChunk& chunk)
+    : file_(file), p_(chunk.data), end_(chunk.data + chunk.size), next_line_(chunk.first_line) {}
+
+Status CsvRecords::Invalid(const std::string& what) const {
+  return InvalidArgument(file_ + ":" + std::to_string(next_line_) + ": " + what,
+                         {Diagnostic{file_, static_cast<int>(next_line_), 0, "", what}});
+}
+
+Result<bool> CsvRecords::Next(std::vector<CsvField>& fields) {
+  while (p_ < end_) {
     fields.clear();
-    escaped_.clear();
-    char* p = buf_ + pos_;
-    char* const limit = buf_ + size_;
-    lines = 0;
-    if (next_line_ == 1 && pos_ == 0 && size_ >= 3 && std::memcmp(p, "\xEF\xBB\xBF", 3) == 0) {
-      pos_ = 3;
-      p += 3;
-    }
+    char* p = p_;
+    int lines = 0;
     while (true) {
-      if (p < limit && *p == '"') {
-        // Only find the closing quote here: the buffer is not changed until
-        // the whole record is in it, as it may be parsed again after a
-        // refill.
+      if (p < end_ && *p == '"') {
         char* start = ++p;
         bool escaped = false;
         while (true) {
-          char* q = static_cast<char*>(std::memchr(p, '"', static_cast<size_t>(limit - p)));
-          if (!q) {
-            if (eof_) return Invalid("a quoted field is not closed before the end of the file");
-            return false;
-          }
-          if (q + 1 >= limit && !eof_) return false;
-          if (q + 1 < limit && q[1] == '"') {
+          char* q = static_cast<char*>(std::memchr(p, '"', static_cast<size_t>(end_ - p)));
+          if (!q) return Invalid("a quoted field is not closed before the end of the file");
+          if (q + 1 < end_ && q[1] == '"') {
             escaped = true;
             p = q + 2;
             continue;
           }
-          for (char* c = start; c < q; ++c) lines += *c == '\n';
-          fields.push_back(CsvField{std::string_view(start, static_cast<size_t>(q - start)), true});
-          if (escaped) escaped_.push_back(fields.size() - 1);
+          for (char* c = start; (c = static_cast<char*>(std::memchr(c, '\n', static_cast<size_t>(q - c)))); ++c) {
+            ++lines;
+          }
+          fields.push_back(CsvField{std::string_view(start, static_cast<size_t>(q - start)), true, escaped});
           p = q + 1;
           break;
         }
-        if (p < limit && !kFieldEnd[static_cast<unsigned char>(*p)]) {
+        if (p < end_ && !kFieldEnd[static_cast<unsigned char>(*p)]) {
           return Invalid("text after a closing quote (a quote inside a field must be doubled)");
         }
       } else {
         char* start = p;
-        while (p < limit && !kFieldEnd[static_cast<unsigned char>(*p)]) ++p;
-        if (p == limit && !eof_) return false;
+        p = FieldEnd(p, end_);
         fields.push_back(CsvField{std::string_view(start, static_cast<size_t>(p - start)), false});
       }
-      if (p == limit) {
-        ++lines;
-        end = static_cast<size_t>(p - buf_);
-        Unescape(fields);
-        return true;
-      }
-      if (*p == ',') {
+      if (p < end_ && *p == ',') {
         ++p;
         continue;
       }
-      // \n, \r\n, or a lone \r
-      if (*p == '\r') {
-        if (p + 1 == limit && !eof_) return false;
-        if (p + 1 < limit && p[1] == '\n') ++p;
-      }
+      // The record ends: \n, \r\n, a lone \r, or the end of the chunk.
+      if (p < end_ && *p == '\r') ++p;
+      if (p < end_ && *p == '\n') ++p;
       ++lines;
-      end = static_cast<size_t>(p + 1 - buf_);
-      Unescape(fields);
-      return true;
+      break;
     }
-  }
-
-  // Turns each doubled quote of the record's escaped fields into one, in
-  // place.
-  void Unescape(std::vector<CsvField>& fields) {
-    for (size_t i : escaped_) {
-      char* c = const_cast<char*>(fields[i].text.data());
-      char* const e = c + fields[i].text.size();
-      char* out = c;
-      for (; c < e; ++c) {
-        *out++ = *c;
-        if (*c == '"') ++c;
-      }
-      fields[i].text = std::string_view(fields[i].text.data(), static_cast<size_t>(out - fields[i].text.data()));
-    }
-    escaped_.clear();
-  }
-
-  Status Invalid(const std::string& what) const {
-    return InvalidArgument(file_ + ":" + std::to_string(next_line_) + ": " + what,
-                           {Diagnostic{file_, static_cast<int>(next_line_), 0, "", what}});
-  }
-
-  // Brings the next block in behind the unfinished record; false at the end.
-  bool Refill() {
-    if (eof_) return false;
-    auto next = source_.Take();
-    if (!next) return false;
-    size_t rest = size_ - pos_;
-    char* base = next->data.get() + kHeadroom;
-    if (rest <= kHeadroom) {
-      std::memcpy(base - rest, buf_ + pos_, rest);
-      buf_ = base - rest;
-      size_ = rest + next->size;
-    } else {
-      // A record longer than the headroom: keep it and the new bytes in one
-      // growing buffer of our own.
-      std::string joined(buf_ + pos_, rest);
-      joined.append(base, next->size);
-      big_ = std::move(joined);
-      buf_ = big_.data();
-      size_ = big_.size();
-    }
-    pos_ = 0;
-    if (current_) source_.Give(std::move(current_));
-    current_ = std::move(next);
+    p_ = p;
+    line_ = next_line_;
+    next_line_ += lines;
+    // A line with nothing on it is not a record.
+    if (fields.size() == 1 && fields[0].text.empty() && !fields[0].quoted) continue;
     return true;
   }
+  return false;
+}
 
-  std::string file_;
-  mutable BlockSource source_;
-  std::unique_ptr<Block> current_;
-  std::string big_;
-  std::vector<size_t> escaped_;  // fields of the record being parsed with "" in them
-  char* buf_ = nullptr;
-  size_t size_ = 0, pos_ = 0;
-  bool eof_ = false;
-  int64_t line_ = 0, next_line_ = 1;
-};
+std::string_view Unescape(CsvField& field) {
+  if (!field.escaped) return field.text;
+  char* c = const_cast<char*>(field.text.data());
+  char* const e = c + field.text.size();
+  char* out = c;
+  for (; c < e; ++c) {
+    *out++ = *c;
+    if (*c == '"') ++c;
+  }
+  field.text = std::string_view(field.text.data(), static_cast<size_t>(out - field.text.data()));
+  field.escaped = false;
+  return field.text;
+}
 
-}  // namespace
-
-Result<std::unique_ptr<CsvReader>> CsvReader::Open(const std::string& path) {
+Result<std::unique_ptr<CsvChunker>> CsvChunker::Open(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     std::string why = std::strerror(errno);
@@ -367,7 +449,7 @@ Result<std::unique_ptr<CsvReader>> CsvReader::Open(const std::string& path) {
   unsigned char magic[2] = {0, 0};
   ssize_t n = ::pread(fd, magic, 2, 0);
   bool gzip = n == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
-  return std::unique_ptr<CsvReader>(new FileCsvReader(path, fd, gzip));
+  return std::unique_ptr<CsvChunker>(new FileChunker(path, fd, gzip));
 }
 
 }  // namespace causeway::cost

@@ -1,13 +1,15 @@
-// Streaming CSV (RFC 4180) over a file, plain or gzip-compressed.
+// Streaming CSV (RFC 4180) over a file, plain or gzip-compressed, cut into
+// chunks of whole records so several threads can parse one file.
 //
-// Memory stays bounded whatever the file's size: the file is read in blocks
-// by a second thread, which also hashes the bytes (SHA-256 of the file as
-// stored, compressed or not) so an import can be recognised when it comes
-// again without reading the file twice.
+// Memory stays bounded whatever the file's size: a second thread reads (and
+// gunzips) the file in fixed blocks, at most a few ahead of the parsers, and
+// chunks point into those blocks; only a record that spans two blocks is
+// copied.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,30 +20,63 @@ namespace causeway::cost {
 
 // One field of a record. `quoted` tells `""` (an empty string) from an
 // empty unquoted field (no value), which FOCUS treats differently.
+// `escaped`: the text still has its doubled quotes (""); Unescape turns
+// them into one. Left to the reader of the field, as most never need it
+// and undoubling every JSON column of a large file costs more than the rest
+// of parsing.
 struct CsvField {
   std::string_view text;
   bool quoted = false;
+  bool escaped = false;
 };
 
-class CsvReader {
+// The field's text with "" made ", in place (the chunk is its parser's
+// alone); afterwards field.escaped is false.
+std::string_view Unescape(CsvField& field);
+
+// Whole records of the file: [data, data + size) starts at a record and
+// ends after one (a line break, or the end of the file).
+struct CsvChunk {
+  std::shared_ptr<char> hold;  // keeps `data` alive; the chunk may change it
+  char* data = nullptr;
+  size_t size = 0;
+  int64_t first_line = 1;  // the line `data` starts on
+};
+
+// Parses the records of one chunk. Records end with LF or CRLF; quoted
+// fields may hold separators, quotes ("" inside quotes) and line breaks.
+class CsvRecords {
  public:
-  // Opens `path`; gzip is recognised by its magic bytes, not the name.
-  // kNotFound / kInvalidArgument name the file.
-  static Result<std::unique_ptr<CsvReader>> Open(const std::string& path);
-  virtual ~CsvReader() = default;
-
-  // The next record into `fields` (views valid until the next call); false
-  // at the end of the file. A leading UTF-8 byte-order mark is skipped;
-  // records end with LF or CRLF; quoted fields may hold separators, quotes
-  // ("" inside quotes) and line breaks. An unterminated quote or a quote in
-  // the middle of an unquoted field is kInvalidArgument with file and line.
-  virtual Result<bool> Next(std::vector<CsvField>& fields) = 0;
-
+  CsvRecords(const std::string& file, const CsvChunk& chunk);
+  // The next record into `fields` (views valid while the chunk lives);
+  // false at the end of the chunk. kInvalidArgument with file and line for
+  // an unterminated quote or text after a closing quote. Empty lines are
+  // not records.
+  Result<bool> Next(std::vector<CsvField>& fields);
   // The 1-based line on which the last record returned began.
-  virtual int64_t line() const = 0;
-  // Lower-case hex SHA-256 of every byte of the file; only once Next has
-  // returned false.
-  virtual std::string sha256() const = 0;
+  int64_t line() const { return line_; }
+
+ private:
+  Status Invalid(const std::string& what) const;
+
+  const std::string& file_;
+  char* p_;
+  char* end_;
+  int64_t line_ = 0, next_line_;
+};
+
+// Cuts a file into chunks. Next is safe to call from several threads.
+class CsvChunker {
+ public:
+  // Opens `path`; gzip is recognised by its magic bytes, not the name. A
+  // leading UTF-8 byte-order mark is dropped. kNotFound / kInvalidArgument
+  // name the file.
+  static Result<std::unique_ptr<CsvChunker>> Open(const std::string& path);
+  virtual ~CsvChunker() = default;
+  // The next chunk; nullopt at the end of the file.
+  virtual Result<std::optional<CsvChunk>> Next() = 0;
+  virtual const std::string& file() const = 0;
+  // Bytes of the file read so far (compressed bytes for gzip).
   virtual int64_t bytes_read() const = 0;
 };
 

@@ -3,6 +3,9 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <thread>
 #include <array>
 #include <cctype>
 #include <cstdio>
@@ -240,7 +243,9 @@ std::optional<__int128> ParseScaled(std::string_view s, int scale) {
   size_t i = 0;
   bool negative = false;
   if (i < s.size() && (s[i] == '-' || s[i] == '+')) negative = s[i++] == '-';
-  __int128 mantissa = 0;
+  // Eighteen significant digits fit in 64 bits and cover every amount a
+  // bill states to the pico; further digits only round.
+  uint64_t mantissa64 = 0;
   int exponent = 0;  // value = mantissa * 10^exponent
   int digits = 0;
   bool sticky = false;  // a nonzero digit beyond what the mantissa holds
@@ -249,9 +254,9 @@ std::optional<__int128> ParseScaled(std::string_view s, int scale) {
     char c = s[i];
     if (c >= '0' && c <= '9') {
       any = true;
-      if (digits < 36) {
-        mantissa = mantissa * 10 + (c - '0');
-        if (mantissa != 0) ++digits;
+      if (digits < 18) {
+        mantissa64 = mantissa64 * 10 + static_cast<uint64_t>(c - '0');
+        if (mantissa64 != 0) ++digits;
         if (dot) --exponent;
       } else {
         if (!dot) ++exponent;
@@ -263,6 +268,7 @@ std::optional<__int128> ParseScaled(std::string_view s, int scale) {
       break;
     }
   }
+  __int128 mantissa = mantissa64;
   if (!any) return std::nullopt;
   if (i < s.size()) {
     if (s[i] != 'e' && s[i] != 'E') return std::nullopt;
@@ -352,7 +358,10 @@ constexpr std::string_view kProjectKeys[] = {"causeway-project", "project"};
 // that are strings, numbers, booleans or null; nested values are skipped.
 class TagScanner {
  public:
-  explicit TagScanner(std::string_view s) : s_(s) {}
+  // `doubled`: every quote of the JSON text appears twice (as inside a
+  // quoted CSV field). `key` and `value` are scratch space, reused.
+  TagScanner(std::string_view s, bool doubled, std::string& key, std::string& value)
+      : s_(s), quote_(doubled ? 2 : 1), key_(key), value_(value) {}
 
   // Calls on(key, value) for every string-valued entry; false if the text
   // is not one JSON object.
@@ -385,7 +394,7 @@ class TagScanner {
   char Peek() const { return i_ < s_.size() ? s_[i_] : '\0'; }
   bool Eat(char c) {
     if (Peek() != c) return false;
-    ++i_;
+    i_ += c == '"' ? quote_ : 1;
     return true;
   }
   void Ws() {
@@ -399,14 +408,20 @@ class TagScanner {
     out.clear();
     if (!Eat('"')) return false;
     while (i_ < s_.size()) {
+      // The plain run up to the next quote or backslash, in one append.
+      size_t run = i_;
+      while (run < s_.size() && s_[run] != '"' && s_[run] != '\\') ++run;
+      out.append(s_.data() + i_, run - i_);
+      i_ = run;
+      if (i_ >= s_.size()) return false;
       char c = s_[i_++];
-      if (c == '"') return true;
-      if (c != '\\') {
-        out += c;
-        continue;
+      if (c == '"') {
+        i_ += quote_ - 1;
+        return true;
       }
       if (i_ >= s_.size()) return false;
       char e = s_[i_++];
+      if (e == '"') i_ += quote_ - 1;
       switch (e) {
         case '"': case '\\': case '/': out += e; break;
         case 'b': out += '\b'; break;
@@ -474,38 +489,24 @@ class TagScanner {
 
   std::string_view s_;
   size_t i_ = 0;
-  std::string key_, value_;
+  size_t quote_;
+  std::string& key_;
+  std::string& value_;
 };
 
 bool IsCurrencyCode(std::string_view s) {
   return s.size() == 3 && std::all_of(s.begin(), s.end(), [](char c) { return c >= 'A' && c <= 'Z'; });
 }
 
-}  // namespace
 
-struct FocusReader::Impl {
-  std::string file;
-  std::unique_ptr<CsvReader> csv;
-  std::vector<CsvField> fields;
+// The header, read once: what to do with each column.
+struct Schema {
   std::vector<ColumnPlan> plan;
-  // Values taken from Tags, which may need unescaping; FocusRow views them.
-  std::string team, owner, job, project;
+  FocusVersion version = 12;
 };
 
-FocusReader::~FocusReader() = default;
-
-std::string FocusReader::sha256() const { return impl_->csv->sha256(); }
-int64_t FocusReader::bytes() const { return impl_->csv->bytes_read(); }
-
-Result<std::unique_ptr<FocusReader>> FocusReader::Open(const std::string& path, const FocusOptions& options) {
-  std::unique_ptr<FocusReader> r(new FocusReader());
-  r->impl_ = std::make_unique<Impl>();
-  Impl& im = *r->impl_;
-  im.file = path;
-  ASSIGN_OR_RETURN(im.csv, CsvReader::Open(path));
-  ASSIGN_OR_RETURN(bool any, im.csv->Next(im.fields));
-  if (!any) return InvalidArgument(path + ": the file is empty; a FOCUS file starts with a header row");
-
+Result<Schema> ReadHeader(const std::string& path, const std::vector<CsvField>& header,
+                          const FocusOptions& options, IssueLog& issues) {
   static const std::unordered_map<std::string_view, Field> kFieldOf = {
       {"ChargePeriodStart", Field::kChargeStart}, {"ChargePeriodEnd", Field::kChargeEnd},
       {"BillingPeriodStart", Field::kBillingStart}, {"BillingPeriodEnd", Field::kBillingEnd},
@@ -518,16 +519,18 @@ Result<std::unique_ptr<FocusReader>> FocusReader::Open(const std::string& path, 
       {"PricingUnit", Field::kPricingUnit}, {"BillingCurrency", Field::kCurrency},
       {"PricingCurrency", Field::kPricingCurrency}, {"Tags", Field::kTags},
   };
+  Schema schema;
   std::vector<bool> seen(std::size(kColumns), false);
   int newest = 10;
-  for (const CsvField& f : im.fields) {
+  for (const CsvField& f : header) {
     ColumnPlan p;
     p.name = std::string(f.text);
     for (const ColumnSpec& c : kColumns) {
       if (p.name == c.name || EqualsIgnoreCase(p.name, c.name)) {
         if (p.name != c.name) {
-          r->issues_.Add(1, p.name, "column-case",
-                         [&] { return "column '" + p.name + "' is spelled '" + c.name + "' in FOCUS (column ids are case-sensitive)"; });
+          issues.Add(1, p.name, "column-case", [&] {
+            return "column '" + p.name + "' is spelled '" + c.name + "' in FOCUS (column ids are case-sensitive)";
+          });
         }
         p.spec = &c;
         break;
@@ -535,8 +538,10 @@ Result<std::unique_ptr<FocusReader>> FocusReader::Open(const std::string& path, 
     }
     if (p.spec) {
       size_t index = static_cast<size_t>(p.spec - kColumns);
-      if (seen[index]) return InvalidArgument(path + ":1: column " + p.spec->name + " appears twice",
-                                              {Diagnostic{path, 1, 0, p.spec->name, "appears twice"}});
+      if (seen[index]) {
+        return InvalidArgument(path + ":1: column " + p.spec->name + " appears twice",
+                               {Diagnostic{path, 1, 0, p.spec->name, "appears twice"}});
+      }
       seen[index] = true;
       newest = std::max(newest, IntroducedIn(*p.spec));
       if (auto it = kFieldOf.find(p.spec->name); it != kFieldOf.end()) {
@@ -557,24 +562,27 @@ Result<std::unique_ptr<FocusReader>> FocusReader::Open(const std::string& path, 
         }
       }
     } else if (p.name.rfind("x_", 0) != 0) {
-      r->issues_.Add(1, p.name, "custom-column-prefix",
-                     [&] { return "column '" + p.name + "' is not a FOCUS column; custom columns must start with 'x_'"; });
+      issues.Add(1, p.name, "custom-column-prefix", [&] {
+        return "column '" + p.name + "' is not a FOCUS column; custom columns must start with 'x_'";
+      });
     }
-    im.plan.push_back(std::move(p));
+    schema.plan.push_back(std::move(p));
   }
-  r->version_ = options.version.value_or(newest);
+  schema.version = options.version.value_or(newest);
   bool has_period = false, has_cost = false;
   for (size_t i = 0; i < std::size(kColumns); ++i) {
     const ColumnSpec& c = kColumns[i];
-    if (!seen[i] && c.mandatory && IntroducedIn(c) <= r->version_) {
-      r->issues_.Add(1, c.name, "mandatory-column",
-                     [&] { return std::string("mandatory column ") + c.name + " of FOCUS " + FocusVersionName(r->version_) +
-                         " is missing"; });
+    if (!seen[i] && c.mandatory && IntroducedIn(c) <= schema.version) {
+      issues.Add(1, c.name, "mandatory-column", [&] {
+        return std::string("mandatory column ") + c.name + " of FOCUS " + FocusVersionName(schema.version) +
+               " is missing";
+      });
     }
-    if (seen[i] && IntroducedIn(c) > r->version_) {
-      r->issues_.Add(1, c.name, "column-version",
-                     [&] { return std::string("column ") + c.name + " is FOCUS " + c.introduced + ", newer than the file's " +
-                         FocusVersionName(r->version_); });
+    if (seen[i] && IntroducedIn(c) > schema.version) {
+      issues.Add(1, c.name, "column-version", [&] {
+        return std::string("column ") + c.name + " is FOCUS " + c.introduced + ", newer than the file's " +
+               FocusVersionName(schema.version);
+      });
     }
     has_period |= seen[i] && std::string_view(c.name) == "ChargePeriodStart";
     has_cost |= seen[i] && (std::string_view(c.name) == "BilledCost" || std::string_view(c.name) == "EffectiveCost");
@@ -583,168 +591,339 @@ Result<std::unique_ptr<FocusReader>> FocusReader::Open(const std::string& path, 
     return InvalidArgument(path + ":1: not a FOCUS file: cost needs ChargePeriodStart and BilledCost or EffectiveCost",
                            {Diagnostic{path, 1, 0, has_period ? "BilledCost" : "ChargePeriodStart", "missing"}});
   }
-  return r;
+  return schema;
 }
 
-Result<bool> FocusReader::Next(FocusRow& row) {
-  Impl& im = *impl_;
-  while (true) {
-    ASSIGN_OR_RETURN(bool any, im.csv->Next(im.fields));
-    if (!any) return false;
-    const int64_t line = im.csv->line();
-    if (im.fields.size() != im.plan.size()) {
-      issues_.Add(line, "", "field-count",
-                  [&] { return "row has " + std::to_string(im.fields.size()) + " fields; the header has " +
-                      std::to_string(im.plan.size()) + " (row skipped)"; });
-      ++skipped_;
-      continue;
-    }
-    row = FocusRow{};
-    bool usable = true;
-    bool has_start = false, has_cost = false;
-    for (size_t i = 0; i < im.fields.size(); ++i) {
-      const ColumnPlan& p = im.plan[i];
-      if (p.field == Field::kCustom) continue;
-      std::string_view v = im.fields[i].text;
-      bool null = v.empty() || (!im.fields[i].quoted && v == "NULL");
-      if (v.empty() && im.fields[i].quoted) {
-        issues_.Add(line, p.name, "empty-string", [&] { return "an empty string; FOCUS uses null for no value"; });
-      }
-      if (null) {
-        if (!p.spec->nullable) issues_.Add(line, p.name, "not-nullable", [&] { return p.name + " must have a value"; });
-        continue;
-      }
-      switch (p.field) {
-        case Field::kChargeStart: case Field::kChargeEnd: case Field::kBillingStart: case Field::kBillingEnd:
-        case Field::kOtherTime: {
-          bool exact = false;
-          std::optional<int64_t> t = ParseFocusTime(v, &exact);
-          if (!t) {
-            issues_.Add(line, p.name, "datetime-format",
-                        [&] { return "'" + std::string(v) + "' is not a date-time (FOCUS: YYYY-MM-DDTHH:mm:ssZ, UTC)"; });
-            if (p.field == Field::kChargeStart) usable = false;
-            break;
-          }
-          if (!exact) {
-            issues_.Add(line, p.name, "datetime-format",
-                        [&] { return "'" + std::string(v) + "' read as " + std::string(v.size() >= 10 ? "UTC" : "a date") +
-                            "; FOCUS requires YYYY-MM-DDTHH:mm:ssZ"; });
-          }
-          if (p.field == Field::kChargeStart) row.charge_start_us = *t, has_start = true;
-          if (p.field == Field::kChargeEnd) row.charge_end_us = *t;
-          if (p.field == Field::kBillingStart) row.billing_period_start_us = *t;
-          break;
-        }
-        case Field::kBilled: case Field::kEffective: case Field::kList: case Field::kContracted:
-        case Field::kConsumed: case Field::kOtherDecimal: {
-          std::optional<Picos> n = ParsePicos(v);
-          if (!n) {
-            issues_.Add(line, p.name, "decimal-format",
-                        [&] { return "'" + std::string(v) + "' is not a decimal number (no separators, symbols or units)"; });
-            break;
-          }
-          if (p.field == Field::kBilled) row.billed = *n, has_cost = true;
-          if (p.field == Field::kEffective) row.effective = *n, has_cost = true;
-          if (p.field == Field::kList) row.list = *n;
-          if (p.field == Field::kContracted) row.contracted = *n;
-          if (p.field == Field::kConsumed) row.consumed = *n, row.has_consumed = true;
-          break;
-        }
-        case Field::kCurrency: case Field::kPricingCurrency:
-          if (!IsCurrencyCode(v)) {
-            issues_.Add(line, p.name, "currency-code",
-                        [&] { return "'" + std::string(v) + "' is not an ISO 4217 code (three capital letters)"; });
-          }
-          if (p.field == Field::kCurrency) row.currency = v;
-          break;
-        case Field::kTags: {
-          im.team.clear(), im.owner.clear(), im.job.clear(), im.project.clear();
-          int team_rank = 99, owner_rank = 99, project_rank = 99;
-          auto take = [](std::string_view key, std::string_view value, const auto& keys, std::string& out, int& rank) {
-            for (int k = 0; k < static_cast<int>(std::size(keys)); ++k) {
-              if (key == keys[k] && k < rank) out = std::string(value), rank = k;
-            }
-          };
-          int job_rank = 99;
-          bool ok = TagScanner(v).Scan([&](std::string_view key, std::string_view value) {
-            take(key, value, kTeamKeys, im.team, team_rank);
-            take(key, value, kOwnerKeys, im.owner, owner_rank);
-            take(key, value, kJobKeys, im.job, job_rank);
-            take(key, value, kProjectKeys, im.project, project_rank);
-          });
-          if (!ok) {
-            issues_.Add(line, p.name, "json-format", [&] { return "Tags is not a JSON object of key-value pairs (tags ignored)"; });
-            im.team.clear(), im.owner.clear(), im.job.clear(), im.project.clear();
-          }
-          row.team = im.team, row.owner = im.owner, row.job = im.job, row.project = im.project;
-          break;
-        }
-        case Field::kOtherJson:
-          if (!nlohmann::json::accept(v)) issues_.Add(line, p.name, "json-format", [&] { return p.name + " is not valid JSON"; });
-          break;
-        case Field::kEnum: case Field::kOther: case Field::kProviderName: case Field::kBillingAccountId:
-        case Field::kSubAccountId: case Field::kRegionId: case Field::kResourceId: case Field::kResourceType:
-        case Field::kServiceName: case Field::kSkuId: case Field::kCommitmentDiscountId: case Field::kConsumedUnit:
-        case Field::kPricingUnit: case Field::kCustom:
-          break;
-      }
-      if (p.enumeration) {
-        std::string_view canonical;
-        for (std::string_view allowed : p.enumeration->values) {
-          if (v == allowed) {
-            canonical = allowed;
-            break;
-          }
-        }
-        if (canonical.empty()) {
-          for (std::string_view allowed : p.enumeration->values) {
-            if (EqualsIgnoreCase(v, allowed)) canonical = allowed;
-          }
-          if (!canonical.empty()) {
-            issues_.Add(line, p.name, "enum-case",
-                        [&] { return "'" + std::string(v) + "' is spelled '" + std::string(canonical) + "' in FOCUS"; });
-            v = canonical;
-          } else {
-            issues_.Add(line, p.name, "enum-value", [&] { return "'" + std::string(v) + "' is not an allowed value of " + p.name; });
-          }
-        }
-        const std::string_view name = p.spec->name;
-        if (name == "ServiceCategory") row.service_category = v;
-        else if (name == "ChargeCategory") row.charge_category = v;
-        else if (name == "ChargeClass") row.charge_class = v;
-        else if (name == "PricingCategory") row.pricing_category = v;
-        else if (name == "CommitmentDiscountStatus") row.commitment_discount_status = v;
-        continue;
-      }
-      switch (p.field) {
-        case Field::kProviderName: row.provider_name = v; break;
-        case Field::kBillingAccountId: row.billing_account_id = v; break;
-        case Field::kSubAccountId: row.sub_account_id = v; break;
-        case Field::kRegionId: row.region_id = v; break;
-        case Field::kResourceId: row.resource_id = v; break;
-        case Field::kResourceType: row.resource_type = v; break;
-        case Field::kServiceName: row.service_name = v; break;
-        case Field::kSkuId: row.sku_id = v; break;
-        case Field::kCommitmentDiscountId: row.commitment_discount_id = v; break;
-        case Field::kConsumedUnit: row.consumed_unit = v; break;
-        case Field::kPricingUnit: row.pricing_unit = v; break;
-        default: break;
-      }
-    }
-    if (has_start && row.charge_end_us != 0 && row.charge_end_us <= row.charge_start_us) {
-      issues_.Add(line, "ChargePeriodEnd", "charge-period-order",
-                  [&] { return "ChargePeriodEnd is not after ChargePeriodStart (the end is exclusive)"; });
-    }
-    if (!usable || !has_start || !has_cost) {
-      issues_.Add(line, "", "unusable-row",
-                  [&] { return !has_start || !usable ? "no usable ChargePeriodStart (row skipped)"
-                                        : "neither BilledCost nor EffectiveCost has a value (row skipped)"; });
-      ++skipped_;
-      continue;
-    }
-    ++rows_;
-    return true;
+// Turns records into FocusRows for one parsing thread, noting departures.
+//
+// Bills repeat themselves: the same account, currency, category, hour and
+// price on thousands of rows. Each column remembers its last text and what
+// reading it gave; the same text again, if it raised no issue, is not read
+// again. Only a text that raised an issue is checked every time, so every
+// row's departures are still reported.
+class RowReader {
+ public:
+  explicit RowReader(const Schema& schema) : schema_(schema), memo_(schema.plan.size()) {}
+
+  // False when the row cannot be used (noted in issues).
+  bool Read(std::vector<CsvField>& fields, int64_t line, FocusRow& row);
+
+  IssueLog issues;
+  int64_t rows = 0, skipped = 0;
+
+ private:
+  // What reading one column's text gave.
+  struct Memo {
+    bool valid = false;  // holds a clean reading of `text`
+    std::string text;
+    bool quoted = false;
+    bool null = false;
+    int64_t time_us = 0;
+    Picos amount = 0;
+    bool parsed = false;           // time_us / amount hold a value
+    std::string_view canonical;    // an enumeration's spelling (static)
+    std::string team, owner, job, project;  // Tags
+  };
+  struct Flags {
+    bool usable = true, has_start = false, has_cost = false;
+  };
+
+  // Reads field i into `m` (issues noted), as if new.
+  void ReadColumn(const ColumnPlan& p, CsvField& f, int64_t line, Memo& m);
+  // Copies what `m` says into the row.
+  void Apply(const ColumnPlan& p, std::string_view text, const Memo& m, FocusRow& row, Flags& flags);
+
+  const Schema& schema_;
+  std::vector<Memo> memo_;
+  std::string tag_key_, tag_value_;  // scratch for TagScanner
+};
+
+void RowReader::ReadColumn(const ColumnPlan& p, CsvField& f, int64_t line, Memo& m) {
+  m.parsed = false;
+  m.canonical = {};
+  // Tags are read with their CSV quotes still doubled (TagScanner knows).
+  std::string_view v = p.field == Field::kTags ? f.text : Unescape(f);
+  m.null = v.empty() || (!f.quoted && v == "NULL");
+  if (v.empty() && f.quoted) {
+    issues.Add(line, p.name, "empty-string", [] { return "an empty string; FOCUS uses null for no value"; });
   }
+  if (m.null) {
+    if (!p.spec->nullable) issues.Add(line, p.name, "not-nullable", [&] { return p.name + " must have a value"; });
+    return;
+  }
+  switch (p.field) {
+    case Field::kChargeStart: case Field::kChargeEnd: case Field::kBillingStart: case Field::kBillingEnd:
+    case Field::kOtherTime: {
+      bool exact = false;
+      std::optional<int64_t> t = ParseFocusTime(v, &exact);
+      if (!t) {
+        issues.Add(line, p.name, "datetime-format", [&] {
+          return "'" + std::string(v) + "' is not a date-time (FOCUS: YYYY-MM-DDTHH:mm:ssZ, UTC)";
+        });
+        break;
+      }
+      if (!exact) {
+        issues.Add(line, p.name, "datetime-format", [&] {
+          return "'" + std::string(v) + "' read as " + std::string(v.size() >= 10 ? "UTC" : "a date") +
+                 "; FOCUS requires YYYY-MM-DDTHH:mm:ssZ";
+        });
+      }
+      m.time_us = *t;
+      m.parsed = true;
+      break;
+    }
+    case Field::kBilled: case Field::kEffective: case Field::kList: case Field::kContracted:
+    case Field::kConsumed: case Field::kOtherDecimal: {
+      std::optional<Picos> n = ParsePicos(v);
+      if (!n) {
+        issues.Add(line, p.name, "decimal-format", [&] {
+          return "'" + std::string(v) + "' is not a decimal number (no separators, symbols or units)";
+        });
+        break;
+      }
+      m.amount = *n;
+      m.parsed = true;
+      break;
+    }
+    case Field::kCurrency: case Field::kPricingCurrency:
+      if (!IsCurrencyCode(v)) {
+        issues.Add(line, p.name, "currency-code",
+                   [&] { return "'" + std::string(v) + "' is not an ISO 4217 code (three capital letters)"; });
+      }
+      break;
+    case Field::kTags: {
+      m.team.clear(), m.owner.clear(), m.job.clear(), m.project.clear();
+      int team_rank = 99, owner_rank = 99, job_rank = 99, project_rank = 99;
+      auto take = [](std::string_view key, std::string_view value, const auto& keys, std::string& out, int& rank) {
+        for (int k = 0; k < static_cast<int>(std::size(keys)); ++k) {
+          if (key == keys[k] && k < rank) out.assign(value), rank = k;
+        }
+      };
+      bool ok = TagScanner(v, f.escaped, tag_key_, tag_value_).Scan([&](std::string_view key, std::string_view value) {
+        take(key, value, kTeamKeys, m.team, team_rank);
+        take(key, value, kOwnerKeys, m.owner, owner_rank);
+        take(key, value, kJobKeys, m.job, job_rank);
+        take(key, value, kProjectKeys, m.project, project_rank);
+      });
+      if (!ok) {
+        issues.Add(line, p.name, "json-format",
+                   [] { return "Tags is not a JSON object of key-value pairs (tags ignored)"; });
+        m.team.clear(), m.owner.clear(), m.job.clear(), m.project.clear();
+      }
+      break;
+    }
+    case Field::kOtherJson:
+      if (!nlohmann::json::accept(v)) issues.Add(line, p.name, "json-format", [&] { return p.name + " is not valid JSON"; });
+      break;
+    default:
+      break;
+  }
+  if (p.enumeration) {
+    for (std::string_view allowed : p.enumeration->values) {
+      if (v == allowed) {
+        m.canonical = allowed;
+        break;
+      }
+    }
+    if (m.canonical.empty()) {
+      for (std::string_view allowed : p.enumeration->values) {
+        if (EqualsIgnoreCase(v, allowed)) m.canonical = allowed;
+      }
+      if (!m.canonical.empty()) {
+        issues.Add(line, p.name, "enum-case", [&] {
+          return "'" + std::string(v) + "' is spelled '" + std::string(m.canonical) + "' in FOCUS";
+        });
+      } else {
+        issues.Add(line, p.name, "enum-value",
+                   [&] { return "'" + std::string(v) + "' is not an allowed value of " + p.name; });
+      }
+    }
+  }
+}
+
+void RowReader::Apply(const ColumnPlan& p, std::string_view text, const Memo& m, FocusRow& row, Flags& flags) {
+  if (m.null) return;
+  if (p.enumeration) {
+    std::string_view v = m.canonical.empty() ? text : m.canonical;
+    const std::string_view name = p.spec->name;
+    if (name == "ServiceCategory") row.service_category = v;
+    else if (name == "ChargeCategory") row.charge_category = v;
+    else if (name == "ChargeClass") row.charge_class = v;
+    else if (name == "PricingCategory") row.pricing_category = v;
+    else if (name == "CommitmentDiscountStatus") row.commitment_discount_status = v;
+    return;
+  }
+  switch (p.field) {
+    case Field::kChargeStart:
+      if (m.parsed) row.charge_start_us = m.time_us, flags.has_start = true;
+      else flags.usable = false;
+      break;
+    case Field::kChargeEnd: if (m.parsed) row.charge_end_us = m.time_us; break;
+    case Field::kBillingStart: if (m.parsed) row.billing_period_start_us = m.time_us; break;
+    case Field::kBilled: if (m.parsed) row.billed = m.amount, flags.has_cost = true; break;
+    case Field::kEffective: if (m.parsed) row.effective = m.amount, flags.has_cost = true; break;
+    case Field::kList: if (m.parsed) row.list = m.amount; break;
+    case Field::kContracted: if (m.parsed) row.contracted = m.amount; break;
+    case Field::kConsumed: if (m.parsed) row.consumed = m.amount, row.has_consumed = true; break;
+    case Field::kCurrency: row.currency = text; break;
+    case Field::kTags: row.team = m.team, row.owner = m.owner, row.job = m.job, row.project = m.project; break;
+    case Field::kProviderName: row.provider_name = text; break;
+    case Field::kBillingAccountId: row.billing_account_id = text; break;
+    case Field::kSubAccountId: row.sub_account_id = text; break;
+    case Field::kRegionId: row.region_id = text; break;
+    case Field::kResourceId: row.resource_id = text; break;
+    case Field::kResourceType: row.resource_type = text; break;
+    case Field::kServiceName: row.service_name = text; break;
+    case Field::kSkuId: row.sku_id = text; break;
+    case Field::kCommitmentDiscountId: row.commitment_discount_id = text; break;
+    case Field::kConsumedUnit: row.consumed_unit = text; break;
+    case Field::kPricingUnit: row.pricing_unit = text; break;
+    default: break;
+  }
+}
+
+bool RowReader::Read(std::vector<CsvField>& fields, int64_t line, FocusRow& row) {
+  if (fields.size() != schema_.plan.size()) {
+    issues.Add(line, "", "field-count", [&] {
+      return "row has " + std::to_string(fields.size()) + " fields; the header has " +
+             std::to_string(schema_.plan.size()) + " (row skipped)";
+    });
+    ++skipped;
+    return false;
+  }
+  row = FocusRow{};
+  Flags flags;
+  for (size_t i = 0; i < fields.size(); ++i) {
+    const ColumnPlan& p = schema_.plan[i];
+    if (p.field == Field::kCustom) continue;
+    CsvField& f = fields[i];
+    Memo& m = memo_[i];
+    if (!(m.valid && f.quoted == m.quoted && f.text == m.text)) {
+      int64_t before = issues.total();
+      m.text.assign(f.text);  // as in the file, before any unescaping
+      m.quoted = f.quoted;
+      ReadColumn(p, f, line, m);
+      m.valid = issues.total() == before;
+    } else if (p.field != Field::kTags) {
+      Unescape(f);
+    }
+    Apply(p, f.text, m, row, flags);
+  }
+  if (flags.has_start && row.charge_end_us != 0 && row.charge_end_us <= row.charge_start_us) {
+    issues.Add(line, "ChargePeriodEnd", "charge-period-order",
+               [] { return "ChargePeriodEnd is not after ChargePeriodStart (the end is exclusive)"; });
+  }
+  if (!flags.usable || !flags.has_start || !flags.has_cost) {
+    issues.Add(line, "", "unusable-row", [&] {
+      return std::string(!flags.has_start || !flags.usable
+                             ? "no usable ChargePeriodStart (row skipped)"
+                             : "neither BilledCost nor EffectiveCost has a value (row skipped)");
+    });
+    ++skipped;
+    return false;
+  }
+  ++rows;
+  return true;
+}
+
+}  // namespace
+
+void IssueLog::Merge(const IssueLog& other) {
+  total_ += other.total_;
+  for (const auto& [rule, s] : other.by_rule_) {
+    auto [it, added] = by_rule_.emplace(rule, s);
+    if (added) continue;
+    it->second.count += s.count;
+    if (s.first.line < it->second.first.line) it->second.first = s.first;
+  }
+  kept_.insert(kept_.end(), other.kept_.begin(), other.kept_.end());
+  std::stable_sort(kept_.begin(), kept_.end(), [](const Issue& a, const Issue& b) { return a.line < b.line; });
+  if (kept_.size() > kKept) kept_.resize(kKept);
+}
+
+int FocusThreads(const FocusOptions& options) {
+  if (options.threads > 0) return options.threads;
+  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
+
+Result<FocusScan> ScanFocusFile(const std::string& path, const FocusOptions& options,
+                                const std::vector<RowSink*>& sinks) {
+  if (sinks.empty()) return InvalidArgument("no row sink");
+  ASSIGN_OR_RETURN(std::unique_ptr<CsvChunker> chunker, CsvChunker::Open(path));
+  FocusScan scan;
+  // The header is the first record of the first chunk; the rest of that
+  // chunk is rows like any other.
+  ASSIGN_OR_RETURN(std::optional<CsvChunk> first, chunker->Next());
+  if (!first) return InvalidArgument(path + ": the file is empty; a FOCUS file starts with a header row");
+  std::vector<CsvField> header;
+  CsvRecords records(path, *first);
+  ASSIGN_OR_RETURN(bool any, records.Next(header));
+  if (!any) return InvalidArgument(path + ": the file is empty; a FOCUS file starts with a header row");
+  for (CsvField& f : header) Unescape(f);
+  ASSIGN_OR_RETURN(Schema schema, ReadHeader(path, header, options, scan.issues));
+  scan.version = schema.version;
+
+  struct Worker {
+    RowReader reader;
+    Status status;
+  };
+  std::vector<std::unique_ptr<Worker>> workers;
+  for (size_t i = 0; i < sinks.size(); ++i) workers.push_back(std::make_unique<Worker>(Worker{RowReader(schema), {}}));
+  std::mutex first_mu;
+  std::optional<CsvRecords> rest(std::move(records));  // the first chunk after its header
+  std::atomic<bool> failed{false};
+  auto run = [&](size_t w) {
+    Worker& worker = *workers[w];
+    std::vector<CsvField> fields;
+    FocusRow row;
+    auto drain = [&](CsvRecords& recs) -> Status {
+      while (true) {
+        ASSIGN_OR_RETURN(bool more, recs.Next(fields));
+        if (!more) return Status::Ok();
+        if (worker.reader.Read(fields, recs.line(), row)) sinks[w]->Add(row);
+      }
+    };
+    {
+      std::unique_lock lock(first_mu);
+      if (rest) {
+        CsvRecords mine = std::move(*rest);
+        rest.reset();
+        lock.unlock();
+        if (Status st = drain(mine); !st.ok()) {
+          worker.status = st;
+          failed = true;
+          return;
+        }
+      }
+    }
+    while (!failed) {
+      auto chunk = chunker->Next();
+      if (!chunk.ok()) {
+        worker.status = chunk.status();
+        failed = true;
+        return;
+      }
+      if (!*chunk) return;
+      CsvRecords recs(path, **chunk);
+      if (Status st = drain(recs); !st.ok()) {
+        worker.status = st;
+        failed = true;
+        return;
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  for (size_t w = 1; w < sinks.size(); ++w) threads.emplace_back(run, w);
+  run(0);
+  for (auto& t : threads) t.join();
+  for (auto& w : workers) {
+    RETURN_IF_ERROR(w->status);
+    scan.issues.Merge(w->reader.issues);
+    scan.rows += w->reader.rows;
+    scan.skipped += w->reader.skipped;
+  }
+  scan.bytes = chunker->bytes_read();
+  return scan;
 }
 
 }  // namespace causeway::cost

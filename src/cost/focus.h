@@ -56,6 +56,8 @@ class IssueLog {
     if (kept_.size() < kKept) kept_.push_back(std::move(issue));
   }
   const std::vector<Issue>& kept() const { return kept_; }
+  // Folds `other` in; kept issues end in line order.
+  void Merge(const IssueLog& other);
   int64_t total() const { return total_; }
   // rule -> {count, first issue}
   struct Summary {
@@ -111,38 +113,34 @@ struct FocusRow {
 
 struct FocusOptions {
   std::optional<FocusVersion> version;  // unset: detected from the columns
+  int threads = 0;                      // parsers; 0: one per core
 };
 
-class CsvReader;
-
-class FocusReader {
+// Receives the rows one parsing thread reads, in file order within each
+// chunk (chunks go to threads in no fixed order).
+class RowSink {
  public:
-  // Opens the file and reads its header. Errors that make the file
-  // unreadable (no header, a duplicated column, none of the columns cost
-  // needs) are returned; departures that can be tolerated go to issues().
-  static Result<std::unique_ptr<FocusReader>> Open(const std::string& path, const FocusOptions& options);
-  ~FocusReader();
-
-  // The next row; false at the end. A row that cannot be used at all (a
-  // missing charge period or cost, the wrong number of fields) is reported
-  // in issues() and skipped (`skipped()` counts them).
-  Result<bool> Next(FocusRow& row);
-
-  FocusVersion version() const { return version_; }
-  const IssueLog& issues() const { return issues_; }
-  int64_t rows() const { return rows_; }
-  int64_t skipped() const { return skipped_; }
-  // SHA-256 of the file; after Next has returned false.
-  std::string sha256() const;
-  int64_t bytes() const;
-
- private:
-  struct Impl;
-  FocusReader() = default;
-  std::unique_ptr<Impl> impl_;
-  FocusVersion version_ = 12;
-  IssueLog issues_;
-  int64_t rows_ = 0, skipped_ = 0;
+  virtual ~RowSink() = default;
+  virtual void Add(const FocusRow& row) = 0;
 };
+
+struct FocusScan {
+  FocusVersion version = 12;
+  IssueLog issues;        // in line order
+  int64_t rows = 0;       // rows handed to sinks
+  int64_t skipped = 0;    // rows that could not be used (also in issues)
+  int64_t bytes = 0;      // of the file as stored
+};
+
+// Reads the FOCUS file at `path` (plain or gzip) with options.threads
+// parsers; parser i hands its rows to sinks[i] (sinks.size() parsers are
+// used, at least one). Errors only for a file that cannot be read as FOCUS
+// at all (no header, a duplicated column, no ChargePeriodStart or cost, a
+// broken quote); every tolerable departure goes to issues.
+Result<FocusScan> ScanFocusFile(const std::string& path, const FocusOptions& options,
+                                const std::vector<RowSink*>& sinks);
+
+// How many parsers options.threads asks for.
+int FocusThreads(const FocusOptions& options);
 
 }  // namespace causeway::cost

@@ -11,18 +11,18 @@
 namespace causeway::schema {
 
 inline constexpr const char* kBillingImportColumns =
-    "id, provider, file, sha256, focus_version, row_count, skipped, issues, first_day, last_day, imported_by, "
+    "id, provider, file, digest, focus_version, row_count, skipped, issues, first_day, last_day, imported_by, "
     "imported_at";
 inline constexpr int kBillingImportColumnCount = 12;
 // Every column but import_id, in BillingRollup's order after `provider`.
 inline constexpr const char* kBillingRollupColumns =
     "provider, day, month, provider_name, sub_account, region, resource_id, service_category, charge_category, "
-    "pricing_category, commitment_status, consumed_unit, currency, team, owner, job_id, project, row_count, billed, "
-    "billed_frac, effective, effective_frac, list, list_frac, contracted, contracted_frac, consumed, consumed_frac";
-inline constexpr int kBillingRollupColumnCount = 28;
+    "pricing_category, commitment_status, currency, team, owner, job_id, project, row_count, billed, "
+    "billed_frac, effective, effective_frac, list, list_frac, contracted, contracted_frac, gpu_hours, gpu_hours_frac";
+inline constexpr int kBillingRollupColumnCount = 27;
 // The amount columns, in BillingRollup's order: each is two columns, NAME
 // and NAME_frac.
-inline constexpr const char* kBillingAmounts[] = {"billed", "effective", "list", "contracted", "consumed"};
+inline constexpr const char* kBillingAmounts[] = {"billed", "effective", "list", "contracted", "gpu_hours"};
 
 // An amount as its two stored columns: floor nanos, and picos 0..999.
 inline std::pair<int64_t, int64_t> SplitPicos(Picos v) {

@@ -140,7 +140,7 @@ CREATE TABLE billing_imports (
   id TEXT PRIMARY KEY,
   provider TEXT NOT NULL,
   file TEXT NOT NULL,
-  sha256 TEXT NOT NULL,
+  digest TEXT NOT NULL,
   focus_version TEXT NOT NULL,
   row_count INTEGER NOT NULL,
   skipped INTEGER NOT NULL,
@@ -149,7 +149,7 @@ CREATE TABLE billing_imports (
   last_day TEXT NOT NULL,
   imported_by TEXT NOT NULL,
   imported_at INTEGER NOT NULL,
-  UNIQUE (provider, sha256)
+  UNIQUE (provider, digest)
 );
 CREATE TABLE billing_rollups (
   import_id TEXT NOT NULL REFERENCES billing_imports(id),
@@ -164,7 +164,6 @@ CREATE TABLE billing_rollups (
   charge_category TEXT NOT NULL,
   pricing_category TEXT NOT NULL,
   commitment_status TEXT NOT NULL,
-  consumed_unit TEXT NOT NULL,
   currency TEXT NOT NULL,
   team TEXT NOT NULL,
   owner TEXT NOT NULL,
@@ -180,8 +179,8 @@ CREATE TABLE billing_rollups (
   list_frac INTEGER NOT NULL,
   contracted INTEGER NOT NULL,
   contracted_frac INTEGER NOT NULL,
-  consumed INTEGER NOT NULL,
-  consumed_frac INTEGER NOT NULL
+  gpu_hours INTEGER NOT NULL,
+  gpu_hours_frac INTEGER NOT NULL
 );
 CREATE INDEX billing_rollups_day ON billing_rollups (day);
 )sql",

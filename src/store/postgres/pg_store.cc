@@ -290,7 +290,7 @@ class PgWriteTx final : public WriteTx {
   Status InsertBillingImport(const BillingImport& b, const std::vector<BillingRollup>& rollups) override {
     static const std::string sql = std::string("INSERT INTO billing_imports (") + schema::kBillingImportColumns +
                                    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)";
-    auto inserted = Exec(sql.c_str(), Params().Add(b.id).Add(b.provider).Add(b.file).Add(b.sha256).Add(b.focus_version)
+    auto inserted = Exec(sql.c_str(), Params().Add(b.id).Add(b.provider).Add(b.file).Add(b.digest).Add(b.focus_version)
                                           .Add(b.rows).Add(b.skipped).Add(b.issues).Add(b.first_day).Add(b.last_day)
                                           .Add(b.imported_by).Add(ToUnixMicros(b.imported_at)));
     if (!inserted.ok()) {
@@ -312,12 +312,12 @@ class PgWriteTx final : public WriteTx {
         for (int k = 1; k <= kColumns; ++k) q += "$" + std::to_string(n + k) + (k < kColumns ? ", " : ")");
         for (const std::string* t : {&b.id, &b.provider, &r.day, &r.month, &r.provider_name, &r.sub_account,
                                      &r.region, &r.resource_id, &r.service_category, &r.charge_category,
-                                     &r.pricing_category, &r.commitment_status, &r.consumed_unit, &r.currency, &r.team,
+                                     &r.pricing_category, &r.commitment_status, &r.currency, &r.team,
                                      &r.owner, &r.job_id, &r.project}) {
           params.Add(*t);
         }
         params.Add(r.rows);
-        for (Picos v : {r.billed, r.effective, r.list, r.contracted, r.consumed}) {
+        for (Picos v : {r.billed, r.effective, r.list, r.contracted, r.gpu_hours}) {
           auto [nanos, frac] = schema::SplitPicos(v);
           params.Add(nanos).Add(frac);
         }
@@ -585,10 +585,10 @@ class PgStore final : public Store {
   }
 
   Result<std::optional<BillingImport>> FindBillingImport(const std::string& provider,
-                                                         const std::string& sha256) const override {
+                                                         const std::string& digest) const override {
     static const std::string sql = std::string("SELECT ") + schema::kBillingImportColumns +
-                                   " FROM billing_imports WHERE provider = $1 AND sha256 = $2";
-    ASSIGN_OR_RETURN(Rows r, Query(sql.c_str(), Params().Add(provider).Add(sha256)));
+                                   " FROM billing_imports WHERE provider = $1 AND digest = $2";
+    ASSIGN_OR_RETURN(Rows r, Query(sql.c_str(), Params().Add(provider).Add(digest)));
     return ReadFirst(r, &ReadBillingImport);
   }
 
@@ -609,11 +609,11 @@ class PgStore final : public Store {
       int i = 1;  // column 0 is the import's provider
       for (std::string* t : {&b.day, &b.month, &b.provider_name, &b.sub_account, &b.region, &b.resource_id,
                              &b.service_category, &b.charge_category, &b.pricing_category, &b.commitment_status,
-                             &b.consumed_unit, &b.currency, &b.team, &b.owner, &b.job_id, &b.project}) {
+                             &b.currency, &b.team, &b.owner, &b.job_id, &b.project}) {
         *t = r.Text(row, i++);
       }
       b.rows = r.Int(row, i++);
-      for (Picos* v : {&b.billed, &b.effective, &b.list, &b.contracted, &b.consumed}) {
+      for (Picos* v : {&b.billed, &b.effective, &b.list, &b.contracted, &b.gpu_hours}) {
         *v = schema::JoinPicos(r.Int(row, i), r.Int(row, i + 1));
         i += 2;
       }
@@ -640,7 +640,7 @@ class PgStore final : public Store {
         return *parsed;
       };
       ASSIGN_OR_RETURN(t.rows, sum(i++));
-      for (Picos* v : {&t.billed, &t.effective, &t.list, &t.contracted, &t.consumed}) {
+      for (Picos* v : {&t.billed, &t.effective, &t.list, &t.contracted, &t.gpu_hours}) {
         ASSIGN_OR_RETURN(int64_t nanos, sum(i));
         ASSIGN_OR_RETURN(int64_t frac, sum(i + 1));
         *v = schema::JoinPicos(nanos, frac);

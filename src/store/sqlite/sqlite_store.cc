@@ -266,7 +266,7 @@ class SqliteWriteTx final : public WriteTx {
       static const std::string sql = std::string("INSERT INTO billing_imports (") + schema::kBillingImportColumns +
                                      ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)";
       CW_STMT(s, conn_, sql.c_str());
-      s.Bind(1, b.id).Bind(2, b.provider).Bind(3, b.file).Bind(4, b.sha256).Bind(5, b.focus_version).Bind(6, b.rows);
+      s.Bind(1, b.id).Bind(2, b.provider).Bind(3, b.file).Bind(4, b.digest).Bind(5, b.focus_version).Bind(6, b.rows);
       s.Bind(7, b.skipped).Bind(8, b.issues).Bind(9, b.first_day).Bind(10, b.last_day).Bind(11, b.imported_by);
       s.Bind(12, ToUnixMicros(b.imported_at));
       if (Status st = s.Exec(); !st.ok()) {
@@ -285,12 +285,12 @@ class SqliteWriteTx final : public WriteTx {
       int i = 1;
       for (const std::string* t : {&b.id, &b.provider, &r.day, &r.month, &r.provider_name, &r.sub_account, &r.region,
                                    &r.resource_id, &r.service_category, &r.charge_category, &r.pricing_category,
-                                   &r.commitment_status, &r.consumed_unit, &r.currency, &r.team, &r.owner, &r.job_id,
+                                   &r.commitment_status, &r.currency, &r.team, &r.owner, &r.job_id,
                                    &r.project}) {
         s.Bind(i++, *t);
       }
       s.Bind(i++, r.rows);
-      for (Picos v : {r.billed, r.effective, r.list, r.contracted, r.consumed}) {
+      for (Picos v : {r.billed, r.effective, r.list, r.contracted, r.gpu_hours}) {
         auto [nanos, frac] = schema::SplitPicos(v);
         s.Bind(i, nanos).Bind(i + 1, frac);
         i += 2;
@@ -574,12 +574,12 @@ class SqliteStore final : public Store {
   }
 
   Result<std::optional<BillingImport>> FindBillingImport(const std::string& provider,
-                                                         const std::string& sha256) const override {
+                                                         const std::string& digest) const override {
     ASSIGN_OR_RETURN(auto r, Reader());
     static const std::string sql = std::string("SELECT ") + schema::kBillingImportColumns +
-                                   " FROM billing_imports WHERE provider = ?1 AND sha256 = ?2";
+                                   " FROM billing_imports WHERE provider = ?1 AND digest = ?2";
     CW_STMT(s, *r.conn, sql.c_str());
-    s.Bind(1, provider).Bind(2, sha256);
+    s.Bind(1, provider).Bind(2, digest);
     Status st;
     if (s.Step(st)) return std::optional<BillingImport>(ReadBillingImport(s));
     RETURN_IF_ERROR(st);
@@ -611,11 +611,11 @@ class SqliteStore final : public Store {
       int i = 1;  // column 0 is the import's provider
       for (std::string* t : {&b.day, &b.month, &b.provider_name, &b.sub_account, &b.region, &b.resource_id,
                              &b.service_category, &b.charge_category, &b.pricing_category, &b.commitment_status,
-                             &b.consumed_unit, &b.currency, &b.team, &b.owner, &b.job_id, &b.project}) {
+                             &b.currency, &b.team, &b.owner, &b.job_id, &b.project}) {
         *t = s.Text(i++);
       }
       b.rows = s.Int(i++);
-      for (Picos* v : {&b.billed, &b.effective, &b.list, &b.contracted, &b.consumed}) {
+      for (Picos* v : {&b.billed, &b.effective, &b.list, &b.contracted, &b.gpu_hours}) {
         *v = schema::JoinPicos(s.Int(i), s.Int(i + 1));
         i += 2;
       }
@@ -639,7 +639,7 @@ class SqliteStore final : public Store {
       t.currency = s.Text(n);
       int i = n + 1;
       t.rows = s.Int(i++);
-      for (Picos* v : {&t.billed, &t.effective, &t.list, &t.contracted, &t.consumed}) {
+      for (Picos* v : {&t.billed, &t.effective, &t.list, &t.contracted, &t.gpu_hours}) {
         *v = schema::JoinPicos(s.Int(i), s.Int(i + 1));
         i += 2;
       }
