@@ -597,13 +597,14 @@ Result<Schema> ReadHeader(const std::string& path, const std::vector<CsvField>& 
 // Turns records into FocusRows for one parsing thread, noting departures.
 //
 // Bills repeat themselves: the same account, currency, category, hour and
-// price on thousands of rows. Each column remembers its last text and what
-// reading it gave; the same text again, if it raised no issue, is not read
-// again. Only a text that raised an issue is checked every time, so every
-// row's departures are still reported.
+// price on thousands of rows. Each column remembers its last few texts
+// (a small table indexed by a hash of the text) and what reading them gave;
+// the same text again, if it raised no issue, is not read again. Only a
+// text that raised an issue is checked every time, so every row's
+// departures are still reported.
 class RowReader {
  public:
-  explicit RowReader(const Schema& schema) : schema_(schema), memo_(schema.plan.size()) {}
+  explicit RowReader(const Schema& schema) : schema_(schema), memo_(schema.plan.size() * kMemoWays) {}
 
   // False when the row cannot be used (noted in issues).
   bool Read(std::vector<CsvField>& fields, int64_t line, FocusRow& row);
@@ -633,8 +634,15 @@ class RowReader {
   // Copies what `m` says into the row.
   void Apply(const ColumnPlan& p, std::string_view text, const Memo& m, FocusRow& row, Flags& flags);
 
+  static constexpr size_t kMemoWays = 8;
+  static size_t Slot(std::string_view t) {
+    if (t.empty()) return 0;
+    return (t.size() * 7 + static_cast<unsigned char>(t.back()) * 3 + static_cast<unsigned char>(t[t.size() / 2])) %
+           kMemoWays;
+  }
+
   const Schema& schema_;
-  std::vector<Memo> memo_;
+  std::vector<Memo> memo_;  // kMemoWays per column
   std::string tag_key_, tag_value_;  // scratch for TagScanner
 };
 
@@ -797,7 +805,7 @@ bool RowReader::Read(std::vector<CsvField>& fields, int64_t line, FocusRow& row)
     const ColumnPlan& p = schema_.plan[i];
     if (p.field == Field::kCustom) continue;
     CsvField& f = fields[i];
-    Memo& m = memo_[i];
+    Memo& m = memo_[i * kMemoWays + Slot(f.text)];
     if (!(m.valid && f.quoted == m.quoted && f.text == m.text)) {
       int64_t before = issues.total();
       m.text.assign(f.text);  // as in the file, before any unescaping

@@ -34,6 +34,12 @@ class Stmt {
     sqlite3_bind_text(s_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
     return *this;
   }
+  // Binds without copying: `v` must stay unchanged until the statement is
+  // reset.
+  Stmt& BindStatic(int i, std::string_view v) {
+    sqlite3_bind_text(s_, i, v.data(), static_cast<int>(v.size()), SQLITE_STATIC);
+    return *this;
+  }
   Stmt& Bind(int i, int64_t v) {
     sqlite3_bind_int64(s_, i, v);
     return *this;

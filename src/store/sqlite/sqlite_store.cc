@@ -274,29 +274,50 @@ class SqliteWriteTx final : public WriteTx {
         return st;
       }
     }
-    static const std::string sql = [] {
+    // Many rows per statement: a bill has hundreds of thousands of rollups.
+    constexpr size_t kRowsPerInsert = 32;
+    constexpr int kColumns = schema::kBillingRollupColumnCount + 1;
+    auto insert_sql = [](size_t rows) {
       std::string q = std::string("INSERT INTO billing_rollups (import_id, ") + schema::kBillingRollupColumns +
-                      ") VALUES (?1";
-      for (int i = 2; i <= schema::kBillingRollupColumnCount + 1; ++i) q += ", ?" + std::to_string(i);
-      return q + ")";
-    }();
-    CW_STMT(s, conn_, sql.c_str());
-    for (const BillingRollup& r : rollups) {
+                      ") VALUES ";
+      for (size_t r = 0; r < rows; ++r) {
+        q += r == 0 ? "(" : ", (";
+        for (int c = 1; c <= kColumns; ++c) q += "?" + std::string(c < kColumns ? ", " : ")");
+      }
+      return q;
+    };
+    static const std::string full_sql = insert_sql(kRowsPerInsert);
+    auto bind = [&](Stmt& s, size_t from, size_t to) -> Status {
       int i = 1;
-      for (const std::string* t : {&b.id, &b.provider, &r.day, &r.month, &r.provider_name, &r.sub_account, &r.region,
-                                   &r.resource_id, &r.service_category, &r.charge_category, &r.pricing_category,
-                                   &r.commitment_status, &r.currency, &r.team, &r.owner, &r.job_id,
-                                   &r.project}) {
-        s.Bind(i++, *t);
+      for (size_t k = from; k < to; ++k) {
+        const BillingRollup& r = rollups[k];
+        for (const std::string* t : {&b.id, &b.provider, &r.day, &r.month, &r.provider_name, &r.sub_account,
+                                     &r.region, &r.resource_id, &r.service_category, &r.charge_category,
+                                     &r.pricing_category, &r.commitment_status, &r.currency, &r.team, &r.owner,
+                                     &r.job_id, &r.project}) {
+          s.BindStatic(i++, *t);
+        }
+        s.Bind(i++, r.rows);
+        for (Picos v : {r.billed, r.effective, r.list, r.contracted, r.gpu_hours}) {
+          auto [nanos, frac] = schema::SplitPicos(v);
+          s.Bind(i, nanos).Bind(i + 1, frac);
+          i += 2;
+        }
       }
-      s.Bind(i++, r.rows);
-      for (Picos v : {r.billed, r.effective, r.list, r.contracted, r.gpu_hours}) {
-        auto [nanos, frac] = schema::SplitPicos(v);
-        s.Bind(i, nanos).Bind(i + 1, frac);
-        i += 2;
+      return s.Exec();
+    };
+    size_t from = 0;
+    {
+      CW_STMT(s, conn_, full_sql.c_str());
+      for (; from + kRowsPerInsert <= rollups.size(); from += kRowsPerInsert) {
+        RETURN_IF_ERROR(bind(s, from, from + kRowsPerInsert));
+        sqlite3_reset(s_raw);
       }
-      RETURN_IF_ERROR(s.Exec());
-      sqlite3_reset(s_raw);
+    }
+    if (from < rollups.size()) {
+      ASSIGN_OR_RETURN(sqlite3_stmt * raw, conn_.PrepareOnce(insert_sql(rollups.size() - from)));
+      Stmt s(raw, true);
+      RETURN_IF_ERROR(bind(s, from, rollups.size()));
     }
     return Counted(Status::Ok());
   }
@@ -342,7 +363,7 @@ class SqliteStore final : public Store {
       // WAL lets readers run beside the writer; FULL makes every commit
       // durable (it survives power loss, not only a crash of this process).
       RETURN_IF_ERROR(writer_->ExecScript(
-          "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;"));
+          "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON; PRAGMA cache_size=-65536;"));
       RETURN_IF_ERROR(Migrate());
     }
     // Checks the file is readable and has our schema.
