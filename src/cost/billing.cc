@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <iterator>
+#include <thread>
 #include <unordered_map>
 
 #include "causeway/crypto.h"
@@ -115,6 +117,10 @@ namespace {
 class Aggregator final : public RowSink {
  public:
   void Add(const FocusRow& row) override {
+    if ((row.changed & kKeyColumns) == 0 && last_) {
+      Accumulate(row, *last_);  // every column of the key as in the previous row
+      return;
+    }
     int64_t day_us = row.charge_start_us - ((row.charge_start_us % kMicrosPerDay + kMicrosPerDay) % kMicrosPerDay);
     if (day_us != last_day_us_) {
       day_ = DayOf(day_us);
@@ -142,7 +148,25 @@ class Aggregator final : public RowSink {
       last_ = &it->second;  // elements stay put when the table grows
       std::swap(key_, last_key_);
     }
-    Sums& s = *last_;
+    Accumulate(row, *last_);
+  }
+
+  std::unordered_map<std::string, Sums, StringHash, std::equal_to<>> sums;
+  std::string first_day, last_day;
+
+ private:
+  // The FOCUS columns the key is made of.
+  static inline const uint64_t kKeyColumns = [] {
+    uint64_t bits = 0;
+    for (const char* c : {"ChargePeriodStart", "BillingPeriodStart", "ProviderName", "SubAccountId", "RegionId",
+                          "ResourceId", "ServiceCategory", "ChargeCategory", "PricingCategory",
+                          "CommitmentDiscountStatus", "BillingCurrency", "Tags"}) {
+      bits |= FocusColumnBit(c);
+    }
+    return bits;
+  }();
+
+  static void Accumulate(const FocusRow& row, Sums& s) {
     ++s.rows;
     s.billed += row.billed;
     s.effective += row.effective;
@@ -151,10 +175,6 @@ class Aggregator final : public RowSink {
     if (row.has_consumed && CountsGpuHours(row.consumed_unit)) s.gpu_hours += row.consumed;
   }
 
-  std::unordered_map<std::string, Sums, StringHash, std::equal_to<>> sums;
-  std::string first_day, last_day;
-
- private:
   static constexpr int64_t kMicrosPerDay = 86400000000;
   // Rows come ordered by time within a chunk: the day's text is made once
   // per day, not per row.
@@ -175,14 +195,33 @@ Result<ReadBill> ReadFocusBill(const std::string& path, const ImportOptions& opt
   ASSIGN_OR_RETURN(FocusScan scan, ScanFocusFile(path, fo, sinks));
   // The threads' sums, ordered by key and folded where keys meet. The key
   // starts with the day, so rollups are stored by day.
-  std::vector<std::pair<const std::string*, const Sums*>> entries;
+  using Entry = std::pair<const std::string*, const Sums*>;
+  auto by_key = [](const Entry& a, const Entry& b) { return *a.first < *b.first; };
+  // Each thread's table sorted on a thread of its own, then merged.
+  std::vector<std::vector<Entry>> sorted(aggregators.size());
+  {
+    std::vector<std::thread> sorters;
+    for (size_t a = 0; a < aggregators.size(); ++a) {
+      sorters.emplace_back([&, a] {
+        sorted[a].reserve(aggregators[a].sums.size());
+        for (const auto& [k, s] : aggregators[a].sums) sorted[a].emplace_back(&k, &s);
+        std::sort(sorted[a].begin(), sorted[a].end(), by_key);
+      });
+    }
+    for (auto& t : sorters) t.join();
+  }
+  std::vector<Entry> entries = std::move(sorted[0]);
+  for (size_t a = 1; a < sorted.size(); ++a) {
+    std::vector<Entry> merged;
+    merged.reserve(entries.size() + sorted[a].size());
+    std::merge(entries.begin(), entries.end(), sorted[a].begin(), sorted[a].end(), std::back_inserter(merged), by_key);
+    entries = std::move(merged);
+  }
   std::string first_day, last_day;
   for (const Aggregator& a : aggregators) {
-    for (const auto& [k, s] : a.sums) entries.emplace_back(&k, &s);
     if (!a.first_day.empty() && (first_day.empty() || a.first_day < first_day)) first_day = a.first_day;
     if (a.last_day > last_day) last_day = a.last_day;
   }
-  std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return *a.first < *b.first; });
 
   ReadBill out;
   out.import.provider = options.provider;

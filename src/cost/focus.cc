@@ -180,6 +180,14 @@ std::string DayOf(int64_t unix_us) {
   return out;
 }
 
+uint64_t FocusColumnBit(std::string_view column) {
+  static_assert(std::size(kColumns) <= 64);
+  for (size_t i = 0; i < std::size(kColumns); ++i) {
+    if (column == kColumns[i].name) return uint64_t{1} << i;
+  }
+  return 0;
+}
+
 std::string FocusVersionName(FocusVersion v) { return std::to_string(v / 10) + "." + std::to_string(v % 10); }
 
 std::optional<FocusVersion> ParseFocusVersion(std::string_view text) {
@@ -344,6 +352,7 @@ enum class Field {
 struct ColumnPlan {
   std::string name;  // as in the file
   const ColumnSpec* spec = nullptr;
+  uint64_t bit = 0;  // FocusColumnBit
   Field field = Field::kCustom;
   const EnumSpec* enumeration = nullptr;
 };
@@ -543,6 +552,7 @@ Result<Schema> ReadHeader(const std::string& path, const std::vector<CsvField>& 
                                {Diagnostic{path, 1, 0, p.spec->name, "appears twice"}});
       }
       seen[index] = true;
+      p.bit = uint64_t{1} << index;
       newest = std::max(newest, IntroducedIn(*p.spec));
       if (auto it = kFieldOf.find(p.spec->name); it != kFieldOf.end()) {
         p.field = it->second;
@@ -604,7 +614,8 @@ Result<Schema> ReadHeader(const std::string& path, const std::vector<CsvField>& 
 // departures are still reported.
 class RowReader {
  public:
-  explicit RowReader(const Schema& schema) : schema_(schema), memo_(schema.plan.size() * kMemoWays) {}
+  explicit RowReader(const Schema& schema)
+      : schema_(schema), memo_(schema.plan.size() * kMemoWays), last_slot_(schema.plan.size(), kNoSlot) {}
 
   // False when the row cannot be used (noted in issues).
   bool Read(std::vector<CsvField>& fields, int64_t line, FocusRow& row);
@@ -643,6 +654,8 @@ class RowReader {
 
   const Schema& schema_;
   std::vector<Memo> memo_;  // kMemoWays per column
+  static constexpr size_t kNoSlot = SIZE_MAX;
+  std::vector<size_t> last_slot_;  // per column: the memo slot the previous row hit, or kNoSlot
   std::string tag_key_, tag_value_;  // scratch for TagScanner
 };
 
@@ -800,13 +813,18 @@ bool RowReader::Read(std::vector<CsvField>& fields, int64_t line, FocusRow& row)
     return false;
   }
   row = FocusRow{};
+  row.changed = 0;
   Flags flags;
   for (size_t i = 0; i < fields.size(); ++i) {
     const ColumnPlan& p = schema_.plan[i];
     if (p.field == Field::kCustom) continue;
     CsvField& f = fields[i];
-    Memo& m = memo_[i * kMemoWays + Slot(f.text)];
-    if (!(m.valid && f.quoted == m.quoted && f.text == m.text)) {
+    const size_t slot = i * kMemoWays + Slot(f.text);
+    Memo& m = memo_[slot];
+    bool hit = m.valid && f.quoted == m.quoted && f.text == m.text;
+    if (!hit || last_slot_[i] != slot) row.changed |= p.bit;
+    last_slot_[i] = hit ? slot : kNoSlot;
+    if (!hit) {
       int64_t before = issues.total();
       m.text.assign(f.text);  // as in the file, before any unescaping
       m.quoted = f.quoted;

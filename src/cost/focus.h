@@ -109,7 +109,15 @@ struct FocusRow {
   // causeway-project, which Causeway sets on what it launches; team, owner
   // and project fall back to the plain keys many companies tag with.
   std::string_view team, owner, job, project;
+  // The FOCUS columns whose text may differ from the previous row's (the
+  // previous row read by the same thread), as FocusColumnBit bits. A reader
+  // that keys on a few columns can skip its work when none changed.
+  uint64_t changed = ~uint64_t{0};
 };
+
+// The bit of a FOCUS column (its spelling in the specification) in
+// FocusRow::changed; 0 for a name that is not a FOCUS column.
+uint64_t FocusColumnBit(std::string_view column);
 
 struct FocusOptions {
   std::optional<FocusVersion> version;  // unset: detected from the columns
