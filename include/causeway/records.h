@@ -106,7 +106,7 @@ struct TokenRecord {
 // bill is for; (provider, digest) is unique, so importing a file again
 // changes nothing.
 struct BillingImport {
-  std::string id;  // "bill_" + the first 20 hex digits of digest
+  std::string id;  // "bill_" + 20 hex digits of SHA-256(provider, digest)
   std::string provider;
   std::string file;    // as given, for people; not used to match
   // SHA-256 of the bill's rollups in canonical form: the same charges

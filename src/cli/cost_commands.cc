@@ -164,10 +164,10 @@ int Showback(const DbChoice& where, const ShowbackArgs& a, bool json_output) {
       for (size_t i = 0; i < names.size(); ++i) r[names[i]] = t.keys[i];
       r["currency"] = t.currency;
       r["rows"] = t.rows;
-      r["billed_cost"] = cost::PicosToDecimal(t.billed);
-      r["effective_cost"] = cost::PicosToDecimal(t.effective);
-      r["list_cost"] = cost::PicosToDecimal(t.list);
-      r["contracted_cost"] = cost::PicosToDecimal(t.contracted);
+      r["billed_cost"] = cost::PicosText(t.billed);
+      r["effective_cost"] = cost::PicosText(t.effective);
+      r["list_cost"] = cost::PicosText(t.list);
+      r["contracted_cost"] = cost::PicosText(t.contracted);
       rows.push_back(std::move(r));
     }
     std::cout << json{{"by", names}, {"from_day", q.from_day}, {"to_day", q.to_day}, {"rows", rows}}.dump(2) << "\n";
@@ -188,7 +188,7 @@ int Showback(const DbChoice& where, const ShowbackArgs& a, bool json_output) {
     for (const auto& k : t.keys) row.push_back(k.empty() ? "(untagged)" : k);
     row.push_back(t.currency);
     row.push_back(std::to_string(t.rows));
-    for (Picos v : {t.billed, t.effective, t.list}) row.push_back(cost::PicosToDecimal(v));
+    for (Picos v : {t.billed, t.effective, t.list}) row.push_back(cost::PicosText(v));
     if (a.format == "csv") {
       std::string line;
       for (const auto& c : row) line += (line.empty() ? "" : ",") + c;

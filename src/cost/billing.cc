@@ -48,24 +48,6 @@ Status CheckFits(const BillingRollup& r) {
 
 }  // namespace
 
-std::string PicosToDecimal(Picos v) {
-  bool negative = v < 0;
-  unsigned __int128 mag = negative ? -static_cast<unsigned __int128>(v) : static_cast<unsigned __int128>(v);
-  constexpr unsigned __int128 kUnit = 1000000000000ULL;
-  auto digits = [](unsigned __int128 x) {
-    std::string out;
-    do {
-      out.insert(out.begin(), static_cast<char>('0' + static_cast<int>(x % 10)));
-      x /= 10;
-    } while (x != 0);
-    return out;
-  };
-  std::string frac = digits(mag % kUnit);
-  frac.insert(0, 12 - frac.size(), '0');
-  while (frac.size() > 2 && frac.back() == '0') frac.pop_back();
-  return (negative ? "-" : "") + digits(mag / kUnit) + "." + frac;
-}
-
 Result<std::pair<std::string, std::string>> PeriodDays(std::string_view period) {
   if (period.empty()) return std::pair<std::string, std::string>();
   auto day = [](std::string_view d) -> std::optional<int64_t> {
@@ -270,7 +252,9 @@ Result<ReadBill> ReadFocusBill(const std::string& path, const ImportOptions& opt
     out.rollups.push_back(std::move(r));
   }
   out.import.digest = digest.HexDigest();
-  out.import.id = "bill_" + out.import.digest.substr(0, 20);
+  // One bill per provider: the same charges imported for two providers are
+  // two bills.
+  out.import.id = "bill_" + Sha256Hex(options.provider + "\n" + out.import.digest).substr(0, 20);
   out.issues = std::move(scan.issues);
   return out;
 }

@@ -16,10 +16,6 @@
 
 namespace causeway::cost {
 
-// Exact decimal text of pico-units: at least two decimals, at most twelve,
-// no trailing zeros past two ("12.50", "0.0000008").
-std::string PicosToDecimal(Picos v);
-
 // Charge days [from, to) of a period: "2026-11" (a month), "2026-11-05" (a
 // day), "2026-11-01..2026-11-15" (days, end exclusive) or "" (no bound).
 Result<std::pair<std::string, std::string>> PeriodDays(std::string_view period);

@@ -320,6 +320,49 @@ std::optional<Picos> ParsePicos(std::string_view s) {
   return v;
 }
 
+std::optional<Picos> ParseSpreadsheetMoney(std::string_view s) {
+  std::string plain;
+  bool negative = false;
+  size_t b = 0, e = s.size();
+  while (b < e && s[b] == ' ') ++b;
+  while (e > b && s[e - 1] == ' ') --e;
+  if (e - b >= 2 && s[b] == '(' && s[e - 1] == ')') negative = true, ++b, --e;
+  for (size_t i = b; i < e; ++i) {
+    char c = s[i];
+    if (c == '$' || c == ' ') continue;
+    if (c == ',') {
+      // Only as a thousands separator: digits on both sides.
+      if (i == b || i + 1 >= e || !std::isdigit(static_cast<unsigned char>(s[i - 1])) ||
+          !std::isdigit(static_cast<unsigned char>(s[i + 1]))) {
+        return std::nullopt;
+      }
+      continue;
+    }
+    plain += c;
+  }
+  auto v = ParsePicos(plain);
+  if (!v) return std::nullopt;
+  return negative ? -*v : *v;
+}
+
+std::string PicosText(Picos v) {
+  bool negative = v < 0;
+  unsigned __int128 mag = negative ? -static_cast<unsigned __int128>(v) : static_cast<unsigned __int128>(v);
+  constexpr unsigned __int128 kUnit = 1000000000000ULL;
+  auto digits = [](unsigned __int128 x) {
+    std::string out;
+    do {
+      out.insert(out.begin(), static_cast<char>('0' + static_cast<int>(x % 10)));
+      x /= 10;
+    } while (x != 0);
+    return out;
+  };
+  std::string frac = digits(mag % kUnit);
+  frac.insert(0, 12 - frac.size(), '0');
+  while (frac.size() > 2 && frac.back() == '0') frac.pop_back();
+  return (negative ? "-" : "") + digits(mag / kUnit) + "." + frac;
+}
+
 std::optional<Nanos> ParseNanos(std::string_view s) {
   auto v = ParseScaled(s, 9);
   if (!v || *v > INT64_MAX || *v < INT64_MIN) return std::nullopt;
@@ -697,10 +740,13 @@ void RowReader::ReadColumn(const ColumnPlan& p, CsvField& f, int64_t line, Memo&
     case Field::kConsumed: case Field::kOtherDecimal: {
       std::optional<Picos> n = ParsePicos(v);
       if (!n) {
+        // Spreadsheet money ("$10,000.00 ", "(5.00)"): read, and noted.
+        n = ParseSpreadsheetMoney(v);
         issues.Add(line, p.name, "decimal-format", [&] {
-          return "'" + std::string(v) + "' is not a decimal number (no separators, symbols or units)";
+          return "'" + std::string(v) + "' " + (n ? "read as " + PicosText(*n) : std::string("is not a number")) +
+                 "; FOCUS decimals have no currency symbols, separators or spaces";
         });
-        break;
+        if (!n) break;
       }
       m.amount = *n;
       m.parsed = true;

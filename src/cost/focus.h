@@ -84,6 +84,11 @@ inline constexpr Nanos kNanosPerUnit = 1000000000;
 // digits past the twelfth are rounded half to even. nullopt if it is not a
 // number or is beyond ±1e20.
 std::optional<Picos> ParsePicos(std::string_view text);
+// Money as spreadsheets write it: "$10,000.00 ", "(5.00)" (negative).
+std::optional<Picos> ParseSpreadsheetMoney(std::string_view text);
+// Exact decimal text of pico-units: at least two decimals, at most twelve,
+// no trailing zeros past two ("12.50", "0.0000008").
+std::string PicosText(Picos v);
 // As ParsePicos, to nano-units within int64.
 std::optional<Nanos> ParseNanos(std::string_view text);
 // Picos to nanos, rounded half to even; nullopt outside int64.

@@ -1,0 +1,430 @@
+// The FOCUS reader and bill import: CSV edge cases, the specification's
+// rules in tolerant and strict mode, exact sums, and idempotent imports on
+// every store backend. Tests over the real samples in shared/data/focus are
+// in focus_samples_test.cc.
+#include <gtest/gtest.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "causeway/clock.h"
+#include "cost/billing.h"
+#include "cost/csv.h"
+#include "cost/focus.h"
+#include "temp_db.h"
+
+namespace causeway::cost {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A file under a fresh temporary folder, removed with it.
+class Files {
+ public:
+  Files() {
+    dir_ = fs::temp_directory_path() / ("cw-cost-" + std::to_string(::getpid()) + "-" + std::to_string(++count_));
+    fs::create_directories(dir_);
+  }
+  ~Files() { fs::remove_all(dir_); }
+  std::string Write(const std::string& name, const std::string& text) {
+    std::string path = (dir_ / name).string();
+    std::ofstream(path, std::ios::binary) << text;
+    return path;
+  }
+  std::string WriteGzip(const std::string& name, const std::string& text) {
+    std::string path = (dir_ / name).string();
+    gzFile f = gzopen(path.c_str(), "wb");
+    gzwrite(f, text.data(), static_cast<unsigned>(text.size()));
+    gzclose(f);
+    return path;
+  }
+
+ private:
+  static inline int count_ = 0;
+  fs::path dir_;
+};
+
+// Every record of a file, through the chunker and the record parser.
+std::vector<std::pair<int64_t, std::vector<std::string>>> Records(const std::string& path) {
+  auto chunker = CsvChunker::Open(path);
+  EXPECT_TRUE(chunker.ok()) << chunker.status().ToString();
+  std::vector<std::pair<int64_t, std::vector<std::string>>> out;
+  while (true) {
+    auto chunk = (*chunker)->Next();
+    EXPECT_TRUE(chunk.ok()) << chunk.status().ToString();
+    if (!chunk.ok() || !*chunk) break;
+    CsvRecords records(path, **chunk);
+    std::vector<CsvField> fields;
+    while (true) {
+      auto more = records.Next(fields);
+      EXPECT_TRUE(more.ok()) << more.status().ToString();
+      if (!more.ok() || !*more) break;
+      std::vector<std::string> texts;
+      for (CsvField& f : fields) texts.emplace_back(Unescape(f));
+      out.emplace_back(records.line(), texts);
+    }
+  }
+  return out;
+}
+
+TEST(CsvTest, QuotesLineBreaksCrlfAndByteOrderMark) {
+  Files files;
+  std::string path = files.Write("a.csv",
+                                 "\xEF\xBB\xBF" "a,b,c\r\n"
+                                 "1,\"x, \"\"quoted\"\"\",3\r\n"
+                                 "\n"
+                                 "2,\"two\nlines\",\r\n"
+                                 "3,,last");
+  auto records = Records(path);
+  ASSERT_EQ(records.size(), 4u);
+  EXPECT_EQ(records[0].second, (std::vector<std::string>{"a", "b", "c"}));
+  EXPECT_EQ(records[1].second, (std::vector<std::string>{"1", "x, \"quoted\"", "3"}));
+  EXPECT_EQ(records[2].first, 4) << "the blank line 3 is not a record";
+  EXPECT_EQ(records[2].second, (std::vector<std::string>{"2", "two\nlines", ""}));
+  EXPECT_EQ(records[3].first, 6);
+  EXPECT_EQ(records[3].second, (std::vector<std::string>{"3", "", "last"}));
+}
+
+TEST(CsvTest, GzipIsRecognisedByItsBytes) {
+  Files files;
+  std::string path = files.WriteGzip("bill.csv", "a,b\n1,2\n");
+  auto records = Records(path);
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[1].second, (std::vector<std::string>{"1", "2"}));
+}
+
+TEST(CsvTest, RecordsAcrossBlocksKeepTheirLines) {
+  // Blocks are 4 MiB: 60,000 records of ~100 bytes cross several, and one
+  // quoted field of 9 MiB spans whole blocks.
+  Files files;
+  std::string text = "n,text\n";
+  for (int i = 0; i < 60000; ++i) text += std::to_string(i) + ",\"" + std::string(90, 'a' + i % 26) + "\"\n";
+  text += "big,\"" + std::string(9 << 20, 'z') + "\nend\"\n";
+  text += "after,1\n";
+  std::string path = files.Write("big.csv", text);
+  auto records = Records(path);
+  ASSERT_EQ(records.size(), 60003u);
+  for (int i = 0; i < 60000; i += 997) {
+    EXPECT_EQ(records[i + 1].second[0], std::to_string(i));
+    EXPECT_EQ(records[i + 1].first, i + 2);
+  }
+  EXPECT_EQ(records[60001].second[1].size(), (9u << 20) + 4);
+  EXPECT_EQ(records[60002].first, 60004) << "the line break inside the big field counts";
+}
+
+TEST(CsvTest, UnterminatedQuoteNamesFileAndLine) {
+  Files files;
+  std::string path = files.Write("bad.csv", "a,b\n1,2\n3,\"open\n4,5\n");
+  auto chunker = CsvChunker::Open(path);
+  ASSERT_TRUE(chunker.ok());
+  Status error;
+  while (error.ok()) {
+    auto chunk = (*chunker)->Next();
+    ASSERT_TRUE(chunk.ok());
+    if (!*chunk) break;
+    CsvRecords records(path, **chunk);
+    std::vector<CsvField> fields;
+    while (true) {
+      auto more = records.Next(fields);
+      if (!more.ok()) {
+        error = more.status();
+        break;
+      }
+      if (!*more) break;
+    }
+  }
+  EXPECT_EQ(error.code(), Code::kInvalidArgument);
+  EXPECT_NE(error.message().find("bad.csv:3:"), std::string::npos) << error.message();
+}
+
+TEST(CsvTest, MissingFileIsNotFound) {
+  auto chunker = CsvChunker::Open("/nonexistent/bill.csv");
+  EXPECT_EQ(chunker.status().code(), Code::kNotFound);
+}
+
+TEST(FocusValuesTest, DecimalsAreExactPicos) {
+  EXPECT_EQ(*ParsePicos("12.5"), static_cast<Picos>(12500000000000LL));
+  EXPECT_EQ(*ParsePicos("-0.0000008"), static_cast<Picos>(-800000));
+  EXPECT_EQ(*ParsePicos("0.00000080000"), static_cast<Picos>(800000));
+  EXPECT_EQ(*ParsePicos("1e-3"), static_cast<Picos>(1000000000));
+  EXPECT_EQ(*ParsePicos("2.5E2"), static_cast<Picos>(250) * 1000000000000LL);
+  EXPECT_EQ(*ParsePicos("0.0000000000005"), static_cast<Picos>(0)) << "half to even";
+  EXPECT_EQ(*ParsePicos("0.0000000000015"), static_cast<Picos>(2));
+  EXPECT_FALSE(ParsePicos("1,000.00"));
+  EXPECT_FALSE(ParsePicos("$3"));
+  EXPECT_FALSE(ParsePicos(""));
+  EXPECT_EQ(PicosText(*ParsePicos("18.0066386184")), "18.0066386184");
+  EXPECT_EQ(PicosText(*ParsePicos("-3")), "-3.00");
+  EXPECT_EQ(*PicosToNanos(1500), 2) << "half to even";
+  EXPECT_EQ(*PicosToNanos(2500), 2);
+  EXPECT_EQ(*PicosToNanos(-1500), -2);
+}
+
+TEST(FocusValuesTest, DateTimesInEveryShapeBillsUse) {
+  bool exact = false;
+  EXPECT_EQ(*ParseFocusTime("2024-09-18T22:00:00Z", &exact), 1726696800000000);
+  EXPECT_TRUE(exact);
+  EXPECT_EQ(*ParseFocusTime("2024-09-18 22:00:00", &exact), 1726696800000000);
+  EXPECT_FALSE(exact);
+  EXPECT_EQ(*ParseFocusTime("2024-09-19T00:00:00+02:00", &exact), 1726696800000000);
+  EXPECT_EQ(*ParseFocusTime("2024-09-18T22:00:00.123Z", &exact), 1726696800000000);
+  EXPECT_EQ(*ParseFocusTime("2024-09-18", &exact), 1726617600000000);
+  EXPECT_EQ(*ParseFocusTime("9/18/24", &exact), 1726617600000000) << "month/day/year, as spreadsheets write";
+  EXPECT_FALSE(ParseFocusTime("18.09.2024", &exact));
+  EXPECT_FALSE(ParseFocusTime("2024-13-01", &exact));
+  EXPECT_EQ(DayOf(1726696800000000), "2024-09-18");
+  EXPECT_EQ(DayOf(-1), "1969-12-31");
+}
+
+using Days = std::pair<std::string, std::string>;
+
+TEST(FocusValuesTest, Periods) {
+  EXPECT_EQ(*PeriodDays("2026-11"), Days("2026-11-01", "2026-12-01"));
+  EXPECT_EQ(*PeriodDays("2026-12"), Days("2026-12-01", "2027-01-01"));
+  EXPECT_EQ(*PeriodDays("2026-02-28"), Days("2026-02-28", "2026-03-01"));
+  EXPECT_EQ(*PeriodDays("2026-11-01..2026-11-15"), Days("2026-11-01", "2026-11-15"));
+  EXPECT_EQ(PeriodDays("November").status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(PeriodDays("2026-11-15..2026-11-01").status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(ParseBillingDims("team, month")->size(), 2u);
+  auto bad = ParseBillingDims("team,colour");
+  EXPECT_NE(bad.status().message().find("'colour'"), std::string::npos);
+}
+
+constexpr const char* kHeader =
+    "BilledCost,BillingAccountId,BillingAccountName,BillingCurrency,BillingPeriodEnd,BillingPeriodStart,"
+    "ChargeCategory,ChargeClass,ChargeDescription,ChargePeriodEnd,ChargePeriodStart,ContractedCost,EffectiveCost,"
+    "InvoiceIssuerName,ListCost,PricingQuantity,PricingUnit,ProviderName,PublisherName,ServiceCategory,ServiceName,"
+    "ResourceId,ConsumedQuantity,ConsumedUnit,Tags,x_Note\n";
+
+// One clean FOCUS 1.0 row.
+std::string Row(const std::string& billed, const std::string& start, const std::string& tags,
+                const std::string& category = "Usage", const std::string& unit = "GPU-Hours") {
+  return billed + ",acct,Acme,USD,2024-10-01T00:00:00Z,2024-09-01T00:00:00Z," + category + ",,GPU hour," +
+         start.substr(0, 11) + "23:59:59Z," + start + "," + billed + "," + billed + ",Nimbus," + billed +
+         ",1,Hour,Nimbus,Nimbus,Compute,GPU,node-1,8," + unit + "," + tags + ",note\n";
+}
+
+struct Collected : RowSink {
+  std::vector<std::map<std::string, std::string>> rows;
+  void Add(const FocusRow& r) override {
+    rows.push_back({{"team", std::string(r.team)},
+                    {"owner", std::string(r.owner)},
+                    {"job", std::string(r.job)},
+                    {"project", std::string(r.project)},
+                    {"billed", PicosText(r.billed)},
+                    {"category", std::string(r.charge_category)}});
+  }
+};
+
+TEST(FocusReaderTest, CleanFileHasNoIssuesAndTagsAttribute) {
+  Files files;
+  std::string path = files.Write(
+      "clean.csv", std::string(kHeader) +
+                       Row("2.5", "2024-09-02T10:00:00Z",
+                           R"("{""causeway-team"": ""nlp"", ""team"": ""ignored"", ""causeway-owner"": ""ada"", )"
+                           R"(""causeway-job"": ""job_1"", ""project"": ""p\""1"", ""n"": 3, ""x"": {""a"": [1]}}")") +
+                       Row("1", "2024-09-02T11:00:00Z", R"("{""team"": ""vision""}")"));
+  Collected sink;
+  auto scan = ScanFocusFile(path, {}, {&sink});
+  ASSERT_TRUE(scan.ok()) << scan.status().ToString();
+  EXPECT_EQ(scan->issues.total(), 0) << scan->issues.kept()[0].message;
+  EXPECT_EQ(scan->version, 10);
+  ASSERT_EQ(sink.rows.size(), 2u);
+  EXPECT_EQ(sink.rows[0]["team"], "nlp") << "causeway-team wins over team";
+  EXPECT_EQ(sink.rows[0]["owner"], "ada");
+  EXPECT_EQ(sink.rows[0]["job"], "job_1");
+  EXPECT_EQ(sink.rows[0]["project"], "p\"1");
+  EXPECT_EQ(sink.rows[0]["billed"], "2.50");
+  EXPECT_EQ(sink.rows[1]["team"], "vision");
+}
+
+TEST(FocusReaderTest, EveryDepartureIsReportedWithLineAndColumn) {
+  Files files;
+  std::string header = kHeader;
+  header.replace(header.find("BilledCost"), 10, "billedcost");   // column case
+  header.replace(header.find("x_Note"), 6, "Id");                // not x_-prefixed
+  std::string text = header +
+                     Row("1", "2024-09-02T10:00:00Z", "NULL") +                           // line 2: clean (NULL is null)
+                     Row("1", "2024-09-02 10:00:00", "NULL") +                            // 3: no T, no Z
+                     Row("1", "2024-09-02T10:00:00Z", "NULL", "usage") +                  // 4: enum case
+                     Row("1", "2024-09-02T10:00:00Z", "NULL", "Refund") +                 // 5: not an allowed value
+                     Row("1,000", "2024-09-02T10:00:00Z", "NULL") +                       // 6: 7 fields too many? no: splits
+                     Row("1", "2024-09-02T10:00:00Z", "\"{not json\"") +                  // 7: bad Tags
+                     Row("1", "yesterday", "NULL");                                       // 8: unusable
+  std::string path = files.Write("messy.csv", text);
+  Collected sink;
+  auto scan = ScanFocusFile(path, {}, {&sink});
+  ASSERT_TRUE(scan.ok()) << scan.status().ToString();
+  std::map<std::string, std::vector<int64_t>> lines;  // rule -> lines
+  for (const Issue& i : scan->issues.kept()) lines[i.rule].push_back(i.line);
+  EXPECT_EQ(lines["column-case"], (std::vector<int64_t>{1}));
+  EXPECT_EQ(lines["custom-column-prefix"], (std::vector<int64_t>{1}));
+  EXPECT_EQ(lines["datetime-format"], (std::vector<int64_t>{3, 3, 8, 8})) << "ChargePeriodEnd and Start";
+  EXPECT_EQ(lines["enum-case"], (std::vector<int64_t>{4}));
+  EXPECT_EQ(lines["enum-value"], (std::vector<int64_t>{5}));
+  EXPECT_EQ(lines["field-count"], (std::vector<int64_t>{6}));
+  EXPECT_EQ(lines["json-format"], (std::vector<int64_t>{7}));
+  EXPECT_EQ(lines["unusable-row"], (std::vector<int64_t>{8}));
+  EXPECT_EQ(lines.count("not-nullable"), 0u);
+  for (const Issue& i : scan->issues.kept()) {
+    if (i.rule == "enum-case") {
+      EXPECT_EQ(i.column, "ChargeCategory");
+      EXPECT_NE(i.message.find("'usage' is spelled 'Usage'"), std::string::npos) << i.message;
+    }
+  }
+  EXPECT_EQ(scan->rows, 5);
+  EXPECT_EQ(scan->skipped, 2);
+  // Tolerant reading normalises the case variant.
+  EXPECT_EQ(sink.rows[2]["category"], "Usage");
+}
+
+TEST(FocusReaderTest, MissingMandatoryColumnsAndUnreadableHeaders) {
+  Files files;
+  auto scan = ScanFocusFile(files.Write("min.csv", "ChargePeriodStart,BilledCost\n2024-09-01T00:00:00Z,1\n"), {},
+                            {std::make_unique<Collected>().get()});
+  ASSERT_TRUE(scan.ok());
+  EXPECT_EQ(scan->issues.by_rule().at("mandatory-column").count, 19) << "1.0 has 21 mandatory columns; 2 present";
+  auto twice = ScanFocusFile(files.Write("twice.csv", "BilledCost,ChargePeriodStart,BilledCost\n"), {},
+                             {std::make_unique<Collected>().get()});
+  EXPECT_EQ(twice.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(twice.status().message().find("appears twice"), std::string::npos);
+  auto not_focus = ScanFocusFile(files.Write("other.csv", "name,amount\nx,1\n"), {},
+                                 {std::make_unique<Collected>().get()});
+  EXPECT_NE(not_focus.status().message().find("not a FOCUS file"), std::string::npos);
+  auto empty = ScanFocusFile(files.Write("empty.csv", ""), {}, {std::make_unique<Collected>().get()});
+  EXPECT_NE(empty.status().message().find("empty"), std::string::npos);
+}
+
+// A bill of many rows, several days, teams and amounts with many decimals.
+std::string GeneratedBill(int rows, std::map<std::string, Picos>* billed_by_team) {
+  std::string text = kHeader;
+  for (int i = 0; i < rows; ++i) {
+    std::string team = "team-" + std::to_string(i % 7);
+    std::string amount = std::to_string(i % 13) + "." + std::to_string(100000000000LL + i * 7919LL % 99999999999LL);
+    char start[32];
+    std::snprintf(start, sizeof start, "2024-09-%02dT%02d:00:00Z", 1 + (i / 24) % 28, i % 24);
+    text += Row(amount, start, "\"{\"\"causeway-team\"\": \"\"" + team + "\"\"}\"");
+    (*billed_by_team)[team] += *ParsePicos(amount);
+  }
+  return text;
+}
+
+TEST(BillTest, SumsAreExactAndTheSameOnAnyNumberOfThreads) {
+  Files files;
+  std::map<std::string, Picos> expected;
+  std::string path = files.Write("bill.csv", GeneratedBill(20000, &expected));
+  std::map<int, std::string> digests;
+  for (int threads : {1, 2, 3}) {
+    ImportOptions o;
+    o.provider = "nimbus";
+    o.threads = threads;
+    auto bill = ReadFocusBill(path, o);
+    ASSERT_TRUE(bill.ok()) << bill.status().ToString();
+    EXPECT_EQ(bill->import.rows, 20000);
+    std::map<std::string, Picos> got;
+    Picos gpu_hours = 0;
+    for (const BillingRollup& r : bill->rollups) {
+      got[r.team] += r.billed;
+      gpu_hours += r.gpu_hours;
+    }
+    EXPECT_EQ(got, expected) << threads << " threads";
+    EXPECT_EQ(gpu_hours, static_cast<Picos>(8) * 20000 * 1000000000000LL);
+    EXPECT_EQ(bill->import.first_day, "2024-09-01");
+    EXPECT_EQ(bill->import.last_day, "2024-09-28");
+    digests[threads] = bill->import.digest;
+  }
+  EXPECT_EQ(digests[1], digests[2]);
+  EXPECT_EQ(digests[1], digests[3]);
+}
+
+class BillImportTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  BillImportTest() : db_(GetParam()) {}
+  void SetUp() override {
+    if (!db_.skip().empty()) GTEST_SKIP() << db_.skip();
+    store_ = db_.Open();
+  }
+  testing::TempDb db_;
+  std::unique_ptr<Store> store_;
+  ManualClock clock_;
+  Files files_;
+};
+
+TEST_P(BillImportTest, ImportIsIdempotentAndShowbackGroups) {
+  std::map<std::string, Picos> expected;
+  std::string text = GeneratedBill(3000, &expected);
+  std::string path = files_.Write("bill.csv", text);
+  ImportOptions o;
+  o.provider = "nimbus";
+  o.actor = "local:test";
+  auto first = ImportFocusBill(*store_, path, o, clock_);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_FALSE(first->already_imported);
+  // The same charges again, gzipped: the same bill.
+  auto again = ImportFocusBill(*store_, files_.WriteGzip("bill.csv.gz", text), o, clock_);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_TRUE(again->already_imported);
+  EXPECT_EQ(again->import.id, first->import.id);
+  // For another provider it is another bill.
+  o.provider = "crusoe";
+  ASSERT_TRUE(ImportFocusBill(*store_, path, o, clock_).ok());
+
+  auto imports = store_->ListBillingImports();
+  ASSERT_TRUE(imports.ok());
+  ASSERT_EQ(imports->size(), 2u);
+  EXPECT_EQ((*imports)[0].rows, 3000);
+  EXPECT_EQ((*imports)[0].imported_by, "local:test");
+  auto rollups = store_->ListBillingRollups(first->import.id);
+  ASSERT_TRUE(rollups.ok());
+  EXPECT_EQ(rollups->size(), first->rollups);
+
+  auto totals = store_->QueryBilling(BillingQuery{{BillingDim::kTeam}, "", "", "nimbus"});
+  ASSERT_TRUE(totals.ok()) << totals.status().ToString();
+  ASSERT_EQ(totals->size(), expected.size());
+  for (const BillingTotal& t : *totals) {
+    EXPECT_EQ(t.billed, expected[t.keys[0]]) << t.keys[0];
+    EXPECT_EQ(t.currency, "USD");
+  }
+  // Days bound the query: 2024-09-01 only holds hours 0-23 of rows 0-23.
+  auto day = store_->QueryBilling(BillingQuery{{BillingDim::kDay}, "2024-09-01", "2024-09-02", ""});
+  ASSERT_TRUE(day.ok());
+  ASSERT_EQ(day->size(), 1u);
+  EXPECT_EQ((*day)[0].rows, 2 * 24 * 5) << "both providers, 24 hours in each of 5 four-week rounds";
+
+  // The import is in the audit trail.
+  bool seen = false;
+  ASSERT_TRUE(store_->ScanAudit([&](const AuditEvent& e) {
+                      if (e.action == "cost.import" && e.resource == "bill/" + first->import.id) seen = true;
+                      return true;
+                    }).ok());
+  EXPECT_TRUE(seen);
+}
+
+TEST_P(BillImportTest, StrictRefusesAndStoresNothing) {
+  std::string path = files_.Write("bill.csv", std::string(kHeader) + Row("1", "2024-09-02 10:00:00", "NULL"));
+  ImportOptions o;
+  o.provider = "nimbus";
+  o.strict = true;
+  auto r = ImportFocusBill(*store_, path, o, clock_);
+  ASSERT_EQ(r.status().code(), Code::kInvalidArgument);
+  ASSERT_EQ(r.status().diagnostics().size(), 2u);
+  for (const Diagnostic& d : r.status().diagnostics()) {
+    EXPECT_EQ(d.line, 2);
+    EXPECT_NE(d.message.find("[datetime-format]"), std::string::npos) << d.message;
+  }
+  EXPECT_EQ(r.status().diagnostics()[1].field, "ChargePeriodStart");
+  EXPECT_TRUE(store_->ListBillingImports()->empty());
+  o.strict = false;
+  auto tolerant = ImportFocusBill(*store_, path, o, clock_);
+  ASSERT_TRUE(tolerant.ok());
+  EXPECT_EQ(tolerant->import.issues, 2);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, BillImportTest, ::testing::Values("sqlite", "postgresql"),
+                         [](const ::testing::TestParamInfo<std::string>& p) { return p.param; });
+
+}  // namespace
+}  // namespace causeway::cost
