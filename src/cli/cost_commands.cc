@@ -168,13 +168,14 @@ int Showback(const DbChoice& where, const ShowbackArgs& a, bool json_output) {
       r["effective_cost"] = cost::PicosText(t.effective);
       r["list_cost"] = cost::PicosText(t.list);
       r["contracted_cost"] = cost::PicosText(t.contracted);
+      r["gpu_hours"] = cost::PicosText(t.gpu_hours);
       rows.push_back(std::move(r));
     }
     std::cout << json{{"by", names}, {"from_day", q.from_day}, {"to_day", q.to_day}, {"rows", rows}}.dump(2) << "\n";
     return kExitOk;
   }
   std::vector<std::string> headers = names;
-  for (const char* h : {"currency", "rows", "billed", "effective", "list"}) headers.emplace_back(h);
+  for (const char* h : {"currency", "rows", "billed", "effective", "list", "gpu-hours"}) headers.emplace_back(h);
   if (a.format == "csv") {
     std::cout << [&] {
       std::string line;
@@ -188,7 +189,7 @@ int Showback(const DbChoice& where, const ShowbackArgs& a, bool json_output) {
     for (const auto& k : t.keys) row.push_back(k.empty() ? "(untagged)" : k);
     row.push_back(t.currency);
     row.push_back(std::to_string(t.rows));
-    for (Picos v : {t.billed, t.effective, t.list}) row.push_back(cost::PicosText(v));
+    for (Picos v : {t.billed, t.effective, t.list, t.gpu_hours}) row.push_back(cost::PicosText(v));
     if (a.format == "csv") {
       std::string line;
       for (const auto& c : row) line += (line.empty() ? "" : ",") + c;

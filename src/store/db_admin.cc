@@ -83,6 +83,12 @@ Result<DbReport> CopyDb(const std::string& from, const std::string& to,
     ASSIGN_OR_RETURN(auto tokens, source->ListTokens());
     for (const auto& t : tokens) RETURN_IF_ERROR(tx.InsertToken(t));
     say("copied " + std::to_string(tokens.size()) + " tokens");
+    ASSIGN_OR_RETURN(auto bills, source->ListBillingImports());
+    for (const BillingImport& b : bills) {
+      ASSIGN_OR_RETURN(auto rollups, source->ListBillingRollups(b.id));
+      RETURN_IF_ERROR(tx.InsertBillingImport(b, rollups));
+    }
+    say("copied " + std::to_string(bills.size()) + " imported bills");
     // Appended in order onto the empty chain, each event is re-linked to
     // the same predecessor and so must hash to exactly its original: checked
     // below, against the source's head.
@@ -101,7 +107,8 @@ Result<DbReport> CopyDb(const std::string& from, const std::string& to,
     mark.actor = "causeway db copy";
     mark.action = "db.copy";
     mark.resource = "database";
-    mark.details = {{"from", DescribeDb(from)}, {"jobs", jobs}, {"events", events}};
+    mark.details = {{"from", DescribeDb(from)}, {"jobs", jobs}, {"events", events},
+                    {"bills", static_cast<int64_t>(bills.size())}};
     return tx.AppendAudit(mark);
   });
   RETURN_IF_ERROR(copied);

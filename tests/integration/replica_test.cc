@@ -236,6 +236,12 @@ TEST(DbCommandsTest, CopyFromSqliteToPostgresKeepsTheChain) {
     server->Stop(SIGTERM);
   }
   std::string from = "sqlite:" + dir.path() + "/sqlite/causeway.db";
+  // An imported bill travels too.
+  std::string bill = dir.path() + "/bill.csv";
+  std::ofstream(bill) << "ChargePeriodStart,BilledCost,Tags\n2026-11-02T00:00:00Z,12.25,\"{\"\"causeway-team\"\": "
+                         "\"\"nlp\"\"}\"\n";
+  auto imported = RunCli({"cost", "import", bill, "--provider", "nimbus", "--db", from});
+  ASSERT_EQ(imported.exit_code, 0) << imported.err;
   auto before = RunCli({"--json", "db", "check", "--db", from});
   ASSERT_EQ(before.exit_code, 0) << before.err;
   int64_t events = json::parse(before.out)["audit"]["events"];
@@ -249,6 +255,9 @@ TEST(DbCommandsTest, CopyFromSqliteToPostgresKeepsTheChain) {
   EXPECT_EQ(report["audit"]["events"], events + 1) << "the source's events and one db.copy";
   EXPECT_EQ(copy.out.find(to.substr(to.find(':', 14) + 1, 10)), std::string::npos) << "the password leaked";
 
+  auto showback = RunCli({"--json", "cost", "showback", "--by", "team", "--db", to});
+  ASSERT_EQ(showback.exit_code, 0) << showback.err;
+  EXPECT_EQ(json::parse(showback.out)["rows"][0]["billed_cost"], "12.25");
   auto again = RunCli({"db", "copy", "--from", from, "--to", to});
   EXPECT_EQ(again.exit_code, 6) << "a non-empty target is refused: " << again.err;
   auto migrate = RunCli({"--json", "migrate", "--db", to});
