@@ -2,7 +2,8 @@
 # The whole Causeway loop on the embedded simulated estate and a SQLite file:
 # jobs from three teams are checked against policy, admitted under team
 # quotas, routed to the right provider, run, preempted, finished and
-# accounted for, with the audit trail verified at the end.
+# accounted for; a provider's FOCUS bill is imported and shown back by team;
+# the audit trail is verified at the end.
 #
 # Usage: scripts/demo.sh PATH/TO/causeway [--keep]
 #   --keep  leave the server running afterwards for exploration
@@ -91,6 +92,17 @@ kill "$follower" 2>/dev/null || true; wait "$follower" 2>/dev/null || true; foll
 step "Summary"
 show "$cw" jobs
 show "$cw" queues
+
+step "What a job cost, attempt by attempt (preempted attempts are cost too)"
+show "$cw" cost job "$llama"
+
+step "The provider's bill (FOCUS 1.2), joined to teams by the tags Causeway sets on what it launches"
+show "$cw" cost import "$root/examples/bills/nebius-2026-10.csv" --provider nebius --data-dir "$data"
+show "$cw" cost import "$root/examples/bills/nebius-2026-10.csv" --provider nebius --data-dir "$data"
+show "$cw" cost showback --by team --period 2026-10 --data-dir "$data"
+step "Unused commitment and untagged storage shared across teams, in proportion to use"
+show "$cw" cost showback --by team --period 2026-10 --share proportional --data-dir "$data"
+show "$cw" cost showback --by charge-category,pricing-category --period 2026-10 --data-dir "$data"
 show "$cw" audit verify
 
 if [[ "$keep" == "--keep" ]]; then

@@ -674,6 +674,47 @@ int Main(int argc, char** argv) {
   std::string db_url;
   if (const char* db = std::getenv("CAUSEWAY_DB")) db_url = db;
   AddCostCommands(app, g.json_output, rc);
+  std::string cost_job_id;
+  auto* cost_job = app.get_subcommand("cost")->add_subcommand(
+      "job", "what one job cost, attempt by attempt: failed, preempted and idle attempts count too");
+  cost_job->add_option("ID", cost_job_id, "job id")->required();
+  cost_job->callback([&] {
+    auto j = api.Call("GET", "/v1/jobs/" + UrlEncode(cost_job_id), "", rc);
+    if (!j) return;
+    if (g.json_output) return print_json(*j);
+    // Hundredths, rounded half up: micro-units of money to cents, GPU-seconds
+    // to hundredths of an hour.
+    auto hundredths = [](int64_t v, int64_t per_hundredth) {
+      bool negative = v < 0;
+      int64_t h = ((negative ? -v : v) + per_hundredth / 2) / per_hundredth;
+      char frac[8];
+      std::snprintf(frac, sizeof frac, "%02lld", static_cast<long long>(h % 100));
+      return std::string(negative ? "-" : "") + std::to_string(h / 100) + "." + frac;
+    };
+    auto money = [&](int64_t micros) { return hundredths(micros, 10000); };
+    auto hours = [&](int64_t gpu_seconds) { return hundredths(gpu_seconds, 36); };
+    const json& job = (*j)["job"].is_object() ? (*j)["job"] : *j;
+    std::cout << Str(job, "id") << " (" << Str(job, "name") << ", team " << Str(job, "team") << ", owner "
+              << Str(job, "owner") << ") is " << Str(job, "state") << "\n";
+    Table t({"attempt", "cluster", "flavor", "gpus", "capacity", "price/gpu-h", "gpu-h", "cost", "outcome"});
+    int64_t total = 0, wasted = 0;
+    for (const auto& a : (*j)["attempts"]) {
+      int64_t cost = a.value("cost_micros", int64_t{0});
+      total += cost;
+      std::string outcome = Str(a, "state");
+      if (!Str(a, "failure_class").empty()) outcome += " (" + Str(a, "failure_class") + ")";
+      if (outcome != "succeeded" && outcome != "running" && outcome != "admitted") wasted += cost;
+      t.Add({Str(a, "number"), Str(a, "cluster"), Str(a, "flavor"), Str(a, "gpus"),
+             a.value("reserved", false) ? "reserved" : "on-demand", money(a.value("price_micros", int64_t{0})),
+             hours(a.value("gpu_seconds", int64_t{0})), money(cost), outcome});
+    }
+    t.Print(std::cout);
+    size_t n = (*j)["attempts"].size();
+    std::cout << "total " << money(total) << " over " << n << (n == 1 ? " attempt" : " attempts");
+    if (wasted > 0) std::cout << "; " << money(wasted) << " of it on attempts that did not finish the work";
+    if (Str(job, "state") == "succeeded") std::cout << "; cost of the completed job: " << money(total);
+    std::cout << "\n";
+  });
 
   auto* migrate = app.add_subcommand("migrate", "bring a database's schema up to date (safe while replicas run)");
   migrate->add_option("--db", db_url, "SQLite file or postgresql:// URL (env CAUSEWAY_DB)")->required();

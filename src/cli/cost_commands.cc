@@ -139,6 +139,7 @@ struct ShowbackArgs {
   std::string period;
   std::string provider;
   std::string format = "table";
+  std::string share = "none";
 };
 
 int Showback(const DbChoice& where, const ShowbackArgs& a, bool json_output) {
@@ -151,6 +152,11 @@ int Showback(const DbChoice& where, const ShowbackArgs& a, bool json_output) {
   BillingQuery q{*dims, days->first, days->second, a.provider};
   auto totals = (*store)->QueryBilling(q);
   if (!totals.ok()) return Fail(totals.status());
+  auto rule = cost::ParseShareRule(a.share);
+  if (!rule.ok()) return Fail(rule.status());
+  auto lines = cost::ShareUntagged(std::move(*totals), *dims, *rule);
+  if (!lines.ok()) return Fail(lines.status());
+  const bool shared = *rule != cost::ShareRule::kNone;
   std::vector<std::string> names;
   for (BillingDim d : *dims) {
     for (const auto& [dim, name] : kBillingDims) {
@@ -159,7 +165,8 @@ int Showback(const DbChoice& where, const ShowbackArgs& a, bool json_output) {
   }
   if (json_output) {
     json rows = json::array();
-    for (const BillingTotal& t : *totals) {
+    for (const cost::ShowbackLine& line : *lines) {
+      const BillingTotal& t = line.total;
       json r = json::object();
       for (size_t i = 0; i < names.size(); ++i) r[names[i]] = t.keys[i];
       r["currency"] = t.currency;
@@ -169,13 +176,20 @@ int Showback(const DbChoice& where, const ShowbackArgs& a, bool json_output) {
       r["list_cost"] = cost::PicosText(t.list);
       r["contracted_cost"] = cost::PicosText(t.contracted);
       r["gpu_hours"] = cost::PicosText(t.gpu_hours);
+      if (shared) {
+        r["shared_cost"] = cost::PicosText(line.shared);
+        r["total_effective_cost"] = cost::PicosText(t.effective + line.shared);
+      }
       rows.push_back(std::move(r));
     }
-    std::cout << json{{"by", names}, {"from_day", q.from_day}, {"to_day", q.to_day}, {"rows", rows}}.dump(2) << "\n";
+    std::cout << json{{"by", names}, {"from_day", q.from_day}, {"to_day", q.to_day}, {"share", a.share}, {"rows", rows}}
+                     .dump(2)
+              << "\n";
     return kExitOk;
   }
   std::vector<std::string> headers = names;
   for (const char* h : {"currency", "rows", "billed", "effective", "list", "gpu-hours"}) headers.emplace_back(h);
+  if (shared) headers.insert(headers.end(), {"shared", "effective+shared"});
   if (a.format == "csv") {
     std::cout << [&] {
       std::string line;
@@ -184,12 +198,17 @@ int Showback(const DbChoice& where, const ShowbackArgs& a, bool json_output) {
     }() << "\n";
   }
   Table table(headers);
-  for (const BillingTotal& t : *totals) {
+  for (const cost::ShowbackLine& line : *lines) {
+    const BillingTotal& t = line.total;
     std::vector<std::string> row;
     for (const auto& k : t.keys) row.push_back(k.empty() ? "(untagged)" : k);
     row.push_back(t.currency);
     row.push_back(std::to_string(t.rows));
     for (Picos v : {t.billed, t.effective, t.list, t.gpu_hours}) row.push_back(cost::PicosText(v));
+    if (shared) {
+      row.push_back(cost::PicosText(line.shared));
+      row.push_back(cost::PicosText(t.effective + line.shared));
+    }
     if (a.format == "csv") {
       std::string line;
       for (const auto& c : row) line += (line.empty() ? "" : ",") + c;
@@ -253,6 +272,10 @@ void AddCostCommands(CLI::App& app, const bool& json_output, int& rc) {
       ->capture_default_str();
   showback->add_option("--period", sb.period, "YYYY-MM, YYYY-MM-DD or FROM..TO (end exclusive); default: all");
   showback->add_option("--provider", sb.provider, "only this provider's bills");
+  showback->add_option("--share", sb.share,
+                       "untagged effective cost (unused commitments, shared storage): none (its own line), "
+                       "proportional or even across the groups; with --by team, owner, project or job")
+      ->capture_default_str();
   showback->add_option("--format", sb.format, "table or csv")->check(CLI::IsMember({"table", "csv"}))->capture_default_str();
   where.AddTo(showback);
   showback->callback([state, &json_output, &rc, &where, &sb] { rc = Showback(where, sb, json_output); });

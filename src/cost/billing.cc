@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <iterator>
+#include <map>
 #include <thread>
 #include <unordered_map>
 
@@ -166,6 +167,58 @@ class Aggregator final : public RowSink {
 };
 
 }  // namespace
+
+Result<ShareRule> ParseShareRule(std::string_view text) {
+  if (text == "none") return ShareRule::kNone;
+  if (text == "proportional") return ShareRule::kProportional;
+  if (text == "even") return ShareRule::kEven;
+  return InvalidArgument("share rule '" + std::string(text) + "': expected none, proportional or even");
+}
+
+Result<std::vector<ShowbackLine>> ShareUntagged(std::vector<BillingTotal> totals, const std::vector<BillingDim>& by,
+                                               ShareRule rule) {
+  std::vector<ShowbackLine> out;
+  if (rule == ShareRule::kNone) {
+    for (auto& t : totals) out.push_back(ShowbackLine{std::move(t), 0});
+    return out;
+  }
+  const bool attribution = by.size() == 1 && (by[0] == BillingDim::kTeam || by[0] == BillingDim::kOwner ||
+                                               by[0] == BillingDim::kProject || by[0] == BillingDim::kJob);
+  if (!attribution) return InvalidArgument("sharing untagged cost needs one of --by team, owner, project or job alone");
+  std::map<std::string, Picos> untagged;  // currency -> effective cost
+  for (auto& t : totals) {
+    if (t.keys[0].empty()) untagged[t.currency] += t.effective;
+    else out.push_back(ShowbackLine{std::move(t), 0});
+  }
+  for (const auto& [currency, pool] : untagged) {
+    std::vector<ShowbackLine*> groups;
+    __int128 weight_sum = 0;
+    for (auto& line : out) {
+      if (line.total.currency != currency) continue;
+      groups.push_back(&line);
+      weight_sum += line.total.effective > 0 ? line.total.effective / 1000 : 0;  // nanos: products fit 128 bits
+    }
+    if (groups.empty()) continue;  // nobody to share with: the cost stays unattributed
+    bool even = rule == ShareRule::kEven || weight_sum == 0;
+    // Shares in nanos by largest remainder; the picos below a nano go to the
+    // first group.
+    const __int128 pool_nanos = pool / 1000;
+    __int128 given = 0;
+    std::vector<std::pair<__int128, size_t>> remainders;
+    for (size_t i = 0; i < groups.size(); ++i) {
+      __int128 w = even ? 1 : (groups[i]->total.effective > 0 ? groups[i]->total.effective / 1000 : 0);
+      __int128 denominator = even ? static_cast<__int128>(groups.size()) : weight_sum;
+      __int128 share = pool_nanos * w / denominator;
+      remainders.emplace_back(pool_nanos * w % denominator, i);
+      groups[i]->shared = share * 1000;
+      given += share;
+    }
+    std::stable_sort(remainders.begin(), remainders.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    for (size_t k = 0; given < pool_nanos; ++k, ++given) groups[remainders[k % remainders.size()].second]->shared += 1000;
+    groups[0]->shared += pool - pool_nanos * 1000;
+  }
+  return out;
+}
 
 Result<ReadBill> ReadFocusBill(const std::string& path, const ImportOptions& options) {
   FocusOptions fo;

@@ -23,6 +23,25 @@ Result<std::pair<std::string, std::string>> PeriodDays(std::string_view period);
 // "team,month" -> dimensions; kInvalidArgument names the unknown one.
 Result<std::vector<BillingDim>> ParseBillingDims(std::string_view list);
 
+// How the effective cost nobody is tagged with (unused commitments, shared
+// storage, untagged resources) is shown back, as OpenCost shares idle cost:
+// left as its own "(untagged)" line, or shared among the groups in
+// proportion to their own effective cost, or evenly.
+enum class ShareRule { kNone, kProportional, kEven };
+Result<ShareRule> ParseShareRule(std::string_view text);  // none, proportional, even
+
+struct ShowbackLine {
+  BillingTotal total;
+  Picos shared = 0;  // effective cost shared into this group
+};
+
+// Shares each currency's untagged effective cost among that currency's
+// groups by `rule`. Only for one attribution dimension (team, owner,
+// project or job); the untagged lines are then dropped. Exact: the shares
+// add up to the untagged total to the pico.
+Result<std::vector<ShowbackLine>> ShareUntagged(std::vector<BillingTotal> totals, const std::vector<BillingDim>& by,
+                                               ShareRule rule);
+
 struct ImportOptions {
   std::string provider;  // the estate's provider the bill is for
   bool strict = false;   // any departure from the specification refuses the file

@@ -340,6 +340,40 @@ TEST(BillTest, SumsAreExactAndTheSameOnAnyNumberOfThreads) {
   EXPECT_EQ(digests[1], digests[3]);
 }
 
+BillingTotal Total(const std::string& team, const std::string& effective, const std::string& currency = "USD") {
+  BillingTotal t;
+  t.keys = {team};
+  t.currency = currency;
+  t.effective = *ParsePicos(effective);
+  return t;
+}
+
+TEST(ShareTest, UntaggedCostIsSharedExactly) {
+  std::vector<BillingTotal> totals = {Total("", "100.000000000001"), Total("a", "1"), Total("b", "2"),
+                                      Total("c", "0"), Total("", "7", "EUR"), Total("x", "3", "EUR")};
+  auto proportional = ShareUntagged(totals, {BillingDim::kTeam}, ShareRule::kProportional);
+  ASSERT_TRUE(proportional.ok()) << proportional.status().ToString();
+  ASSERT_EQ(proportional->size(), 4u) << "the untagged lines are gone";
+  std::map<std::string, Picos> shared;
+  for (const auto& l : *proportional) shared[l.total.keys[0]] = l.shared;
+  EXPECT_EQ(shared["a"] + shared["b"] + shared["c"], *ParsePicos("100.000000000001")) << "to the pico";
+  EXPECT_EQ(PicosText(shared["b"]), "66.666666667") << "twice a's share, largest remainder";
+  EXPECT_EQ(shared["c"], 0) << "no effective cost, no proportional share";
+  EXPECT_EQ(shared["x"], *ParsePicos("7")) << "currencies are shared separately";
+
+  auto even = ShareUntagged(totals, {BillingDim::kTeam}, ShareRule::kEven);
+  ASSERT_TRUE(even.ok());
+  for (const auto& l : *even) shared[l.total.keys[0]] = l.shared;
+  EXPECT_EQ(shared["a"] + shared["b"] + shared["c"], *ParsePicos("100.000000000001"));
+  EXPECT_EQ(PicosText(shared["c"]), "33.333333333");
+
+  auto none = ShareUntagged(totals, {BillingDim::kTeam}, ShareRule::kNone);
+  EXPECT_EQ(none->size(), totals.size());
+  EXPECT_EQ(ShareUntagged(totals, {BillingDim::kTeam, BillingDim::kMonth}, ShareRule::kEven).status().code(),
+            Code::kInvalidArgument);
+  EXPECT_EQ(ParseShareRule("fair").status().code(), Code::kInvalidArgument);
+}
+
 class BillImportTest : public ::testing::TestWithParam<std::string> {
  protected:
   BillImportTest() : db_(GetParam()) {}
