@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include "audit/chain.h"
+#include "cost/showback.h"
 #include "spec/spec_json.h"
 #include "store/records_json.h"
 
@@ -164,6 +165,8 @@ void ApiService::AddRoutes() {
   Route("GET", "/v1/queues", kScopeJobsRead, bind(&ApiService::ListQueues));
   Route("POST", "/v1/providers/{name}/outage", kScopeAdmin, bind(&ApiService::SetOutage));
   Route("GET", "/v1/clusters", kScopeClustersRead, bind(&ApiService::ListClusters));
+  Route("GET", "/v1/cost/showback", kScopeCostRead, bind(&ApiService::CostShowback));
+  Route("GET", "/v1/cost/bills", kScopeCostRead, bind(&ApiService::ListBills));
   Route("GET", "/v1/audit", kScopeAuditRead, bind(&ApiService::ListAudit));
   Route("GET", "/v1/audit/verify", kScopeAuditRead, bind(&ApiService::VerifyAudit));
   Route("POST", "/v1/tokens", kScopeAdmin, bind(&ApiService::CreateToken));
@@ -393,6 +396,26 @@ void ApiService::ListClusters(HttpRequest&, Reply reply) {
   json items = json::array();
   for (const auto& c : estate_.clusters) items.push_back(ToJson(c, estate_));
   reply(JsonResponse(200, {{"clusters", items}}));
+}
+
+// GET /v1/cost/showback?by=team,month&period=2026-11&provider=P&share=none
+void ApiService::CostShowback(HttpRequest& req, Reply reply) {
+  cost::ShowbackRequest r;
+  if (!req.Query("by").empty()) r.by = req.Query("by");
+  r.period = req.Query("period");
+  r.provider = req.Query("provider");
+  if (!req.Query("share").empty()) r.share = req.Query("share");
+  auto showback = cost::RunShowback(store_, r);
+  if (!showback.ok()) return reply(ErrorResponse(showback.status()));
+  reply(JsonResponse(200, cost::ToJson(*showback)));
+}
+
+void ApiService::ListBills(HttpRequest&, Reply reply) {
+  auto bills = store_.ListBillingImports();
+  if (!bills.ok()) return reply(ErrorResponse(bills.status()));
+  json items = json::array();
+  for (const auto& b : *bills) items.push_back(cost::ToJson(b));
+  reply(JsonResponse(200, {{"bills", items}}));
 }
 
 void ApiService::ListAudit(HttpRequest& req, Reply reply) {

@@ -51,6 +51,8 @@ class ApiService {
   void ListQueues(HttpRequest& req, Reply reply);
   void SetOutage(HttpRequest& req, Reply reply);
   void ListClusters(HttpRequest& req, Reply reply);
+  void CostShowback(HttpRequest& req, Reply reply);
+  void ListBills(HttpRequest& req, Reply reply);
   void ListAudit(HttpRequest& req, Reply reply);
   void VerifyAudit(HttpRequest& req, Reply reply);
   void CreateToken(HttpRequest& req, Reply reply);

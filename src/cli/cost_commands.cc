@@ -14,6 +14,7 @@
 #include "cli/errors.h"
 #include "cli/table.h"
 #include "cost/billing.h"
+#include "cost/showback.h"
 
 namespace causeway::cli {
 namespace {
@@ -61,13 +62,6 @@ json IssuesJson(const cost::IssueLog& log, size_t limit) {
   return {{"total", log.total()}, {"by_rule", by_rule}, {"issues", list}};
 }
 
-json ImportJson(const BillingImport& b) {
-  return {{"id", b.id},       {"provider", b.provider},   {"file", b.file},         {"digest", b.digest},
-          {"focus_version", b.focus_version}, {"rows", b.rows}, {"skipped", b.skipped}, {"issues", b.issues},
-          {"first_day", b.first_day}, {"last_day", b.last_day}, {"imported_by", b.imported_by},
-          {"imported_at", FormatRfc3339(b.imported_at)}};
-}
-
 int Import(const DbChoice& where, const std::string& file, const cost::ImportOptions& options, bool all_issues,
            bool json_output) {
   auto store = OpenStore(where.Resolve());
@@ -87,7 +81,7 @@ int Import(const DbChoice& where, const std::string& file, const cost::ImportOpt
     return ExitFor(st.code());
   }
   if (json_output) {
-    json j = ImportJson(report->import);
+    json j = cost::ToJson(report->import);
     j["already_imported"] = report->already_imported;
     j["rollups"] = report->rollups;
     j["issue_log"] = IssuesJson(report->issues, all_issues ? cost::IssueLog::kKept : 50);
@@ -121,7 +115,7 @@ int Imports(const DbChoice& where, bool json_output) {
   if (!list.ok()) return Fail(list.status());
   if (json_output) {
     json j = json::array();
-    for (const auto& b : *list) j.push_back(ImportJson(b));
+    for (const auto& b : *list) j.push_back(cost::ToJson(b));
     std::cout << j.dump(2) << "\n";
     return kExitOk;
   }
@@ -135,73 +129,28 @@ int Imports(const DbChoice& where, bool json_output) {
 }
 
 struct ShowbackArgs {
-  std::string by = "team";
-  std::string period;
-  std::string provider;
+  cost::ShowbackRequest request;
   std::string format = "table";
-  std::string share = "none";
 };
 
 int Showback(const DbChoice& where, const ShowbackArgs& a, bool json_output) {
-  auto dims = cost::ParseBillingDims(a.by);
-  if (!dims.ok()) return Fail(dims.status());
-  auto days = cost::PeriodDays(a.period);
-  if (!days.ok()) return Fail(days.status());
   auto store = OpenStore(where.Resolve(), true);
   if (!store.ok()) return Fail(store.status());
-  BillingQuery q{*dims, days->first, days->second, a.provider};
-  auto totals = (*store)->QueryBilling(q);
-  if (!totals.ok()) return Fail(totals.status());
-  auto rule = cost::ParseShareRule(a.share);
-  if (!rule.ok()) return Fail(rule.status());
-  auto lines = cost::ShareUntagged(std::move(*totals), *dims, *rule);
-  if (!lines.ok()) return Fail(lines.status());
-  const bool shared = *rule != cost::ShareRule::kNone;
-  std::vector<std::string> names;
-  for (BillingDim d : *dims) {
-    for (const auto& [dim, name] : kBillingDims) {
-      if (dim == d) names.emplace_back(name);
-    }
-  }
+  auto showback = cost::RunShowback(**store, a.request);
+  if (!showback.ok()) return Fail(showback.status());
   if (json_output) {
-    json rows = json::array();
-    for (const cost::ShowbackLine& line : *lines) {
-      const BillingTotal& t = line.total;
-      json r = json::object();
-      for (size_t i = 0; i < names.size(); ++i) r[names[i]] = t.keys[i];
-      r["currency"] = t.currency;
-      r["rows"] = t.rows;
-      r["billed_cost"] = cost::PicosText(t.billed);
-      r["effective_cost"] = cost::PicosText(t.effective);
-      r["list_cost"] = cost::PicosText(t.list);
-      r["contracted_cost"] = cost::PicosText(t.contracted);
-      r["gpu_hours"] = cost::PicosText(t.gpu_hours);
-      if (shared) {
-        r["shared_cost"] = cost::PicosText(line.shared);
-        r["total_effective_cost"] = cost::PicosText(t.effective + line.shared);
-      }
-      rows.push_back(std::move(r));
-    }
-    std::cout << json{{"by", names}, {"from_day", q.from_day}, {"to_day", q.to_day}, {"share", a.share}, {"rows", rows}}
-                     .dump(2)
-              << "\n";
+    std::cout << cost::ToJson(*showback).dump(2) << "\n";
     return kExitOk;
   }
-  std::vector<std::string> headers = names;
+  const bool shared = showback->rule != cost::ShareRule::kNone;
+  std::vector<std::string> headers = showback->by;
   for (const char* h : {"currency", "rows", "billed", "effective", "list", "gpu-hours"}) headers.emplace_back(h);
   if (shared) headers.insert(headers.end(), {"shared", "effective+shared"});
-  if (a.format == "csv") {
-    std::cout << [&] {
-      std::string line;
-      for (const auto& h : headers) line += (line.empty() ? "" : ",") + h;
-      return line;
-    }() << "\n";
-  }
-  Table table(headers);
-  for (const cost::ShowbackLine& line : *lines) {
+  std::vector<std::vector<std::string>> rows;
+  for (const cost::ShowbackLine& line : showback->lines) {
     const BillingTotal& t = line.total;
     std::vector<std::string> row;
-    for (const auto& k : t.keys) row.push_back(k.empty() ? "(untagged)" : k);
+    for (const auto& k : t.keys) row.push_back(k.empty() && a.format != "csv" ? "(untagged)" : k);
     row.push_back(t.currency);
     row.push_back(std::to_string(t.rows));
     for (Picos v : {t.billed, t.effective, t.list, t.gpu_hours}) row.push_back(cost::PicosText(v));
@@ -209,15 +158,31 @@ int Showback(const DbChoice& where, const ShowbackArgs& a, bool json_output) {
       row.push_back(cost::PicosText(line.shared));
       row.push_back(cost::PicosText(t.effective + line.shared));
     }
-    if (a.format == "csv") {
-      std::string line;
-      for (const auto& c : row) line += (line.empty() ? "" : ",") + c;
-      std::cout << line << "\n";
-    } else {
-      table.Add(std::move(row));
-    }
+    rows.push_back(std::move(row));
   }
-  if (a.format != "csv") table.Print(std::cout);
+  if (a.format == "csv") {
+    // Keys are names and ids; a comma or quote in one is quoted.
+    auto cell = [](const std::string& v) {
+      if (v.find_first_of(",\"\n") == std::string::npos) return v;
+      std::string q = "\"";
+      for (char c : v) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+      return q + "\"";
+    };
+    for (const auto* line : {&headers}) {
+      std::string out;
+      for (const auto& c : *line) out += (out.empty() ? "" : ",") + cell(c);
+      std::cout << out << "\n";
+    }
+    for (const auto& row : rows) {
+      std::string out;
+      for (size_t i = 0; i < row.size(); ++i) out += (i ? "," : "") + cell(row[i]);
+      std::cout << out << "\n";
+    }
+    return kExitOk;
+  }
+  Table table(headers);
+  for (auto& row : rows) table.Add(std::move(row));
+  table.Print(std::cout);
   return kExitOk;
 }
 
@@ -266,13 +231,13 @@ void AddCostCommands(CLI::App& app, const bool& json_output, int& rc) {
   imports->callback([state, &json_output, &rc, &where] { rc = Imports(where, json_output); });
 
   auto* showback = cost_cmd->add_subcommand("showback", "billed cost grouped by team, owner, provider, month, ...");
-  showback->add_option("--by", sb.by, "comma-separated: team, owner, project, job, provider, provider-name, day, "
+  showback->add_option("--by", sb.request.by, "comma-separated: team, owner, project, job, provider, provider-name, day, "
                                        "month, service-category, charge-category, pricing-category, resource, "
                                        "sub-account, region")
       ->capture_default_str();
-  showback->add_option("--period", sb.period, "YYYY-MM, YYYY-MM-DD or FROM..TO (end exclusive); default: all");
-  showback->add_option("--provider", sb.provider, "only this provider's bills");
-  showback->add_option("--share", sb.share,
+  showback->add_option("--period", sb.request.period, "YYYY-MM, YYYY-MM-DD or FROM..TO (end exclusive); default: all");
+  showback->add_option("--provider", sb.request.provider, "only this provider's bills");
+  showback->add_option("--share", sb.request.share,
                        "untagged effective cost (unused commitments, shared storage): none (its own line), "
                        "proportional or even across the groups; with --by team, owner, project or job")
       ->capture_default_str();

@@ -22,8 +22,9 @@ inline constexpr std::string_view kScopeJobsWrite = "jobs:write";
 inline constexpr std::string_view kScopeAuditRead = "audit:read";
 inline constexpr std::string_view kScopeClustersRead = "clusters:read";
 inline constexpr std::string_view kScopeMetricsRead = "metrics:read";
-inline constexpr std::string_view kAllScopes[] = {kScopeAdmin,      kScopeJobsRead,     kScopeJobsWrite,
-                                                  kScopeAuditRead,  kScopeClustersRead, kScopeMetricsRead};
+inline constexpr std::string_view kScopeCostRead = "cost:read";  // bills and showback
+inline constexpr std::string_view kAllScopes[] = {kScopeAdmin,       kScopeJobsRead,    kScopeJobsWrite, kScopeAuditRead,
+                                                  kScopeClustersRead, kScopeMetricsRead, kScopeCostRead};
 
 // Who is making a request.
 struct Principal {

@@ -2,6 +2,8 @@
 // SQLite file.
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -89,6 +91,7 @@ TEST_F(ApiTest, EveryRouteButHealthzNeedsAToken) {
       {"GET", "/v1/jobs"},           {"GET", "/v1/jobs/job_x"},    {"POST", "/v1/jobs/job_x/cancel"},
       {"GET", "/v1/clusters"},       {"GET", "/v1/audit"},         {"GET", "/v1/audit/verify"},
       {"POST", "/v1/tokens"},        {"GET", "/v1/tokens"},        {"POST", "/v1/tokens/tok_x/revoke"},
+      {"GET", "/v1/cost/showback"},  {"GET", "/v1/cost/bills"},
   };
   for (auto [method, path] : routes) {
     auto r = client_.Send(method, path, "{}");
@@ -99,6 +102,30 @@ TEST_F(ApiTest, EveryRouteButHealthzNeedsAToken) {
     auto bad = client_.Send(method, path, "{}", Auth("cw_" + std::string(52, 'x')));
     EXPECT_EQ(bad->status, 401) << path;
   }
+}
+
+TEST_F(ApiTest, CostShowbackNeedsCostReadAndNamesBadFields) {
+  // A bill imported beside the running server, into its database.
+  std::string bill = dir_->path() + "/bill.csv";
+  std::ofstream(bill) << "ChargePeriodStart,BilledCost,EffectiveCost,Tags\n"
+                         "2026-11-02T00:00:00Z,3.5,3.5,\"{\"\"causeway-team\"\": \"\"nlp\"\"}\"\n"
+                         "2026-11-03T00:00:00Z,1.5,1.5,\n";
+  auto imported = RunCli({"cost", "import", bill, "--provider", "nebius", "--data-dir", dir_->path()});
+  ASSERT_EQ(imported.exit_code, 0) << imported.err;
+
+  auto r = Call("GET", "/v1/cost/showback?by=team&period=2026-11&share=even");
+  ASSERT_EQ(r.status, 200) << r.raw;
+  ASSERT_EQ(r.body["rows"].size(), 1u) << r.raw;
+  EXPECT_EQ(r.body["rows"][0]["team"], "nlp");
+  EXPECT_EQ(r.body["rows"][0]["total_effective_cost"], "5.00") << "the untagged 1.50 shared into the only team";
+  auto bills = Call("GET", "/v1/cost/bills");
+  ASSERT_EQ(bills.status, 200);
+  EXPECT_EQ(bills.body["bills"][0]["provider"], "nebius");
+
+  ExpectError(Call("GET", "/v1/cost/showback?by=colour"), 400, "invalid_argument");
+  ExpectError(Call("GET", "/v1/cost/showback?period=soon"), 400, "invalid_argument");
+  ExpectError(Call("GET", "/v1/cost/showback", "", {}, NewToken({"jobs:read"})), 403, "permission_denied");
+  EXPECT_EQ(Call("GET", "/v1/cost/showback", "", {}, NewToken({"cost:read"})).status, 200);
 }
 
 TEST_F(ApiTest, SubmitGetAndList) {
