@@ -129,6 +129,13 @@ struct BillingTotal {
   Picos billed = 0, effective = 0, list = 0, contracted = 0, gpu_hours = 0;
 };
 
+// An attempt with its job's attribution, for metering reports.
+struct MeteredAttempt {
+  Attempt attempt;
+  std::string team, owner;
+  JobState job_state = JobState::kPending;
+};
+
 class Store {
  public:
   virtual ~Store() = default;
@@ -148,6 +155,9 @@ class Store {
   virtual Result<std::vector<JobRecord>> ListJobs(const JobFilter& filter) const = 0;
   virtual Result<std::vector<JobEvent>> ListJobEvents(const std::string& job_id) const = 0;
   virtual Result<std::vector<Attempt>> ListAttempts(const std::string& job_id) const = 0;
+  // Every attempt that ran during [from, to) (one still running has no end),
+  // oldest first.
+  virtual Result<std::vector<MeteredAttempt>> ListAttemptsBetween(Timestamp from, Timestamp to) const = 0;
   // Oldest first.
   virtual Result<std::vector<Checkpoint>> ListCheckpoints(const std::string& job_id) const = 0;
 

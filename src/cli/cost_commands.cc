@@ -4,16 +4,19 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "causeway/clock.h"
+#include "causeway/estate.h"
 #include "causeway/store.h"
 #include "cli/commands.h"
 #include "cli/errors.h"
 #include "cli/table.h"
 #include "cost/billing.h"
+#include "cost/metering.h"
 #include "cost/showback.h"
 
 namespace causeway::cli {
@@ -186,6 +189,70 @@ int Showback(const DbChoice& where, const ShowbackArgs& a, bool json_output) {
   return kExitOk;
 }
 
+Result<Estate> LoadEstate(const std::string& path) {
+  if (path.empty()) return ParseEstate(DefaultEstateYaml(), "(embedded estate)");
+  return LoadEstateFile(path);
+}
+
+struct MeteringArgs {
+  std::string period;
+  std::string estate;
+  int threshold = 5;
+  std::string output;
+};
+
+int Reconcile(const DbChoice& where, const MeteringArgs& a, bool json_output) {
+  auto days = cost::PeriodDays(a.period);
+  if (!days.ok()) return Fail(days.status());
+  auto estate = LoadEstate(a.estate);
+  if (!estate.ok()) return Fail(estate.status());
+  auto store = OpenStore(where.Resolve(), true);
+  if (!store.ok()) return Fail(store.status());
+  auto lines = cost::Reconcile(**store, *estate, days->first, days->second, a.threshold, RealClock().Now());
+  if (!lines.ok()) return Fail(lines.status());
+  int flagged = 0;
+  json rows = json::array();
+  Table t({"provider", "day", "billed gpu-h", "metered gpu-h", "billed", "metered", "currency", "", "likely cause"});
+  for (const auto& l : *lines) {
+    flagged += l.flagged;
+    rows.push_back({{"provider", l.provider}, {"day", l.day}, {"currency", l.currency},
+                    {"billed_gpu_hours", cost::PicosText(l.billed_gpu_hours)},
+                    {"metered_gpu_hours", cost::PicosText(l.metered_gpu_hours)},
+                    {"billed_cost", cost::PicosText(l.billed_cost)}, {"metered_cost", cost::PicosText(l.metered_cost)},
+                    {"bill_rows", l.bill_rows}, {"attempts", l.attempts}, {"flagged", l.flagged},
+                    {"cause", l.cause}});
+    t.Add({l.provider, l.day, cost::PicosText(l.billed_gpu_hours), cost::PicosText(l.metered_gpu_hours),
+           cost::PicosText(l.billed_cost), cost::PicosText(l.metered_cost), l.currency, l.flagged ? "!" : "",
+           l.cause});
+  }
+  if (json_output) {
+    std::cout << json{{"threshold_percent", a.threshold}, {"flagged", flagged}, {"days", rows}}.dump(2) << "\n";
+  } else {
+    t.Print(std::cout);
+    std::cout << flagged << " of " << lines->size() << " provider-days differ by more than " << a.threshold
+              << "% in GPU-hours\n";
+  }
+  return kExitOk;
+}
+
+int Export(const DbChoice& where, const MeteringArgs& a) {
+  auto days = cost::PeriodDays(a.period);
+  if (!days.ok()) return Fail(days.status());
+  auto estate = LoadEstate(a.estate);
+  if (!estate.ok()) return Fail(estate.status());
+  auto store = OpenStore(where.Resolve(), true);
+  if (!store.ok()) return Fail(store.status());
+  if (a.output.empty() || a.output == "-") {
+    Status st = cost::ExportFocus(**store, *estate, days->first, days->second, RealClock().Now(), std::cout);
+    return st.ok() ? kExitOk : Fail(st);
+  }
+  std::ofstream file(a.output, std::ios::binary | std::ios::trunc);
+  if (!file) return Fail(InvalidArgument(a.output + ": cannot write"));
+  Status st = cost::ExportFocus(**store, *estate, days->first, days->second, RealClock().Now(), file);
+  file.close();
+  return st.ok() ? kExitOk : Fail(st);
+}
+
 }  // namespace
 
 void AddCostCommands(CLI::App& app, const bool& json_output, int& rc) {
@@ -199,6 +266,7 @@ void AddCostCommands(CLI::App& app, const bool& json_output, int& rc) {
     cost::ImportOptions options;
     bool all_issues = false;
     ShowbackArgs sb;
+    MeteringArgs metering;
   };
   auto state = std::make_shared<State>();
   DbChoice& where = state->where;
@@ -244,6 +312,23 @@ void AddCostCommands(CLI::App& app, const bool& json_output, int& rc) {
   showback->add_option("--format", sb.format, "table or csv")->check(CLI::IsMember({"table", "csv"}))->capture_default_str();
   where.AddTo(showback);
   showback->callback([state, &json_output, &rc, &where, &sb] { rc = Showback(where, sb, json_output); });
+
+  MeteringArgs& m = state->metering;
+  auto* reconcile = cost_cmd->add_subcommand(
+      "reconcile", "billed against metered GPU-hours per provider and day; differences flagged with their likely cause");
+  reconcile->add_option("--period", m.period, "YYYY-MM, YYYY-MM-DD or FROM..TO (end exclusive); default: all");
+  reconcile->add_option("--threshold", m.threshold, "flag differences above this percent")->capture_default_str();
+  reconcile->add_option("--estate", m.estate, "estate YAML, for each cluster's provider (default: the embedded one)");
+  where.AddTo(reconcile);
+  reconcile->callback([state, &json_output, &rc, &where, &m] { rc = Reconcile(where, m, json_output); });
+
+  auto* export_cmd = cost_cmd->add_subcommand(
+      "export", "metered usage as FOCUS 1.2 CSV with x_Team, x_Owner and x_JobId, one row per attempt and day");
+  export_cmd->add_option("--period", m.period, "YYYY-MM, YYYY-MM-DD or FROM..TO (end exclusive); default: all");
+  export_cmd->add_option("--estate", m.estate, "estate YAML, for each cluster's provider (default: the embedded one)");
+  export_cmd->add_option("-o,--output", m.output, "write to FILE instead of standard output");
+  where.AddTo(export_cmd);
+  export_cmd->callback([state, &rc, &where, &m] { rc = Export(where, m); });
 }
 
 }  // namespace causeway::cli

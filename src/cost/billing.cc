@@ -268,7 +268,10 @@ Result<ReadBill> ReadFocusBill(const std::string& path, const ImportOptions& opt
   out.import.first_day = first_day;
   out.import.last_day = last_day;
   out.rollups.reserve(entries.size());
-  // The bill's identity: SHA-256 over every rollup's key and sums.
+  // Fold equal keys, and take the bill's identity: SHA-256 over every
+  // rollup's key and sums, in order.
+  std::vector<std::pair<const std::string*, Sums>> folded;
+  folded.reserve(entries.size());
   Sha256 digest;
   for (size_t i = 0; i < entries.size();) {
     const std::string& k = *entries[i].first;
@@ -282,28 +285,47 @@ Result<ReadBill> ReadFocusBill(const std::string& path, const ImportOptions& opt
       s.contracted += t.contracted;
       s.gpu_hours += t.gpu_hours;
     }
-    BillingRollup r;
-    std::string* parts[kKeyParts] = {&r.day, &r.month, &r.provider_name, &r.sub_account, &r.region,
-                                     &r.resource_id, &r.service_category, &r.charge_category, &r.pricing_category,
-                                     &r.commitment_status, &r.currency, &r.team, &r.owner,
-                                     &r.job_id, &r.project};
-    size_t start = 0;
-    for (std::string* part : parts) {
-      size_t end = k.find(kSep, start);
-      part->assign(k, start, end - start);
-      start = end + 1;
-    }
-    if (r.currency.empty()) r.currency = "USD";  // FOCUS files without BillingCurrency (spec examples) are in USD
-    r.rows = s.rows;
-    r.billed = s.billed, r.effective = s.effective, r.list = s.list, r.contracted = s.contracted;
-    r.gpu_hours = s.gpu_hours;
-    RETURN_IF_ERROR(CheckFits(r));
     digest.Update(k);
     for (Picos v : {static_cast<Picos>(s.rows), s.billed, s.effective, s.list, s.contracted, s.gpu_hours}) {
       digest.Update(std::string_view(reinterpret_cast<const char*>(&v), sizeof v));
     }
-    out.rollups.push_back(std::move(r));
+    folded.emplace_back(&k, s);
   }
+  // Rollups from keys, on every thread.
+  out.rollups.resize(folded.size());
+  std::vector<Status> built(aggregators.size());
+  {
+    const size_t per = (folded.size() + built.size() - 1) / built.size();
+    std::vector<std::thread> builders;
+    for (size_t t = 0; t < built.size(); ++t) {
+      builders.emplace_back([&, t] {
+        for (size_t i = t * per; i < std::min(folded.size(), (t + 1) * per); ++i) {
+          const std::string& k = *folded[i].first;
+          const Sums& s = folded[i].second;
+          BillingRollup& r = out.rollups[i];
+          std::string* parts[kKeyParts] = {&r.day, &r.month, &r.provider_name, &r.sub_account, &r.region,
+                                           &r.resource_id, &r.service_category, &r.charge_category,
+                                           &r.pricing_category, &r.commitment_status, &r.currency, &r.team,
+                                           &r.owner, &r.job_id, &r.project};
+          size_t start = 0;
+          for (std::string* part : parts) {
+            size_t end = k.find(kSep, start);
+            part->assign(k, start, end - start);
+            start = end + 1;
+          }
+          // FOCUS files without BillingCurrency (the specification's
+          // examples) are in USD.
+          if (r.currency.empty()) r.currency = "USD";
+          r.rows = s.rows;
+          r.billed = s.billed, r.effective = s.effective, r.list = s.list, r.contracted = s.contracted;
+          r.gpu_hours = s.gpu_hours;
+          if (Status st = CheckFits(r); !st.ok() && built[t].ok()) built[t] = st;
+        }
+      });
+    }
+    for (auto& b : builders) b.join();
+  }
+  for (const Status& st : built) RETURN_IF_ERROR(st);
   out.import.digest = digest.HexDigest();
   // One bill per provider: the same charges imported for two providers are
   // two bills.

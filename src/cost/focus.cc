@@ -386,7 +386,8 @@ enum class Field {
   kBilled, kEffective, kList, kContracted, kConsumed, kOtherDecimal,
   kProviderName, kBillingAccountId, kSubAccountId, kRegionId, kResourceId, kResourceType, kServiceName,
   kSkuId, kCommitmentDiscountId, kConsumedUnit, kPricingUnit,
-  kEnum,  // checked against Enums(); the ones cost uses are stored too
+  kEnum,  // checked against Enums()
+  kServiceCategory, kChargeCategory, kChargeClass, kPricingCategory, kCommitmentStatus,  // enums cost uses
   kCurrency, kPricingCurrency,
   kTags, kOtherJson,
   kCustom,  // x_ or unknown: carried, not checked
@@ -396,6 +397,8 @@ struct ColumnPlan {
   std::string name;  // as in the file
   const ColumnSpec* spec = nullptr;
   uint64_t bit = 0;  // FocusColumnBit
+  // A text column with no rule but nullability: read in place, no memo.
+  bool plain = false;
   Field field = Field::kCustom;
   const EnumSpec* enumeration = nullptr;
 };
@@ -570,6 +573,9 @@ Result<Schema> ReadHeader(const std::string& path, const std::vector<CsvField>& 
       {"CommitmentDiscountId", Field::kCommitmentDiscountId}, {"ConsumedUnit", Field::kConsumedUnit},
       {"PricingUnit", Field::kPricingUnit}, {"BillingCurrency", Field::kCurrency},
       {"PricingCurrency", Field::kPricingCurrency}, {"Tags", Field::kTags},
+      {"ServiceCategory", Field::kServiceCategory}, {"ChargeCategory", Field::kChargeCategory},
+      {"ChargeClass", Field::kChargeClass}, {"PricingCategory", Field::kPricingCategory},
+      {"CommitmentDiscountStatus", Field::kCommitmentStatus},
   };
   Schema schema;
   std::vector<bool> seen(std::size(kColumns), false);
@@ -614,6 +620,8 @@ Result<Schema> ReadHeader(const std::string& path, const std::vector<CsvField>& 
           if (p.field == Field::kOther) p.field = Field::kEnum;
         }
       }
+      p.plain = !p.enumeration && p.spec->type == Type::kString && p.field != Field::kCurrency &&
+                p.field != Field::kPricingCurrency;
     } else if (p.name.rfind("x_", 0) != 0) {
       issues.Add(1, p.name, "custom-column-prefix", [&] {
         return "column '" + p.name + "' is not a FOCUS column; custom columns must start with 'x_'";
@@ -658,7 +666,10 @@ Result<Schema> ReadHeader(const std::string& path, const std::vector<CsvField>& 
 class RowReader {
  public:
   explicit RowReader(const Schema& schema)
-      : schema_(schema), memo_(schema.plan.size() * kMemoWays), last_slot_(schema.plan.size(), kNoSlot) {}
+      : schema_(schema),
+        memo_(schema.plan.size() * kMemoWays),
+        last_slot_(schema.plan.size(), kNoSlot),
+        last_text_(schema.plan.size()) {}
 
   // False when the row cannot be used (noted in issues).
   bool Read(std::vector<CsvField>& fields, int64_t line, FocusRow& row);
@@ -687,6 +698,10 @@ class RowReader {
   void ReadColumn(const ColumnPlan& p, CsvField& f, int64_t line, Memo& m);
   // Copies what `m` says into the row.
   void Apply(const ColumnPlan& p, std::string_view text, const Memo& m, FocusRow& row, Flags& flags);
+  // Sets the row's view of a text column.
+  static void SetText(Field field, std::string_view text, FocusRow& row);
+  // A plain column: null checks, then the text as it is.
+  void ReadPlain(size_t i, const ColumnPlan& p, CsvField& f, int64_t line, FocusRow& row);
 
   static constexpr size_t kMemoWays = 8;
   static size_t Slot(std::string_view t) {
@@ -699,6 +714,7 @@ class RowReader {
   std::vector<Memo> memo_;  // kMemoWays per column
   static constexpr size_t kNoSlot = SIZE_MAX;
   std::vector<size_t> last_slot_;  // per column: the memo slot the previous row hit, or kNoSlot
+  std::vector<std::string> last_text_;  // per plain column: the previous row's text
   std::string tag_key_, tag_value_;  // scratch for TagScanner
 };
 
@@ -812,14 +828,17 @@ void RowReader::Apply(const ColumnPlan& p, std::string_view text, const Memo& m,
   if (m.null) return;
   if (p.enumeration) {
     std::string_view v = m.canonical.empty() ? text : m.canonical;
-    const std::string_view name = p.spec->name;
-    if (name == "ServiceCategory") row.service_category = v;
-    else if (name == "ChargeCategory") row.charge_category = v;
-    else if (name == "ChargeClass") row.charge_class = v;
-    else if (name == "PricingCategory") row.pricing_category = v;
-    else if (name == "CommitmentDiscountStatus") row.commitment_discount_status = v;
+    switch (p.field) {
+      case Field::kServiceCategory: row.service_category = v; break;
+      case Field::kChargeCategory: row.charge_category = v; break;
+      case Field::kChargeClass: row.charge_class = v; break;
+      case Field::kPricingCategory: row.pricing_category = v; break;
+      case Field::kCommitmentStatus: row.commitment_discount_status = v; break;
+      default: break;
+    }
     return;
   }
+  SetText(p.field, text, row);
   switch (p.field) {
     case Field::kChargeStart:
       if (m.parsed) row.charge_start_us = m.time_us, flags.has_start = true;
@@ -834,6 +853,12 @@ void RowReader::Apply(const ColumnPlan& p, std::string_view text, const Memo& m,
     case Field::kConsumed: if (m.parsed) row.consumed = m.amount, row.has_consumed = true; break;
     case Field::kCurrency: row.currency = text; break;
     case Field::kTags: row.team = m.team, row.owner = m.owner, row.job = m.job, row.project = m.project; break;
+    default: break;
+  }
+}
+
+void RowReader::SetText(Field field, std::string_view text, FocusRow& row) {
+  switch (field) {
     case Field::kProviderName: row.provider_name = text; break;
     case Field::kBillingAccountId: row.billing_account_id = text; break;
     case Field::kSubAccountId: row.sub_account_id = text; break;
@@ -847,6 +872,21 @@ void RowReader::Apply(const ColumnPlan& p, std::string_view text, const Memo& m,
     case Field::kPricingUnit: row.pricing_unit = text; break;
     default: break;
   }
+}
+
+void RowReader::ReadPlain(size_t i, const ColumnPlan& p, CsvField& f, int64_t line, FocusRow& row) {
+  std::string_view v = Unescape(f);
+  if (v.empty() && f.quoted) {
+    issues.Add(line, p.name, "empty-string", [] { return "an empty string; FOCUS uses null for no value"; });
+  }
+  bool null = v.empty() || (!f.quoted && v == "NULL");
+  if (null && !p.spec->nullable) issues.Add(line, p.name, "not-nullable", [&] { return p.name + " must have a value"; });
+  std::string_view text = null ? std::string_view() : v;
+  if (text != last_text_[i]) {
+    row.changed |= p.bit;
+    last_text_[i].assign(text);
+  }
+  if (!null) SetText(p.field, text, row);
 }
 
 bool RowReader::Read(std::vector<CsvField>& fields, int64_t line, FocusRow& row) {
@@ -865,6 +905,10 @@ bool RowReader::Read(std::vector<CsvField>& fields, int64_t line, FocusRow& row)
     const ColumnPlan& p = schema_.plan[i];
     if (p.field == Field::kCustom) continue;
     CsvField& f = fields[i];
+    if (p.plain) {
+      ReadPlain(i, p, f, line, row);
+      continue;
+    }
     const size_t slot = i * kMemoWays + Slot(f.text);
     Memo& m = memo_[slot];
     bool hit = m.valid && f.quoted == m.quoted && f.text == m.text;

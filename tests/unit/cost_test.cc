@@ -14,6 +14,9 @@
 #include "cost/billing.h"
 #include "cost/csv.h"
 #include "cost/focus.h"
+#include "cost/metering.h"
+#include "causeway/estate.h"
+#include <sstream>
 #include "temp_db.h"
 
 namespace causeway::cost {
@@ -455,6 +458,93 @@ TEST_P(BillImportTest, StrictRefusesAndStoresNothing) {
   auto tolerant = ImportFocusBill(*store_, path, o, clock_);
   ASSERT_TRUE(tolerant.ok());
   EXPECT_EQ(tolerant->import.issues, 2);
+}
+
+Timestamp At(const std::string& text) {
+  bool exact = false;
+  return FromUnixMicros(*ParseFocusTime(text, &exact));
+}
+
+// Jobs with attempts, written as the scheduler writes them.
+void AddJobWithAttempt(Store& store, const std::string& id, const std::string& team, const std::string& cluster,
+                       int gpus, const std::string& start, const std::string& end, JobState state) {
+  JobRecord j;
+  j.id = id;
+  j.name = id;
+  j.team = team;
+  j.owner = team + "-owner";
+  j.state = state;
+  j.spec_yaml = "run: x";
+  j.spec_json = "{}";
+  j.created_at = j.updated_at = At(start);
+  Attempt a;
+  a.job_id = id;
+  a.number = 1;
+  a.cluster = cluster;
+  a.state = state == JobState::kSucceeded ? "succeeded" : "preempted";
+  a.started_at = At(start);
+  a.ended_at = At(end);
+  a.flavor = "H100";
+  a.gpus = gpus;
+  a.price_micros = 2300000;
+  ASSERT_TRUE(store.Write([&](WriteTx& tx) -> Status {
+                       RETURN_IF_ERROR(tx.InsertJob(j));
+                       RETURN_IF_ERROR(tx.PutAttempt(a));
+                       AuditEvent e;
+                       e.time = j.created_at;
+                       e.actor = "test";
+                       e.action = "job.submit";
+                       e.resource = "job/" + id;
+                       return tx.AppendAudit(e);
+                     }).ok());
+}
+
+TEST_P(BillImportTest, ReconcileFlagsEachKindOfDifferenceAndExportPassesStrict) {
+  auto estate = ParseEstate(DefaultEstateYaml(), "estate");
+  ASSERT_TRUE(estate.ok());
+  // 8 GPUs on nebius across midnight: 4 hours on each of two days.
+  AddJobWithAttempt(*store_, "job_a", "nlp", "nebius-eu-h200", 8, "2026-11-02T20:00:00Z", "2026-11-03T04:00:00Z",
+                    JobState::kSucceeded);
+  // On coreweave, which sent no bill.
+  AddJobWithAttempt(*store_, "job_b", "vision", "coreweave-us-h100", 2, "2026-11-02T10:00:00Z",
+                    "2026-11-02T11:30:00Z", JobState::kFailed);
+  std::string bill = "ChargePeriodStart,BilledCost,EffectiveCost,ConsumedQuantity,ConsumedUnit\n"
+                     "2026-11-02T00:00:00Z,73.6,73.6,32,GPU-Hours\n"   // matches
+                     "2026-11-03T00:00:00Z,92,92,40,GPU-Hours\n"       // 8 more than used
+                     "2026-11-04T00:00:00Z,36.8,36.8,16,GPU-Hours\n";  // nothing ran
+  ImportOptions o;
+  o.provider = "nebius";
+  ASSERT_TRUE(ImportFocusBill(*store_, files_.Write("nebius.csv", bill), o, clock_).ok());
+
+  auto lines = Reconcile(*store_, *estate, "2026-11-01", "2026-12-01", 5, At("2026-11-20T00:00:00Z"));
+  ASSERT_TRUE(lines.ok()) << lines.status().ToString();
+  std::map<std::string, ReconcileLine> by;
+  for (const auto& l : *lines) by[l.provider + " " + l.day] = l;
+  ASSERT_EQ(by.size(), 4u);
+  EXPECT_FALSE(by["nebius 2026-11-02"].flagged);
+  EXPECT_EQ(PicosText(by["nebius 2026-11-02"].metered_gpu_hours), "32.00");
+  EXPECT_EQ(PicosText(by["nebius 2026-11-02"].metered_cost), "73.60");
+  EXPECT_TRUE(by["nebius 2026-11-03"].flagged);
+  EXPECT_NE(by["nebius 2026-11-03"].cause.find("idle nodes"), std::string::npos);
+  EXPECT_NE(by["nebius 2026-11-04"].cause.find("no attempt ran"), std::string::npos);
+  EXPECT_NE(by["coreweave 2026-11-02"].cause.find("no bill"), std::string::npos);
+  EXPECT_EQ(PicosText(by["coreweave 2026-11-02"].metered_gpu_hours), "3.00");
+
+  // The export reads back, strictly, to the same cost per job.
+  std::ostringstream csv;
+  ASSERT_TRUE(ExportFocus(*store_, *estate, "2026-11-01", "2026-12-01", At("2026-11-20T00:00:00Z"), csv).ok());
+  ImportOptions strict;
+  strict.provider = "causeway-export";
+  strict.strict = true;
+  auto back = ImportFocusBill(*store_, files_.Write("export.csv", csv.str()), strict, clock_);
+  ASSERT_TRUE(back.ok()) << back.status().ToString() << "\n" << csv.str();
+  EXPECT_EQ(back->import.rows, 3) << "job_a on two days, job_b on one";
+  auto per_job = store_->QueryBilling(BillingQuery{{BillingDim::kJob}, "", "", "causeway-export"});
+  ASSERT_TRUE(per_job.ok());
+  ASSERT_EQ(per_job->size(), 2u);
+  EXPECT_EQ((*per_job)[0].keys[0], "job_a");
+  EXPECT_EQ(PicosText((*per_job)[0].billed), "147.20") << "64 GPU-hours at 2.30";
+  EXPECT_EQ(PicosText((*per_job)[1].billed), "6.90");
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, BillImportTest, ::testing::Values("sqlite", "postgresql"),

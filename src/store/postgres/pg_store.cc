@@ -62,6 +62,36 @@ JobRecord ReadJob(const Rows& r, int i) {
   return j;
 }
 
+constexpr const char* kAttemptColumns =
+    "a.job_id, a.number, a.cluster, a.state, a.started_at, a.ended_at, a.exit_code, a.failure_class, a.pool, "
+    "a.flavor, a.gpus, a.reserved, a.borrowed, a.price_micros, a.gpu_seconds, a.cost_micros, a.placement, "
+    "a.backend_id, a.resumed_from";
+constexpr int kAttemptColumnCount = 19;
+
+Attempt ReadAttempt(const Rows& r, int i) {
+  Attempt a;
+  a.job_id = r.Text(i, 0);
+  a.number = static_cast<int>(r.Int(i, 1));
+  a.cluster = r.Text(i, 2);
+  a.state = r.Text(i, 3);
+  a.started_at = FromUnixMicros(r.Int(i, 4));
+  if (auto v = r.OptInt(i, 5)) a.ended_at = FromUnixMicros(*v);
+  if (auto v = r.OptInt(i, 6)) a.exit_code = static_cast<int>(*v);
+  a.failure_class = r.Text(i, 7);
+  a.pool = r.Text(i, 8);
+  a.flavor = r.Text(i, 9);
+  a.gpus = r.Int(i, 10);
+  a.reserved = r.Int(i, 11) != 0;
+  a.borrowed = r.Int(i, 12);
+  a.price_micros = r.Int(i, 13);
+  a.gpu_seconds = r.Int(i, 14);
+  a.cost_micros = r.Int(i, 15);
+  a.placement = r.Text(i, 16);
+  a.backend_id = r.Text(i, 17);
+  a.resumed_from = r.Text(i, 18);
+  return a;
+}
+
 BillingImport ReadBillingImport(const Rows& r, int i) {
   return BillingImport{r.Text(i, 0), r.Text(i, 1), r.Text(i, 2), r.Text(i, 3), r.Text(i, 4),  r.Int(i, 5),
                        r.Int(i, 6),  r.Int(i, 7),  r.Text(i, 8), r.Text(i, 9), r.Text(i, 10), FromUnixMicros(r.Int(i, 11))};
@@ -462,34 +492,23 @@ class PgStore final : public Store {
   }
 
   Result<std::vector<Attempt>> ListAttempts(const std::string& job_id) const override {
-    ASSIGN_OR_RETURN(Rows r, Query("SELECT job_id, number, cluster, state, started_at, ended_at, exit_code, "
-                                   "failure_class, pool, flavor, gpus, reserved, borrowed, price_micros, gpu_seconds, "
-                                   "cost_micros, placement, backend_id, resumed_from FROM attempts WHERE job_id = $1 "
-                                   "ORDER BY number",
-                                   Params().Add(job_id)));
-    std::vector<Attempt> out;
+    static const std::string sql =
+        std::string("SELECT ") + kAttemptColumns + " FROM attempts a WHERE job_id = $1 ORDER BY number";
+    ASSIGN_OR_RETURN(Rows r, Query(sql.c_str(), Params().Add(job_id)));
+    return ReadAll(r, &ReadAttempt);
+  }
+
+  Result<std::vector<MeteredAttempt>> ListAttemptsBetween(Timestamp from, Timestamp to) const override {
+    static const std::string sql = std::string("SELECT ") + kAttemptColumns +
+                                   ", j.team, j.owner, j.state FROM attempts a JOIN jobs j ON j.id = a.job_id "
+                                   "WHERE a.started_at < $2 AND (a.ended_at IS NULL OR a.ended_at > $1) "
+                                   "ORDER BY a.started_at, a.job_id, a.number";
+    ASSIGN_OR_RETURN(Rows r, Query(sql.c_str(), Params().Add(ToUnixMicros(from)).Add(ToUnixMicros(to))));
+    std::vector<MeteredAttempt> out;
     for (int i = 0; i < r.size(); ++i) {
-      Attempt a;
-      a.job_id = r.Text(i, 0);
-      a.number = static_cast<int>(r.Int(i, 1));
-      a.cluster = r.Text(i, 2);
-      a.state = r.Text(i, 3);
-      a.started_at = FromUnixMicros(r.Int(i, 4));
-      if (auto v = r.OptInt(i, 5)) a.ended_at = FromUnixMicros(*v);
-      if (auto v = r.OptInt(i, 6)) a.exit_code = static_cast<int>(*v);
-      a.failure_class = r.Text(i, 7);
-      a.pool = r.Text(i, 8);
-      a.flavor = r.Text(i, 9);
-      a.gpus = r.Int(i, 10);
-      a.reserved = r.Int(i, 11) != 0;
-      a.borrowed = r.Int(i, 12);
-      a.price_micros = r.Int(i, 13);
-      a.gpu_seconds = r.Int(i, 14);
-      a.cost_micros = r.Int(i, 15);
-      a.placement = r.Text(i, 16);
-      a.backend_id = r.Text(i, 17);
-      a.resumed_from = r.Text(i, 18);
-      out.push_back(std::move(a));
+      out.push_back(MeteredAttempt{ReadAttempt(r, i), r.Text(i, kAttemptColumnCount),
+                                   r.Text(i, kAttemptColumnCount + 1),
+                                   ParseJobState(r.Text(i, kAttemptColumnCount + 2)).value_or(JobState::kPending)});
     }
     return out;
   }

@@ -54,6 +54,36 @@ BillingImport ReadBillingImport(const Stmt& s) {
                        s.Int(6),  s.Int(7),  s.Text(8), s.Text(9), s.Text(10), FromUnixMicros(s.Int(11))};
 }
 
+constexpr const char* kAttemptColumns =
+    "a.job_id, a.number, a.cluster, a.state, a.started_at, a.ended_at, a.exit_code, a.failure_class, a.pool, "
+    "a.flavor, a.gpus, a.reserved, a.borrowed, a.price_micros, a.gpu_seconds, a.cost_micros, a.placement, "
+    "a.backend_id, a.resumed_from";
+constexpr int kAttemptColumnCount = 19;
+
+Attempt ReadAttempt(const Stmt& s) {
+  Attempt a;
+  a.job_id = s.Text(0);
+  a.number = static_cast<int>(s.Int(1));
+  a.cluster = s.Text(2);
+  a.state = s.Text(3);
+  a.started_at = FromUnixMicros(s.Int(4));
+  if (auto v = s.OptInt(5)) a.ended_at = FromUnixMicros(*v);
+  if (auto v = s.OptInt(6)) a.exit_code = static_cast<int>(*v);
+  a.failure_class = s.Text(7);
+  a.pool = s.Text(8);
+  a.flavor = s.Text(9);
+  a.gpus = s.Int(10);
+  a.reserved = s.Int(11) != 0;
+  a.borrowed = s.Int(12);
+  a.price_micros = s.Int(13);
+  a.gpu_seconds = s.Int(14);
+  a.cost_micros = s.Int(15);
+  a.placement = s.Text(16);
+  a.backend_id = s.Text(17);
+  a.resumed_from = s.Text(18);
+  return a;
+}
+
 TokenRecord ReadToken(const Stmt& s) {
   TokenRecord t;
   t.id = s.Text(0);
@@ -460,35 +490,30 @@ class SqliteStore final : public Store {
 
   Result<std::vector<Attempt>> ListAttempts(const std::string& job_id) const override {
     ASSIGN_OR_RETURN(auto r, Reader());
-    CW_STMT(s, *r.conn,
-            "SELECT job_id, number, cluster, state, started_at, ended_at, exit_code, failure_class, pool, flavor, "
-            "gpus, reserved, borrowed, price_micros, gpu_seconds, cost_micros, placement, backend_id, resumed_from "
-            "FROM attempts WHERE job_id = ?1 ORDER BY number");
+    static const std::string sql =
+        std::string("SELECT ") + kAttemptColumns + " FROM attempts a WHERE job_id = ?1 ORDER BY number";
+    CW_STMT(s, *r.conn, sql.c_str());
     s.Bind(1, job_id);
     std::vector<Attempt> out;
     Status st;
+    while (s.Step(st)) out.push_back(ReadAttempt(s));
+    RETURN_IF_ERROR(st);
+    return out;
+  }
+
+  Result<std::vector<MeteredAttempt>> ListAttemptsBetween(Timestamp from, Timestamp to) const override {
+    ASSIGN_OR_RETURN(auto r, Reader());
+    static const std::string sql = std::string("SELECT ") + kAttemptColumns +
+                                   ", j.team, j.owner, j.state FROM attempts a JOIN jobs j ON j.id = a.job_id "
+                                   "WHERE a.started_at < ?2 AND (a.ended_at IS NULL OR a.ended_at > ?1) "
+                                   "ORDER BY a.started_at, a.job_id, a.number";
+    CW_STMT(s, *r.conn, sql.c_str());
+    s.Bind(1, ToUnixMicros(from)).Bind(2, ToUnixMicros(to));
+    std::vector<MeteredAttempt> out;
+    Status st;
     while (s.Step(st)) {
-      Attempt a;
-      a.job_id = s.Text(0);
-      a.number = static_cast<int>(s.Int(1));
-      a.cluster = s.Text(2);
-      a.state = s.Text(3);
-      a.started_at = FromUnixMicros(s.Int(4));
-      if (auto v = s.OptInt(5)) a.ended_at = FromUnixMicros(*v);
-      if (auto v = s.OptInt(6)) a.exit_code = static_cast<int>(*v);
-      a.failure_class = s.Text(7);
-      a.pool = s.Text(8);
-      a.flavor = s.Text(9);
-      a.gpus = s.Int(10);
-      a.reserved = s.Int(11) != 0;
-      a.borrowed = s.Int(12);
-      a.price_micros = s.Int(13);
-      a.gpu_seconds = s.Int(14);
-      a.cost_micros = s.Int(15);
-      a.placement = s.Text(16);
-      a.backend_id = s.Text(17);
-      a.resumed_from = s.Text(18);
-      out.push_back(std::move(a));
+      out.push_back(MeteredAttempt{ReadAttempt(s), s.Text(kAttemptColumnCount), s.Text(kAttemptColumnCount + 1),
+                                   ParseJobState(s.Text(kAttemptColumnCount + 2)).value_or(JobState::kPending)});
     }
     RETURN_IF_ERROR(st);
     return out;
