@@ -17,6 +17,8 @@ test_pkgs=(
   slurmdbd slurm-wlm-mysql-plugin mariadb-server
   # A real PostgreSQL server for the store's tests (scripts/postgres/up.sh).
   postgresql
+  # A real Prometheus (and promtool to back-fill it) for the telemetry tests.
+  prometheus
 )
 
 wanted=("${build_pkgs[@]}")

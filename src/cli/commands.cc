@@ -114,19 +114,6 @@ std::string Str(const json& j, const char* key) {
   return j[key].is_string() ? j[key].get<std::string>() : j[key].dump();
 }
 
-std::string UrlEncode(const std::string& s) {
-  std::string out;
-  for (unsigned char c : s) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      char buf[4];
-      std::snprintf(buf, sizeof buf, "%%%02X", c);
-      out += buf;
-    }
-  }
-  return out;
-}
 
 std::string Gpus(const json& spec) {
   std::string out;
@@ -160,7 +147,7 @@ std::string QueryString(const std::vector<std::pair<std::string, std::string>>& 
   std::string q;
   for (const auto& [k, v] : params) {
     if (v.empty()) continue;
-    q += (q.empty() ? "?" : "&") + k + "=" + UrlEncode(v);
+    q += (q.empty() ? "?" : "&") + k + "=" + net::UrlEncode(v);
   }
   return q;
 }
@@ -361,7 +348,7 @@ int Main(int argc, char** argv) {
   auto* job = app.add_subcommand("job", "show one job with its attempts and events");
   job->add_option("ID", job_id, "job id")->required();
   job->callback([&] {
-    auto j = api.Call("GET", "/v1/jobs/" + UrlEncode(job_id), "", rc);
+    auto j = api.Call("GET", "/v1/jobs/" + net::UrlEncode(job_id), "", rc);
     if (!j) return;
     if (g.json_output) return print_json(*j);
     std::cout << "id:        " << Str(*j, "id") << "\nname:      " << Str(*j, "name") << "\nstate:     "
@@ -380,7 +367,7 @@ int Main(int argc, char** argv) {
   cancel->add_option("ID", cancel_id, "job id")->required();
   cancel->add_option("--reason", cancel_reason, "why (kept in the audit trail)");
   cancel->callback([&] {
-    auto j = api.Call("POST", "/v1/jobs/" + UrlEncode(cancel_id) + "/cancel", json{{"reason", cancel_reason}}.dump(), rc);
+    auto j = api.Call("POST", "/v1/jobs/" + net::UrlEncode(cancel_id) + "/cancel", json{{"reason", cancel_reason}}.dump(), rc);
     if (!j) return;
     if (g.json_output) return print_json(*j);
     std::cout << "cancelled " << cancel_id << "\n";
@@ -517,7 +504,7 @@ int Main(int argc, char** argv) {
   auto* token_revoke = token->add_subcommand("revoke", "revoke a token now");
   token_revoke->add_option("ID", revoke_id, "token id (tok_...)")->required();
   token_revoke->callback([&] {
-    auto j = api.Call("POST", "/v1/tokens/" + UrlEncode(revoke_id) + "/revoke", "", rc);
+    auto j = api.Call("POST", "/v1/tokens/" + net::UrlEncode(revoke_id) + "/revoke", "", rc);
     if (!j) return;
     if (g.json_output) return print_json(*j);
     std::cout << "revoked " << revoke_id << "\n";
@@ -528,7 +515,7 @@ int Main(int argc, char** argv) {
   auto* explain = app.add_subcommand("explain", "why a job is where it is: quota decision and every candidate cluster");
   explain->add_option("ID", explain_id, "job id")->required();
   explain->callback([&] {
-    auto j = api.Call("GET", "/v1/jobs/" + UrlEncode(explain_id) + "/explain", "", rc);
+    auto j = api.Call("GET", "/v1/jobs/" + net::UrlEncode(explain_id) + "/explain", "", rc);
     if (!j) return;
     if (g.json_output) return print_json(*j);
     std::cout << Str(*j, "job") << " (" << Str(*j, "name") << ", team " << Str(*j, "team") << ") is "
@@ -595,7 +582,7 @@ int Main(int argc, char** argv) {
   outage->add_option("NAME", outage_name, "provider name")->required();
   outage->add_option("STATE", outage_state, "on or off")->required()->check(CLI::IsMember({"on", "off"}));
   outage->callback([&] {
-    auto j = api.Call("POST", "/v1/providers/" + UrlEncode(outage_name) + "/outage",
+    auto j = api.Call("POST", "/v1/providers/" + net::UrlEncode(outage_name) + "/outage",
                       json{{"down", outage_state == "on"}}.dump(), rc);
     if (!j) return;
     if (g.json_output) return print_json(*j);
@@ -613,7 +600,7 @@ int Main(int argc, char** argv) {
   cp_register->callback([&] {
     json body = {{"path", cp_path}};
     if (cp_step >= 0) body["step"] = cp_step;
-    auto j = api.Call("POST", "/v1/jobs/" + UrlEncode(cp_job) + "/checkpoints", body.dump(), rc);
+    auto j = api.Call("POST", "/v1/jobs/" + net::UrlEncode(cp_job) + "/checkpoints", body.dump(), rc);
     if (!j) return;
     if (g.json_output) return print_json(*j);
     std::cout << "registered checkpoint " << Str((*j)["checkpoint"], "seq") << " of " << cp_job << ": " << cp_path << "\n";
@@ -622,7 +609,7 @@ int Main(int argc, char** argv) {
   auto* cp_list = checkpoint->add_subcommand("list", "a job's checkpoints, oldest first");
   cp_list->add_option("ID", cp_list_job, "job id")->required();
   cp_list->callback([&] {
-    auto j = api.Call("GET", "/v1/jobs/" + UrlEncode(cp_list_job) + "/checkpoints", "", rc);
+    auto j = api.Call("GET", "/v1/jobs/" + net::UrlEncode(cp_list_job) + "/checkpoints", "", rc);
     if (!j) return;
     if (g.json_output) return print_json(*j);
     Table t({"seq", "attempt", "step", "path", "created"});
@@ -643,7 +630,7 @@ int Main(int argc, char** argv) {
   logs->callback([&] {
     int64_t offset = 0;
     for (;;) {
-      std::string target = "/v1/jobs/" + UrlEncode(logs_id) + "/logs?offset=" + std::to_string(offset);
+      std::string target = "/v1/jobs/" + net::UrlEncode(logs_id) + "/logs?offset=" + std::to_string(offset);
       if (logs_attempt > 0) target += "&attempt=" + std::to_string(logs_attempt);
       auto res = api.Raw("GET", target, "", rc);
       if (!res) {
@@ -679,7 +666,7 @@ int Main(int argc, char** argv) {
       "job", "what one job cost, attempt by attempt: failed, preempted and idle attempts count too");
   cost_job->add_option("ID", cost_job_id, "job id")->required();
   cost_job->callback([&] {
-    auto j = api.Call("GET", "/v1/jobs/" + UrlEncode(cost_job_id), "", rc);
+    auto j = api.Call("GET", "/v1/jobs/" + net::UrlEncode(cost_job_id), "", rc);
     if (!j) return;
     if (g.json_output) return print_json(*j);
     // Hundredths, rounded half up: micro-units of money to cents, GPU-seconds

@@ -21,6 +21,10 @@ struct HttpResult {
   std::map<std::string, std::string> headers;  // names in lower case
 };
 
+// Percent-encodes everything but unreserved characters (RFC 3986), for a
+// path segment or a query value.
+std::string UrlEncode(std::string_view s);
+
 // Splits "http://host:port" (or "host:port") into host and port.
 Result<std::pair<std::string, uint16_t>> ParseServerUrl(std::string_view url);
 

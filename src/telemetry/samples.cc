@@ -1,0 +1,224 @@
+#include "telemetry/samples.h"
+
+#include <algorithm>
+#include <charconv>
+#include <climits>
+#include <cmath>
+#include <ctime>
+
+#include "causeway/text.h"
+
+namespace causeway::telemetry {
+namespace {
+
+Status LineError(const std::string& source, int line, const std::string& what) {
+  return InvalidArgument(source + ":" + std::to_string(line) + ": " + what,
+                         {Diagnostic{source, line, 0, "", what}});
+}
+
+// A sample value as whole percent (0..100, clamped), from `value` times
+// `scale`. Telemetry is a measurement, not money: rounding to whole
+// percent loses nothing a threshold needs.
+std::optional<int> Percent(std::string_view value, int scale) {
+  double v = 0;
+  auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+  if (ec != std::errc() || ptr != value.data() + value.size() || !std::isfinite(v)) return std::nullopt;
+  return std::clamp(static_cast<int>(std::lround(v * scale)), 0, 100);
+}
+
+// Parses `{a="x",b="y"}` at text[i] (i at '{'); sets i past '}'.
+bool Labels(std::string_view text, size_t& i, std::map<std::string, std::string>& out) {
+  if (i >= text.size() || text[i] != '{') return true;
+  ++i;
+  while (i < text.size()) {
+    while (i < text.size() && (text[i] == ' ' || text[i] == ',')) ++i;
+    if (i < text.size() && text[i] == '}') {
+      ++i;
+      return true;
+    }
+    size_t eq = text.find('=', i);
+    if (eq == std::string_view::npos || eq + 1 >= text.size() || text[eq + 1] != '"') return false;
+    std::string name = Trim(text.substr(i, eq - i));
+    std::string value;
+    size_t j = eq + 2;
+    for (; j < text.size() && text[j] != '"'; ++j) {
+      if (text[j] == '\\' && j + 1 < text.size()) {
+        ++j;
+        value += text[j] == 'n' ? '\n' : text[j];
+      } else {
+        value += text[j];
+      }
+    }
+    if (j >= text.size()) return false;
+    out[name] = value;
+    i = j + 1;
+  }
+  return false;
+}
+
+// The sample's job, attempt and GPU from its labels; false when it has no
+// job label (a GPU no Causeway job holds).
+bool Attribute(const std::map<std::string, std::string>& labels, const SeriesFormat& f, GpuSample& s) {
+  auto job = labels.find(f.job_label);
+  if (job == labels.end() || job->second.empty()) return false;
+  s.job_id = job->second;
+  if (auto a = labels.find(f.attempt_label); a != labels.end()) s.attempt = static_cast<int>(ParseInt(a->second).value_or(0));
+  if (auto g = labels.find(f.gpu_label); g != labels.end()) s.gpu = static_cast<int>(ParseInt(g->second).value_or(0));
+  return true;
+}
+
+}  // namespace
+
+Result<std::vector<GpuSample>> ParseExposition(std::string_view text, const SeriesFormat& format, Timestamp now) {
+  std::vector<GpuSample> out;
+  int line_no = 0;
+  for (const std::string& raw : Split(text, '\n')) {
+    ++line_no;
+    std::string line = Trim(raw);
+    if (line.empty() || line[0] == '#') continue;
+    size_t i = 0;
+    while (i < line.size() && line[i] != '{' && line[i] != ' ') ++i;
+    std::string name = line.substr(0, i);
+    auto metric = format.metrics.find(name);
+    if (metric == format.metrics.end()) continue;
+    std::map<std::string, std::string> labels;
+    if (!Labels(line, i, labels)) return LineError("exposition", line_no, "malformed labels in '" + line + "'");
+    std::vector<std::string> rest;
+    for (const std::string& part : Split(Trim(std::string_view(line).substr(i)), ' ')) {
+      if (!part.empty()) rest.push_back(part);
+    }
+    if (rest.empty() || rest.size() > 2) {
+      return LineError("exposition", line_no, "expected 'name{labels} value [timestamp_ms]', got '" + line + "'");
+    }
+    auto percent = Percent(rest[0], metric->second);
+    if (!percent) return LineError("exposition", line_no, "'" + rest[0] + "' is not a number");
+    GpuSample s;
+    if (!Attribute(labels, format, s)) continue;
+    s.utilization_percent = *percent;
+    s.time = now;
+    if (rest.size() == 2) {
+      auto ms = ParseInt(rest[1]);
+      if (!ms) return LineError("exposition", line_no, "'" + rest[1] + "' is not a timestamp in milliseconds");
+      s.time = FromUnixMicros(*ms * 1000);
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+Result<std::vector<GpuSample>> ParseNvidiaSmiCsv(std::string_view text, const std::string& job_id, int attempt) {
+  std::vector<GpuSample> out;
+  int time_col = 0, index_col = 1, util_col = 2;
+  int line_no = 0;
+  for (const std::string& raw : Split(text, '\n')) {
+    ++line_no;
+    std::string line = Trim(raw);
+    if (line.empty()) continue;
+    std::vector<std::string> cells;
+    for (const std::string& c : Split(line, ',')) cells.push_back(Trim(c));
+    if (cells[0] == "timestamp") {  // the header names the columns
+      for (int c = 0; c < static_cast<int>(cells.size()); ++c) {
+        if (cells[c] == "timestamp") time_col = c;
+        if (cells[c] == "index") index_col = c;
+        if (cells[c].rfind("utilization.gpu", 0) == 0) util_col = c;
+      }
+      continue;
+    }
+    int needed = std::max({time_col, index_col, util_col});
+    if (static_cast<int>(cells.size()) <= needed) {
+      return LineError("nvidia-smi", line_no, "expected timestamp, index and utilization.gpu, got '" + line + "'");
+    }
+    // "2026/11/30 12:00:00.123"
+    std::tm tm{};
+    const std::string& ts = cells[time_col];
+    const char* end = strptime(ts.c_str(), "%Y/%m/%d %H:%M:%S", &tm);
+    if (!end) return LineError("nvidia-smi", line_no, "timestamp '" + ts + "' is not YYYY/MM/DD HH:MM:SS");
+    int64_t micros = static_cast<int64_t>(timegm(&tm)) * 1000000;
+    if (*end == '.') micros += static_cast<int64_t>(std::atof(end) * 1e6);
+    std::string util = cells[util_col];
+    if (util.size() > 1 && util.back() == '%') util = Trim(util.substr(0, util.size() - 1));
+    auto percent = Percent(util, 1);
+    auto index = ParseInt(cells[index_col]);
+    if (!percent || !index) {
+      return LineError("nvidia-smi", line_no, "expected a GPU index and a utilization percent, got '" + line + "'");
+    }
+    GpuSample s;
+    s.job_id = job_id;
+    s.attempt = attempt;
+    s.gpu = static_cast<int>(*index);
+    s.time = FromUnixMicros(micros);
+    s.utilization_percent = *percent;
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+Result<std::vector<GpuSample>> ParsePrometheusMatrix(const nlohmann::json& answer, const SeriesFormat& format) {
+  if (!answer.is_object() || answer.value("status", "") != "success") {
+    return Unavailable("Prometheus answered: " + answer.value("error", std::string("no success status")));
+  }
+  const nlohmann::json& result = answer["data"]["result"];
+  if (!result.is_array()) return InvalidArgument("Prometheus answer: data.result is not a matrix");
+  std::vector<GpuSample> out;
+  for (const auto& series : result) {
+    std::map<std::string, std::string> labels;
+    for (const auto& [k, v] : series["metric"].items()) {
+      if (v.is_string()) labels[k] = v.get<std::string>();
+    }
+    auto metric = format.metrics.find(labels["__name__"]);
+    int scale = metric == format.metrics.end() ? 1 : metric->second;
+    GpuSample proto;
+    if (!Attribute(labels, format, proto)) continue;
+    for (const auto& point : series["values"]) {
+      if (!point.is_array() || point.size() != 2 || !point[0].is_number() || !point[1].is_string()) {
+        return InvalidArgument("Prometheus answer: a value is not [time, \"number\"]");
+      }
+      auto percent = Percent(point[1].get<std::string>(), scale);
+      if (!percent) continue;  // NaN: no sample
+      GpuSample s = proto;
+      s.time = FromUnixMicros(static_cast<int64_t>(std::llround(point[0].get<double>() * 1e6)));
+      s.utilization_percent = *percent;
+      out.push_back(std::move(s));
+    }
+  }
+  return out;
+}
+
+void SampleStore::Add(const std::vector<GpuSample>& samples) {
+  for (const GpuSample& s : samples) {
+    std::vector<Point>& points = series_[Key{s.job_id, s.attempt, s.gpu}];
+    Point p{ToUnixMicros(s.time), s.utilization_percent};
+    if (!points.empty() && p.time_us < points.back().time_us - retention_.count()) continue;
+    if (points.empty() || p.time_us > points.back().time_us) {
+      points.push_back(p);
+    } else {
+      auto at = std::lower_bound(points.begin(), points.end(), p.time_us,
+                                 [](const Point& a, int64_t t) { return a.time_us < t; });
+      if (at != points.end() && at->time_us == p.time_us) *at = p;  // the same moment again
+      else points.insert(at, p);
+    }
+  }
+}
+
+void SampleStore::Prune(Timestamp now) {
+  const int64_t oldest = ToUnixMicros(now) - retention_.count();
+  for (auto it = series_.begin(); it != series_.end();) {
+    auto& points = it->second;
+    auto keep = std::lower_bound(points.begin(), points.end(), oldest,
+                                 [](const Point& a, int64_t t) { return a.time_us < t; });
+    points.erase(points.begin(), keep);
+    it = points.empty() ? series_.erase(it) : std::next(it);
+  }
+}
+
+std::map<int, const std::vector<SampleStore::Point>*> SampleStore::Attempt(const std::string& job_id,
+                                                                           int attempt) const {
+  std::map<int, const std::vector<Point>*> out;
+  for (auto it = series_.lower_bound(Key{job_id, attempt, INT_MIN});
+       it != series_.end() && it->first.job_id == job_id && it->first.attempt == attempt; ++it) {
+    out[it->first.gpu] = &it->second;
+  }
+  return out;
+}
+
+}  // namespace causeway::telemetry

@@ -1,0 +1,131 @@
+// GPU telemetry from a real Prometheus: DCGM-exporter series are back-filled
+// with `promtool tsdb create-blocks-from openmetrics` (no test waits for a
+// scrape), Prometheus is started on a free loopback port and stopped by pid,
+// and the reaper judges the series read back through its HTTP API. Skipped
+// when Prometheus is not installed (scripts/install-deps.sh test).
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "causeway/subprocess.h"
+#include "net/http_client.h"
+#include "server_process.h"
+#include "telemetry/prometheus.h"
+#include "telemetry/reaper.h"
+
+namespace causeway::testing {
+namespace {
+
+int FreePort() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  socklen_t len = sizeof addr;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+class Prometheus {
+ public:
+  // Back-fills `openmetrics` into DIR/data and starts Prometheus on it.
+  Prometheus(const std::string& dir, const std::string& openmetrics) {
+    std::ofstream(dir + "/metrics.om") << openmetrics;
+    std::ofstream(dir + "/prometheus.yml") << "global:\n  scrape_interval: 1h\n";
+    auto fill = RunProcess({"promtool", "tsdb", "create-blocks-from", "openmetrics", dir + "/metrics.om", dir + "/data"},
+                           {}, "", std::chrono::seconds(60));
+    EXPECT_TRUE(fill.ok() && fill->exit_code == 0) << (fill.ok() ? fill->err : fill.status().ToString());
+    port_ = FreePort();
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      std::string log = dir + "/prometheus.log";
+      FILE* f = std::freopen(log.c_str(), "w", stderr);
+      (void)f;
+      std::string listen = "--web.listen-address=127.0.0.1:" + std::to_string(port_);
+      std::string storage = "--storage.tsdb.path=" + dir + "/data";
+      std::string config = "--config.file=" + dir + "/prometheus.yml";
+      ::execlp("prometheus", "prometheus", config.c_str(), storage.c_str(), listen.c_str(), nullptr);
+      ::_exit(127);
+    }
+  }
+  ~Prometheus() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGTERM);
+      ::waitpid(pid_, nullptr, 0);
+    }
+  }
+  // Waits (by asking) until Prometheus is ready.
+  bool Ready() {
+    net::HttpClient client("127.0.0.1", static_cast<uint16_t>(port_), std::chrono::seconds(2));
+    return Eventually(
+        [&] {
+          auto r = client.Send("GET", "/-/ready");
+          return r.ok() && r->status == 200;
+        },
+        std::chrono::seconds(30));
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+
+ private:
+  int port_ = 0;
+  pid_t pid_ = -1;
+};
+
+TEST(PrometheusTest, DcgmSeriesReadBackAndJudged) {
+  if (std::system("command -v prometheus > /dev/null && command -v promtool > /dev/null") != 0) {
+    GTEST_SKIP() << "Prometheus is not installed (scripts/install-deps.sh test)";
+  }
+  TempDir dir("prometheus");
+  // An hour of one-minute samples ending a minute ago: job_idle's GPU 1
+  // does nothing, job_busy works, a GPU without a job label is ignored.
+  const int64_t end = std::chrono::duration_cast<std::chrono::seconds>(
+                          std::chrono::system_clock::now().time_since_epoch()).count() - 60;
+  std::string om = "# TYPE DCGM_FI_DEV_GPU_UTIL gauge\n";
+  auto series = [&](const std::string& labels, int percent) {
+    for (int m = 60; m >= 0; --m) {
+      om += "DCGM_FI_DEV_GPU_UTIL{" + labels + "} " + std::to_string(percent) + " " + std::to_string(end - m * 60) + "\n";
+    }
+  };
+  series("gpu=\"0\",causeway_job=\"job_idle\",causeway_attempt=\"1\"", 88);
+  series("gpu=\"1\",causeway_job=\"job_idle\",causeway_attempt=\"1\"", 2);
+  series("gpu=\"0\",causeway_job=\"job_busy\",causeway_attempt=\"1\"", 91);
+  series("gpu=\"0\"", 0);
+  om += "# EOF\n";
+  Prometheus prometheus(dir.path(), om);
+  ASSERT_TRUE(prometheus.Ready()) << "Prometheus did not become ready";
+
+  auto source = telemetry::PrometheusSource::Create(prometheus.url());
+  ASSERT_TRUE(source.ok());
+  Timestamp now = FromUnixMicros(end * 1000000);
+  auto samples = source->Fetch(now - Micros(45LL * 60 * 1000000), now, Micros(60LL * 1000000));
+  ASSERT_TRUE(samples.ok()) << samples.status().ToString();
+  ASSERT_FALSE(samples->empty());
+  for (const auto& s : *samples) EXPECT_FALSE(s.job_id.empty()) << "series without a job are not fetched";
+
+  telemetry::SampleStore store(Micros(2LL * 3600 * 1000000));
+  store.Add(*samples);
+  EXPECT_EQ(store.series(), 3u);
+  telemetry::ReaperPolicy policy;
+  policy.name = "idle-20";
+  telemetry::Reaper reaper({policy});
+  auto actions = reaper.Evaluate(now, {{"job_idle", 1, "research", "frank", {}, 2}, {"job_busy", 1, "nlp", "ada", {}, 1}},
+                                 store);
+  ASSERT_EQ(actions.size(), 1u);
+  EXPECT_EQ(actions[0].job_id, "job_idle");
+  EXPECT_EQ(actions[0].gpu, 1);
+  EXPECT_EQ(actions[0].kind, telemetry::ReaperAction::kWarn);
+
+  auto unreachable = telemetry::PrometheusSource::Create("http://127.0.0.1:" + std::to_string(FreePort()));
+  EXPECT_EQ(unreachable->Fetch(now - Micros(60000000), now, Micros(60000000)).status().code(), Code::kUnavailable);
+}
+
+}  // namespace
+}  // namespace causeway::testing
