@@ -149,6 +149,21 @@ struct PolicyConfig {
 inline constexpr std::string_view kPolicyRules[] = {"require-labels", "pinned-image", "allowed-gpu-types",
                                                     "require-residency", "max-job-size"};
 
+// An idle-reaper policy (docs/telemetry.md): an attempt with some GPU below
+// `threshold_percent` for a whole, fully sampled `window` is warned, and
+// cancelled `grace` later if still idle (action "cancel").
+struct ReaperConfig {
+  std::string name;
+  std::string team;  // "" = every team
+  int threshold_percent = 20;
+  Micros window = Micros(30LL * 60 * 1000000);
+  Micros grace = Micros(15LL * 60 * 1000000);
+  std::string action = "cancel";  // or "warn"
+  bool dry_run = false;
+  Micros max_gap = Micros(2LL * 60 * 1000000);
+  std::vector<std::string> exempt_labels;  // "key" or "key=value"
+};
+
 struct Dataset {
   std::string name;
   std::vector<std::string> replicas;  // "provider/region" where a copy lives
@@ -164,6 +179,7 @@ struct Estate {
   std::vector<Dataset> datasets;
   std::vector<QueueConfig> queues;
   std::vector<PolicyConfig> policies;
+  std::vector<ReaperConfig> reaper;
 
   const Provider* FindProvider(std::string_view name) const;
   const Cluster* FindCluster(std::string_view name) const;

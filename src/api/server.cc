@@ -20,6 +20,7 @@
 #include "causeway/estate.h"
 #include "causeway/store.h"
 #include "policy/policy.h"
+#include "service/reaper_service.h"
 #include "service/scheduler_service.h"
 #include "store/commit_queue.h"
 
@@ -118,6 +119,13 @@ Status Serve(const ServeOptions& o) {
   ASSIGN_OR_RETURN(uint16_t bound, http.Start());
   scheduler.SetServerUrl(o.advertise_url.empty() ? "http://" + hso.host + ":" + std::to_string(bound) : o.advertise_url);
   scheduler.Start(std::chrono::milliseconds(std::max(10, o.tick_ms)));
+  // The idle reaper, when the estate has policies; it acts only on the
+  // replica that leads.
+  std::unique_ptr<ReaperService> reaper;
+  if (!estate->reaper.empty()) {
+    reaper = std::make_unique<ReaperService>(scheduler, queue, *estate);
+    reaper->Start(std::chrono::milliseconds(std::max(10, o.tick_ms)));
+  }
 
   if (admin) {
     std::cout << "admin token (shown once; also written to " << token_file << "): " << admin->secret << "\n";
@@ -136,6 +144,7 @@ Status Serve(const ServeOptions& o) {
   // Order matters: stop taking requests, then commit what was acknowledged
   // for commit, then let the HTTP machinery go.
   http.Stop();
+  if (reaper) reaper->Stop();
   scheduler.Stop();
   queue.Stop();
   spdlog::info("stopped");

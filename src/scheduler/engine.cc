@@ -698,4 +698,16 @@ nlohmann::json Engine::QueuesJson() const {
   return queues;
 }
 
+std::vector<Engine::RunningView> Engine::RunningAttempts() const {
+  std::vector<RunningView> out;
+  for (const std::string& id : running_) {
+    auto it = jobs_.find(id);
+    if (it == jobs_.end() || it->second.admitted_only) continue;
+    const Job& j = it->second;
+    out.push_back(RunningView{id, j.attempt, j.input.spec.team, j.input.spec.owner, j.input.spec.labels, j.gpus,
+                              j.cluster});
+  }
+  return out;
+}
+
 }  // namespace causeway::scheduler

@@ -87,12 +87,9 @@ void JobService::Submit(const identity::Principal& who, SubmitRequest request,
   if (Status st = queue_.Enqueue(std::move(work), finish); !st.ok()) done(st);
 }
 
-void JobService::Cancel(const identity::Principal& who, const std::string& job_id, std::string reason,
-                        std::function<void(Result<JobRecord>)> done) {
-  Timestamp now = clock_.Now();
-  auto job = std::make_shared<JobRecord>();
-  std::string actor = who.token_id;
-  WriteFn work = [job, job_id, actor, reason, now](WriteTx& tx) -> Status {
+WriteFn CancelJobWrite(const std::string& job_id, const std::string& actor, const std::string& reason, Timestamp now,
+                       std::shared_ptr<JobRecord> job, nlohmann::json details) {
+  return [job, job_id, actor, reason, now, details](WriteTx& tx) -> Status {
     ASSIGN_OR_RETURN(auto found, tx.GetJob(job_id));
     if (!found) return NotFound("job " + job_id + " not found");
     if (IsTerminal(found->state)) {
@@ -106,13 +103,22 @@ void JobService::Cancel(const identity::Principal& who, const std::string& job_i
     event.actor = actor;
     event.action = "job.cancel";
     event.resource = "job/" + job_id;
-    event.details = {{"from_state", JobStateName(found->state)}, {"reason", reason}};
+    event.details = details;
+    event.details["from_state"] = JobStateName(found->state);
+    event.details["reason"] = reason;
     RETURN_IF_ERROR(tx.AppendAudit(event));
     *job = std::move(*found);
     job->state = JobState::kCancelled;
     job->updated_at = now;
     return Status::Ok();
   };
+}
+
+void JobService::Cancel(const identity::Principal& who, const std::string& job_id, std::string reason,
+                        std::function<void(Result<JobRecord>)> done) {
+  Timestamp now = clock_.Now();
+  auto job = std::make_shared<JobRecord>();
+  WriteFn work = CancelJobWrite(job_id, who.token_id, reason, now, job);
   auto finish = [this, job, done](Status st) {
     if (!st.ok()) return done(st);
     if (hooks_.cancelled) hooks_.cancelled(job->id);

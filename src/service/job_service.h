@@ -44,6 +44,13 @@ struct JobHooks {
   std::function<void(const std::string& job_id, const std::string& path)> checkpointed;
 };
 
+// The writes of cancelling a job that has not finished, by `actor`: its
+// state, a job event and a `job.cancel` audit event (with `details` added).
+// kNotFound, or kFailedPrecondition for a finished job. On success `*job`
+// holds the job as cancelled.
+WriteFn CancelJobWrite(const std::string& job_id, const std::string& actor, const std::string& reason, Timestamp now,
+                       std::shared_ptr<JobRecord> job, nlohmann::json details = nlohmann::json::object());
+
 class JobService {
  public:
   // `policies` may be null (no admission rules).

@@ -433,6 +433,19 @@ Status SchedulerService::SetOutage(const std::string& provider, bool down, const
   });
 }
 
+SchedulerService::Utilization SchedulerService::SampleUtilization() {
+  std::lock_guard<std::mutex> lock(mu_);
+  Utilization u;
+  u.now = clock_.Now();
+  if (!leader_) return u;
+  u.running = engine_->RunningAttempts();
+  for (const auto& [name, adapter] : adapters_) {
+    std::vector<GpuSample> s = adapter->SampleUtilization(u.now);
+    u.samples.insert(u.samples.end(), std::make_move_iterator(s.begin()), std::make_move_iterator(s.end()));
+  }
+  return u;
+}
+
 void SchedulerService::SetServerUrl(std::string url) {
   std::lock_guard<std::mutex> lock(mu_);
   server_url_ = std::move(url);

@@ -77,6 +77,16 @@ class SchedulerService {
   // Where attempts reach the API (CAUSEWAY_SERVER in their environment).
   void SetServerUrl(std::string url);
 
+  // For the idle reaper: the attempts running on their backends and every
+  // provider's per-GPU utilization now. Nothing on a replica that does not
+  // lead.
+  struct Utilization {
+    Timestamp now;
+    std::vector<scheduler::Engine::RunningView> running;
+    std::vector<GpuSample> samples;
+  };
+  Utilization SampleUtilization();
+
   // Takes a simulated provider down or brings it back; audited.
   Status SetOutage(const std::string& provider, bool down, const std::string& actor);
 

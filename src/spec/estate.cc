@@ -65,7 +65,8 @@ class EstateParser {
   Result<Estate> Parse(std::string_view text) {
     ASSIGN_OR_RETURN(YAML::Node root, spec::LoadYaml(text, r_.file()));
     static const KeySet kKeys{
-        {"currency", "providers", "clusters", "prices", "reservations", "teams", "datasets", "queues", "policies"}};
+        {"currency", "providers", "clusters", "prices", "reservations", "teams", "datasets", "queues", "policies",
+         "reaper"}};
     if (!r_.CheckMap(root, "", kKeys)) return r_.Finish("estate");
     if (auto n = Get(root, "currency"); n.IsDefined()) {
       if (auto s = r_.String(n, "currency")) {
@@ -85,6 +86,7 @@ class EstateParser {
     List(root, "datasets", [&](const YAML::Node& n, const std::string& f) { ParseDataset(n, f); });
     List(root, "queues", [&](const YAML::Node& n, const std::string& f) { ParseQueue(n, f); });
     List(root, "policies", [&](const YAML::Node& n, const std::string& f) { ParsePolicy(n, f); });
+    List(root, "reaper", [&](const YAML::Node& n, const std::string& f) { ParseReaper(n, f); });
     RETURN_IF_ERROR(r_.Finish("estate"));
     return std::move(e_);
   }
@@ -548,6 +550,50 @@ class EstateParser {
     if (!q.name.empty()) e_.queues.push_back(std::move(q));
   }
 
+  void ParseReaper(const YAML::Node& n, const std::string& f) {
+    static const KeySet kKeys{
+        {"name", "team", "threshold", "window", "grace", "action", "dry_run", "max_gap", "exempt_labels"}};
+    if (!r_.CheckMap(n, f, kKeys)) return;
+    ReaperConfig c;
+    c.name = NameField(n, f, reaper_names_, "reaper policy");
+    c.team = Str(n, "team", f, false);
+    if (!c.team.empty() && !e_.FindTeam(c.team)) {
+      r_.Error(Get(n, "team"), JoinField(f, "team"), "unknown team \"" + c.team + "\"");
+    }
+    if (auto v = Get(n, "threshold"); v.IsDefined()) {
+      c.threshold_percent = static_cast<int>(r_.Int(v, JoinField(f, "threshold"), 1, 100).value_or(20));
+    }
+    auto duration = [&](const char* key, Micros& out) {
+      YAML::Node v = Get(n, key);
+      if (!v.IsDefined()) return;
+      auto d = ParseDuration(r_.String(v, JoinField(f, key)).value_or(""));
+      if (d.ok() && d->count() > 0) {
+        out = *d;
+      } else {
+        r_.Error(v, JoinField(f, key), d.ok() ? "must be longer than zero" : d.status().message());
+      }
+    };
+    duration("window", c.window);
+    duration("grace", c.grace);
+    duration("max_gap", c.max_gap);
+    c.action = Str(n, "action", f, false);
+    if (c.action.empty()) c.action = "cancel";
+    if (c.action != "cancel" && c.action != "warn") {
+      r_.Error(Get(n, "action"), JoinField(f, "action"), "expected cancel or warn, not \"" + c.action + "\"");
+    }
+    if (auto v = Get(n, "dry_run"); v.IsDefined()) c.dry_run = r_.Bool(v, JoinField(f, "dry_run")).value_or(false);
+    if (YAML::Node l = Get(n, "exempt_labels"); l.IsDefined()) {
+      if (!l.IsSequence()) {
+        r_.Error(l, JoinField(f, "exempt_labels"), "expected a list such as [interactive, keep=true]");
+      } else {
+        for (const auto& item : l) {
+          if (auto v = r_.String(item, JoinField(f, "exempt_labels"))) c.exempt_labels.push_back(*v);
+        }
+      }
+    }
+    if (!c.name.empty()) e_.reaper.push_back(std::move(c));
+  }
+
   void ParsePolicy(const YAML::Node& n, const std::string& f) {
     static const KeySet kKeys{{"name", "rule", "labels", "teams", "gpu_types", "zone", "max_gpus", "max_duration"}};
     if (!r_.CheckMap(n, f, kKeys)) return;
@@ -601,7 +647,7 @@ class EstateParser {
 
   YamlReader r_;
   Estate e_;
-  std::set<std::string> queue_names_, queue_teams_, policy_names_;
+  std::set<std::string> queue_names_, queue_teams_, policy_names_, reaper_names_;
   std::set<std::string> provider_names_, cluster_names_, reservation_names_, team_names_, dataset_names_;
 };
 

@@ -21,6 +21,10 @@ TEST(EstateTest, ExampleAndEmbeddedEstatesAreValid) {
   EXPECT_EQ(p->on_demand.micros(), 3'500'000);
   ASSERT_EQ(embedded->reservations.size(), 1u);
   EXPECT_EQ(embedded->reservations[0].count, 64);
+  ASSERT_EQ(embedded->reaper.size(), 1u);
+  EXPECT_EQ(embedded->reaper[0].threshold_percent, 10);
+  EXPECT_EQ(embedded->reaper[0].window, Micros(20LL * 60 * 1000000));
+  EXPECT_EQ(embedded->reaper[0].exempt_labels, std::vector<std::string>{"keep-alive"});
 }
 
 constexpr const char* kBase = R"(providers:
@@ -53,6 +57,10 @@ TEST(EstateTest, ReportsProblemsWithPositions) {
        "!providers:\n  - {name: n, kind: sim, regions: [{name: r, zone: eu}]}\nclusters:\n"
        "  - {name: c, provider: n, region: x, node_pools: [{name: p, gpu_type: H100, gpus_per_node: 8, nodes: 1}]}\n",
        "has no region \"x\"", 4},
+      {"reaper_action", "reaper:\n  - {name: r, action: kill}\n", "expected cancel or warn", 11},
+      {"reaper_window", "reaper:\n  - {name: r, window: soon}\n", "invalid duration \"soon\"", 11},
+      {"reaper_threshold", "reaper:\n  - {name: r, threshold: 150}\n", "from 1 to 100", 11},
+      {"reaper_team", "reaper:\n  - {name: r, team: nobody}\n", "unknown team \"nobody\"", 11},
       {"price_wrong_gpu", "prices:\n  - {cluster: c1, gpu_type: H100, on_demand: \"2\"}\n", "has no H100 node pool", 11},
       {"price_bad_amount", "prices:\n  - {cluster: c1, gpu_type: H200, on_demand: \"2.1234567\"}\n", "six decimal places", 11},
       {"price_twice",

@@ -1,0 +1,115 @@
+#include "service/reaper_service.h"
+
+#include <algorithm>
+#include <spdlog/spdlog.h>
+
+#include "service/job_service.h"
+
+namespace causeway {
+namespace {
+
+std::vector<telemetry::ReaperPolicy> Policies(const Estate& estate) {
+  std::vector<telemetry::ReaperPolicy> out;
+  for (const ReaperConfig& c : estate.reaper) {
+    telemetry::ReaperPolicy p;
+    p.name = c.name;
+    p.team = c.team;
+    p.threshold_percent = c.threshold_percent;
+    p.window = c.window;
+    p.grace = c.grace;
+    p.cancel = c.action == "cancel";
+    p.dry_run = c.dry_run;
+    p.max_gap = c.max_gap;
+    p.exempt_labels = c.exempt_labels;
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+// Samples are kept as long as the longest window and gap need them.
+Micros Retention(const Estate& estate) {
+  Micros longest(0);
+  for (const ReaperConfig& c : estate.reaper) longest = std::max(longest, c.window + 2 * c.max_gap);
+  return longest;
+}
+
+const char* ActionName(telemetry::ReaperAction::Kind k) {
+  switch (k) {
+    case telemetry::ReaperAction::kWarn: return "reaper.warn";
+    case telemetry::ReaperAction::kCancel: return "reaper.cancel";
+    case telemetry::ReaperAction::kRecovered: return "reaper.recovered";
+  }
+  return "reaper.warn";
+}
+
+}  // namespace
+
+ReaperService::ReaperService(SchedulerService& scheduler, CommitQueue& queue, const Estate& estate)
+    : scheduler_(scheduler), queue_(queue), reaper_(Policies(estate)), samples_(Retention(estate)) {}
+
+Status ReaperService::TickOnce() {
+  SchedulerService::Utilization u = scheduler_.SampleUtilization();
+  samples_.Add(u.samples);
+  samples_.Prune(u.now);
+  std::vector<telemetry::RunningAttempt> running;
+  for (const auto& r : u.running) {
+    running.push_back(telemetry::RunningAttempt{r.job_id, r.attempt, r.team, r.owner, r.labels, static_cast<int>(r.gpus)});
+  }
+  std::vector<WriteFn> work;
+  std::vector<std::pair<size_t, std::string>> cancels;  // unit index, job
+  for (const telemetry::ReaperAction& a : reaper_.Evaluate(u.now, running, samples_)) {
+    nlohmann::json details = {{"policy", a.policy}, {"attempt", a.attempt}, {"gpu", a.gpu},
+                              {"max_percent", a.max_percent}, {"dry_run", a.dry_run}, {"reason", a.reason}};
+    const bool cancel = a.kind == telemetry::ReaperAction::kCancel && !a.dry_run;
+    auto job = std::make_shared<JobRecord>();
+    WriteFn cancel_write = cancel ? CancelJobWrite(a.job_id, "reaper", "idle: " + a.reason, u.now, job,
+                                                   {{"policy", a.policy}})
+                                  : WriteFn();
+    work.push_back([=](WriteTx& tx) -> Status {
+      AuditEvent e;
+      e.time = u.now;
+      e.actor = "reaper";
+      e.action = ActionName(a.kind);
+      e.resource = "job/" + a.job_id;
+      e.details = details;
+      RETURN_IF_ERROR(tx.AppendAudit(e));
+      RETURN_IF_ERROR(tx.AddJobEvent(JobEvent{0, a.job_id, u.now, e.action, (a.dry_run ? "(dry run) " : "") + a.reason}));
+      return cancel_write ? cancel_write(tx) : Status::Ok();
+    });
+    if (cancel) cancels.emplace_back(work.size() - 1, a.job_id);
+  }
+  if (work.empty()) return Status::Ok();
+  std::vector<Status> results = queue_.RunAll(std::move(work));
+  // Once durable, a cancel goes the way of one a person asks for: the
+  // scheduler stops the attempt and frees its GPUs. A job that finished in
+  // the meantime refused its unit and is left alone.
+  for (const auto& [index, job_id] : cancels) {
+    if (results[index].ok()) scheduler_.OnCancelled(job_id);
+  }
+  for (const Status& st : results) {
+    if (!st.ok() && st.code() != Code::kFailedPrecondition) return st;
+  }
+  return Status::Ok();
+}
+
+void ReaperService::Start(std::chrono::milliseconds interval) {
+  thread_ = std::thread([this, interval] {
+    std::unique_lock<std::mutex> lock(stop_mu_);
+    while (!stop_cv_.wait_for(lock, interval, [this] { return stopping_; })) {
+      lock.unlock();
+      if (Status st = TickOnce(); !st.ok()) spdlog::warn("reaper cycle: {}", st.ToString());
+      lock.lock();
+    }
+  });
+}
+
+void ReaperService::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(stop_mu_);
+    stopping_ = true;
+  }
+  stop_cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+}  // namespace causeway

@@ -1,0 +1,42 @@
+// Runs the idle reaper on the server: every cycle, on the replica that
+// leads, the providers' per-GPU utilization goes into a sample store, the
+// estate's reaper policies judge the running attempts, and each decision is
+// written with its audit event (`reaper.warn`, `reaper.cancel`,
+// `reaper.recovered`); a cancel, unless the policy is a dry run, cancels the
+// job in the same transaction (`job.cancel` by actor `reaper`).
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "causeway/estate.h"
+#include "service/scheduler_service.h"
+#include "store/commit_queue.h"
+#include "telemetry/reaper.h"
+
+namespace causeway {
+
+class ReaperService {
+ public:
+  ReaperService(SchedulerService& scheduler, CommitQueue& queue, const Estate& estate);
+  ~ReaperService() { Stop(); }
+
+  // One cycle; returns once its decisions are durable.
+  Status TickOnce();
+  void Start(std::chrono::milliseconds interval);
+  void Stop();
+
+ private:
+  SchedulerService& scheduler_;
+  CommitQueue& queue_;
+  telemetry::Reaper reaper_;
+  telemetry::SampleStore samples_;
+  std::thread thread_;
+  std::mutex stop_mu_;
+  std::condition_variable stop_cv_;
+  bool stopping_ = false;
+};
+
+}  // namespace causeway

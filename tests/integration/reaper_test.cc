@@ -1,0 +1,64 @@
+// The idle reaper on a running server: a notebook that holds a GPU and does
+// nothing is warned, then cancelled after the grace period; a busy job and
+// an exempt idle one run on; every decision is in the audit trail.
+// Simulated time (the embedded estate's policy: below 10% for 20 minutes,
+// 10 minutes' grace) at 600x: seconds of real time.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "server_process.h"
+
+namespace causeway::testing {
+namespace {
+
+using nlohmann::json;
+
+TEST(ReaperServiceTest, IdleJobIsWarnedThenCancelledAndTheOthersRunOn) {
+  TempDir dir("reaper");
+  auto server = ServerProcess::Start(dir.path(), {"--sim-speed", "600", "--tick-ms", "50"});
+  auto client = server->Client();
+  auto submit = [&](const std::string& name, const std::string& labels, int utilization) {
+    auto r = client.Send("POST", "/v1/jobs",
+                         json{{"spec", "name: " + name + "\nresources: {accelerators: L4:1, labels: {owner: o, team: "
+                                       "research" + labels + "}}\nsim: {duration: 3h, utilization: " +
+                                       std::to_string(utilization) + "}\n"}}.dump(),
+                         Auth(server->admin_token()));
+    EXPECT_EQ(r->status, 201) << r->body;
+    return json::parse(r->body)["job"]["id"].get<std::string>();
+  };
+  std::string idle = submit("idle", "", 0);
+  std::string busy = submit("busy", "", 80);
+  std::string exempt = submit("kept", ", keep-alive: \"yes\"", 0);
+
+  auto state = [&](const std::string& id) {
+    auto r = client.Send("GET", "/v1/jobs/" + id, "", Auth(server->admin_token()));
+    json j = json::parse(r->body);
+    return (j.contains("job") ? j["job"] : j)["state"].get<std::string>();
+  };
+  ASSERT_TRUE(Eventually([&] { return state(idle) == "cancelled"; }, std::chrono::seconds(60)))
+      << "the idle job was not reaped";
+  EXPECT_EQ(state(busy), "running");
+  EXPECT_EQ(state(exempt), "running");
+
+  auto audit = client.Send("GET", "/v1/audit?action=reaper.&limit=100", "", Auth(server->admin_token()));
+  ASSERT_EQ(audit->status, 200);
+  std::vector<std::string> actions;
+  json listed = json::parse(audit->body);
+  for (const auto& e : listed["events"]) {
+    EXPECT_EQ(e["resource"], "job/" + idle) << "only the idle job is judged idle";
+    EXPECT_EQ(e["actor"], "reaper");
+    actions.push_back(e["action"]);
+  }
+  ASSERT_EQ(actions, (std::vector<std::string>{"reaper.warn", "reaper.cancel"}));
+  auto cancel = client.Send("GET", "/v1/audit?action=job.cancel&resource=job/" + idle, "", Auth(server->admin_token()));
+  auto events = json::parse(cancel->body)["events"];
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0]["actor"], "reaper");
+  EXPECT_EQ(events[0]["details"]["policy"], "idle-gpus");
+  auto verify = client.Send("GET", "/v1/audit/verify", "", Auth(server->admin_token()));
+  EXPECT_TRUE(json::parse(verify->body)["ok"].get<bool>());
+}
+
+}  // namespace
+}  // namespace causeway::testing
