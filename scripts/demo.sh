@@ -2,7 +2,8 @@
 # The whole Causeway loop on the embedded simulated estate and a SQLite file:
 # jobs from three teams are checked against policy, admitted under team
 # quotas, routed to the right provider, run, preempted, finished and
-# accounted for; a provider's FOCUS bill is imported and shown back by team;
+# accounted for; an idle notebook is reaped; a provider's FOCUS bill is
+# imported and shown back by team;
 # the audit trail is verified at the end.
 #
 # Usage: scripts/demo.sh PATH/TO/causeway [--keep]
@@ -92,6 +93,9 @@ kill "$follower" 2>/dev/null || true; wait "$follower" 2>/dev/null || true; foll
 step "Summary"
 show "$cw" jobs
 show "$cw" queues
+
+step "The idle notebook was reaped: warned, then cancelled after the grace period"
+show "$cw" audit log --action reaper. --since 7d
 
 step "What a job cost, attempt by attempt (preempted attempts are cost too)"
 show "$cw" cost job "$llama"
