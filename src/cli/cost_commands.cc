@@ -201,14 +201,25 @@ struct MeteringArgs {
   std::string output;
 };
 
+// What reconcile and export read: the days, the estate and the database.
+struct MeteringInputs {
+  std::pair<std::string, std::string> days;
+  Estate estate;
+  std::unique_ptr<Store> store;
+};
+
+Result<MeteringInputs> OpenMetering(const DbChoice& where, const MeteringArgs& a) {
+  MeteringInputs in;
+  ASSIGN_OR_RETURN(in.days, cost::PeriodDays(a.period));
+  ASSIGN_OR_RETURN(in.estate, LoadEstate(a.estate));
+  ASSIGN_OR_RETURN(in.store, OpenStore(where.Resolve(), true));
+  return in;
+}
+
 int Reconcile(const DbChoice& where, const MeteringArgs& a, bool json_output) {
-  auto days = cost::PeriodDays(a.period);
-  if (!days.ok()) return Fail(days.status());
-  auto estate = LoadEstate(a.estate);
-  if (!estate.ok()) return Fail(estate.status());
-  auto store = OpenStore(where.Resolve(), true);
-  if (!store.ok()) return Fail(store.status());
-  auto lines = cost::Reconcile(**store, *estate, days->first, days->second, a.threshold, RealClock().Now());
+  auto in = OpenMetering(where, a);
+  if (!in.ok()) return Fail(in.status());
+  auto lines = cost::Reconcile(*in->store, in->estate, in->days.first, in->days.second, a.threshold, RealClock().Now());
   if (!lines.ok()) return Fail(lines.status());
   int flagged = 0;
   json rows = json::array();
@@ -236,19 +247,15 @@ int Reconcile(const DbChoice& where, const MeteringArgs& a, bool json_output) {
 }
 
 int Export(const DbChoice& where, const MeteringArgs& a) {
-  auto days = cost::PeriodDays(a.period);
-  if (!days.ok()) return Fail(days.status());
-  auto estate = LoadEstate(a.estate);
-  if (!estate.ok()) return Fail(estate.status());
-  auto store = OpenStore(where.Resolve(), true);
-  if (!store.ok()) return Fail(store.status());
+  auto in = OpenMetering(where, a);
+  if (!in.ok()) return Fail(in.status());
   if (a.output.empty() || a.output == "-") {
-    Status st = cost::ExportFocus(**store, *estate, days->first, days->second, RealClock().Now(), std::cout);
+    Status st = cost::ExportFocus(*in->store, in->estate, in->days.first, in->days.second, RealClock().Now(), std::cout);
     return st.ok() ? kExitOk : Fail(st);
   }
   std::ofstream file(a.output, std::ios::binary | std::ios::trunc);
   if (!file) return Fail(InvalidArgument(a.output + ": cannot write"));
-  Status st = cost::ExportFocus(**store, *estate, days->first, days->second, RealClock().Now(), file);
+  Status st = cost::ExportFocus(*in->store, in->estate, in->days.first, in->days.second, RealClock().Now(), file);
   file.close();
   return st.ok() ? kExitOk : Fail(st);
 }

@@ -93,23 +93,11 @@ Status ReaperService::TickOnce() {
 }
 
 void ReaperService::Start(std::chrono::milliseconds interval) {
-  thread_ = std::thread([this, interval] {
-    std::unique_lock<std::mutex> lock(stop_mu_);
-    while (!stop_cv_.wait_for(lock, interval, [this] { return stopping_; })) {
-      lock.unlock();
-      if (Status st = TickOnce(); !st.ok()) spdlog::warn("reaper cycle: {}", st.ToString());
-      lock.lock();
-    }
+  ticker_.Start(interval, [this] {
+    if (Status st = TickOnce(); !st.ok()) spdlog::warn("reaper cycle: {}", st.ToString());
   });
 }
 
-void ReaperService::Stop() {
-  {
-    std::lock_guard<std::mutex> lock(stop_mu_);
-    stopping_ = true;
-  }
-  stop_cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
-}
+void ReaperService::Stop() { ticker_.Stop(); }
 
 }  // namespace causeway

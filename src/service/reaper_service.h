@@ -7,11 +7,9 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
-#include <mutex>
-#include <thread>
 
 #include "causeway/estate.h"
+#include "causeway/ticker.h"
 #include "service/scheduler_service.h"
 #include "store/commit_queue.h"
 #include "telemetry/reaper.h"
@@ -33,10 +31,7 @@ class ReaperService {
   CommitQueue& queue_;
   telemetry::Reaper reaper_;
   telemetry::SampleStore samples_;
-  std::thread thread_;
-  std::mutex stop_mu_;
-  std::condition_variable stop_cv_;
-  bool stopping_ = false;
+  Ticker ticker_;
 };
 
 }  // namespace causeway

@@ -289,26 +289,14 @@ Status SchedulerService::FollowAudit(const std::vector<AuditEvent>& events, cons
 }
 
 void SchedulerService::Start(std::chrono::milliseconds interval) {
-  thread_ = std::thread([this, interval] {
-    // The first cycle is the caller's (the server runs one before it takes
-    // requests); from here, one every `interval`.
-    std::unique_lock<std::mutex> lock(stop_mu_);
-    while (!stop_cv_.wait_for(lock, interval, [this] { return stopping_; })) {
-      lock.unlock();
-      if (Status st = TickOnce(); !st.ok()) spdlog::error("scheduler cycle failed: {}", st.ToString());
-      lock.lock();
-    }
+  // The first cycle is the caller's (the server runs one before it takes
+  // requests); from here, one every `interval`.
+  ticker_.Start(interval, [this] {
+    if (Status st = TickOnce(); !st.ok()) spdlog::error("scheduler cycle failed: {}", st.ToString());
   });
 }
 
-void SchedulerService::Stop() {
-  {
-    std::lock_guard<std::mutex> lock(stop_mu_);
-    stopping_ = true;
-  }
-  stop_cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
-}
+void SchedulerService::Stop() { ticker_.Stop(); }
 
 Status SchedulerService::TickOnce() {
   RETURN_IF_ERROR(Lead());

@@ -17,12 +17,10 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -30,6 +28,7 @@
 #include "causeway/clock.h"
 #include "causeway/estate.h"
 #include "causeway/store.h"
+#include "causeway/ticker.h"
 #include "providers/sim/sim_provider.h"
 #include "scheduler/engine.h"
 #include "store/commit_queue.h"
@@ -131,10 +130,7 @@ class SchedulerService {
   std::chrono::steady_clock::time_point lease_deadline_{};         // guarded by mu_: launch only before this
   std::chrono::steady_clock::time_point lease_asked_{};            // guarded by mu_: the last AcquireLease
   int64_t audit_cursor_ = 0;                                       // guarded by mu_: the last event followed
-  std::mutex stop_mu_;
-  std::condition_variable stop_cv_;
-  bool stopping_ = false;  // guarded by stop_mu_
-  std::thread thread_;
+  Ticker ticker_;
 };
 
 }  // namespace causeway
