@@ -36,11 +36,14 @@ test: test-deps $(TEST_DIR)/CMakeCache.txt
 	cmake --build $(TEST_DIR) -j $(JOBS)
 	cd $(TEST_DIR) && ctest --output-on-failure -j $(JOBS)
 
-# Submit throughput through the HTTP API, and scheduler decisions per second
-# with the Alibaba 2023 trace replay (see bench/README.md).
+# Submit throughput through the HTTP API, scheduler decisions per second with
+# the Alibaba 2023 trace replay, a reaper cycle, and a 10-million-row FOCUS
+# import against DuckDB (see bench/README.md).
 bench: build
 	bench/submit/run.sh $(RELEASE_DIR)
 	CAUSEWAY_SHARED_DATA=$${CAUSEWAY_SHARED_DATA:-../shared/data} $(RELEASE_DIR)/bench/schedule_bench
+	$(RELEASE_DIR)/bench/reaper_bench
+	bench/focus/run.sh $(RELEASE_DIR)
 	@if [ "$$(id -u)" = 0 ] && command -v slurmctld >/dev/null; then bench/slurm_submit/run.sh $(RELEASE_DIR) 100; \
 	else echo "bench/slurm_submit skipped: needs root and Slurm (scripts/install-deps.sh test)"; fi
 
