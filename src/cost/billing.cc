@@ -121,7 +121,11 @@ class Aggregator final : public RowSink {
                                   row.sub_account_id, row.region_id, row.resource_id, row.service_category,
                                   row.charge_category, row.pricing_category, row.commitment_discount_status,
                                   row.currency, row.team, row.owner, row.job, row.project}) {
+      // The separator inside a value would shift every later part: such a
+      // byte (a control character no bill means) becomes a space.
+      size_t at = key_.size();
       key_.append(part);
+      if (part.find(kSep) != std::string_view::npos) std::replace(key_.begin() + at, key_.end(), kSep, ' ');
       key_ += kSep;
     }
     // Neighbouring rows often share a key: no hashing then.

@@ -315,6 +315,20 @@ std::string GeneratedBill(int rows, std::map<std::string, Picos>* billed_by_team
   return text;
 }
 
+TEST(BillTest, ASeparatorByteInAValueCannotShiftTheKey) {
+  Files files;
+  std::string path = files.Write(
+      "sep.csv", std::string(kHeader) + Row("1", "2024-09-02T10:00:00Z", R"("{""causeway-team"": ""nlp\u001fx""}")"));
+  ImportOptions o;
+  o.provider = "nimbus";
+  auto bill = ReadFocusBill(path, o);
+  ASSERT_TRUE(bill.ok()) << bill.status().ToString();
+  ASSERT_EQ(bill->rollups.size(), 1u);
+  EXPECT_EQ(bill->rollups[0].team, "nlp x");
+  EXPECT_EQ(bill->rollups[0].currency, "USD");
+  EXPECT_EQ(bill->rollups[0].resource_id, "node-1");
+}
+
 TEST(BillTest, SumsAreExactAndTheSameOnAnyNumberOfThreads) {
   Files files;
   std::map<std::string, Picos> expected;
