@@ -104,7 +104,7 @@ struct AuditFilter {
 // What billed amounts can be grouped by (`causeway cost showback --by`).
 enum class BillingDim {
   kTeam, kOwner, kProject, kJob, kProvider, kProviderName, kDay, kMonth, kServiceCategory, kChargeCategory,
-  kPricingCategory, kResource, kSubAccount, kRegion,
+  kPricingCategory, kResource, kSubAccount, kRegion, kCommitmentStatus,
 };
 inline constexpr std::pair<BillingDim, std::string_view> kBillingDims[] = {
     {BillingDim::kTeam, "team"}, {BillingDim::kOwner, "owner"}, {BillingDim::kProject, "project"},
@@ -112,6 +112,7 @@ inline constexpr std::pair<BillingDim, std::string_view> kBillingDims[] = {
     {BillingDim::kDay, "day"}, {BillingDim::kMonth, "month"}, {BillingDim::kServiceCategory, "service-category"},
     {BillingDim::kChargeCategory, "charge-category"}, {BillingDim::kPricingCategory, "pricing-category"},
     {BillingDim::kResource, "resource"}, {BillingDim::kSubAccount, "sub-account"}, {BillingDim::kRegion, "region"},
+    {BillingDim::kCommitmentStatus, "commitment-status"},
 };
 
 // Billed amounts over charge days [from_day, to_day) (YYYY-MM-DD; empty: no

@@ -18,6 +18,7 @@
 #include "cost/billing.h"
 #include "cost/metering.h"
 #include "cost/showback.h"
+#include "cost/waste.h"
 
 namespace causeway::cli {
 namespace {
@@ -201,6 +202,14 @@ struct MeteringArgs {
   std::string output;
 };
 
+// Pico-units to two decimals, rounded half up, for tables (JSON keeps them
+// exact).
+std::string Hundredths(Picos v) {
+  constexpr Picos kCent = 10000000000LL;
+  Picos cents = (v >= 0 ? v + kCent / 2 : v - kCent / 2) / kCent;
+  return cost::PicosText(cents * kCent);
+}
+
 // What reconcile and export read: the days, the estate and the database.
 struct MeteringInputs {
   std::pair<std::string, std::string> days;
@@ -232,7 +241,7 @@ int Reconcile(const DbChoice& where, const MeteringArgs& a, bool json_output) {
                     {"billed_cost", cost::PicosText(l.billed_cost)}, {"metered_cost", cost::PicosText(l.metered_cost)},
                     {"bill_rows", l.bill_rows}, {"attempts", l.attempts}, {"flagged", l.flagged},
                     {"cause", l.cause}});
-    t.Add({l.provider, l.day, cost::PicosText(l.billed_gpu_hours), cost::PicosText(l.metered_gpu_hours),
+    t.Add({l.provider, l.day, Hundredths(l.billed_gpu_hours), Hundredths(l.metered_gpu_hours),
            cost::PicosText(l.billed_cost), cost::PicosText(l.metered_cost), l.currency, l.flagged ? "!" : "",
            l.cause});
   }
@@ -258,6 +267,45 @@ int Export(const DbChoice& where, const MeteringArgs& a) {
   Status st = cost::ExportFocus(*in->store, in->estate, in->days.first, in->days.second, RealClock().Now(), file);
   file.close();
   return st.ok() ? kExitOk : Fail(st);
+}
+
+int WasteCommand(const DbChoice& where, const MeteringArgs& a, bool json_output) {
+  auto in = OpenMetering(where, a);
+  if (!in.ok()) return Fail(in.status());
+  auto report = cost::Waste(*in->store, in->estate, in->days.first, in->days.second, RealClock().Now());
+  if (!report.ok()) return Fail(report.status());
+  auto money = [](int64_t micros) { return cost::PicosText(static_cast<Picos>(micros) * 1000000); };
+  auto pico_hours = [](int64_t gpu_seconds) { return static_cast<Picos>(gpu_seconds) * 1000000000000LL / 3600; };
+  auto hours = [&](int64_t gpu_seconds) { return Hundredths(pico_hours(gpu_seconds)); };
+  auto exact_hours = [&](int64_t gpu_seconds) { return cost::PicosText(pico_hours(gpu_seconds)); };
+  if (json_output) {
+    json teams = json::array();
+    for (const auto& t : report->teams) {
+      teams.push_back({{"team", t.team}, {"failed_attempts", t.failed_attempts},
+                       {"failed_gpu_hours", exact_hours(t.failed_gpu_seconds)},
+                       {"failed_cost", money(t.failed_cost_micros)}, {"reaped_jobs", t.reaped_jobs},
+                       {"idle_gpu_hours", exact_hours(t.idle_gpu_seconds)},
+                       {"idle_cost", money(t.idle_cost_micros)}, {"dry_run_reaps", t.dry_run_reaps}});
+    }
+    json unused = json::array();
+    for (const auto& [currency, amount] : report->unused_commitments) {
+      unused.push_back({{"currency", currency}, {"effective_cost", cost::PicosText(amount)}});
+    }
+    std::cout << json{{"currency", report->currency}, {"teams", teams}, {"unused_commitments", unused}}.dump(2) << "\n";
+    return kExitOk;
+  }
+  Table t({"team", "failed attempts", "gpu-h", "cost", "reaped jobs", "idle gpu-h", "idle cost", "dry-run reaps"});
+  for (const auto& w : report->teams) {
+    t.Add({w.team.empty() ? "(none)" : w.team, std::to_string(w.failed_attempts), hours(w.failed_gpu_seconds),
+           money(w.failed_cost_micros), std::to_string(w.reaped_jobs), hours(w.idle_gpu_seconds),
+           money(w.idle_cost_micros), std::to_string(w.dry_run_reaps)});
+  }
+  t.Print(std::cout);
+  std::cout << "(costs in " << report->currency << ", metered)\n";
+  for (const auto& [currency, amount] : report->unused_commitments) {
+    std::cout << "unused commitments on the bills: " << cost::PicosText(amount) << " " << currency << "\n";
+  }
+  return kExitOk;
 }
 
 }  // namespace
@@ -336,6 +384,14 @@ void AddCostCommands(CLI::App& app, const bool& json_output, int& rc) {
   export_cmd->add_option("-o,--output", m.output, "write to FILE instead of standard output");
   where.AddTo(export_cmd);
   export_cmd->callback([state, &rc, &where, &m] { rc = Export(where, m); });
+
+  auto* waste = app.add_subcommand(
+      "waste", "paid for and no work done: failed and preempted attempts, idle time the reaper caught, unused "
+               "commitments");
+  waste->add_option("--period", m.period, "YYYY-MM, YYYY-MM-DD or FROM..TO (end exclusive); default: all");
+  waste->add_option("--estate", m.estate, "estate YAML, for prices and clusters (default: the embedded one)");
+  where.AddTo(waste);
+  waste->callback([state, &json_output, &rc, &where, &m] { rc = WasteCommand(where, m, json_output); });
 }
 
 }  // namespace causeway::cli

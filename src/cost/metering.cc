@@ -14,6 +14,10 @@ namespace {
 constexpr int64_t kMicrosPerDay = 86400000000;
 constexpr int64_t kMicrosPerSecond = 1000000;
 
+// No upper bound: attempts end by themselves, or at `now` while running (a
+// simulated estate's clock may run ahead of the wall's).
+constexpr int64_t kNoEnd = INT64_MAX / 2;
+
 int64_t FloorDay(int64_t us) { return us - ((us % kMicrosPerDay) + kMicrosPerDay) % kMicrosPerDay; }
 
 // value * num / den, rounded half away from zero, in 128 bits.
@@ -80,7 +84,7 @@ Result<std::vector<MeteredDay>> MeterByDay(const std::vector<MeteredAttempt>& at
 Result<std::vector<ReconcileLine>> Reconcile(const Store& store, const Estate& estate, const std::string& from_day,
                                              const std::string& to_day, int threshold_percent, Timestamp now) {
   ASSIGN_OR_RETURN(int64_t from, DayMicros(from_day, 0));
-  ASSIGN_OR_RETURN(int64_t to, DayMicros(to_day, FloorDay(ToUnixMicros(now)) + kMicrosPerDay));
+  ASSIGN_OR_RETURN(int64_t to, DayMicros(to_day, kNoEnd));
   std::map<std::pair<std::string, std::string>, ReconcileLine> lines;  // (provider, day)
   auto line = [&](const std::string& provider, const std::string& day) -> ReconcileLine& {
     ReconcileLine& l = lines[{provider, day}];
@@ -133,7 +137,7 @@ Result<std::vector<ReconcileLine>> Reconcile(const Store& store, const Estate& e
 Status ExportFocus(const Store& store, const Estate& estate, const std::string& from_day, const std::string& to_day,
                    Timestamp now, std::ostream& out) {
   ASSIGN_OR_RETURN(int64_t from, DayMicros(from_day, 0));
-  ASSIGN_OR_RETURN(int64_t to, DayMicros(to_day, FloorDay(ToUnixMicros(now)) + kMicrosPerDay));
+  ASSIGN_OR_RETURN(int64_t to, DayMicros(to_day, kNoEnd));
   ASSIGN_OR_RETURN(auto attempts, store.ListAttemptsBetween(FromUnixMicros(from), FromUnixMicros(to)));
   ASSIGN_OR_RETURN(auto days, MeterByDay(attempts, estate, FromUnixMicros(from), FromUnixMicros(to), now));
   out << "BilledCost,BillingAccountId,BillingAccountName,BillingCurrency,BillingPeriodEnd,BillingPeriodStart,"

@@ -705,7 +705,7 @@ std::vector<Engine::RunningView> Engine::RunningAttempts() const {
     if (it == jobs_.end() || it->second.admitted_only) continue;
     const Job& j = it->second;
     out.push_back(RunningView{id, j.attempt, j.input.spec.team, j.input.spec.owner, j.input.spec.labels, j.gpus,
-                              j.cluster});
+                              j.cluster, j.price_micros});
   }
   return out;
 }

@@ -156,6 +156,7 @@ class Engine : private placement::CapacityView {
     std::map<std::string, std::string> labels;
     int64_t gpus = 0;
     std::string cluster;
+    int64_t price_micros = 0;  // per GPU-hour
   };
   std::vector<RunningView> RunningAttempts() const;
   uint64_t decisions() const { return decisions_; }

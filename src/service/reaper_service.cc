@@ -1,6 +1,7 @@
 #include "service/reaper_service.h"
 
 #include <algorithm>
+#include <map>
 #include <spdlog/spdlog.h>
 
 #include "service/job_service.h"
@@ -52,14 +53,24 @@ Status ReaperService::TickOnce() {
   samples_.Add(u.samples);
   samples_.Prune(u.now);
   std::vector<telemetry::RunningAttempt> running;
+  std::map<std::pair<std::string, int>, const scheduler::Engine::RunningView*> views;
   for (const auto& r : u.running) {
     running.push_back(telemetry::RunningAttempt{r.job_id, r.attempt, r.team, r.owner, r.labels, static_cast<int>(r.gpus)});
+    views[{r.job_id, r.attempt}] = &r;
   }
   std::vector<WriteFn> work;
   std::vector<std::pair<size_t, std::string>> cancels;  // unit index, job
   for (const telemetry::ReaperAction& a : reaper_.Evaluate(u.now, running, samples_)) {
-    nlohmann::json details = {{"policy", a.policy}, {"attempt", a.attempt}, {"gpu", a.gpu},
-                              {"max_percent", a.max_percent}, {"dry_run", a.dry_run}, {"reason", a.reason}};
+    const scheduler::Engine::RunningView& view = *views.at({a.job_id, a.attempt});
+    // What the idle time cost, for `causeway waste`: all the attempt's GPUs
+    // for as long as it has been idle, at its price.
+    const int64_t idle_seconds = a.idle_for.count() / 1000000;
+    nlohmann::json details = {{"policy", a.policy},         {"attempt", a.attempt},
+                              {"gpu", a.gpu},               {"max_percent", a.max_percent},
+                              {"dry_run", a.dry_run},       {"reason", a.reason},
+                              {"team", view.team},          {"owner", view.owner},
+                              {"gpus", view.gpus},          {"idle_seconds", idle_seconds},
+                              {"price_micros", view.price_micros}};
     const bool cancel = a.kind == telemetry::ReaperAction::kCancel && !a.dry_run;
     auto job = std::make_shared<JobRecord>();
     WriteFn cancel_write = cancel ? CancelJobWrite(a.job_id, "reaper", "idle: " + a.reason, u.now, job,

@@ -48,6 +48,7 @@ inline std::string_view BillingDimColumn(BillingDim d) {
     case BillingDim::kResource: return "resource_id";
     case BillingDim::kSubAccount: return "sub_account";
     case BillingDim::kRegion: return "region";
+    case BillingDim::kCommitmentStatus: return "commitment_status";
   }
   return "team";
 }

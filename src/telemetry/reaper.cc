@@ -82,10 +82,11 @@ std::vector<ReaperAction> Reaper::Evaluate(Timestamp now, const std::vector<Runn
       warned_[key] = now;
       std::string next = p->cancel ? "; cancelled after " + FormatDuration(p->grace) + " unless it gets busy" : "";
       actions.push_back({ReaperAction::kWarn, a.job_id, a.attempt, p->name, p->dry_run, idle->first, idle->second,
-                         why + next});
+                         why + next, p->window});
     } else if (p->cancel && now - warned->second >= p->grace) {
       actions.push_back({ReaperAction::kCancel, a.job_id, a.attempt, p->name, p->dry_run, idle->first, idle->second,
-                         why + ", warned " + FormatDuration(now - warned->second) + " ago"});
+                         why + ", warned " + FormatDuration(now - warned->second) + " ago",
+                         p->window + (now - warned->second)});
       warned_.erase(warned);
     }
   }

@@ -52,6 +52,7 @@ struct ReaperAction {
   int gpu = 0;            // the idle GPU
   int max_percent = 0;    // its highest sample in the window
   std::string reason;     // for the owner and the audit trail
+  Micros idle_for{0};     // how long it has been idle: the window, plus the time since the warning
 };
 
 class Reaper {

@@ -56,6 +56,16 @@ TEST(ReaperServiceTest, IdleJobIsWarnedThenCancelledAndTheOthersRunOn) {
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0]["actor"], "reaper");
   EXPECT_EQ(events[0]["details"]["policy"], "idle-gpus");
+  // `causeway waste` counts the idle time it caught: one GPU for the 20
+  // minutes' window and at least the 10 minutes' grace.
+  auto waste = RunCli({"--json", "waste", "--data-dir", dir.path()});
+  ASSERT_EQ(waste.exit_code, 0) << waste.err;
+  json report = json::parse(waste.out);
+  ASSERT_EQ(report["teams"].size(), 1u) << waste.out;
+  EXPECT_EQ(report["teams"][0]["team"], "research");
+  EXPECT_EQ(report["teams"][0]["reaped_jobs"], 1);
+  EXPECT_GE(std::stod(report["teams"][0]["idle_gpu_hours"].get<std::string>()), 0.5);
+
   auto verify = client.Send("GET", "/v1/audit/verify", "", Auth(server->admin_token()));
   EXPECT_TRUE(json::parse(verify->body)["ok"].get<bool>());
 }

@@ -15,6 +15,7 @@
 #include "cost/csv.h"
 #include "cost/focus.h"
 #include "cost/metering.h"
+#include "cost/waste.h"
 #include "causeway/estate.h"
 #include <sstream>
 #include "temp_db.h"
@@ -559,6 +560,21 @@ TEST_P(BillImportTest, ReconcileFlagsEachKindOfDifferenceAndExportPassesStrict) 
   EXPECT_EQ((*per_job)[0].keys[0], "job_a");
   EXPECT_EQ(PicosText((*per_job)[0].billed), "147.20") << "64 GPU-hours at 2.30";
   EXPECT_EQ(PicosText((*per_job)[1].billed), "6.90");
+
+  // Waste: job_b's preempted attempt; an unused commitment on another bill.
+  std::string unused = "ChargePeriodStart,BilledCost,EffectiveCost,CommitmentDiscountStatus\n"
+                       "2026-11-05T00:00:00Z,0,120.5,Unused\n2026-11-05T00:00:00Z,0,10,Used\n";
+  o.provider = "nebius-commitments";
+  ASSERT_TRUE(ImportFocusBill(*store_, files_.Write("unused.csv", unused), o, clock_).ok());
+  auto waste = Waste(*store_, *estate, "2026-11-01", "2026-12-01", At("2026-11-20T00:00:00Z"));
+  ASSERT_TRUE(waste.ok()) << waste.status().ToString();
+  ASSERT_EQ(waste->teams.size(), 1u);
+  EXPECT_EQ(waste->teams[0].team, "vision");
+  EXPECT_EQ(waste->teams[0].failed_attempts, 1);
+  EXPECT_EQ(waste->teams[0].failed_gpu_seconds, 2 * 5400);
+  EXPECT_EQ(waste->teams[0].failed_cost_micros, 6900000);
+  ASSERT_EQ(waste->unused_commitments.size(), 1u);
+  EXPECT_EQ(PicosText(waste->unused_commitments[0].second), "120.50");
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, BillImportTest, ::testing::Values("sqlite", "postgresql"),
