@@ -8,6 +8,7 @@
 
 #include "audit/chain.h"
 #include "cost/showback.h"
+#include "telemetry/samples.h"
 #include "spec/spec_json.h"
 #include "store/records_json.h"
 
@@ -167,6 +168,8 @@ void ApiService::AddRoutes() {
   Route("GET", "/v1/clusters", kScopeClustersRead, bind(&ApiService::ListClusters));
   Route("GET", "/v1/cost/showback", kScopeCostRead, bind(&ApiService::CostShowback));
   Route("GET", "/v1/cost/bills", kScopeCostRead, bind(&ApiService::ListBills));
+  Route("POST", "/v1/telemetry", kScopeTelemetryWrite, bind(&ApiService::PushTelemetry));
+  Route("POST", "/v1/jobs/{id}/telemetry", kScopeTelemetryWrite, bind(&ApiService::PushTelemetry), true);
   Route("GET", "/v1/audit", kScopeAuditRead, bind(&ApiService::ListAudit));
   Route("GET", "/v1/audit/verify", kScopeAuditRead, bind(&ApiService::VerifyAudit));
   Route("POST", "/v1/tokens", kScopeAdmin, bind(&ApiService::CreateToken));
@@ -408,6 +411,39 @@ void ApiService::CostShowback(HttpRequest& req, Reply reply) {
   auto showback = cost::RunShowback(store_, r);
   if (!showback.ok()) return reply(ErrorResponse(showback.status()));
   reply(JsonResponse(200, cost::ToJson(*showback)));
+}
+
+// POST /v1/telemetry: Prometheus text exposition, series matched to jobs by
+// their causeway_job label. POST /v1/jobs/{id}/telemetry?attempt=N
+// [&format=nvidia-smi]: one job's samples (exposition or nvidia-smi CSV),
+// which its own attempt credential may send.
+void ApiService::PushTelemetry(HttpRequest& req, Reply reply) {
+  if (!reaper_) {
+    return reply(ErrorResponse(FailedPrecondition("the estate has no reaper policies: samples would not be kept")));
+  }
+  const std::string job = req.params["id"];
+  auto attempt = QueryInt(req, "attempt", 1, 1000000, "an attempt number");
+  if (!attempt.ok()) return reply(ErrorResponse(attempt.status()));
+  std::string format = req.Query("format").empty() ? "exposition" : req.Query("format");
+  Result<std::vector<GpuSample>> samples = std::vector<GpuSample>{};
+  if (format == "nvidia-smi") {
+    if (job.empty()) return reply(ErrorResponse(InvalidArgument("nvidia-smi output is pushed to /v1/jobs/{id}/telemetry")));
+    samples = telemetry::ParseNvidiaSmiCsv(req.body, job, static_cast<int>(attempt->value_or(1)));
+  } else if (format == "exposition") {
+    samples = telemetry::ParseExposition(req.body, telemetry::SeriesFormat{}, clock_.Now());
+    if (samples.ok() && !job.empty()) {
+      // Under a job's path every series is that job's.
+      for (GpuSample& s : *samples) {
+        s.job_id = job;
+        if (*attempt) s.attempt = static_cast<int>(**attempt);
+      }
+    }
+  } else {
+    return reply(ErrorResponse(InvalidArgument("format \"" + format + "\": expected exposition or nvidia-smi")));
+  }
+  if (!samples.ok()) return reply(ErrorResponse(samples.status()));
+  reaper_->Push(*samples);
+  reply(JsonResponse(202, {{"accepted", samples->size()}}));
 }
 
 void ApiService::ListBills(HttpRequest&, Reply reply) {

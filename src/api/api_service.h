@@ -13,6 +13,7 @@
 #include "causeway/estate.h"
 #include "causeway/store.h"
 #include "service/job_service.h"
+#include "service/reaper_service.h"
 #include "service/scheduler_service.h"
 #include "service/token_service.h"
 #include "store/commit_queue.h"
@@ -24,6 +25,10 @@ class ApiService {
   // `scheduler` and `policies` may be null: jobs are then only recorded.
   ApiService(Store& store, CommitQueue& queue, const Estate& estate, const Clock& clock,
              SchedulerService* scheduler = nullptr, const policy::Chain* policies = nullptr);
+
+  // Where pushed GPU samples go; without it (no reaper policies) pushes are
+  // refused.
+  void SetReaper(ReaperService* reaper) { reaper_ = reaper; }
 
   // Handles one request; calls `reply` exactly once.
   void Dispatch(HttpRequest& req, Reply reply);
@@ -52,6 +57,7 @@ class ApiService {
   void SetOutage(HttpRequest& req, Reply reply);
   void ListClusters(HttpRequest& req, Reply reply);
   void CostShowback(HttpRequest& req, Reply reply);
+  void PushTelemetry(HttpRequest& req, Reply reply);
   void ListBills(HttpRequest& req, Reply reply);
   void ListAudit(HttpRequest& req, Reply reply);
   void VerifyAudit(HttpRequest& req, Reply reply);
@@ -63,6 +69,7 @@ class ApiService {
   void RenderMetrics(HttpRequest& req, Reply reply);
 
   Store& store_;
+  ReaperService* reaper_ = nullptr;
   CommitQueue& queue_;
   const Estate& estate_;
   const Clock& clock_;

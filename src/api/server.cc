@@ -102,6 +102,13 @@ Status Serve(const ServeOptions& o) {
   // it takes requests. Failing is not fatal: the loop keeps trying.
   if (Status st = scheduler.TickOnce(); !st.ok()) spdlog::warn("first scheduler cycle: {}", st.ToString());
   ApiService api(*store, queue, *estate, clock, &scheduler, policies.get());
+  // The idle reaper, when the estate has policies; it acts only on the
+  // replica that leads, and keeps the samples pushed to this one.
+  std::unique_ptr<ReaperService> reaper;
+  if (!estate->reaper.empty()) {
+    reaper = std::make_unique<ReaperService>(scheduler, queue, *estate);
+    api.SetReaper(reaper.get());
+  }
 
   TokenService bootstrap(*store, queue, clock);
   std::string token_file = o.data_dir + "/admin.token";
@@ -119,13 +126,7 @@ Status Serve(const ServeOptions& o) {
   ASSIGN_OR_RETURN(uint16_t bound, http.Start());
   scheduler.SetServerUrl(o.advertise_url.empty() ? "http://" + hso.host + ":" + std::to_string(bound) : o.advertise_url);
   scheduler.Start(std::chrono::milliseconds(std::max(10, o.tick_ms)));
-  // The idle reaper, when the estate has policies; it acts only on the
-  // replica that leads.
-  std::unique_ptr<ReaperService> reaper;
-  if (!estate->reaper.empty()) {
-    reaper = std::make_unique<ReaperService>(scheduler, queue, *estate);
-    reaper->Start(std::chrono::milliseconds(std::max(10, o.tick_ms)));
-  }
+  if (reaper) reaper->Start(std::chrono::milliseconds(std::max(10, o.tick_ms)));
 
   if (admin) {
     std::cout << "admin token (shown once; also written to " << token_file << "): " << admin->secret << "\n";

@@ -22,9 +22,11 @@ inline constexpr std::string_view kScopeJobsWrite = "jobs:write";
 inline constexpr std::string_view kScopeAuditRead = "audit:read";
 inline constexpr std::string_view kScopeClustersRead = "clusters:read";
 inline constexpr std::string_view kScopeMetricsRead = "metrics:read";
-inline constexpr std::string_view kScopeCostRead = "cost:read";  // bills and showback
-inline constexpr std::string_view kAllScopes[] = {kScopeAdmin,       kScopeJobsRead,    kScopeJobsWrite, kScopeAuditRead,
-                                                  kScopeClustersRead, kScopeMetricsRead, kScopeCostRead};
+inline constexpr std::string_view kScopeCostRead = "cost:read";              // bills and showback
+inline constexpr std::string_view kScopeTelemetryWrite = "telemetry:write";  // pushing GPU samples
+inline constexpr std::string_view kAllScopes[] = {kScopeAdmin,        kScopeJobsRead,    kScopeJobsWrite,
+                                                  kScopeAuditRead,    kScopeClustersRead, kScopeMetricsRead,
+                                                  kScopeCostRead,     kScopeTelemetryWrite};
 
 // Who is making a request.
 struct Principal {

@@ -50,6 +50,7 @@ ReaperService::ReaperService(SchedulerService& scheduler, CommitQueue& queue, co
 
 Status ReaperService::TickOnce() {
   SchedulerService::Utilization u = scheduler_.SampleUtilization();
+  std::unique_lock<std::mutex> lock(mu_);
   samples_.Add(u.samples);
   samples_.Prune(u.now);
   std::vector<telemetry::RunningAttempt> running;
@@ -60,7 +61,8 @@ Status ReaperService::TickOnce() {
   }
   std::vector<WriteFn> work;
   std::vector<std::pair<size_t, std::string>> cancels;  // unit index, job
-  for (const telemetry::ReaperAction& a : reaper_.Evaluate(u.now, running, samples_)) {
+  std::vector<telemetry::ReaperAction> actions = reaper_.Evaluate(u.now, running, samples_);
+  for (const telemetry::ReaperAction& a : actions) {
     const scheduler::Engine::RunningView& view = *views.at({a.job_id, a.attempt});
     // What the idle time cost, for `causeway waste`: all the attempt's GPUs
     // for as long as it has been idle, at its price.
@@ -89,6 +91,7 @@ Status ReaperService::TickOnce() {
     });
     if (cancel) cancels.emplace_back(work.size() - 1, a.job_id);
   }
+  lock.unlock();
   if (work.empty()) return Status::Ok();
   std::vector<Status> results = queue_.RunAll(std::move(work));
   // Once durable, a cancel goes the way of one a person asks for: the
@@ -101,6 +104,11 @@ Status ReaperService::TickOnce() {
     if (!st.ok() && st.code() != Code::kFailedPrecondition) return st;
   }
   return Status::Ok();
+}
+
+void ReaperService::Push(const std::vector<GpuSample>& samples) {
+  std::lock_guard<std::mutex> lock(mu_);
+  samples_.Add(samples);
 }
 
 void ReaperService::Start(std::chrono::milliseconds interval) {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <chrono>
+#include <mutex>
 
 #include "causeway/estate.h"
 #include "causeway/ticker.h"
@@ -23,12 +24,16 @@ class ReaperService {
 
   // One cycle; returns once its decisions are durable.
   Status TickOnce();
+  // Samples pushed through the API. They are kept by this replica only:
+  // with several replicas, push to each (or let them read Prometheus).
+  void Push(const std::vector<GpuSample>& samples);
   void Start(std::chrono::milliseconds interval);
   void Stop();
 
  private:
   SchedulerService& scheduler_;
   CommitQueue& queue_;
+  std::mutex mu_;  // guards reaper_ and samples_: the cycle and pushes
   telemetry::Reaper reaper_;
   telemetry::SampleStore samples_;
   Ticker ticker_;

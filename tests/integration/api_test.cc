@@ -91,7 +91,8 @@ TEST_F(ApiTest, EveryRouteButHealthzNeedsAToken) {
       {"GET", "/v1/jobs"},           {"GET", "/v1/jobs/job_x"},    {"POST", "/v1/jobs/job_x/cancel"},
       {"GET", "/v1/clusters"},       {"GET", "/v1/audit"},         {"GET", "/v1/audit/verify"},
       {"POST", "/v1/tokens"},        {"GET", "/v1/tokens"},        {"POST", "/v1/tokens/tok_x/revoke"},
-      {"GET", "/v1/cost/showback"},  {"GET", "/v1/cost/bills"},
+      {"GET", "/v1/cost/showback"},  {"GET", "/v1/cost/bills"},  {"POST", "/v1/telemetry"},
+      {"POST", "/v1/jobs/job_x/telemetry"},
   };
   for (auto [method, path] : routes) {
     auto r = client_.Send(method, path, "{}");
@@ -126,6 +127,28 @@ TEST_F(ApiTest, CostShowbackNeedsCostReadAndNamesBadFields) {
   ExpectError(Call("GET", "/v1/cost/showback?period=soon"), 400, "invalid_argument");
   ExpectError(Call("GET", "/v1/cost/showback", "", {}, NewToken({"jobs:read"})), 403, "permission_denied");
   EXPECT_EQ(Call("GET", "/v1/cost/showback", "", {}, NewToken({"cost:read"})).status, 200);
+}
+
+TEST_F(ApiTest, TelemetryPushesAreParsedAndAuthorized) {
+  const std::vector<std::pair<std::string, std::string>> plain = {{"Content-Type", "text/plain"}};
+  auto pushed = Call("POST", "/v1/telemetry",
+                     "# TYPE DCGM_FI_DEV_GPU_UTIL gauge\n"
+                     "DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",causeway_job=\"job_a\",causeway_attempt=\"1\"} 3\n"
+                     "DCGM_FI_DEV_GPU_UTIL{gpu=\"1\",causeway_job=\"job_a\",causeway_attempt=\"1\"} 4\n"
+                     "DCGM_FI_DEV_GPU_UTIL{gpu=\"2\"} 99\n",
+                     plain);
+  ASSERT_EQ(pushed.status, 202) << pushed.raw;
+  EXPECT_EQ(pushed.body["accepted"], 2) << "the series without a job is not kept";
+  auto smi = Call("POST", "/v1/jobs/job_a/telemetry?format=nvidia-smi&attempt=1",
+                  "timestamp, index, utilization.gpu [%]\n2026/11/30 12:00:00.000, 0, 5 %\n", plain);
+  ASSERT_EQ(smi.status, 202) << smi.raw;
+  EXPECT_EQ(smi.body["accepted"], 1);
+  auto bad = Call("POST", "/v1/jobs/job_a/telemetry?format=nvidia-smi", "12:00, zero, lots\n", plain);
+  ExpectError(bad, 400, "invalid_argument");
+  EXPECT_NE(bad.raw.find("nvidia-smi:1:"), std::string::npos) << bad.raw;
+  ExpectError(Call("POST", "/v1/telemetry?format=csv", "", plain), 400, "invalid_argument");
+  ExpectError(Call("POST", "/v1/telemetry", "", plain, NewToken({"jobs:read"})), 403, "permission_denied");
+  EXPECT_EQ(Call("POST", "/v1/telemetry", "", plain, NewToken({"telemetry:write"})).status, 202);
 }
 
 TEST_F(ApiTest, SubmitGetAndList) {
