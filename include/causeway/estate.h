@@ -164,6 +164,16 @@ struct ReaperConfig {
   std::vector<std::string> exempt_labels;  // "key" or "key=value"
 };
 
+// Where GPU utilization is read from (docs/telemetry.md): a Prometheus
+// server holding the DCGM exporter's series, polled every `interval`.
+struct TelemetryConfig {
+  std::string prometheus;  // http://HOST:PORT
+  Micros interval = Micros(60LL * 1000000);
+  std::string job_label = "causeway_job";
+  std::string attempt_label = "causeway_attempt";
+  std::string gpu_label = "gpu";
+};
+
 struct Dataset {
   std::string name;
   std::vector<std::string> replicas;  // "provider/region" where a copy lives
@@ -180,6 +190,7 @@ struct Estate {
   std::vector<QueueConfig> queues;
   std::vector<PolicyConfig> policies;
   std::vector<ReaperConfig> reaper;
+  std::optional<TelemetryConfig> telemetry;
 
   const Provider* FindProvider(std::string_view name) const;
   const Cluster* FindCluster(std::string_view name) const;

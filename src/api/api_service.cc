@@ -558,6 +558,12 @@ void ApiService::RenderMetrics(HttpRequest&, Reply reply) {
                static_cast<double>(queue_.batches()));
   AppendMetric(r.body, "causeway_store_committed_writes_total", "counter", "Units of work committed.",
                static_cast<double>(queue_.units()));
+  if (reaper_) {
+    AppendMetric(r.body, "causeway_telemetry_prometheus_samples_total", "counter",
+                 "GPU samples read from the estate's Prometheus.", static_cast<double>(reaper_->prometheus_samples()));
+    AppendMetric(r.body, "causeway_telemetry_prometheus_errors_total", "counter",
+                 "Failed reads of the estate's Prometheus.", static_cast<double>(reaper_->prometheus_errors()));
+  }
   if (connections_gauge) {
     AppendMetric(r.body, "causeway_http_connections", "gauge", "Open HTTP connections.",
                  static_cast<double>(connections_gauge()));

@@ -46,10 +46,51 @@ const char* ActionName(telemetry::ReaperAction::Kind k) {
 }  // namespace
 
 ReaperService::ReaperService(SchedulerService& scheduler, CommitQueue& queue, const Estate& estate)
-    : scheduler_(scheduler), queue_(queue), reaper_(Policies(estate)), samples_(Retention(estate)) {}
+    : scheduler_(scheduler),
+      queue_(queue),
+      reaper_(Policies(estate)),
+      samples_(Retention(estate)),
+      samples_retention_(Retention(estate)) {
+  if (estate.telemetry && !estate.telemetry->prometheus.empty()) {
+    telemetry::SeriesFormat format;
+    format.job_label = estate.telemetry->job_label;
+    format.attempt_label = estate.telemetry->attempt_label;
+    format.gpu_label = estate.telemetry->gpu_label;
+    auto source = telemetry::PrometheusSource::Create(estate.telemetry->prometheus, format);
+    if (source.ok()) {
+      prometheus_ = std::move(*source);
+      prometheus_interval_ = estate.telemetry->interval;
+    } else {
+      spdlog::error("telemetry: {}", source.status().ToString());
+    }
+  }
+}
+
+void ReaperService::PollPrometheus() {
+  if (!prometheus_) return;
+  Timestamp now = RealClock().Now();
+  if (prometheus_read_to_ != Timestamp() && now - prometheus_read_to_ < prometheus_interval_) return;
+  // From where the last read ended (at most one retention back), a sample
+  // every half interval, at most one a minute.
+  Timestamp from = prometheus_read_to_ == Timestamp() ? now - samples_retention_ : prometheus_read_to_;
+  if (now - from > samples_retention_) from = now - samples_retention_;
+  Micros step = std::min(Micros(60LL * 1000000), std::max(Micros(1000000), prometheus_interval_ / 2));
+  auto samples = prometheus_->Fetch(from, now, step);
+  if (!samples.ok()) {
+    ++prometheus_errors_;
+    spdlog::warn("telemetry: reading Prometheus: {}", samples.status().ToString());
+    return;
+  }
+  prometheus_samples_ += static_cast<int64_t>(samples->size());
+  prometheus_read_to_ = now;
+  std::lock_guard<std::mutex> lock(mu_);
+  samples_.Add(*samples);
+}
 
 Status ReaperService::TickOnce() {
   SchedulerService::Utilization u = scheduler_.SampleUtilization();
+  if (u.running.empty() && u.samples.empty() && !scheduler_.leader()) return Status::Ok();  // a follower
+  PollPrometheus();
   std::unique_lock<std::mutex> lock(mu_);
   samples_.Add(u.samples);
   samples_.Prune(u.now);

@@ -6,13 +6,16 @@
 // job in the same transaction (`job.cancel` by actor `reaper`).
 #pragma once
 
+#include <atomic>
 #include <chrono>
+#include <optional>
 #include <mutex>
 
 #include "causeway/estate.h"
 #include "causeway/ticker.h"
 #include "service/scheduler_service.h"
 #include "store/commit_queue.h"
+#include "telemetry/prometheus.h"
 #include "telemetry/reaper.h"
 
 namespace causeway {
@@ -24,6 +27,9 @@ class ReaperService {
 
   // One cycle; returns once its decisions are durable.
   Status TickOnce();
+  // Samples read from the estate's Prometheus, and failed reads, so far.
+  int64_t prometheus_samples() const { return prometheus_samples_.load(); }
+  int64_t prometheus_errors() const { return prometheus_errors_.load(); }
   // Samples pushed through the API. They are kept by this replica only:
   // with several replicas, push to each (or let them read Prometheus).
   void Push(const std::vector<GpuSample>& samples);
@@ -31,11 +37,20 @@ class ReaperService {
   void Stop();
 
  private:
+  // Reads the estate's Prometheus when its interval has passed (wall time:
+  // Prometheus keeps real time).
+  void PollPrometheus();
+
   SchedulerService& scheduler_;
   CommitQueue& queue_;
   std::mutex mu_;  // guards reaper_ and samples_: the cycle and pushes
   telemetry::Reaper reaper_;
   telemetry::SampleStore samples_;
+  Micros samples_retention_;
+  std::optional<telemetry::PrometheusSource> prometheus_;
+  Micros prometheus_interval_{0};
+  Timestamp prometheus_read_to_;  // the end of the last successful read
+  std::atomic<int64_t> prometheus_samples_{0}, prometheus_errors_{0};
   Ticker ticker_;
 };
 

@@ -66,7 +66,7 @@ class EstateParser {
     ASSIGN_OR_RETURN(YAML::Node root, spec::LoadYaml(text, r_.file()));
     static const KeySet kKeys{
         {"currency", "providers", "clusters", "prices", "reservations", "teams", "datasets", "queues", "policies",
-         "reaper"}};
+         "reaper", "telemetry"}};
     if (!r_.CheckMap(root, "", kKeys)) return r_.Finish("estate");
     if (auto n = Get(root, "currency"); n.IsDefined()) {
       if (auto s = r_.String(n, "currency")) {
@@ -87,6 +87,7 @@ class EstateParser {
     List(root, "queues", [&](const YAML::Node& n, const std::string& f) { ParseQueue(n, f); });
     List(root, "policies", [&](const YAML::Node& n, const std::string& f) { ParsePolicy(n, f); });
     List(root, "reaper", [&](const YAML::Node& n, const std::string& f) { ParseReaper(n, f); });
+    if (YAML::Node t = Get(root, "telemetry"); t.IsDefined()) ParseTelemetry(t, "telemetry");
     RETURN_IF_ERROR(r_.Finish("estate"));
     return std::move(e_);
   }
@@ -548,6 +549,30 @@ class EstateParser {
       }
     }
     if (!q.name.empty()) e_.queues.push_back(std::move(q));
+  }
+
+  void ParseTelemetry(const YAML::Node& n, const std::string& f) {
+    static const KeySet kKeys{{"prometheus", "interval", "job_label", "attempt_label", "gpu_label"}};
+    if (!r_.CheckMap(n, f, kKeys)) return;
+    TelemetryConfig t;
+    t.prometheus = Str(n, "prometheus", f);
+    if (!t.prometheus.empty() && t.prometheus.rfind("http://", 0) != 0) {
+      r_.Error(Get(n, "prometheus"), JoinField(f, "prometheus"), "expected http://HOST:PORT");
+    }
+    if (YAML::Node v = Get(n, "interval"); v.IsDefined()) {
+      auto d = ParseDuration(r_.String(v, JoinField(f, "interval")).value_or(""));
+      if (d.ok() && d->count() > 0) {
+        t.interval = *d;
+      } else {
+        r_.Error(v, JoinField(f, "interval"), d.ok() ? "must be longer than zero" : d.status().message());
+      }
+    }
+    for (auto [key, out] : {std::pair{"job_label", &t.job_label}, std::pair{"attempt_label", &t.attempt_label},
+                            std::pair{"gpu_label", &t.gpu_label}}) {
+      std::string v = Str(n, key, f, false);
+      if (!v.empty()) *out = v;
+    }
+    e_.telemetry = std::move(t);
   }
 
   void ParseReaper(const YAML::Node& n, const std::string& f) {

@@ -127,5 +127,40 @@ TEST(PrometheusTest, DcgmSeriesReadBackAndJudged) {
   EXPECT_EQ(unreachable->Fetch(now - Micros(60000000), now, Micros(60000000)).status().code(), Code::kUnavailable);
 }
 
+// The server reads the estate's Prometheus by itself.
+TEST(PrometheusTest, TheServerReadsTheEstatesPrometheus) {
+  if (std::system("command -v prometheus > /dev/null && command -v promtool > /dev/null") != 0) {
+    GTEST_SKIP() << "Prometheus is not installed (scripts/install-deps.sh test)";
+  }
+  TempDir dir("prometheus-server");
+  const int64_t end = std::chrono::duration_cast<std::chrono::seconds>(
+                          std::chrono::system_clock::now().time_since_epoch()).count() - 30;
+  std::string om = "# TYPE DCGM_FI_DEV_GPU_UTIL gauge\n";
+  for (int m = 40; m >= 0; --m) {
+    om += "DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",causeway_job=\"job_external\"} 1 " + std::to_string(end - m * 60) + "\n";
+  }
+  om += "# EOF\n";
+  std::filesystem::create_directories(dir.path() + "/prom");
+  Prometheus prometheus(dir.path() + "/prom", om);
+  ASSERT_TRUE(prometheus.Ready());
+  std::ifstream example(std::string(CAUSEWAY_SOURCE_DIR) + "/examples/estate.yaml");
+  std::string estate((std::istreambuf_iterator<char>(example)), std::istreambuf_iterator<char>());
+  estate += "\ntelemetry: {prometheus: \"" + prometheus.url() + "\", interval: 1s}\n";
+  std::ofstream(dir.path() + "/estate.yaml") << estate;
+
+  auto server = ServerProcess::Start(dir.path() + "/data", {"--estate", dir.path() + "/estate.yaml"});
+  auto client = server->Client();
+  auto metric = [&](const std::string& name) -> int64_t {
+    auto r = client.Send("GET", "/metrics", "", Auth(server->admin_token()));
+    if (!r.ok()) return -1;
+    size_t at = r->body.find("\n" + name + " ");
+    return at == std::string::npos ? -1 : std::stoll(r->body.substr(at + name.size() + 2));
+  };
+  EXPECT_TRUE(Eventually([&] { return metric("causeway_telemetry_prometheus_samples_total") > 0; },
+                         std::chrono::seconds(30)))
+      << "the server never read the series";
+  EXPECT_EQ(metric("causeway_telemetry_prometheus_errors_total"), 0);
+}
+
 }  // namespace
 }  // namespace causeway::testing
