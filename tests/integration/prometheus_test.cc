@@ -79,21 +79,34 @@ class Prometheus {
   pid_t pid_ = -1;
 };
 
-TEST(PrometheusTest, DcgmSeriesReadBackAndJudged) {
-  if (std::system("command -v prometheus > /dev/null && command -v promtool > /dev/null") != 0) {
-    GTEST_SKIP() << "Prometheus is not installed (scripts/install-deps.sh test)";
+bool PrometheusInstalled() {
+  return std::system("command -v prometheus > /dev/null && command -v promtool > /dev/null") == 0;
+}
+
+// Unix seconds, `ago` seconds before now.
+int64_t SecondsAgo(int64_t ago) {
+  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
+             .count() -
+         ago;
+}
+
+// One DCGM series in OpenMetrics: a sample a minute for `minutes`, ending at `end`.
+std::string Series(const std::string& labels, int percent, int64_t end, int minutes) {
+  std::string out;
+  for (int m = minutes; m >= 0; --m) {
+    out += "DCGM_FI_DEV_GPU_UTIL{" + labels + "} " + std::to_string(percent) + " " + std::to_string(end - m * 60) + "\n";
   }
+  return out;
+}
+
+TEST(PrometheusTest, DcgmSeriesReadBackAndJudged) {
+  if (!PrometheusInstalled()) GTEST_SKIP() << "Prometheus is not installed (scripts/install-deps.sh test)";
   TempDir dir("prometheus");
   // An hour of one-minute samples ending a minute ago: job_idle's GPU 1
   // does nothing, job_busy works, a GPU without a job label is ignored.
-  const int64_t end = std::chrono::duration_cast<std::chrono::seconds>(
-                          std::chrono::system_clock::now().time_since_epoch()).count() - 60;
+  const int64_t end = SecondsAgo(60);
   std::string om = "# TYPE DCGM_FI_DEV_GPU_UTIL gauge\n";
-  auto series = [&](const std::string& labels, int percent) {
-    for (int m = 60; m >= 0; --m) {
-      om += "DCGM_FI_DEV_GPU_UTIL{" + labels + "} " + std::to_string(percent) + " " + std::to_string(end - m * 60) + "\n";
-    }
-  };
+  auto series = [&](const std::string& labels, int percent) { om += Series(labels, percent, end, 60); };
   series("gpu=\"0\",causeway_job=\"job_idle\",causeway_attempt=\"1\"", 88);
   series("gpu=\"1\",causeway_job=\"job_idle\",causeway_attempt=\"1\"", 2);
   series("gpu=\"0\",causeway_job=\"job_busy\",causeway_attempt=\"1\"", 91);
@@ -129,17 +142,10 @@ TEST(PrometheusTest, DcgmSeriesReadBackAndJudged) {
 
 // The server reads the estate's Prometheus by itself.
 TEST(PrometheusTest, TheServerReadsTheEstatesPrometheus) {
-  if (std::system("command -v prometheus > /dev/null && command -v promtool > /dev/null") != 0) {
-    GTEST_SKIP() << "Prometheus is not installed (scripts/install-deps.sh test)";
-  }
+  if (!PrometheusInstalled()) GTEST_SKIP() << "Prometheus is not installed (scripts/install-deps.sh test)";
   TempDir dir("prometheus-server");
-  const int64_t end = std::chrono::duration_cast<std::chrono::seconds>(
-                          std::chrono::system_clock::now().time_since_epoch()).count() - 30;
-  std::string om = "# TYPE DCGM_FI_DEV_GPU_UTIL gauge\n";
-  for (int m = 40; m >= 0; --m) {
-    om += "DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",causeway_job=\"job_external\"} 1 " + std::to_string(end - m * 60) + "\n";
-  }
-  om += "# EOF\n";
+  std::string om = "# TYPE DCGM_FI_DEV_GPU_UTIL gauge\n" +
+                   Series("gpu=\"0\",causeway_job=\"job_external\"", 1, SecondsAgo(30), 40) + "# EOF\n";
   std::filesystem::create_directories(dir.path() + "/prom");
   Prometheus prometheus(dir.path() + "/prom", om);
   ASSERT_TRUE(prometheus.Ready());
