@@ -144,6 +144,27 @@ TEST(CsvTest, UnterminatedQuoteNamesFileAndLine) {
   EXPECT_NE(error.message().find("bad.csv:3:"), std::string::npos) << error.message();
 }
 
+TEST(CsvTest, TruncatedGzipIsAnErrorNotAShortFile) {
+  Files files;
+  std::string text = "n,text\n";
+  for (int64_t i = 0; i < 50000; ++i) text += std::to_string(i * 7919) + "," + std::to_string(i * 104729) + "\n";
+  std::string whole = files.WriteGzip("whole.csv.gz", text);
+  std::ifstream in(whole, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_GT(bytes.size(), 1000u);
+  std::string cut = files.Write("cut.csv.gz", bytes.substr(0, bytes.size() / 2));
+  auto chunker = CsvChunker::Open(cut);
+  ASSERT_TRUE(chunker.ok());
+  Status error;
+  while (error.ok()) {
+    auto chunk = (*chunker)->Next();
+    if (!chunk.ok()) error = chunk.status();
+    else if (!*chunk) break;
+  }
+  EXPECT_EQ(error.code(), Code::kInvalidArgument);
+  EXPECT_NE(error.message().find("ends early"), std::string::npos) << error.message();
+}
+
 TEST(CsvTest, MissingFileIsNotFound) {
   auto chunker = CsvChunker::Open("/nonexistent/bill.csv");
   EXPECT_EQ(chunker.status().code(), Code::kNotFound);
