@@ -19,11 +19,11 @@ int main(int argc, char** argv) {
   const int64_t minute = 60LL * 1000000;
   const Timestamp now = FromUnixMicros(1796076000LL * 1000000 + minutes * minute);
   SampleStore store(Micros(60 * minute));
-  std::vector<RunningAttempt> running;
+  std::vector<ActiveAttempt> running;
   std::vector<GpuSample> batch;
   for (int a = 0; a < attempts; ++a) {
     std::string job = "job_" + std::to_string(a);
-    running.push_back(RunningAttempt{job, 1, "team-" + std::to_string(a % 40), "owner", {}, gpus});
+    running.push_back(ActiveAttempt{job, 1, "team-" + std::to_string(a % 40), "owner", {}, gpus});
     bool idle = a % 10 == 0;
     for (int g = 0; g < gpus; ++g) {
       for (int m = 0; m < minutes; ++m) {

@@ -72,6 +72,18 @@ struct GpuSample {
   int utilization_percent = 0;
 };
 
+// An attempt running on its backend, with what the idle reaper and its
+// reports need to know of it.
+struct ActiveAttempt {
+  std::string job_id;
+  int attempt = 0;
+  std::string team, owner;
+  std::map<std::string, std::string> labels;
+  int64_t gpus = 0;
+  std::string cluster;
+  int64_t price_micros = 0;  // per GPU-hour
+};
+
 class ProviderAdapter {
  public:
   virtual ~ProviderAdapter() = default;

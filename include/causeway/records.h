@@ -2,6 +2,8 @@
 // idempotency keys and audit events. Plain structs; the Store persists them.
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -138,6 +140,22 @@ struct BillingRollup {
   std::string team, owner, job_id, project;  // from the row's Tags
   int64_t rows = 0;
   Picos billed = 0, effective = 0, list = 0, contracted = 0, gpu_hours = 0;
+
+  // The key's fields and the amounts, each in the order the stores keep
+  // them (and the rollup key is built in): one list for every reader and
+  // writer.
+  std::array<std::string*, 15> KeyFields() {
+    return {&day, &month, &provider_name, &sub_account, &region, &resource_id, &service_category, &charge_category,
+            &pricing_category, &commitment_status, &currency, &team, &owner, &job_id, &project};
+  }
+  std::array<const std::string*, 15> KeyFields() const {
+    auto f = const_cast<BillingRollup*>(this)->KeyFields();
+    std::array<const std::string*, 15> out;
+    std::copy(f.begin(), f.end(), out.begin());
+    return out;
+  }
+  std::array<Picos*, 5> Amounts() { return {&billed, &effective, &list, &contracted, &gpu_hours}; }
+  std::array<Picos, 5> Amounts() const { return {billed, effective, list, contracted, gpu_hours}; }
 };
 
 // One control-plane change. seq, prev_hash and hash are assigned by the store

@@ -16,6 +16,7 @@
 #include "causeway/store.h"
 #include "store/db_admin.h"
 #include "cli/cost_commands.h"
+#include "cost/focus.h"
 #include "cli/errors.h"
 #include "cli/table.h"
 #include "placement/router.h"
@@ -669,17 +670,8 @@ int Main(int argc, char** argv) {
     auto j = api.Call("GET", "/v1/jobs/" + net::UrlEncode(cost_job_id), "", rc);
     if (!j) return;
     if (g.json_output) return print_json(*j);
-    // Hundredths, rounded half up: micro-units of money to cents, GPU-seconds
-    // to hundredths of an hour.
-    auto hundredths = [](int64_t v, int64_t per_hundredth) {
-      bool negative = v < 0;
-      int64_t h = ((negative ? -v : v) + per_hundredth / 2) / per_hundredth;
-      char frac[8];
-      std::snprintf(frac, sizeof frac, "%02lld", static_cast<long long>(h % 100));
-      return std::string(negative ? "-" : "") + std::to_string(h / 100) + "." + frac;
-    };
-    auto money = [&](int64_t micros) { return hundredths(micros, 10000); };
-    auto hours = [&](int64_t gpu_seconds) { return hundredths(gpu_seconds, 36); };
+    auto money = [](int64_t micros) { return cost::HundredthsText(cost::MicrosToPicos(micros)); };
+    auto hours = [](int64_t gpu_seconds) { return cost::HundredthsText(cost::GpuSecondsToPicoHours(gpu_seconds)); };
     const json& job = (*j)["job"].is_object() ? (*j)["job"] : *j;
     std::cout << Str(job, "id") << " (" << Str(job, "name") << ", team " << Str(job, "team") << ", owner "
               << Str(job, "owner") << ") is " << Str(job, "state") << "\n";

@@ -9,6 +9,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "api/server.h"
 #include "causeway/clock.h"
 #include "causeway/estate.h"
 #include "causeway/store.h"
@@ -37,11 +38,11 @@ struct DbChoice {
       return data_dir + "/causeway.db";
     }
     if (const char* env = std::getenv("CAUSEWAY_DB"); env && *env) return env;
-    return ".data/causeway.db";
+    return api::ServeOptions().data_dir + "/causeway.db";  // where `causeway serve` keeps it
   }
   void AddTo(CLI::App* cmd) {
     cmd->add_option("--db", db, "SQLite file or postgresql:// URL (env CAUSEWAY_DB)");
-    cmd->add_option("--data-dir", data_dir, "use DATA_DIR/causeway.db (default .data)");
+    cmd->add_option("--data-dir", data_dir, "use DATA_DIR/causeway.db (default: the server's, .causeway)");
   }
 };
 
@@ -202,14 +203,6 @@ struct MeteringArgs {
   std::string output;
 };
 
-// Pico-units to two decimals, rounded half up, for tables (JSON keeps them
-// exact).
-std::string Hundredths(Picos v) {
-  constexpr Picos kCent = 10000000000LL;
-  Picos cents = (v >= 0 ? v + kCent / 2 : v - kCent / 2) / kCent;
-  return cost::PicosText(cents * kCent);
-}
-
 // What reconcile and export read: the days, the estate and the database.
 struct MeteringInputs {
   std::pair<std::string, std::string> days;
@@ -241,7 +234,7 @@ int Reconcile(const DbChoice& where, const MeteringArgs& a, bool json_output) {
                     {"billed_cost", cost::PicosText(l.billed_cost)}, {"metered_cost", cost::PicosText(l.metered_cost)},
                     {"bill_rows", l.bill_rows}, {"attempts", l.attempts}, {"flagged", l.flagged},
                     {"cause", l.cause}});
-    t.Add({l.provider, l.day, Hundredths(l.billed_gpu_hours), Hundredths(l.metered_gpu_hours),
+    t.Add({l.provider, l.day, cost::HundredthsText(l.billed_gpu_hours), cost::HundredthsText(l.metered_gpu_hours),
            cost::PicosText(l.billed_cost), cost::PicosText(l.metered_cost), l.currency, l.flagged ? "!" : "",
            l.cause});
   }
@@ -274,10 +267,9 @@ int WasteCommand(const DbChoice& where, const MeteringArgs& a, bool json_output)
   if (!in.ok()) return Fail(in.status());
   auto report = cost::Waste(*in->store, in->estate, in->days.first, in->days.second, RealClock().Now());
   if (!report.ok()) return Fail(report.status());
-  auto money = [](int64_t micros) { return cost::PicosText(static_cast<Picos>(micros) * 1000000); };
-  auto pico_hours = [](int64_t gpu_seconds) { return static_cast<Picos>(gpu_seconds) * 1000000000000LL / 3600; };
-  auto hours = [&](int64_t gpu_seconds) { return Hundredths(pico_hours(gpu_seconds)); };
-  auto exact_hours = [&](int64_t gpu_seconds) { return cost::PicosText(pico_hours(gpu_seconds)); };
+  auto money = [](int64_t micros) { return cost::PicosText(cost::MicrosToPicos(micros)); };
+  auto hours = [](int64_t gpu_seconds) { return cost::HundredthsText(cost::GpuSecondsToPicoHours(gpu_seconds)); };
+  auto exact_hours = [](int64_t gpu_seconds) { return cost::PicosText(cost::GpuSecondsToPicoHours(gpu_seconds)); };
   if (json_output) {
     json teams = json::array();
     for (const auto& t : report->teams) {

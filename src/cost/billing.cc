@@ -13,10 +13,9 @@
 namespace causeway::cost {
 namespace {
 
-// The rollup key: every attribute of BillingRollup that is not a sum,
-// joined with a separator that cannot appear in CSV text we keep.
+// The rollup key: BillingRollup::KeyFields, joined with a separator (one
+// inside a value is replaced).
 constexpr char kSep = '\x1f';
-constexpr int kKeyParts = 15;
 
 struct Sums {
   int64_t rows = 0;
@@ -41,7 +40,7 @@ struct StringHash {
 
 // Stored amounts are 64-bit nano-units (about ±9.2 billion).
 Status CheckFits(const BillingRollup& r) {
-  for (Picos v : {r.billed, r.effective, r.list, r.contracted, r.gpu_hours}) {
+  for (Picos v : r.Amounts()) {
     if (!PicosToNanos(v)) return InvalidArgument("an amount on " + r.day + " is beyond ±9.2e9 (64 bits of nano-units)");
   }
   return Status::Ok();
@@ -307,12 +306,8 @@ Result<ReadBill> ReadFocusBill(const std::string& path, const ImportOptions& opt
           const std::string& k = *folded[i].first;
           const Sums& s = folded[i].second;
           BillingRollup& r = out.rollups[i];
-          std::string* parts[kKeyParts] = {&r.day, &r.month, &r.provider_name, &r.sub_account, &r.region,
-                                           &r.resource_id, &r.service_category, &r.charge_category,
-                                           &r.pricing_category, &r.commitment_status, &r.currency, &r.team,
-                                           &r.owner, &r.job_id, &r.project};
           size_t start = 0;
-          for (std::string* part : parts) {
+          for (std::string* part : r.KeyFields()) {
             size_t end = k.find(kSep, start);
             part->assign(k, start, end - start);
             start = end + 1;
@@ -342,9 +337,6 @@ Result<ImportReport> ImportFocusBill(Store& store, const std::string& path, cons
                                      const Clock& clock) {
   if (options.provider.empty()) return InvalidArgument("a bill needs the provider it is for (--provider)");
   ASSIGN_OR_RETURN(ReadBill bill, ReadFocusBill(path, options));
-  ImportReport report;
-  report.issues = bill.issues;
-  report.rollups = bill.rollups.size();
   if (options.strict && bill.issues.total() > 0) {
     std::vector<Diagnostic> diagnostics;
     for (const Issue& i : bill.issues.kept()) {
@@ -355,6 +347,9 @@ Result<ImportReport> ImportFocusBill(Store& store, const std::string& path, cons
                       " departures from FOCUS " + bill.import.focus_version + " (strict: nothing imported)",
                   std::move(diagnostics));
   }
+  ImportReport report;
+  report.issues = std::move(bill.issues);
+  report.rollups = bill.rollups.size();
   ASSIGN_OR_RETURN(std::optional<BillingImport> existing, store.FindBillingImport(options.provider, bill.import.digest));
   if (existing) {
     report.import = *existing;

@@ -88,10 +88,6 @@ class BlockSource {
     std::lock_guard lock(mu_);
     return status_;
   }
-  int64_t bytes() {
-    std::lock_guard lock(mu_);
-    return bytes_;
-  }
 
  private:
   char* Buffer() {
@@ -120,10 +116,6 @@ class BlockSource {
     done_ = true;
     cv_.notify_all();
   }
-  void Count(ssize_t n) {
-    std::lock_guard lock(mu_);
-    bytes_ += n;
-  }
 
   // Fills `out` with up to kBlockBytes of the file's text; 0 at the end.
   Result<size_t> Fill(char* out, z_stream& z, char* raw, bool& stream_end) {
@@ -133,7 +125,6 @@ class BlockSource {
         ssize_t n = ::read(fd_, out + got, kBlockBytes - got);
         if (n < 0) return InvalidArgument(std::string("read failed: ") + std::strerror(errno));
         if (n == 0) break;
-        Count(n);
         got += static_cast<size_t>(n);
       }
       stream_end = got < kBlockBytes;
@@ -150,7 +141,6 @@ class BlockSource {
           stream_end = true;
           break;
         }
-        Count(n);
         z.next_in = reinterpret_cast<Bytef*>(raw);
         z.avail_in = static_cast<uInt>(n);
         if (member_done_) {
@@ -204,7 +194,6 @@ class BlockSource {
   std::deque<Block> full_;
   bool stop_ = false, done_ = false;
   Status status_;
-  int64_t bytes_ = 0;
 };
 
 // Where records end in a block: line breaks outside quotes.
@@ -324,12 +313,10 @@ class FileChunker final : public CsvChunker {
     }
   }
 
-  const std::string& file() const override { return file_; }
-  int64_t bytes_read() const override { return source_.bytes(); }
 
  private:
   std::string file_;
-  mutable BlockSource source_;
+  BlockSource source_;
   std::mutex mu_;
   bool first_block_ = true;
   std::optional<CsvChunk> pending_;

@@ -75,9 +75,6 @@ class CsvChunker {
   virtual ~CsvChunker() = default;
   // The next chunk; nullopt at the end of the file.
   virtual Result<std::optional<CsvChunk>> Next() = 0;
-  virtual const std::string& file() const = 0;
-  // Bytes of the file read so far (compressed bytes for gzip).
-  virtual int64_t bytes_read() const = 0;
 };
 
 }  // namespace causeway::cost

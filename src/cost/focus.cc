@@ -363,10 +363,9 @@ std::string PicosText(Picos v) {
   return (negative ? "-" : "") + digits(mag / kUnit) + "." + frac;
 }
 
-std::optional<Nanos> ParseNanos(std::string_view s) {
-  auto v = ParseScaled(s, 9);
-  if (!v || *v > INT64_MAX || *v < INT64_MIN) return std::nullopt;
-  return static_cast<Nanos>(*v);
+std::string HundredthsText(Picos v) {
+  constexpr Picos kCent = 10000000000LL;
+  return PicosText((v >= 0 ? v + kCent / 2 : v - kCent / 2) / kCent * kCent);
 }
 
 std::optional<Nanos> PicosToNanos(Picos v) {
@@ -539,7 +538,7 @@ class TagScanner {
     }
     std::string_view lit = s_.substr(start, i_ - start);
     if (lit == "true" || lit == "false" || lit == "null") return true;
-    return !lit.empty() && ParseNanos(lit).has_value();
+    return !lit.empty() && ParsePicos(lit).has_value();
   }
 
   std::string_view s_;
@@ -700,6 +699,10 @@ class RowReader {
   void Apply(const ColumnPlan& p, std::string_view text, const Memo& m, FocusRow& row, Flags& flags);
   // Sets the row's view of a text column.
   static void SetText(Field field, std::string_view text, FocusRow& row);
+  // Whether the field (its text `v`) is null: empty unquoted or NULL; an
+  // empty quoted string is null too, and noted, as is a null where the
+  // column allows none.
+  bool IsNull(const ColumnPlan& p, const CsvField& f, std::string_view v, int64_t line);
   // A plain column: null checks, then the text as it is.
   void ReadPlain(size_t i, const ColumnPlan& p, CsvField& f, int64_t line, FocusRow& row);
 
@@ -718,19 +721,22 @@ class RowReader {
   std::string tag_key_, tag_value_;  // scratch for TagScanner
 };
 
+bool RowReader::IsNull(const ColumnPlan& p, const CsvField& f, std::string_view v, int64_t line) {
+  if (v.empty() && f.quoted) {
+    issues.Add(line, p.name, "empty-string", [] { return "an empty string; FOCUS uses null for no value"; });
+  }
+  bool null = v.empty() || (!f.quoted && v == "NULL");
+  if (null && !p.spec->nullable) issues.Add(line, p.name, "not-nullable", [&] { return p.name + " must have a value"; });
+  return null;
+}
+
 void RowReader::ReadColumn(const ColumnPlan& p, CsvField& f, int64_t line, Memo& m) {
   m.parsed = false;
   m.canonical = {};
   // Tags are read with their CSV quotes still doubled (TagScanner knows).
   std::string_view v = p.field == Field::kTags ? f.text : Unescape(f);
-  m.null = v.empty() || (!f.quoted && v == "NULL");
-  if (v.empty() && f.quoted) {
-    issues.Add(line, p.name, "empty-string", [] { return "an empty string; FOCUS uses null for no value"; });
-  }
-  if (m.null) {
-    if (!p.spec->nullable) issues.Add(line, p.name, "not-nullable", [&] { return p.name + " must have a value"; });
-    return;
-  }
+  m.null = IsNull(p, f, v, line);
+  if (m.null) return;
   switch (p.field) {
     case Field::kChargeStart: case Field::kChargeEnd: case Field::kBillingStart: case Field::kBillingEnd:
     case Field::kOtherTime: {
@@ -876,11 +882,7 @@ void RowReader::SetText(Field field, std::string_view text, FocusRow& row) {
 
 void RowReader::ReadPlain(size_t i, const ColumnPlan& p, CsvField& f, int64_t line, FocusRow& row) {
   std::string_view v = Unescape(f);
-  if (v.empty() && f.quoted) {
-    issues.Add(line, p.name, "empty-string", [] { return "an empty string; FOCUS uses null for no value"; });
-  }
-  bool null = v.empty() || (!f.quoted && v == "NULL");
-  if (null && !p.spec->nullable) issues.Add(line, p.name, "not-nullable", [&] { return p.name + " must have a value"; });
+  bool null = IsNull(p, f, v, line);
   std::string_view text = null ? std::string_view() : v;
   if (text != last_text_[i]) {
     row.changed |= p.bit;
@@ -1038,7 +1040,6 @@ Result<FocusScan> ScanFocusFile(const std::string& path, const FocusOptions& opt
     scan.rows += w->reader.rows;
     scan.skipped += w->reader.skipped;
   }
-  scan.bytes = chunker->bytes_read();
   return scan;
 }
 

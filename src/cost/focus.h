@@ -79,7 +79,6 @@ class IssueLog {
 // even), so a stored total is within half a nano per rollup of the exact one.
 using Nanos = int64_t;
 using causeway::Picos;
-inline constexpr Nanos kNanosPerUnit = 1000000000;
 // Parses a FOCUS decimal ("12.5", "-0.0000008", "1e-3") to pico-units;
 // digits past the twelfth are rounded half to even. nullopt if it is not a
 // number or is beyond ±1e20.
@@ -89,8 +88,11 @@ std::optional<Picos> ParseSpreadsheetMoney(std::string_view text);
 // Exact decimal text of pico-units: at least two decimals, at most twelve,
 // no trailing zeros past two ("12.50", "0.0000008").
 std::string PicosText(Picos v);
-// As ParsePicos, to nano-units within int64.
-std::optional<Nanos> ParseNanos(std::string_view text);
+// Two decimals, rounded half away from zero, for tables ("12.35").
+std::string HundredthsText(Picos v);
+// Micro-units (money as the ledger keeps it) and GPU-seconds as Picos.
+inline Picos MicrosToPicos(int64_t micros) { return static_cast<Picos>(micros) * 1000000; }
+inline Picos GpuSecondsToPicoHours(int64_t seconds) { return static_cast<Picos>(seconds) * 1000000000000LL / 3600; }
 // Picos to nanos, rounded half to even; nullopt outside int64.
 std::optional<Nanos> PicosToNanos(Picos v);
 // Parses an ISO 8601 date-time to Unix microseconds. `exact` is set when the
@@ -142,7 +144,6 @@ struct FocusScan {
   IssueLog issues;        // in line order
   int64_t rows = 0;       // rows handed to sinks
   int64_t skipped = 0;    // rows that could not be used (also in issues)
-  int64_t bytes = 0;      // of the file as stored
 };
 
 // Reads the FOCUS file at `path` (plain or gzip) with options.threads

@@ -20,22 +20,6 @@ constexpr int64_t kNoEnd = INT64_MAX / 2;
 
 int64_t FloorDay(int64_t us) { return us - ((us % kMicrosPerDay) + kMicrosPerDay) % kMicrosPerDay; }
 
-// value * num / den, rounded half away from zero, in 128 bits.
-int64_t MulDiv(int64_t value, int64_t num, int64_t den) {
-  __int128 p = static_cast<__int128>(value) * num;
-  __int128 q = (p >= 0 ? p + den / 2 : p - den / 2) / den;
-  return static_cast<int64_t>(q);
-}
-
-// Micro-units as a decimal with six places ("12.500000").
-std::string MicrosText(int64_t micros) {
-  bool negative = micros < 0;
-  uint64_t mag = negative ? 0 - static_cast<uint64_t>(micros) : static_cast<uint64_t>(micros);
-  std::string frac = std::to_string(mag % 1000000);
-  frac.insert(0, 6 - frac.size(), '0');
-  return (negative ? "-" : "") + std::to_string(mag / 1000000) + "." + frac;
-}
-
 Result<int64_t> DayMicros(const std::string& day, int64_t fallback) {
   if (day.empty()) return fallback;
   bool exact = false;
@@ -74,7 +58,8 @@ Result<std::vector<MeteredDay>> MeterByDay(const std::vector<MeteredAttempt>& at
       d.source = &m;
       d.seconds = seconds;
       d.gpu_seconds = seconds * a.gpus;
-      d.cost_micros = MulDiv(a.price_micros, d.gpu_seconds, 3600);
+      ASSIGN_OR_RETURN(Money cost, Money::Scale(Money(a.price_micros, estate.currency), d.gpu_seconds, 3600));
+      d.cost_micros = cost.micros();
       out.push_back(std::move(d));
     }
   }
@@ -106,8 +91,8 @@ Result<std::vector<ReconcileLine>> Reconcile(const Store& store, const Estate& e
   for (const MeteredDay& d : days) {
     ReconcileLine& l = line(d.provider.empty() ? "(unknown cluster " + d.cluster + ")" : d.provider, d.day);
     if (l.currency.empty()) l.currency = estate.currency;
-    l.metered_gpu_hours += static_cast<Picos>(d.gpu_seconds) * 1000000000000LL / 3600;
-    l.metered_cost += static_cast<Picos>(d.cost_micros) * 1000000;
+    l.metered_gpu_hours += GpuSecondsToPicoHours(d.gpu_seconds);
+    l.metered_cost += MicrosToPicos(d.cost_micros);
     ++l.attempts;
   }
   std::vector<ReconcileLine> out;
@@ -155,8 +140,8 @@ Status ExportFocus(const Store& store, const Estate& estate, const std::string& 
     int64_t month_end = *ParseFocusTime(month.second, &exact);
     const Cluster* cluster = estate.FindCluster(a.cluster);
     std::string provider = d.provider.empty() ? "unknown" : d.provider;
-    std::string cost = MicrosText(d.cost_micros);
-    std::string gpu_hours = MicrosText(MulDiv(d.gpu_seconds, 1000000, 3600));
+    std::string cost = PicosText(MicrosToPicos(d.cost_micros));
+    std::string gpu_hours = PicosText(GpuSecondsToPicoHours(d.gpu_seconds));
     std::string category = a.reserved ? "Committed" : (a.flavor.find("-spot") != std::string::npos ? "Dynamic"
                                                                                                     : "Standard");
     std::string outcome = a.ended_at ? a.state : "running";

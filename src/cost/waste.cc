@@ -66,8 +66,9 @@ Result<WasteReport> Waste(const Store& store, const Estate& estate, const std::s
       int64_t gpu_seconds = d.value("gpus", int64_t{0}) * d.value("idle_seconds", int64_t{0});
       ++t.reaped_jobs;
       t.idle_gpu_seconds += gpu_seconds;
-      __int128 cost = static_cast<__int128>(d.value("price_micros", int64_t{0})) * gpu_seconds;
-      t.idle_cost_micros += static_cast<int64_t>((cost + 1800) / 3600);
+      ASSIGN_OR_RETURN(Money cost,
+                       Money::Scale(Money(d.value("price_micros", int64_t{0}), estate.currency), gpu_seconds, 3600));
+      t.idle_cost_micros += cost.micros();
     }
     if (static_cast<int>(events.size()) < f.limit) break;
     f.after_seq = events.back().seq;

@@ -698,13 +698,13 @@ nlohmann::json Engine::QueuesJson() const {
   return queues;
 }
 
-std::vector<Engine::RunningView> Engine::RunningAttempts() const {
-  std::vector<RunningView> out;
+std::vector<ActiveAttempt> Engine::RunningAttempts() const {
+  std::vector<ActiveAttempt> out;
   for (const std::string& id : running_) {
     auto it = jobs_.find(id);
     if (it == jobs_.end() || it->second.admitted_only) continue;
     const Job& j = it->second;
-    out.push_back(RunningView{id, j.attempt, j.input.spec.team, j.input.spec.owner, j.input.spec.labels, j.gpus,
+    out.push_back(ActiveAttempt{id, j.attempt, j.input.spec.team, j.input.spec.owner, j.input.spec.labels, j.gpus,
                               j.cluster, j.price_micros});
   }
   return out;

@@ -147,18 +147,9 @@ class Engine : private placement::CapacityView {
   size_t pending() const { return pending_count_; }
   size_t running() const { return running_.size(); }
 
-  // An attempt running on its backend (not only admitted), for the idle
-  // reaper.
-  struct RunningView {
-    std::string job_id;
-    int attempt = 0;
-    std::string team, owner;
-    std::map<std::string, std::string> labels;
-    int64_t gpus = 0;
-    std::string cluster;
-    int64_t price_micros = 0;  // per GPU-hour
-  };
-  std::vector<RunningView> RunningAttempts() const;
+  // The attempts running on their backends (not only admitted), for the
+  // idle reaper.
+  std::vector<ActiveAttempt> RunningAttempts() const;
   uint64_t decisions() const { return decisions_; }
 
  private:

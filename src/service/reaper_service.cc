@@ -89,22 +89,18 @@ void ReaperService::PollPrometheus() {
 
 Status ReaperService::TickOnce() {
   SchedulerService::Utilization u = scheduler_.SampleUtilization();
-  if (u.running.empty() && u.samples.empty() && !scheduler_.leader()) return Status::Ok();  // a follower
+  if (!u.leader) return Status::Ok();
   PollPrometheus();
   std::unique_lock<std::mutex> lock(mu_);
   samples_.Add(u.samples);
   samples_.Prune(u.now);
-  std::vector<telemetry::RunningAttempt> running;
-  std::map<std::pair<std::string, int>, const scheduler::Engine::RunningView*> views;
-  for (const auto& r : u.running) {
-    running.push_back(telemetry::RunningAttempt{r.job_id, r.attempt, r.team, r.owner, r.labels, static_cast<int>(r.gpus)});
-    views[{r.job_id, r.attempt}] = &r;
-  }
+  std::map<std::pair<std::string, int>, const ActiveAttempt*> by_key;
+  for (const ActiveAttempt& r : u.running) by_key[{r.job_id, r.attempt}] = &r;
   std::vector<WriteFn> work;
   std::vector<std::pair<size_t, std::string>> cancels;  // unit index, job
-  std::vector<telemetry::ReaperAction> actions = reaper_.Evaluate(u.now, running, samples_);
+  std::vector<telemetry::ReaperAction> actions = reaper_.Evaluate(u.now, u.running, samples_);
   for (const telemetry::ReaperAction& a : actions) {
-    const scheduler::Engine::RunningView& view = *views.at({a.job_id, a.attempt});
+    const ActiveAttempt& view = *by_key.at({a.job_id, a.attempt});
     // What the idle time cost, for `causeway waste`: all the attempt's GPUs
     // for as long as it has been idle, at its price.
     const int64_t idle_seconds = a.idle_for.count() / 1000000;

@@ -425,6 +425,7 @@ SchedulerService::Utilization SchedulerService::SampleUtilization() {
   std::lock_guard<std::mutex> lock(mu_);
   Utilization u;
   u.now = clock_.Now();
+  u.leader = leader_;
   if (!leader_) return u;
   u.running = engine_->RunningAttempts();
   for (const auto& [name, adapter] : adapters_) {

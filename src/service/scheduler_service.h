@@ -81,7 +81,8 @@ class SchedulerService {
   // lead.
   struct Utilization {
     Timestamp now;
-    std::vector<scheduler::Engine::RunningView> running;
+    bool leader = false;  // false: nothing below is filled in
+    std::vector<ActiveAttempt> running;
     std::vector<GpuSample> samples;
   };
   Utilization SampleUtilization();

@@ -28,7 +28,7 @@ bool Reaper::IdleWindow(const std::vector<SampleStore::Point>& points, int64_t n
   return any && now_us - previous <= gap;
 }
 
-const ReaperPolicy* Reaper::PolicyFor(const RunningAttempt& a) const {
+const ReaperPolicy* Reaper::PolicyFor(const ActiveAttempt& a) const {
   const ReaperPolicy* chosen = nullptr;
   for (const ReaperPolicy& p : policies_) {
     if (p.team == a.team) {
@@ -46,12 +46,12 @@ const ReaperPolicy* Reaper::PolicyFor(const RunningAttempt& a) const {
   return chosen;
 }
 
-std::vector<ReaperAction> Reaper::Evaluate(Timestamp now, const std::vector<RunningAttempt>& running,
+std::vector<ReaperAction> Reaper::Evaluate(Timestamp now, const std::vector<ActiveAttempt>& running,
                                            const SampleStore& samples) {
   std::vector<ReaperAction> actions;
   const int64_t now_us = ToUnixMicros(now);
   std::set<std::pair<std::string, int>> seen;
-  for (const RunningAttempt& a : running) {
+  for (const ActiveAttempt& a : running) {
     auto key = std::make_pair(a.job_id, a.attempt);
     seen.insert(key);
     const ReaperPolicy* p = PolicyFor(a);

@@ -34,13 +34,6 @@ struct ReaperPolicy {
   std::vector<std::string> exempt_labels;
 };
 
-struct RunningAttempt {
-  std::string job_id;
-  int attempt = 0;
-  std::string team, owner;
-  std::map<std::string, std::string> labels;
-  int gpus = 0;
-};
 
 struct ReaperAction {
   enum Kind { kWarn, kCancel, kRecovered };
@@ -63,12 +56,12 @@ class Reaper {
   // a cancel once it is still idle `grace` after its warning (or a second
   // warning for a warn-only policy, never), and kRecovered when a warned
   // attempt works again. Attempts no longer running are forgotten.
-  std::vector<ReaperAction> Evaluate(Timestamp now, const std::vector<RunningAttempt>& running,
+  std::vector<ReaperAction> Evaluate(Timestamp now, const std::vector<ActiveAttempt>& running,
                                      const SampleStore& samples);
 
   // The policy that applies to a job: the first for its team, else the
   // first for every team; null when none does or the job is exempt.
-  const ReaperPolicy* PolicyFor(const RunningAttempt& a) const;
+  const ReaperPolicy* PolicyFor(const ActiveAttempt& a) const;
 
   // Whether one GPU's points are idle at `now` under `p`; `max_percent` is
   // set to the highest sample in the window.

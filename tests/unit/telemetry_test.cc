@@ -29,9 +29,9 @@ std::vector<GpuSample> Minutes(const std::string& job, int gpu, int from, int to
   return out;
 }
 
-RunningAttempt Running(const std::string& job, const std::string& team = "research",
+ActiveAttempt Running(const std::string& job, const std::string& team = "research",
                        std::map<std::string, std::string> labels = {}) {
-  return RunningAttempt{job, 1, team, team + "-owner", std::move(labels), 1};
+  return ActiveAttempt{job, 1, team, team + "-owner", std::move(labels), 1};
 }
 
 ReaperPolicy Policy() {
@@ -106,7 +106,7 @@ TEST(ReaperTest, IdleForTheWholeWindowWarnsThenCancelsAfterTheGrace) {
   store.Add(Minutes("job_idle", 0, 0, 120, 3));
   store.Add(Minutes("job_busy", 0, 0, 120, 85));
   Reaper reaper({Policy()});
-  std::vector<RunningAttempt> running = {Running("job_idle"), Running("job_busy")};
+  std::vector<ActiveAttempt> running = {Running("job_idle"), Running("job_busy")};
 
   auto at27 = reaper.Evaluate(At(27), running, store);
   EXPECT_TRUE(at27.empty()) << "the window reaches back 3 minutes before the first sample: not covered yet";
@@ -165,7 +165,7 @@ TEST(ReaperTest, ExemptionsTeamsWarnOnlyDryRunAndRecovery) {
   everyone.name = "dry";
   everyone.dry_run = true;
   Reaper reaper({research, nlp, everyone});
-  std::vector<RunningAttempt> running = {Running("job_exempt", "research", {{"interactive", "true"}}),
+  std::vector<ActiveAttempt> running = {Running("job_exempt", "research", {{"interactive", "true"}}),
                                          Running("job_nlp", "nlp"), Running("job_dry", "vision"),
                                          Running("job_back", "research")};
   auto first = reaper.Evaluate(At(35), running, store);

@@ -340,14 +340,10 @@ class PgWriteTx final : public WriteTx {
         int n = params.size();
         q += i == from ? "(" : ", (";
         for (int k = 1; k <= kColumns; ++k) q += "$" + std::to_string(n + k) + (k < kColumns ? ", " : ")");
-        for (const std::string* t : {&b.id, &b.provider, &r.day, &r.month, &r.provider_name, &r.sub_account,
-                                     &r.region, &r.resource_id, &r.service_category, &r.charge_category,
-                                     &r.pricing_category, &r.commitment_status, &r.currency, &r.team,
-                                     &r.owner, &r.job_id, &r.project}) {
-          params.Add(*t);
-        }
+        params.Add(b.id).Add(b.provider);
+        for (const std::string* t : r.KeyFields()) params.Add(*t);
         params.Add(r.rows);
-        for (Picos v : {r.billed, r.effective, r.list, r.contracted, r.gpu_hours}) {
+        for (Picos v : r.Amounts()) {
           auto [nanos, frac] = schema::SplitPicos(v);
           params.Add(nanos).Add(frac);
         }
@@ -626,13 +622,9 @@ class PgStore final : public Store {
     for (int row = 0; row < r.size(); ++row) {
       BillingRollup b;
       int i = 1;  // column 0 is the import's provider
-      for (std::string* t : {&b.day, &b.month, &b.provider_name, &b.sub_account, &b.region, &b.resource_id,
-                             &b.service_category, &b.charge_category, &b.pricing_category, &b.commitment_status,
-                             &b.currency, &b.team, &b.owner, &b.job_id, &b.project}) {
-        *t = r.Text(row, i++);
-      }
+      for (std::string* t : b.KeyFields()) *t = r.Text(row, i++);
       b.rows = r.Int(row, i++);
-      for (Picos* v : {&b.billed, &b.effective, &b.list, &b.contracted, &b.gpu_hours}) {
+      for (Picos* v : b.Amounts()) {
         *v = schema::JoinPicos(r.Int(row, i), r.Int(row, i + 1));
         i += 2;
       }

@@ -321,14 +321,11 @@ class SqliteWriteTx final : public WriteTx {
       int i = 1;
       for (size_t k = from; k < to; ++k) {
         const BillingRollup& r = rollups[k];
-        for (const std::string* t : {&b.id, &b.provider, &r.day, &r.month, &r.provider_name, &r.sub_account,
-                                     &r.region, &r.resource_id, &r.service_category, &r.charge_category,
-                                     &r.pricing_category, &r.commitment_status, &r.currency, &r.team, &r.owner,
-                                     &r.job_id, &r.project}) {
-          s.BindStatic(i++, *t);
-        }
+        s.BindStatic(i, b.id).BindStatic(i + 1, b.provider);
+        i += 2;
+        for (const std::string* t : r.KeyFields()) s.BindStatic(i++, *t);
         s.Bind(i++, r.rows);
-        for (Picos v : {r.billed, r.effective, r.list, r.contracted, r.gpu_hours}) {
+        for (Picos v : r.Amounts()) {
           auto [nanos, frac] = schema::SplitPicos(v);
           s.Bind(i, nanos).Bind(i + 1, frac);
           i += 2;
@@ -655,13 +652,9 @@ class SqliteStore final : public Store {
     while (s.Step(st)) {
       BillingRollup b;
       int i = 1;  // column 0 is the import's provider
-      for (std::string* t : {&b.day, &b.month, &b.provider_name, &b.sub_account, &b.region, &b.resource_id,
-                             &b.service_category, &b.charge_category, &b.pricing_category, &b.commitment_status,
-                             &b.currency, &b.team, &b.owner, &b.job_id, &b.project}) {
-        *t = s.Text(i++);
-      }
+      for (std::string* t : b.KeyFields()) *t = s.Text(i++);
       b.rows = s.Int(i++);
-      for (Picos* v : {&b.billed, &b.effective, &b.list, &b.contracted, &b.gpu_hours}) {
+      for (Picos* v : b.Amounts()) {
         *v = schema::JoinPicos(s.Int(i), s.Int(i + 1));
         i += 2;
       }
