@@ -54,9 +54,10 @@ class WriteTx {
   // Appends a checkpoint; assigns its seq.
   virtual Status AddCheckpoint(Checkpoint& checkpoint) = 0;
 
-  virtual Result<std::optional<IdempotencyRecord>> GetIdempotency(const std::string& scope,
-                                                                 const std::string& key) = 0;
-  virtual Status PutIdempotency(const IdempotencyRecord& record) = 0;
+  // Stores `record` unless its (scope, key) is stored already. Returns
+  // nullopt when this unit claimed the key, or the record stored before (and
+  // stores nothing).
+  virtual Result<std::optional<IdempotencyRecord>> ClaimIdempotency(const IdempotencyRecord& record) = 0;
 
   virtual Result<std::optional<TokenRecord>> GetToken(const std::string& id) = 0;
   virtual Status InsertToken(const TokenRecord& token) = 0;
@@ -142,10 +143,14 @@ class Store {
   virtual ~Store() = default;
 
   // Runs every unit in `work` in one transaction with one durable commit (a
-  // group commit). Each unit runs under its own savepoint: a unit that returns
-  // an error has its writes undone while the others still commit. Returns one
+  // group commit). Each unit is atomic on its own: a unit that returns an
+  // error has its writes undone while the others still commit. Returns one
   // status per unit, after the commit is durable; if the commit itself fails,
   // every unit reports that failure and nothing is written.
+  //
+  // A unit may run more than once (a backend may try a batch optimistically,
+  // then again unit by unit): it must take its inputs from what it captured
+  // and the WriteTx only, and each run must overwrite any output it leaves.
   virtual std::vector<Status> WriteBatch(const std::vector<const WriteFn*>& work) = 0;
 
   // One unit in its own transaction.

@@ -128,7 +128,7 @@ void ApiService::Route(const char* method, const char* pattern, std::string_view
                        bool job_credential) {
   std::string needed(scope);
   router_.Add(method, pattern, [this, needed, job_credential, handler = std::move(handler)](HttpRequest& req, Reply reply) {
-    auto principal = identity::Authenticate(store_, req.Header("authorization"), clock_.Now());
+    auto principal = token_cache_.Authenticate(store_, req.Header("authorization"), clock_.Now());
     if (!principal.ok()) {
       HttpResponse r = ErrorResponse(principal.status());
       if (principal.status().code() == Code::kUnauthenticated) r.headers.emplace_back("WWW-Authenticate", "Bearer");
@@ -534,6 +534,7 @@ void ApiService::ListTokens(HttpRequest&, Reply reply) {
 void ApiService::RevokeToken(HttpRequest& req, Reply reply) {
   auto revoked = tokens_.Revoke(*req.principal, req.params["id"]);
   if (!revoked.ok()) return reply(ErrorResponse(revoked.status()));
+  token_cache_.Forget(revoked->id);
   reply(JsonResponse(200, {{"token", ToJson(*revoked)}}));
 }
 

@@ -12,6 +12,7 @@
 #include "causeway/clock.h"
 #include "causeway/estate.h"
 #include "causeway/store.h"
+#include "identity/token_cache.h"
 #include "service/job_service.h"
 #include "service/reaper_service.h"
 #include "service/scheduler_service.h"
@@ -76,6 +77,7 @@ class ApiService {
   SchedulerService* scheduler_;
   JobService jobs_;
   TokenService tokens_;
+  identity::TokenCache token_cache_;
   Router router_;
   Metrics metrics_;
   std::atomic<uint64_t> jobs_submitted_{0};

@@ -60,7 +60,7 @@ MintedToken MintToken(std::string name, std::vector<std::string> scopes, std::st
   return t;
 }
 
-Result<Principal> Authenticate(const Store& store, std::string_view authorization, Timestamp now) {
+Result<std::string> TokenHashOf(std::string_view authorization) {
   if (authorization.empty()) {
     return Unauthenticated("missing Authorization header: expected \"Bearer <token>\"");
   }
@@ -74,8 +74,10 @@ Result<Principal> Authenticate(const Store& store, std::string_view authorizatio
   if (secret.size() != kTokenPrefix.size() + kSecretChars || secret.substr(0, kTokenPrefix.size()) != kTokenPrefix) {
     return Unauthenticated("malformed token: expected \"cw_\" followed by 52 characters");
   }
-  std::string hash = Sha256Hex(secret);
-  ASSIGN_OR_RETURN(auto found, store.FindTokenByHash(hash));
+  return Sha256Hex(secret);
+}
+
+Result<Principal> CheckToken(const std::optional<TokenRecord>& found, const std::string& hash, Timestamp now) {
   // The lookup is by hash, so timing reveals nothing about the secret; the
   // comparison below guards against a store that matched loosely.
   if (!found || !ConstantTimeEqual(found->hash, hash)) return Unauthenticated("unknown token");
@@ -84,6 +86,12 @@ Result<Principal> Authenticate(const Store& store, std::string_view authorizatio
     return Unauthenticated("token " + found->id + " expired at " + FormatRfc3339(*found->expires_at));
   }
   return Principal{found->id, found->name, found->scopes};
+}
+
+Result<Principal> Authenticate(const Store& store, std::string_view authorization, Timestamp now) {
+  ASSIGN_OR_RETURN(std::string hash, TokenHashOf(authorization));
+  ASSIGN_OR_RETURN(auto found, store.FindTokenByHash(hash));
+  return CheckToken(found, hash, now);
 }
 
 }  // namespace causeway::identity

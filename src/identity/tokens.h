@@ -60,6 +60,13 @@ std::string JobCredentialId(const std::string& job_id, int attempt);
 // Expires after `lifetime` even if the attempt's end is never seen.
 MintedToken MintJobCredential(const std::string& job_id, int attempt, Timestamp now, Micros lifetime);
 
+// The SHA-256 (hex) of the token in an "Authorization: Bearer ..." value,
+// as stored; kUnauthenticated if the value is missing or malformed.
+Result<std::string> TokenHashOf(std::string_view authorization);
+// The Principal of `found`, the token stored under `hash`; kUnauthenticated
+// if there is none or it is revoked or expired at `now`.
+Result<Principal> CheckToken(const std::optional<TokenRecord>& found, const std::string& hash, Timestamp now);
+
 // Resolves an "Authorization" header value to a Principal. kUnauthenticated
 // for a missing, malformed, unknown, expired or revoked token; the message
 // never repeats the token.

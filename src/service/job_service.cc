@@ -59,28 +59,34 @@ void JobService::Submit(const identity::Principal& who, SubmitRequest request,
   std::string key = std::move(request.idempotency_key);
   std::string request_hash = key.empty() ? "" : Sha256Hex(job.spec_yaml);
   std::string scope = who.token_id;
-  WriteFn work = [result, event, key, request_hash, scope](WriteTx& tx) mutable -> Status {
-    JobRecord& job = result->job;
+  // The job an earlier request with the same key made, if any. Set afresh
+  // on every run of the unit (a batch may run it twice).
+  auto replayed = std::make_shared<std::optional<JobRecord>>();
+  WriteFn work = [result, replayed, event, key, request_hash, scope](WriteTx& tx) mutable -> Status {
+    const JobRecord& job = result->job;
+    replayed->reset();
     if (!key.empty()) {
-      ASSIGN_OR_RETURN(auto prior, tx.GetIdempotency(scope, key));
+      ASSIGN_OR_RETURN(auto prior,
+                       tx.ClaimIdempotency(IdempotencyRecord{scope, key, request_hash, job.id, job.created_at}));
       if (prior) {
         if (prior->request_hash != request_hash) {
           return Conflict("Idempotency-Key \"" + key + "\" was already used for a different job spec");
         }
-        ASSIGN_OR_RETURN(auto existing, tx.GetJob(prior->job_id));
-        if (!existing) return Internal("idempotency key points at missing job " + prior->job_id);
-        job = std::move(*existing);
-        result->created = false;
+        ASSIGN_OR_RETURN(*replayed, tx.GetJob(prior->job_id));
+        if (!*replayed) return Internal("idempotency key points at missing job " + prior->job_id);
         return Status::Ok();
       }
-      RETURN_IF_ERROR(tx.PutIdempotency(IdempotencyRecord{scope, key, request_hash, job.id, job.created_at}));
     }
     RETURN_IF_ERROR(tx.InsertJob(job));
     RETURN_IF_ERROR(tx.AddJobEvent(JobEvent{0, job.id, job.created_at, "submitted", "submitted by " + scope}));
     return tx.AppendAudit(event);
   };
-  auto finish = [this, result, spec, done](Status st) {
+  auto finish = [this, result, replayed, spec, done](Status st) {
     if (!st.ok()) return done(st);
+    if (*replayed) {
+      result->job = std::move(**replayed);
+      result->created = false;
+    }
     if (result->created && hooks_.submitted) hooks_.submitted(result->job, spec);
     done(std::move(*result));
   };

@@ -110,6 +110,70 @@ TEST_P(StoreTest, AFailingUnitIsRolledBackAndTheOthersCommit) {
   EXPECT_TRUE(Verify().ok);
 }
 
+// The units whose writes reach the database before they end (a read after a
+// write) and the units whose writes are held to the end both stay atomic on
+// their own, however the backend runs the batch.
+TEST_P(StoreTest, EachUnitStaysAtomicWhateverItReadsOrFailsOn) {
+  JobRecord a = Job(), b = Job(), c = Job(), taken = Job();
+  ASSERT_TRUE(store_->Write(InsertWithAudit(taken)).ok());
+  WriteFn ok1 = InsertWithAudit(a);
+  bool saw_own_write = false;
+  WriteFn reads_then_fails = [&](WriteTx& tx) -> Status {
+    JobRecord j = c;
+    RETURN_IF_ERROR(tx.InsertJob(j));
+    ASSIGN_OR_RETURN(auto back, tx.GetJob(j.id));
+    saw_own_write = back.has_value();
+    RETURN_IF_ERROR(tx.UpdateJobState(j.id, JobState::kCancelled, j.created_at));
+    AuditEvent e = Event("job.submit", "job/" + j.id);
+    RETURN_IF_ERROR(tx.AppendAudit(e));
+    return FailedPrecondition("changed my mind after reading");
+  };
+  WriteFn duplicate = InsertWithAudit(taken);
+  WriteFn ok2 = InsertWithAudit(b);
+  auto results = store_->WriteBatch({&ok1, &reads_then_fails, &duplicate, &ok2});
+  EXPECT_TRUE(results[0].ok()) << results[0].ToString();
+  EXPECT_EQ(results[1].code(), Code::kFailedPrecondition) << results[1].ToString();
+  EXPECT_EQ(results[2].code(), Code::kAlreadyExists) << results[2].ToString();
+  EXPECT_TRUE(results[3].ok()) << results[3].ToString();
+  EXPECT_TRUE(saw_own_write);
+  EXPECT_TRUE(store_->GetJob(a.id)->has_value());
+  EXPECT_TRUE(store_->GetJob(b.id)->has_value());
+  EXPECT_FALSE(store_->GetJob(c.id)->has_value());
+  auto report = Verify();
+  EXPECT_TRUE(report.ok) << report.reason;
+  EXPECT_EQ(report.events, 3);
+}
+
+// A batch that replays one key and claims others: the replay sees the
+// stored record, the claims commit, a key claimed twice in the batch answers
+// the second time with the first claim.
+TEST_P(StoreTest, IdempotencyClaimsInOneBatch) {
+  JobRecord old = Job(), a = Job(), b = Job();
+  auto submit = [&](const JobRecord& j, const std::string& key, std::optional<IdempotencyRecord>* prior) -> WriteFn {
+    return [=](WriteTx& tx) -> Status {
+      ASSIGN_OR_RETURN(*prior, tx.ClaimIdempotency({"tok_x", key, "h-" + j.id, j.id, j.created_at}));
+      if (*prior) return Status::Ok();
+      RETURN_IF_ERROR(tx.InsertJob(j));
+      AuditEvent e = Event("job.submit", "job/" + j.id);
+      return tx.AppendAudit(e);
+    };
+  };
+  std::optional<IdempotencyRecord> p0, p1, p2, p3;
+  ASSERT_TRUE(store_->Write(submit(old, "k-old", &p0)).ok());
+  EXPECT_FALSE(p0.has_value());
+  WriteFn replay = submit(a, "k-old", &p1), fresh = submit(a, "k-new", &p2), twice = submit(b, "k-new", &p3);
+  auto results = store_->WriteBatch({&replay, &fresh, &twice});
+  for (const Status& st : results) EXPECT_TRUE(st.ok()) << st.ToString();
+  ASSERT_TRUE(p1.has_value());
+  EXPECT_EQ(p1->job_id, old.id);
+  EXPECT_FALSE(p2.has_value());
+  ASSERT_TRUE(p3.has_value());
+  EXPECT_EQ(p3->job_id, a.id);
+  EXPECT_TRUE(store_->GetJob(a.id)->has_value());
+  EXPECT_FALSE(store_->GetJob(b.id)->has_value());
+  EXPECT_TRUE(Verify().ok);
+}
+
 TEST_P(StoreTest, AStateChangeWithoutAnAuditEventIsRefused) {
   JobRecord j = Job();
   Status st = store_->Write([&](WriteTx& tx) { return tx.InsertJob(j); });
@@ -161,7 +225,12 @@ TEST_P(StoreTest, IdempotencyTokensAndStateUpdates) {
   JobRecord j = Job();
   ASSERT_TRUE(store_->Write([&](WriteTx& tx) -> Status {
     RETURN_IF_ERROR(tx.InsertJob(j));
-    RETURN_IF_ERROR(tx.PutIdempotency({"tok_x", "k1", "h", j.id, j.created_at}));
+    auto claimed = tx.ClaimIdempotency({"tok_x", "k1", "h", j.id, j.created_at});
+    RETURN_IF_ERROR(claimed.status());
+    EXPECT_FALSE(claimed->has_value());
+    // Claimed twice in one unit: the first claim answers.
+    auto again = tx.ClaimIdempotency({"tok_x", "k1", "h2", "job_other", j.created_at});
+    EXPECT_TRUE(again.ok() && again->has_value() && (*again)->job_id == j.id);
     RETURN_IF_ERROR(tx.UpdateJobState(j.id, JobState::kCancelled, j.created_at));
     RETURN_IF_ERROR(tx.AddJobEvent({0, j.id, j.created_at, "cancelled", "by test"}));
     TokenRecord t;
@@ -175,15 +244,22 @@ TEST_P(StoreTest, IdempotencyTokensAndStateUpdates) {
     AuditEvent e = Event("test", "job/" + j.id);
     return tx.AppendAudit(e);
   }).ok());
-  Status probe = store_->Write([&](WriteTx& tx) -> Status {
-    auto rec = tx.GetIdempotency("tok_x", "k1");
-    EXPECT_TRUE(rec.ok() && rec->has_value());
-    EXPECT_EQ((*rec)->job_id, j.id);
-    EXPECT_FALSE(tx.GetIdempotency("tok_other", "k1")->has_value());
-    EXPECT_EQ(tx.UpdateJobState("job_nope", JobState::kFailed, j.created_at).code(), Code::kNotFound);
+  // A key claimed before answers with its record and stores nothing. (A
+  // unit may run twice, so what it saw is checked after the batch.)
+  std::optional<IdempotencyRecord> prior;
+  ASSERT_TRUE(store_->Write([&](WriteTx& tx) -> Status {
+    ASSIGN_OR_RETURN(prior, tx.ClaimIdempotency({"tok_x", "k1", "h3", "job_later", j.created_at}));
     return Status::Ok();
+  }).ok());
+  ASSERT_TRUE(prior.has_value());
+  EXPECT_EQ(prior->job_id, j.id);
+  EXPECT_EQ(prior->request_hash, "h");
+  Status missing = store_->Write([&](WriteTx& tx) -> Status {
+    RETURN_IF_ERROR(tx.UpdateJobState("job_nope", JobState::kFailed, j.created_at));
+    AuditEvent e = Event("test", "job/job_nope");
+    return tx.AppendAudit(e);
   });
-  EXPECT_TRUE(probe.ok());
+  EXPECT_EQ(missing.code(), Code::kNotFound);
   EXPECT_EQ((*store_->GetJob(j.id))->state, JobState::kCancelled);
   EXPECT_EQ(store_->ListJobEvents(j.id)->size(), 1u);
   auto tok = store_->FindTokenByHash("abc");

@@ -1,5 +1,7 @@
 #include "identity/tokens.h"
 
+#include "identity/token_cache.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -15,7 +17,9 @@ class TokensTest : public ::testing::Test {
   void SetUp() override { store_ = db_.Open(); }
   void TearDown() override { store_.reset(); }
   MintedToken Store(std::optional<Timestamp> expires = std::nullopt) {
-    MintedToken t = MintToken("ci", {"jobs:read"}, "system", clock_.Now(), expires);
+    return Keep(MintToken("ci", {"jobs:read"}, "system", clock_.Now(), expires));
+  }
+  MintedToken Keep(MintedToken t) {
     EXPECT_TRUE(store_->Write([&](WriteTx& tx) -> Status {
       RETURN_IF_ERROR(tx.InsertToken(t.record));
       AuditEvent e;
@@ -23,6 +27,14 @@ class TokensTest : public ::testing::Test {
       return tx.AppendAudit(e);
     }).ok());
     return t;
+  }
+  void RevokeInStore(const std::string& id) {
+    ASSERT_TRUE(store_->Write([&](WriteTx& tx) -> Status {
+      RETURN_IF_ERROR(tx.RevokeToken(id, clock_.Now()));
+      AuditEvent e;
+      e.action = "token.revoke";
+      return tx.AppendAudit(e);
+    }).ok());
   }
   ManualClock clock_;
   causeway::testing::TempDb db_;
@@ -88,6 +100,39 @@ TEST(ScopesTest, AdminImpliesEverythingAndUnknownScopesAreRejected) {
   EXPECT_TRUE(ValidateScopes({"jobs:read", "audit:read"}).ok());
   EXPECT_NE(ValidateScopes({"jobs:delete"}).message().find("expected one of"), std::string::npos);
   EXPECT_FALSE(ValidateScopes({}).ok());
+}
+
+// The cache answers from memory until its entry is stale or forgotten: a
+// revocation elsewhere (here: straight in the store) shows within the TTL.
+TEST_F(TokensTest, TheCacheHoldsAVerifiedTokenForItsTtlOnly) {
+  MintedToken t = Store(clock_.Now() + std::chrono::hours(1));
+  std::string header = "Bearer " + t.secret;
+  TokenCache forever(std::chrono::hours(1));
+  ASSERT_TRUE(forever.Authenticate(*store_, header, clock_.Now()).ok());
+  RevokeInStore(t.record.id);
+  EXPECT_TRUE(forever.Authenticate(*store_, header, clock_.Now()).ok()) << "answered from the cache";
+  // Expiry is checked on every use, cached or not.
+  auto expired = forever.Authenticate(*store_, header, clock_.Now() + std::chrono::hours(2));
+  EXPECT_EQ(expired.status().code(), Code::kUnauthenticated);
+  forever.Forget(t.record.id);
+  auto revoked = forever.Authenticate(*store_, header, clock_.Now());
+  EXPECT_NE(revoked.status().message().find("revoked"), std::string::npos) << revoked.status().ToString();
+
+  MintedToken u = Store();
+  TokenCache none(std::chrono::milliseconds(0));
+  ASSERT_TRUE(none.Authenticate(*store_, "Bearer " + u.secret, clock_.Now()).ok());
+  RevokeInStore(u.record.id);
+  EXPECT_EQ(none.Authenticate(*store_, "Bearer " + u.secret, clock_.Now()).status().code(), Code::kUnauthenticated);
+  EXPECT_EQ(none.Authenticate(*store_, "Bearer nope", clock_.Now()).status().code(), Code::kUnauthenticated);
+}
+
+// A job attempt's credential must die with the attempt: never cached.
+TEST_F(TokensTest, TheCacheNeverKeepsAJobCredential) {
+  MintedToken c = Keep(MintJobCredential("job_1", 1, clock_.Now(), std::chrono::hours(1)));
+  TokenCache cache(std::chrono::hours(1));
+  ASSERT_TRUE(cache.Authenticate(*store_, "Bearer " + c.secret, clock_.Now()).ok());
+  RevokeInStore(c.record.id);
+  EXPECT_EQ(cache.Authenticate(*store_, "Bearer " + c.secret, clock_.Now()).status().code(), Code::kUnauthenticated);
 }
 
 }  // namespace

@@ -139,4 +139,6 @@ Status Conn::ExecScript(const char* sql) {
   return out;
 }
 
+Result<Rows> Conn::Script(const std::string& sql) { return Finish(PQexec(conn_, sql.c_str())); }
+
 }  // namespace causeway::pg

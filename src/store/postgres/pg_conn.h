@@ -90,6 +90,12 @@ class Conn {
   Result<Rows> ExecOnce(const std::string& sql, const Params& params);
   // Runs one or more statements without parameters or results.
   Status ExecScript(const char* sql);
+  // Runs one or more statements without parameters; the last one's rows.
+  // The first that fails stops the rest and is the error.
+  Result<Rows> Script(const std::string& sql);
+
+  // Whether the open transaction failed (only ROLLBACK is accepted now).
+  bool InFailedTransaction() const { return PQtransactionStatus(conn_) == PQTRANS_INERROR; }
 
   // Whether the connection is gone (the server restarted or went away).
   bool Broken() const { return PQstatus(conn_) != CONNECTION_OK; }

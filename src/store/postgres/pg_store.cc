@@ -6,7 +6,10 @@
 // one the server dropped (a restart, a failover) is discarded and the
 // request that found it fails with kUnavailable, so clients retry and the
 // next request connects again.
+#include <algorithm>
 #include <mutex>
+#include <optional>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -149,62 +152,97 @@ std::optional<int64_t> MicrosOf(const std::optional<Timestamp>& t) {
   return t ? std::optional<int64_t>(ToUnixMicros(*t)) : std::nullopt;
 }
 
-// The WriteTx handed to one unit of work inside a batch.
+// How a batch runs. kFast, tried first: every unit's writes are held and
+// sent together, so a batch costs two round trips plus one per read; a unit
+// takes a savepoint only when its own writes reach the server before it ends
+// (a read after a write, a write whose answer it needs). kCareful: each unit
+// under its own savepoint, a round trip per unit. A batch that fails as a
+// whole while fast (a key another transaction took, a statement that fails
+// where no savepoint marks whose it was) is rolled back and run carefully,
+// so that one unit's failure stays its own.
+enum class BatchMode { kFast, kCareful };
+
+// The WriteTx handed to each unit of work of one batch.
 class PgWriteTx final : public WriteTx {
  public:
-  explicit PgWriteTx(Conn& conn) : conn_(conn) {}
+  PgWriteTx(Conn& conn, BatchMode mode) : conn_(conn), mode_(mode) {
+    // Fast: the transaction opens with the first round trip.
+    if (mode_ == BatchMode::kFast) deferred_ = "BEGIN;\n";
+  }
 
-  // Writes whose answer nothing waits for are held and sent together, in
-  // one round trip, before the next read of this unit or at its end; an
-  // error among them fails the unit then.
   std::string TakeDeferred() { return std::exchange(deferred_, std::string()); }
 
-  void BeginUnit() {
+  void BeginUnit(size_t index) {
+    unit_index_ = index;
+    unit_mark_ = deferred_.size();
+    unit_savepoint_ = false;
     unit_writes_ = 0;
     unit_audits_ = 0;
     unit_start_ = audit_.size();
+    unit_claims_.clear();
     lease_at_unit_start_ = confirmed_lease_;
-  }
-  // Rolling back to the savepoint also releases row locks the unit took.
-  void UndoUnit() {
-    audit_.resize(unit_start_);
-    confirmed_lease_ = lease_at_unit_start_;
   }
   bool UnitChangedStateWithoutAudit() const { return unit_writes_ > 0 && unit_audits_ == 0; }
 
-  // Chains the batch's audit events onto the head and writes them: locks the
-  // head row (SELECT ... FOR UPDATE), so writers of every replica queue only
+  // Forgets the unit's held writes and audit events. Careful: the caller
+  // rolls back to the unit's savepoint. Fast: rolls back to the unit's
+  // savepoint if it took one (which also releases the row locks it took).
+  // An error when only a careful run can tell the unit's true outcome: the
+  // transaction failed before this unit's writes, or the unit failed after
+  // an optimistic claim (with the key taken it may have gone another way).
+  Status UndoUnit() {
+    audit_.resize(unit_start_);
+    confirmed_lease_ = lease_at_unit_start_;
+    bool claimed = !unit_claims_.empty();
+    for (const std::string& k : unit_claims_) claimed_.erase(k);
+    deferred_.resize(unit_mark_);
+    if (mode_ == BatchMode::kCareful) return Status::Ok();
+    if (claimed) return Internal("the unit failed after an unverified claim");
+    if (unit_savepoint_) return conn_.ExecScript(("ROLLBACK TO SAVEPOINT " + SavepointName()).c_str());
+    if (conn_.InFailedTransaction()) return Internal("the batch failed outside any one unit");
+    return Status::Ok();
+  }
+
+  // Ends the batch: the held writes, the batch's audit events chained onto
+  // the head, COMMIT. The head row is locked (SELECT ... FOR UPDATE) in the
+  // first of the two round trips, so writers of every replica queue only
   // for this last step and the commit, and the chain stays one line.
-  Status AppendChain() {
-    if (audit_.empty()) return Status::Ok();
-    ASSIGN_OR_RETURN(Rows h, Exec("SELECT seq, hash FROM audit_head WHERE id = 1 FOR UPDATE"));
-    if (h.size() == 0) return DataLoss("the audit chain's head row is missing");
-    audit::ChainHead head{h.Int(0, 0), h.Text(0, 1)};
-    constexpr size_t kRowsPerInsert = 500;
-    for (size_t from = 0; from < audit_.size(); from += kRowsPerInsert) {
-      std::string sql = "INSERT INTO audit_events (" AUDIT_COLUMNS ") VALUES ";
-      Params params;
-      size_t to = std::min(audit_.size(), from + kRowsPerInsert);
-      for (size_t i = from; i < to; ++i) {
-        AuditEvent& e = audit_[i];
-        e.seq = head.seq + 1;
-        e.prev_hash = head.hash;
-        e.hash = audit::ComputeHash(e);
-        head = audit::ChainHead{e.seq, e.hash};
-        int n = params.size();
-        sql += (i == from ? "(" : ", (");
-        for (int k = 1; k <= 8; ++k) sql += "$" + std::to_string(n + k) + (k < 8 ? ", " : ")");
-        params.Add(e.seq).Add(ToUnixMicros(e.time)).Add(e.actor).Add(e.action).Add(e.resource)
-            .Add(audit::CanonicalDetails(e.details)).Add(e.prev_hash).Add(e.hash);
+  Status Commit() {
+    if (!audit_.empty()) {
+      deferred_ += "SELECT seq, hash FROM audit_head WHERE id = 1 FOR UPDATE";
+      ASSIGN_OR_RETURN(Rows h, conn_.Script(TakeDeferred()));
+      if (h.size() == 0) return DataLoss("the audit chain's head row is missing");
+      audit::ChainHead head{h.Int(0, 0), h.Text(0, 1)};
+      constexpr size_t kRowsPerInsert = 500;
+      for (size_t from = 0; from < audit_.size(); from += kRowsPerInsert) {
+        deferred_ += "INSERT INTO audit_events (" AUDIT_COLUMNS ") VALUES ";
+        size_t to = std::min(audit_.size(), from + kRowsPerInsert);
+        for (size_t i = from; i < to; ++i) {
+          AuditEvent& e = audit_[i];
+          e.seq = head.seq + 1;
+          e.prev_hash = head.hash;
+          e.hash = audit::ComputeHash(e);
+          head = audit::ChainHead{e.seq, e.hash};
+          ASSIGN_OR_RETURN(std::string row,
+                           conn_.Inline("($1, $2, $3, $4, $5, $6, $7, $8)",
+                                        Params().Add(e.seq).Add(ToUnixMicros(e.time)).Add(e.actor).Add(e.action)
+                                            .Add(e.resource).Add(audit::CanonicalDetails(e.details))
+                                            .Add(e.prev_hash).Add(e.hash)));
+          deferred_ += i == from ? "" : ", ";
+          deferred_ += row;
+        }
+        deferred_ += ";\n";
       }
-      RETURN_IF_ERROR(conn_.ExecOnce(sql, params).status());
+      ASSIGN_OR_RETURN(std::string update, conn_.Inline("UPDATE audit_head SET seq = $1, hash = $2 WHERE id = 1;\n",
+                                                        Params().Add(head.seq).Add(head.hash)));
+      deferred_ += update;
     }
-    return Exec("UPDATE audit_head SET seq = $1, hash = $2 WHERE id = 1", Params().Add(head.seq).Add(head.hash))
-        .status();
+    deferred_ += "COMMIT";
+    return conn_.ExecScript(TakeDeferred().c_str());
   }
 
   Result<std::optional<JobRecord>> GetJob(const std::string& id) override {
-    ASSIGN_OR_RETURN(Rows r, Exec("SELECT " JOB_COLUMNS " FROM jobs WHERE id = $1", Params().Add(id)));
+    ASSIGN_OR_RETURN(Rows r, Read("SELECT " JOB_COLUMNS " FROM jobs WHERE id = $1", Params().Add(id)));
     return ReadFirst(r, &ReadJob);
   }
 
@@ -218,20 +256,20 @@ class PgWriteTx final : public WriteTx {
   }
 
   Status UpdateJobState(const std::string& id, JobState state, Timestamp at) override {
-    ASSIGN_OR_RETURN(Rows r, Exec("UPDATE jobs SET state = $2, updated_at = $3 WHERE id = $1",
+    ASSIGN_OR_RETURN(Rows r, Write("UPDATE jobs SET state = $2, updated_at = $3 WHERE id = $1",
                                         Params().Add(id).Add(JobStateName(state)).Add(ToUnixMicros(at))));
     if (r.Affected() == 0) return NotFound("job " + id + " not found");
-    return Counted(Status::Ok());
+    return Status::Ok();
   }
 
   Status UpdateJobProgress(const JobRecord& j) override {
-    ASSIGN_OR_RETURN(Rows r, Exec("UPDATE jobs SET state = $2, cluster = $3, attempts = $4, gpu_seconds = $5, "
+    ASSIGN_OR_RETURN(Rows r, Write("UPDATE jobs SET state = $2, cluster = $3, attempts = $4, gpu_seconds = $5, "
                                         "cost_micros = $6, reason = $7, updated_at = $8 WHERE id = $1",
                                         Params().Add(j.id).Add(JobStateName(j.state)).Add(j.cluster).Add(j.attempts)
                                             .Add(j.gpu_seconds).Add(j.cost_micros).Add(j.reason)
                                             .Add(ToUnixMicros(j.updated_at))));
     if (r.Affected() == 0) return NotFound("job " + j.id + " not found");
-    return Counted(Status::Ok());
+    return Status::Ok();
   }
 
   Status PutAttempt(const Attempt& a) override {
@@ -253,14 +291,14 @@ class PgWriteTx final : public WriteTx {
   }
 
   Status AddCheckpoint(Checkpoint& c) override {
-    ASSIGN_OR_RETURN(Rows r, Exec("INSERT INTO checkpoints (job_id, seq, attempt, path, step, created_at) "
+    ASSIGN_OR_RETURN(Rows r, Write("INSERT INTO checkpoints (job_id, seq, attempt, path, step, created_at) "
                                         "SELECT $1, COALESCE(MAX(seq), 0) + 1, $2, $3, $4, $5 FROM checkpoints "
                                         "WHERE job_id = $1 RETURNING seq",
                                         Params().Add(c.job_id).Add(c.attempt).Add(c.path).Add(c.step)
                                             .Add(ToUnixMicros(c.created_at))));
     if (r.size() != 1) return Internal("no checkpoint seq assigned");
     c.seq = r.Int(0, 0);
-    return Counted(Status::Ok());
+    return Status::Ok();
   }
 
   Status AddJobEvent(const JobEvent& e) override {
@@ -268,24 +306,33 @@ class PgWriteTx final : public WriteTx {
                  Params().Add(e.job_id).Add(ToUnixMicros(e.time)).Add(e.type).Add(e.message));
   }
 
-  Result<std::optional<IdempotencyRecord>> GetIdempotency(const std::string& scope, const std::string& key) override {
-    ASSIGN_OR_RETURN(Rows r, Exec("SELECT scope, key, request_hash, job_id, created_at FROM idempotency_keys "
-                                        "WHERE scope = $1 AND key = $2",
-                                        Params().Add(scope).Add(key)));
-    if (r.size() == 0) return std::optional<IdempotencyRecord>();
-    return std::optional<IdempotencyRecord>(
-        IdempotencyRecord{r.Text(0, 0), r.Text(0, 1), r.Text(0, 2), r.Text(0, 3), FromUnixMicros(r.Int(0, 4))});
-  }
-
-  Status PutIdempotency(const IdempotencyRecord& rec) override {
-    return Defer("INSERT INTO idempotency_keys (scope, key, request_hash, job_id, created_at) "
-                        "VALUES ($1, $2, $3, $4, $5)",
-                        Params().Add(rec.scope).Add(rec.key).Add(rec.request_hash).Add(rec.job_id)
-                            .Add(ToUnixMicros(rec.created_at)));
+  // Fast: claimed optimistically, without asking; a key stored before
+  // makes the INSERT fail, the batch fail as a whole, and the careful run
+  // that follows asks first. The batch's own claims are remembered, so a
+  // key claimed twice in one batch is answered without the database.
+  Result<std::optional<IdempotencyRecord>> ClaimIdempotency(const IdempotencyRecord& rec) override {
+    std::string id = rec.scope + '\n' + rec.key;
+    if (auto it = claimed_.find(id); it != claimed_.end()) return std::optional<IdempotencyRecord>(it->second);
+    if (mode_ == BatchMode::kCareful) {
+      ASSIGN_OR_RETURN(Rows r, Read("SELECT scope, key, request_hash, job_id, created_at FROM idempotency_keys "
+                                    "WHERE scope = $1 AND key = $2",
+                                    Params().Add(rec.scope).Add(rec.key)));
+      if (r.size() > 0) {
+        return std::optional<IdempotencyRecord>(
+            IdempotencyRecord{r.Text(0, 0), r.Text(0, 1), r.Text(0, 2), r.Text(0, 3), FromUnixMicros(r.Int(0, 4))});
+      }
+    }
+    RETURN_IF_ERROR(Defer("INSERT INTO idempotency_keys (scope, key, request_hash, job_id, created_at) "
+                          "VALUES ($1, $2, $3, $4, $5)",
+                          Params().Add(rec.scope).Add(rec.key).Add(rec.request_hash).Add(rec.job_id)
+                              .Add(ToUnixMicros(rec.created_at))));
+    claimed_.emplace(id, rec);
+    unit_claims_.push_back(std::move(id));
+    return std::optional<IdempotencyRecord>();
   }
 
   Result<std::optional<TokenRecord>> GetToken(const std::string& id) override {
-    ASSIGN_OR_RETURN(Rows r, Exec("SELECT " TOKEN_COLUMNS " FROM api_tokens WHERE id = $1", Params().Add(id)));
+    ASSIGN_OR_RETURN(Rows r, Read("SELECT " TOKEN_COLUMNS " FROM api_tokens WHERE id = $1", Params().Add(id)));
     return ReadFirst(r, &ReadToken);
   }
 
@@ -297,10 +344,10 @@ class PgWriteTx final : public WriteTx {
   }
 
   Status RevokeToken(const std::string& id, Timestamp at) override {
-    ASSIGN_OR_RETURN(Rows r, Exec("UPDATE api_tokens SET revoked_at = COALESCE(revoked_at, $2) WHERE id = $1",
+    ASSIGN_OR_RETURN(Rows r, Write("UPDATE api_tokens SET revoked_at = COALESCE(revoked_at, $2) WHERE id = $1",
                                         Params().Add(id).Add(ToUnixMicros(at))));
     if (r.Affected() == 0) return NotFound("token " + id + " not found");
-    return Counted(Status::Ok());
+    return Status::Ok();
   }
 
   // Deferred: seq, prev_hash and hash are assigned when the batch commits
@@ -320,7 +367,7 @@ class PgWriteTx final : public WriteTx {
   Status InsertBillingImport(const BillingImport& b, const std::vector<BillingRollup>& rollups) override {
     static const std::string sql = std::string("INSERT INTO billing_imports (") + schema::kBillingImportColumns +
                                    ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)";
-    auto inserted = Exec(sql.c_str(), Params().Add(b.id).Add(b.provider).Add(b.file).Add(b.digest).Add(b.focus_version)
+    auto inserted = Write(sql.c_str(), Params().Add(b.id).Add(b.provider).Add(b.file).Add(b.digest).Add(b.focus_version)
                                           .Add(b.rows).Add(b.skipped).Add(b.issues).Add(b.first_day).Add(b.last_day)
                                           .Add(b.imported_by).Add(ToUnixMicros(b.imported_at)));
     if (!inserted.ok()) {
@@ -350,7 +397,7 @@ class PgWriteTx final : public WriteTx {
       }
       RETURN_IF_ERROR(conn_.ExecOnce(q, params).status());
     }
-    return Counted(Status::Ok());
+    return Status::Ok();
   }
 
   Status CheckLease(const std::string& name, const std::string& holder, int64_t epoch) override {
@@ -359,7 +406,7 @@ class PgWriteTx final : public WriteTx {
     std::string key = name + "\n" + holder + "\n" + std::to_string(epoch);
     if (key == confirmed_lease_) return Status::Ok();
     // FOR SHARE: a takeover (an UPDATE of this row) waits for this batch.
-    ASSIGN_OR_RETURN(Rows r, Exec("SELECT holder, epoch FROM leases WHERE name = $1 FOR SHARE", Params().Add(name)));
+    ASSIGN_OR_RETURN(Rows r, Read("SELECT holder, epoch FROM leases WHERE name = $1 FOR SHARE", Params().Add(name)));
     if (r.size() == 0) return FailedPrecondition("nobody holds the " + name + " lease");
     if (r.Text(0, 0) != holder || r.Int(0, 1) != epoch) {
       return FailedPrecondition("the " + name + " lease moved to " + r.Text(0, 0) + " (epoch " +
@@ -374,25 +421,46 @@ class PgWriteTx final : public WriteTx {
     ASSIGN_OR_RETURN(std::string text, conn_.Inline(sql, params));
     deferred_ += text;
     deferred_ += ";\n";
-    return Counted(Status::Ok());
+    ++unit_writes_;
+    return Status::Ok();
   }
-  // A read (or a write whose answer matters): first the held writes, so the
-  // unit reads what it wrote.
-  Result<Rows> Exec(const char* sql, const Params& params = {}) {
-    if (!deferred_.empty()) RETURN_IF_ERROR(conn_.ExecScript(TakeDeferred().c_str()));
+  // A read: first the held writes, so the unit reads what it wrote.
+  Result<Rows> Read(const char* sql, const Params& params = {}) {
+    RETURN_IF_ERROR(Flush(false));
     return conn_.Exec(sql, params);
   }
-
-  Status Counted(Status st) {
-    if (st.ok()) ++unit_writes_;
-    return st;
+  // A write whose answer the unit needs now.
+  Result<Rows> Write(const char* sql, const Params& params) {
+    RETURN_IF_ERROR(Flush(true));
+    ASSIGN_OR_RETURN(Rows r, conn_.Exec(sql, params));
+    ++unit_writes_;
+    return r;
   }
+  // Sends the held writes. Fast: once the unit's own writes are about to
+  // reach the server, its savepoint goes first, where its writes begin.
+  Status Flush(bool unit_writes) {
+    if (mode_ == BatchMode::kFast && !unit_savepoint_ && (unit_writes || deferred_.size() > unit_mark_)) {
+      deferred_.insert(unit_mark_, "SAVEPOINT " + SavepointName() + ";\n");
+      unit_savepoint_ = true;
+    }
+    unit_mark_ = 0;
+    if (deferred_.empty()) return Status::Ok();
+    return conn_.ExecScript(TakeDeferred().c_str());
+  }
+  std::string SavepointName() const { return "u" + std::to_string(unit_index_); }
 
   Conn& conn_;
+  const BatchMode mode_;
   std::vector<AuditEvent> audit_;  // this batch's, in order
   std::string confirmed_lease_;    // locked FOR SHARE in this transaction
   std::string deferred_;           // held writes, as SQL text
+  // Idempotency keys this batch claimed ("scope\nkey"), and this unit's.
+  std::unordered_map<std::string, IdempotencyRecord> claimed_;
+  std::vector<std::string> unit_claims_;
   std::string lease_at_unit_start_;
+  size_t unit_index_ = 0;
+  size_t unit_mark_ = 0;  // where the unit's held writes begin in deferred_
+  bool unit_savepoint_ = false;
   size_t unit_start_ = 0;
   int unit_writes_ = 0;
   int unit_audits_ = 0;
@@ -411,22 +479,54 @@ class PgStore final : public Store {
   }
 
   std::vector<Status> WriteBatch(const std::vector<const WriteFn*>& work) override {
-    std::vector<Status> results(work.size());
-    auto fail_all = [&](const Status& st) {
-      for (auto& r : results) r = st;
-      return results;
-    };
-    if (read_only_) return fail_all(FailedPrecondition("the database is open read-only"));
+    if (read_only_) return std::vector<Status>(work.size(), FailedPrecondition("the database is open read-only"));
     auto lease = Acquire();
-    if (!lease.ok()) return fail_all(lease.status());
+    if (!lease.ok()) return std::vector<Status>(work.size(), lease.status());
     Conn& conn = *lease->conn;
+    if (auto fast = RunFast(conn, work)) return *std::move(fast);
+    (void)conn.ExecScript("ROLLBACK");
+    return RunCareful(conn, work);
+  }
+
+  // The batch with every unit's writes held (BatchMode::kFast); nullopt when
+  // it failed as a whole and must run carefully (the transaction is then
+  // still open, failed, for the caller to roll back).
+  static std::optional<std::vector<Status>> RunFast(Conn& conn, const std::vector<const WriteFn*>& work) {
+    std::vector<Status> results(work.size());
+    PgWriteTx tx(conn, BatchMode::kFast);
+    for (size_t i = 0; i < work.size(); ++i) {
+      tx.BeginUnit(i);
+      Status st = (*work[i])(tx);
+      if (st.ok() && tx.UnitChangedStateWithoutAudit()) st = Internal("refused a state change that wrote no audit event");
+      if (!st.ok()) {
+        if (conn.Broken()) return std::vector<Status>(work.size(), st);
+        if (!tx.UndoUnit().ok()) return std::nullopt;
+      }
+      results[i] = std::move(st);
+    }
+    Status commit = tx.Commit();
+    if (commit.ok()) return results;
+    // Lost connection, serialization failure, deadlock: retryable as a whole.
+    if (conn.Broken() || commit.code() == Code::kUnavailable) {
+      (void)conn.ExecScript("ROLLBACK");
+      for (auto& r : results) {
+        if (r.ok()) r = commit.WithPrefix("commit failed");
+      }
+      return results;
+    }
+    return std::nullopt;
+  }
+
+  // The batch with each unit under its own savepoint (BatchMode::kCareful).
+  static std::vector<Status> RunCareful(Conn& conn, const std::vector<const WriteFn*>& work) {
+    std::vector<Status> results(work.size());
     if (Status begin = conn.ExecScript("BEGIN; SAVEPOINT unit"); !begin.ok()) {
       (void)conn.ExecScript("ROLLBACK");
-      return fail_all(begin);
+      return std::vector<Status>(work.size(), begin);
     }
-    PgWriteTx tx(conn);
+    PgWriteTx tx(conn, BatchMode::kCareful);
     for (size_t i = 0; i < work.size(); ++i) {
-      tx.BeginUnit();
+      tx.BeginUnit(i);
       Status st = (*work[i])(tx);
       if (st.ok() && tx.UnitChangedStateWithoutAudit()) st = Internal("refused a state change that wrote no audit event");
       // One round trip between units: the unit's held writes, then keep
@@ -437,8 +537,7 @@ class PgStore final : public Store {
         st = conn.ExecScript(end.c_str());
       }
       if (!st.ok()) {
-        (void)tx.TakeDeferred();
-        tx.UndoUnit();
+        (void)tx.UndoUnit();
         if (Status undo = conn.ExecScript("ROLLBACK TO SAVEPOINT unit"); !undo.ok()) {
           // The connection or the transaction is gone: nothing commits.
           (void)conn.ExecScript("ROLLBACK");
@@ -451,8 +550,7 @@ class PgStore final : public Store {
       }
       results[i] = std::move(st);
     }
-    Status commit = tx.AppendChain();
-    if (commit.ok()) commit = conn.ExecScript("COMMIT");
+    Status commit = tx.Commit();
     if (!commit.ok()) {
       (void)conn.ExecScript("ROLLBACK");
       for (auto& r : results) {

@@ -220,28 +220,26 @@ class SqliteWriteTx final : public WriteTx {
     return Counted(s.Exec());
   }
 
-  Result<std::optional<IdempotencyRecord>> GetIdempotency(const std::string& scope,
-                                                         const std::string& key) override {
-    CW_STMT(s, conn_,
-            "SELECT scope, key, request_hash, job_id, created_at FROM idempotency_keys "
-            "WHERE scope = ?1 AND key = ?2");
-    s.Bind(1, scope).Bind(2, key);
-    Status st;
-    if (s.Step(st)) {
-      return std::optional<IdempotencyRecord>(
-          IdempotencyRecord{s.Text(0), s.Text(1), s.Text(2), s.Text(3), FromUnixMicros(s.Int(4))});
+  Result<std::optional<IdempotencyRecord>> ClaimIdempotency(const IdempotencyRecord& r) override {
+    {
+      CW_STMT(s, conn_,
+              "SELECT scope, key, request_hash, job_id, created_at FROM idempotency_keys "
+              "WHERE scope = ?1 AND key = ?2");
+      s.Bind(1, r.scope).Bind(2, r.key);
+      Status st;
+      if (s.Step(st)) {
+        return std::optional<IdempotencyRecord>(
+            IdempotencyRecord{s.Text(0), s.Text(1), s.Text(2), s.Text(3), FromUnixMicros(s.Int(4))});
+      }
+      RETURN_IF_ERROR(st);
     }
-    RETURN_IF_ERROR(st);
-    return std::optional<IdempotencyRecord>();
-  }
-
-  Status PutIdempotency(const IdempotencyRecord& r) override {
     CW_STMT(s, conn_,
             "INSERT INTO idempotency_keys (scope, key, request_hash, job_id, created_at) "
             "VALUES (?1, ?2, ?3, ?4, ?5)");
     s.Bind(1, r.scope).Bind(2, r.key).Bind(3, r.request_hash).Bind(4, r.job_id);
     s.Bind(5, ToUnixMicros(r.created_at));
-    return Counted(s.Exec());
+    RETURN_IF_ERROR(Counted(s.Exec()));
+    return std::optional<IdempotencyRecord>();
   }
 
   Result<std::optional<TokenRecord>> GetToken(const std::string& id) override {
