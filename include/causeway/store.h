@@ -157,6 +157,8 @@ class Store {
   Status Write(const WriteFn& fn) { return WriteBatch({&fn}).front(); }
 
   virtual Result<std::optional<JobRecord>> GetJob(const std::string& id) const = 0;
+  // Those of `ids` that exist, in any order: one read for many jobs.
+  virtual Result<std::vector<JobRecord>> GetJobs(const std::vector<std::string>& ids) const = 0;
   // Newest first.
   virtual Result<std::vector<JobRecord>> ListJobs(const JobFilter& filter) const = 0;
   virtual Result<std::vector<JobEvent>> ListJobEvents(const std::string& job_id) const = 0;

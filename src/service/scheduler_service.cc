@@ -325,9 +325,11 @@ Status SchedulerService::TickOnce() {
     }
   }
   std::map<std::string, JobRecord> jobs;  // accepted by other replicas
-  for (const std::string& id : unseen) {
-    ASSIGN_OR_RETURN(auto job, store_.GetJob(id));
-    if (job && !IsTerminal(job->state)) jobs.emplace(id, std::move(*job));
+  if (!unseen.empty()) {
+    ASSIGN_OR_RETURN(auto found, store_.GetJobs(unseen));
+    for (JobRecord& job : found) {
+      if (!IsTerminal(job.state)) jobs.emplace(job.id, std::move(job));
+    }
   }
 
   std::vector<Transition> transitions;

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <filesystem>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "audit/chain.h"
@@ -82,6 +83,18 @@ TEST_P(StoreTest, WritesAndReadsBack) {
   EXPECT_EQ((*got)->team, "nlp");
   EXPECT_EQ((*got)->created_at, j.created_at);
   EXPECT_FALSE(store_->GetJob("job_missing")->has_value());
+}
+
+TEST_P(StoreTest, GetJobsReadsManyAtOnce) {
+  JobRecord a = Job(), b = Job(), odd = Job();
+  odd.id = "job_\"quoted\",{braced}\\";  // quotes, commas, braces, a backslash
+  for (const JobRecord& j : {a, b, odd}) ASSERT_TRUE(store_->Write(InsertWithAudit(j)).ok());
+  auto got = store_->GetJobs({b.id, "job_missing", odd.id, a.id});
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  std::set<std::string> ids;
+  for (const JobRecord& j : *got) ids.insert(j.id);
+  EXPECT_EQ(ids, (std::set<std::string>{a.id, b.id, odd.id}));
+  EXPECT_TRUE(store_->GetJobs({})->empty());
 }
 
 TEST_P(StoreTest, AFailingUnitIsRolledBackAndTheOthersCommit) {

@@ -13,6 +13,21 @@ std::vector<const char*> Params::Pointers() const {
   return out;
 }
 
+Params& Params::AddArray(const std::vector<std::string>& items) {
+  std::string out = "{";
+  for (const std::string& item : items) {
+    if (out.size() > 1) out += ',';
+    out += '"';
+    for (char c : item) {
+      if (c == '"' || c == '\\') out += '\\';
+      out += c;
+    }
+    out += '"';
+  }
+  out += '}';
+  return Add(out);
+}
+
 int64_t Rows::Int(int row, int col) const {
   const char* p = PQgetvalue(r_.get(), row, col);
   int64_t v = 0;

@@ -41,6 +41,8 @@ class Params {
   Params& Add(const std::optional<T>& v) {
     return v ? Add(*v) : Null();
   }
+  // A text[] literal: {"a","b"}, each element quoted and escaped.
+  Params& AddArray(const std::vector<std::string>& items);
   // Empty text is NULL: for optional filters.
   Params& OrNull(std::string_view v) { return v.empty() ? Null() : Add(v); }
 

@@ -17,6 +17,7 @@
 #include "causeway/store.h"
 #include "causeway/text.h"
 #include "store/billing_sql.h"
+#include "store/postgres/held_writes.h"
 #include "store/postgres/pg_conn.h"
 #include "store/schema.h"
 
@@ -167,14 +168,15 @@ class PgWriteTx final : public WriteTx {
  public:
   PgWriteTx(Conn& conn, BatchMode mode) : conn_(conn), mode_(mode) {
     // Fast: the transaction opens with the first round trip.
-    if (mode_ == BatchMode::kFast) deferred_ = "BEGIN;\n";
+    if (mode_ == BatchMode::kFast) held_.Statement("BEGIN");
   }
 
-  std::string TakeDeferred() { return std::exchange(deferred_, std::string()); }
+  // The held writes as one script, forgotten here.
+  std::string TakeHeld() { return held_.Take(); }
 
   void BeginUnit(size_t index) {
     unit_index_ = index;
-    unit_mark_ = deferred_.size();
+    unit_mark_ = held_.size();
     unit_savepoint_ = false;
     unit_writes_ = 0;
     unit_audits_ = 0;
@@ -195,7 +197,7 @@ class PgWriteTx final : public WriteTx {
     confirmed_lease_ = lease_at_unit_start_;
     bool claimed = !unit_claims_.empty();
     for (const std::string& k : unit_claims_) claimed_.erase(k);
-    deferred_.resize(unit_mark_);
+    held_.Truncate(unit_mark_);
     if (mode_ == BatchMode::kCareful) return Status::Ok();
     if (claimed) return Internal("the unit failed after an unverified claim");
     if (unit_savepoint_) return conn_.ExecScript(("ROLLBACK TO SAVEPOINT " + SavepointName()).c_str());
@@ -209,13 +211,13 @@ class PgWriteTx final : public WriteTx {
   // for this last step and the commit, and the chain stays one line.
   Status Commit() {
     if (!audit_.empty()) {
-      deferred_ += "SELECT seq, hash FROM audit_head WHERE id = 1 FOR UPDATE";
-      ASSIGN_OR_RETURN(Rows h, conn_.Script(TakeDeferred()));
+      held_.Statement("SELECT seq, hash FROM audit_head WHERE id = 1 FOR UPDATE");
+      ASSIGN_OR_RETURN(Rows h, conn_.Script(held_.Take()));
       if (h.size() == 0) return DataLoss("the audit chain's head row is missing");
       audit::ChainHead head{h.Int(0, 0), h.Text(0, 1)};
       constexpr size_t kRowsPerInsert = 500;
       for (size_t from = 0; from < audit_.size(); from += kRowsPerInsert) {
-        deferred_ += "INSERT INTO audit_events (" AUDIT_COLUMNS ") VALUES ";
+        std::string insert = "INSERT INTO audit_events (" AUDIT_COLUMNS ") VALUES ";
         size_t to = std::min(audit_.size(), from + kRowsPerInsert);
         for (size_t i = from; i < to; ++i) {
           AuditEvent& e = audit_[i];
@@ -228,17 +230,17 @@ class PgWriteTx final : public WriteTx {
                                         Params().Add(e.seq).Add(ToUnixMicros(e.time)).Add(e.actor).Add(e.action)
                                             .Add(e.resource).Add(audit::CanonicalDetails(e.details))
                                             .Add(e.prev_hash).Add(e.hash)));
-          deferred_ += i == from ? "" : ", ";
-          deferred_ += row;
+          insert += i == from ? "" : ", ";
+          insert += row;
         }
-        deferred_ += ";\n";
+        held_.Statement(std::move(insert));
       }
-      ASSIGN_OR_RETURN(std::string update, conn_.Inline("UPDATE audit_head SET seq = $1, hash = $2 WHERE id = 1;\n",
+      ASSIGN_OR_RETURN(std::string update, conn_.Inline("UPDATE audit_head SET seq = $1, hash = $2 WHERE id = 1",
                                                         Params().Add(head.seq).Add(head.hash)));
-      deferred_ += update;
+      held_.Statement(std::move(update));
     }
-    deferred_ += "COMMIT";
-    return conn_.ExecScript(TakeDeferred().c_str());
+    held_.Statement("COMMIT");
+    return conn_.ExecScript(held_.Take().c_str());
   }
 
   Result<std::optional<JobRecord>> GetJob(const std::string& id) override {
@@ -247,9 +249,11 @@ class PgWriteTx final : public WriteTx {
   }
 
   Status InsertJob(const JobRecord& j) override {
+    static constexpr pg::Into kJobs{"INSERT INTO jobs (id, name, team, owner, state, priority, spec_yaml, spec_json, "
+                                    "submitted_by, created_at, updated_at) VALUES ",
+                                    "", 0, true};
     return Defer(
-        "INSERT INTO jobs (id, name, team, owner, state, priority, spec_yaml, spec_json, submitted_by, created_at, "
-        "updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+        kJobs, "($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
         Params().Add(j.id).Add(j.name).Add(j.team).Add(j.owner).Add(JobStateName(j.state)).Add(j.priority)
             .Add(j.spec_yaml).Add(j.spec_json).Add(j.submitted_by).Add(ToUnixMicros(j.created_at))
             .Add(ToUnixMicros(j.updated_at)));
@@ -273,16 +277,19 @@ class PgWriteTx final : public WriteTx {
   }
 
   Status PutAttempt(const Attempt& a) override {
-    return Defer(
+    static constexpr pg::Into kAttempts{
         "INSERT INTO attempts (job_id, number, cluster, state, started_at, ended_at, exit_code, failure_class, pool, "
         "flavor, gpus, reserved, borrowed, price_micros, gpu_seconds, cost_micros, placement, backend_id, resumed_from) "
-        "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19) "
-        "ON CONFLICT (job_id, number) DO UPDATE SET cluster = EXCLUDED.cluster, state = EXCLUDED.state, "
+        "VALUES ",
+        " ON CONFLICT (job_id, number) DO UPDATE SET cluster = EXCLUDED.cluster, state = EXCLUDED.state, "
         "started_at = EXCLUDED.started_at, ended_at = EXCLUDED.ended_at, exit_code = EXCLUDED.exit_code, "
         "failure_class = EXCLUDED.failure_class, pool = EXCLUDED.pool, flavor = EXCLUDED.flavor, gpus = EXCLUDED.gpus, "
         "reserved = EXCLUDED.reserved, borrowed = EXCLUDED.borrowed, price_micros = EXCLUDED.price_micros, "
         "gpu_seconds = EXCLUDED.gpu_seconds, cost_micros = EXCLUDED.cost_micros, placement = EXCLUDED.placement, "
         "backend_id = EXCLUDED.backend_id, resumed_from = EXCLUDED.resumed_from",
+        1, false};
+    return Defer(
+        kAttempts, "($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)",
         Params().Add(a.job_id).Add(a.number).Add(a.cluster).Add(a.state).Add(ToUnixMicros(a.started_at))
             .Add(MicrosOf(a.ended_at)).Add(a.exit_code ? std::optional<int64_t>(*a.exit_code) : std::nullopt)
             .Add(a.failure_class).Add(a.pool).Add(a.flavor).Add(a.gpus).Add(a.reserved ? 1 : 0).Add(a.borrowed)
@@ -302,7 +309,8 @@ class PgWriteTx final : public WriteTx {
   }
 
   Status AddJobEvent(const JobEvent& e) override {
-    return Defer("INSERT INTO job_events (job_id, time, type, message) VALUES ($1, $2, $3, $4)",
+    static constexpr pg::Into kJobEvents{"INSERT INTO job_events (job_id, time, type, message) VALUES ", "", 1, true};
+    return Defer(kJobEvents, "($1, $2, $3, $4)",
                  Params().Add(e.job_id).Add(ToUnixMicros(e.time)).Add(e.type).Add(e.message));
   }
 
@@ -322,8 +330,10 @@ class PgWriteTx final : public WriteTx {
             IdempotencyRecord{r.Text(0, 0), r.Text(0, 1), r.Text(0, 2), r.Text(0, 3), FromUnixMicros(r.Int(0, 4))});
       }
     }
-    RETURN_IF_ERROR(Defer("INSERT INTO idempotency_keys (scope, key, request_hash, job_id, created_at) "
-                          "VALUES ($1, $2, $3, $4, $5)",
+    static constexpr pg::Into kKeys{"INSERT INTO idempotency_keys (scope, key, request_hash, job_id, created_at) "
+                                    "VALUES ",
+                                    "", 1, true};
+    RETURN_IF_ERROR(Defer(kKeys, "($1, $2, $3, $4, $5)",
                           Params().Add(rec.scope).Add(rec.key).Add(rec.request_hash).Add(rec.job_id)
                               .Add(ToUnixMicros(rec.created_at))));
     claimed_.emplace(id, rec);
@@ -337,7 +347,8 @@ class PgWriteTx final : public WriteTx {
   }
 
   Status InsertToken(const TokenRecord& t) override {
-    return Defer("INSERT INTO api_tokens (" TOKEN_COLUMNS ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+    static constexpr pg::Into kTokens{"INSERT INTO api_tokens (" TOKEN_COLUMNS ") VALUES ", "", 0, true};
+    return Defer(kTokens, "($1, $2, $3, $4, $5, $6, $7, $8)",
                         Params().Add(t.id).Add(t.name).Add(t.hash).Add(nlohmann::json(t.scopes).dump())
                             .Add(t.created_by).Add(ToUnixMicros(t.created_at)).Add(MicrosOf(t.expires_at))
                             .Add(MicrosOf(t.revoked_at)));
@@ -359,8 +370,11 @@ class PgWriteTx final : public WriteTx {
   }
 
   Status RecordLaunch(const std::string& job_id, int attempt, const std::string& cluster, Timestamp at) override {
-    return Defer("INSERT INTO launches (job_id, attempt, cluster, at) VALUES ($1, $2, $3, $4) ON CONFLICT (job_id) DO "
-                 "UPDATE SET attempt = EXCLUDED.attempt, cluster = EXCLUDED.cluster, at = EXCLUDED.at",
+    static constexpr pg::Into kLaunches{"INSERT INTO launches (job_id, attempt, cluster, at) VALUES ",
+                                        " ON CONFLICT (job_id) DO UPDATE SET attempt = EXCLUDED.attempt, "
+                                        "cluster = EXCLUDED.cluster, at = EXCLUDED.at",
+                                        1, false};
+    return Defer(kLaunches, "($1, $2, $3, $4)",
                  Params().Add(job_id).Add(attempt).Add(cluster).Add(ToUnixMicros(at)));
   }
 
@@ -417,10 +431,10 @@ class PgWriteTx final : public WriteTx {
   }
 
  private:
-  Status Defer(const char* sql, const Params& params) {
-    ASSIGN_OR_RETURN(std::string text, conn_.Inline(sql, params));
-    deferred_ += text;
-    deferred_ += ";\n";
+  // Holds a row for `into`; `row` is "($1, $2, ...)".
+  Status Defer(const pg::Into& into, const char* row, const Params& params) {
+    ASSIGN_OR_RETURN(std::string text, conn_.Inline(row, params));
+    held_.Row(into, std::move(text));
     ++unit_writes_;
     return Status::Ok();
   }
@@ -439,13 +453,13 @@ class PgWriteTx final : public WriteTx {
   // Sends the held writes. Fast: once the unit's own writes are about to
   // reach the server, its savepoint goes first, where its writes begin.
   Status Flush(bool unit_writes) {
-    if (mode_ == BatchMode::kFast && !unit_savepoint_ && (unit_writes || deferred_.size() > unit_mark_)) {
-      deferred_.insert(unit_mark_, "SAVEPOINT " + SavepointName() + ";\n");
+    if (mode_ == BatchMode::kFast && !unit_savepoint_ && (unit_writes || held_.size() > unit_mark_)) {
+      held_.StatementAt(unit_mark_, "SAVEPOINT " + SavepointName());
       unit_savepoint_ = true;
     }
     unit_mark_ = 0;
-    if (deferred_.empty()) return Status::Ok();
-    return conn_.ExecScript(TakeDeferred().c_str());
+    if (held_.empty()) return Status::Ok();
+    return conn_.ExecScript(held_.Take().c_str());
   }
   std::string SavepointName() const { return "u" + std::to_string(unit_index_); }
 
@@ -453,13 +467,13 @@ class PgWriteTx final : public WriteTx {
   const BatchMode mode_;
   std::vector<AuditEvent> audit_;  // this batch's, in order
   std::string confirmed_lease_;    // locked FOR SHARE in this transaction
-  std::string deferred_;           // held writes, as SQL text
+  pg::HeldWrites held_;
   // Idempotency keys this batch claimed ("scope\nkey"), and this unit's.
   std::unordered_map<std::string, IdempotencyRecord> claimed_;
   std::vector<std::string> unit_claims_;
   std::string lease_at_unit_start_;
   size_t unit_index_ = 0;
-  size_t unit_mark_ = 0;  // where the unit's held writes begin in deferred_
+  size_t unit_mark_ = 0;  // where the unit's held writes begin in held_
   bool unit_savepoint_ = false;
   size_t unit_start_ = 0;
   int unit_writes_ = 0;
@@ -533,7 +547,7 @@ class PgStore final : public Store {
       // them and mark the next unit's start; or undo the unit (the
       // savepoint stays).
       if (st.ok()) {
-        std::string end = tx.TakeDeferred() + "RELEASE SAVEPOINT unit; SAVEPOINT unit";
+        std::string end = tx.TakeHeld() + "RELEASE SAVEPOINT unit; SAVEPOINT unit";
         st = conn.ExecScript(end.c_str());
       }
       if (!st.ok()) {
@@ -563,6 +577,13 @@ class PgStore final : public Store {
   Result<std::optional<JobRecord>> GetJob(const std::string& id) const override {
     ASSIGN_OR_RETURN(Rows r, Query("SELECT " JOB_COLUMNS " FROM jobs WHERE id = $1", Params().Add(id)));
     return ReadFirst(r, &ReadJob);
+  }
+
+  Result<std::vector<JobRecord>> GetJobs(const std::vector<std::string>& ids) const override {
+    if (ids.empty()) return std::vector<JobRecord>();
+    ASSIGN_OR_RETURN(Rows r, Query("SELECT " JOB_COLUMNS " FROM jobs WHERE id = ANY($1::text[])",
+                                   Params().AddArray(ids)));
+    return ReadAll(r, &ReadJob);
   }
 
   Result<std::vector<JobRecord>> ListJobs(const JobFilter& f) const override {

@@ -453,6 +453,17 @@ class SqliteStore final : public Store {
     return QueryOne(*r.conn, kSelectJobById.c_str(), id, &ReadJob);
   }
 
+  // One by one: a read here is a lookup in a local file, not a round trip.
+  Result<std::vector<JobRecord>> GetJobs(const std::vector<std::string>& ids) const override {
+    ASSIGN_OR_RETURN(auto r, Reader());
+    std::vector<JobRecord> out;
+    for (const std::string& id : ids) {
+      ASSIGN_OR_RETURN(auto job, QueryOne(*r.conn, kSelectJobById.c_str(), id, &ReadJob));
+      if (job) out.push_back(std::move(*job));
+    }
+    return out;
+  }
+
   Result<std::vector<JobRecord>> ListJobs(const JobFilter& f) const override {
     ASSIGN_OR_RETURN(auto r, Reader());
     static const std::string sql = std::string("SELECT ") + kJobColumns +
