@@ -3,7 +3,8 @@
 # jobs from three teams are checked against policy, admitted under team
 # quotas, routed to the right provider, run, preempted, finished and
 # accounted for; an idle notebook is reaped; a provider's FOCUS bill is
-# imported and shown back by team;
+# imported and shown back by team, and a per-node untagged one allocated to
+# the jobs that ran on those nodes;
 # the audit trail is verified at the end.
 #
 # Usage: scripts/demo.sh PATH/TO/causeway [--keep]
@@ -109,6 +110,19 @@ show "$cw" cost showback --by team --period 2026-10 --share proportional --data-
 step "Waste: preempted and failed attempts, idle time reaped, unused commitments"
 show "$cw" waste --data-dir "$data" --estate "$root/examples/estate.yaml"
 show "$cw" cost showback --by charge-category,pricing-category --period 2026-10 --data-dir "$data"
+
+step "A per-node, untagged export (as CoreWeave's): each node-day allocated to the jobs that ran there, by GPU-seconds"
+# Two days of four H100 nodes from today (the simulated clock runs ahead).
+today=$(date -u +%F)
+tomorrow=$(date -u -d "$today + 1 day" +%F)
+{
+  echo "ChargePeriodStart,ChargePeriodEnd,BilledCost,EffectiveCost,ConsumedQuantity,ConsumedUnit,ResourceId,ServiceCategory"
+  for d in "$today" "$tomorrow"; do
+    for n in 01 02 03 04; do echo "${d}T00:00:00Z,$(date -u -d "$d + 1 day" +%F)T00:00:00Z,816.00,816.00,192,GPU-Hours,cw-us-east-04-node-$n,Compute"; done
+  done
+} > "$data/coreweave-nodes.csv"
+show "$cw" cost import "$data/coreweave-nodes.csv" --provider coreweave --data-dir "$data"
+show "$cw" cost showback --by team --provider coreweave --allocate --estate "$root/examples/estate.yaml" --data-dir "$data"
 show "$cw" audit verify
 
 if [[ "$keep" == "--keep" ]]; then

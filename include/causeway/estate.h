@@ -80,6 +80,10 @@ struct Cluster {
   std::optional<std::vector<std::string>> storage;
   std::optional<SlurmSettings> slurm;
   std::string local_output_dir;  // kind local: where job output is written
+  // Glob patterns of the ResourceIds its provider's bills name its nodes
+  // by (cw-h100-*): untagged charges on them can be allocated to the jobs
+  // that ran here (`causeway cost showback --allocate`).
+  std::vector<std::string> bill_resources;
 
   int TotalGpus() const;
 };

@@ -408,7 +408,12 @@ void ApiService::CostShowback(HttpRequest& req, Reply reply) {
   r.period = req.Query("period");
   r.provider = req.Query("provider");
   if (!req.Query("share").empty()) r.share = req.Query("share");
-  auto showback = cost::RunShowback(store_, r);
+  std::string allocate = req.Query("allocate");
+  if (allocate != "" && allocate != "true" && allocate != "false") {
+    return reply(ErrorResponse(InvalidArgument("allocate: expected true or false, not \"" + allocate + "\"")));
+  }
+  r.allocate = allocate == "true";
+  auto showback = cost::RunShowback(store_, r, estate_, clock_.Now());
   if (!showback.ok()) return reply(ErrorResponse(showback.status()));
   reply(JsonResponse(200, cost::ToJson(*showback)));
 }

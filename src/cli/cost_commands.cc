@@ -133,15 +133,23 @@ int Imports(const DbChoice& where, bool json_output) {
   return kExitOk;
 }
 
+Result<Estate> LoadEstate(const std::string& path) {
+  if (path.empty()) return ParseEstate(DefaultEstateYaml(), "(embedded estate)");
+  return LoadEstateFile(path);
+}
+
 struct ShowbackArgs {
   cost::ShowbackRequest request;
   std::string format = "table";
+  std::string estate;
 };
 
 int Showback(const DbChoice& where, const ShowbackArgs& a, bool json_output) {
   auto store = OpenStore(where.Resolve(), true);
   if (!store.ok()) return Fail(store.status());
-  auto showback = cost::RunShowback(**store, a.request);
+  auto estate = LoadEstate(a.estate);
+  if (!estate.ok()) return Fail(estate.status());
+  auto showback = cost::RunShowback(**store, a.request, *estate, RealClock().Now());
   if (!showback.ok()) return Fail(showback.status());
   if (json_output) {
     std::cout << cost::ToJson(*showback).dump(2) << "\n";
@@ -189,11 +197,6 @@ int Showback(const DbChoice& where, const ShowbackArgs& a, bool json_output) {
   for (auto& row : rows) table.Add(std::move(row));
   table.Print(std::cout);
   return kExitOk;
-}
-
-Result<Estate> LoadEstate(const std::string& path) {
-  if (path.empty()) return ParseEstate(DefaultEstateYaml(), "(embedded estate)");
-  return LoadEstateFile(path);
 }
 
 struct MeteringArgs {
@@ -356,6 +359,10 @@ void AddCostCommands(CLI::App& app, const bool& json_output, int& rc) {
                        "untagged effective cost (unused commitments, shared storage): none (its own line), "
                        "proportional or even across the groups; with --by team, owner, project or job")
       ->capture_default_str();
+  showback->add_flag("--allocate", sb.request.allocate,
+                     "put untagged charges on a cluster's bill resources (per-node, usage-only exports) on the jobs "
+                     "that ran there each day, by GPU-seconds");
+  showback->add_option("--estate", sb.estate, "estate YAML, for clusters' bill resources (default: the embedded one)");
   showback->add_option("--format", sb.format, "table or csv")->check(CLI::IsMember({"table", "csv"}))->capture_default_str();
   where.AddTo(showback);
   showback->callback([state, &json_output, &rc, &where, &sb] { rc = Showback(where, sb, json_output); });

@@ -195,31 +195,48 @@ Result<std::vector<ShowbackLine>> ShareUntagged(std::vector<BillingTotal> totals
   }
   for (const auto& [currency, pool] : untagged) {
     std::vector<ShowbackLine*> groups;
-    __int128 weight_sum = 0;
+    std::vector<Picos> weights;
     for (auto& line : out) {
       if (line.total.currency != currency) continue;
       groups.push_back(&line);
-      weight_sum += line.total.effective > 0 ? line.total.effective / 1000 : 0;  // nanos: products fit 128 bits
+      weights.push_back(rule == ShareRule::kEven ? 1 : std::max<Picos>(line.total.effective, 0));
     }
     if (groups.empty()) continue;  // nobody to share with: the cost stays unattributed
-    bool even = rule == ShareRule::kEven || weight_sum == 0;
-    // Shares in nanos by largest remainder; the picos below a nano go to the
-    // first group.
-    const __int128 pool_nanos = pool / 1000;
-    __int128 given = 0;
-    std::vector<std::pair<__int128, size_t>> remainders;
-    for (size_t i = 0; i < groups.size(); ++i) {
-      __int128 w = even ? 1 : (groups[i]->total.effective > 0 ? groups[i]->total.effective / 1000 : 0);
-      __int128 denominator = even ? static_cast<__int128>(groups.size()) : weight_sum;
-      __int128 share = pool_nanos * w / denominator;
-      remainders.emplace_back(pool_nanos * w % denominator, i);
-      groups[i]->shared = share * 1000;
-      given += share;
-    }
-    std::stable_sort(remainders.begin(), remainders.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
-    for (size_t k = 0; given < pool_nanos; ++k, ++given) groups[remainders[k % remainders.size()].second]->shared += 1000;
-    groups[0]->shared += pool - pool_nanos * 1000;
+    std::vector<Picos> shares = SplitExact(pool, weights);
+    for (size_t i = 0; i < groups.size(); ++i) groups[i]->shared = shares[i];
   }
+  return out;
+}
+
+std::vector<Picos> SplitExact(Picos total, const std::vector<Picos>& weights) {
+  std::vector<Picos> out(weights.size(), 0);
+  if (weights.empty()) return out;
+  // Weights in nanos (bills' amounts are picos) so that products fit in 128
+  // bits; a weight below a nano counts as one.
+  std::vector<Picos> w;
+  Picos sum = 0;
+  for (Picos x : weights) {
+    w.push_back(x <= 0 ? 0 : std::max<Picos>(x / 1000, 1));
+    sum += w.back();
+  }
+  if (sum == 0) {
+    std::fill(w.begin(), w.end(), 1);
+    sum = static_cast<Picos>(w.size());
+  }
+  const Picos sign = total < 0 ? -1 : 1;
+  const Picos magnitude = total * sign;
+  const Picos nanos = magnitude / 1000;
+  Picos given = 0;
+  std::vector<std::pair<Picos, size_t>> remainders;
+  for (size_t i = 0; i < w.size(); ++i) {
+    out[i] = nanos * w[i] / sum;
+    remainders.emplace_back(nanos * w[i] % sum, i);
+    given += out[i];
+  }
+  std::stable_sort(remainders.begin(), remainders.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (size_t k = 0; given < nanos; ++k, ++given) ++out[remainders[k % remainders.size()].second];
+  for (Picos& share : out) share = share * 1000 * sign;
+  out[0] += (magnitude - nanos * 1000) * sign;
   return out;
 }
 

@@ -35,6 +35,11 @@ struct ShowbackLine {
   Picos shared = 0;  // effective cost shared into this group
 };
 
+// `total` split in proportion to `weights` (each >= 0; all zero: evenly),
+// exactly: the shares add up to `total` to the pico. Shares are whole nanos
+// by largest remainder; the picos below a nano go to the first share.
+std::vector<Picos> SplitExact(Picos total, const std::vector<Picos>& weights);
+
 // Shares each currency's untagged effective cost among that currency's
 // groups by `rule`. Only for one attribution dimension (team, owner,
 // project or job); the untagged lines are then dropped. Exact: the shares

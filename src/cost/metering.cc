@@ -66,10 +66,20 @@ Result<std::vector<MeteredDay>> MeterByDay(const std::vector<MeteredAttempt>& at
   return out;
 }
 
-Result<std::vector<ReconcileLine>> Reconcile(const Store& store, const Estate& estate, const std::string& from_day,
-                                             const std::string& to_day, int threshold_percent, Timestamp now) {
+Result<MeteredPeriod> MeterPeriod(const Store& store, const Estate& estate, const std::string& from_day,
+                                  const std::string& to_day, Timestamp now) {
   ASSIGN_OR_RETURN(int64_t from, DayMicros(from_day, 0));
   ASSIGN_OR_RETURN(int64_t to, DayMicros(to_day, kNoEnd));
+  MeteredPeriod p;
+  p.from = FromUnixMicros(from);
+  p.to = FromUnixMicros(to);
+  ASSIGN_OR_RETURN(p.attempts, store.ListAttemptsBetween(p.from, p.to));
+  ASSIGN_OR_RETURN(p.days, MeterByDay(p.attempts, estate, p.from, p.to, now));
+  return p;
+}
+
+Result<std::vector<ReconcileLine>> Reconcile(const Store& store, const Estate& estate, const std::string& from_day,
+                                             const std::string& to_day, int threshold_percent, Timestamp now) {
   std::map<std::pair<std::string, std::string>, ReconcileLine> lines;  // (provider, day)
   auto line = [&](const std::string& provider, const std::string& day) -> ReconcileLine& {
     ReconcileLine& l = lines[{provider, day}];
@@ -86,9 +96,8 @@ Result<std::vector<ReconcileLine>> Reconcile(const Store& store, const Estate& e
     l.billed_cost += t.effective;
     l.bill_rows += t.rows;
   }
-  ASSIGN_OR_RETURN(auto attempts, store.ListAttemptsBetween(FromUnixMicros(from), FromUnixMicros(to)));
-  ASSIGN_OR_RETURN(auto days, MeterByDay(attempts, estate, FromUnixMicros(from), FromUnixMicros(to), now));
-  for (const MeteredDay& d : days) {
+  ASSIGN_OR_RETURN(MeteredPeriod metered, MeterPeriod(store, estate, from_day, to_day, now));
+  for (const MeteredDay& d : metered.days) {
     ReconcileLine& l = line(d.provider.empty() ? "(unknown cluster " + d.cluster + ")" : d.provider, d.day);
     if (l.currency.empty()) l.currency = estate.currency;
     l.metered_gpu_hours += GpuSecondsToPicoHours(d.gpu_seconds);
@@ -121,16 +130,13 @@ Result<std::vector<ReconcileLine>> Reconcile(const Store& store, const Estate& e
 
 Status ExportFocus(const Store& store, const Estate& estate, const std::string& from_day, const std::string& to_day,
                    Timestamp now, std::ostream& out) {
-  ASSIGN_OR_RETURN(int64_t from, DayMicros(from_day, 0));
-  ASSIGN_OR_RETURN(int64_t to, DayMicros(to_day, kNoEnd));
-  ASSIGN_OR_RETURN(auto attempts, store.ListAttemptsBetween(FromUnixMicros(from), FromUnixMicros(to)));
-  ASSIGN_OR_RETURN(auto days, MeterByDay(attempts, estate, FromUnixMicros(from), FromUnixMicros(to), now));
+  ASSIGN_OR_RETURN(MeteredPeriod metered, MeterPeriod(store, estate, from_day, to_day, now));
   out << "BilledCost,BillingAccountId,BillingAccountName,BillingCurrency,BillingPeriodEnd,BillingPeriodStart,"
          "ChargeCategory,ChargeClass,ChargeDescription,ChargeFrequency,ChargePeriodEnd,ChargePeriodStart,"
          "ConsumedQuantity,ConsumedUnit,ContractedCost,EffectiveCost,InvoiceIssuerName,ListCost,PricingCategory,"
          "PricingQuantity,PricingUnit,ProviderName,PublisherName,RegionId,ResourceId,ResourceName,ServiceCategory,"
          "ServiceName,SkuId,Tags,x_Team,x_Owner,x_JobId,x_Attempt,x_Outcome\n";
-  for (const MeteredDay& d : days) {
+  for (const MeteredDay& d : metered.days) {
     const MeteredAttempt& m = *d.source;
     const Attempt& a = m.attempt;
     bool exact = false;

@@ -31,6 +31,17 @@ struct MeteredDay {
 Result<std::vector<MeteredDay>> MeterByDay(const std::vector<MeteredAttempt>& attempts, const Estate& estate,
                                            Timestamp from, Timestamp to, Timestamp now);
 
+// The attempts that ran in charge days [from_day, to_day) (YYYY-MM-DD; ""
+// unbounded), cut by day: `days` point into `attempts`, so keep them
+// together (moving the struct keeps them valid).
+struct MeteredPeriod {
+  Timestamp from, to;
+  std::vector<MeteredAttempt> attempts;
+  std::vector<MeteredDay> days;
+};
+Result<MeteredPeriod> MeterPeriod(const Store& store, const Estate& estate, const std::string& from_day,
+                                  const std::string& to_day, Timestamp now);
+
 // One provider and day: billed against metered.
 struct ReconcileLine {
   std::string provider, day, currency;

@@ -1,13 +1,16 @@
 #include "cost/showback.h"
 
+#include "cost/allocation.h"
+
 namespace causeway::cost {
 
-Result<Showback> RunShowback(const Store& store, const ShowbackRequest& request) {
+Result<Showback> RunShowback(const Store& store, const ShowbackRequest& request, const Estate& estate, Timestamp now) {
   ASSIGN_OR_RETURN(std::vector<BillingDim> dims, ParseBillingDims(request.by));
   ASSIGN_OR_RETURN(auto days, PeriodDays(request.period));
   ASSIGN_OR_RETURN(ShareRule rule, ParseShareRule(request.share));
+  BillingQuery query{dims, days.first, days.second, request.provider};
   ASSIGN_OR_RETURN(std::vector<BillingTotal> totals,
-                   store.QueryBilling(BillingQuery{dims, days.first, days.second, request.provider}));
+                   request.allocate ? AllocateUntagged(store, estate, query, now) : store.QueryBilling(query));
   Showback out;
   for (BillingDim d : dims) {
     for (const auto& [dim, name] : kBillingDims) {
@@ -17,6 +20,7 @@ Result<Showback> RunShowback(const Store& store, const ShowbackRequest& request)
   out.from_day = days.first;
   out.to_day = days.second;
   out.rule = rule;
+  out.allocated = request.allocate;
   ASSIGN_OR_RETURN(out.lines, ShareUntagged(std::move(totals), dims, rule));
   return out;
 }
@@ -45,6 +49,7 @@ nlohmann::json ToJson(const Showback& s) {
           {"from_day", s.from_day},
           {"to_day", s.to_day},
           {"share", kRules[static_cast<int>(s.rule)]},
+          {"allocated", s.allocated},
           {"rows", rows}};
 }
 

@@ -8,12 +8,6 @@
 namespace causeway::cost {
 namespace {
 
-int64_t DayStart(const std::string& day, int64_t fallback) {
-  bool exact = false;
-  auto t = day.empty() ? std::nullopt : ParseFocusTime(day, &exact);
-  return t.value_or(fallback);
-}
-
 bool FinishedTheWork(const std::string& state) {
   return state == "succeeded" || state == "running" || state == "admitted" || state == "cancelled";
 }
@@ -22,8 +16,6 @@ bool FinishedTheWork(const std::string& state) {
 
 Result<WasteReport> Waste(const Store& store, const Estate& estate, const std::string& from_day,
                           const std::string& to_day, Timestamp now) {
-  const int64_t from = DayStart(from_day, 0);
-  const int64_t to = DayStart(to_day, INT64_MAX / 2);  // unbounded: the estate's clock may run ahead
   std::map<std::string, TeamWaste> teams;
   auto team = [&](const std::string& name) -> TeamWaste& {
     TeamWaste& t = teams[name];
@@ -33,10 +25,9 @@ Result<WasteReport> Waste(const Store& store, const Estate& estate, const std::s
 
   // Attempts that ended without finishing the work. A cancel is the
   // owner's decision, not waste; a reaped one is counted below.
-  ASSIGN_OR_RETURN(auto attempts, store.ListAttemptsBetween(FromUnixMicros(from), FromUnixMicros(to)));
-  ASSIGN_OR_RETURN(auto days, MeterByDay(attempts, estate, FromUnixMicros(from), FromUnixMicros(to), now));
+  ASSIGN_OR_RETURN(MeteredPeriod metered, MeterPeriod(store, estate, from_day, to_day, now));
   std::map<std::pair<std::string, int>, bool> counted;
-  for (const MeteredDay& d : days) {
+  for (const MeteredDay& d : metered.days) {
     const MeteredAttempt& m = *d.source;
     if (!m.attempt.ended_at || FinishedTheWork(m.attempt.state)) continue;
     TeamWaste& t = team(m.team);
@@ -51,12 +42,12 @@ Result<WasteReport> Waste(const Store& store, const Estate& estate, const std::s
   // Idle time the reaper caught.
   AuditFilter f;
   f.action = "reaper.cancel";
-  f.since = FromUnixMicros(from);
+  f.since = metered.from;
   f.limit = 1000;
   for (;;) {
     ASSIGN_OR_RETURN(auto events, store.ListAudit(f));
     for (const AuditEvent& e : events) {
-      if (ToUnixMicros(e.time) >= to) continue;
+      if (e.time >= metered.to) continue;
       const nlohmann::json& d = e.details;
       TeamWaste& t = team(d.value("team", std::string()));
       if (d.value("dry_run", false)) {

@@ -242,11 +242,33 @@ class EstateParser {
     c.slurm = std::move(s);
   }
 
+  // The strings of list `key` of map `n` (at field `f`), if present.
+  void StringList(const YAML::Node& n, const std::string& f, const char* key, const char* example,
+                  std::vector<std::string>& out) {
+    YAML::Node l = Get(n, key);
+    if (!l.IsDefined()) return;
+    if (!l.IsSequence()) {
+      r_.Error(l, JoinField(f, key), std::string("expected a list such as ") + example);
+      return;
+    }
+    for (size_t i = 0; i < l.size(); ++i) {
+      if (auto v = r_.String(l[i], JoinField(f, key) + "[" + std::to_string(i) + "]")) out.push_back(*v);
+    }
+  }
+
   void ParseCluster(const YAML::Node& n, const std::string& f) {
-    static const KeySet kKeys{{"name", "provider", "region", "node_pools", "inject_envs", "storage", "slurm", "local"},
-                              {"description"}};
+    static const KeySet kKeys{
+        {"name", "provider", "region", "node_pools", "inject_envs", "storage", "slurm", "local", "bill_resources"},
+        {"description"}};
     if (!r_.CheckMap(n, f, kKeys)) return;
     Cluster c;
+    StringList(n, f, "bill_resources", "[cw-h100-*, node-0?]", c.bill_resources);
+    for (size_t i = 0; i < c.bill_resources.size(); ++i) {
+      if (c.bill_resources[i].empty()) {
+        r_.Error(Get(n, "bill_resources")[i], JoinField(f, "bill_resources") + "[" + std::to_string(i) + "]",
+                 "expected a non-empty ResourceId pattern");
+      }
+    }
     if (auto st = Get(n, "storage"); st.IsDefined()) {
       std::string sf = JoinField(f, "storage");
       c.storage.emplace();
@@ -607,15 +629,7 @@ class EstateParser {
       r_.Error(Get(n, "action"), JoinField(f, "action"), "expected cancel or warn, not \"" + c.action + "\"");
     }
     if (auto v = Get(n, "dry_run"); v.IsDefined()) c.dry_run = r_.Bool(v, JoinField(f, "dry_run")).value_or(false);
-    if (YAML::Node l = Get(n, "exempt_labels"); l.IsDefined()) {
-      if (!l.IsSequence()) {
-        r_.Error(l, JoinField(f, "exempt_labels"), "expected a list such as [interactive, keep=true]");
-      } else {
-        for (const auto& item : l) {
-          if (auto v = r_.String(item, JoinField(f, "exempt_labels"))) c.exempt_labels.push_back(*v);
-        }
-      }
-    }
+    StringList(n, f, "exempt_labels", "[interactive, keep=true]", c.exempt_labels);
     if (!c.name.empty()) e_.reaper.push_back(std::move(c));
   }
 
@@ -632,20 +646,9 @@ class EstateParser {
                "unknown rule \"" + p.rule + "\"" + (hint.empty() ? "; expected require-labels, pinned-image, allowed-gpu-types, require-residency or max-job-size" : "; did you mean \"" + hint + "\"?"));
       return;
     }
-    auto list = [&](const char* key, std::vector<std::string>& out) {
-      YAML::Node l = Get(n, key);
-      if (!l.IsDefined()) return;
-      if (!l.IsSequence()) {
-        r_.Error(l, JoinField(f, key), "expected a list");
-        return;
-      }
-      for (const auto& item : l) {
-        if (auto s = r_.String(item, JoinField(f, key))) out.push_back(*s);
-      }
-    };
-    list("labels", p.labels);
-    list("teams", p.teams);
-    list("gpu_types", p.gpu_types);
+    StringList(n, f, "labels", "[team, cost-center]", p.labels);
+    StringList(n, f, "teams", "[nlp, vision]", p.teams);
+    StringList(n, f, "gpu_types", "[H100, A100-80GB]", p.gpu_types);
     for (auto& g : p.gpu_types) g = NormalizeGpuType(g).value_or(g);
     for (const auto& t : p.teams) {
       if (!e_.FindTeam(t)) r_.Error(Get(n, "teams"), JoinField(f, "teams"), "unknown team \"" + t + "\"");

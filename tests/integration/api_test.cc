@@ -125,6 +125,11 @@ TEST_F(ApiTest, CostShowbackNeedsCostReadAndNamesBadFields) {
 
   ExpectError(Call("GET", "/v1/cost/showback?by=colour"), 400, "invalid_argument");
   ExpectError(Call("GET", "/v1/cost/showback?period=soon"), 400, "invalid_argument");
+  ExpectError(Call("GET", "/v1/cost/showback?allocate=maybe"), 400, "invalid_argument");
+  auto allocated = Call("GET", "/v1/cost/showback?period=2026-11&allocate=true");
+  ASSERT_EQ(allocated.status, 200) << allocated.raw;
+  EXPECT_EQ(allocated.body["allocated"], true) << "no cluster claims these resources: nothing moves";
+  EXPECT_EQ(allocated.body["rows"].size(), 2u) << allocated.raw;
   ExpectError(Call("GET", "/v1/cost/showback", "", {}, NewToken({"jobs:read"})), 403, "permission_denied");
   EXPECT_EQ(Call("GET", "/v1/cost/showback", "", {}, NewToken({"cost:read"})).status, 200);
 }

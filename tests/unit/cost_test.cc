@@ -11,10 +11,12 @@
 #include <map>
 
 #include "causeway/clock.h"
+#include "cost/allocation.h"
 #include "cost/billing.h"
 #include "cost/csv.h"
 #include "cost/focus.h"
 #include "cost/metering.h"
+#include "cost/showback.h"
 #include "cost/waste.h"
 #include "causeway/estate.h"
 #include <sstream>
@@ -596,6 +598,79 @@ TEST_P(BillImportTest, ReconcileFlagsEachKindOfDifferenceAndExportPassesStrict) 
   EXPECT_EQ(waste->teams[0].failed_cost_micros, 6900000);
   ASSERT_EQ(waste->unused_commitments.size(), 1u);
   EXPECT_EQ(PicosText(waste->unused_commitments[0].second), "120.50");
+}
+
+// A per-node export with no attribution (as CoreWeave's): each node's
+// charges of a day go to the jobs that ran on its cluster that day, by
+// GPU-seconds, exactly; what nobody ran on stays untagged.
+TEST_P(BillImportTest, UntaggedNodeChargesAreAllocatedToTheJobsThatRanThere) {
+  auto estate = ParseEstate(DefaultEstateYaml(), "estate");
+  ASSERT_TRUE(estate.ok());
+  for (Cluster& c : estate->clusters) {
+    if (c.name == "coreweave-us-h100") c.bill_resources = {"cw-node-*"};
+  }
+  ASSERT_NE(ClusterOfBillResource(*estate, "coreweave", "cw-node-07"), nullptr);
+  EXPECT_EQ(ClusterOfBillResource(*estate, "coreweave", "coreweave-us-h100")->name, "coreweave-us-h100");
+  EXPECT_EQ(ClusterOfBillResource(*estate, "nebius", "cw-node-07"), nullptr) << "another provider's node";
+  EXPECT_EQ(ClusterOfBillResource(*estate, "coreweave", "storage-bucket"), nullptr);
+
+  // 48 and 24 GPU-hours on 2026-11-02: shares of 2/3 and 1/3.
+  AddJobWithAttempt(*store_, "job_a", "nlp", "coreweave-us-h100", 8, "2026-11-02T00:00:00Z", "2026-11-02T06:00:00Z",
+                    JobState::kSucceeded);
+  AddJobWithAttempt(*store_, "job_b", "vision", "coreweave-us-h100", 2, "2026-11-02T10:00:00Z",
+                    "2026-11-02T22:00:00Z", JobState::kSucceeded);
+  std::string bill =
+      "ChargePeriodStart,BilledCost,EffectiveCost,ConsumedQuantity,ConsumedUnit,ResourceId,Tags\n"
+      "2026-11-02T00:00:00Z,100,100,80,GPU-Hours,cw-node-01,\n"
+      "2026-11-02T00:00:00Z,0,0,9,GPU-Hours,cw-node-02,\n"                      // usage only
+      "2026-11-03T00:00:00Z,50,50,40,GPU-Hours,cw-node-01,\n"                    // nothing ran
+      "2026-11-02T00:00:00Z,7,7,0,GPU-Hours,storage-bucket,\n"                   // not a node
+      "2026-11-02T00:00:00Z,11,11,4,GPU-Hours,cw-node-03,\"{\"\"causeway-team\"\":\"\"ml\"\"}\"\n";  // tagged
+  ImportOptions o;
+  o.provider = "coreweave";
+  ASSERT_TRUE(ImportFocusBill(*store_, files_.Write("coreweave.csv", bill), o, clock_).ok());
+
+  Timestamp now = At("2026-11-20T00:00:00Z");
+  auto by_team = AllocateUntagged(*store_, *estate, BillingQuery{{BillingDim::kTeam}, "2026-11-01", "2026-12-01", ""}, now);
+  ASSERT_TRUE(by_team.ok()) << by_team.status().ToString();
+  std::map<std::string, BillingTotal> team;
+  Picos billed = 0;
+  int64_t rows = 0;
+  for (const BillingTotal& t : *by_team) {
+    team[t.keys[0]] = t;
+    billed += t.billed;
+    rows += t.rows;
+  }
+  ASSERT_EQ(team.size(), 4u);
+  EXPECT_EQ(PicosText(team["nlp"].billed), "66.666666667");
+  EXPECT_EQ(PicosText(team["vision"].billed), "33.333333333");
+  EXPECT_EQ(PicosText(team["nlp"].gpu_hours), "59.333333333") << "2/3 of 80 + 9";
+  EXPECT_EQ(PicosText(team["vision"].gpu_hours), "29.666666667");
+  EXPECT_EQ(PicosText(team[""].billed), "57.00") << "the idle day and the bucket";
+  EXPECT_EQ(PicosText(team["ml"].billed), "11.00");
+  EXPECT_EQ(PicosText(billed), "168.00") << "nothing lost or made up";
+  EXPECT_EQ(rows, 5);
+
+  auto by_job = AllocateUntagged(*store_, *estate, BillingQuery{{BillingDim::kJob, BillingDim::kDay}, "", "", ""}, now);
+  ASSERT_TRUE(by_job.ok());
+  std::map<std::string, Picos> job;
+  for (const BillingTotal& t : *by_job) job[t.keys[0] + " " + t.keys[1]] += t.effective;
+  EXPECT_EQ(PicosText(job["job_a 2026-11-02"]), "66.666666667");
+  EXPECT_EQ(PicosText(job[" 2026-11-03"]), "50.00");
+
+  // Through showback: allocated first, then the rest shared.
+  ShowbackRequest r;
+  r.period = "2026-11";
+  r.allocate = true;
+  r.share = "proportional";
+  auto shown = RunShowback(*store_, r, *estate, now);
+  ASSERT_TRUE(shown.ok()) << shown.status().ToString();
+  EXPECT_TRUE(shown->allocated);
+  ASSERT_EQ(shown->lines.size(), 3u) << "nlp, vision, ml; the untagged rest shared among them";
+  Picos total = 0;
+  for (const ShowbackLine& line : shown->lines) total += line.total.effective + line.shared;
+  EXPECT_EQ(PicosText(total), "168.00");
+  EXPECT_EQ(ToJson(*shown)["allocated"], true);
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, BillImportTest, ::testing::Values("sqlite", "postgresql"),

@@ -97,6 +97,15 @@ TEST(EstateTest, ReportsProblemsWithPositions) {
        "  - name: c\n    provider: s\n    region: r\n    node_pools: [{name: p, gpu_type: H100, gpus_per_node: 8, nodes: 1}]\n"
        "    slurm: {interfaces: [cli, rest], token_file: t, partition: p, output_dir: /o}\n",
        "url", 8},
+      {"bill_resources_not_a_list",
+       "!providers:\n  - {name: n, kind: sim, regions: [{name: r, zone: eu}]}\nclusters:\n"
+       "  - {name: c, provider: n, region: r, bill_resources: cw-*, node_pools: [{name: p, gpu_type: H100, gpus_per_node: 8, nodes: 1}]}\n",
+       "expected a list such as [cw-h100-*", 4},
+      {"bill_resources_empty",
+       "!providers:\n  - {name: n, kind: sim, regions: [{name: r, zone: eu}]}\nclusters:\n"
+       "  - name: c\n    provider: n\n    region: r\n    bill_resources: [cw-*, \"\"]\n"
+       "    node_pools: [{name: p, gpu_type: H100, gpus_per_node: 8, nodes: 1}]\n",
+       "non-empty ResourceId pattern", 7},
       {"missing_pools", "!providers:\n  - {name: n, kind: sim, regions: [{name: r, zone: eu}]}\nclusters:\n  - {name: c, provider: n, region: r}\n",
        "expected a list of node pools", 4},
   };
