@@ -8,6 +8,7 @@
 // chain therefore always describes exactly the committed state.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -129,6 +130,9 @@ struct BillingTotal {
   std::string currency;
   int64_t rows = 0;
   Picos billed = 0, effective = 0, list = 0, contracted = 0, gpu_hours = 0;
+
+  std::array<Picos*, 5> Amounts() { return {&billed, &effective, &list, &contracted, &gpu_hours}; }
+  std::array<Picos, 5> Amounts() const { return {billed, effective, list, contracted, gpu_hours}; }
 };
 
 // An attempt with its job's attribution, for metering reports.

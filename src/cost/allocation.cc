@@ -43,11 +43,8 @@ Result<std::vector<BillingTotal>> AllocateUntagged(const Store& store, const Est
     m.keys = std::move(keys);
     m.currency = t.currency;
     m.rows += t.rows;
-    m.billed += t.billed;
-    m.effective += t.effective;
-    m.list += t.list;
-    m.contracted += t.contracted;
-    m.gpu_hours += t.gpu_hours;
+    auto amounts = t.Amounts();
+    for (size_t a = 0; a < amounts.size(); ++a) *m.Amounts()[a] += amounts[a];
   };
   for (const BillingTotal& row : rows) {
     const std::string* grain = &row.keys[n];
@@ -61,30 +58,26 @@ Result<std::vector<BillingTotal>> AllocateUntagged(const Store& store, const Est
     }
     std::vector<Picos> weights;
     for (const MeteredDay* d : users->second) weights.push_back(d->gpu_seconds);
+    // Row counts split as whole units (a multiple of 1000 picos splits into whole nanos).
     std::vector<Picos> rows_share = SplitExact(static_cast<Picos>(row.rows) * 1000, weights);
-    std::vector<Picos> billed = SplitExact(row.billed, weights), effective = SplitExact(row.effective, weights),
-                       list = SplitExact(row.list, weights), contracted = SplitExact(row.contracted, weights),
-                       gpu_hours = SplitExact(row.gpu_hours, weights);
+    std::vector<std::vector<Picos>> split;
+    for (Picos amount : row.Amounts()) split.push_back(SplitExact(amount, weights));
     for (size_t i = 0; i < weights.size(); ++i) {
       const MeteredAttempt& m = *users->second[i]->source;
-      std::vector<std::string> attributed = keys;
+      BillingTotal share;
+      share.keys = keys;
       for (size_t k = 0; k < n; ++k) {
         switch (query.group_by[k]) {
-          case BillingDim::kTeam: attributed[k] = m.team; break;
-          case BillingDim::kOwner: attributed[k] = m.owner; break;
-          case BillingDim::kJob: attributed[k] = m.attempt.job_id; break;
+          case BillingDim::kTeam: share.keys[k] = m.team; break;
+          case BillingDim::kOwner: share.keys[k] = m.owner; break;
+          case BillingDim::kJob: share.keys[k] = m.attempt.job_id; break;
           default: break;  // the charge's own: provider, day, resource, categories...
         }
       }
-      BillingTotal share;
       share.currency = row.currency;
       share.rows = static_cast<int64_t>(rows_share[i] / 1000);
-      share.billed = billed[i];
-      share.effective = effective[i];
-      share.list = list[i];
-      share.contracted = contracted[i];
-      share.gpu_hours = gpu_hours[i];
-      add(std::move(attributed), share);
+      for (size_t a = 0; a < split.size(); ++a) *share.Amounts()[a] = split[a][i];
+      add(share.keys, share);
     }
   }
   std::vector<BillingTotal> out;
