@@ -72,6 +72,11 @@ struct Attempt {
   int64_t cost_micros = 0;
   std::string placement = "{}";  // the routing decision, JSON
   std::string resumed_from;      // the checkpoint it started from, if any
+  // GPU telemetry, when the estate has any (filled in when the attempt
+  // ends): GPU-seconds covered by samples, and the GPU-seconds of work in
+  // them (utilization integrated over time). Goodput = work / gpu_seconds.
+  int64_t observed_gpu_seconds = 0;
+  int64_t work_gpu_seconds = 0;
 };
 
 // A checkpoint a running job registered; the next attempt resumes from the

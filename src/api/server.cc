@@ -102,12 +102,16 @@ Status Serve(const ServeOptions& o) {
   // it takes requests. Failing is not fatal: the loop keeps trying.
   if (Status st = scheduler.TickOnce(); !st.ok()) spdlog::warn("first scheduler cycle: {}", st.ToString());
   ApiService api(*store, queue, *estate, clock, &scheduler, policies.get());
-  // The idle reaper, when the estate has policies; it acts only on the
-  // replica that leads, and keeps the samples pushed to this one.
+  // GPU telemetry and the idle reaper, when the estate has a telemetry
+  // section or reaper policies; it acts only on the replica that leads, and
+  // keeps the samples pushed to this one. Ended attempts record what it saw.
   std::unique_ptr<ReaperService> reaper;
-  if (!estate->reaper.empty()) {
+  if (!estate->reaper.empty() || estate->telemetry) {
     reaper = std::make_unique<ReaperService>(scheduler, queue, *estate);
     api.SetReaper(reaper.get());
+    scheduler.SetUtilizationSource([r = reaper.get()](const std::string& job_id, int attempt) {
+      return r->AttemptUtilization(job_id, attempt);
+    });
   }
 
   TokenService bootstrap(*store, queue, clock);

@@ -675,17 +675,26 @@ int Main(int argc, char** argv) {
     const json& job = (*j)["job"].is_object() ? (*j)["job"] : *j;
     std::cout << Str(job, "id") << " (" << Str(job, "name") << ", team " << Str(job, "team") << ", owner "
               << Str(job, "owner") << ") is " << Str(job, "state") << "\n";
-    Table t({"attempt", "cluster", "flavor", "gpus", "capacity", "price/gpu-h", "gpu-h", "cost", "outcome"});
-    int64_t total = 0, wasted = 0;
+    Table t({"attempt", "cluster", "flavor", "gpus", "capacity", "price/gpu-h", "gpu-h", "cost", "busy", "outcome"});
+    int64_t total = 0, wasted = 0, allocated = 0, observed = 0, work = 0;
+    // Busy: the work GPU telemetry saw (utilization integrated over time)
+    // over the GPU time it covered; "-" without telemetry.
+    auto busy = [](int64_t work_s, int64_t observed_s) {
+      return observed_s > 0 ? std::to_string((work_s * 100 + observed_s / 2) / observed_s) + "%" : std::string("-");
+    };
     for (const auto& a : (*j)["attempts"]) {
       int64_t cost = a.value("cost_micros", int64_t{0});
       total += cost;
+      int64_t o = a.value("observed_gpu_seconds", int64_t{0}), w = a.value("work_gpu_seconds", int64_t{0});
+      observed += o;
+      work += w;
+      allocated += a.value("gpu_seconds", int64_t{0});
       std::string outcome = Str(a, "state");
       if (!Str(a, "failure_class").empty()) outcome += " (" + Str(a, "failure_class") + ")";
       if (outcome != "succeeded" && outcome != "running" && outcome != "admitted") wasted += cost;
       t.Add({Str(a, "number"), Str(a, "cluster"), Str(a, "flavor"), Str(a, "gpus"),
              a.value("reserved", false) ? "reserved" : "on-demand", money(a.value("price_micros", int64_t{0})),
-             hours(a.value("gpu_seconds", int64_t{0})), money(cost), outcome});
+             hours(a.value("gpu_seconds", int64_t{0})), money(cost), busy(w, o), outcome});
     }
     t.Print(std::cout);
     size_t n = (*j)["attempts"].size();
@@ -693,6 +702,11 @@ int Main(int argc, char** argv) {
     if (wasted > 0) std::cout << "; " << money(wasted) << " of it on attempts that did not finish the work";
     if (Str(job, "state") == "succeeded") std::cout << "; cost of the completed job: " << money(total);
     std::cout << "\n";
+    if (observed > 0) {
+      // Goodput: GPU time doing work over the GPU time allocated.
+      std::cout << "goodput " << busy(work, allocated) << ": " << hours(work) << " GPU-hours of work of "
+                << hours(allocated) << " allocated (telemetry covered " << hours(observed) << ")\n";
+    }
   });
 
   auto* migrate = app.add_subcommand("migrate", "bring a database's schema up to date (safe while replicas run)");

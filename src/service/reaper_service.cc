@@ -27,7 +27,8 @@ std::vector<telemetry::ReaperPolicy> Policies(const Estate& estate) {
   return out;
 }
 
-// Samples are kept as long as the longest window and gap need them.
+// Samples are kept as long as the longest window and gap need them (none
+// without policies: utilization is summed as they are pruned).
 Micros Retention(const Estate& estate) {
   Micros longest(0);
   for (const ReaperConfig& c : estate.reaper) longest = std::max(longest, c.window + 2 * c.max_gap);
@@ -146,6 +147,11 @@ Status ReaperService::TickOnce() {
 void ReaperService::Push(const std::vector<GpuSample>& samples) {
   std::lock_guard<std::mutex> lock(mu_);
   samples_.Add(samples);
+}
+
+telemetry::Utilization ReaperService::AttemptUtilization(const std::string& job_id, int attempt) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return samples_.AttemptUtilization(job_id, attempt);
 }
 
 void ReaperService::Start(std::chrono::milliseconds interval) {

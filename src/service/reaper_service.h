@@ -1,5 +1,6 @@
-// Runs the idle reaper on the server: every cycle, on the replica that
-// leads, the providers' per-GPU utilization goes into a sample store, the
+// Runs GPU telemetry and the idle reaper on the server: every cycle, on the
+// replica that leads, the providers' per-GPU utilization goes into a sample
+// store (which also sums each attempt's utilization, for goodput), the
 // estate's reaper policies judge the running attempts, and each decision is
 // written with its audit event (`reaper.warn`, `reaper.cancel`,
 // `reaper.recovered`); a cancel, unless the policy is a dry run, cancels the
@@ -33,6 +34,9 @@ class ReaperService {
   // Samples pushed through the API. They are kept by this replica only:
   // with several replicas, push to each (or let them read Prometheus).
   void Push(const std::vector<GpuSample>& samples);
+  // What the samples say of one attempt so far (goodput: work over its
+  // GPU time). Kept on the replica that received the samples.
+  telemetry::Utilization AttemptUtilization(const std::string& job_id, int attempt);
   void Start(std::chrono::milliseconds interval);
   void Stop();
 

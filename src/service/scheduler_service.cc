@@ -450,7 +450,13 @@ std::vector<WriteFn> SchedulerService::Persist(const std::vector<Transition>& tr
     if (auto it = minted.find({t.job_id, t.attempt}); it != minted.end() && t.kind == Transition::Kind::kDispatched) {
       credential = std::move(it->second);
     }
-    out.push_back([t, credential, fence](WriteTx& tx) -> Status {
+    Attempt attempt = AttemptOf(t);
+    if (t.kind == Transition::Kind::kAttemptEnded && utilization_) {
+      telemetry::Utilization u = utilization_(t.job_id, t.attempt);
+      attempt.observed_gpu_seconds = u.observed_gpu_seconds();
+      attempt.work_gpu_seconds = u.work_gpu_seconds();
+    }
+    out.push_back([t, attempt, credential, fence](WriteTx& tx) -> Status {
       // Fencing: a replica that lost the lease records nothing more.
       RETURN_IF_ERROR(tx.CheckLease(kLease, fence.replica, fence.epoch));
       AuditEvent e;
@@ -464,7 +470,7 @@ std::vector<WriteFn> SchedulerService::Persist(const std::vector<Transition>& tr
       }
       ASSIGN_OR_RETURN(auto job, tx.GetJob(t.job_id));
       if (!job) return Status::Ok();  // nothing to record against
-      RETURN_IF_ERROR(tx.PutAttempt(AttemptOf(t)));
+      RETURN_IF_ERROR(tx.PutAttempt(attempt));
       // A job cancelled meanwhile stays cancelled; its totals still count.
       if (!IsTerminal(job->state)) job->state = t.new_state;
       job->cluster = t.cluster;
@@ -497,6 +503,10 @@ std::vector<WriteFn> SchedulerService::Persist(const std::vector<Transition>& tr
         }
         e.details["gpu_seconds"] = t.gpu_seconds;
         e.details["cost_micros"] = t.cost_micros;
+        if (attempt.observed_gpu_seconds > 0) {
+          e.details["observed_gpu_seconds"] = attempt.observed_gpu_seconds;
+          e.details["work_gpu_seconds"] = attempt.work_gpu_seconds;
+        }
       }
       return tx.AppendAudit(e);
     });

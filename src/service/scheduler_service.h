@@ -17,6 +17,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -32,6 +33,7 @@
 #include "providers/sim/sim_provider.h"
 #include "scheduler/engine.h"
 #include "store/commit_queue.h"
+#include "telemetry/samples.h"
 
 namespace causeway {
 
@@ -75,6 +77,10 @@ class SchedulerService {
                               int64_t max);
   // Where attempts reach the API (CAUSEWAY_SERVER in their environment).
   void SetServerUrl(std::string url);
+  // Where an ended attempt's GPU utilization comes from (the telemetry
+  // samples), recorded with its end. Set before Start; unset: none.
+  using UtilizationSource = std::function<telemetry::Utilization(const std::string& job_id, int attempt)>;
+  void SetUtilizationSource(UtilizationSource source) { utilization_ = std::move(source); }
 
   // For the idle reaper: the attempts running on their backends and every
   // provider's per-GPU utilization now. Nothing on a replica that does not
@@ -125,6 +131,7 @@ class SchedulerService {
   std::map<std::string, ProviderAdapter*> adapters_;               // guarded by mu_: by provider name
   std::unique_ptr<scheduler::Engine> engine_;                      // guarded by mu_
   std::string server_url_;                                         // guarded by mu_
+  UtilizationSource utilization_;                                  // set before Start
   Minted minted_;                                                  // guarded by mu_: since the last Persist
   bool leader_ = false;                                            // guarded by mu_
   int64_t epoch_ = 0;                                              // guarded by mu_: the lease's, while leading

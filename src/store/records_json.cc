@@ -43,6 +43,8 @@ nlohmann::json ToJson(const Attempt& a) {
                       {"price_micros", a.price_micros},
                       {"gpu_seconds", a.gpu_seconds},
                       {"cost_micros", a.cost_micros},
+                      {"observed_gpu_seconds", a.observed_gpu_seconds},
+                      {"work_gpu_seconds", a.work_gpu_seconds},
                       {"placement", placement.is_discarded() ? nlohmann::json::object() : placement}};
   if (a.ended_at) j["ended_at"] = FormatRfc3339(*a.ended_at);
   if (a.exit_code) j["exit_code"] = *a.exit_code;

@@ -184,7 +184,19 @@ CREATE TABLE billing_rollups (
 );
 CREATE INDEX billing_rollups_day ON billing_rollups (day);
 )sql",
+    // 8: what GPU telemetry saw of each attempt.
+    R"sql(
+ALTER TABLE attempts ADD COLUMN observed_gpu_seconds INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE attempts ADD COLUMN work_gpu_seconds INTEGER NOT NULL DEFAULT 0;
+)sql",
 };
+
+// An attempt's columns, in the order both stores read them (alias `a`).
+inline constexpr const char* kAttemptColumns =
+    "a.job_id, a.number, a.cluster, a.state, a.started_at, a.ended_at, a.exit_code, a.failure_class, a.pool, "
+    "a.flavor, a.gpus, a.reserved, a.borrowed, a.price_micros, a.gpu_seconds, a.cost_micros, a.placement, "
+    "a.backend_id, a.resumed_from, a.observed_gpu_seconds, a.work_gpu_seconds";
+inline constexpr int kAttemptColumnCount = 21;
 
 
 // The same DDL in PostgreSQL's words: 64-bit integers, and a sequence for the

@@ -186,8 +186,10 @@ Result<std::vector<GpuSample>> ParsePrometheusMatrix(const nlohmann::json& answe
 
 void SampleStore::Add(const std::vector<GpuSample>& samples) {
   for (const GpuSample& s : samples) {
-    std::vector<Point>& points = series_[Key{s.job_id, s.attempt, s.gpu}];
+    Key key{s.job_id, s.attempt, s.gpu};
     Point p{ToUnixMicros(s.time), s.utilization_percent};
+    if (auto f = folded_.find(key); f != folded_.end() && p.time_us <= f->second.last.time_us) continue;
+    std::vector<Point>& points = series_[key];
     if (!points.empty() && p.time_us < points.back().time_us - retention_.count()) continue;
     if (points.empty() || p.time_us > points.back().time_us) {
       points.push_back(p);
@@ -200,15 +202,53 @@ void SampleStore::Add(const std::vector<GpuSample>& samples) {
   }
 }
 
+void SampleStore::Integrate(const Point& a, const Point& b, Utilization& u) const {
+  int64_t dt = b.time_us - a.time_us;
+  if (dt <= 0 || dt > max_gap_.count()) return;  // not observed in between
+  u.observed_gpu_us += dt;
+  u.work_percent_us += dt * std::clamp(a.percent, 0, 100);
+}
+
 void SampleStore::Prune(Timestamp now) {
   const int64_t oldest = ToUnixMicros(now) - retention_.count();
   for (auto it = series_.begin(); it != series_.end();) {
     auto& points = it->second;
     auto keep = std::lower_bound(points.begin(), points.end(), oldest,
                                  [](const Point& a, int64_t t) { return a.time_us < t; });
+    if (keep != points.begin()) {
+      auto [f, fresh] = folded_.try_emplace(it->first);
+      for (auto p = points.begin(); p != keep; ++p) {
+        if (!fresh) Integrate(f->second.last, *p, f->second.sum);
+        f->second.last = *p;
+        fresh = false;
+      }
+    }
     points.erase(points.begin(), keep);
     it = points.empty() ? series_.erase(it) : std::next(it);
   }
+  constexpr int64_t kDay = 86'400'000'000;
+  for (auto it = folded_.begin(); it != folded_.end();) {
+    it = it->second.last.time_us < ToUnixMicros(now) - kDay && !series_.count(it->first) ? folded_.erase(it)
+                                                                                        : std::next(it);
+  }
+}
+
+Utilization SampleStore::AttemptUtilization(const std::string& job_id, int attempt) const {
+  Utilization total;
+  const Key first{job_id, attempt, INT_MIN};
+  auto same = [&](const Key& k) { return k.job_id == job_id && k.attempt == attempt; };
+  for (auto it = folded_.lower_bound(first); it != folded_.end() && same(it->first); ++it) {
+    total += it->second.sum;
+  }
+  for (auto it = series_.lower_bound(first); it != series_.end() && same(it->first); ++it) {
+    const std::vector<Point>& points = it->second;
+    auto f = folded_.find(it->first);
+    for (size_t i = 0; i < points.size(); ++i) {
+      if (i > 0) Integrate(points[i - 1], points[i], total);
+      else if (f != folded_.end()) Integrate(f->second.last, points[0], total);
+    }
+  }
+  return total;
 }
 
 std::map<int, const std::vector<SampleStore::Point>*> SampleStore::Attempt(const std::string& job_id,

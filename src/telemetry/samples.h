@@ -9,6 +9,7 @@
 // `causeway_job`, with `causeway_attempt` for the attempt number).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -46,11 +47,30 @@ Result<std::vector<GpuSample>> ParseNvidiaSmiCsv(std::string_view text, const st
 // The `data.result` matrix of a Prometheus `query_range` answer.
 Result<std::vector<GpuSample>> ParsePrometheusMatrix(const nlohmann::json& answer, const SeriesFormat& format);
 
+// How much of an attempt's GPU time telemetry saw, and how much of it was
+// work: utilization integrated over time, summed over the attempt's GPUs.
+// Between two samples of a GPU the earlier one holds; a gap longer than the
+// store's max_gap is not observed.
+struct Utilization {
+  int64_t observed_gpu_us = 0;  // GPU-microseconds covered by samples
+  int64_t work_percent_us = 0;  // sum of percent x microseconds
+
+  int64_t observed_gpu_seconds() const { return observed_gpu_us / 1000000; }
+  int64_t work_gpu_seconds() const { return work_percent_us / 100 / 1000000; }
+  Utilization& operator+=(const Utilization& o) {
+    observed_gpu_us += o.observed_gpu_us;
+    work_percent_us += o.work_percent_us;
+    return *this;
+  }
+};
+
 // Recent samples per (job, attempt, GPU), oldest first, each series kept
-// for `retention`. Not thread-safe: one owner.
+// for `retention`, and a running Utilization per series that outlives its
+// samples (for a day after the last one). Not thread-safe: one owner.
 class SampleStore {
  public:
-  explicit SampleStore(Micros retention) : retention_(retention) {}
+  explicit SampleStore(Micros retention, Micros max_gap = std::chrono::minutes(10))
+      : retention_(retention), max_gap_(max_gap) {}
 
   struct Point {
     int64_t time_us;
@@ -64,17 +84,34 @@ class SampleStore {
   };
 
   // Adds samples (any order); a sample older than its series' newest by more
-  // than the retention is dropped.
+  // than the retention is dropped, and so is one older than what was folded
+  // into the series' utilization already.
   void Add(const std::vector<GpuSample>& samples);
-  // Drops points older than now - retention, and series left empty.
+  // Folds points older than now - retention into their series' utilization
+  // and drops them (and series left empty); forgets the utilization of
+  // series without a sample for a day.
   void Prune(Timestamp now);
+
   // The series of one attempt: GPU index -> points.
   std::map<int, const std::vector<Point>*> Attempt(const std::string& job_id, int attempt) const;
+  // The attempt's utilization so far, every GPU, pruned samples included.
+  Utilization AttemptUtilization(const std::string& job_id, int attempt) const;
   size_t series() const { return series_.size(); }
 
  private:
+  // What pruning folded away: the sum, and the last point folded (the
+  // start of the next interval).
+  struct Folded {
+    Utilization sum;
+    Point last{0, 0};
+  };
+  // Adds the interval from `a` to `b` to `u`.
+  void Integrate(const Point& a, const Point& b, Utilization& u) const;
+
   Micros retention_;
+  Micros max_gap_;
   std::map<Key, std::vector<Point>> series_;
+  std::map<Key, Folded> folded_;
 };
 
 }  // namespace causeway::telemetry

@@ -30,6 +30,13 @@ TEST(ReaperServiceTest, IdleJobIsWarnedThenCancelledAndTheOthersRunOn) {
   std::string idle = submit("idle", "", 0);
   std::string busy = submit("busy", "", 80);
   std::string exempt = submit("kept", ", keep-alive: \"yes\"", 0);
+  // One hour at 80%: finishes while the others run.
+  auto r = client.Send("POST", "/v1/jobs",
+                       json{{"spec", "name: short\nresources: {accelerators: L4:1, labels: {owner: o, team: research}}\n"
+                                     "sim: {duration: 1h, utilization: 80}\n"}}.dump(),
+                       Auth(server->admin_token()));
+  ASSERT_EQ(r->status, 201) << r->body;
+  std::string short_job = json::parse(r->body)["job"]["id"].get<std::string>();
 
   auto state = [&](const std::string& id) {
     auto r = client.Send("GET", "/v1/jobs/" + id, "", Auth(server->admin_token()));
@@ -40,6 +47,21 @@ TEST(ReaperServiceTest, IdleJobIsWarnedThenCancelledAndTheOthersRunOn) {
       << "the idle job was not reaped";
   EXPECT_EQ(state(busy), "running");
   EXPECT_EQ(state(exempt), "running");
+
+  // Goodput: each ended attempt records the GPU time telemetry covered and
+  // the work in it (utilization integrated over time).
+  ASSERT_TRUE(Eventually([&] { return state(short_job) == "succeeded"; }, std::chrono::seconds(60)));
+  auto attempt_of = [&](const std::string& id) {
+    return json::parse(client.Send("GET", "/v1/jobs/" + id, "", Auth(server->admin_token()))->body)["attempts"][0];
+  };
+  json done = attempt_of(short_job);
+  double observed = done["observed_gpu_seconds"].get<double>(), work = done["work_gpu_seconds"].get<double>();
+  EXPECT_GE(observed, 0.8 * 3600) << done.dump();
+  EXPECT_LE(observed, done["gpu_seconds"].get<double>()) << done.dump();
+  EXPECT_NEAR(work / observed, 0.80, 0.05) << done.dump();
+  json reaped = attempt_of(idle);
+  EXPECT_GE(reaped["observed_gpu_seconds"].get<double>(), 20 * 60) << reaped.dump();
+  EXPECT_LE(reaped["work_gpu_seconds"].get<double>(), 0.03 * reaped["observed_gpu_seconds"].get<double>());
 
   auto audit = client.Send("GET", "/v1/audit?action=reaper.&limit=100", "", Auth(server->admin_token()));
   ASSERT_EQ(audit->status, 200);

@@ -201,5 +201,39 @@ TEST(SampleStoreTest, OutOfOrderDuplicatesAndPruning) {
   EXPECT_EQ(store.series(), 0u);
 }
 
+// Goodput: utilization integrated over time, the same whether the samples
+// are still kept or were pruned (folded) meanwhile; a gap longer than
+// max_gap is not observed; samples older than what was folded are ignored.
+TEST(SampleStoreTest, AttemptUtilizationSurvivesPruning) {
+  auto feed = [](SampleStore& store) {
+    store.Add(Minutes("job_a", 0, 0, 31, 50));    // 30 observed minutes at 50%
+    store.Add(Minutes("job_a", 1, 0, 11, 100));   // 10 minutes at 100%...
+    store.Add(Minutes("job_a", 1, 41, 46, 100));  // ...a 30-minute gap (not observed), then 4 more
+    store.Add(Minutes("job_b", 0, 0, 11, 100));   // another job
+  };
+  SampleStore kept(Micros(1000 * kMinute), Micros(10 * kMinute));
+  feed(kept);
+  Utilization u = kept.AttemptUtilization("job_a", 1);
+  EXPECT_EQ(u.observed_gpu_seconds(), (30 + 10 + 4) * 60);
+  EXPECT_EQ(u.work_gpu_seconds(), (15 + 10 + 4) * 60);
+
+  SampleStore pruned(Micros(5 * kMinute), Micros(10 * kMinute));
+  pruned.Add(Minutes("job_a", 0, 0, 31, 50));
+  pruned.Prune(At(20));  // folds minutes 0-14 of GPU 0
+  pruned.Add(Minutes("job_a", 0, 3, 5, 0));  // older than what was folded: ignored
+  pruned.Add(Minutes("job_a", 1, 0, 11, 100));
+  pruned.Add(Minutes("job_a", 1, 41, 46, 100));
+  pruned.Add(Minutes("job_b", 0, 0, 11, 100));
+  pruned.Prune(At(43));
+  Utilization after = pruned.AttemptUtilization("job_a", 1);
+  EXPECT_EQ(after.observed_gpu_us, u.observed_gpu_us);
+  EXPECT_EQ(after.work_percent_us, u.work_percent_us);
+  pruned.Prune(At(100));
+  EXPECT_EQ(pruned.series(), 0u);
+  EXPECT_EQ(pruned.AttemptUtilization("job_a", 1).work_percent_us, u.work_percent_us) << "kept after the samples";
+  pruned.Prune(At(100 + 24 * 60 + 1));
+  EXPECT_EQ(pruned.AttemptUtilization("job_a", 1).observed_gpu_us, 0) << "forgotten a day after the last sample";
+}
+
 }  // namespace
 }  // namespace causeway::telemetry

@@ -66,11 +66,8 @@ JobRecord ReadJob(const Rows& r, int i) {
   return j;
 }
 
-constexpr const char* kAttemptColumns =
-    "a.job_id, a.number, a.cluster, a.state, a.started_at, a.ended_at, a.exit_code, a.failure_class, a.pool, "
-    "a.flavor, a.gpus, a.reserved, a.borrowed, a.price_micros, a.gpu_seconds, a.cost_micros, a.placement, "
-    "a.backend_id, a.resumed_from";
-constexpr int kAttemptColumnCount = 19;
+using schema::kAttemptColumnCount;
+using schema::kAttemptColumns;
 
 Attempt ReadAttempt(const Rows& r, int i) {
   Attempt a;
@@ -93,6 +90,8 @@ Attempt ReadAttempt(const Rows& r, int i) {
   a.placement = r.Text(i, 16);
   a.backend_id = r.Text(i, 17);
   a.resumed_from = r.Text(i, 18);
+  a.observed_gpu_seconds = r.Int(i, 19);
+  a.work_gpu_seconds = r.Int(i, 20);
   return a;
 }
 
@@ -279,22 +278,23 @@ class PgWriteTx final : public WriteTx {
   Status PutAttempt(const Attempt& a) override {
     static constexpr pg::Into kAttempts{
         "INSERT INTO attempts (job_id, number, cluster, state, started_at, ended_at, exit_code, failure_class, pool, "
-        "flavor, gpus, reserved, borrowed, price_micros, gpu_seconds, cost_micros, placement, backend_id, resumed_from) "
-        "VALUES ",
+        "flavor, gpus, reserved, borrowed, price_micros, gpu_seconds, cost_micros, placement, backend_id, resumed_from, "
+        "observed_gpu_seconds, work_gpu_seconds) VALUES ",
         " ON CONFLICT (job_id, number) DO UPDATE SET cluster = EXCLUDED.cluster, state = EXCLUDED.state, "
         "started_at = EXCLUDED.started_at, ended_at = EXCLUDED.ended_at, exit_code = EXCLUDED.exit_code, "
         "failure_class = EXCLUDED.failure_class, pool = EXCLUDED.pool, flavor = EXCLUDED.flavor, gpus = EXCLUDED.gpus, "
         "reserved = EXCLUDED.reserved, borrowed = EXCLUDED.borrowed, price_micros = EXCLUDED.price_micros, "
         "gpu_seconds = EXCLUDED.gpu_seconds, cost_micros = EXCLUDED.cost_micros, placement = EXCLUDED.placement, "
-        "backend_id = EXCLUDED.backend_id, resumed_from = EXCLUDED.resumed_from",
+        "backend_id = EXCLUDED.backend_id, resumed_from = EXCLUDED.resumed_from, "
+        "observed_gpu_seconds = EXCLUDED.observed_gpu_seconds, work_gpu_seconds = EXCLUDED.work_gpu_seconds",
         1, false};
     return Defer(
-        kAttempts, "($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)",
+        kAttempts, "($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)",
         Params().Add(a.job_id).Add(a.number).Add(a.cluster).Add(a.state).Add(ToUnixMicros(a.started_at))
             .Add(MicrosOf(a.ended_at)).Add(a.exit_code ? std::optional<int64_t>(*a.exit_code) : std::nullopt)
             .Add(a.failure_class).Add(a.pool).Add(a.flavor).Add(a.gpus).Add(a.reserved ? 1 : 0).Add(a.borrowed)
             .Add(a.price_micros).Add(a.gpu_seconds).Add(a.cost_micros).Add(a.placement).Add(a.backend_id)
-            .Add(a.resumed_from));
+            .Add(a.resumed_from).Add(a.observed_gpu_seconds).Add(a.work_gpu_seconds));
   }
 
   Status AddCheckpoint(Checkpoint& c) override {

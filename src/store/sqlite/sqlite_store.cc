@@ -54,11 +54,8 @@ BillingImport ReadBillingImport(const Stmt& s) {
                        s.Int(6),  s.Int(7),  s.Text(8), s.Text(9), s.Text(10), FromUnixMicros(s.Int(11))};
 }
 
-constexpr const char* kAttemptColumns =
-    "a.job_id, a.number, a.cluster, a.state, a.started_at, a.ended_at, a.exit_code, a.failure_class, a.pool, "
-    "a.flavor, a.gpus, a.reserved, a.borrowed, a.price_micros, a.gpu_seconds, a.cost_micros, a.placement, "
-    "a.backend_id, a.resumed_from";
-constexpr int kAttemptColumnCount = 19;
+using schema::kAttemptColumnCount;
+using schema::kAttemptColumns;
 
 Attempt ReadAttempt(const Stmt& s) {
   Attempt a;
@@ -81,6 +78,8 @@ Attempt ReadAttempt(const Stmt& s) {
   a.placement = s.Text(16);
   a.backend_id = s.Text(17);
   a.resumed_from = s.Text(18);
+  a.observed_gpu_seconds = s.Int(19);
+  a.work_gpu_seconds = s.Int(20);
   return a;
 }
 
@@ -189,14 +188,14 @@ class SqliteWriteTx final : public WriteTx {
     CW_STMT(s, conn_,
             "INSERT OR REPLACE INTO attempts (job_id, number, cluster, state, started_at, ended_at, exit_code, "
             "failure_class, pool, flavor, gpus, reserved, borrowed, price_micros, gpu_seconds, cost_micros, placement, "
-            "backend_id, resumed_from) "
-            "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)");
+            "backend_id, resumed_from, observed_gpu_seconds, work_gpu_seconds) "
+            "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)");
     s.Bind(1, a.job_id).Bind(2, a.number).Bind(3, a.cluster).Bind(4, a.state).Bind(5, ToUnixMicros(a.started_at));
     s.Bind(6, a.ended_at ? std::optional<int64_t>(ToUnixMicros(*a.ended_at)) : std::nullopt);
     s.Bind(7, a.exit_code ? std::optional<int64_t>(*a.exit_code) : std::nullopt);
     s.Bind(8, a.failure_class).Bind(9, a.pool).Bind(10, a.flavor).Bind(11, a.gpus).Bind(12, a.reserved ? 1 : 0);
     s.Bind(13, a.borrowed).Bind(14, a.price_micros).Bind(15, a.gpu_seconds).Bind(16, a.cost_micros).Bind(17, a.placement);
-    s.Bind(18, a.backend_id).Bind(19, a.resumed_from);
+    s.Bind(18, a.backend_id).Bind(19, a.resumed_from).Bind(20, a.observed_gpu_seconds).Bind(21, a.work_gpu_seconds);
     return Counted(s.Exec());
   }
 
