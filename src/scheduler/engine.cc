@@ -579,6 +579,22 @@ bool Engine::Dispatch(Job& j, const placement::Option& o, int flavor, int64_t bo
   return true;
 }
 
+void Engine::SeedMonthSpend(Timestamp now, std::map<std::string, int64_t> spend_micros) {
+  month_ = MonthOf(now);
+  month_spend_ = std::move(spend_micros);
+  warned_.clear();
+  exhausted_.clear();
+}
+
+Timestamp Engine::MonthStart(Timestamp t) {
+  time_t secs = static_cast<time_t>(ToUnixMicros(t) / 1'000'000);
+  struct tm tm {};
+  gmtime_r(&secs, &tm);
+  tm.tm_mday = 1;
+  tm.tm_hour = tm.tm_min = tm.tm_sec = 0;
+  return FromUnixMicros(static_cast<int64_t>(timegm(&tm)) * 1'000'000);
+}
+
 int64_t Engine::TeamSpend(const std::string& team, Timestamp now) const {
   int64_t spend = 0;
   if (auto it = month_spend_.find(team); it != month_spend_.end()) spend = it->second;

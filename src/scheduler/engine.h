@@ -125,6 +125,14 @@ class Engine : private placement::CapacityView {
   // outcome kCancelled, new_state kCancelled). kNotFound if unknown.
   Result<std::vector<Transition>> Cancel(const std::string& job_id, Timestamp now);
 
+  // Budgets are charged from the ledger: what each team's attempts that
+  // ended this month (UTC) cost, as recorded, for an engine that starts
+  // mid-month (a restart, a new leader). Attempts that end from here on are
+  // added as they end; running ones count as they run.
+  void SeedMonthSpend(Timestamp now, std::map<std::string, int64_t> spend_micros);
+  // The first moment of `t`'s month (UTC).
+  static Timestamp MonthStart(Timestamp t);
+
   std::vector<Transition> Tick(Timestamp now);
 
   // Called last before every launch, during Tick. It may refuse (nothing

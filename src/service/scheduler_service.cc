@@ -188,6 +188,16 @@ Status SchedulerService::Adopt(const JobRecord& job) {
 }
 
 Status SchedulerService::Recover() {
+  // This month's spend so far, per team, from the attempts the ledger
+  // recorded as ended: budgets hold across restarts and leader changes.
+  Timestamp now = clock_.Now();
+  Timestamp month = scheduler::Engine::MonthStart(now);
+  ASSIGN_OR_RETURN(auto attempts, store_.ListAttemptsBetween(month, now + Micros(1)));
+  std::map<std::string, int64_t> spend;
+  for (const MeteredAttempt& m : attempts) {
+    if (m.attempt.ended_at && *m.attempt.ended_at >= month) spend[m.team] += m.attempt.cost_micros;
+  }
+  engine_->SeedMonthSpend(now, std::move(spend));
   for (JobState state : {JobState::kPending, JobState::kAdmitted, JobState::kRunning}) {
     JobFilter f;
     f.state = state;

@@ -8,6 +8,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "causeway/clock.h"
+#include "scheduler/engine.h"
 #include "server_process.h"
 
 namespace causeway::testing {
@@ -75,6 +77,45 @@ TEST(SchedulerRecoveryTest, RunningJobsAreReadoptedAfterSigkill) {
   }
   auto verify = rc.Send("GET", "/v1/audit/verify", "", Auth(token));
   EXPECT_TRUE(json::parse(verify->body)["ok"].get<bool>()) << verify->body;
+}
+
+// Budgets are charged from the ledger: a team that spent its month's budget
+// before a SIGKILL is still held after the restart (the new engine reads
+// what its ended attempts cost).
+TEST(SchedulerRecoveryTest, ASpentBudgetStaysSpentAfterARestart) {
+  // The simulated clock runs hours ahead: near a month's end the month
+  // (and the budget) would turn over during the test.
+  Timestamp now = RealClock().Now();
+  if (scheduler::Engine::MonthStart(now + std::chrono::hours(48)) != scheduler::Engine::MonthStart(now)) {
+    GTEST_SKIP() << "too close to the end of the month (UTC) for a budget test";
+  }
+  TempDir dir("budget");
+  std::vector<std::string> args = {"--sim-speed", "3600", "--tick-ms", "20"};
+  auto server = ServerProcess::Start(dir.path(), args);
+  std::string token = server->admin_token();
+  auto submit = [&](ServerProcess& s, const std::string& accelerators, const std::string& duration) {
+    auto r = s.Client().Send("POST", "/v1/jobs",
+                             json{{"spec", "name: spend\nresources: {accelerators: " + accelerators +
+                                               ", labels: {owner: o, team: research}}\nsim: {duration: " + duration +
+                                               ", utilization: 90}\n"}}.dump(),
+                             Auth(token));
+    EXPECT_EQ(r->status, 201) << r->body;
+    return json::parse(r->body)["job"]["id"].get<std::string>();
+  };
+  // Eight A100s for four hours: more than research's 60 a month.
+  submit(*server, "A100-80GB:8", "4h");
+  ASSERT_TRUE(WaitFor(*server, [](const json& jobs) { return Count(jobs, "succeeded") == 1; }, std::chrono::seconds(60)));
+  server->Stop(SIGKILL);
+
+  auto restarted = ServerProcess::Start(dir.path(), args);
+  std::string late = submit(*restarted, "L4:1", "1h");
+  auto rc = restarted->Client();
+  ASSERT_TRUE(Eventually([&] {
+    auto r = rc.Send("GET", "/v1/jobs/" + late + "/explain", "", Auth(token));
+    return r.ok() && r->body.find("spent its monthly budget") != std::string::npos;
+  })) << "the restarted scheduler forgot what research spent";
+  auto jobs = json::parse(rc.Send("GET", "/v1/jobs?limit=10", "", Auth(token))->body)["jobs"];
+  EXPECT_EQ(Count(jobs, "pending"), 1);
 }
 
 }  // namespace

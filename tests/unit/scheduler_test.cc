@@ -168,6 +168,24 @@ TEST(SchedulerTest, BudgetsWarnThenStopAdmissions) {
   EXPECT_NE(w.engine->Explain("late")["waiting"].get<std::string>().find("budget"), std::string::npos);
 }
 
+// An engine that starts mid-month (a restart, a new leader) is seeded with
+// what the ledger says the team spent: it goes on refusing admissions.
+TEST(SchedulerTest, BudgetsHoldAcrossRestartsFromTheLedger) {
+  SimWorld w(TestEstate());
+  EXPECT_EQ(FormatRfc3339(scheduler::Engine::MonthStart(*ParseRfc3339("2026-11-17T13:45:10Z"))), "2026-11-01T00:00:00.000000Z");
+  w.engine->SeedMonthSpend(w.now, {{"t3", 10'000'000}});  // its whole 10.00
+  bool exhausted = false;
+  for (const auto& t : w.Tick()) exhausted |= t.kind == Transition::Kind::kBudgetExhausted && t.team == "t3";
+  EXPECT_TRUE(exhausted);
+  ASSERT_TRUE(w.Submit("late", Job("t3", "L4:1")).ok());
+  w.Tick();
+  EXPECT_EQ(w.state.count("late"), 0u);
+  EXPECT_NE(w.engine->Explain("late")["waiting"].get<std::string>().find("budget"), std::string::npos);
+  ASSERT_TRUE(w.Submit("other", Job("t1", "H100:8")).ok());
+  w.Tick();
+  EXPECT_EQ(w.state["other"], JobState::kRunning) << "other teams are not held";
+}
+
 TEST(SchedulerTest, SpotPreemptionRequeuesAndRetries) {
   SimWorld w(TestEstate());
   ASSERT_TRUE(w.Submit("spot", "resources: {accelerators: H100:8, use_spot: true, labels: {team: t1}}\n"
