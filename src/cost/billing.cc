@@ -95,6 +95,17 @@ Result<std::vector<BillingDim>> ParseBillingDims(std::string_view list) {
 
 namespace {
 
+// The FOCUS columns a rollup's key is made of.
+const uint64_t kKeyColumns = [] {
+  uint64_t bits = 0;
+  for (const char* c : {"ChargePeriodStart", "BillingPeriodStart", "ProviderName", "SubAccountId", "RegionId",
+                        "ResourceId", "ServiceCategory", "ChargeCategory", "PricingCategory",
+                        "CommitmentDiscountStatus", "BillingCurrency", "Tags"}) {
+    bits |= FocusColumnBit(c);
+  }
+  return bits;
+}();
+
 // Sums the rows of one parsing thread.
 class Aggregator final : public RowSink {
  public:
@@ -141,17 +152,6 @@ class Aggregator final : public RowSink {
   std::string first_day, last_day;
 
  private:
-  // The FOCUS columns the key is made of.
-  static inline const uint64_t kKeyColumns = [] {
-    uint64_t bits = 0;
-    for (const char* c : {"ChargePeriodStart", "BillingPeriodStart", "ProviderName", "SubAccountId", "RegionId",
-                          "ResourceId", "ServiceCategory", "ChargeCategory", "PricingCategory",
-                          "CommitmentDiscountStatus", "BillingCurrency", "Tags"}) {
-      bits |= FocusColumnBit(c);
-    }
-    return bits;
-  }();
-
   static void Accumulate(const FocusRow& row, Sums& s) {
     ++s.rows;
     s.billed += row.billed;
@@ -244,6 +244,7 @@ Result<ReadBill> ReadFocusBill(const std::string& path, const ImportOptions& opt
   FocusOptions fo;
   fo.version = options.version;
   fo.threads = options.threads;
+  fo.watched = kKeyColumns;
   std::vector<Aggregator> aggregators(static_cast<size_t>(FocusThreads(fo)));
   std::vector<RowSink*> sinks;
   for (auto& a : aggregators) sinks.push_back(&a);

@@ -664,8 +664,9 @@ Result<Schema> ReadHeader(const std::string& path, const std::vector<CsvField>& 
 // departures are still reported.
 class RowReader {
  public:
-  explicit RowReader(const Schema& schema)
+  RowReader(const Schema& schema, uint64_t watched)
       : schema_(schema),
+        watched_(watched),
         memo_(schema.plan.size() * kMemoWays),
         last_slot_(schema.plan.size(), kNoSlot),
         last_text_(schema.plan.size()) {}
@@ -714,6 +715,7 @@ class RowReader {
   }
 
   const Schema& schema_;
+  const uint64_t watched_;  // FocusOptions::watched
   std::vector<Memo> memo_;  // kMemoWays per column
   static constexpr size_t kNoSlot = SIZE_MAX;
   std::vector<size_t> last_slot_;  // per column: the memo slot the previous row hit, or kNoSlot
@@ -884,7 +886,7 @@ void RowReader::ReadPlain(size_t i, const ColumnPlan& p, CsvField& f, int64_t li
   std::string_view v = Unescape(f);
   bool null = IsNull(p, f, v, line);
   std::string_view text = null ? std::string_view() : v;
-  if (text != last_text_[i]) {
+  if ((p.bit & watched_) && text != last_text_[i]) {
     row.changed |= p.bit;
     last_text_[i].assign(text);
   }
@@ -986,7 +988,7 @@ Result<FocusScan> ScanFocusFile(const std::string& path, const FocusOptions& opt
     Status status;
   };
   std::vector<std::unique_ptr<Worker>> workers;
-  for (size_t i = 0; i < sinks.size(); ++i) workers.push_back(std::make_unique<Worker>(Worker{RowReader(schema), {}}));
+  for (size_t i = 0; i < sinks.size(); ++i) workers.push_back(std::make_unique<Worker>(Worker{RowReader(schema, options.watched), {}}));
   std::mutex first_mu;
   std::optional<CsvRecords> rest(std::move(records));  // the first chunk after its header
   std::atomic<bool> failed{false};

@@ -129,6 +129,10 @@ uint64_t FocusColumnBit(std::string_view column);
 struct FocusOptions {
   std::optional<FocusVersion> version;  // unset: detected from the columns
   int threads = 0;                      // parsers; 0: one per core
+  // The columns (FocusColumnBit) whose changes the sinks look at in
+  // FocusRow::changed; the others' bits are left unset, which spares
+  // comparing each row's text with the previous row's.
+  uint64_t watched = ~uint64_t{0};
 };
 
 // Receives the rows one parsing thread reads, in file order within each
