@@ -398,6 +398,9 @@ struct ColumnPlan {
   uint64_t bit = 0;  // FocusColumnBit
   // A text column with no rule but nullability: read in place, no memo.
   bool plain = false;
+  // A decimal: amounts differ from row to row, so a memo would mostly
+  // miss; parsed each time.
+  bool direct = false;
   Field field = Field::kCustom;
   const EnumSpec* enumeration = nullptr;
 };
@@ -621,6 +624,7 @@ Result<Schema> ReadHeader(const std::string& path, const std::vector<CsvField>& 
       }
       p.plain = !p.enumeration && p.spec->type == Type::kString && p.field != Field::kCurrency &&
                 p.field != Field::kPricingCurrency;
+      p.direct = p.spec->type == Type::kDecimal;
     } else if (p.name.rfind("x_", 0) != 0) {
       issues.Add(1, p.name, "custom-column-prefix", [&] {
         return "column '" + p.name + "' is not a FOCUS column; custom columns must start with 'x_'";
@@ -721,6 +725,7 @@ class RowReader {
   std::vector<size_t> last_slot_;  // per column: the memo slot the previous row hit, or kNoSlot
   std::vector<std::string> last_text_;  // per plain column: the previous row's text
   std::string tag_key_, tag_value_;  // scratch for TagScanner
+  Memo scratch_;                     // a direct column's reading
 };
 
 bool RowReader::IsNull(const ColumnPlan& p, const CsvField& f, std::string_view v, int64_t line) {
@@ -911,6 +916,12 @@ bool RowReader::Read(std::vector<CsvField>& fields, int64_t line, FocusRow& row)
     CsvField& f = fields[i];
     if (p.plain) {
       ReadPlain(i, p, f, line, row);
+      continue;
+    }
+    if (p.direct) {
+      row.changed |= p.bit;
+      ReadColumn(p, f, line, scratch_);
+      Apply(p, f.text, scratch_, row, flags);
       continue;
     }
     const size_t slot = i * kMemoWays + Slot(f.text);
