@@ -20,6 +20,13 @@ constexpr char kSep = '\x1f';
 struct Sums {
   int64_t rows = 0;
   Picos billed = 0, effective = 0, list = 0, contracted = 0, gpu_hours = 0;
+
+  Sums& operator+=(const Sums& o) {
+    rows += o.rows;
+    billed += o.billed, effective += o.effective, list += o.list, contracted += o.contracted;
+    gpu_hours += o.gpu_hours;
+    return *this;
+  }
 };
 
 // Whether a ConsumedUnit counts GPU hours ("GPU-Hours", "GPU Hour",
@@ -253,26 +260,24 @@ Result<ReadBill> ReadFocusBill(const std::string& path, const ImportOptions& opt
   // starts with the day, so rollups are stored by day.
   using Entry = std::pair<const std::string*, const Sums*>;
   auto by_key = [](const Entry& a, const Entry& b) { return *a.first < *b.first; };
-  // Each thread's table sorted on a thread of its own, then merged.
-  std::vector<std::vector<Entry>> sorted(aggregators.size());
-  {
-    std::vector<std::thread> sorters;
-    for (size_t a = 0; a < aggregators.size(); ++a) {
-      sorters.emplace_back([&, a] {
-        sorted[a].reserve(aggregators[a].sums.size());
-        for (const auto& [k, s] : aggregators[a].sums) sorted[a].emplace_back(&k, &s);
-        std::sort(sorted[a].begin(), sorted[a].end(), by_key);
-      });
+  // The threads' tables folded into the first (most keys are in every
+  // table), then its entries sorted: halves on two threads, then merged.
+  Aggregator& all = aggregators[0];
+  for (size_t a = 1; a < aggregators.size(); ++a) {
+    for (auto& [k, s] : aggregators[a].sums) {
+      auto [it, added] = all.sums.try_emplace(k, s);
+      if (!added) it->second += s;
     }
-    for (auto& t : sorters) t.join();
+    aggregators[a].sums.clear();
   }
-  std::vector<Entry> entries = std::move(sorted[0]);
-  for (size_t a = 1; a < sorted.size(); ++a) {
-    std::vector<Entry> merged;
-    merged.reserve(entries.size() + sorted[a].size());
-    std::merge(entries.begin(), entries.end(), sorted[a].begin(), sorted[a].end(), std::back_inserter(merged), by_key);
-    entries = std::move(merged);
-  }
+  std::vector<Entry> entries;
+  entries.reserve(all.sums.size());
+  for (const auto& [k, s] : all.sums) entries.emplace_back(&k, &s);
+  const auto middle = entries.begin() + static_cast<std::ptrdiff_t>(entries.size() / 2);
+  std::thread lower([&] { std::sort(entries.begin(), middle, by_key); });
+  std::sort(middle, entries.end(), by_key);
+  lower.join();
+  std::inplace_merge(entries.begin(), middle, entries.end(), by_key);
   std::string first_day, last_day;
   for (const Aggregator& a : aggregators) {
     if (!a.first_day.empty() && (first_day.empty() || a.first_day < first_day)) first_day = a.first_day;
@@ -289,40 +294,25 @@ Result<ReadBill> ReadFocusBill(const std::string& path, const ImportOptions& opt
   out.import.first_day = first_day;
   out.import.last_day = last_day;
   out.rollups.reserve(entries.size());
-  // Fold equal keys, and take the bill's identity: SHA-256 over every
-  // rollup's key and sums, in order.
-  std::vector<std::pair<const std::string*, Sums>> folded;
-  folded.reserve(entries.size());
+  // The bill's identity: SHA-256 over every rollup's key and sums, in order.
   Sha256 digest;
-  for (size_t i = 0; i < entries.size();) {
-    const std::string& k = *entries[i].first;
-    Sums s;
-    for (; i < entries.size() && *entries[i].first == k; ++i) {
-      const Sums& t = *entries[i].second;
-      s.rows += t.rows;
-      s.billed += t.billed;
-      s.effective += t.effective;
-      s.list += t.list;
-      s.contracted += t.contracted;
-      s.gpu_hours += t.gpu_hours;
-    }
-    digest.Update(k);
-    for (Picos v : {static_cast<Picos>(s.rows), s.billed, s.effective, s.list, s.contracted, s.gpu_hours}) {
+  for (const auto& [k, s] : entries) {
+    digest.Update(*k);
+    for (Picos v : {static_cast<Picos>(s->rows), s->billed, s->effective, s->list, s->contracted, s->gpu_hours}) {
       digest.Update(std::string_view(reinterpret_cast<const char*>(&v), sizeof v));
     }
-    folded.emplace_back(&k, s);
   }
   // Rollups from keys, on every thread.
-  out.rollups.resize(folded.size());
+  out.rollups.resize(entries.size());
   std::vector<Status> built(aggregators.size());
   {
-    const size_t per = (folded.size() + built.size() - 1) / built.size();
+    const size_t per = (entries.size() + built.size() - 1) / built.size();
     std::vector<std::thread> builders;
     for (size_t t = 0; t < built.size(); ++t) {
       builders.emplace_back([&, t] {
-        for (size_t i = t * per; i < std::min(folded.size(), (t + 1) * per); ++i) {
-          const std::string& k = *folded[i].first;
-          const Sums& s = folded[i].second;
+        for (size_t i = t * per; i < std::min(entries.size(), (t + 1) * per); ++i) {
+          const std::string& k = *entries[i].first;
+          const Sums& s = *entries[i].second;
           BillingRollup& r = out.rollups[i];
           size_t start = 0;
           for (std::string* part : r.KeyFields()) {
