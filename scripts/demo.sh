@@ -107,8 +107,8 @@ show "$cw" cost import "$root/examples/bills/nebius-2026-10.csv" --provider nebi
 show "$cw" cost showback --by team --period 2026-10 --data-dir "$data"
 step "Unused commitment and untagged storage shared across teams, in proportion to use"
 show "$cw" cost showback --by team --period 2026-10 --share proportional --data-dir "$data"
-step "Waste: preempted and failed attempts, idle time reaped, unused commitments"
-show "$cw" waste --data-dir "$data" --estate "$root/examples/estate.yaml"
+step "Waste: preempted and failed attempts, idle time reaped, unused reservations (shared by use) and commitments"
+show "$cw" waste --share-unused proportional --data-dir "$data" --estate "$root/examples/estate.yaml"
 show "$cw" cost showback --by charge-category,pricing-category --period 2026-10 --data-dir "$data"
 
 step "A per-node, untagged export (as CoreWeave's): each node-day allocated to the jobs that ran there, by GPU-seconds"

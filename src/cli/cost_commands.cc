@@ -204,6 +204,7 @@ struct MeteringArgs {
   std::string estate;
   int threshold = 5;
   std::string output;
+  std::string share_unused = "none";
 };
 
 // What reconcile and export read: the days, the estate and the database.
@@ -268,7 +269,10 @@ int Export(const DbChoice& where, const MeteringArgs& a) {
 int WasteCommand(const DbChoice& where, const MeteringArgs& a, bool json_output) {
   auto in = OpenMetering(where, a);
   if (!in.ok()) return Fail(in.status());
-  auto report = cost::Waste(*in->store, in->estate, in->days.first, in->days.second, RealClock().Now());
+  auto rule = cost::ParseShareRule(a.share_unused);
+  if (!rule.ok()) return Fail(rule.status().WithPrefix("--share-unused"));
+  auto report = cost::Waste(*in->store, in->estate, in->days.first, in->days.second, RealClock().Now(),
+                            cost::WasteOptions{*rule});
   if (!report.ok()) return Fail(report.status());
   auto money = [](int64_t micros) { return cost::PicosText(cost::MicrosToPicos(micros)); };
   auto hours = [](int64_t gpu_seconds) { return cost::HundredthsText(cost::GpuSecondsToPicoHours(gpu_seconds)); };
@@ -280,23 +284,48 @@ int WasteCommand(const DbChoice& where, const MeteringArgs& a, bool json_output)
                        {"failed_gpu_hours", exact_hours(t.failed_gpu_seconds)},
                        {"failed_cost", money(t.failed_cost_micros)}, {"reaped_jobs", t.reaped_jobs},
                        {"idle_gpu_hours", exact_hours(t.idle_gpu_seconds)},
-                       {"idle_cost", money(t.idle_cost_micros)}, {"dry_run_reaps", t.dry_run_reaps}});
+                       {"idle_cost", money(t.idle_cost_micros)}, {"dry_run_reaps", t.dry_run_reaps},
+                       {"unused_reserved_share", money(t.unused_reserved_share_micros)}});
+    }
+    json reservations = json::array();
+    for (const auto& r : report->reservations) {
+      reservations.push_back({{"cluster", r.cluster}, {"gpu_type", r.gpu_type}, {"reservations", r.names},
+                              {"reserved_gpu_hours", exact_hours(r.reserved_gpu_seconds)},
+                              {"used_gpu_hours", exact_hours(r.used_gpu_seconds)},
+                              {"committed_cost", money(r.committed_micros)}, {"unused_cost", money(r.unused_micros)},
+                              {"unallocated_cost", money(r.unallocated_micros)}});
     }
     json unused = json::array();
     for (const auto& [currency, amount] : report->unused_commitments) {
       unused.push_back({{"currency", currency}, {"effective_cost", cost::PicosText(amount)}});
     }
-    std::cout << json{{"currency", report->currency}, {"teams", teams}, {"unused_commitments", unused}}.dump(2) << "\n";
+    std::cout << json{{"currency", report->currency}, {"share_unused", a.share_unused}, {"teams", teams},
+                      {"reservations", reservations}, {"unused_commitments", unused}}
+                     .dump(2)
+              << "\n";
     return kExitOk;
   }
-  Table t({"team", "failed attempts", "gpu-h", "cost", "reaped jobs", "idle gpu-h", "idle cost", "dry-run reaps"});
+  const bool shared = *rule != cost::ShareRule::kNone;
+  std::vector<std::string> headers = {"team", "failed attempts", "gpu-h", "cost", "reaped jobs",
+                                      "idle gpu-h", "idle cost", "dry-run reaps"};
+  if (shared) headers.emplace_back("unused reserved");
+  Table t(headers);
   for (const auto& w : report->teams) {
-    t.Add({w.team.empty() ? "(none)" : w.team, std::to_string(w.failed_attempts), hours(w.failed_gpu_seconds),
-           money(w.failed_cost_micros), std::to_string(w.reaped_jobs), hours(w.idle_gpu_seconds),
-           money(w.idle_cost_micros), std::to_string(w.dry_run_reaps)});
+    std::vector<std::string> row = {w.team.empty() ? "(none)" : w.team, std::to_string(w.failed_attempts),
+                                    hours(w.failed_gpu_seconds), money(w.failed_cost_micros),
+                                    std::to_string(w.reaped_jobs), hours(w.idle_gpu_seconds),
+                                    money(w.idle_cost_micros), std::to_string(w.dry_run_reaps)};
+    if (shared) row.push_back(money(w.unused_reserved_share_micros));
+    t.Add(std::move(row));
   }
   t.Print(std::cout);
   std::cout << "(costs in " << report->currency << ", metered)\n";
+  for (const auto& r : report->reservations) {
+    std::cout << "reserved " << r.gpu_type << " on " << r.cluster << ": " << hours(r.reserved_gpu_seconds)
+              << " GPU-h paid for, " << hours(r.used_gpu_seconds) << " used; unused " << money(r.unused_micros) << " of "
+              << money(r.committed_micros) << (r.unallocated_micros > 0 ? " (unallocated)" : " (shared " + a.share_unused + ")")
+              << "\n";
+  }
   for (const auto& [currency, amount] : report->unused_commitments) {
     std::cout << "unused commitments on the bills: " << cost::PicosText(amount) << " " << currency << "\n";
   }
@@ -389,6 +418,10 @@ void AddCostCommands(CLI::App& app, const bool& json_output, int& rc) {
                "commitments");
   waste->add_option("--period", m.period, "YYYY-MM, YYYY-MM-DD or FROM..TO (end exclusive); default: all");
   waste->add_option("--estate", m.estate, "estate YAML, for prices and clusters (default: the embedded one)");
+  waste->add_option("--share-unused", m.share_unused,
+                    "unused reservation cost: none (unallocated), proportional (to each team's use of the "
+                    "reservation) or even (across the estate's teams)")
+      ->capture_default_str();
   where.AddTo(waste);
   waste->callback([state, &json_output, &rc, &where, &m] { rc = WasteCommand(where, m, json_output); });
 }

@@ -505,7 +505,8 @@ Timestamp At(const std::string& text) {
 
 // Jobs with attempts, written as the scheduler writes them.
 void AddJobWithAttempt(Store& store, const std::string& id, const std::string& team, const std::string& cluster,
-                       int gpus, const std::string& start, const std::string& end, JobState state) {
+                       int gpus, const std::string& start, const std::string& end, JobState state,
+                       const std::string& flavor = "H100", bool reserved = false) {
   JobRecord j;
   j.id = id;
   j.name = id;
@@ -522,7 +523,8 @@ void AddJobWithAttempt(Store& store, const std::string& id, const std::string& t
   a.state = state == JobState::kSucceeded ? "succeeded" : "preempted";
   a.started_at = At(start);
   a.ended_at = At(end);
-  a.flavor = "H100";
+  a.flavor = flavor;
+  a.reserved = reserved;
   a.gpus = gpus;
   a.price_micros = 2300000;
   ASSERT_TRUE(store.Write([&](WriteTx& tx) -> Status {
@@ -671,6 +673,57 @@ TEST_P(BillImportTest, UntaggedNodeChargesAreAllocatedToTheJobsThatRanThere) {
   for (const ShowbackLine& line : shown->lines) total += line.total.effective + line.shared;
   EXPECT_EQ(PicosText(total), "168.00");
   EXPECT_EQ(ToJson(*shown)["allocated"], true);
+}
+
+// A reservation's unused time is cost: reported, and put on teams by a rule.
+TEST_P(BillImportTest, UnusedReservationIsReportedAndSharedByRule) {
+  auto estate = ParseEstate(DefaultEstateYaml(), "estate");
+  ASSERT_TRUE(estate.ok());
+  // 8 H200s for one day at 2.00: 192 GPU-hours, 384.00 committed.
+  estate->reservations = {Reservation{"day-pass", "nebius-eu-h200", "H200", 8, At("2026-11-02T00:00:00Z"),
+                                      At("2026-11-03T00:00:00Z"), *Money::Parse("2.00", "USD")}};
+  AddJobWithAttempt(*store_, "job_a", "nlp", "nebius-eu-h200", 8, "2026-11-02T00:00:00Z", "2026-11-02T06:00:00Z",
+                    JobState::kSucceeded, "H200", true);  // 48 GPU-hours
+  AddJobWithAttempt(*store_, "job_b", "vision", "nebius-eu-h200", 2, "2026-11-02T12:00:00Z", "2026-11-02T18:00:00Z",
+                    JobState::kSucceeded, "H200", true);  // 12
+  AddJobWithAttempt(*store_, "job_c", "vision", "nebius-eu-h200", 8, "2026-11-02T06:00:00Z", "2026-11-02T07:00:00Z",
+                    JobState::kSucceeded, "H200", false);  // on demand: not the reservation's
+  Timestamp now = At("2026-11-20T00:00:00Z");
+  auto none = Waste(*store_, *estate, "2026-11-01", "2026-12-01", now);
+  ASSERT_TRUE(none.ok()) << none.status().ToString();
+  ASSERT_EQ(none->reservations.size(), 1u);
+  const ReservationUse& r = none->reservations[0];
+  EXPECT_EQ(r.reserved_gpu_seconds, 192 * 3600);
+  EXPECT_EQ(r.used_gpu_seconds, 60 * 3600);
+  EXPECT_EQ(r.committed_micros, 384'000'000);
+  EXPECT_EQ(r.unused_micros, 264'000'000) << "132 unused GPU-hours at 2.00";
+  EXPECT_EQ(r.unallocated_micros, 264'000'000);
+
+  auto by_team = [](const WasteReport& w) {
+    std::map<std::string, int64_t> out;
+    for (const TeamWaste& t : w.teams) out[t.team] = t.unused_reserved_share_micros;
+    return out;
+  };
+  auto proportional = Waste(*store_, *estate, "2026-11-01", "2026-12-01", now, WasteOptions{ShareRule::kProportional});
+  ASSERT_TRUE(proportional.ok());
+  EXPECT_EQ(by_team(*proportional)["nlp"], 211'200'000) << "48 of the 60 used";
+  EXPECT_EQ(by_team(*proportional)["vision"], 52'800'000);
+  EXPECT_EQ(proportional->reservations[0].unallocated_micros, 0);
+  auto even = Waste(*store_, *estate, "2026-11-01", "2026-12-01", now, WasteOptions{ShareRule::kEven});
+  ASSERT_TRUE(even.ok());
+  int64_t total = 0;
+  for (const auto& [team, share] : by_team(*even)) total += share;
+  EXPECT_EQ(total, 264'000'000) << "exact";
+  EXPECT_EQ(by_team(*even)["research"], 88'000'000) << "a third each: nlp, vision, research";
+
+  // Before the reservation started nothing was paid for; half-way through,
+  // half of it.
+  auto early = Waste(*store_, *estate, "2026-11-01", "2026-11-02", now);
+  EXPECT_TRUE(early->reservations.empty());
+  auto midway = Waste(*store_, *estate, "", "", At("2026-11-02T12:00:00Z"));
+  ASSERT_EQ(midway->reservations.size(), 1u);
+  EXPECT_EQ(midway->reservations[0].reserved_gpu_seconds, 96 * 3600);
+  EXPECT_EQ(midway->reservations[0].used_gpu_seconds, 48 * 3600);
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, BillImportTest, ::testing::Values("sqlite", "postgresql"),
