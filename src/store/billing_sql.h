@@ -1,5 +1,5 @@
 // SQL shared by the SQLite and PostgreSQL stores for imported bills: the
-// column lists, and the one grouping query behind `cost showback`.
+// column lists, and the queries behind `cost showback`.
 #pragma once
 
 #include <string>
@@ -53,26 +53,37 @@ inline std::string_view BillingDimColumn(BillingDim d) {
   return "team";
 }
 
-// Parameters: 1 from_day, 2 to_day, 3 provider ('' = no bound). Result
-// columns: one per dimension, currency, the row_count sum, then for each of
-// kBillingAmounts the sums of NAME and NAME_frac.
-inline std::string BillingQuerySql(const BillingQuery& q, bool postgres) {
-  auto param = [&](int n) { return (postgres ? "$" : "?") + std::to_string(n); };
+// The rollups a query covers, not grouped (the SQLite store sums them
+// itself, exactly and without a sort). Parameters: 1 from_day, 2 to_day, 3
+// provider ('' = no bound). Result columns: one per dimension, currency,
+// row_count, then NAME and NAME_frac for each of kBillingAmounts.
+inline std::string BillingRowsSql(const BillingQuery& q) {
+  std::string sql = "SELECT ";
+  for (BillingDim d : q.group_by) {
+    sql += BillingDimColumn(d);
+    sql += ", ";
+  }
+  sql += "currency, row_count";
+  for (const char* m : kBillingAmounts) sql += ", " + std::string(m) + ", " + m + "_frac";
+  sql += " FROM billing_rollups WHERE (?1 = '' OR day >= ?1) AND (?2 = '' OR day < ?2) AND (?3 = '' OR provider = ?3)";
+  return sql;
+}
+
+// The grouped query for PostgreSQL, whose SUM of bigint is numeric (exact,
+// read back as text). Parameters: $1 from_day, $2 to_day, $3 provider (''
+// = no bound). Result columns: one per dimension, currency, the row_count
+// sum, then for each of kBillingAmounts the sums of NAME and NAME_frac.
+inline std::string BillingQuerySql(const BillingQuery& q) {
   std::string keys;
   for (BillingDim d : q.group_by) {
     keys += BillingDimColumn(d);
     keys += ", ";
   }
   keys += "currency";
-  std::string sum_type = postgres ? "::text" : "";
-  std::string sql = "SELECT " + keys;
-  sql += ", SUM(row_count)" + sum_type;
-  for (const char* m : kBillingAmounts) {
-    sql += ", SUM(" + std::string(m) + ")" + sum_type + ", SUM(" + m + "_frac)" + sum_type;
-  }
-  sql += " FROM billing_rollups WHERE (" + param(1) + " = '' OR day >= " + param(1) + ") AND (" + param(2) +
-         " = '' OR day < " + param(2) + ") AND (" + param(3) + " = '' OR provider = " + param(3) + ") GROUP BY " +
-         keys + " ORDER BY " + keys;
+  std::string sql = "SELECT " + keys + ", SUM(row_count)::text";
+  for (const char* m : kBillingAmounts) sql += ", SUM(" + std::string(m) + ")::text, SUM(" + m + "_frac)::text";
+  sql += " FROM billing_rollups WHERE ($1 = '' OR day >= $1) AND ($2 = '' OR day < $2) AND ($3 = '' OR provider = $3)"
+         " GROUP BY " + keys + " ORDER BY " + keys;
   return sql;
 }
 

@@ -754,7 +754,7 @@ class PgStore final : public Store {
 
   Result<std::vector<BillingTotal>> QueryBilling(const BillingQuery& q) const override {
     ASSIGN_OR_RETURN(auto lease, Acquire());
-    ASSIGN_OR_RETURN(Rows r, lease.conn->ExecOnce(schema::BillingQuerySql(q, true),
+    ASSIGN_OR_RETURN(Rows r, lease.conn->ExecOnce(schema::BillingQuerySql(q),
                                                   Params().Add(q.from_day).Add(q.to_day).Add(q.provider)));
     std::vector<BillingTotal> out;
     const int n = static_cast<int>(q.group_by.size());

@@ -59,9 +59,11 @@ class Stmt {
   // Runs a statement that returns no rows.
   Status Exec();
 
-  std::string Text(int col) const {
+  std::string Text(int col) const { return std::string(View(col)); }
+  // The column's text, valid until the next Step.
+  std::string_view View(int col) const {
     auto p = sqlite3_column_text(s_, col);
-    return p ? std::string(reinterpret_cast<const char*>(p), sqlite3_column_bytes(s_, col)) : "";
+    return p ? std::string_view(reinterpret_cast<const char*>(p), sqlite3_column_bytes(s_, col)) : std::string_view();
   }
   int64_t Int(int col) const { return sqlite3_column_int64(s_, col); }
   bool IsNull(int col) const { return sqlite3_column_type(s_, col) == SQLITE_NULL; }
