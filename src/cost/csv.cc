@@ -22,8 +22,8 @@ constexpr size_t kBlockBytes = 4 << 20;
 constexpr size_t kMaxBlocks = 16;
 constexpr size_t kReadAhead = 3;
 // Readable bytes past the end of every buffer chunks point into, so
-// parsers may load 16 bytes at a time near the end.
-constexpr size_t kPadding = 16;
+// parsers may load 64 bytes at a time near the end.
+constexpr size_t kPadding = 64;
 
 // Block buffers, reused: a fresh 4 MiB allocation per block would cost a
 // page fault per 4 KiB. Chunks hold their block through a shared_ptr whose
@@ -332,22 +332,19 @@ constexpr std::array<bool, 256> kFieldEnd = [] {
   return t;
 }();
 
-// The first of , \n \r at or after p, or end. Sixteen bytes at a time
-// where the buffer allows (every buffer has kPadding readable bytes past
-// its end).
-char* FieldEnd(char* p, char* end) {
-  const __m128i comma = _mm_set1_epi8(','), lf = _mm_set1_epi8('\n'), cr = _mm_set1_epi8('\r');
-  while (p < end) {
-    __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-    __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, comma), _mm_cmpeq_epi8(v, lf)), _mm_cmpeq_epi8(v, cr));
-    unsigned mask = static_cast<unsigned>(_mm_movemask_epi8(hit));
-    if (mask != 0) {
-      char* at = p + std::countr_zero(mask);
-      return at < end ? at : end;
-    }
-    p += 16;
+// Bit i set where p[i] is , \n \r or ", for i in 0..63 (p has 64 readable
+// bytes: every buffer has kPadding past its end).
+uint64_t SpecialBits(const char* p) {
+  const __m128i comma = _mm_set1_epi8(','), lf = _mm_set1_epi8('\n'), cr = _mm_set1_epi8('\r'),
+                quote = _mm_set1_epi8('"');
+  uint64_t bits = 0;
+  for (int k = 0; k < 4; ++k) {
+    __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * k));
+    __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, comma), _mm_cmpeq_epi8(v, lf)),
+                               _mm_or_si128(_mm_cmpeq_epi8(v, cr), _mm_cmpeq_epi8(v, quote)));
+    bits |= static_cast<uint64_t>(static_cast<uint16_t>(_mm_movemask_epi8(hit))) << (16 * k);
   }
-  return end;
+  return bits;
 }
 
 }  // namespace
@@ -360,6 +357,22 @@ Status CsvRecords::Invalid(const std::string& what) const {
                          {Diagnostic{file_, static_cast<int>(next_line_), 0, "", what}});
 }
 
+char* CsvRecords::NextSpecial(char* p) {
+  while (p < end_) {
+    if (!window_ || p < window_ || p >= window_ + 64) {
+      window_ = p;
+      special_ = SpecialBits(p);
+    }
+    uint64_t ahead = special_ >> (p - window_);
+    if (ahead != 0) {
+      char* at = p + std::countr_zero(ahead);
+      return at < end_ ? at : end_;
+    }
+    p = window_ + 64;
+  }
+  return end_;
+}
+
 Result<bool> CsvRecords::Next(std::vector<CsvField>& fields) {
   while (p_ < end_) {
     fields.clear();
@@ -367,18 +380,22 @@ Result<bool> CsvRecords::Next(std::vector<CsvField>& fields) {
     int lines = 0;
     while (true) {
       if (p < end_ && *p == '"') {
+        // Quoted: up to the quote that is not doubled; separators and line
+        // breaks inside are text (line breaks still count lines).
         char* start = ++p;
         bool escaped = false;
         while (true) {
-          char* q = static_cast<char*>(std::memchr(p, '"', static_cast<size_t>(end_ - p)));
-          if (!q) return Invalid("a quoted field is not closed before the end of the file");
+          char* q = NextSpecial(p);
+          if (q == end_) return Invalid("a quoted field is not closed before the end of the file");
+          if (*q != '"') {
+            lines += *q == '\n';
+            p = q + 1;
+            continue;
+          }
           if (q + 1 < end_ && q[1] == '"') {
             escaped = true;
             p = q + 2;
             continue;
-          }
-          for (char* c = start; (c = static_cast<char*>(std::memchr(c, '\n', static_cast<size_t>(q - c)))); ++c) {
-            ++lines;
           }
           fields.push_back(CsvField{std::string_view(start, static_cast<size_t>(q - start)), true, escaped});
           p = q + 1;
@@ -388,8 +405,10 @@ Result<bool> CsvRecords::Next(std::vector<CsvField>& fields) {
           return Invalid("text after a closing quote (a quote inside a field must be doubled)");
         }
       } else {
+        // Unquoted: up to , \n or \r; a quote inside is text.
         char* start = p;
-        p = FieldEnd(p, end_);
+        p = NextSpecial(p);
+        while (p < end_ && *p == '"') p = NextSpecial(p + 1);
         fields.push_back(CsvField{std::string_view(start, static_cast<size_t>(p - start)), false});
       }
       if (p < end_ && *p == ',') {

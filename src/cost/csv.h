@@ -58,11 +58,16 @@ class CsvRecords {
 
  private:
   Status Invalid(const std::string& what) const;
+  // The first of , \n \r " at or after p (p < end_), or end_. Reads the
+  // chunk 64 bytes at a time into a bitmap, kept for the calls that follow.
+  char* NextSpecial(char* p);
 
   const std::string& file_;
   char* p_;
   char* end_;
   int64_t line_ = 0, next_line_;
+  char* window_ = nullptr;  // the 64 bytes `special_` describes
+  uint64_t special_ = 0;    // bit i: window_[i] is , \n \r or "
 };
 
 // Cuts a file into chunks. Next is safe to call from several threads.

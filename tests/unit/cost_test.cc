@@ -94,6 +94,27 @@ TEST(CsvTest, QuotesLineBreaksCrlfAndByteOrderMark) {
   EXPECT_EQ(records[3].second, (std::vector<std::string>{"3", "", "last"}));
 }
 
+// Fields longer than the 64 bytes the reader looks at at once: separators,
+// doubled quotes and line breaks on either side of those boundaries.
+TEST(CsvTest, LongFieldsAcrossTheReadersWindows) {
+  std::string long_plain(150, 'p');
+  std::string long_quoted;
+  for (int i = 0; i < 40; ++i) long_quoted += i % 7 == 3 ? "\"\"" : i % 11 == 5 ? "\n" : i % 5 == 1 ? "," : "abc";
+  std::string expected_quoted;
+  for (int i = 0; i < 40; ++i) expected_quoted += i % 7 == 3 ? "\"" : i % 11 == 5 ? "\n" : i % 5 == 1 ? "," : "abc";
+  int breaks = 0;
+  for (int i = 0; i < 40; ++i) breaks += i % 7 != 3 && i % 11 == 5;
+  Files files;
+  std::string path = files.Write("long.csv", "a,b\n" + long_plain + ",\"" + long_quoted + "\"\r\n" +
+                                                 std::string(63, 'x') + "," + std::string(1, 'y') + "\nz,\"\"\n");
+  auto records = Records(path);
+  ASSERT_EQ(records.size(), 4u);
+  EXPECT_EQ(records[1].second, (std::vector<std::string>{long_plain, expected_quoted}));
+  EXPECT_EQ(records[2].first, 3 + breaks) << "line breaks inside the quoted field count";
+  EXPECT_EQ(records[2].second, (std::vector<std::string>{std::string(63, 'x'), "y"}));
+  EXPECT_EQ(records[3].second, (std::vector<std::string>{"z", ""}));
+}
+
 TEST(CsvTest, GzipIsRecognisedByItsBytes) {
   Files files;
   std::string path = files.WriteGzip("bill.csv", "a,b\n1,2\n");
