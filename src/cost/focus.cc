@@ -3,10 +3,10 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <mutex>
 #include <thread>
-#include <array>
 #include <cctype>
 #include <cstdio>
 #include <unordered_map>
@@ -292,17 +292,21 @@ std::optional<__int128> ParseScaled(std::string_view s, int scale) {
     exponent += eneg ? -e : e;
   }
   int shift = exponent + scale;
+  // Powers of ten up to 10^38, the most 128 bits hold.
+  static constexpr auto kPow10 = [] {
+    std::array<__int128, 39> p{};
+    p[0] = 1;
+    for (size_t k = 1; k < p.size(); ++k) p[k] = p[k - 1] * 10;
+    return p;
+  }();
   constexpr __int128 kMax = static_cast<__int128>(1) << 120;
   if (shift >= 0) {
-    for (int k = 0; k < shift; ++k) {
-      mantissa *= 10;
-      if (mantissa > kMax) return std::nullopt;
-    }
+    if (mantissa != 0 && (shift > 38 || mantissa > kMax / kPow10[static_cast<size_t>(shift)])) return std::nullopt;
+    if (mantissa != 0) mantissa *= kPow10[static_cast<size_t>(shift)];
   } else if (-shift > 38) {
     mantissa = 0;  // below the smallest unit
   } else {
-    __int128 divisor = 1;
-    for (int k = 0; k < -shift; ++k) divisor *= 10;
+    const __int128 divisor = kPow10[static_cast<size_t>(-shift)];
     __int128 q = mantissa / divisor, r = mantissa % divisor;
     __int128 twice = 2 * r;
     if (twice > divisor || (twice == divisor && (sticky || (q & 1)))) ++q;

@@ -206,6 +206,12 @@ TEST(FocusValuesTest, DecimalsAreExactPicos) {
   EXPECT_FALSE(ParsePicos(""));
   EXPECT_EQ(PicosText(*ParsePicos("18.0066386184")), "18.0066386184");
   EXPECT_EQ(PicosText(*ParsePicos("-3")), "-3.00");
+  EXPECT_EQ(*ParsePicos("1e7"), static_cast<Picos>(10000000) * 1000000000000LL);
+  EXPECT_EQ(*ParsePicos("0e400"), 0) << "zero at any scale";
+  EXPECT_FALSE(ParsePicos("1e30")) << "beyond 10^20 units";
+  EXPECT_FALSE(ParsePicos("1e400"));
+  EXPECT_EQ(*ParsePicos("123456789012345678901234567890e-20"), static_cast<Picos>(123456789012345678LL) * 10000)
+      << "eighteen significant digits are kept";
   EXPECT_EQ(*PicosToNanos(1500), 2) << "half to even";
   EXPECT_EQ(*PicosToNanos(2500), 2);
   EXPECT_EQ(*PicosToNanos(-1500), -2);
