@@ -357,7 +357,7 @@ Status CsvRecords::Invalid(const std::string& what) const {
                          {Diagnostic{file_, static_cast<int>(next_line_), 0, "", what}});
 }
 
-char* CsvRecords::NextSpecial(char* p) {
+__attribute__((always_inline)) inline char* CsvRecords::NextSpecial(char* p) {
   while (p < end_) {
     if (!window_ || p < window_ || p >= window_ + 64) {
       window_ = p;
