@@ -206,7 +206,8 @@ Result<std::vector<ShowbackLine>> ShareUntagged(std::vector<BillingTotal> totals
     for (auto& line : out) {
       if (line.total.currency != currency) continue;
       groups.push_back(&line);
-      weights.push_back(rule == ShareRule::kEven ? 1 : std::max<Picos>(line.total.effective, 0));
+      // In nanos, as stored: the products SplitExact forms fit in 128 bits.
+      weights.push_back(rule == ShareRule::kEven ? 1 : std::max<Picos>(line.total.effective / 1000, 0));
     }
     if (groups.empty()) continue;  // nobody to share with: the cost stays unattributed
     std::vector<Picos> shares = SplitExact(pool, weights);
@@ -218,12 +219,10 @@ Result<std::vector<ShowbackLine>> ShareUntagged(std::vector<BillingTotal> totals
 std::vector<Picos> SplitExact(Picos total, const std::vector<Picos>& weights) {
   std::vector<Picos> out(weights.size(), 0);
   if (weights.empty()) return out;
-  // Weights in nanos (bills' amounts are picos) so that products fit in 128
-  // bits; a weight below a nano counts as one.
   std::vector<Picos> w;
   Picos sum = 0;
   for (Picos x : weights) {
-    w.push_back(x <= 0 ? 0 : std::max<Picos>(x / 1000, 1));
+    w.push_back(std::max<Picos>(x, 0));
     sum += w.back();
   }
   if (sum == 0) {

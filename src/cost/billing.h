@@ -35,9 +35,10 @@ struct ShowbackLine {
   Picos shared = 0;  // effective cost shared into this group
 };
 
-// `total` split in proportion to `weights` (each >= 0; all zero: evenly),
-// exactly: the shares add up to `total` to the pico. Shares are whole nanos
-// by largest remainder; the picos below a nano go to the first share.
+// `total` split in proportion to `weights` (each >= 0, in any unit; all
+// zero: evenly), exactly: the shares add up to `total` to the pico. Shares
+// are whole nanos by largest remainder; the picos below a nano go to the
+// first share. |total| / 1000 times any weight must fit in 127 bits.
 std::vector<Picos> SplitExact(Picos total, const std::vector<Picos>& weights);
 
 // Shares each currency's untagged effective cost among that currency's

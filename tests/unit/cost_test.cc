@@ -416,6 +416,23 @@ BillingTotal Total(const std::string& team, const std::string& effective, const 
   return t;
 }
 
+TEST(ShareTest, SplitExactIsProportionalToAnyWeights) {
+  auto units = [](std::vector<Picos> v) {
+    std::vector<std::string> out;
+    for (Picos p : v) out.push_back(PicosText(p));
+    return out;
+  };
+  // GPU-seconds as weights: 1500 and 1000 are 60 % and 40 %.
+  EXPECT_EQ(units(SplitExact(*ParsePicos("10"), {1500, 1000})), (std::vector<std::string>{"6.00", "4.00"}));
+  EXPECT_EQ(units(SplitExact(*ParsePicos("-10"), {1, 3})), (std::vector<std::string>{"-2.50", "-7.50"}));
+  EXPECT_EQ(units(SplitExact(*ParsePicos("1"), {0, 0, 0})),
+            (std::vector<std::string>{"0.333333334", "0.333333333", "0.333333333"}))
+      << "no weight: evenly, the last nano by largest remainder";
+  EXPECT_EQ(units(SplitExact(*ParsePicos("0.000000000007"), {1, 1})),
+            (std::vector<std::string>{"0.000000000007", "0.00"}))
+      << "picos below a nano go to the first";
+}
+
 TEST(ShareTest, UntaggedCostIsSharedExactly) {
   std::vector<BillingTotal> totals = {Total("", "100.000000000001"), Total("a", "1"), Total("b", "2"),
                                       Total("c", "0"), Total("", "7", "EUR"), Total("x", "3", "EUR")};
