@@ -226,7 +226,11 @@ void SampleStore::Prune(Timestamp now) {
     points.erase(points.begin(), keep);
     it = points.empty() ? series_.erase(it) : std::next(it);
   }
-  constexpr int64_t kDay = 86'400'000'000;
+  // Utilization nobody asked for within a day is forgotten; looked for
+  // hourly, not every cycle.
+  constexpr int64_t kDay = 86'400'000'000, kHour = 3'600'000'000;
+  if (ToUnixMicros(now) < next_sweep_us_) return;
+  next_sweep_us_ = ToUnixMicros(now) + kHour;
   for (auto it = folded_.begin(); it != folded_.end();) {
     it = it->second.last.time_us < ToUnixMicros(now) - kDay && !series_.count(it->first) ? folded_.erase(it)
                                                                                         : std::next(it);

@@ -112,6 +112,7 @@ class SampleStore {
   Micros max_gap_;
   std::map<Key, std::vector<Point>> series_;
   std::map<Key, Folded> folded_;
+  int64_t next_sweep_us_ = 0;  // when Prune next looks for stale utilization
 };
 
 }  // namespace causeway::telemetry
