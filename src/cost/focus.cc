@@ -300,8 +300,14 @@ std::optional<__int128> ParseScaled(std::string_view s, int scale) {
     return p;
   }();
   constexpr __int128 kMax = static_cast<__int128>(1) << 120;
+  // The largest mantissa each power may scale without passing kMax.
+  static constexpr auto kScalable = [] {
+    std::array<__int128, 39> m{};
+    for (size_t k = 0; k < m.size(); ++k) m[k] = kMax / kPow10[k];
+    return m;
+  }();
   if (shift >= 0) {
-    if (mantissa != 0 && (shift > 38 || mantissa > kMax / kPow10[static_cast<size_t>(shift)])) return std::nullopt;
+    if (mantissa != 0 && (shift > 38 || mantissa > kScalable[static_cast<size_t>(shift)])) return std::nullopt;
     if (mantissa != 0) mantissa *= kPow10[static_cast<size_t>(shift)];
   } else if (-shift > 38) {
     mantissa = 0;  // below the smallest unit
