@@ -10,6 +10,7 @@
 #include <cctype>
 #include <cstdio>
 #include <unordered_map>
+#include <utility>
 
 #include "cost/csv.h"
 
@@ -736,6 +737,7 @@ class RowReader {
   std::vector<std::string> last_text_;  // per plain column: the previous row's text
   std::string tag_key_, tag_value_;  // scratch for TagScanner
   Memo scratch_;                     // a direct column's reading
+  bool after_skip_ = false;          // the last row read was skipped
 };
 
 bool RowReader::IsNull(const ColumnPlan& p, const CsvField& f, std::string_view v, int64_t line) {
@@ -918,7 +920,9 @@ bool RowReader::Read(std::vector<CsvField>& fields, int64_t line, FocusRow& row)
     return false;
   }
   row = FocusRow{};
-  row.changed = 0;
+  // `changed` is against the previous row a sink received: after a row
+  // read but skipped, everything counts as changed.
+  row.changed = std::exchange(after_skip_, false) ? ~uint64_t{0} : 0;
   Flags flags;
   for (size_t i = 0; i < fields.size(); ++i) {
     const ColumnPlan& p = schema_.plan[i];
@@ -961,6 +965,7 @@ bool RowReader::Read(std::vector<CsvField>& fields, int64_t line, FocusRow& row)
                              : "neither BilledCost nor EffectiveCost has a value (row skipped)");
     });
     ++skipped;
+    after_skip_ = true;
     return false;
   }
   ++rows;

@@ -117,8 +117,9 @@ struct FocusRow {
   // and project fall back to the plain keys many companies tag with.
   std::string_view team, owner, job, project;
   // The FOCUS columns whose text may differ from the previous row's (the
-  // previous row read by the same thread), as FocusColumnBit bits. A reader
-  // that keys on a few columns can skip its work when none changed.
+  // previous row the same thread passed to its sink; after a skipped row,
+  // all), as FocusColumnBit bits, among the watched ones. A reader that
+  // keys on a few columns can skip its work when none changed.
   uint64_t changed = ~uint64_t{0};
 };
 

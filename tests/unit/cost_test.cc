@@ -380,6 +380,26 @@ TEST(BillTest, ASeparatorByteInAValueCannotShiftTheKey) {
   EXPECT_EQ(bill->rollups[0].resource_id, "node-1");
 }
 
+// A row skipped after it was read (no cost) must not become the "previous
+// row" a rollup key is compared with: the next row with its key is its own.
+TEST(BillTest, ASkippedRowDoesNotCarryItsKeyToTheNextRow) {
+  auto on = [](std::string row, const std::string& node) { return row.replace(row.find("node-1"), 6, node); };
+  std::string tags = R"("{""causeway-team"": ""nlp""}")";
+  Files files;
+  std::string path = files.Write("skip.csv", std::string(kHeader) + Row("1", "2024-09-02T10:00:00Z", tags) +
+                                                 on(Row("", "2024-09-02T10:00:00Z", tags), "node-2") +  // skipped
+                                                 on(Row("2", "2024-09-02T10:00:00Z", tags), "node-2"));
+  ImportOptions o;
+  o.provider = "nimbus";
+  o.threads = 1;
+  auto bill = ReadFocusBill(path, o);
+  ASSERT_TRUE(bill.ok()) << bill.status().ToString();
+  EXPECT_EQ(bill->import.skipped, 1);
+  std::map<std::string, std::string> billed;
+  for (const BillingRollup& r : bill->rollups) billed[r.resource_id] = PicosText(r.billed);
+  EXPECT_EQ(billed, (std::map<std::string, std::string>{{"node-1", "1.00"}, {"node-2", "2.00"}}));
+}
+
 TEST(BillTest, SumsAreExactAndTheSameOnAnyNumberOfThreads) {
   Files files;
   std::map<std::string, Picos> expected;
