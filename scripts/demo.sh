@@ -108,13 +108,15 @@ show "$cw" cost showback --by team --period 2026-10 --data-dir "$data"
 step "Unused commitment and untagged storage shared across teams, in proportion to use"
 show "$cw" cost showback --by team --period 2026-10 --share proportional --data-dir "$data"
 step "Waste: preempted and failed attempts, idle time reaped, unused reservations (shared by use) and commitments"
-show "$cw" waste --share-unused proportional --data-dir "$data" --estate "$root/examples/estate.yaml"
+# The demo's own days (the simulated clock runs ahead of the wall's).
+today=$(date -u +%F)
+tomorrow=$(date -u -d "$today + 1 day" +%F)
+show "$cw" waste --period "$today..$(date -u -d "$today + 2 days" +%F)" --share-unused proportional \
+  --data-dir "$data" --estate "$root/examples/estate.yaml"
 show "$cw" cost showback --by charge-category,pricing-category --period 2026-10 --data-dir "$data"
 
 step "A per-node, untagged export (as CoreWeave's): each node-day allocated to the jobs that ran there, by GPU-seconds"
 # Two days of four H100 nodes from today (the simulated clock runs ahead).
-today=$(date -u +%F)
-tomorrow=$(date -u -d "$today + 1 day" +%F)
 {
   echo "ChargePeriodStart,ChargePeriodEnd,BilledCost,EffectiveCost,ConsumedQuantity,ConsumedUnit,ResourceId,ServiceCategory"
   for d in "$today" "$tomorrow"; do

@@ -73,8 +73,12 @@ Result<WasteReport> Waste(const Store& store, const Estate& estate, const std::s
 
   // Reservations: the capacity paid for, within the period and up to now,
   // against the reserved attempts that ran on it.
+  // Up to now, or to the last moment the ledger knows if later (a simulated
+  // estate's clock may run ahead of the wall's).
   WasteReport out;
-  const Timestamp end = std::min(metered.to, now);
+  Timestamp horizon = now;
+  for (const MeteredAttempt& m : metered.attempts) horizon = std::max(horizon, m.attempt.ended_at.value_or(now));
+  const Timestamp end = std::min(metered.to, horizon);
   std::map<std::pair<std::string, std::string>, ReservationUse> groups;  // (cluster, GPU type)
   for (const Reservation& r : estate.reservations) {
     int64_t seconds = OverlapSeconds(r.start, r.end, metered.from, end);
@@ -93,6 +97,7 @@ Result<WasteReport> Waste(const Store& store, const Estate& estate, const std::s
     if (g == groups.end()) continue;
     int64_t used = OverlapSeconds(m.attempt.started_at, m.attempt.ended_at.value_or(now), metered.from, end) *
                    m.attempt.gpus;
+    if (used <= 0) continue;
     g->second.used_gpu_seconds += used;
     used_by_team[g->first][m.team] += used;
   }

@@ -27,7 +27,8 @@ struct TeamWaste {
 };
 
 // The estate's reservations of one GPU type on one cluster over the period
-// (up to now), against the reserved attempts that ran on them.
+// (up to now, or the last attempt's end if later), against the reserved
+// attempts that ran on them.
 struct ReservationUse {
   std::string cluster, gpu_type;
   std::vector<std::string> names;    // the estate's reservations

@@ -780,14 +780,25 @@ TEST_P(BillImportTest, UnusedReservationIsReportedAndSharedByRule) {
   EXPECT_EQ(total, 264'000'000) << "exact";
   EXPECT_EQ(by_team(*even)["research"], 88'000'000) << "a third each: nlp, vision, research";
 
-  // Before the reservation started nothing was paid for; half-way through,
-  // half of it.
+  // Before the reservation started nothing was paid for.
   auto early = Waste(*store_, *estate, "2026-11-01", "2026-11-02", now);
   EXPECT_TRUE(early->reservations.empty());
+  // A reservation nobody used stays unallocated under the proportional rule.
+  estate->reservations.push_back(Reservation{"idle-pass", "coreweave-us-h100", "H100", 8, At("2026-11-05T00:00:00Z"),
+                                             At("2026-11-06T00:00:00Z"), *Money::Parse("1.00", "USD")});
+  auto with_idle = Waste(*store_, *estate, "2026-11-01", "2026-12-01", now, WasteOptions{ShareRule::kProportional});
+  ASSERT_TRUE(with_idle.ok());
+  ASSERT_EQ(with_idle->reservations.size(), 2u);
+  EXPECT_EQ(with_idle->reservations[0].cluster, "coreweave-us-h100");
+  EXPECT_EQ(with_idle->reservations[0].unallocated_micros, 192'000'000);
+  EXPECT_EQ(by_team(*with_idle)["nlp"], 211'200'000) << "unchanged";
+  estate->reservations.pop_back();
+  // Up to now; when the ledger runs ahead of now (a simulated estate's
+  // clock), up to its last attempt's end: here 18:00, 144 GPU-hours.
   auto midway = Waste(*store_, *estate, "", "", At("2026-11-02T12:00:00Z"));
   ASSERT_EQ(midway->reservations.size(), 1u);
-  EXPECT_EQ(midway->reservations[0].reserved_gpu_seconds, 96 * 3600);
-  EXPECT_EQ(midway->reservations[0].used_gpu_seconds, 48 * 3600);
+  EXPECT_EQ(midway->reservations[0].reserved_gpu_seconds, 144 * 3600);
+  EXPECT_EQ(midway->reservations[0].used_gpu_seconds, 60 * 3600);
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, BillImportTest, ::testing::Values("sqlite", "postgresql"),
