@@ -107,6 +107,9 @@ show "$cw" cost import "$root/examples/bills/nebius-2026-10.csv" --provider nebi
 show "$cw" cost showback --by team --period 2026-10 --data-dir "$data"
 step "Unused commitment and untagged storage shared across teams, in proportion to use"
 show "$cw" cost showback --by team --period 2026-10 --share proportional --data-dir "$data"
+step "Cost per completed job, from the ledger: teams, then providers side by side on the same GPU type"
+show "$cw" cost showback --metered --by team --estate "$root/examples/estate.yaml" --data-dir "$data"
+show "$cw" cost showback --metered --by provider,gpu --estate "$root/examples/estate.yaml" --data-dir "$data"
 step "Waste: preempted and failed attempts, idle time reaped, unused reservations (shared by use) and commitments"
 # The demo's own days (the simulated clock runs ahead of the wall's).
 today=$(date -u +%F)

@@ -408,6 +408,15 @@ void ApiService::CostShowback(HttpRequest& req, Reply reply) {
   r.period = req.Query("period");
   r.provider = req.Query("provider");
   if (!req.Query("share").empty()) r.share = req.Query("share");
+  std::string source = req.Query("source");
+  if (source == "metered") {
+    auto metered = cost::RunMeteredShowback(store_, estate_, r, clock_.Now());
+    if (!metered.ok()) return reply(ErrorResponse(metered.status()));
+    return reply(JsonResponse(200, cost::ToJson(*metered)));
+  }
+  if (source != "" && source != "bills") {
+    return reply(ErrorResponse(InvalidArgument("source: expected bills or metered, not \"" + source + "\"")));
+  }
   std::string allocate = req.Query("allocate");
   if (allocate != "" && allocate != "true" && allocate != "false") {
     return reply(ErrorResponse(InvalidArgument("allocate: expected true or false, not \"" + allocate + "\"")));

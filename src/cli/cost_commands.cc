@@ -142,9 +142,71 @@ struct ShowbackArgs {
   cost::ShowbackRequest request;
   std::string format = "table";
   std::string estate;
+  bool metered = false;
 };
 
+// Prints rows as a table or as CSV (a comma or quote in a cell is quoted).
+void PrintRows(const std::vector<std::string>& headers, std::vector<std::vector<std::string>> rows,
+               const std::string& format) {
+  if (format == "csv") {
+    auto cell = [](const std::string& v) {
+      if (v.find_first_of(",\"\n") == std::string::npos) return v;
+      std::string q = "\"";
+      for (char c : v) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+      return q + "\"";
+    };
+    for (const auto* line : {&headers}) {
+      std::string out;
+      for (const auto& c : *line) out += (out.empty() ? "" : ",") + cell(c);
+      std::cout << out << "\n";
+    }
+    for (const auto& row : rows) {
+      std::string out;
+      for (size_t i = 0; i < row.size(); ++i) out += (i ? "," : "") + cell(row[i]);
+      std::cout << out << "\n";
+    }
+    return;
+  }
+  Table table(headers);
+  for (auto& row : rows) table.Add(std::move(row));
+  table.Print(std::cout);
+}
+
+int MeteredShowbackCommand(const DbChoice& where, const ShowbackArgs& a, bool json_output) {
+  auto store = OpenStore(where.Resolve(), true);
+  if (!store.ok()) return Fail(store.status());
+  auto estate = LoadEstate(a.estate);
+  if (!estate.ok()) return Fail(estate.status());
+  auto showback = cost::RunMeteredShowback(**store, *estate, a.request, RealClock().Now());
+  if (!showback.ok()) return Fail(showback.status());
+  if (json_output) {
+    std::cout << cost::ToJson(*showback).dump(2) << "\n";
+    return kExitOk;
+  }
+  auto money = [](int64_t micros) { return cost::PicosText(cost::MicrosToPicos(micros)); };
+  std::vector<std::string> headers = showback->by;
+  for (const char* h : {"attempts", "gpu-hours", "cost", "completed jobs", "cost/completed job", "wasted"}) {
+    headers.emplace_back(h);
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (const cost::MeteredLine& l : showback->lines) {
+    std::vector<std::string> row;
+    for (const auto& k : l.keys) row.push_back(k.empty() && a.format != "csv" ? "(none)" : k);
+    row.push_back(std::to_string(l.attempts));
+    row.push_back(cost::HundredthsText(cost::GpuSecondsToPicoHours(l.gpu_seconds)));
+    row.push_back(money(l.cost_micros));
+    row.push_back(std::to_string(l.completed_jobs));
+    row.push_back(l.completed_jobs > 0 ? money(l.cost_micros / l.completed_jobs) : "-");
+    row.push_back(money(l.wasted_micros));
+    rows.push_back(std::move(row));
+  }
+  PrintRows(headers, std::move(rows), a.format);
+  if (a.format != "csv") std::cout << "(metered, in " << showback->currency << ")\n";
+  return kExitOk;
+}
+
 int Showback(const DbChoice& where, const ShowbackArgs& a, bool json_output) {
+  if (a.metered) return MeteredShowbackCommand(where, a, json_output);
   auto store = OpenStore(where.Resolve(), true);
   if (!store.ok()) return Fail(store.status());
   auto estate = LoadEstate(a.estate);
@@ -173,29 +235,7 @@ int Showback(const DbChoice& where, const ShowbackArgs& a, bool json_output) {
     }
     rows.push_back(std::move(row));
   }
-  if (a.format == "csv") {
-    // Keys are names and ids; a comma or quote in one is quoted.
-    auto cell = [](const std::string& v) {
-      if (v.find_first_of(",\"\n") == std::string::npos) return v;
-      std::string q = "\"";
-      for (char c : v) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-      return q + "\"";
-    };
-    for (const auto* line : {&headers}) {
-      std::string out;
-      for (const auto& c : *line) out += (out.empty() ? "" : ",") + cell(c);
-      std::cout << out << "\n";
-    }
-    for (const auto& row : rows) {
-      std::string out;
-      for (size_t i = 0; i < row.size(); ++i) out += (i ? "," : "") + cell(row[i]);
-      std::cout << out << "\n";
-    }
-    return kExitOk;
-  }
-  Table table(headers);
-  for (auto& row : rows) table.Add(std::move(row));
-  table.Print(std::cout);
+  PrintRows(headers, std::move(rows), a.format);
   return kExitOk;
 }
 
@@ -391,7 +431,11 @@ void AddCostCommands(CLI::App& app, const bool& json_output, int& rc) {
   showback->add_flag("--allocate", sb.request.allocate,
                      "put untagged charges on a cluster's bill resources (per-node, usage-only exports) on the jobs "
                      "that ran there each day, by GPU-seconds");
-  showback->add_option("--estate", sb.estate, "estate YAML, for clusters' bill resources (default: the embedded one)");
+  showback->add_flag("--metered", sb.metered,
+                     "from the ledger instead of the bills: attempts, GPU-hours, cost, completed jobs and cost per "
+                     "completed job by team, owner, job, provider, cluster, gpu, month or day");
+  showback->add_option("--estate", sb.estate,
+                       "estate YAML, for clusters' bill resources and prices (default: the embedded one)");
   showback->add_option("--format", sb.format, "table or csv")->check(CLI::IsMember({"table", "csv"}))->capture_default_str();
   where.AddTo(showback);
   showback->callback([state, &json_output, &rc, &where, &sb] { rc = Showback(where, sb, json_output); });

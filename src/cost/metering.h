@@ -42,6 +42,13 @@ struct MeteredPeriod {
 Result<MeteredPeriod> MeterPeriod(const Store& store, const Estate& estate, const std::string& from_day,
                                   const std::string& to_day, Timestamp now);
 
+// Whether an attempt in `state` did (or is doing) the work it was given:
+// succeeded, still running or admitted, or cancelled by its owner (a
+// decision, not waste). Preempted, failed, node faults... did not.
+inline bool AttemptFinishedTheWork(const std::string& state) {
+  return state == "succeeded" || state == "running" || state == "admitted" || state == "cancelled";
+}
+
 // One provider and day: billed against metered.
 struct ReconcileLine {
   std::string provider, day, currency;

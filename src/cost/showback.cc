@@ -1,6 +1,12 @@
 #include "cost/showback.h"
 
+#include <algorithm>
+#include <map>
+#include <set>
+
 #include "cost/allocation.h"
+#include "cost/focus.h"
+#include "cost/metering.h"
 
 namespace causeway::cost {
 
@@ -51,6 +57,86 @@ nlohmann::json ToJson(const Showback& s) {
           {"share", kRules[static_cast<int>(s.rule)]},
           {"allocated", s.allocated},
           {"rows", rows}};
+}
+
+Result<MeteredShowback> RunMeteredShowback(const Store& store, const Estate& estate, const ShowbackRequest& request,
+                                           Timestamp now) {
+  enum class Dim { kTeam, kOwner, kJob, kProvider, kCluster, kGpu, kMonth, kDay };
+  static const std::pair<std::string_view, Dim> kDims[] = {
+      {"team", Dim::kTeam},         {"owner", Dim::kOwner}, {"job", Dim::kJob},     {"provider", Dim::kProvider},
+      {"cluster", Dim::kCluster},   {"gpu", Dim::kGpu},     {"month", Dim::kMonth}, {"day", Dim::kDay}};
+  MeteredShowback out;
+  std::vector<Dim> dims;
+  for (std::string_view rest = request.by; !rest.empty();) {
+    size_t comma = rest.find(',');
+    std::string_view name = rest.substr(0, comma);
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    auto it = std::find_if(std::begin(kDims), std::end(kDims), [&](const auto& d) { return d.first == name; });
+    if (it == std::end(kDims)) {
+      return InvalidArgument("by: the ledger groups by team, owner, job, provider, cluster, gpu, month or day, not \"" +
+                             std::string(name) + "\"");
+    }
+    dims.push_back(it->second);
+    out.by.emplace_back(name);
+  }
+  if (dims.empty()) return InvalidArgument("by: expected at least one dimension");
+  ASSIGN_OR_RETURN(auto days, PeriodDays(request.period));
+  out.from_day = days.first;
+  out.to_day = days.second;
+  out.currency = estate.currency;
+  ASSIGN_OR_RETURN(MeteredPeriod metered, MeterPeriod(store, estate, days.first, days.second, now));
+
+  std::map<std::vector<std::string>, MeteredLine> lines;
+  std::set<std::pair<const MeteredAttempt*, const MeteredLine*>> counted;
+  for (const MeteredDay& d : metered.days) {
+    const MeteredAttempt& m = *d.source;
+    const Attempt& a = m.attempt;
+    if (!request.provider.empty() && d.provider != request.provider) continue;
+    std::vector<std::string> keys;
+    for (Dim dim : dims) {
+      switch (dim) {
+        case Dim::kTeam: keys.push_back(m.team); break;
+        case Dim::kOwner: keys.push_back(m.owner); break;
+        case Dim::kJob: keys.push_back(a.job_id); break;
+        case Dim::kProvider: keys.push_back(d.provider); break;
+        case Dim::kCluster: keys.push_back(d.cluster); break;
+        case Dim::kGpu: keys.push_back(a.flavor); break;
+        case Dim::kMonth: keys.push_back(d.day.substr(0, 7)); break;
+        case Dim::kDay: keys.push_back(d.day); break;
+      }
+    }
+    MeteredLine& line = lines[keys];
+    line.keys = keys;
+    if (counted.insert({&m, &line}).second) ++line.attempts;
+    line.gpu_seconds += d.gpu_seconds;
+    line.cost_micros += d.cost_micros;
+    if (a.ended_at && !AttemptFinishedTheWork(a.state)) line.wasted_micros += d.cost_micros;
+    // A completed job counts once, on the day its succeeding attempt ended.
+    if (a.state == "succeeded" && a.ended_at && DayOf(ToUnixMicros(*a.ended_at - Micros(1))) == d.day) {
+      ++line.completed_jobs;
+    }
+  }
+  for (auto& [keys, line] : lines) out.lines.push_back(std::move(line));
+  return out;
+}
+
+nlohmann::json ToJson(const MeteredShowback& s) {
+  auto money = [](int64_t micros) { return PicosText(MicrosToPicos(micros)); };
+  nlohmann::json rows = nlohmann::json::array();
+  for (const MeteredLine& line : s.lines) {
+    nlohmann::json r = nlohmann::json::object();
+    for (size_t i = 0; i < s.by.size(); ++i) r[s.by[i]] = line.keys[i];
+    r["attempts"] = line.attempts;
+    r["gpu_hours"] = PicosText(GpuSecondsToPicoHours(line.gpu_seconds));
+    r["cost"] = money(line.cost_micros);
+    r["completed_jobs"] = line.completed_jobs;
+    r["cost_per_completed_job"] =
+        line.completed_jobs > 0 ? nlohmann::json(money(line.cost_micros / line.completed_jobs)) : nlohmann::json();
+    r["wasted_cost"] = money(line.wasted_micros);
+    rows.push_back(std::move(r));
+  }
+  return {{"source", "metered"}, {"by", s.by},           {"from_day", s.from_day},
+          {"to_day", s.to_day},  {"currency", s.currency}, {"rows", rows}};
 }
 
 nlohmann::json ToJson(const BillingImport& b) {

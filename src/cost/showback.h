@@ -41,6 +41,33 @@ Result<Showback> RunShowback(const Store& store, const ShowbackRequest& request,
 // "allocated": bool}
 // with amounts as exact decimal strings.
 nlohmann::json ToJson(const Showback& showback);
+
+// Showback from the ledger rather than the bills: what each group's
+// attempts cost at the estate's prices, the jobs they completed, and the
+// cost per completed job.
+struct MeteredLine {
+  std::vector<std::string> keys;  // one per dimension
+  int64_t attempts = 0;
+  int64_t gpu_seconds = 0;
+  int64_t cost_micros = 0;      // every attempt's, failed and preempted ones included
+  int64_t completed_jobs = 0;   // jobs whose attempt succeeded in the period, counted where it ended
+  int64_t wasted_micros = 0;    // attempts that ended without finishing the work
+};
+struct MeteredShowback {
+  std::vector<std::string> by;
+  std::string from_day, to_day;
+  std::string currency;  // the estate's
+  std::vector<MeteredLine> lines;
+};
+// `request.by`: comma-separated team, owner, job, provider, cluster, gpu,
+// month, day (kInvalidArgument names another); period as for bills. Group
+// by provider,gpu to compare providers on the same GPU type: cost per
+// GPU-hour and per completed job side by side.
+Result<MeteredShowback> RunMeteredShowback(const Store& store, const Estate& estate, const ShowbackRequest& request,
+                                           Timestamp now);
+// {"source": "metered", "by", "from_day", "to_day", "currency", "rows": [{DIM: key, ..., "attempts",
+// "gpu_hours", "cost", "completed_jobs", "cost_per_completed_job" (null without any), "wasted_cost"}]}
+nlohmann::json ToJson(const MeteredShowback& showback);
 nlohmann::json ToJson(const BillingImport& import);
 
 }  // namespace causeway::cost

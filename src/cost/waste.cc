@@ -9,10 +9,6 @@
 namespace causeway::cost {
 namespace {
 
-bool FinishedTheWork(const std::string& state) {
-  return state == "succeeded" || state == "running" || state == "admitted" || state == "cancelled";
-}
-
 int64_t OverlapSeconds(Timestamp a0, Timestamp a1, Timestamp b0, Timestamp b1) {
   Timestamp lo = std::max(a0, b0), hi = std::min(a1, b1);
   return hi > lo ? (ToUnixMicros(hi) - ToUnixMicros(lo)) / 1'000'000 : 0;
@@ -35,7 +31,7 @@ Result<WasteReport> Waste(const Store& store, const Estate& estate, const std::s
   std::map<std::pair<std::string, int>, bool> counted;
   for (const MeteredDay& d : metered.days) {
     const MeteredAttempt& m = *d.source;
-    if (!m.attempt.ended_at || FinishedTheWork(m.attempt.state)) continue;
+    if (!m.attempt.ended_at || AttemptFinishedTheWork(m.attempt.state)) continue;
     TeamWaste& t = team(m.team);
     if (!counted[{m.attempt.job_id, m.attempt.number}]) {
       counted[{m.attempt.job_id, m.attempt.number}] = true;

@@ -126,6 +126,12 @@ TEST_F(ApiTest, CostShowbackNeedsCostReadAndNamesBadFields) {
   ExpectError(Call("GET", "/v1/cost/showback?by=colour"), 400, "invalid_argument");
   ExpectError(Call("GET", "/v1/cost/showback?period=soon"), 400, "invalid_argument");
   ExpectError(Call("GET", "/v1/cost/showback?allocate=maybe"), 400, "invalid_argument");
+  ExpectError(Call("GET", "/v1/cost/showback?source=guess"), 400, "invalid_argument");
+  ExpectError(Call("GET", "/v1/cost/showback?source=metered&by=project"), 400, "invalid_argument");
+  auto metered = Call("GET", "/v1/cost/showback?source=metered&by=team,provider");
+  ASSERT_EQ(metered.status, 200) << metered.raw;
+  EXPECT_EQ(metered.body["source"], "metered");
+  EXPECT_TRUE(metered.body["rows"].is_array());
   auto allocated = Call("GET", "/v1/cost/showback?period=2026-11&allocate=true");
   ASSERT_EQ(allocated.status, 200) << allocated.raw;
   EXPECT_EQ(allocated.body["allocated"], true) << "no cluster claims these resources: nothing moves";

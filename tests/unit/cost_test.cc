@@ -801,6 +801,48 @@ TEST_P(BillImportTest, UnusedReservationIsReportedAndSharedByRule) {
   EXPECT_EQ(midway->reservations[0].used_gpu_seconds, 60 * 3600);
 }
 
+// Showback from the ledger: cost per completed job, failed attempts as
+// waste, providers side by side on the same GPU type.
+TEST_P(BillImportTest, MeteredShowbackCountsCompletedJobsAndTheirCost) {
+  auto estate = ParseEstate(DefaultEstateYaml(), "estate");
+  ASSERT_TRUE(estate.ok());
+  // nlp: one job done in one attempt (8 GPU-h at 2.30), one failed attempt
+  // (2 GPU-h); vision: one job done on another provider (4 GPU-h).
+  AddJobWithAttempt(*store_, "job_a", "nlp", "nebius-eu-h200", 8, "2026-11-02T10:00:00Z", "2026-11-02T11:00:00Z",
+                    JobState::kSucceeded);
+  AddJobWithAttempt(*store_, "job_b", "nlp", "nebius-eu-h200", 2, "2026-11-03T10:00:00Z", "2026-11-03T11:00:00Z",
+                    JobState::kFailed);
+  AddJobWithAttempt(*store_, "job_c", "vision", "coreweave-us-h100", 4, "2026-11-03T23:00:00Z", "2026-11-04T00:00:00Z",
+                    JobState::kSucceeded);
+  Timestamp now = At("2026-11-20T00:00:00Z");
+  ShowbackRequest r;
+  r.by = "team";
+  r.period = "2026-11";
+  auto by_team = RunMeteredShowback(*store_, *estate, r, now);
+  ASSERT_TRUE(by_team.ok()) << by_team.status().ToString();
+  ASSERT_EQ(by_team->lines.size(), 2u);
+  const MeteredLine& nlp = by_team->lines[0];
+  EXPECT_EQ(nlp.keys, std::vector<std::string>{"nlp"});
+  EXPECT_EQ(nlp.attempts, 2);
+  EXPECT_EQ(nlp.gpu_seconds, 10 * 3600);
+  EXPECT_EQ(nlp.cost_micros, 23'000'000);
+  EXPECT_EQ(nlp.completed_jobs, 1);
+  EXPECT_EQ(nlp.wasted_micros, 4'600'000);
+  auto json = ToJson(*by_team);
+  EXPECT_EQ(json["rows"][0]["cost_per_completed_job"], "23.00") << "the failed attempt is part of the price";
+  EXPECT_EQ(json["rows"][1]["completed_jobs"], 1) << "counted on the day it ended (2026-11-03, not the 4th)";
+
+  r.by = "provider,gpu,day";
+  auto compare = RunMeteredShowback(*store_, *estate, r, now);
+  ASSERT_TRUE(compare.ok());
+  std::map<std::string, int64_t> completed;
+  for (const MeteredLine& l : compare->lines) completed[l.keys[0] + " " + l.keys[2]] += l.completed_jobs;
+  EXPECT_EQ(completed["coreweave 2026-11-03"], 1);
+  EXPECT_EQ(completed["nebius 2026-11-02"], 1);
+  r.by = "project";
+  EXPECT_EQ(RunMeteredShowback(*store_, *estate, r, now).status().code(), Code::kInvalidArgument);
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, BillImportTest, ::testing::Values("sqlite", "postgresql"),
                          [](const ::testing::TestParamInfo<std::string>& p) { return p.param; });
 
