@@ -671,7 +671,7 @@ int Main(int argc, char** argv) {
     if (!j) return;
     if (g.json_output) return print_json(*j);
     auto money = [](int64_t micros) { return cost::HundredthsText(cost::MicrosToPicos(micros)); };
-    auto hours = [](int64_t gpu_seconds) { return cost::HundredthsText(cost::GpuSecondsToPicoHours(gpu_seconds)); };
+    auto hours = cost::GpuHoursHundredths;
     const json& job = (*j)["job"].is_object() ? (*j)["job"] : *j;
     std::cout << Str(job, "id") << " (" << Str(job, "name") << ", team " << Str(job, "team") << ", owner "
               << Str(job, "owner") << ") is " << Str(job, "state") << "\n";

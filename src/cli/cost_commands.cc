@@ -183,7 +183,7 @@ int MeteredShowbackCommand(const DbChoice& where, const ShowbackArgs& a, bool js
     std::cout << cost::ToJson(*showback).dump(2) << "\n";
     return kExitOk;
   }
-  auto money = [](int64_t micros) { return cost::PicosText(cost::MicrosToPicos(micros)); };
+  using cost::MicrosText;
   std::vector<std::string> headers = showback->by;
   for (const char* h : {"attempts", "gpu-hours", "cost", "completed jobs", "cost/completed job", "wasted"}) {
     headers.emplace_back(h);
@@ -193,11 +193,11 @@ int MeteredShowbackCommand(const DbChoice& where, const ShowbackArgs& a, bool js
     std::vector<std::string> row;
     for (const auto& k : l.keys) row.push_back(k.empty() && a.format != "csv" ? "(none)" : k);
     row.push_back(std::to_string(l.attempts));
-    row.push_back(cost::HundredthsText(cost::GpuSecondsToPicoHours(l.gpu_seconds)));
-    row.push_back(money(l.cost_micros));
+    row.push_back(cost::GpuHoursHundredths(l.gpu_seconds));
+    row.push_back(MicrosText(l.cost_micros));
     row.push_back(std::to_string(l.completed_jobs));
-    row.push_back(l.completed_jobs > 0 ? money(l.cost_micros / l.completed_jobs) : "-");
-    row.push_back(money(l.wasted_micros));
+    row.push_back(l.completed_jobs > 0 ? MicrosText(l.cost_micros / l.completed_jobs) : "-");
+    row.push_back(MicrosText(l.wasted_micros));
     rows.push_back(std::move(row));
   }
   PrintRows(headers, std::move(rows), a.format);
@@ -314,26 +314,25 @@ int WasteCommand(const DbChoice& where, const MeteringArgs& a, bool json_output)
   auto report = cost::Waste(*in->store, in->estate, in->days.first, in->days.second, RealClock().Now(),
                             cost::WasteOptions{*rule});
   if (!report.ok()) return Fail(report.status());
-  auto money = [](int64_t micros) { return cost::PicosText(cost::MicrosToPicos(micros)); };
-  auto hours = [](int64_t gpu_seconds) { return cost::HundredthsText(cost::GpuSecondsToPicoHours(gpu_seconds)); };
-  auto exact_hours = [](int64_t gpu_seconds) { return cost::PicosText(cost::GpuSecondsToPicoHours(gpu_seconds)); };
+  using cost::GpuHoursHundredths, cost::GpuHoursText, cost::MicrosText;
   if (json_output) {
     json teams = json::array();
     for (const auto& t : report->teams) {
       teams.push_back({{"team", t.team}, {"failed_attempts", t.failed_attempts},
-                       {"failed_gpu_hours", exact_hours(t.failed_gpu_seconds)},
-                       {"failed_cost", money(t.failed_cost_micros)}, {"reaped_jobs", t.reaped_jobs},
-                       {"idle_gpu_hours", exact_hours(t.idle_gpu_seconds)},
-                       {"idle_cost", money(t.idle_cost_micros)}, {"dry_run_reaps", t.dry_run_reaps},
-                       {"unused_reserved_share", money(t.unused_reserved_share_micros)}});
+                       {"failed_gpu_hours", GpuHoursText(t.failed_gpu_seconds)},
+                       {"failed_cost", MicrosText(t.failed_cost_micros)}, {"reaped_jobs", t.reaped_jobs},
+                       {"idle_gpu_hours", GpuHoursText(t.idle_gpu_seconds)},
+                       {"idle_cost", MicrosText(t.idle_cost_micros)}, {"dry_run_reaps", t.dry_run_reaps},
+                       {"unused_reserved_share", MicrosText(t.unused_reserved_share_micros)}});
     }
     json reservations = json::array();
     for (const auto& r : report->reservations) {
       reservations.push_back({{"cluster", r.cluster}, {"gpu_type", r.gpu_type}, {"reservations", r.names},
-                              {"reserved_gpu_hours", exact_hours(r.reserved_gpu_seconds)},
-                              {"used_gpu_hours", exact_hours(r.used_gpu_seconds)},
-                              {"committed_cost", money(r.committed_micros)}, {"unused_cost", money(r.unused_micros)},
-                              {"unallocated_cost", money(r.unallocated_micros)}});
+                              {"reserved_gpu_hours", GpuHoursText(r.reserved_gpu_seconds)},
+                              {"used_gpu_hours", GpuHoursText(r.used_gpu_seconds)},
+                              {"committed_cost", MicrosText(r.committed_micros)},
+                              {"unused_cost", MicrosText(r.unused_micros)},
+                              {"unallocated_cost", MicrosText(r.unallocated_micros)}});
     }
     json unused = json::array();
     for (const auto& [currency, amount] : report->unused_commitments) {
@@ -352,18 +351,19 @@ int WasteCommand(const DbChoice& where, const MeteringArgs& a, bool json_output)
   Table t(headers);
   for (const auto& w : report->teams) {
     std::vector<std::string> row = {w.team.empty() ? "(none)" : w.team, std::to_string(w.failed_attempts),
-                                    hours(w.failed_gpu_seconds), money(w.failed_cost_micros),
-                                    std::to_string(w.reaped_jobs), hours(w.idle_gpu_seconds),
-                                    money(w.idle_cost_micros), std::to_string(w.dry_run_reaps)};
-    if (shared) row.push_back(money(w.unused_reserved_share_micros));
+                                    GpuHoursHundredths(w.failed_gpu_seconds), MicrosText(w.failed_cost_micros),
+                                    std::to_string(w.reaped_jobs), GpuHoursHundredths(w.idle_gpu_seconds),
+                                    MicrosText(w.idle_cost_micros), std::to_string(w.dry_run_reaps)};
+    if (shared) row.push_back(MicrosText(w.unused_reserved_share_micros));
     t.Add(std::move(row));
   }
   t.Print(std::cout);
   std::cout << "(costs in " << report->currency << ", metered)\n";
   for (const auto& r : report->reservations) {
-    std::cout << "reserved " << r.gpu_type << " on " << r.cluster << ": " << hours(r.reserved_gpu_seconds)
-              << " GPU-h paid for, " << hours(r.used_gpu_seconds) << " used; unused " << money(r.unused_micros) << " of "
-              << money(r.committed_micros) << (r.unallocated_micros > 0 ? " (unallocated)" : " (shared " + a.share_unused + ")")
+    std::cout << "reserved " << r.gpu_type << " on " << r.cluster << ": " << GpuHoursHundredths(r.reserved_gpu_seconds)
+              << " GPU-h paid for, " << GpuHoursHundredths(r.used_gpu_seconds) << " used; unused "
+              << MicrosText(r.unused_micros) << " of " << MicrosText(r.committed_micros)
+              << (r.unallocated_micros > 0 ? " (unallocated)" : " (shared " + a.share_unused + ")")
               << "\n";
   }
   for (const auto& [currency, amount] : report->unused_commitments) {

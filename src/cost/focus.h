@@ -93,6 +93,11 @@ std::string HundredthsText(Picos v);
 // Micro-units (money as the ledger keeps it) and GPU-seconds as Picos.
 inline Picos MicrosToPicos(int64_t micros) { return static_cast<Picos>(micros) * 1000000; }
 inline Picos GpuSecondsToPicoHours(int64_t seconds) { return static_cast<Picos>(seconds) * 1000000000000LL / 3600; }
+// For reports: micro-units of money exactly ("12.345678"), GPU-seconds as
+// GPU-hours exactly or to the hundredth.
+inline std::string MicrosText(int64_t micros) { return PicosText(MicrosToPicos(micros)); }
+inline std::string GpuHoursText(int64_t gpu_seconds) { return PicosText(GpuSecondsToPicoHours(gpu_seconds)); }
+inline std::string GpuHoursHundredths(int64_t gpu_seconds) { return HundredthsText(GpuSecondsToPicoHours(gpu_seconds)); }
 // Picos to nanos, rounded half to even; nullopt outside int64.
 std::optional<Nanos> PicosToNanos(Picos v);
 // Parses an ISO 8601 date-time to Unix microseconds. `exact` is set when the

@@ -121,18 +121,17 @@ Result<MeteredShowback> RunMeteredShowback(const Store& store, const Estate& est
 }
 
 nlohmann::json ToJson(const MeteredShowback& s) {
-  auto money = [](int64_t micros) { return PicosText(MicrosToPicos(micros)); };
   nlohmann::json rows = nlohmann::json::array();
   for (const MeteredLine& line : s.lines) {
     nlohmann::json r = nlohmann::json::object();
     for (size_t i = 0; i < s.by.size(); ++i) r[s.by[i]] = line.keys[i];
     r["attempts"] = line.attempts;
-    r["gpu_hours"] = PicosText(GpuSecondsToPicoHours(line.gpu_seconds));
-    r["cost"] = money(line.cost_micros);
+    r["gpu_hours"] = GpuHoursText(line.gpu_seconds);
+    r["cost"] = MicrosText(line.cost_micros);
     r["completed_jobs"] = line.completed_jobs;
     r["cost_per_completed_job"] =
-        line.completed_jobs > 0 ? nlohmann::json(money(line.cost_micros / line.completed_jobs)) : nlohmann::json();
-    r["wasted_cost"] = money(line.wasted_micros);
+        line.completed_jobs > 0 ? nlohmann::json(MicrosText(line.cost_micros / line.completed_jobs)) : nlohmann::json();
+    r["wasted_cost"] = MicrosText(line.wasted_micros);
     rows.push_back(std::move(r));
   }
   return {{"source", "metered"}, {"by", s.by},           {"from_day", s.from_day},

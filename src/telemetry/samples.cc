@@ -188,8 +188,13 @@ void SampleStore::Add(const std::vector<GpuSample>& samples) {
   for (const GpuSample& s : samples) {
     Key key{s.job_id, s.attempt, s.gpu};
     Point p{ToUnixMicros(s.time), s.utilization_percent};
-    if (auto f = folded_.find(key); f != folded_.end() && p.time_us <= f->second.last.time_us) continue;
-    std::vector<Point>& points = series_[key];
+    auto it = series_.find(key);
+    // Pruning folds the oldest points away, so only a sample no later than
+    // the oldest kept one can be older than what was folded.
+    if (it == series_.end() || p.time_us <= it->second.front().time_us) {
+      if (auto f = folded_.find(key); f != folded_.end() && p.time_us <= f->second.last.time_us) continue;
+    }
+    std::vector<Point>& points = it != series_.end() ? it->second : series_[key];
     if (!points.empty() && p.time_us < points.back().time_us - retention_.count()) continue;
     if (points.empty() || p.time_us > points.back().time_us) {
       points.push_back(p);
