@@ -155,10 +155,11 @@ Result<std::map<std::string, std::string>> SchedulerService::PrepareLaunch(const
   return env;
 }
 
-Status SchedulerService::Adopt(const JobRecord& job) {
+Status SchedulerService::Adopt(const JobRecord& job, bool history) {
   auto spec = JobSpecFromJson(nlohmann::json::parse(job.spec_json, nullptr, false));
   if (!spec.ok()) return spec.status().WithPrefix("recovering " + job.id);
   scheduler::JobInput input{job.id, std::move(*spec), job.created_at, job.attempts, job.gpu_seconds, job.cost_micros};
+  if (!history) return engine_->Submit(std::move(input));
   ASSIGN_OR_RETURN(auto checkpoints, store_.ListCheckpoints(job.id));
   ASSIGN_OR_RETURN(auto attempts, store_.ListAttempts(job.id));
   if (!checkpoints.empty()) {
@@ -283,7 +284,11 @@ Status SchedulerService::FollowAudit(const std::vector<AuditEvent>& events, cons
     if (e.action == "job.submit") {
       auto job = jobs.find(job_id);
       if (job == jobs.end() || engine_->Has(job_id)) continue;
-      Status st = Adopt(job->second);
+      // Submitted after this term began (its event follows the head read
+      // once the lease was ours), so no earlier leader launched it: fenced
+      // launches commit before the lease changes hands, after the submit.
+      // Nothing to read but the job (three queries a job saved).
+      Status st = Adopt(job->second, /*history=*/false);
       if (!st.ok() && st.code() != Code::kAlreadyExists) {
         spdlog::error("job {} cannot be scheduled: {}", job_id, st.message());
       }

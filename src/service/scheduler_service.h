@@ -109,7 +109,9 @@ class SchedulerService {
   // The rest need mu_ held (Lead takes it).
   void Build();  // fresh providers and engine
   Status Recover();  // every active job of the database into the engine
-  Status Adopt(const JobRecord& job);
+  // `history`: read the job's attempts, launches and checkpoints (a job
+  // from before this term); without, the job is taken as never launched.
+  Status Adopt(const JobRecord& job, bool history = true);
   // The engine's last word before a launch: lease, durable record, credentials.
   Result<std::map<std::string, std::string>> PrepareLaunch(const std::string& job_id, int attempt,
                                                            const Cluster& cluster, Timestamp now);
