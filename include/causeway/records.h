@@ -109,6 +109,21 @@ struct TokenRecord {
   std::optional<Timestamp> revoked_at;
 };
 
+// A user or a group of Causeway's directory, as an identity provider
+// provisioned it through SCIM (src/identity/scim). `name` is the user's
+// userName or the group's displayName, unique per kind ignoring ASCII case.
+struct DirectoryEntry {
+  std::string kind;  // "User" or "Group"
+  std::string id;    // server-assigned, never reused
+  std::string name;
+  std::string external_id;  // the provisioning client's own id, if it sent one
+  bool active = true;       // users only: false once deactivated
+  nlohmann::json resource;  // the SCIM resource as stored, without id and meta
+  int64_t version = 1;      // raised by each change; the resource's ETag
+  Timestamp created_at;
+  Timestamp updated_at;
+};
+
 // One imported billing file (FOCUS). `provider` is the estate's provider the
 // bill is for; (provider, digest) is unique, so importing a file again
 // changes nothing.

@@ -24,7 +24,7 @@
 namespace causeway {
 
 // The schema version this build writes; every backend migrates to it.
-inline constexpr int kLatestSchemaVersion = 8;
+inline constexpr int kLatestSchemaVersion = 9;
 
 // A named lease one process holds at a time: the scheduler's leadership
 // among replicas. `epoch` grows each time the lease changes hands; it is the
@@ -82,6 +82,15 @@ class WriteTx {
   // Stores an imported bill and its rollups. kAlreadyExists when the same
   // file (provider, digest) was imported before.
   virtual Status InsertBillingImport(const BillingImport& import, const std::vector<BillingRollup>& rollups) = 0;
+
+  // The directory entry (kind, id), locked until the batch commits so that a
+  // read-modify-write of it is not interleaved with another replica's.
+  virtual Result<std::optional<DirectoryEntry>> GetDirectoryEntry(const std::string& kind, const std::string& id) = 0;
+  // Inserts or replaces entry (kind, id). kAlreadyExists when another entry
+  // of the kind has the same name ignoring ASCII case.
+  virtual Status PutDirectoryEntry(const DirectoryEntry& entry) = 0;
+  // kNotFound if there is no such entry.
+  virtual Status DeleteDirectoryEntry(const std::string& kind, const std::string& id) = 0;
 };
 
 using WriteFn = std::function<Status(WriteTx&)>;
@@ -176,6 +185,11 @@ class Store {
   // The token whose secret hashes to `hash`, whether or not it is still valid.
   virtual Result<std::optional<TokenRecord>> FindTokenByHash(const std::string& hash) const = 0;
   virtual Result<std::vector<TokenRecord>> ListTokens() const = 0;
+
+  // Every directory entry of `kind`, ordered by id.
+  virtual Result<std::vector<DirectoryEntry>> ListDirectory(const std::string& kind) const = 0;
+  virtual Result<std::optional<DirectoryEntry>> FindDirectoryEntry(const std::string& kind,
+                                                                   const std::string& id) const = 0;
 
   // Oldest first.
   virtual Result<std::vector<AuditEvent>> ListAudit(const AuditFilter& filter) const = 0;

@@ -120,23 +120,31 @@ ApiService::ApiService(Store& store, CommitQueue& queue, const Estate& estate, c
       clock_(clock),
       scheduler_(scheduler),
       jobs_(store, queue, estate, clock, policies, HooksFor(scheduler)),
-      tokens_(store, queue, clock) {
+      tokens_(store, queue, clock),
+      scim_(store, queue, clock) {
   AddRoutes();
+  AddScimRoutes();
+}
+
+Result<identity::Principal> ApiService::Authorize(HttpRequest& req, const std::string& needed, bool job_credential) {
+  ASSIGN_OR_RETURN(identity::Principal principal,
+                   token_cache_.Authenticate(store_, req.Header("authorization"), clock_.Now()));
+  if (!needed.empty() && !principal.Has(needed) && !(job_credential && principal.IsJob(req.params["id"]))) {
+    return PermissionDenied("token " + principal.token_id + " lacks the \"" + needed + "\" scope needed for " +
+                            req.method + " " + req.path);
+  }
+  return principal;
 }
 
 void ApiService::Route(const char* method, const char* pattern, std::string_view scope, Handler handler,
                        bool job_credential) {
   std::string needed(scope);
   router_.Add(method, pattern, [this, needed, job_credential, handler = std::move(handler)](HttpRequest& req, Reply reply) {
-    auto principal = token_cache_.Authenticate(store_, req.Header("authorization"), clock_.Now());
+    auto principal = Authorize(req, needed, job_credential);
     if (!principal.ok()) {
       HttpResponse r = ErrorResponse(principal.status());
       if (principal.status().code() == Code::kUnauthenticated) r.headers.emplace_back("WWW-Authenticate", "Bearer");
       return reply(std::move(r));
-    }
-    if (!needed.empty() && !principal->Has(needed) && !(job_credential && principal->IsJob(req.params["id"]))) {
-      return reply(ErrorResponse(PermissionDenied("token " + principal->token_id + " lacks the \"" + needed +
-                                                  "\" scope needed for " + req.method + " " + req.path)));
     }
     req.principal = std::move(*principal);
     handler(req, std::move(reply));

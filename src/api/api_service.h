@@ -16,6 +16,7 @@
 #include "service/job_service.h"
 #include "service/reaper_service.h"
 #include "service/scheduler_service.h"
+#include "service/scim_service.h"
 #include "service/token_service.h"
 #include "store/commit_queue.h"
 
@@ -44,7 +45,16 @@ class ApiService {
   void Route(const char* method, const char* pattern, std::string_view scope, Handler handler,
              bool job_credential = false);
   void Public(const char* method, const char* pattern, Handler handler);
+  // The principal of `req` if its token allows `needed` ("" for any valid
+  // token); kUnauthenticated or kPermissionDenied otherwise.
+  Result<identity::Principal> Authorize(HttpRequest& req, const std::string& needed, bool job_credential);
   void AddRoutes();
+  // /scim/v2/...: the SCIM service provider (api/scim_api.cc), with SCIM's
+  // error bodies for every failure, authentication included.
+  void AddScimRoutes();
+  void ScimRoute(const char* method, const char* pattern,
+                 std::function<Result<nlohmann::json>(HttpRequest&, const std::string& base)> handler,
+                 int success_status = 200);
 
   void SubmitJob(HttpRequest& req, Reply reply);
   void ListJobs(HttpRequest& req, Reply reply);
@@ -77,6 +87,7 @@ class ApiService {
   SchedulerService* scheduler_;
   JobService jobs_;
   TokenService tokens_;
+  ScimService scim_;
   identity::TokenCache token_cache_;
   Router router_;
   Metrics metrics_;

@@ -24,9 +24,11 @@ inline constexpr std::string_view kScopeClustersRead = "clusters:read";
 inline constexpr std::string_view kScopeMetricsRead = "metrics:read";
 inline constexpr std::string_view kScopeCostRead = "cost:read";              // bills and showback
 inline constexpr std::string_view kScopeTelemetryWrite = "telemetry:write";  // pushing GPU samples
-inline constexpr std::string_view kAllScopes[] = {kScopeAdmin,        kScopeJobsRead,    kScopeJobsWrite,
-                                                  kScopeAuditRead,    kScopeClustersRead, kScopeMetricsRead,
-                                                  kScopeCostRead,     kScopeTelemetryWrite};
+// Provisioning users and groups through /scim/v2 (the IdP's token).
+inline constexpr std::string_view kScopeScimProvision = "scim:provision";
+inline constexpr std::string_view kAllScopes[] = {kScopeAdmin,        kScopeJobsRead,      kScopeJobsWrite,
+                                                  kScopeAuditRead,    kScopeClustersRead,  kScopeMetricsRead,
+                                                  kScopeCostRead,     kScopeTelemetryWrite, kScopeScimProvision};
 
 // Who is making a request.
 struct Principal {

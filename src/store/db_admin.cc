@@ -83,6 +83,13 @@ Result<DbReport> CopyDb(const std::string& from, const std::string& to,
     ASSIGN_OR_RETURN(auto tokens, source->ListTokens());
     for (const auto& t : tokens) RETURN_IF_ERROR(tx.InsertToken(t));
     say("copied " + std::to_string(tokens.size()) + " tokens");
+    size_t entries = 0;
+    for (const char* kind : {"User", "Group"}) {
+      ASSIGN_OR_RETURN(auto directory, source->ListDirectory(kind));
+      for (const DirectoryEntry& d : directory) RETURN_IF_ERROR(tx.PutDirectoryEntry(d));
+      entries += directory.size();
+    }
+    say("copied " + std::to_string(entries) + " directory users and groups");
     ASSIGN_OR_RETURN(auto bills, source->ListBillingImports());
     for (const BillingImport& b : bills) {
       ASSIGN_OR_RETURN(auto rollups, source->ListBillingRollups(b.id));

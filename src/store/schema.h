@@ -189,7 +189,37 @@ CREATE INDEX billing_rollups_day ON billing_rollups (day);
 ALTER TABLE attempts ADD COLUMN observed_gpu_seconds INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE attempts ADD COLUMN work_gpu_seconds INTEGER NOT NULL DEFAULT 0;
 )sql",
+    // 9: the directory of users and groups provisioned through SCIM.
+    R"sql(
+CREATE TABLE directory (
+  kind TEXT NOT NULL,
+  id TEXT NOT NULL,
+  name TEXT NOT NULL,
+  name_key TEXT NOT NULL,
+  external_id TEXT NOT NULL,
+  active INTEGER NOT NULL,
+  resource TEXT NOT NULL,
+  version INTEGER NOT NULL,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  PRIMARY KEY (kind, id),
+  UNIQUE (kind, name_key)
+);
+)sql",
 };
+
+// A directory entry's columns, in the order both stores read them.
+inline constexpr const char* kDirectoryColumns =
+    "kind, id, name, external_id, active, resource, version, created_at, updated_at";
+
+// The key a directory name is unique under: ASCII letters folded to lower
+// case (SCIM's userName is case-insensitive; other scripts compare exactly).
+inline std::string DirectoryNameKey(std::string name) {
+  for (char& c : name) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return name;
+}
 
 // An attempt's columns, in the order both stores read them (alias `a`).
 inline constexpr const char* kAttemptColumns =

@@ -118,6 +118,21 @@ TokenRecord ReadToken(const Rows& r, int i) {
   return t;
 }
 
+DirectoryEntry ReadDirectoryEntry(const Rows& r, int i) {
+  DirectoryEntry d;
+  d.kind = r.Text(i, 0);
+  d.id = r.Text(i, 1);
+  d.name = r.Text(i, 2);
+  d.external_id = r.Text(i, 3);
+  d.active = r.Int(i, 4) != 0;
+  d.resource = nlohmann::json::parse(r.Text(i, 5), nullptr, false);
+  if (d.resource.is_discarded()) d.resource = nlohmann::json::object();
+  d.version = r.Int(i, 6);
+  d.created_at = FromUnixMicros(r.Int(i, 7));
+  d.updated_at = FromUnixMicros(r.Int(i, 8));
+  return d;
+}
+
 AuditEvent ReadAudit(const Rows& r, int i) {
   AuditEvent e;
   e.seq = r.Int(i, 0);
@@ -430,6 +445,39 @@ class PgWriteTx final : public WriteTx {
     return Status::Ok();
   }
 
+  Result<std::optional<DirectoryEntry>> GetDirectoryEntry(const std::string& kind, const std::string& id) override {
+    static const std::string sql = std::string("SELECT ") + schema::kDirectoryColumns +
+                                   " FROM directory WHERE kind = $1 AND id = $2 FOR UPDATE";
+    ASSIGN_OR_RETURN(Rows r, Read(sql.c_str(), Params().Add(kind).Add(id)));
+    return ReadFirst(r, &ReadDirectoryEntry);
+  }
+
+  // Sent at once (not held): a name another entry has is reported as this
+  // unit's, with a message that names it.
+  Status PutDirectoryEntry(const DirectoryEntry& d) override {
+    static const std::string sql = std::string("INSERT INTO directory (") + schema::kDirectoryColumns +
+                                   ", name_key) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) "
+                                   "ON CONFLICT (kind, id) DO UPDATE SET name = EXCLUDED.name, "
+                                   "name_key = EXCLUDED.name_key, external_id = EXCLUDED.external_id, "
+                                   "active = EXCLUDED.active, resource = EXCLUDED.resource, "
+                                   "version = EXCLUDED.version, updated_at = EXCLUDED.updated_at";
+    auto written = Write(sql.c_str(), Params().Add(d.kind).Add(d.id).Add(d.name).Add(d.external_id)
+                                          .Add(int64_t{d.active ? 1 : 0})
+                                          .Add(d.resource.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace))
+                                          .Add(d.version).Add(ToUnixMicros(d.created_at)).Add(ToUnixMicros(d.updated_at))
+                                          .Add(schema::DirectoryNameKey(d.name)));
+    if (written.status().code() == Code::kAlreadyExists) {
+      return AlreadyExists("another " + d.kind + " is already named \"" + d.name + "\"");
+    }
+    return written.status();
+  }
+
+  Status DeleteDirectoryEntry(const std::string& kind, const std::string& id) override {
+    ASSIGN_OR_RETURN(Rows r, Write("DELETE FROM directory WHERE kind = $1 AND id = $2", Params().Add(kind).Add(id)));
+    if (r.Affected() == 0) return NotFound(kind + " " + id + " not found");
+    return Status::Ok();
+  }
+
  private:
   // Holds a row for `into`; `row` is "($1, $2, ...)".
   Status Defer(const pg::Into& into, const char* row, const Params& params) {
@@ -643,6 +691,21 @@ class PgStore final : public Store {
   Result<std::optional<TokenRecord>> FindTokenByHash(const std::string& hash) const override {
     ASSIGN_OR_RETURN(Rows r, Query("SELECT " TOKEN_COLUMNS " FROM api_tokens WHERE hash = $1", Params().Add(hash)));
     return ReadFirst(r, &ReadToken);
+  }
+
+  Result<std::vector<DirectoryEntry>> ListDirectory(const std::string& kind) const override {
+    static const std::string sql =
+        std::string("SELECT ") + schema::kDirectoryColumns + " FROM directory WHERE kind = $1 ORDER BY id";
+    ASSIGN_OR_RETURN(Rows r, Query(sql.c_str(), Params().Add(kind)));
+    return ReadAll(r, &ReadDirectoryEntry);
+  }
+
+  Result<std::optional<DirectoryEntry>> FindDirectoryEntry(const std::string& kind,
+                                                           const std::string& id) const override {
+    static const std::string sql =
+        std::string("SELECT ") + schema::kDirectoryColumns + " FROM directory WHERE kind = $1 AND id = $2";
+    ASSIGN_OR_RETURN(Rows r, Query(sql.c_str(), Params().Add(kind).Add(id)));
+    return ReadFirst(r, &ReadDirectoryEntry);
   }
 
   Result<std::vector<TokenRecord>> ListTokens() const override {

@@ -105,6 +105,23 @@ TokenRecord ReadToken(const Stmt& s) {
 }
 constexpr const char* kTokenColumns = "id, name, hash, scopes, created_by, created_at, expires_at, revoked_at";
 
+DirectoryEntry ReadDirectoryEntry(const Stmt& s) {
+  DirectoryEntry d;
+  d.kind = s.Text(0);
+  d.id = s.Text(1);
+  d.name = s.Text(2);
+  d.external_id = s.Text(3);
+  d.active = s.Int(4) != 0;
+  d.resource = nlohmann::json::parse(s.Text(5), nullptr, false);
+  if (d.resource.is_discarded()) d.resource = nlohmann::json::object();
+  d.version = s.Int(6);
+  d.created_at = FromUnixMicros(s.Int(7));
+  d.updated_at = FromUnixMicros(s.Int(8));
+  return d;
+}
+const std::string kSelectDirectoryEntry =
+    std::string("SELECT ") + schema::kDirectoryColumns + " FROM directory WHERE kind = ?1 AND id = ?2";
+
 AuditEvent ReadAudit(const Stmt& s) {
   AuditEvent e;
   e.seq = s.Int(0);
@@ -131,6 +148,16 @@ Result<std::optional<T>> QueryOne(Conn& conn, const char* sql, std::string_view 
   if (s.Step(st)) return std::optional<T>(read(s));
   RETURN_IF_ERROR(st);
   return std::optional<T>();
+}
+
+Result<std::optional<DirectoryEntry>> FindDirectoryEntryIn(Conn& conn, const std::string& kind,
+                                                           const std::string& id) {
+  CW_STMT(s, conn, kSelectDirectoryEntry.c_str());
+  s.Bind(1, kind).Bind(2, id);
+  Status st;
+  if (s.Step(st)) return std::optional<DirectoryEntry>(ReadDirectoryEntry(s));
+  RETURN_IF_ERROR(st);
+  return std::optional<DirectoryEntry>();
 }
 
 const std::string kSelectJobById = std::string("SELECT ") + kJobColumns + " FROM jobs WHERE id = ?1";
@@ -349,6 +376,36 @@ class SqliteWriteTx final : public WriteTx {
     return Counted(Status::Ok());
   }
 
+  Result<std::optional<DirectoryEntry>> GetDirectoryEntry(const std::string& kind, const std::string& id) override {
+    return FindDirectoryEntryIn(conn_, kind, id);
+  }
+
+  Status PutDirectoryEntry(const DirectoryEntry& d) override {
+    static const std::string sql = std::string("INSERT INTO directory (") + schema::kDirectoryColumns +
+                                   ", name_key) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) "
+                                   "ON CONFLICT(kind, id) DO UPDATE SET name = excluded.name, "
+                                   "name_key = excluded.name_key, external_id = excluded.external_id, "
+                                   "active = excluded.active, resource = excluded.resource, "
+                                   "version = excluded.version, updated_at = excluded.updated_at";
+    CW_STMT(s, conn_, sql.c_str());
+    s.Bind(1, d.kind).Bind(2, d.id).Bind(3, d.name).Bind(4, d.external_id).Bind(5, int64_t{d.active ? 1 : 0});
+    s.Bind(6, d.resource.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)).Bind(7, d.version);
+    s.Bind(8, ToUnixMicros(d.created_at)).Bind(9, ToUnixMicros(d.updated_at)).Bind(10, schema::DirectoryNameKey(d.name));
+    Status st = s.Exec();
+    if (st.code() == Code::kAlreadyExists) {
+      return AlreadyExists("another " + d.kind + " is already named \"" + d.name + "\"");
+    }
+    return Counted(std::move(st));
+  }
+
+  Status DeleteDirectoryEntry(const std::string& kind, const std::string& id) override {
+    CW_STMT(s, conn_, "DELETE FROM directory WHERE kind = ?1 AND id = ?2");
+    s.Bind(1, kind).Bind(2, id);
+    RETURN_IF_ERROR(s.Exec());
+    if (sqlite3_changes(conn_.db()) == 0) return NotFound(kind + " " + id + " not found");
+    return Counted(Status::Ok());
+  }
+
   Status CheckLease(const std::string& name, const std::string& holder, int64_t epoch) override {
     // The batch holds SQLite's write lock, so nobody can take the lease
     // before it commits.
@@ -543,6 +600,25 @@ class SqliteStore final : public Store {
   Result<std::optional<TokenRecord>> FindTokenByHash(const std::string& hash) const override {
     ASSIGN_OR_RETURN(auto r, Reader());
     return QueryOne(*r.conn, kSelectTokenByHash.c_str(), hash, &ReadToken);
+  }
+
+  Result<std::vector<DirectoryEntry>> ListDirectory(const std::string& kind) const override {
+    ASSIGN_OR_RETURN(auto r, Reader());
+    static const std::string sql =
+        std::string("SELECT ") + schema::kDirectoryColumns + " FROM directory WHERE kind = ?1 ORDER BY id";
+    CW_STMT(s, *r.conn, sql.c_str());
+    s.Bind(1, kind);
+    std::vector<DirectoryEntry> out;
+    Status st;
+    while (s.Step(st)) out.push_back(ReadDirectoryEntry(s));
+    RETURN_IF_ERROR(st);
+    return out;
+  }
+
+  Result<std::optional<DirectoryEntry>> FindDirectoryEntry(const std::string& kind,
+                                                           const std::string& id) const override {
+    ASSIGN_OR_RETURN(auto r, Reader());
+    return FindDirectoryEntryIn(*r.conn, kind, id);
   }
 
   Result<std::vector<TokenRecord>> ListTokens() const override {

@@ -1,0 +1,149 @@
+// The /scim/v2 routes of ApiService: the SCIM 2.0 service provider that
+// Okta and Microsoft Entra provision users and groups through. Every route
+// needs a token with the scim:provision scope (a provisioning-only token);
+// every failure, authentication included, has a SCIM error body.
+#include <charconv>
+
+#include "api/api_service.h"
+#include "identity/scim/scim_schema.h"
+
+namespace causeway::api {
+
+using nlohmann::json;
+namespace scim = identity::scim;
+
+namespace {
+
+constexpr const char* kScimContentType = "application/scim+json";
+
+HttpResponse ScimResponse(int status, const json& body) {
+  HttpResponse r;
+  r.status = status;
+  r.content_type = kScimContentType;
+  if (!body.is_null()) r.body = body.dump(-1, ' ', false, json::error_handler_t::replace);
+  return r;
+}
+
+HttpResponse ScimErrorResponse(const Status& st) {
+  HttpResponse r = ScimResponse(scim::HttpStatusOf(st), scim::ErrorBody(st));
+  if (st.code() == Code::kUnauthenticated) r.headers.emplace_back("WWW-Authenticate", "Bearer");
+  if (IsRetryable(st.code())) r.headers.emplace_back("Retry-After", "1");
+  return r;
+}
+
+// Where resources are located, for meta.location: the address the client
+// used, through a proxy that says it terminated TLS.
+std::string BaseUrl(const HttpRequest& req) {
+  std::string host = req.Header("host");
+  for (char c : host) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == ':' || c == '[' || c == ']')) {
+      host.clear();
+      break;
+    }
+  }
+  if (host.empty()) return "/scim/v2";
+  return (req.Header("x-forwarded-proto") == "https" ? "https://" : "http://") + host + "/scim/v2";
+}
+
+Result<json> ScimBody(const HttpRequest& req) {
+  if (req.body.empty()) return scim::Error(Code::kInvalidArgument, "invalidSyntax", "the request body is empty");
+  json j = json::parse(req.body, nullptr, false);
+  if (j.is_discarded()) return scim::Error(Code::kInvalidArgument, "invalidSyntax", "the request body is not valid JSON");
+  if (!j.is_object()) return scim::Error(Code::kInvalidArgument, "invalidSyntax", "the request body must be a JSON object");
+  return j;
+}
+
+Result<ScimListQuery> ListQueryOf(const HttpRequest& req) {
+  ScimListQuery q;
+  q.filter = req.Query("filter");
+  q.attributes = req.Query("attributes");
+  q.excluded_attributes = req.Query("excludedAttributes");
+  for (auto [name, into] : {std::pair<const char*, int64_t*>{"startIndex", &q.start_index}, {"count", &q.count}}) {
+    std::string v = req.Query(name);
+    if (v.empty()) continue;
+    auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), *into);
+    if (ec != std::errc() || ptr != v.data() + v.size()) {
+      return scim::Error(Code::kInvalidArgument, "invalidValue", std::string(name) + " must be an integer, not \"" + v + "\"");
+    }
+  }
+  return q;
+}
+
+}  // namespace
+
+void ApiService::ScimRoute(const char* method, const char* pattern,
+                           std::function<Result<json>(HttpRequest&, const std::string& base)> handler,
+                           int success_status) {
+  router_.Add(method, pattern, [this, handler = std::move(handler), success_status](HttpRequest& req, Reply reply) {
+    auto principal = Authorize(req, std::string(identity::kScopeScimProvision), false);
+    if (!principal.ok()) return reply(ScimErrorResponse(principal.status()));
+    req.principal = std::move(*principal);
+    std::string base = BaseUrl(req);
+    auto result = handler(req, base);
+    if (!result.ok()) return reply(ScimErrorResponse(result.status()));
+    HttpResponse r = ScimResponse(success_status, success_status == 204 ? json() : *result);
+    if (result->is_object() && result->contains("meta") && (*result)["meta"].contains("version")) {
+      r.headers.emplace_back("ETag", (*result)["meta"]["version"].get<std::string>());
+      if (success_status == 201) r.headers.emplace_back("Location", (*result)["meta"].value("location", ""));
+    }
+    reply(std::move(r));
+  });
+}
+
+void ApiService::AddScimRoutes() {
+  ScimRoute("GET", "/scim/v2/ServiceProviderConfig",
+            [](HttpRequest&, const std::string& base) -> Result<json> { return scim::ServiceProviderConfig(base); });
+  ScimRoute("GET", "/scim/v2/Schemas",
+            [](HttpRequest&, const std::string& base) -> Result<json> { return scim::SchemasDocument(base); });
+  ScimRoute("GET", "/scim/v2/Schemas/{id}", [](HttpRequest& req, const std::string& base) -> Result<json> {
+    const scim::Schema* s = scim::FindSchema(req.params["id"]);
+    if (!s) return scim::Error(Code::kNotFound, "", "no schema " + req.params["id"]);
+    return scim::SchemaDocument(*s, base);
+  });
+  ScimRoute("GET", "/scim/v2/ResourceTypes",
+            [](HttpRequest&, const std::string& base) -> Result<json> { return scim::ResourceTypesDocument(base); });
+  ScimRoute("GET", "/scim/v2/ResourceTypes/{id}", [](HttpRequest& req, const std::string& base) -> Result<json> {
+    for (const scim::ResourceType* t : {&scim::UserType(), &scim::GroupType()}) {
+      if (t->name == req.params["id"]) return scim::ResourceTypeDocument(*t, base);
+    }
+    return scim::Error(Code::kNotFound, "", "no resource type " + req.params["id"]);
+  });
+
+  for (const scim::ResourceType* type : {&scim::UserType(), &scim::GroupType()}) {
+    std::string collection = "/scim/v2" + type->endpoint;
+    std::string one = collection + "/{id}";
+    auto caller = [](HttpRequest& req, const std::string& base) { return ScimCaller{req.principal->token_id, base}; };
+    ScimRoute("GET", collection.c_str(), [this, type](HttpRequest& req, const std::string& base) -> Result<json> {
+      ASSIGN_OR_RETURN(ScimListQuery q, ListQueryOf(req));
+      return scim_.List(*type, q, base);
+    });
+    ScimRoute(
+        "POST", collection.c_str(),
+        [this, type, caller](HttpRequest& req, const std::string& base) -> Result<json> {
+          ASSIGN_OR_RETURN(json body, ScimBody(req));
+          return scim_.Create(*type, body, caller(req, base));
+        },
+        201);
+    ScimRoute("GET", one.c_str(), [this, type](HttpRequest& req, const std::string& base) -> Result<json> {
+      ASSIGN_OR_RETURN(ScimListQuery q, ListQueryOf(req));
+      return scim_.Get(*type, req.params["id"], base, q);
+    });
+    ScimRoute("PUT", one.c_str(), [this, type, caller](HttpRequest& req, const std::string& base) -> Result<json> {
+      ASSIGN_OR_RETURN(json body, ScimBody(req));
+      return scim_.Replace(*type, req.params["id"], body, req.Header("if-match"), caller(req, base));
+    });
+    ScimRoute("PATCH", one.c_str(), [this, type, caller](HttpRequest& req, const std::string& base) -> Result<json> {
+      ASSIGN_OR_RETURN(json body, ScimBody(req));
+      return scim_.Patch(*type, req.params["id"], body, req.Header("if-match"), caller(req, base));
+    });
+    ScimRoute(
+        "DELETE", one.c_str(),
+        [this, type, caller](HttpRequest& req, const std::string& base) -> Result<json> {
+          RETURN_IF_ERROR(scim_.Delete(*type, req.params["id"], req.Header("if-match"), caller(req, base)));
+          return json();
+        },
+        204);
+  }
+}
+
+}  // namespace causeway::api
