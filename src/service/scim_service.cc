@@ -282,7 +282,11 @@ Status ScimService::Delete(const Type& type, const std::string& id, const std::s
       for (const json& m : group->resource.value("members", json::array())) {
         if (m.value("value", "") != id) kept.push_back(m);
       }
-      next.resource["members"] = kept;
+      if (kept.empty()) {
+        next.resource.erase("members");
+      } else {
+        next.resource["members"] = kept;
+      }
       next.version = group->version + 1;
       next.updated_at = now;
       RETURN_IF_ERROR(tx.PutDirectoryEntry(next));

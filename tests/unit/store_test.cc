@@ -201,6 +201,67 @@ TEST_P(StoreTest, DuplicateIdIsAlreadyExists) {
   EXPECT_EQ(store_->Write(InsertWithAudit(j)).code(), Code::kAlreadyExists);
 }
 
+TEST_P(StoreTest, DirectoryEntriesAreUniqueByNameIgnoringCaseAndReadBackWhole) {
+  auto put = [&](DirectoryEntry d) {
+    return store_->Write([d](WriteTx& tx) -> Status {
+      RETURN_IF_ERROR(tx.PutDirectoryEntry(d));
+      AuditEvent e = Event("scim.user.create", "user/" + d.id);
+      return tx.AppendAudit(e);
+    });
+  };
+  DirectoryEntry alice;
+  alice.kind = "User";
+  alice.id = "usr_1";
+  alice.name = "Alice@Corp.example";
+  alice.external_id = "00u1";
+  alice.resource = {{"userName", alice.name}, {"name", {{"givenName", "Alice"}}}, {"quote", "it's \"fine\""}};
+  alice.created_at = alice.updated_at = FromUnixMicros(1'700'000'000'000'000);
+  ASSERT_TRUE(put(alice).ok());
+  DirectoryEntry twin = alice;
+  twin.id = "usr_2";
+  twin.name = "alice@corp.EXAMPLE";
+  Status taken = put(twin);
+  EXPECT_EQ(taken.code(), Code::kAlreadyExists) << taken.ToString();
+  EXPECT_NE(taken.message().find("already named"), std::string::npos) << taken.message();
+  // A group may share a user's name: uniqueness is per kind.
+  DirectoryEntry group = alice;
+  group.kind = "Group";
+  group.id = "grp_1";
+  ASSERT_TRUE(put(group).ok());
+
+  // Replacing keeps the key; the whole entry reads back.
+  alice.active = false;
+  alice.version = 2;
+  alice.resource["active"] = false;
+  ASSERT_TRUE(put(alice).ok());
+  auto users = store_->ListDirectory("User");
+  ASSERT_TRUE(users.ok());
+  ASSERT_EQ(users->size(), 1u);
+  const DirectoryEntry& got = (*users)[0];
+  EXPECT_EQ(got.id, "usr_1");
+  EXPECT_EQ(got.name, "Alice@Corp.example");
+  EXPECT_EQ(got.external_id, "00u1");
+  EXPECT_FALSE(got.active);
+  EXPECT_EQ(got.version, 2);
+  EXPECT_EQ(got.resource, alice.resource);
+  EXPECT_EQ(got.created_at, alice.created_at);
+  auto found = store_->FindDirectoryEntry("Group", "grp_1");
+  ASSERT_TRUE(found.ok() && found->has_value());
+  EXPECT_EQ((*found)->kind, "Group");
+
+  Status gone = store_->Write([](WriteTx& tx) -> Status {
+    RETURN_IF_ERROR(tx.DeleteDirectoryEntry("User", "usr_1"));
+    AuditEvent e = Event("scim.user.delete", "user/usr_1");
+    return tx.AppendAudit(e);
+  });
+  ASSERT_TRUE(gone.ok()) << gone.ToString();
+  EXPECT_TRUE(store_->ListDirectory("User")->empty());
+  Status again = store_->Write([](WriteTx& tx) -> Status { return tx.DeleteDirectoryEntry("User", "usr_1"); });
+  EXPECT_EQ(again.code(), Code::kNotFound);
+  // The name is free again once its holder is gone.
+  ASSERT_TRUE(put(twin).ok());
+}
+
 TEST_P(StoreTest, ChainSurvivesReopenAndContinues) {
   for (int i = 0; i < 5; ++i) ASSERT_TRUE(store_->Write(InsertWithAudit(Job())).ok());
   Reopen();

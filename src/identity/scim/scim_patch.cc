@@ -137,17 +137,14 @@ Status Apply(const ResourceType& type, json& resource, Op op, const Path& path, 
     return Status::Ok();
   }
   if (selected.empty()) {
+    // Only `attr[sub eq v].subAttr` (or `attr.subAttr` on an empty list)
+    // says enough to make the element; anything else had to match.
     json element = path.filter ? ElementFrom(*path.filter) : json(json::object());
-    if (element.is_null() || (!ref.sub && !path.filter)) {
+    if (element.is_null() || !ref.sub) {
       return Error(Code::kInvalidArgument, "noTarget",
                    "no element of \"" + name + "\" matches the path's filter, so there is nothing to change");
     }
-    if (ref.sub) {
-      ASSIGN_OR_RETURN(element[ref.sub->name], NormalizeOne(*ref.sub, *value, Describe(ref)));
-    } else {
-      ASSIGN_OR_RETURN(json v, NormalizeOne(*ref.attr, *value, Describe(ref)));
-      element.update(v);
-    }
+    ASSIGN_OR_RETURN(element[ref.sub->name], NormalizeOne(*ref.sub, *value, Describe(ref)));
     list.push_back(std::move(element));
     return Status::Ok();
   }
