@@ -178,6 +178,50 @@ struct TelemetryConfig {
   std::string gpu_label = "gpu";
 };
 
+// Roles a group can be bound to (docs/identity.md).
+inline constexpr std::string_view kRoleNames[] = {"admin",   "platform", "team-admin", "researcher",
+                                                  "finance", "auditor",  "viewer"};
+
+// `access:` entries: a role bound to an identity-provider group, for one
+// team or (no team) for all.
+struct AccessBinding {
+  std::string group;
+  std::string role;
+  std::string team;
+  std::string source;  // "access[2]", shown by `causeway access explain`
+};
+
+// People signing in with the company IdP's OpenID Connect tokens.
+struct OidcConfig {
+  std::string issuer;                  // https://corp.okta.com (its /.well-known/openid-configuration)
+  std::vector<std::string> audiences;  // the client id(s) tokens must be issued for
+  std::string username_claim = "email";
+  std::string groups_claim = "groups";
+  Micros leeway = Micros(60LL * 1000000);
+  // Refuse people the SCIM directory does not know (when provisioning is on).
+  bool require_provisioned = false;
+};
+
+// Causeway as an OIDC issuer of per-attempt workload tokens.
+struct WorkloadIdentityConfig {
+  std::string issuer;                  // the URL clouds fetch /.well-known/openid-configuration from
+  std::vector<std::string> audiences;  // the token's aud: sts.amazonaws.com, a GCP pool, vault
+  Micros lifetime = Micros(3600LL * 1000000);
+  std::string alg = "ES256";  // ES256 or RS256
+};
+
+// What happens to a person's work when they lose access.
+struct DeprovisionConfig {
+  std::string queued = "cancel";  // cancel | keep
+  std::string running = "stop";   // stop | finish
+};
+
+struct IdentityConfig {
+  std::optional<OidcConfig> oidc;
+  std::optional<WorkloadIdentityConfig> workload;
+  DeprovisionConfig deprovision;
+};
+
 struct Dataset {
   std::string name;
   std::vector<std::string> replicas;  // "provider/region" where a copy lives
@@ -195,6 +239,8 @@ struct Estate {
   std::vector<PolicyConfig> policies;
   std::vector<ReaperConfig> reaper;
   std::optional<TelemetryConfig> telemetry;
+  std::vector<AccessBinding> access;
+  IdentityConfig identity;
 
   const Provider* FindProvider(std::string_view name) const;
   const Cluster* FindCluster(std::string_view name) const;

@@ -16,6 +16,30 @@ bool Principal::Has(std::string_view scope) const {
                      [&](const std::string& s) { return s == scope || s == kScopeAdmin; });
 }
 
+bool Principal::AllowsTeam(std::string_view scope, std::string_view team) const {
+  if (!IsPerson()) return Has(scope);
+  for (const Grant& g : grants) {
+    if (!g.team.empty() && g.team != team) continue;
+    for (const std::string& s : g.scopes) {
+      if (s == scope || s == kScopeAdmin) return true;
+    }
+  }
+  return false;
+}
+
+std::vector<std::string> Principal::TeamsFor(std::string_view scope) const {
+  if (!IsPerson()) return {};
+  std::vector<std::string> teams;
+  for (const Grant& g : grants) {
+    bool confers = std::any_of(g.scopes.begin(), g.scopes.end(),
+                               [&](const std::string& s) { return s == scope || s == kScopeAdmin; });
+    if (!confers) continue;
+    if (g.team.empty()) return {};
+    if (std::find(teams.begin(), teams.end(), g.team) == teams.end()) teams.push_back(g.team);
+  }
+  return teams;
+}
+
 bool Principal::IsJob(const std::string& job_id) const {
   std::string scope = JobScope(job_id);
   return std::find(scopes.begin(), scopes.end(), scope) != scopes.end();

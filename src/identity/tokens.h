@@ -26,19 +26,49 @@ inline constexpr std::string_view kScopeCostRead = "cost:read";              // 
 inline constexpr std::string_view kScopeTelemetryWrite = "telemetry:write";  // pushing GPU samples
 // Provisioning users and groups through /scim/v2 (the IdP's token).
 inline constexpr std::string_view kScopeScimProvision = "scim:provision";
-inline constexpr std::string_view kAllScopes[] = {kScopeAdmin,        kScopeJobsRead,      kScopeJobsWrite,
-                                                  kScopeAuditRead,    kScopeClustersRead,  kScopeMetricsRead,
-                                                  kScopeCostRead,     kScopeTelemetryWrite, kScopeScimProvision};
+// Declaring provider outages and other changes to the estate's state.
+inline constexpr std::string_view kScopeProvidersWrite = "providers:write";
+// Cancelling other people's jobs (people hold it through team-admin,
+// platform or admin; a token with jobs:write may cancel any job it sees).
+inline constexpr std::string_view kScopeJobsManage = "jobs:manage";
+inline constexpr std::string_view kAllScopes[] = {
+    kScopeAdmin,       kScopeJobsRead,       kScopeJobsWrite,     kScopeJobsManage,     kScopeAuditRead,
+    kScopeClustersRead, kScopeMetricsRead,   kScopeCostRead,      kScopeTelemetryWrite, kScopeScimProvision,
+    kScopeProvidersWrite};
 
-// Who is making a request.
+// A role a person holds through one of their groups, for one team or all.
+struct Grant {
+  std::string role;   // one of kRoleNames (causeway/estate.h)
+  std::string team;   // "" for every team
+  std::string group;  // the IdP group it comes through
+  std::string source; // where the binding is written, e.g. "estate access[2]"
+  std::vector<std::string> scopes;  // what the role confers
+};
+
+// Who is making a request: a token (a service account, a job attempt), or a
+// person signed in through the identity provider.
 struct Principal {
-  std::string token_id;
+  std::string token_id;  // the actor named in the audit trail
   std::string name;
-  std::vector<std::string> scopes;
+  std::vector<std::string> scopes;  // a person's: every scope of every grant
+
+  // A person: their directory userName (or the IdP's name for them), their
+  // directory id when provisioned, their groups and what those grant.
+  std::string user;
+  std::string user_id;
+  std::vector<std::string> groups;
+  std::vector<Grant> grants;
 
   bool Has(std::string_view scope) const;
+  // Whether `scope` holds for `team`: a token's scopes hold for every team;
+  // a person's only through a grant for that team or for all.
+  bool AllowsTeam(std::string_view scope, std::string_view team) const;
+  // The teams `scope` is limited to; empty when it holds for every team
+  // (ask only once Has(scope) is true).
+  std::vector<std::string> TeamsFor(std::string_view scope) const;
   // Whether it is the credential of one of the job's attempts.
   bool IsJob(const std::string& job_id) const;
+  bool IsPerson() const { return !user.empty(); }
 };
 
 struct MintedToken {

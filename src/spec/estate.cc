@@ -66,7 +66,7 @@ class EstateParser {
     ASSIGN_OR_RETURN(YAML::Node root, spec::LoadYaml(text, r_.file()));
     static const KeySet kKeys{
         {"currency", "providers", "clusters", "prices", "reservations", "teams", "datasets", "queues", "policies",
-         "reaper", "telemetry"}};
+         "reaper", "telemetry", "access", "identity"}};
     if (!r_.CheckMap(root, "", kKeys)) return r_.Finish("estate");
     if (auto n = Get(root, "currency"); n.IsDefined()) {
       if (auto s = r_.String(n, "currency")) {
@@ -88,6 +88,8 @@ class EstateParser {
     List(root, "policies", [&](const YAML::Node& n, const std::string& f) { ParsePolicy(n, f); });
     List(root, "reaper", [&](const YAML::Node& n, const std::string& f) { ParseReaper(n, f); });
     if (YAML::Node t = Get(root, "telemetry"); t.IsDefined()) ParseTelemetry(t, "telemetry");
+    List(root, "access", [&](const YAML::Node& n, const std::string& f) { ParseAccess(n, f); });
+    if (YAML::Node t = Get(root, "identity"); t.IsDefined()) ParseIdentity(t, "identity");
     RETURN_IF_ERROR(r_.Finish("estate"));
     return std::move(e_);
   }
@@ -595,6 +597,116 @@ class EstateParser {
       if (!v.empty()) *out = v;
     }
     e_.telemetry = std::move(t);
+  }
+
+  void ParseAccess(const YAML::Node& n, const std::string& f) {
+    static const KeySet kKeys{{"group", "role", "team"}};
+    if (!r_.CheckMap(n, f, kKeys)) return;
+    AccessBinding b;
+    b.group = Str(n, "group", f);
+    b.role = Str(n, "role", f);
+    b.team = Str(n, "team", f, false);
+    b.source = f;
+    if (!b.role.empty() && std::find(std::begin(kRoleNames), std::end(kRoleNames), b.role) == std::end(kRoleNames)) {
+      std::vector<std::string_view> roles(std::begin(kRoleNames), std::end(kRoleNames));
+      std::string hint = spec::ClosestMatch(b.role, roles);
+      r_.Error(Get(n, "role"), JoinField(f, "role"),
+               "unknown role \"" + b.role + "\"" +
+                   (hint.empty() ? "; expected admin, platform, team-admin, researcher, finance, auditor or viewer"
+                                 : "; did you mean \"" + hint + "\"?"));
+      return;
+    }
+    if (!b.team.empty() && !e_.FindTeam(b.team)) {
+      r_.Error(Get(n, "team"), JoinField(f, "team"), "unknown team \"" + b.team + "\"");
+      return;
+    }
+    if (!b.group.empty() && !b.role.empty()) e_.access.push_back(std::move(b));
+  }
+
+  // A duration field of `n`, if present and positive.
+  void DurationField(const YAML::Node& n, const std::string& f, const char* key, Micros& out) {
+    YAML::Node v = Get(n, key);
+    if (!v.IsDefined()) return;
+    auto d = ParseDuration(r_.String(v, JoinField(f, key)).value_or(""));
+    if (d.ok() && d->count() > 0) {
+      out = *d;
+    } else {
+      r_.Error(v, JoinField(f, key), d.ok() ? "must be longer than zero" : d.status().message());
+    }
+  }
+
+  // An http(s) URL field; `f`.`key` names it in errors.
+  std::string UrlField(const YAML::Node& n, const std::string& f, const char* key, bool required) {
+    std::string url = Str(n, key, f, required);
+    if (!url.empty() && url.rfind("https://", 0) != 0 && url.rfind("http://", 0) != 0) {
+      r_.Error(Get(n, key), JoinField(f, key), "expected an https:// URL");
+    }
+    while (!url.empty() && url.back() == '/') url.pop_back();
+    return url;
+  }
+
+  void ParseIdentity(const YAML::Node& n, const std::string& f) {
+    static const KeySet kKeys{{"oidc", "workload", "deprovision"}};
+    if (!r_.CheckMap(n, f, kKeys)) return;
+    if (YAML::Node o = Get(n, "oidc"); o.IsDefined()) {
+      std::string of = JoinField(f, "oidc");
+      static const KeySet kOidc{{"issuer", "audience", "audiences", "username_claim", "groups_claim", "leeway",
+                                 "require_provisioned"}};
+      if (r_.CheckMap(o, of, kOidc)) {
+        OidcConfig c;
+        c.issuer = UrlField(o, of, "issuer", true);
+        std::string one = Str(o, "audience", of, false);
+        if (!one.empty()) c.audiences.push_back(one);
+        StringList(o, of, "audiences", "[causeway, 0oa1b2c3]", c.audiences);
+        if (c.audiences.empty()) r_.Error(o, of, "needs audience: the client id tokens are issued for");
+        for (auto [key, out] : {std::pair{"username_claim", &c.username_claim}, std::pair{"groups_claim", &c.groups_claim}}) {
+          std::string v = Str(o, key, of, false);
+          if (!v.empty()) *out = v;
+        }
+        DurationField(o, of, "leeway", c.leeway);
+        if (c.leeway > Micros(300LL * 1000000)) r_.Error(Get(o, "leeway"), JoinField(of, "leeway"), "at most 5m");
+        if (auto v = Get(o, "require_provisioned"); v.IsDefined()) {
+          c.require_provisioned = r_.Bool(v, JoinField(of, "require_provisioned")).value_or(false);
+        }
+        e_.identity.oidc = std::move(c);
+      }
+    }
+    if (YAML::Node w = Get(n, "workload"); w.IsDefined()) {
+      std::string wf = JoinField(f, "workload");
+      static const KeySet kWorkload{{"issuer", "audiences", "lifetime", "alg"}};
+      if (r_.CheckMap(w, wf, kWorkload)) {
+        WorkloadIdentityConfig c;
+        c.issuer = UrlField(w, wf, "issuer", true);
+        StringList(w, wf, "audiences", "[sts.amazonaws.com]", c.audiences);
+        if (c.audiences.empty()) r_.Error(w, wf, "needs audiences: who the job tokens are for, e.g. [sts.amazonaws.com]");
+        DurationField(w, wf, "lifetime", c.lifetime);
+        if (c.lifetime > Micros(24LL * 3600 * 1000000)) {
+          r_.Error(Get(w, "lifetime"), JoinField(wf, "lifetime"), "at most 24h: tokens are refreshed, not long-lived");
+        }
+        std::string alg = Str(w, "alg", wf, false);
+        if (!alg.empty()) {
+          if (alg != "ES256" && alg != "RS256") r_.Error(Get(w, "alg"), JoinField(wf, "alg"), "expected ES256 or RS256");
+          c.alg = alg;
+        }
+        e_.identity.workload = std::move(c);
+      }
+    }
+    if (YAML::Node d = Get(n, "deprovision"); d.IsDefined()) {
+      std::string df = JoinField(f, "deprovision");
+      static const KeySet kDeprovision{{"queued", "running"}};
+      if (r_.CheckMap(d, df, kDeprovision)) {
+        DeprovisionConfig& c = e_.identity.deprovision;
+        std::string queued = Str(d, "queued", df, false), running = Str(d, "running", df, false);
+        if (!queued.empty()) c.queued = queued;
+        if (!running.empty()) c.running = running;
+        if (c.queued != "cancel" && c.queued != "keep") {
+          r_.Error(Get(d, "queued"), JoinField(df, "queued"), "expected cancel or keep");
+        }
+        if (c.running != "stop" && c.running != "finish") {
+          r_.Error(Get(d, "running"), JoinField(df, "running"), "expected stop or finish");
+        }
+      }
+    }
   }
 
   void ParseReaper(const YAML::Node& n, const std::string& f) {

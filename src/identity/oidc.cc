@@ -1,0 +1,162 @@
+#include "identity/oidc.h"
+
+#include "causeway/crypto.h"
+#include "identity/scim/scim_schema.h"
+#include "net/fetch.h"
+
+namespace causeway::identity {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr auto kRefreshAtMost = std::chrono::seconds(60);
+
+Result<json> FetchJson(const OidcVerifier::Fetcher& fetch, const std::string& url, const char* what) {
+  auto r = fetch(url);
+  if (!r.ok()) return Unavailable(std::string("the identity provider's ") + what + " cannot be read: " + r.status().message());
+  if (r->status != 200) {
+    return Unavailable(std::string("the identity provider's ") + what + " answered HTTP " + std::to_string(r->status));
+  }
+  json j = json::parse(r->body, nullptr, false);
+  if (!j.is_object()) return Unavailable(std::string("the identity provider's ") + what + " is not a JSON object");
+  return j;
+}
+
+// The directory user named `name` (userName, ignoring case) and the
+// display names of the groups holding it.
+struct DirectoryPerson {
+  DirectoryEntry user;
+  std::vector<std::string> groups;
+};
+Result<std::optional<DirectoryPerson>> FindInDirectory(const Store& store, const std::string& name) {
+  ASSIGN_OR_RETURN(auto users, store.ListDirectory("User"));
+  for (DirectoryEntry& u : users) {
+    if (!scim::EqualsIgnoreCase(u.name, name)) continue;
+    DirectoryPerson p{std::move(u), {}};
+    ASSIGN_OR_RETURN(auto groups, store.ListDirectory("Group"));
+    for (const DirectoryEntry& g : groups) {
+      for (const json& m : g.resource.value("members", json::array())) {
+        if (m.value("value", "") == p.user.id) {
+          p.groups.push_back(g.name);
+          break;
+        }
+      }
+    }
+    return std::optional<DirectoryPerson>(std::move(p));
+  }
+  return std::optional<DirectoryPerson>();
+}
+
+}  // namespace
+
+bool IsJwtBearer(std::string_view authorization) {
+  constexpr std::string_view kBearer = "Bearer ";
+  if (authorization.substr(0, kBearer.size()) != kBearer) return false;
+  std::string_view token = authorization.substr(kBearer.size());
+  return token.rfind("cw_", 0) != 0 && std::count(token.begin(), token.end(), '.') == 2;
+}
+
+OidcVerifier::OidcVerifier(OidcConfig config, Fetcher fetch) : config_(std::move(config)), fetch_(std::move(fetch)) {
+  if (!fetch_) fetch_ = [](const std::string& url) { return net::Fetch(url); };
+}
+
+Status OidcVerifier::Refresh() {
+  refreshed_ = std::chrono::steady_clock::now();
+  if (jwks_uri_.empty()) {
+    ASSIGN_OR_RETURN(json discovery, FetchJson(fetch_, config_.issuer + "/.well-known/openid-configuration",
+                                               "discovery document"));
+    // OpenID Connect Discovery 1.0, section 4.3: the document must name
+    // exactly the issuer it was fetched for.
+    if (discovery.value("issuer", "") != config_.issuer) {
+      return Unavailable("the discovery document names issuer \"" + discovery.value("issuer", "") + "\", not \"" +
+                         config_.issuer + "\"");
+    }
+    std::string uri = discovery.value("jwks_uri", "");
+    bool tls_issuer = config_.issuer.rfind("https://", 0) == 0;
+    if (uri.empty() || (tls_issuer && uri.rfind("https://", 0) != 0)) {
+      return Unavailable("the discovery document has no usable jwks_uri");
+    }
+    jwks_uri_ = uri;
+  }
+  ASSIGN_OR_RETURN(json jwks, FetchJson(fetch_, jwks_uri_, "key set (JWKS)"));
+  auto keys = jwt::KeySet::FromJwks(jwks);
+  if (!keys.ok()) return Unavailable("the identity provider's key set: " + keys.status().message());
+  keys_ = std::move(*keys);
+  have_keys_ = true;
+  return Status::Ok();
+}
+
+Result<json> OidcVerifier::Verify(std::string_view token, Timestamp now) {
+  ASSIGN_OR_RETURN(json header, jwt::PeekHeader(token));
+  std::string kid = header.contains("kid") && header["kid"].is_string() ? header["kid"].get<std::string>() : "";
+  jwt::KeySet keys;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    bool stale = std::chrono::steady_clock::now() - refreshed_ >= kRefreshAtMost;
+    if (!have_keys_ || (keys_.Find(kid) == nullptr && stale)) {
+      Status refreshed = Refresh();
+      if (!refreshed.ok() && !have_keys_) return refreshed;
+    }
+    keys = keys_;
+  }
+  return jwt::Verify(token, keys, jwt::Expectations{config_.issuer, config_.audiences, now, config_.leeway});
+}
+
+Result<std::string> OidcVerifier::UserName(const json& claims) const {
+  for (const std::string& claim : {config_.username_claim, std::string("preferred_username"), std::string("sub")}) {
+    auto it = claims.find(claim);
+    if (it != claims.end() && it->is_string() && !it->get<std::string>().empty()) return it->get<std::string>();
+  }
+  return Unauthenticated("token refused: it names nobody (no " + config_.username_claim + ", preferred_username or sub)");
+}
+
+std::vector<std::string> OidcVerifier::Groups(const json& claims) const {
+  std::vector<std::string> out;
+  auto it = claims.find(config_.groups_claim);
+  if (it == claims.end()) return out;
+  if (it->is_string()) out.push_back(it->get<std::string>());
+  if (it->is_array()) {
+    for (const json& g : *it) {
+      if (g.is_string()) out.push_back(g.get<std::string>());
+    }
+  }
+  return out;
+}
+
+PeopleAuthenticator::PeopleAuthenticator(OidcVerifier& verifier, const std::vector<Binding>& bindings,
+                                         std::chrono::milliseconds ttl)
+    : verifier_(verifier), bindings_(bindings), ttl_(ttl) {}
+
+Result<Principal> PeopleAuthenticator::Authenticate(const Store& store, std::string_view authorization, Timestamp now) {
+  std::string_view token = authorization.substr(std::string_view("Bearer ").size());
+  std::string hash = Sha256Hex(token);
+  auto steady = std::chrono::steady_clock::now();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = entries_.find(hash); it != entries_.end()) {
+      if (it->second.fresh_until > steady && now <= it->second.expires) return it->second.principal;
+      entries_.erase(it);
+    }
+  }
+  ASSIGN_OR_RETURN(json claims, verifier_.Verify(token, now));
+  ASSIGN_OR_RETURN(std::string name, verifier_.UserName(claims));
+  ASSIGN_OR_RETURN(auto known, FindInDirectory(store, name));
+  Principal principal;
+  if (known) {
+    if (!known->user.active) return Unauthenticated("user " + known->user.name + " is deactivated");
+    principal = PersonPrincipal("user:" + known->user.name, known->user.name, known->user.id, known->groups, bindings_);
+  } else {
+    if (verifier_.config().require_provisioned) {
+      return Unauthenticated("user " + name + " is not provisioned in Causeway's directory");
+    }
+    principal = PersonPrincipal("user:" + name, name, "", verifier_.Groups(claims), bindings_);
+  }
+  Timestamp expires = FromUnixMicros(static_cast<int64_t>(claims.value("exp", 0.0) * 1e6)) + verifier_.config().leeway;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (entries_.size() >= 10000) entries_.clear();
+  entries_[hash] = Entry{principal, expires, steady + ttl_};
+  return principal;
+}
+
+}  // namespace causeway::identity

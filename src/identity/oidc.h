@@ -1,0 +1,88 @@
+// People signing in with the company's OpenID Connect provider (Okta,
+// Entra, Google, Keycloak, ...): their ID or access tokens are verified
+// against the provider's discovery document and JWKS, and turned into a
+// Principal whose rights come from their groups (identity/access.h).
+//
+// Groups: a person the SCIM directory knows gets the directory's groups
+// and must be active there, so a deactivation or a group removal applies
+// at once whatever the token still claims; a person it does not know gets
+// the token's groups claim, unless `require_provisioned` refuses them.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "causeway/estate.h"
+#include "causeway/store.h"
+#include "identity/access.h"
+#include "identity/jwt.h"
+#include "identity/tokens.h"
+#include "net/http_client.h"
+
+namespace causeway::identity {
+
+class OidcVerifier {
+ public:
+  using Fetcher = std::function<Result<net::HttpResult>(const std::string& url)>;
+  // `fetch` defaults to net::Fetch (http and verified https).
+  explicit OidcVerifier(OidcConfig config, Fetcher fetch = nullptr);
+
+  // The claims of `token` once the provider's signature, the issuer, the
+  // audience and the token's times check out. The provider's keys are read
+  // on first use and again when a token names a key not seen before (at
+  // most once a minute), which follows the provider's key rotation.
+  // kUnauthenticated for a bad token; kUnavailable when the provider cannot
+  // be reached and no keys are known.
+  Result<nlohmann::json> Verify(std::string_view token, Timestamp now);
+
+  // The person's name: the configured claim, else preferred_username, else
+  // sub; kUnauthenticated when none is a string.
+  Result<std::string> UserName(const nlohmann::json& claims) const;
+  // The groups claim: an array of names (or one name); empty when absent.
+  std::vector<std::string> Groups(const nlohmann::json& claims) const;
+  const OidcConfig& config() const { return config_; }
+
+ private:
+  Status Refresh();  // mu_ held
+
+  const OidcConfig config_;
+  Fetcher fetch_;
+  std::mutex mu_;
+  jwt::KeySet keys_;                                   // guarded by mu_
+  std::string jwks_uri_;                               // guarded by mu_
+  std::chrono::steady_clock::time_point refreshed_{};  // guarded by mu_
+  bool have_keys_ = false;                             // guarded by mu_
+};
+
+// Turns bearer tokens from the provider into people. A resolved person is
+// remembered for at most `ttl` (500 ms), the same bound as API tokens, so
+// a deactivation or group change through any replica applies within it.
+class PeopleAuthenticator {
+ public:
+  PeopleAuthenticator(OidcVerifier& verifier, const std::vector<Binding>& bindings,
+                      std::chrono::milliseconds ttl = std::chrono::milliseconds(500));
+
+  // The person `authorization` ("Bearer <JWT>") signs in. kUnauthenticated
+  // naming the reason (never repeating the token).
+  Result<Principal> Authenticate(const Store& store, std::string_view authorization, Timestamp now);
+
+ private:
+  struct Entry {
+    Principal principal;
+    Timestamp expires;
+    std::chrono::steady_clock::time_point fresh_until;
+  };
+  OidcVerifier& verifier_;
+  const std::vector<Binding>& bindings_;
+  const std::chrono::milliseconds ttl_;
+  std::mutex mu_;
+  std::unordered_map<std::string, Entry> entries_;  // by token hash; guarded by mu_
+};
+
+// Whether an Authorization header carries a JWT rather than a Causeway token.
+bool IsJwtBearer(std::string_view authorization);
+
+}  // namespace causeway::identity

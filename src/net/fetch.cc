@@ -1,0 +1,119 @@
+#include "net/fetch.h"
+
+#include <charconv>
+
+#include <boost/asio.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+
+namespace causeway::net {
+
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace asio = boost::asio;
+namespace ssl = asio::ssl;
+using tcp = asio::ip::tcp;
+
+namespace {
+
+struct Url {
+  bool tls = false;
+  std::string host;
+  std::string port;
+  std::string target;
+};
+
+Result<Url> ParseUrl(std::string_view url) {
+  Url u;
+  std::string_view rest = url;
+  if (rest.rfind("https://", 0) == 0) {
+    u.tls = true;
+    rest.remove_prefix(8);
+  } else if (rest.rfind("http://", 0) == 0) {
+    rest.remove_prefix(7);
+  } else {
+    return InvalidArgument("\"" + std::string(url) + "\" is not an http:// or https:// URL");
+  }
+  size_t slash = rest.find('/');
+  std::string_view authority = rest.substr(0, slash);
+  u.target = slash == std::string_view::npos ? "/" : std::string(rest.substr(slash));
+  size_t colon = authority.rfind(':');
+  if (colon != std::string_view::npos && authority.find(']', colon) == std::string_view::npos) {
+    u.host = std::string(authority.substr(0, colon));
+    u.port = std::string(authority.substr(colon + 1));
+    int port = 0;
+    auto [ptr, ec] = std::from_chars(u.port.data(), u.port.data() + u.port.size(), port);
+    if (ec != std::errc() || ptr != u.port.data() + u.port.size() || port <= 0 || port > 65535) {
+      return InvalidArgument("\"" + std::string(url) + "\" has an invalid port");
+    }
+  } else {
+    u.host = std::string(authority);
+    u.port = u.tls ? "443" : "80";
+  }
+  if (u.host.empty()) return InvalidArgument("\"" + std::string(url) + "\" names no host");
+  return u;
+}
+
+template <typename Stream>
+Result<HttpResult> Exchange(Stream& stream, const Url& u, size_t max_bytes) {
+  http::request<http::empty_body> req{http::verb::get, u.target, 11};
+  req.set(http::field::host, u.host);
+  req.set(http::field::accept, "application/json");
+  req.set(http::field::user_agent, "causeway");
+  beast::error_code ec;
+  http::write(stream, req, ec);
+  if (ec) return Unavailable("sending to " + u.host + " failed: " + ec.message());
+  beast::flat_buffer buffer;
+  http::response_parser<http::string_body> parser;
+  parser.body_limit(max_bytes);
+  http::read(stream, buffer, parser, ec);
+  if (ec == http::error::body_limit) return ResourceExhausted("the answer from " + u.host + " is larger than allowed");
+  if (ec == beast::error::timeout) return Status(Code::kDeadlineExceeded, "no answer from " + u.host + " in time");
+  if (ec) return Unavailable("reading from " + u.host + " failed: " + ec.message());
+  HttpResult out;
+  out.status = static_cast<int>(parser.get().result_int());
+  out.body = std::move(parser.get().body());
+  for (const auto& f : parser.get()) {
+    std::string name(f.name_string());
+    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    out.headers[name] = std::string(f.value());
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<HttpResult> Fetch(std::string_view url, std::chrono::milliseconds timeout, size_t max_bytes) {
+  ASSIGN_OR_RETURN(Url u, ParseUrl(url));
+  asio::io_context ioc;
+  beast::error_code ec;
+  tcp::resolver resolver(ioc);
+  auto endpoints = resolver.resolve(u.host, u.port, ec);
+  if (ec) return Unavailable("cannot resolve " + u.host + ": " + ec.message());
+  if (!u.tls) {
+    beast::tcp_stream stream(ioc);
+    stream.expires_after(timeout);
+    stream.connect(endpoints, ec);
+    if (ec) return Unavailable("cannot reach " + u.host + ":" + u.port + ": " + ec.message());
+    return Exchange(stream, u, max_bytes);
+  }
+  ssl::context ctx(ssl::context::tls_client);
+  ctx.set_default_verify_paths(ec);
+  if (ec) return Unavailable("cannot load the system's CA certificates: " + ec.message());
+  ctx.set_verify_mode(ssl::verify_peer);
+  beast::ssl_stream<beast::tcp_stream> stream(ioc, ctx);
+  if (!SSL_set_tlsext_host_name(stream.native_handle(), u.host.c_str())) {
+    return Unavailable("cannot set the TLS server name for " + u.host);
+  }
+  stream.set_verify_callback(ssl::host_name_verification(u.host));
+  beast::get_lowest_layer(stream).expires_after(timeout);
+  beast::get_lowest_layer(stream).connect(endpoints, ec);
+  if (ec) return Unavailable("cannot reach " + u.host + ":" + u.port + ": " + ec.message());
+  stream.handshake(ssl::stream_base::client, ec);
+  if (ec) return Unavailable("TLS with " + u.host + " failed: " + ec.message());
+  return Exchange(stream, u, max_bytes);
+}
+
+}  // namespace causeway::net

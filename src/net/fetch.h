@@ -1,0 +1,20 @@
+// One-shot GETs of http:// and https:// URLs, for documents Causeway reads
+// from elsewhere: an identity provider's discovery document and JWKS.
+// https verifies the server's certificate against the system's CAs and its
+// name (SNI and hostname checks); there is no way to turn that off.
+#pragma once
+
+#include <chrono>
+#include <string_view>
+
+#include "net/http_client.h"
+
+namespace causeway::net {
+
+// GET `url`. kUnavailable when the host cannot be reached or TLS fails,
+// kDeadlineExceeded on timeout, kInvalidArgument for a URL that is not
+// http(s)://host[:port]/path, kResourceExhausted past `max_bytes`.
+Result<HttpResult> Fetch(std::string_view url, std::chrono::milliseconds timeout = std::chrono::seconds(10),
+                         size_t max_bytes = 1 << 20);
+
+}  // namespace causeway::net
