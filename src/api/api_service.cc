@@ -122,16 +122,25 @@ ApiService::ApiService(Store& store, CommitQueue& queue, const Estate& estate, c
       jobs_(store, queue, estate, clock, policies, HooksFor(scheduler)),
       tokens_(store, queue, clock),
       scim_(store, queue, clock) {
+  if (estate_.identity.oidc) {
+    oidc_ = std::make_unique<identity::OidcVerifier>(*estate_.identity.oidc);
+    people_ = std::make_unique<identity::PeopleAuthenticator>(*oidc_, estate_.access);
+  }
   AddRoutes();
   AddScimRoutes();
 }
 
 Result<identity::Principal> ApiService::Authorize(HttpRequest& req, const std::string& needed, bool job_credential) {
-  ASSIGN_OR_RETURN(identity::Principal principal,
-                   token_cache_.Authenticate(store_, req.Header("authorization"), clock_.Now()));
+  std::string authorization = req.Header("authorization");
+  identity::Principal principal;
+  if (people_ && identity::IsJwtBearer(authorization)) {
+    ASSIGN_OR_RETURN(principal, people_->Authenticate(store_, authorization, clock_.Now()));
+  } else {
+    ASSIGN_OR_RETURN(principal, token_cache_.Authenticate(store_, authorization, clock_.Now()));
+  }
   if (!needed.empty() && !principal.Has(needed) && !(job_credential && principal.IsJob(req.params["id"]))) {
-    return PermissionDenied("token " + principal.token_id + " lacks the \"" + needed + "\" scope needed for " +
-                            req.method + " " + req.path);
+    return PermissionDenied((principal.IsPerson() ? principal.user + "'s roles do not grant" : "token " + principal.token_id + " lacks") +
+                            " the \"" + needed + "\" scope needed for " + req.method + " " + req.path);
   }
   return principal;
 }
@@ -172,7 +181,7 @@ void ApiService::AddRoutes() {
   Route("GET", "/v1/jobs/{id}/logs", kScopeJobsRead, bind(&ApiService::JobLogs));
   Route("GET", "/v1/jobs/{id}/checkpoints", kScopeJobsRead, bind(&ApiService::ListCheckpoints), true);
   Route("GET", "/v1/queues", kScopeJobsRead, bind(&ApiService::ListQueues));
-  Route("POST", "/v1/providers/{name}/outage", kScopeAdmin, bind(&ApiService::SetOutage));
+  Route("POST", "/v1/providers/{name}/outage", kScopeProvidersWrite, bind(&ApiService::SetOutage));
   Route("GET", "/v1/clusters", kScopeClustersRead, bind(&ApiService::ListClusters));
   Route("GET", "/v1/cost/showback", kScopeCostRead, bind(&ApiService::CostShowback));
   Route("GET", "/v1/cost/bills", kScopeCostRead, bind(&ApiService::ListBills));
@@ -267,6 +276,16 @@ void ApiService::ListJobs(HttpRequest& req, Reply reply) {
   }
   f.team = req.Query("team");
   f.owner = req.Query("owner");
+  // Someone who may read only some teams' jobs lists one of those teams.
+  if (std::vector<std::string> teams = req.principal->TeamsFor(identity::kScopeJobsRead); !teams.empty()) {
+    std::string list;
+    for (const auto& t : teams) list += (list.empty() ? "" : ", ") + t;
+    if (f.team.empty() && teams.size() == 1) f.team = teams[0];
+    if (f.team.empty()) return reply(ErrorResponse(InvalidArgument("name a team (team=...): you may list " + list)));
+    if (std::find(teams.begin(), teams.end(), f.team) == teams.end()) {
+      return reply(ErrorResponse(PermissionDenied("you may list the jobs of " + list + ", not " + f.team)));
+    }
+  }
   f.before_id = req.Query("cursor");
   auto limit = LimitParam(req);
   if (!limit.ok()) return reply(ErrorResponse(limit.status()));
@@ -285,8 +304,14 @@ void ApiService::ListJobs(HttpRequest& req, Reply reply) {
   reply(JsonResponse(200, {{"jobs", items}, {"next_cursor", next}}));
 }
 
+Result<JobDetail> ApiService::VisibleJob(HttpRequest& req) {
+  ASSIGN_OR_RETURN(JobDetail detail, jobs_.Get(req.params["id"]));
+  RETURN_IF_ERROR(MayRead(*req.principal, detail.job));
+  return detail;
+}
+
 void ApiService::GetJob(HttpRequest& req, Reply reply) {
-  auto detail = jobs_.Get(req.params["id"]);
+  auto detail = VisibleJob(req);
   if (!detail.ok()) return reply(ErrorResponse(detail.status()));
   json j = ToJson(detail->job);
   j["spec_yaml"] = detail->job.spec_yaml;
@@ -311,7 +336,7 @@ void ApiService::CancelJob(HttpRequest& req, Reply reply) {
 }
 
 void ApiService::ExplainJob(HttpRequest& req, Reply reply) {
-  auto detail = jobs_.Get(req.params["id"]);
+  auto detail = VisibleJob(req);
   if (!detail.ok()) return reply(ErrorResponse(detail.status()));
   json live = scheduler_ ? scheduler_->Explain(detail->job.id) : json();
   json out = {{"job", detail->job.id},
@@ -327,6 +352,13 @@ void ApiService::ExplainJob(HttpRequest& req, Reply reply) {
 }
 
 void ApiService::RegisterCheckpoint(HttpRequest& req, Reply reply) {
+  auto visible = VisibleJob(req);
+  if (!visible.ok()) return reply(ErrorResponse(visible.status()));
+  if (!req.principal->IsJob(visible->job.id) &&
+      !req.principal->AllowsTeam(identity::kScopeJobsWrite, visible->job.team)) {
+    return reply(ErrorResponse(PermissionDenied(req.principal->token_id + " may not write to team " +
+                                                visible->job.team + "'s jobs")));
+  }
   auto body = ParseJsonBody(req);
   if (!body.ok()) return reply(ErrorResponse(body.status()));
   if (!body->contains("path") || !(*body)["path"].is_string()) {
@@ -346,7 +378,7 @@ void ApiService::RegisterCheckpoint(HttpRequest& req, Reply reply) {
 
 void ApiService::JobLogs(HttpRequest& req, Reply reply) {
   if (!scheduler_) return reply(ErrorResponse(FailedPrecondition("this server runs no scheduler")));
-  auto detail = jobs_.Get(req.params["id"]);
+  auto detail = VisibleJob(req);
   if (!detail.ok()) return reply(ErrorResponse(detail.status()));
   if (detail->attempts.empty()) return reply(ErrorResponse(NotFound("job " + detail->job.id + " has not started yet")));
   auto number = QueryInt(req, "attempt", 1, INT32_MAX, "an attempt number (1, 2, ...)");
@@ -376,6 +408,7 @@ void ApiService::JobLogs(HttpRequest& req, Reply reply) {
 }
 
 void ApiService::ListCheckpoints(HttpRequest& req, Reply reply) {
+  if (auto visible = VisibleJob(req); !visible.ok()) return reply(ErrorResponse(visible.status()));
   auto list = jobs_.Checkpoints(req.params["id"]);
   if (!list.ok()) return reply(ErrorResponse(list.status()));
   json items = json::array();
@@ -562,7 +595,19 @@ void ApiService::RevokeToken(HttpRequest& req, Reply reply) {
 
 void ApiService::WhoAmI(HttpRequest& req, Reply reply) {
   const auto& p = *req.principal;
-  reply(JsonResponse(200, {{"token_id", p.token_id}, {"name", p.name}, {"scopes", p.scopes}}));
+  json out = {{"token_id", p.token_id}, {"name", p.name}, {"scopes", p.scopes}};
+  if (p.IsPerson()) {
+    out["user"] = p.user;
+    out["user_id"] = p.user_id;
+    out["groups"] = p.groups;
+    json grants = json::array();
+    for (const auto& g : p.grants) {
+      grants.push_back({{"role", g.role}, {"team", g.team.empty() ? json() : json(g.team)}, {"group", g.group},
+                        {"source", g.source}, {"scopes", g.scopes}});
+    }
+    out["grants"] = grants;
+  }
+  reply(JsonResponse(200, out));
 }
 
 void ApiService::Health(HttpRequest&, Reply reply) {

@@ -12,6 +12,7 @@
 #include "causeway/clock.h"
 #include "causeway/estate.h"
 #include "causeway/store.h"
+#include "identity/oidc.h"
 #include "identity/token_cache.h"
 #include "service/job_service.h"
 #include "service/reaper_service.h"
@@ -56,6 +57,9 @@ class ApiService {
                  std::function<Result<nlohmann::json>(HttpRequest&, const std::string& base)> handler,
                  int success_status = 200);
 
+  // The job {id} if the caller may see it; kNotFound otherwise.
+  Result<JobDetail> VisibleJob(HttpRequest& req);
+
   void SubmitJob(HttpRequest& req, Reply reply);
   void ListJobs(HttpRequest& req, Reply reply);
   void GetJob(HttpRequest& req, Reply reply);
@@ -89,6 +93,9 @@ class ApiService {
   TokenService tokens_;
   ScimService scim_;
   identity::TokenCache token_cache_;
+  // People signing in with the IdP's tokens, when the estate configures it.
+  std::unique_ptr<identity::OidcVerifier> oidc_;
+  std::unique_ptr<identity::PeopleAuthenticator> people_;
   Router router_;
   Metrics metrics_;
   std::atomic<uint64_t> jobs_submitted_{0};

@@ -9,11 +9,40 @@
 
 namespace causeway {
 
+Status MayRead(const identity::Principal& who, const JobRecord& job) {
+  if (who.AllowsTeam(identity::kScopeJobsRead, job.team) || who.IsJob(job.id)) return Status::Ok();
+  // Not found rather than denied: whether a job exists is itself the team's.
+  return NotFound("job " + job.id + " not found");
+}
+
+Status MayCancel(const identity::Principal& who, const JobRecord& job) {
+  RETURN_IF_ERROR(MayRead(who, job));
+  if (who.AllowsTeam(identity::kScopeJobsManage, job.team)) return Status::Ok();
+  bool own = who.IsPerson() ? job.owner == who.user : true;  // a token with jobs:write cancels what it sees
+  if (own && who.AllowsTeam(identity::kScopeJobsWrite, job.team)) return Status::Ok();
+  return PermissionDenied(who.token_id + " may cancel only their own jobs in team " + job.team + "; job " + job.id +
+                          " is " + job.owner + "'s (team-admin may cancel any)");
+}
+
 void JobService::Submit(const identity::Principal& who, SubmitRequest request,
                         std::function<void(Result<SubmitResult>)> done) {
   auto parsed = ParseJobSpec(request.spec_yaml, request.file);
   if (!parsed.ok()) return done(parsed.status());
   JobSpec& spec = parsed->spec;
+  // A person submits as themselves, to a team whose queue a role of theirs
+  // covers; a token's scopes hold for every team.
+  if (who.IsPerson()) {
+    if (spec.owner.empty()) spec.owner = who.user;
+    if (spec.owner != who.user) {
+      return done(PermissionDenied(who.user + " cannot submit a job owned by " + spec.owner +
+                                   ": a person's jobs are their own (leave labels.owner out or set it to " + who.user +
+                                   ")"));
+    }
+  }
+  if (!who.AllowsTeam(identity::kScopeJobsWrite, spec.team)) {
+    return done(PermissionDenied(who.token_id + " may not submit to team " + (spec.team.empty() ? "(none)" : spec.team) +
+                                 "'s queue: no role of theirs covers it (causeway access explain)"));
+  }
   // Policies first: their rejections are the clearest (no owner, no run),
   // and their amendments (a residency zone, a time limit) are then checked
   // against the estate like the rest of the spec.
@@ -124,6 +153,12 @@ void JobService::Cancel(const identity::Principal& who, const std::string& job_i
                         std::function<void(Result<JobRecord>)> done) {
   Timestamp now = clock_.Now();
   auto job = std::make_shared<JobRecord>();
+  // Read first: whether the job may be cancelled by `who` depends on whose
+  // and which team's it is, which never change.
+  auto found = store_.GetJob(job_id);
+  if (!found.ok()) return done(found.status());
+  if (!*found) return done(NotFound("job " + job_id + " not found"));
+  if (Status st = MayCancel(who, **found); !st.ok()) return done(st);
   WriteFn work = CancelJobWrite(job_id, who.token_id, reason, now, job);
   auto finish = [this, job, done](Status st) {
     if (!st.ok()) return done(st);

@@ -51,6 +51,12 @@ struct JobHooks {
 WriteFn CancelJobWrite(const std::string& job_id, const std::string& actor, const std::string& reason, Timestamp now,
                        std::shared_ptr<JobRecord> job, nlohmann::json details = nlohmann::json::object());
 
+// Whether `who` may see `job` (kNotFound when not: another team's jobs are
+// not even confirmed to exist), and cancel it: their own with jobs:write,
+// anyone's in a team where they hold jobs:manage.
+Status MayRead(const identity::Principal& who, const JobRecord& job);
+Status MayCancel(const identity::Principal& who, const JobRecord& job);
+
 class JobService {
  public:
   // `policies` may be null (no admission rules).
