@@ -22,7 +22,12 @@ test_pkgs=(
 )
 
 wanted=("${build_pkgs[@]}")
-if [[ "${1:-build}" == "test" ]]; then wanted+=("${test_pkgs[@]}"); fi
+if [[ "${1:-build}" == "test" ]]; then
+  wanted+=("${test_pkgs[@]}")
+  # Node.js and npm for the identity tests' peers, unless the machine has them.
+  command -v node > /dev/null || wanted+=(nodejs)
+  command -v npm > /dev/null || wanted+=(npm)
+fi
 
 missing=()
 for p in "${wanted[@]}"; do
@@ -30,11 +35,21 @@ for p in "${wanted[@]}"; do
     missing+=("$p")
   fi
 done
-if [[ ${#missing[@]} -eq 0 ]]; then exit 0; fi
+if [[ ${#missing[@]} -gt 0 ]]; then
+  echo "installing: ${missing[*]}"
+  SUDO=""
+  if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
 
-echo "installing: ${missing[*]}"
-SUDO=""
-if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+# The identity tests' peers from npm (tests/peers): a real OpenID Connect
+# provider and the jose verifier, at the versions package-lock.json pins.
+if [[ "${1:-build}" == "test" ]]; then
+  peers="$(dirname "$0")/../tests/peers"
+  if [[ ! -f "$peers/node_modules/.package-lock.json" || "$peers/package-lock.json" -nt "$peers/node_modules/.package-lock.json" ]]; then
+    echo "installing the test peers from npm (tests/peers)"
+    (cd "$peers" && npm ci --no-audit --no-fund --silent)
+  fi
+fi

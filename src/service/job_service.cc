@@ -32,7 +32,7 @@ void JobService::Submit(const identity::Principal& who, SubmitRequest request,
   // A person submits as themselves, to a team whose queue a role of theirs
   // covers; a token's scopes hold for every team.
   if (who.IsPerson()) {
-    if (spec.owner.empty()) spec.owner = who.user;
+    if (spec.owner.empty()) spec.owner = spec.labels["owner"] = who.user;
     if (spec.owner != who.user) {
       return done(PermissionDenied(who.user + " cannot submit a job owned by " + spec.owner +
                                    ": a person's jobs are their own (leave labels.owner out or set it to " + who.user +

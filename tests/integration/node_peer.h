@@ -1,0 +1,73 @@
+// Node.js peers from tests/peers (real implementations from npm the
+// identity tests talk to): found through CAUSEWAY_SOURCE_DIR, installed by
+// `make test` (scripts/install-deps.sh test). Tests skip with a message
+// when Node.js or the packages are missing.
+#pragma once
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "causeway/subprocess.h"
+
+namespace causeway::testing {
+
+inline std::string PeersDir() { return std::string(CAUSEWAY_SOURCE_DIR) + "/tests/peers"; }
+
+// Why the peers cannot run here, or "" when they can.
+inline std::string PeersMissing() {
+  if (std::system("node --version > /dev/null 2>&1") != 0) return "Node.js is not installed";
+  for (const char* pkg : {"oauth2-mock-server", "jose"}) {
+    if (!std::filesystem::exists(PeersDir() + "/node_modules/" + pkg)) {
+      return std::string("tests/peers/node_modules/") + pkg + " is missing (run: make test-deps)";
+    }
+  }
+  return "";
+}
+
+// A long-running peer: `node SCRIPT ARGS...`, whose first line of output
+// the test reads; stopped by pid.
+class NodePeer {
+ public:
+  NodePeer(const std::string& script, const std::vector<std::string>& args,
+           const std::vector<std::string>& env = {}) {
+    int out[2];
+    if (::pipe(out) != 0) return;
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::dup2(out[1], STDOUT_FILENO);
+      ::close(out[0]);
+      ::close(out[1]);
+      for (const std::string& e : env) ::putenv(const_cast<char*>(e.c_str()));
+      std::vector<std::string> argv = {"node", PeersDir() + "/" + script};
+      argv.insert(argv.end(), args.begin(), args.end());
+      std::vector<char*> cargv;
+      for (auto& a : argv) cargv.push_back(a.data());
+      cargv.push_back(nullptr);
+      ::execvp("node", cargv.data());
+      ::_exit(127);
+    }
+    ::close(out[1]);
+    // The first line: a blocking read, bounded by the peer's start.
+    char c;
+    while (::read(out[0], &c, 1) == 1 && c != '\n') first_line_ += c;
+    ::close(out[0]);
+  }
+  ~NodePeer() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGTERM);
+      ::waitpid(pid_, nullptr, 0);
+    }
+  }
+  const std::string& first_line() const { return first_line_; }
+
+ private:
+  pid_t pid_ = -1;
+  std::string first_line_;
+};
+
+}  // namespace causeway::testing
