@@ -124,6 +124,17 @@ struct DirectoryEntry {
   Timestamp updated_at;
 };
 
+// A key Causeway signs workload identity tokens with (identity/workload.h).
+// The private key is kept in the database so every replica signs with the
+// same keys; whoever can read the database can mint workload tokens.
+struct SigningKeyRecord {
+  std::string kid;
+  std::string alg;          // "ES256" or "RS256"
+  std::string private_pem;  // PKCS#8; a secret
+  Timestamp created_at;
+  std::optional<Timestamp> superseded_at;  // when a newer key took over signing
+};
+
 // One imported billing file (FOCUS). `provider` is the estate's provider the
 // bill is for; (provider, digest) is unique, so importing a file again
 // changes nothing.

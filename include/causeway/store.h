@@ -24,7 +24,7 @@
 namespace causeway {
 
 // The schema version this build writes; every backend migrates to it.
-inline constexpr int kLatestSchemaVersion = 9;
+inline constexpr int kLatestSchemaVersion = 10;
 
 // A named lease one process holds at a time: the scheduler's leadership
 // among replicas. `epoch` grows each time the lease changes hands; it is the
@@ -91,6 +91,9 @@ class WriteTx {
   virtual Status PutDirectoryEntry(const DirectoryEntry& entry) = 0;
   // kNotFound if there is no such entry.
   virtual Status DeleteDirectoryEntry(const std::string& kind, const std::string& id) = 0;
+
+  // Inserts or replaces signing key `key.kid`.
+  virtual Status PutSigningKey(const SigningKeyRecord& key) = 0;
 };
 
 using WriteFn = std::function<Status(WriteTx&)>;
@@ -185,6 +188,9 @@ class Store {
   // The token whose secret hashes to `hash`, whether or not it is still valid.
   virtual Result<std::optional<TokenRecord>> FindTokenByHash(const std::string& hash) const = 0;
   virtual Result<std::vector<TokenRecord>> ListTokens() const = 0;
+
+  // Every workload signing key, oldest first.
+  virtual Result<std::vector<SigningKeyRecord>> ListSigningKeys() const = 0;
 
   // Every directory entry of `kind`, ordered by id.
   virtual Result<std::vector<DirectoryEntry>> ListDirectory(const std::string& kind) const = 0;

@@ -192,6 +192,12 @@ void ApiService::AddRoutes() {
   Route("POST", "/v1/tokens", kScopeAdmin, bind(&ApiService::CreateToken));
   Route("GET", "/v1/tokens", kScopeAdmin, bind(&ApiService::ListTokens));
   Route("POST", "/v1/tokens/{id}/revoke", kScopeAdmin, bind(&ApiService::RevokeToken));
+  // Workload identity: what clouds read to trust Causeway's job tokens is
+  // public, as OpenID Connect requires; a running attempt refreshes its own.
+  Public("GET", "/.well-known/openid-configuration", bind(&ApiService::OidcDiscovery));
+  Public("GET", "/jwks", bind(&ApiService::Jwks));
+  Route("POST", "/v1/jobs/{id}/workload-token", kScopeAdmin, bind(&ApiService::RefreshWorkloadToken), true);
+  Route("POST", "/v1/identity/keys/rotate", kScopeAdmin, bind(&ApiService::RotateSigningKeys));
 }
 
 void ApiService::Dispatch(HttpRequest& req, Reply reply) {
@@ -608,6 +614,70 @@ void ApiService::WhoAmI(HttpRequest& req, Reply reply) {
     out["grants"] = grants;
   }
   reply(JsonResponse(200, out));
+}
+
+void ApiService::OidcDiscovery(HttpRequest&, Reply reply) {
+  if (!workload_) return reply(ErrorResponse(NotFound("workload identity is not configured (estate identity.workload)")));
+  HttpResponse r = JsonResponse(200, workload_->Discovery());
+  r.headers.emplace_back("Cache-Control", "public, max-age=300");
+  reply(std::move(r));
+}
+
+void ApiService::Jwks(HttpRequest&, Reply reply) {
+  if (!workload_) return reply(ErrorResponse(NotFound("workload identity is not configured (estate identity.workload)")));
+  auto jwks = workload_->Jwks(clock_.Now());
+  if (!jwks.ok()) return reply(ErrorResponse(jwks.status()));
+  HttpResponse r = JsonResponse(200, *jwks);
+  r.headers.emplace_back("Cache-Control", "public, max-age=300");
+  reply(std::move(r));
+}
+
+// POST /v1/jobs/{id}/workload-token {"audience": "..."}: a fresh token for
+// the job's running attempt, asked for by that attempt (its credential) or
+// an admin. Refused once the attempt has ended: tokens die with it.
+void ApiService::RefreshWorkloadToken(HttpRequest& req, Reply reply) {
+  if (!workload_) return reply(ErrorResponse(FailedPrecondition("workload identity is not configured")));
+  std::string audience;
+  if (!req.body.empty()) {
+    auto body = ParseJsonBody(req);
+    if (!body.ok()) return reply(ErrorResponse(body.status()));
+    if (body->contains("audience") && (*body)["audience"].is_string()) audience = (*body)["audience"];
+  }
+  auto detail = VisibleJob(req);
+  if (!detail.ok()) return reply(ErrorResponse(detail.status()));
+  const Attempt* running = nullptr;
+  for (const Attempt& a : detail->attempts) {
+    if (a.state == "running") running = &a;
+  }
+  if (detail->job.state != JobState::kRunning || !running) {
+    return reply(ErrorResponse(FailedPrecondition("job " + detail->job.id + " has no running attempt: its tokens died with it")));
+  }
+  Timestamp now = clock_.Now();
+  auto minted = workload_->Mint(detail->job, running->number, running->cluster, audience, now);
+  if (!minted.ok()) return reply(ErrorResponse(minted.status()));
+  AuditEvent e;
+  e.time = now;
+  e.actor = req.principal->token_id;
+  e.action = "workload.token.issue";
+  e.resource = "job/" + detail->job.id;
+  e.details = {{"attempt", running->number}, {"jti", minted->jti}, {"kid", minted->kid},
+               {"audiences", minted->audiences}, {"expires_at", FormatRfc3339(minted->expires_at)}};
+  Status st = queue_.Run([e](WriteTx& tx) mutable -> Status { return tx.AppendAudit(e); });
+  if (!st.ok()) return reply(ErrorResponse(st));  // fail closed: an unrecorded token is not handed out
+  reply(JsonResponse(200, {{"token", minted->token},
+                           {"jti", minted->jti},
+                           {"audiences", minted->audiences},
+                           {"expires_at", FormatRfc3339(minted->expires_at)}}));
+}
+
+void ApiService::RotateSigningKeys(HttpRequest& req, Reply reply) {
+  if (!workload_) return reply(ErrorResponse(FailedPrecondition("workload identity is not configured")));
+  auto write = workload_->RotateWrite(clock_.Now(), req.principal->token_id);
+  if (!write.ok()) return reply(ErrorResponse(write.status()));
+  if (Status st = queue_.Run(*write); !st.ok()) return reply(ErrorResponse(st));
+  auto jwks = workload_->Jwks(clock_.Now());
+  if (!jwks.ok()) return reply(ErrorResponse(jwks.status()));
+  reply(JsonResponse(200, *jwks));
 }
 
 void ApiService::Health(HttpRequest&, Reply reply) {

@@ -14,6 +14,7 @@
 #include "causeway/store.h"
 #include "identity/oidc.h"
 #include "identity/token_cache.h"
+#include "identity/workload.h"
 #include "service/job_service.h"
 #include "service/reaper_service.h"
 #include "service/scheduler_service.h"
@@ -28,6 +29,10 @@ class ApiService {
   // `scheduler` and `policies` may be null: jobs are then only recorded.
   ApiService(Store& store, CommitQueue& queue, const Estate& estate, const Clock& clock,
              SchedulerService* scheduler = nullptr, const policy::Chain* policies = nullptr);
+
+  // Causeway's workload identity issuer: publishes its discovery document
+  // and JWKS, refreshes attempts' tokens. Null when not configured.
+  void SetWorkloadIssuer(identity::WorkloadIssuer* issuer) { workload_ = issuer; }
 
   // Where pushed GPU samples go; without it (no reaper policies) pushes are
   // refused.
@@ -80,11 +85,16 @@ class ApiService {
   void ListTokens(HttpRequest& req, Reply reply);
   void RevokeToken(HttpRequest& req, Reply reply);
   void WhoAmI(HttpRequest& req, Reply reply);
+  void OidcDiscovery(HttpRequest& req, Reply reply);
+  void Jwks(HttpRequest& req, Reply reply);
+  void RefreshWorkloadToken(HttpRequest& req, Reply reply);
+  void RotateSigningKeys(HttpRequest& req, Reply reply);
   void Health(HttpRequest& req, Reply reply);
   void RenderMetrics(HttpRequest& req, Reply reply);
 
   Store& store_;
   ReaperService* reaper_ = nullptr;
+  identity::WorkloadIssuer* workload_ = nullptr;
   CommitQueue& queue_;
   const Estate& estate_;
   const Clock& clock_;

@@ -98,10 +98,23 @@ Status Serve(const ServeOptions& o) {
   auto policies = policy::Chain::FromEstate(*estate);
   SchedulerService scheduler(*store, queue, *estate, clock, o.sim_seed,
                              SchedulerService::Options{o.replica, std::chrono::milliseconds(o.lease_ttl_ms)});
+  // Workload identity: the first signing key is made on the first start.
+  std::unique_ptr<identity::WorkloadIssuer> workload;
+  if (estate->identity.workload) {
+    workload = std::make_unique<identity::WorkloadIssuer>(*store, *estate->identity.workload);
+    ASSIGN_OR_RETURN(auto first, workload->FirstKeyWrite(clock.Now()));
+    if (first) RETURN_IF_ERROR(queue.Run(*first).WithPrefix("making the workload signing key"));
+    // Known before the first cycle when the address is; else once bound
+    // (launches wait for it).
+    if (!o.advertise_url.empty()) workload->SetDefaultIssuer(o.advertise_url);
+    scheduler.SetWorkloadIssuer(workload.get());
+  }
+
   // The first cycle now: a lone server leads (and recovers its jobs) before
   // it takes requests. Failing is not fatal: the loop keeps trying.
   if (Status st = scheduler.TickOnce(); !st.ok()) spdlog::warn("first scheduler cycle: {}", st.ToString());
   ApiService api(*store, queue, *estate, clock, &scheduler, policies.get());
+  api.SetWorkloadIssuer(workload.get());
   // GPU telemetry and the idle reaper, when the estate has a telemetry
   // section or reaper policies; it acts only on the replica that leads, and
   // keeps the samples pushed to this one. Ended attempts record what it saw.
@@ -128,7 +141,9 @@ Status Serve(const ServeOptions& o) {
   HttpServer http(hso, [&api](HttpRequest& req, Reply reply) { api.Dispatch(req, std::move(reply)); });
   api.connections_gauge = [&http] { return http.active_connections(); };
   ASSIGN_OR_RETURN(uint16_t bound, http.Start());
-  scheduler.SetServerUrl(o.advertise_url.empty() ? "http://" + hso.host + ":" + std::to_string(bound) : o.advertise_url);
+  std::string own_url = o.advertise_url.empty() ? "http://" + hso.host + ":" + std::to_string(bound) : o.advertise_url;
+  scheduler.SetServerUrl(own_url);
+  if (workload) workload->SetDefaultIssuer(own_url);
   scheduler.Start(std::chrono::milliseconds(std::max(10, o.tick_ms)));
   if (reaper) reaper->Start(std::chrono::milliseconds(std::max(10, o.tick_ms)));
 

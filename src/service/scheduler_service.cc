@@ -129,6 +129,18 @@ Result<std::map<std::string, std::string>> SchedulerService::PrepareLaunch(const
   // Recorded before it is made, so a successor never launches this number
   // again. Straight to the store, not through the commit queue: the queue's
   // callbacks take mu_, which Tick holds.
+  // Each attempt on a real backend gets its own credential, so a job never
+  // needs a person's token to register checkpoints, and (with workload
+  // identity) a signed token clouds can trust instead of static keys.
+  // Simulated attempts run nothing and get neither.
+  const Provider* p = estate_.FindProvider(cluster.provider);
+  bool real = p && p->kind != "sim";
+  std::optional<identity::WorkloadToken> workload;
+  if (real && workload_) {
+    ASSIGN_OR_RETURN(auto job, store_.GetJob(job_id));
+    if (!job) return NotFound("job " + job_id + " not found");
+    ASSIGN_OR_RETURN(workload, workload_->Mint(*job, attempt, cluster.name, "", now));
+  }
   std::string replica = options_.replica;
   int64_t epoch = epoch_;
   RETURN_IF_ERROR(store_.Write([&](WriteTx& tx) -> Status {
@@ -140,14 +152,17 @@ Result<std::map<std::string, std::string>> SchedulerService::PrepareLaunch(const
     e.action = "job.launch";
     e.resource = "job/" + job_id;
     e.details = {{"attempt", attempt}, {"cluster", cluster.name}};
+    // Which workload token the attempt carries: its id, never the token.
+    if (workload) {
+      e.details["workload_token"] = {{"jti", workload->jti}, {"kid", workload->kid},
+                                     {"audiences", workload->audiences},
+                                     {"expires_at", FormatRfc3339(workload->expires_at)}};
+    }
     return tx.AppendAudit(e);
   }).WithPrefix("recording the launch"));
-  // Each attempt on a real backend gets its own credential, so a job never
-  // needs a person's token to register checkpoints. Simulated attempts run
-  // nothing and get none.
   std::map<std::string, std::string> env;
-  const Provider* p = estate_.FindProvider(cluster.provider);
-  if (!p || p->kind == "sim") return env;
+  if (!real) return env;
+  if (workload) env["CAUSEWAY_WORKLOAD_TOKEN"] = workload->token;
   auto minted = identity::MintJobCredential(job_id, attempt, now, std::chrono::hours(24 * 30));
   env["CAUSEWAY_TOKEN"] = minted.secret;
   if (!server_url_.empty()) env["CAUSEWAY_SERVER"] = server_url_;
@@ -450,6 +465,11 @@ SchedulerService::Utilization SchedulerService::SampleUtilization() {
     u.samples.insert(u.samples.end(), std::make_move_iterator(s.begin()), std::make_move_iterator(s.end()));
   }
   return u;
+}
+
+void SchedulerService::SetWorkloadIssuer(identity::WorkloadIssuer* issuer) {
+  std::lock_guard<std::mutex> lock(mu_);
+  workload_ = issuer;
 }
 
 void SchedulerService::SetServerUrl(std::string url) {

@@ -32,6 +32,7 @@
 #include "causeway/ticker.h"
 #include "providers/sim/sim_provider.h"
 #include "scheduler/engine.h"
+#include "identity/workload.h"
 #include "store/commit_queue.h"
 #include "telemetry/samples.h"
 
@@ -77,6 +78,9 @@ class SchedulerService {
                               int64_t max);
   // Where attempts reach the API (CAUSEWAY_SERVER in their environment).
   void SetServerUrl(std::string url);
+  // Signs a workload identity token into each real attempt's environment
+  // (CAUSEWAY_WORKLOAD_TOKEN); null for none.
+  void SetWorkloadIssuer(identity::WorkloadIssuer* issuer);
   // Where an ended attempt's GPU utilization comes from (the telemetry
   // samples), recorded with its end. Set before Start; unset: none.
   using UtilizationSource = std::function<telemetry::Utilization(const std::string& job_id, int attempt)>;
@@ -133,6 +137,7 @@ class SchedulerService {
   std::map<std::string, ProviderAdapter*> adapters_;               // guarded by mu_: by provider name
   std::unique_ptr<scheduler::Engine> engine_;                      // guarded by mu_
   std::string server_url_;                                         // guarded by mu_
+  identity::WorkloadIssuer* workload_ = nullptr;                   // guarded by mu_
   UtilizationSource utilization_;                                  // set before Start
   Minted minted_;                                                  // guarded by mu_: since the last Persist
   bool leader_ = false;                                            // guarded by mu_

@@ -676,7 +676,7 @@ class EstateParser {
       static const KeySet kWorkload{{"issuer", "audiences", "lifetime", "alg"}};
       if (r_.CheckMap(w, wf, kWorkload)) {
         WorkloadIdentityConfig c;
-        c.issuer = UrlField(w, wf, "issuer", true);
+        c.issuer = UrlField(w, wf, "issuer", false);  // default: the server's own address
         StringList(w, wf, "audiences", "[sts.amazonaws.com]", c.audiences);
         if (c.audiences.empty()) r_.Error(w, wf, "needs audiences: who the job tokens are for, e.g. [sts.amazonaws.com]");
         DurationField(w, wf, "lifetime", c.lifetime);

@@ -90,6 +90,8 @@ Result<DbReport> CopyDb(const std::string& from, const std::string& to,
       entries += directory.size();
     }
     say("copied " + std::to_string(entries) + " directory users and groups");
+    ASSIGN_OR_RETURN(auto keys, source->ListSigningKeys());
+    for (const SigningKeyRecord& k : keys) RETURN_IF_ERROR(tx.PutSigningKey(k));
     ASSIGN_OR_RETURN(auto bills, source->ListBillingImports());
     for (const BillingImport& b : bills) {
       ASSIGN_OR_RETURN(auto rollups, source->ListBillingRollups(b.id));

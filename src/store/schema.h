@@ -206,6 +206,16 @@ CREATE TABLE directory (
   UNIQUE (kind, name_key)
 );
 )sql",
+    // 10: the keys workload identity tokens are signed with.
+    R"sql(
+CREATE TABLE signing_keys (
+  kid TEXT PRIMARY KEY,
+  alg TEXT NOT NULL,
+  private_pem TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  superseded_at INTEGER
+);
+)sql",
 };
 
 // A directory entry's columns, in the order both stores read them.

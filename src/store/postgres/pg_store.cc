@@ -472,6 +472,16 @@ class PgWriteTx final : public WriteTx {
     return written.status();
   }
 
+  Status PutSigningKey(const SigningKeyRecord& k) override {
+    ASSIGN_OR_RETURN(Rows r, Write("INSERT INTO signing_keys (kid, alg, private_pem, created_at, superseded_at) "
+                                   "VALUES ($1, $2, $3, $4, $5) ON CONFLICT (kid) DO UPDATE SET "
+                                   "superseded_at = EXCLUDED.superseded_at",
+                                   Params().Add(k.kid).Add(k.alg).Add(k.private_pem).Add(ToUnixMicros(k.created_at))
+                                       .Add(MicrosOf(k.superseded_at))));
+    (void)r;
+    return Status::Ok();
+  }
+
   Status DeleteDirectoryEntry(const std::string& kind, const std::string& id) override {
     ASSIGN_OR_RETURN(Rows r, Write("DELETE FROM directory WHERE kind = $1 AND id = $2", Params().Add(kind).Add(id)));
     if (r.Affected() == 0) return NotFound(kind + " " + id + " not found");
@@ -691,6 +701,18 @@ class PgStore final : public Store {
   Result<std::optional<TokenRecord>> FindTokenByHash(const std::string& hash) const override {
     ASSIGN_OR_RETURN(Rows r, Query("SELECT " TOKEN_COLUMNS " FROM api_tokens WHERE hash = $1", Params().Add(hash)));
     return ReadFirst(r, &ReadToken);
+  }
+
+  Result<std::vector<SigningKeyRecord>> ListSigningKeys() const override {
+    ASSIGN_OR_RETURN(Rows r, Query("SELECT kid, alg, private_pem, created_at, superseded_at FROM signing_keys "
+                                   "ORDER BY created_at, kid"));
+    std::vector<SigningKeyRecord> out;
+    for (int i = 0; i < r.size(); ++i) {
+      SigningKeyRecord k{r.Text(i, 0), r.Text(i, 1), r.Text(i, 2), FromUnixMicros(r.Int(i, 3)), std::nullopt};
+      if (auto v = r.OptInt(i, 4)) k.superseded_at = FromUnixMicros(*v);
+      out.push_back(std::move(k));
+    }
+    return out;
   }
 
   Result<std::vector<DirectoryEntry>> ListDirectory(const std::string& kind) const override {

@@ -406,6 +406,15 @@ class SqliteWriteTx final : public WriteTx {
     return Counted(Status::Ok());
   }
 
+  Status PutSigningKey(const SigningKeyRecord& k) override {
+    CW_STMT(s, conn_,
+            "INSERT INTO signing_keys (kid, alg, private_pem, created_at, superseded_at) VALUES (?1, ?2, ?3, ?4, ?5) "
+            "ON CONFLICT(kid) DO UPDATE SET superseded_at = excluded.superseded_at");
+    s.Bind(1, k.kid).Bind(2, k.alg).Bind(3, k.private_pem).Bind(4, ToUnixMicros(k.created_at));
+    s.Bind(5, k.superseded_at ? std::optional<int64_t>(ToUnixMicros(*k.superseded_at)) : std::nullopt);
+    return Counted(s.Exec());
+  }
+
   Status CheckLease(const std::string& name, const std::string& holder, int64_t epoch) override {
     // The batch holds SQLite's write lock, so nobody can take the lease
     // before it commits.
@@ -600,6 +609,21 @@ class SqliteStore final : public Store {
   Result<std::optional<TokenRecord>> FindTokenByHash(const std::string& hash) const override {
     ASSIGN_OR_RETURN(auto r, Reader());
     return QueryOne(*r.conn, kSelectTokenByHash.c_str(), hash, &ReadToken);
+  }
+
+  Result<std::vector<SigningKeyRecord>> ListSigningKeys() const override {
+    ASSIGN_OR_RETURN(auto r, Reader());
+    CW_STMT(s, *r.conn,
+            "SELECT kid, alg, private_pem, created_at, superseded_at FROM signing_keys ORDER BY created_at, kid");
+    std::vector<SigningKeyRecord> out;
+    Status st;
+    while (s.Step(st)) {
+      SigningKeyRecord k{s.Text(0), s.Text(1), s.Text(2), FromUnixMicros(s.Int(3)), std::nullopt};
+      if (auto v = s.OptInt(4)) k.superseded_at = FromUnixMicros(*v);
+      out.push_back(std::move(k));
+    }
+    RETURN_IF_ERROR(st);
+    return out;
   }
 
   Result<std::vector<DirectoryEntry>> ListDirectory(const std::string& kind) const override {

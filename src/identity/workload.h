@@ -1,0 +1,75 @@
+// Causeway as an OpenID Connect issuer for workloads: each job attempt gets
+// short-lived signed tokens (sub "job:<id>", the team, owner, project and
+// cluster as claims, an audience per target such as sts.amazonaws.com, a
+// GCP workload identity pool or Vault), so clouds trust the job through
+// workload identity federation instead of static keys inside it.
+//
+// Keys live in the database (every replica signs with the same ones). The
+// newest key signs; rotating makes a new one and keeps publishing the old
+// one until every token it signed has expired, so verifiers holding a token
+// signed just before a rotation still find its key.
+#pragma once
+
+#include <chrono>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "causeway/estate.h"
+#include "causeway/store.h"
+#include "identity/jwt.h"
+
+namespace causeway::identity {
+
+struct WorkloadToken {
+  std::string token;  // a secret while it lives: never log it
+  std::string jti;
+  std::string kid;
+  Timestamp expires_at;
+  std::vector<std::string> audiences;
+};
+
+class WorkloadIssuer {
+ public:
+  WorkloadIssuer(const Store& store, WorkloadIdentityConfig config);
+
+  // The issuer URL when the estate names none: the server's own address.
+  void SetDefaultIssuer(const std::string& url);
+  std::string issuer() const;
+  const WorkloadIdentityConfig& config() const { return config_; }
+
+  // The unit that makes the first signing key when there is none (nullopt
+  // when there are keys already). Run it once at start.
+  Result<std::optional<WriteFn>> FirstKeyWrite(Timestamp now);
+  // The unit that makes a new signing key and retires the current one from
+  // signing (it stays published while tokens it signed may live).
+  Result<WriteFn> RotateWrite(Timestamp now, const std::string& actor);
+
+  // /.well-known/openid-configuration and the JWKS it points to.
+  nlohmann::json Discovery() const;
+  Result<nlohmann::json> Jwks(Timestamp now);
+
+  // A token for attempt `attempt` of `job`, running on `cluster`, for
+  // `audience` (one of the configured audiences; "" for all of them).
+  // kPermissionDenied for another audience.
+  Result<WorkloadToken> Mint(const JobRecord& job, int attempt, const std::string& cluster,
+                             const std::string& audience, Timestamp now);
+
+ private:
+  struct Loaded {
+    SigningKeyRecord record;
+    jwt::SigningKey key;
+  };
+  Status Reload();  // mu_ held
+
+  const Store& store_;
+  const WorkloadIdentityConfig config_;
+  mutable std::mutex mu_;
+  std::string default_issuer_;                              // guarded by mu_
+  std::vector<Loaded> keys_;                                // oldest first; guarded by mu_
+  std::chrono::steady_clock::time_point loaded_at_{};       // guarded by mu_
+};
+
+}  // namespace causeway::identity
