@@ -107,6 +107,9 @@ struct TokenRecord {
   Timestamp created_at;
   std::optional<Timestamp> expires_at;
   std::optional<Timestamp> revoked_at;
+  // The person it acts for (a directory userName), "" for a service
+  // account. Revoked when the person is deprovisioned.
+  std::string user;
 };
 
 // A user or a group of Causeway's directory, as an identity provider

@@ -7,6 +7,8 @@
 #include <spdlog/spdlog.h>
 
 #include "audit/chain.h"
+#include "identity/access.h"
+#include "identity/scim/scim_schema.h"
 #include "cost/showback.h"
 #include "telemetry/samples.h"
 #include "spec/spec_json.h"
@@ -121,7 +123,21 @@ ApiService::ApiService(Store& store, CommitQueue& queue, const Estate& estate, c
       scheduler_(scheduler),
       jobs_(store, queue, estate, clock, policies, HooksFor(scheduler)),
       tokens_(store, queue, clock),
-      scim_(store, queue, clock) {
+      scim_(store, queue, clock),
+      people_svc_(store, queue, estate, clock, jobs_, [this](const std::string& id) { token_cache_.Forget(id); }) {
+  // A directory change that may change someone's access is carried through
+  // at once: provider accounts follow, a deactivated person is deprovisioned.
+  scim_.OnPeopleChanged([this](const std::vector<std::string>& users, const std::string& actor) {
+    for (const std::string& user : users) {
+      auto report = people_svc_.Sync(user, actor);
+      if (!report.ok()) {
+        spdlog::error("carrying a directory change through for {} failed: {}", user, report.status().ToString());
+      } else if (!(*report)["ok"].get<bool>()) {
+        spdlog::warn("carrying a directory change through for {}: some steps failed (audit seq {})", user,
+                     (*report)["seq"].get<int64_t>());
+      }
+    }
+  });
   if (estate_.identity.oidc) {
     oidc_ = std::make_unique<identity::OidcVerifier>(*estate_.identity.oidc);
     people_ = std::make_unique<identity::PeopleAuthenticator>(*oidc_, estate_.access);
@@ -198,6 +214,12 @@ void ApiService::AddRoutes() {
   Public("GET", "/jwks", bind(&ApiService::Jwks));
   Route("POST", "/v1/jobs/{id}/workload-token", kScopeAdmin, bind(&ApiService::RefreshWorkloadToken), true);
   Route("POST", "/v1/identity/keys/rotate", kScopeAdmin, bind(&ApiService::RotateSigningKeys));
+  // People: every credential one has, carrying the directory through, the
+  // API's own way to cut someone off, and why someone may or may not act.
+  Route("GET", "/v1/people/{user}/credentials", kScopeAuditRead, bind(&ApiService::Credentials));
+  Route("POST", "/v1/people/{user}/sync", kScopeAdmin, bind(&ApiService::SyncPerson));
+  Route("POST", "/v1/people/{user}/deactivate", kScopeAdmin, bind(&ApiService::DeactivatePerson));
+  Route("GET", "/v1/access/explain", kScopeAuditRead, bind(&ApiService::ExplainAccess));
 }
 
 void ApiService::Dispatch(HttpRequest& req, Reply reply) {
@@ -579,7 +601,12 @@ void ApiService::CreateToken(HttpRequest& req, Reply reply) {
     if (!d.ok()) return reply(ErrorResponse(d.status()));
     ttl = *d;
   }
-  auto minted = tokens_.Create(*req.principal, name, scopes, ttl);
+  std::string user;
+  if (body->contains("user")) {
+    if (!(*body)["user"].is_string()) return reply(ErrorResponse(InvalidArgument("field \"user\" must be a userName")));
+    user = (*body)["user"];
+  }
+  auto minted = tokens_.Create(*req.principal, name, scopes, ttl, user);
   if (!minted.ok()) return reply(ErrorResponse(minted.status()));
   reply(JsonResponse(201, {{"token", ToJson(minted->record)}, {"secret", minted->secret}}));
 }
@@ -614,6 +641,91 @@ void ApiService::WhoAmI(HttpRequest& req, Reply reply) {
     out["grants"] = grants;
   }
   reply(JsonResponse(200, out));
+}
+
+void ApiService::Credentials(HttpRequest& req, Reply reply) {
+  auto report = people_svc_.Credentials(req.params["user"]);
+  if (!report.ok()) return reply(ErrorResponse(report.status()));
+  reply(JsonResponse(200, *report));
+}
+
+void ApiService::SyncPerson(HttpRequest& req, Reply reply) {
+  auto report = people_svc_.Sync(req.params["user"], req.principal->token_id);
+  if (!report.ok()) return reply(ErrorResponse(report.status()));
+  reply(JsonResponse(200, *report));
+}
+
+// Deactivates the person in the directory (as the IdP's SCIM client would)
+// and reports the deprovisioning that follows.
+void ApiService::DeactivatePerson(HttpRequest& req, Reply reply) {
+  const std::string user = req.params["user"];
+  auto users = store_.ListDirectory("User");
+  if (!users.ok()) return reply(ErrorResponse(users.status()));
+  std::string id;
+  for (const DirectoryEntry& u : *users) {
+    if (identity::scim::EqualsIgnoreCase(u.name, user)) id = u.id;
+  }
+  if (id.empty()) return reply(ErrorResponse(NotFound("no user " + user + " in the directory")));
+  json patch = {{"schemas", {identity::scim::kPatchOp}},
+                {"Operations", {{{"op", "replace"}, {"path", "active"}, {"value", false}}}}};
+  // Carried through here, not by the hook: the report is this request's answer.
+  auto patched =
+      scim_.Patch(identity::scim::UserType(), id, patch, "", ScimCaller{req.principal->token_id, "", false});
+  if (!patched.ok()) return reply(ErrorResponse(patched.status()));
+  auto report = people_svc_.Sync(user, req.principal->token_id);
+  if (!report.ok()) return reply(ErrorResponse(report.status()));
+  reply(JsonResponse(200, *report));
+}
+
+// GET /v1/access/explain?user=U&action=A&team=T: the bindings that allow
+// or deny; the user's groups come from the directory, or from groups=a,b.
+void ApiService::ExplainAccess(HttpRequest& req, Reply reply) {
+  std::string user = req.Query("user"), action = req.Query("action");
+  if (user.empty() || action.empty()) {
+    return reply(ErrorResponse(InvalidArgument("user and action are required, e.g. user=alice@corp.example&action=submit&team=nlp")));
+  }
+  std::vector<std::string> groups;
+  bool provisioned = false;
+  auto users = store_.ListDirectory("User");
+  if (!users.ok()) return reply(ErrorResponse(users.status()));
+  auto all_groups = store_.ListDirectory("Group");
+  if (!all_groups.ok()) return reply(ErrorResponse(all_groups.status()));
+  bool active = true;
+  for (const DirectoryEntry& u : *users) {
+    if (!identity::scim::EqualsIgnoreCase(u.name, user)) continue;
+    provisioned = true;
+    active = u.active;
+    for (const DirectoryEntry& g : *all_groups) {
+      for (const json& m : g.resource.value("members", json::array())) {
+        if (m.value("value", "") == u.id) groups.push_back(g.name);
+      }
+    }
+  }
+  if (!provisioned) {
+    std::string given = req.Query("groups");
+    for (size_t start = 0; start < given.size();) {
+      size_t comma = given.find(',', start);
+      if (comma == std::string::npos) comma = given.size();
+      if (comma > start) groups.push_back(given.substr(start, comma - start));
+      start = comma + 1;
+    }
+  }
+  auto explained = identity::Explain(estate_.access, groups, action, req.Query("team"));
+  if (!explained.ok()) return reply(ErrorResponse(explained.status()));
+  json reasons = json::array();
+  for (const auto& r : explained->reasons) {
+    reasons.push_back({{"source", r.source}, {"group", r.group}, {"role", r.role},
+                       {"team", r.team.empty() ? json() : json(r.team)}, {"member", r.member},
+                       {"confers", r.confers}, {"in_scope", r.in_scope}, {"allows", r.allows()}});
+  }
+  bool allowed = explained->allowed && active;
+  std::string why = !active ? user + " is deactivated in the directory"
+                    : allowed ? "allowed by the bindings marked allows"
+                              : "no binding allows it: nothing is granted but through a group";
+  reply(JsonResponse(200, {{"user", user}, {"provisioned", provisioned}, {"active", active}, {"groups", groups},
+                           {"action", action}, {"scope", explained->scope},
+                           {"team", req.Query("team").empty() ? json() : json(req.Query("team"))},
+                           {"allowed", allowed}, {"why", why}, {"bindings", reasons}}));
 }
 
 void ApiService::OidcDiscovery(HttpRequest&, Reply reply) {

@@ -18,6 +18,7 @@
 #include "service/job_service.h"
 #include "service/reaper_service.h"
 #include "service/scheduler_service.h"
+#include "service/people_service.h"
 #include "service/scim_service.h"
 #include "service/token_service.h"
 #include "store/commit_queue.h"
@@ -85,6 +86,10 @@ class ApiService {
   void ListTokens(HttpRequest& req, Reply reply);
   void RevokeToken(HttpRequest& req, Reply reply);
   void WhoAmI(HttpRequest& req, Reply reply);
+  void Credentials(HttpRequest& req, Reply reply);
+  void SyncPerson(HttpRequest& req, Reply reply);
+  void DeactivatePerson(HttpRequest& req, Reply reply);
+  void ExplainAccess(HttpRequest& req, Reply reply);
   void OidcDiscovery(HttpRequest& req, Reply reply);
   void Jwks(HttpRequest& req, Reply reply);
   void RefreshWorkloadToken(HttpRequest& req, Reply reply);
@@ -102,6 +107,7 @@ class ApiService {
   JobService jobs_;
   TokenService tokens_;
   ScimService scim_;
+  PeopleService people_svc_;
   identity::TokenCache token_cache_;
   // People signing in with the IdP's tokens, when the estate configures it.
   std::unique_ptr<identity::OidcVerifier> oidc_;

@@ -201,6 +201,9 @@ Result<json> ScimService::Create(const Type& type, const json& body, const ScimC
     return tx.AppendAudit(event);
   });
   RETURN_IF_ERROR(AsScim(st));
+  if (caller.notify) {
+    Changed(IsUser(type) ? std::vector<std::string>{stored.name} : NamesOf(MemberIds(stored.resource)), caller.actor);
+  }
   std::vector<DirectoryEntry> groups;  // a new user belongs to no group yet
   return Render(type, stored, caller.base, groups);
 }
@@ -219,10 +222,11 @@ Result<json> ScimService::Get(const Type& type, const std::string& id, const std
 Result<json> ScimService::Update(const Type& type, const std::string& id, const std::string& if_match,
                                  const ScimCaller& caller, const Change& change) {
   Timestamp now = clock_.Now();
-  DirectoryEntry stored;
+  DirectoryEntry stored, before;
   Status st = queue_.Run([&](WriteTx& tx) -> Status {
     ASSIGN_OR_RETURN(auto found, tx.GetDirectoryEntry(type.name, id));
     if (!found) return NotFoundIn(type, id);
+    before = *found;
     RETURN_IF_ERROR(CheckIfMatch(if_match, *found));
     ASSIGN_OR_RETURN(json next, change(found->resource));
     RETURN_IF_ERROR(CheckRequired(type, next));
@@ -237,6 +241,23 @@ Result<json> ScimService::Update(const Type& type, const std::string& id, const 
     return tx.AppendAudit(event);
   });
   RETURN_IF_ERROR(AsScim(st));
+  if (caller.notify && stored.version != before.version) {
+    if (IsUser(type)) {
+      std::vector<std::string> users = {stored.name};
+      if (before.name != stored.name) users.push_back(before.name);
+      Changed(users, caller.actor);
+    } else {
+      // Those who joined or left.
+      std::set<std::string> was = MemberIds(before.resource), now_in = MemberIds(stored.resource), moved;
+      for (const auto& m : was) {
+        if (!now_in.count(m)) moved.insert(m);
+      }
+      for (const auto& m : now_in) {
+        if (!was.count(m)) moved.insert(m);
+      }
+      Changed(NamesOf(moved), caller.actor);
+    }
+  }
   std::vector<DirectoryEntry> groups;
   if (IsUser(type)) {
     ASSIGN_OR_RETURN(groups, store_.ListDirectory("Group"));
@@ -270,9 +291,17 @@ Status ScimService::Delete(const Type& type, const std::string& id, const std::s
     if (MemberIds(g.resource).count(id)) holding.push_back(g.id);
   }
   Timestamp now = clock_.Now();
-  return AsScim(queue_.Run([&](WriteTx& tx) -> Status {
+  std::vector<std::string> affected;
+  if (!IsUser(type)) {
+    for (const DirectoryEntry& g : groups) {
+      if (g.id == id) affected = NamesOf(MemberIds(g.resource));
+    }
+  }
+  DirectoryEntry gone;
+  Status st = AsScim(queue_.Run([&](WriteTx& tx) -> Status {
     ASSIGN_OR_RETURN(auto found, tx.GetDirectoryEntry(type.name, id));
     if (!found) return NotFoundIn(type, id);
+    gone = *found;
     RETURN_IF_ERROR(CheckIfMatch(if_match, *found));
     for (const std::string& gid : holding) {
       ASSIGN_OR_RETURN(auto group, tx.GetDirectoryEntry("Group", gid));
@@ -297,6 +326,25 @@ Status ScimService::Delete(const Type& type, const std::string& id, const std::s
     AuditEvent event = ChangeEvent(type, &*found, nullptr, caller.actor, now);
     return tx.AppendAudit(event);
   }));
+  RETURN_IF_ERROR(st);
+  if (IsUser(type)) affected = {gone.name};
+  if (caller.notify) Changed(affected, caller.actor);
+  return Status::Ok();
+}
+
+std::vector<std::string> ScimService::NamesOf(const std::set<std::string>& ids) const {
+  std::vector<std::string> names;
+  if (ids.empty()) return names;
+  auto users = store_.ListDirectory("User");
+  if (!users.ok()) return names;
+  for (const DirectoryEntry& u : *users) {
+    if (ids.count(u.id)) names.push_back(u.name);
+  }
+  return names;
+}
+
+void ScimService::Changed(std::vector<std::string> users, const std::string& actor) const {
+  if (people_changed_ && !users.empty()) people_changed_(users, actor);
 }
 
 Result<json> ScimService::List(const Type& type, const ScimListQuery& query, const std::string& base) {

@@ -6,7 +6,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <set>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -31,11 +34,19 @@ struct ScimListQuery {
 struct ScimCaller {
   std::string actor;
   std::string base;
+  // Whether OnPeopleChanged hears of the change (false when the caller
+  // carries it through itself).
+  bool notify = true;
 };
 
 class ScimService {
  public:
   ScimService(Store& store, CommitQueue& queue, const Clock& clock) : store_(store), queue_(queue), clock_(clock) {}
+
+  // Called after each committed change with the userNames of the people
+  // whose access it may change (a user changed, joined or left a group).
+  using PeopleChanged = std::function<void(const std::vector<std::string>& users, const std::string& actor)>;
+  void OnPeopleChanged(PeopleChanged fn) { people_changed_ = std::move(fn); }
 
   using Json = nlohmann::json;
   using Type = identity::scim::ResourceType;
@@ -61,9 +72,14 @@ class ScimService {
   Result<Json> Update(const Type& type, const std::string& id, const std::string& if_match, const ScimCaller& caller,
                       const Change& change);
 
+  // The userNames of users `ids` (those still in the directory).
+  std::vector<std::string> NamesOf(const std::set<std::string>& ids) const;
+  void Changed(std::vector<std::string> users, const std::string& actor) const;
+
   Store& store_;
   CommitQueue& queue_;
   const Clock& clock_;
+  PeopleChanged people_changed_;
 };
 
 }  // namespace causeway

@@ -13,6 +13,7 @@ WriteFn InsertWithAudit(const TokenRecord& record, const std::string& actor) {
     event.resource = "token/" + record.id;
     // Never the secret, nor its hash.
     event.details = {{"name", record.name}, {"scopes", record.scopes}};
+    if (!record.user.empty()) event.details["user"] = record.user;
     if (record.expires_at) event.details["expires_at"] = FormatRfc3339(*record.expires_at);
     return tx.AppendAudit(event);
   };
@@ -21,14 +22,16 @@ WriteFn InsertWithAudit(const TokenRecord& record, const std::string& actor) {
 }  // namespace
 
 Result<identity::MintedToken> TokenService::Create(const identity::Principal& who, std::string name,
-                                                   std::vector<std::string> scopes, Micros ttl) {
+                                                   std::vector<std::string> scopes, Micros ttl, std::string user) {
   if (name.empty() || name.size() > 128) return InvalidArgument("a token needs a name of 1 to 128 characters");
   if (ttl.count() < 0) return InvalidArgument("a token's lifetime cannot be negative");
   RETURN_IF_ERROR(identity::ValidateScopes(scopes));
   Timestamp now = clock_.Now();
   std::optional<Timestamp> expires;
   if (ttl.count() > 0) expires = now + ttl;
+  if (user.size() > 256) return InvalidArgument("field \"user\" is longer than 256 characters");
   auto minted = identity::MintToken(std::move(name), std::move(scopes), who.token_id, now, expires);
+  minted.record.user = std::move(user);
   RETURN_IF_ERROR(queue_.Run(InsertWithAudit(minted.record, who.token_id)));
   return minted;
 }

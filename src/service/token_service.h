@@ -18,9 +18,10 @@ class TokenService {
       : store_(store), queue_(queue), clock_(clock) {}
 
   // Creates a token; the secret in the result is the only copy there will be.
-  // `ttl` of zero means it never expires.
+  // `ttl` of zero means it never expires. `user`: the person it acts for
+  // (revoked when they are deprovisioned), "" for a service account.
   Result<identity::MintedToken> Create(const identity::Principal& who, std::string name,
-                                       std::vector<std::string> scopes, Micros ttl);
+                                       std::vector<std::string> scopes, Micros ttl, std::string user = "");
   Result<std::vector<TokenRecord>> List() const { return store_.ListTokens(); }
   Result<TokenRecord> Revoke(const identity::Principal& who, const std::string& token_id);
 

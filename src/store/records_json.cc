@@ -59,6 +59,7 @@ nlohmann::json ToJson(const TokenRecord& t) {
                       {"created_at", FormatRfc3339(t.created_at)},
                       {"expires_at", t.expires_at ? nlohmann::json(FormatRfc3339(*t.expires_at)) : nlohmann::json()},
                       {"revoked_at", t.revoked_at ? nlohmann::json(FormatRfc3339(*t.revoked_at)) : nlohmann::json()}};
+  if (!t.user.empty()) j["user"] = t.user;
   return j;
 }
 

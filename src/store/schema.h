@@ -216,6 +216,10 @@ CREATE TABLE signing_keys (
   superseded_at INTEGER
 );
 )sql",
+    // 11: the person a token acts for.
+    R"sql(
+ALTER TABLE api_tokens ADD COLUMN user_name TEXT NOT NULL DEFAULT '';
+)sql",
 };
 
 // A directory entry's columns, in the order both stores read them.

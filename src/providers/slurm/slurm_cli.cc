@@ -72,6 +72,60 @@ Result<std::string> SlurmCli::Tool(std::vector<std::string> argv, const std::str
   return FailedPrecondition(what);
 }
 
+namespace {
+// sacctmgr exits 1 when there was nothing to do; that is success here.
+Status Idempotent(const Result<std::string>& r, std::string_view nothing) {
+  if (r.ok() || Contains(r.status().message(), nothing)) return Status::Ok();
+  return r.status();
+}
+// Account and user names sacctmgr takes: no spaces, quotes or '=' that
+// would change the command's meaning.
+Status CheckName(const std::string& name) {
+  if (name.empty() || name.size() > 64) return InvalidArgument("invalid Slurm name \"" + name + "\"");
+  for (char c : name) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.')) {
+      return InvalidArgument("invalid Slurm name \"" + name + "\": use letters, digits, '-', '_' or '.'");
+    }
+  }
+  return Status::Ok();
+}
+}  // namespace
+
+Status SlurmCli::EnsureUser(const std::string& user, const std::string& account) {
+  RETURN_IF_ERROR(CheckName(user));
+  RETURN_IF_ERROR(CheckName(account));
+  RETURN_IF_ERROR(Idempotent(Tool({"sacctmgr", "-i", "add", "account", account, "Description=causeway team " + account,
+                                   "Organization=causeway"}),
+                             "Nothing new added"));
+  return Idempotent(Tool({"sacctmgr", "-i", "add", "user", user, "Account=" + account}), "Nothing new added");
+}
+
+Status SlurmCli::RemoveUser(const std::string& user, const std::string& account) {
+  RETURN_IF_ERROR(CheckName(user));
+  std::vector<std::string> argv = {"sacctmgr", "-i", "delete", "user", "where", "name=" + user};
+  if (!account.empty()) {
+    RETURN_IF_ERROR(CheckName(account));
+    argv.push_back("account=" + account);
+  }
+  return Idempotent(Tool(argv), "Nothing deleted");
+}
+
+Result<std::vector<std::string>> SlurmCli::UserAccounts(const std::string& user) {
+  RETURN_IF_ERROR(CheckName(user));
+  ASSIGN_OR_RETURN(std::string out,
+                   Tool({"sacctmgr", "-n", "-P", "show", "assoc", "where", "user=" + user, "format=Account"}));
+  std::vector<std::string> accounts;
+  size_t start = 0;
+  while (start < out.size()) {
+    size_t nl = out.find('\n', start);
+    if (nl == std::string::npos) nl = out.size();
+    std::string line = out.substr(start, nl - start);
+    if (!line.empty()) accounts.push_back(line);
+    start = nl + 1;
+  }
+  return accounts;
+}
+
 Status SlurmCli::Ping() {
   ASSIGN_OR_RETURN(std::string out, Tool({"scontrol", "ping"}));
   if (Contains(out, "is UP")) return Status::Ok();

@@ -24,6 +24,15 @@ class SlurmCli final : public SlurmApi {
   Status Cancel(int64_t id) override;
   Result<std::vector<JobInfo>> Accounting(const std::vector<int64_t>& ids) override;
 
+  // People's accounting users (sacctmgr, which needs slurmdbd): `user`
+  // associated with `account` (the account made first if missing; both
+  // steps do nothing when already done); `user` removed with every
+  // association (nothing to do when absent); the accounts `user` is in.
+  Status EnsureUser(const std::string& user, const std::string& account);
+  // With `account`, only that association goes.
+  Status RemoveUser(const std::string& user, const std::string& account = "");
+  Result<std::vector<std::string>> UserAccounts(const std::string& user);
+
   // The batch script sbatch is given: the job's environment exported at the
   // top (sbatch itself runs with a minimal environment, so nothing of
   // Causeway's own environment reaches the job), then the script's body.

@@ -42,7 +42,7 @@ constexpr int64_t kMigrationLock = 0x6361757365776179;  // "causeway"
 #define JOB_COLUMNS                                                                                       \
   "id, name, team, owner, state, priority, spec_yaml, spec_json, submitted_by, created_at, updated_at, " \
   "cluster, attempts, gpu_seconds, cost_micros, reason"
-#define TOKEN_COLUMNS "id, name, hash, scopes, created_by, created_at, expires_at, revoked_at"
+#define TOKEN_COLUMNS "id, name, hash, scopes, created_by, created_at, expires_at, revoked_at, user_name"
 #define AUDIT_COLUMNS "seq, time, actor, action, resource, details, prev_hash, hash"
 
 JobRecord ReadJob(const Rows& r, int i) {
@@ -115,6 +115,7 @@ TokenRecord ReadToken(const Rows& r, int i) {
   t.created_at = FromUnixMicros(r.Int(i, 5));
   if (auto v = r.OptInt(i, 6)) t.expires_at = FromUnixMicros(*v);
   if (auto v = r.OptInt(i, 7)) t.revoked_at = FromUnixMicros(*v);
+  t.user = r.Text(i, 8);
   return t;
 }
 
@@ -363,10 +364,10 @@ class PgWriteTx final : public WriteTx {
 
   Status InsertToken(const TokenRecord& t) override {
     static constexpr pg::Into kTokens{"INSERT INTO api_tokens (" TOKEN_COLUMNS ") VALUES ", "", 0, true};
-    return Defer(kTokens, "($1, $2, $3, $4, $5, $6, $7, $8)",
+    return Defer(kTokens, "($1, $2, $3, $4, $5, $6, $7, $8, $9)",
                         Params().Add(t.id).Add(t.name).Add(t.hash).Add(nlohmann::json(t.scopes).dump())
                             .Add(t.created_by).Add(ToUnixMicros(t.created_at)).Add(MicrosOf(t.expires_at))
-                            .Add(MicrosOf(t.revoked_at)));
+                            .Add(MicrosOf(t.revoked_at)).Add(t.user));
   }
 
   Status RevokeToken(const std::string& id, Timestamp at) override {

@@ -101,9 +101,10 @@ TokenRecord ReadToken(const Stmt& s) {
   t.created_at = FromUnixMicros(s.Int(5));
   if (auto v = s.OptInt(6)) t.expires_at = FromUnixMicros(*v);
   if (auto v = s.OptInt(7)) t.revoked_at = FromUnixMicros(*v);
+  t.user = s.Text(8);
   return t;
 }
-constexpr const char* kTokenColumns = "id, name, hash, scopes, created_by, created_at, expires_at, revoked_at";
+constexpr const char* kTokenColumns = "id, name, hash, scopes, created_by, created_at, expires_at, revoked_at, user_name";
 
 DirectoryEntry ReadDirectoryEntry(const Stmt& s) {
   DirectoryEntry d;
@@ -277,12 +278,13 @@ class SqliteWriteTx final : public WriteTx {
 
   Status InsertToken(const TokenRecord& t) override {
     CW_STMT(s, conn_,
-            "INSERT INTO api_tokens (id, name, hash, scopes, created_by, created_at, expires_at, revoked_at) "
-            "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+            "INSERT INTO api_tokens (id, name, hash, scopes, created_by, created_at, expires_at, revoked_at, user_name) "
+            "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
     s.Bind(1, t.id).Bind(2, t.name).Bind(3, t.hash).Bind(4, nlohmann::json(t.scopes).dump());
     s.Bind(5, t.created_by).Bind(6, ToUnixMicros(t.created_at));
     s.Bind(7, t.expires_at ? std::optional<int64_t>(ToUnixMicros(*t.expires_at)) : std::nullopt);
     s.Bind(8, t.revoked_at ? std::optional<int64_t>(ToUnixMicros(*t.revoked_at)) : std::nullopt);
+    s.Bind(9, t.user);
     return Counted(s.Exec());
   }
 

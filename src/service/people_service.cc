@@ -1,0 +1,289 @@
+#include "service/people_service.h"
+
+#include <algorithm>
+#include <future>
+#include <set>
+
+#include "causeway/ids.h"
+#include "identity/access.h"
+#include "identity/scim/scim_schema.h"
+#include "providers/slurm/slurm_cli.h"
+#include "store/records_json.h"
+
+namespace causeway {
+
+using nlohmann::json;
+
+namespace {
+
+struct Person {
+  std::optional<DirectoryEntry> entry;  // absent: deleted or never provisioned
+  std::vector<std::string> groups;
+};
+
+Result<Person> LookUp(const Store& store, const std::string& user) {
+  Person p;
+  ASSIGN_OR_RETURN(auto users, store.ListDirectory("User"));
+  for (DirectoryEntry& u : users) {
+    if (identity::scim::EqualsIgnoreCase(u.name, user)) p.entry = std::move(u);
+  }
+  if (!p.entry) return p;
+  ASSIGN_OR_RETURN(auto groups, store.ListDirectory("Group"));
+  for (const DirectoryEntry& g : groups) {
+    for (const json& m : g.resource.value("members", json::array())) {
+      if (m.value("value", "") == p.entry->id) p.groups.push_back(g.name);
+    }
+  }
+  return p;
+}
+
+// The clusters whose Slurm keeps accounting: where people have users.
+std::vector<const Cluster*> AccountingClusters(const Estate& estate) {
+  std::vector<const Cluster*> out;
+  for (const Cluster& c : estate.clusters) {
+    if (c.slurm && c.slurm->accounting) out.push_back(&c);
+  }
+  return out;
+}
+
+// The seq of the first event after `after` on `resource` with `action`
+// whose details carry `step` (when given); 0 if none is found.
+int64_t FindSeq(const Store& store, int64_t after, const std::string& resource, const std::string& action,
+                const std::string& step = "") {
+  AuditFilter f;
+  f.after_seq = after;
+  f.resource = resource;
+  f.action = action;
+  f.limit = 1000;
+  auto events = store.ListAudit(f);
+  if (!events.ok()) return 0;
+  for (const AuditEvent& e : *events) {
+    if (step.empty() || (e.details.is_object() && e.details.value("step", "") == step)) return e.seq;
+  }
+  return 0;
+}
+
+json Step(const std::string& action, const std::string& target, const Status& st, int64_t seq,
+          const std::string& detail = "") {
+  json s = {{"action", action}, {"target", target}, {"ok", st.ok()}};
+  if (!st.ok()) s["detail"] = st.message();
+  if (st.ok() && !detail.empty()) s["detail"] = detail;
+  if (seq > 0) s["seq"] = seq;
+  return s;
+}
+
+}  // namespace
+
+PeopleService::PeopleService(Store& store, CommitQueue& queue, const Estate& estate, const Clock& clock,
+                             JobService& jobs, std::function<void(const std::string&)> forget)
+    : store_(store), queue_(queue), estate_(estate), clock_(clock), jobs_(jobs), forget_(std::move(forget)) {}
+
+std::string PeopleService::PosixName(const std::string& user) {
+  std::string name = user.substr(0, user.find('@'));
+  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  bool valid = !name.empty() && name.size() <= 32 && std::isalpha(static_cast<unsigned char>(name[0])) &&
+               std::all_of(name.begin(), name.end(), [](unsigned char c) {
+                 return std::isalnum(c) || c == '-' || c == '_' || c == '.';
+               });
+  return valid ? name : "";
+}
+
+Result<int64_t> PeopleService::Audit(const std::string& action, const std::string& resource, json details,
+                                     const std::string& actor) {
+  ASSIGN_OR_RETURN(auto head, store_.GetAuditHead());
+  std::string step = NewId("stp", clock_.Now());
+  details["step"] = step;
+  AuditEvent e;
+  e.time = clock_.Now();
+  e.actor = actor;
+  e.action = action;
+  e.resource = resource;
+  e.details = std::move(details);
+  RETURN_IF_ERROR(queue_.Run([e](WriteTx& tx) mutable -> Status { return tx.AppendAudit(e); }));
+  return FindSeq(store_, head.seq, resource, action, step);
+}
+
+Result<json> PeopleService::Sync(const std::string& user, const std::string& actor) {
+  ASSIGN_OR_RETURN(Person person, LookUp(store_, user));
+  bool may_work = person.entry && person.entry->active;
+  json steps = json::array();
+  std::string posix = PosixName(user);
+
+  // The teams whose jobs the person submits: where they get a Slurm user.
+  std::set<std::string> teams;
+  if (may_work) {
+    for (const identity::Grant& g : identity::GrantsFor(estate_.access, person.groups)) {
+      bool submits = std::find(g.scopes.begin(), g.scopes.end(), identity::kScopeJobsWrite) != g.scopes.end();
+      if (submits && !g.team.empty()) teams.insert(g.team);
+    }
+  }
+
+  if (!may_work) {
+    // Tokens acting for the person.
+    ASSIGN_OR_RETURN(auto tokens, store_.ListTokens());
+    Timestamp now = clock_.Now();
+    for (const TokenRecord& t : tokens) {
+      if (t.user.empty() || !identity::scim::EqualsIgnoreCase(t.user, user) || t.revoked_at) continue;
+      ASSIGN_OR_RETURN(auto head, store_.GetAuditHead());
+      Status st = queue_.Run([&](WriteTx& tx) -> Status {
+        RETURN_IF_ERROR(tx.RevokeToken(t.id, now));
+        AuditEvent e;
+        e.time = now;
+        e.actor = actor;
+        e.action = "token.revoke";
+        e.resource = "token/" + t.id;
+        e.details = {{"name", t.name}, {"user", t.user}, {"reason", "deprovisioned"}};
+        return tx.AppendAudit(e);
+      });
+      if (st.ok() && forget_) forget_(t.id);
+      steps.push_back(Step("token.revoke", t.id, st, st.ok() ? FindSeq(store_, head.seq, "token/" + t.id, "token.revoke") : 0));
+    }
+    // Their work, as the estate says.
+    const DeprovisionConfig& policy = estate_.identity.deprovision;
+    identity::Principal system;
+    system.token_id = actor;
+    system.name = "deprovisioning";
+    system.scopes = {std::string(identity::kScopeAdmin)};
+    for (JobState state : {JobState::kPending, JobState::kAdmitted, JobState::kRunning}) {
+      bool running = state == JobState::kRunning;
+      if ((running && policy.running != "stop") || (!running && policy.queued != "cancel")) continue;
+      JobFilter f;
+      f.owner = user;
+      f.state = state;
+      f.limit = 1000;
+      ASSIGN_OR_RETURN(auto jobs, store_.ListJobs(f));
+      for (const JobRecord& job : jobs) {
+        ASSIGN_OR_RETURN(auto head, store_.GetAuditHead());
+        std::promise<Status> done;
+        jobs_.Cancel(system, job.id, std::string("owner ") + user + " was deprovisioned",
+                     [&done](Result<JobRecord> r) { done.set_value(r.status()); });
+        Status st = done.get_future().get();
+        steps.push_back(Step(running ? "job.stop" : "job.cancel", job.id, st,
+                             st.ok() ? FindSeq(store_, head.seq, "job/" + job.id, "job.cancel") : 0));
+      }
+    }
+  }
+
+  // Slurm users: exactly the desired associations on each cluster.
+  for (const Cluster* c : AccountingClusters(estate_)) {
+    if (posix.empty()) {
+      steps.push_back(Step("provider.account.sync", c->name,
+                           InvalidArgument("no valid POSIX name can be made of \"" + user + "\""), 0));
+      continue;
+    }
+    slurm::SlurmCli cli(c->slurm->conf);
+    auto have = cli.UserAccounts(posix);
+    if (!have.ok()) {
+      steps.push_back(Step("provider.account.sync", c->name + "/" + posix, have.status(), 0));
+      continue;
+    }
+    std::set<std::string> present(have->begin(), have->end());
+    std::string target = c->name + "/" + posix;
+    for (const std::string& team : teams) {
+      if (present.count(team)) continue;
+      Status st = cli.EnsureUser(posix, team);
+      int64_t seq = 0;
+      if (st.ok()) {
+        ASSIGN_OR_RETURN(seq, Audit("provider.account.create", "cluster/" + c->name,
+                                    {{"user", user}, {"slurm_user", posix}, {"account", team}}, actor));
+      }
+      steps.push_back(Step("provider.account.create", target + "@" + team, st, seq));
+    }
+    for (const std::string& account : present) {
+      if (teams.count(account)) continue;
+      // Once nothing is left, the user goes altogether.
+      bool last = teams.empty() && account == *present.rbegin();
+      Status st = last ? cli.RemoveUser(posix) : cli.RemoveUser(posix, account);
+      int64_t seq = 0;
+      if (st.ok()) {
+        ASSIGN_OR_RETURN(seq, Audit("provider.account.remove", "cluster/" + c->name,
+                                    {{"user", user}, {"slurm_user", posix}, {"account", account},
+                                     {"reason", may_work ? "no longer in the team" : "deprovisioned"}},
+                                    actor));
+      }
+      steps.push_back(Step("provider.account.remove", target + "@" + account, st, seq));
+    }
+  }
+
+  bool ok = std::all_of(steps.begin(), steps.end(), [](const json& s) { return s["ok"].get<bool>(); });
+  ASSIGN_OR_RETURN(int64_t seq, Audit(may_work ? "identity.sync" : "identity.deprovision", "user/" + user,
+                                      {{"user", user}, {"active", may_work}, {"steps", steps.size()}, {"ok", ok}},
+                                      actor));
+  return json{{"user", user}, {"may_work", may_work}, {"ok", ok}, {"steps", steps}, {"seq", seq}};
+}
+
+Result<json> PeopleService::Credentials(const std::string& user) {
+  Timestamp now = clock_.Now();
+  ASSIGN_OR_RETURN(Person person, LookUp(store_, user));
+  bool retains = false;
+  json out = {{"user", user}};
+  if (person.entry) {
+    out["directory"] = {{"id", person.entry->id}, {"active", person.entry->active}, {"groups", person.groups},
+                        {"state", person.entry->active ? "active: may sign in with the identity provider"
+                                                       : "deactivated: sign-in refused"}};
+    retains |= person.entry->active;
+  } else {
+    out["directory"] = {{"state", "not in the directory"}};
+  }
+  json tokens = json::array();
+  ASSIGN_OR_RETURN(auto all, store_.ListTokens());
+  for (const TokenRecord& t : all) {
+    if (t.user.empty() || !identity::scim::EqualsIgnoreCase(t.user, user)) continue;
+    std::string state = t.revoked_at ? "revoked" : (t.expires_at && *t.expires_at <= now) ? "expired" : "active";
+    retains |= state == "active";
+    json j = ToJson(t);
+    j["state"] = state;
+    tokens.push_back(std::move(j));
+  }
+  out["api_tokens"] = tokens;
+
+  // Workload tokens of their jobs that are still within their lifetime.
+  json workload = json::array();
+  JobFilter f;
+  f.owner = user;
+  f.limit = 1000;
+  ASSIGN_OR_RETURN(auto jobs, store_.ListJobs(f));
+  for (const JobRecord& job : jobs) {
+    AuditFilter af;
+    af.resource = "job/" + job.id;
+    af.limit = 1000;
+    ASSIGN_OR_RETURN(auto events, store_.ListAudit(af));
+    for (const AuditEvent& e : events) {
+      if (!e.details.is_object()) continue;
+      json w = e.action == "job.launch" ? e.details.value("workload_token", json())
+               : e.action == "workload.token.issue" ? e.details : json();
+      if (!w.is_object() || !w.contains("expires_at")) continue;
+      auto expires = ParseRfc3339(w.value("expires_at", ""));
+      if (!expires.ok() || *expires <= now) continue;
+      bool running = job.state == JobState::kRunning;
+      workload.push_back({{"jti", w.value("jti", "")}, {"job", job.id}, {"audiences", w.value("audiences", json())},
+                          {"expires_at", w["expires_at"]},
+                          {"state", running ? "live: its attempt runs" : "attempt ended: no refresh; expires by itself"},
+                          {"seq", e.seq}});
+      retains |= running;
+    }
+  }
+  out["workload_tokens"] = workload;
+
+  json accounts = json::array();
+  std::string posix = PosixName(user);
+  for (const Cluster* c : AccountingClusters(estate_)) {
+    if (posix.empty()) continue;
+    auto have = slurm::SlurmCli(c->slurm->conf).UserAccounts(posix);
+    json a = {{"provider", c->provider}, {"cluster", c->name}, {"slurm_user", posix}};
+    if (!have.ok()) {
+      a["state"] = "unknown: " + have.status().message();
+      retains = true;  // what cannot be checked is not proven gone
+    } else {
+      a["accounts"] = *have;
+      a["state"] = have->empty() ? "absent" : "present";
+      retains |= !have->empty();
+    }
+    accounts.push_back(std::move(a));
+  }
+  out["provider_accounts"] = accounts;
+  out["retains_access"] = retains;
+  return out;
+}
+
+}  // namespace causeway

@@ -1,0 +1,59 @@
+// What Causeway gives a person, kept in line with the directory.
+//
+// A person who may work (active in the directory, in groups bound to team
+// roles that submit jobs) has a Slurm accounting user in each of those
+// teams' accounts on every Slurm cluster with accounting. A person who may
+// not (deactivated or deleted) is deprovisioned: their API tokens are
+// revoked, their queued jobs cancelled and their running jobs stopped (or
+// left, as the estate's identity.deprovision says), and their Slurm users
+// removed. Each step is an audit event; Sync says what it did, step by
+// step, with those events' sequence numbers.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "causeway/clock.h"
+#include "causeway/estate.h"
+#include "causeway/store.h"
+#include "identity/token_cache.h"
+#include "service/job_service.h"
+#include "store/commit_queue.h"
+
+namespace causeway {
+
+class PeopleService {
+ public:
+  // `forget`: told of each revoked token, so this replica's cache drops it.
+  PeopleService(Store& store, CommitQueue& queue, const Estate& estate, const Clock& clock, JobService& jobs,
+                std::function<void(const std::string& token_id)> forget = nullptr);
+
+  // Brings `user` (a directory userName) in line with the directory; the
+  // report lists each step: {"action", "target", "ok", "detail", "seq"}.
+  Result<nlohmann::json> Sync(const std::string& user, const std::string& actor);
+
+  // Every credential Causeway knows of for `user`, across providers, with
+  // its state: the directory account, API tokens acting for them, workload
+  // tokens of their jobs still within their lifetime, Slurm users; and
+  // whether any of them still grants access.
+  Result<nlohmann::json> Credentials(const std::string& user);
+
+  // The POSIX/Slurm user name of a person: the part of the userName before
+  // '@', lower case; "" if that is not a valid name.
+  static std::string PosixName(const std::string& user);
+
+ private:
+  Result<int64_t> Audit(const std::string& action, const std::string& resource, nlohmann::json details,
+                        const std::string& actor);
+
+  Store& store_;
+  CommitQueue& queue_;
+  const Estate& estate_;
+  const Clock& clock_;
+  JobService& jobs_;
+  std::function<void(const std::string&)> forget_;
+};
+
+}  // namespace causeway
