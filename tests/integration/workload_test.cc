@@ -127,8 +127,13 @@ TEST_F(WorkloadTest, TokensRefreshWhileTheAttemptRunsAndDieWithIt) {
   auto refresh = [&](const std::string& who, const std::string& audience) {
     return c.Send("POST", "/v1/jobs/" + job + "/workload-token", json{{"audience", audience}}.dump(), Auth(who));
   };
+  // The credential is recorded with the dispatch, a moment after the
+  // attempt starts.
   auto r = refresh(credential, "vault");
-  ASSERT_EQ(r->status, 200) << r->body;
+  ASSERT_TRUE(Eventually([&] {
+    r = refresh(credential, "vault");
+    return r->status == 200;
+  })) << r->body;
   json minted = json::parse(r->body);
   json verdict = JoseVerify(s.process().url(), "vault", minted["token"]);
   ASSERT_TRUE(verdict.value("ok", false)) << verdict.dump();
