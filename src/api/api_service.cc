@@ -140,7 +140,7 @@ ApiService::ApiService(Store& store, CommitQueue& queue, const Estate& estate, c
   });
   if (estate_.identity.oidc) {
     oidc_ = std::make_unique<identity::OidcVerifier>(*estate_.identity.oidc);
-    people_ = std::make_unique<identity::PeopleAuthenticator>(*oidc_, estate_.access);
+    people_ = std::make_unique<identity::PeopleAuthenticator>(*oidc_, directory_, estate_.access);
   }
   AddRoutes();
   AddScimRoutes();
@@ -153,6 +153,9 @@ Result<identity::Principal> ApiService::Authorize(HttpRequest& req, const std::s
     ASSIGN_OR_RETURN(principal, people_->Authenticate(store_, authorization, clock_.Now()));
   } else {
     ASSIGN_OR_RETURN(principal, token_cache_.Authenticate(store_, authorization, clock_.Now()));
+    if (principal.IsPerson()) {
+      ASSIGN_OR_RETURN(principal, identity::PersonToken(directory_, store_, principal, estate_.access));
+    }
   }
   if (!needed.empty() && !principal.Has(needed) && !(job_credential && principal.IsJob(req.params["id"]))) {
     return PermissionDenied((principal.IsPerson() ? principal.user + "'s roles do not grant" : "token " + principal.token_id + " lacks") +

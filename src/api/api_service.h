@@ -109,6 +109,7 @@ class ApiService {
   ScimService scim_;
   PeopleService people_svc_;
   identity::TokenCache token_cache_;
+  identity::PersonDirectory directory_;
   // People signing in with the IdP's tokens, when the estate configures it.
   std::unique_ptr<identity::OidcVerifier> oidc_;
   std::unique_ptr<identity::PeopleAuthenticator> people_;

@@ -23,31 +23,6 @@ Result<json> FetchJson(const OidcVerifier::Fetcher& fetch, const std::string& ur
   return j;
 }
 
-// The directory user named `name` (userName, ignoring case) and the
-// display names of the groups holding it.
-struct DirectoryPerson {
-  DirectoryEntry user;
-  std::vector<std::string> groups;
-};
-Result<std::optional<DirectoryPerson>> FindInDirectory(const Store& store, const std::string& name) {
-  ASSIGN_OR_RETURN(auto users, store.ListDirectory("User"));
-  for (DirectoryEntry& u : users) {
-    if (!scim::EqualsIgnoreCase(u.name, name)) continue;
-    DirectoryPerson p{std::move(u), {}};
-    ASSIGN_OR_RETURN(auto groups, store.ListDirectory("Group"));
-    for (const DirectoryEntry& g : groups) {
-      for (const json& m : g.resource.value("members", json::array())) {
-        if (m.value("value", "") == p.user.id) {
-          p.groups.push_back(g.name);
-          break;
-        }
-      }
-    }
-    return std::optional<DirectoryPerson>(std::move(p));
-  }
-  return std::optional<DirectoryPerson>();
-}
-
 }  // namespace
 
 bool IsJwtBearer(std::string_view authorization) {
@@ -124,9 +99,71 @@ std::vector<std::string> OidcVerifier::Groups(const json& claims) const {
   return out;
 }
 
-PeopleAuthenticator::PeopleAuthenticator(OidcVerifier& verifier, const std::vector<Binding>& bindings,
-                                         std::chrono::milliseconds ttl)
-    : verifier_(verifier), bindings_(bindings), ttl_(ttl) {}
+Result<std::optional<PersonDirectory::Person>> PersonDirectory::Find(const Store& store, const std::string& user) {
+  std::string key = user;
+  for (char& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  auto steady = std::chrono::steady_clock::now();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = entries_.find(key); it != entries_.end() && it->second.fresh_until > steady) return it->second.person;
+  }
+  std::optional<Person> found;
+  ASSIGN_OR_RETURN(auto users, store.ListDirectory("User"));
+  for (DirectoryEntry& u : users) {
+    if (scim::EqualsIgnoreCase(u.name, user)) found = Person{std::move(u), {}};
+  }
+  if (found) {
+    ASSIGN_OR_RETURN(auto groups, store.ListDirectory("Group"));
+    for (const DirectoryEntry& g : groups) {
+      for (const json& m : g.resource.value("members", json::array())) {
+        if (m.value("value", "") == found->user.id) {
+          found->groups.push_back(g.name);
+          break;
+        }
+      }
+    }
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  if (entries_.size() >= 10000) entries_.clear();
+  entries_[key] = Entry{found, steady + ttl_};
+  return found;
+}
+
+Result<Principal> PersonToken(PersonDirectory& directory, const Store& store, const Principal& token,
+                              const std::vector<Binding>& bindings) {
+  ASSIGN_OR_RETURN(auto person, directory.Find(store, token.user));
+  if (!person) return Unauthenticated("token " + token.token_id + " acts for " + token.user + ", who is not in the directory");
+  if (!person->user.active) return Unauthenticated("token " + token.token_id + " acts for " + token.user + ", who is deactivated");
+  Principal p = PersonPrincipal(token.token_id, person->user.name, person->user.id, person->groups, bindings);
+  p.name = token.name;
+  // Narrowed to the token's scopes, grant by grant.
+  auto in_token = [&](const std::string& s) {
+    return std::find(token.scopes.begin(), token.scopes.end(), s) != token.scopes.end() ||
+           std::find(token.scopes.begin(), token.scopes.end(), std::string(kScopeAdmin)) != token.scopes.end();
+  };
+  for (Grant& g : p.grants) {
+    std::vector<std::string> kept;
+    for (const std::string& s : g.scopes) {
+      if (s == kScopeAdmin) {
+        for (const std::string& t : token.scopes) kept.push_back(t);  // an admin's token: what it names
+      } else if (in_token(s)) {
+        kept.push_back(s);
+      }
+    }
+    g.scopes = std::move(kept);
+  }
+  p.scopes.clear();
+  for (const Grant& g : p.grants) {
+    for (const std::string& s : g.scopes) {
+      if (std::find(p.scopes.begin(), p.scopes.end(), s) == p.scopes.end()) p.scopes.push_back(s);
+    }
+  }
+  return p;
+}
+
+PeopleAuthenticator::PeopleAuthenticator(OidcVerifier& verifier, PersonDirectory& directory,
+                                         const std::vector<Binding>& bindings, std::chrono::milliseconds ttl)
+    : verifier_(verifier), directory_(directory), bindings_(bindings), ttl_(ttl) {}
 
 Result<Principal> PeopleAuthenticator::Authenticate(const Store& store, std::string_view authorization, Timestamp now) {
   std::string_view token = authorization.substr(std::string_view("Bearer ").size());
@@ -141,7 +178,7 @@ Result<Principal> PeopleAuthenticator::Authenticate(const Store& store, std::str
   }
   ASSIGN_OR_RETURN(json claims, verifier_.Verify(token, now));
   ASSIGN_OR_RETURN(std::string name, verifier_.UserName(claims));
-  ASSIGN_OR_RETURN(auto known, FindInDirectory(store, name));
+  ASSIGN_OR_RETURN(auto known, directory_.Find(store, name));
   Principal principal;
   if (known) {
     if (!known->user.active) return Unauthenticated("user " + known->user.name + " is deactivated");

@@ -57,12 +57,41 @@ class OidcVerifier {
   bool have_keys_ = false;                             // guarded by mu_
 };
 
+// People as the SCIM directory has them, looked up by userName (ignoring
+// case) and remembered for at most `ttl` (500 ms): the bound within which a
+// deactivation or a group change applies on every replica.
+class PersonDirectory {
+ public:
+  struct Person {
+    DirectoryEntry user;
+    std::vector<std::string> groups;  // display names
+  };
+  explicit PersonDirectory(std::chrono::milliseconds ttl = std::chrono::milliseconds(500)) : ttl_(ttl) {}
+  // nullopt when the directory has no such user.
+  Result<std::optional<Person>> Find(const Store& store, const std::string& user);
+
+ private:
+  struct Entry {
+    std::optional<Person> person;
+    std::chrono::steady_clock::time_point fresh_until;
+  };
+  const std::chrono::milliseconds ttl_;
+  std::mutex mu_;
+  std::unordered_map<std::string, Entry> entries_;  // by lower-cased userName; guarded by mu_
+};
+
+// The principal of a token that acts for a person (TokenRecord::user): the
+// person's current grants, narrowed to the token's scopes. kUnauthenticated
+// when the person is deactivated or gone from the directory.
+Result<Principal> PersonToken(PersonDirectory& directory, const Store& store, const Principal& token,
+                              const std::vector<Binding>& bindings);
+
 // Turns bearer tokens from the provider into people. A resolved person is
 // remembered for at most `ttl` (500 ms), the same bound as API tokens, so
 // a deactivation or group change through any replica applies within it.
 class PeopleAuthenticator {
  public:
-  PeopleAuthenticator(OidcVerifier& verifier, const std::vector<Binding>& bindings,
+  PeopleAuthenticator(OidcVerifier& verifier, PersonDirectory& directory, const std::vector<Binding>& bindings,
                       std::chrono::milliseconds ttl = std::chrono::milliseconds(500));
 
   // The person `authorization` ("Bearer <JWT>") signs in. kUnauthenticated
@@ -76,6 +105,7 @@ class PeopleAuthenticator {
     std::chrono::steady_clock::time_point fresh_until;
   };
   OidcVerifier& verifier_;
+  PersonDirectory& directory_;
   const std::vector<Binding>& bindings_;
   const std::chrono::milliseconds ttl_;
   std::mutex mu_;

@@ -109,7 +109,9 @@ Result<Principal> CheckToken(const std::optional<TokenRecord>& found, const std:
   if (found->expires_at && *found->expires_at <= now) {
     return Unauthenticated("token " + found->id + " expired at " + FormatRfc3339(*found->expires_at));
   }
-  return Principal{found->id, found->name, found->scopes};
+  Principal p{found->id, found->name, found->scopes};
+  p.user = found->user;  // a person's token: resolved against the directory by the caller
+  return p;
 }
 
 Result<Principal> Authenticate(const Store& store, std::string_view authorization, Timestamp now) {

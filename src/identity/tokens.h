@@ -96,7 +96,9 @@ MintedToken MintJobCredential(const std::string& job_id, int attempt, Timestamp 
 // as stored; kUnauthenticated if the value is missing or malformed.
 Result<std::string> TokenHashOf(std::string_view authorization);
 // The Principal of `found`, the token stored under `hash`; kUnauthenticated
-// if there is none or it is revoked or expired at `now`.
+// if there is none or it is revoked or expired at `now`. A token acting for
+// a person has `user` set and no grants yet: the caller resolves them
+// (identity::PersonToken), or the token is refused everything team-scoped.
 Result<Principal> CheckToken(const std::optional<TokenRecord>& found, const std::string& hash, Timestamp now);
 
 // Resolves an "Authorization" header value to a Principal. kUnauthenticated

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "providers/slurm/slurm_cli.h"
@@ -454,6 +455,95 @@ TEST_F(ForgetfulSlurmTest, JobsTheControllerForgotAreReadFromAccounting) {
   // was away.
   EXPECT_GE(attempts[0]["gpu_seconds"].get<int64_t>(), 2);
   EXPECT_LE(attempts[0]["gpu_seconds"].get<int64_t>(), 8);
+}
+
+
+// Identity on a real Slurm cluster with accounting: joining a team's group
+// makes the person's Slurm user in the team's account; deactivation revokes
+// their tokens, stops their running job and removes the Slurm user, each
+// step in the audit trail, and their credentials show nothing left.
+TEST_F(SlurmTest, PeopleGetSlurmUsersWhileTheyMayWorkAndLoseEverythingWhenDeprovisioned) {
+  TempDir dir("people");
+  std::string access = "url: \"" + cluster_->Get("CAUSEWAY_SLURM_URL") + "\", user: root, token_file: " +
+                       cluster_->Get("CAUSEWAY_SLURM_TOKEN_FILE") + ", conf: " + cluster_->Get("SLURM_CONF");
+  std::ofstream(dir.path() + "/estate.yaml")
+      << cluster_->Estate("lab", "eu", access) << "teams: [{name: nlp}]\n"
+      << "access:\n  - {group: nlp-researchers, role: researcher, team: nlp}\n"
+      << "identity:\n  deprovision: {queued: cancel, running: stop}\n";
+  auto server = ServerProcess::Start(dir.path() + "/data", {"--estate", dir.path() + "/estate.yaml", "--tick-ms", "50"});
+  auto client = server->Client();
+  auto call = [&](const std::string& token, const std::string& method, const std::string& path, const json& body = {}) {
+    auto r = client.Send(method, path, body.is_null() ? "" : body.dump(), Auth(token));
+    return std::make_pair(r->status, json::parse(r->body, nullptr, false));
+  };
+  const std::string admin = server->admin_token();
+  std::string scim = call(admin, "POST", "/v1/tokens", {{"name", "idp"}, {"scopes", {"scim:provision"}}}).second["secret"];
+  auto slurm_accounts = [&](const std::string& user) {
+    return cluster_->Run("sacctmgr -n -P show assoc where user=" + user + " format=Account");
+  };
+
+  auto ada = call(scim, "POST", "/scim/v2/Users",
+                  {{"schemas", {"urn:ietf:params:scim:schemas:core:2.0:User"}}, {"userName", "ada@corp.example"}});
+  auto bob = call(scim, "POST", "/scim/v2/Users",
+                  {{"schemas", {"urn:ietf:params:scim:schemas:core:2.0:User"}}, {"userName", "bob@corp.example"}});
+  ASSERT_EQ(ada.first, 201) << ada.second;
+  ASSERT_EQ(bob.first, 201) << bob.second;
+  std::string ada_id = ada.second["id"], bob_id = bob.second["id"];
+  auto group = call(scim, "POST", "/scim/v2/Groups",
+                    {{"schemas", {"urn:ietf:params:scim:schemas:core:2.0:Group"}},
+                     {"displayName", "nlp-researchers"},
+                     {"members", {{{"value", ada_id}}, {{"value", bob_id}}}}});
+  ASSERT_EQ(group.first, 201) << group.second;
+  EXPECT_EQ(slurm_accounts("ada"), "nlp\n");
+  EXPECT_EQ(slurm_accounts("bob"), "nlp\n");
+
+  // Bob leaves the group: his Slurm user goes, he stays active.
+  auto left = call(scim, "PATCH", "/scim/v2/Groups/" + group.second["id"].get<std::string>(),
+                   {{"schemas", {"urn:ietf:params:scim:api:messages:2.0:PatchOp"}},
+                    {"Operations", {{{"op", "remove"}, {"path", "members[value eq \"" + bob_id + "\"]"}}}}});
+  ASSERT_EQ(left.first, 200) << left.second;
+  EXPECT_EQ(slurm_accounts("bob"), "");
+
+  // Ada works through a token that acts for her: her roles, narrowed to it.
+  std::string ada_token = call(admin, "POST", "/v1/tokens",
+                               {{"name", "ada-cli"}, {"scopes", {"jobs:read", "jobs:write"}}, {"user", "ada@corp.example"}})
+                              .second["secret"];
+  auto me = call(ada_token, "GET", "/v1/whoami");
+  ASSERT_EQ(me.first, 200) << me.second;
+  EXPECT_EQ(me.second["grants"][0]["role"], "researcher");
+  auto job = call(ada_token, "POST", "/v1/jobs",
+                  {{"spec", "name: long\nresources: {accelerators: H200:1}\nlabels: {team: nlp}\nrun: sleep 300\n"}});
+  ASSERT_EQ(job.first, 201) << job.second;
+  std::string job_id = job.second["job"]["id"];
+  EXPECT_EQ(job.second["job"]["owner"], "ada@corp.example");
+  ASSERT_TRUE(Eventually([&] { return call(admin, "GET", "/v1/jobs/" + job_id).second["state"] == "running"; }));
+
+  // Deactivated by the IdP: everything is carried through before it answers.
+  auto off = call(scim, "PATCH", "/scim/v2/Users/" + ada_id,
+                  {{"schemas", {"urn:ietf:params:scim:api:messages:2.0:PatchOp"}},
+                   {"Operations", {{{"op", "Replace"}, {"path", "active"}, {"value", "False"}}}}});
+  ASSERT_EQ(off.first, 200) << off.second;
+  EXPECT_EQ(call(ada_token, "GET", "/v1/whoami").first, 401);
+  EXPECT_EQ(call(admin, "GET", "/v1/jobs/" + job_id).second["state"], "cancelled");
+  EXPECT_TRUE(Eventually([&] { return cluster_->Run("squeue -h -o %j").find("cw-" + job_id) == std::string::npos; }));
+  EXPECT_EQ(slurm_accounts("ada"), "");
+
+  auto creds = call(admin, "GET", "/v1/people/ada@corp.example/credentials");
+  ASSERT_EQ(creds.first, 200) << creds.second;
+  EXPECT_FALSE(creds.second["retains_access"]) << creds.second.dump(2);
+  EXPECT_EQ(creds.second["api_tokens"][0]["state"], "revoked");
+  EXPECT_EQ(creds.second["provider_accounts"][0]["state"], "absent");
+  EXPECT_FALSE(creds.second["directory"]["active"]);
+
+  std::set<std::string> actions;
+  for (const std::string& resource : std::vector<std::string>{"user/ada@corp.example", "job/" + job_id, "cluster/lab-slurm"}) {
+    auto listed = call(admin, "GET", "/v1/audit?resource=" + resource);
+    ASSERT_EQ(listed.first, 200) << listed.second;
+    for (const json& e : listed.second["events"]) actions.insert(e["action"]);
+  }
+  for (const char* want : {"identity.deprovision", "job.cancel", "provider.account.create", "provider.account.remove"}) {
+    EXPECT_TRUE(actions.count(want)) << want << " in " << json(actions).dump();
+  }
 }
 
 }  // namespace
