@@ -1,0 +1,103 @@
+// The CLI's connection to the API: the global options (--server, --token,
+// --token-file, --json) and a client that applies them and turns HTTP
+// errors into the documented exit codes.
+#pragma once
+
+#include <iostream>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "causeway/job_spec.h"
+#include "cli/commands.h"
+#include "cli/errors.h"
+#include "net/http_client.h"
+
+namespace causeway::cli {
+
+struct Globals {
+  std::string server = "http://127.0.0.1:8080";
+  std::string token;
+  std::string token_file;
+  bool json_output = false;
+};
+
+// A client of the API with the global options applied.
+class Api {
+ public:
+  explicit Api(const Globals& g) : g_(g) {}
+
+  // Sends a request; on an HTTP error prints the server's message and
+  // diagnostics and returns the exit code in `exit_code`.
+  std::optional<net::HttpResult> Raw(const std::string& method, const std::string& target, const std::string& body,
+                                     int& exit_code, std::vector<std::pair<std::string, std::string>> headers = {}) {
+    auto hp = net::ParseServerUrl(g_.server);
+    if (!hp.ok()) {
+      exit_code = Fail(hp.status());
+      return std::nullopt;
+    }
+    std::string token = g_.token;
+    if (token.empty() && !g_.token_file.empty()) {
+      auto t = ReadFile(g_.token_file);
+      if (!t.ok()) {
+        exit_code = Fail(t.status());
+        return std::nullopt;
+      }
+      token = *t;
+      while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' ')) token.pop_back();
+    }
+    if (!token.empty()) headers.emplace_back("Authorization", "Bearer " + token);
+    if (!client_) client_.emplace(hp->first, hp->second);
+    auto res = client_->Send(method, target, body, headers);
+    if (!res.ok()) {
+      exit_code = Fail(res.status());
+      return std::nullopt;
+    }
+    if (res->status >= 400) {
+      nlohmann::json j = nlohmann::json::parse(res->body, nullptr, false);
+      exit_code = ExitForHttp(res->status);
+      if (g_.json_output && !j.is_discarded()) {
+        std::cout << j.dump(2) << "\n";
+        return std::nullopt;
+      }
+      std::string message = j.is_discarded() ? res->body : j["error"].value("message", res->body);
+      std::cerr << "error: " << message << "\n";
+      if (!j.is_discarded() && j["error"]["details"].contains("diagnostics")) {
+        const auto& diags = j["error"]["details"]["diagnostics"];
+        if (diags.size() > 1) {
+          for (const auto& d : diags) {
+            Diagnostic diag{d.value("file", ""), d.value("line", 0), d.value("column", 0), d.value("field", ""),
+                            d.value("message", "")};
+            std::cerr << "  " << diag.ToString() << "\n";
+          }
+        }
+      }
+      return std::nullopt;
+    }
+    exit_code = kExitOk;
+    return std::move(*res);
+  }
+
+  // Raw, and the answer parsed as JSON.
+  std::optional<nlohmann::json> Call(const std::string& method, const std::string& target, const std::string& body,
+                           int& exit_code, std::vector<std::pair<std::string, std::string>> headers = {}) {
+    auto res = Raw(method, target, body, exit_code, std::move(headers));
+    if (!res) return std::nullopt;
+    nlohmann::json j = nlohmann::json::parse(res->body, nullptr, false);
+    if (j.is_discarded()) {
+      exit_code = kExitFailure;
+      std::cerr << "error: the server answered with something that is not JSON\n";
+      return std::nullopt;
+    }
+    return j;
+  }
+
+ private:
+  const Globals& g_;
+  std::optional<net::HttpClient> client_;  // one keep-alive connection per command
+};
+
+}  // namespace causeway::cli

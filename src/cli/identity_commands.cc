@@ -1,0 +1,135 @@
+#include "cli/identity_commands.h"
+
+#include <iostream>
+#include <memory>
+
+#include "cli/table.h"
+
+namespace causeway::cli {
+
+using nlohmann::json;
+
+namespace {
+
+std::string Text(const json& j, const char* key) {
+  if (!j.is_object() || !j.contains(key) || j[key].is_null()) return "";
+  return j[key].is_string() ? j[key].get<std::string>() : j[key].dump();
+}
+
+void PrintCredentials(const json& j) {
+  std::cout << "credentials of " << Text(j, "user") << "\n";
+  std::cout << "  directory: " << Text(j["directory"], "state") << "\n";
+  Table tokens({"API TOKEN", "NAME", "SCOPES", "STATE"});
+  for (const json& t : j["api_tokens"]) {
+    tokens.Add({Text(t, "id"), Text(t, "name"), t["scopes"].dump(), Text(t, "state")});
+  }
+  Table workload({"WORKLOAD TOKEN", "JOB", "EXPIRES", "STATE"});
+  for (const json& t : j["workload_tokens"]) {
+    workload.Add({Text(t, "jti"), Text(t, "job"), Text(t, "expires_at"), Text(t, "state")});
+  }
+  Table accounts({"PROVIDER", "CLUSTER", "ACCOUNT USER", "STATE"});
+  for (const json& a : j["provider_accounts"]) {
+    accounts.Add({Text(a, "provider"), Text(a, "cluster"), Text(a, "slurm_user"),
+                  Text(a, "state") + (a.contains("accounts") && !a["accounts"].empty() ? " " + a["accounts"].dump() : "")});
+  }
+  std::cout << "\n";
+  tokens.Print(std::cout);
+  std::cout << "\n";
+  workload.Print(std::cout);
+  std::cout << "\n";
+  accounts.Print(std::cout);
+  std::cout << "\n" << (j["retains_access"].get<bool>() ? "RETAINS ACCESS" : "no credential retains access") << "\n";
+}
+
+void PrintSteps(const json& j) {
+  Table t({"STEP", "TARGET", "OK", "AUDIT SEQ", "DETAIL"});
+  for (const json& s : j["steps"]) {
+    t.Add({Text(s, "action"), Text(s, "target"), s["ok"].get<bool>() ? "yes" : "NO", Text(s, "seq"), Text(s, "detail")});
+  }
+  t.Print(std::cout);
+  std::cout << (j["ok"].get<bool>() ? "done" : "some steps failed") << " (audit seq " << Text(j, "seq")
+            << ")\n";
+}
+
+}  // namespace
+
+void AddIdentityCommands(CLI::App& app, Api& api, const Globals& g, int& rc) {
+  struct State {
+    std::string user, action, team, groups;
+  };
+  auto st = std::make_shared<State>();
+  auto print_json = [](const json& j) { std::cout << j.dump(2) << "\n"; };
+
+  auto* access = app.add_subcommand("access", "who may do what, and why");
+  access->require_subcommand(1);
+  auto* explain = access->add_subcommand("explain", "the bindings that allow or deny USER ACTION [on TEAM]");
+  explain->add_option("USER", st->user, "a userName, e.g. alice@corp.example")->required();
+  explain->add_option("ACTION", st->action,
+                      "submit, read, cancel, cancel-any, audit, cost, provision, outage, metrics, or a scope")
+      ->required();
+  explain->add_option("TEAM", st->team, "the team whose resource it is (team/nlp or nlp)");
+  explain->add_option("--groups", st->groups, "groups to assume for someone the directory does not know (a,b)");
+  explain->callback([&api, &g, &rc, st, print_json] {
+    std::string team = st->team.rfind("team/", 0) == 0 ? st->team.substr(5) : st->team;
+    std::string target = "/v1/access/explain?user=" + net::UrlEncode(st->user) + "&action=" + net::UrlEncode(st->action);
+    if (!team.empty()) target += "&team=" + net::UrlEncode(team);
+    if (!st->groups.empty()) target += "&groups=" + net::UrlEncode(st->groups);
+    auto j = api.Call("GET", target, "", rc);
+    if (!j) return;
+    if (g.json_output) return print_json(*j);
+    std::cout << Text(*j, "user") << " " << Text(*j, "action") << (team.empty() ? "" : " on team " + team) << ": "
+              << ((*j)["allowed"].get<bool>() ? "ALLOWED" : "DENIED") << " (needs " << Text(*j, "scope") << "; "
+              << Text(*j, "why") << ")\n";
+    std::cout << "groups: " << (*j)["groups"].dump() << "\n";
+    Table t({"BINDING", "GROUP", "ROLE", "TEAM", "MEMBER", "CONFERS", "IN SCOPE", "ALLOWS"});
+    auto yes = [](const json& v) { return v.get<bool>() ? "yes" : "no"; };
+    for (const json& b : (*j)["bindings"]) {
+      t.Add({Text(b, "source"), Text(b, "group"), Text(b, "role"), Text(b, "team").empty() ? "*" : Text(b, "team"),
+             yes(b["member"]), yes(b["confers"]), yes(b["in_scope"]), yes(b["allows"])});
+    }
+    t.Print(std::cout);
+    if (!(*j)["allowed"].get<bool>()) rc = kExitAuth;
+  });
+
+  auto* credentials = app.add_subcommand("credentials", "every credential Causeway knows of for a person, with its state");
+  credentials->add_option("--user", st->user, "a userName")->required();
+  credentials->callback([&api, &g, &rc, st, print_json] {
+    auto j = api.Call("GET", "/v1/people/" + net::UrlEncode(st->user) + "/credentials", "", rc);
+    if (!j) return;
+    if (g.json_output) return print_json(*j);
+    PrintCredentials(*j);
+  });
+
+  auto* people = app.add_subcommand("people", "people's access (admin)");
+  people->require_subcommand(1);
+  auto* deactivate = people->add_subcommand("deactivate", "deactivate USER in the directory and deprovision them now");
+  deactivate->add_option("USER", st->user, "a userName")->required();
+  deactivate->callback([&api, &g, &rc, st, print_json] {
+    auto j = api.Call("POST", "/v1/people/" + net::UrlEncode(st->user) + "/deactivate", "{}", rc);
+    if (!j) return;
+    if (g.json_output) return print_json(*j);
+    PrintSteps(*j);
+    if (!(*j)["ok"].get<bool>()) rc = kExitFailure;
+  });
+  auto* sync = people->add_subcommand("sync", "bring USER's provider accounts in line with the directory");
+  sync->add_option("USER", st->user, "a userName")->required();
+  sync->callback([&api, &g, &rc, st, print_json] {
+    auto j = api.Call("POST", "/v1/people/" + net::UrlEncode(st->user) + "/sync", "{}", rc);
+    if (!j) return;
+    if (g.json_output) return print_json(*j);
+    PrintSteps(*j);
+    if (!(*j)["ok"].get<bool>()) rc = kExitFailure;
+  });
+
+  auto* identity = app.add_subcommand("identity", "Causeway's own identity: workload token signing keys (admin)");
+  identity->require_subcommand(1);
+  auto* rotate = identity->add_subcommand("rotate-keys", "sign workload tokens with a new key; the old stays published");
+  rotate->callback([&api, &g, &rc, print_json] {
+    auto j = api.Call("POST", "/v1/identity/keys/rotate", "{}", rc);
+    if (!j) return;
+    if (g.json_output) return print_json(*j);
+    for (const json& k : (*j)["keys"]) std::cout << Text(k, "kid") << " " << Text(k, "alg") << "\n";
+  });
+}
+
+}  // namespace causeway::cli
