@@ -216,10 +216,19 @@ struct DeprovisionConfig {
   std::string running = "stop";   // stop | finish
 };
 
+// Time-boxed elevation (`causeway breakglass request`).
+struct BreakglassConfig {
+  int approvers = 0;  // 0: active at once; 1: another admin must approve
+  Micros max_duration = Micros(4LL * 3600 * 1000000);
+  std::vector<std::string> roles = {"admin"};  // roles that may be asked for
+  std::string webhook;  // http(s) URL told of every request, approval, use and revocation
+};
+
 struct IdentityConfig {
   std::optional<OidcConfig> oidc;
   std::optional<WorkloadIdentityConfig> workload;
   DeprovisionConfig deprovision;
+  BreakglassConfig breakglass;
 };
 
 struct Dataset {

@@ -138,6 +138,25 @@ struct SigningKeyRecord {
   std::optional<Timestamp> superseded_at;  // when a newer key took over signing
 };
 
+// A time-boxed elevation: `role` (for `team`, or all teams) granted to a
+// person who asked with a reason, active from approval (or the request,
+// when no approver is needed) until `expires_at`.
+struct BreakglassRecord {
+  std::string id;
+  std::string user;
+  std::string role;
+  std::string team;
+  std::string reason;
+  Timestamp requested_at;
+  Micros duration{0};
+  std::string approved_by;  // "" while waiting for an approver
+  std::optional<Timestamp> approved_at;
+  std::optional<Timestamp> expires_at;  // set on approval
+  std::optional<Timestamp> revoked_at;
+
+  bool ActiveAt(Timestamp now) const { return expires_at && now < *expires_at && !revoked_at; }
+};
+
 // One imported billing file (FOCUS). `provider` is the estate's provider the
 // bill is for; (provider, digest) is unique, so importing a file again
 // changes nothing.

@@ -24,7 +24,7 @@
 namespace causeway {
 
 // The schema version this build writes; every backend migrates to it.
-inline constexpr int kLatestSchemaVersion = 11;
+inline constexpr int kLatestSchemaVersion = 12;
 
 // A named lease one process holds at a time: the scheduler's leadership
 // among replicas. `epoch` grows each time the lease changes hands; it is the
@@ -94,6 +94,10 @@ class WriteTx {
 
   // Inserts or replaces signing key `key.kid`.
   virtual Status PutSigningKey(const SigningKeyRecord& key) = 0;
+
+  // Inserts or replaces break-glass grant `grant.id`.
+  virtual Status PutBreakglass(const BreakglassRecord& grant) = 0;
+  virtual Result<std::optional<BreakglassRecord>> GetBreakglass(const std::string& id) = 0;
 };
 
 using WriteFn = std::function<Status(WriteTx&)>;
@@ -188,6 +192,9 @@ class Store {
   // The token whose secret hashes to `hash`, whether or not it is still valid.
   virtual Result<std::optional<TokenRecord>> FindTokenByHash(const std::string& hash) const = 0;
   virtual Result<std::vector<TokenRecord>> ListTokens() const = 0;
+
+  // Break-glass grants requested since `since`, oldest first.
+  virtual Result<std::vector<BreakglassRecord>> ListBreakglass(Timestamp since) const = 0;
 
   // Every workload signing key, oldest first.
   virtual Result<std::vector<SigningKeyRecord>> ListSigningKeys() const = 0;

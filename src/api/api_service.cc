@@ -124,7 +124,8 @@ ApiService::ApiService(Store& store, CommitQueue& queue, const Estate& estate, c
       jobs_(store, queue, estate, clock, policies, HooksFor(scheduler)),
       tokens_(store, queue, clock),
       scim_(store, queue, clock),
-      people_svc_(store, queue, estate, clock, jobs_, [this](const std::string& id) { token_cache_.Forget(id); }) {
+      people_svc_(store, queue, estate, clock, jobs_, [this](const std::string& id) { token_cache_.Forget(id); }),
+      breakglass_(store, queue, estate, clock) {
   // A directory change that may change someone's access is carried through
   // at once: provider accounts follow, a deactivated person is deprovisioned.
   scim_.OnPeopleChanged([this](const std::vector<std::string>& users, const std::string& actor) {
@@ -157,9 +158,15 @@ Result<identity::Principal> ApiService::Authorize(HttpRequest& req, const std::s
       ASSIGN_OR_RETURN(principal, identity::PersonToken(directory_, store_, principal, estate_.access));
     }
   }
+  ASSIGN_OR_RETURN(std::vector<std::string> elevated, breakglass_.Elevate(principal));
   if (!needed.empty() && !principal.Has(needed) && !(job_credential && principal.IsJob(req.params["id"]))) {
     return PermissionDenied((principal.IsPerson() ? principal.user + "'s roles do not grant" : "token " + principal.token_id + " lacks") +
                             " the \"" + needed + "\" scope needed for " + req.method + " " + req.path);
+  }
+  // Fail closed: a break-glass request that cannot be recorded is refused.
+  if (!elevated.empty()) {
+    RETURN_IF_ERROR(breakglass_.RecordUse(principal, elevated, req.method, req.path)
+                        .WithPrefix("refused: this break-glass use could not be recorded"));
   }
   return principal;
 }
@@ -223,6 +230,12 @@ void ApiService::AddRoutes() {
   Route("POST", "/v1/people/{user}/sync", kScopeAdmin, bind(&ApiService::SyncPerson));
   Route("POST", "/v1/people/{user}/deactivate", kScopeAdmin, bind(&ApiService::DeactivatePerson));
   Route("GET", "/v1/access/explain", kScopeAuditRead, bind(&ApiService::ExplainAccess));
+  // Break-glass: anyone signed in may ask; approval and revocation are
+  // checked by the service; the list is for auditors.
+  Route("POST", "/v1/breakglass", "", bind(&ApiService::RequestBreakglass));
+  Route("GET", "/v1/breakglass", kScopeAuditRead, bind(&ApiService::ListBreakglass));
+  Route("POST", "/v1/breakglass/{id}/approve", "", bind(&ApiService::ApproveBreakglass));
+  Route("POST", "/v1/breakglass/{id}/revoke", "", bind(&ApiService::RevokeBreakglass));
 }
 
 void ApiService::Dispatch(HttpRequest& req, Reply reply) {
@@ -729,6 +742,37 @@ void ApiService::ExplainAccess(HttpRequest& req, Reply reply) {
                            {"action", action}, {"scope", explained->scope},
                            {"team", req.Query("team").empty() ? json() : json(req.Query("team"))},
                            {"allowed", allowed}, {"why", why}, {"bindings", reasons}}));
+}
+
+void ApiService::RequestBreakglass(HttpRequest& req, Reply reply) {
+  auto body = ParseJsonBody(req);
+  if (!body.ok()) return reply(ErrorResponse(body.status()));
+  auto duration = ParseDuration(body->value("duration", "1h"));
+  if (!duration.ok()) return reply(ErrorResponse(duration.status().WithPrefix("field \"duration\"")));
+  auto grant = breakglass_.Request(*req.principal, body->value("role", "admin"), body->value("team", ""),
+                                   body->value("reason", ""), *duration);
+  if (!grant.ok()) return reply(ErrorResponse(grant.status()));
+  reply(JsonResponse(201, {{"breakglass", ToJson(*grant)}}));
+}
+
+void ApiService::ListBreakglass(HttpRequest&, Reply reply) {
+  auto list = breakglass_.List();
+  if (!list.ok()) return reply(ErrorResponse(list.status()));
+  json items = json::array();
+  for (const auto& b : *list) items.push_back(ToJson(b));
+  reply(JsonResponse(200, {{"breakglass", items}}));
+}
+
+void ApiService::ApproveBreakglass(HttpRequest& req, Reply reply) {
+  auto grant = breakglass_.Approve(*req.principal, req.params["id"]);
+  if (!grant.ok()) return reply(ErrorResponse(grant.status()));
+  reply(JsonResponse(200, {{"breakglass", ToJson(*grant)}}));
+}
+
+void ApiService::RevokeBreakglass(HttpRequest& req, Reply reply) {
+  auto grant = breakglass_.Revoke(*req.principal, req.params["id"]);
+  if (!grant.ok()) return reply(ErrorResponse(grant.status()));
+  reply(JsonResponse(200, {{"breakglass", ToJson(*grant)}}));
 }
 
 void ApiService::OidcDiscovery(HttpRequest&, Reply reply) {

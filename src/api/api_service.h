@@ -18,6 +18,7 @@
 #include "service/job_service.h"
 #include "service/reaper_service.h"
 #include "service/scheduler_service.h"
+#include "service/breakglass_service.h"
 #include "service/people_service.h"
 #include "service/scim_service.h"
 #include "service/token_service.h"
@@ -87,6 +88,10 @@ class ApiService {
   void RevokeToken(HttpRequest& req, Reply reply);
   void WhoAmI(HttpRequest& req, Reply reply);
   void Credentials(HttpRequest& req, Reply reply);
+  void RequestBreakglass(HttpRequest& req, Reply reply);
+  void ListBreakglass(HttpRequest& req, Reply reply);
+  void ApproveBreakglass(HttpRequest& req, Reply reply);
+  void RevokeBreakglass(HttpRequest& req, Reply reply);
   void SyncPerson(HttpRequest& req, Reply reply);
   void DeactivatePerson(HttpRequest& req, Reply reply);
   void ExplainAccess(HttpRequest& req, Reply reply);
@@ -108,6 +113,7 @@ class ApiService {
   TokenService tokens_;
   ScimService scim_;
   PeopleService people_svc_;
+  BreakglassService breakglass_;
   identity::TokenCache token_cache_;
   identity::PersonDirectory directory_;
   // People signing in with the IdP's tokens, when the estate configures it.

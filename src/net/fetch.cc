@@ -56,12 +56,23 @@ Result<Url> ParseUrl(std::string_view url) {
   return u;
 }
 
+// What is sent: a GET, or a POST of JSON.
+struct Outgoing {
+  http::verb verb = http::verb::get;
+  std::string body;
+};
+
 template <typename Stream>
-Result<HttpResult> Exchange(Stream& stream, const Url& u, size_t max_bytes) {
-  http::request<http::empty_body> req{http::verb::get, u.target, 11};
+Result<HttpResult> Exchange(Stream& stream, const Url& u, size_t max_bytes, const Outgoing& sent) {
+  http::request<http::string_body> req{sent.verb, u.target, 11};
   req.set(http::field::host, u.host);
   req.set(http::field::accept, "application/json");
   req.set(http::field::user_agent, "causeway");
+  if (sent.verb == http::verb::post) {
+    req.set(http::field::content_type, "application/json");
+    req.body() = sent.body;
+    req.prepare_payload();
+  }
   beast::error_code ec;
   http::write(stream, req, ec);
   if (ec) return Unavailable("sending to " + u.host + " failed: " + ec.message());
@@ -83,9 +94,7 @@ Result<HttpResult> Exchange(Stream& stream, const Url& u, size_t max_bytes) {
   return out;
 }
 
-}  // namespace
-
-Result<HttpResult> Fetch(std::string_view url, std::chrono::milliseconds timeout, size_t max_bytes) {
+Result<HttpResult> Send(std::string_view url, std::chrono::milliseconds timeout, size_t max_bytes, const Outgoing& out) {
   ASSIGN_OR_RETURN(Url u, ParseUrl(url));
   asio::io_context ioc;
   beast::error_code ec;
@@ -97,7 +106,7 @@ Result<HttpResult> Fetch(std::string_view url, std::chrono::milliseconds timeout
     stream.expires_after(timeout);
     stream.connect(endpoints, ec);
     if (ec) return Unavailable("cannot reach " + u.host + ":" + u.port + ": " + ec.message());
-    return Exchange(stream, u, max_bytes);
+    return Exchange(stream, u, max_bytes, out);
   }
   ssl::context ctx(ssl::context::tls_client);
   ctx.set_default_verify_paths(ec);
@@ -113,7 +122,17 @@ Result<HttpResult> Fetch(std::string_view url, std::chrono::milliseconds timeout
   if (ec) return Unavailable("cannot reach " + u.host + ":" + u.port + ": " + ec.message());
   stream.handshake(ssl::stream_base::client, ec);
   if (ec) return Unavailable("TLS with " + u.host + " failed: " + ec.message());
-  return Exchange(stream, u, max_bytes);
+  return Exchange(stream, u, max_bytes, out);
+}
+
+}  // namespace
+
+Result<HttpResult> Fetch(std::string_view url, std::chrono::milliseconds timeout, size_t max_bytes) {
+  return Send(url, timeout, max_bytes, Outgoing{});
+}
+
+Result<HttpResult> PostJson(std::string_view url, const std::string& body, std::chrono::milliseconds timeout) {
+  return Send(url, timeout, 1 << 20, Outgoing{http::verb::post, body});
 }
 
 }  // namespace causeway::net

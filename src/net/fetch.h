@@ -17,4 +17,8 @@ namespace causeway::net {
 Result<HttpResult> Fetch(std::string_view url, std::chrono::milliseconds timeout = std::chrono::seconds(10),
                          size_t max_bytes = 1 << 20);
 
+// POST `body` (application/json) to `url`, with the same rules as Fetch.
+Result<HttpResult> PostJson(std::string_view url, const std::string& body,
+                            std::chrono::milliseconds timeout = std::chrono::seconds(10));
+
 }  // namespace causeway::net

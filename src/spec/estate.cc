@@ -646,7 +646,7 @@ class EstateParser {
   }
 
   void ParseIdentity(const YAML::Node& n, const std::string& f) {
-    static const KeySet kKeys{{"oidc", "workload", "deprovision"}};
+    static const KeySet kKeys{{"oidc", "workload", "deprovision", "breakglass"}};
     if (!r_.CheckMap(n, f, kKeys)) return;
     if (YAML::Node o = Get(n, "oidc"); o.IsDefined()) {
       std::string of = JoinField(f, "oidc");
@@ -689,6 +689,26 @@ class EstateParser {
           c.alg = alg;
         }
         e_.identity.workload = std::move(c);
+      }
+    }
+    if (YAML::Node b = Get(n, "breakglass"); b.IsDefined()) {
+      std::string bf = JoinField(f, "breakglass");
+      static const KeySet kBreakglass{{"approvers", "max_duration", "roles", "webhook"}};
+      if (r_.CheckMap(b, bf, kBreakglass)) {
+        BreakglassConfig& c = e_.identity.breakglass;
+        if (auto v = Get(b, "approvers"); v.IsDefined()) {
+          c.approvers = static_cast<int>(r_.Int(v, JoinField(bf, "approvers"), 0, 1).value_or(0));
+        }
+        DurationField(b, bf, "max_duration", c.max_duration);
+        std::vector<std::string> roles;
+        StringList(b, bf, "roles", "[admin, platform]", roles);
+        for (const auto& role : roles) {
+          if (std::find(std::begin(kRoleNames), std::end(kRoleNames), role) == std::end(kRoleNames)) {
+            r_.Error(Get(b, "roles"), JoinField(bf, "roles"), "unknown role \"" + role + "\"");
+          }
+        }
+        if (!roles.empty()) c.roles = roles;
+        c.webhook = UrlField(b, bf, "webhook", false);
       }
     }
     if (YAML::Node d = Get(n, "deprovision"); d.IsDefined()) {

@@ -92,6 +92,8 @@ Result<DbReport> CopyDb(const std::string& from, const std::string& to,
     say("copied " + std::to_string(entries) + " directory users and groups");
     ASSIGN_OR_RETURN(auto keys, source->ListSigningKeys());
     for (const SigningKeyRecord& k : keys) RETURN_IF_ERROR(tx.PutSigningKey(k));
+    ASSIGN_OR_RETURN(auto grants, source->ListBreakglass(Timestamp{}));
+    for (const BreakglassRecord& b : grants) RETURN_IF_ERROR(tx.PutBreakglass(b));
     ASSIGN_OR_RETURN(auto bills, source->ListBillingImports());
     for (const BillingImport& b : bills) {
       ASSIGN_OR_RETURN(auto rollups, source->ListBillingRollups(b.id));

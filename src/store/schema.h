@@ -220,7 +220,28 @@ CREATE TABLE signing_keys (
     R"sql(
 ALTER TABLE api_tokens ADD COLUMN user_name TEXT NOT NULL DEFAULT '';
 )sql",
+    // 12: break-glass grants.
+    R"sql(
+CREATE TABLE breakglass (
+  id TEXT PRIMARY KEY,
+  user_name TEXT NOT NULL,
+  role TEXT NOT NULL,
+  team TEXT NOT NULL,
+  reason TEXT NOT NULL,
+  requested_at INTEGER NOT NULL,
+  duration INTEGER NOT NULL,
+  approved_by TEXT NOT NULL,
+  approved_at INTEGER,
+  expires_at INTEGER,
+  revoked_at INTEGER
+);
+CREATE INDEX breakglass_by_time ON breakglass(requested_at);
+)sql",
 };
+
+// A break-glass grant's columns, in the order both stores read them.
+inline constexpr const char* kBreakglassColumns =
+    "id, user_name, role, team, reason, requested_at, duration, approved_by, approved_at, expires_at, revoked_at";
 
 // A directory entry's columns, in the order both stores read them.
 inline constexpr const char* kDirectoryColumns =

@@ -134,6 +134,22 @@ DirectoryEntry ReadDirectoryEntry(const Rows& r, int i) {
   return d;
 }
 
+BreakglassRecord ReadBreakglass(const Rows& r, int i) {
+  BreakglassRecord b;
+  b.id = r.Text(i, 0);
+  b.user = r.Text(i, 1);
+  b.role = r.Text(i, 2);
+  b.team = r.Text(i, 3);
+  b.reason = r.Text(i, 4);
+  b.requested_at = FromUnixMicros(r.Int(i, 5));
+  b.duration = Micros(r.Int(i, 6));
+  b.approved_by = r.Text(i, 7);
+  if (auto v = r.OptInt(i, 8)) b.approved_at = FromUnixMicros(*v);
+  if (auto v = r.OptInt(i, 9)) b.expires_at = FromUnixMicros(*v);
+  if (auto v = r.OptInt(i, 10)) b.revoked_at = FromUnixMicros(*v);
+  return b;
+}
+
 AuditEvent ReadAudit(const Rows& r, int i) {
   AuditEvent e;
   e.seq = r.Int(i, 0);
@@ -483,6 +499,27 @@ class PgWriteTx final : public WriteTx {
     return Status::Ok();
   }
 
+  Status PutBreakglass(const BreakglassRecord& b) override {
+    static const std::string sql = std::string("INSERT INTO breakglass (") + schema::kBreakglassColumns +
+                                   ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (id) DO UPDATE SET "
+                                   "approved_by = EXCLUDED.approved_by, approved_at = EXCLUDED.approved_at, "
+                                   "expires_at = EXCLUDED.expires_at, revoked_at = EXCLUDED.revoked_at";
+    ASSIGN_OR_RETURN(Rows r, Write(sql.c_str(), Params().Add(b.id).Add(b.user).Add(b.role).Add(b.team).Add(b.reason)
+                                                    .Add(ToUnixMicros(b.requested_at))
+                                                    .Add(static_cast<int64_t>(b.duration.count())).Add(b.approved_by)
+                                                    .Add(MicrosOf(b.approved_at)).Add(MicrosOf(b.expires_at))
+                                                    .Add(MicrosOf(b.revoked_at))));
+    (void)r;
+    return Status::Ok();
+  }
+
+  Result<std::optional<BreakglassRecord>> GetBreakglass(const std::string& id) override {
+    static const std::string sql =
+        std::string("SELECT ") + schema::kBreakglassColumns + " FROM breakglass WHERE id = $1 FOR UPDATE";
+    ASSIGN_OR_RETURN(Rows r, Read(sql.c_str(), Params().Add(id)));
+    return ReadFirst(r, &ReadBreakglass);
+  }
+
   Status DeleteDirectoryEntry(const std::string& kind, const std::string& id) override {
     ASSIGN_OR_RETURN(Rows r, Write("DELETE FROM directory WHERE kind = $1 AND id = $2", Params().Add(kind).Add(id)));
     if (r.Affected() == 0) return NotFound(kind + " " + id + " not found");
@@ -702,6 +739,13 @@ class PgStore final : public Store {
   Result<std::optional<TokenRecord>> FindTokenByHash(const std::string& hash) const override {
     ASSIGN_OR_RETURN(Rows r, Query("SELECT " TOKEN_COLUMNS " FROM api_tokens WHERE hash = $1", Params().Add(hash)));
     return ReadFirst(r, &ReadToken);
+  }
+
+  Result<std::vector<BreakglassRecord>> ListBreakglass(Timestamp since) const override {
+    static const std::string sql = std::string("SELECT ") + schema::kBreakglassColumns +
+                                   " FROM breakglass WHERE requested_at >= $1 ORDER BY requested_at, id";
+    ASSIGN_OR_RETURN(Rows r, Query(sql.c_str(), Params().Add(ToUnixMicros(since))));
+    return ReadAll(r, &ReadBreakglass);
   }
 
   Result<std::vector<SigningKeyRecord>> ListSigningKeys() const override {

@@ -120,6 +120,22 @@ DirectoryEntry ReadDirectoryEntry(const Stmt& s) {
   d.updated_at = FromUnixMicros(s.Int(8));
   return d;
 }
+BreakglassRecord ReadBreakglass(const Stmt& s) {
+  BreakglassRecord b;
+  b.id = s.Text(0);
+  b.user = s.Text(1);
+  b.role = s.Text(2);
+  b.team = s.Text(3);
+  b.reason = s.Text(4);
+  b.requested_at = FromUnixMicros(s.Int(5));
+  b.duration = Micros(s.Int(6));
+  b.approved_by = s.Text(7);
+  if (auto v = s.OptInt(8)) b.approved_at = FromUnixMicros(*v);
+  if (auto v = s.OptInt(9)) b.expires_at = FromUnixMicros(*v);
+  if (auto v = s.OptInt(10)) b.revoked_at = FromUnixMicros(*v);
+  return b;
+}
+
 const std::string kSelectDirectoryEntry =
     std::string("SELECT ") + schema::kDirectoryColumns + " FROM directory WHERE kind = ?1 AND id = ?2";
 
@@ -417,6 +433,24 @@ class SqliteWriteTx final : public WriteTx {
     return Counted(s.Exec());
   }
 
+  Status PutBreakglass(const BreakglassRecord& b) override {
+    static const std::string sql = std::string("INSERT OR REPLACE INTO breakglass (") + schema::kBreakglassColumns +
+                                   ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)";
+    CW_STMT(s, conn_, sql.c_str());
+    auto opt = [](const std::optional<Timestamp>& t) {
+      return t ? std::optional<int64_t>(ToUnixMicros(*t)) : std::nullopt;
+    };
+    s.Bind(1, b.id).Bind(2, b.user).Bind(3, b.role).Bind(4, b.team).Bind(5, b.reason);
+    s.Bind(6, ToUnixMicros(b.requested_at)).Bind(7, static_cast<int64_t>(b.duration.count())).Bind(8, b.approved_by);
+    s.Bind(9, opt(b.approved_at)).Bind(10, opt(b.expires_at)).Bind(11, opt(b.revoked_at));
+    return Counted(s.Exec());
+  }
+
+  Result<std::optional<BreakglassRecord>> GetBreakglass(const std::string& id) override {
+    static const std::string sql = std::string("SELECT ") + schema::kBreakglassColumns + " FROM breakglass WHERE id = ?1";
+    return QueryOne(conn_, sql.c_str(), id, &ReadBreakglass);
+  }
+
   Status CheckLease(const std::string& name, const std::string& holder, int64_t epoch) override {
     // The batch holds SQLite's write lock, so nobody can take the lease
     // before it commits.
@@ -611,6 +645,19 @@ class SqliteStore final : public Store {
   Result<std::optional<TokenRecord>> FindTokenByHash(const std::string& hash) const override {
     ASSIGN_OR_RETURN(auto r, Reader());
     return QueryOne(*r.conn, kSelectTokenByHash.c_str(), hash, &ReadToken);
+  }
+
+  Result<std::vector<BreakglassRecord>> ListBreakglass(Timestamp since) const override {
+    ASSIGN_OR_RETURN(auto r, Reader());
+    static const std::string sql = std::string("SELECT ") + schema::kBreakglassColumns +
+                                   " FROM breakglass WHERE requested_at >= ?1 ORDER BY requested_at, id";
+    CW_STMT(s, *r.conn, sql.c_str());
+    s.Bind(1, ToUnixMicros(since));
+    std::vector<BreakglassRecord> out;
+    Status st;
+    while (s.Step(st)) out.push_back(ReadBreakglass(s));
+    RETURN_IF_ERROR(st);
+    return out;
   }
 
   Result<std::vector<SigningKeyRecord>> ListSigningKeys() const override {
