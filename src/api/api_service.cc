@@ -124,7 +124,9 @@ ApiService::ApiService(Store& store, CommitQueue& queue, const Estate& estate, c
       jobs_(store, queue, estate, clock, policies, HooksFor(scheduler)),
       tokens_(store, queue, clock),
       scim_(store, queue, clock),
-      people_svc_(store, queue, estate, clock, jobs_, [this](const std::string& id) { token_cache_.Forget(id); }),
+      bindings_(store, queue, estate, clock),
+      people_svc_(store, queue, estate, clock, jobs_, [this] { return bindings_.Current(); },
+                  [this](const std::string& id) { token_cache_.Forget(id); }),
       breakglass_(store, queue, estate, clock) {
   // A directory change that may change someone's access is carried through
   // at once: provider accounts follow, a deactivated person is deprovisioned.
@@ -141,7 +143,7 @@ ApiService::ApiService(Store& store, CommitQueue& queue, const Estate& estate, c
   });
   if (estate_.identity.oidc) {
     oidc_ = std::make_unique<identity::OidcVerifier>(*estate_.identity.oidc);
-    people_ = std::make_unique<identity::PeopleAuthenticator>(*oidc_, directory_, estate_.access);
+    people_ = std::make_unique<identity::PeopleAuthenticator>(*oidc_, directory_, [this] { return bindings_.Current(); });
   }
   AddRoutes();
   AddScimRoutes();
@@ -155,7 +157,7 @@ Result<identity::Principal> ApiService::Authorize(HttpRequest& req, const std::s
   } else {
     ASSIGN_OR_RETURN(principal, token_cache_.Authenticate(store_, authorization, clock_.Now()));
     if (principal.IsPerson()) {
-      ASSIGN_OR_RETURN(principal, identity::PersonToken(directory_, store_, principal, estate_.access));
+      ASSIGN_OR_RETURN(principal, identity::PersonToken(directory_, store_, principal, bindings_.Current()));
     }
   }
   ASSIGN_OR_RETURN(std::vector<std::string> elevated, breakglass_.Elevate(principal));
@@ -230,6 +232,9 @@ void ApiService::AddRoutes() {
   Route("POST", "/v1/people/{user}/sync", kScopeAdmin, bind(&ApiService::SyncPerson));
   Route("POST", "/v1/people/{user}/deactivate", kScopeAdmin, bind(&ApiService::DeactivatePerson));
   Route("GET", "/v1/access/explain", kScopeAuditRead, bind(&ApiService::ExplainAccess));
+  Route("GET", "/v1/access/bindings", kScopeAuditRead, bind(&ApiService::ListBindings));
+  Route("POST", "/v1/access/bindings", kScopeAdmin, bind(&ApiService::CreateBinding));
+  Route("DELETE", "/v1/access/bindings/{id}", kScopeAdmin, bind(&ApiService::DeleteBinding));
   // Break-glass: anyone signed in may ask; approval and revocation are
   // checked by the service; the list is for auditors.
   Route("POST", "/v1/breakglass", "", bind(&ApiService::RequestBreakglass));
@@ -726,7 +731,7 @@ void ApiService::ExplainAccess(HttpRequest& req, Reply reply) {
       start = comma + 1;
     }
   }
-  auto explained = identity::Explain(estate_.access, groups, action, req.Query("team"));
+  auto explained = identity::Explain(bindings_.Current(), groups, action, req.Query("team"));
   if (!explained.ok()) return reply(ErrorResponse(explained.status()));
   json reasons = json::array();
   for (const auto& r : explained->reasons) {
@@ -742,6 +747,32 @@ void ApiService::ExplainAccess(HttpRequest& req, Reply reply) {
                            {"action", action}, {"scope", explained->scope},
                            {"team", req.Query("team").empty() ? json() : json(req.Query("team"))},
                            {"allowed", allowed}, {"why", why}, {"bindings", reasons}}));
+}
+
+namespace {
+json BindingJson(const identity::Binding& b) {
+  return {{"group", b.group}, {"role", b.role}, {"team", b.team.empty() ? json() : json(b.team)}, {"source", b.source}};
+}
+}  // namespace
+
+void ApiService::ListBindings(HttpRequest&, Reply reply) {
+  json items = json::array();
+  for (const auto& b : bindings_.Current()) items.push_back(BindingJson(b));
+  reply(JsonResponse(200, {{"bindings", items}}));
+}
+
+void ApiService::CreateBinding(HttpRequest& req, Reply reply) {
+  auto body = ParseJsonBody(req);
+  if (!body.ok()) return reply(ErrorResponse(body.status()));
+  auto made = bindings_.Create(body->value("group", ""), body->value("role", ""), body->value("team", ""),
+                               req.principal->token_id);
+  if (!made.ok()) return reply(ErrorResponse(made.status()));
+  reply(JsonResponse(201, {{"binding", BindingJson(*made)}}));
+}
+
+void ApiService::DeleteBinding(HttpRequest& req, Reply reply) {
+  if (Status st = bindings_.Delete(req.params["id"], req.principal->token_id); !st.ok()) return reply(ErrorResponse(st));
+  reply(JsonResponse(200, {{"deleted", "binding/" + req.params["id"]}}));
 }
 
 void ApiService::RequestBreakglass(HttpRequest& req, Reply reply) {

@@ -18,6 +18,7 @@
 #include "service/job_service.h"
 #include "service/reaper_service.h"
 #include "service/scheduler_service.h"
+#include "service/binding_service.h"
 #include "service/breakglass_service.h"
 #include "service/people_service.h"
 #include "service/scim_service.h"
@@ -88,6 +89,9 @@ class ApiService {
   void RevokeToken(HttpRequest& req, Reply reply);
   void WhoAmI(HttpRequest& req, Reply reply);
   void Credentials(HttpRequest& req, Reply reply);
+  void ListBindings(HttpRequest& req, Reply reply);
+  void CreateBinding(HttpRequest& req, Reply reply);
+  void DeleteBinding(HttpRequest& req, Reply reply);
   void RequestBreakglass(HttpRequest& req, Reply reply);
   void ListBreakglass(HttpRequest& req, Reply reply);
   void ApproveBreakglass(HttpRequest& req, Reply reply);
@@ -112,6 +116,7 @@ class ApiService {
   JobService jobs_;
   TokenService tokens_;
   ScimService scim_;
+  BindingService bindings_;
   PeopleService people_svc_;
   BreakglassService breakglass_;
   identity::TokenCache token_cache_;

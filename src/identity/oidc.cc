@@ -162,8 +162,8 @@ Result<Principal> PersonToken(PersonDirectory& directory, const Store& store, co
 }
 
 PeopleAuthenticator::PeopleAuthenticator(OidcVerifier& verifier, PersonDirectory& directory,
-                                         const std::vector<Binding>& bindings, std::chrono::milliseconds ttl)
-    : verifier_(verifier), directory_(directory), bindings_(bindings), ttl_(ttl) {}
+                                         std::function<std::vector<Binding>()> bindings, std::chrono::milliseconds ttl)
+    : verifier_(verifier), directory_(directory), bindings_(std::move(bindings)), ttl_(ttl) {}
 
 Result<Principal> PeopleAuthenticator::Authenticate(const Store& store, std::string_view authorization, Timestamp now) {
   std::string_view token = authorization.substr(std::string_view("Bearer ").size());
@@ -182,12 +182,12 @@ Result<Principal> PeopleAuthenticator::Authenticate(const Store& store, std::str
   Principal principal;
   if (known) {
     if (!known->user.active) return Unauthenticated("user " + known->user.name + " is deactivated");
-    principal = PersonPrincipal("user:" + known->user.name, known->user.name, known->user.id, known->groups, bindings_);
+    principal = PersonPrincipal("user:" + known->user.name, known->user.name, known->user.id, known->groups, bindings_());
   } else {
     if (verifier_.config().require_provisioned) {
       return Unauthenticated("user " + name + " is not provisioned in Causeway's directory");
     }
-    principal = PersonPrincipal("user:" + name, name, "", verifier_.Groups(claims), bindings_);
+    principal = PersonPrincipal("user:" + name, name, "", verifier_.Groups(claims), bindings_());
   }
   Timestamp expires = FromUnixMicros(static_cast<int64_t>(claims.value("exp", 0.0) * 1e6)) + verifier_.config().leeway;
   std::lock_guard<std::mutex> lock(mu_);

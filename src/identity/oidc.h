@@ -91,7 +91,9 @@ Result<Principal> PersonToken(PersonDirectory& directory, const Store& store, co
 // a deactivation or group change through any replica applies within it.
 class PeopleAuthenticator {
  public:
-  PeopleAuthenticator(OidcVerifier& verifier, PersonDirectory& directory, const std::vector<Binding>& bindings,
+  // `bindings`: the role bindings in force (asked on each sign-in).
+  PeopleAuthenticator(OidcVerifier& verifier, PersonDirectory& directory,
+                      std::function<std::vector<Binding>()> bindings,
                       std::chrono::milliseconds ttl = std::chrono::milliseconds(500));
 
   // The person `authorization` ("Bearer <JWT>") signs in. kUnauthenticated
@@ -106,7 +108,7 @@ class PeopleAuthenticator {
   };
   OidcVerifier& verifier_;
   PersonDirectory& directory_;
-  const std::vector<Binding>& bindings_;
+  std::function<std::vector<Binding>()> bindings_;
   const std::chrono::milliseconds ttl_;
   std::mutex mu_;
   std::unordered_map<std::string, Entry> entries_;  // by token hash; guarded by mu_

@@ -75,8 +75,15 @@ json Step(const std::string& action, const std::string& target, const Status& st
 }  // namespace
 
 PeopleService::PeopleService(Store& store, CommitQueue& queue, const Estate& estate, const Clock& clock,
-                             JobService& jobs, std::function<void(const std::string&)> forget)
-    : store_(store), queue_(queue), estate_(estate), clock_(clock), jobs_(jobs), forget_(std::move(forget)) {}
+                             JobService& jobs, std::function<std::vector<identity::Binding>()> bindings,
+                             std::function<void(const std::string&)> forget)
+    : store_(store),
+      queue_(queue),
+      estate_(estate),
+      clock_(clock),
+      jobs_(jobs),
+      bindings_(std::move(bindings)),
+      forget_(std::move(forget)) {}
 
 std::string PeopleService::PosixName(const std::string& user) {
   std::string name = user.substr(0, user.find('@'));
@@ -112,7 +119,7 @@ Result<json> PeopleService::Sync(const std::string& user, const std::string& act
   // The teams whose jobs the person submits: where they get a Slurm user.
   std::set<std::string> teams;
   if (may_work) {
-    for (const identity::Grant& g : identity::GrantsFor(estate_.access, person.groups)) {
+    for (const identity::Grant& g : identity::GrantsFor(bindings_(), person.groups)) {
       bool submits = std::find(g.scopes.begin(), g.scopes.end(), identity::kScopeJobsWrite) != g.scopes.end();
       if (submits && !g.team.empty()) teams.insert(g.team);
     }

@@ -18,6 +18,7 @@
 #include "causeway/clock.h"
 #include "causeway/estate.h"
 #include "causeway/store.h"
+#include "identity/access.h"
 #include "identity/token_cache.h"
 #include "service/job_service.h"
 #include "store/commit_queue.h"
@@ -26,8 +27,10 @@ namespace causeway {
 
 class PeopleService {
  public:
-  // `forget`: told of each revoked token, so this replica's cache drops it.
+  // `bindings`: the role bindings in force. `forget`: told of each revoked
+  // token, so this replica's cache drops it.
   PeopleService(Store& store, CommitQueue& queue, const Estate& estate, const Clock& clock, JobService& jobs,
+                std::function<std::vector<identity::Binding>()> bindings,
                 std::function<void(const std::string& token_id)> forget = nullptr);
 
   // Brings `user` (a directory userName) in line with the directory; the
@@ -53,6 +56,7 @@ class PeopleService {
   const Estate& estate_;
   const Clock& clock_;
   JobService& jobs_;
+  std::function<std::vector<identity::Binding>()> bindings_;
   std::function<void(const std::string&)> forget_;
 };
 

@@ -1,0 +1,45 @@
+// Role bindings: the estate's `access:` entries plus those made through the
+// API (kept in the directory as entries of kind "Binding"), which an
+// operator or `causeway acceptance identity` adds without redeploying.
+#pragma once
+
+#include <chrono>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "causeway/clock.h"
+#include "causeway/estate.h"
+#include "causeway/store.h"
+#include "identity/access.h"
+#include "store/commit_queue.h"
+
+namespace causeway {
+
+class BindingService {
+ public:
+  BindingService(Store& store, CommitQueue& queue, const Estate& estate, const Clock& clock)
+      : store_(store), queue_(queue), estate_(estate), clock_(clock) {}
+
+  // Every binding in force: the estate's, then the API's (source
+  // "binding/<id>"). Re-read from the database at most every 500 ms, so a
+  // binding made or removed through any replica applies within that.
+  std::vector<identity::Binding> Current();
+  // kInvalidArgument for an unknown role or team; kAlreadyExists for the
+  // same binding twice.
+  Result<identity::Binding> Create(const std::string& group, const std::string& role, const std::string& team,
+                                   const std::string& actor);
+  // Only API bindings can be removed; the estate's live in its file.
+  Status Delete(const std::string& id, const std::string& actor);
+
+ private:
+  Store& store_;
+  CommitQueue& queue_;
+  const Estate& estate_;
+  const Clock& clock_;
+  std::mutex mu_;
+  std::vector<identity::Binding> stored_;             // guarded by mu_
+  std::chrono::steady_clock::time_point read_at_{};   // guarded by mu_
+};
+
+}  // namespace causeway
