@@ -767,12 +767,18 @@ void ApiService::CreateBinding(HttpRequest& req, Reply reply) {
   auto made = bindings_.Create(body->value("group", ""), body->value("role", ""), body->value("team", ""),
                                req.principal->token_id);
   if (!made.ok()) return reply(ErrorResponse(made.status()));
-  reply(JsonResponse(201, {{"binding", BindingJson(*made)}}));
+  // The group's members' provider accounts follow their new role.
+  json synced = json::array();
+  if (auto r = people_svc_.SyncGroup(made->group, req.principal->token_id); r.ok()) synced = *r;
+  reply(JsonResponse(201, {{"binding", BindingJson(*made)}, {"synced", synced}}));
 }
 
 void ApiService::DeleteBinding(HttpRequest& req, Reply reply) {
-  if (Status st = bindings_.Delete(req.params["id"], req.principal->token_id); !st.ok()) return reply(ErrorResponse(st));
-  reply(JsonResponse(200, {{"deleted", "binding/" + req.params["id"]}}));
+  auto gone = bindings_.Delete(req.params["id"], req.principal->token_id);
+  if (!gone.ok()) return reply(ErrorResponse(gone.status()));
+  json synced = json::array();
+  if (auto r = people_svc_.SyncGroup(gone->group, req.principal->token_id); r.ok()) synced = *r;
+  reply(JsonResponse(200, {{"deleted", BindingJson(*gone)}, {"synced", synced}}));
 }
 
 void ApiService::RequestBreakglass(HttpRequest& req, Reply reply) {

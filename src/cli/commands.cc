@@ -17,6 +17,7 @@
 #include "store/db_admin.h"
 #include "cli/cost_commands.h"
 #include "cost/focus.h"
+#include "cli/acceptance.h"
 #include "cli/api_client.h"
 #include "cli/errors.h"
 #include "cli/identity_commands.h"
@@ -590,6 +591,7 @@ int Main(int argc, char** argv) {
   if (const char* db = std::getenv("CAUSEWAY_DB")) db_url = db;
   AddCostCommands(app, g.json_output, rc);
   AddIdentityCommands(app, api, g, rc);
+  AddAcceptanceCommands(app, g, rc);
   std::string cost_job_id;
   auto* cost_job = app.get_subcommand("cost")->add_subcommand(
       "job", "what one job cost, attempt by attempt: failed, preempted and idle attempts count too");

@@ -76,20 +76,21 @@ Result<identity::Binding> BindingService::Create(const std::string& group, const
   return b;
 }
 
-Status BindingService::Delete(const std::string& id, const std::string& actor) {
+Result<identity::Binding> BindingService::Delete(const std::string& id, const std::string& actor) {
   Timestamp now = clock_.Now();
+  identity::Binding removed;
   RETURN_IF_ERROR(queue_.Run([&](WriteTx& tx) -> Status {
     ASSIGN_OR_RETURN(auto found, tx.GetDirectoryEntry(kKind, id));
     if (!found) return NotFound("no API binding " + id + " (the estate's bindings are changed in its file)");
     RETURN_IF_ERROR(tx.DeleteDirectoryEntry(kKind, id));
-    identity::Binding b{found->resource.value("group", ""), found->resource.value("role", ""),
-                        found->resource.value("team", ""), "binding/" + id};
-    AuditEvent e = Event("access.unbind", b, actor, now);
+    removed = identity::Binding{found->resource.value("group", ""), found->resource.value("role", ""),
+                                found->resource.value("team", ""), "binding/" + id};
+    AuditEvent e = Event("access.unbind", removed, actor, now);
     return tx.AppendAudit(e);
   }));
   std::lock_guard<std::mutex> lock(mu_);
   read_at_ = {};
-  return Status::Ok();
+  return removed;
 }
 
 }  // namespace causeway

@@ -30,7 +30,8 @@ class BindingService {
   Result<identity::Binding> Create(const std::string& group, const std::string& role, const std::string& team,
                                    const std::string& actor);
   // Only API bindings can be removed; the estate's live in its file.
-  Status Delete(const std::string& id, const std::string& actor);
+  // Returns the binding removed.
+  Result<identity::Binding> Delete(const std::string& id, const std::string& actor);
 
  private:
   Store& store_;

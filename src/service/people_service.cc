@@ -219,6 +219,23 @@ Result<json> PeopleService::Sync(const std::string& user, const std::string& act
   return json{{"user", user}, {"may_work", may_work}, {"ok", ok}, {"steps", steps}, {"seq", seq}};
 }
 
+Result<json> PeopleService::SyncGroup(const std::string& group, const std::string& actor) {
+  ASSIGN_OR_RETURN(auto groups, store_.ListDirectory("Group"));
+  ASSIGN_OR_RETURN(auto users, store_.ListDirectory("User"));
+  json reports = json::array();
+  for (const DirectoryEntry& g : groups) {
+    if (!identity::scim::EqualsIgnoreCase(g.name, group)) continue;
+    for (const json& m : g.resource.value("members", json::array())) {
+      for (const DirectoryEntry& u : users) {
+        if (u.id != m.value("value", "")) continue;
+        ASSIGN_OR_RETURN(json report, Sync(u.name, actor));
+        reports.push_back(std::move(report));
+      }
+    }
+  }
+  return reports;
+}
+
 Result<json> PeopleService::Credentials(const std::string& user) {
   Timestamp now = clock_.Now();
   ASSIGN_OR_RETURN(Person person, LookUp(store_, user));

@@ -37,6 +37,10 @@ class PeopleService {
   // report lists each step: {"action", "target", "ok", "detail", "seq"}.
   Result<nlohmann::json> Sync(const std::string& user, const std::string& actor);
 
+  // Sync for every member of the directory group named `group` (its
+  // display name, ignoring case): after a binding on it was made or removed.
+  Result<nlohmann::json> SyncGroup(const std::string& group, const std::string& actor);
+
   // Every credential Causeway knows of for `user`, across providers, with
   // its state: the directory account, API tokens acting for them, workload
   // tokens of their jobs still within their lifetime, Slurm users; and

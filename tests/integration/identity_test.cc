@@ -4,6 +4,7 @@
 // or secret reaches a log line, an error body or the audit trail.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -273,6 +274,36 @@ TEST(IdentityTest, NoTokenOrSecretReachesALogLineAnErrorBodyOrTheAuditTrail) {
     for (size_t at = everything.find(secret); at != std::string::npos; at = everything.find(secret, at + 1)) ++seen;
     EXPECT_EQ(seen, handed) << "a secret in an error body or the audit trail";
   }
+}
+
+
+TEST(IdentityTest, TheAcceptanceCommandPassesAndWritesItsEvidence) {
+  TempDir dir("acceptance");
+  auto server = ServerProcess::Start(dir.path() + "/data");
+  auto run = RunCli({"acceptance", "identity", "--out", dir.path()},
+                    {{"CAUSEWAY_SERVER", server->url()}, {"CAUSEWAY_TOKEN", server->admin_token()}});
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_NE(run.out.find("PASSED"), std::string::npos) << run.out;
+  // Both reports are written; the JSON names the audit events of each step.
+  std::string json_file, text_file;
+  for (const auto& f : std::filesystem::directory_iterator(dir.path())) {
+    std::string name = f.path().filename();
+    if (name.rfind("acceptance-identity-", 0) != 0) continue;
+    (name.size() > 5 && name.substr(name.size() - 5) == ".json" ? json_file : text_file) = f.path();
+  }
+  ASSERT_FALSE(json_file.empty());
+  ASSERT_FALSE(text_file.empty());
+  std::ifstream in(json_file);
+  json report = json::parse(in, nullptr, false);
+  ASSERT_TRUE(report.is_object());
+  EXPECT_TRUE(report["passed"]);
+  int with_evidence = 0;
+  for (const json& step : report["steps"]) with_evidence += !step["audit_seqs"].empty();
+  EXPECT_GE(with_evidence, 7) << report.dump(2);
+  // What it made is gone: the throwaway user is not in the directory.
+  auto creds = server->Client().Send("GET", "/v1/people/" + report["user"].get<std::string>() + "/credentials", "",
+                                     Auth(server->admin_token()));
+  EXPECT_EQ(json::parse(creds->body)["directory"]["state"], "not in the directory");
 }
 
 }  // namespace

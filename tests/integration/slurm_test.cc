@@ -546,5 +546,32 @@ TEST_F(SlurmTest, PeopleGetSlurmUsersWhileTheyMayWorkAndLoseEverythingWhenDeprov
   }
 }
 
+
+// `causeway acceptance identity` against a live server on real Slurm: the
+// throwaway user's Slurm user is made with the role and removed with them.
+TEST_F(SlurmTest, TheIdentityAcceptanceTestPassesOnRealSlurm) {
+  TempDir dir("acceptance");
+  std::string access = "url: \"" + cluster_->Get("CAUSEWAY_SLURM_URL") + "\", user: root, token_file: " +
+                       cluster_->Get("CAUSEWAY_SLURM_TOKEN_FILE") + ", conf: " + cluster_->Get("SLURM_CONF");
+  std::ofstream(dir.path() + "/estate.yaml") << cluster_->Estate("lab", "eu", access) << "teams: [{name: nlp}]\n";
+  auto server = ServerProcess::Start(dir.path() + "/data", {"--estate", dir.path() + "/estate.yaml", "--tick-ms", "50"});
+  auto run = RunCli({"acceptance", "identity", "--team", "nlp", "--out", dir.path(), "--json"},
+                    {{"CAUSEWAY_SERVER", server->url()}, {"CAUSEWAY_TOKEN", server->admin_token()}});
+  json report = json::parse(run.out, nullptr, false);
+  ASSERT_TRUE(report.is_object()) << run.out << run.err;
+  EXPECT_EQ(run.exit_code, 0) << report.dump(2);
+  EXPECT_TRUE(report["passed"]) << report.dump(2);
+  ASSERT_EQ(report["steps"].size(), 11u);
+  for (const json& step : report["steps"]) EXPECT_TRUE(step["ok"]) << step.dump();
+  // The Slurm user existed while the role did, and is gone.
+  const json& follows = report["steps"][4];
+  EXPECT_NE(follows["detail"].get<std::string>().find("\"present\""), std::string::npos) << follows.dump();
+  EXPECT_FALSE(follows["audit_seqs"].empty());
+  std::string posix = report["user"].get<std::string>().substr(0, report["user"].get<std::string>().find('@'));
+  EXPECT_EQ(cluster_->Run("sacctmgr -n -P show assoc where user=" + posix + " format=Account"), "");
+  EXPECT_FALSE(report["steps"][10]["audit_seqs"].empty()) << "the Slurm user's removal is in the audit trail";
+  EXPECT_EQ(report["credentials"]["provider_accounts"][0]["state"], "absent");
+}
+
 }  // namespace
 }  // namespace causeway::testing

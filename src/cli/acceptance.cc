@@ -1,0 +1,412 @@
+// `causeway acceptance identity`: the identity acceptance test, run against
+// the live system through its API with an admin token. A throwaway user
+// and group are provisioned through SCIM, the group is bound to a
+// researcher role, the user runs a real job under those permissions, is
+// taken out of the group (the change must apply within a second), is
+// deactivated, and nothing they held may still grant access. Each step
+// passes or fails with the audit event ids that prove it; the report is
+// written as JSON and as text. What it made is removed at the end.
+#include "cli/acceptance.h"
+
+#include <chrono>
+#include <deque>
+#include <sstream>
+#include <fstream>
+#include <iostream>
+#include <thread>
+
+#include "causeway/clock.h"
+#include "causeway/crypto.h"
+#include "cli/table.h"
+
+namespace causeway::cli {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* kUserSchema = "urn:ietf:params:scim:schemas:core:2.0:User";
+constexpr const char* kGroupSchema = "urn:ietf:params:scim:schemas:core:2.0:Group";
+constexpr const char* kPatchOp = "urn:ietf:params:scim:api:messages:2.0:PatchOp";
+constexpr auto kPropagationBound = std::chrono::milliseconds(1000);
+
+// A raw exchange with the server: status and parsed body, never exiting.
+struct Answer {
+  int status = 0;
+  json body;
+};
+
+class Session {
+ public:
+  Session(const Globals& g, std::string token) : g_(g) {
+    g_.token = std::move(token);
+    g_.token_file.clear();
+  }
+  Answer Do(const std::string& method, const std::string& target, const json& body = nullptr,
+            const std::string& content_type = "application/json") {
+    auto hp = net::ParseServerUrl(g_.server);
+    if (!hp.ok()) return Answer{0, json{{"error", hp.status().message()}}};
+    if (!client_) client_.emplace(hp->first, hp->second);
+    auto r = client_->Send(method, target, body.is_null() ? "" : body.dump(),
+                           {{"Authorization", "Bearer " + g_.token}, {"Content-Type", content_type}});
+    if (!r.ok()) return Answer{0, json{{"error", r.status().message()}}};
+    return Answer{r->status, json::parse(r->body, nullptr, false)};
+  }
+
+ private:
+  Globals g_;
+  std::optional<net::HttpClient> client_;
+};
+
+struct Step {
+  std::string name;
+  bool ok = false;
+  std::string detail;
+  std::vector<int64_t> evidence;  // audit event seqs
+  std::optional<int64_t> ms;      // how long it took to apply, where measured
+};
+
+std::string ErrorOf(const Answer& a) {
+  if (a.body.is_object() && a.body.contains("error")) {
+    const json& e = a.body["error"];
+    return "HTTP " + std::to_string(a.status) + ": " + (e.is_object() ? e.value("message", e.dump()) : e.dump());
+  }
+  if (a.body.is_object() && a.body.contains("detail")) return "HTTP " + std::to_string(a.status) + ": " + a.body.value("detail", "");
+  return "HTTP " + std::to_string(a.status);
+}
+
+// The seqs of events on `resource` whose action starts with `action` (and,
+// with `user`, whose details name that user).
+std::vector<int64_t> Evidence(Session& admin, const std::string& resource, const std::string& action,
+                              const std::string& user = "") {
+  std::vector<int64_t> seqs;
+  auto r = admin.Do("GET", "/v1/audit?limit=1000&resource=" + net::UrlEncode(resource) +
+                               (action.empty() ? "" : "&action=" + net::UrlEncode(action)));
+  if (r.status != 200) return seqs;
+  for (const json& e : r.body["events"]) {
+    if (!user.empty() && !(e["details"].is_object() && e["details"].value("user", "") == user)) continue;
+    seqs.push_back(e["seq"].get<int64_t>());
+  }
+  return seqs;
+}
+
+// Polls `done` until it holds or `limit` passes; the milliseconds it took.
+template <typename F>
+std::optional<int64_t> TimeUntil(F done, std::chrono::milliseconds limit) {
+  auto start = std::chrono::steady_clock::now();
+  for (;;) {
+    if (done()) {
+      return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
+    }
+    if (std::chrono::steady_clock::now() - start > limit) return std::nullopt;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+struct Options {
+  std::string team;
+  std::string out_dir = ".";
+  int job_timeout_s = 120;
+};
+
+// The admin token the command runs with (--token or --token-file).
+std::string AdminToken(const Globals& g) {
+  if (!g.token.empty() || g.token_file.empty()) return g.token;
+  auto t = ReadFile(g.token_file);
+  std::string token = t.ok() ? *t : "";
+  while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' ')) token.pop_back();
+  return token;
+}
+
+// Steps are kept in a deque: each is filled in while later ones are added.
+json RunIdentity(const Globals& g, const Options& o, std::deque<Step>& steps, bool& passed) {
+  Session admin(g, AdminToken(g));
+  std::string tag = Sha256Hex(RandomBytes(8)).substr(0, 10);
+  std::string user = "acceptance-" + tag + "@causeway.invalid";
+  std::string group_name = "causeway-acceptance-" + tag;
+  json made = json::object();  // what to remove at the end
+  auto step = [&](std::string name) -> Step& {
+    steps.push_back(Step{std::move(name)});
+    return steps.back();
+  };
+  auto finish = [&]() {
+    passed = std::all_of(steps.begin(), steps.end(), [](const Step& s) { return s.ok; });
+    return json{{"user", user}, {"group", group_name}, {"team", o.team}};
+  };
+
+  // 1. A provisioning-only token, as the IdP would hold.
+  Step& s1 = step("a provisioning-only token for the IdP (scim:provision, 15m)");
+  auto t = admin.Do("POST", "/v1/tokens", {{"name", "acceptance-" + tag + "-idp"}, {"scopes", {"scim:provision"}}, {"ttl", "15m"}});
+  if (t.status != 201) {
+    s1.detail = ErrorOf(t);
+    return finish();
+  }
+  std::string scim_token = t.body["secret"];
+  std::string scim_token_id = t.body["token"]["id"];
+  made["scim_token"] = scim_token_id;
+  s1.ok = true;
+  s1.evidence = Evidence(admin, "token/" + scim_token_id, "token.create");
+  Session idp(g, scim_token);
+
+  // 2. Onboard through SCIM: the user, the group with the user in it.
+  Step& s2 = step("onboard " + user + " and group " + group_name + " through SCIM");
+  auto u = idp.Do("POST", "/scim/v2/Users",
+                  {{"schemas", {kUserSchema}}, {"userName", user}, {"name", {{"givenName", "Acceptance"}, {"familyName", tag}}},
+                   {"active", true}},
+                  "application/scim+json");
+  if (u.status != 201) {
+    s2.detail = "user: " + ErrorOf(u);
+    return finish();
+  }
+  std::string user_id = u.body["id"];
+  made["user"] = user_id;
+  auto gr = idp.Do("POST", "/scim/v2/Groups",
+                   {{"schemas", {kGroupSchema}}, {"displayName", group_name}, {"members", {{{"value", user_id}}}}},
+                   "application/scim+json");
+  if (gr.status != 201) {
+    s2.detail = "group: " + ErrorOf(gr);
+    return finish();
+  }
+  std::string group_id = gr.body["id"];
+  made["group"] = group_id;
+  s2.ok = true;
+  s2.evidence = Evidence(admin, "user/" + user_id, "scim.user.create");
+  for (int64_t seq : Evidence(admin, "group/" + group_id, "scim.group.create")) s2.evidence.push_back(seq);
+
+  // 3. The group gets a role: researcher of the team.
+  Step& s3 = step("bind " + group_name + " to researcher of team " + o.team);
+  auto b = admin.Do("POST", "/v1/access/bindings", {{"group", group_name}, {"role", "researcher"}, {"team", o.team}});
+  if (b.status != 201) {
+    s3.detail = ErrorOf(b);
+    return finish();
+  }
+  std::string binding = b.body["binding"]["source"];
+  made["binding"] = binding.substr(binding.find('/') + 1);
+  s3.ok = true;
+  s3.evidence = Evidence(admin, binding, "access.bind");
+
+  // 4. The person's credential, and what it grants.
+  Step& s4 = step("the user's token grants researcher of " + o.team + " through the group, nothing more");
+  auto pt = admin.Do("POST", "/v1/tokens",
+                     {{"name", "acceptance-" + tag + "-user"}, {"scopes", {"jobs:read", "jobs:write"}}, {"ttl", "15m"}, {"user", user}});
+  if (pt.status != 201) {
+    s4.detail = ErrorOf(pt);
+    return finish();
+  }
+  std::string person_token_id = pt.body["token"]["id"];
+  Session person(g, pt.body["secret"]);
+  auto me = person.Do("GET", "/v1/whoami");
+  bool researcher = me.status == 200 && me.body["grants"].size() == 1 && me.body["grants"][0]["role"] == "researcher" &&
+                    me.body["grants"][0]["team"] == o.team;
+  auto audit_try = person.Do("GET", "/v1/audit");
+  s4.ok = researcher && audit_try.status == 403;
+  s4.detail = researcher ? "whoami: researcher of " + o.team + "; audit trail: HTTP " + std::to_string(audit_try.status)
+                         : "whoami: " + me.body.dump();
+  s4.evidence = Evidence(admin, "token/" + person_token_id, "token.create");
+
+  // Provider accounts follow the role (where a Slurm cluster keeps accounting).
+  Step& s4b = step("the user's provider accounts follow the role");
+  auto held = admin.Do("GET", "/v1/people/" + net::UrlEncode(user) + "/credentials");
+  if (held.status != 200) {
+    s4b.detail = ErrorOf(held);
+  } else {
+    const json& accounts = held.body["provider_accounts"];
+    s4b.ok = std::all_of(accounts.begin(), accounts.end(), [](const json& a) { return a.value("state", "") == "present"; });
+    s4b.detail = accounts.empty() ? "no cluster keeps accounts for people" : accounts.dump();
+    for (const json& a : accounts) {
+      for (int64_t seq : Evidence(admin, "cluster/" + a.value("cluster", ""), "provider.account.create", user)) {
+        s4b.evidence.push_back(seq);
+      }
+    }
+  }
+
+  // 5. A real job under those permissions.
+  Step& s5 = step("run a job as the user in team " + o.team);
+  auto clusters = admin.Do("GET", "/v1/clusters");
+  std::string gpu;
+  if (clusters.status == 200) {
+    for (const json& c : clusters.body["clusters"]) {
+      for (const json& p : c["node_pools"]) {
+        if (gpu.empty()) gpu = p.value("gpu_type", "");
+      }
+    }
+  }
+  std::string spec = "name: acceptance-identity\nresources: {accelerators: " + gpu +
+                     ":1}\nlabels: {team: " + o.team + "}\nrun: echo acceptance\nsim: {duration: 1m}\n";
+  auto job = person.Do("POST", "/v1/jobs", {{"spec", spec}});
+  std::string job_id;
+  if (job.status != 201) {
+    s5.detail = ErrorOf(job);
+  } else {
+    job_id = job.body["job"]["id"];
+    std::string state;
+    auto ran = TimeUntil(
+        [&] {
+          state = person.Do("GET", "/v1/jobs/" + job_id).body.value("state", "");
+          return state == "running" || state == "succeeded";
+        },
+        std::chrono::seconds(o.job_timeout_s));
+    s5.ok = ran.has_value() && job.body["job"]["owner"] == user;
+    s5.detail = "job " + job_id + " owned by " + job.body["job"].value("owner", "") + ", " + state;
+    s5.evidence = Evidence(admin, "job/" + job_id, "job.");
+  }
+
+  // 6. Outside the role: another team's queue is refused.
+  Step& s6 = step("a team the user was not given is refused");
+  auto queues = admin.Do("GET", "/v1/queues");
+  std::string other;
+  if (queues.status == 200) {
+    for (const json& q : queues.body["queues"]) {
+      if (q.value("team", "") != o.team && other.empty()) other = q.value("team", "");
+    }
+  }
+  if (other.empty()) {
+    s6.ok = true;
+    s6.detail = "the estate has no other team to try";
+  } else {
+    auto refused = person.Do("POST", "/v1/jobs", {{"spec", "name: x\nresources: {accelerators: " + gpu +
+                                                               ":1}\nlabels: {team: " + other + "}\nrun: echo\n"}});
+    s6.ok = refused.status == 403;
+    s6.detail = "team " + other + ": " + ErrorOf(refused);
+  }
+
+  // 7. Group membership changes; it must apply within a second.
+  Step& s7 = step("removed from the group: the team's jobs are out of reach within 1 s");
+  auto removed = idp.Do("PATCH", "/scim/v2/Groups/" + group_id,
+                        {{"schemas", {kPatchOp}},
+                         {"Operations", {{{"op", "remove"}, {"path", "members[value eq \"" + user_id + "\"]"}}}}},
+                        "application/scim+json");
+  if (removed.status != 200) {
+    s7.detail = ErrorOf(removed);
+  } else {
+    s7.ms = TimeUntil([&] { return person.Do("GET", "/v1/jobs?team=" + o.team).status == 403; }, std::chrono::seconds(10));
+    s7.ok = s7.ms && std::chrono::milliseconds(*s7.ms) <= kPropagationBound;
+    s7.detail = s7.ms ? "applied after " + std::to_string(*s7.ms) + " ms" : "still allowed after 10 s";
+    s7.evidence = Evidence(admin, "group/" + group_id, "scim.group.update");
+  }
+
+  // 8. Access revoked: deactivated by the IdP.
+  Step& s8 = step("deactivated through SCIM: the token stops within 1 s, work and accounts are carried through");
+  auto off = idp.Do("PATCH", "/scim/v2/Users/" + user_id,
+                    {{"schemas", {kPatchOp}}, {"Operations", {{{"op", "replace"}, {"path", "active"}, {"value", false}}}}},
+                    "application/scim+json");
+  if (off.status != 200) {
+    s8.detail = ErrorOf(off);
+  } else {
+    s8.ms = TimeUntil([&] { return person.Do("GET", "/v1/whoami").status == 401; }, std::chrono::seconds(10));
+    s8.ok = s8.ms && std::chrono::milliseconds(*s8.ms) <= kPropagationBound;
+    s8.detail = s8.ms ? "token refused after " + std::to_string(*s8.ms) + " ms" : "token still works after 10 s";
+    s8.evidence = Evidence(admin, "user/" + user_id, "scim.user.deactivate");
+    for (int64_t seq : Evidence(admin, "token/" + person_token_id, "token.revoke")) s8.evidence.push_back(seq);
+    for (int64_t seq : Evidence(admin, "user/" + user, "identity.deprovision")) s8.evidence.push_back(seq);
+  }
+
+  // 9. The logs tell the whole story.
+  Step& s9 = step("the audit trail has every step");
+  std::vector<std::pair<std::string, std::string>> wanted = {
+      {"user/" + user_id, "scim.user.create"},   {"group/" + group_id, "scim.group.create"},
+      {binding, "access.bind"},                  {"group/" + group_id, "scim.group.update"},
+      {"user/" + user_id, "scim.user.deactivate"}, {"token/" + person_token_id, "token.revoke"},
+      {"user/" + user, "identity.deprovision"}};
+  if (!job_id.empty()) wanted.push_back({"job/" + job_id, "job.submit"});
+  std::string missing;
+  for (const auto& [resource, action] : wanted) {
+    auto seqs = Evidence(admin, resource, action);
+    if (seqs.empty()) missing += (missing.empty() ? "" : ", ") + action;
+    for (int64_t seq : seqs) s9.evidence.push_back(seq);
+  }
+  auto verify = admin.Do("GET", "/v1/audit/verify");
+  bool chain = verify.status == 200 && verify.body.value("ok", false);
+  s9.ok = missing.empty() && chain;
+  s9.detail = (missing.empty() ? "all recorded" : "missing: " + missing) + "; chain " + (chain ? "intact" : "BROKEN");
+
+  // 10. Nothing forgotten still opens a door.
+  Step& s10 = step("no credential the user held retains access");
+  auto creds = admin.Do("GET", "/v1/people/" + net::UrlEncode(user) + "/credentials");
+  s10.ok = creds.status == 200 && !creds.body.value("retains_access", true);
+  if (creds.status == 200) {
+    for (const json& a : creds.body["provider_accounts"]) {
+      for (int64_t seq : Evidence(admin, "cluster/" + a.value("cluster", ""), "provider.account.remove", user)) {
+        s10.evidence.push_back(seq);
+      }
+    }
+  }
+  s10.detail = creds.status == 200 ? "api tokens: " + std::to_string(creds.body["api_tokens"].size()) +
+                                         ", live workload tokens: " + std::to_string(creds.body["workload_tokens"].size()) +
+                                         ", provider accounts: " + creds.body["provider_accounts"].dump()
+                                   : ErrorOf(creds);
+  json evidence = finish();
+  evidence["credentials"] = creds.body;
+
+  // What was made goes away (not part of the verdict).
+  if (made.contains("binding")) admin.Do("DELETE", "/v1/access/bindings/" + made["binding"].get<std::string>());
+  idp.Do("DELETE", "/scim/v2/Groups/" + group_id);
+  idp.Do("DELETE", "/scim/v2/Users/" + user_id);
+  admin.Do("POST", "/v1/tokens/" + scim_token_id + "/revoke", json::object());
+  return evidence;
+}
+
+}  // namespace
+
+void AddAcceptanceCommands(CLI::App& app, const Globals& g, int& rc) {
+  auto* acceptance = app.add_subcommand("acceptance", "acceptance tests against the live system, with evidence reports");
+  acceptance->require_subcommand(1);
+  auto options = std::make_shared<Options>();
+  auto* identity = acceptance->add_subcommand(
+      "identity", "onboard a throwaway user, run a job, change their group, revoke them, prove nothing retains access");
+  identity->add_option("--team", options->team, "the team the throwaway user works in (default: the first queue's)");
+  identity->add_option("--out", options->out_dir, "where the report is written (JSON and text)");
+  identity->add_option("--job-timeout", options->job_timeout_s, "seconds the job may take to start");
+  identity->callback([&g, &rc, options] {
+    Options o = *options;
+    if (o.team.empty()) {
+      Session probe(g, AdminToken(g));
+      auto q = probe.Do("GET", "/v1/queues");
+      if (q.status == 200 && !q.body["queues"].empty()) o.team = q.body["queues"][0].value("team", "");
+      if (o.team.empty()) {
+        std::cerr << "error: name a team with --team (the server listed no queues: " << ErrorOf(q) << ")\n";
+        rc = kExitUsage;
+        return;
+      }
+    }
+    std::string started = FormatRfc3339(RealClock().Now());
+    std::deque<Step> steps;
+    bool passed = false;
+    json subject = RunIdentity(g, o, steps, passed);
+    json report = {{"test", "identity"}, {"server", g.server}, {"started", started},
+                   {"finished", FormatRfc3339(RealClock().Now())}, {"passed", passed}};
+    report.update(subject);
+    json js = json::array();
+    Table t({"#", "STEP", "RESULT", "AUDIT EVENTS", "DETAIL"});
+    int n = 0;
+    for (const Step& s : steps) {
+      json j = {{"step", s.name}, {"ok", s.ok}, {"detail", s.detail}, {"audit_seqs", s.evidence}};
+      if (s.ms) j["applied_ms"] = *s.ms;
+      js.push_back(j);
+      std::string seqs;
+      for (int64_t q : s.evidence) seqs += (seqs.empty() ? "" : ",") + std::to_string(q);
+      t.Add({std::to_string(++n), s.name, s.ok ? "pass" : "FAIL", seqs.empty() ? "-" : seqs, s.detail});
+    }
+    report["steps"] = js;
+    std::ostringstream text;
+    text << "identity acceptance test against " << g.server << " (" << started << ")\n"
+         << "throwaway user " << report.value("user", "") << ", group " << report.value("group", "") << ", team "
+         << o.team << "\n\n";
+    t.Print(text);
+    text << "\n" << (passed ? "PASSED" : "FAILED") << "\n";
+    std::string base = o.out_dir + "/acceptance-identity-" + started.substr(0, 19);
+    for (char& c : base) {
+      if (c == ':') c = '-';
+    }
+    std::ofstream(base + ".json") << report.dump(2) << "\n";
+    std::ofstream(base + ".txt") << text.str();
+    if (g.json_output) {
+      std::cout << report.dump(2) << "\n";
+    } else {
+      std::cout << text.str() << "report: " << base << ".json, " << base << ".txt\n";
+    }
+    rc = passed ? kExitOk : kExitFailure;
+  });
+}
+
+}  // namespace causeway::cli
