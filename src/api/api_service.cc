@@ -220,6 +220,7 @@ void ApiService::AddRoutes() {
   Route("POST", "/v1/tokens", kScopeAdmin, bind(&ApiService::CreateToken));
   Route("GET", "/v1/tokens", kScopeAdmin, bind(&ApiService::ListTokens));
   Route("POST", "/v1/tokens/{id}/revoke", kScopeAdmin, bind(&ApiService::RevokeToken));
+  Route("POST", "/v1/tokens/{id}/rotate", kScopeAdmin, bind(&ApiService::RotateToken));
   // Workload identity: what clouds read to trust Causeway's job tokens is
   // public, as OpenID Connect requires; a running attempt refreshes its own.
   Public("GET", "/.well-known/openid-configuration", bind(&ApiService::OidcDiscovery));
@@ -645,6 +646,13 @@ void ApiService::RevokeToken(HttpRequest& req, Reply reply) {
   if (!revoked.ok()) return reply(ErrorResponse(revoked.status()));
   token_cache_.Forget(revoked->id);
   reply(JsonResponse(200, {{"token", ToJson(*revoked)}}));
+}
+
+void ApiService::RotateToken(HttpRequest& req, Reply reply) {
+  auto minted = tokens_.Rotate(*req.principal, req.params["id"]);
+  if (!minted.ok()) return reply(ErrorResponse(minted.status()));
+  token_cache_.Forget(req.params["id"]);
+  reply(JsonResponse(201, {{"token", ToJson(minted->record)}, {"secret", minted->secret}, {"revoked", req.params["id"]}}));
 }
 
 void ApiService::WhoAmI(HttpRequest& req, Reply reply) {

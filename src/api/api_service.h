@@ -87,6 +87,7 @@ class ApiService {
   void CreateToken(HttpRequest& req, Reply reply);
   void ListTokens(HttpRequest& req, Reply reply);
   void RevokeToken(HttpRequest& req, Reply reply);
+  void RotateToken(HttpRequest& req, Reply reply);
   void WhoAmI(HttpRequest& req, Reply reply);
   void Credentials(HttpRequest& req, Reply reply);
   void ListBindings(HttpRequest& req, Reply reply);

@@ -393,15 +393,20 @@ int Main(int argc, char** argv) {
   token->require_subcommand(1);
   std::string t_name, t_ttl;
   std::vector<std::string> t_scopes;
+  std::string t_user;
   auto* token_create = token->add_subcommand("create", "create a token; the secret is shown once");
   token_create->add_option("--name", t_name, "what the token is for")->required();
   token_create->add_option("--scope", t_scopes,
-                           "admin, jobs:read, jobs:write, audit:read, clusters:read, metrics:read (repeatable)")
+                           "admin, jobs:read, jobs:write, jobs:manage, audit:read, clusters:read, metrics:read, "
+                           "cost:read, telemetry:write, providers:write, scim:provision (repeatable)")
       ->required();
   token_create->add_option("--ttl", t_ttl, "lifetime such as 30d (default: no expiry)");
+  token_create->add_option("--user", t_user,
+                           "the person it acts for (a directory userName): their roles, narrowed to the scopes");
   token_create->callback([&] {
     json body = {{"name", t_name}, {"scopes", t_scopes}};
     if (!t_ttl.empty()) body["ttl"] = t_ttl;
+    if (!t_user.empty()) body["user"] = t_user;
     auto j = api.Call("POST", "/v1/tokens", body.dump(), rc);
     if (!j) return;
     if (g.json_output) return print_json(*j);
@@ -430,6 +435,16 @@ int Main(int argc, char** argv) {
     if (!j) return;
     if (g.json_output) return print_json(*j);
     std::cout << "revoked " << revoke_id << "\n";
+  });
+  std::string rotate_id;
+  auto* token_rotate = token->add_subcommand("rotate", "a new secret for a token; the old one is revoked at once");
+  token_rotate->add_option("ID", rotate_id, "token id (tok_...)")->required();
+  token_rotate->callback([&] {
+    auto j = api.Call("POST", "/v1/tokens/" + net::UrlEncode(rotate_id) + "/rotate", "", rc);
+    if (!j) return;
+    if (g.json_output) return print_json(*j);
+    std::cout << "revoked " << rotate_id << ", created " << Str((*j)["token"], "id") << "\n"
+              << "secret (shown once, store it now): " << Str(*j, "secret") << "\n";
   });
 
   // explain ID

@@ -58,6 +58,31 @@ Result<TokenRecord> TokenService::Revoke(const identity::Principal& who, const s
   return out;
 }
 
+Result<identity::MintedToken> TokenService::Rotate(const identity::Principal& who, const std::string& token_id) {
+  Timestamp now = clock_.Now();
+  identity::MintedToken next;
+  RETURN_IF_ERROR(queue_.Run([&](WriteTx& tx) -> Status {
+    ASSIGN_OR_RETURN(auto found, tx.GetToken(token_id));
+    if (!found) return NotFound("token " + token_id + " not found");
+    if (found->revoked_at) return FailedPrecondition("token " + token_id + " is revoked: create a new one");
+    if (token_id.rfind("tokj_", 0) == 0) return FailedPrecondition("a job attempt's credential is not rotated");
+    std::optional<Timestamp> expires;
+    if (found->expires_at) expires = now + (*found->expires_at - found->created_at);
+    next = identity::MintToken(found->name, found->scopes, who.token_id, now, expires);
+    next.record.user = found->user;
+    RETURN_IF_ERROR(tx.RevokeToken(token_id, now));
+    AuditEvent revoked;
+    revoked.time = now;
+    revoked.actor = who.token_id;
+    revoked.action = "token.revoke";
+    revoked.resource = "token/" + token_id;
+    revoked.details = {{"name", found->name}, {"rotated_to", next.record.id}};
+    RETURN_IF_ERROR(tx.AppendAudit(revoked));
+    return InsertWithAudit(next.record, who.token_id)(tx);
+  }));
+  return next;
+}
+
 Result<std::optional<identity::MintedToken>> TokenService::Bootstrap(
     const std::function<Status(const std::string& secret)>& persist) {
   ASSIGN_OR_RETURN(auto tokens, store_.ListTokens());

@@ -24,6 +24,9 @@ class TokenService {
                                        std::vector<std::string> scopes, Micros ttl, std::string user = "");
   Result<std::vector<TokenRecord>> List() const { return store_.ListTokens(); }
   Result<TokenRecord> Revoke(const identity::Principal& who, const std::string& token_id);
+  // A new secret for the token's purpose: a new token with the same name,
+  // scopes, person and lifetime, and the old one revoked, in one unit.
+  Result<identity::MintedToken> Rotate(const identity::Principal& who, const std::string& token_id);
 
   // On a database with no token at all, creates an admin token and returns
   // it; otherwise returns nullopt. `persist` is called with the secret before

@@ -325,6 +325,22 @@ TEST_F(ApiTest, ScopedTokensAreEnforcedAndRevocable) {
               "invalid_argument");
 }
 
+TEST_F(ApiTest, RotatingATokenRevokesTheOldSecretAndKeepsItsPurpose) {
+  auto made = Call("POST", "/v1/tokens", json{{"name", "ci"}, {"scopes", {"jobs:read"}}, {"ttl", "30d"}}.dump());
+  ASSERT_EQ(made.status, 201) << made.raw;
+  std::string old_secret = made.body["secret"], old_id = made.body["token"]["id"];
+  auto rotated = Call("POST", "/v1/tokens/" + old_id + "/rotate");
+  ASSERT_EQ(rotated.status, 201) << rotated.raw;
+  EXPECT_NE(rotated.body["token"]["id"], old_id);
+  EXPECT_EQ(rotated.body["token"]["name"], "ci");
+  EXPECT_EQ(rotated.body["token"]["scopes"], json::array({"jobs:read"}));
+  EXPECT_FALSE(rotated.body["token"]["expires_at"].is_null());
+  EXPECT_EQ(Call("GET", "/v1/whoami", "", {}, old_secret).status, 401);
+  EXPECT_EQ(Call("GET", "/v1/jobs", "", {}, rotated.body["secret"]).status, 200);
+  EXPECT_EQ(Call("POST", "/v1/tokens/" + old_id + "/rotate").status, 409);  // revoked: nothing to rotate
+  EXPECT_EQ(Call("POST", "/v1/tokens/tok_none/rotate").status, 404);
+}
+
 TEST_F(ApiTest, NoSecretReachesTheAuditTrail) {
   std::string secret = NewToken({"jobs:read"});
   auto audit = Call("GET", "/v1/audit?action=token.&limit=1000");
