@@ -56,6 +56,7 @@ void PrintSteps(const json& j) {
 void AddIdentityCommands(CLI::App& app, Api& api, const Globals& g, int& rc) {
   struct State {
     std::string user, action, team, groups;
+    std::string role = "admin", reason, duration = "1h", id;
   };
   auto st = std::make_shared<State>();
   auto print_json = [](const json& j) { std::cout << j.dump(2) << "\n"; };
@@ -119,6 +120,52 @@ void AddIdentityCommands(CLI::App& app, Api& api, const Globals& g, int& rc) {
     if (g.json_output) return print_json(*j);
     PrintSteps(*j);
     if (!(*j)["ok"].get<bool>()) rc = kExitFailure;
+  });
+
+  auto* breakglass = app.add_subcommand("breakglass", "time-boxed elevated access, audited and announced");
+  breakglass->require_subcommand(1);
+  auto print_grant = [](const json& b) {
+    std::cout << Text(b, "id") << ": " << Text(b, "role") << (Text(b, "team").empty() ? "" : " of " + Text(b, "team"))
+              << " for " << Text(b, "user") << ", "
+              << (!Text(b, "revoked_at").empty() ? "revoked " + Text(b, "revoked_at")
+                  : !Text(b, "expires_at").empty() ? "active until " + Text(b, "expires_at")
+                                                    : std::string("waiting for an approver"))
+              << "\n";
+  };
+  auto* bg_request = breakglass->add_subcommand("request", "ask for an elevated role for a while");
+  bg_request->add_option("--reason", st->reason, "why (read by auditors)")->required();
+  bg_request->add_option("--duration", st->duration, "how long, e.g. 1h (at most the estate's max_duration)");
+  bg_request->add_option("--role", st->role, "the role asked for (default admin)");
+  bg_request->add_option("--team", st->team, "limit it to one team");
+  bg_request->callback([&api, &g, &rc, st, print_json, print_grant] {
+    json body = {{"role", st->role}, {"reason", st->reason}, {"duration", st->duration}};
+    if (!st->team.empty()) body["team"] = st->team;
+    auto j = api.Call("POST", "/v1/breakglass", body.dump(), rc);
+    if (!j) return;
+    if (g.json_output) return print_json(*j);
+    print_grant((*j)["breakglass"]);
+  });
+  for (const char* verb : {"approve", "revoke"}) {
+    auto* cmd = breakglass->add_subcommand(verb, std::string(verb) + " a break-glass grant");
+    cmd->add_option("ID", st->id, "the grant (bg_...)")->required();
+    cmd->callback([&api, &g, &rc, st, print_json, print_grant, verb] {
+      auto j = api.Call("POST", "/v1/breakglass/" + net::UrlEncode(st->id) + "/" + verb, "{}", rc);
+      if (!j) return;
+      if (g.json_output) return print_json(*j);
+      print_grant((*j)["breakglass"]);
+    });
+  }
+  auto* bg_list = breakglass->add_subcommand("list", "break-glass grants of the last 90 days");
+  bg_list->callback([&api, &g, &rc, print_json] {
+    auto j = api.Call("GET", "/v1/breakglass", "", rc);
+    if (!j) return;
+    if (g.json_output) return print_json(*j);
+    Table t({"ID", "USER", "ROLE", "TEAM", "REASON", "APPROVED BY", "EXPIRES", "REVOKED"});
+    for (const json& b : (*j)["breakglass"]) {
+      t.Add({Text(b, "id"), Text(b, "user"), Text(b, "role"), Text(b, "team"), Text(b, "reason"), Text(b, "approved_by"),
+             Text(b, "expires_at"), Text(b, "revoked_at")});
+    }
+    t.Print(std::cout);
   });
 
   auto* identity = app.add_subcommand("identity", "Causeway's own identity: workload token signing keys (admin)");

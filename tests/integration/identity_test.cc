@@ -306,5 +306,41 @@ TEST(IdentityTest, TheAcceptanceCommandPassesAndWritesItsEvidence) {
   EXPECT_EQ(json::parse(creds->body)["directory"]["state"], "not in the directory");
 }
 
+
+TEST(IdentityTest, TheCommandLineExplainsElevatesListsAndDeprovisions) {
+  TempDir dir("identity-cli");
+  People people(dir);
+  auto as = [&](const std::string& token) {
+    return std::map<std::string, std::string>{{"CAUSEWAY_SERVER", people.server().url()}, {"CAUSEWAY_TOKEN", token}};
+  };
+  auto explain = RunCli({"access", "explain", "viewer@corp.example", "audit"}, as(people.admin()));
+  EXPECT_EQ(explain.exit_code, 5) << explain.out << explain.err;
+  EXPECT_NE(explain.out.find("DENIED"), std::string::npos) << explain.out;
+  EXPECT_NE(explain.out.find("auditors"), std::string::npos) << explain.out;  // the binding that would allow it
+  auto allowed = RunCli({"access", "explain", "researcher@corp.example", "submit", "nlp"}, as(people.admin()));
+  EXPECT_EQ(allowed.exit_code, 0) << allowed.out << allowed.err;
+  EXPECT_NE(allowed.out.find("ALLOWED"), std::string::npos);
+
+  auto me = RunCli({"whoami"}, as(people.token("researcher")));
+  EXPECT_NE(me.out.find("researcher of team nlp through researchers"), std::string::npos) << me.out;
+
+  auto asked = RunCli({"breakglass", "request", "--reason", "INC-4711 queue stuck", "--duration", "10m"},
+                      as(people.token("viewer")));
+  EXPECT_EQ(asked.exit_code, 0) << asked.out << asked.err;
+  EXPECT_NE(asked.out.find("active until"), std::string::npos) << asked.out;  // no approver configured
+  auto listed = RunCli({"breakglass", "list"}, as(people.admin()));
+  EXPECT_NE(listed.out.find("INC-4711 queue stuck"), std::string::npos) << listed.out;
+
+  auto held = RunCli({"credentials", "--user", "viewer@corp.example"}, as(people.admin()));
+  EXPECT_EQ(held.exit_code, 0) << held.err;
+  EXPECT_NE(held.out.find("RETAINS ACCESS"), std::string::npos) << held.out;
+  auto off = RunCli({"people", "deactivate", "viewer@corp.example"}, as(people.admin()));
+  EXPECT_EQ(off.exit_code, 0) << off.out << off.err;
+  EXPECT_NE(off.out.find("token.revoke"), std::string::npos) << off.out;
+  auto after = RunCli({"credentials", "--user", "viewer@corp.example"}, as(people.admin()));
+  EXPECT_NE(after.out.find("no credential retains access"), std::string::npos) << after.out;
+  EXPECT_EQ(RunCli({"whoami"}, as(people.token("viewer"))).exit_code, 5);
+}
+
 }  // namespace
 }  // namespace causeway::testing
