@@ -128,6 +128,8 @@ step "A per-node, untagged export (as CoreWeave's): each node-day allocated to t
 } > "$data/coreweave-nodes.csv"
 show "$cw" cost import "$data/coreweave-nodes.csv" --provider coreweave --data-dir "$data"
 show "$cw" cost showback --by team --provider coreweave --allocate --estate "$root/examples/estate.yaml" --data-dir "$data"
+step "Identity: a researcher onboarded through SCIM, working under their group's role, moved, revoked; nothing left behind"
+show "$cw" acceptance identity --team nlp --out "$data"
 show "$cw" audit verify
 
 if [[ "$keep" == "--keep" ]]; then
