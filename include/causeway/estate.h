@@ -212,8 +212,9 @@ struct WorkloadIdentityConfig {
 
 // What happens to a person's work when they lose access.
 struct DeprovisionConfig {
-  std::string queued = "cancel";  // cancel | keep
+  std::string queued = "cancel";  // cancel | keep | reassign
   std::string running = "stop";   // stop | finish
+  std::string reassign_to;        // queued: reassign: the userName that takes the jobs over
 };
 
 // Time-boxed elevation (`causeway breakglass request`).

@@ -46,6 +46,8 @@ class WriteTx {
   virtual Status InsertJob(const JobRecord& job) = 0;
   // kNotFound if there is no such job.
   virtual Status UpdateJobState(const std::string& id, JobState state, Timestamp at) = 0;
+  // Gives the job to another person (its `owner`). kNotFound if absent.
+  virtual Status UpdateJobOwner(const std::string& id, const std::string& owner, Timestamp at) = 0;
   // Writes the job's state and progress columns (state, cluster, attempts,
   // gpu_seconds, cost_micros, reason, updated_at). kNotFound if absent.
   virtual Status UpdateJobProgress(const JobRecord& job) = 0;

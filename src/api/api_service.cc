@@ -492,8 +492,20 @@ void ApiService::ListClusters(HttpRequest&, Reply reply) {
   reply(JsonResponse(200, {{"clusters", items}}));
 }
 
+namespace {
+// Cost reports and bills span every team: a cost:read limited to some teams
+// is not enough for them.
+Status CheckCostForEveryTeam(const identity::Principal& who) {
+  std::vector<std::string> teams = who.TeamsFor(identity::kScopeCostRead);
+  if (teams.empty()) return Status::Ok();
+  return PermissionDenied("cost reports cover every team; " + who.user +
+                          "'s cost role is bound to team " + teams.front() + " only");
+}
+}  // namespace
+
 // GET /v1/cost/showback?by=team,month&period=2026-11&provider=P&share=none
 void ApiService::CostShowback(HttpRequest& req, Reply reply) {
+  if (Status st = CheckCostForEveryTeam(*req.principal); !st.ok()) return reply(ErrorResponse(st));
   cost::ShowbackRequest r;
   if (!req.Query("by").empty()) r.by = req.Query("by");
   r.period = req.Query("period");
@@ -551,7 +563,8 @@ void ApiService::PushTelemetry(HttpRequest& req, Reply reply) {
   reply(JsonResponse(202, {{"accepted", samples->size()}}));
 }
 
-void ApiService::ListBills(HttpRequest&, Reply reply) {
+void ApiService::ListBills(HttpRequest& req, Reply reply) {
+  if (Status st = CheckCostForEveryTeam(*req.principal); !st.ok()) return reply(ErrorResponse(st));
   auto bills = store_.ListBillingImports();
   if (!bills.ok()) return reply(ErrorResponse(bills.status()));
   json items = json::array();

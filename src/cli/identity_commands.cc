@@ -103,24 +103,18 @@ void AddIdentityCommands(CLI::App& app, Api& api, const Globals& g, int& rc) {
 
   auto* people = app.add_subcommand("people", "people's access (admin)");
   people->require_subcommand(1);
-  auto* deactivate = people->add_subcommand("deactivate", "deactivate USER in the directory and deprovision them now");
-  deactivate->add_option("USER", st->user, "a userName")->required();
-  deactivate->callback([&api, &g, &rc, st, print_json] {
-    auto j = api.Call("POST", "/v1/people/" + net::UrlEncode(st->user) + "/deactivate", "{}", rc);
-    if (!j) return;
-    if (g.json_output) return print_json(*j);
-    PrintSteps(*j);
-    if (!(*j)["ok"].get<bool>()) rc = kExitFailure;
-  });
-  auto* sync = people->add_subcommand("sync", "bring USER's provider accounts in line with the directory");
-  sync->add_option("USER", st->user, "a userName")->required();
-  sync->callback([&api, &g, &rc, st, print_json] {
-    auto j = api.Call("POST", "/v1/people/" + net::UrlEncode(st->user) + "/sync", "{}", rc);
-    if (!j) return;
-    if (g.json_output) return print_json(*j);
-    PrintSteps(*j);
-    if (!(*j)["ok"].get<bool>()) rc = kExitFailure;
-  });
+  for (auto [verb, what] : {std::pair<const char*, const char*>{"deactivate", "deactivate USER in the directory and deprovision them now"},
+                             {"sync", "bring USER's provider accounts in line with the directory"}}) {
+    auto* cmd = people->add_subcommand(verb, what);
+    cmd->add_option("USER", st->user, "a userName")->required();
+    cmd->callback([&api, &g, &rc, st, print_json, verb = std::string(verb)] {
+      auto j = api.Call("POST", "/v1/people/" + net::UrlEncode(st->user) + "/" + verb, "{}", rc);
+      if (!j) return;
+      if (g.json_output) return print_json(*j);
+      PrintSteps(*j);
+      if (!(*j)["ok"].get<bool>()) rc = kExitFailure;
+    });
+  }
 
   auto* breakglass = app.add_subcommand("breakglass", "time-boxed elevated access, audited and announced");
   breakglass->require_subcommand(1);

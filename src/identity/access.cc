@@ -15,7 +15,7 @@ const std::map<std::string_view, std::vector<std::string_view>>& RoleTable() {
       {"platform",
        {kScopeJobsRead, kScopeJobsWrite, kScopeJobsManage, kScopeClustersRead, kScopeMetricsRead, kScopeTelemetryWrite,
         kScopeProvidersWrite}},
-      {"team-admin", {kScopeJobsRead, kScopeJobsWrite, kScopeJobsManage, kScopeClustersRead, kScopeCostRead}},
+      {"team-admin", {kScopeJobsRead, kScopeJobsWrite, kScopeJobsManage, kScopeClustersRead}},
       {"researcher", {kScopeJobsRead, kScopeJobsWrite, kScopeClustersRead}},
       {"finance", {kScopeCostRead, kScopeClustersRead}},
       {"auditor", {kScopeAuditRead, kScopeJobsRead, kScopeCostRead, kScopeClustersRead, kScopeMetricsRead}},

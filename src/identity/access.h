@@ -6,9 +6,10 @@
 //   admin       everything
 //   platform    every team's jobs (read, submit, cancel any), clusters,
 //               metrics, telemetry, provider outages
-//   team-admin  the team's jobs (read, submit, cancel any), its costs
+//   team-admin  the team's jobs (read, submit, cancel any)
 //   researcher  the team's jobs (read, submit), cancel their own
-//   finance     costs and bills, clusters
+//   finance     costs and bills, clusters (cost reports cover every team:
+//               a cost role bound to one team is refused them)
 //   auditor     the audit trail, every job (read), costs, clusters, metrics
 //   viewer      jobs (read), clusters
 #pragma once

@@ -37,6 +37,10 @@ Result<Person> LookUp(const Store& store, const std::string& user) {
   return p;
 }
 
+// sacctmgr calls made while a SCIM request waits: a cluster that does not
+// answer fails its step (audited) instead of holding the IdP up.
+constexpr std::chrono::milliseconds kAccountsTimeout{10'000};
+
 // The clusters whose Slurm keeps accounting: where people have users.
 std::vector<const Cluster*> AccountingClusters(const Estate& estate) {
   std::vector<const Cluster*> out;
@@ -153,6 +157,31 @@ Result<json> PeopleService::Sync(const std::string& user, const std::string& act
     system.scopes = {std::string(identity::kScopeAdmin)};
     for (JobState state : {JobState::kPending, JobState::kAdmitted, JobState::kRunning}) {
       bool running = state == JobState::kRunning;
+      if (!running && policy.queued == "reassign") {
+        JobFilter f;
+        f.owner = user;
+        f.state = state;
+        f.limit = 1000;
+        ASSIGN_OR_RETURN(auto queued, store_.ListJobs(f));
+        for (const JobRecord& job : queued) {
+          ASSIGN_OR_RETURN(auto head, store_.GetAuditHead());
+          Timestamp now = clock_.Now();
+          Status st = queue_.Run([&](WriteTx& tx) -> Status {
+            RETURN_IF_ERROR(tx.UpdateJobOwner(job.id, policy.reassign_to, now));
+            AuditEvent e;
+            e.time = now;
+            e.actor = actor;
+            e.action = "job.reassign";
+            e.resource = "job/" + job.id;
+            e.details = {{"from", user}, {"to", policy.reassign_to}, {"reason", "deprovisioned"}};
+            return tx.AppendAudit(e);
+          });
+          steps.push_back(Step("job.reassign", job.id, st,
+                               st.ok() ? FindSeq(store_, head.seq, "job/" + job.id, "job.reassign") : 0,
+                               "to " + policy.reassign_to));
+        }
+        continue;
+      }
       if ((running && policy.running != "stop") || (!running && policy.queued != "cancel")) continue;
       JobFilter f;
       f.owner = user;
@@ -178,7 +207,7 @@ Result<json> PeopleService::Sync(const std::string& user, const std::string& act
                            InvalidArgument("no valid POSIX name can be made of \"" + user + "\""), 0));
       continue;
     }
-    slurm::SlurmCli cli(c->slurm->conf);
+    slurm::SlurmCli cli(c->slurm->conf, kAccountsTimeout);
     auto have = cli.UserAccounts(posix);
     if (!have.ok()) {
       steps.push_back(Step("provider.account.sync", c->name + "/" + posix, have.status(), 0));
@@ -293,7 +322,7 @@ Result<json> PeopleService::Credentials(const std::string& user) {
   std::string posix = PosixName(user);
   for (const Cluster* c : AccountingClusters(estate_)) {
     if (posix.empty()) continue;
-    auto have = slurm::SlurmCli(c->slurm->conf).UserAccounts(posix);
+    auto have = slurm::SlurmCli(c->slurm->conf, kAccountsTimeout).UserAccounts(posix);
     json a = {{"provider", c->provider}, {"cluster", c->name}, {"slurm_user", posix}};
     if (!have.ok()) {
       a["state"] = "unknown: " + have.status().message();

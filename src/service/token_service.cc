@@ -19,6 +19,18 @@ WriteFn InsertWithAudit(const TokenRecord& record, const std::string& actor) {
   };
 }
 
+// The event of revoking `token`; `details` adds to its name.
+AuditEvent RevokeEvent(const TokenRecord& token, const std::string& actor, Timestamp now, nlohmann::json details = {}) {
+  AuditEvent event;
+  event.time = now;
+  event.actor = actor;
+  event.action = "token.revoke";
+  event.resource = "token/" + token.id;
+  event.details = {{"name", token.name}};
+  if (details.is_object()) event.details.update(details);
+  return event;
+}
+
 }  // namespace
 
 Result<identity::MintedToken> TokenService::Create(const identity::Principal& who, std::string name,
@@ -44,12 +56,7 @@ Result<TokenRecord> TokenService::Revoke(const identity::Principal& who, const s
     if (!found) return NotFound("token " + token_id + " not found");
     if (found->revoked_at) return FailedPrecondition("token " + token_id + " is already revoked");
     RETURN_IF_ERROR(tx.RevokeToken(token_id, now));
-    AuditEvent event;
-    event.time = now;
-    event.actor = who.token_id;
-    event.action = "token.revoke";
-    event.resource = "token/" + token_id;
-    event.details = {{"name", found->name}};
+    AuditEvent event = RevokeEvent(*found, who.token_id, now);
     RETURN_IF_ERROR(tx.AppendAudit(event));
     out = std::move(*found);
     out.revoked_at = now;
@@ -71,12 +78,7 @@ Result<identity::MintedToken> TokenService::Rotate(const identity::Principal& wh
     next = identity::MintToken(found->name, found->scopes, who.token_id, now, expires);
     next.record.user = found->user;
     RETURN_IF_ERROR(tx.RevokeToken(token_id, now));
-    AuditEvent revoked;
-    revoked.time = now;
-    revoked.actor = who.token_id;
-    revoked.action = "token.revoke";
-    revoked.resource = "token/" + token_id;
-    revoked.details = {{"name", found->name}, {"rotated_to", next.record.id}};
+    AuditEvent revoked = RevokeEvent(*found, who.token_id, now, {{"rotated_to", next.record.id}});
     RETURN_IF_ERROR(tx.AppendAudit(revoked));
     return InsertWithAudit(next.record, who.token_id)(tx);
   }));

@@ -583,14 +583,7 @@ class EstateParser {
     if (!t.prometheus.empty() && t.prometheus.rfind("http://", 0) != 0) {
       r_.Error(Get(n, "prometheus"), JoinField(f, "prometheus"), "expected http://HOST:PORT");
     }
-    if (YAML::Node v = Get(n, "interval"); v.IsDefined()) {
-      auto d = ParseDuration(r_.String(v, JoinField(f, "interval")).value_or(""));
-      if (d.ok() && d->count() > 0) {
-        t.interval = *d;
-      } else {
-        r_.Error(v, JoinField(f, "interval"), d.ok() ? "must be longer than zero" : d.status().message());
-      }
-    }
+    DurationField(n, f, "interval", t.interval);
     for (auto [key, out] : {std::pair{"job_label", &t.job_label}, std::pair{"attempt_label", &t.attempt_label},
                             std::pair{"gpu_label", &t.gpu_label}}) {
       std::string v = Str(n, key, f, false);
@@ -713,14 +706,18 @@ class EstateParser {
     }
     if (YAML::Node d = Get(n, "deprovision"); d.IsDefined()) {
       std::string df = JoinField(f, "deprovision");
-      static const KeySet kDeprovision{{"queued", "running"}};
+      static const KeySet kDeprovision{{"queued", "running", "reassign_to"}};
       if (r_.CheckMap(d, df, kDeprovision)) {
         DeprovisionConfig& c = e_.identity.deprovision;
         std::string queued = Str(d, "queued", df, false), running = Str(d, "running", df, false);
         if (!queued.empty()) c.queued = queued;
         if (!running.empty()) c.running = running;
-        if (c.queued != "cancel" && c.queued != "keep") {
-          r_.Error(Get(d, "queued"), JoinField(df, "queued"), "expected cancel or keep");
+        c.reassign_to = Str(d, "reassign_to", df, false);
+        if (c.queued != "cancel" && c.queued != "keep" && c.queued != "reassign") {
+          r_.Error(Get(d, "queued"), JoinField(df, "queued"), "expected cancel, keep or reassign");
+        }
+        if ((c.queued == "reassign") != !c.reassign_to.empty()) {
+          r_.Error(d, df, "queued: reassign goes with reassign_to: the userName that takes the jobs over");
         }
         if (c.running != "stop" && c.running != "finish") {
           r_.Error(Get(d, "running"), JoinField(df, "running"), "expected stop or finish");
@@ -742,19 +739,9 @@ class EstateParser {
     if (auto v = Get(n, "threshold"); v.IsDefined()) {
       c.threshold_percent = static_cast<int>(r_.Int(v, JoinField(f, "threshold"), 1, 100).value_or(20));
     }
-    auto duration = [&](const char* key, Micros& out) {
-      YAML::Node v = Get(n, key);
-      if (!v.IsDefined()) return;
-      auto d = ParseDuration(r_.String(v, JoinField(f, key)).value_or(""));
-      if (d.ok() && d->count() > 0) {
-        out = *d;
-      } else {
-        r_.Error(v, JoinField(f, key), d.ok() ? "must be longer than zero" : d.status().message());
-      }
-    };
-    duration("window", c.window);
-    duration("grace", c.grace);
-    duration("max_gap", c.max_gap);
+    DurationField(n, f, "window", c.window);
+    DurationField(n, f, "grace", c.grace);
+    DurationField(n, f, "max_gap", c.max_gap);
     c.action = Str(n, "action", f, false);
     if (c.action.empty()) c.action = "cancel";
     if (c.action != "cancel" && c.action != "warn") {

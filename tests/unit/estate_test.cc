@@ -106,6 +106,21 @@ TEST(EstateTest, ReportsProblemsWithPositions) {
        "  - name: c\n    provider: n\n    region: r\n    bill_resources: [cw-*, \"\"]\n"
        "    node_pools: [{name: p, gpu_type: H100, gpus_per_node: 8, nodes: 1}]\n",
        "non-empty ResourceId pattern", 7},
+      {"access_role", "access:\n  - {group: g, role: superuser}\n", "unknown role \"superuser\"", 11},
+      {"access_close_role", "access:\n  - {group: g, role: reseacher}\n", "did you mean \"researcher\"", 11},
+      {"access_team", "access:\n  - {group: g, role: researcher, team: nobody}\n", "unknown team \"nobody\"", 11},
+      {"access_group", "access:\n  - {role: viewer}\n", "missing required field \"group\"", 11},
+      {"oidc_audience", "identity:\n  oidc: {issuer: \"https://idp.example\"}\n", "needs audience", 11},
+      {"oidc_issuer", "identity:\n  oidc: {issuer: idp.example, audience: a}\n", "expected an https:// URL", 11},
+      {"oidc_leeway", "identity:\n  oidc: {issuer: \"https://i\", audience: a, leeway: 1h}\n", "at most 5m", 11},
+      {"workload_alg", "identity:\n  workload: {audiences: [vault], alg: HS256}\n", "expected ES256 or RS256", 11},
+      {"workload_lifetime", "identity:\n  workload: {audiences: [vault], lifetime: 48h}\n", "at most 24h", 11},
+      {"workload_audiences", "identity:\n  workload: {lifetime: 1h}\n", "needs audiences", 11},
+      {"deprovision_policy", "identity:\n  deprovision: {queued: delete}\n", "expected cancel, keep or reassign", 11},
+      {"deprovision_reassign", "identity:\n  deprovision: {queued: reassign}\n", "reassign_to", 11},
+      {"breakglass_approvers", "identity:\n  breakglass: {approvers: 2}\n", "from 0 to 1", 11},
+      {"breakglass_role", "identity:\n  breakglass: {roles: [god]}\n", "unknown role \"god\"", 11},
+      {"identity_key", "identity:\n  saml: {}\n", "saml", 11},
       {"missing_pools", "!providers:\n  - {name: n, kind: sim, regions: [{name: r, zone: eu}]}\nclusters:\n  - {name: c, provider: n, region: r}\n",
        "expected a list of node pools", 4},
   };
@@ -118,6 +133,42 @@ TEST(EstateTest, ReportsProblemsWithPositions) {
     EXPECT_EQ(d.line, c.line) << c.name << ": " << d.ToString();
     EXPECT_EQ(d.file, "estate.yaml");
   }
+}
+
+TEST(EstateTest, ReadsAccessAndIdentity) {
+  auto e = ParseEstate(std::string(kBase) + R"(teams: [{name: nlp}]
+access:
+  - {group: NLP-Researchers, role: researcher, team: nlp}
+  - {group: security, role: auditor}
+identity:
+  oidc: {issuer: "https://corp.okta.com/", audiences: [a, b], username_claim: upn, leeway: 30s, require_provisioned: true}
+  workload: {audiences: [sts.amazonaws.com], lifetime: 15m, alg: RS256}
+  deprovision: {queued: reassign, reassign_to: lead@corp.example, running: finish}
+  breakglass: {approvers: 1, max_duration: 2h, roles: [admin, auditor], webhook: "https://hooks.example/bg"}
+)", "estate.yaml");
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  ASSERT_EQ(e->access.size(), 2u);
+  EXPECT_EQ(e->access[0].group, "NLP-Researchers");
+  EXPECT_EQ(e->access[0].team, "nlp");
+  EXPECT_EQ(e->access[0].source, "access[0]");
+  EXPECT_EQ(e->access[1].team, "");
+  ASSERT_TRUE(e->identity.oidc);
+  EXPECT_EQ(e->identity.oidc->issuer, "https://corp.okta.com");  // no trailing slash
+  EXPECT_EQ(e->identity.oidc->audiences, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(e->identity.oidc->username_claim, "upn");
+  EXPECT_EQ(e->identity.oidc->groups_claim, "groups");
+  EXPECT_EQ(e->identity.oidc->leeway, Micros(30LL * 1000000));
+  EXPECT_TRUE(e->identity.oidc->require_provisioned);
+  ASSERT_TRUE(e->identity.workload);
+  EXPECT_EQ(e->identity.workload->issuer, "");  // the server's own address
+  EXPECT_EQ(e->identity.workload->alg, "RS256");
+  EXPECT_EQ(e->identity.workload->lifetime, Micros(15LL * 60 * 1000000));
+  EXPECT_EQ(e->identity.deprovision.queued, "reassign");
+  EXPECT_EQ(e->identity.deprovision.reassign_to, "lead@corp.example");
+  EXPECT_EQ(e->identity.deprovision.running, "finish");
+  EXPECT_EQ(e->identity.breakglass.approvers, 1);
+  EXPECT_EQ(e->identity.breakglass.roles, (std::vector<std::string>{"admin", "auditor"}));
+  EXPECT_EQ(e->identity.breakglass.webhook, "https://hooks.example/bg");
 }
 
 TEST(EstateTest, SlurmClustersChooseTheirInterfaces) {

@@ -140,25 +140,20 @@ class Parser {
 
   // `parent`: inside "attr[...]", names are attr's sub-attributes.
   Result<Filter> ParseOr(const AttrRef* parent) {
-    ASSIGN_OR_RETURN(Filter left, ParseAnd(parent));
-    while (AtKeyword("or")) {
-      RETURN_IF_ERROR(Advance());
-      ASSIGN_OR_RETURN(Filter right, ParseAnd(parent));
-      Filter f;
-      f.kind = Filter::Kind::kOr;
-      f.children = {std::move(left), std::move(right)};
-      left = std::move(f);
-    }
-    return left;
+    return ParseChain(parent, "or", Filter::Kind::kOr, &Parser::ParseAnd);
   }
-
   Result<Filter> ParseAnd(const AttrRef* parent) {
-    ASSIGN_OR_RETURN(Filter left, ParseUnary(parent));
-    while (AtKeyword("and")) {
+    return ParseChain(parent, "and", Filter::Kind::kAnd, &Parser::ParseUnary);
+  }
+  // operand (keyword operand)*, folded to the left.
+  Result<Filter> ParseChain(const AttrRef* parent, std::string_view keyword, Filter::Kind kind,
+                            Result<Filter> (Parser::*operand)(const AttrRef*)) {
+    ASSIGN_OR_RETURN(Filter left, (this->*operand)(parent));
+    while (AtKeyword(keyword)) {
       RETURN_IF_ERROR(Advance());
-      ASSIGN_OR_RETURN(Filter right, ParseUnary(parent));
+      ASSIGN_OR_RETURN(Filter right, (this->*operand)(parent));
       Filter f;
-      f.kind = Filter::Kind::kAnd;
+      f.kind = kind;
       f.children = {std::move(left), std::move(right)};
       left = std::move(f);
     }

@@ -297,6 +297,13 @@ class PgWriteTx final : public WriteTx {
     return Status::Ok();
   }
 
+  Status UpdateJobOwner(const std::string& id, const std::string& owner, Timestamp at) override {
+    ASSIGN_OR_RETURN(Rows r, Write("UPDATE jobs SET owner = $2, updated_at = $3 WHERE id = $1",
+                                   Params().Add(id).Add(owner).Add(ToUnixMicros(at))));
+    if (r.Affected() == 0) return NotFound("job " + id + " not found");
+    return Status::Ok();
+  }
+
   Status UpdateJobProgress(const JobRecord& j) override {
     ASSIGN_OR_RETURN(Rows r, Write("UPDATE jobs SET state = $2, cluster = $3, attempts = $4, gpu_seconds = $5, "
                                         "cost_micros = $6, reason = $7, updated_at = $8 WHERE id = $1",

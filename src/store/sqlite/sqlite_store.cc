@@ -220,6 +220,14 @@ class SqliteWriteTx final : public WriteTx {
     return Counted(Status::Ok());
   }
 
+  Status UpdateJobOwner(const std::string& id, const std::string& owner, Timestamp at) override {
+    CW_STMT(s, conn_, "UPDATE jobs SET owner = ?2, updated_at = ?3 WHERE id = ?1");
+    s.Bind(1, id).Bind(2, owner).Bind(3, ToUnixMicros(at));
+    RETURN_IF_ERROR(s.Exec());
+    if (sqlite3_changes(conn_.db()) == 0) return NotFound("job " + id + " not found");
+    return Counted(Status::Ok());
+  }
+
   Status UpdateJobProgress(const JobRecord& j) override {
     CW_STMT(s, conn_,
             "UPDATE jobs SET state = ?2, cluster = ?3, attempts = ?4, gpu_seconds = ?5, cost_micros = ?6, "
