@@ -157,14 +157,16 @@ Result<json> PeopleService::Sync(const std::string& user, const std::string& act
     system.scopes = {std::string(identity::kScopeAdmin)};
     for (JobState state : {JobState::kPending, JobState::kAdmitted, JobState::kRunning}) {
       bool running = state == JobState::kRunning;
-      if (!running && policy.queued == "reassign") {
-        JobFilter f;
-        f.owner = user;
-        f.state = state;
-        f.limit = 1000;
-        ASSIGN_OR_RETURN(auto queued, store_.ListJobs(f));
-        for (const JobRecord& job : queued) {
-          ASSIGN_OR_RETURN(auto head, store_.GetAuditHead());
+      const std::string& what = running ? policy.running : policy.queued;
+      if (what != "stop" && what != "cancel" && what != "reassign") continue;  // keep, finish
+      JobFilter f;
+      f.owner = user;
+      f.state = state;
+      f.limit = 1000;
+      ASSIGN_OR_RETURN(auto jobs, store_.ListJobs(f));
+      for (const JobRecord& job : jobs) {
+        ASSIGN_OR_RETURN(auto head, store_.GetAuditHead());
+        if (what == "reassign") {
           Timestamp now = clock_.Now();
           Status st = queue_.Run([&](WriteTx& tx) -> Status {
             RETURN_IF_ERROR(tx.UpdateJobOwner(job.id, policy.reassign_to, now));
@@ -179,17 +181,8 @@ Result<json> PeopleService::Sync(const std::string& user, const std::string& act
           steps.push_back(Step("job.reassign", job.id, st,
                                st.ok() ? FindSeq(store_, head.seq, "job/" + job.id, "job.reassign") : 0,
                                "to " + policy.reassign_to));
+          continue;
         }
-        continue;
-      }
-      if ((running && policy.running != "stop") || (!running && policy.queued != "cancel")) continue;
-      JobFilter f;
-      f.owner = user;
-      f.state = state;
-      f.limit = 1000;
-      ASSIGN_OR_RETURN(auto jobs, store_.ListJobs(f));
-      for (const JobRecord& job : jobs) {
-        ASSIGN_OR_RETURN(auto head, store_.GetAuditHead());
         std::promise<Status> done;
         jobs_.Cancel(system, job.id, std::string("owner ") + user + " was deprovisioned",
                      [&done](Result<JobRecord> r) { done.set_value(r.status()); });
