@@ -41,7 +41,7 @@ struct Grant {
   std::string role;   // one of kRoleNames (causeway/estate.h)
   std::string team;   // "" for every team
   std::string group;  // the IdP group it comes through
-  std::string source; // where the binding is written, e.g. "estate access[2]"
+  std::string source; // the binding: "access[2]" (estate), "binding/<id>" (API) or "breakglass/<id>"
   std::vector<std::string> scopes;  // what the role confers
 };
 
