@@ -7,7 +7,7 @@ set -euo pipefail
 build_pkgs=(
   g++ cmake make pkg-config
   libboost1.81-dev libssl-dev libsqlite3-dev sqlite3
-  libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev curl libpq-dev zlib1g-dev
+  libyaml-cpp-dev nlohmann-json3-dev libsimdjson-dev libcli11-dev libspdlog-dev libfmt-dev curl libpq-dev zlib1g-dev
 )
 test_pkgs=(
   libgtest-dev libgmock-dev python3

@@ -1,0 +1,55 @@
+// Providers' audit logs, normalized to OCSF (audit/ocsf.h) as they stream
+// by: Kubernetes audit events (audit.k8s.io/v1, also inside AKS's
+// diagnostic-log envelope where the event is a JSON string) and AWS
+// CloudTrail records (a file with a Records array, or JSON lines). Files may
+// be gzip-compressed. A record that cannot be read is reported with its file,
+// line and reason, and the rest of the file goes on. Each event keeps its
+// source record verbatim in raw_data.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "causeway/status.h"
+
+namespace causeway::audit {
+
+enum class LogSource { kKubernetes, kCloudTrail };
+// "k8s" or "cloudtrail"; kInvalidArgument naming the accepted ones.
+Result<LogSource> ParseLogSource(std::string_view name);
+
+struct ImportIssue {
+  std::string file;
+  int64_t line = 0;  // 1-based; in a Records array, the record's position
+  std::string reason;
+};
+
+struct ImportStats {
+  int64_t records = 0;     // read, good or bad
+  int64_t events = 0;      // normalized and handed on
+  int64_t skipped = 0;     // not audit-worthy: a request's earlier stages
+  int64_t duplicates = 0;  // a source event id seen before in this file
+  int64_t issues_total = 0;
+  std::vector<ImportIssue> issues;  // the first 1000
+};
+
+struct ImportOptions {
+  std::string provider;  // the estate's provider the log is from (cloud.provider)
+  LogSource source = LogSource::kKubernetes;
+};
+
+// Receives each event: its source id (the dedup key) and its OCSF JSON text.
+using EmitFn = std::function<void(std::string_view source_id, std::string_view ocsf_json)>;
+
+// Streams `path`. Errors only when the file cannot be read at all.
+Result<ImportStats> ImportLog(const std::string& path, const ImportOptions& options, const EmitFn& emit);
+
+// One record (JSON text) normalized; the unit the streaming import uses,
+// for tests. kInvalidArgument with the reason; kNotFound when the record is
+// fine but not audit-worthy (a Kubernetes request's RequestReceived stage).
+Result<std::string> NormalizeRecord(std::string_view record, const ImportOptions& options, std::string* source_id);
+
+}  // namespace causeway::audit
