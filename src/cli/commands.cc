@@ -19,6 +19,7 @@
 #include "cost/focus.h"
 #include "cli/acceptance.h"
 #include "cli/api_client.h"
+#include "cli/audit_commands.h"
 #include "cli/errors.h"
 #include "cli/identity_commands.h"
 #include "cli/table.h"
@@ -366,6 +367,7 @@ int Main(int argc, char** argv) {
     t.Print(std::cout);
     if (!(*j)["next_cursor"].is_null()) std::cout << "more: --cursor " << Str(*j, "next_cursor") << "\n";
   });
+  AddAuditImport(*audit_cmd, g, rc);
   std::string verify_db, verify_dir;
   auto* audit_verify = audit_cmd->add_subcommand("verify", "check the audit hash chain; exit 8 if broken");
   audit_verify->add_option("--db", verify_db, "check this database (SQLite file or postgresql:// URL) directly, without a server");
