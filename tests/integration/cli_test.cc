@@ -144,5 +144,41 @@ TEST(CliTest, ValidateWithAnEstateRunsItsPoliciesAndFeasibility) {
   EXPECT_NE(rejected.err.find("policy cost-owner"), std::string::npos);
 }
 
+
+// `causeway audit import`: OCSF JSON lines out, a report with file:line for
+// what could not be read, and --strict.
+TEST(CliTest, AuditImportWritesOcsfAndReportsUnreadableRecords) {
+  TempDir dir("audit-import");
+  std::string sample = std::string(CAUSEWAY_SOURCE_DIR) + "/examples/audit/k8s-audit.jsonl";
+  std::string log = dir.path() + "/k8s.jsonl";
+  {
+    std::ifstream in(sample);
+    std::ofstream out(log);
+    out << in.rdbuf() << "{\"kind\": \"Event\", \"verb\": \n";
+  }
+  std::string events = dir.path() + "/events.jsonl";
+  auto r = RunCli({"audit", "import", log, "--source", "k8s", "--provider", "coreweave", "-o", events});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("6 records: 4 events, 1 earlier stages skipped, 0 duplicates, 1 unreadable"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(log + ":6: malformed JSON"), std::string::npos) << r.err;
+  std::ifstream in(events);
+  std::string line;
+  int n = 0;
+  while (std::getline(in, line)) {
+    nlohmann::json ev = nlohmann::json::parse(line);
+    EXPECT_EQ(ev["class_uid"], 6003);
+    EXPECT_EQ(ev["cloud"]["provider"], "coreweave");
+    ++n;
+  }
+  EXPECT_EQ(n, 4);
+  auto strict = RunCli({"audit", "import", log, "--source", "k8s", "--provider", "coreweave", "-o", events, "--strict"});
+  EXPECT_EQ(strict.exit_code, 3);
+  auto wrong = RunCli({"audit", "import", log, "--source", "okta", "--provider", "x"});
+  EXPECT_EQ(wrong.exit_code, 3);
+  EXPECT_NE(wrong.err.find("expected k8s or cloudtrail"), std::string::npos) << wrong.err;
+  auto missing = RunCli({"audit", "import", dir.path() + "/none.jsonl", "--source", "k8s", "--provider", "x"});
+  EXPECT_EQ(missing.exit_code, 4) << missing.err;
+}
+
 }  // namespace
 }  // namespace causeway::testing
