@@ -44,6 +44,7 @@ bench: build
 	CAUSEWAY_SHARED_DATA=$${CAUSEWAY_SHARED_DATA:-../shared/data} $(RELEASE_DIR)/bench/schedule_bench
 	$(RELEASE_DIR)/bench/reaper_bench
 	bench/focus/run.sh $(RELEASE_DIR)
+	bench/audit_import/run.sh $(RELEASE_DIR)
 	@if [ "$$(id -u)" = 0 ] && command -v slurmctld >/dev/null; then bench/slurm_submit/run.sh $(RELEASE_DIR) 100; \
 	else echo "bench/slurm_submit skipped: needs root and Slurm (scripts/install-deps.sh test)"; fi
 
