@@ -11,6 +11,8 @@ build_pkgs=(
 )
 test_pkgs=(
   libgtest-dev libgmock-dev python3
+  # jq: the reference bench/audit_import compares against.
+  jq
   # A real Slurm cluster for the Slurm adapter's tests (scripts/slurm/up.sh),
   # with accounting (slurmdbd on MariaDB).
   munge slurmctld slurmd slurm-client slurmrestd slurm-wlm-jwt-plugin
