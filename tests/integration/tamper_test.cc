@@ -107,5 +107,66 @@ TEST_F(TamperTest, RehashedEditBreaksTheNextLink) {
   ExpectBrokenAt(TamperedCopy("UPDATE audit_events SET hash='" + std::string(64, 'a') + "' WHERE seq=2"), 2);
 }
 
+
+// Fail closed: when the audit event of a change cannot be written (here the
+// database refuses every insert into the audit table, as a full audit device
+// would), the change itself is refused and nothing of it is kept; once the
+// audit trail can be written again, so can everything else.
+TEST(FailClosedTest, AChangeWhoseAuditEventCannotBeWrittenIsRefused) {
+  TempDir dir("fail-closed");
+  auto server = ServerProcess::Start(dir.path(), {"--tick-ms", "3600000"});
+  auto client = server->Client();
+  const std::string spec = "name: t\nresources: {accelerators: L4:1, labels: {owner: o, team: research}}\n";
+  auto submit = [&] { return client.Send("POST", "/v1/jobs", json{{"spec", spec}}.dump(), Auth(server->admin_token())); };
+  auto first = submit();
+  ASSERT_EQ(first->status, 201) << first->body;
+  std::string job = json::parse(first->body)["job"]["id"];
+
+  auto sql = [&](const std::string& statement) {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open((dir.path() + "/causeway.db").c_str(), &db), SQLITE_OK);
+    sqlite3_busy_timeout(db, 5000);
+    char* err = nullptr;
+    EXPECT_EQ(sqlite3_exec(db, statement.c_str(), nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
+    sqlite3_free(err);
+    sqlite3_close(db);
+  };
+  auto count = [&](const std::string& query) {
+    sqlite3* db = nullptr;
+    sqlite3_open((dir.path() + "/causeway.db").c_str(), &db);
+    sqlite3_stmt* s = nullptr;
+    sqlite3_prepare_v2(db, query.c_str(), -1, &s, nullptr);
+    sqlite3_step(s);
+    int64_t n = sqlite3_column_int64(s, 0);
+    sqlite3_finalize(s);
+    sqlite3_close(db);
+    return n;
+  };
+  sql("CREATE TRIGGER audit_device_full BEFORE INSERT ON audit_events BEGIN SELECT RAISE(ABORT, 'audit device full'); END");
+  int64_t jobs = count("SELECT count(*) FROM jobs");
+  int64_t events = count("SELECT count(*) FROM audit_events");
+
+  auto refused = submit();
+  EXPECT_EQ(refused->status, 503) << refused->body;  // retryable: the trail may come back
+  EXPECT_EQ(json::parse(refused->body)["error"]["code"], "unavailable");
+  auto cancel = client.Send("POST", "/v1/jobs/" + job + "/cancel", "{}", Auth(server->admin_token()));
+  EXPECT_GE(cancel->status, 500) << cancel->body;
+  auto token = client.Send("POST", "/v1/tokens", json{{"name", "x"}, {"scopes", {"jobs:read"}}}.dump(),
+                           Auth(server->admin_token()));
+  EXPECT_GE(token->status, 500) << token->body;
+  EXPECT_EQ(json::parse(token->body).value("secret", ""), "");  // no token handed out
+  EXPECT_EQ(count("SELECT count(*) FROM jobs"), jobs);
+  EXPECT_EQ(count("SELECT count(*) FROM audit_events"), events);
+  EXPECT_EQ(count("SELECT count(*) FROM api_tokens WHERE name = 'x'"), 0);
+  auto still = client.Send("GET", "/v1/jobs/" + job, "", Auth(server->admin_token()));
+  EXPECT_EQ(json::parse(still->body)["state"], "pending");
+
+  sql("DROP TRIGGER audit_device_full");
+  EXPECT_EQ(submit()->status, 201);
+  EXPECT_EQ(client.Send("POST", "/v1/jobs/" + job + "/cancel", "{}", Auth(server->admin_token()))->status, 200);
+  auto verify = RunCli({"audit", "verify", "--data-dir", dir.path()});
+  EXPECT_EQ(verify.exit_code, 0) << verify.out << verify.err;
+}
+
 }  // namespace
 }  // namespace causeway::testing

@@ -330,7 +330,11 @@ class SqliteWriteTx final : public WriteTx {
             "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
     s.Bind(1, e.seq).Bind(2, ToUnixMicros(e.time)).Bind(3, e.actor).Bind(4, e.action);
     s.Bind(5, e.resource).Bind(6, details).Bind(7, e.prev_hash).Bind(8, e.hash);
-    RETURN_IF_ERROR(s.Exec());
+    // Fail closed: the unit, and the change it describes, is refused; a
+    // client may retry once the audit trail can be written again.
+    if (Status st = s.Exec(); !st.ok()) {
+      return Unavailable("refused: the change's audit event could not be written (" + st.message() + ")");
+    }
     head_ = audit::ChainHead{e.seq, e.hash};
     ++unit_audits_;
     return Status::Ok();
