@@ -488,8 +488,16 @@ std::vector<WriteFn> SchedulerService::Persist(const std::vector<Transition>& tr
     Attempt attempt = AttemptOf(t);
     if (t.kind == Transition::Kind::kAttemptEnded && utilization_) {
       telemetry::Utilization u = utilization_(t.job_id, t.attempt);
-      attempt.observed_gpu_seconds = u.observed_gpu_seconds();
-      attempt.work_gpu_seconds = u.work_gpu_seconds();
+      int64_t observed = u.observed_gpu_seconds(), work = u.work_gpu_seconds();
+      // A sample stands for the interval since the one before it, so the
+      // last ones can reach a little past the attempt's end: what was seen
+      // is never more than what was allocated (work scaled with it).
+      if (attempt.gpu_seconds > 0 && observed > attempt.gpu_seconds) {
+        work = work * attempt.gpu_seconds / observed;
+        observed = attempt.gpu_seconds;
+      }
+      attempt.observed_gpu_seconds = observed;
+      attempt.work_gpu_seconds = work;
     }
     out.push_back([t, attempt, credential, fence](WriteTx& tx) -> Status {
       // Fencing: a replica that lost the lease records nothing more.
