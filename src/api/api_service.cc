@@ -726,23 +726,11 @@ void ApiService::ExplainAccess(HttpRequest& req, Reply reply) {
   if (user.empty() || action.empty()) {
     return reply(ErrorResponse(InvalidArgument("user and action are required, e.g. user=alice@corp.example&action=submit&team=nlp")));
   }
-  std::vector<std::string> groups;
-  bool provisioned = false;
-  auto users = store_.ListDirectory("User");
-  if (!users.ok()) return reply(ErrorResponse(users.status()));
-  auto all_groups = store_.ListDirectory("Group");
-  if (!all_groups.ok()) return reply(ErrorResponse(all_groups.status()));
-  bool active = true;
-  for (const DirectoryEntry& u : *users) {
-    if (!identity::scim::EqualsIgnoreCase(u.name, user)) continue;
-    provisioned = true;
-    active = u.active;
-    for (const DirectoryEntry& g : *all_groups) {
-      for (const json& m : g.resource.value("members", json::array())) {
-        if (m.value("value", "") == u.id) groups.push_back(g.name);
-      }
-    }
-  }
+  auto person = identity::ReadPerson(store_, user);
+  if (!person.ok()) return reply(ErrorResponse(person.status()));
+  bool provisioned = person->has_value();
+  bool active = !provisioned || (*person)->user.active;
+  std::vector<std::string> groups = provisioned ? (*person)->groups : std::vector<std::string>{};
   if (!provisioned) {
     std::string given = req.Query("groups");
     for (size_t start = 0; start < given.size();) {

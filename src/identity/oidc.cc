@@ -99,6 +99,25 @@ std::vector<std::string> OidcVerifier::Groups(const json& claims) const {
   return out;
 }
 
+Result<std::optional<PersonDirectory::Person>> ReadPerson(const Store& store, const std::string& user) {
+  std::optional<PersonDirectory::Person> found;
+  ASSIGN_OR_RETURN(auto users, store.ListDirectory("User"));
+  for (DirectoryEntry& u : users) {
+    if (scim::EqualsIgnoreCase(u.name, user)) found = PersonDirectory::Person{std::move(u), {}};
+  }
+  if (!found) return found;
+  ASSIGN_OR_RETURN(auto groups, store.ListDirectory("Group"));
+  for (const DirectoryEntry& g : groups) {
+    for (const json& m : g.resource.value("members", json::array())) {
+      if (m.value("value", "") == found->user.id) {
+        found->groups.push_back(g.name);
+        break;
+      }
+    }
+  }
+  return found;
+}
+
 Result<std::optional<PersonDirectory::Person>> PersonDirectory::Find(const Store& store, const std::string& user) {
   std::string key = user;
   for (char& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -107,22 +126,7 @@ Result<std::optional<PersonDirectory::Person>> PersonDirectory::Find(const Store
     std::lock_guard<std::mutex> lock(mu_);
     if (auto it = entries_.find(key); it != entries_.end() && it->second.fresh_until > steady) return it->second.person;
   }
-  std::optional<Person> found;
-  ASSIGN_OR_RETURN(auto users, store.ListDirectory("User"));
-  for (DirectoryEntry& u : users) {
-    if (scim::EqualsIgnoreCase(u.name, user)) found = Person{std::move(u), {}};
-  }
-  if (found) {
-    ASSIGN_OR_RETURN(auto groups, store.ListDirectory("Group"));
-    for (const DirectoryEntry& g : groups) {
-      for (const json& m : g.resource.value("members", json::array())) {
-        if (m.value("value", "") == found->user.id) {
-          found->groups.push_back(g.name);
-          break;
-        }
-      }
-    }
-  }
+  ASSIGN_OR_RETURN(std::optional<Person> found, ReadPerson(store, user));
   std::lock_guard<std::mutex> lock(mu_);
   if (entries_.size() >= 10000) entries_.clear();
   entries_[key] = Entry{found, steady + ttl_};

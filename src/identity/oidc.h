@@ -80,6 +80,10 @@ class PersonDirectory {
   std::unordered_map<std::string, Entry> entries_;  // by lower-cased userName; guarded by mu_
 };
 
+// The directory's user named `user` (userName, ignoring case) and the
+// display names of its groups, read now; nullopt when there is none.
+Result<std::optional<PersonDirectory::Person>> ReadPerson(const Store& store, const std::string& user);
+
 // The principal of a token that acts for a person (TokenRecord::user): the
 // person's current grants, narrowed to the token's scopes. kUnauthenticated
 // when the person is deactivated or gone from the directory.

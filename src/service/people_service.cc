@@ -6,6 +6,7 @@
 
 #include "causeway/ids.h"
 #include "identity/access.h"
+#include "identity/oidc.h"
 #include "identity/scim/scim_schema.h"
 #include "providers/slurm/slurm_cli.h"
 #include "store/records_json.h"
@@ -16,25 +17,17 @@ using nlohmann::json;
 
 namespace {
 
+// A person as the directory has them now (no entry: deleted or never
+// provisioned).
 struct Person {
-  std::optional<DirectoryEntry> entry;  // absent: deleted or never provisioned
+  std::optional<DirectoryEntry> entry;
   std::vector<std::string> groups;
 };
 
 Result<Person> LookUp(const Store& store, const std::string& user) {
-  Person p;
-  ASSIGN_OR_RETURN(auto users, store.ListDirectory("User"));
-  for (DirectoryEntry& u : users) {
-    if (identity::scim::EqualsIgnoreCase(u.name, user)) p.entry = std::move(u);
-  }
-  if (!p.entry) return p;
-  ASSIGN_OR_RETURN(auto groups, store.ListDirectory("Group"));
-  for (const DirectoryEntry& g : groups) {
-    for (const json& m : g.resource.value("members", json::array())) {
-      if (m.value("value", "") == p.entry->id) p.groups.push_back(g.name);
-    }
-  }
-  return p;
+  ASSIGN_OR_RETURN(auto found, identity::ReadPerson(store, user));
+  if (!found) return Person{};
+  return Person{std::move(found->user), std::move(found->groups)};
 }
 
 // sacctmgr calls made while a SCIM request waits: a cluster that does not
