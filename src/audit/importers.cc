@@ -196,9 +196,55 @@ void Metadata(Writer& w, std::string_view product, std::string_view vendor, std:
   w.Close();
 }
 
+// Where a record's events go: each is written into `out`, then handed on
+// with its source id by Emit (a Slurm job record is up to three events).
+struct Sink {
+  std::string out;
+  std::function<void(std::string_view id, std::string_view json)> emit;
+  void Emit(std::string_view id) {
+    emit(id, out);
+    out.clear();
+  }
+};
+
+// The last dot- or slash-separated word of an operation name, lowercased:
+// "storage.buckets.delete" -> "delete", "MICROSOFT.COMPUTE/VIRTUALMACHINES/WRITE" -> "write".
+std::string LastWord(std::string_view op) {
+  size_t cut = op.find_last_of("./");
+  std::string word(cut == std::string_view::npos ? op : op.substr(cut + 1));
+  for (char& c : word) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return word;
+}
+
+// API Activity's activity for an operation's last word.
+int ActivityOfWord(std::string_view word) {
+  auto starts = [&](std::initializer_list<std::string_view> prefixes) {
+    for (std::string_view p : prefixes) {
+      if (word.substr(0, p.size()) == p) return true;
+    }
+    return false;
+  };
+  if (starts({"get", "list", "read", "search", "describe", "lookup", "query", "testiampermissions", "view"})) return 2;
+  if (starts({"create", "insert", "run", "start", "add", "register", "import", "generate", "issue"})) return 1;
+  if (starts({"delete", "remove", "destroy", "purge", "revoke", "unregister"})) return 4;
+  return 3;
+}
+
+// OCSF severity_id for a syslog-style level name (GCP, Azure, Okta all use one).
+int SeverityOfLevel(std::string_view level) {
+  std::string l(level);
+  for (char& c : l) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (l == "WARNING" || l == "WARN") return ocsf::kSeverityLow;
+  if (l == "ERROR") return ocsf::kSeverityMedium;
+  if (l == "CRITICAL") return 5;
+  if (l == "ALERT" || l == "EMERGENCY") return 6;
+  return ocsf::kSeverityInformational;
+}
+
 // A Kubernetes audit event, or the AKS envelope around one.
 Status Kubernetes(dom::parser& inner_parser, dom::element record, std::string_view raw, const ImportOptions& o,
-                  std::string& out, std::string& id) {
+                  Sink& sink) {
+  std::string& out = sink.out;
   dom::element ev = record;
   std::string_view kind = Field(record, "kind");
   simdjson::padded_string inner_text;
@@ -221,7 +267,6 @@ Status Kubernetes(dom::parser& inner_parser, dom::element record, std::string_vi
   if (ts.empty()) ts = Field(ev, "requestReceivedTimestamp");
   int64_t time_ms = MillisOf(ts);
   if (time_ms <= 0) return InvalidArgument("stageTimestamp is missing or not an RFC 3339 time");
-  id.assign(audit_id);
 
   bool found = false;
   int64_t code = 0;
@@ -270,18 +315,19 @@ Status Kubernetes(dom::parser& inner_parser, dom::element record, std::string_vi
   }
   w.Str("raw_data", raw);
   w.Close();
+  sink.Emit(audit_id);
   return Status::Ok();
 }
 
 // One CloudTrail record.
-Status CloudTrail(dom::element r, std::string_view raw, const ImportOptions& o, std::string& out, std::string& id) {
+Status CloudTrail(dom::element r, std::string_view raw, const ImportOptions& o, Sink& sink) {
+  std::string& out = sink.out;
   std::string_view event_id = Field(r, "eventID");
   std::string_view name = Field(r, "eventName");
   std::string_view when = Field(r, "eventTime");
   if (event_id.empty() || name.empty()) return InvalidArgument("a CloudTrail record needs eventID and eventName");
   int64_t time_ms = MillisOf(when);
   if (time_ms <= 0) return InvalidArgument("eventTime is missing or not an RFC 3339 time");
-  id.assign(event_id);
   bool read_only = false;
   if (r["readOnly"].get(read_only)) read_only = false;
   std::string_view error = Field(r, "errorCode");
@@ -334,6 +380,333 @@ Status CloudTrail(dom::element r, std::string_view raw, const ImportOptions& o, 
   }
   w.Str("raw_data", raw);
   w.Close();
+  sink.Emit(event_id);
+  return Status::Ok();
+}
+
+// One GCP Cloud Audit Logs LogEntry (protoPayload is an AuditLog), as
+// `gcloud logging read --format=json` or a log sink writes them; GKE's
+// Kubernetes audit logs arrive this way too (serviceName k8s.io).
+Status Gcp(dom::element r, std::string_view raw, const ImportOptions& o, Sink& sink) {
+  bool found = false;
+  dom::element p = Child(r, "protoPayload", found);
+  if (!found) return InvalidArgument("not a Cloud Audit Logs entry: expected protoPayload");
+  std::string_view insert_id = Field(r, "insertId");
+  std::string_view method = Field(p, "methodName");
+  if (insert_id.empty() || method.empty()) return InvalidArgument("a Cloud Audit Logs entry needs insertId and protoPayload.methodName");
+  std::string_view when = Field(r, "timestamp");
+  int64_t time_ms = MillisOf(when);
+  if (time_ms <= 0) return InvalidArgument("timestamp is missing or not an RFC 3339 time");
+  int64_t code = 0;
+  bool has_status = false;
+  dom::element status = Child(p, "status", has_status);
+  if (has_status && status["code"].get(code)) code = 0;
+  std::string_view message = has_status ? Field(status, "message") : std::string_view();
+  // google.rpc.Status: an empty status or code 0 is OK.
+  int status_id = code == 0 ? ocsf::kStatusSuccess : ocsf::kStatusFailure;
+
+  Writer w(sink.out);
+  w.Open();
+  Common(w, ocsf::kApiActivity, ActivityOfWord(LastWord(method)), time_ms, status_id, SeverityOfLevel(Field(r, "severity")));
+  if (code != 0) w.Str("status_code", std::to_string(code)).StrIf("status_detail", message);
+  Metadata(w, "Cloud Audit Logs", "Google", insert_id, when);
+  w.StrIf("log_name", Field(r, "logName"));
+  bool has_res = false;
+  dom::element res = Child(r, "resource", has_res);
+  dom::element labels;
+  bool has_labels = has_res && !res["labels"].get(labels);
+  w.Open("cloud").Str("provider", o.provider);
+  if (has_labels) {
+    std::string_view region = Field(labels, "location");
+    if (region.empty()) region = Field(labels, "zone");
+    if (region.empty()) region = Field(labels, "region");
+    w.StrIf("region", region);
+    w.StrIf("project_uid", Field(labels, "project_id"));
+  }
+  w.Close();
+  dom::element auth = Child(p, "authenticationInfo", found);
+  w.Open("actor").Open("user");
+  if (found) {
+    std::string_view email = Field(auth, "principalEmail");
+    w.StrIf("name", email).StrIf("email_addr", email).StrIf("uid", Field(auth, "principalSubject"));
+  }
+  w.Close().Close();
+  dom::element meta = Child(p, "requestMetadata", found);
+  std::string_view ip = found ? Field(meta, "callerIp") : std::string_view();
+  w.Open("src_endpoint");
+  if (LooksLikeIp(ip)) {
+    w.Str("ip", ip);
+  } else {
+    w.Str("domain", ip.empty() ? "unknown" : ip);  // "private" or "gce-internal-ip"
+  }
+  w.Close();
+  if (found) w.Open("http_request").StrIf("user_agent", Field(meta, "callerSuppliedUserAgent")).Close();
+  w.Open("api").Str("operation", method).Open("service").Str("name", Field(p, "serviceName")).Close().Close();
+  std::string_view resource_name = Field(p, "resourceName");
+  if (!resource_name.empty()) {
+    w.OpenArray("resources").Open().Str("uid", resource_name);
+    if (has_res) w.StrIf("type", Field(res, "type"));
+    w.Close().CloseArray();
+  }
+  w.Str("raw_data", raw);
+  w.Close();
+  sink.Emit(insert_id);
+  return Status::Ok();
+}
+
+// One Azure Activity Log record: the diagnostic-settings form (a storage
+// account's PT1H.json lines, or an Event Hubs {"records": [...]} batch) or the
+// REST form (`az monitor activity-log list`, operationName.value, eventDataId).
+Status Azure(dom::element r, std::string_view raw, const ImportOptions& o, Sink& sink) {
+  bool found = false;
+  std::string_view operation = Field(r, "operationName");
+  dom::element op_obj = Child(r, "operationName", found);
+  if (operation.empty() && found) operation = Field(op_obj, "value");
+  std::string_view when = Field(r, "time");
+  if (when.empty()) when = Field(r, "eventTimestamp");
+  std::string_view result = Field(r, "resultType");
+  dom::element status_obj = Child(r, "status", found);
+  if (result.empty() && found) result = Field(status_obj, "value");
+  std::string_view resource_id = Field(r, "resourceId");
+  if (operation.empty() || when.empty()) return InvalidArgument("an Azure Activity Log record needs operationName and time");
+  int64_t time_ms = MillisOf(when);
+  if (time_ms <= 0) return InvalidArgument("time is not an RFC 3339 time");
+  // The REST form has a unique eventDataId; diagnostic records are keyed by
+  // their operation, correlation, result and time (the same write's Start and
+  // Success are two records).
+  std::string id(Field(r, "eventDataId"));
+  if (id.empty()) {
+    std::string_view correlation = Field(r, "correlationId");
+    if (correlation.empty()) return InvalidArgument("an Azure Activity Log record needs eventDataId or correlationId");
+    id.append(correlation).append("/").append(operation).append("/").append(result).append("/").append(when);
+  }
+  std::string lower_result = LastWord(result);
+  int status_id = lower_result == "success" || lower_result == "succeeded" ? ocsf::kStatusSuccess
+                  : lower_result == "failure" || lower_result == "failed" ? ocsf::kStatusFailure
+                                                                          : ocsf::kStatusUnknown;
+  std::string_view level = Field(r, "level");
+
+  Writer w(sink.out);
+  w.Open();
+  Common(w, ocsf::kApiActivity, ActivityOfWord(LastWord(operation)), time_ms, status_id, SeverityOfLevel(level));
+  w.StrIf("status_detail", result);
+  Metadata(w, "Activity Log", "Microsoft", id, when);
+  w.Open("cloud").Str("provider", o.provider).StrIf("region", Field(r, "location"));
+  std::string_view subscription = Field(r, "subscriptionId");
+  if (!subscription.empty()) w.Open("account").Str("uid", subscription).Close();
+  w.Close();
+  // Who: the caller (REST), else the token's upn / name claims.
+  std::string_view caller = Field(r, "caller");
+  dom::element identity = Child(r, "identity", found);
+  dom::element claims;
+  bool has_claims = found ? !identity["claims"].get(claims) : !r["claims"].get(claims);
+  std::string_view upn, oid;
+  if (has_claims && claims.type() == dom::element_type::OBJECT) {
+    upn = Field(claims, "http://schemas.xmlsoap.org/ws/2005/05/identity/claims/upn");
+    if (upn.empty()) upn = Field(claims, "name");
+    oid = Field(claims, "http://schemas.microsoft.com/identity/claims/objectidentifier");
+  }
+  w.Open("actor").Open("user").StrIf("name", caller.empty() ? upn : caller).StrIf("uid", oid).Close().Close();
+  std::string_view ip = Field(r, "callerIpAddress");
+  dom::element http = Child(r, "httpRequest", found);
+  if (ip.empty() && found) ip = Field(http, "clientIpAddress");
+  w.Open("src_endpoint");
+  if (LooksLikeIp(ip)) {
+    w.Str("ip", ip);
+  } else {
+    w.Str("domain", ip.empty() ? "unknown" : ip);
+  }
+  w.Close();
+  std::string_view provider_ns = operation.substr(0, operation.find('/'));
+  w.Open("api").Str("operation", operation).Open("service").Str("name", provider_ns).Close();
+  w.Open("request").StrIf("uid", Field(r, "correlationId")).Close().Close();
+  if (!resource_id.empty()) w.OpenArray("resources").Open().Str("uid", resource_id).Close().CloseArray();
+  w.Str("raw_data", raw);
+  w.Close();
+  sink.Emit(id);
+  return Status::Ok();
+}
+
+// One Okta System Log event (the /api/v1/logs array or JSON lines). Sign-ins
+// are Authentication, user lifecycle User Management, the rest API Activity.
+Status Okta(dom::element r, std::string_view raw, const ImportOptions& o, Sink& sink) {
+  std::string_view uuid = Field(r, "uuid");
+  std::string_view type = Field(r, "eventType");
+  std::string_view when = Field(r, "published");
+  if (uuid.empty() || type.empty()) return InvalidArgument("an Okta System Log event needs uuid and eventType");
+  int64_t time_ms = MillisOf(when);
+  if (time_ms <= 0) return InvalidArgument("published is missing or not an RFC 3339 time");
+  bool found = false;
+  dom::element outcome = Child(r, "outcome", found);
+  std::string_view result = found ? Field(outcome, "result") : std::string_view();
+  std::string_view reason = found ? Field(outcome, "reason") : std::string_view();
+  int status_id = result == "SUCCESS" || result == "ALLOW" ? ocsf::kStatusSuccess
+                  : result == "FAILURE" || result == "DENY" ? ocsf::kStatusFailure
+                                                           : ocsf::kStatusUnknown;
+  auto starts = [&](std::string_view prefix) { return type.substr(0, prefix.size()) == prefix; };
+  int class_uid = ocsf::kApiActivity;
+  int activity = 0;
+  if (starts("user.session.") || starts("user.authentication.") || starts("policy.evaluate_sign_on")) {
+    class_uid = ocsf::kAuthentication;
+    activity = type == "user.session.end" ? 2 : 1;  // Logoff : Logon
+  } else if (starts("user.lifecycle.") || starts("user.account.")) {
+    class_uid = ocsf::kUserManagement;
+    std::string_view verb = type.substr(type.rfind('.') + 1);
+    activity = verb == "create"                                                     ? 1
+               : (starts("user.lifecycle.delete") || verb == "delete")              ? 3
+               : (verb == "activate" || verb == "reactivate" || verb == "unsuspend") ? 4
+               : (verb == "deactivate" || verb == "suspend")                        ? 5
+                                                                                    : 2;
+  } else {
+    activity = ActivityOfWord(type.substr(type.rfind('.') + 1));
+  }
+
+  Writer w(sink.out);
+  w.Open();
+  Common(w, class_uid, activity, time_ms, status_id, SeverityOfLevel(Field(r, "severity")));
+  w.StrIf("message", Field(r, "displayMessage")).StrIf("status_detail", reason);
+  Metadata(w, "System Log", "Okta", uuid, when);
+  w.Open("cloud").Str("provider", o.provider).Close();
+  dom::element actor = Child(r, "actor", found);
+  std::string_view actor_name = found ? Field(actor, "alternateId") : std::string_view();
+  w.Open("actor").Open("user");
+  if (found) w.StrIf("name", actor_name).StrIf("uid", Field(actor, "id")).StrIf("full_name", Field(actor, "displayName"));
+  w.Close().Close();
+  dom::element client = Child(r, "client", found);
+  std::string_view ip = found ? Field(client, "ipAddress") : std::string_view();
+  w.Open("src_endpoint");
+  if (LooksLikeIp(ip)) {
+    w.Str("ip", ip);
+  } else {
+    w.Str("domain", ip.empty() ? "unknown" : ip);
+  }
+  w.Close();
+  // The first target that is a user is the account acted on; sign-ins are
+  // the actor's own.
+  dom::array targets;
+  bool has_targets = !r["target"].get(targets);
+  std::string_view target_user, target_id;
+  if (has_targets) {
+    for (dom::element t : targets) {
+      if (Field(t, "type") == "User") {
+        target_user = Field(t, "alternateId");
+        target_id = Field(t, "id");
+        break;
+      }
+    }
+  }
+  if (class_uid == ocsf::kAuthentication) {
+    w.Open("user").Str("name", actor_name.empty() ? "unknown" : actor_name).Close();
+    w.Open("service").Str("name", "okta").Close();
+    w.Open("dst_endpoint").Str("svc_name", "okta").Close();
+  } else if (class_uid == ocsf::kUserManagement) {
+    w.Open("user").Str("name", target_user.empty() ? (actor_name.empty() ? "unknown" : actor_name) : target_user).StrIf("uid", target_id).Close();
+  }
+  w.Open("api").Str("operation", type).Open("service").Str("name", "okta").Close();
+  dom::element transaction = Child(r, "transaction", found);
+  if (found) w.Open("request").StrIf("uid", Field(transaction, "id")).Close();
+  w.Close();
+  if (has_targets && targets.size() > 0) {
+    w.OpenArray("resources");
+    for (dom::element t : targets) {
+      w.Open().StrIf("uid", Field(t, "id")).StrIf("name", Field(t, "alternateId")).StrIf("type", Field(t, "type")).Close();
+    }
+    w.CloseArray();
+  }
+  w.Str("raw_data", raw);
+  w.Close();
+  sink.Emit(uuid);
+  return Status::Ok();
+}
+
+// A Slurm number: an integer (slurmdb v0.0.37, sacct of 21.08) or the
+// {"set", "infinite", "number"} object of later versions; 0 when unset.
+int64_t SlurmNumber(dom::element parent, const char* key) {
+  dom::element e;
+  if (parent[key].get(e)) return 0;
+  int64_t v = 0;
+  if (!e.get(v)) return v;
+  bool set = true;
+  if (e.type() == dom::element_type::OBJECT) {
+    if (!e["set"].get(set) && !set) return 0;
+    if (!e["number"].get(v)) return v;
+  }
+  return 0;
+}
+
+// One job of a `sacct --json` document or slurmdbd's REST jobs listing: its
+// submission, start and end, each a Scheduled Job Activity event (times are
+// Unix seconds in UTC).
+Status Slurm(dom::element job, std::string_view raw, const ImportOptions& o, Sink& sink) {
+  int64_t job_id = 0;
+  if (job["job_id"].get(job_id) || job_id <= 0) return InvalidArgument("a Slurm job needs a positive job_id");
+  std::string_view user = Field(job, "user");
+  if (user.empty()) return InvalidArgument("a Slurm job needs user");
+  dom::element time;
+  if (job["time"].get(time) || time.type() != dom::element_type::OBJECT) return InvalidArgument("a Slurm job needs a time object");
+  int64_t submitted = SlurmNumber(time, "submission");
+  if (submitted <= 0) return InvalidArgument("time.submission is missing or not a Unix time");
+  std::string_view cluster = Field(job, "cluster");
+  std::string_view name = Field(job, "name");
+  std::string_view account = Field(job, "account");
+  // An array task is its own job: "<array job>_<task>" as sacct shows it.
+  std::string job_name = std::to_string(job_id);
+  dom::element array;
+  if (!job["array"].get(array) && array.type() == dom::element_type::OBJECT) {
+    int64_t array_job = SlurmNumber(array, "job_id");
+    dom::element task;
+    int64_t task_id = 0;
+    if (array_job > 0 && !array["task_id"].get(task) && !task.is_null()) {
+      task_id = SlurmNumber(array, "task_id");
+      job_name = std::to_string(array_job) + "_" + std::to_string(task_id);
+    }
+  }
+  std::string_view state;
+  dom::element state_obj;
+  if (!job["state"].get(state_obj)) {
+    if (state_obj.type() == dom::element_type::OBJECT) {
+      dom::element current;
+      if (!state_obj["current"].get(current)) {
+        if (current.type() == dom::element_type::ARRAY) {
+          dom::array states = current.get_array().value_unsafe();
+          if (states.size() > 0 && states.at(0).get(state)) state = {};
+        } else if (current.get(state)) {
+          state = {};
+        }
+      }
+    } else if (state_obj.get(state)) {
+      state = {};
+    }
+  }
+  int64_t started = SlurmNumber(time, "start");
+  int64_t ended = SlurmNumber(time, "end");
+  bool failed = state == "FAILED" || state == "NODE_FAIL" || state == "BOOT_FAIL" || state == "OUT_OF_MEMORY" ||
+                state == "TIMEOUT" || state == "DEADLINE" || state == "PREEMPTED";
+  std::string id_prefix = std::string("slurm:").append(cluster).append(":").append(job_name).append(":");
+  auto event = [&](const char* what, int activity, int64_t seconds, int status_id, std::string_view detail) {
+    Writer w(sink.out);
+    w.Open();
+    Common(w, ocsf::kScheduledJobActivity, activity, seconds * 1000, status_id,
+           status_id == ocsf::kStatusFailure ? ocsf::kSeverityLow : ocsf::kSeverityInformational);
+    w.StrIf("status_detail", detail);
+    std::string id = id_prefix + what;
+    Metadata(w, "Slurm", "SchedMD", id, {});
+    w.Open("cloud").Str("provider", o.provider).StrIf("region", cluster).Close();
+    w.Open("actor").Open("user").Str("name", user).Close().Close();
+    w.Open("job").Str("name", job_name).StrIf("desc", name).Open("file").Str("name", name.empty() ? job_name : name).Int("type_id", 1).Close();
+    w.Open("user").Str("name", user).Close();
+    w.Close();
+    w.OpenArray("resources").Open().Str("uid", "slurm/" + std::string(cluster) + "/" + job_name).Str("type", "job").StrIf("group", account).Close().CloseArray();
+    w.Str("raw_data", raw);
+    w.Close();
+    sink.Emit(id);
+  };
+  event("submit", 1, submitted, ocsf::kStatusSuccess, {});
+  if (started > 0) event("start", 6, started, ocsf::kStatusSuccess, {});
+  if (ended > 0) {
+    int activity = state == "CANCELLED" ? 3 : 2;
+    event("end", activity, ended, failed ? ocsf::kStatusFailure : ocsf::kStatusSuccess, state);
+  }
   return Status::Ok();
 }
 
@@ -341,11 +714,18 @@ Status CloudTrail(dom::element r, std::string_view raw, const ImportOptions& o, 
 class Normalizer {
  public:
   explicit Normalizer(const ImportOptions& o) : o_(o) {}
-  Status Record(dom::element record, std::string_view raw, std::string& out, std::string& id) {
-    out.clear();
+  Status Record(dom::element record, std::string_view raw, Sink& sink) {
+    sink.out.clear();
     if (record.type() != dom::element_type::OBJECT) return InvalidArgument("a record must be a JSON object");
-    return o_.source == LogSource::kKubernetes ? Kubernetes(inner_, record, raw, o_, out, id)
-                                               : CloudTrail(record, raw, o_, out, id);
+    switch (o_.source) {
+      case LogSource::kKubernetes: return Kubernetes(inner_, record, raw, o_, sink);
+      case LogSource::kCloudTrail: return CloudTrail(record, raw, o_, sink);
+      case LogSource::kGcp: return Gcp(record, raw, o_, sink);
+      case LogSource::kAzure: return Azure(record, raw, o_, sink);
+      case LogSource::kOkta: return Okta(record, raw, o_, sink);
+      case LogSource::kSlurm: return Slurm(record, raw, o_, sink);
+    }
+    return InvalidArgument("unknown source");
   }
 
  private:
@@ -385,10 +765,26 @@ Result<std::string> ReadAll(const std::string& path) {
 Result<LogSource> ParseLogSource(std::string_view name) {
   if (name == "k8s" || name == "kubernetes") return LogSource::kKubernetes;
   if (name == "cloudtrail") return LogSource::kCloudTrail;
-  return InvalidArgument("unknown log source \"" + std::string(name) + "\": expected k8s or cloudtrail");
+  if (name == "gcp") return LogSource::kGcp;
+  if (name == "azure") return LogSource::kAzure;
+  if (name == "okta") return LogSource::kOkta;
+  if (name == "slurm") return LogSource::kSlurm;
+  return InvalidArgument("unknown log source \"" + std::string(name) + "\": expected k8s, cloudtrail, gcp, azure, okta or slurm");
 }
 
-Result<std::string> NormalizeRecord(std::string_view record, const ImportOptions& options, std::string* source_id) {
+std::string_view LogSourceName(LogSource source) {
+  switch (source) {
+    case LogSource::kKubernetes: return "k8s";
+    case LogSource::kCloudTrail: return "cloudtrail";
+    case LogSource::kGcp: return "gcp";
+    case LogSource::kAzure: return "azure";
+    case LogSource::kOkta: return "okta";
+    case LogSource::kSlurm: return "slurm";
+  }
+  return "unknown";
+}
+
+Result<std::vector<NormalizedEvent>> NormalizeRecord(std::string_view record, const ImportOptions& options) {
   dom::parser parser;
   dom::element doc;
   simdjson::padded_string padded(record);
@@ -396,10 +792,12 @@ Result<std::string> NormalizeRecord(std::string_view record, const ImportOptions
     return InvalidArgument(std::string("malformed JSON: ") + simdjson::error_message(err));
   }
   Normalizer n(options);
-  std::string out, id;
-  RETURN_IF_ERROR(n.Record(doc, record, out, id));
-  if (source_id) *source_id = id;
-  return out;
+  std::vector<NormalizedEvent> events;
+  Sink sink{{}, [&](std::string_view id, std::string_view json) {
+              events.push_back(NormalizedEvent{std::string(id), std::string(json)});
+            }};
+  RETURN_IF_ERROR(n.Record(doc, record, sink));
+  return events;
 }
 
 Result<ImportStats> ImportLog(const std::string& path, const ImportOptions& options, const EmitFn& emit) {
@@ -412,29 +810,39 @@ Result<ImportStats> ImportLog(const std::string& path, const ImportOptions& opti
   dom::parser parser;
   std::unordered_set<std::string> seen;
   seen.reserve(size / 512 + 16);  // records are rarely smaller
-  std::string out, id;
-  out.reserve(1 << 14);
+  Sink sink{{}, [&](std::string_view id, std::string_view json) {
+              if (!seen.emplace(id).second) {
+                ++stats.duplicates;
+                return;
+              }
+              ++stats.events;
+              emit(id, json);
+            }};
+  sink.out.reserve(1 << 14);
   auto issue = [&](int64_t line, std::string reason) {
     ++stats.issues_total;
     if (stats.issues.size() < kMaxIssues) stats.issues.push_back(ImportIssue{path, line, std::move(reason)});
   };
   auto handle = [&](dom::element record, std::string_view raw, int64_t line) {
     ++stats.records;
-    Status st = normalizer.Record(record, raw, out, id);
+    Status st = normalizer.Record(record, raw, sink);
     if (st.code() == Code::kNotFound) {
       ++stats.skipped;
     } else if (!st.ok()) {
       issue(line, st.message());
-    } else if (!seen.insert(id).second) {
-      ++stats.duplicates;
-    } else {
-      ++stats.events;
-      emit(id, out);
     }
   };
 
-  // JSON lines unless the file is one document (a Records array, a JSON
-  // array, or a pretty-printed object).
+  // JSON lines unless the file is one document: a JSON array, an object
+  // holding the records (CloudTrail's Records, Azure's records, Slurm's
+  // jobs), or a pretty-printed object.
+  auto container = [](dom::element doc, dom::array& records) {
+    for (const char* key : {"Records", "records", "jobs"}) {
+      if (!doc[key].get(records)) return true;
+    }
+    return false;
+  };
+  dom::array probe_records;
   const char* begin = data.data();
   const char* end = begin + size;
   const char* first = begin;
@@ -443,7 +851,7 @@ Result<ImportStats> ImportLog(const std::string& path, const ImportOptions& opti
   dom::element probe;
   bool one_document = first < end && (*first == '[' ||
                                       parser.parse(first, static_cast<size_t>((first_nl ? first_nl : end) - first), false).get(probe) ||
-                                      (probe.type() == dom::element_type::OBJECT && !probe["Records"].error()));
+                                      (probe.type() == dom::element_type::OBJECT && container(probe, probe_records)));
   if (one_document) {
     dom::element doc;
     if (auto err = parser.parse(begin, size, false).get(doc)) {
@@ -453,7 +861,7 @@ Result<ImportStats> ImportLog(const std::string& path, const ImportOptions& opti
     dom::array records;
     if (doc.type() == dom::element_type::ARRAY) {
       records = doc.get_array().value_unsafe();
-    } else if (doc["Records"].get(records)) {
+    } else if (!container(doc, records)) {
       int64_t line = 1;
       std::string raw = simdjson::minify(doc);
       handle(doc, raw, line);

@@ -1,8 +1,11 @@
 // Providers' audit logs, normalized to OCSF (audit/ocsf.h) as they stream
 // by: Kubernetes audit events (audit.k8s.io/v1, also inside AKS's
-// diagnostic-log envelope where the event is a JSON string) and AWS
-// CloudTrail records (a file with a Records array, or JSON lines). Files may
-// be gzip-compressed. A record that cannot be read is reported with its file,
+// diagnostic-log envelope where the event is a JSON string), AWS CloudTrail
+// records (a file with a Records array, or JSON lines), GCP Cloud Audit Logs
+// entries, Azure Activity Log records (diagnostic or REST form), Okta System
+// Log events, and Slurm accounting (`sacct --json`, slurmdbd's REST jobs
+// listing). Files may be JSON lines, a JSON array, or one object holding the
+// records, plain or gzip-compressed. A record that cannot be read is reported with its file,
 // line and reason, and the rest of the file goes on. Each event keeps its
 // source record verbatim in raw_data.
 #pragma once
@@ -17,9 +20,11 @@
 
 namespace causeway::audit {
 
-enum class LogSource { kKubernetes, kCloudTrail };
-// "k8s" or "cloudtrail"; kInvalidArgument naming the accepted ones.
+enum class LogSource { kKubernetes, kCloudTrail, kGcp, kAzure, kOkta, kSlurm };
+// "k8s", "cloudtrail", "gcp", "azure", "okta" or "slurm"; kInvalidArgument
+// naming the accepted ones.
 Result<LogSource> ParseLogSource(std::string_view name);
+std::string_view LogSourceName(LogSource source);
 
 struct ImportIssue {
   std::string file;
@@ -47,9 +52,15 @@ using EmitFn = std::function<void(std::string_view source_id, std::string_view o
 // Streams `path`. Errors only when the file cannot be read at all.
 Result<ImportStats> ImportLog(const std::string& path, const ImportOptions& options, const EmitFn& emit);
 
-// One record (JSON text) normalized; the unit the streaming import uses,
-// for tests. kInvalidArgument with the reason; kNotFound when the record is
-// fine but not audit-worthy (a Kubernetes request's RequestReceived stage).
-Result<std::string> NormalizeRecord(std::string_view record, const ImportOptions& options, std::string* source_id);
+struct NormalizedEvent {
+  std::string source_id;
+  std::string ocsf_json;
+};
+
+// One record (JSON text) normalized: usually one event, a Slurm job up to
+// three (submitted, started, ended). The unit the streaming import uses, for
+// tests. kInvalidArgument with the reason; kNotFound when the record is fine
+// but not audit-worthy (a Kubernetes request's RequestReceived stage).
+Result<std::vector<NormalizedEvent>> NormalizeRecord(std::string_view record, const ImportOptions& options);
 
 }  // namespace causeway::audit

@@ -16,9 +16,9 @@ void AddAuditImport(CLI::App& audit, const Globals& g, int& rc) {
   };
   auto st = std::make_shared<State>();
   auto* import = audit.add_subcommand(
-      "import", "normalize a provider's audit log (k8s, cloudtrail; plain or gzip) to OCSF JSON lines");
-  import->add_option("FILE", st->file, "the log: JSON lines, or a CloudTrail file with a Records array")->required();
-  import->add_option("--source", st->source, "k8s or cloudtrail")->required();
+      "import", "normalize a provider's audit log (k8s, cloudtrail, gcp, azure, okta, slurm; plain or gzip) to OCSF JSON lines");
+  import->add_option("FILE", st->file, "the log: JSON lines, a JSON array, or one object holding the records (Records, records, jobs)")->required();
+  import->add_option("--source", st->source, "k8s, cloudtrail, gcp, azure, okta or slurm")->required();
   import->add_option("--provider", st->provider, "the estate's provider the log is from")->required();
   import->add_option("-o,--out", st->out, "where the OCSF events go, one per line (default: standard output)");
   import->add_flag("--strict", st->strict, "exit 3 when any record could not be read");

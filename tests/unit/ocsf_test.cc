@@ -203,27 +203,180 @@ TEST(ImportTest, CloudTrailRecordsArrayAndJsonLines) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(ImportTest, GcpCloudAuditLogEntries) {
+  ImportStats stats;
+  auto events = ImportAll(Sample("gcp-audit.json"), LogSource::kGcp, &stats);
+  ASSERT_EQ(stats.events, 3) << (stats.issues.empty() ? "" : stats.issues[0].reason);
+  for (const auto& [id, ev] : events) EXPECT_TRUE(ocsf::Validate(ev).ok()) << id << ": " << ocsf::Validate(ev).ToString();
+  const json& del = events.at("1q2w3e4r5t6y7u8i");
+  EXPECT_EQ(del["activity_id"], 4);
+  EXPECT_EQ(del["status_id"], ocsf::kStatusSuccess);
+  EXPECT_EQ(del["actor"]["user"]["name"], "alice@corp.example");
+  EXPECT_EQ(del["api"]["service"]["name"], "storage.googleapis.com");
+  EXPECT_EQ(del["cloud"]["region"], "us-central1");
+  EXPECT_EQ(del["cloud"]["project_uid"], "corp-ml-prod");
+  EXPECT_EQ(del["resources"][0]["type"], "gcs_bucket");
+  const json& denied = events.at("-abc123def456");
+  EXPECT_EQ(denied["activity_id"], 1);  // instances.insert
+  EXPECT_EQ(denied["status_id"], ocsf::kStatusFailure);
+  EXPECT_EQ(denied["status_code"], "7");
+  EXPECT_EQ(denied["severity_id"], ocsf::kSeverityMedium);
+  EXPECT_EQ(denied["time"], 1'796'050'920'000);  // 10:02 at -05:00 is 15:02Z
+  EXPECT_EQ(denied["cloud"]["region"], "us-central1-a");
+  const json& gke = events.at("7c0f1a2b-gke-0001");
+  EXPECT_EQ(gke["src_endpoint"]["domain"], "gce-internal-ip");
+  EXPECT_EQ(gke["api"]["service"]["name"], "k8s.io");
+}
+
+TEST(ImportTest, AzureActivityLogDiagnosticAndRestForms) {
+  ImportStats stats;
+  auto events = ImportAll(Sample("azure-activity.jsonl"), LogSource::kAzure, &stats);
+  ASSERT_EQ(stats.events, 3) << (stats.issues.empty() ? "" : stats.issues[0].reason);
+  for (const auto& [id, ev] : events) EXPECT_TRUE(ocsf::Validate(ev).ok()) << id << ": " << ocsf::Validate(ev).ToString();
+  // A write's Start and Success records are two events of one operation.
+  int deletes = 0;
+  for (const auto& [id, ev] : events) {
+    if (ev["api"]["operation"] != "MICROSOFT.STORAGE/STORAGEACCOUNTS/DELETE") continue;
+    ++deletes;
+    EXPECT_EQ(ev["activity_id"], 4);
+    EXPECT_EQ(ev["actor"]["user"]["name"], "alice@corp.example");
+    EXPECT_EQ(ev["actor"]["user"]["uid"], "a1b2c3d4-0000-4000-8000-000000000001");
+    EXPECT_EQ(ev["api"]["request"]["uid"], "5e0c1b2a-9f8e-4d7c-b6a5-443322110099");
+    EXPECT_EQ(ev["status_id"], ev["status_detail"] == "Success" ? ocsf::kStatusSuccess : ocsf::kStatusUnknown);
+  }
+  EXPECT_EQ(deletes, 2);
+  const json& vm = events.at("d8a1f2e3-4b5c-6d7e-8f90-a1b2c3d4e5f6");
+  EXPECT_EQ(vm["activity_id"], 3);  // write
+  EXPECT_EQ(vm["status_id"], ocsf::kStatusFailure);
+  EXPECT_EQ(vm["actor"]["user"]["name"], "carol@corp.example");
+  EXPECT_EQ(vm["src_endpoint"]["ip"], "203.0.113.9");
+  EXPECT_EQ(vm["time"], 1'796'033'720'000);  // 11:15:20+01:00 is 10:15:20Z
+  EXPECT_EQ(vm["cloud"]["account"]["uid"], "0f8e1d2c-3b4a-5968-7a6b-5c4d3e2f1a0b");
+
+  // An Event Hubs batch: {"records": [...]}.
+  std::filesystem::path dir = std::filesystem::temp_directory_path() / ("cw-azure-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ifstream in(Sample("azure-activity.jsonl"));
+  json batch = {{"records", json::array()}};
+  for (std::string line; std::getline(in, line);) batch["records"].push_back(json::parse(line));
+  batch["records"].push_back({{"time", "2026-11-30T09:00:00Z"}});
+  std::ofstream(dir / "batch.json") << batch.dump(2);
+  auto again = ImportAll((dir / "batch.json").string(), LogSource::kAzure, &stats);
+  EXPECT_EQ(again.size(), 3u);
+  ASSERT_EQ(stats.issues_total, 1);
+  EXPECT_EQ(stats.issues[0].line, 4);
+  EXPECT_NE(stats.issues[0].reason.find("operationName"), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ImportTest, OktaSystemLogSignInsLifecycleAndTheRest) {
+  ImportStats stats;
+  auto events = ImportAll(Sample("okta-system-log.json"), LogSource::kOkta, &stats);
+  ASSERT_EQ(stats.events, 4) << (stats.issues.empty() ? "" : stats.issues[0].reason);
+  for (const auto& [id, ev] : events) EXPECT_TRUE(ocsf::Validate(ev).ok()) << id << ": " << ocsf::Validate(ev).ToString();
+  const json& login = events.at("2a6c1f10-af11-11ef-9d1c-0b1a2c3d4e5f");
+  EXPECT_EQ(login["class_uid"], ocsf::kAuthentication);
+  EXPECT_EQ(login["activity_id"], 1);
+  EXPECT_EQ(login["user"]["name"], "alice@corp.example");
+  const json& failed = events.at("3b7d2e21-af11-11ef-9d1c-0b1a2c3d4e5f");
+  EXPECT_EQ(failed["status_id"], ocsf::kStatusFailure);
+  EXPECT_EQ(failed["status_detail"], "INVALID_CREDENTIALS");
+  EXPECT_EQ(failed["severity_id"], ocsf::kSeverityLow);
+  const json& off = events.at("4c8e3f32-af11-11ef-9d1c-0b1a2c3d4e5f");
+  EXPECT_EQ(off["class_uid"], ocsf::kUserManagement);
+  EXPECT_EQ(off["activity_id"], 5);  // Disable
+  EXPECT_EQ(off["user"]["name"], "alice@corp.example");  // the account acted on
+  EXPECT_EQ(off["actor"]["user"]["name"], "it-admin@corp.example");
+  const json& group = events.at("5d9f4043-af11-11ef-9d1c-0b1a2c3d4e5f");
+  EXPECT_EQ(group["class_uid"], ocsf::kApiActivity);
+  EXPECT_EQ(group["activity_id"], 4);
+  EXPECT_EQ(group["resources"].size(), 2u);
+}
+
+std::filesystem::path SlurmData() {
+  const char* env = std::getenv("CAUSEWAY_SHARED_DATA");
+  std::filesystem::path root = env && *env ? std::filesystem::path(env)
+                                           : std::filesystem::path(CAUSEWAY_SOURCE_DIR) / ".." / "shared" / "data";
+  return root / "audit" / "slurm";
+}
+
+TEST(ImportTest, SlurmAccountingFromRealSacctJson) {
+  std::filesystem::path sample = SlurmData() / "sacct_1";
+  if (!std::filesystem::exists(sample)) GTEST_SKIP() << "real Slurm samples not found at " << sample << " (set CAUSEWAY_SHARED_DATA)";
+  ImportStats stats;
+  auto events = ImportAll(sample.string(), LogSource::kSlurm, &stats);
+  EXPECT_EQ(stats.records, 2);
+  EXPECT_EQ(stats.issues_total, 0) << (stats.issues.empty() ? "" : stats.issues[0].reason);
+  // Job 10 (array task 1_7): submitted and started, still running (end 0).
+  // Job 20 (array task 2_0): submitted, started, ended as REQUEUED.
+  ASSERT_EQ(events.size(), 5u);
+  for (const auto& [id, ev] : events) EXPECT_TRUE(ocsf::Validate(ev).ok()) << id << ": " << ocsf::Validate(ev).ToString();
+  const json& submit = events.at("slurm:cedar:1_7:submit");
+  EXPECT_EQ(submit["class_uid"], ocsf::kScheduledJobActivity);
+  EXPECT_EQ(submit["activity_id"], 1);
+  EXPECT_EQ(submit["time"], int64_t{1680193479} * 1000);
+  EXPECT_EQ(submit["actor"]["user"]["name"], "nobody");
+  EXPECT_EQ(submit["job"]["name"], "1_7");
+  EXPECT_EQ(submit["job"]["desc"], "test-job-1");
+  EXPECT_EQ(submit["resources"][0]["group"], "def-cerise-rrg");
+  EXPECT_EQ(events.at("slurm:cedar:1_7:start")["activity_id"], 6);
+  EXPECT_FALSE(events.count("slurm:cedar:1_7:end"));
+  const json& end = events.at("slurm:cedar:2_0:end");
+  EXPECT_EQ(end["time"], int64_t{1680215981} * 1000);
+  EXPECT_EQ(end["status_detail"], "REQUEUED");
+  EXPECT_EQ(end["actor"]["user"]["name"], "nobody2");
+  EXPECT_EQ(json::parse(end["raw_data"].get<std::string>())["job_id"], 20);
+}
+
+TEST(ImportTest, SlurmRestListingOfLaterVersions) {
+  // slurmdbd's REST listing (v0.0.40): numbers as {set, infinite, number},
+  // the state a list; a cancelled job ends as Delete.
+  json listing = {{"jobs",
+                   {{{"job_id", 4242},
+                     {"user", "alice"},
+                     {"account", "nlp"},
+                     {"cluster", "coreweave-h100"},
+                     {"name", "finetune"},
+                     {"array", {{"job_id", 0}, {"task_id", {{"set", false}, {"infinite", false}, {"number", 0}}}}},
+                     {"state", {{"current", {"CANCELLED"}}, {"reason", "None"}}},
+                     {"time",
+                      {{"submission", 1796000000},
+                       {"start", {{"set", true}, {"infinite", false}, {"number", 1796000060}}},
+                       {"end", {{"set", true}, {"infinite", false}, {"number", 1796003600}}}}}},
+                    {{"job_id", 4243}, {"user", "bob"}, {"time", {{"submission", "yesterday"}}}}}}};
+  auto events = NormalizeRecord(listing["jobs"][0].dump(), ImportOptions{"coreweave", LogSource::kSlurm});
+  ASSERT_TRUE(events.ok()) << events.status().ToString();
+  ASSERT_EQ(events->size(), 3u);
+  json end = json::parse(events->at(2).ocsf_json);
+  EXPECT_EQ(events->at(2).source_id, "slurm:coreweave-h100:4242:end");
+  EXPECT_EQ(end["activity_id"], 3);
+  EXPECT_EQ(end["time"], int64_t{1796003600} * 1000);
+  EXPECT_TRUE(ocsf::Validate(end).ok()) << ocsf::Validate(end).ToString();
+  auto bad = NormalizeRecord(listing["jobs"][1].dump(), ImportOptions{"coreweave", LogSource::kSlurm});
+  EXPECT_NE(bad.status().message().find("time.submission"), std::string::npos) << bad.status().ToString();
+}
+
 TEST(ImportTest, RecordsOfTheWrongKindAreReportedNotGuessed) {
-  std::string id;
   auto k8s_as_trail = NormalizeRecord(R"({"kind":"Event","auditID":"x","verb":"get"})",
-                                      ImportOptions{"aws", LogSource::kCloudTrail}, &id);
+                                      ImportOptions{"aws", LogSource::kCloudTrail});
   EXPECT_EQ(k8s_as_trail.status().code(), Code::kInvalidArgument);
   auto trail_as_k8s = NormalizeRecord(R"({"eventID":"x","eventName":"GetObject"})",
-                                      ImportOptions{"aws", LogSource::kKubernetes}, &id);
+                                      ImportOptions{"aws", LogSource::kKubernetes});
   EXPECT_NE(trail_as_k8s.status().message().find("not a Kubernetes audit event"), std::string::npos);
   auto bad_time = NormalizeRecord(R"({"kind":"Event","auditID":"x","verb":"get","stageTimestamp":"soon"})",
-                                  ImportOptions{"k", LogSource::kKubernetes}, &id);
+                                  ImportOptions{"k", LogSource::kKubernetes});
   EXPECT_NE(bad_time.status().message().find("stageTimestamp"), std::string::npos);
-  auto not_object = NormalizeRecord("[1, 2]", ImportOptions{"k", LogSource::kKubernetes}, &id);
+  auto not_object = NormalizeRecord("[1, 2]", ImportOptions{"k", LogSource::kKubernetes});
   EXPECT_NE(not_object.status().message().find("JSON object"), std::string::npos);
   auto escaped = NormalizeRecord("{\"kind\":\"Event\",\"auditID\":\"q\\\"\",\"verb\":\"get\",\"requestURI\":\"/a\\nb\","
                                  "\"stageTimestamp\":\"2026-11-30T00:00:00Z\"}",
-                                 ImportOptions{"k", LogSource::kKubernetes}, &id);
+                                 ImportOptions{"k", LogSource::kKubernetes});
   ASSERT_TRUE(escaped.ok()) << escaped.status().ToString();
-  json ev = json::parse(*escaped);  // still valid JSON with quotes and newlines inside
+  ASSERT_EQ(escaped->size(), 1u);
+  json ev = json::parse(escaped->at(0).ocsf_json);  // still valid JSON with quotes and newlines inside
   EXPECT_EQ(ev["metadata"]["uid"], "q\"");
   EXPECT_EQ(ev["http_request"]["url"]["path"], "/a\nb");
-  EXPECT_EQ(ParseLogSource("okta").status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(ParseLogSource("splunk").status().code(), Code::kInvalidArgument);
 }
 
 }  // namespace
