@@ -211,6 +211,47 @@ struct BillingRollup {
   std::array<Picos, 5> Amounts() const { return {billed, effective, list, contracted, gpu_hours}; }
 };
 
+// A provider's audit event normalized to OCSF, as stored: one per
+// (provider, source, source_id), so importing overlapping files stores each
+// event once. The columns beside the event are what searches use.
+struct ImportedAuditEvent {
+  int64_t id = 0;  // assigned on insert, ascending in import order
+  std::string provider;   // the estate's provider ("aws", "coreweave", ...)
+  std::string source;     // the log's kind: k8s, cloudtrail, gcp, azure, okta, slurm
+  std::string source_id;  // the source's own event id
+  int64_t time_ms = 0;    // when it happened, Unix milliseconds (UTC)
+  int class_uid = 0;
+  std::string activity;   // create, read, update, delete, start, logon, logoff, enable, disable, other
+  std::string operation;  // the source's name for it (api.operation)
+  std::string actor;      // the acting identity, lower case: an email, user name or role session
+  std::string subject;    // the account acted on, lower case ("" when none)
+  std::string resource;   // the first resource's uid or name
+  int status_id = 0;
+  std::string event;      // the OCSF JSON
+  Timestamp imported_at;
+};
+
+// What `audit search` asks of the stored imported events, oldest first.
+struct ImportedAuditQuery {
+  // Actor or subject is one of these (lower case), each at its provider
+  // ("" = at any provider); empty: anyone.
+  std::vector<std::pair<std::string, std::string>> identities;
+  std::string provider;                 // "" = every provider
+  std::string action;                   // an activity (delete) or an operation, ignoring case; "" = any
+  int64_t since_ms = 0, until_ms = 0;   // [since, until); 0 = unbounded
+  // Cursor: only events after (after_time_ms, after_id).
+  int64_t after_time_ms = 0, after_id = 0;
+  int limit = 100;
+};
+
+// What has been imported from one log source of one provider.
+struct ImportedSource {
+  std::string provider, source;
+  int64_t events = 0;
+  int64_t newest_event_ms = 0;
+  Timestamp last_import;
+};
+
 // One control-plane change. seq, prev_hash and hash are assigned by the store
 // when the event is appended, in the same transaction as the change.
 struct AuditEvent {

@@ -24,7 +24,7 @@
 namespace causeway {
 
 // The schema version this build writes; every backend migrates to it.
-inline constexpr int kLatestSchemaVersion = 12;
+inline constexpr int kLatestSchemaVersion = 13;
 
 // A named lease one process holds at a time: the scheduler's leadership
 // among replicas. `epoch` grows each time the lease changes hands; it is the
@@ -100,6 +100,9 @@ class WriteTx {
   // Inserts or replaces break-glass grant `grant.id`.
   virtual Status PutBreakglass(const BreakglassRecord& grant) = 0;
   virtual Result<std::optional<BreakglassRecord>> GetBreakglass(const std::string& id) = 0;
+  // Stores an imported audit event and assigns its id; false (storing
+  // nothing) when its (provider, source, source_id) is stored already.
+  virtual Result<bool> InsertImportedAudit(ImportedAuditEvent& event) = 0;
 };
 
 using WriteFn = std::function<Status(WriteTx&)>;
@@ -208,6 +211,12 @@ class Store {
 
   // Oldest first.
   virtual Result<std::vector<AuditEvent>> ListAudit(const AuditFilter& filter) const = 0;
+  // Imported audit events matching `query`, oldest first.
+  virtual Result<std::vector<ImportedAuditEvent>> SearchImportedAudit(const ImportedAuditQuery& query) const = 0;
+  // Imported events after `after_id` in import order (for export), at most `limit`.
+  virtual Result<std::vector<ImportedAuditEvent>> ListImportedAuditSince(int64_t after_id, int limit) const = 0;
+  // What each (provider, source) has had imported.
+  virtual Result<std::vector<ImportedSource>> ListImportedSources() const = 0;
   // Calls `fn` for every audit event in stored order until it returns false.
   virtual Status ScanAudit(const std::function<bool(const AuditEvent&)>& fn) const = 0;
   virtual Result<audit::ChainHead> GetAuditHead() const = 0;

@@ -1,4 +1,5 @@
 #include "api/api_service.h"
+#include "api/api_helpers.h"
 
 #include <algorithm>
 #include <charconv>
@@ -34,8 +35,6 @@ HttpResponse ErrorResponse(const Status& status) {
   return r;
 }
 
-namespace {
-
 HttpResponse JsonResponse(int status, const json& body) {
   HttpResponse r;
   r.status = status;
@@ -43,6 +42,7 @@ HttpResponse JsonResponse(int status, const json& body) {
   return r;
 }
 
+namespace {
 // 1-based line and column of byte `offset` in `text`.
 std::pair<int, int> LineColumn(std::string_view text, size_t offset) {
   int line = 1, col = 1;
@@ -56,6 +56,7 @@ std::pair<int, int> LineColumn(std::string_view text, size_t offset) {
   }
   return {line, col};
 }
+}  // namespace
 
 Result<json> ParseJsonBody(const HttpRequest& req) {
   if (req.body.empty()) return InvalidArgument("the request body is empty: expected a JSON object");
@@ -89,6 +90,14 @@ Result<int> LimitParam(const HttpRequest& req) {
   return static_cast<int>(v.value_or(100));
 }
 
+Result<std::optional<Timestamp>> TimeParam(const HttpRequest& req, const char* name, Timestamp now) {
+  std::string s = req.Query(name);
+  if (s.empty()) return std::optional<Timestamp>();
+  if (auto d = ParseDuration(s); d.ok()) return std::optional<Timestamp>(now - *d);
+  if (auto t = ParseRfc3339(s); t.ok()) return std::optional<Timestamp>(*t);
+  return InvalidArgument(std::string("invalid ") + name + " \"" + s + "\": expected a duration such as 30d or a timestamp");
+}
+
 std::string ContentType(const HttpRequest& req) {
   std::string ct = req.Header("content-type");
   auto semi = ct.find(';');
@@ -97,12 +106,12 @@ std::string ContentType(const HttpRequest& req) {
   return ct;
 }
 
+namespace {
 json WarningsJson(const std::vector<Diagnostic>& warnings) {
   json out = json::array();
   for (const auto& w : warnings) out.push_back(ToJson(w));
   return out;
 }
-
 }  // namespace
 
 namespace {
@@ -127,7 +136,8 @@ ApiService::ApiService(Store& store, CommitQueue& queue, const Estate& estate, c
       bindings_(store, queue, estate, clock),
       people_svc_(store, queue, estate, clock, jobs_, [this] { return bindings_.Current(); },
                   [this](const std::string& id) { token_cache_.Forget(id); }),
-      breakglass_(store, queue, estate, clock) {
+      breakglass_(store, queue, estate, clock),
+      audit_(store, queue, clock) {
   // A directory change that may change someone's access is carried through
   // at once: provider accounts follow, a deactivated person is deprovisioned.
   scim_.OnPeopleChanged([this](const std::vector<std::string>& users, const std::string& actor) {
@@ -217,6 +227,7 @@ void ApiService::AddRoutes() {
   Route("POST", "/v1/jobs/{id}/telemetry", kScopeTelemetryWrite, bind(&ApiService::PushTelemetry), true);
   Route("GET", "/v1/audit", kScopeAuditRead, bind(&ApiService::ListAudit));
   Route("GET", "/v1/audit/verify", kScopeAuditRead, bind(&ApiService::VerifyAudit));
+  AddAuditRoutes();
   Route("POST", "/v1/tokens", kScopeAdmin, bind(&ApiService::CreateToken));
   Route("GET", "/v1/tokens", kScopeAdmin, bind(&ApiService::ListTokens));
   Route("POST", "/v1/tokens/{id}/revoke", kScopeAdmin, bind(&ApiService::RevokeToken));
@@ -580,15 +591,9 @@ void ApiService::ListAudit(HttpRequest& req, Reply reply) {
   auto cursor = QueryInt(req, "cursor", 0, INT64_MAX, "a sequence number");
   if (!cursor.ok()) return reply(ErrorResponse(cursor.status()));
   f.after_seq = cursor->value_or(0);
-  if (std::string s = req.Query("since"); !s.empty()) {
-    if (auto d = ParseDuration(s); d.ok()) {
-      f.since = clock_.Now() - *d;
-    } else if (auto t = ParseRfc3339(s); t.ok()) {
-      f.since = *t;
-    } else {
-      return reply(ErrorResponse(InvalidArgument("invalid since \"" + s + "\": expected a duration such as 30d or a timestamp")));
-    }
-  }
+  auto since = TimeParam(req, "since", clock_.Now());
+  if (!since.ok()) return reply(ErrorResponse(since.status()));
+  f.since = *since;
   auto limit = LimitParam(req);
   if (!limit.ok()) return reply(ErrorResponse(limit.status()));
   f.limit = *limit;

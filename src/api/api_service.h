@@ -18,6 +18,7 @@
 #include "service/job_service.h"
 #include "service/reaper_service.h"
 #include "service/scheduler_service.h"
+#include "service/audit_service.h"
 #include "service/binding_service.h"
 #include "service/breakglass_service.h"
 #include "service/people_service.h"
@@ -61,6 +62,8 @@ class ApiService {
   // /scim/v2/...: the SCIM service provider (api/scim_api.cc), with SCIM's
   // error bodies for every failure, authentication included.
   void AddScimRoutes();
+  // /v1/audit/... beyond the chain itself (api/audit_api.cc).
+  void AddAuditRoutes();
   void ScimRoute(const char* method, const char* pattern,
                  std::function<Result<nlohmann::json>(HttpRequest&, const std::string& base)> handler,
                  int success_status = 200);
@@ -104,6 +107,12 @@ class ApiService {
   void Jwks(HttpRequest& req, Reply reply);
   void RefreshWorkloadToken(HttpRequest& req, Reply reply);
   void RotateSigningKeys(HttpRequest& req, Reply reply);
+  void ImportAuditLog(HttpRequest& req, Reply reply);
+  void SearchAudit(HttpRequest& req, Reply reply);
+  void AuditPerson(HttpRequest& req, Reply reply);
+  void ListIdentityLinks(HttpRequest& req, Reply reply);
+  void CreateIdentityLink(HttpRequest& req, Reply reply);
+  void DeleteIdentityLink(HttpRequest& req, Reply reply);
   void Health(HttpRequest& req, Reply reply);
   void RenderMetrics(HttpRequest& req, Reply reply);
 
@@ -120,6 +129,7 @@ class ApiService {
   BindingService bindings_;
   PeopleService people_svc_;
   BreakglassService breakglass_;
+  AuditService audit_;
   identity::TokenCache token_cache_;
   identity::PersonDirectory directory_;
   // People signing in with the IdP's tokens, when the estate configures it.

@@ -784,6 +784,72 @@ std::string_view LogSourceName(LogSource source) {
   return "unknown";
 }
 
+std::string_view ActivityName(int class_uid, int a) {
+  switch (class_uid) {
+    case ocsf::kApiActivity: {
+      static constexpr std::string_view names[] = {"other", "create", "read", "update", "delete"};
+      return a >= 1 && a <= 4 ? names[a] : "other";
+    }
+    case ocsf::kScheduledJobActivity:
+    case ocsf::kUserManagement: {
+      static constexpr std::string_view names[] = {"other", "create", "update", "delete", "enable", "disable", "start"};
+      return a >= 1 && a <= (class_uid == ocsf::kScheduledJobActivity ? 6 : 5) ? names[a] : "other";
+    }
+    case ocsf::kAuthentication: return a == 1 ? "logon" : a == 2 ? "logoff" : "other";
+    default: return "other";
+  }
+}
+
+Status IndexEvent(std::string_view text, ImportedAuditEvent& row) {
+  thread_local dom::parser parser;
+  dom::element ev;
+  if (auto err = parser.parse(text.data(), text.size()).get(ev)) {
+    return InvalidArgument(std::string("not an OCSF event: ") + simdjson::error_message(err));
+  }
+  int64_t class_uid = 0, activity = 0, time = 0, status = 0;
+  if (ev["class_uid"].get(class_uid) || ev["activity_id"].get(activity) || ev["time"].get(time)) {
+    return InvalidArgument("an OCSF event needs class_uid, activity_id and time");
+  }
+  if (ev["status_id"].get(status)) status = 0;
+  row.class_uid = static_cast<int>(class_uid);
+  row.time_ms = time;
+  row.status_id = static_cast<int>(status);
+  row.activity = std::string(ActivityName(row.class_uid, static_cast<int>(activity)));
+  dom::element api;
+  row.operation.clear();
+  if (!ev["api"].get(api)) row.operation = std::string(Field(api, "operation"));
+  if (row.operation.empty()) row.operation = row.activity;
+  auto lower = [](std::string_view s) {
+    std::string out(s);
+    for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+  };
+  dom::element user;
+  std::string actor;
+  if (!ev["actor"]["user"].get(user)) {
+    std::string_view uid = Field(user, "uid");
+    // arn:aws:sts::<account>:assumed-role/<role>/<session>
+    if (uid.find(":assumed-role/") != std::string_view::npos) {
+      size_t slash = uid.rfind('/');
+      actor = uid.substr(slash + 1);
+    }
+    if (actor.empty()) actor = Field(user, "email_addr");
+    if (actor.empty()) actor = Field(user, "name");
+    if (actor.empty()) actor = uid;
+  }
+  row.actor = lower(actor);
+  dom::element subject;
+  row.subject = ev["user"].get(subject) ? std::string() : lower(Field(subject, "name"));
+  dom::array resources;
+  row.resource.clear();
+  if (!ev["resources"].get(resources) && resources.size() > 0) {
+    dom::element first = resources.at(0).value_unsafe();
+    row.resource = Field(first, "uid");
+    if (row.resource.empty()) row.resource = Field(first, "name");
+  }
+  return Status::Ok();
+}
+
 Result<std::vector<NormalizedEvent>> NormalizeRecord(std::string_view record, const ImportOptions& options) {
   dom::parser parser;
   dom::element doc;

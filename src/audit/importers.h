@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "causeway/records.h"
 #include "causeway/status.h"
 
 namespace causeway::audit {
@@ -62,5 +63,16 @@ struct NormalizedEvent {
 // tests. kInvalidArgument with the reason; kNotFound when the record is fine
 // but not audit-worthy (a Kubernetes request's RequestReceived stage).
 Result<std::vector<NormalizedEvent>> NormalizeRecord(std::string_view record, const ImportOptions& options);
+
+// The searchable columns of an OCSF event (time_ms, class_uid, activity,
+// operation, actor, subject, resource, status_id; the rest left as they
+// are). The actor is the identity a person is known by at the source, lower
+// case: an assumed role's session name (CloudTrail puts the person there),
+// else the email, else the user name, else the uid.
+Status IndexEvent(std::string_view ocsf_json, ImportedAuditEvent& row);
+
+// "create", "read", "update", "delete", "start", "enable", "disable",
+// "logon", "logoff" or "other": the activity's meaning in its class.
+std::string_view ActivityName(int class_uid, int activity_id);
 
 }  // namespace causeway::audit

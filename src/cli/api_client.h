@@ -18,6 +18,22 @@
 
 namespace causeway::cli {
 
+// `j[key]` as text: a string as it is, anything else as JSON, null as "".
+inline std::string Str(const nlohmann::json& j, const char* key) {
+  if (!j.is_object() || !j.contains(key) || j[key].is_null()) return "";
+  return j[key].is_string() ? j[key].get<std::string>() : j[key].dump();
+}
+
+// "?k=v&..." of the parameters that are not empty, URL-encoded.
+inline std::string QueryString(const std::vector<std::pair<std::string, std::string>>& params) {
+  std::string q;
+  for (const auto& [k, v] : params) {
+    if (v.empty()) continue;
+    q += (q.empty() ? "?" : "&") + k + "=" + net::UrlEncode(v);
+  }
+  return q;
+}
+
 struct Globals {
   std::string server = "http://127.0.0.1:8080";
   std::string token;

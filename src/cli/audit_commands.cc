@@ -6,71 +6,263 @@
 #include <memory>
 
 #include "audit/importers.h"
+#include "causeway/clock.h"
+#include "causeway/store.h"
+#include "cli/local_db.h"
+#include "cli/table.h"
+#include "service/audit_service.h"
+#include "store/commit_queue.h"
 
 namespace causeway::cli {
 
-void AddAuditImport(CLI::App& audit, const Globals& g, int& rc) {
-  struct State {
-    std::string file, source, provider, out = "-";
-    bool strict = false;
-  };
-  auto st = std::make_shared<State>();
+using nlohmann::json;
+
+namespace {
+
+struct ImportArgs {
+  std::string file, source, provider, out;
+  bool strict = false;
+  DbChoice where;
+};
+
+void PrintImportReport(const json& j, bool json_output) {
+  if (json_output) {
+    std::cerr << j.dump() << "\n";  // stdout may be the events themselves
+    return;
+  }
+  std::fprintf(stderr, "%lld records: %lld events, %lld earlier stages skipped, %lld duplicates, %lld unreadable",
+               static_cast<long long>(j.value("records", int64_t{0})), static_cast<long long>(j.value("events", int64_t{0})),
+               static_cast<long long>(j.value("skipped", int64_t{0})), static_cast<long long>(j.value("duplicates", int64_t{0})),
+               static_cast<long long>(j.value("issues", int64_t{0})));
+  if (j.contains("stored")) {
+    std::fprintf(stderr, "; %lld stored, %lld stored before", static_cast<long long>(j.value("stored", int64_t{0})),
+                 static_cast<long long>(j.value("already_stored", int64_t{0})));
+  }
+  if (j.contains("seconds")) std::fprintf(stderr, " (%.2f s)", j.value("seconds", 0.0));
+  std::fprintf(stderr, "\n");
+  for (const json& i : j.value("first_issues", json::array())) {
+    std::fprintf(stderr, "  %s:%lld: %s\n", i.value("file", "").c_str(), static_cast<long long>(i.value("line", int64_t{0})),
+                 i.value("reason", "").c_str());
+  }
+  int64_t shown = static_cast<int64_t>(j.value("first_issues", json::array()).size());
+  if (j.value("issues", int64_t{0}) > shown) {
+    std::fprintf(stderr, "  (and %lld more)\n", static_cast<long long>(j.value("issues", int64_t{0}) - shown));
+  }
+}
+
+json StatsJson(const audit::ImportStats& stats, const std::string& file) {
+  json issues = json::array();
+  for (const auto& i : stats.issues) issues.push_back({{"file", file}, {"line", i.line}, {"reason", i.reason}});
+  return {{"records", stats.records}, {"events", stats.events}, {"skipped", stats.skipped},
+          {"duplicates", stats.duplicates}, {"issues", stats.issues_total}, {"first_issues", issues}};
+}
+
+// Normalizes to OCSF JSON lines in a file (or standard output); stores nothing.
+Result<json> ImportToFile(const ImportArgs& a, audit::LogSource source) {
+  std::FILE* out = a.out == "-" ? stdout : std::fopen(a.out.c_str(), "wb");
+  if (!out) return InvalidArgument("cannot write " + a.out);
+  std::vector<char> buffer(1 << 20);
+  std::setvbuf(out, buffer.data(), _IOFBF, buffer.size());
+  auto start = std::chrono::steady_clock::now();
+  auto stats = audit::ImportLog(a.file, audit::ImportOptions{a.provider, source},
+                                [out](std::string_view, std::string_view event) {
+                                  std::fwrite(event.data(), 1, event.size(), out);
+                                  std::fputc('\n', out);
+                                });
+  bool written = std::fflush(out) == 0;
+  if (out != stdout) written = std::fclose(out) == 0 && written;
+  if (!stats.ok()) return stats.status();
+  if (!written) return Unavailable("cannot write " + a.out);
+  json j = StatsJson(*stats, a.file);
+  j["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return j;
+}
+
+// Stores the events in the database directly: for files larger than the
+// API takes in one request.
+Result<json> ImportToDb(const ImportArgs& a, audit::LogSource source) {
+  ASSIGN_OR_RETURN(auto store, OpenStore(a.where.Resolve()));
+  CommitQueue queue(*store, CommitQueue::Options{});
+  RealClock clock;
+  AuditService service(*store, queue, clock);
+  std::string label = std::filesystem::path(a.file).filename().string();
+  ASSIGN_OR_RETURN(auto report, service.Import(a.file, audit::ImportOptions{a.provider, source}, label, LocalActor()));
+  json j = StatsJson(report.stats, a.file);
+  j["stored"] = report.stored;
+  j["already_stored"] = report.already;
+  return j;
+}
+
+std::string TimeOf(const json& ev) {
+  int64_t ms = ev.value("time", int64_t{0});
+  return FormatRfc3339(FromUnixMicros(ms * 1000)).substr(0, 19) + "Z";
+}
+
+std::string ProviderOf(const json& ev) {
+  return ev.contains("cloud") ? ev["cloud"].value("provider", "") : "";
+}
+
+std::string ActorOf(const json& ev) {
+  if (!ev.contains("actor") || !ev["actor"].contains("user")) return "";
+  const json& u = ev["actor"]["user"];
+  std::string name = Str(u, "name");
+  return name.empty() ? Str(u, "uid") : name;
+}
+
+std::string ResourceOf(const json& ev) {
+  if (!ev.contains("resources") || ev["resources"].empty()) return "";
+  const json& r = ev["resources"][0];
+  std::string uid = Str(r, "uid");
+  return uid.empty() ? Str(r, "name") : uid;
+}
+
+void PrintEvents(const json& events) {
+  Table t({"time", "provider", "actor", "operation", "resource", "status"});
+  for (const json& ev : events) {
+    std::string op = ev.contains("api") ? Str(ev["api"], "operation") : "";
+    if (op.empty() && ev.contains("metadata")) op = Str(ev, "message");
+    int status = ev.value("status_id", 0);
+    t.Add({TimeOf(ev), ProviderOf(ev), ActorOf(ev), op, ResourceOf(ev),
+           status == 1 ? "success" : status == 2 ? "failure" : "unknown"});
+  }
+  t.Print(std::cout);
+}
+
+}  // namespace
+
+void AddAuditCommands(CLI::App& audit, const Globals& g, Api& api, int& rc) {
+  auto a = std::make_shared<ImportArgs>();
   auto* import = audit.add_subcommand(
-      "import", "normalize a provider's audit log (k8s, cloudtrail, gcp, azure, okta, slurm; plain or gzip) to OCSF JSON lines");
-  import->add_option("FILE", st->file, "the log: JSON lines, a JSON array, or one object holding the records (Records, records, jobs)")->required();
-  import->add_option("--source", st->source, "k8s, cloudtrail, gcp, azure, okta or slurm")->required();
-  import->add_option("--provider", st->provider, "the estate's provider the log is from")->required();
-  import->add_option("-o,--out", st->out, "where the OCSF events go, one per line (default: standard output)");
-  import->add_flag("--strict", st->strict, "exit 3 when any record could not be read");
-  import->callback([&g, &rc, st] {
-    auto source = audit::ParseLogSource(st->source);
+      "import", "import a provider's audit log (k8s, cloudtrail, gcp, azure, okta, slurm; plain or gzip) as OCSF events");
+  import->add_option("FILE", a->file, "the log: JSON lines, a JSON array, or one object holding the records")->required();
+  import->add_option("--source", a->source, "k8s, cloudtrail, gcp, azure, okta or slurm")->required();
+  import->add_option("--provider", a->provider, "the estate's provider the log is from")->required();
+  import->add_option("-o,--out", a->out, "write the OCSF events to this file, one per line (- for standard output), and store nothing");
+  import->add_flag("--strict", a->strict, "exit 3 when any record could not be read");
+  a->where.AddTo(import);
+  import->callback([&g, &api, &rc, a] {
+    auto source = audit::ParseLogSource(a->source);
     if (!source.ok()) {
       rc = Fail(source.status());
       return;
     }
-    std::FILE* out = st->out == "-" ? stdout : std::fopen(st->out.c_str(), "wb");
-    if (!out) {
-      rc = Fail(InvalidArgument("cannot write " + st->out));
-      return;
-    }
-    std::vector<char> buffer(1 << 20);
-    std::setvbuf(out, buffer.data(), _IOFBF, buffer.size());
-    auto start = std::chrono::steady_clock::now();
-    auto stats = audit::ImportLog(st->file, audit::ImportOptions{st->provider, *source},
-                                  [out](std::string_view, std::string_view event) {
-                                    std::fwrite(event.data(), 1, event.size(), out);
-                                    std::fputc('\n', out);
-                                  });
-    if (out != stdout) std::fclose(out);
-    else std::fflush(out);
-    if (!stats.ok()) {
-      rc = Fail(stats.status());
-      return;
-    }
-    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    // The report goes to stderr: stdout may be the events themselves.
-    std::FILE* report = stderr;
-    if (g.json_output) {
-      nlohmann::json issues = nlohmann::json::array();
-      for (const auto& i : stats->issues) issues.push_back({{"file", i.file}, {"line", i.line}, {"reason", i.reason}});
-      nlohmann::json j = {{"records", stats->records}, {"events", stats->events}, {"skipped", stats->skipped},
-                          {"duplicates", stats->duplicates}, {"issues", stats->issues_total}, {"seconds", secs},
-                          {"first_issues", issues}};
-      std::fprintf(report, "%s\n", j.dump().c_str());
+    Result<json> report = json();
+    if (!a->out.empty()) {
+      report = ImportToFile(*a, *source);
+    } else if (a->where.given() || std::getenv("CAUSEWAY_DB")) {
+      report = ImportToDb(*a, *source);
     } else {
-      std::fprintf(report, "%lld records: %lld events, %lld earlier stages skipped, %lld duplicates, %lld unreadable (%.2f s)\n",
-                   static_cast<long long>(stats->records), static_cast<long long>(stats->events),
-                   static_cast<long long>(stats->skipped), static_cast<long long>(stats->duplicates),
-                   static_cast<long long>(stats->issues_total), secs);
-      for (const auto& i : stats->issues) {
-        std::fprintf(report, "  %s:%lld: %s\n", i.file.c_str(), static_cast<long long>(i.line), i.reason.c_str());
+      // Through the server: the file is the request body (up to its body limit).
+      auto data = ReadFile(a->file);
+      if (!data.ok()) {
+        rc = Fail(data.status());
+        return;
       }
-      if (stats->issues_total > static_cast<int64_t>(stats->issues.size())) {
-        std::fprintf(report, "  (and %lld more)\n",
-                     static_cast<long long>(stats->issues_total - static_cast<int64_t>(stats->issues.size())));
-      }
+      std::string label = std::filesystem::path(a->file).filename().string();
+      auto j = api.Call("POST", "/v1/audit/imports" + QueryString({{"source", a->source}, {"provider", a->provider},
+                                                                    {"name", label}}),
+                        *data, rc, {{"Content-Type", "application/octet-stream"}});
+      if (!j) return;
+      report = *j;
     }
-    rc = st->strict && stats->issues_total > 0 ? kExitInvalid : kExitOk;
+    if (!report.ok()) {
+      rc = Fail(report.status());
+      return;
+    }
+    PrintImportReport(*report, g.json_output);
+    rc = a->strict && report->value("issues", int64_t{0}) > 0 ? kExitInvalid : kExitOk;
+  });
+
+  struct SearchArgs {
+    std::string actor, provider, action, since, until, cursor, limit;
+  };
+  auto s = std::make_shared<SearchArgs>();
+  auto* search = audit.add_subcommand("search", "search the trail across providers: Causeway's events and imported ones");
+  search->add_option("--actor", s->actor, "a person (userName or email) or an identity at a provider");
+  search->add_option("--provider", s->provider, "a provider, or causeway for Causeway's own events");
+  search->add_option("--action", s->action, "create, read, update, delete, start, logon, ... or an operation name");
+  search->add_option("--since", s->since, "a duration (30d) or a timestamp");
+  search->add_option("--until", s->until, "a duration (1d) or a timestamp");
+  search->add_option("--limit", s->limit, "page size, 1-1000 (default 100)");
+  search->add_option("--cursor", s->cursor, "continue from a previous page");
+  search->callback([&g, &api, &rc, s] {
+    auto j = api.Call("GET", "/v1/audit/search" + QueryString({{"actor", s->actor}, {"provider", s->provider},
+                                                               {"action", s->action}, {"since", s->since},
+                                                               {"until", s->until}, {"limit", s->limit},
+                                                               {"cursor", s->cursor}}),
+                      "", rc);
+    if (!j) return;
+    if (g.json_output) {
+      std::cout << j->dump(2) << "\n";
+      return;
+    }
+    PrintEvents((*j)["events"]);
+    if (!(*j)["next_cursor"].is_null()) std::cout << "more: --cursor " << Str(*j, "next_cursor") << "\n";
+  });
+
+  auto who = std::make_shared<std::pair<std::string, std::string>>();
+  auto* person = audit.add_subcommand("person", "everything a person did or could do, across providers");
+  person->add_option("PERSON", who->first, "userName, email, or a linked identity")->required();
+  person->add_option("--since", who->second, "a duration (90d) or a timestamp");
+  person->callback([&g, &api, &rc, who] {
+    auto j = api.Call("GET", "/v1/audit/people/" + net::UrlEncode(who->first) + QueryString({{"since", who->second}}),
+                      "", rc);
+    if (!j) return;
+    if (g.json_output) {
+      std::cout << j->dump(2) << "\n";
+      return;
+    }
+    const json& p = (*j)["person"];
+    std::cout << Str(p, "userName") << (p.value("active", true) ? "" : " (deactivated)") << "\n";
+    std::cout << "groups:      " << (p.contains("groups") ? p["groups"].dump() : "[]") << "\n";
+    std::cout << "known as:    " << (*j)["identities"].dump() << "\n";
+    std::cout << "could do:\n";
+    for (const json& gr : (*j)["grants"]) {
+      std::cout << "  " << Str(gr, "role") << " of " << (gr["team"].is_null() ? "every team" : Str(gr, "team"))
+                << " (through " << Str(gr, "group") << ")\n";
+    }
+    if ((*j)["grants"].empty()) std::cout << "  nothing in Causeway\n";
+    std::cout << "credentials: " << (*j)["credentials"].size() << "\n";
+    std::cout << "events by provider: " << (*j)["events_by_provider"].dump() << "\n";
+    PrintEvents((*j)["events"]);
+  });
+
+  auto l = std::make_shared<std::array<std::string, 3>>();
+  auto* link = audit.add_subcommand("link", "link an identity at a provider (an ARN, POSIX user, email) to a person");
+  link->add_option("PROVIDER", (*l)[0], "the provider, or * for every provider")->required();
+  link->add_option("IDENTITY", (*l)[1], "the identity there")->required();
+  link->add_option("PERSON", (*l)[2], "the directory's userName")->required();
+  link->callback([&g, &api, &rc, l] {
+    json body = {{"provider", (*l)[0]}, {"identity", (*l)[1]}, {"person", (*l)[2]}};
+    auto j = api.Call("POST", "/v1/audit/links", body.dump(), rc, {{"Content-Type", "application/json"}});
+    if (!j) return;
+    if (g.json_output) {
+      std::cout << j->dump(2) << "\n";
+      return;
+    }
+    std::cout << "linked " << Str((*j)["link"], "identity") << " at " << Str((*j)["link"], "provider") << " to "
+              << Str((*j)["link"], "person") << " (" << Str((*j)["link"], "id") << ")\n";
+  });
+  auto* links = audit.add_subcommand("links", "list identity links");
+  links->callback([&g, &api, &rc] {
+    auto j = api.Call("GET", "/v1/audit/links", "", rc);
+    if (!j) return;
+    if (g.json_output) {
+      std::cout << j->dump(2) << "\n";
+      return;
+    }
+    Table t({"id", "provider", "identity", "person"});
+    for (const json& x : (*j)["links"]) t.Add({Str(x, "id"), Str(x, "provider"), Str(x, "identity"), Str(x, "person")});
+    t.Print(std::cout);
+  });
+  auto unlink_id = std::make_shared<std::string>();
+  auto* unlink = audit.add_subcommand("unlink", "remove an identity link");
+  unlink->add_option("ID", *unlink_id, "the link's id")->required();
+  unlink->callback([&g, &api, &rc, unlink_id] {
+    auto j = api.Call("DELETE", "/v1/audit/links/" + net::UrlEncode(*unlink_id), "", rc);
+    if (!j) return;
+    if (g.json_output) std::cout << j->dump(2) << "\n";
+    else std::cout << "removed " << *unlink_id << "\n";
   });
 }
 

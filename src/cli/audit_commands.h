@@ -1,4 +1,5 @@
-// `causeway audit import`: providers' audit logs normalized to OCSF.
+// `causeway audit import|search|person|link|links|unlink`: providers' audit
+// logs normalized to OCSF, stored, and searched beside Causeway's own trail.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -7,7 +8,7 @@
 
 namespace causeway::cli {
 
-// Adds `import` under the `audit` command group; each command sets `rc`.
-void AddAuditImport(CLI::App& audit, const Globals& g, int& rc);
+// Adds the commands under the `audit` group; each sets `rc`.
+void AddAuditCommands(CLI::App& audit, const Globals& g, Api& api, int& rc);
 
 }  // namespace causeway::cli

@@ -32,11 +32,6 @@ namespace {
 
 using nlohmann::json;
 
-std::string Str(const json& j, const char* key) {
-  if (!j.contains(key) || j[key].is_null()) return "";
-  return j[key].is_string() ? j[key].get<std::string>() : j[key].dump();
-}
-
 
 std::string Gpus(const json& spec) {
   std::string out;
@@ -64,15 +59,6 @@ void PrintJobsTable(const json& jobs) {
            Fixed(j.value("gpu_hours", 0.0), 1), Fixed(cost, 2)});
   }
   t.Print(std::cout);
-}
-
-std::string QueryString(const std::vector<std::pair<std::string, std::string>>& params) {
-  std::string q;
-  for (const auto& [k, v] : params) {
-    if (v.empty()) continue;
-    q += (q.empty() ? "?" : "&") + k + "=" + net::UrlEncode(v);
-  }
-  return q;
 }
 
 // Prints what `migrate`, `db check` and `db copy` found; exit 8 when the
@@ -367,7 +353,7 @@ int Main(int argc, char** argv) {
     t.Print(std::cout);
     if (!(*j)["next_cursor"].is_null()) std::cout << "more: --cursor " << Str(*j, "next_cursor") << "\n";
   });
-  AddAuditImport(*audit_cmd, g, rc);
+  AddAuditCommands(*audit_cmd, g, api, rc);
   std::string verify_db, verify_dir;
   auto* audit_verify = audit_cmd->add_subcommand("verify", "check the audit hash chain; exit 8 if broken");
   audit_verify->add_option("--db", verify_db, "check this database (SQLite file or postgresql:// URL) directly, without a server");

@@ -20,38 +20,12 @@
 #include "cost/metering.h"
 #include "cost/showback.h"
 #include "cost/waste.h"
+#include "cli/local_db.h"
 
 namespace causeway::cli {
 namespace {
 
 using nlohmann::json;
-
-// Where the cost commands find the database.
-struct DbChoice {
-  std::string db;
-  std::string data_dir;
-  std::string Resolve() const {
-    if (!db.empty()) return db;
-    if (!data_dir.empty()) {
-      std::error_code ignored;  // OpenStore reports a folder it cannot use
-      std::filesystem::create_directories(data_dir, ignored);
-      return data_dir + "/causeway.db";
-    }
-    if (const char* env = std::getenv("CAUSEWAY_DB"); env && *env) return env;
-    return api::ServeOptions().data_dir + "/causeway.db";  // where `causeway serve` keeps it
-  }
-  void AddTo(CLI::App* cmd) {
-    cmd->add_option("--db", db, "SQLite file or postgresql:// URL (env CAUSEWAY_DB)");
-    cmd->add_option("--data-dir", data_dir, "use DATA_DIR/causeway.db (default: the server's, .causeway)");
-  }
-};
-
-// Who runs a local command, for the audit trail: the operating-system user.
-std::string LocalActor() {
-  const char* user = std::getenv("USER");
-  if (user && *user) return std::string("local:") + user;
-  return "local:uid" + std::to_string(::getuid());
-}
 
 json IssuesJson(const cost::IssueLog& log, size_t limit) {
   json by_rule = json::object();

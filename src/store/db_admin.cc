@@ -84,7 +84,7 @@ Result<DbReport> CopyDb(const std::string& from, const std::string& to,
     for (const auto& t : tokens) RETURN_IF_ERROR(tx.InsertToken(t));
     say("copied " + std::to_string(tokens.size()) + " tokens");
     size_t entries = 0;
-    for (const char* kind : {"User", "Group"}) {
+    for (const char* kind : {"User", "Group", "Binding", "IdentityLink"}) {
       ASSIGN_OR_RETURN(auto directory, source->ListDirectory(kind));
       for (const DirectoryEntry& d : directory) RETURN_IF_ERROR(tx.PutDirectoryEntry(d));
       entries += directory.size();
@@ -100,6 +100,17 @@ Result<DbReport> CopyDb(const std::string& from, const std::string& to,
       RETURN_IF_ERROR(tx.InsertBillingImport(b, rollups));
     }
     say("copied " + std::to_string(bills.size()) + " imported bills");
+    int64_t imported = 0;
+    for (int64_t after = 0;;) {
+      ASSIGN_OR_RETURN(auto page, source->ListImportedAuditSince(after, 1000));
+      for (ImportedAuditEvent e : page) {
+        after = e.id;
+        ASSIGN_OR_RETURN(bool stored, tx.InsertImportedAudit(e));
+        imported += stored ? 1 : 0;
+      }
+      if (page.size() < 1000) break;
+    }
+    say("copied " + std::to_string(imported) + " imported provider audit events");
     // Appended in order onto the empty chain, each event is re-linked to
     // the same predecessor and so must hash to exactly its original: checked
     // below, against the source's head.

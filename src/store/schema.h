@@ -4,7 +4,12 @@
 // shipped, append a new one (and raise kLatestSchemaVersion).
 #pragma once
 
+#include <algorithm>
 #include <string>
+#include <variant>
+#include <vector>
+
+#include "causeway/records.h"
 
 namespace causeway::schema {
 
@@ -237,7 +242,82 @@ CREATE TABLE breakglass (
 );
 CREATE INDEX breakglass_by_time ON breakglass(requested_at);
 )sql",
+    // 13: providers' audit events, normalized to OCSF.
+    R"sql(
+CREATE TABLE imported_audit (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  provider TEXT NOT NULL,
+  source TEXT NOT NULL,
+  source_id TEXT NOT NULL,
+  time_ms INTEGER NOT NULL,
+  class_uid INTEGER NOT NULL,
+  activity TEXT NOT NULL,
+  operation TEXT NOT NULL,
+  actor TEXT NOT NULL,
+  subject TEXT NOT NULL,
+  resource TEXT NOT NULL,
+  status_id INTEGER NOT NULL,
+  event TEXT NOT NULL,
+  imported_at INTEGER NOT NULL,
+  UNIQUE (provider, source, source_id)
+);
+CREATE INDEX imported_audit_by_time ON imported_audit(time_ms, id);
+CREATE INDEX imported_audit_by_actor ON imported_audit(actor, time_ms, id);
+CREATE INDEX imported_audit_by_subject ON imported_audit(subject, time_ms, id);
+CREATE INDEX imported_audit_by_source ON imported_audit(provider, source, imported_at);
+)sql",
 };
+
+// An imported audit event's columns, in the order both stores read them.
+inline constexpr const char* kImportedAuditColumns =
+    "id, provider, source, source_id, time_ms, class_uid, activity, operation, actor, subject, resource, "
+    "status_id, event, imported_at";
+
+// The search of imported audit events as SQL, with its parameters in order
+// (each an integer or text); `placeholder(n)` spells the n-th parameter
+// (?n for SQLite, $n for PostgreSQL). Oldest first, after the cursor.
+struct SqlWithParams {
+  std::string sql;
+  std::vector<std::variant<int64_t, std::string>> params;
+};
+template <typename Placeholder>
+SqlWithParams ImportedAuditSearch(const ImportedAuditQuery& q, Placeholder placeholder) {
+  SqlWithParams out;
+  out.sql = std::string("SELECT ") + kImportedAuditColumns + " FROM imported_audit WHERE 1 = 1";
+  auto param = [&](std::variant<int64_t, std::string> v) {
+    out.params.push_back(std::move(v));
+    return placeholder(static_cast<int>(out.params.size()));
+  };
+  if (!q.identities.empty()) {
+    std::vector<std::pair<std::string, std::string>> by_provider;  // provider, IN list
+    for (const auto& [provider, id] : q.identities) {
+      auto it = std::find_if(by_provider.begin(), by_provider.end(), [&](const auto& g) { return g.first == provider; });
+      if (it == by_provider.end()) it = by_provider.insert(by_provider.end(), {provider, ""});
+      it->second += (it->second.empty() ? "" : ", ") + param(id);
+    }
+    std::string any;
+    for (const auto& [provider, in] : by_provider) {
+      std::string match = "(actor IN (" + in + ") OR subject IN (" + in + "))";
+      if (!provider.empty()) match = "(provider = " + param(provider) + " AND " + match + ")";
+      any += (any.empty() ? "" : " OR ") + match;
+    }
+    out.sql += " AND (" + any + ")";
+  }
+  if (!q.provider.empty()) out.sql += " AND provider = " + param(q.provider);
+  if (!q.action.empty()) {
+    std::string a = q.action;
+    for (char& c : a) c = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+    out.sql += " AND (activity = " + param(a) + " OR lower(operation) = " + param(a) + ")";
+  }
+  if (q.since_ms > 0) out.sql += " AND time_ms >= " + param(q.since_ms);
+  if (q.until_ms > 0) out.sql += " AND time_ms < " + param(q.until_ms);
+  if (q.after_time_ms > 0 || q.after_id > 0) {
+    std::string t = param(q.after_time_ms);
+    out.sql += " AND (time_ms > " + t + " OR (time_ms = " + t + " AND id > " + param(q.after_id) + "))";
+  }
+  out.sql += " ORDER BY time_ms, id LIMIT " + param(int64_t{q.limit});
+  return out;
+}
 
 // A break-glass grant's columns, in the order both stores read them.
 inline constexpr const char* kBreakglassColumns =

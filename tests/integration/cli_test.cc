@@ -173,9 +173,9 @@ TEST(CliTest, AuditImportWritesOcsfAndReportsUnreadableRecords) {
   EXPECT_EQ(n, 4);
   auto strict = RunCli({"audit", "import", log, "--source", "k8s", "--provider", "coreweave", "-o", events, "--strict"});
   EXPECT_EQ(strict.exit_code, 3);
-  auto wrong = RunCli({"audit", "import", log, "--source", "okta", "--provider", "x"});
+  auto wrong = RunCli({"audit", "import", log, "--source", "splunk", "--provider", "x"});
   EXPECT_EQ(wrong.exit_code, 3);
-  EXPECT_NE(wrong.err.find("expected k8s or cloudtrail"), std::string::npos) << wrong.err;
+  EXPECT_NE(wrong.err.find("expected k8s, cloudtrail, gcp, azure, okta or slurm"), std::string::npos) << wrong.err;
   auto missing = RunCli({"audit", "import", dir.path() + "/none.jsonl", "--source", "k8s", "--provider", "x"});
   EXPECT_EQ(missing.exit_code, 4) << missing.err;
 }

@@ -150,6 +150,37 @@ BreakglassRecord ReadBreakglass(const Rows& r, int i) {
   return b;
 }
 
+ImportedAuditEvent ReadImportedAudit(const Rows& r, int i) {
+  ImportedAuditEvent e;
+  e.id = r.Int(i, 0);
+  e.provider = r.Text(i, 1);
+  e.source = r.Text(i, 2);
+  e.source_id = r.Text(i, 3);
+  e.time_ms = r.Int(i, 4);
+  e.class_uid = static_cast<int>(r.Int(i, 5));
+  e.activity = r.Text(i, 6);
+  e.operation = r.Text(i, 7);
+  e.actor = r.Text(i, 8);
+  e.subject = r.Text(i, 9);
+  e.resource = r.Text(i, 10);
+  e.status_id = static_cast<int>(r.Int(i, 11));
+  e.event = r.Text(i, 12);
+  e.imported_at = FromUnixMicros(r.Int(i, 13));
+  return e;
+}
+
+Params ParamsOf(const schema::SqlWithParams& q) {
+  Params p;
+  for (const auto& v : q.params) {
+    if (const auto* n = std::get_if<int64_t>(&v)) {
+      p.Add(*n);
+    } else {
+      p.Add(std::get<std::string>(v));
+    }
+  }
+  return p;
+}
+
 AuditEvent ReadAudit(const Rows& r, int i) {
   AuditEvent e;
   e.seq = r.Int(i, 0);
@@ -527,6 +558,20 @@ class PgWriteTx final : public WriteTx {
     return ReadFirst(r, &ReadBreakglass);
   }
 
+  Result<bool> InsertImportedAudit(ImportedAuditEvent& e) override {
+    ASSIGN_OR_RETURN(Rows r, Write("INSERT INTO imported_audit (provider, source, source_id, time_ms, class_uid, "
+                                   "activity, operation, actor, subject, resource, status_id, event, imported_at) "
+                                   "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) "
+                                   "ON CONFLICT (provider, source, source_id) DO NOTHING RETURNING id",
+                                   Params().Add(e.provider).Add(e.source).Add(e.source_id).Add(e.time_ms)
+                                       .Add(e.class_uid).Add(e.activity).Add(e.operation).Add(e.actor)
+                                       .Add(e.subject).Add(e.resource).Add(e.status_id).Add(e.event)
+                                       .Add(ToUnixMicros(e.imported_at))));
+    if (r.size() == 0) return false;
+    e.id = r.Int(0, 0);
+    return true;
+  }
+
   Status DeleteDirectoryEntry(const std::string& kind, const std::string& id) override {
     ASSIGN_OR_RETURN(Rows r, Write("DELETE FROM directory WHERE kind = $1 AND id = $2", Params().Add(kind).Add(id)));
     if (r.Affected() == 0) return NotFound(kind + " " + id + " not found");
@@ -746,6 +791,29 @@ class PgStore final : public Store {
   Result<std::optional<TokenRecord>> FindTokenByHash(const std::string& hash) const override {
     ASSIGN_OR_RETURN(Rows r, Query("SELECT " TOKEN_COLUMNS " FROM api_tokens WHERE hash = $1", Params().Add(hash)));
     return ReadFirst(r, &ReadToken);
+  }
+
+  Result<std::vector<ImportedAuditEvent>> SearchImportedAudit(const ImportedAuditQuery& query) const override {
+    schema::SqlWithParams q = schema::ImportedAuditSearch(query, [](int n) { return "$" + std::to_string(n); });
+    ASSIGN_OR_RETURN(Rows r, Query(q.sql.c_str(), ParamsOf(q)));
+    return ReadAll(r, &ReadImportedAudit);
+  }
+
+  Result<std::vector<ImportedAuditEvent>> ListImportedAuditSince(int64_t after_id, int limit) const override {
+    static const std::string sql = std::string("SELECT ") + schema::kImportedAuditColumns +
+                                   " FROM imported_audit WHERE id > $1 ORDER BY id LIMIT $2";
+    ASSIGN_OR_RETURN(Rows r, Query(sql.c_str(), Params().Add(after_id).Add(int64_t{limit})));
+    return ReadAll(r, &ReadImportedAudit);
+  }
+
+  Result<std::vector<ImportedSource>> ListImportedSources() const override {
+    ASSIGN_OR_RETURN(Rows r, Query("SELECT provider, source, count(*), max(time_ms), max(imported_at) FROM imported_audit "
+                                   "GROUP BY provider, source ORDER BY provider, source"));
+    std::vector<ImportedSource> out;
+    for (int i = 0; i < r.size(); ++i) {
+      out.push_back(ImportedSource{r.Text(i, 0), r.Text(i, 1), r.Int(i, 2), r.Int(i, 3), FromUnixMicros(r.Int(i, 4))});
+    }
+    return out;
   }
 
   Result<std::vector<BreakglassRecord>> ListBreakglass(Timestamp since) const override {

@@ -136,6 +136,43 @@ BreakglassRecord ReadBreakglass(const Stmt& s) {
   return b;
 }
 
+ImportedAuditEvent ReadImportedAudit(const Stmt& s) {
+  ImportedAuditEvent e;
+  e.id = s.Int(0);
+  e.provider = s.Text(1);
+  e.source = s.Text(2);
+  e.source_id = s.Text(3);
+  e.time_ms = s.Int(4);
+  e.class_uid = static_cast<int>(s.Int(5));
+  e.activity = s.Text(6);
+  e.operation = s.Text(7);
+  e.actor = s.Text(8);
+  e.subject = s.Text(9);
+  e.resource = s.Text(10);
+  e.status_id = static_cast<int>(s.Int(11));
+  e.event = s.Text(12);
+  e.imported_at = FromUnixMicros(s.Int(13));
+  return e;
+}
+
+// Runs a query built at run time (its shape varies, so it is not cached).
+Result<std::vector<ImportedAuditEvent>> ReadImported(Conn& conn, const schema::SqlWithParams& q) {
+  ASSIGN_OR_RETURN(sqlite3_stmt * raw, conn.PrepareOnce(q.sql));
+  Stmt s(raw, /*owned=*/true);
+  for (size_t i = 0; i < q.params.size(); ++i) {
+    if (const auto* n = std::get_if<int64_t>(&q.params[i])) {
+      s.Bind(static_cast<int>(i + 1), *n);
+    } else {
+      s.Bind(static_cast<int>(i + 1), std::get<std::string>(q.params[i]));
+    }
+  }
+  std::vector<ImportedAuditEvent> out;
+  Status st;
+  while (s.Step(st)) out.push_back(ReadImportedAudit(s));
+  RETURN_IF_ERROR(st);
+  return out;
+}
+
 const std::string kSelectDirectoryEntry =
     std::string("SELECT ") + schema::kDirectoryColumns + " FROM directory WHERE kind = ?1 AND id = ?2";
 
@@ -463,6 +500,22 @@ class SqliteWriteTx final : public WriteTx {
     return QueryOne(conn_, sql.c_str(), id, &ReadBreakglass);
   }
 
+  Result<bool> InsertImportedAudit(ImportedAuditEvent& e) override {
+    CW_STMT(s, conn_,
+            "INSERT INTO imported_audit (provider, source, source_id, time_ms, class_uid, activity, operation, actor, "
+            "subject, resource, status_id, event, imported_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
+            "?12, ?13) ON CONFLICT (provider, source, source_id) DO NOTHING");
+    s.BindStatic(1, e.provider).BindStatic(2, e.source).BindStatic(3, e.source_id).Bind(4, e.time_ms);
+    s.Bind(5, e.class_uid).BindStatic(6, e.activity).BindStatic(7, e.operation).BindStatic(8, e.actor);
+    s.BindStatic(9, e.subject).BindStatic(10, e.resource).Bind(11, e.status_id).BindStatic(12, e.event);
+    s.Bind(13, ToUnixMicros(e.imported_at));
+    RETURN_IF_ERROR(s.Exec());
+    if (sqlite3_changes(conn_.db()) == 0) return false;
+    e.id = sqlite3_last_insert_rowid(conn_.db());
+    RETURN_IF_ERROR(Counted(Status::Ok()));
+    return true;
+  }
+
   Status CheckLease(const std::string& name, const std::string& holder, int64_t epoch) override {
     // The batch holds SQLite's write lock, so nobody can take the lease
     // before it commits.
@@ -657,6 +710,32 @@ class SqliteStore final : public Store {
   Result<std::optional<TokenRecord>> FindTokenByHash(const std::string& hash) const override {
     ASSIGN_OR_RETURN(auto r, Reader());
     return QueryOne(*r.conn, kSelectTokenByHash.c_str(), hash, &ReadToken);
+  }
+
+  Result<std::vector<ImportedAuditEvent>> SearchImportedAudit(const ImportedAuditQuery& query) const override {
+    ASSIGN_OR_RETURN(auto r, Reader());
+    schema::SqlWithParams q = schema::ImportedAuditSearch(query, [](int n) { return "?" + std::to_string(n); });
+    return ReadImported(*r.conn, q);
+  }
+
+  Result<std::vector<ImportedAuditEvent>> ListImportedAuditSince(int64_t after_id, int limit) const override {
+    ASSIGN_OR_RETURN(auto r, Reader());
+    schema::SqlWithParams q{std::string("SELECT ") + schema::kImportedAuditColumns +
+                                " FROM imported_audit WHERE id > ?1 ORDER BY id LIMIT ?2",
+                            {after_id, int64_t{limit}}};
+    return ReadImported(*r.conn, q);
+  }
+
+  Result<std::vector<ImportedSource>> ListImportedSources() const override {
+    ASSIGN_OR_RETURN(auto r, Reader());
+    CW_STMT(s, *r.conn,
+            "SELECT provider, source, count(*), max(time_ms), max(imported_at) FROM imported_audit "
+            "GROUP BY provider, source ORDER BY provider, source");
+    std::vector<ImportedSource> out;
+    Status st;
+    while (s.Step(st)) out.push_back(ImportedSource{s.Text(0), s.Text(1), s.Int(2), s.Int(3), FromUnixMicros(s.Int(4))});
+    RETURN_IF_ERROR(st);
+    return out;
   }
 
   Result<std::vector<BreakglassRecord>> ListBreakglass(Timestamp since) const override {

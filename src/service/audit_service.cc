@@ -1,0 +1,343 @@
+#include "service/audit_service.h"
+
+#include <algorithm>
+#include <cctype>
+#include <set>
+
+#include "audit/ocsf.h"
+#include "causeway/ids.h"
+#include "identity/oidc.h"
+
+namespace causeway {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* kLinkKind = "IdentityLink";
+constexpr size_t kImportBatch = 5000;
+constexpr std::string_view kOwnProvider = "causeway";
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// A position in the merged, time-ordered trail: (time_ms, origin, id) with
+// origin 0 for Causeway's own events (id = seq) and 1 for imported ones.
+struct Cursor {
+  int64_t time_ms = 0;
+  int origin = 0;
+  int64_t id = 0;
+  bool operator<(const Cursor& o) const {
+    return std::tie(time_ms, origin, id) < std::tie(o.time_ms, o.origin, o.id);
+  }
+};
+
+std::string CursorText(const Cursor& c) {
+  return std::to_string(c.time_ms) + "." + std::to_string(c.origin) + "." + std::to_string(c.id);
+}
+
+Result<Cursor> ParseCursor(const std::string& text) {
+  Cursor c;
+  if (text.empty()) return c;
+  unsigned long long t = 0, id = 0;
+  int origin = 0, used = 0;
+  if (std::sscanf(text.c_str(), "%llu.%d.%llu%n", &t, &origin, &id, &used) != 3 ||
+      used != static_cast<int>(text.size()) || (origin != 0 && origin != 1)) {
+    return InvalidArgument("field \"cursor\": not a cursor this server gave out");
+  }
+  c.time_ms = static_cast<int64_t>(t);
+  c.origin = origin;
+  c.id = static_cast<int64_t>(id);
+  return c;
+}
+
+Cursor KeyOf(const AuditHit& h) {
+  return Cursor{h.row.time_ms, h.row.provider == kOwnProvider && h.row.source == kOwnProvider ? 0 : 1, h.row.id};
+}
+
+IdentityLink LinkOf(const DirectoryEntry& d) {
+  return IdentityLink{d.id, d.resource.value("provider", ""), d.resource.value("identity", ""),
+                      d.resource.value("person", "")};
+}
+
+AuditEvent Event(const std::string& action, const std::string& resource, json details, const std::string& actor,
+                 Timestamp now) {
+  AuditEvent e;
+  e.time = now;
+  e.actor = actor;
+  e.action = action;
+  e.resource = resource;
+  e.details = std::move(details);
+  return e;
+}
+
+}  // namespace
+
+Result<AuditImportReport> AuditService::Import(const std::string& path, const audit::ImportOptions& options,
+                                               const std::string& label, const std::string& actor) {
+  if (options.provider.empty()) return InvalidArgument("field \"provider\" is required: the estate's provider the log is from");
+  AuditImportReport report;
+  std::vector<ImportedAuditEvent> batch;
+  batch.reserve(kImportBatch);
+  Status failed = Status::Ok();
+  std::string source(audit::LogSourceName(options.source));
+  auto flush = [&]() -> Status {
+    if (batch.empty()) return Status::Ok();
+    Timestamp now = clock_.Now();
+    int64_t stored = 0;
+    RETURN_IF_ERROR(queue_.Run([&](WriteTx& tx) -> Status {
+      stored = 0;  // a unit may run again
+      for (ImportedAuditEvent& e : batch) {
+        e.imported_at = now;
+        ASSIGN_OR_RETURN(bool fresh, tx.InsertImportedAudit(e));
+        stored += fresh ? 1 : 0;
+      }
+      AuditEvent ev = Event("audit.import", "audit-source/" + options.provider + "/" + source,
+                            {{"provider", options.provider},
+                             {"source", source},
+                             {"file", label},
+                             {"events", static_cast<int64_t>(batch.size())},
+                             {"stored", stored},
+                             {"first_time_ms", batch.front().time_ms}},
+                            actor, now);
+      return tx.AppendAudit(ev);
+    }));
+    report.stored += stored;
+    report.already += static_cast<int64_t>(batch.size()) - stored;
+    batch.clear();
+    return Status::Ok();
+  };
+  auto stats = audit::ImportLog(path, options, [&](std::string_view id, std::string_view text) {
+    if (!failed.ok()) return;
+    ImportedAuditEvent row;
+    row.provider = options.provider;
+    row.source = source;
+    row.source_id = std::string(id);
+    row.event = std::string(text);
+    if (Status st = audit::IndexEvent(text, row); !st.ok()) {
+      failed = Internal("an imported event could not be indexed: " + st.message());
+      return;
+    }
+    batch.push_back(std::move(row));
+    if (batch.size() >= kImportBatch) failed = flush();
+  });
+  if (!stats.ok()) return stats.status();
+  RETURN_IF_ERROR(failed);
+  RETURN_IF_ERROR(flush());
+  report.stats = std::move(*stats);
+  return report;
+}
+
+Result<std::optional<std::string>> AuditService::ResolvePerson(const std::string& who) const {
+  if (who.empty()) return std::optional<std::string>();
+  ASSIGN_OR_RETURN(auto person, identity::ReadPerson(store_, who));
+  if (person) return std::optional<std::string>(person->user.name);
+  std::string key = Lower(who);
+  ASSIGN_OR_RETURN(auto users, store_.ListDirectory("User"));
+  for (const DirectoryEntry& u : users) {
+    const json& emails = u.resource.contains("emails") ? u.resource["emails"] : json::array();
+    for (const json& e : emails) {
+      if (e.is_object() && Lower(e.value("value", "")) == key) return std::optional<std::string>(u.name);
+    }
+  }
+  ASSIGN_OR_RETURN(auto links, Links());
+  for (const IdentityLink& l : links) {
+    if (l.identity == key) return std::optional<std::string>(l.person);
+  }
+  return std::optional<std::string>();
+}
+
+Result<std::vector<std::string>> AuditService::IdentitiesOf(const std::string& person) const {
+  std::set<std::string> ids = {Lower(person)};
+  ASSIGN_OR_RETURN(auto entry, identity::ReadPerson(store_, person));
+  if (entry && entry->user.resource.contains("emails")) {
+    for (const json& e : entry->user.resource["emails"]) {
+      if (e.is_object() && e.contains("value") && e["value"].is_string()) ids.insert(Lower(e["value"].get<std::string>()));
+    }
+  }
+  return std::vector<std::string>(ids.begin(), ids.end());
+}
+
+Result<std::vector<AuditHit>> AuditService::OwnEvents(const AuditSearch& q, const std::vector<std::string>& actors,
+                                                      int64_t after_ms, int64_t after_seq) const {
+  std::vector<AuditHit> out;
+  std::vector<std::string> wanted = actors.empty() ? std::vector<std::string>{""} : actors;
+  for (const std::string& actor : wanted) {
+    AuditFilter f;
+    f.actor = actor;
+    f.limit = 1000;
+    if (q.since_ms > 0 || after_ms > 0) f.since = FromUnixMicros(std::max(q.since_ms, after_ms) * 1000);
+    int found = 0;
+    for (;;) {
+      ASSIGN_OR_RETURN(auto page, store_.ListAudit(f));
+      for (const AuditEvent& e : page) {
+        f.after_seq = e.seq;
+        AuditHit h;
+        h.event = audit::ocsf::FromCauseway(e);
+        h.row.provider = h.row.source = std::string(kOwnProvider);
+        h.row.source_id = "causeway:" + std::to_string(e.seq);
+        h.row.id = e.seq;
+        RETURN_IF_ERROR(audit::IndexEvent(h.event.dump(), h.row));
+        Cursor key = KeyOf(h);
+        if (!(Cursor{after_ms, 0, after_seq} < key)) continue;
+        if (q.until_ms > 0 && h.row.time_ms >= q.until_ms) continue;
+        if (!q.action.empty() && h.row.activity != Lower(q.action) && Lower(h.row.operation) != Lower(q.action)) continue;
+        out.push_back(std::move(h));
+        ++found;
+      }
+      if (static_cast<int>(page.size()) < f.limit || found > q.limit) break;
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const AuditHit& a, const AuditHit& b) { return KeyOf(a) < KeyOf(b); });
+  return out;
+}
+
+Result<AuditPage> AuditService::Search(const AuditSearch& q) const {
+  if (q.limit < 1 || q.limit > 1000) return InvalidArgument("field \"limit\": expected 1 to 1000");
+  ASSIGN_OR_RETURN(Cursor after, ParseCursor(q.cursor));
+  AuditPage page;
+  ImportedAuditQuery iq;
+  std::vector<std::string> own_actors;
+  if (!q.who.empty()) {
+    ASSIGN_OR_RETURN(auto person, ResolvePerson(q.who));
+    if (person) {
+      ASSIGN_OR_RETURN(auto ids, IdentitiesOf(*person));
+      for (const std::string& id : ids) iq.identities.emplace_back("", id);
+      ASSIGN_OR_RETURN(auto links, Links());
+      for (const IdentityLink& l : links) {
+        if (Lower(l.person) != Lower(*person)) continue;
+        iq.identities.emplace_back(l.provider == "*" ? "" : l.provider, l.identity);
+      }
+      own_actors.push_back("user:" + *person);
+      ASSIGN_OR_RETURN(auto tokens, store_.ListTokens());
+      for (const TokenRecord& t : tokens) {
+        if (!t.user.empty() && Lower(t.user) == Lower(*person)) own_actors.push_back(t.id);
+      }
+    } else {
+      iq.identities.emplace_back("", Lower(q.who));
+      own_actors.push_back(q.who);
+    }
+    for (const auto& [provider, id] : iq.identities) {
+      page.identities.push_back(provider.empty() ? id : provider + ":" + id);
+    }
+  }
+  std::vector<AuditHit> hits;
+  if (q.provider.empty() || q.provider == kOwnProvider) {
+    ASSIGN_OR_RETURN(hits, OwnEvents(q, own_actors, after.time_ms, after.origin == 0 ? after.id : INT64_MAX));
+  }
+  if (q.provider != kOwnProvider) {
+    iq.provider = q.provider;
+    iq.action = q.action;
+    iq.since_ms = q.since_ms;
+    iq.until_ms = q.until_ms;
+    iq.after_time_ms = after.time_ms;
+    iq.after_id = after.origin == 1 ? after.id : 0;
+    iq.limit = q.limit + 1;
+    ASSIGN_OR_RETURN(auto rows, store_.SearchImportedAudit(iq));
+    for (ImportedAuditEvent& r : rows) {
+      AuditHit h;
+      h.event = json::parse(r.event, nullptr, false);
+      h.row = std::move(r);
+      hits.push_back(std::move(h));
+    }
+  }
+  std::stable_sort(hits.begin(), hits.end(), [](const AuditHit& a, const AuditHit& b) { return KeyOf(a) < KeyOf(b); });
+  if (static_cast<int>(hits.size()) > q.limit) {
+    hits.resize(static_cast<size_t>(q.limit));
+    page.next_cursor = CursorText(KeyOf(hits.back()));
+  }
+  page.hits = std::move(hits);
+  return page;
+}
+
+Result<json> AuditService::Person(const std::string& who, int64_t since_ms, int limit, const json& grants) const {
+  ASSIGN_OR_RETURN(auto name, ResolvePerson(who));
+  if (!name) return NotFound("nobody in the directory or the identity links is \"" + who + "\"");
+  ASSIGN_OR_RETURN(auto entry, identity::ReadPerson(store_, *name));
+  json person = {{"userName", *name}};
+  if (entry) {
+    person["id"] = entry->user.id;
+    person["active"] = entry->user.active;
+    person["groups"] = entry->groups;
+    if (entry->user.resource.contains("emails")) person["emails"] = entry->user.resource["emails"];
+  }
+  ASSIGN_OR_RETURN(auto links, Links());
+  json linked = json::array();
+  for (const IdentityLink& l : links) {
+    if (Lower(l.person) == Lower(*name)) linked.push_back({{"id", l.id}, {"provider", l.provider}, {"identity", l.identity}});
+  }
+  ASSIGN_OR_RETURN(auto tokens, store_.ListTokens());
+  json credentials = json::array();
+  Timestamp now = clock_.Now();
+  for (const TokenRecord& t : tokens) {
+    if (t.user.empty() || Lower(t.user) != Lower(*name)) continue;
+    bool live = !t.revoked_at && (!t.expires_at || now < *t.expires_at);
+    credentials.push_back({{"id", t.id}, {"name", t.name}, {"scopes", t.scopes}, {"live", live}});
+  }
+  AuditSearch q;
+  q.who = *name;
+  q.since_ms = since_ms;
+  q.limit = limit;
+  ASSIGN_OR_RETURN(AuditPage page, Search(q));
+  json events = json::array();
+  json by_provider = json::object();
+  for (const AuditHit& h : page.hits) {
+    events.push_back(h.event);
+    by_provider[h.row.provider] = by_provider.value(h.row.provider, 0) + 1;
+  }
+  return json{{"person", person},       {"grants", grants},     {"identities", page.identities},
+              {"links", linked},        {"credentials", credentials}, {"events_by_provider", by_provider},
+              {"events", events},       {"next_cursor", page.next_cursor}};
+}
+
+Result<IdentityLink> AuditService::Link(const std::string& provider, const std::string& identity,
+                                        const std::string& person, const std::string& actor) {
+  if (provider.empty() || provider.size() > 64) return InvalidArgument("field \"provider\": expected a provider name or *");
+  if (identity.empty() || identity.size() > 512) return InvalidArgument("field \"identity\": expected the identity at the provider");
+  ASSIGN_OR_RETURN(auto entry, identity::ReadPerson(store_, person));
+  if (!entry) return InvalidArgument("field \"person\": no user \"" + person + "\" in the directory");
+  Timestamp now = clock_.Now();
+  DirectoryEntry d;
+  d.kind = kLinkKind;
+  d.id = NewId("lnk", now);
+  d.name = provider + "\n" + Lower(identity);  // one person per identity at a provider
+  d.resource = {{"provider", provider}, {"identity", Lower(identity)}, {"person", entry->user.name}};
+  d.created_at = d.updated_at = now;
+  IdentityLink link = LinkOf(d);
+  RETURN_IF_ERROR(queue_.Run([&](WriteTx& tx) -> Status {
+    if (Status st = tx.PutDirectoryEntry(d); st.code() == Code::kAlreadyExists) {
+      return AlreadyExists(identity + " at " + provider + " is already linked to someone");
+    } else if (!st.ok()) {
+      return st;
+    }
+    AuditEvent e = Event("audit.link", "identity-link/" + d.id, d.resource, actor, now);
+    return tx.AppendAudit(e);
+  }));
+  return link;
+}
+
+Result<IdentityLink> AuditService::Unlink(const std::string& id, const std::string& actor) {
+  Timestamp now = clock_.Now();
+  IdentityLink link;
+  RETURN_IF_ERROR(queue_.Run([&](WriteTx& tx) -> Status {
+    ASSIGN_OR_RETURN(auto d, tx.GetDirectoryEntry(kLinkKind, id));
+    if (!d) return NotFound("no identity link " + id);
+    link = LinkOf(*d);
+    RETURN_IF_ERROR(tx.DeleteDirectoryEntry(kLinkKind, id));
+    AuditEvent e = Event("audit.unlink", "identity-link/" + id, d->resource, actor, now);
+    return tx.AppendAudit(e);
+  }));
+  return link;
+}
+
+Result<std::vector<IdentityLink>> AuditService::Links() const {
+  ASSIGN_OR_RETURN(auto entries, store_.ListDirectory(kLinkKind));
+  std::vector<IdentityLink> out;
+  for (const DirectoryEntry& d : entries) out.push_back(LinkOf(d));
+  return out;
+}
+
+}  // namespace causeway

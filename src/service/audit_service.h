@@ -1,0 +1,97 @@
+// The audit trail across providers: providers' logs imported into the
+// store as OCSF events (each source event once, however many files carry
+// it), searched beside Causeway's own chained events, and lined up per
+// person through the SCIM directory and a table of identity links (the
+// ARN, POSIX user or email a person has at each provider).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "audit/importers.h"
+#include "causeway/clock.h"
+#include "causeway/store.h"
+#include "store/commit_queue.h"
+
+namespace causeway {
+
+struct AuditImportReport {
+  audit::ImportStats stats;  // records, events, issues, duplicates within the file
+  int64_t stored = 0;        // new events stored
+  int64_t already = 0;       // events stored before (from an earlier file)
+};
+
+// One event of a search: Causeway's own (provider "causeway") or imported.
+struct AuditHit {
+  ImportedAuditEvent row;
+  nlohmann::json event;  // OCSF
+};
+
+struct AuditSearch {
+  std::string who;       // a person or an identity at a provider; "" = anyone
+  std::string provider;  // "causeway" for Causeway's own events; "" = all
+  std::string action;    // an activity (create, read, update, delete, ...) or an operation
+  int64_t since_ms = 0, until_ms = 0;
+  std::string cursor;    // from the previous page's next_cursor
+  int limit = 100;       // 1-1000
+};
+
+struct AuditPage {
+  std::vector<AuditHit> hits;  // oldest first
+  std::string next_cursor;     // "" on the last page
+  std::vector<std::string> identities;  // what `who` was matched as
+};
+
+// An identity at a provider that belongs to a person. provider "*" links it
+// at every provider.
+struct IdentityLink {
+  std::string id;
+  std::string provider;
+  std::string identity;  // lower case
+  std::string person;    // the directory's userName
+};
+
+class AuditService {
+ public:
+  AuditService(Store& store, CommitQueue& queue, const Clock& clock) : store_(store), queue_(queue), clock_(clock) {}
+
+  // Streams `path` (plain or gzip) into the store in batches; each batch is
+  // one transaction with an `audit.import` event in the chain. `label`
+  // names the file in the trail (never its contents).
+  Result<AuditImportReport> Import(const std::string& path, const audit::ImportOptions& options,
+                                   const std::string& label, const std::string& actor);
+
+  // kInvalidArgument for a bad cursor or limit.
+  Result<AuditPage> Search(const AuditSearch& query) const;
+
+  // Everything about one person for an auditor or a leaver review: the
+  // directory entry, what they could do (grants), their identities at each
+  // provider, credentials, and what they did (their events, oldest first).
+  // kNotFound when `who` is nobody the directory or the links know.
+  Result<nlohmann::json> Person(const std::string& who, int64_t since_ms, int limit,
+                                const nlohmann::json& grants) const;
+
+  // The directory's userName `who` resolves to (a userName, an email, or a
+  // linked identity), or nullopt.
+  Result<std::optional<std::string>> ResolvePerson(const std::string& who) const;
+
+  Result<IdentityLink> Link(const std::string& provider, const std::string& identity, const std::string& person,
+                            const std::string& actor);
+  Result<IdentityLink> Unlink(const std::string& id, const std::string& actor);
+  Result<std::vector<IdentityLink>> Links() const;
+
+ private:
+  // The lower-case identities `person` is known by: userName, emails and links.
+  Result<std::vector<std::string>> IdentitiesOf(const std::string& person) const;
+  Result<std::vector<AuditHit>> OwnEvents(const AuditSearch& q, const std::vector<std::string>& actors,
+                                          int64_t after_ms, int64_t after_seq) const;
+
+  Store& store_;
+  CommitQueue& queue_;
+  const Clock& clock_;
+};
+
+}  // namespace causeway
