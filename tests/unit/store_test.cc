@@ -414,6 +414,83 @@ TEST_P(StoreTest, LaunchesAreRecorded) {
   EXPECT_EQ(*store_->LastLaunch("job_other"), 0);
 }
 
+TEST_P(StoreTest, ImportedAuditEventsAreStoredOnceAndSearchedByIdentityProviderActionAndCursor) {
+  auto row = [&](const std::string& provider, const std::string& id, int64_t time_ms, const std::string& actor,
+                 const std::string& activity, const std::string& operation) {
+    ImportedAuditEvent e;
+    e.provider = provider;
+    e.source = "k8s";
+    e.source_id = id;
+    e.time_ms = time_ms;
+    e.class_uid = 6003;
+    e.activity = activity;
+    e.operation = operation;
+    e.actor = actor;
+    e.resource = "pods/x";
+    e.status_id = 1;
+    e.event = "{\"id\":\"" + id + "\"}";
+    e.imported_at = clock_.Now();
+    return e;
+  };
+  std::vector<ImportedAuditEvent> rows = {
+      row("coreweave", "a", 3000, "alice@corp.example", "create", "create"),
+      row("coreweave", "b", 1000, "bob@corp.example", "delete", "delete"),
+      row("aws", "c", 2000, "alice", "delete", "DeleteBucket"),
+      row("aws", "a", 2000, "alice", "read", "GetObject"),  // same source id, other provider: its own event
+  };
+  bool stored_twice = true;
+  ASSERT_TRUE(store_->Write([&](WriteTx& tx) -> Status {
+    for (ImportedAuditEvent& e : rows) {
+      ASSIGN_OR_RETURN(bool fresh, tx.InsertImportedAudit(e));
+      EXPECT_TRUE(fresh);
+    }
+    ImportedAuditEvent again = rows[0];
+    ASSIGN_OR_RETURN(stored_twice, tx.InsertImportedAudit(again));
+    AuditEvent ev = Event("audit.import", "audit-source/coreweave/k8s");
+    return tx.AppendAudit(ev);
+  }).ok());
+  EXPECT_FALSE(stored_twice);
+  auto ids = [](const Result<std::vector<ImportedAuditEvent>>& r) {
+    std::vector<std::string> out;
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    if (r.ok()) {
+      for (const auto& e : *r) out.push_back(e.provider + "/" + e.source_id);
+    }
+    return out;
+  };
+  ImportedAuditQuery all;
+  EXPECT_EQ(ids(store_->SearchImportedAudit(all)),
+            (std::vector<std::string>{"coreweave/b", "aws/c", "aws/a", "coreweave/a"}));  // by time, then id
+  ImportedAuditQuery alice;
+  alice.identities = {{"", "alice@corp.example"}, {"aws", "alice"}};
+  EXPECT_EQ(ids(store_->SearchImportedAudit(alice)), (std::vector<std::string>{"aws/c", "aws/a", "coreweave/a"}));
+  alice.identities = {{"coreweave", "alice"}};  // "alice" only at CoreWeave: nobody
+  EXPECT_TRUE(ids(store_->SearchImportedAudit(alice)).empty());
+  ImportedAuditQuery deletes;
+  deletes.action = "DELETE";
+  EXPECT_EQ(ids(store_->SearchImportedAudit(deletes)), (std::vector<std::string>{"coreweave/b", "aws/c"}));
+  deletes.action = "getobject";
+  deletes.provider = "aws";
+  EXPECT_EQ(ids(store_->SearchImportedAudit(deletes)), (std::vector<std::string>{"aws/a"}));
+  ImportedAuditQuery window;
+  window.since_ms = 2000;
+  window.until_ms = 3000;
+  window.limit = 1;
+  auto first = store_->SearchImportedAudit(window);
+  EXPECT_EQ(ids(first), (std::vector<std::string>{"aws/c"}));
+  window.after_time_ms = first->back().time_ms;
+  window.after_id = first->back().id;
+  EXPECT_EQ(ids(store_->SearchImportedAudit(window)), (std::vector<std::string>{"aws/a"}));
+  EXPECT_EQ(ids(store_->ListImportedAuditSince(rows[1].id, 10)), (std::vector<std::string>{"aws/c", "aws/a"}));
+  auto sources = store_->ListImportedSources();
+  ASSERT_TRUE(sources.ok());
+  ASSERT_EQ(sources->size(), 2u);
+  EXPECT_EQ((*sources)[0].provider, "aws");
+  EXPECT_EQ((*sources)[0].events, 2);
+  EXPECT_EQ((*sources)[1].newest_event_ms, 3000);
+  EXPECT_TRUE(Verify().ok);
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, StoreTest, ::testing::Values("sqlite", "postgresql"),
                          [](const ::testing::TestParamInfo<std::string>& p) { return p.param; });
 

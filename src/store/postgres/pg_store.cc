@@ -795,7 +795,8 @@ class PgStore final : public Store {
 
   Result<std::vector<ImportedAuditEvent>> SearchImportedAudit(const ImportedAuditQuery& query) const override {
     schema::SqlWithParams q = schema::ImportedAuditSearch(query, [](int n) { return "$" + std::to_string(n); });
-    ASSIGN_OR_RETURN(Rows r, Query(q.sql.c_str(), ParamsOf(q)));
+    ASSIGN_OR_RETURN(auto lease, Acquire());
+    ASSIGN_OR_RETURN(Rows r, lease.conn->ExecOnce(q.sql, ParamsOf(q)));  // its shape varies: not prepared
     return ReadAll(r, &ReadImportedAudit);
   }
 
