@@ -130,6 +130,10 @@ struct DirectoryEntry {
 // A key Causeway signs workload identity tokens with (identity/workload.h).
 // The private key is kept in the database so every replica signs with the
 // same keys; whoever can read the database can mint workload tokens.
+// Keys whose kid starts with this sign the audit chain's checkpoints; the
+// others sign workload tokens. Neither kind is ever used for the other.
+inline constexpr std::string_view kAuditKeyPrefix = "audit-";
+
 struct SigningKeyRecord {
   std::string kid;
   std::string alg;          // "ES256" or "RS256"

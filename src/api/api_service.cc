@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "audit/chain.h"
+#include "service/checkpoint_service.h"
 #include "identity/access.h"
 #include "identity/scim/scim_schema.h"
 #include "cost/showback.h"
@@ -137,7 +138,8 @@ ApiService::ApiService(Store& store, CommitQueue& queue, const Estate& estate, c
       people_svc_(store, queue, estate, clock, jobs_, [this] { return bindings_.Current(); },
                   [this](const std::string& id) { token_cache_.Forget(id); }),
       breakglass_(store, queue, estate, clock),
-      audit_(store, queue, clock) {
+      audit_(store, queue, clock),
+      checkpoints_(store, queue, clock) {
   // A directory change that may change someone's access is carried through
   // at once: provider accounts follow, a deactivated person is deprovisioned.
   scim_.OnPeopleChanged([this](const std::vector<std::string>& users, const std::string& actor) {
@@ -606,18 +608,9 @@ void ApiService::ListAudit(HttpRequest& req, Reply reply) {
 }
 
 void ApiService::VerifyAudit(HttpRequest&, Reply reply) {
-  audit::ChainVerifier verifier;
-  Status st = store_.ScanAudit([&](const AuditEvent& e) { return verifier.Add(e); });
-  if (!st.ok()) return reply(ErrorResponse(st));
-  auto head = store_.GetAuditHead();
-  if (!head.ok()) return reply(ErrorResponse(head.status()));
-  audit::VerifyReport report = verifier.Finish(*head);
-  json j = {{"ok", report.ok}, {"events", report.events}};
-  if (!report.ok) {
-    j["first_bad_seq"] = report.first_bad_seq;
-    j["reason"] = report.reason;
-  }
-  reply(JsonResponse(200, j));
+  auto report = VerifyTrail(store_);
+  if (!report.ok()) return reply(ErrorResponse(report.status()));
+  reply(JsonResponse(200, ToJson(*report)));
 }
 
 void ApiService::CreateToken(HttpRequest& req, Reply reply) {

@@ -20,6 +20,7 @@
 #include "service/scheduler_service.h"
 #include "service/audit_service.h"
 #include "service/binding_service.h"
+#include "service/checkpoint_service.h"
 #include "service/breakglass_service.h"
 #include "service/people_service.h"
 #include "service/scim_service.h"
@@ -41,6 +42,10 @@ class ApiService {
   // Where pushed GPU samples go; without it (no reaper policies) pushes are
   // refused.
   void SetReaper(ReaperService* reaper) { reaper_ = reaper; }
+
+  // Signs the audit chain's head (see CheckpointService); the server calls
+  // it every --audit-checkpoint-interval.
+  Result<std::optional<AuditEvent>> CheckpointAudit() { return checkpoints_.Checkpoint("causeway"); }
 
   // Handles one request; calls `reply` exactly once.
   void Dispatch(HttpRequest& req, Reply reply);
@@ -108,6 +113,8 @@ class ApiService {
   void RefreshWorkloadToken(HttpRequest& req, Reply reply);
   void RotateSigningKeys(HttpRequest& req, Reply reply);
   void ImportAuditLog(HttpRequest& req, Reply reply);
+  void CreateCheckpoint(HttpRequest& req, Reply reply);
+  void AuditKeys(HttpRequest& req, Reply reply);
   void SearchAudit(HttpRequest& req, Reply reply);
   void AuditPerson(HttpRequest& req, Reply reply);
   void ListIdentityLinks(HttpRequest& req, Reply reply);
@@ -130,6 +137,7 @@ class ApiService {
   PeopleService people_svc_;
   BreakglassService breakglass_;
   AuditService audit_;
+  CheckpointService checkpoints_;
   identity::TokenCache token_cache_;
   identity::PersonDirectory directory_;
   // People signing in with the IdP's tokens, when the estate configures it.

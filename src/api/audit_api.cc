@@ -64,6 +64,8 @@ void ApiService::AddAuditRoutes() {
     return [this, fn](HttpRequest& req, Reply reply) { (this->*fn)(req, std::move(reply)); };
   };
   Route("POST", "/v1/audit/imports", kScopeAdmin, bind(&ApiService::ImportAuditLog));
+  Route("POST", "/v1/audit/checkpoints", kScopeAdmin, bind(&ApiService::CreateCheckpoint));
+  Route("GET", "/v1/audit/keys", kScopeAuditRead, bind(&ApiService::AuditKeys));
   Route("GET", "/v1/audit/search", kScopeAuditRead, bind(&ApiService::SearchAudit));
   Route("GET", "/v1/audit/people/{user}", kScopeAuditRead, bind(&ApiService::AuditPerson));
   Route("GET", "/v1/audit/links", kScopeAuditRead, bind(&ApiService::ListIdentityLinks));
@@ -88,6 +90,21 @@ void ApiService::ImportAuditLog(HttpRequest& req, Reply reply) {
                            {"stored", report->stored}, {"already_stored", report->already},
                            {"duplicates", report->stats.duplicates}, {"skipped", report->stats.skipped},
                            {"issues", report->stats.issues_total}, {"first_issues", issues}}));
+}
+
+void ApiService::CreateCheckpoint(HttpRequest& req, Reply reply) {
+  auto made = checkpoints_.Checkpoint(req.principal->token_id);
+  if (!made.ok()) return reply(ErrorResponse(made.status()));
+  if (!*made) return reply(JsonResponse(200, {{"checkpoint", nullptr}, {"why", "nothing new since the last checkpoint"}}));
+  reply(JsonResponse(201, {{"checkpoint", {{"seq", (*made)->seq}, {"signed_seq", (*made)->details["seq"]},
+                                           {"hash", (*made)->details["hash"]}, {"kid", (*made)->details["kid"]},
+                                           {"jws", (*made)->details["jws"]}}}}));
+}
+
+void ApiService::AuditKeys(HttpRequest&, Reply reply) {
+  auto keys = checkpoints_.PublicKeys();
+  if (!keys.ok()) return reply(ErrorResponse(keys.status()));
+  reply(JsonResponse(200, *keys));
 }
 
 void ApiService::SearchAudit(HttpRequest& req, Reply reply) {

@@ -20,6 +20,7 @@
 #include "causeway/estate.h"
 #include "causeway/store.h"
 #include "policy/policy.h"
+#include "causeway/ticker.h"
 #include "service/reaper_service.h"
 #include "service/scheduler_service.h"
 #include "store/commit_queue.h"
@@ -146,6 +147,14 @@ Status Serve(const ServeOptions& o) {
   if (workload) workload->SetDefaultIssuer(own_url);
   scheduler.Start(std::chrono::milliseconds(std::max(10, o.tick_ms)));
   if (reaper) reaper->Start(std::chrono::milliseconds(std::max(10, o.tick_ms)));
+  Ticker checkpoints;
+  if (o.audit_checkpoint_s > 0) {
+    checkpoints.Start(std::chrono::seconds(o.audit_checkpoint_s), [&api] {
+      if (auto made = api.CheckpointAudit(); !made.ok()) {
+        spdlog::warn("signing an audit checkpoint: {}", made.status().ToString());
+      }
+    });
+  }
 
   if (admin) {
     std::cout << "admin token (shown once; also written to " << token_file << "): " << admin->secret << "\n";
@@ -164,6 +173,7 @@ Status Serve(const ServeOptions& o) {
   // Order matters: stop taking requests, then commit what was acknowledged
   // for commit, then let the HTTP machinery go.
   http.Stop();
+  checkpoints.Stop();
   if (reaper) reaper->Stop();
   scheduler.Stop();
   queue.Stop();

@@ -25,6 +25,9 @@ struct ServeOptions {
   // lease lasts unrenewed (the bound on a takeover after a crash).
   std::string replica;
   int lease_ttl_ms = 5000;
+  // How often the audit chain's head is signed (a checkpoint); 0: never by
+  // itself (POST /v1/audit/checkpoints still signs).
+  int audit_checkpoint_s = 300;
 };
 
 // Blocks until a stop signal. Prints "causeway listening on http://HOST:PORT"

@@ -255,6 +255,26 @@ void AddAuditCommands(CLI::App& audit, const Globals& g, Api& api, int& rc) {
     for (const json& x : (*j)["links"]) t.Add({Str(x, "id"), Str(x, "provider"), Str(x, "identity"), Str(x, "person")});
     t.Print(std::cout);
   });
+  auto* checkpoint = audit.add_subcommand("checkpoint", "sign the audit chain's head now (the server also does every few minutes)");
+  checkpoint->callback([&g, &api, &rc] {
+    auto j = api.Call("POST", "/v1/audit/checkpoints", "{}", rc, {{"Content-Type", "application/json"}});
+    if (!j) return;
+    if (g.json_output) {
+      std::cout << j->dump(2) << "\n";
+    } else if ((*j)["checkpoint"].is_null()) {
+      std::cout << "nothing new since the last checkpoint\n";
+    } else {
+      const json& c = (*j)["checkpoint"];
+      std::cout << "signed seq " << Str(c, "signed_seq") << " (hash " << Str(c, "hash").substr(0, 16) << "...) with key "
+                << Str(c, "kid") << "; the checkpoint is event " << Str(c, "seq") << "\n";
+    }
+  });
+  auto* keys = audit.add_subcommand("keys", "print the public keys (JWKS) that verify the audit checkpoints");
+  keys->callback([&api, &rc] {
+    auto j = api.Call("GET", "/v1/audit/keys", "", rc);
+    if (j) std::cout << j->dump(2) << "\n";
+  });
+
   auto unlink_id = std::make_shared<std::string>();
   auto* unlink = audit.add_subcommand("unlink", "remove an identity link");
   unlink->add_option("ID", *unlink_id, "the link's id")->required();

@@ -20,6 +20,7 @@
 #include "cli/acceptance.h"
 #include "cli/api_client.h"
 #include "cli/audit_commands.h"
+#include "service/checkpoint_service.h"
 #include "cli/errors.h"
 #include "cli/identity_commands.h"
 #include "cli/table.h"
@@ -92,29 +93,39 @@ int PrintDbReport(const Result<DbReport>& r, bool json_output) {
   return r->chain.ok ? kExitOk : kExitAuditBroken;
 }
 
-// Verifies the chain straight from a database, without a server.
-int VerifyOffline(const std::string& db_path, bool json_output) {
+// Prints what `audit verify` found (the server's answer or the offline
+// check's, the same JSON); exit 8 when the chain or a checkpoint is bad.
+int PrintVerify(const json& j, bool json_output) {
+  bool ok = j.value("ok", false);
+  if (json_output) {
+    std::cout << j.dump(2) << "\n";
+  } else if (ok) {
+    std::cout << "ok: " << Str(j, "events") << " events, chain intact; " << Str(j, "checkpoints")
+              << " signed checkpoints verified, the last at seq " << Str(j, "last_signed_seq") << " ("
+              << Str(j, "unsigned_events") << " events since)\n";
+  } else if (j.contains("first_bad_seq")) {
+    std::cout << "broken at seq " << Str(j, "first_bad_seq") << ": " << Str(j, "reason") << "\n";
+  } else {
+    std::cout << "chain intact, but " << Str(j, "checkpoint_error") << "\n";
+  }
+  return ok ? kExitOk : kExitAuditBroken;
+}
+
+// Verifies the chain and its checkpoints straight from a database, without
+// a server; with `public_key`, checkpoints are checked against that key
+// alone rather than the keys the database holds.
+int VerifyOffline(const std::string& db_path, const std::string& public_key, bool json_output) {
+  std::optional<identity::jwt::KeySet> keys;
+  if (!public_key.empty()) {
+    auto loaded = LoadAuditKeys(public_key);
+    if (!loaded.ok()) return Fail(loaded.status());
+    keys = std::move(*loaded);
+  }
   auto store = OpenStore(db_path, true);
   if (!store.ok()) return Fail(store.status());
-  audit::ChainVerifier verifier;
-  Status st = (*store)->ScanAudit([&](const AuditEvent& e) { return verifier.Add(e); });
-  if (!st.ok()) return Fail(st);
-  auto head = (*store)->GetAuditHead();
-  if (!head.ok()) return Fail(head.status());
-  auto report = verifier.Finish(*head);
-  if (json_output) {
-    json j = {{"ok", report.ok}, {"events", report.events}};
-    if (!report.ok) {
-      j["first_bad_seq"] = report.first_bad_seq;
-      j["reason"] = report.reason;
-    }
-    std::cout << j.dump(2) << "\n";
-  } else if (report.ok) {
-    std::cout << "ok: " << report.events << " events, chain intact\n";
-  } else {
-    std::cout << "broken at seq " << report.first_bad_seq << ": " << report.reason << "\n";
-  }
-  return report.ok ? kExitOk : kExitAuditBroken;
+  auto report = VerifyTrail(**store, keys ? &*keys : nullptr);
+  if (!report.ok()) return Fail(report.status());
+  return PrintVerify(ToJson(*report), json_output);
 }
 
 }  // namespace
@@ -153,6 +164,9 @@ int Main(int argc, char** argv) {
   serve->add_option("--replica", so.replica, "this replica's name among servers on one database (default host:pid:random)");
   serve->add_option("--lease-ttl-ms", so.lease_ttl_ms,
                     "how long the scheduler lease lasts unrenewed: the bound on a takeover after a leader dies")
+      ->capture_default_str();
+  serve->add_option("--audit-checkpoint-interval", so.audit_checkpoint_s,
+                    "seconds between signed checkpoints of the audit chain's head (0: only on request)")
       ->capture_default_str();
   serve->add_option("--advertise-url", so.advertise_url,
                     "how jobs reach this server, given to them as CAUSEWAY_SERVER (default http://LISTEN)");
@@ -354,26 +368,26 @@ int Main(int argc, char** argv) {
     if (!(*j)["next_cursor"].is_null()) std::cout << "more: --cursor " << Str(*j, "next_cursor") << "\n";
   });
   AddAuditCommands(*audit_cmd, g, api, rc);
-  std::string verify_db, verify_dir;
-  auto* audit_verify = audit_cmd->add_subcommand("verify", "check the audit hash chain; exit 8 if broken");
+  std::string verify_db, verify_dir, verify_key;
+  auto* audit_verify = audit_cmd->add_subcommand(
+      "verify", "check the audit hash chain and its signed checkpoints; exit 8 if either is bad");
   audit_verify->add_option("--db", verify_db, "check this database (SQLite file or postgresql:// URL) directly, without a server");
   audit_verify->add_option("--data-dir", verify_dir, "check DATA_DIR/causeway.db directly, without a server");
+  audit_verify->add_option("--public-key", verify_key,
+                           "with --db/--data-dir: check checkpoints against this JWKS or JWK (from `audit keys`) "
+                           "instead of the keys in the database");
   audit_verify->callback([&] {
     if (!verify_db.empty() || !verify_dir.empty()) {
-      rc = VerifyOffline(verify_db.empty() ? verify_dir + "/causeway.db" : verify_db, g.json_output);
+      rc = VerifyOffline(verify_db.empty() ? verify_dir + "/causeway.db" : verify_db, verify_key, g.json_output);
+      return;
+    }
+    if (!verify_key.empty()) {
+      rc = Fail(InvalidArgument("--public-key checks a copy of the database: give it with --db or --data-dir"));
       return;
     }
     auto j = api.Call("GET", "/v1/audit/verify", "", rc);
     if (!j) return;
-    bool ok = (*j)["ok"].get<bool>();
-    if (g.json_output) {
-      print_json(*j);
-    } else if (ok) {
-      std::cout << "ok: " << Str(*j, "events") << " events, chain intact\n";
-    } else {
-      std::cout << "broken at seq " << Str(*j, "first_bad_seq") << ": " << Str(*j, "reason") << "\n";
-    }
-    rc = ok ? kExitOk : kExitAuditBroken;
+    rc = PrintVerify(*j, g.json_output);
   });
 
   // token create/list/revoke

@@ -101,6 +101,12 @@ struct Expectations {
 // The token's header, from a compact JWS, without checking anything.
 Result<nlohmann::json> PeekHeader(std::string_view token);
 
+// The claims of a compact JWS whose signature checks out under the key its
+// kid names, with that key's algorithm (none, HS* and mismatches refused);
+// nothing else is checked. For signed statements that do not expire, such
+// as the audit chain's checkpoints.
+Result<nlohmann::json> VerifySignature(std::string_view token, const KeySet& keys);
+
 // The claims of `token` once its signature (by the key its kid names, with
 // that key's algorithm), issuer, audience, expiry, not-before and issued-at
 // check out. kUnauthenticated saying which check failed; the message never

@@ -49,7 +49,9 @@ std::string WorkloadIssuer::issuer() const {
 
 Result<std::optional<WriteFn>> WorkloadIssuer::FirstKeyWrite(Timestamp now) {
   ASSIGN_OR_RETURN(auto keys, store_.ListSigningKeys());
-  if (!keys.empty()) return std::optional<WriteFn>();
+  for (const SigningKeyRecord& k : keys) {
+    if (k.kid.rfind(kAuditKeyPrefix, 0) != 0) return std::optional<WriteFn>();
+  }
   ASSIGN_OR_RETURN(SigningKeyRecord first, NewKey(config_.alg, now));
   return std::optional<WriteFn>([first, now](WriteTx& tx) -> Status {
     RETURN_IF_ERROR(tx.PutSigningKey(first));
@@ -63,7 +65,7 @@ Result<WriteFn> WorkloadIssuer::RotateWrite(Timestamp now, const std::string& ac
   ASSIGN_OR_RETURN(SigningKeyRecord next, NewKey(config_.alg, now));
   std::vector<SigningKeyRecord> retiring;
   for (SigningKeyRecord& k : keys) {
-    if (k.superseded_at) continue;
+    if (k.superseded_at || k.kid.rfind(kAuditKeyPrefix, 0) == 0) continue;
     k.superseded_at = now;
     retiring.push_back(std::move(k));
   }
@@ -88,6 +90,7 @@ Status WorkloadIssuer::Reload() {
   ASSIGN_OR_RETURN(auto records, store_.ListSigningKeys());
   std::vector<Loaded> keys;
   for (SigningKeyRecord& r : records) {
+    if (r.kid.rfind(kAuditKeyPrefix, 0) == 0) continue;  // the audit chain's
     ASSIGN_OR_RETURN(jwt::SigningKey key, jwt::SigningKey::FromPem(r.private_pem, AlgOf(r.alg), r.kid));
     keys.push_back(Loaded{std::move(r), std::move(key)});
   }

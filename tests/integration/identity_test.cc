@@ -149,6 +149,8 @@ TEST(IdentityTest, AuthorizationMatrixEveryRouteByEveryRole) {
       {"GET", "/v1/audit/links", "audit:read"},
       {"POST", "/v1/audit/links", "admin"},
       {"DELETE", "/v1/audit/links/lnk_none", "admin"},
+      {"POST", "/v1/audit/checkpoints", "admin"},
+      {"GET", "/v1/audit/keys", "audit:read"},
       {"GET", "/scim/v2/Users", "scim:provision"},
       {"POST", "/scim/v2/Users", "scim:provision"},
       {"GET", "/scim/v2/Users/usr_none", "scim:provision"},

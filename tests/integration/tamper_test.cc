@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "audit/chain.h"
+#include "causeway/store.h"
 #include "server_process.h"
 
 namespace causeway::testing {
@@ -112,6 +114,86 @@ TEST_F(TamperTest, RehashedEditBreaksTheNextLink) {
 // database refuses every insert into the audit table, as a full audit device
 // would), the change itself is refused and nothing of it is kept; once the
 // audit trail can be written again, so can everything else.
+// Someone with the database rewrites history and recomputes every later
+// hash: the chain alone then verifies, but the signed checkpoint does not,
+// checked with the public key alone.
+TEST(CheckpointTest, ARewrittenHistoryIsCaughtBySignedCheckpointsWithThePublicKeyAlone) {
+  TempDir dir("checkpoint");
+  auto server = ServerProcess::Start(dir.path(), {"--tick-ms", "3600000", "--audit-checkpoint-interval", "0"});
+  std::map<std::string, std::string> env = {{"CAUSEWAY_SERVER", server->url()}, {"CAUSEWAY_TOKEN", server->admin_token()}};
+  auto client = server->Client();
+  auto submit = [&](int i) {
+    auto r = client.Send("POST", "/v1/jobs", json{{"spec", "name: c" + std::to_string(i) +
+                                                      "\nresources: {accelerators: L4:1, labels: {owner: o, team: research}}\n"}}.dump(),
+                         Auth(server->admin_token()));
+    ASSERT_EQ(r->status, 201) << r->body;
+  };
+  for (int i = 0; i < 3; ++i) submit(i);
+  auto signed_now = RunCli({"audit", "checkpoint"}, env);
+  ASSERT_EQ(signed_now.exit_code, 0) << signed_now.err;
+  EXPECT_NE(signed_now.out.find("signed seq "), std::string::npos) << signed_now.out;
+  EXPECT_NE(RunCli({"audit", "checkpoint"}, env).out.find("nothing new"), std::string::npos);
+  auto keys = RunCli({"audit", "keys"}, env);
+  ASSERT_EQ(keys.exit_code, 0) << keys.err;
+  json jwks = json::parse(keys.out);
+  ASSERT_EQ(jwks["keys"].size(), 1u);
+  EXPECT_EQ(jwks["keys"][0]["alg"], "ES256");
+  EXPECT_FALSE(jwks["keys"][0].contains("d"));  // the public half only
+  std::string key_file = dir.path() + "/audit-keys.json";
+  std::ofstream(key_file) << keys.out;
+  submit(3);  // after the checkpoint: unsigned so far
+  auto online = RunCli({"--json", "audit", "verify"}, env);
+  EXPECT_EQ(json::parse(online.out)["checkpoints"], 1) << online.out;
+  server->Stop(SIGTERM);
+
+  std::string db = dir.path() + "/causeway.db";
+  auto pristine = RunCli({"audit", "verify", "--db", db, "--public-key", key_file});
+  EXPECT_EQ(pristine.exit_code, 0) << pristine.out << pristine.err;
+  EXPECT_NE(pristine.out.find("1 signed checkpoints verified"), std::string::npos) << pristine.out;
+
+  // The rewrite: seq 3's actor changed, every hash from there recomputed.
+  std::vector<AuditEvent> events;
+  {
+    auto store = OpenSqliteStore(db);
+    ASSERT_TRUE(store.ok());
+    ASSERT_TRUE((*store)->ScanAudit([&](const AuditEvent& e) {
+      events.push_back(e);
+      return true;
+    }).ok());
+  }
+  std::string sql = "BEGIN;";
+  std::string prev = events[1].hash;
+  for (size_t i = 2; i < events.size(); ++i) {
+    AuditEvent& e = events[i];
+    if (e.seq == 3) e.actor = "mallory";
+    e.prev_hash = prev;
+    e.hash = audit::ComputeHash(e);
+    prev = e.hash;
+    sql += "UPDATE audit_events SET actor = '" + e.actor + "', prev_hash = '" + e.prev_hash + "', hash = '" + e.hash +
+           "' WHERE seq = " + std::to_string(e.seq) + ";";
+  }
+  sql += "UPDATE audit_head SET hash = '" + prev + "';COMMIT;";
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &raw), SQLITE_OK);
+  char* err = nullptr;
+  EXPECT_EQ(sqlite3_exec(raw, sql.c_str(), nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
+  sqlite3_free(err);
+  sqlite3_close(raw);
+
+  auto rewritten = RunCli({"--json", "audit", "verify", "--db", db, "--public-key", key_file});
+  EXPECT_EQ(rewritten.exit_code, 8) << rewritten.out << rewritten.err;
+  json report = json::parse(rewritten.out);
+  EXPECT_FALSE(report.contains("first_bad_seq")) << report;  // the chain itself is consistent again
+  EXPECT_NE(report["checkpoint_error"].get<std::string>().find("is not the chain's"), std::string::npos) << report;
+  auto human = RunCli({"audit", "verify", "--db", db, "--public-key", key_file});
+  EXPECT_NE(human.out.find("chain intact, but checkpoint at seq"), std::string::npos) << human.out;
+  // A key file that is not a key is refused, naming it.
+  std::ofstream(dir.path() + "/bad.json") << "[1]";
+  auto bad = RunCli({"audit", "verify", "--db", db, "--public-key", dir.path() + "/bad.json"});
+  EXPECT_EQ(bad.exit_code, 3) << bad.err;
+  EXPECT_NE(bad.err.find("bad.json"), std::string::npos) << bad.err;
+}
+
 TEST(FailClosedTest, AChangeWhoseAuditEventCannotBeWrittenIsRefused) {
   TempDir dir("fail-closed");
   auto server = ServerProcess::Start(dir.path(), {"--tick-ms", "3600000"});
