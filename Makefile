@@ -45,6 +45,7 @@ bench: build
 	$(RELEASE_DIR)/bench/reaper_bench
 	bench/focus/run.sh $(RELEASE_DIR)
 	bench/audit_import/run.sh $(RELEASE_DIR)
+	$(RELEASE_DIR)/bench/verify_bench 1000000
 	@if [ "$$(id -u)" = 0 ] && command -v slurmctld >/dev/null; then bench/slurm_submit/run.sh $(RELEASE_DIR) 100; \
 	else echo "bench/slurm_submit skipped: needs root and Slurm (scripts/install-deps.sh test)"; fi
 

@@ -281,5 +281,14 @@ struct ChainHead {
   std::string hash = kGenesisHash;
 };
 
+// One stored event as its columns, `details` as the canonical JSON text it
+// was stored as (unparsed): what verification reads, a million a second.
+// The views are valid only during the callback that receives it.
+struct RawAuditEvent {
+  int64_t seq = 0;
+  int64_t time_us = 0;
+  std::string_view actor, action, resource, details, prev_hash, hash;
+};
+
 }  // namespace audit
 }  // namespace causeway

@@ -219,6 +219,9 @@ class Store {
   virtual Result<std::vector<ImportedSource>> ListImportedSources() const = 0;
   // Calls `fn` for every audit event in stored order until it returns false.
   virtual Status ScanAudit(const std::function<bool(const AuditEvent&)>& fn) const = 0;
+  // The same, as stored columns (verification's fast path). By default
+  // through ScanAudit, `details` re-serialized canonically.
+  virtual Status ScanAuditRaw(const std::function<bool(const audit::RawAuditEvent&)>& fn) const;
   virtual Result<audit::ChainHead> GetAuditHead() const = 0;
 
   // The highest attempt number ever set out to launch for the job (0: none).

@@ -1,5 +1,7 @@
 #include "audit/chain.h"
 
+#include <openssl/sha.h>
+
 #include "causeway/crypto.h"
 
 namespace causeway::audit {
@@ -19,6 +21,62 @@ std::string CanonicalJson(const AuditEvent& e) {
 
 std::string ComputeHash(const AuditEvent& e) { return Sha256Hex(CanonicalJson(e)); }
 
+namespace {
+
+// A JSON string as nlohmann's dump writes it: printable ASCII without
+// quotes or backslashes is copied; anything else goes through nlohmann
+// itself (escapes, invalid UTF-8 replaced), so the bytes always agree.
+void AppendQuoted(std::string_view s, std::string& out) {
+  bool plain = true;
+  for (unsigned char c : s) plain &= c >= 0x20 && c < 0x7F && c != '"' && c != '\\';
+  if (plain) {
+    out += '"';
+    out.append(s);
+    out += '"';
+    return;
+  }
+  out += nlohmann::json(std::string(s)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+void AppendInt(int64_t v, std::string& out) {
+  char buf[24];
+  int n = std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(v));
+  out.append(buf, static_cast<size_t>(n));
+}
+
+// Whether the SHA-256 of `data` is `hex` (64 lower-case hex digits).
+bool HashIs(std::string_view data, std::string_view hex) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  unsigned char md[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(data.data()), data.size(), md);
+  if (hex.size() != 2 * SHA256_DIGEST_LENGTH) return false;
+  for (int i = 0; i < SHA256_DIGEST_LENGTH; ++i) {
+    if (hex[2 * i] != kHex[md[i] >> 4] || hex[2 * i + 1] != kHex[md[i] & 15]) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+void AppendCanonicalJson(const RawAuditEvent& e, std::string& out) {
+  // Keys in sorted order, as nlohmann's objects keep them.
+  out += "{\"action\":";
+  AppendQuoted(e.action, out);
+  out += ",\"actor\":";
+  AppendQuoted(e.actor, out);
+  out += ",\"details\":";
+  out.append(e.details);
+  out += ",\"prev_hash\":";
+  AppendQuoted(e.prev_hash, out);
+  out += ",\"resource\":";
+  AppendQuoted(e.resource, out);
+  out += ",\"seq\":";
+  AppendInt(e.seq, out);
+  out += ",\"time\":";
+  AppendInt(e.time_us, out);
+  out += '}';
+}
+
 bool ChainVerifier::Fail(int64_t seq, std::string reason) {
   if (report_.ok) {
     report_.ok = false;
@@ -28,27 +86,52 @@ bool ChainVerifier::Fail(int64_t seq, std::string reason) {
   return false;
 }
 
-bool ChainVerifier::Add(const AuditEvent& e) {
+bool ChainVerifier::Links(int64_t seq, std::string_view prev_hash) {
   if (!report_.ok) return false;
   ++report_.events;
-  if (e.seq != expected_seq_) {
-    if (e.seq > expected_seq_) {
+  if (seq != expected_seq_) {
+    if (seq > expected_seq_) {
       return Fail(expected_seq_, "event " + std::to_string(expected_seq_) + " is missing (next stored is " +
-                                     std::to_string(e.seq) + ")");
+                                     std::to_string(seq) + ")");
     }
-    return Fail(e.seq, "event " + std::to_string(e.seq) + " is out of order (expected " +
-                           std::to_string(expected_seq_) + ")");
+    return Fail(seq, "event " + std::to_string(seq) + " is out of order (expected " + std::to_string(expected_seq_) + ")");
   }
-  if (e.prev_hash != prev_hash_) {
-    return Fail(e.seq, "event " + std::to_string(e.seq) +
-                           " does not link to the event before it (an event was removed, inserted or reordered)");
+  if (prev_hash != prev_hash_) {
+    return Fail(seq, "event " + std::to_string(seq) +
+                         " does not link to the event before it (an event was removed, inserted or reordered)");
   }
-  if (ComputeHash(e) != e.hash) {
-    return Fail(e.seq, "event " + std::to_string(e.seq) + " was modified: its content does not match its hash");
+  return true;
+}
+
+bool ChainVerifier::Accept(int64_t seq, bool hash_matches, std::string_view hash) {
+  if (!hash_matches) {
+    return Fail(seq, "event " + std::to_string(seq) + " was modified: its content does not match its hash");
   }
-  prev_hash_ = e.hash;
+  prev_hash_.assign(hash);
   ++expected_seq_;
   return true;
+}
+
+bool ChainVerifier::Add(const AuditEvent& e) {
+  return Links(e.seq, e.prev_hash) && Accept(e.seq, ComputeHash(e) == e.hash, e.hash);
+}
+
+bool ChainVerifier::AddRaw(const RawAuditEvent& e) {
+  if (!Links(e.seq, e.prev_hash)) return false;
+  canonical_.clear();
+  AppendCanonicalJson(e, canonical_);
+  bool matches = HashIs(canonical_, e.hash);
+  if (!matches) {
+    // Details stored as other text than their canonical form: read them as
+    // the parsing path does before calling the event modified.
+    nlohmann::json details = nlohmann::json::parse(e.details, nullptr, false);
+    if (!details.is_discarded()) {
+      AuditEvent parsed{e.seq, FromUnixMicros(e.time_us), std::string(e.actor), std::string(e.action),
+                        std::string(e.resource), std::move(details), std::string(e.prev_hash), std::string(e.hash)};
+      matches = ComputeHash(parsed) == e.hash;
+    }
+  }
+  return Accept(e.seq, matches, e.hash);
 }
 
 VerifyReport ChainVerifier::Finish(const ChainHead& head) {

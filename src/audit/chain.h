@@ -19,6 +19,9 @@ std::string CanonicalJson(const AuditEvent& event);
 std::string ComputeHash(const AuditEvent& event);
 // `details` as stored: canonical JSON text.
 std::string CanonicalDetails(const nlohmann::json& details);
+// Appends CanonicalJson of the event to `out` without parsing `details`:
+// the same bytes when the stored details are canonical text.
+void AppendCanonicalJson(const RawAuditEvent& event, std::string& out);
 
 struct VerifyReport {
   bool ok = true;
@@ -33,12 +36,21 @@ class ChainVerifier {
   // Feeds the next stored event. Returns false once the chain is broken;
   // later events are then not needed.
   bool Add(const AuditEvent& event);
+  // The same for an event as stored: its hash recomputed from the columns
+  // (falling back to parsing `details` when the stored text is not
+  // canonical, so both read the chain alike).
+  bool AddRaw(const RawAuditEvent& event);
   // Checks the end of the chain against the recorded head and returns the
   // verdict.
   VerifyReport Finish(const ChainHead& head);
 
  private:
   bool Fail(int64_t seq, std::string reason);
+  // Checks that `seq` comes next and links to the previous event.
+  bool Links(int64_t seq, std::string_view prev_hash);
+  bool Accept(int64_t seq, bool hash_matches, std::string_view hash);
+
+  std::string canonical_;  // AddRaw's buffer, reused
 
   VerifyReport report_;
   int64_t expected_seq_ = 1;

@@ -1,6 +1,11 @@
 #include "service/checkpoint_service.h"
 
+#include <array>
+#include <atomic>
+#include <condition_variable>
 #include <deque>
+#include <mutex>
+#include <thread>
 
 #include "causeway/crypto.h"
 #include "causeway/job_spec.h"
@@ -27,6 +32,88 @@ Result<std::vector<jwt::SigningKey>> AuditKeys(const Store& store) {
     keys.push_back(std::move(key));
   }
   return keys;
+}
+
+// ScanAuditRaw with `fn` on a second thread: reading rows (SQLite) and
+// hashing them (fn) overlap. Rows travel in batches copied into an arena;
+// `fn` returning false stops the scan.
+Status ScanPipelined(const Store& store, const std::function<bool(const audit::RawAuditEvent&)>& fn) {
+  struct Row {
+    int64_t seq, time_us;
+    std::array<uint32_t, 6> len;  // actor, action, resource, details, prev_hash, hash
+  };
+  struct Batch {
+    std::string arena;
+    std::vector<Row> rows;
+  };
+  constexpr size_t kRows = 4096, kInFlight = 4;
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<std::unique_ptr<Batch>> full, empty;
+  bool done = false;
+  std::atomic<bool> stop{false};
+  for (size_t i = 0; i < kInFlight; ++i) empty.push_back(std::make_unique<Batch>());
+
+  std::thread consumer([&] {
+    audit::RawAuditEvent e;
+    for (;;) {
+      std::unique_ptr<Batch> b;
+      {
+        std::unique_lock<std::mutex> lock(mu);
+        cv.wait(lock, [&] { return !full.empty() || done; });
+        if (full.empty()) return;
+        b = std::move(full.front());
+        full.pop_front();
+      }
+      const char* p = b->arena.data();
+      for (const Row& r : b->rows) {
+        std::string_view* fields[] = {&e.actor, &e.action, &e.resource, &e.details, &e.prev_hash, &e.hash};
+        for (size_t f = 0; f < 6; ++f) {
+          *fields[f] = std::string_view(p, r.len[f]);
+          p += r.len[f];
+        }
+        e.seq = r.seq;
+        e.time_us = r.time_us;
+        if (!stop && !fn(e)) stop = true;
+      }
+      b->arena.clear();
+      b->rows.clear();
+      std::lock_guard<std::mutex> lock(mu);
+      empty.push_back(std::move(b));
+      cv.notify_all();
+    }
+  });
+
+  std::unique_ptr<Batch> current;
+  auto hand_over = [&] {
+    std::unique_lock<std::mutex> lock(mu);
+    if (current && !current->rows.empty()) full.push_back(std::move(current));
+    cv.notify_all();
+    cv.wait(lock, [&] { return !empty.empty(); });
+    current = std::move(empty.front());
+    empty.pop_front();
+  };
+  hand_over();
+  Status st = store.ScanAuditRaw([&](const audit::RawAuditEvent& e) {
+    if (stop) return false;
+    Row r{e.seq, e.time_us, {}};
+    size_t f = 0;
+    for (std::string_view v : {e.actor, e.action, e.resource, e.details, e.prev_hash, e.hash}) {
+      r.len[f++] = static_cast<uint32_t>(v.size());
+      current->arena.append(v);
+    }
+    current->rows.push_back(r);
+    if (current->rows.size() == kRows) hand_over();
+    return true;
+  });
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (current && !current->rows.empty()) full.push_back(std::move(current));
+    done = true;
+    cv.notify_all();
+  }
+  consumer.join();
+  return st;
 }
 
 }  // namespace
@@ -96,37 +183,42 @@ Result<TrailReport> VerifyTrail(const Store& store, const jwt::KeySet* given) {
   const jwt::KeySet& keys = given ? *given : stored;
   TrailReport report;
   audit::ChainVerifier chain;
-  std::deque<std::pair<int64_t, std::string>> recent;  // (seq, hash), ascending
+  // (seq, hash) of the latest events, a ring: a checkpoint's signed seq is
+  // looked up here.
+  struct Recent {
+    int64_t seq = 0;
+    std::array<char, 64> hash{};
+  };
+  std::vector<Recent> recent(kRecentHashes);
   auto bad = [&](int64_t seq, const std::string& why) {
     if (!report.checkpoints_ok) return;
     report.checkpoints_ok = false;
     report.checkpoint_error = "checkpoint at seq " + std::to_string(seq) + ": " + why;
   };
-  RETURN_IF_ERROR(store.ScanAudit([&](const AuditEvent& e) {
-    if (!chain.Add(e)) return false;
-    if (e.action == "audit.checkpoint") {
-      std::string jws = e.details.is_object() ? e.details.value("jws", "") : "";
-      auto claims = jwt::VerifySignature(jws, keys);
-      if (!claims.ok()) {
-        bad(e.seq, claims.status().message());
-      } else if (claims->value("iss", "") != kCheckpointIssuer) {
-        bad(e.seq, "not signed as a checkpoint");
-      } else {
-        int64_t seq = claims->value("seq", int64_t{0});
-        std::string hash = claims->value("hash", "");
-        auto at = std::find_if(recent.begin(), recent.end(), [&](const auto& r) { return r.first == seq; });
-        if (at == recent.end()) {
-          bad(e.seq, "it signs seq " + std::to_string(seq) + ", which is not among the events just before it");
-        } else if (at->second != hash) {
-          bad(e.seq, "the hash it signs for seq " + std::to_string(seq) + " is not the chain's");
-        } else {
-          ++report.checkpoints;
-          report.last_signed_seq = seq;
-        }
-      }
+  auto check = [&](const audit::RawAuditEvent& e) {
+    json details = json::parse(e.details, nullptr, false);
+    std::string jws = details.is_object() ? details.value("jws", "") : "";
+    auto claims = jwt::VerifySignature(jws, keys);
+    if (!claims.ok()) return bad(e.seq, claims.status().message());
+    if (claims->value("iss", "") != kCheckpointIssuer) return bad(e.seq, "not signed as a checkpoint");
+    int64_t seq = claims->value("seq", int64_t{0});
+    std::string hash = claims->value("hash", "");
+    const Recent& r = recent[static_cast<size_t>(seq) % kRecentHashes];
+    if (seq <= 0 || seq >= e.seq || r.seq != seq) {
+      return bad(e.seq, "it signs seq " + std::to_string(seq) + ", which is not among the events just before it");
     }
-    recent.emplace_back(e.seq, e.hash);
-    if (recent.size() > kRecentHashes) recent.pop_front();
+    if (std::string_view(r.hash.data(), r.hash.size()) != hash) {
+      return bad(e.seq, "the hash it signs for seq " + std::to_string(seq) + " is not the chain's");
+    }
+    ++report.checkpoints;
+    report.last_signed_seq = seq;
+  };
+  RETURN_IF_ERROR(ScanPipelined(store, [&](const audit::RawAuditEvent& e) {
+    if (!chain.AddRaw(e)) return false;
+    if (e.action == "audit.checkpoint") check(e);
+    Recent& slot = recent[static_cast<size_t>(e.seq) % kRecentHashes];
+    slot.seq = e.seq;
+    std::copy_n(e.hash.data(), std::min<size_t>(e.hash.size(), 64), slot.hash.data());
     return true;
   }));
   ASSIGN_OR_RETURN(auto head, store.GetAuditHead());

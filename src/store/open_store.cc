@@ -1,7 +1,17 @@
 #include "causeway/store.h"
+#include "audit/chain.h"
 #include "store/postgres/pg_conn.h"
 
 namespace causeway {
+
+Status Store::ScanAuditRaw(const std::function<bool(const audit::RawAuditEvent&)>& fn) const {
+  std::string details;
+  return ScanAudit([&](const AuditEvent& e) {
+    details = e.details.is_string() ? e.details.get<std::string>() : audit::CanonicalDetails(e.details);
+    return fn(audit::RawAuditEvent{e.seq, ToUnixMicros(e.time), e.actor, e.action, e.resource, details, e.prev_hash,
+                                   e.hash});
+  });
+}
 
 bool IsPostgresUrl(const std::string& db) {
   return db.rfind("postgresql://", 0) == 0 || db.rfind("postgres://", 0) == 0;

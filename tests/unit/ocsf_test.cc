@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "audit/chain.h"
 #include "audit/importers.h"
 #include "audit/ocsf.h"
 #include <filesystem>
@@ -377,6 +378,58 @@ TEST(ImportTest, RecordsOfTheWrongKindAreReportedNotGuessed) {
   EXPECT_EQ(ev["metadata"]["uid"], "q\"");
   EXPECT_EQ(ev["http_request"]["url"]["path"], "/a\nb");
   EXPECT_EQ(ParseLogSource("splunk").status().code(), Code::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace causeway::audit
+
+namespace causeway::audit {
+namespace {
+
+// Verification's fast path rebuilds each event's canonical JSON from the
+// stored columns; it must be byte for byte what the hash was taken over,
+// whatever the strings hold.
+TEST(ChainTest, TheCanonicalJsonFromStoredColumnsIsTheHashedOne) {
+  const char* strings[] = {"job.submit", "user:alice@corp.example", "quote\"back\\slash", "tab\tnew\nline\x01",
+                           "caf\xc3\xa9 \xe2\x9c\x93", "bad \xff utf-8", "del\x7f", ""};
+  int64_t seq = 1;
+  for (const char* a : strings) {
+    for (const char* b : strings) {
+      AuditEvent e;
+      e.seq = seq++;
+      e.time = FromUnixMicros(1796000000123456);
+      e.actor = a;
+      e.action = b;
+      e.resource = std::string("job/") + a;
+      e.details = {{"name", b}, {"n", 42}, {"nested", {{"z", a}, {"a", json::array({1, "x"})}}}};
+      e.prev_hash = std::string(64, 'a');
+      e.hash = ComputeHash(e);
+      std::string details = CanonicalDetails(e.details);
+      RawAuditEvent raw{e.seq, ToUnixMicros(e.time), e.actor, e.action, e.resource, details, e.prev_hash, e.hash};
+      std::string rebuilt;
+      AppendCanonicalJson(raw, rebuilt);
+      EXPECT_EQ(rebuilt, CanonicalJson(e)) << a << " / " << b;
+    }
+  }
+  // Through the verifier: a good event passes; one whose details were
+  // stored as other (non-canonical) text of the same JSON passes the same
+  // way the parsing path does; a changed one is caught.
+  AuditEvent e;
+  e.seq = 1;
+  e.time = FromUnixMicros(1796000000000000);
+  e.actor = "user:alice";
+  e.action = "job.submit";
+  e.resource = "job/j1";
+  e.details = {{"b", 1}, {"a", "x"}};
+  e.prev_hash = kGenesisHash;
+  e.hash = ComputeHash(e);
+  std::string spaced = "{ \"b\": 1, \"a\": \"x\" }";
+  ChainVerifier loose;
+  EXPECT_TRUE(loose.AddRaw(RawAuditEvent{1, ToUnixMicros(e.time), e.actor, e.action, e.resource, spaced, e.prev_hash, e.hash}));
+  ChainVerifier strict;
+  std::string changed = "{\"a\":\"y\",\"b\":1}";
+  EXPECT_FALSE(strict.AddRaw(RawAuditEvent{1, ToUnixMicros(e.time), e.actor, e.action, e.resource, changed, e.prev_hash, e.hash}));
+  EXPECT_EQ(strict.Finish(ChainHead{1, e.hash}).first_bad_seq, 1);
 }
 
 }  // namespace

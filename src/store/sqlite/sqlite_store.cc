@@ -832,6 +832,25 @@ class SqliteStore final : public Store {
     return st;
   }
 
+  Status ScanAuditRaw(const std::function<bool(const audit::RawAuditEvent&)>& fn) const override {
+    ASSIGN_OR_RETURN(auto r, Reader());
+    RETURN_IF_ERROR(r.conn->ExecScript("BEGIN"));
+    Status st;
+    {
+      CW_STMT(s, *r.conn,
+              "SELECT seq, time, actor, action, resource, details, prev_hash, hash FROM audit_events ORDER BY seq");
+      while (s.Step(st)) {
+        // Views into SQLite's row: no copies, valid until the next step.
+        if (!fn(audit::RawAuditEvent{s.Int(0), s.Int(1), s.View(2), s.View(3), s.View(4), s.View(5), s.View(6),
+                                     s.View(7)})) {
+          break;
+        }
+      }
+    }
+    (void)r.conn->ExecScript("COMMIT");
+    return st;
+  }
+
   Result<audit::ChainHead> GetAuditHead() const override {
     ASSIGN_OR_RETURN(auto r, Reader());
     return ReadHead(*r.conn);
