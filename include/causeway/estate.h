@@ -237,6 +237,39 @@ struct Dataset {
   std::vector<std::string> replicas;  // "provider/region" where a copy lives
 };
 
+// The log sources `causeway audit import` reads, by their --source names.
+inline constexpr std::string_view kAuditSourceNames[] = {"k8s", "cloudtrail", "gcp", "azure", "okta", "slurm"};
+
+// What the audit trail should cover, checked by `causeway audit coverage`
+// against what it does: buckets whose data-plane (object-level) access is
+// not logged, log sources not imported lately, retention below policy.
+struct AuditBucket {
+  std::string provider;
+  std::string name;
+  // The bucket's own setting; unset: the organisation's (data_logging
+  // below), which usually covers only buckets made after it was turned on.
+  std::optional<bool> data_logging;
+  std::optional<Timestamp> created;
+  std::string holds;  // what is in it: checkpoints, training-data, ...
+};
+struct AuditLogSource {
+  std::string provider;
+  std::string source;  // one of kAuditSourceNames
+  Micros max_gap = std::chrono::hours(24);  // longest expected between imports
+  std::optional<Micros> retention;          // how long the provider keeps the log
+};
+// A provider's organisation-wide data-plane logging, on since `since`.
+struct OrgDataLogging {
+  std::string provider;
+  Timestamp since;
+};
+struct AuditCoverageConfig {
+  std::optional<Micros> retention;  // the policy's minimum for every log source
+  std::vector<OrgDataLogging> data_logging;
+  std::vector<AuditBucket> buckets;
+  std::vector<AuditLogSource> log_sources;
+};
+
 struct Estate {
   std::string currency = "USD";
   std::vector<Provider> providers;
@@ -251,6 +284,7 @@ struct Estate {
   std::optional<TelemetryConfig> telemetry;
   std::vector<AccessBinding> access;
   IdentityConfig identity;
+  AuditCoverageConfig audit;
 
   const Provider* FindProvider(std::string_view name) const;
   const Cluster* FindCluster(std::string_view name) const;

@@ -115,6 +115,7 @@ class ApiService {
   void ImportAuditLog(HttpRequest& req, Reply reply);
   void CreateCheckpoint(HttpRequest& req, Reply reply);
   void AuditKeys(HttpRequest& req, Reply reply);
+  void AuditCoverage(HttpRequest& req, Reply reply);
   void SearchAudit(HttpRequest& req, Reply reply);
   void AuditPerson(HttpRequest& req, Reply reply);
   void ListIdentityLinks(HttpRequest& req, Reply reply);

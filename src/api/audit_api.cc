@@ -66,6 +66,7 @@ void ApiService::AddAuditRoutes() {
   Route("POST", "/v1/audit/imports", kScopeAdmin, bind(&ApiService::ImportAuditLog));
   Route("POST", "/v1/audit/checkpoints", kScopeAdmin, bind(&ApiService::CreateCheckpoint));
   Route("GET", "/v1/audit/keys", kScopeAuditRead, bind(&ApiService::AuditKeys));
+  Route("GET", "/v1/audit/coverage", kScopeAuditRead, bind(&ApiService::AuditCoverage));
   Route("GET", "/v1/audit/search", kScopeAuditRead, bind(&ApiService::SearchAudit));
   Route("GET", "/v1/audit/people/{user}", kScopeAuditRead, bind(&ApiService::AuditPerson));
   Route("GET", "/v1/audit/links", kScopeAuditRead, bind(&ApiService::ListIdentityLinks));
@@ -105,6 +106,12 @@ void ApiService::AuditKeys(HttpRequest&, Reply reply) {
   auto keys = checkpoints_.PublicKeys();
   if (!keys.ok()) return reply(ErrorResponse(keys.status()));
   reply(JsonResponse(200, *keys));
+}
+
+void ApiService::AuditCoverage(HttpRequest&, Reply reply) {
+  auto report = audit_.Coverage(estate_.audit, clock_.Now());
+  if (!report.ok()) return reply(ErrorResponse(report.status()));
+  reply(JsonResponse(200, *report));
 }
 
 void ApiService::SearchAudit(HttpRequest& req, Reply reply) {

@@ -275,6 +275,34 @@ void AddAuditCommands(CLI::App& audit, const Globals& g, Api& api, int& rc) {
     if (j) std::cout << j->dump(2) << "\n";
   });
 
+  auto fail_on_findings = std::make_shared<bool>(false);
+  auto* coverage = audit.add_subcommand(
+      "coverage", "what the trail does not cover: dark buckets, log sources not imported lately, short retention");
+  coverage->add_flag("--fail-on-findings", *fail_on_findings, "exit 1 when there is any finding");
+  coverage->callback([&g, &api, &rc, fail_on_findings] {
+    auto j = api.Call("GET", "/v1/audit/coverage", "", rc);
+    if (!j) return;
+    if (g.json_output) {
+      std::cout << j->dump(2) << "\n";
+    } else {
+      Table buckets({"provider", "bucket", "state", "holds"});
+      for (const json& b : (*j)["buckets"]) buckets.Add({Str(b, "provider"), Str(b, "name"), Str(b, "state"), Str(b, "holds")});
+      buckets.Print(std::cout);
+      std::cout << "\n";
+      Table sources({"provider", "source", "state", "events", "last import"});
+      for (const json& s : (*j)["log_sources"]) {
+        sources.Add({Str(s, "provider"), Str(s, "source"), Str(s, "state"), Str(s, "events"), Str(s, "last_import")});
+      }
+      sources.Print(std::cout);
+      std::cout << "\n" << (*j)["findings"].size() << " findings\n";
+      for (const json& f : (*j)["findings"]) {
+        std::cout << "  " << Str(f, "kind") << "  " << Str(f, "provider") << "/" << Str(f, "name") << ": " << Str(f, "detail")
+                  << "\n";
+      }
+    }
+    if (*fail_on_findings && !(*j)["findings"].empty()) rc = kExitFailure;
+  });
+
   auto unlink_id = std::make_shared<std::string>();
   auto* unlink = audit.add_subcommand("unlink", "remove an identity link");
   unlink->add_option("ID", *unlink_id, "the link's id")->required();

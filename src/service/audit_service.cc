@@ -293,6 +293,85 @@ Result<json> AuditService::Person(const std::string& who, int64_t since_ms, int 
               {"events", events},       {"next_cursor", page.next_cursor}};
 }
 
+Result<json> AuditService::Coverage(const AuditCoverageConfig& c, Timestamp now) const {
+  json findings = json::array();
+  auto finding = [&](const char* kind, const std::string& provider, const std::string& name, const std::string& detail) {
+    findings.push_back({{"kind", kind}, {"provider", provider}, {"name", name}, {"detail", detail}});
+  };
+  auto day = [](Timestamp t) { return FormatRfc3339(t).substr(0, 10); };
+  json buckets = json::array();
+  for (const AuditBucket& b : c.buckets) {
+    const OrgDataLogging* org = nullptr;
+    for (const OrgDataLogging& o : c.data_logging) {
+      if (o.provider == b.provider) org = &o;
+    }
+    std::string state, why;
+    if (b.data_logging) {
+      state = *b.data_logging ? "logged" : "dark";
+      why = *b.data_logging ? "data-plane logging is on for the bucket" : "data-plane logging is off for the bucket";
+    } else if (!org) {
+      state = "dark";
+      why = "no data-plane logging: neither the bucket nor " + b.provider + "'s organisation-wide setting turns it on";
+    } else if (!b.created) {
+      state = "unknown";
+      why = b.provider + " logs data-plane access for buckets made since " + day(org->since) +
+            "; the bucket's creation date is not known (give created, or data_logging)";
+    } else if (*b.created < org->since) {
+      state = "dark";
+      why = "made " + day(*b.created) + ", before " + b.provider + "'s organisation-wide data-plane logging began on " +
+            day(org->since) + ", which covers only buckets made afterwards";
+    } else {
+      state = "logged";
+      why = "made " + day(*b.created) + ", after organisation-wide data-plane logging began on " + day(org->since);
+    }
+    if (state != "logged") finding(state == "dark" ? "bucket-dark" : "bucket-unknown", b.provider, b.name,
+                                   why + (b.holds.empty() ? "" : "; it holds " + b.holds));
+    buckets.push_back({{"provider", b.provider}, {"name", b.name}, {"state", state}, {"why", why},
+                       {"holds", b.holds.empty() ? json() : json(b.holds)}});
+  }
+  ASSIGN_OR_RETURN(auto imported, store_.ListImportedSources());
+  json sources = json::array();
+  for (const AuditLogSource& s : c.log_sources) {
+    const ImportedSource* seen = nullptr;
+    for (const ImportedSource& i : imported) {
+      if (i.provider == s.provider && i.source == s.source) seen = &i;
+    }
+    std::string name = s.provider + "/" + s.source;
+    json entry = {{"provider", s.provider}, {"source", s.source}, {"max_gap_s", s.max_gap.count() / 1000000}};
+    if (!seen) {
+      finding("source-never-imported", s.provider, s.source, "no " + s.source + " log of " + s.provider + " has been imported");
+      entry["state"] = "never";
+    } else {
+      Micros gap = now - seen->last_import;
+      entry["events"] = seen->events;
+      entry["last_import"] = FormatRfc3339(seen->last_import);
+      entry["state"] = gap > s.max_gap ? "stale" : "current";
+      if (gap > s.max_gap) {
+        finding("source-stale", s.provider, s.source,
+                "last imported " + std::to_string(gap.count() / 3600000000) + " h ago (" + FormatRfc3339(seen->last_import) +
+                    "); expected at least every " + std::to_string(s.max_gap.count() / 3600000000) + " h");
+      }
+    }
+    if (c.retention && s.retention && *s.retention < *c.retention) {
+      finding("retention-short", s.provider, s.source,
+              "kept " + std::to_string(s.retention->count() / 86400000000) + " days by the provider; the policy asks " +
+                  std::to_string(c.retention->count() / 86400000000) + " (import at least that often, and keep the "
+                  "imported events)");
+    }
+    sources.push_back(std::move(entry));
+  }
+  // Imported but not listed: coverage the estate does not know about.
+  for (const ImportedSource& i : imported) {
+    bool listed = std::any_of(c.log_sources.begin(), c.log_sources.end(),
+                              [&](const AuditLogSource& s) { return s.provider == i.provider && s.source == i.source; });
+    if (!listed) {
+      sources.push_back({{"provider", i.provider}, {"source", i.source}, {"state", "unlisted"}, {"events", i.events},
+                         {"last_import", FormatRfc3339(i.last_import)}});
+    }
+  }
+  return json{{"findings", findings}, {"buckets", buckets}, {"log_sources", sources}};
+}
+
 Result<IdentityLink> AuditService::Link(const std::string& provider, const std::string& identity,
                                         const std::string& person, const std::string& actor) {
   if (provider.empty() || provider.size() > 64) return InvalidArgument("field \"provider\": expected a provider name or *");

@@ -13,6 +13,7 @@
 
 #include "audit/importers.h"
 #include "causeway/clock.h"
+#include "causeway/estate.h"
 #include "causeway/store.h"
 #include "store/commit_queue.h"
 
@@ -77,6 +78,13 @@ class AuditService {
   // The directory's userName `who` resolves to (a userName, an email, or a
   // linked identity), or nullopt.
   Result<std::optional<std::string>> ResolvePerson(const std::string& who) const;
+
+  // What the trail does not cover, against the estate's audit section:
+  // buckets whose data-plane access is not logged (off, or older than the
+  // organisation-wide setting that covers only new ones), log sources never
+  // imported or not within their max_gap, retention below the policy.
+  // {"findings": [{"kind", "provider", "name", "detail"}...], "buckets", "log_sources"}.
+  Result<nlohmann::json> Coverage(const AuditCoverageConfig& config, Timestamp now) const;
 
   Result<IdentityLink> Link(const std::string& provider, const std::string& identity, const std::string& person,
                             const std::string& actor);

@@ -66,7 +66,7 @@ class EstateParser {
     ASSIGN_OR_RETURN(YAML::Node root, spec::LoadYaml(text, r_.file()));
     static const KeySet kKeys{
         {"currency", "providers", "clusters", "prices", "reservations", "teams", "datasets", "queues", "policies",
-         "reaper", "telemetry", "access", "identity"}};
+         "reaper", "telemetry", "access", "identity", "audit"}};
     if (!r_.CheckMap(root, "", kKeys)) return r_.Finish("estate");
     if (auto n = Get(root, "currency"); n.IsDefined()) {
       if (auto s = r_.String(n, "currency")) {
@@ -90,6 +90,7 @@ class EstateParser {
     if (YAML::Node t = Get(root, "telemetry"); t.IsDefined()) ParseTelemetry(t, "telemetry");
     List(root, "access", [&](const YAML::Node& n, const std::string& f) { ParseAccess(n, f); });
     if (YAML::Node t = Get(root, "identity"); t.IsDefined()) ParseIdentity(t, "identity");
+    if (YAML::Node t = Get(root, "audit"); t.IsDefined()) ParseAudit(t, "audit");
     RETURN_IF_ERROR(r_.Finish("estate"));
     return std::move(e_);
   }
@@ -724,6 +725,82 @@ class EstateParser {
         }
       }
     }
+  }
+
+  // A date (2025-06-01) or an RFC 3339 time, if present.
+  std::optional<Timestamp> DateField(const YAML::Node& n, const std::string& f, const char* key, bool required) {
+    std::string s = Str(n, key, f, required);
+    if (s.empty()) return std::nullopt;
+    auto t = ParseRfc3339(s.size() == 10 ? s + "T00:00:00Z" : s);
+    if (!t.ok()) {
+      r_.Error(Get(n, key), JoinField(f, key), "expected a date (2025-06-01) or an RFC 3339 time");
+      return std::nullopt;
+    }
+    return *t;
+  }
+
+  // `provider` of an audit entry: one of the estate's providers.
+  std::string AuditProvider(const YAML::Node& n, const std::string& f) {
+    std::string p = Str(n, "provider", f);
+    if (!p.empty() && !e_.FindProvider(p)) {
+      r_.Error(Get(n, "provider"), JoinField(f, "provider"), "unknown provider \"" + p + "\"");
+    }
+    return p;
+  }
+
+  void ParseAudit(const YAML::Node& n, const std::string& f) {
+    static const KeySet kKeys{{"retention", "data_logging", "buckets", "log_sources"}};
+    if (!r_.CheckMap(n, f, kKeys)) return;
+    AuditCoverageConfig& c = e_.audit;
+    if (Get(n, "retention").IsDefined()) {
+      Micros r{0};
+      DurationField(n, f, "retention", r);
+      if (r.count() > 0) c.retention = r;
+    }
+    List(n, "data_logging", [&](const YAML::Node& d, const std::string& df) {
+      static const KeySet kOrg{{"provider", "since"}};
+      if (!r_.CheckMap(d, JoinField(f, df), kOrg)) return;
+      std::string field = JoinField(f, df);
+      OrgDataLogging o{AuditProvider(d, field), {}};
+      if (auto since = DateField(d, field, "since", true)) o.since = *since;
+      c.data_logging.push_back(std::move(o));
+    });
+    std::set<std::string> buckets;
+    List(n, "buckets", [&](const YAML::Node& b, const std::string& bf) {
+      static const KeySet kBucket{{"provider", "name", "data_logging", "created", "holds"}};
+      std::string field = JoinField(f, bf);
+      if (!r_.CheckMap(b, field, kBucket)) return;
+      AuditBucket bucket;
+      bucket.provider = AuditProvider(b, field);
+      bucket.name = Str(b, "name", field);
+      if (!bucket.name.empty() && !buckets.insert(bucket.provider + "/" + bucket.name).second) {
+        r_.Error(Get(b, "name"), JoinField(field, "name"), "duplicate bucket \"" + bucket.name + "\" at " + bucket.provider);
+      }
+      if (auto v = Get(b, "data_logging"); v.IsDefined()) bucket.data_logging = r_.Bool(v, JoinField(field, "data_logging"));
+      bucket.created = DateField(b, field, "created", false);
+      bucket.holds = Str(b, "holds", field, false);
+      c.buckets.push_back(std::move(bucket));
+    });
+    List(n, "log_sources", [&](const YAML::Node& l, const std::string& lf) {
+      static const KeySet kSource{{"provider", "source", "max_gap", "retention"}};
+      std::string field = JoinField(f, lf);
+      if (!r_.CheckMap(l, field, kSource)) return;
+      AuditLogSource src;
+      src.provider = AuditProvider(l, field);
+      src.source = Str(l, "source", field);
+      if (!src.source.empty() &&
+          std::find(std::begin(kAuditSourceNames), std::end(kAuditSourceNames), src.source) == std::end(kAuditSourceNames)) {
+        r_.Error(Get(l, "source"), JoinField(field, "source"),
+                 "unknown log source \"" + src.source + "\": expected k8s, cloudtrail, gcp, azure, okta or slurm");
+      }
+      DurationField(l, field, "max_gap", src.max_gap);
+      if (Get(l, "retention").IsDefined()) {
+        Micros r{0};
+        DurationField(l, field, "retention", r);
+        if (r.count() > 0) src.retention = r;
+      }
+      c.log_sources.push_back(std::move(src));
+    });
   }
 
   void ParseReaper(const YAML::Node& n, const std::string& f) {

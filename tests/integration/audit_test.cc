@@ -179,5 +179,50 @@ TEST_F(AuditTrail, BadImportsAreRefusedWithAReason) {
   EXPECT_EQ(twice.first, 409) << twice.second;
 }
 
+// The embedded estate's audit section: GCP's organisation-wide data access
+// logging began after the checkpoint bucket was made, so it is dark; the
+// CoreWeave log keeps 90 days against a policy of 365; an import makes a
+// source current, and simulated days later it is stale.
+TEST(AuditCoverageTest, DarkBucketsStaleSourcesAndShortRetention) {
+  TempDir dir("audit-coverage");
+  auto server = ServerProcess::Start(dir.path(), {"--sim-speed", "100000"});  // a simulated day in under a second
+  std::map<std::string, std::string> env = {{"CAUSEWAY_SERVER", server->url()}, {"CAUSEWAY_TOKEN", server->admin_token()}};
+  auto report = [&] {
+    auto r = RunCli({"--json", "audit", "coverage"}, env);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return json::parse(r.out);
+  };
+  auto kinds = [](const json& j, const std::string& name) {
+    std::set<std::string> out;
+    for (const json& f : j["findings"]) {
+      if (f["name"] == name) out.insert(f["kind"]);
+    }
+    return out;
+  };
+  json before = report();
+  EXPECT_EQ(kinds(before, "llama-checkpoints"), std::set<std::string>{"bucket-dark"});
+  EXPECT_TRUE(kinds(before, "tokenized-corpus").empty());  // made after the organisation turned logging on
+  EXPECT_TRUE(kinds(before, "eval-results").empty());      // its own setting
+  EXPECT_EQ(kinds(before, "k8s"), (std::set<std::string>{"source-never-imported", "retention-short"}));
+  EXPECT_EQ(kinds(before, "gcp"), std::set<std::string>{"source-never-imported"});
+  for (const json& f : before["findings"]) {
+    if (f["name"] == "llama-checkpoints") {
+      EXPECT_NE(f["detail"].get<std::string>().find("before gcp's organisation-wide data-plane logging began on 2025-06-01"),
+                std::string::npos) << f;
+      EXPECT_NE(f["detail"].get<std::string>().find("holds checkpoints"), std::string::npos) << f;
+    }
+  }
+  auto human = RunCli({"audit", "coverage", "--fail-on-findings"}, env);
+  EXPECT_EQ(human.exit_code, 1);
+  EXPECT_NE(human.out.find("bucket-dark  gcp/llama-checkpoints"), std::string::npos) << human.out;
+
+  auto k8s = RunCli({"audit", "import", Sample("k8s-audit.jsonl"), "--source", "k8s", "--provider", "coreweave"}, env);
+  ASSERT_EQ(k8s.exit_code, 0) << k8s.err;
+  json after = report();
+  EXPECT_EQ(kinds(after, "k8s"), std::set<std::string>{"retention-short"});
+  bool stale = Eventually([&] { return kinds(report(), "k8s").count("source-stale") > 0; });
+  EXPECT_TRUE(stale) << "a day of simulated time should make the CoreWeave log stale";
+}
+
 }  // namespace
 }  // namespace causeway::testing

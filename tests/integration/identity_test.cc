@@ -151,6 +151,7 @@ TEST(IdentityTest, AuthorizationMatrixEveryRouteByEveryRole) {
       {"DELETE", "/v1/audit/links/lnk_none", "admin"},
       {"POST", "/v1/audit/checkpoints", "admin"},
       {"GET", "/v1/audit/keys", "audit:read"},
+      {"GET", "/v1/audit/coverage", "audit:read"},
       {"GET", "/scim/v2/Users", "scim:provision"},
       {"POST", "/scim/v2/Users", "scim:provision"},
       {"GET", "/scim/v2/Users/usr_none", "scim:provision"},

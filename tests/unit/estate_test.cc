@@ -121,6 +121,12 @@ TEST(EstateTest, ReportsProblemsWithPositions) {
       {"breakglass_approvers", "identity:\n  breakglass: {approvers: 2}\n", "from 0 to 1", 11},
       {"breakglass_role", "identity:\n  breakglass: {roles: [god]}\n", "unknown role \"god\"", 11},
       {"identity_key", "identity:\n  saml: {}\n", "saml", 11},
+      {"audit_provider", "audit:\n  buckets:\n    - {provider: aws, name: b}\n", "unknown provider \"aws\"", 12},
+      {"audit_source", "audit:\n  log_sources:\n    - {provider: nebius, source: splunk}\n", "expected k8s, cloudtrail", 12},
+      {"audit_date", "audit:\n  buckets:\n    - {provider: nebius, name: b, created: last-year}\n", "expected a date", 12},
+      {"audit_dup", "audit:\n  buckets:\n    - {provider: nebius, name: b}\n    - {provider: nebius, name: b}\n", "duplicate bucket", 13},
+      {"audit_since", "audit:\n  data_logging:\n    - {provider: nebius}\n", "missing required field \"since\"", 12},
+      {"audit_key", "audit:\n  buckets:\n    - {provider: nebius, name: b, logging: true}\n", "logging", 12},
       {"missing_pools", "!providers:\n  - {name: n, kind: sim, regions: [{name: r, zone: eu}]}\nclusters:\n  - {name: c, provider: n, region: r}\n",
        "expected a list of node pools", 4},
   };
