@@ -1,6 +1,9 @@
 #include "cli/audit_commands.h"
 
+#include <atomic>
+#include <cctype>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -11,6 +14,7 @@
 #include "cli/local_db.h"
 #include "cli/table.h"
 #include "service/audit_service.h"
+#include "service/export_service.h"
 #include "store/commit_queue.h"
 
 namespace causeway::cli {
@@ -126,6 +130,56 @@ void PrintEvents(const json& events) {
            status == 1 ? "success" : status == 2 ? "failure" : "unknown"});
   }
   t.Print(std::cout);
+}
+
+std::atomic<bool> export_stop{false};
+void StopExport(int) { export_stop = true; }
+
+struct ExportArgs {
+  DbChoice where;
+  audit::SinkOptions sink;
+  std::string cursor, token_file;
+  ExportOptions options;
+  int max_attempts = -1;  // -1: 5 for one pass, unbounded with --follow
+};
+
+int RunExport(const ExportArgs& a, bool json_output) {
+  ExportArgs args = a;
+  if (!args.token_file.empty()) {
+    auto token = ReadFile(args.token_file);
+    if (!token.ok()) return Fail(token.status());
+    args.sink.bearer_token = *token;
+    while (!args.sink.bearer_token.empty() && std::isspace(static_cast<unsigned char>(args.sink.bearer_token.back()))) {
+      args.sink.bearer_token.pop_back();
+    }
+  } else if (const char* env = std::getenv("CAUSEWAY_SIEM_TOKEN"); env && *env) {
+    args.sink.bearer_token = env;
+  }
+  args.options.max_attempts = args.max_attempts >= 0 ? args.max_attempts : (args.options.follow ? 0 : 5);
+  auto sink = audit::OpenSink(args.sink);
+  if (!sink.ok()) return Fail(sink.status());
+  auto store = OpenStore(args.where.Resolve(), true);
+  if (!store.ok()) return Fail(store.status());
+  std::signal(SIGINT, StopExport);
+  std::signal(SIGTERM, StopExport);
+  auto stats = ExportAudit(**store, **sink, args.cursor, args.options, export_stop, [&](const Status& st) {
+    std::cerr << "retrying: " << st.message() << "\n";
+  });
+  if (!stats.ok()) {
+    std::cerr << "export to " << (*sink)->Describe() << " stopped; the cursor in " << args.cursor
+              << " is where it was, and the next run sends from there\n";
+    return Fail(stats.status());
+  }
+  json j = {{"own_events", stats->own}, {"imported_events", stats->imported}, {"batches", stats->batches},
+            {"retries", stats->retries}, {"cursor", {{"seq", stats->cursor.seq}, {"imported_id", stats->cursor.imported_id}}}};
+  if (json_output) {
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::cout << "exported " << stats->own << " Causeway events and " << stats->imported << " imported events to "
+              << (*sink)->Describe() << " in " << stats->batches << " batches (" << stats->retries
+              << " retries); cursor at seq " << stats->cursor.seq << ", imported " << stats->cursor.imported_id << "\n";
+  }
+  return kExitOk;
 }
 
 }  // namespace
@@ -302,6 +356,22 @@ void AddAuditCommands(CLI::App& audit, const Globals& g, Api& api, int& rc) {
     }
     if (*fail_on_findings && !(*j)["findings"].empty()) rc = kExitFailure;
   });
+
+  auto ex = std::make_shared<ExportArgs>();
+  auto* exp = audit.add_subcommand("export", "send the trail (OCSF) to a SIEM over HTTP, to syslog, or to rotated files");
+  exp->add_option("--to", ex->sink.url, "http(s)://COLLECTOR, tcp://HOST:PORT or tls://HOST:PORT (syslog, RFC 5424), or file:PATH")
+      ->required();
+  exp->add_option("--cursor", ex->cursor, "file recording how far delivery got (made on first use)")->required();
+  exp->add_flag("--follow,-f", ex->options.follow, "keep exporting new events until interrupted");
+  exp->add_option("--batch", ex->options.batch, "events per request, 1-10000")->capture_default_str();
+  exp->add_option("--max-attempts", ex->max_attempts, "tries per batch before giving up (default 5; with --follow, unlimited)");
+  exp->add_option("--retry-min-ms", ex->options.retry_min, "first wait before a retry (doubles up to 30 s)");
+  exp->add_option("--token-file", ex->token_file, "the collector's bearer token (or env CAUSEWAY_SIEM_TOKEN)");
+  exp->add_option("--ca", ex->sink.ca_file, "TLS: also trust this CA certificate (PEM)");
+  exp->add_option("--rotate-bytes", ex->sink.rotate_bytes, "file: start a new file past this size")->capture_default_str();
+  exp->add_option("--keep", ex->sink.keep, "file: rotated files kept")->capture_default_str();
+  ex->where.AddTo(exp);
+  exp->callback([&g, &rc, ex] { rc = RunExport(*ex, g.json_output); });
 
   auto unlink_id = std::make_shared<std::string>();
   auto* unlink = audit.add_subcommand("unlink", "remove an identity link");

@@ -56,10 +56,12 @@ Result<Url> ParseUrl(std::string_view url) {
   return u;
 }
 
-// What is sent: a GET, or a POST of JSON.
+// What is sent: a GET, or a POST of a body.
 struct Outgoing {
   http::verb verb = http::verb::get;
   std::string body;
+  std::string content_type = "application/json";
+  std::vector<std::pair<std::string, std::string>> headers;
 };
 
 template <typename Stream>
@@ -68,8 +70,9 @@ Result<HttpResult> Exchange(Stream& stream, const Url& u, size_t max_bytes, cons
   req.set(http::field::host, u.host);
   req.set(http::field::accept, "application/json");
   req.set(http::field::user_agent, "causeway");
+  for (const auto& [name, value] : sent.headers) req.set(name, value);
   if (sent.verb == http::verb::post) {
-    req.set(http::field::content_type, "application/json");
+    req.set(http::field::content_type, sent.content_type);
     req.body() = sent.body;
     req.prepare_payload();
   }
@@ -133,6 +136,12 @@ Result<HttpResult> Fetch(std::string_view url, std::chrono::milliseconds timeout
 
 Result<HttpResult> PostJson(std::string_view url, const std::string& body, std::chrono::milliseconds timeout) {
   return Send(url, timeout, 1 << 20, Outgoing{http::verb::post, body});
+}
+
+Result<HttpResult> Post(std::string_view url, const std::string& body, const std::string& content_type,
+                        const std::vector<std::pair<std::string, std::string>>& headers,
+                        std::chrono::milliseconds timeout) {
+  return Send(url, timeout, 1 << 20, Outgoing{http::verb::post, body, content_type, headers});
 }
 
 }  // namespace causeway::net

@@ -1,5 +1,6 @@
-// One-shot GETs of http:// and https:// URLs, for documents Causeway reads
-// from elsewhere: an identity provider's discovery document and JWKS.
+// One-shot requests to http:// and https:// URLs: documents Causeway reads
+// from elsewhere (an identity provider's discovery document and JWKS) and
+// what it sends (webhooks, audit events to a SIEM).
 // https verifies the server's certificate against the system's CAs and its
 // name (SNI and hostname checks); there is no way to turn that off.
 #pragma once
@@ -20,5 +21,10 @@ Result<HttpResult> Fetch(std::string_view url, std::chrono::milliseconds timeout
 // POST `body` (application/json) to `url`, with the same rules as Fetch.
 Result<HttpResult> PostJson(std::string_view url, const std::string& body,
                             std::chrono::milliseconds timeout = std::chrono::seconds(10));
+
+// POST `body` of `content_type` with extra headers, with the same rules.
+Result<HttpResult> Post(std::string_view url, const std::string& body, const std::string& content_type,
+                        const std::vector<std::pair<std::string, std::string>>& headers,
+                        std::chrono::milliseconds timeout = std::chrono::seconds(30));
 
 }  // namespace causeway::net
