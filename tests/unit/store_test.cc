@@ -491,6 +491,44 @@ TEST_P(StoreTest, ImportedAuditEventsAreStoredOnceAndSearchedByIdentityProviderA
   EXPECT_TRUE(Verify().ok);
 }
 
+// Fail closed on both backends: when the audit trail cannot be written, the
+// change it describes is refused, unavailable (the trail may come back), and
+// nothing of it is kept.
+TEST_P(StoreTest, AChangeWhoseAuditEventCannotBeWrittenIsRefusedAsUnavailable) {
+  JobRecord kept = Job(), refused = Job();
+  ASSERT_TRUE(store_->Write(InsertWithAudit(kept)).ok());
+  auto exec = [&](const std::string& sqlite_sql, const std::string& pg_sql) {
+    if (GetParam() == std::string("sqlite")) {
+      sqlite3* db = nullptr;
+      ASSERT_EQ(sqlite3_open(db_.path().c_str(), &db), SQLITE_OK);
+      sqlite3_busy_timeout(db, 5000);
+      char* err = nullptr;
+      EXPECT_EQ(sqlite3_exec(db, sqlite_sql.c_str(), nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
+      sqlite3_free(err);
+      sqlite3_close(db);
+    } else {
+      auto conn = pg::Conn::Open(db_.url());
+      ASSERT_TRUE(conn.ok()) << conn.status().ToString();
+      Status st = (*conn)->ExecScript(pg_sql.c_str());
+      EXPECT_TRUE(st.ok()) << st.ToString();
+    }
+  };
+  exec("CREATE TRIGGER audit_device_full BEFORE INSERT ON audit_events BEGIN SELECT RAISE(ABORT, 'audit device full'); END",
+       "CREATE FUNCTION audit_device_full() RETURNS trigger LANGUAGE plpgsql AS "
+       "$$ BEGIN RAISE EXCEPTION 'audit device full'; END $$;"
+       "CREATE TRIGGER audit_device_full BEFORE INSERT ON audit_events FOR EACH ROW EXECUTE FUNCTION audit_device_full()");
+  Status st = store_->Write(InsertWithAudit(refused));
+  EXPECT_EQ(st.code(), Code::kUnavailable) << st.ToString();
+  EXPECT_NE(st.message().find("audit"), std::string::npos) << st.ToString();
+  auto gone = store_->GetJob(refused.id);
+  ASSERT_TRUE(gone.ok());
+  EXPECT_FALSE(gone->has_value());
+  EXPECT_TRUE(store_->GetJob(kept.id)->has_value());
+  exec("DROP TRIGGER audit_device_full", "DROP TRIGGER audit_device_full ON audit_events");
+  EXPECT_TRUE(store_->Write(InsertWithAudit(refused)).ok());
+  EXPECT_TRUE(Verify().ok);
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, StoreTest, ::testing::Values("sqlite", "postgresql"),
                          [](const ::testing::TestParamInfo<std::string>& p) { return p.param; });
 

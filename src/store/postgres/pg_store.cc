@@ -302,7 +302,13 @@ class PgWriteTx final : public WriteTx {
       held_.Statement(std::move(update));
     }
     held_.Statement("COMMIT");
-    return conn_.ExecScript(held_.Take().c_str());
+    // The units' own writes went in the first round trip; what fails here
+    // is the audit trail (or the commit itself): fail closed, and say so.
+    Status st = conn_.ExecScript(held_.Take().c_str());
+    if (!st.ok() && !audit_.empty() && st.code() != Code::kUnavailable) {
+      return Unavailable("refused: the change's audit events could not be written (" + st.message() + ")");
+    }
+    return st;
   }
 
   Result<std::optional<JobRecord>> GetJob(const std::string& id) override {
