@@ -130,6 +130,20 @@ show "$cw" cost import "$data/coreweave-nodes.csv" --provider coreweave --data-d
 show "$cw" cost showback --by team --provider coreweave --allocate --estate "$root/examples/estate.yaml" --data-dir "$data"
 step "Identity: a researcher onboarded through SCIM, working under their group's role, moved, revoked; nothing left behind"
 show "$cw" acceptance identity --team nlp --out "$data"
+
+step "One audit trail across providers: CoreWeave's Kubernetes log, GCP's and AWS's beside Causeway's own, as OCSF"
+show "$cw" audit import "$root/examples/audit/k8s-audit.jsonl" --source k8s --provider coreweave
+show "$cw" audit import "$root/examples/audit/gcp-audit.json" --source gcp --provider gcp
+show "$cw" audit import "$root/examples/audit/cloudtrail.json" --source cloudtrail --provider aws
+show "$cw" audit import "$root/examples/audit/k8s-audit.jsonl" --source k8s --provider coreweave
+show "$cw" audit search --actor alice@corp.example
+show "$cw" audit search --action delete --since 30d
+step "What the trail does not cover: buckets made before logging was turned on, sources not imported, short retention"
+show "$cw" audit coverage
+step "The chain's head signed (ES256); the trail exported to a SIEM file; verified with the public key alone"
+show "$cw" audit checkpoint
+"$cw" audit keys > "$data/audit-keys.json"
+show "$cw" audit export --to "file:$data/siem/audit.jsonl" --cursor "$data/siem.cursor" --data-dir "$data"
 show "$cw" audit verify
 
 if [[ "$keep" == "--keep" ]]; then
@@ -138,6 +152,6 @@ if [[ "$keep" == "--keep" ]]; then
   echo "then try: causeway jobs, causeway explain ID, causeway queues; stop it with: kill $pid"
 else
   kill "$pid"; wait "$pid" 2>/dev/null || true
-  step "Stopped; the database file verifies offline too"
-  show "$cw" audit verify --data-dir "$data"
+  step "Stopped; the database file verifies offline too, its checkpoints against the public key alone"
+  show "$cw" audit verify --data-dir "$data" --public-key "$data/audit-keys.json"
 fi

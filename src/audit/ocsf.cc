@@ -100,9 +100,10 @@ json FromCauseway(const AuditEvent& e, const std::string& region) {
     ev["user"] = {{"uid", target}, {"type_id", 1}};
     if (!name.empty()) ev["user"]["name"] = name;
   } else {
-    ev["api"] = {{"operation", e.action}, {"service", {{"name", "causeway"}}}};
     ev["src_endpoint"] = {{"svc_name", "causeway-api"}};
   }
+  // Every class may carry the API call; searches match on its operation.
+  ev["api"] = {{"operation", e.action}, {"service", {{"name", "causeway"}}}};
   if (e.details.is_object() && !e.details.empty()) ev["unmapped"] = e.details;
   return ev;
 }

@@ -144,6 +144,7 @@ class FileSink final : public Sink {
     std::error_code ec;
     auto size = std::filesystem::exists(path_, ec) ? std::filesystem::file_size(path_, ec) : 0;
     if (size > 0 && static_cast<int64_t>(size + data.size()) > o_.rotate_bytes) RETURN_IF_ERROR(Rotate());
+    if (auto dir = std::filesystem::path(path_).parent_path(); !dir.empty()) std::filesystem::create_directories(dir, ec);
     int fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
     if (fd < 0) return Unavailable("cannot open " + path_ + ": " + std::strerror(errno));
     size_t done = 0;

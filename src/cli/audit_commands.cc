@@ -124,7 +124,7 @@ void PrintEvents(const json& events) {
   Table t({"time", "provider", "actor", "operation", "resource", "status"});
   for (const json& ev : events) {
     std::string op = ev.contains("api") ? Str(ev["api"], "operation") : "";
-    if (op.empty() && ev.contains("metadata")) op = Str(ev, "message");
+    if (op.empty()) op = Str(ev, "message");
     int status = ev.value("status_id", 0);
     t.Add({TimeOf(ev), ProviderOf(ev), ActorOf(ev), op, ResourceOf(ev),
            status == 1 ? "success" : status == 2 ? "failure" : "unknown"});
