@@ -157,6 +157,18 @@ bool LooksLikeIp(std::string_view s) {
   return true;
 }
 
+// src_endpoint: an IP address as ip, anything else (a service's name,
+// "private", "gce-internal-ip") as domain, "unknown" when there is none.
+void SourceEndpoint(Writer& w, std::string_view address) {
+  w.Open("src_endpoint");
+  if (LooksLikeIp(address)) {
+    w.Str("ip", address);
+  } else {
+    w.Str("domain", address.empty() ? "unknown" : address);
+  }
+  w.Close();
+}
+
 int ActivityOfVerb(std::string_view verb) {
   if (verb == "create") return 1;
   if (verb == "get" || verb == "list" || verb == "watch") return 2;
@@ -360,13 +372,7 @@ Status CloudTrail(dom::element r, std::string_view raw, const ImportOptions& o, 
   }
   w.Close().Close();
   std::string_view source = Field(r, "sourceIPAddress");
-  w.Open("src_endpoint");
-  if (LooksLikeIp(source)) {
-    w.Str("ip", source);
-  } else {
-    w.Str("domain", source.empty() ? "unknown" : source);
-  }
-  w.Close();
+  SourceEndpoint(w, source);
   w.Open("http_request").StrIf("user_agent", Field(r, "userAgent")).Close();
   w.Open("api").Str("operation", name).Open("service").Str("name", Field(r, "eventSource")).Close();
   w.Open("request").Str("uid", Field(r, "requestID")).Close().Close();
@@ -433,13 +439,7 @@ Status Gcp(dom::element r, std::string_view raw, const ImportOptions& o, Sink& s
   w.Close().Close();
   dom::element meta = Child(p, "requestMetadata", found);
   std::string_view ip = found ? Field(meta, "callerIp") : std::string_view();
-  w.Open("src_endpoint");
-  if (LooksLikeIp(ip)) {
-    w.Str("ip", ip);
-  } else {
-    w.Str("domain", ip.empty() ? "unknown" : ip);  // "private" or "gce-internal-ip"
-  }
-  w.Close();
+  SourceEndpoint(w, ip);
   if (found) w.Open("http_request").StrIf("user_agent", Field(meta, "callerSuppliedUserAgent")).Close();
   w.Open("api").Str("operation", method).Open("service").Str("name", Field(p, "serviceName")).Close().Close();
   std::string_view resource_name = Field(p, "resourceName");
@@ -510,13 +510,7 @@ Status Azure(dom::element r, std::string_view raw, const ImportOptions& o, Sink&
   std::string_view ip = Field(r, "callerIpAddress");
   dom::element http = Child(r, "httpRequest", found);
   if (ip.empty() && found) ip = Field(http, "clientIpAddress");
-  w.Open("src_endpoint");
-  if (LooksLikeIp(ip)) {
-    w.Str("ip", ip);
-  } else {
-    w.Str("domain", ip.empty() ? "unknown" : ip);
-  }
-  w.Close();
+  SourceEndpoint(w, ip);
   std::string_view provider_ns = operation.substr(0, operation.find('/'));
   w.Open("api").Str("operation", operation).Open("service").Str("name", provider_ns).Close();
   w.Open("request").StrIf("uid", Field(r, "correlationId")).Close().Close();
@@ -574,13 +568,7 @@ Status Okta(dom::element r, std::string_view raw, const ImportOptions& o, Sink& 
   w.Close().Close();
   dom::element client = Child(r, "client", found);
   std::string_view ip = found ? Field(client, "ipAddress") : std::string_view();
-  w.Open("src_endpoint");
-  if (LooksLikeIp(ip)) {
-    w.Str("ip", ip);
-  } else {
-    w.Str("domain", ip.empty() ? "unknown" : ip);
-  }
-  w.Close();
+  SourceEndpoint(w, ip);
   // The first target that is a user is the account acted on; sign-ins are
   // the actor's own.
   dom::array targets;
