@@ -2,6 +2,10 @@
 
 #include <zlib.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include <cctype>
 #include <cstring>
 #include <filesystem>
@@ -77,53 +81,105 @@ class Writer {
       out_ += "\":";
     }
   }
-  // JSON string escaping. Bytes that need none (not control characters,
-  // quotes or backslashes) are found eight at a time and copied as runs:
-  // raw_data, a whole source record, is most of every event's bytes.
+  // JSON string escaping, sized first and then written in place: raw_data,
+  // a whole source record dense with quotes, is most of every event's
+  // bytes. Sixteen bytes are classified at a time (SSE2) where available.
   void Quote(std::string_view s) {
+    size_t at = out_.size();
+    out_.resize(at + s.size() + EscapedExtra(s) + 2);
+    char* o = out_.data() + at;
+    *o++ = '"';
+    o = WriteEscaped(s, o);
+    *o = '"';
+  }
+
+  // The escape written for byte `c`, which needs one.
+  static char* Escape(unsigned char c, char* o) {
     static constexpr char kHex[] = "0123456789abcdef";
-    out_.reserve(out_.size() + s.size() + s.size() / 4 + 2);
-    out_ += '"';
-    const char* p = s.data();
-    const char* end = p + s.size();
-    const char* run = p;
-    while (p < end) {
-      if (end - p >= 8) {
-        uint64_t v;
-        std::memcpy(&v, p, 8);
-        if (!NeedsEscape(v)) {
-          p += 8;
-          continue;
-        }
+    *o++ = '\\';
+    switch (c) {
+      case '"': *o++ = '"'; break;
+      case '\\': *o++ = '\\'; break;
+      case '\n': *o++ = 'n'; break;
+      case '\r': *o++ = 'r'; break;
+      case '\t': *o++ = 't'; break;
+      default:
+        std::memcpy(o, "u00", 3);
+        o[3] = kHex[c >> 4];
+        o[4] = kHex[c & 15];
+        o += 5;
+    }
+    return o;
+  }
+  static bool Plain(unsigned char c) { return c >= 0x20 && c != '"' && c != '\\'; }
+  // Bytes escaping adds beyond the byte itself.
+  static size_t ExtraFor(unsigned char c) {
+    if (Plain(c)) return 0;
+    return (c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t') ? 1 : 5;
+  }
+
+#if defined(__SSE2__)
+  // Bit i set: byte i of the 16 at `p` needs escaping; `control` the same
+  // for control characters alone.
+  static unsigned Mask(const char* p, unsigned* control) {
+    __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    __m128i ctl = _mm_cmpeq_epi8(_mm_max_epu8(v, _mm_set1_epi8(0x1F)), _mm_set1_epi8(0x1F));
+    __m128i quote = _mm_cmpeq_epi8(v, _mm_set1_epi8('"'));
+    __m128i slash = _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'));
+    *control = static_cast<unsigned>(_mm_movemask_epi8(ctl));
+    return static_cast<unsigned>(_mm_movemask_epi8(_mm_or_si128(ctl, _mm_or_si128(quote, slash))));
+  }
+#endif
+
+  static size_t EscapedExtra(std::string_view s) {
+    size_t extra = 0, i = 0;
+#if defined(__SSE2__)
+    for (; i + 16 <= s.size(); i += 16) {
+      unsigned control = 0;
+      unsigned mask = Mask(s.data() + i, &control);
+      extra += static_cast<size_t>(__builtin_popcount(mask));
+      for (; control; control &= control - 1) {
+        extra += ExtraFor(static_cast<unsigned char>(s[i + static_cast<size_t>(__builtin_ctz(control))])) - 1;
       }
-      unsigned char c = static_cast<unsigned char>(*p);
-      if (c >= 0x20 && c != '"' && c != '\\') {
-        ++p;
+    }
+#endif
+    for (; i < s.size(); ++i) extra += ExtraFor(static_cast<unsigned char>(s[i]));
+    return extra;
+  }
+
+  static char* WriteEscaped(std::string_view s, char* o) {
+    const char* p = s.data();
+    size_t i = 0;
+#if defined(__SSE2__)
+    for (; i + 16 <= s.size(); i += 16) {
+      unsigned control = 0;
+      unsigned mask = Mask(p + i, &control);
+      if (mask == 0) {
+        std::memcpy(o, p + i, 16);
+        o += 16;
         continue;
       }
-      out_.append(run, static_cast<size_t>(p - run));
-      switch (c) {
-        case '"': out_ += "\\\""; break;
-        case '\\': out_ += "\\\\"; break;
-        case '\n': out_ += "\\n"; break;
-        case '\r': out_ += "\\r"; break;
-        case '\t': out_ += "\\t"; break;
-        default:
-          out_ += "\\u00";
-          out_ += kHex[c >> 4];
-          out_ += kHex[c & 15];
+      size_t done = 0;
+      for (; mask; mask &= mask - 1) {
+        size_t at = static_cast<size_t>(__builtin_ctz(mask));
+        std::memcpy(o, p + i + done, at - done);
+        o += at - done;
+        o = Escape(static_cast<unsigned char>(p[i + at]), o);
+        done = at + 1;
       }
-      run = ++p;
+      std::memcpy(o, p + i + done, 16 - done);
+      o += 16 - done;
     }
-    out_.append(run, static_cast<size_t>(end - run));
-    out_ += '"';
-  }
-  // Whether any of the eight bytes of `v` is below 0x20, '"' or '\\'.
-  static bool NeedsEscape(uint64_t v) {
-    constexpr uint64_t kOnes = 0x0101010101010101ULL, kHighs = 0x8080808080808080ULL;
-    auto zero_byte = [](uint64_t x) { return (x - kOnes) & ~x & kHighs; };
-    uint64_t below_space = (v - kOnes * 0x20) & ~v & kHighs;
-    return (below_space | zero_byte(v ^ (kOnes * '"')) | zero_byte(v ^ (kOnes * '\\'))) != 0;
+#endif
+    for (; i < s.size(); ++i) {
+      unsigned char c = static_cast<unsigned char>(p[i]);
+      if (Plain(c)) {
+        *o++ = static_cast<char>(c);
+      } else {
+        o = Escape(c, o);
+      }
+    }
+    return o;
   }
 
   std::string& out_;

@@ -6,6 +6,7 @@
 
 #include <fstream>
 #include <map>
+#include <random>
 
 #include <nlohmann/json.hpp>
 
@@ -355,6 +356,29 @@ TEST(ImportTest, SlurmRestListingOfLaterVersions) {
   EXPECT_TRUE(ocsf::Validate(end).ok()) << ocsf::Validate(end).ToString();
   auto bad = NormalizeRecord(listing["jobs"][1].dump(), ImportOptions{"coreweave", LogSource::kSlurm});
   EXPECT_NE(bad.status().message().find("time.submission"), std::string::npos) << bad.status().ToString();
+}
+
+// Escaping in the writer (sixteen bytes at a time) against nlohmann's
+// reading: every ASCII byte, control characters included, at every
+// position and length around the sixteen-byte blocks.
+TEST(ImportTest, EveryByteSurvivesTheWriterEscaping) {
+  std::mt19937 rng(7);
+  for (int round = 0; round < 2000; ++round) {
+    std::string value;
+    size_t n = static_cast<size_t>(rng() % 70);
+    for (size_t i = 0; i < n; ++i) {
+      int pick = static_cast<int>(rng() % 10);
+      value += pick < 3 ? '"' : pick < 4 ? '\\' : pick < 5 ? static_cast<char>(1 + rng() % 31) : static_cast<char>(32 + rng() % 95);
+    }
+    json record = {{"kind", "Event"}, {"auditID", "a" + std::to_string(round)}, {"verb", "get"},
+                   {"requestURI", value}, {"stageTimestamp", "2026-11-30T00:00:00Z"}};
+    std::string line = record.dump();
+    auto events = NormalizeRecord(line, ImportOptions{"k", LogSource::kKubernetes});
+    ASSERT_TRUE(events.ok()) << events.status().ToString();
+    json ev = json::parse(events->at(0).ocsf_json);
+    ASSERT_EQ(ev["http_request"]["url"]["path"], value) << round;
+    ASSERT_EQ(ev["raw_data"], line) << round;
+  }
 }
 
 TEST(ImportTest, RecordsOfTheWrongKindAreReportedNotGuessed) {
