@@ -8,7 +8,6 @@
 
 #include <cctype>
 #include <cstring>
-#include <filesystem>
 #include <unordered_set>
 
 #include <simdjson.h>
@@ -777,32 +776,60 @@ class Normalizer {
   dom::parser inner_;  // for events wrapped in a string
 };
 
-// The whole file, gunzipped when it is gzip (zlib reads plain files as they are).
-Result<std::string> ReadAll(const std::string& path) {
-  gzFile f = gzopen(path.c_str(), "rb");
-  if (!f) return NotFound("cannot open " + path + ": " + std::strerror(errno));
-  gzbuffer(f, 1 << 20);
-  std::string data;
-  // Sized up front: growing a buffer of gigabytes by doubling costs copies
-  // and page faults (a compressed file is read into about five times its size).
-  std::error_code ec;
-  uintmax_t on_disk = std::filesystem::file_size(path, ec);
-  if (!ec) data.reserve(static_cast<size_t>(on_disk) * (gzdirect(f) ? 1 : 5) + simdjson::SIMDJSON_PADDING);
-  std::vector<char> buf(1 << 20);
-  for (;;) {
-    int n = gzread(f, buf.data(), static_cast<unsigned>(buf.size()));
+// A log file read in chunks, gunzipped when it is gzip (zlib reads plain
+// files as they are, straight into the caller's buffer). The buffer always
+// has SIMDJSON_PADDING bytes past its data: simdjson reads that far.
+class Input {
+ public:
+  explicit Input(size_t chunk) : chunk_(chunk) {}
+  ~Input() {
+    if (f_) gzclose(f_);
+  }
+  Status Open(const std::string& path) {
+    path_ = path;
+    f_ = gzopen(path.c_str(), "rb");
+    if (!f_) return NotFound("cannot open " + path + ": " + std::strerror(errno));
+    return Status::Ok();
+  }
+  // Reads until the buffer holds at least a chunk or the file ends.
+  Status Fill() {
+    while (!eof_ && size_ < chunk_) RETURN_IF_ERROR(ReadMore());
+    return Status::Ok();
+  }
+  // Reads the rest of the file in.
+  Status FillAll() {
+    while (!eof_) RETURN_IF_ERROR(ReadMore());
+    return Status::Ok();
+  }
+  // Reads one more chunk, growing the buffer (for a line longer than it).
+  Status ReadMore() {
+    if (buf_.size() < size_ + chunk_ + simdjson::SIMDJSON_PADDING) buf_.resize(size_ + chunk_ + simdjson::SIMDJSON_PADDING);
+    int n = gzread(f_, buf_.data() + size_, static_cast<unsigned>(chunk_));
     if (n < 0) {
       int err = 0;
-      std::string what = gzerror(f, &err);
-      gzclose(f);
-      return InvalidArgument(path + ": cannot be read: " + what);
+      return InvalidArgument(path_ + ": cannot be read: " + gzerror(f_, &err));
     }
-    if (n == 0) break;
-    data.append(buf.data(), static_cast<size_t>(n));
+    if (n == 0) eof_ = true;
+    size_ += static_cast<size_t>(n);
+    return Status::Ok();
   }
-  gzclose(f);
-  return data;
-}
+  // Drops the first `n` bytes (consumed), keeping the rest at the front.
+  void Consume(size_t n) {
+    std::memmove(buf_.data(), buf_.data() + n, size_ - n);
+    size_ -= n;
+  }
+  const char* data() const { return buf_.data(); }
+  size_t size() const { return size_; }
+  bool eof() const { return eof_; }
+
+ private:
+  const size_t chunk_;
+  std::string path_;
+  gzFile f_ = nullptr;
+  std::vector<char> buf_ = std::vector<char>(simdjson::SIMDJSON_PADDING);
+  size_t size_ = 0;
+  bool eof_ = false;
+};
 
 }  // namespace
 
@@ -911,15 +938,14 @@ Result<std::vector<NormalizedEvent>> NormalizeRecord(std::string_view record, co
 }
 
 Result<ImportStats> ImportLog(const std::string& path, const ImportOptions& options, const EmitFn& emit) {
-  ASSIGN_OR_RETURN(std::string data, ReadAll(path));
-  size_t size = data.size();
-  // simdjson reads up to SIMDJSON_PADDING bytes past what it parses.
-  data.append(simdjson::SIMDJSON_PADDING, '\0');
+  Input in(options.chunk_bytes);
+  RETURN_IF_ERROR(in.Open(path));
+  RETURN_IF_ERROR(in.Fill());
   ImportStats stats;
   Normalizer normalizer(options);
   dom::parser parser;
   std::unordered_set<std::string> seen;
-  seen.reserve(size / 512 + 16);  // records are rarely smaller
+  seen.reserve(in.size() / 512 + 16);  // records are rarely smaller
   Sink sink{{}, [&](std::string_view id, std::string_view json) {
               if (!seen.emplace(id).second) {
                 ++stats.duplicates;
@@ -945,61 +971,84 @@ Result<ImportStats> ImportLog(const std::string& path, const ImportOptions& opti
 
   // JSON lines unless the file is one document: a JSON array, an object
   // holding the records (CloudTrail's Records, Azure's records, Slurm's
-  // jobs), or a pretty-printed object.
+  // jobs), or a pretty-printed object. Judged by its first line.
   auto container = [](dom::element doc, dom::array& records) {
     for (const char* key : {"Records", "records", "jobs"}) {
       if (!doc[key].get(records)) return true;
     }
     return false;
   };
-  dom::array probe_records;
-  const char* begin = data.data();
-  const char* end = begin + size;
-  const char* first = begin;
-  while (first < end && std::isspace(static_cast<unsigned char>(*first))) ++first;
-  const char* first_nl = static_cast<const char*>(std::memchr(first, '\n', static_cast<size_t>(end - first)));
-  dom::element probe;
-  bool one_document = first < end && (*first == '[' ||
-                                      parser.parse(first, static_cast<size_t>((first_nl ? first_nl : end) - first), false).get(probe) ||
-                                      (probe.type() == dom::element_type::OBJECT && container(probe, probe_records)));
-  if (one_document) {
-    dom::element doc;
-    if (auto err = parser.parse(begin, size, false).get(doc)) {
-      issue(1, std::string("the file is neither JSON lines nor one JSON document: ") + simdjson::error_message(err));
-      return stats;
-    }
-    dom::array records;
-    if (doc.type() == dom::element_type::ARRAY) {
-      records = doc.get_array().value_unsafe();
-    } else if (!container(doc, records)) {
-      int64_t line = 1;
-      std::string raw = simdjson::minify(doc);
-      handle(doc, raw, line);
-      return stats;
-    }
-    int64_t n = 0;
-    for (dom::element record : records) {
-      std::string raw = simdjson::minify(record);
-      handle(record, raw, ++n);
-    }
-    return stats;
+  // The first line must be whole to be judged.
+  for (;;) {
+    const char* b = in.data();
+    const char* e = b + in.size();
+    while (b < e && std::isspace(static_cast<unsigned char>(*b))) ++b;
+    if (in.eof() || (b < e && std::memchr(b, '\n', static_cast<size_t>(e - b)))) break;
+    RETURN_IF_ERROR(in.ReadMore());
   }
-  int64_t line = 0;
-  for (const char* p = begin; p < end;) {
-    const char* nl = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(end - p)));
-    const char* stop = nl ? nl : end;
-    ++line;
-    std::string_view raw(p, static_cast<size_t>(stop - p));
-    while (!raw.empty() && (raw.back() == '\r' || raw.back() == ' ')) raw.remove_suffix(1);
-    p = nl ? nl + 1 : end;
-    if (raw.find_first_not_of(" \t") == std::string_view::npos) continue;
-    dom::element record;
-    if (auto err = parser.parse(raw.data(), raw.size(), false).get(record)) {
-      ++stats.records;
-      issue(line, std::string("malformed JSON: ") + simdjson::error_message(err));
-      continue;
+  {
+    dom::array probe_records;
+    const char* begin = in.data();
+    const char* end = begin + in.size();
+    const char* first = begin;
+    while (first < end && std::isspace(static_cast<unsigned char>(*first))) ++first;
+    const char* first_nl = static_cast<const char*>(std::memchr(first, '\n', static_cast<size_t>(end - first)));
+    dom::element probe;
+    bool one_document = first < end && (*first == '[' ||
+                                        parser.parse(first, static_cast<size_t>((first_nl ? first_nl : end) - first), false).get(probe) ||
+                                        (probe.type() == dom::element_type::OBJECT && container(probe, probe_records)));
+    if (one_document) {
+      // One document is parsed whole (a CloudTrail file is tens of MB).
+      RETURN_IF_ERROR(in.FillAll());
+      dom::element doc;
+      if (auto err = parser.parse(in.data(), in.size(), false).get(doc)) {
+        issue(1, std::string("the file is neither JSON lines nor one JSON document: ") + simdjson::error_message(err));
+        return stats;
+      }
+      dom::array records;
+      if (doc.type() == dom::element_type::ARRAY) {
+        records = doc.get_array().value_unsafe();
+      } else if (!container(doc, records)) {
+        std::string raw = simdjson::minify(doc);
+        handle(doc, raw, 1);
+        return stats;
+      }
+      int64_t n = 0;
+      for (dom::element record : records) {
+        std::string raw = simdjson::minify(record);
+        handle(record, raw, ++n);
+      }
+      return stats;
     }
-    handle(record, raw, line);
+  }
+  // JSON lines, a chunk at a time: memory stays bounded by the chunk (and a
+  // line longer than it) whatever the file's size.
+  int64_t line = 0;
+  for (;;) {
+    const char* begin = in.data();
+    const char* end = begin + in.size();
+    const char* p = begin;
+    while (p < end) {
+      const char* nl = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(end - p)));
+      if (!nl && !in.eof()) break;  // an incomplete line: read on
+      const char* stop = nl ? nl : end;
+      ++line;
+      std::string_view raw(p, static_cast<size_t>(stop - p));
+      while (!raw.empty() && (raw.back() == '\r' || raw.back() == ' ')) raw.remove_suffix(1);
+      p = nl ? nl + 1 : end;
+      if (raw.find_first_not_of(" \t") == std::string_view::npos) continue;
+      dom::element record;
+      if (auto err = parser.parse(raw.data(), raw.size(), false).get(record)) {
+        ++stats.records;
+        issue(line, std::string("malformed JSON: ") + simdjson::error_message(err));
+        continue;
+      }
+      handle(record, raw, line);
+    }
+    if (in.eof()) break;
+    bool stuck = p == begin;  // one line longer than the buffer holds
+    in.Consume(static_cast<size_t>(p - begin));
+    RETURN_IF_ERROR(stuck ? in.ReadMore() : in.Fill());
   }
   return stats;
 }

@@ -45,6 +45,9 @@ struct ImportStats {
 struct ImportOptions {
   std::string provider;  // the estate's provider the log is from (cloud.provider)
   LogSource source = LogSource::kKubernetes;
+  // JSON lines are read this many bytes at a time (memory stays bounded by
+  // it, or by the longest line); one-document files are read whole.
+  size_t chunk_bytes = 16 << 20;
 };
 
 // Receives each event: its source id (the dedup key) and its OCSF JSON text.

@@ -381,6 +381,51 @@ TEST(ImportTest, EveryByteSurvivesTheWriterEscaping) {
   }
 }
 
+// JSON lines are read a chunk at a time: every chunk size, even one
+// smaller than a line (which then grows the buffer), gives the same events,
+// issues and line numbers as reading the file whole; gzip the same.
+TEST(ImportTest, StreamingInChunksOfAnySizeGivesTheSameResult) {
+  std::filesystem::path dir = std::filesystem::temp_directory_path() / ("cw-chunks-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ifstream in(Sample("k8s-audit.jsonl"));
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  text += "\n  \n{\"kind\": \"Event\", broken\n";
+  text += text;  // every id again: duplicates
+  text += "{\"kind\":\"Event\",\"auditID\":\"last\",\"verb\":\"get\",\"stageTimestamp\":\"2026-11-30T00:00:00Z\"}";  // no final newline
+  std::string plain = (dir / "k8s.jsonl").string(), gz = (dir / "k8s.jsonl.gz").string();
+  std::ofstream(plain) << text;
+  gzFile f = gzopen(gz.c_str(), "wb");
+  gzwrite(f, text.data(), static_cast<unsigned>(text.size()));
+  gzclose(f);
+  auto run = [&](const std::string& path, size_t chunk) {
+    ImportOptions o{"coreweave", LogSource::kKubernetes};
+    o.chunk_bytes = chunk;
+    std::vector<std::string> ids;
+    auto stats = ImportLog(path, o, [&](std::string_view id, std::string_view) { ids.emplace_back(id); });
+    EXPECT_TRUE(stats.ok());
+    std::string summary = std::to_string(stats->records) + "/" + std::to_string(stats->events) + "/" +
+                          std::to_string(stats->duplicates) + "/" + std::to_string(stats->skipped) + "/";
+    for (const auto& i : stats->issues) summary += std::to_string(i.line) + ",";
+    for (const auto& id : ids) summary += id + ";";
+    return summary;
+  };
+  std::string whole = run(plain, 1 << 20);
+  EXPECT_NE(whole.find("last;"), std::string::npos) << whole;
+  for (size_t chunk : {1, 7, 64, 333, 1000, 4096}) {
+    EXPECT_EQ(run(plain, chunk), whole) << chunk;
+    EXPECT_EQ(run(gz, chunk), whole) << chunk;
+  }
+  // A one-document file (a Records array, pretty-printed) is read whole
+  // whatever the chunk.
+  ImportOptions small{"aws", LogSource::kCloudTrail};
+  small.chunk_bytes = 7;
+  auto trail = ImportLog(Sample("cloudtrail.json"), small, [](std::string_view, std::string_view) {});
+  ASSERT_TRUE(trail.ok());
+  EXPECT_EQ(trail->events, 3);
+  EXPECT_EQ(trail->issues_total, 0);
+  std::filesystem::remove_all(dir);
+}
+
 TEST(ImportTest, RecordsOfTheWrongKindAreReportedNotGuessed) {
   auto k8s_as_trail = NormalizeRecord(R"({"kind":"Event","auditID":"x","verb":"get"})",
                                       ImportOptions{"aws", LogSource::kCloudTrail});
