@@ -11,6 +11,7 @@
 #include "audit/importers.h"
 #include "causeway/clock.h"
 #include "causeway/store.h"
+#include "cli/bulk_file.h"
 #include "cli/local_db.h"
 #include "cli/table.h"
 #include "service/audit_service.h"
@@ -63,20 +64,26 @@ json StatsJson(const audit::ImportStats& stats, const std::string& file) {
 
 // Normalizes to OCSF JSON lines in a file (or standard output); stores nothing.
 Result<json> ImportToFile(const ImportArgs& a, audit::LogSource source) {
-  std::FILE* out = a.out == "-" ? stdout : std::fopen(a.out.c_str(), "wb");
-  if (!out) return InvalidArgument("cannot write " + a.out);
-  std::vector<char> buffer(1 << 20);
-  std::setvbuf(out, buffer.data(), _IOFBF, buffer.size());
   auto start = std::chrono::steady_clock::now();
-  auto stats = audit::ImportLog(a.file, audit::ImportOptions{a.provider, source},
-                                [out](std::string_view, std::string_view event) {
-                                  std::fwrite(event.data(), 1, event.size(), out);
-                                  std::fputc('\n', out);
-                                });
-  bool written = std::fflush(out) == 0;
-  if (out != stdout) written = std::fclose(out) == 0 && written;
+  Result<audit::ImportStats> stats = audit::ImportStats{};
+  if (a.out == "-") {
+    std::vector<char> buffer(1 << 20);
+    std::setvbuf(stdout, buffer.data(), _IOFBF, buffer.size());
+    stats = audit::ImportLog(a.file, audit::ImportOptions{a.provider, source}, [](std::string_view, std::string_view event) {
+      std::fwrite(event.data(), 1, event.size(), stdout);
+      std::fputc('\n', stdout);
+    });
+    if (std::fflush(stdout) != 0) return Unavailable("cannot write to standard output");
+    std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  } else {
+    ASSIGN_OR_RETURN(auto out, BulkFile::Create(a.out));
+    stats = audit::ImportLog(a.file, audit::ImportOptions{a.provider, source}, [&out](std::string_view, std::string_view event) {
+      out->Write(event);
+      out->Write("\n");
+    });
+    RETURN_IF_ERROR(out->Close());
+  }
   if (!stats.ok()) return stats.status();
-  if (!written) return Unavailable("cannot write " + a.out);
   json j = StatsJson(*stats, a.file);
   j["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return j;
