@@ -41,4 +41,13 @@ inline std::string Trim(std::string_view text) {
   return std::string(text.substr(b, e - b));
 }
 
+// `text` with ASCII letters in lower case (other bytes as they are).
+inline std::string AsciiLower(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
+}
+
 }  // namespace causeway

@@ -10,6 +10,7 @@
 #include "api/http_types.h"
 #include "causeway/clock.h"
 #include "causeway/status.h"
+#include "identity/tokens.h"
 
 namespace causeway::api {
 
@@ -27,5 +28,7 @@ Result<int> LimitParam(const HttpRequest& req);
 Result<std::optional<Timestamp>> TimeParam(const HttpRequest& req, const char* name, Timestamp now);
 // The media type of the request, without parameters.
 std::string ContentType(const HttpRequest& req);
+// A person's grants: [{"role", "team" (null: every team), "group", "source", "scopes"}].
+nlohmann::json GrantsJson(const std::vector<identity::Grant>& grants);
 
 }  // namespace causeway::api

@@ -107,6 +107,15 @@ std::string ContentType(const HttpRequest& req) {
   return ct;
 }
 
+json GrantsJson(const std::vector<identity::Grant>& grants) {
+  json out = json::array();
+  for (const identity::Grant& g : grants) {
+    out.push_back({{"role", g.role}, {"team", g.team.empty() ? json() : json(g.team)}, {"group", g.group},
+                   {"source", g.source}, {"scopes", g.scopes}});
+  }
+  return out;
+}
+
 namespace {
 json WarningsJson(const std::vector<Diagnostic>& warnings) {
   json out = json::array();
@@ -673,12 +682,7 @@ void ApiService::WhoAmI(HttpRequest& req, Reply reply) {
     out["user"] = p.user;
     out["user_id"] = p.user_id;
     out["groups"] = p.groups;
-    json grants = json::array();
-    for (const auto& g : p.grants) {
-      grants.push_back({{"role", g.role}, {"team", g.team.empty() ? json() : json(g.team)}, {"group", g.group},
-                        {"source", g.source}, {"scopes", g.scopes}});
-    }
-    out["grants"] = grants;
+    out["grants"] = GrantsJson(p.grants);
   }
   reply(JsonResponse(200, out));
 }

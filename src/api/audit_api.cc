@@ -9,7 +9,6 @@
 #include "api/api_helpers.h"
 #include "api/api_service.h"
 #include "identity/access.h"
-#include "identity/oidc.h"
 
 namespace causeway::api {
 
@@ -142,24 +141,17 @@ void ApiService::AuditPerson(HttpRequest& req, Reply reply) {
   if (!since.ok()) return reply(ErrorResponse(since.status()));
   auto limit = QueryInt(req, "limit", 1, 1000, "an integer from 1 to 1000");
   if (!limit.ok()) return reply(ErrorResponse(limit.status()));
-  std::string who = req.params["user"];
-  auto name = audit_.ResolvePerson(who);
-  if (!name.ok()) return reply(ErrorResponse(name.status()));
-  // What they could do: the grants their groups' bindings confer now.
-  json grants = json::array();
-  if (*name) {
-    auto person = identity::ReadPerson(store_, **name);
-    if (!person.ok()) return reply(ErrorResponse(person.status()));
-    if (*person && (*person)->user.active) {
-      for (const identity::Grant& g : identity::GrantsFor(bindings_.Current(), (*person)->groups)) {
-        grants.push_back({{"role", g.role}, {"team", g.team.empty() ? json() : json(g.team)}, {"group", g.group},
-                          {"source", g.source}, {"scopes", g.scopes}});
-      }
-    }
-  }
-  auto report = audit_.Person(who, *since ? ToUnixMicros(**since) / 1000 : 0, static_cast<int>(limit->value_or(1000)),
-                              grants);
+  auto report = audit_.Person(req.params["user"], *since ? ToUnixMicros(**since) / 1000 : 0,
+                              static_cast<int>(limit->value_or(1000)));
   if (!report.ok()) return reply(ErrorResponse(report.status()));
+  // What they could do: the grants their groups' bindings confer now (none
+  // once deactivated).
+  const json& person = (*report)["person"];
+  std::vector<identity::Grant> grants;
+  if (person.value("active", false)) {
+    grants = identity::GrantsFor(bindings_.Current(), person.value("groups", std::vector<std::string>{}));
+  }
+  (*report)["grants"] = GrantsJson(grants);
   reply(JsonResponse(200, *report));
 }
 

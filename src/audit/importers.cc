@@ -6,14 +6,17 @@
 #include <emmintrin.h>
 #endif
 
+#include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <optional>
 #include <unordered_set>
 
 #include <simdjson.h>
 
 #include "audit/ocsf.h"
 #include "causeway/clock.h"
+#include "causeway/text.h"
 
 namespace causeway::audit {
 
@@ -232,19 +235,6 @@ int ActivityOfVerb(std::string_view verb) {
   return 99;
 }
 
-int ActivityOfEventName(std::string_view name, bool read_only) {
-  auto starts = [&](std::initializer_list<std::string_view> prefixes) {
-    for (std::string_view p : prefixes) {
-      if (name.substr(0, p.size()) == p) return true;
-    }
-    return false;
-  };
-  if (read_only || starts({"Get", "List", "Describe", "Lookup", "Head", "Search", "Scan", "Query"})) return 2;
-  if (starts({"Create", "Run", "Put", "Start", "Add", "Attach", "Register", "Import", "Allocate", "Request"})) return 1;
-  if (starts({"Delete", "Terminate", "Remove", "Detach", "Deregister", "Revoke", "Release"})) return 4;
-  return 3;
-}
-
 void Common(Writer& w, int class_uid, int activity, int64_t time_ms, int status, int severity) {
   w.Int("class_uid", class_uid)
       .Int("category_uid", class_uid / 1000)
@@ -274,37 +264,47 @@ struct Sink {
   }
 };
 
-// The last dot- or slash-separated word of an operation name, lowercased:
-// "storage.buckets.delete" -> "delete", "MICROSOFT.COMPUTE/VIRTUALMACHINES/WRITE" -> "write".
-std::string LastWord(std::string_view op) {
+// The last dot- or slash-separated word of an operation name:
+// "storage.buckets.delete" -> "delete", "MICROSOFT.COMPUTE/VIRTUALMACHINES/WRITE" -> "WRITE".
+std::string_view LastWord(std::string_view op) {
   size_t cut = op.find_last_of("./");
-  std::string word(cut == std::string_view::npos ? op : op.substr(cut + 1));
-  for (char& c : word) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return word;
+  return cut == std::string_view::npos ? op : op.substr(cut + 1);
 }
 
-// API Activity's activity for an operation's last word.
+// API Activity's activity for an operation's last word ("DeleteAccessKey",
+// "insert", "WRITE"): what it starts with, ignoring case.
 int ActivityOfWord(std::string_view word) {
   auto starts = [&](std::initializer_list<std::string_view> prefixes) {
     for (std::string_view p : prefixes) {
-      if (word.substr(0, p.size()) == p) return true;
+      if (word.size() >= p.size() &&
+          std::equal(p.begin(), p.end(), word.begin(), [](char a, char b) { return a == (b | 0x20); })) {
+        return true;
+      }
     }
     return false;
   };
-  if (starts({"get", "list", "read", "search", "describe", "lookup", "query", "testiampermissions", "view"})) return 2;
-  if (starts({"create", "insert", "run", "start", "add", "register", "import", "generate", "issue"})) return 1;
-  if (starts({"delete", "remove", "destroy", "purge", "revoke", "unregister"})) return 4;
+  if (starts({"get", "list", "read", "search", "describe", "lookup", "head", "scan", "query", "testiampermissions",
+              "view"})) {
+    return 2;
+  }
+  if (starts({"create", "insert", "run", "put", "start", "add", "attach", "register", "import", "allocate", "request",
+              "generate", "issue"})) {
+    return 1;
+  }
+  if (starts({"delete", "terminate", "remove", "detach", "deregister", "unregister", "revoke", "release", "destroy",
+              "purge"})) {
+    return 4;
+  }
   return 3;
 }
 
 // OCSF severity_id for a syslog-style level name (GCP, Azure, Okta all use one).
 int SeverityOfLevel(std::string_view level) {
-  std::string l(level);
-  for (char& c : l) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  if (l == "WARNING" || l == "WARN") return ocsf::kSeverityLow;
-  if (l == "ERROR") return ocsf::kSeverityMedium;
-  if (l == "CRITICAL") return 5;
-  if (l == "ALERT" || l == "EMERGENCY") return 6;
+  std::string l = AsciiLower(level);
+  if (l == "warning" || l == "warn") return ocsf::kSeverityLow;
+  if (l == "error") return ocsf::kSeverityMedium;
+  if (l == "critical") return 5;
+  if (l == "alert" || l == "emergency") return 6;
   return ocsf::kSeverityInformational;
 }
 
@@ -402,7 +402,8 @@ Status CloudTrail(dom::element r, std::string_view raw, const ImportOptions& o, 
 
   Writer w(out);
   w.Open();
-  Common(w, ocsf::kApiActivity, ActivityOfEventName(name, read_only), time_ms, status_id, ocsf::kSeverityInformational);
+  Common(w, ocsf::kApiActivity, read_only ? 2 : ActivityOfWord(name), time_ms, status_id,
+         ocsf::kSeverityInformational);
   if (!error.empty()) w.Str("status_code", error).StrIf("status_detail", Field(r, "errorMessage"));
   Metadata(w, "CloudTrail", "AWS", event_id, when);
   w.Open("cloud").Str("provider", o.provider).StrIf("region", Field(r, "awsRegion"));
@@ -535,7 +536,7 @@ Status Azure(dom::element r, std::string_view raw, const ImportOptions& o, Sink&
     if (correlation.empty()) return InvalidArgument("an Azure Activity Log record needs eventDataId or correlationId");
     id.append(correlation).append("/").append(operation).append("/").append(result).append("/").append(when);
   }
-  std::string lower_result = LastWord(result);
+  std::string lower_result = AsciiLower(LastWord(result));
   int status_id = lower_result == "success" || lower_result == "succeeded" ? ocsf::kStatusSuccess
                   : lower_result == "failure" || lower_result == "failed" ? ocsf::kStatusFailure
                                                                           : ocsf::kStatusUnknown;
@@ -663,18 +664,32 @@ Status Okta(dom::element r, std::string_view raw, const ImportOptions& o, Sink& 
 }
 
 // A Slurm number: an integer (slurmdb v0.0.37, sacct of 21.08) or the
-// {"set", "infinite", "number"} object of later versions; 0 when unset.
-int64_t SlurmNumber(dom::element parent, const char* key) {
+// {"set", "infinite", "number"} object of later versions; nullopt when
+// absent, null or unset.
+std::optional<int64_t> SlurmNumber(dom::element parent, const char* key) {
   dom::element e;
-  if (parent[key].get(e)) return 0;
+  if (parent[key].get(e)) return std::nullopt;
   int64_t v = 0;
   if (!e.get(v)) return v;
   bool set = true;
-  if (e.type() == dom::element_type::OBJECT) {
-    if (!e["set"].get(set) && !set) return 0;
-    if (!e["number"].get(v)) return v;
+  if (e.type() != dom::element_type::OBJECT || (!e["set"].get(set) && !set) || e["number"].get(v)) return std::nullopt;
+  return v;
+}
+
+// A job's state: "state": "X", or {"current": "X"} (older), or
+// {"current": ["X", ...]} (later versions, the first is the base state).
+std::string_view SlurmState(dom::element job) {
+  dom::element state;
+  if (job["state"].get(state)) return {};
+  dom::element current;
+  if (state.type() == dom::element_type::OBJECT && !state["current"].get(current)) state = current;
+  if (state.type() == dom::element_type::ARRAY) {
+    dom::array states = state.get_array().value_unsafe();
+    if (states.size() == 0) return {};
+    state = states.at(0).value_unsafe();
   }
-  return 0;
+  std::string_view name;
+  return state.get(name) ? std::string_view() : name;
 }
 
 // One job of a `sacct --json` document or slurmdbd's REST jobs listing: its
@@ -687,7 +702,7 @@ Status Slurm(dom::element job, std::string_view raw, const ImportOptions& o, Sin
   if (user.empty()) return InvalidArgument("a Slurm job needs user");
   dom::element time;
   if (job["time"].get(time) || time.type() != dom::element_type::OBJECT) return InvalidArgument("a Slurm job needs a time object");
-  int64_t submitted = SlurmNumber(time, "submission");
+  int64_t submitted = SlurmNumber(time, "submission").value_or(0);
   if (submitted <= 0) return InvalidArgument("time.submission is missing or not a Unix time");
   std::string_view cluster = Field(job, "cluster");
   std::string_view name = Field(job, "name");
@@ -696,33 +711,12 @@ Status Slurm(dom::element job, std::string_view raw, const ImportOptions& o, Sin
   std::string job_name = std::to_string(job_id);
   dom::element array;
   if (!job["array"].get(array) && array.type() == dom::element_type::OBJECT) {
-    int64_t array_job = SlurmNumber(array, "job_id");
-    dom::element task;
-    int64_t task_id = 0;
-    if (array_job > 0 && !array["task_id"].get(task) && !task.is_null()) {
-      task_id = SlurmNumber(array, "task_id");
-      job_name = std::to_string(array_job) + "_" + std::to_string(task_id);
-    }
+    std::optional<int64_t> array_job = SlurmNumber(array, "job_id"), task = SlurmNumber(array, "task_id");
+    if (array_job.value_or(0) > 0 && task) job_name = std::to_string(*array_job) + "_" + std::to_string(*task);
   }
-  std::string_view state;
-  dom::element state_obj;
-  if (!job["state"].get(state_obj)) {
-    if (state_obj.type() == dom::element_type::OBJECT) {
-      dom::element current;
-      if (!state_obj["current"].get(current)) {
-        if (current.type() == dom::element_type::ARRAY) {
-          dom::array states = current.get_array().value_unsafe();
-          if (states.size() > 0 && states.at(0).get(state)) state = {};
-        } else if (current.get(state)) {
-          state = {};
-        }
-      }
-    } else if (state_obj.get(state)) {
-      state = {};
-    }
-  }
-  int64_t started = SlurmNumber(time, "start");
-  int64_t ended = SlurmNumber(time, "end");
+  std::string_view state = SlurmState(job);
+  int64_t started = SlurmNumber(time, "start").value_or(0);
+  int64_t ended = SlurmNumber(time, "end").value_or(0);
   bool failed = state == "FAILED" || state == "NODE_FAIL" || state == "BOOT_FAIL" || state == "OUT_OF_MEMORY" ||
                 state == "TIMEOUT" || state == "DEADLINE" || state == "PREEMPTED";
   std::string id_prefix = std::string("slurm:").append(cluster).append(":").append(job_name).append(":");
@@ -890,11 +884,6 @@ Status IndexEvent(std::string_view text, ImportedAuditEvent& row) {
   row.operation.clear();
   if (!ev["api"].get(api)) row.operation = std::string(Field(api, "operation"));
   if (row.operation.empty()) row.operation = row.activity;
-  auto lower = [](std::string_view s) {
-    std::string out(s);
-    for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return out;
-  };
   dom::element user;
   std::string actor;
   if (!ev["actor"]["user"].get(user)) {
@@ -908,9 +897,9 @@ Status IndexEvent(std::string_view text, ImportedAuditEvent& row) {
     if (actor.empty()) actor = Field(user, "name");
     if (actor.empty()) actor = uid;
   }
-  row.actor = lower(actor);
+  row.actor = AsciiLower(actor);
   dom::element subject;
-  row.subject = ev["user"].get(subject) ? std::string() : lower(Field(subject, "name"));
+  row.subject = ev["user"].get(subject) ? std::string() : AsciiLower(Field(subject, "name"));
   dom::array resources;
   row.resource.clear();
   if (!ev["resources"].get(resources) && resources.size() > 0) {

@@ -13,6 +13,7 @@
 
 #include "causeway/clock.h"
 #include "net/fetch.h"
+#include "net/tls.h"
 
 namespace causeway::audit {
 
@@ -77,17 +78,11 @@ class SyslogSink final : public Sink {
       return AwaitClose(io, socket);
     }
     if (!ssl_ready_) {
-      ssl_.set_default_verify_paths(ec);
-      if (!o_.ca_file.empty()) {
-        ssl_.load_verify_file(o_.ca_file, ec);
-        if (ec) return InvalidArgument("cannot read the CA file " + o_.ca_file + ": " + ec.message());
-      }
-      ssl_.set_verify_mode(ssl::verify_peer);
+      RETURN_IF_ERROR(net::ConfigureTlsClient(ssl_, o_.ca_file));
       ssl_ready_ = true;
     }
     ssl::stream<tcp::socket> stream(io, ssl_);
-    SSL_set_tlsext_host_name(stream.native_handle(), host_.c_str());
-    stream.set_verify_callback(ssl::host_name_verification(host_));
+    RETURN_IF_ERROR(net::ExpectServerName(stream, host_));
     asio::connect(stream.lowest_layer(), endpoints, ec);
     if (ec) return Unavailable("cannot reach " + Describe() + ": " + ec.message());
     stream.handshake(ssl::stream_base::client, ec);

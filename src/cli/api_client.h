@@ -34,6 +34,13 @@ inline std::string QueryString(const std::vector<std::pair<std::string, std::str
   return q;
 }
 
+// A token kept in a file: its text without the trailing newline or spaces.
+inline Result<std::string> ReadTokenFile(const std::string& path) {
+  ASSIGN_OR_RETURN(std::string token, ReadFile(path));
+  while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' ')) token.pop_back();
+  return token;
+}
+
 struct Globals {
   std::string server = "http://127.0.0.1:8080";
   std::string token;
@@ -57,13 +64,12 @@ class Api {
     }
     std::string token = g_.token;
     if (token.empty() && !g_.token_file.empty()) {
-      auto t = ReadFile(g_.token_file);
+      auto t = ReadTokenFile(g_.token_file);
       if (!t.ok()) {
         exit_code = Fail(t.status());
         return std::nullopt;
       }
       token = *t;
-      while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' ')) token.pop_back();
     }
     if (!token.empty()) headers.emplace_back("Authorization", "Bearer " + token);
     if (!client_) client_.emplace(hp->first, hp->second);

@@ -153,12 +153,9 @@ struct ExportArgs {
 int RunExport(const ExportArgs& a, bool json_output) {
   ExportArgs args = a;
   if (!args.token_file.empty()) {
-    auto token = ReadFile(args.token_file);
+    auto token = ReadTokenFile(args.token_file);
     if (!token.ok()) return Fail(token.status());
     args.sink.bearer_token = *token;
-    while (!args.sink.bearer_token.empty() && std::isspace(static_cast<unsigned char>(args.sink.bearer_token.back()))) {
-      args.sink.bearer_token.pop_back();
-    }
   } else if (const char* env = std::getenv("CAUSEWAY_SIEM_TOKEN"); env && *env) {
     args.sink.bearer_token = env;
   }

@@ -1,4 +1,5 @@
 #include "net/fetch.h"
+#include "net/tls.h"
 
 #include <charconv>
 
@@ -112,14 +113,9 @@ Result<HttpResult> Send(std::string_view url, std::chrono::milliseconds timeout,
     return Exchange(stream, u, max_bytes, out);
   }
   ssl::context ctx(ssl::context::tls_client);
-  ctx.set_default_verify_paths(ec);
-  if (ec) return Unavailable("cannot load the system's CA certificates: " + ec.message());
-  ctx.set_verify_mode(ssl::verify_peer);
+  RETURN_IF_ERROR(ConfigureTlsClient(ctx));
   beast::ssl_stream<beast::tcp_stream> stream(ioc, ctx);
-  if (!SSL_set_tlsext_host_name(stream.native_handle(), u.host.c_str())) {
-    return Unavailable("cannot set the TLS server name for " + u.host);
-  }
-  stream.set_verify_callback(ssl::host_name_verification(u.host));
+  RETURN_IF_ERROR(ExpectServerName(stream, u.host));
   beast::get_lowest_layer(stream).expires_after(timeout);
   beast::get_lowest_layer(stream).connect(endpoints, ec);
   if (ec) return Unavailable("cannot reach " + u.host + ":" + u.port + ": " + ec.message());

@@ -6,6 +6,7 @@
 
 #include "audit/ocsf.h"
 #include "causeway/ids.h"
+#include "causeway/text.h"
 #include "identity/oidc.h"
 
 namespace causeway {
@@ -18,9 +19,13 @@ constexpr const char* kLinkKind = "IdentityLink";
 constexpr size_t kImportBatch = 5000;
 constexpr std::string_view kOwnProvider = "causeway";
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+// A directory user's emails, lower case.
+std::vector<std::string> EmailsOf(const DirectoryEntry& user) {
+  std::vector<std::string> out;
+  if (!user.resource.contains("emails") || !user.resource["emails"].is_array()) return out;
+  for (const json& e : user.resource["emails"]) {
+    if (e.is_object() && e.contains("value") && e["value"].is_string()) out.push_back(AsciiLower(e["value"].get<std::string>()));
+  }
   return out;
 }
 
@@ -131,39 +136,56 @@ Result<AuditImportReport> AuditService::Import(const std::string& path, const au
   return report;
 }
 
-Result<std::optional<std::string>> AuditService::ResolvePerson(const std::string& who) const {
-  if (who.empty()) return std::optional<std::string>();
-  ASSIGN_OR_RETURN(auto person, identity::ReadPerson(store_, who));
-  if (person) return std::optional<std::string>(person->user.name);
-  std::string key = Lower(who);
-  ASSIGN_OR_RETURN(auto users, store_.ListDirectory("User"));
-  for (const DirectoryEntry& u : users) {
-    const json& emails = u.resource.contains("emails") ? u.resource["emails"] : json::array();
-    for (const json& e : emails) {
-      if (e.is_object() && Lower(e.value("value", "")) == key) return std::optional<std::string>(u.name);
+Result<AuditService::Subject> AuditService::SubjectOf(const std::string& who) const {
+  Subject s;
+  std::string key = AsciiLower(who);
+  ASSIGN_OR_RETURN(std::vector<IdentityLink> links, Links());
+  // By userName, then email, then a linked identity.
+  ASSIGN_OR_RETURN(s.entry, identity::ReadPerson(store_, who));
+  if (s.entry) s.name = s.entry->user.name;
+  if (!s.name) {
+    ASSIGN_OR_RETURN(auto users, store_.ListDirectory("User"));
+    for (const DirectoryEntry& u : users) {
+      std::vector<std::string> emails = EmailsOf(u);
+      if (std::find(emails.begin(), emails.end(), key) != emails.end()) s.name = u.name;
+    }
+    for (const IdentityLink& l : links) {
+      if (!s.name && l.identity == key) s.name = l.person;
+    }
+    if (s.name) {
+      ASSIGN_OR_RETURN(s.entry, identity::ReadPerson(store_, *s.name));
     }
   }
-  ASSIGN_OR_RETURN(auto links, Links());
-  for (const IdentityLink& l : links) {
-    if (l.identity == key) return std::optional<std::string>(l.person);
+  if (!s.name) {
+    s.identities.emplace_back("", key);
+    s.own_actors.push_back(who);
+    return s;
   }
-  return std::optional<std::string>();
-}
-
-Result<std::vector<std::string>> AuditService::IdentitiesOf(const std::string& person) const {
-  std::set<std::string> ids = {Lower(person)};
-  ASSIGN_OR_RETURN(auto entry, identity::ReadPerson(store_, person));
-  if (entry && entry->user.resource.contains("emails")) {
-    for (const json& e : entry->user.resource["emails"]) {
-      if (e.is_object() && e.contains("value") && e["value"].is_string()) ids.insert(Lower(e["value"].get<std::string>()));
-    }
+  std::string name = AsciiLower(*s.name);
+  std::set<std::string> anywhere = {name};
+  if (s.entry) {
+    for (std::string& email : EmailsOf(s.entry->user)) anywhere.insert(std::move(email));
   }
-  return std::vector<std::string>(ids.begin(), ids.end());
+  for (const std::string& id : anywhere) s.identities.emplace_back("", id);
+  for (IdentityLink& l : links) {
+    if (AsciiLower(l.person) != name) continue;
+    s.identities.emplace_back(l.provider == "*" ? "" : l.provider, l.identity);
+    s.links.push_back(std::move(l));
+  }
+  s.own_actors.push_back("user:" + *s.name);
+  ASSIGN_OR_RETURN(auto tokens, store_.ListTokens());
+  for (TokenRecord& t : tokens) {
+    if (t.user.empty() || AsciiLower(t.user) != name) continue;
+    s.own_actors.push_back(t.id);
+    s.tokens.push_back(std::move(t));
+  }
+  return s;
 }
 
 Result<std::vector<AuditHit>> AuditService::OwnEvents(const AuditSearch& q, const std::vector<std::string>& actors,
                                                       int64_t after_ms, int64_t after_seq) const {
   std::vector<AuditHit> out;
+  std::string action = AsciiLower(q.action);
   std::vector<std::string> wanted = actors.empty() ? std::vector<std::string>{""} : actors;
   for (const std::string& actor : wanted) {
     AuditFilter f;
@@ -184,7 +206,7 @@ Result<std::vector<AuditHit>> AuditService::OwnEvents(const AuditSearch& q, cons
         Cursor key = KeyOf(h);
         if (!(Cursor{after_ms, 0, after_seq} < key)) continue;
         if (q.until_ms > 0 && h.row.time_ms >= q.until_ms) continue;
-        if (!q.action.empty() && h.row.activity != Lower(q.action) && Lower(h.row.operation) != Lower(q.action)) continue;
+        if (!action.empty() && h.row.activity != action && AsciiLower(h.row.operation) != action) continue;
         out.push_back(std::move(h));
         ++found;
       }
@@ -196,30 +218,20 @@ Result<std::vector<AuditHit>> AuditService::OwnEvents(const AuditSearch& q, cons
 }
 
 Result<AuditPage> AuditService::Search(const AuditSearch& q) const {
+  if (q.who.empty()) return SearchFor(q, nullptr);
+  ASSIGN_OR_RETURN(Subject subject, SubjectOf(q.who));
+  return SearchFor(q, &subject);
+}
+
+Result<AuditPage> AuditService::SearchFor(const AuditSearch& q, const Subject* subject) const {
   if (q.limit < 1 || q.limit > 1000) return InvalidArgument("field \"limit\": expected 1 to 1000");
   ASSIGN_OR_RETURN(Cursor after, ParseCursor(q.cursor));
   AuditPage page;
   ImportedAuditQuery iq;
   std::vector<std::string> own_actors;
-  if (!q.who.empty()) {
-    ASSIGN_OR_RETURN(auto person, ResolvePerson(q.who));
-    if (person) {
-      ASSIGN_OR_RETURN(auto ids, IdentitiesOf(*person));
-      for (const std::string& id : ids) iq.identities.emplace_back("", id);
-      ASSIGN_OR_RETURN(auto links, Links());
-      for (const IdentityLink& l : links) {
-        if (Lower(l.person) != Lower(*person)) continue;
-        iq.identities.emplace_back(l.provider == "*" ? "" : l.provider, l.identity);
-      }
-      own_actors.push_back("user:" + *person);
-      ASSIGN_OR_RETURN(auto tokens, store_.ListTokens());
-      for (const TokenRecord& t : tokens) {
-        if (!t.user.empty() && Lower(t.user) == Lower(*person)) own_actors.push_back(t.id);
-      }
-    } else {
-      iq.identities.emplace_back("", Lower(q.who));
-      own_actors.push_back(q.who);
-    }
+  if (subject) {
+    iq.identities = subject->identities;
+    own_actors = subject->own_actors;
     for (const auto& [provider, id] : iq.identities) {
       page.identities.push_back(provider.empty() ? id : provider + ":" + id);
     }
@@ -253,44 +265,39 @@ Result<AuditPage> AuditService::Search(const AuditSearch& q) const {
   return page;
 }
 
-Result<json> AuditService::Person(const std::string& who, int64_t since_ms, int limit, const json& grants) const {
-  ASSIGN_OR_RETURN(auto name, ResolvePerson(who));
-  if (!name) return NotFound("nobody in the directory or the identity links is \"" + who + "\"");
-  ASSIGN_OR_RETURN(auto entry, identity::ReadPerson(store_, *name));
-  json person = {{"userName", *name}};
-  if (entry) {
-    person["id"] = entry->user.id;
-    person["active"] = entry->user.active;
-    person["groups"] = entry->groups;
-    if (entry->user.resource.contains("emails")) person["emails"] = entry->user.resource["emails"];
+Result<json> AuditService::Person(const std::string& who, int64_t since_ms, int limit) const {
+  ASSIGN_OR_RETURN(Subject subject, SubjectOf(who));
+  if (!subject.name) return NotFound("nobody in the directory or the identity links is \"" + who + "\"");
+  json person = {{"userName", *subject.name}};
+  if (subject.entry) {
+    person["id"] = subject.entry->user.id;
+    person["active"] = subject.entry->user.active;
+    person["groups"] = subject.entry->groups;
+    if (subject.entry->user.resource.contains("emails")) person["emails"] = subject.entry->user.resource["emails"];
   }
-  ASSIGN_OR_RETURN(auto links, Links());
   json linked = json::array();
-  for (const IdentityLink& l : links) {
-    if (Lower(l.person) == Lower(*name)) linked.push_back({{"id", l.id}, {"provider", l.provider}, {"identity", l.identity}});
+  for (const IdentityLink& l : subject.links) {
+    linked.push_back({{"id", l.id}, {"provider", l.provider}, {"identity", l.identity}});
   }
-  ASSIGN_OR_RETURN(auto tokens, store_.ListTokens());
   json credentials = json::array();
   Timestamp now = clock_.Now();
-  for (const TokenRecord& t : tokens) {
-    if (t.user.empty() || Lower(t.user) != Lower(*name)) continue;
+  for (const TokenRecord& t : subject.tokens) {
     bool live = !t.revoked_at && (!t.expires_at || now < *t.expires_at);
     credentials.push_back({{"id", t.id}, {"name", t.name}, {"scopes", t.scopes}, {"live", live}});
   }
   AuditSearch q;
-  q.who = *name;
   q.since_ms = since_ms;
   q.limit = limit;
-  ASSIGN_OR_RETURN(AuditPage page, Search(q));
+  ASSIGN_OR_RETURN(AuditPage page, SearchFor(q, &subject));
   json events = json::array();
   json by_provider = json::object();
   for (const AuditHit& h : page.hits) {
     events.push_back(h.event);
     by_provider[h.row.provider] = by_provider.value(h.row.provider, 0) + 1;
   }
-  return json{{"person", person},       {"grants", grants},     {"identities", page.identities},
-              {"links", linked},        {"credentials", credentials}, {"events_by_provider", by_provider},
-              {"events", events},       {"next_cursor", page.next_cursor}};
+  return json{{"person", person},   {"identities", page.identities}, {"links", linked},
+              {"credentials", credentials}, {"events_by_provider", by_provider}, {"events", events},
+              {"next_cursor", page.next_cursor}};
 }
 
 Result<json> AuditService::Coverage(const AuditCoverageConfig& c, Timestamp now) const {
@@ -382,8 +389,8 @@ Result<IdentityLink> AuditService::Link(const std::string& provider, const std::
   DirectoryEntry d;
   d.kind = kLinkKind;
   d.id = NewId("lnk", now);
-  d.name = provider + "\n" + Lower(identity);  // one person per identity at a provider
-  d.resource = {{"provider", provider}, {"identity", Lower(identity)}, {"person", entry->user.name}};
+  d.name = provider + "\n" + AsciiLower(identity);  // one person per identity at a provider
+  d.resource = {{"provider", provider}, {"identity", AsciiLower(identity)}, {"person", entry->user.name}};
   d.created_at = d.updated_at = now;
   IdentityLink link = LinkOf(d);
   RETURN_IF_ERROR(queue_.Run([&](WriteTx& tx) -> Status {

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "audit/importers.h"
+#include "identity/oidc.h"
 #include "causeway/clock.h"
 #include "causeway/estate.h"
 #include "causeway/store.h"
@@ -69,15 +70,11 @@ class AuditService {
   Result<AuditPage> Search(const AuditSearch& query) const;
 
   // Everything about one person for an auditor or a leaver review: the
-  // directory entry, what they could do (grants), their identities at each
-  // provider, credentials, and what they did (their events, oldest first).
-  // kNotFound when `who` is nobody the directory or the links know.
-  Result<nlohmann::json> Person(const std::string& who, int64_t since_ms, int limit,
-                                const nlohmann::json& grants) const;
-
-  // The directory's userName `who` resolves to (a userName, an email, or a
-  // linked identity), or nullopt.
-  Result<std::optional<std::string>> ResolvePerson(const std::string& who) const;
+  // directory entry (with its groups, from which the caller adds what they
+  // could do), their identities at each provider, credentials, and what they
+  // did (their events, oldest first). kNotFound when `who` is nobody the
+  // directory or the links know.
+  Result<nlohmann::json> Person(const std::string& who, int64_t since_ms, int limit) const;
 
   // What the trail does not cover, against the estate's audit section:
   // buckets whose data-plane access is not logged (off, or older than the
@@ -92,8 +89,20 @@ class AuditService {
   Result<std::vector<IdentityLink>> Links() const;
 
  private:
-  // The lower-case identities `person` is known by: userName, emails and links.
-  Result<std::vector<std::string>> IdentitiesOf(const std::string& person) const;
+  // Whom a search is about, read once per request: the person `who`
+  // resolves to (a userName, an email, or a linked identity), if any, and
+  // what they are known by in imported events (lower case, per provider or
+  // "" for any) and in Causeway's own trail (user:<name>, their tokens).
+  struct Subject {
+    std::optional<std::string> name;
+    std::optional<identity::PersonDirectory::Person> entry;
+    std::vector<IdentityLink> links;
+    std::vector<TokenRecord> tokens;
+    std::vector<std::pair<std::string, std::string>> identities;
+    std::vector<std::string> own_actors;
+  };
+  Result<Subject> SubjectOf(const std::string& who) const;
+  Result<AuditPage> SearchFor(const AuditSearch& q, const Subject* subject) const;
   Result<std::vector<AuditHit>> OwnEvents(const AuditSearch& q, const std::vector<std::string>& actors,
                                           int64_t after_ms, int64_t after_seq) const;
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "causeway/records.h"
+#include "causeway/text.h"
 
 namespace causeway::schema {
 
@@ -305,8 +306,7 @@ SqlWithParams ImportedAuditSearch(const ImportedAuditQuery& q, Placeholder place
   }
   if (!q.provider.empty()) out.sql += " AND provider = " + param(q.provider);
   if (!q.action.empty()) {
-    std::string a = q.action;
-    for (char& c : a) c = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+    std::string a = AsciiLower(q.action);
     out.sql += " AND (activity = " + param(a) + " OR lower(operation) = " + param(a) + ")";
   }
   if (q.since_ms > 0) out.sql += " AND time_ms >= " + param(q.since_ms);
