@@ -4,7 +4,7 @@ JOBS ?= $(shell nproc)
 RELEASE_DIR := build/release
 TEST_DIR := build/asan
 
-.PHONY: all deps test-deps build run demo test bench clean
+.PHONY: all deps test-deps build run demo test fuzz bench clean
 
 all: build
 
@@ -32,9 +32,19 @@ demo: build
 $(TEST_DIR)/CMakeCache.txt:
 	cmake -S . -B $(TEST_DIR) -DCMAKE_BUILD_TYPE=Debug -DCAUSEWAY_SANITIZE=ON -DCAUSEWAY_TESTS=ON -DCAUSEWAY_BENCH=OFF
 
+# Each fuzz target runs briefly first (FUZZ_SECONDS each, two at a time);
+# `make fuzz` runs them longer.
+FUZZ_SECONDS ?= 20
 test: test-deps $(TEST_DIR)/CMakeCache.txt
 	cmake --build $(TEST_DIR) -j $(JOBS)
+	scripts/fuzz.sh $(FUZZ_SECONDS)
 	cd $(TEST_DIR) && ctest --output-on-failure -j $(JOBS)
+
+# Every fuzz target for FUZZ_TIME seconds (default 600), e.g.
+# `make fuzz FUZZ_TIME=60`, or one: `scripts/fuzz.sh 600 scim_filter`.
+FUZZ_TIME ?= 600
+fuzz: test-deps
+	scripts/fuzz.sh $(FUZZ_TIME)
 
 # Submit throughput through the HTTP API, scheduler decisions per second with
 # the Alibaba 2023 trace replay, a reaper cycle, and a 10-million-row FOCUS

@@ -21,6 +21,8 @@ test_pkgs=(
   postgresql
   # A real Prometheus (and promtool to back-fill it) for the telemetry tests.
   prometheus
+  # clang and libFuzzer for the fuzz targets (scripts/fuzz.sh).
+  clang-14 libclang-rt-14-dev
 )
 
 wanted=("${build_pkgs[@]}")

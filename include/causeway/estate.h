@@ -189,6 +189,10 @@ struct AccessBinding {
   std::string role;
   std::string team;
   std::string source;  // "access[2]", shown by `causeway access explain`
+  // API bindings made under a break-glass grant: its id, and whether an
+  // admin has confirmed the binding since (until then it is flagged).
+  std::string breakglass;
+  bool confirmed = true;
 };
 
 // People signing in with the company IdP's OpenID Connect tokens.
@@ -217,11 +221,19 @@ struct DeprovisionConfig {
   std::string reassign_to;        // queued: reassign: the userName that takes the jobs over
 };
 
-// Time-boxed elevation (`causeway breakglass request`).
+// Time-boxed elevation (`causeway breakglass request`). Off unless the
+// estate has an identity.breakglass section, which must name the roles and
+// the groups whose members may ask.
 struct BreakglassConfig {
-  int approvers = 0;  // 0: active at once; 1: another admin must approve
+  bool enabled = false;
+  // 1: another person, an admin through their groups, must approve. 0 only
+  // with self_approval: the requester activates their own grant (reported
+  // by `causeway audit coverage`).
+  int approvers = 1;
+  bool self_approval = false;
   Micros max_duration = Micros(4LL * 3600 * 1000000);
-  std::vector<std::string> roles = {"admin"};  // roles that may be asked for
+  std::vector<std::string> roles;   // roles that may be asked for
+  std::vector<std::string> groups;  // IdP groups whose members may ask
   std::string webhook;  // http(s) URL told of every request, approval, use and revocation
 };
 

@@ -110,6 +110,14 @@ struct TokenRecord {
   // The person it acts for (a directory userName), "" for a service
   // account. Revoked when the person is deprovisioned.
   std::string user;
+  // The person answerable for it: who created it (directly, or through a
+  // token they created), "" when the system or a service account with no
+  // such person did. Revoked when that person is deprovisioned, unless an
+  // admin reassigned it (causeway token reassign).
+  std::string creator;
+  // The break-glass grant it was made under ("" for none): it works only
+  // while that grant is active and is revoked with it.
+  std::string grant;
 };
 
 // A user or a group of Causeway's directory, as an identity provider

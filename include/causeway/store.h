@@ -24,7 +24,7 @@
 namespace causeway {
 
 // The schema version this build writes; every backend migrates to it.
-inline constexpr int kLatestSchemaVersion = 13;
+inline constexpr int kLatestSchemaVersion = 14;
 
 // A named lease one process holds at a time: the scheduler's leadership
 // among replicas. `epoch` grows each time the lease changes hands; it is the
@@ -66,6 +66,9 @@ class WriteTx {
   virtual Status InsertToken(const TokenRecord& token) = 0;
   // kNotFound if there is no such token; revoking twice keeps the first time.
   virtual Status RevokeToken(const std::string& id, Timestamp at) = 0;
+  // Makes `creator` (a directory userName) answerable for the token: it is
+  // revoked when that person is deprovisioned. kNotFound if there is none.
+  virtual Status SetTokenCreator(const std::string& id, const std::string& creator) = 0;
 
   // Appends `event` to the audit chain: assigns seq, prev_hash and hash.
   virtual Status AppendAudit(AuditEvent& event) = 0;

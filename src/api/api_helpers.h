@@ -16,8 +16,32 @@ namespace causeway::api {
 
 HttpResponse JsonResponse(int status, const nlohmann::json& body);
 // The body as a JSON object; kInvalidArgument with the line and column of
-// a syntax error.
+// a syntax error, or naming the nesting limit.
 Result<nlohmann::json> ParseJsonBody(const HttpRequest& req);
+
+// A request body read field by field, every field through the same typed
+// accessors, so a wrong type is a 400 naming the field (never an
+// exception): kInvalidArgument "field \"f\" must be ...", with a
+// diagnostic whose field is `f`. Absent and null fields take the fallback.
+class JsonBody {
+ public:
+  static Result<JsonBody> Parse(const HttpRequest& req);
+  explicit JsonBody(nlohmann::json j) : j_(std::move(j)) {}
+
+  bool Has(std::string_view field) const;
+  Result<std::string> String(std::string_view field, std::string fallback = "") const;
+  // A string that must be there and not empty.
+  Result<std::string> RequiredString(std::string_view field, std::string_view what) const;
+  Result<std::vector<std::string>> Strings(std::string_view field) const;
+  Result<std::optional<int64_t>> Int(std::string_view field, int64_t min, int64_t max) const;
+  Result<std::optional<bool>> Bool(std::string_view field) const;
+  // The field as JSON, whatever its type (null when absent).
+  const nlohmann::json& Raw(std::string_view field) const;
+
+ private:
+  Status Wrong(std::string_view field, std::string_view expected) const;
+  nlohmann::json j_;
+};
 // The integer query parameter `name`, nullopt when absent; kInvalidArgument
 // outside [min, max], saying what `it` is.
 Result<std::optional<int64_t>> QueryInt(const HttpRequest& req, const char* name, int64_t min, int64_t max,

@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "audit/chain.h"
+#include "causeway/input.h"
 #include "service/checkpoint_service.h"
 #include "identity/access.h"
 #include "identity/scim/scim_schema.h"
@@ -43,33 +44,77 @@ HttpResponse JsonResponse(int status, const json& body) {
   return r;
 }
 
-namespace {
-// 1-based line and column of byte `offset` in `text`.
-std::pair<int, int> LineColumn(std::string_view text, size_t offset) {
-  int line = 1, col = 1;
-  for (size_t i = 0; i < offset && i < text.size(); ++i) {
-    if (text[i] == '\n') {
-      ++line;
-      col = 1;
-    } else {
-      ++col;
-    }
-  }
-  return {line, col};
-}
-}  // namespace
-
 Result<json> ParseJsonBody(const HttpRequest& req) {
   if (req.body.empty()) return InvalidArgument("the request body is empty: expected a JSON object");
-  try {
-    json j = json::parse(req.body);
-    if (!j.is_object()) return InvalidArgument("the request body must be a JSON object");
-    return j;
-  } catch (const json::parse_error& e) {
-    auto [line, col] = LineColumn(req.body, e.byte > 0 ? e.byte - 1 : 0);
-    return InvalidArgument("malformed JSON in request body",
-                           {Diagnostic{"request body", line, col, "", "JSON syntax error: " + std::string(e.what())}});
+  ASSIGN_OR_RETURN(json j, ParseUntrustedJson(req.body, "request body"));
+  if (!j.is_object()) return InvalidArgument("the request body must be a JSON object");
+  return j;
+}
+
+Result<JsonBody> JsonBody::Parse(const HttpRequest& req) {
+  ASSIGN_OR_RETURN(json j, ParseJsonBody(req));
+  return JsonBody(std::move(j));
+}
+
+bool JsonBody::Has(std::string_view field) const {
+  auto it = j_.find(field);
+  return it != j_.end() && !it->is_null();
+}
+
+const json& JsonBody::Raw(std::string_view field) const {
+  static const json kNull;
+  auto it = j_.find(field);
+  return it == j_.end() ? kNull : *it;
+}
+
+Status JsonBody::Wrong(std::string_view field, std::string_view expected) const {
+  std::string f(field);
+  return InvalidArgument("field \"" + f + "\" must be " + std::string(expected),
+                         {Diagnostic{"request body", 0, 0, f, "expected " + std::string(expected)}});
+}
+
+Result<std::string> JsonBody::String(std::string_view field, std::string fallback) const {
+  const json& v = Raw(field);
+  if (v.is_null()) return fallback;
+  if (!v.is_string()) return Wrong(field, "a string");
+  return v.get<std::string>();
+}
+
+Result<std::string> JsonBody::RequiredString(std::string_view field, std::string_view what) const {
+  ASSIGN_OR_RETURN(std::string v, String(field));
+  if (v.empty()) return Wrong(field, what);
+  return v;
+}
+
+Result<std::vector<std::string>> JsonBody::Strings(std::string_view field) const {
+  const json& v = Raw(field);
+  std::vector<std::string> out;
+  if (v.is_null()) return out;
+  if (!v.is_array()) return Wrong(field, "a list of strings");
+  for (const json& e : v) {
+    if (!e.is_string()) return Wrong(field, "a list of strings");
+    out.push_back(e.get<std::string>());
   }
+  return out;
+}
+
+Result<std::optional<int64_t>> JsonBody::Int(std::string_view field, int64_t min, int64_t max) const {
+  const json& v = Raw(field);
+  if (v.is_null()) return std::optional<int64_t>();
+  std::string range = "an integer from " + std::to_string(min) + " to " + std::to_string(max);
+  if (!v.is_number_integer()) return Wrong(field, range);
+  // Unsigned values past INT64_MAX are out of range, not wrapped.
+  if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(max)) return Wrong(field, range);
+  int64_t n = v.get<int64_t>();
+  if (n < min || n > max) return Wrong(field, range);
+  return std::optional<int64_t>(n);
+}
+
+Result<std::optional<bool>> JsonBody::Bool(std::string_view field) const {
+  const json& v = Raw(field);
+  if (v.is_null()) return std::optional<bool>();
+  if (!v.is_boolean()) return Wrong(field, "true or false");
+  return std::optional<bool>(v.get<bool>());
 }
 
 // The integer query parameter `name`, nullopt when absent; kInvalidArgument
@@ -146,7 +191,7 @@ ApiService::ApiService(Store& store, CommitQueue& queue, const Estate& estate, c
       bindings_(store, queue, estate, clock),
       people_svc_(store, queue, estate, clock, jobs_, [this] { return bindings_.Current(); },
                   [this](const std::string& id) { token_cache_.Forget(id); }),
-      breakglass_(store, queue, estate, clock),
+      breakglass_(store, queue, estate, clock, [this](const std::string& id) { token_cache_.Forget(id); }),
       audit_(store, queue, clock),
       checkpoints_(store, queue, clock) {
   // A directory change that may change someone's access is carried through
@@ -178,17 +223,23 @@ Result<identity::Principal> ApiService::Authorize(HttpRequest& req, const std::s
   } else {
     ASSIGN_OR_RETURN(principal, token_cache_.Authenticate(store_, authorization, clock_.Now()));
     if (principal.IsPerson()) {
-      ASSIGN_OR_RETURN(principal, identity::PersonToken(directory_, store_, principal, bindings_.Current()));
+      // A grant's own credential keeps only the granted role, so none of
+      // the person's bindings; the directory still decides whether they
+      // may act at all.
+      auto bindings = identity::IsBreakglassCredential(principal.token_id) ? std::vector<identity::Binding>{}
+                                                                           : bindings_.Current();
+      ASSIGN_OR_RETURN(principal, identity::PersonToken(directory_, store_, principal, bindings));
     }
+    // A token made under a break-glass grant works only while it lasts.
+    RETURN_IF_ERROR(breakglass_.Resolve(principal));
   }
-  ASSIGN_OR_RETURN(std::vector<std::string> elevated, breakglass_.Elevate(principal));
   if (!needed.empty() && !principal.Has(needed) && !(job_credential && principal.IsJob(req.params["id"]))) {
     return PermissionDenied((principal.IsPerson() ? principal.user + "'s roles do not grant" : "token " + principal.token_id + " lacks") +
                             " the \"" + needed + "\" scope needed for " + req.method + " " + req.path);
   }
   // Fail closed: a break-glass request that cannot be recorded is refused.
-  if (!elevated.empty()) {
-    RETURN_IF_ERROR(breakglass_.RecordUse(principal, elevated, req.method, req.path)
+  if (!principal.grant.empty()) {
+    RETURN_IF_ERROR(breakglass_.RecordUse(principal, req.method, req.path)
                         .WithPrefix("refused: this break-glass use could not be recorded"));
   }
   return principal;
@@ -243,6 +294,7 @@ void ApiService::AddRoutes() {
   Route("GET", "/v1/tokens", kScopeAdmin, bind(&ApiService::ListTokens));
   Route("POST", "/v1/tokens/{id}/revoke", kScopeAdmin, bind(&ApiService::RevokeToken));
   Route("POST", "/v1/tokens/{id}/rotate", kScopeAdmin, bind(&ApiService::RotateToken));
+  Route("POST", "/v1/tokens/{id}/reassign", kScopeAdmin, bind(&ApiService::ReassignToken));
   // Workload identity: what clouds read to trust Causeway's job tokens is
   // public, as OpenID Connect requires; a running attempt refreshes its own.
   Public("GET", "/.well-known/openid-configuration", bind(&ApiService::OidcDiscovery));
@@ -258,12 +310,14 @@ void ApiService::AddRoutes() {
   Route("GET", "/v1/access/bindings", kScopeAuditRead, bind(&ApiService::ListBindings));
   Route("POST", "/v1/access/bindings", kScopeAdmin, bind(&ApiService::CreateBinding));
   Route("DELETE", "/v1/access/bindings/{id}", kScopeAdmin, bind(&ApiService::DeleteBinding));
+  Route("POST", "/v1/access/bindings/{id}/confirm", kScopeAdmin, bind(&ApiService::ConfirmBinding));
   // Break-glass: anyone signed in may ask; approval and revocation are
   // checked by the service; the list is for auditors.
   Route("POST", "/v1/breakglass", "", bind(&ApiService::RequestBreakglass));
   Route("GET", "/v1/breakglass", kScopeAuditRead, bind(&ApiService::ListBreakglass));
   Route("POST", "/v1/breakglass/{id}/approve", "", bind(&ApiService::ApproveBreakglass));
   Route("POST", "/v1/breakglass/{id}/revoke", "", bind(&ApiService::RevokeBreakglass));
+  Route("POST", "/v1/breakglass/{id}/credential", "", bind(&ApiService::BreakglassCredential));
 }
 
 void ApiService::Dispatch(HttpRequest& req, Reply reply) {
@@ -309,9 +363,11 @@ void ApiService::SubmitJob(HttpRequest& req, Reply reply) {
     sr.spec_yaml = std::move(req.body);
     if (std::string f = req.Query("file"); !f.empty()) sr.file = f;
   } else if (ct.empty() || ct == "application/json") {
-    auto body = ParseJsonBody(req);
+    auto body = JsonBody::Parse(req);
     if (!body.ok()) return reply(ErrorResponse(body.status()));
-    const json& spec = (*body)["spec"];
+    auto file = body->String("file");
+    if (!file.ok()) return reply(ErrorResponse(file.status()));
+    const json& spec = body->Raw("spec");
     if (spec.is_string()) {
       sr.spec_yaml = spec.get<std::string>();
     } else if (spec.is_object()) {
@@ -321,7 +377,7 @@ void ApiService::SubmitJob(HttpRequest& req, Reply reply) {
           "field \"spec\" is missing: expected the job spec as a YAML string or a JSON object",
           {Diagnostic{"request body", 0, 0, "spec", "expected a string or an object"}})));
     }
-    if (body->contains("file") && (*body)["file"].is_string()) sr.file = (*body)["file"].get<std::string>();
+    if (!file->empty()) sr.file = *file;
   } else {
     return reply(ErrorResponse(InvalidArgument("unsupported Content-Type \"" + ct +
                                                "\": expected application/json or application/yaml")));
@@ -397,9 +453,10 @@ void ApiService::GetJob(HttpRequest& req, Reply reply) {
 void ApiService::CancelJob(HttpRequest& req, Reply reply) {
   std::string reason;
   if (!req.body.empty()) {
-    auto body = ParseJsonBody(req);
+    auto read = JsonBody::Parse(req);
+    auto body = read.ok() ? read->String("reason") : Result<std::string>(read.status());
     if (!body.ok()) return reply(ErrorResponse(body.status()));
-    if (body->contains("reason") && (*body)["reason"].is_string()) reason = (*body)["reason"].get<std::string>();
+    reason = std::move(*body);
   }
   jobs_.Cancel(*req.principal, req.params["id"], reason, [reply](Result<JobRecord> r) {
     if (!r.ok()) return reply(ErrorResponse(r.status()));
@@ -431,17 +488,13 @@ void ApiService::RegisterCheckpoint(HttpRequest& req, Reply reply) {
     return reply(ErrorResponse(PermissionDenied(req.principal->token_id + " may not write to team " +
                                                 visible->job.team + "'s jobs")));
   }
-  auto body = ParseJsonBody(req);
+  auto body = JsonBody::Parse(req);
   if (!body.ok()) return reply(ErrorResponse(body.status()));
-  if (!body->contains("path") || !(*body)["path"].is_string()) {
-    return reply(ErrorResponse(InvalidArgument("field \"path\" is required: where the checkpoint was written")));
-  }
-  std::optional<int64_t> step;
-  if (body->contains("step") && !(*body)["step"].is_null()) {
-    if (!(*body)["step"].is_number_integer()) return reply(ErrorResponse(InvalidArgument("field \"step\" must be an integer")));
-    step = (*body)["step"].get<int64_t>();
-  }
-  jobs_.RegisterCheckpoint(*req.principal, req.params["id"], (*body)["path"].get<std::string>(), step,
+  auto path = body->RequiredString("path", "where the checkpoint was written");
+  if (!path.ok()) return reply(ErrorResponse(path.status()));
+  auto step = body->Int("step", 0, INT64_MAX);
+  if (!step.ok()) return reply(ErrorResponse(step.status()));
+  jobs_.RegisterCheckpoint(*req.principal, req.params["id"], *path, *step,
                            [reply](Result<Checkpoint> r) {
                              if (!r.ok()) return reply(ErrorResponse(r.status()));
                              reply(JsonResponse(201, {{"checkpoint", ToJson(*r)}}));
@@ -497,12 +550,12 @@ void ApiService::ListQueues(HttpRequest&, Reply reply) {
 
 void ApiService::SetOutage(HttpRequest& req, Reply reply) {
   if (!scheduler_) return reply(ErrorResponse(FailedPrecondition("this server runs no scheduler")));
-  auto body = ParseJsonBody(req);
+  auto body = JsonBody::Parse(req);
   if (!body.ok()) return reply(ErrorResponse(body.status()));
-  if (!body->contains("down") || !(*body)["down"].is_boolean()) {
-    return reply(ErrorResponse(InvalidArgument("field \"down\" must be true or false")));
-  }
-  bool down = (*body)["down"].get<bool>();
+  auto down_field = body->Bool("down");
+  if (!down_field.ok()) return reply(ErrorResponse(down_field.status()));
+  if (!*down_field) return reply(ErrorResponse(InvalidArgument("field \"down\" must be true or false")));
+  bool down = **down_field;
   Status st = scheduler_->SetOutage(req.params["name"], down, req.principal->token_id);
   if (!st.ok()) return reply(ErrorResponse(st));
   reply(JsonResponse(200, {{"provider", req.params["name"]}, {"down", down}}));
@@ -581,8 +634,20 @@ void ApiService::PushTelemetry(HttpRequest& req, Reply reply) {
     return reply(ErrorResponse(InvalidArgument("format \"" + format + "\": expected exposition or nvidia-smi")));
   }
   if (!samples.ok()) return reply(ErrorResponse(samples.status()));
-  reaper_->Push(*samples);
-  reply(JsonResponse(202, {{"accepted", samples->size()}}));
+  size_t sent = samples->size();
+  auto pushed = reaper_->Push(store_, std::move(*samples), clock_.Now());
+  if (!pushed.ok()) return reply(ErrorResponse(pushed.status()));
+  if (!job.empty() && sent > 0 && pushed->unknown_attempt == sent) {
+    return reply(ErrorResponse(FailedPrecondition("job " + job + " has no running attempt" +
+                                                  (*attempt ? " " + std::to_string(**attempt) : std::string()) +
+                                                  ": its samples are not kept")));
+  }
+  reply(JsonResponse(202, {{"accepted", pushed->accepted},
+                           {"rejected", {{"unknown_attempt", pushed->unknown_attempt},
+                                         {"outside_window", pushed->outside_window},
+                                         {"gpu_out_of_range", pushed->gpu_out_of_range},
+                                         {"stale", pushed->stale},
+                                         {"over_limit", pushed->over_limit}}}}));
 }
 
 void ApiService::ListBills(HttpRequest& req, Reply reply) {
@@ -623,32 +688,21 @@ void ApiService::VerifyAudit(HttpRequest&, Reply reply) {
 }
 
 void ApiService::CreateToken(HttpRequest& req, Reply reply) {
-  auto body = ParseJsonBody(req);
+  auto body = JsonBody::Parse(req);
   if (!body.ok()) return reply(ErrorResponse(body.status()));
-  std::string name = body->value("name", "");
-  std::vector<std::string> scopes;
-  if (body->contains("scopes")) {
-    const json& s = (*body)["scopes"];
-    if (!s.is_array()) return reply(ErrorResponse(InvalidArgument("field \"scopes\" must be a list of strings")));
-    for (const auto& v : s) {
-      if (!v.is_string()) return reply(ErrorResponse(InvalidArgument("field \"scopes\" must be a list of strings")));
-      scopes.push_back(v.get<std::string>());
+  auto minted = [&]() -> Result<identity::MintedToken> {
+    ASSIGN_OR_RETURN(std::string name, body->String("name"));
+    ASSIGN_OR_RETURN(std::vector<std::string> scopes, body->Strings("scopes"));
+    ASSIGN_OR_RETURN(std::string ttl_text, body->String("ttl"));
+    ASSIGN_OR_RETURN(std::string user, body->String("user"));
+    Micros ttl{0};
+    if (!ttl_text.empty()) {
+      auto parsed = ParseDuration(ttl_text);
+      if (!parsed.ok()) return parsed.status().WithPrefix("field \"ttl\"");
+      ttl = *parsed;
     }
-  }
-  Micros ttl{0};
-  if (body->contains("ttl")) {
-    const json& t = (*body)["ttl"];
-    auto d = t.is_string() ? ParseDuration(t.get<std::string>())
-                           : Result<Micros>(InvalidArgument("field \"ttl\" must be a duration string such as 30d"));
-    if (!d.ok()) return reply(ErrorResponse(d.status()));
-    ttl = *d;
-  }
-  std::string user;
-  if (body->contains("user")) {
-    if (!(*body)["user"].is_string()) return reply(ErrorResponse(InvalidArgument("field \"user\" must be a userName")));
-    user = (*body)["user"];
-  }
-  auto minted = tokens_.Create(*req.principal, name, scopes, ttl, user);
+    return tokens_.Create(*req.principal, name, scopes, ttl, user);
+  }();
   if (!minted.ok()) return reply(ErrorResponse(minted.status()));
   reply(JsonResponse(201, {{"token", ToJson(minted->record)}, {"secret", minted->secret}}));
 }
@@ -673,6 +727,16 @@ void ApiService::RotateToken(HttpRequest& req, Reply reply) {
   if (!minted.ok()) return reply(ErrorResponse(minted.status()));
   token_cache_.Forget(req.params["id"]);
   reply(JsonResponse(201, {{"token", ToJson(minted->record)}, {"secret", minted->secret}, {"revoked", req.params["id"]}}));
+}
+
+void ApiService::ReassignToken(HttpRequest& req, Reply reply) {
+  auto body = JsonBody::Parse(req);
+  if (!body.ok()) return reply(ErrorResponse(body.status()));
+  auto to = body->RequiredString("to", "the userName of the person who answers for the token from now on");
+  if (!to.ok()) return reply(ErrorResponse(to.status()));
+  auto token = tokens_.Reassign(*req.principal, req.params["id"], *to);
+  if (!token.ok()) return reply(ErrorResponse(token.status()));
+  reply(JsonResponse(200, {{"token", ToJson(*token)}}));
 }
 
 void ApiService::WhoAmI(HttpRequest& req, Reply reply) {
@@ -762,7 +826,12 @@ void ApiService::ExplainAccess(HttpRequest& req, Reply reply) {
 
 namespace {
 json BindingJson(const identity::Binding& b) {
-  return {{"group", b.group}, {"role", b.role}, {"team", b.team.empty() ? json() : json(b.team)}, {"source", b.source}};
+  json j = {{"group", b.group}, {"role", b.role}, {"team", b.team.empty() ? json() : json(b.team)}, {"source", b.source}};
+  if (!b.breakglass.empty()) {
+    j["breakglass"] = b.breakglass;
+    j["confirmed"] = b.confirmed;
+  }
+  return j;
 }
 }  // namespace
 
@@ -773,15 +842,25 @@ void ApiService::ListBindings(HttpRequest&, Reply reply) {
 }
 
 void ApiService::CreateBinding(HttpRequest& req, Reply reply) {
-  auto body = ParseJsonBody(req);
+  auto body = JsonBody::Parse(req);
   if (!body.ok()) return reply(ErrorResponse(body.status()));
-  auto made = bindings_.Create(body->value("group", ""), body->value("role", ""), body->value("team", ""),
-                               req.principal->token_id);
+  auto made = [&]() -> Result<identity::Binding> {
+    ASSIGN_OR_RETURN(std::string group, body->String("group"));
+    ASSIGN_OR_RETURN(std::string role, body->String("role"));
+    ASSIGN_OR_RETURN(std::string team, body->String("team"));
+    return bindings_.Create(group, role, team, *req.principal);
+  }();
   if (!made.ok()) return reply(ErrorResponse(made.status()));
   // The group's members' provider accounts follow their new role.
   json synced = json::array();
   if (auto r = people_svc_.SyncGroup(made->group, req.principal->token_id); r.ok()) synced = *r;
   reply(JsonResponse(201, {{"binding", BindingJson(*made)}, {"synced", synced}}));
+}
+
+void ApiService::ConfirmBinding(HttpRequest& req, Reply reply) {
+  auto confirmed = bindings_.Confirm(req.params["id"], *req.principal);
+  if (!confirmed.ok()) return reply(ErrorResponse(confirmed.status()));
+  reply(JsonResponse(200, {{"binding", BindingJson(*confirmed)}}));
 }
 
 void ApiService::DeleteBinding(HttpRequest& req, Reply reply) {
@@ -793,21 +872,42 @@ void ApiService::DeleteBinding(HttpRequest& req, Reply reply) {
 }
 
 void ApiService::RequestBreakglass(HttpRequest& req, Reply reply) {
-  auto body = ParseJsonBody(req);
+  auto body = JsonBody::Parse(req);
   if (!body.ok()) return reply(ErrorResponse(body.status()));
-  auto duration = ParseDuration(body->value("duration", "1h"));
-  if (!duration.ok()) return reply(ErrorResponse(duration.status().WithPrefix("field \"duration\"")));
-  auto grant = breakglass_.Request(*req.principal, body->value("role", "admin"), body->value("team", ""),
-                                   body->value("reason", ""), *duration);
-  if (!grant.ok()) return reply(ErrorResponse(grant.status()));
-  reply(JsonResponse(201, {{"breakglass", ToJson(*grant)}}));
+  auto issued = [&]() -> Result<BreakglassService::Issued> {
+    ASSIGN_OR_RETURN(std::string role, body->RequiredString("role", "the role asked for"));
+    ASSIGN_OR_RETURN(std::string team, body->String("team"));
+    ASSIGN_OR_RETURN(std::string reason, body->String("reason"));
+    ASSIGN_OR_RETURN(std::string duration_text, body->String("duration", "1h"));
+    auto duration = ParseDuration(duration_text);
+    if (!duration.ok()) return duration.status().WithPrefix("field \"duration\"");
+    return breakglass_.Request(*req.principal, role, team, reason, *duration);
+  }();
+  if (!issued.ok()) return reply(ErrorResponse(issued.status()));
+  json out = {{"breakglass", ToJson(issued->grant)}};
+  if (issued->credential) {
+    out["credential"] = {{"token", ToJson(issued->credential->record)}, {"secret", issued->credential->secret}};
+  }
+  reply(JsonResponse(201, out));
+}
+
+void ApiService::BreakglassCredential(HttpRequest& req, Reply reply) {
+  auto minted = breakglass_.IssueCredential(*req.principal, req.params["id"]);
+  if (!minted.ok()) return reply(ErrorResponse(minted.status()));
+  reply(JsonResponse(201, {{"token", ToJson(minted->record)}, {"secret", minted->secret}}));
 }
 
 void ApiService::ListBreakglass(HttpRequest&, Reply reply) {
   auto list = breakglass_.List();
   if (!list.ok()) return reply(ErrorResponse(list.status()));
+  auto created = breakglass_.Created(*list);
+  if (!created.ok()) return reply(ErrorResponse(created.status()));
   json items = json::array();
-  for (const auto& b : *list) items.push_back(ToJson(b));
+  for (const auto& b : *list) {
+    json j = ToJson(b);
+    j["created"] = (*created)[b.id];
+    items.push_back(std::move(j));
+  }
   reply(JsonResponse(200, {{"breakglass", items}}));
 }
 
@@ -846,9 +946,10 @@ void ApiService::RefreshWorkloadToken(HttpRequest& req, Reply reply) {
   if (!workload_) return reply(ErrorResponse(FailedPrecondition("workload identity is not configured")));
   std::string audience;
   if (!req.body.empty()) {
-    auto body = ParseJsonBody(req);
-    if (!body.ok()) return reply(ErrorResponse(body.status()));
-    if (body->contains("audience") && (*body)["audience"].is_string()) audience = (*body)["audience"];
+    auto read = JsonBody::Parse(req);
+    auto field = read.ok() ? read->String("audience") : Result<std::string>(read.status());
+    if (!field.ok()) return reply(ErrorResponse(field.status()));
+    audience = std::move(*field);
   }
   auto detail = VisibleJob(req);
   if (!detail.ok()) return reply(ErrorResponse(detail.status()));
@@ -908,10 +1009,25 @@ void ApiService::RenderMetrics(HttpRequest&, Reply reply) {
                  "GPU samples read from the estate's Prometheus.", static_cast<double>(reaper_->prometheus_samples()));
     AppendMetric(r.body, "causeway_telemetry_prometheus_errors_total", "counter",
                  "Failed reads of the estate's Prometheus.", static_cast<double>(reaper_->prometheus_errors()));
+    AppendMetric(r.body, "causeway_telemetry_points", "gauge", "GPU utilization points held in memory.",
+                 static_cast<double>(reaper_->points()));
+    AppendMetric(r.body, "causeway_telemetry_series", "gauge", "GPU utilization series held in memory.",
+                 static_cast<double>(reaper_->series()));
   }
-  if (connections_gauge) {
-    AppendMetric(r.body, "causeway_http_connections", "gauge", "Open HTTP connections.",
-                 static_cast<double>(connections_gauge()));
+  if (connection_stats) {
+    ConnectionStats c = connection_stats();
+    AppendMetric(r.body, "causeway_http_connections", "gauge", "Open HTTP connections.", static_cast<double>(c.open));
+    AppendMetric(r.body, "causeway_http_connection_cap", "gauge",
+                 "The most HTTP connections kept open (from the open-file limit).", static_cast<double>(c.cap));
+    AppendMetric(r.body, "causeway_http_connections_refused_total", "counter",
+                 "Connections closed at once: over the cap with every connection busy.", static_cast<double>(c.refused));
+    AppendMetric(r.body, "causeway_http_connections_evicted_total", "counter",
+                 "Idle or slow connections closed to make room for new ones.", static_cast<double>(c.evicted));
+    AppendMetric(r.body, "causeway_http_connections_timed_out_total", "counter",
+                 "Connections closed for sending a request too slowly or idling too long.",
+                 static_cast<double>(c.timed_out));
+    AppendMetric(r.body, "causeway_http_accept_errors_total", "counter",
+                 "Failed accepts (such as running out of file descriptors).", static_cast<double>(c.accept_errors));
   }
   reply(std::move(r));
 }

@@ -50,8 +50,9 @@ class ApiService {
   // Handles one request; calls `reply` exactly once.
   void Dispatch(HttpRequest& req, Reply reply);
 
-  // Open connections, shown in /metrics; set by the owner of the HTTP server.
-  std::function<size_t()> connections_gauge;
+  // What the HTTP server did with connections, shown in /metrics; set by
+  // the owner of the HTTP server.
+  std::function<ConnectionStats()> connection_stats;
 
  private:
   // Adds a route that needs a token with `scope` ("" means any valid token).
@@ -105,6 +106,9 @@ class ApiService {
   void ListBreakglass(HttpRequest& req, Reply reply);
   void ApproveBreakglass(HttpRequest& req, Reply reply);
   void RevokeBreakglass(HttpRequest& req, Reply reply);
+  void BreakglassCredential(HttpRequest& req, Reply reply);
+  void ConfirmBinding(HttpRequest& req, Reply reply);
+  void ReassignToken(HttpRequest& req, Reply reply);
   void SyncPerson(HttpRequest& req, Reply reply);
   void DeactivatePerson(HttpRequest& req, Reply reply);
   void ExplainAccess(HttpRequest& req, Reply reply);

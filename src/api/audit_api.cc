@@ -82,7 +82,11 @@ void ApiService::ImportAuditLog(HttpRequest& req, Reply reply) {
   std::string label = req.Query("name").empty() ? "api-upload" : req.Query("name");
   TempFile file;
   if (Status st = file.Write(req.body); !st.ok()) return reply(ErrorResponse(st));
-  auto report = audit_.Import(file.path(), audit::ImportOptions{provider, *source}, label, req.principal->token_id);
+  // An upload may expand at most 100-fold and to 256 MiB (gzip bombs).
+  audit::ImportOptions options{provider, *source};
+  options.max_bytes = 256ull << 20;
+  options.max_ratio = 100;
+  auto report = audit_.Import(file.path(), options, label, req.principal->token_id);
   if (!report.ok()) return reply(ErrorResponse(report.status()));
   json issues = json::array();
   for (const auto& i : report->stats.issues) issues.push_back({{"file", label}, {"line", i.line}, {"reason", i.reason}});
@@ -110,6 +114,7 @@ void ApiService::AuditKeys(HttpRequest&, Reply reply) {
 void ApiService::AuditCoverage(HttpRequest&, Reply reply) {
   auto report = audit_.Coverage(estate_.audit, clock_.Now());
   if (!report.ok()) return reply(ErrorResponse(report.status()));
+  for (json& f : breakglass_.CoverageFindings(bindings_.Current())) (*report)["findings"].push_back(std::move(f));
   reply(JsonResponse(200, *report));
 }
 
@@ -164,10 +169,14 @@ void ApiService::ListIdentityLinks(HttpRequest&, Reply reply) {
 }
 
 void ApiService::CreateIdentityLink(HttpRequest& req, Reply reply) {
-  auto body = ParseJsonBody(req);
+  auto body = JsonBody::Parse(req);
   if (!body.ok()) return reply(ErrorResponse(body.status()));
-  auto link = audit_.Link(body->value("provider", ""), body->value("identity", ""), body->value("person", ""),
-                          req.principal->token_id);
+  auto link = [&]() -> Result<IdentityLink> {
+    ASSIGN_OR_RETURN(std::string provider, body->String("provider"));
+    ASSIGN_OR_RETURN(std::string identity, body->String("identity"));
+    ASSIGN_OR_RETURN(std::string person, body->String("person"));
+    return audit_.Link(provider, identity, person, *req.principal);
+  }();
   if (!link.ok()) return reply(ErrorResponse(link.status()));
   reply(JsonResponse(201, {{"link", LinkJson(*link)}}));
 }

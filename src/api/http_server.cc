@@ -1,12 +1,20 @@
 #include "api/http_server.h"
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <atomic>
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <list>
+#include <mutex>
 #include <thread>
 #include <vector>
+
+#include <spdlog/spdlog.h>
+
+#include "causeway/text.h"
 
 namespace causeway::api {
 namespace {
@@ -23,46 +31,159 @@ std::string ErrorBody(std::string_view code, std::string_view message) {
          std::string(message) + "\",\"details\":{}}}";
 }
 
+class Session;
+
 struct Shared {
   HttpServerOptions options;
   Dispatch dispatch;
+  size_t cap = 0;
   std::atomic<size_t> active{0};
+  std::atomic<uint64_t> refused{0}, evicted{0}, timed_out{0}, accept_errors{0};
+
+  // Sessions that may be closed to make room: waiting for a request or still
+  // reading its headers. Oldest first.
+  std::mutex mu;
+  std::list<std::weak_ptr<Session>> waiting;  // guarded by mu
+
+  // Logs `message` unless something was logged less than a second ago:
+  // a flood must not become a flood of log lines.
+  void LogRateLimited(const std::string& message) {
+    int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::steady_clock::now().time_since_epoch())
+                      .count();
+    int64_t last = last_log_ms.load();
+    if (now - last < 1000 || !last_log_ms.compare_exchange_strong(last, now)) return;
+    spdlog::warn("http: {} (connections open {}, cap {}, refused {}, evicted {}, timed out {}, accept errors {})",
+                 message, active.load(), cap, refused.load(), evicted.load(), timed_out.load(), accept_errors.load());
+  }
+  std::atomic<int64_t> last_log_ms{0};
 };
+
+bool TransferEncodingAccepted(const http::request_parser<http::string_body>::value_type& msg) {
+  std::vector<std::string_view> te;
+  for (auto [it, end] = msg.equal_range(http::field::transfer_encoding); it != end; ++it) {
+    te.emplace_back(it->value().data(), it->value().size());
+  }
+  return FramingAccepted(te, msg.find(http::field::content_length) != msg.end());
+}
 
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(tcp::socket socket, std::shared_ptr<Shared> shared, bool over_limit)
-      : stream_(std::move(socket)), shared_(std::move(shared)), over_limit_(over_limit) {
+  Session(tcp::socket socket, std::shared_ptr<Shared> shared)
+      : stream_(std::move(socket)), shared_(std::move(shared)) {
     shared_->active.fetch_add(1);
   }
-  ~Session() { shared_->active.fetch_sub(1); }
+  ~Session() {
+    std::lock_guard<std::mutex> lock(shared_->mu);
+    if (waiting_) shared_->waiting.erase(*waiting_);
+    shared_->active.fetch_sub(1);
+  }
 
   void Start() {
-    net::dispatch(stream_.get_executor(), beast::bind_front_handler(&Session::Read, shared_from_this()));
+    net::dispatch(stream_.get_executor(), beast::bind_front_handler(&Session::NextRequest, shared_from_this()));
+  }
+
+  // Closes the connection unless it is handling a request. Called from any
+  // thread after the session was taken off the waiting list.
+  static void Evict(std::shared_ptr<Session> s) {
+    auto ex = s->stream_.get_executor();
+    net::post(ex, [s = std::move(s)] {
+      if (!s->busy_) s->Close();
+    });
+  }
+
+  // Takes the oldest waiting session off the list, if there is one.
+  static std::shared_ptr<Session> TakeOldestWaiting(Shared& shared) {
+    std::lock_guard<std::mutex> lock(shared.mu);
+    while (!shared.waiting.empty()) {
+      std::shared_ptr<Session> s = shared.waiting.front().lock();
+      shared.waiting.pop_front();
+      if (s) {
+        s->waiting_.reset();
+        return s;
+      }
+    }
+    return nullptr;
   }
 
  private:
-  void Read() {
+  void MarkWaiting() {
+    busy_ = false;
+    std::lock_guard<std::mutex> lock(shared_->mu);
+    if (!waiting_) waiting_ = shared_->waiting.insert(shared_->waiting.end(), weak_from_this());
+  }
+  void MarkBusy() {
+    busy_ = true;
+    std::lock_guard<std::mutex> lock(shared_->mu);
+    if (waiting_) shared_->waiting.erase(*waiting_);
+    waiting_.reset();
+  }
+
+  // A new connection goes straight to its headers; a kept-alive one first
+  // waits, idle, for the next request's first byte.
+  void NextRequest() {
     parser_.emplace();
     parser_->body_limit(shared_->options.body_limit);
     parser_->header_limit(64 * 1024);
-    stream_.expires_after(first_request_ ? shared_->options.read_timeout : shared_->options.idle_timeout);
-    http::async_read(stream_, buffer_, *parser_, beast::bind_front_handler(&Session::OnRead, shared_from_this()));
+    MarkWaiting();
+    if (first_request_ || buffer_.size() > 0) return ReadHeader();
+    stream_.expires_after(shared_->options.idle_timeout);
+    stream_.async_read_some(buffer_.prepare(16 * 1024),
+                            [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+                              self->buffer_.commit(n);
+                              if (ec) return self->Failed(ec);
+                              self->ReadHeader();
+                            });
   }
 
-  void OnRead(beast::error_code ec, std::size_t) {
+  void ReadHeader() {
+    started_ = std::chrono::steady_clock::now();
+    stream_.expires_after(shared_->options.header_timeout);
+    http::async_read_header(stream_, buffer_, *parser_,
+                            beast::bind_front_handler(&Session::OnHeader, shared_from_this()));
+  }
+
+  void OnHeader(beast::error_code ec, std::size_t) {
     first_request_ = false;
-    if (ec == http::error::end_of_stream || ec == net::error::operation_aborted || ec == beast::error::timeout ||
-        ec == net::error::connection_reset || ec == net::error::eof) {
+    if (ec) return Failed(ec);
+    MarkBusy();
+    if (!TransferEncodingAccepted(parser_->get())) {
+      return WriteError(400, "invalid_argument",
+                        "unsupported Transfer-Encoding: only \\\"chunked\\\" alone, without Content-Length, is accepted");
+    }
+    if (parser_->is_done()) return Handle();
+    stream_.expires_at(started_ + shared_->options.read_timeout);
+    http::async_read(stream_, buffer_, *parser_, beast::bind_front_handler(&Session::OnBody, shared_from_this()));
+  }
+
+  void OnBody(beast::error_code ec, std::size_t) {
+    if (ec) return Failed(ec);
+    Handle();
+  }
+
+  // A read that ended without a request: the peer left, was too slow, or
+  // sent something that is not HTTP.
+  void Failed(beast::error_code ec) {
+    if (ec == beast::error::timeout) {
+      shared_->timed_out.fetch_add(1);
+      shared_->LogRateLimited("closed a connection that was too slow or idle too long");
+      return Close();
+    }
+    if (ec == http::error::end_of_stream || ec == net::error::operation_aborted || ec == net::error::connection_reset ||
+        ec == net::error::eof || ec == net::error::bad_descriptor) {
       return Close();
     }
     if (ec == http::error::body_limit) {
       return WriteError(413, "payload_too_large",
                         "request body is larger than the limit of " + std::to_string(shared_->options.body_limit) + " bytes");
     }
-    if (ec) return WriteError(400, "invalid_argument", "malformed HTTP request");
-    if (over_limit_) return WriteError(503, "unavailable", "the server has too many open connections; retry shortly");
+    if (ec == http::error::header_limit) {
+      return WriteError(431, "invalid_argument", "request headers are larger than the limit of 65536 bytes");
+    }
+    WriteError(400, "invalid_argument", "malformed HTTP request");
+  }
 
+  void Handle() {
     auto& msg = parser_->get();
     keep_alive_ = msg.keep_alive();
     HttpRequest req;
@@ -72,9 +193,7 @@ class Session : public std::enable_shared_from_this<Session> {
     req.path = std::string(target.substr(0, q));
     if (q != std::string_view::npos) req.query = ParseQuery(target.substr(q + 1));
     for (const auto& field : msg.base()) {
-      std::string name(field.name_string());
-      std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
-      req.headers[name] = std::string(field.value());
+      req.headers[AsciiLower(field.name_string())] = std::string(field.value());
     }
     req.body = std::move(msg.body());
     stream_.expires_never();  // the handler may wait on a commit; the write has its own timeout
@@ -91,6 +210,7 @@ class Session : public std::enable_shared_from_this<Session> {
   // Answers a request that could not be read whole, then closes. Input may
   // still be arriving, so the close lingers (see Linger).
   void WriteError(int status, std::string_view code, std::string message) {
+    MarkBusy();
     keep_alive_ = false;
     linger_ = true;
     HttpResponse r;
@@ -108,12 +228,11 @@ class Session : public std::enable_shared_from_this<Session> {
     res->body() = std::move(r.body);
     res->prepare_payload();
     stream_.expires_after(shared_->options.write_timeout);
-    http::async_write(stream_, *res,
-                      [self = shared_from_this(), res](beast::error_code ec, std::size_t) {
-                        if (!ec && self->linger_) return self->Linger();
-                        if (ec || !self->keep_alive_) return self->Close();
-                        self->Read();
-                      });
+    http::async_write(stream_, *res, [self = shared_from_this(), res](beast::error_code ec, std::size_t) {
+      if (!ec && self->linger_) return self->Linger();
+      if (ec || !self->keep_alive_) return self->Close();
+      self->NextRequest();
+    });
   }
 
   // Closing a socket with unread input makes the kernel send a reset, which
@@ -140,7 +259,9 @@ class Session : public std::enable_shared_from_this<Session> {
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   std::shared_ptr<Shared> shared_;
-  bool over_limit_;
+  std::optional<std::list<std::weak_ptr<Session>>::iterator> waiting_;  // guarded by shared_->mu
+  std::chrono::steady_clock::time_point started_;  // the current request's first byte
+  bool busy_ = false;
   bool keep_alive_ = true;
   bool linger_ = false;
   bool first_request_ = true;
@@ -148,23 +269,60 @@ class Session : public std::enable_shared_from_this<Session> {
 
 }  // namespace
 
+size_t RaiseOpenFileLimit() {
+  rlimit r{};
+  if (::getrlimit(RLIMIT_NOFILE, &r) != 0) return 1024;
+  if (r.rlim_cur < r.rlim_max) {
+    rlimit raised = r;
+    raised.rlim_cur = r.rlim_max;
+    if (::setrlimit(RLIMIT_NOFILE, &raised) == 0) r = raised;
+  }
+  return r.rlim_cur == RLIM_INFINITY ? SIZE_MAX : static_cast<size_t>(r.rlim_cur);
+}
+
 struct HttpServer::Impl {
   std::shared_ptr<Shared> shared = std::make_shared<Shared>();
   net::io_context ioc;
   std::optional<tcp::acceptor> acceptor;
+  std::optional<net::steady_timer> retry;
   std::vector<std::thread> threads;
   std::atomic<bool> stopped{false};
 
   void Accept() {
     acceptor->async_accept(net::make_strand(ioc), [this](beast::error_code ec, tcp::socket socket) {
       if (ec == net::error::operation_aborted || !acceptor->is_open()) return;
-      if (!ec) {
-        socket.set_option(tcp::no_delay(true), ec);
-        bool over = shared->active.load() >= shared->options.max_connections;
-        std::make_shared<Session>(std::move(socket), shared, over)->Start();
+      if (ec) {
+        // Out of descriptors (EMFILE/ENFILE) or a transient failure: try
+        // again shortly instead of spinning on the same error.
+        shared->accept_errors.fetch_add(1);
+        shared->LogRateLimited("accepting a connection failed: " + ec.message());
+        retry->expires_after(std::chrono::milliseconds(50));
+        retry->async_wait([this](beast::error_code e) {
+          if (!e && acceptor->is_open()) Accept();
+        });
+        return;
       }
+      Admit(std::move(socket));
       Accept();
     });
+  }
+
+  void Admit(tcp::socket socket) {
+    beast::error_code ec;
+    if (shared->active.load() >= shared->cap) {
+      if (auto victim = Session::TakeOldestWaiting(*shared)) {
+        shared->evicted.fetch_add(1);
+        shared->LogRateLimited("at the connection cap: closed the oldest idle connection");
+        Session::Evict(std::move(victim));
+      } else {
+        shared->refused.fetch_add(1);
+        shared->LogRateLimited("at the connection cap with every connection busy: refused a connection");
+        socket.close(ec);
+        return;
+      }
+    }
+    socket.set_option(tcp::no_delay(true), ec);
+    std::make_shared<Session>(std::move(socket), shared)->Start();
   }
 };
 
@@ -177,11 +335,20 @@ HttpServer::~HttpServer() { Stop(); }
 
 Result<uint16_t> HttpServer::Start() {
   const auto& o = impl_->shared->options;
+  rlimit r{};
+  size_t fds = ::getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur != RLIM_INFINITY ? r.rlim_cur : SIZE_MAX;
+  size_t usable = fds > o.reserved_fds ? fds - o.reserved_fds : 0;
+  impl_->shared->cap = std::max<size_t>(1, std::min(o.max_connections, usable));
+  if (impl_->shared->cap < o.max_connections) {
+    spdlog::info("http: at most {} connections (open-file limit {}, {} kept for other work)", impl_->shared->cap, fds,
+                 o.reserved_fds);
+  }
   beast::error_code ec;
   auto address = net::ip::make_address(o.host, ec);
   if (ec) return InvalidArgument("invalid listen address \"" + o.host + "\": expected an IP address such as 127.0.0.1");
   tcp::endpoint endpoint(address, o.port);
   auto& acc = impl_->acceptor.emplace(impl_->ioc);
+  impl_->retry.emplace(impl_->ioc);
   acc.open(endpoint.protocol(), ec);
   if (!ec) acc.set_option(net::socket_base::reuse_address(true), ec);
   if (!ec) acc.bind(endpoint, ec);
@@ -203,6 +370,7 @@ void HttpServer::Stop() {
     net::post(impl_->ioc, [this] {
       beast::error_code ec;
       impl_->acceptor->close(ec);
+      if (impl_->retry) impl_->retry->cancel();
     });
   }
   impl_->ioc.stop();
@@ -212,5 +380,11 @@ void HttpServer::Stop() {
 }
 
 size_t HttpServer::active_connections() const { return impl_->shared->active.load(); }
+
+ConnectionStats HttpServer::stats() const {
+  const Shared& s = *impl_->shared;
+  return ConnectionStats{s.active.load(), s.cap, s.refused.load(), s.evicted.load(), s.timed_out.load(),
+                         s.accept_errors.load()};
+}
 
 }  // namespace causeway::api

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "causeway/text.h"
+
 namespace causeway::api {
 
 std::optional<std::string> PercentDecode(std::string_view s, bool plus_is_space) {
@@ -28,6 +30,12 @@ std::optional<std::string> PercentDecode(std::string_view s, bool plus_is_space)
     }
   }
   return out;
+}
+
+bool FramingAccepted(const std::vector<std::string_view>& transfer_encodings, bool has_content_length) {
+  if (transfer_encodings.empty()) return true;
+  if (transfer_encodings.size() != 1 || has_content_length) return false;
+  return AsciiLower(Trim(transfer_encodings.front())) == "chunked";
 }
 
 std::map<std::string, std::string> ParseQuery(std::string_view query) {

@@ -3,6 +3,7 @@
 // needs a token with the scim:provision scope (a provisioning-only token);
 // every failure, authentication included, has a SCIM error body.
 #include <charconv>
+#include "causeway/input.h"
 
 #include "api/api_service.h"
 #include "identity/scim/scim_schema.h"
@@ -47,8 +48,9 @@ std::string BaseUrl(const HttpRequest& req) {
 
 Result<json> ScimBody(const HttpRequest& req) {
   if (req.body.empty()) return scim::Error(Code::kInvalidArgument, "invalidSyntax", "the request body is empty");
-  json j = json::parse(req.body, nullptr, false);
-  if (j.is_discarded()) return scim::Error(Code::kInvalidArgument, "invalidSyntax", "the request body is not valid JSON");
+  auto parsed = ParseUntrustedJson(req.body, "request body");
+  if (!parsed.ok()) return scim::Error(Code::kInvalidArgument, "invalidSyntax", parsed.status().message());
+  json j = std::move(*parsed);
   if (!j.is_object()) return scim::Error(Code::kInvalidArgument, "invalidSyntax", "the request body must be a JSON object");
   return j;
 }

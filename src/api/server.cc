@@ -82,6 +82,7 @@ Status Serve(const ServeOptions& o) {
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   ::signal(SIGPIPE, SIG_IGN);  // a client that hangs up must not kill the server
+  RaiseOpenFileLimit();         // one descriptor per connection: the cap is derived from it
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%fZ %l %v", spdlog::pattern_time_type::utc);
 
   if (o.sim_speed <= 0 || o.sim_speed > 1e6) return InvalidArgument("--sim-speed must be between 0 and 1000000");
@@ -121,7 +122,12 @@ Status Serve(const ServeOptions& o) {
   // keeps the samples pushed to this one. Ended attempts record what it saw.
   std::unique_ptr<ReaperService> reaper;
   if (!estate->reaper.empty() || estate->telemetry) {
-    reaper = std::make_unique<ReaperService>(scheduler, queue, *estate);
+    TelemetryLimits limits;
+    ASSIGN_OR_RETURN(limits.max_age, ParseDuration(o.telemetry_max_age));
+    ASSIGN_OR_RETURN(limits.max_ahead, ParseDuration(o.telemetry_max_ahead));
+    if (o.telemetry_max_points == 0) return InvalidArgument("--telemetry-max-points must be at least 1");
+    limits.max_points = o.telemetry_max_points;
+    reaper = std::make_unique<ReaperService>(scheduler, queue, *estate, limits);
     api.SetReaper(reaper.get());
     scheduler.SetUtilizationSource([r = reaper.get()](const std::string& job_id, int attempt) {
       return r->AttemptUtilization(job_id, attempt);
@@ -139,8 +145,12 @@ Status Serve(const ServeOptions& o) {
   hso.port = host_port.second;
   hso.threads = o.threads > 0 ? o.threads : std::max(2u, std::thread::hardware_concurrency());
   hso.body_limit = o.body_limit;
+  if (o.header_timeout_s < 1 || o.idle_timeout_s < 1) return InvalidArgument("--header-timeout and --idle-timeout must be at least 1 second");
+  hso.header_timeout = std::chrono::seconds(o.header_timeout_s);
+  hso.idle_timeout = std::chrono::seconds(o.idle_timeout_s);
+  hso.max_connections = std::max<size_t>(1, o.max_connections);
   HttpServer http(hso, [&api](HttpRequest& req, Reply reply) { api.Dispatch(req, std::move(reply)); });
-  api.connections_gauge = [&http] { return http.active_connections(); };
+  api.connection_stats = [&http] { return http.stats(); };
   ASSIGN_OR_RETURN(uint16_t bound, http.Start());
   std::string own_url = o.advertise_url.empty() ? "http://" + hso.host + ":" + std::to_string(bound) : o.advertise_url;
   scheduler.SetServerUrl(own_url);
@@ -156,8 +166,11 @@ Status Serve(const ServeOptions& o) {
     });
   }
 
+  // The secret goes to the file only: standard output is often shipped to
+  // central logging by a service manager.
   if (admin) {
-    std::cout << "admin token (shown once; also written to " << token_file << "): " << admin->secret << "\n";
+    std::cout << "admin token created: its secret is in " << token_file << " (mode 0600)\n";
+    if (o.print_admin_token) std::cout << "admin token: " << admin->secret << "\n";
   }
   std::cout << "causeway listening on http://" << hso.host << ":" << bound << "\n"
             << "  database: " << DescribeDb(db_path) << "\n"

@@ -15,6 +15,12 @@ struct ServeOptions {
   std::string estate_path;  // default: the embedded estate
   int threads = 0;          // 0: one per core
   size_t body_limit = 1 << 20;
+  // Connections (docs/security.md): seconds to send a request's headers,
+  // seconds a kept-alive connection may wait idle, and the most kept open
+  // (also bounded by the open-file limit).
+  int header_timeout_s = 10;
+  int idle_timeout_s = 60;
+  size_t max_connections = 4096;
   double sim_speed = 1.0;   // simulated providers run this many times faster than real time
   uint64_t sim_seed = 1;    // seeds spot preemptions and node failures
   int tick_ms = 200;        // scheduling cycle, in real milliseconds
@@ -28,6 +34,14 @@ struct ServeOptions {
   // How often the audit chain's head is signed (a checkpoint); 0: never by
   // itself (POST /v1/audit/checkpoints still signs).
   int audit_checkpoint_s = 300;
+  // Also print the first admin token's secret (it is always written to
+  // DATA_DIR/admin.token); off because standard output often reaches logs.
+  bool print_admin_token = false;
+  // Pushed GPU samples: the accepted window around now, and how many points
+  // are held in memory at most (docs/security.md).
+  std::string telemetry_max_age = "1h";
+  std::string telemetry_max_ahead = "5m";
+  size_t telemetry_max_points = 1'000'000;
 };
 
 // Blocks until a stop signal. Prints "causeway listening on http://HOST:PORT"

@@ -775,7 +775,8 @@ class Normalizer {
 // has SIMDJSON_PADDING bytes past its data: simdjson reads that far.
 class Input {
  public:
-  explicit Input(size_t chunk) : chunk_(chunk) {}
+  Input(size_t chunk, uint64_t max_bytes, uint64_t max_ratio)
+      : chunk_(chunk), max_bytes_(max_bytes), max_ratio_(max_ratio) {}
   ~Input() {
     if (f_) gzclose(f_);
   }
@@ -805,6 +806,19 @@ class Input {
     }
     if (n == 0) eof_ = true;
     size_ += static_cast<size_t>(n);
+    total_ += static_cast<uint64_t>(n);
+    // Checked as it grows, before the next read: never more than a chunk past a bound.
+    if (max_bytes_ > 0 && total_ > max_bytes_) {
+      return InvalidArgument(path_ + ": expands to more than the limit of " + std::to_string(max_bytes_) + " bytes");
+    }
+    if (max_ratio_ > 0 && !gzdirect(f_)) {
+      // At least 64 KiB are allowed whatever the ratio: small files compress well.
+      uint64_t compressed = static_cast<uint64_t>(std::max<z_off_t>(gzoffset(f_), 1));
+      if (total_ > 65536 && total_ > compressed * max_ratio_) {
+        return InvalidArgument(path_ + ": decompresses to more than " + std::to_string(max_ratio_) +
+                               " times its compressed size (a compression bomb?)");
+      }
+    }
     return Status::Ok();
   }
   // Drops the first `n` bytes (consumed), keeping the rest at the front.
@@ -818,6 +832,8 @@ class Input {
 
  private:
   const size_t chunk_;
+  const uint64_t max_bytes_, max_ratio_;
+  uint64_t total_ = 0;  // decompressed bytes read so far
   std::string path_;
   gzFile f_ = nullptr;
   std::vector<char> buf_ = std::vector<char>(simdjson::SIMDJSON_PADDING);
@@ -927,7 +943,7 @@ Result<std::vector<NormalizedEvent>> NormalizeRecord(std::string_view record, co
 }
 
 Result<ImportStats> ImportLog(const std::string& path, const ImportOptions& options, const EmitFn& emit) {
-  Input in(options.chunk_bytes);
+  Input in(options.chunk_bytes, options.max_bytes, options.max_ratio);
   RETURN_IF_ERROR(in.Open(path));
   RETURN_IF_ERROR(in.Fill());
   ImportStats stats;

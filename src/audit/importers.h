@@ -48,6 +48,10 @@ struct ImportOptions {
   // JSON lines are read this many bytes at a time (memory stays bounded by
   // it, or by the longest line); one-document files are read whole.
   size_t chunk_bytes = 16 << 20;
+  // Bounds on what a file may expand to (0: none). For uploads through the
+  // API: a gzip bomb is refused instead of filling memory or disk.
+  uint64_t max_bytes = 0;  // decompressed bytes in all
+  uint64_t max_ratio = 0;  // decompressed bytes per compressed byte (gzip only)
 };
 
 // Receives each event: its source id (the dedup key) and its OCSF JSON text.

@@ -14,6 +14,7 @@
 #include "causeway/clock.h"
 #include "net/fetch.h"
 #include "net/tls.h"
+#include "net/deadline.h"
 
 namespace causeway::audit {
 
@@ -23,7 +24,6 @@ using tcp = asio::ip::tcp;
 
 namespace {
 
-constexpr auto kTimeout = std::chrono::seconds(30);
 
 // POSTs each batch as OCSF JSON lines (application/x-ndjson). 2xx: taken;
 // 408, 429 and 5xx: try again; any other status: refused.
@@ -35,7 +35,7 @@ class HttpSink final : public Sink {
     for (const std::string& e : events) body.append(e).append("\n");
     std::vector<std::pair<std::string, std::string>> headers;
     if (!o_.bearer_token.empty()) headers.emplace_back("Authorization", "Bearer " + o_.bearer_token);
-    ASSIGN_OR_RETURN(net::HttpResult r, net::Post(o_.url, body, "application/x-ndjson", headers, kTimeout));
+    ASSIGN_OR_RETURN(net::HttpResult r, net::Post(o_.url, body, "application/x-ndjson", headers, o_.timeout));
     if (r.status >= 200 && r.status < 300) return Status::Ok();
     std::string what = Describe() + " answered " + std::to_string(r.status);
     if (r.status == 408 || r.status == 429 || r.status >= 500) return Unavailable(what);
@@ -68,11 +68,21 @@ class SyslogSink final : public Sink {
     tcp::resolver resolver(io);
     auto endpoints = resolver.resolve(host_, port_, ec);
     if (ec) return Unavailable("cannot resolve " + host_ + ": " + ec.message());
+    // Connecting, TLS and writing share one deadline; the confirmation
+    // has its own wait (kCloseWait).
+    auto deadline = std::chrono::steady_clock::now() + o_.timeout;
+    auto timed_out = [&] {
+      return Status(Code::kDeadlineExceeded, Describe() + " did not take the batch within " +
+                                                 std::to_string(o_.timeout.count()) + " ms");
+    };
     if (!tls_) {
       tcp::socket socket(io);
-      asio::connect(socket, endpoints, ec);
+      auto close = [&] { socket.close(); };
+      ec = net::RunUntil(io, deadline, close, [&](auto h) { asio::async_connect(socket, endpoints, std::move(h)); });
+      if (ec == asio::error::timed_out) return timed_out();
       if (ec) return Unavailable("cannot reach " + Describe() + ": " + ec.message());
-      asio::write(socket, asio::buffer(wire), ec);
+      ec = net::RunUntil(io, deadline, close, [&](auto h) { asio::async_write(socket, asio::buffer(wire), std::move(h)); });
+      if (ec == asio::error::timed_out) return timed_out();
       if (ec) return Unavailable("writing to " + Describe() + " failed: " + ec.message());
       socket.shutdown(tcp::socket::shutdown_send, ec);
       return AwaitClose(io, socket);
@@ -83,15 +93,21 @@ class SyslogSink final : public Sink {
     }
     ssl::stream<tcp::socket> stream(io, ssl_);
     RETURN_IF_ERROR(net::ExpectServerName(stream, host_));
-    asio::connect(stream.lowest_layer(), endpoints, ec);
+    auto close = [&] { stream.lowest_layer().close(); };
+    ec = net::RunUntil(io, deadline, close,
+                       [&](auto h) { asio::async_connect(stream.lowest_layer(), endpoints, std::move(h)); });
+    if (ec == asio::error::timed_out) return timed_out();
     if (ec) return Unavailable("cannot reach " + Describe() + ": " + ec.message());
-    stream.handshake(ssl::stream_base::client, ec);
+    ec = net::RunUntil(io, deadline, close, [&](auto h) { stream.async_handshake(ssl::stream_base::client, std::move(h)); });
+    if (ec == asio::error::timed_out) return timed_out();
     if (ec) return Unavailable("TLS with " + Describe() + " failed: " + ec.message());
-    asio::write(stream, asio::buffer(wire), ec);
+    ec = net::RunUntil(io, deadline, close, [&](auto h) { asio::async_write(stream, asio::buffer(wire), std::move(h)); });
+    if (ec == asio::error::timed_out) return timed_out();
     if (ec) return Unavailable("writing to " + Describe() + " failed: " + ec.message());
     // close_notify, then the receiver's own close_notify and close.
     bool closed = false;
     stream.async_shutdown([&](const boost::system::error_code&) { closed = true; });
+    io.restart();
     io.run_for(kCloseWait);
     if (!closed) return Unavailable(Describe() + " did not confirm the batch (no close within the wait)");
     return AwaitClose(io, stream.next_layer());

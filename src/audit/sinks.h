@@ -5,6 +5,7 @@
 // again, so delivery is at least once.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -30,6 +31,9 @@ struct SinkOptions {
   std::string ca_file;       // TLS: trust this CA (PEM) besides the system's
   int64_t rotate_bytes = 100 << 20;  // file: start a new file past this size
   int keep = 10;                     // file: rotated files kept (PATH.1 ... PATH.keep)
+  // HTTP and syslog: the most one batch may take to be sent (connecting,
+  // TLS, writing, reading the answer); the call then fails as unavailable.
+  std::chrono::milliseconds timeout{30'000};
 };
 
 // kInvalidArgument for a URL of no known kind, naming the kinds.

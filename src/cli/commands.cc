@@ -168,6 +168,24 @@ int Main(int argc, char** argv) {
   serve->add_option("--audit-checkpoint-interval", so.audit_checkpoint_s,
                     "seconds between signed checkpoints of the audit chain's head (0: only on request)")
       ->capture_default_str();
+  serve->add_option("--header-timeout", so.header_timeout_s, "seconds a client has to send a request's headers")
+      ->capture_default_str();
+  serve->add_option("--idle-timeout", so.idle_timeout_s, "seconds a kept-alive connection may wait for its next request")
+      ->capture_default_str();
+  serve->add_option("--max-connections", so.max_connections,
+                    "connections kept open at most (also bounded by the open-file limit)")
+      ->capture_default_str();
+  serve->add_option("--body-limit", so.body_limit, "largest request body, in bytes")->capture_default_str();
+  serve->add_option("--telemetry-max-age", so.telemetry_max_age, "pushed GPU samples older than this are refused")
+      ->capture_default_str();
+  serve->add_option("--telemetry-max-ahead", so.telemetry_max_ahead,
+                    "pushed GPU samples stamped this far in the future are refused")
+      ->capture_default_str();
+  serve->add_option("--telemetry-max-points", so.telemetry_max_points,
+                    "GPU utilization points held in memory at most (16-32 bytes each); past it pushes get 429")
+      ->capture_default_str();
+  serve->add_flag("--print-admin-token", so.print_admin_token,
+                  "on the first start, also print the admin token's secret (it is always in DATA_DIR/admin.token)");
   serve->add_option("--advertise-url", so.advertise_url,
                     "how jobs reach this server, given to them as CAUSEWAY_SERVER (default http://LISTEN)");
   serve->callback([&] {
@@ -447,6 +465,19 @@ int Main(int argc, char** argv) {
     if (g.json_output) return print_json(*j);
     std::cout << "revoked " << rotate_id << ", created " << Str((*j)["token"], "id") << "\n"
               << "secret (shown once, store it now): " << Str(*j, "secret") << "\n";
+  });
+
+  std::string reassign_id, reassign_to;
+  auto* token_reassign =
+      token->add_subcommand("reassign", "make another person answer for a token (it then survives its creator leaving)");
+  token_reassign->add_option("ID", reassign_id, "token id (tok_...)")->required();
+  token_reassign->add_option("--to", reassign_to, "the userName who answers for it from now on")->required();
+  token_reassign->callback([&] {
+    json body = {{"to", reassign_to}};
+    auto j = api.Call("POST", "/v1/tokens/" + net::UrlEncode(reassign_id) + "/reassign", body.dump(), rc);
+    if (!j) return;
+    if (g.json_output) return print_json(*j);
+    std::cout << reassign_id << " is now " << reassign_to << "'s to answer for\n";
   });
 
   // explain ID

@@ -19,9 +19,9 @@ std::string Text(const json& j, const char* key) {
 void PrintCredentials(const json& j) {
   std::cout << "credentials of " << Text(j, "user") << "\n";
   std::cout << "  directory: " << Text(j["directory"], "state") << "\n";
-  Table tokens({"API TOKEN", "NAME", "SCOPES", "STATE"});
+  Table tokens({"API TOKEN", "NAME", "SCOPES", "WHY", "STATE"});
   for (const json& t : j["api_tokens"]) {
-    tokens.Add({Text(t, "id"), Text(t, "name"), t["scopes"].dump(), Text(t, "state")});
+    tokens.Add({Text(t, "id"), Text(t, "name"), t["scopes"].dump(), Text(t, "because"), Text(t, "state")});
   }
   Table workload({"WORKLOAD TOKEN", "JOB", "EXPIRES", "STATE"});
   for (const json& t : j["workload_tokens"]) {
@@ -38,7 +38,13 @@ void PrintCredentials(const json& j) {
   workload.Print(std::cout);
   std::cout << "\n";
   accounts.Print(std::cout);
-  std::cout << "\n" << (j["retains_access"].get<bool>() ? "RETAINS ACCESS" : "no credential retains access") << "\n";
+  if (!j.value("breakglass", json::array()).empty()) {
+    std::cout << "\n";
+    Table grants({"BREAK-GLASS GRANT", "ROLE", "EXPIRES"});
+    for (const json& b : j["breakglass"]) grants.Add({Text(b, "id"), Text(b, "role"), Text(b, "expires_at")});
+    grants.Print(std::cout);
+  }
+  std::cout << "\n" << (j["retains_access"].get<bool>() ? "RETAINS ACCESS: " : "") << Text(j, "verdict") << "\n";
 }
 
 void PrintSteps(const json& j) {
@@ -56,7 +62,7 @@ void PrintSteps(const json& j) {
 void AddIdentityCommands(CLI::App& app, Api& api, const Globals& g, int& rc) {
   struct State {
     std::string user, action, team, groups;
-    std::string role = "admin", reason, duration = "1h", id;
+    std::string role, reason, duration = "1h", id;
   };
   auto st = std::make_shared<State>();
   auto print_json = [](const json& j) { std::cout << j.dump(2) << "\n"; };
@@ -90,6 +96,16 @@ void AddIdentityCommands(CLI::App& app, Api& api, const Globals& g, int& rc) {
     }
     t.Print(std::cout);
     if (!(*j)["allowed"].get<bool>()) rc = kExitAuth;
+  });
+
+  auto* confirm = access->add_subcommand("confirm", "confirm a role binding made under break-glass (admin)");
+  confirm->add_option("ID", st->id, "the binding (bnd_...)")->required();
+  confirm->callback([&api, &g, &rc, st, print_json] {
+    auto j = api.Call("POST", "/v1/access/bindings/" + net::UrlEncode(st->id) + "/confirm", "{}", rc);
+    if (!j) return;
+    if (g.json_output) return print_json(*j);
+    std::cout << "confirmed " << Text((*j)["binding"], "source") << ": " << Text((*j)["binding"], "group") << " -> "
+              << Text((*j)["binding"], "role") << "\n";
   });
 
   auto* credentials = app.add_subcommand("credentials", "every credential Causeway knows of for a person, with its state");
@@ -129,7 +145,7 @@ void AddIdentityCommands(CLI::App& app, Api& api, const Globals& g, int& rc) {
   auto* bg_request = breakglass->add_subcommand("request", "ask for an elevated role for a while");
   bg_request->add_option("--reason", st->reason, "why (read by auditors)")->required();
   bg_request->add_option("--duration", st->duration, "how long, e.g. 1h (at most the estate's max_duration)");
-  bg_request->add_option("--role", st->role, "the role asked for (default admin)");
+  bg_request->add_option("--role", st->role, "the role asked for (one the estate's identity.breakglass offers)")->required();
   bg_request->add_option("--team", st->team, "limit it to one team");
   bg_request->callback([&api, &g, &rc, st, print_json, print_grant] {
     json body = {{"role", st->role}, {"reason", st->reason}, {"duration", st->duration}};
@@ -138,6 +154,22 @@ void AddIdentityCommands(CLI::App& app, Api& api, const Globals& g, int& rc) {
     if (!j) return;
     if (g.json_output) return print_json(*j);
     print_grant((*j)["breakglass"]);
+    if (j->contains("credential")) {
+      std::cout << "credential " << Text((*j)["credential"]["token"], "id") << " (use it for the elevated work; it ends with the grant)\n"
+                << "secret (shown once, store it now): " << Text((*j)["credential"], "secret") << "\n";
+    } else {
+      std::cout << "once approved, get its credential with: causeway breakglass credential " << Text((*j)["breakglass"], "id") << "\n";
+    }
+  });
+  auto* bg_credential = breakglass->add_subcommand("credential", "the credential of your approved grant (issued once)");
+  bg_credential->add_option("ID", st->id, "the grant (bg_...)")->required();
+  bg_credential->callback([&api, &g, &rc, st, print_json] {
+    auto j = api.Call("POST", "/v1/breakglass/" + net::UrlEncode(st->id) + "/credential", "{}", rc);
+    if (!j) return;
+    if (g.json_output) return print_json(*j);
+    std::cout << "credential " << Text((*j)["token"], "id") << " until " << Text((*j)["token"], "expires_at")
+              << " (it ends with the grant)\n"
+              << "secret (shown once, store it now): " << Text(*j, "secret") << "\n";
   });
   for (const char* verb : {"approve", "revoke"}) {
     auto* cmd = breakglass->add_subcommand(verb, std::string(verb) + " a break-glass grant");
@@ -154,10 +186,17 @@ void AddIdentityCommands(CLI::App& app, Api& api, const Globals& g, int& rc) {
     auto j = api.Call("GET", "/v1/breakglass", "", rc);
     if (!j) return;
     if (g.json_output) return print_json(*j);
-    Table t({"ID", "USER", "ROLE", "TEAM", "REASON", "APPROVED BY", "EXPIRES", "REVOKED"});
+    Table t({"ID", "USER", "ROLE", "TEAM", "REASON", "APPROVED BY", "EXPIRES", "REVOKED", "MADE UNDER IT"});
     for (const json& b : (*j)["breakglass"]) {
+      const json& made = b.value("created", json::object());
+      size_t unconfirmed = 0;
+      for (const json& x : made.value("bindings", json::array())) unconfirmed += x.value("confirmed", true) ? 0 : 1;
+      std::string summary = std::to_string(made.value("tokens", json::array()).size()) + " tokens, " +
+                            std::to_string(made.value("bindings", json::array()).size()) + " bindings" +
+                            (unconfirmed ? " (" + std::to_string(unconfirmed) + " unconfirmed)" : "") + ", " +
+                            std::to_string(made.value("links", json::array()).size()) + " links";
       t.Add({Text(b, "id"), Text(b, "user"), Text(b, "role"), Text(b, "team"), Text(b, "reason"), Text(b, "approved_by"),
-             Text(b, "expires_at"), Text(b, "revoked_at")});
+             Text(b, "expires_at"), Text(b, "revoked_at"), summary});
     }
     t.Print(std::cout);
   });

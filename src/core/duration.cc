@@ -4,6 +4,11 @@
 #include "causeway/clock.h"
 
 namespace causeway {
+namespace {
+// Longer durations are refused: they would overflow microseconds past the
+// year 2262, and no lifetime, window or deadline here is meant to be that long.
+constexpr int64_t kMaxDurationSeconds = 100LL * 366 * 86400;
+}  // namespace
 
 Result<Micros> ParseDuration(std::string_view text) {
   auto bad = [&] {
@@ -39,6 +44,12 @@ Result<Micros> ParseDuration(std::string_view text) {
     ++pos;
     any_unit = true;
     total += n * unit;
+    if (total > kMaxDurationSeconds) {
+      return InvalidArgument("duration \"" + std::string(text) + "\" is out of range: at most 100 years");
+    }
+  }
+  if (total > kMaxDurationSeconds) {
+    return InvalidArgument("duration \"" + std::string(text) + "\" is out of range: at most 100 years");
   }
   return Micros(total * 1'000'000);
 }

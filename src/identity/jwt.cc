@@ -1,4 +1,5 @@
 #include "identity/jwt.h"
+#include "causeway/input.h"
 
 #include <openssl/bio.h>
 #include <openssl/bn.h>
@@ -17,6 +18,8 @@ namespace {
 
 constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 constexpr size_t kEcHalf = 32;  // P-256 coordinates and signature halves
+// Longer tokens are refused before decoding: real ID tokens are a few KB.
+constexpr size_t kMaxJwtBytes = 16 * 1024;
 
 template <typename T, void (*Free)(T*)>
 struct Deleter {
@@ -310,10 +313,11 @@ const PublicKey* KeySet::Find(const std::string& kid) const {
 }
 
 Result<json> PeekHeader(std::string_view token) {
+  if (token.size() > kMaxJwtBytes) return Refuse("the JWT is longer than " + std::to_string(kMaxJwtBytes) + " bytes");
   size_t dot = token.find('.');
   if (dot == std::string_view::npos) return Refuse("not a JWT (expected header.payload.signature)");
   auto bytes = Base64UrlDecode(token.substr(0, dot));
-  json header = bytes ? json::parse(*bytes, nullptr, false) : json();
+  json header = bytes ? ParseUntrustedJson(*bytes, "JWT header").value_or(json()) : json();
   if (!header.is_object()) return Refuse("the JWT header is not base64url JSON");
   return header;
 }
@@ -336,7 +340,7 @@ Result<json> VerifySignature(std::string_view token, const KeySet& keys) {
   auto signature = Base64UrlDecode(token.substr(second + 1));
   if (!signature || !key->Verify(token.substr(0, second), *signature)) return Refuse("the signature does not verify");
   auto payload = Base64UrlDecode(token.substr(first + 1, second - first - 1));
-  json claims = payload ? json::parse(*payload, nullptr, false) : json();
+  json claims = payload ? ParseUntrustedJson(*payload, "JWT payload").value_or(json()) : json();
   if (!claims.is_object()) return Refuse("the JWT payload is not a JSON object");
   return claims;
 }

@@ -1,4 +1,5 @@
 #include "identity/oidc.h"
+#include "causeway/input.h"
 
 #include "causeway/crypto.h"
 #include "identity/scim/scim_schema.h"
@@ -18,7 +19,7 @@ Result<json> FetchJson(const OidcVerifier::Fetcher& fetch, const std::string& ur
   if (r->status != 200) {
     return Unavailable(std::string("the identity provider's ") + what + " answered HTTP " + std::to_string(r->status));
   }
-  json j = json::parse(r->body, nullptr, false);
+  json j = ParseUntrustedJson(r->body, what).value_or(json());
   if (!j.is_object()) return Unavailable(std::string("the identity provider's ") + what + " is not a JSON object");
   return j;
 }
@@ -140,6 +141,8 @@ Result<Principal> PersonToken(PersonDirectory& directory, const Store& store, co
   if (!person->user.active) return Unauthenticated("token " + token.token_id + " acts for " + token.user + ", who is deactivated");
   Principal p = PersonPrincipal(token.token_id, person->user.name, person->user.id, person->groups, bindings);
   p.name = token.name;
+  p.grant = token.grant;
+  p.creator = token.creator;
   // Narrowed to the token's scopes, grant by grant.
   auto in_token = [&](const std::string& s) {
     return std::find(token.scopes.begin(), token.scopes.end(), s) != token.scopes.end() ||

@@ -47,6 +47,10 @@ bool Principal::IsJob(const std::string& job_id) const {
 
 std::string JobScope(const std::string& job_id) { return "job:" + job_id; }
 
+bool IsBreakglassCredential(std::string_view token_id) {
+  return token_id.substr(0, kBreakglassTokenPrefix.size()) == kBreakglassTokenPrefix;
+}
+
 std::string JobCredentialId(const std::string& job_id, int attempt) {
   return "tokj_" + job_id + "_" + std::to_string(attempt);
 }
@@ -111,6 +115,8 @@ Result<Principal> CheckToken(const std::optional<TokenRecord>& found, const std:
   }
   Principal p{found->id, found->name, found->scopes};
   p.user = found->user;  // a person's token: resolved against the directory by the caller
+  p.grant = found->grant;  // a break-glass token: checked against its grant by the caller
+  p.creator = found->creator;
   return p;
 }
 

@@ -59,6 +59,12 @@ struct Principal {
   std::vector<std::string> groups;
   std::vector<Grant> grants;
 
+  // The break-glass grant its token was made under ("" for none): the
+  // request is then a use of that grant, and whatever it creates is tied to it.
+  std::string grant;
+  // A service token's creator (a userName): who answers for what it makes.
+  std::string creator;
+
   bool Has(std::string_view scope) const;
   // Whether `scope` holds for `team`: a token's scopes hold for every team;
   // a person's only through a grant for that team or for all.
@@ -69,7 +75,15 @@ struct Principal {
   // Whether it is the credential of one of the job's attempts.
   bool IsJob(const std::string& job_id) const;
   bool IsPerson() const { return !user.empty(); }
+  // The person answerable for what this principal creates: the person
+  // themselves, or the creator of a service token; "" for neither.
+  const std::string& Answerable() const { return IsPerson() ? user : creator; }
 };
+
+// A break-glass grant's own credential: "tokb_<ulid>", its grant in TokenRecord::grant. It acts as
+// the requester with the granted role and nothing else.
+inline constexpr std::string_view kBreakglassTokenPrefix = "tokb_";
+bool IsBreakglassCredential(std::string_view token_id);
 
 struct MintedToken {
   TokenRecord record;

@@ -1,5 +1,6 @@
 #include "net/fetch.h"
 #include "net/tls.h"
+#include "net/deadline.h"
 
 #include <charconv>
 
@@ -65,8 +66,23 @@ struct Outgoing {
   std::vector<std::pair<std::string, std::string>> headers;
 };
 
+using Deadline = std::chrono::steady_clock::time_point;
+
+// Runs one step on `stream` within `deadline`; on the deadline the
+// connection is closed and the step ends with asio::error::timed_out.
+template <typename Stream, typename Start>
+beast::error_code Step(asio::io_context& ioc, Stream& stream, Deadline deadline, Start&& start) {
+  return RunUntil(ioc, deadline, [&stream] { beast::get_lowest_layer(stream).close(); }, std::forward<Start>(start));
+}
+
+Status TimedOut(const Url& u, std::chrono::milliseconds timeout) {
+  return Status(Code::kDeadlineExceeded,
+                "no answer from " + u.host + ":" + u.port + " within " + std::to_string(timeout.count()) + " ms");
+}
+
 template <typename Stream>
-Result<HttpResult> Exchange(Stream& stream, const Url& u, size_t max_bytes, const Outgoing& sent) {
+Result<HttpResult> Exchange(asio::io_context& ioc, Stream& stream, const Url& u, size_t max_bytes, const Outgoing& sent,
+                            Deadline deadline, std::chrono::milliseconds timeout) {
   http::request<http::string_body> req{sent.verb, u.target, 11};
   req.set(http::field::host, u.host);
   req.set(http::field::accept, "application/json");
@@ -77,15 +93,15 @@ Result<HttpResult> Exchange(Stream& stream, const Url& u, size_t max_bytes, cons
     req.body() = sent.body;
     req.prepare_payload();
   }
-  beast::error_code ec;
-  http::write(stream, req, ec);
+  beast::error_code ec = Step(ioc, stream, deadline, [&](auto h) { http::async_write(stream, req, std::move(h)); });
+  if (ec == asio::error::timed_out) return TimedOut(u, timeout);
   if (ec) return Unavailable("sending to " + u.host + " failed: " + ec.message());
   beast::flat_buffer buffer;
   http::response_parser<http::string_body> parser;
   parser.body_limit(max_bytes);
-  http::read(stream, buffer, parser, ec);
+  ec = Step(ioc, stream, deadline, [&](auto h) { http::async_read(stream, buffer, parser, std::move(h)); });
   if (ec == http::error::body_limit) return ResourceExhausted("the answer from " + u.host + " is larger than allowed");
-  if (ec == beast::error::timeout) return Status(Code::kDeadlineExceeded, "no answer from " + u.host + " in time");
+  if (ec == asio::error::timed_out) return TimedOut(u, timeout);
   if (ec) return Unavailable("reading from " + u.host + " failed: " + ec.message());
   HttpResult out;
   out.status = static_cast<int>(parser.get().result_int());
@@ -105,23 +121,27 @@ Result<HttpResult> Send(std::string_view url, std::chrono::milliseconds timeout,
   tcp::resolver resolver(ioc);
   auto endpoints = resolver.resolve(u.host, u.port, ec);
   if (ec) return Unavailable("cannot resolve " + u.host + ": " + ec.message());
+  // One deadline for the whole call: connecting, TLS, sending, reading.
+  Deadline deadline = std::chrono::steady_clock::now() + timeout;
   if (!u.tls) {
     beast::tcp_stream stream(ioc);
-    stream.expires_after(timeout);
-    stream.connect(endpoints, ec);
+    ec = Step(ioc, stream, deadline, [&](auto h) { stream.async_connect(endpoints, std::move(h)); });
+    if (ec == asio::error::timed_out) return TimedOut(u, timeout);
     if (ec) return Unavailable("cannot reach " + u.host + ":" + u.port + ": " + ec.message());
-    return Exchange(stream, u, max_bytes, out);
+    return Exchange(ioc, stream, u, max_bytes, out, deadline, timeout);
   }
   ssl::context ctx(ssl::context::tls_client);
   RETURN_IF_ERROR(ConfigureTlsClient(ctx));
   beast::ssl_stream<beast::tcp_stream> stream(ioc, ctx);
   RETURN_IF_ERROR(ExpectServerName(stream, u.host));
-  beast::get_lowest_layer(stream).expires_after(timeout);
-  beast::get_lowest_layer(stream).connect(endpoints, ec);
+  ec = Step(ioc, stream, deadline,
+            [&](auto h) { beast::get_lowest_layer(stream).async_connect(endpoints, std::move(h)); });
+  if (ec == asio::error::timed_out) return TimedOut(u, timeout);
   if (ec) return Unavailable("cannot reach " + u.host + ":" + u.port + ": " + ec.message());
-  stream.handshake(ssl::stream_base::client, ec);
+  ec = Step(ioc, stream, deadline, [&](auto h) { stream.async_handshake(ssl::stream_base::client, std::move(h)); });
+  if (ec == asio::error::timed_out) return TimedOut(u, timeout);
   if (ec) return Unavailable("TLS with " + u.host + " failed: " + ec.message());
-  return Exchange(stream, u, max_bytes, out);
+  return Exchange(ioc, stream, u, max_bytes, out, deadline, timeout);
 }
 
 }  // namespace

@@ -8,6 +8,8 @@
 #include <charconv>
 #include <optional>
 
+#include "net/deadline.h"
+
 namespace causeway::net {
 
 namespace beast = boost::beast;
@@ -58,14 +60,23 @@ struct HttpClient::Impl {
   std::optional<beast::tcp_stream> stream;
   beast::flat_buffer buffer;
 
-  Status Connect() {
+  // Runs one step of the exchange on the connection, bounded by `deadline`.
+  template <typename Start>
+  beast::error_code Step(std::chrono::steady_clock::time_point deadline, Start&& start) {
+    return RunUntil(ioc, deadline, [this] { stream->close(); }, std::forward<Start>(start));
+  }
+
+  Status Connect(std::chrono::steady_clock::time_point deadline) {
     stream.emplace(ioc);
     beast::error_code ec;
     tcp::resolver resolver(ioc);
     auto results = resolver.resolve(host, std::to_string(port), ec);
     if (ec) return Unavailable("cannot resolve " + host + ": " + ec.message());
-    stream->expires_after(timeout);
-    stream->connect(results, ec);
+    ec = Step(deadline, [&](auto handler) { stream->async_connect(results, std::move(handler)); });
+    if (ec == net::error::timed_out) {
+      stream.reset();
+      return Status(Code::kDeadlineExceeded, "connecting to " + host + ":" + std::to_string(port) + " timed out");
+    }
     if (ec) {
       stream.reset();
       return Unavailable("cannot reach the Causeway server at " + host + ":" + std::to_string(port) + ": " +
@@ -102,18 +113,20 @@ Result<HttpResult> HttpClient::Send(std::string_view method, std::string_view ta
   req.prepare_payload();
 
   for (int attempt = 0; attempt < 2; ++attempt) {
+    // One deadline for the whole exchange: connecting, sending, reading.
+    auto deadline = std::chrono::steady_clock::now() + impl_->timeout;
     bool reused = impl_->stream.has_value();
-    if (!reused) RETURN_IF_ERROR(impl_->Connect());
-    beast::error_code ec;
-    impl_->stream->expires_after(impl_->timeout);
-    http::write(*impl_->stream, req, ec);
+    if (!reused) RETURN_IF_ERROR(impl_->Connect(deadline));
+    beast::error_code ec =
+        impl_->Step(deadline, [&](auto handler) { http::async_write(*impl_->stream, req, std::move(handler)); });
     http::response_parser<http::string_body> parser;
     parser.body_limit(256 * 1024 * 1024);
     // A server may answer before reading the whole request (413) and stop
     // reading: the write then fails, but the answer is there to read.
     if (!ec || ec == net::error::broken_pipe || ec == net::error::connection_reset) {
-      ec = {};
-      http::read(*impl_->stream, impl_->buffer, parser, ec);
+      ec = impl_->Step(deadline, [&](auto handler) {
+        http::async_read(*impl_->stream, impl_->buffer, parser, std::move(handler));
+      });
     }
     if (ec) {
       impl_->stream.reset();
@@ -123,7 +136,10 @@ Result<HttpResult> HttpClient::Send(std::string_view method, std::string_view ta
                      ec == net::error::broken_pipe || ec == net::error::eof)) {
         continue;
       }
-      if (ec == beast::error::timeout) return Status(Code::kDeadlineExceeded, "the server did not answer in time");
+      if (ec == net::error::timed_out) {
+        return Status(Code::kDeadlineExceeded, impl_->host + ":" + std::to_string(impl_->port) + " did not answer within " +
+                                                   std::to_string(impl_->timeout.count()) + " ms");
+      }
       return Unavailable("connection to the server failed: " + ec.message());
     }
     auto& res = parser.get();

@@ -1,5 +1,7 @@
 #include "service/audit_service.h"
 
+#include "causeway/input.h"
+
 #include <algorithm>
 #include <cctype>
 #include <set>
@@ -380,9 +382,12 @@ Result<json> AuditService::Coverage(const AuditCoverageConfig& c, Timestamp now)
 }
 
 Result<IdentityLink> AuditService::Link(const std::string& provider, const std::string& identity,
-                                        const std::string& person, const std::string& actor) {
+                                        const std::string& person, const identity::Principal& who) {
+  const std::string& actor = who.token_id;
   if (provider.empty() || provider.size() > 64) return InvalidArgument("field \"provider\": expected a provider name or *");
   if (identity.empty() || identity.size() > 512) return InvalidArgument("field \"identity\": expected the identity at the provider");
+  RETURN_IF_ERROR(CheckName(provider, "provider", 64));
+  RETURN_IF_ERROR(CheckName(identity, "identity", 512));
   ASSIGN_OR_RETURN(auto entry, identity::ReadPerson(store_, person));
   if (!entry) return InvalidArgument("field \"person\": no user \"" + person + "\" in the directory");
   Timestamp now = clock_.Now();
@@ -391,6 +396,7 @@ Result<IdentityLink> AuditService::Link(const std::string& provider, const std::
   d.id = NewId("lnk", now);
   d.name = provider + "\n" + AsciiLower(identity);  // one person per identity at a provider
   d.resource = {{"provider", provider}, {"identity", AsciiLower(identity)}, {"person", entry->user.name}};
+  if (!who.grant.empty()) d.resource["breakglass"] = who.grant;
   d.created_at = d.updated_at = now;
   IdentityLink link = LinkOf(d);
   RETURN_IF_ERROR(queue_.Run([&](WriteTx& tx) -> Status {

@@ -83,8 +83,10 @@ class AuditService {
   // {"findings": [{"kind", "provider", "name", "detail"}...], "buckets", "log_sources"}.
   Result<nlohmann::json> Coverage(const AuditCoverageConfig& config, Timestamp now) const;
 
+  // Links an identity at a provider to a person; made under a break-glass
+  // grant, the link records it (listed in the grant's record).
   Result<IdentityLink> Link(const std::string& provider, const std::string& identity, const std::string& person,
-                            const std::string& actor);
+                            const identity::Principal& who);
   Result<IdentityLink> Unlink(const std::string& id, const std::string& actor);
   Result<std::vector<IdentityLink>> Links() const;
 

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "causeway/ids.h"
+#include "causeway/input.h"
 
 namespace causeway {
 
@@ -11,6 +12,14 @@ using nlohmann::json;
 namespace {
 constexpr const char* kKind = "Binding";
 constexpr auto kReread = std::chrono::milliseconds(500);
+
+identity::Binding BindingOf(const DirectoryEntry& d) {
+  identity::Binding b{d.resource.value("group", ""), d.resource.value("role", ""), d.resource.value("team", ""),
+                      "binding/" + d.id};
+  b.breakglass = d.resource.value("breakglass", "");
+  b.confirmed = b.breakglass.empty() || d.resource.contains("confirmed_by");
+  return b;
+}
 
 AuditEvent Event(const std::string& action, const identity::Binding& b, const std::string& actor, Timestamp now) {
   AuditEvent e;
@@ -31,10 +40,7 @@ std::vector<identity::Binding> BindingService::Current() {
     auto entries = store_.ListDirectory(kKind);
     if (entries.ok()) {
       stored_.clear();
-      for (const DirectoryEntry& d : *entries) {
-        stored_.push_back(identity::Binding{d.resource.value("group", ""), d.resource.value("role", ""),
-                                            d.resource.value("team", ""), "binding/" + d.id});
-      }
+      for (const DirectoryEntry& d : *entries) stored_.push_back(BindingOf(d));
       read_at_ = steady;
     } else {
       // Keep what was read last: better a stale binding list than none.
@@ -46,8 +52,9 @@ std::vector<identity::Binding> BindingService::Current() {
 }
 
 Result<identity::Binding> BindingService::Create(const std::string& group, const std::string& role,
-                                                 const std::string& team, const std::string& actor) {
-  if (group.empty() || group.size() > 256) return InvalidArgument("field \"group\" must name an IdP group");
+                                                 const std::string& team, const identity::Principal& who) {
+  const std::string& actor = who.token_id;
+  RETURN_IF_ERROR(CheckName(group, "group"));
   if (!identity::IsRole(role)) {
     return InvalidArgument("unknown role \"" + role +
                            "\": expected admin, platform, team-admin, researcher, finance, auditor or viewer");
@@ -59,9 +66,11 @@ Result<identity::Binding> BindingService::Create(const std::string& group, const
   d.id = NewId("bnd", now);
   // Unique per (group, role, team), the group ignoring case.
   d.name = group + "\n" + role + "\n" + team;
-  d.resource = {{"group", group}, {"role", role}, {"team", team}};
+  d.resource = {{"group", group}, {"role", role}, {"team", team}, {"created_by", actor}};
+  if (!who.Answerable().empty()) d.resource["creator"] = who.Answerable();
+  if (!who.grant.empty()) d.resource["breakglass"] = who.grant;
   d.created_at = d.updated_at = now;
-  identity::Binding b{group, role, team, "binding/" + d.id};
+  identity::Binding b = BindingOf(d);
   RETURN_IF_ERROR(queue_.Run([&](WriteTx& tx) -> Status {
     if (Status st = tx.PutDirectoryEntry(d); st.code() == Code::kAlreadyExists) {
       return AlreadyExists("group " + group + " is already bound to " + role + (team.empty() ? "" : " of " + team));
@@ -69,11 +78,39 @@ Result<identity::Binding> BindingService::Create(const std::string& group, const
       return st;
     }
     AuditEvent e = Event("access.bind", b, actor, now);
+    if (!b.breakglass.empty()) e.details["breakglass"] = b.breakglass;
     return tx.AppendAudit(e);
   }));
   std::lock_guard<std::mutex> lock(mu_);
   read_at_ = {};
   return b;
+}
+
+Result<identity::Binding> BindingService::Confirm(const std::string& id, const identity::Principal& who) {
+  if (!who.grant.empty()) return PermissionDenied("a binding made under break-glass is confirmed by an admin acting through their own groups");
+  Timestamp now = clock_.Now();
+  identity::Binding confirmed;
+  RETURN_IF_ERROR(queue_.Run([&](WriteTx& tx) -> Status {
+    ASSIGN_OR_RETURN(auto found, tx.GetDirectoryEntry(kKind, id));
+    if (!found) return NotFound("no API binding " + id);
+    if (!found->resource.contains("breakglass")) return FailedPrecondition("binding " + id + " was not made under break-glass: nothing to confirm");
+    if (found->resource.contains("confirmed_by")) return FailedPrecondition("binding " + id + " is confirmed already");
+    if (!who.Answerable().empty() && who.Answerable() == found->resource.value("creator", "")) {
+      return PermissionDenied("the person who made binding " + id + " under break-glass cannot confirm it");
+    }
+    found->resource["confirmed_by"] = who.Answerable().empty() ? who.token_id : who.Answerable();
+    found->resource["confirmed_at"] = FormatRfc3339(now);
+    found->updated_at = now;
+    found->version += 1;
+    RETURN_IF_ERROR(tx.PutDirectoryEntry(*found));
+    confirmed = BindingOf(*found);
+    AuditEvent e = Event("access.confirm", confirmed, who.token_id, now);
+    e.details["breakglass"] = confirmed.breakglass;
+    return tx.AppendAudit(e);
+  }));
+  std::lock_guard<std::mutex> lock(mu_);
+  read_at_ = {};
+  return confirmed;
 }
 
 Result<identity::Binding> BindingService::Delete(const std::string& id, const std::string& actor) {

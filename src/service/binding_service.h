@@ -12,6 +12,7 @@
 #include "causeway/estate.h"
 #include "causeway/store.h"
 #include "identity/access.h"
+#include "identity/tokens.h"
 #include "store/commit_queue.h"
 
 namespace causeway {
@@ -25,10 +26,15 @@ class BindingService {
   // "binding/<id>"). Re-read from the database at most every 500 ms, so a
   // binding made or removed through any replica applies within that.
   std::vector<identity::Binding> Current();
-  // kInvalidArgument for an unknown role or team; kAlreadyExists for the
-  // same binding twice.
+  // kInvalidArgument for an unknown role or team, or a group name with
+  // control characters; kAlreadyExists for the same binding twice. A
+  // binding made under a break-glass grant records the grant and stays
+  // flagged (confirmed: false) until an admin confirms it.
   Result<identity::Binding> Create(const std::string& group, const std::string& role, const std::string& team,
-                                   const std::string& actor);
+                                   const identity::Principal& who);
+  // Confirms a binding made under a break-glass grant. By an admin acting
+  // through their own groups (not a grant), who did not make it.
+  Result<identity::Binding> Confirm(const std::string& id, const identity::Principal& who);
   // Only API bindings can be removed; the estate's live in its file.
   // Returns the binding removed.
   Result<identity::Binding> Delete(const std::string& id, const std::string& actor);

@@ -60,6 +60,13 @@ int64_t FindSeq(const Store& store, int64_t after, const std::string& resource, 
   return 0;
 }
 
+// Whether `t` grants access because of `user`: it acts for them, or they
+// answer for it.
+bool Concerns(const TokenRecord& t, const std::string& user) {
+  return (!t.user.empty() && identity::scim::EqualsIgnoreCase(t.user, user)) ||
+         (!t.creator.empty() && identity::scim::EqualsIgnoreCase(t.creator, user));
+}
+
 json Step(const std::string& action, const std::string& target, const Status& st, int64_t seq,
           const std::string& detail = "") {
   json s = {{"action", action}, {"target", target}, {"ok", st.ok()}};
@@ -123,11 +130,12 @@ Result<json> PeopleService::Sync(const std::string& user, const std::string& act
   }
 
   if (!may_work) {
-    // Tokens acting for the person.
+    // Tokens acting for the person, and tokens they answer for (made by
+    // them or through a token of theirs, and not reassigned since).
     ASSIGN_OR_RETURN(auto tokens, store_.ListTokens());
     Timestamp now = clock_.Now();
     for (const TokenRecord& t : tokens) {
-      if (t.user.empty() || !identity::scim::EqualsIgnoreCase(t.user, user) || t.revoked_at) continue;
+      if (t.revoked_at || !Concerns(t, user)) continue;
       ASSIGN_OR_RETURN(auto head, store_.GetAuditHead());
       Status st = queue_.Run([&](WriteTx& tx) -> Status {
         RETURN_IF_ERROR(tx.RevokeToken(t.id, now));
@@ -136,11 +144,33 @@ Result<json> PeopleService::Sync(const std::string& user, const std::string& act
         e.actor = actor;
         e.action = "token.revoke";
         e.resource = "token/" + t.id;
-        e.details = {{"name", t.name}, {"user", t.user}, {"reason", "deprovisioned"}};
+        e.details = {{"name", t.name}, {"reason", "deprovisioned"}};
+        if (!t.user.empty()) e.details["user"] = t.user;
+        if (!t.creator.empty()) e.details["creator"] = t.creator;
         return tx.AppendAudit(e);
       });
       if (st.ok() && forget_) forget_(t.id);
       steps.push_back(Step("token.revoke", t.id, st, st.ok() ? FindSeq(store_, head.seq, "token/" + t.id, "token.revoke") : 0));
+    }
+    // Their break-glass grants end.
+    ASSIGN_OR_RETURN(auto grants, store_.ListBreakglass(Timestamp()));
+    for (const BreakglassRecord& g : grants) {
+      if (!identity::scim::EqualsIgnoreCase(g.user, user) || g.revoked_at || (g.expires_at && *g.expires_at <= now)) continue;
+      ASSIGN_OR_RETURN(auto head, store_.GetAuditHead());
+      Status st = queue_.Run([&](WriteTx& tx) -> Status {
+        BreakglassRecord ended = g;
+        ended.revoked_at = now;
+        RETURN_IF_ERROR(tx.PutBreakglass(ended));
+        AuditEvent e;
+        e.time = now;
+        e.actor = actor;
+        e.action = "breakglass.revoke";
+        e.resource = "breakglass/" + g.id;
+        e.details = {{"user", g.user}, {"role", g.role}, {"reason", "deprovisioned"}};
+        return tx.AppendAudit(e);
+      });
+      steps.push_back(Step("breakglass.revoke", g.id, st,
+                           st.ok() ? FindSeq(store_, head.seq, "breakglass/" + g.id, "breakglass.revoke") : 0));
     }
     // Their work, as the estate says.
     const DeprovisionConfig& policy = estate_.identity.deprovision;
@@ -264,17 +294,37 @@ Result<json> PeopleService::Credentials(const std::string& user) {
   } else {
     out["directory"] = {{"state", "not in the directory"}};
   }
+  // Every token that grants access because of them: acting for them, or
+  // made by them (directly or through a token of theirs). One made under a
+  // break-glass grant is active only while the grant is.
   json tokens = json::array();
+  std::vector<std::string> live;  // what still grants access, for the verdict
   ASSIGN_OR_RETURN(auto all, store_.ListTokens());
+  ASSIGN_OR_RETURN(auto grants, store_.ListBreakglass(Timestamp()));
+  auto grant_active = [&](const std::string& id) {
+    return std::any_of(grants.begin(), grants.end(), [&](const BreakglassRecord& g) { return g.id == id && g.ActiveAt(now); });
+  };
   for (const TokenRecord& t : all) {
-    if (t.user.empty() || !identity::scim::EqualsIgnoreCase(t.user, user)) continue;
-    std::string state = t.revoked_at ? "revoked" : (t.expires_at && *t.expires_at <= now) ? "expired" : "active";
-    retains |= state == "active";
+    if (!Concerns(t, user)) continue;
+    std::string state = t.revoked_at                                   ? "revoked"
+                        : (t.expires_at && *t.expires_at <= now)       ? "expired"
+                        : (!t.grant.empty() && !grant_active(t.grant)) ? "ended with break-glass grant " + t.grant
+                                                                       : "active";
+    if (state == "active") live.push_back("token " + t.id);
     json j = ToJson(t);
     j["state"] = state;
+    j["because"] = !t.user.empty() && identity::scim::EqualsIgnoreCase(t.user, user) ? "acts for them" : "they created it";
     tokens.push_back(std::move(j));
   }
   out["api_tokens"] = tokens;
+  json active_grants = json::array();
+  for (const BreakglassRecord& g : grants) {
+    if (!identity::scim::EqualsIgnoreCase(g.user, user) || !g.ActiveAt(now)) continue;
+    active_grants.push_back({{"id", g.id}, {"role", g.role}, {"expires_at", FormatRfc3339(*g.expires_at)}});
+    live.push_back("break-glass grant " + g.id);
+  }
+  out["breakglass"] = active_grants;
+  retains |= !live.empty();
 
   // Workload tokens of their jobs that are still within their lifetime.
   json workload = json::array();
@@ -299,7 +349,7 @@ Result<json> PeopleService::Credentials(const std::string& user) {
                           {"expires_at", w["expires_at"]},
                           {"state", running ? "live: its attempt runs" : "attempt ended: no refresh; expires by itself"},
                           {"seq", e.seq}});
-      retains |= running;
+      if (running) live.push_back("workload token " + w.value("jti", "") + " of job " + job.id);
     }
   }
   out["workload_tokens"] = workload;
@@ -312,16 +362,26 @@ Result<json> PeopleService::Credentials(const std::string& user) {
     json a = {{"provider", c->provider}, {"cluster", c->name}, {"slurm_user", posix}};
     if (!have.ok()) {
       a["state"] = "unknown: " + have.status().message();
-      retains = true;  // what cannot be checked is not proven gone
+      live.push_back("Slurm user " + posix + " on " + c->name + " (cannot be checked)");  // not proven gone
     } else {
       a["accounts"] = *have;
       a["state"] = have->empty() ? "absent" : "present";
-      retains |= !have->empty();
+      if (!have->empty()) live.push_back("Slurm user " + posix + " on " + c->name);
     }
     accounts.push_back(std::move(a));
   }
   out["provider_accounts"] = accounts;
+  retains |= !live.empty();
   out["retains_access"] = retains;
+  std::string verdict;
+  if (!retains) {
+    verdict = "nothing Causeway knows of grants " + user + " access";
+  } else {
+    if (person.entry && person.entry->active) live.insert(live.begin(), "the directory account (active)");
+    verdict = user + " still has access through " + std::to_string(live.size()) + ": ";
+    for (size_t i = 0; i < live.size(); ++i) verdict += (i ? ", " : "") + live[i];
+  }
+  out["verdict"] = verdict;
   return out;
 }
 

@@ -46,11 +46,14 @@ const char* ActionName(telemetry::ReaperAction::Kind k) {
 
 }  // namespace
 
-ReaperService::ReaperService(SchedulerService& scheduler, CommitQueue& queue, const Estate& estate)
+ReaperService::ReaperService(SchedulerService& scheduler, CommitQueue& queue, const Estate& estate,
+                             TelemetryLimits limits)
     : scheduler_(scheduler),
       queue_(queue),
       reaper_(Policies(estate)),
-      samples_(Retention(estate)),
+      limits_(limits),
+      samples_(Retention(estate), std::chrono::minutes(10),
+               telemetry::SampleStore::Limits{limits.max_points, limits.max_series}),
       samples_retention_(Retention(estate)) {
   if (estate.telemetry && !estate.telemetry->prometheus.empty()) {
     telemetry::SeriesFormat format;
@@ -144,9 +147,67 @@ Status ReaperService::TickOnce() {
   return Status::Ok();
 }
 
-void ReaperService::Push(const std::vector<GpuSample>& samples) {
+Result<ReaperService::Pushed> ReaperService::Push(const Store& store, std::vector<GpuSample> samples, Timestamp now) {
+  // The running attempts of the jobs named, read before the lock: (job,
+  // attempt) -> GPUs, and job -> its running attempt.
+  std::map<std::string, std::vector<Attempt>> attempts;
+  for (const GpuSample& s : samples) {
+    if (attempts.count(s.job_id)) continue;
+    if (attempts.size() >= limits_.max_jobs_per_push) {
+      return InvalidArgument("a push may name at most " + std::to_string(limits_.max_jobs_per_push) + " jobs");
+    }
+    std::vector<Attempt> running;
+    if (s.job_id.size() <= 128) {
+      ASSIGN_OR_RETURN(auto all, store.ListAttempts(s.job_id));
+      for (Attempt& a : all) {
+        if (a.state == "running") running.push_back(std::move(a));
+      }
+    }
+    attempts.emplace(s.job_id, std::move(running));
+  }
+  Pushed out;
+  std::vector<GpuSample> kept;
+  const Timestamp oldest = now - limits_.max_age, newest = now + limits_.max_ahead;
+  for (GpuSample& s : samples) {
+    const std::vector<Attempt>& running = attempts[s.job_id];
+    const Attempt* a = nullptr;
+    for (const Attempt& r : running) {
+      if (s.attempt == 0 || r.number == s.attempt) a = &r;
+    }
+    if (!a) {
+      ++out.unknown_attempt;
+    } else if (s.time < oldest || s.time > newest) {
+      ++out.outside_window;
+    } else if (s.gpu < 0 || s.gpu >= std::max<int64_t>(1, a->gpus)) {
+      ++out.gpu_out_of_range;
+    } else {
+      s.attempt = a->number;
+      kept.push_back(std::move(s));
+    }
+  }
+  telemetry::SampleStore::Added added;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    added = samples_.Add(kept);
+  }
+  out.accepted = added.kept;
+  out.stale = added.stale;
+  out.over_limit = added.full;
+  if (out.accepted == 0 && out.over_limit > 0) {
+    return ResourceExhausted("telemetry is at its memory bound (" + std::to_string(limits_.max_points) + " points, " +
+                             std::to_string(limits_.max_series) + " series): samples are dropped until older ones age out");
+  }
+  return out;
+}
+
+size_t ReaperService::points() {
   std::lock_guard<std::mutex> lock(mu_);
-  samples_.Add(samples);
+  return samples_.points();
+}
+
+size_t ReaperService::series() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return samples_.series();
 }
 
 telemetry::Utilization ReaperService::AttemptUtilization(const std::string& job_id, int attempt) {

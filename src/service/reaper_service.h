@@ -21,9 +21,18 @@
 
 namespace causeway {
 
+// What a push of samples may carry (docs/security.md).
+struct TelemetryLimits {
+  Micros max_age = std::chrono::hours(1);       // older samples are refused
+  Micros max_ahead = std::chrono::minutes(5);   // and so are samples this far in the future
+  size_t max_points = 1'000'000;                // kept in memory, every series together
+  size_t max_series = 20'000;
+  size_t max_jobs_per_push = 256;
+};
+
 class ReaperService {
  public:
-  ReaperService(SchedulerService& scheduler, CommitQueue& queue, const Estate& estate);
+  ReaperService(SchedulerService& scheduler, CommitQueue& queue, const Estate& estate, TelemetryLimits limits = {});
   ~ReaperService() { Stop(); }
 
   // One cycle; returns once its decisions are durable.
@@ -33,7 +42,24 @@ class ReaperService {
   int64_t prometheus_errors() const { return prometheus_errors_.load(); }
   // Samples pushed through the API. They are kept by this replica only:
   // with several replicas, push to each (or let them read Prometheus).
-  void Push(const std::vector<GpuSample>& samples);
+  // Only samples of attempts that exist and are running are kept, stamped
+  // within [now - max_age, now + max_ahead], for a GPU index below the
+  // attempt's GPU count; a sample without an attempt number is the job's
+  // running attempt's. kInvalidArgument for a push naming more jobs than
+  // max_jobs_per_push; kResourceExhausted (429) when the store is full and
+  // nothing could be kept.
+  struct Pushed {
+    size_t accepted = 0;
+    size_t unknown_attempt = 0;  // no such job or attempt, or it is not running
+    size_t outside_window = 0;
+    size_t gpu_out_of_range = 0;
+    size_t stale = 0;
+    size_t over_limit = 0;
+  };
+  Result<Pushed> Push(const Store& store, std::vector<GpuSample> samples, Timestamp now);
+  // Points and series held now.
+  size_t points();
+  size_t series();
   // What the samples say of one attempt so far (goodput: work over its
   // GPU time). Kept on the replica that received the samples.
   telemetry::Utilization AttemptUtilization(const std::string& job_id, int attempt);
@@ -49,6 +75,7 @@ class ReaperService {
   CommitQueue& queue_;
   std::mutex mu_;  // guards reaper_ and samples_: the cycle and pushes
   telemetry::Reaper reaper_;
+  TelemetryLimits limits_;
   telemetry::SampleStore samples_;
   Micros samples_retention_;
   std::optional<telemetry::PrometheusSource> prometheus_;

@@ -19,7 +19,10 @@ class TokenService {
 
   // Creates a token; the secret in the result is the only copy there will be.
   // `ttl` of zero means it never expires. `user`: the person it acts for
-  // (revoked when they are deprovisioned), "" for a service account.
+  // (revoked when they are deprovisioned), "" for a service account. The
+  // token records who answers for it (`who`'s person, or the creator of
+  // `who`'s token) and the break-glass grant `who` acts under, if any: it
+  // then works only while that grant is active.
   Result<identity::MintedToken> Create(const identity::Principal& who, std::string name,
                                        std::vector<std::string> scopes, Micros ttl, std::string user = "");
   Result<std::vector<TokenRecord>> List() const { return store_.ListTokens(); }
@@ -27,6 +30,10 @@ class TokenService {
   // A new secret for the token's purpose: a new token with the same name,
   // scopes, person and lifetime, and the old one revoked, in one unit.
   Result<identity::MintedToken> Rotate(const identity::Principal& who, const std::string& token_id);
+  // Makes `to` (an active person in the directory) answer for the token,
+  // so that deprovisioning its creator leaves it working. Not for tokens
+  // made under break-glass (they end with their grant) or acting for a person.
+  Result<TokenRecord> Reassign(const identity::Principal& who, const std::string& token_id, const std::string& to);
 
   // On a database with no token at all, creates an admin token and returns
   // it; otherwise returns nullopt. `persist` is called with the secret before

@@ -687,12 +687,26 @@ class EstateParser {
     }
     if (YAML::Node b = Get(n, "breakglass"); b.IsDefined()) {
       std::string bf = JoinField(f, "breakglass");
-      static const KeySet kBreakglass{{"approvers", "max_duration", "roles", "webhook"}};
+      static const KeySet kBreakglass{{"approvers", "self_approval", "max_duration", "roles", "groups", "webhook"}};
       if (r_.CheckMap(b, bf, kBreakglass)) {
         BreakglassConfig& c = e_.identity.breakglass;
-        if (auto v = Get(b, "approvers"); v.IsDefined()) {
-          c.approvers = static_cast<int>(r_.Int(v, JoinField(bf, "approvers"), 0, 1).value_or(0));
+        c.enabled = true;
+        if (auto v = Get(b, "self_approval"); v.IsDefined()) {
+          c.self_approval = r_.Bool(v, JoinField(bf, "self_approval")).value_or(false);
+          if (c.self_approval) c.approvers = 0;
         }
+        if (auto v = Get(b, "approvers"); v.IsDefined()) {
+          c.approvers = static_cast<int>(r_.Int(v, JoinField(bf, "approvers"), 0, 1).value_or(1));
+          if (c.approvers == 0 && !c.self_approval) {
+            r_.Error(v, JoinField(bf, "approvers"),
+                     "0 lets a requester activate their own grant: say so explicitly with self_approval: true");
+          }
+          if (c.approvers > 0 && c.self_approval) {
+            r_.Error(v, JoinField(bf, "approvers"), "self_approval: true means no approver: remove approvers or set it to 0");
+          }
+        }
+        StringList(b, bf, "groups", "[sre-oncall]", c.groups);
+        if (c.groups.empty()) r_.Error(b, bf, "needs groups: the IdP groups whose members may ask, e.g. [sre-oncall]");
         DurationField(b, bf, "max_duration", c.max_duration);
         std::vector<std::string> roles;
         StringList(b, bf, "roles", "[admin, platform]", roles);
@@ -701,7 +715,8 @@ class EstateParser {
             r_.Error(Get(b, "roles"), JoinField(bf, "roles"), "unknown role \"" + role + "\"");
           }
         }
-        if (!roles.empty()) c.roles = roles;
+        c.roles = roles;
+        if (c.roles.empty()) r_.Error(b, bf, "needs roles: the roles that may be asked for, e.g. [platform]");
         c.webhook = UrlField(b, bf, "webhook", false);
       }
     }

@@ -1,5 +1,7 @@
 #include "causeway/job_spec.h"
 
+#include "causeway/input.h"
+
 #include <algorithm>
 #include <cctype>
 #include <fstream>
@@ -74,6 +76,8 @@ class JobSpecParser {
       if (auto v = r_.String(n, "name")) {
         if (v->empty() || v->size() > 128) {
           r_.Error(n, "name", "expected a name of 1 to 128 characters");
+        } else if (Status st = CheckName(*v, "name", 128); !st.ok()) {
+          r_.Error(n, "name", st.message());
         } else {
           spec_.name = *v;
         }
@@ -291,6 +295,10 @@ class JobSpecParser {
       }
       if ((k == "owner" || k == "team") && v.empty()) {
         r_.Error(YamlReader::Child(n, k), JoinField(field, k), "label \"" + k + "\" is empty");
+      } else if (Status st = CheckName(k, "label name"); !st.ok()) {
+        r_.Error(YamlReader::Child(n, k), JoinField(field, k), st.message());
+      } else if (Status sv = v.empty() ? Status::Ok() : CheckName(v, "label " + k); !sv.ok()) {
+        r_.Error(YamlReader::Child(n, k), JoinField(field, k), sv.message());
       }
     }
   }

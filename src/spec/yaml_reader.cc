@@ -5,6 +5,9 @@
 #include <charconv>
 #include <set>
 
+#include "causeway/input.h"
+#include <yaml-cpp/depthguard.h>
+
 namespace causeway::spec {
 
 std::string JoinField(std::string_view a, std::string_view b) {
@@ -13,6 +16,19 @@ std::string JoinField(std::string_view a, std::string_view b) {
 }
 
 Result<YAML::Node> LoadYaml(std::string_view text, const std::string& file) {
+  // yaml-cpp hands bytes through unchecked, and a string that is not UTF-8
+  // cannot be written back as JSON: refuse it here, where the position is known.
+  if (auto bad = FindInvalidUtf8(text)) {
+    Diagnostic d{file, bad->line, bad->column, "", "invalid UTF-8 (byte " + std::to_string(bad->offset + 1) + "): the document must be UTF-8 text"};
+    return InvalidArgument("malformed YAML: " + d.ToString(), {d});
+  }
+  // yaml-cpp recurses once per level and gives up only at 2,000 (which
+  // needs megabytes of stack): bounded far lower, before it starts.
+  if (Status st = CheckYamlNesting(text, file); !st.ok()) {
+    Diagnostic d = st.diagnostics().front();
+    d.message = "the document nests deeper than the limit of " + std::to_string(kMaxNesting) + " levels";
+    return InvalidArgument("malformed YAML: " + d.ToString(), {d});
+  }
   try {
     YAML::Node node = YAML::Load(std::string(text));
     if (!node.IsDefined() || node.IsNull()) {
@@ -20,6 +36,11 @@ Result<YAML::Node> LoadYaml(std::string_view text, const std::string& file) {
       return InvalidArgument("empty document: " + d.ToString(), {d});
     }
     return node;
+  } catch (const YAML::DeepRecursion& e) {
+    // yaml-cpp's own bound on its recursive descent (depthguard.h).
+    Diagnostic d{file, e.mark.line + 1, e.mark.column + 1, "",
+                 "the document nests deeper than the limit of " + std::to_string(e.depth() - 1) + " levels"};
+    return InvalidArgument("malformed YAML: " + d.ToString(), {d});
   } catch (const YAML::Exception& e) {
     Diagnostic d{file, e.mark.line + 1, e.mark.column + 1, "", "YAML syntax error: " + e.msg};
     return InvalidArgument("malformed YAML: " + d.ToString(), {d});
@@ -53,6 +74,9 @@ bool IsQuoted(const YAML::Node& node) { return node.Tag() == "!"; }
 }  // namespace
 
 std::string ClosestMatch(std::string_view word, const std::vector<std::string_view>& candidates) {
+  // The distance table is |word| x |candidate|: an unknown key a megabyte
+  // long is not a misspelling worth that memory.
+  if (word.size() > 64) return "";
   std::string best;
   size_t best_d = 3;
   for (auto c : candidates) {

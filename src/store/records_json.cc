@@ -60,6 +60,8 @@ nlohmann::json ToJson(const TokenRecord& t) {
                       {"expires_at", t.expires_at ? nlohmann::json(FormatRfc3339(*t.expires_at)) : nlohmann::json()},
                       {"revoked_at", t.revoked_at ? nlohmann::json(FormatRfc3339(*t.revoked_at)) : nlohmann::json()}};
   if (!t.user.empty()) j["user"] = t.user;
+  if (!t.creator.empty()) j["creator"] = t.creator;
+  if (!t.grant.empty()) j["breakglass"] = t.grant;
   return j;
 }
 

@@ -267,6 +267,11 @@ CREATE INDEX imported_audit_by_actor ON imported_audit(actor, time_ms, id);
 CREATE INDEX imported_audit_by_subject ON imported_audit(subject, time_ms, id);
 CREATE INDEX imported_audit_by_source ON imported_audit(provider, source, imported_at);
 )sql",
+    // 14: who is answerable for a token, and the break-glass grant it was made under.
+    R"sql(
+ALTER TABLE api_tokens ADD COLUMN creator TEXT NOT NULL DEFAULT '';
+ALTER TABLE api_tokens ADD COLUMN grant_id TEXT NOT NULL DEFAULT '';
+)sql",
 };
 
 // An imported audit event's columns, in the order both stores read them.

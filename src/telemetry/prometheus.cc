@@ -1,4 +1,5 @@
 #include "telemetry/prometheus.h"
+#include "causeway/input.h"
 
 #include "net/http_client.h"
 
@@ -13,10 +14,11 @@ std::string Seconds(int64_t micros) {
 
 }  // namespace
 
-Result<PrometheusSource> PrometheusSource::Create(const std::string& url, SeriesFormat format) {
+Result<PrometheusSource> PrometheusSource::Create(const std::string& url, SeriesFormat format,
+                                                 std::chrono::milliseconds timeout) {
   auto server = net::ParseServerUrl(url);
   if (!server.ok()) return server.status().WithPrefix("Prometheus URL");
-  return PrometheusSource(server->first, server->second, std::move(format));
+  return PrometheusSource(server->first, server->second, std::move(format), timeout);
 }
 
 Result<std::vector<GpuSample>> PrometheusSource::Fetch(Timestamp start, Timestamp end, Micros step) const {
@@ -26,9 +28,9 @@ Result<std::vector<GpuSample>> PrometheusSource::Fetch(Timestamp start, Timestam
   std::string query = "{__name__=~\"" + names + "\"," + format_.job_label + "!=\"\"}";
   std::string target = "/api/v1/query_range?query=" + net::UrlEncode(query) + "&start=" + Seconds(ToUnixMicros(start)) +
                        "&end=" + Seconds(ToUnixMicros(end)) + "&step=" + Seconds(step.count());
-  net::HttpClient client(host_, port_, std::chrono::seconds(30));
+  net::HttpClient client(host_, port_, timeout_);
   ASSIGN_OR_RETURN(net::HttpResult r, client.Send("GET", target));
-  auto answer = nlohmann::json::parse(r.body, nullptr, false);
+  nlohmann::json answer = ParseUntrustedJson(r.body, "Prometheus answer").value_or(nlohmann::json::value_t::discarded);
   if (answer.is_discarded()) {
     return Unavailable("Prometheus at " + host_ + ":" + std::to_string(port_) + " answered " +
                        std::to_string(r.status) + " without JSON");

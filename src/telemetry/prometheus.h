@@ -2,6 +2,7 @@
 // the DCGM exporter's series, matched to jobs by label.
 #pragma once
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -15,7 +16,9 @@ namespace causeway::telemetry {
 class PrometheusSource {
  public:
   // `url`: http://HOST:PORT (no path). kInvalidArgument for anything else.
-  static Result<PrometheusSource> Create(const std::string& url, SeriesFormat format = {});
+  // `timeout` bounds each query, connecting included.
+  static Result<PrometheusSource> Create(const std::string& url, SeriesFormat format = {},
+                                         std::chrono::milliseconds timeout = std::chrono::seconds(30));
 
   // Every configured metric's series that carry the job label, sampled every
   // `step` over [start, end]. kUnavailable when Prometheus cannot be
@@ -23,11 +26,12 @@ class PrometheusSource {
   Result<std::vector<GpuSample>> Fetch(Timestamp start, Timestamp end, Micros step) const;
 
  private:
-  PrometheusSource(std::string host, uint16_t port, SeriesFormat format)
-      : host_(std::move(host)), port_(port), format_(std::move(format)) {}
+  PrometheusSource(std::string host, uint16_t port, SeriesFormat format, std::chrono::milliseconds timeout)
+      : host_(std::move(host)), port_(port), format_(std::move(format)), timeout_(timeout) {}
   std::string host_;
   uint16_t port_;
   SeriesFormat format_;
+  std::chrono::milliseconds timeout_;
 };
 
 }  // namespace causeway::telemetry

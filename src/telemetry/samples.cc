@@ -11,6 +11,10 @@
 namespace causeway::telemetry {
 namespace {
 
+// Timestamps past the year 9999 are refused: they are not measurements, and
+// in microseconds they would overflow.
+constexpr int64_t kMaxUnixMillis = 253'402'300'799'999;
+
 Status LineError(const std::string& source, int line, const std::string& what) {
   return InvalidArgument(source + ":" + std::to_string(line) + ": " + what,
                          {Diagnostic{source, line, 0, "", what}});
@@ -23,7 +27,8 @@ std::optional<int> Percent(std::string_view value, int scale) {
   double v = 0;
   auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
   if (ec != std::errc() || ptr != value.data() + value.size() || !std::isfinite(v)) return std::nullopt;
-  return std::clamp(static_cast<int>(std::lround(v * scale)), 0, 100);
+  // Clamped before rounding: a huge value must not overflow the conversion.
+  return static_cast<int>(std::lround(std::clamp(v * scale, 0.0, 100.0)));
 }
 
 // Parses `{a="x",b="y"}` at text[i] (i at '{'); sets i past '}'.
@@ -62,8 +67,13 @@ bool Attribute(const std::map<std::string, std::string>& labels, const SeriesFor
   auto job = labels.find(f.job_label);
   if (job == labels.end() || job->second.empty()) return false;
   s.job_id = job->second;
-  if (auto a = labels.find(f.attempt_label); a != labels.end()) s.attempt = static_cast<int>(ParseInt(a->second).value_or(0));
-  if (auto g = labels.find(f.gpu_label); g != labels.end()) s.gpu = static_cast<int>(ParseInt(g->second).value_or(0));
+  // Out-of-range numbers count as absent (0) or as no GPU (-1): never truncated.
+  auto small = [](const std::string& text, int fallback) {
+    auto v = ParseInt(text);
+    return v && *v >= 0 && *v <= 1'000'000 ? static_cast<int>(*v) : fallback;
+  };
+  if (auto a = labels.find(f.attempt_label); a != labels.end()) s.attempt = small(a->second, 0);
+  if (auto g = labels.find(f.gpu_label); g != labels.end()) s.gpu = small(g->second, -1);
   return true;
 }
 
@@ -98,7 +108,9 @@ Result<std::vector<GpuSample>> ParseExposition(std::string_view text, const Seri
     s.time = now;
     if (rest.size() == 2) {
       auto ms = ParseInt(rest[1]);
-      if (!ms) return LineError("exposition", line_no, "'" + rest[1] + "' is not a timestamp in milliseconds");
+      if (!ms || *ms < 0 || *ms > kMaxUnixMillis) {
+        return LineError("exposition", line_no, "'" + rest[1] + "' is not a timestamp in milliseconds since 1970 (before the year 10000)");
+      }
       s.time = FromUnixMicros(*ms * 1000);
     }
     out.push_back(std::move(s));
@@ -133,13 +145,17 @@ Result<std::vector<GpuSample>> ParseNvidiaSmiCsv(std::string_view text, const st
     const std::string& ts = cells[time_col];
     const char* end = strptime(ts.c_str(), "%Y/%m/%d %H:%M:%S", &tm);
     if (!end) return LineError("nvidia-smi", line_no, "timestamp '" + ts + "' is not YYYY/MM/DD HH:MM:SS");
-    int64_t micros = static_cast<int64_t>(timegm(&tm)) * 1000000;
-    if (*end == '.') micros += static_cast<int64_t>(std::atof(end) * 1e6);
+    int64_t seconds = static_cast<int64_t>(timegm(&tm));
+    if (seconds < 0 || seconds > kMaxUnixMillis / 1000) {
+      return LineError("nvidia-smi", line_no, "timestamp '" + ts + "' is out of range");
+    }
+    int64_t micros = seconds * 1000000;
+    if (*end == '.') micros += static_cast<int64_t>(std::clamp(std::atof(end), 0.0, 0.999999) * 1e6);
     std::string util = cells[util_col];
     if (util.size() > 1 && util.back() == '%') util = Trim(util.substr(0, util.size() - 1));
     auto percent = Percent(util, 1);
     auto index = ParseInt(cells[index_col]);
-    if (!percent || !index) {
+    if (!percent || !index || *index < 0 || *index > 1'000'000) {
       return LineError("nvidia-smi", line_no, "expected a GPU index and a utilization percent, got '" + line + "'");
     }
     GpuSample s;
@@ -175,8 +191,12 @@ Result<std::vector<GpuSample>> ParsePrometheusMatrix(const nlohmann::json& answe
       }
       auto percent = Percent(point[1].get<std::string>(), scale);
       if (!percent) continue;  // NaN: no sample
+      double seconds = point[0].get<double>();
+      if (!std::isfinite(seconds) || seconds < 0 || seconds > kMaxUnixMillis / 1000.0) {
+        return InvalidArgument("Prometheus answer: a sample time is out of range");
+      }
       GpuSample s = proto;
-      s.time = FromUnixMicros(static_cast<int64_t>(std::llround(point[0].get<double>() * 1e6)));
+      s.time = FromUnixMicros(static_cast<int64_t>(std::llround(seconds * 1e6)));
       s.utilization_percent = *percent;
       out.push_back(std::move(s));
     }
@@ -184,7 +204,8 @@ Result<std::vector<GpuSample>> ParsePrometheusMatrix(const nlohmann::json& answe
   return out;
 }
 
-void SampleStore::Add(const std::vector<GpuSample>& samples) {
+SampleStore::Added SampleStore::Add(const std::vector<GpuSample>& samples) {
+  Added out;
   for (const GpuSample& s : samples) {
     Key key{s.job_id, s.attempt, s.gpu};
     Point p{ToUnixMicros(s.time), s.utilization_percent};
@@ -192,19 +213,39 @@ void SampleStore::Add(const std::vector<GpuSample>& samples) {
     // Pruning folds the oldest points away, so only a sample no later than
     // the oldest kept one can be older than what was folded.
     if (it == series_.end() || p.time_us <= it->second.front().time_us) {
-      if (auto f = folded_.find(key); f != folded_.end() && p.time_us <= f->second.last.time_us) continue;
+      if (auto f = folded_.find(key); f != folded_.end() && p.time_us <= f->second.last.time_us) {
+        ++out.stale;
+        continue;
+      }
     }
-    std::vector<Point>& points = it != series_.end() ? it->second : series_[key];
-    if (!points.empty() && p.time_us < points.back().time_us - retention_.count()) continue;
-    if (points.empty() || p.time_us > points.back().time_us) {
-      points.push_back(p);
-    } else {
-      auto at = std::lower_bound(points.begin(), points.end(), p.time_us,
-                                 [](const Point& a, int64_t t) { return a.time_us < t; });
-      if (at != points.end() && at->time_us == p.time_us) *at = p;  // the same moment again
-      else points.insert(at, p);
+    if (it == series_.end()) {
+      if (series_.size() >= limits_.max_series || points_ >= limits_.max_points) {
+        ++out.full;
+        continue;
+      }
+      it = series_.emplace(key, std::vector<Point>{}).first;
     }
+    std::vector<Point>& points = it->second;
+    if (!points.empty() && p.time_us < points.back().time_us - retention_.count()) {
+      ++out.stale;
+      continue;
+    }
+    auto at = std::lower_bound(points.begin(), points.end(), p.time_us,
+                               [](const Point& a, int64_t t) { return a.time_us < t; });
+    if (at != points.end() && at->time_us == p.time_us) {  // the same moment again
+      *at = p;
+      ++out.kept;
+      continue;
+    }
+    if (points_ >= limits_.max_points || points.size() >= max_points_per_series_) {
+      ++out.full;
+      continue;
+    }
+    points.insert(at, p);
+    ++points_;
+    ++out.kept;
   }
+  return out;
 }
 
 void SampleStore::Integrate(const Point& a, const Point& b, Utilization& u) const {
@@ -228,6 +269,7 @@ void SampleStore::Prune(Timestamp now) {
         fresh = false;
       }
     }
+    points_ -= static_cast<size_t>(keep - points.begin());
     points.erase(points.begin(), keep);
     it = points.empty() ? series_.erase(it) : std::next(it);
   }

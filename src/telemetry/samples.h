@@ -9,6 +9,7 @@
 // `causeway_job`, with `causeway_attempt` for the attempt number).
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -67,10 +68,24 @@ struct Utilization {
 // Recent samples per (job, attempt, GPU), oldest first, each series kept
 // for `retention`, and a running Utilization per series that outlives its
 // samples (for a day after the last one). Not thread-safe: one owner.
+//
+// Memory is bounded whatever is added: at most `max_points` points in all
+// (16 bytes each, up to twice that with vector slack), `max_series` series
+// and `max_points_per_series` points in one series (two a second over the
+// retention, at least 1,024); a sample past a bound is dropped and counted.
+struct SampleLimits {
+  size_t max_points = 1'000'000;
+  size_t max_series = 20'000;
+};
+
 class SampleStore {
  public:
-  explicit SampleStore(Micros retention, Micros max_gap = std::chrono::minutes(10))
-      : retention_(retention), max_gap_(max_gap) {}
+  using Limits = SampleLimits;
+  explicit SampleStore(Micros retention, Micros max_gap = std::chrono::minutes(10), Limits limits = {})
+      : retention_(retention),
+        max_gap_(max_gap),
+        limits_(limits),
+        max_points_per_series_(std::max<size_t>(1024, static_cast<size_t>(2 * (retention.count() / 1000000)))) {}
 
   struct Point {
     int64_t time_us;
@@ -83,10 +98,16 @@ class SampleStore {
     auto operator<=>(const Key&) const = default;
   };
 
+  // What Add did with its samples.
+  struct Added {
+    size_t kept = 0;
+    size_t stale = 0;  // older than what the series keeps or has folded
+    size_t full = 0;   // past a memory bound
+  };
   // Adds samples (any order); a sample older than its series' newest by more
   // than the retention is dropped, and so is one older than what was folded
-  // into the series' utilization already.
-  void Add(const std::vector<GpuSample>& samples);
+  // into the series' utilization already, and one past a memory bound.
+  Added Add(const std::vector<GpuSample>& samples);
   // Folds points older than now - retention into their series' utilization
   // and drops them (and series left empty); forgets the utilization of
   // series without a sample for a day.
@@ -97,6 +118,8 @@ class SampleStore {
   // The attempt's utilization so far, every GPU, pruned samples included.
   Utilization AttemptUtilization(const std::string& job_id, int attempt) const;
   size_t series() const { return series_.size(); }
+  size_t points() const { return points_; }
+  bool full() const { return points_ >= limits_.max_points; }
 
  private:
   // What pruning folded away: the sum, and the last point folded (the
@@ -110,6 +133,9 @@ class SampleStore {
 
   Micros retention_;
   Micros max_gap_;
+  Limits limits_;
+  size_t max_points_per_series_;
+  size_t points_ = 0;  // in every series together
   std::map<Key, std::vector<Point>> series_;
   std::map<Key, Folded> folded_;
   int64_t next_sweep_us_ = 0;  // when Prune next looks for stale utilization

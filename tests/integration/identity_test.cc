@@ -103,10 +103,8 @@ struct RouteCase {
   const char* scope;
 };
 
-TEST(IdentityTest, AuthorizationMatrixEveryRouteByEveryRole) {
-  TempDir dir("matrix");
-  People people(dir);
-  const RouteCase routes[] = {
+const std::vector<RouteCase>& Routes() {
+  static const std::vector<RouteCase> routes = {
       {"GET", "/v1/whoami", ""},
       {"GET", "/metrics", "metrics:read"},
       {"POST", "/v1/jobs", "jobs:write"},
@@ -138,10 +136,13 @@ TEST(IdentityTest, AuthorizationMatrixEveryRouteByEveryRole) {
       {"GET", "/v1/breakglass", "audit:read"},
       {"POST", "/v1/breakglass/bg_none/approve", "admin"},  // an admin through a group
       {"POST", "/v1/breakglass/bg_none/revoke", ""},
+      {"POST", "/v1/breakglass/bg_none/credential", ""},
       {"POST", "/v1/tokens/tok_none/rotate", "admin"},
+      {"POST", "/v1/tokens/tok_none/reassign", "admin"},
       {"GET", "/v1/access/bindings", "audit:read"},
       {"POST", "/v1/access/bindings", "admin"},
       {"DELETE", "/v1/access/bindings/bnd_none", "admin"},
+      {"POST", "/v1/access/bindings/bnd_none/confirm", "admin"},
       {"POST", "/v1/breakglass", ""},
       {"POST", "/v1/audit/imports?source=k8s&provider=x", "admin"},
       {"GET", "/v1/audit/search", "audit:read"},
@@ -170,6 +171,13 @@ TEST(IdentityTest, AuthorizationMatrixEveryRouteByEveryRole) {
       {"GET", "/scim/v2/ResourceTypes", "scim:provision"},
       {"GET", "/scim/v2/ResourceTypes/User", "scim:provision"},
   };
+  return routes;
+}
+
+TEST(IdentityTest, AuthorizationMatrixEveryRouteByEveryRole) {
+  TempDir dir("matrix");
+  People people(dir);
+  const std::vector<RouteCase>& routes = Routes();
   int checked = 0;
   for (const RouteCase& route : routes) {
     for (const char* role : kRoles) {
@@ -187,7 +195,7 @@ TEST(IdentityTest, AuthorizationMatrixEveryRouteByEveryRole) {
     auto anonymous = people.Call("", route.method, route.path, json::object());
     EXPECT_EQ(anonymous.first, 401) << route.method << " " << route.path;
   }
-  EXPECT_EQ(checked, static_cast<int>(std::size(routes) * std::size(kRoles)));
+  EXPECT_EQ(checked, static_cast<int>(routes.size() * std::size(kRoles)));
   // The only routes open to anyone: health, and what clouds read to trust
   // workload tokens (not configured here, so not found).
   for (const char* open : {"/healthz", "/.well-known/openid-configuration", "/jwks"}) {
@@ -196,13 +204,39 @@ TEST(IdentityTest, AuthorizationMatrixEveryRouteByEveryRole) {
   }
 }
 
-TEST(IdentityTest, BreakglassNeedsAnApproverExpiresByItselfAndEveryUseIsAuditedAndAnnounced) {
+// The grant's own credential from an approved request.
+std::string CredentialOf(People& people, const std::string& requester, const std::string& id) {
+  auto c = people.Call(requester, "POST", "/v1/breakglass/" + id + "/credential");
+  EXPECT_EQ(c.first, 201) << c.second;
+  std::string secret = c.second.value("secret", "");
+  people.secrets().push_back(secret);
+  return secret;
+}
+
+TEST(IdentityTest, BreakglassIsOffUnlessConfiguredAndNeverHandsOutAdminByDefault) {
+  TempDir dir("breakglass-off");
+  People people(dir);
+  // A person in no group at all, with a token narrowed to jobs:read.
+  auto narrow = people.Call(people.admin(), "POST", "/v1/tokens",
+                            {{"name", "narrow"}, {"scopes", {"jobs:read"}}, {"user", "viewer@corp.example"}});
+  ASSERT_EQ(narrow.first, 201);
+  std::string token = narrow.second["secret"];
+  auto asked = people.Call(token, "POST", "/v1/breakglass", {{"role", "admin"}, {"reason", "incident INC-4711 triage"}});
+  EXPECT_EQ(asked.first, 409) << asked.second;
+  EXPECT_EQ(asked.second["error"]["code"], "failed_precondition");
+  EXPECT_NE(asked.second["error"]["message"].get<std::string>().find("break-glass is off"), std::string::npos);
+  EXPECT_EQ(people.Call(token, "POST", "/v1/tokens", {{"name", "x"}, {"scopes", {"admin"}}}).first, 403);
+  EXPECT_EQ(people.Call(token, "POST", "/v1/access/bindings", {{"group", "viewers"}, {"role", "admin"}}).first, 403);
+}
+
+TEST(IdentityTest, BreakglassNeedsAnApproverWorksOnlyThroughItsCredentialAndEveryUseIsAuditedAndAnnounced) {
   if (std::string why = PeersMissing(); !why.empty()) GTEST_SKIP() << "identity peers unavailable: " << why;
   TempDir dir("breakglass");
   std::string received = dir.path() + "/webhook.jsonl";
   NodePeer hook("webhook.mjs", {received});
   std::string url = hook.first_line().substr(hook.first_line().find(' ') + 1);
-  People people(dir, "  breakglass: {approvers: 1, max_duration: 2h, roles: [admin, auditor], webhook: " + url + "}\n");
+  People people(dir, "  breakglass: {max_duration: 2h, roles: [admin, auditor], groups: [viewers, researchers], webhook: " +
+                         url + "}\n");
   const std::string viewer = people.token("viewer");
   ASSERT_EQ(people.Call(viewer, "GET", "/v1/audit").first, 403);
 
@@ -213,45 +247,93 @@ TEST(IdentityTest, BreakglassNeedsAnApproverExpiresByItselfAndEveryUseIsAuditedA
                         {{"role", "auditor"}, {"reason", "incident INC-4711 triage"}, {"duration", "3h"}})
                 .first,
             400);
-  // A service token is nobody: no break-glass.
+  // A service token is nobody, and a person outside the configured groups
+  // may not ask.
   EXPECT_EQ(people.Call(people.admin(), "POST", "/v1/breakglass",
+                        {{"role", "auditor"}, {"reason", "incident INC-4711 triage"}})
+                .first,
+            403);
+  EXPECT_EQ(people.Call(people.token("finance"), "POST", "/v1/breakglass",
                         {{"role", "auditor"}, {"reason", "incident INC-4711 triage"}})
                 .first,
             403);
 
   auto asked = people.Call(viewer, "POST", "/v1/breakglass",
-                           {{"role", "auditor"}, {"reason", "incident INC-4711 triage"}, {"duration", "1h"}});
+                           {{"role", "admin"}, {"reason", "incident INC-4711 triage"}, {"duration", "1h"}});
   ASSERT_EQ(asked.first, 201) << asked.second;
   std::string id = asked.second["breakglass"]["id"];
   EXPECT_TRUE(asked.second["breakglass"]["expires_at"].is_null());  // waits for its approver
-  EXPECT_EQ(people.Call(viewer, "GET", "/v1/audit").first, 403);
+  EXPECT_FALSE(asked.second.contains("credential"));
+  EXPECT_EQ(people.Call(viewer, "POST", "/v1/breakglass/" + id + "/credential").first, 409);  // not approved
   EXPECT_EQ(people.Call(viewer, "POST", "/v1/breakglass/" + id + "/approve").first, 403);  // not their own
   EXPECT_EQ(people.Call(people.token("platform"), "POST", "/v1/breakglass/" + id + "/approve").first, 403);
   auto approved = people.Call(people.token("admin"), "POST", "/v1/breakglass/" + id + "/approve");
   ASSERT_EQ(approved.first, 200) << approved.second;
   EXPECT_EQ(approved.second["breakglass"]["approved_by"], "admin@corp.example");
 
-  ASSERT_TRUE(Eventually([&] { return people.Call(viewer, "GET", "/v1/audit?action=breakglass.").first == 200; }));
-  auto me = people.Call(viewer, "GET", "/v1/whoami");
-  bool elevated = false;
-  for (const json& g : me.second["grants"]) elevated |= g["source"] == "breakglass/" + id;
-  EXPECT_TRUE(elevated) << me.second;
+  // The requester's own token is not widened, now or later.
+  EXPECT_EQ(people.Call(viewer, "GET", "/v1/audit").first, 403);
+  EXPECT_EQ(people.Call(viewer, "POST", "/v1/tokens", {{"name", "x"}, {"scopes", {"admin"}}}).first, 403);
+  // Only the requester receives the credential, once.
+  EXPECT_EQ(people.Call(people.token("admin"), "POST", "/v1/breakglass/" + id + "/credential").first, 403);
+  std::string credential = CredentialOf(people, viewer, id);
+  EXPECT_EQ(people.Call(viewer, "POST", "/v1/breakglass/" + id + "/credential").first, 409);  // issued already
+  auto me = people.Call(credential, "GET", "/v1/whoami");
+  ASSERT_EQ(me.second["grants"].size(), 1u) << me.second;  // the granted role, nothing else
+  EXPECT_EQ(me.second["grants"][0]["source"], "breakglass/" + id);
+  // A grant's credential cannot approve, nor ask for more.
+  EXPECT_EQ(people.Call(credential, "POST", "/v1/breakglass", {{"role", "admin"}, {"reason", "incident INC-4711 again"}}).first, 403);
+
+  // Elevated work: a token and a role binding made with the credential.
+  auto minted = people.Call(credential, "POST", "/v1/tokens", {{"name", "made-elevated"}, {"scopes", {"admin"}}});
+  ASSERT_EQ(minted.first, 201) << minted.second;
+  std::string minted_secret = minted.second["secret"];
+  people.secrets().push_back(minted_secret);
+  EXPECT_EQ(minted.second["token"]["breakglass"], id);
+  EXPECT_EQ(minted.second["token"]["creator"], "viewer@corp.example");
+  EXPECT_EQ(people.Call(minted_secret, "GET", "/v1/audit").first, 200);
+  auto bound = people.Call(credential, "POST", "/v1/access/bindings", {{"group", "viewers"}, {"role", "admin"}});
+  ASSERT_EQ(bound.first, 201) << bound.second;
+  EXPECT_EQ(bound.second["binding"]["confirmed"], false);
+  std::string binding = bound.second["binding"]["source"].get<std::string>().substr(8);  // "binding/"
+  // Listed in the grant's record, flagged, and reported by coverage.
+  auto list = people.Call(people.admin(), "GET", "/v1/breakglass");
+  json created;
+  for (const json& g : list.second["breakglass"]) {
+    if (g["id"] == id) created = g["created"];
+  }
+  EXPECT_EQ(created["tokens"].size(), 2u) << created;  // the credential and the token it made
+  ASSERT_EQ(created["bindings"].size(), 1u) << created;
+  EXPECT_EQ(created["bindings"][0]["confirmed"], false);
+  auto coverage = people.Call(people.token("auditor"), "GET", "/v1/audit/coverage");
+  bool flagged = false;
+  for (const json& f : coverage.second["findings"]) flagged |= f["kind"] == "breakglass-binding-unconfirmed";
+  EXPECT_TRUE(flagged) << coverage.second;
+
   auto uses = people.Call(people.admin(), "GET", "/v1/audit?action=breakglass.use");
-  ASSERT_GE(uses.second["events"].size(), 2u) << uses.second;
+  ASSERT_GE(uses.second["events"].size(), 3u) << uses.second;
   EXPECT_EQ(uses.second["events"][0]["details"]["user"], "viewer@corp.example");
   EXPECT_EQ(uses.second["events"][0]["resource"], "breakglass/" + id);
 
-  // Revoked: back to what the groups give.
+  // Revoked: the credential and everything made under it stop at once.
   ASSERT_EQ(people.Call(viewer, "POST", "/v1/breakglass/" + id + "/revoke").first, 200);
-  EXPECT_TRUE(Eventually([&] { return people.Call(viewer, "GET", "/v1/audit").first == 403; }));
+  EXPECT_EQ(people.Call(credential, "GET", "/v1/whoami").first, 401);
+  EXPECT_EQ(people.Call(minted_secret, "GET", "/v1/whoami").first, 401);
+  EXPECT_EQ(people.Call(viewer, "GET", "/v1/audit").first, 403);
+  // The binding stays flagged until an admin (not its maker) confirms it.
+  EXPECT_EQ(people.Call(viewer, "POST", "/v1/access/bindings/" + binding + "/confirm").first, 403);
+  auto confirmed = people.Call(people.token("admin"), "POST", "/v1/access/bindings/" + binding + "/confirm");
+  ASSERT_EQ(confirmed.first, 200) << confirmed.second;
+  EXPECT_EQ(confirmed.second["binding"]["confirmed"], true);
 
-  // A short grant expires by itself.
-  auto brief = people.Call(viewer, "POST", "/v1/breakglass",
+  // A short grant's credential expires with it.
+  auto brief = people.Call(people.token("researcher"), "POST", "/v1/breakglass",
                            {{"role", "auditor"}, {"reason", "incident INC-4712 triage"}, {"duration", "3s"}});
   std::string brief_id = brief.second["breakglass"]["id"];
   ASSERT_EQ(people.Call(people.token("admin"), "POST", "/v1/breakglass/" + brief_id + "/approve").first, 200);
-  EXPECT_TRUE(Eventually([&] { return people.Call(viewer, "GET", "/v1/audit").first == 200; }));
-  EXPECT_TRUE(Eventually([&] { return people.Call(viewer, "GET", "/v1/audit").first == 403; }));
+  std::string brief_credential = CredentialOf(people, people.token("researcher"), brief_id);
+  EXPECT_EQ(people.Call(brief_credential, "GET", "/v1/audit").first, 200);
+  EXPECT_TRUE(Eventually([&] { return people.Call(brief_credential, "GET", "/v1/audit").first == 401; }));
 
   // The webhook heard of each kind of event.
   std::set<std::string> events;
@@ -264,6 +346,47 @@ TEST(IdentityTest, BreakglassNeedsAnApproverExpiresByItselfAndEveryUseIsAuditedA
   for (const char* e : {"breakglass.request", "breakglass.approve", "breakglass.use", "breakglass.revoke"}) {
     EXPECT_TRUE(events.count(e)) << e;
   }
+}
+
+// Every route, by the requester's own token and by the grant's credential,
+// before a grant is approved, while it lasts and after it ends: the own
+// token never gains anything; the credential has exactly the granted role,
+// and nothing at all once the grant is over.
+TEST(IdentityTest, AuthorizationMatrixThroughEveryBreakglassState) {
+  TempDir dir("matrix-breakglass");
+  People people(dir, "  breakglass: {roles: [auditor], groups: [viewers]}\n");
+  const std::string viewer = people.token("viewer");
+  std::string credential_;
+  auto check = [&](const std::string& token, const std::string& role, const std::string& state) {
+    for (const RouteCase& route : Routes()) {
+      auto r = people.Call(token, route.method, route.path, json::object());
+      std::string what = state + ": " + role + " " + route.method + " " + route.path + ": " + r.second.dump();
+      std::string path = route.path;
+      bool asks_for_more = path == "/v1/breakglass" || path.find("/credential") != std::string::npos;
+      if (role.empty()) {
+        EXPECT_EQ(r.first, 401) << what;
+      } else if (token == credential_ && asks_for_more && route.method == std::string("POST")) {
+        EXPECT_EQ(r.first, 403) << what;  // a grant's credential never gets another
+      } else if (RolesWithScope().at(route.scope).count(role) > 0) {
+        EXPECT_NE(r.first, 401) << what;
+        EXPECT_NE(r.first, 403) << what;
+      } else {
+        EXPECT_EQ(r.first, 403) << what;
+      }
+    }
+  };
+  auto asked = people.Call(viewer, "POST", "/v1/breakglass", {{"role", "auditor"}, {"reason", "incident INC-4711 triage"}});
+  ASSERT_EQ(asked.first, 201) << asked.second;
+  std::string id = asked.second["breakglass"]["id"];
+  check(viewer, "viewer", "requested");
+  ASSERT_EQ(people.Call(people.token("admin"), "POST", "/v1/breakglass/" + id + "/approve").first, 200);
+  check(viewer, "viewer", "approved");
+  std::string credential = CredentialOf(people, viewer, id);
+  credential_ = credential;
+  check(credential, "auditor", "active");
+  ASSERT_EQ(people.Call(people.token("admin"), "POST", "/v1/breakglass/" + id + "/revoke").first, 200);
+  check(viewer, "viewer", "revoked");
+  check(credential, "", "revoked");
 }
 
 TEST(IdentityTest, NoTokenOrSecretReachesALogLineAnErrorBodyOrTheAuditTrail) {
@@ -343,7 +466,8 @@ TEST(IdentityTest, TheAcceptanceCommandPassesAndWritesItsEvidence) {
 
 TEST(IdentityTest, TheCommandLineExplainsElevatesListsAndDeprovisions) {
   TempDir dir("identity-cli");
-  People people(dir);
+  // Self-approval, said explicitly: the grant is active at once.
+  People people(dir, "  breakglass: {roles: [auditor], groups: [viewers], self_approval: true}\n");
   auto as = [&](const std::string& token) {
     return std::map<std::string, std::string>{{"CAUSEWAY_SERVER", people.server().url()}, {"CAUSEWAY_TOKEN", token}};
   };
@@ -358,10 +482,13 @@ TEST(IdentityTest, TheCommandLineExplainsElevatesListsAndDeprovisions) {
   auto me = RunCli({"whoami"}, as(people.token("researcher")));
   EXPECT_NE(me.out.find("researcher of team nlp through researchers"), std::string::npos) << me.out;
 
-  auto asked = RunCli({"breakglass", "request", "--reason", "INC-4711 queue stuck", "--duration", "10m"},
+  auto asked = RunCli({"breakglass", "request", "--role", "auditor", "--reason", "INC-4711 queue stuck", "--duration", "10m"},
                       as(people.token("viewer")));
   EXPECT_EQ(asked.exit_code, 0) << asked.out << asked.err;
-  EXPECT_NE(asked.out.find("active until"), std::string::npos) << asked.out;  // no approver configured
+  EXPECT_NE(asked.out.find("active until"), std::string::npos) << asked.out;  // self-approved
+  EXPECT_NE(asked.out.find("secret (shown once"), std::string::npos) << asked.out;
+  auto coverage = RunCli({"--json", "audit", "coverage"}, as(people.admin()));
+  EXPECT_NE(coverage.out.find("breakglass-self-approval"), std::string::npos) << coverage.out;
   auto listed = RunCli({"breakglass", "list"}, as(people.admin()));
   EXPECT_NE(listed.out.find("INC-4711 queue stuck"), std::string::npos) << listed.out;
 
@@ -371,8 +498,9 @@ TEST(IdentityTest, TheCommandLineExplainsElevatesListsAndDeprovisions) {
   auto off = RunCli({"people", "deactivate", "viewer@corp.example"}, as(people.admin()));
   EXPECT_EQ(off.exit_code, 0) << off.out << off.err;
   EXPECT_NE(off.out.find("token.revoke"), std::string::npos) << off.out;
+  EXPECT_NE(off.out.find("breakglass.revoke"), std::string::npos) << off.out;
   auto after = RunCli({"credentials", "--user", "viewer@corp.example"}, as(people.admin()));
-  EXPECT_NE(after.out.find("no credential retains access"), std::string::npos) << after.out;
+  EXPECT_NE(after.out.find("nothing Causeway knows of grants viewer@corp.example access"), std::string::npos) << after.out;
   EXPECT_EQ(RunCli({"whoami"}, as(people.token("viewer"))).exit_code, 5);
 }
 

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -29,7 +30,7 @@ namespace {
 // fork+exec `causeway` with the given arguments; stdout (and stderr, when
 // `err_fd` is given) go to pipes.
 pid_t Spawn(const std::vector<std::string>& args, const std::map<std::string, std::string>& env, int* out_fd,
-            int* err_fd) {
+            int* err_fd, int open_files = 0) {
   int out[2], err[2] = {-1, -1};
   if (::pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
   if (err_fd && ::pipe2(err, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
@@ -38,6 +39,10 @@ pid_t Spawn(const std::vector<std::string>& args, const std::map<std::string, st
     ::dup2(out[1], 1);
     if (err_fd) ::dup2(err[1], 2);
     for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
+    if (open_files > 0) {
+      rlimit r{static_cast<rlim_t>(open_files), static_cast<rlim_t>(open_files)};
+      if (::setrlimit(RLIMIT_NOFILE, &r) != 0) ::_exit(126);
+    }
     std::vector<char*> argv;
     std::string bin = CAUSEWAY_BINARY;
     argv.push_back(bin.data());
@@ -60,10 +65,15 @@ pid_t Spawn(const std::vector<std::string>& args, const std::map<std::string, st
 
 std::unique_ptr<ServerProcess> ServerProcess::Start(const std::string& data_dir,
                                                     const std::vector<std::string>& extra) {
+  return Start(data_dir, extra, {}, 0);
+}
+
+std::unique_ptr<ServerProcess> ServerProcess::Start(const std::string& data_dir, const std::vector<std::string>& extra,
+                                                    const std::map<std::string, std::string>& env, int open_files) {
   std::vector<std::string> args = {"serve", "--listen", "127.0.0.1:0", "--data-dir", data_dir};
   args.insert(args.end(), extra.begin(), extra.end());
   auto sp = std::unique_ptr<ServerProcess>(new ServerProcess());
-  sp->pid_ = Spawn(args, {}, &sp->stdout_fd_, nullptr);
+  sp->pid_ = Spawn(args, env, &sp->stdout_fd_, nullptr, open_files);
   const std::string marker = "causeway listening on http://127.0.0.1:";
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (sp->banner_.find(marker) == std::string::npos ||

@@ -40,6 +40,10 @@ class ServerProcess {
   // and waits (up to 60 s, without sleeping) for it to print its address.
   static std::unique_ptr<ServerProcess> Start(const std::string& data_dir,
                                               const std::vector<std::string>& extra = {});
+  // The same, with extra environment variables and, when `open_files` is
+  // more than zero, that open-file limit (soft and hard) for the server.
+  static std::unique_ptr<ServerProcess> Start(const std::string& data_dir, const std::vector<std::string>& extra,
+                                              const std::map<std::string, std::string>& env, int open_files = 0);
   ~ServerProcess();  // SIGTERM and wait, if still running
 
   uint16_t port() const { return port_; }

@@ -30,6 +30,12 @@ std::string Lower(std::string_view s) {
   return out;
 }
 
+// Bounds on a filter or PATCH path, checked before parsing and recursing:
+// the IdPs' own filters are a few terms long.
+constexpr size_t kMaxFilterBytes = 8 * 1024;
+constexpr int kMaxFilterDepth = 16;
+constexpr int kMaxFilterTerms = 200;
+
 // Recursive descent over the filter grammar in the header. `scim_type` is
 // the error type to report (invalidFilter, or invalidPath for PATCH paths).
 class Parser {
@@ -161,8 +167,10 @@ class Parser {
   }
 
   Result<Filter> ParseGroup(const AttrRef* parent) {
+    RETURN_IF_ERROR(Enter());
     RETURN_IF_ERROR(Advance());  // past '('
     ASSIGN_OR_RETURN(Filter inner, ParseOr(parent));
+    --depth_;
     if (tok_.kind != Token::Kind::kClose) return Fail("expected ')'");
     RETURN_IF_ERROR(Advance());
     return inner;
@@ -172,14 +180,29 @@ class Parser {
     if (attr.sub || attr.attr->type != Type::kComplex || !attr.attr->multi) {
       return Fail("\"" + attr.attr->name + "\" is not a multi-valued complex attribute, so it takes no [filter]");
     }
+    RETURN_IF_ERROR(Enter());
     RETURN_IF_ERROR(Advance());  // past '['
     ASSIGN_OR_RETURN(Filter inner, ParseOr(&attr));
+    --depth_;
     if (tok_.kind != Token::Kind::kCloseBracket) return Fail("expected ']'");
     RETURN_IF_ERROR(Advance());
     return inner;
   }
 
+  // Bounds checked before each recursion: how deep groups nest, and how
+  // many terms there are (a chain of "or" folds into a tree as deep as its
+  // length, which evaluation and destruction walk recursively).
+  Status Enter() {
+    if (++depth_ > kMaxFilterDepth) {
+      return Fail("the filter nests parentheses deeper than the limit of " + std::to_string(kMaxFilterDepth));
+    }
+    return Status::Ok();
+  }
+
   Result<Filter> ParseUnary(const AttrRef* parent) {
+    if (++terms_ > kMaxFilterTerms) {
+      return Fail("the filter has more than the limit of " + std::to_string(kMaxFilterTerms) + " terms");
+    }
     if (tok_.kind == Token::Kind::kOpen) return ParseGroup(parent);
     if (AtKeyword("not")) {
       RETURN_IF_ERROR(Advance());
@@ -277,6 +300,8 @@ class Parser {
   const ResourceType& type_;
   std::string_view text_;
   std::string_view scim_type_;
+  int depth_ = 0;
+  int terms_ = 0;
   size_t pos_ = 0;
   Token tok_;
 };
@@ -406,6 +431,9 @@ bool Eval(const Filter& f, const json& resource, const json* element) {
 
 Result<Filter> ParseFilter(const ResourceType& type, std::string_view text) {
   if (text.empty()) return Error(Code::kInvalidArgument, "invalidFilter", "the filter is empty");
+  if (text.size() > kMaxFilterBytes) {
+    return Error(Code::kInvalidArgument, "invalidFilter", "longer than the limit of " + std::to_string(kMaxFilterBytes) + " bytes");
+  }
   return Parser(type, text, "invalidFilter").ParseWhole();
 }
 
@@ -417,6 +445,9 @@ bool MatchesElement(const Filter& bracketed, const json& resource, const json& e
 
 Result<Path> ParsePath(const ResourceType& type, std::string_view text) {
   if (text.empty()) return Error(Code::kInvalidArgument, "invalidPath", "the path is empty");
+  if (text.size() > kMaxFilterBytes) {
+    return Error(Code::kInvalidArgument, "invalidPath", "longer than the limit of " + std::to_string(kMaxFilterBytes) + " bytes");
+  }
   return Parser(type, text, "invalidPath").ParsePathWhole();
 }
 

@@ -1,5 +1,7 @@
 #include "identity/scim/scim_schema.h"
 
+#include "causeway/input.h"
+
 #include <set>
 
 namespace causeway::identity::scim {
@@ -392,6 +394,24 @@ Status CheckRequired(const ResourceType& type, const json& resource) {
     auto it = resource.find(a.name);
     if (it == resource.end() || it->is_null() || (it->is_string() && it->get<std::string>().empty())) {
       return Error(Code::kInvalidArgument, "invalidValue", "attribute \"" + a.name + "\" is required for a " + type.name);
+    }
+  }
+  // Names that reach the directory, Slurm accounts, audit events and log
+  // lines: no control characters (a NUL would make "bob\0evil" a separate
+  // person who prints as bob).
+  auto check = [](const json& v, const std::string& field) -> Status {
+    if (!v.is_string()) return Status::Ok();
+    if (Status st = CheckName(v.get<std::string>(), field, 1024); !st.ok()) {
+      return Error(Code::kInvalidArgument, "invalidValue", st.message());
+    }
+    return Status::Ok();
+  };
+  for (const char* attr : {"userName", "displayName", "externalId"}) {
+    if (auto it = resource.find(attr); it != resource.end()) RETURN_IF_ERROR(check(*it, attr));
+  }
+  if (auto emails = resource.find("emails"); emails != resource.end() && emails->is_array()) {
+    for (const json& e : *emails) {
+      if (e.is_object() && e.contains("value")) RETURN_IF_ERROR(check(e["value"], "emails.value"));
     }
   }
   return Status::Ok();

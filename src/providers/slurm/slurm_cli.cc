@@ -1,4 +1,5 @@
 #include "providers/slurm/slurm_cli.h"
+#include "causeway/input.h"
 
 #include <unistd.h>
 
@@ -164,7 +165,7 @@ Result<int64_t> SlurmCli::Submit(const SubmitRequest& r) {
 
 Result<std::vector<JobInfo>> SlurmCli::ListJobs() {
   ASSIGN_OR_RETURN(std::string out, Tool({"squeue", "--json", "--states=all"}));
-  nlohmann::json j = nlohmann::json::parse(out, nullptr, false);
+  nlohmann::json j = ParseUntrustedJson(out, "squeue output").value_or(nlohmann::json::value_t::discarded);
   if (j.is_discarded()) return Unavailable(Describe() + ": squeue --json printed something that is not JSON");
   RETURN_IF_ERROR(SlurmErrors(j));
   std::vector<JobInfo> jobs;

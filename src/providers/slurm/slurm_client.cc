@@ -1,4 +1,5 @@
 #include "providers/slurm/slurm_client.h"
+#include "causeway/input.h"
 
 #include <cstdlib>
 
@@ -75,7 +76,7 @@ Result<nlohmann::json> SlurmClient::CallOnce(const std::string& method, const st
     return Unauthenticated(Describe() + " refused the credentials of user " + endpoint_.user + " (HTTP " +
                            std::to_string(res->status) + "): check the token and the JWT key");
   }
-  nlohmann::json j = nlohmann::json::parse(res->body, nullptr, false);
+  nlohmann::json j = ParseUntrustedJson(res->body, "slurmrestd answer").value_or(nlohmann::json::value_t::discarded);
   if (j.is_discarded()) {
     return Unavailable(Describe() + " answered HTTP " + std::to_string(res->status) + " with something that is not JSON");
   }

@@ -42,7 +42,7 @@ constexpr int64_t kMigrationLock = 0x6361757365776179;  // "causeway"
 #define JOB_COLUMNS                                                                                       \
   "id, name, team, owner, state, priority, spec_yaml, spec_json, submitted_by, created_at, updated_at, " \
   "cluster, attempts, gpu_seconds, cost_micros, reason"
-#define TOKEN_COLUMNS "id, name, hash, scopes, created_by, created_at, expires_at, revoked_at, user_name"
+#define TOKEN_COLUMNS "id, name, hash, scopes, created_by, created_at, expires_at, revoked_at, user_name, creator, grant_id"
 #define AUDIT_COLUMNS "seq, time, actor, action, resource, details, prev_hash, hash"
 
 JobRecord ReadJob(const Rows& r, int i) {
@@ -116,6 +116,8 @@ TokenRecord ReadToken(const Rows& r, int i) {
   if (auto v = r.OptInt(i, 6)) t.expires_at = FromUnixMicros(*v);
   if (auto v = r.OptInt(i, 7)) t.revoked_at = FromUnixMicros(*v);
   t.user = r.Text(i, 8);
+  t.creator = r.Text(i, 9);
+  t.grant = r.Text(i, 10);
   return t;
 }
 
@@ -424,10 +426,16 @@ class PgWriteTx final : public WriteTx {
 
   Status InsertToken(const TokenRecord& t) override {
     static constexpr pg::Into kTokens{"INSERT INTO api_tokens (" TOKEN_COLUMNS ") VALUES ", "", 0, true};
-    return Defer(kTokens, "($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+    return Defer(kTokens, "($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
                         Params().Add(t.id).Add(t.name).Add(t.hash).Add(nlohmann::json(t.scopes).dump())
                             .Add(t.created_by).Add(ToUnixMicros(t.created_at)).Add(MicrosOf(t.expires_at))
-                            .Add(MicrosOf(t.revoked_at)).Add(t.user));
+                            .Add(MicrosOf(t.revoked_at)).Add(t.user).Add(t.creator).Add(t.grant));
+  }
+
+  Status SetTokenCreator(const std::string& id, const std::string& creator) override {
+    ASSIGN_OR_RETURN(Rows r, Write("UPDATE api_tokens SET creator = $2 WHERE id = $1", Params().Add(id).Add(creator)));
+    if (r.Affected() == 0) return NotFound("token " + id + " not found");
+    return Status::Ok();
   }
 
   Status RevokeToken(const std::string& id, Timestamp at) override {

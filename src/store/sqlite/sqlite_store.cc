@@ -102,9 +102,12 @@ TokenRecord ReadToken(const Stmt& s) {
   if (auto v = s.OptInt(6)) t.expires_at = FromUnixMicros(*v);
   if (auto v = s.OptInt(7)) t.revoked_at = FromUnixMicros(*v);
   t.user = s.Text(8);
+  t.creator = s.Text(9);
+  t.grant = s.Text(10);
   return t;
 }
-constexpr const char* kTokenColumns = "id, name, hash, scopes, created_by, created_at, expires_at, revoked_at, user_name";
+constexpr const char* kTokenColumns =
+    "id, name, hash, scopes, created_by, created_at, expires_at, revoked_at, user_name, creator, grant_id";
 
 DirectoryEntry ReadDirectoryEntry(const Stmt& s) {
   DirectoryEntry d;
@@ -339,14 +342,22 @@ class SqliteWriteTx final : public WriteTx {
 
   Status InsertToken(const TokenRecord& t) override {
     CW_STMT(s, conn_,
-            "INSERT INTO api_tokens (id, name, hash, scopes, created_by, created_at, expires_at, revoked_at, user_name) "
-            "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
+            "INSERT INTO api_tokens (id, name, hash, scopes, created_by, created_at, expires_at, revoked_at, user_name, "
+            "creator, grant_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
     s.Bind(1, t.id).Bind(2, t.name).Bind(3, t.hash).Bind(4, nlohmann::json(t.scopes).dump());
     s.Bind(5, t.created_by).Bind(6, ToUnixMicros(t.created_at));
     s.Bind(7, t.expires_at ? std::optional<int64_t>(ToUnixMicros(*t.expires_at)) : std::nullopt);
     s.Bind(8, t.revoked_at ? std::optional<int64_t>(ToUnixMicros(*t.revoked_at)) : std::nullopt);
-    s.Bind(9, t.user);
+    s.Bind(9, t.user).Bind(10, t.creator).Bind(11, t.grant);
     return Counted(s.Exec());
+  }
+
+  Status SetTokenCreator(const std::string& id, const std::string& creator) override {
+    CW_STMT(s, conn_, "UPDATE api_tokens SET creator = ?2 WHERE id = ?1");
+    s.Bind(1, id).Bind(2, creator);
+    RETURN_IF_ERROR(s.Exec());
+    if (sqlite3_changes(conn_.db()) == 0) return NotFound("token " + id + " not found");
+    return Counted(Status::Ok());
   }
 
   Status RevokeToken(const std::string& id, Timestamp at) override {

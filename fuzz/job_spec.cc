@@ -1,0 +1,22 @@
+// Job specs as the API takes them: YAML, or a JSON object (which the API
+// writes out and parses as YAML, reporting positions).
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "causeway/input.h"
+#include "causeway/job_spec.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  std::string_view text(reinterpret_cast<const char*>(data), size);
+  if (!text.empty() && text.front() == '{') {
+    auto j = causeway::ParseUntrustedJson(text, "request body");
+    if (!j.ok() || !j->is_object()) return 0;
+    auto parsed = causeway::ParseJobSpec(j->dump(), "spec.json");
+    (void)parsed;  // only crashes and hangs matter here
+    return 0;
+  }
+  auto parsed = causeway::ParseJobSpec(text, "job.yaml");
+  (void)parsed;  // only crashes and hangs matter here
+  return 0;
+}

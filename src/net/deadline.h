@@ -1,0 +1,37 @@
+// Asio operations with a deadline that really fires. Boost 1.81's blocking
+// calls have no timeout (basic_stream.hpp: "Timeouts are not available when
+// performing blocking calls"), so every outbound call in src/net runs its
+// steps as asynchronous operations on a private io_context, bounded here.
+// Internal to src/net and the audit sinks: it pulls in Asio.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <optional>
+
+#include <boost/asio/error.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/system/error_code.hpp>
+
+namespace causeway::net {
+
+// Starts one asynchronous operation with `start(handler)` and runs `ioc`
+// until it completes or `deadline` passes. On the deadline `cancel` is
+// called (it closes the socket), the aborted handlers are drained, and the
+// result is boost::asio::error::timed_out. Otherwise the operation's error.
+// `ioc` must have no other work.
+template <typename Start>
+boost::system::error_code RunUntil(boost::asio::io_context& ioc, std::chrono::steady_clock::time_point deadline,
+                                   const std::function<void()>& cancel, Start&& start) {
+  std::optional<boost::system::error_code> result;
+  start([&result](const boost::system::error_code& ec, auto&&...) { result = ec; });
+  ioc.restart();
+  ioc.run_until(deadline);  // returns once the operation completed, or at the deadline
+  if (result) return *result;
+  cancel();
+  ioc.restart();
+  ioc.run();  // the aborted operation's handler runs; nothing else is queued
+  return boost::asio::error::timed_out;
+}
+
+}  // namespace causeway::net
