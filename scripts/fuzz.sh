@@ -26,7 +26,7 @@ fi
 mkdir -p "$build/artifacts" "$build/logs"
 
 run_one() {
-  local t="$1" bin="$build/fuzz_$1" log="$build/logs/$1.log"
+  local t="$1" bin="$build/fuzz/fuzz_$1" log="$build/logs/$1.log"
   if [[ -d "fuzz/regressions/$t" ]] && compgen -G "fuzz/regressions/$t/*" > /dev/null; then
     if ! "$bin" -runs=0 fuzz/regressions/"$t"/* > "$log.regressions" 2>&1; then
       echo "fuzz $t: a regression input crashes again (see $log.regressions)"

@@ -193,7 +193,8 @@ class Session : public std::enable_shared_from_this<Session> {
     req.path = std::string(target.substr(0, q));
     if (q != std::string_view::npos) req.query = ParseQuery(target.substr(q + 1));
     for (const auto& field : msg.base()) {
-      req.headers[AsciiLower(field.name_string())] = std::string(field.value());
+      req.headers[AsciiLower(std::string_view(field.name_string().data(), field.name_string().size()))] =
+          std::string(field.value());
     }
     req.body = std::move(msg.body());
     stream_.expires_never();  // the handler may wait on a commit; the write has its own timeout

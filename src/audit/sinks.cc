@@ -77,7 +77,10 @@ class SyslogSink final : public Sink {
     };
     if (!tls_) {
       tcp::socket socket(io);
-      auto close = [&] { socket.close(); };
+      auto close = [&] {
+        boost::system::error_code ignored;
+        socket.close(ignored);
+      };
       ec = net::RunUntil(io, deadline, close, [&](auto h) { asio::async_connect(socket, endpoints, std::move(h)); });
       if (ec == asio::error::timed_out) return timed_out();
       if (ec) return Unavailable("cannot reach " + Describe() + ": " + ec.message());
@@ -93,7 +96,10 @@ class SyslogSink final : public Sink {
     }
     ssl::stream<tcp::socket> stream(io, ssl_);
     RETURN_IF_ERROR(net::ExpectServerName(stream, host_));
-    auto close = [&] { stream.lowest_layer().close(); };
+    auto close = [&] {
+      boost::system::error_code ignored;
+      stream.lowest_layer().close(ignored);
+    };
     ec = net::RunUntil(io, deadline, close,
                        [&](auto h) { asio::async_connect(stream.lowest_layer(), endpoints, std::move(h)); });
     if (ec == asio::error::timed_out) return timed_out();

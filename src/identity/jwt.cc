@@ -116,7 +116,11 @@ Result<Alg> PinnedAlg(const json& jwk, bool rsa) {
 std::optional<Timestamp> NumericDate(const json& claims, const char* name) {
   auto it = claims.find(name);
   if (it == claims.end() || !it->is_number()) return std::nullopt;
-  return FromUnixMicros(static_cast<int64_t>(it->get<double>() * 1e6));
+  // Before 1970 or after the year 9999 is no date a real token carries (and
+  // would overflow microseconds): treated as absent, so the token is refused.
+  double seconds = it->get<double>();
+  if (!(seconds >= 0 && seconds <= 253'402'300'799.0)) return std::nullopt;
+  return FromUnixMicros(static_cast<int64_t>(seconds * 1e6));
 }
 
 Status Refuse(std::string why) { return Unauthenticated("token refused: " + std::move(why)); }
@@ -168,7 +172,7 @@ std::string_view AlgName(Alg alg) { return alg == Alg::kRS256 ? "RS256" : "ES256
 
 Result<PublicKey> PublicKey::FromJwk(const json& jwk) {
   if (!jwk.is_object()) return InvalidArgument("JWK: expected an object");
-  std::string kty = jwk.value("kty", "");
+  std::string kty = JsonString(jwk, "kty");
   if (jwk.contains("use") && jwk["use"] != "sig") return InvalidArgument("JWK: \"use\" is not \"sig\"");
   PublicKey k;
   k.kid_ = jwk.contains("kid") && jwk["kid"].is_string() ? jwk["kid"].get<std::string>() : "";
@@ -186,7 +190,7 @@ Result<PublicKey> PublicKey::FromJwk(const json& jwk) {
     }
     ASSIGN_OR_RETURN(k.key_, FromParams("RSA", bld.get()));
   } else if (kty == "EC") {
-    if (jwk.value("crv", "") != "P-256") return InvalidArgument("JWK: only EC keys on P-256 are supported");
+    if (JsonString(jwk, "crv") != "P-256") return InvalidArgument("JWK: only EC keys on P-256 are supported");
     ASSIGN_OR_RETURN(k.alg_, PinnedAlg(jwk, false));
     ASSIGN_OR_RETURN(std::string x, JwkBytes(jwk, "x", kEcHalf));
     ASSIGN_OR_RETURN(std::string y, JwkBytes(jwk, "y", kEcHalf));
@@ -328,7 +332,7 @@ Result<json> VerifySignature(std::string_view token, const KeySet& keys) {
     return Refuse("not a JWT (expected header.payload.signature)");
   }
   ASSIGN_OR_RETURN(json header, PeekHeader(token));
-  std::string alg = header.value("alg", "");
+  std::string alg = JsonString(header, "alg");
   if (alg.empty() || alg == "none") return Refuse("unsigned tokens (alg \"none\") are not accepted");
   if (alg.rfind("HS", 0) == 0) return Refuse("symmetric algorithms (" + alg + ") are not accepted");
   std::string kid = header.contains("kid") && header["kid"].is_string() ? header["kid"].get<std::string>() : "";
@@ -347,8 +351,8 @@ Result<json> VerifySignature(std::string_view token, const KeySet& keys) {
 
 Result<json> Verify(std::string_view token, const KeySet& keys, const Expectations& expect) {
   ASSIGN_OR_RETURN(json claims, VerifySignature(token, keys));
-  if (!expect.issuer.empty() && claims.value("iss", "") != expect.issuer) {
-    return Refuse("issuer \"" + claims.value("iss", "") + "\" is not \"" + expect.issuer + "\"");
+  if (!expect.issuer.empty() && JsonString(claims, "iss") != expect.issuer) {
+    return Refuse("issuer \"" + JsonString(claims, "iss") + "\" is not \"" + expect.issuer + "\"");
   }
   if (!expect.audiences.empty()) {
     json aud = claims.contains("aud") ? claims["aud"] : json();

@@ -1,4 +1,6 @@
 #include "identity/oidc.h"
+
+#include <algorithm>
 #include "causeway/input.h"
 
 #include "causeway/crypto.h"
@@ -44,11 +46,11 @@ Status OidcVerifier::Refresh() {
                                                "discovery document"));
     // OpenID Connect Discovery 1.0, section 4.3: the document must name
     // exactly the issuer it was fetched for.
-    if (discovery.value("issuer", "") != config_.issuer) {
-      return Unavailable("the discovery document names issuer \"" + discovery.value("issuer", "") + "\", not \"" +
+    if (JsonString(discovery, "issuer") != config_.issuer) {
+      return Unavailable("the discovery document names issuer \"" + JsonString(discovery, "issuer") + "\", not \"" +
                          config_.issuer + "\"");
     }
-    std::string uri = discovery.value("jwks_uri", "");
+    std::string uri = JsonString(discovery, "jwks_uri");
     bool tls_issuer = config_.issuer.rfind("https://", 0) == 0;
     if (uri.empty() || (tls_issuer && uri.rfind("https://", 0) != 0)) {
       return Unavailable("the discovery document has no usable jwks_uri");
@@ -185,6 +187,7 @@ Result<Principal> PeopleAuthenticator::Authenticate(const Store& store, std::str
   }
   ASSIGN_OR_RETURN(json claims, verifier_.Verify(token, now));
   ASSIGN_OR_RETURN(std::string name, verifier_.UserName(claims));
+  if (Status st = CheckName(name, "the token's user name"); !st.ok()) return Unauthenticated(st.message());
   ASSIGN_OR_RETURN(auto known, directory_.Find(store, name));
   Principal principal;
   if (known) {
@@ -196,7 +199,10 @@ Result<Principal> PeopleAuthenticator::Authenticate(const Store& store, std::str
     }
     principal = PersonPrincipal("user:" + name, name, "", verifier_.Groups(claims), bindings_());
   }
-  Timestamp expires = FromUnixMicros(static_cast<int64_t>(claims.value("exp", 0.0) * 1e6)) + verifier_.config().leeway;
+  // Cached no longer than the token lives, nor than a day (an absurd "exp"
+  // must not overflow the conversion).
+  double exp = std::clamp(claims.value("exp", 0.0), 0.0, static_cast<double>(ToUnixMicros(now) / 1000000 + 86400));
+  Timestamp expires = FromUnixMicros(static_cast<int64_t>(exp * 1e6)) + verifier_.config().leeway;
   std::lock_guard<std::mutex> lock(mu_);
   if (entries_.size() >= 10000) entries_.clear();
   entries_[hash] = Entry{principal, expires, steady + ttl_};

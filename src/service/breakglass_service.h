@@ -29,6 +29,7 @@
 #include "causeway/clock.h"
 #include "causeway/estate.h"
 #include "causeway/store.h"
+#include "identity/access.h"
 #include "identity/tokens.h"
 #include "store/commit_queue.h"
 

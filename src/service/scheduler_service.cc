@@ -136,9 +136,12 @@ Result<std::map<std::string, std::string>> SchedulerService::PrepareLaunch(const
   const Provider* p = estate_.FindProvider(cluster.provider);
   bool real = p && p->kind != "sim";
   std::optional<identity::WorkloadToken> workload;
-  if (real && workload_) {
-    ASSIGN_OR_RETURN(auto job, store_.GetJob(job_id));
+  std::optional<JobRecord> job;
+  if (real) {
+    ASSIGN_OR_RETURN(job, store_.GetJob(job_id));
     if (!job) return NotFound("job " + job_id + " not found");
+  }
+  if (real && workload_) {
     ASSIGN_OR_RETURN(workload, workload_->Mint(*job, attempt, cluster.name, "", now));
   }
   std::string replica = options_.replica;
@@ -152,6 +155,9 @@ Result<std::map<std::string, std::string>> SchedulerService::PrepareLaunch(const
     e.action = "job.launch";
     e.resource = "job/" + job_id;
     e.details = {{"attempt", attempt}, {"cluster", cluster.name}};
+    // Who the attempt's credentials are made for: the job's owner, and the
+    // credential it was submitted with.
+    if (job) e.details["credentials_for"] = {{"owner", job->owner}, {"submitted_by", job->submitted_by}};
     // Which workload token the attempt carries: its id, never the token.
     if (workload) {
       e.details["workload_token"] = {{"jti", workload->jti}, {"kid", workload->kid},

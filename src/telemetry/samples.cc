@@ -6,6 +6,7 @@
 #include <cmath>
 #include <ctime>
 
+#include "causeway/input.h"
 #include "causeway/text.h"
 
 namespace causeway::telemetry {
@@ -170,22 +171,28 @@ Result<std::vector<GpuSample>> ParseNvidiaSmiCsv(std::string_view text, const st
 }
 
 Result<std::vector<GpuSample>> ParsePrometheusMatrix(const nlohmann::json& answer, const SeriesFormat& format) {
-  if (!answer.is_object() || answer.value("status", "") != "success") {
-    return Unavailable("Prometheus answered: " + answer.value("error", std::string("no success status")));
+  // The answer is another program's: read through JsonMember and JsonString
+  // (a const operator[] on a missing key is undefined, value() throws).
+  if (JsonString(answer, "status") != "success") {
+    return Unavailable("Prometheus answered: " + JsonString(answer, "error", "no success status"));
   }
-  const nlohmann::json& result = answer["data"]["result"];
+  const nlohmann::json& result = JsonMember(JsonMember(answer, "data"), "result");
   if (!result.is_array()) return InvalidArgument("Prometheus answer: data.result is not a matrix");
   std::vector<GpuSample> out;
   for (const auto& series : result) {
     std::map<std::string, std::string> labels;
-    for (const auto& [k, v] : series["metric"].items()) {
+    const nlohmann::json& metric_labels = JsonMember(series, "metric");
+    if (!metric_labels.is_object()) return InvalidArgument("Prometheus answer: a series has no metric labels");
+    for (const auto& [k, v] : metric_labels.items()) {
       if (v.is_string()) labels[k] = v.get<std::string>();
     }
     auto metric = format.metrics.find(labels["__name__"]);
     int scale = metric == format.metrics.end() ? 1 : metric->second;
     GpuSample proto;
     if (!Attribute(labels, format, proto)) continue;
-    for (const auto& point : series["values"]) {
+    const nlohmann::json& values = JsonMember(series, "values");
+    if (!values.is_array()) return InvalidArgument("Prometheus answer: a series has no values");
+    for (const auto& point : values) {
       if (!point.is_array() || point.size() != 2 || !point[0].is_number() || !point[1].is_string()) {
         return InvalidArgument("Prometheus answer: a value is not [time, \"number\"]");
       }

@@ -2,6 +2,8 @@
 // SQLite file.
 #include <gtest/gtest.h>
 
+#include <ctime>
+
 #include <fstream>
 
 #include <algorithm>
@@ -142,19 +144,34 @@ TEST_F(ApiTest, CostShowbackNeedsCostReadAndNamesBadFields) {
 
 TEST_F(ApiTest, TelemetryPushesAreParsedAndAuthorized) {
   const std::vector<std::pair<std::string, std::string>> plain = {{"Content-Type", "text/plain"}};
+  // Samples are kept only for a running attempt: one, for a long while.
+  auto submitted = Submit("name: long\nresources: {accelerators: H200:2}\nlabels: {owner: alice, team: nlp}\n"
+                          "run: train\nsim: {duration: 10h}\n");
+  ASSERT_EQ(submitted.status, 201) << submitted.raw;
+  std::string job = submitted.body["job"]["id"];
+  ASSERT_TRUE(Eventually([&] { return Call("GET", "/v1/jobs/" + job).body["state"] == "running"; }));
   auto pushed = Call("POST", "/v1/telemetry",
                      "# TYPE DCGM_FI_DEV_GPU_UTIL gauge\n"
-                     "DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",causeway_job=\"job_a\",causeway_attempt=\"1\"} 3\n"
-                     "DCGM_FI_DEV_GPU_UTIL{gpu=\"1\",causeway_job=\"job_a\",causeway_attempt=\"1\"} 4\n"
+                     "DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",causeway_job=\"" + job + "\",causeway_attempt=\"1\"} 3\n"
+                     "DCGM_FI_DEV_GPU_UTIL{gpu=\"1\",causeway_job=\"" + job + "\",causeway_attempt=\"1\"} 4\n"
+                     "DCGM_FI_DEV_GPU_UTIL{gpu=\"1\",causeway_job=\"job_gone\",causeway_attempt=\"1\"} 4\n"
                      "DCGM_FI_DEV_GPU_UTIL{gpu=\"2\"} 99\n",
                      plain);
   ASSERT_EQ(pushed.status, 202) << pushed.raw;
-  EXPECT_EQ(pushed.body["accepted"], 2) << "the series without a job is not kept";
-  auto smi = Call("POST", "/v1/jobs/job_a/telemetry?format=nvidia-smi&attempt=1",
-                  "timestamp, index, utilization.gpu [%]\n2026/11/30 12:00:00.000, 0, 5 %\n", plain);
+  EXPECT_EQ(pushed.body["accepted"], 2) << "the series without a job, and the unknown job's, are not kept";
+  EXPECT_EQ(pushed.body["rejected"]["unknown_attempt"], 1) << pushed.raw;
+  // nvidia-smi output under the job's path, stamped now (UTC).
+  std::time_t now = std::time(nullptr);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y/%m/%d %H:%M:%S", std::gmtime(&now));
+  auto smi = Call("POST", "/v1/jobs/" + job + "/telemetry?format=nvidia-smi&attempt=1",
+                  std::string("timestamp, index, utilization.gpu [%]\n") + stamp + ".000, 0, 5 %\n", plain);
   ASSERT_EQ(smi.status, 202) << smi.raw;
-  EXPECT_EQ(smi.body["accepted"], 1);
-  auto bad = Call("POST", "/v1/jobs/job_a/telemetry?format=nvidia-smi", "12:00, zero, lots\n", plain);
+  EXPECT_EQ(smi.body["accepted"], 1) << smi.raw;
+  ExpectError(Call("POST", "/v1/jobs/job_gone/telemetry?format=nvidia-smi&attempt=1",
+                   std::string("timestamp, index, utilization.gpu [%]\n") + stamp + ".000, 0, 5 %\n", plain),
+              409, "failed_precondition");
+  auto bad = Call("POST", "/v1/jobs/" + job + "/telemetry?format=nvidia-smi", "12:00, zero, lots\n", plain);
   ExpectError(bad, 400, "invalid_argument");
   EXPECT_NE(bad.raw.find("nvidia-smi:1:"), std::string::npos) << bad.raw;
   ExpectError(Call("POST", "/v1/telemetry?format=csv", "", plain), 400, "invalid_argument");

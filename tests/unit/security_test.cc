@@ -57,6 +57,13 @@ TEST(InputTest, JsonNestingIsBoundedBeforeAnythingRecurses) {
   EXPECT_EQ(parsed.status().diagnostics()[0].column, 8 + 5 * 63 + 1);  // the 65th level
 }
 
+TEST(InputTest, NumbersPastADoubleAreRefusedNotThrown) {
+  // Found by fuzzing (fuzz/regressions/telemetry): nlohmann throws
+  // out_of_range, not parse_error, for 1e999.
+  auto r = ParseUntrustedJson("{\"a\": 555555555550E555550}", "request body");
+  EXPECT_EQ(r.status().code(), Code::kInvalidArgument);
+}
+
 TEST(InputTest, MalformedJsonNamesItsPosition) {
   auto r = ParseUntrustedJson("{\n  \"a\": tru\n}", "request body");
   ASSERT_EQ(r.status().code(), Code::kInvalidArgument);
@@ -168,6 +175,13 @@ TEST(TelemetryBoundsTest, ParsersRefuseOutOfRangeNumbers) {
                  {"data", {{"result", {{{"metric", {{"__name__", "DCGM_FI_DEV_GPU_UTIL"}, {"causeway_job", "j"}}},
                                         {"values", {{1e300, "5"}}}}}}}}};
   EXPECT_EQ(telemetry::ParsePrometheusMatrix(matrix, f).status().code(), Code::kInvalidArgument);
+  // Found by fuzzing (fuzz/regressions/telemetry): a series without values
+  // (or without labels) read a missing key through const operator[].
+  for (const char* answer : {R"({"status":"success","data":{"resultType":"matrix","result":[{"metric":{"causeway_job":"j"}}]}})",
+                             R"({"status":"success","data":{"result":[{"values":[]}]}})",
+                             R"({"status":"success"})"}) {
+    EXPECT_EQ(telemetry::ParsePrometheusMatrix(json::parse(answer), f).status().code(), Code::kInvalidArgument) << answer;
+  }
 }
 
 TEST(TelemetryBoundsTest, TheSampleStoreHoldsNoMoreThanItsLimits) {

@@ -1,5 +1,8 @@
 #include "providers/slurm/slurm_api.h"
 
+#include <algorithm>
+
+#include "causeway/input.h"
 #include "causeway/text.h"
 
 namespace causeway::slurm {
@@ -55,52 +58,53 @@ int GpusOfTres(std::string_view tres) {
 }
 
 std::optional<Timestamp> UnixSeconds(int64_t s) {
-  if (s <= 0) return std::nullopt;
+  if (s <= 0 || s > 253'402'300'799) return std::nullopt;  // unset, or past the year 9999
   return FromUnixMicros(s * 1'000'000);
 }
 
 }  // namespace
 
+// Slurm's answers are read through JsonMember/JsonString/JsonInt: a field
+// of an unexpected type reads as absent instead of throwing.
+
 JobInfo ParseJob(const nlohmann::json& j) {
   JobInfo info;
-  info.id = j.value("job_id", int64_t{0});
-  info.name = j.value("name", "");
-  info.state = j.value("job_state", "");
-  info.reason = j.value("state_reason", "");
+  info.id = JsonInt(j, "job_id");
+  info.name = JsonString(j, "name");
+  info.state = JsonString(j, "job_state");
+  info.reason = JsonString(j, "state_reason");
   // exit_code is a wait status: the exit code in the high byte, a signal low.
-  int status = j.value("exit_code", 0);
-  info.exit_code = (status >> 8) & 0xff;
-  info.signal = status & 0x7f;
-  info.start = UnixSeconds(j.value("start_time", int64_t{0}));
-  info.end = UnixSeconds(j.value("end_time", int64_t{0}));
-  if (auto t = j.find("tres_alloc_str"); t != j.end() && t->is_string()) info.gpus = GpusOfTres(t->get<std::string>());
-  info.restarts = j.value("restart_cnt", 0);
+  int64_t status = JsonInt(j, "exit_code");
+  info.exit_code = static_cast<int>((status >> 8) & 0xff);
+  info.signal = static_cast<int>(status & 0x7f);
+  info.start = UnixSeconds(JsonInt(j, "start_time"));
+  info.end = UnixSeconds(JsonInt(j, "end_time"));
+  if (auto t = JsonString(j, "tres_alloc_str"); !t.empty()) info.gpus = GpusOfTres(t);
+  info.restarts = static_cast<int>(std::clamp<int64_t>(JsonInt(j, "restart_cnt"), 0, 1'000'000));
   return info;
 }
 
 JobInfo ParseAccountingJob(const nlohmann::json& j) {
   JobInfo info;
-  info.id = j.value("job_id", int64_t{0});
-  info.name = j.value("name", "");
-  if (auto s = j.find("state"); s != j.end() && s->is_object()) {
-    info.state = s->value("current", "");
-    info.reason = s->value("reason", "");
-  }
-  if (auto e = j.find("exit_code"); e != j.end() && e->is_object()) {
-    info.exit_code = e->value("return_code", 0);
-    if (auto sig = e->find("signal"); sig != e->end() && sig->is_object()) info.signal = sig->value("signal_id", 0);
-  }
+  info.id = JsonInt(j, "job_id");
+  info.name = JsonString(j, "name");
+  const nlohmann::json& state = JsonMember(j, "state");
+  info.state = JsonString(state, "current");
+  info.reason = JsonString(state, "reason");
+  const nlohmann::json& exit = JsonMember(j, "exit_code");
+  info.exit_code = static_cast<int>(std::clamp<int64_t>(JsonInt(exit, "return_code"), -1, 255));
+  info.signal = static_cast<int>(std::clamp<int64_t>(JsonInt(JsonMember(exit, "signal"), "signal_id"), 0, 255));
   // Slurm 22.05's accounting API reports 0 for every exit code; a failed job
   // did not exit 0, so its code is unknown (-1) rather than wrong.
   if (info.state == "FAILED" && info.exit_code == 0) info.exit_code = -1;
-  if (auto t = j.find("time"); t != j.end() && t->is_object()) {
-    info.start = UnixSeconds(t->value("start", int64_t{0}));
-    info.end = UnixSeconds(t->value("end", int64_t{0}));
-  }
-  if (auto t = j.find("tres"); t != j.end() && t->is_object()) {
-    for (const auto& tres : t->value("allocated", nlohmann::json::array())) {
-      if (tres.value("type", "") == "gres" && tres.contains("name") && tres["name"] == "gpu") {
-        info.gpus = tres.value("count", 0);
+  const nlohmann::json& time = JsonMember(j, "time");
+  info.start = UnixSeconds(JsonInt(time, "start"));
+  info.end = UnixSeconds(JsonInt(time, "end"));
+  const nlohmann::json& allocated = JsonMember(JsonMember(j, "tres"), "allocated");
+  if (allocated.is_array()) {
+    for (const auto& tres : allocated) {
+      if (JsonString(tres, "type") == "gres" && JsonString(tres, "name") == "gpu") {
+        info.gpus = static_cast<int>(std::clamp<int64_t>(JsonInt(tres, "count"), 0, 1'000'000));
       }
     }
   }
@@ -108,11 +112,12 @@ JobInfo ParseAccountingJob(const nlohmann::json& j) {
 }
 
 Status SlurmErrors(const nlohmann::json& j) {
-  if (!j.contains("errors") || !j["errors"].is_array() || j["errors"].empty()) return Status::Ok();
-  const auto& e = j["errors"][0];
-  int number = e.value("error_number", -1);
-  std::string text = "slurm error " + std::to_string(number) + " (" + e.value("error", "") + "): " +
-                     e.value("description", "");
+  const nlohmann::json& errors = JsonMember(j, "errors");
+  if (!errors.is_array() || errors.empty()) return Status::Ok();
+  const auto& e = errors[0];
+  int64_t number = JsonInt(e, "error_number", -1);
+  std::string text = "slurm error " + std::to_string(number) + " (" + JsonString(e, "error") + "): " +
+                     JsonString(e, "description");
   if (number == 2017) return NotFound(text);
   if (number == -1) return Unavailable(text);
   return FailedPrecondition(text);

@@ -169,7 +169,7 @@ Result<std::vector<JobInfo>> SlurmCli::ListJobs() {
   if (j.is_discarded()) return Unavailable(Describe() + ": squeue --json printed something that is not JSON");
   RETURN_IF_ERROR(SlurmErrors(j));
   std::vector<JobInfo> jobs;
-  for (const auto& job : j.value("jobs", nlohmann::json::array())) jobs.push_back(ParseJob(job));
+  for (const auto& job : JsonArray(j, "jobs")) jobs.push_back(ParseJob(job));
   return jobs;
 }
 

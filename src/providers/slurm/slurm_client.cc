@@ -92,8 +92,8 @@ Result<nlohmann::json> SlurmClient::CallOnce(const std::string& method, const st
 
 Status SlurmClient::Ping() {
   ASSIGN_OR_RETURN(auto j, Call("GET", "/slurm/v0.0.38/ping", ""));
-  for (const auto& p : j.value("pings", nlohmann::json::array())) {
-    if (p.value("ping", "") == "UP") return Status::Ok();
+  for (const auto& p : JsonArray(j, "pings")) {
+    if (JsonString(p, "ping") == "UP") return Status::Ok();
   }
   return Unavailable(Describe() + " cannot reach a Slurm controller");
 }
@@ -126,7 +126,7 @@ Result<JobInfo> SlurmClient::GetJob(int64_t id) {
 Result<std::vector<JobInfo>> SlurmClient::ListJobs() {
   ASSIGN_OR_RETURN(auto j, Call("GET", "/slurm/v0.0.38/jobs", ""));
   std::vector<JobInfo> out;
-  for (const auto& job : j.value("jobs", nlohmann::json::array())) out.push_back(ParseJob(job));
+  for (const auto& job : JsonArray(j, "jobs")) out.push_back(ParseJob(job));
   return out;
 }
 
