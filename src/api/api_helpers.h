@@ -28,7 +28,6 @@ class JsonBody {
   static Result<JsonBody> Parse(const HttpRequest& req);
   explicit JsonBody(nlohmann::json j) : j_(std::move(j)) {}
 
-  bool Has(std::string_view field) const;
   Result<std::string> String(std::string_view field, std::string fallback = "") const;
   // A string that must be there and not empty.
   Result<std::string> RequiredString(std::string_view field, std::string_view what) const;

@@ -56,11 +56,6 @@ Result<JsonBody> JsonBody::Parse(const HttpRequest& req) {
   return JsonBody(std::move(j));
 }
 
-bool JsonBody::Has(std::string_view field) const {
-  auto it = j_.find(field);
-  return it != j_.end() && !it->is_null();
-}
-
 const json& JsonBody::Raw(std::string_view field) const {
   static const json kNull;
   auto it = j_.find(field);
@@ -188,7 +183,7 @@ ApiService::ApiService(Store& store, CommitQueue& queue, const Estate& estate, c
       jobs_(store, queue, estate, clock, policies, HooksFor(scheduler)),
       tokens_(store, queue, clock),
       scim_(store, queue, clock),
-      bindings_(store, queue, estate, clock),
+      bindings_(store, queue, estate, clock, [this](const std::string& grant) { return breakglass_.IsActive(grant); }),
       people_svc_(store, queue, estate, clock, jobs_, [this] { return bindings_.Current(); },
                   [this](const std::string& id) { token_cache_.Forget(id); }),
       breakglass_(store, queue, estate, clock, [this](const std::string& id) { token_cache_.Forget(id); }),
@@ -837,7 +832,7 @@ json BindingJson(const identity::Binding& b) {
 
 void ApiService::ListBindings(HttpRequest&, Reply reply) {
   json items = json::array();
-  for (const auto& b : bindings_.Current()) items.push_back(BindingJson(b));
+  for (const auto& b : bindings_.All()) items.push_back(BindingJson(b));
   reply(JsonResponse(200, {{"bindings", items}}));
 }
 
@@ -875,7 +870,7 @@ void ApiService::RequestBreakglass(HttpRequest& req, Reply reply) {
   auto body = JsonBody::Parse(req);
   if (!body.ok()) return reply(ErrorResponse(body.status()));
   auto issued = [&]() -> Result<BreakglassService::Issued> {
-    ASSIGN_OR_RETURN(std::string role, body->RequiredString("role", "the role asked for"));
+    ASSIGN_OR_RETURN(std::string role, body->String("role"));  // the service says which roles are offered
     ASSIGN_OR_RETURN(std::string team, body->String("team"));
     ASSIGN_OR_RETURN(std::string reason, body->String("reason"));
     ASSIGN_OR_RETURN(std::string duration_text, body->String("duration", "1h"));

@@ -114,7 +114,7 @@ void ApiService::AuditKeys(HttpRequest&, Reply reply) {
 void ApiService::AuditCoverage(HttpRequest&, Reply reply) {
   auto report = audit_.Coverage(estate_.audit, clock_.Now());
   if (!report.ok()) return reply(ErrorResponse(report.status()));
-  for (json& f : breakglass_.CoverageFindings(bindings_.Current())) (*report)["findings"].push_back(std::move(f));
+  for (json& f : breakglass_.CoverageFindings(bindings_.All())) (*report)["findings"].push_back(std::move(f));
   reply(JsonResponse(200, *report));
 }
 

@@ -1,5 +1,7 @@
 #include "service/binding_service.h"
 
+#include <algorithm>
+
 #include <spdlog/spdlog.h>
 
 #include "causeway/ids.h"
@@ -33,6 +35,17 @@ AuditEvent Event(const std::string& action, const identity::Binding& b, const st
 }  // namespace
 
 std::vector<identity::Binding> BindingService::Current() {
+  std::vector<identity::Binding> out = All();
+  // Checked outside mu_: whether a grant is active may read the store.
+  out.erase(std::remove_if(out.begin(), out.end(),
+                           [&](const identity::Binding& b) {
+                             return !b.confirmed && !(grant_active_ && grant_active_(b.breakglass));
+                           }),
+            out.end());
+  return out;
+}
+
+std::vector<identity::Binding> BindingService::All() {
   std::vector<identity::Binding> out = estate_.access;
   std::lock_guard<std::mutex> lock(mu_);
   auto steady = std::chrono::steady_clock::now();

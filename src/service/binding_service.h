@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -19,13 +20,20 @@ namespace causeway {
 
 class BindingService {
  public:
-  BindingService(Store& store, CommitQueue& queue, const Estate& estate, const Clock& clock)
-      : store_(store), queue_(queue), estate_(estate), clock_(clock) {}
+  // `grant_active` says whether a break-glass grant is active now: a
+  // binding made under one is in force only while it is, until an admin
+  // confirms it.
+  BindingService(Store& store, CommitQueue& queue, const Estate& estate, const Clock& clock,
+                 std::function<bool(const std::string& grant)> grant_active = nullptr)
+      : store_(store), queue_(queue), estate_(estate), clock_(clock), grant_active_(std::move(grant_active)) {}
 
   // Every binding in force: the estate's, then the API's (source
   // "binding/<id>"). Re-read from the database at most every 500 ms, so a
   // binding made or removed through any replica applies within that.
   std::vector<identity::Binding> Current();
+  // Current() and the bindings made under break-glass grants that have
+  // ended and were never confirmed (not in force, still listed).
+  std::vector<identity::Binding> All();
   // kInvalidArgument for an unknown role or team, or a group name with
   // control characters; kAlreadyExists for the same binding twice. A
   // binding made under a break-glass grant records the grant and stays
@@ -44,6 +52,7 @@ class BindingService {
   CommitQueue& queue_;
   const Estate& estate_;
   const Clock& clock_;
+  std::function<bool(const std::string&)> grant_active_;
   std::mutex mu_;
   std::vector<identity::Binding> stored_;             // guarded by mu_
   std::chrono::steady_clock::time_point read_at_{};   // guarded by mu_

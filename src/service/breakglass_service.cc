@@ -322,6 +322,11 @@ Result<std::optional<BreakglassRecord>> BreakglassService::Active(const std::str
   return std::optional<BreakglassRecord>();
 }
 
+bool BreakglassService::IsActive(const std::string& id) {
+  auto grant = Active(id);
+  return grant.ok() && grant->has_value();
+}
+
 Status BreakglassService::Resolve(identity::Principal& who) {
   if (who.grant.empty()) return Status::Ok();
   ASSIGN_OR_RETURN(auto grant, Active(who.grant));

@@ -73,6 +73,9 @@ class BreakglassService {
   // role bindings made under a grant that no admin has confirmed.
   nlohmann::json CoverageFindings(const std::vector<identity::Binding>& bindings) const;
 
+  // Whether grant `id` is active now (re-read as Resolve says).
+  bool IsActive(const std::string& id);
+
   // For a principal whose token was made under a grant: kUnauthenticated
   // unless that grant is active now. A grant's own credential is turned
   // into the requester holding exactly the granted role (the caller has

@@ -221,7 +221,7 @@ TEST(SecurityTest, SmuggledRequestsBehindAnUnreadableTransferEncodingAreRefused)
   Raw chunked(server->port());
   ASSERT_TRUE(chunked.Send("POST /v1/tokens HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer " +
                            server->admin_token() + "\r\nTransfer-Encoding: chunked\r\n\r\n"
-                           "c\r\n{\"name\":\"t\",\r\n13\r\n\"scopes\":[\"jobs:read\"]}\r\n0\r\n\r\n"));
+                           "c\r\n{\"name\":\"t\",\r\n17\r\n\"scopes\":[\"jobs:read\"]}\r\n0\r\n\r\n"));
   EXPECT_EQ(chunked.ReadAll().rfind("HTTP/1.1 201", 0), 0u);
 }
 

@@ -90,7 +90,9 @@ TEST(InputTest, Utf8IsCheckedByTheRules) {
   for (const Case& c : cases) {
     auto bad = FindInvalidUtf8(c.text);
     ASSERT_EQ(bad.has_value(), c.bad_at.has_value()) << c.text;
-    if (bad) EXPECT_EQ(bad->offset, *c.bad_at) << c.text;
+    if (bad) {
+      EXPECT_EQ(bad->offset, *c.bad_at) << c.text;
+    }
   }
   EXPECT_EQ(FindInvalidUtf8("x\n\n  \x80")->line, 3);
   EXPECT_EQ(FindInvalidUtf8("x\n\n  \x80")->column, 3);
@@ -185,22 +187,28 @@ TEST(TelemetryBoundsTest, ParsersRefuseOutOfRangeNumbers) {
 }
 
 TEST(TelemetryBoundsTest, TheSampleStoreHoldsNoMoreThanItsLimits) {
-  telemetry::SampleStore store(std::chrono::minutes(30), std::chrono::minutes(2), telemetry::SampleLimits{100, 3});
-  std::vector<GpuSample> samples;
   Timestamp t0 = FromUnixMicros(1'764'590'400'000'000);
+  std::vector<GpuSample> samples;
   for (int gpu = 0; gpu < 5; ++gpu) {
     for (int i = 0; i < 50; ++i) samples.push_back(GpuSample{"job_1", 1, "", gpu, t0 + std::chrono::seconds(i), 50});
   }
-  auto added = store.Add(samples);
-  EXPECT_EQ(store.series(), 3u);
-  EXPECT_EQ(store.points(), 100u);
+  // The series bound.
+  telemetry::SampleStore few(std::chrono::minutes(30), std::chrono::minutes(2), telemetry::SampleLimits{1000, 3});
+  auto added = few.Add(samples);
+  EXPECT_EQ(few.series(), 3u);
+  EXPECT_EQ(added.kept, 150u);
+  EXPECT_EQ(added.full, 100u);
+  // The point bound.
+  telemetry::SampleStore small(std::chrono::minutes(30), std::chrono::minutes(2), telemetry::SampleLimits{100, 10});
+  added = small.Add(samples);
+  EXPECT_EQ(small.points(), 100u);
   EXPECT_EQ(added.kept, 100u);
   EXPECT_EQ(added.full, 150u);
-  EXPECT_TRUE(store.full());
+  EXPECT_TRUE(small.full());
   // Pruning gives the room back.
-  store.Prune(t0 + std::chrono::hours(2));
-  EXPECT_EQ(store.points(), 0u);
-  EXPECT_EQ(store.Add({GpuSample{"job_1", 1, "", 0, t0 + std::chrono::hours(2), 10}}).kept, 1u);
+  small.Prune(t0 + std::chrono::hours(2));
+  EXPECT_EQ(small.points(), 0u);
+  EXPECT_EQ(small.Add({GpuSample{"job_1", 1, "", 0, t0 + std::chrono::hours(2), 10}}).kept, 1u);
 }
 
 TEST(HttpFramingTest, OnlyChunkedAloneIsAccepted) {
