@@ -118,8 +118,8 @@ TEST(EstateTest, ReportsProblemsWithPositions) {
       {"workload_audiences", "identity:\n  workload: {lifetime: 1h}\n", "needs audiences", 11},
       {"deprovision_policy", "identity:\n  deprovision: {queued: delete}\n", "expected cancel, keep or reassign", 11},
       {"deprovision_reassign", "identity:\n  deprovision: {queued: reassign}\n", "reassign_to", 11},
-      {"breakglass_approvers", "identity:\n  breakglass: {approvers: 2}\n", "from 0 to 1", 11},
-      {"breakglass_role", "identity:\n  breakglass: {roles: [god]}\n", "unknown role \"god\"", 11},
+      {"breakglass_approvers", "identity:\n  breakglass: {approvers: 2, groups: [g], roles: [admin]}\n", "from 0 to 1", 11},
+      {"breakglass_role", "identity:\n  breakglass: {roles: [god], groups: [g]}\n", "unknown role \"god\"", 11},
       {"identity_key", "identity:\n  saml: {}\n", "saml", 11},
       {"audit_provider", "audit:\n  buckets:\n    - {provider: aws, name: b}\n", "unknown provider \"aws\"", 12},
       {"audit_source", "audit:\n  log_sources:\n    - {provider: nebius, source: splunk}\n", "expected k8s, cloudtrail", 12},
@@ -150,7 +150,7 @@ identity:
   oidc: {issuer: "https://corp.okta.com/", audiences: [a, b], username_claim: upn, leeway: 30s, require_provisioned: true}
   workload: {audiences: [sts.amazonaws.com], lifetime: 15m, alg: RS256}
   deprovision: {queued: reassign, reassign_to: lead@corp.example, running: finish}
-  breakglass: {approvers: 1, max_duration: 2h, roles: [admin, auditor], webhook: "https://hooks.example/bg"}
+  breakglass: {approvers: 1, max_duration: 2h, roles: [admin, auditor], groups: [sre-oncall], webhook: "https://hooks.example/bg"}
 )", "estate.yaml");
   ASSERT_TRUE(e.ok()) << e.status().ToString();
   ASSERT_EQ(e->access.size(), 2u);
