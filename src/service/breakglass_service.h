@@ -11,8 +11,8 @@
 // Every token made under a grant (through its credential, or through a
 // token made that way) carries the grant's id and works only while the
 // grant is active; role bindings and identity links made under it are
-// listed in the grant's record (Created), bindings flagged until an admin
-// confirms them. Every request made under a grant is an audit event
+// listed in the grant's record (Created), bindings flagged and in force
+// only while the grant lasts, until an admin confirms them. Every request made under a grant is an audit event
 // (breakglass.use); every request, approval, use and revocation is
 // announced to the configured webhook.
 #pragma once
