@@ -491,7 +491,17 @@ int Main(int argc, char** argv) {
     std::cout << Str(*j, "job") << " (" << Str(*j, "name") << ", team " << Str(*j, "team") << ") is "
               << Str(*j, "state") << "\n";
     if (!Str(*j, "reason").empty()) std::cout << "  last: " << Str(*j, "reason") << "\n";
+    // Where the job runs (or ran): the scheduler's live decision, else the last
+    // attempt's placement, so a finished job still says where and why.
+    auto placed_on = [](const json& p) {
+      std::cout << "  placed on " << Str(p, "cluster") << " (" << Str(p, "provider") << ", " << Str(p, "zone")
+                << "): " << Str(p, "why") << "\n";
+    };
     const json& s = (*j)["scheduler"];
+    const json& attempts = (*j)["attempts"];
+    if (!(s.is_object() && s.contains("placement")) && attempts.is_array() && !attempts.empty() &&
+        attempts.back()["placement"].contains("cluster"))
+      placed_on(attempts.back()["placement"]);
     if (s.is_object()) {
       if (s.contains("waiting")) std::cout << "  waiting: " << Str(s, "waiting") << "\n";
       for (const auto& a : s["alternatives"]) {
@@ -500,11 +510,7 @@ int Main(int argc, char** argv) {
         if (a.contains("quota")) std::cout << ": quota " << Str(a["quota"], "verdict") << ": " << Str(a["quota"], "reason");
         std::cout << "\n";
       }
-      if (s.contains("placement")) {
-        const json& p = s["placement"];
-        std::cout << "  placed on " << Str(p, "cluster") << " (" << Str(p, "provider") << ", " << Str(p, "zone")
-                  << "): " << Str(p, "why") << "\n";
-      }
+      if (s.contains("placement")) placed_on(s["placement"]);
       std::cout << "  candidates, best first:\n";
       for (const auto& c : s["candidates"]) {
         if (c["eligible"].get<bool>()) {
@@ -517,7 +523,7 @@ int Main(int argc, char** argv) {
         }
       }
     }
-    for (const auto& a : (*j)["attempts"]) {
+    for (const auto& a : attempts) {
       std::cout << "  attempt " << Str(a, "number") << " on " << Str(a, "cluster") << ": " << Str(a, "state");
       if (a["placement"].contains("why")) std::cout << " (chosen: " << Str(a["placement"], "why") << ")";
       std::cout << "\n";

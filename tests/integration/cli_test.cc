@@ -79,7 +79,13 @@ TEST(CliTest, ClientCommandsAgainstARunningServer) {
   EXPECT_NE(job.out.find("team:      vision"), std::string::npos) << job.out;
   EXPECT_EQ(RunCli({"job", "job_nope"}, env).exit_code, 4);
 
+  // Once it has run, explain says where even after it ended (from the attempt).
+  ASSERT_TRUE(Eventually([&] { return RunCli({"job", id}, env).out.find("state:     running") != std::string::npos; }));
   EXPECT_EQ(RunCli({"cancel", id, "--reason", "test"}, env).exit_code, 0);
+  auto explained = RunCli({"explain", id}, env);
+  EXPECT_EQ(explained.exit_code, 0) << explained.err;
+  EXPECT_NE(explained.out.find("  placed on "), std::string::npos) << explained.out;
+  EXPECT_NE(explained.out.find("attempt 1 on "), std::string::npos) << explained.out;
   auto again = RunCli({"cancel", id}, env);
   EXPECT_EQ(again.exit_code, 6);
   EXPECT_NE(again.err.find("already cancelled"), std::string::npos) << again.err;
