@@ -491,26 +491,27 @@ int Main(int argc, char** argv) {
     std::cout << Str(*j, "job") << " (" << Str(*j, "name") << ", team " << Str(*j, "team") << ") is "
               << Str(*j, "state") << "\n";
     if (!Str(*j, "reason").empty()) std::cout << "  last: " << Str(*j, "reason") << "\n";
-    // Where the job runs (or ran): the scheduler's live decision, else the last
-    // attempt's placement, so a finished job still says where and why.
-    auto placed_on = [](const json& p) {
-      std::cout << "  placed on " << Str(p, "cluster") << " (" << Str(p, "provider") << ", " << Str(p, "zone")
-                << "): " << Str(p, "why") << "\n";
-    };
     const json& s = (*j)["scheduler"];
     const json& attempts = (*j)["attempts"];
-    if (!(s.is_object() && s.contains("placement")) && attempts.is_array() && !attempts.empty() &&
-        attempts.back()["placement"].contains("cluster"))
-      placed_on(attempts.back()["placement"]);
+    if (s.is_object() && s.contains("waiting")) std::cout << "  waiting: " << Str(s, "waiting") << "\n";
+    // Where it runs: the scheduler's live decision, or, for a job the
+    // scheduler no longer holds, its last attempt's, so a finished job
+    // still says where it ran and why.
+    json placed = s.is_object() && s.contains("placement") ? s["placement"]
+                  : attempts.is_array() && !attempts.empty() && attempts.back().is_object()
+                      ? attempts.back().value("placement", json::object())
+                                                             : json::object();
+    if (placed.is_object() && placed.contains("cluster")) {
+      std::cout << "  placed on " << Str(placed, "cluster") << " (" << Str(placed, "provider") << ", "
+                << Str(placed, "zone") << "): " << Str(placed, "why") << "\n";
+    }
     if (s.is_object()) {
-      if (s.contains("waiting")) std::cout << "  waiting: " << Str(s, "waiting") << "\n";
       for (const auto& a : s["alternatives"]) {
         std::cout << "  asks for " << Str(a, "nodes") << " x " << Str(a, "accelerators") << " (" << Str(a, "gpus")
                   << " " << Str(a, "flavor") << " GPUs)";
         if (a.contains("quota")) std::cout << ": quota " << Str(a["quota"], "verdict") << ": " << Str(a["quota"], "reason");
         std::cout << "\n";
       }
-      if (s.contains("placement")) placed_on(s["placement"]);
       std::cout << "  candidates, best first:\n";
       for (const auto& c : s["candidates"]) {
         if (c["eligible"].get<bool>()) {

@@ -12,9 +12,9 @@
 // token made that way) carries the grant's id and works only while the
 // grant is active; role bindings and identity links made under it are
 // listed in the grant's record (Created), bindings flagged and in force
-// only while the grant lasts, until an admin confirms them. Every request made under a grant is an audit event
-// (breakglass.use); every request, approval, use and revocation is
-// announced to the configured webhook.
+// only while the grant lasts, until an admin confirms them. Every request
+// made under a grant is an audit event (breakglass.use); every request,
+// approval, use and revocation is announced to the configured webhook.
 #pragma once
 
 #include <chrono>
