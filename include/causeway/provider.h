@@ -45,9 +45,11 @@ enum class AttemptOutcome {
 std::string_view AttemptOutcomeName(AttemptOutcome o);
 
 // Something that happened to an attempt: it ended, or (for backends that
-// queue work themselves, such as Slurm) it started running.
+// queue work themselves, such as Slurm) it started running, or the backend
+// never received it (a launch queued by Launch that failed on the way: the
+// job is placed again, and the attempt does not count against its retries).
 struct ProviderEvent {
-  enum class Kind { kEnded, kStarted };
+  enum class Kind { kEnded, kStarted, kNotLaunched };
   std::string job_id;
   int attempt = 0;
   Timestamp time;
@@ -60,6 +62,9 @@ struct ProviderEvent {
   // time and cost are measured from then.
   std::optional<Timestamp> started;
   Kind kind = Kind::kEnded;  // kStarted: `time` is when it started; nothing else is set
+  // kStarted: the backend's id for the attempt, where Launch could not know
+  // it yet ("" keeps the one Launch returned).
+  std::string backend_id;
 };
 
 // One GPU's utilization at one moment.
@@ -92,7 +97,10 @@ class ProviderAdapter {
   // Starts an attempt and returns the backend's id for it (a Slurm job id,
   // a process id, ...), which Restore is given back after a restart.
   // kResourceExhausted when the gang no longer fits, kUnavailable while the
-  // provider is down. Nothing is started on error.
+  // provider is down. Nothing is started on error. An adapter whose backend
+  // is remote returns at once and makes the call on a worker of its own
+  // (the scheduler holds its lock here); a call that then fails is reported
+  // by Poll as kNotLaunched.
   virtual Result<std::string> Launch(const LaunchRequest& request, Timestamp now) = 0;
   // Re-adopts an attempt that was running before a restart of Causeway.
   virtual Status Restore(const LaunchRequest& request, Timestamp started_at) = 0;

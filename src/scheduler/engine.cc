@@ -287,6 +287,7 @@ std::vector<Transition> Engine::Tick(Timestamp now) {
       if (ev.kind == ProviderEvent::Kind::kStarted) {
         if (!j.admitted_only) continue;
         j.admitted_only = false;
+        if (!ev.backend_id.empty()) j.backend_id = ev.backend_id;
         // GPU time counts from here, not from the hand-over.
         if (ev.time > j.started) j.started = ev.time;
         Transition t = AttemptTransition(j, Transition::Kind::kStarted, ev.time);
@@ -299,9 +300,27 @@ std::vector<Transition> Engine::Tick(Timestamp now) {
         continue;
       }
       if (ev.started && *ev.started > j.started && *ev.started <= ev.time) j.started = *ev.started;
+      // Never seen running on a backend that queues: no GPU time was used.
+      if (j.admitted_only && !ev.started) j.started = ev.time;
+      if (ev.kind == ProviderEvent::Kind::kNotLaunched) {
+        // The backend never received it: placed again, elsewhere first, and
+        // not counted against the job's retries.
+        Transition t = EndAttempt(j, ev.time, AttemptOutcome::kProviderOutage, -1, ev.reason);
+        t.failure_class = std::string(recovery::FailureClassName(recovery::FailureClass::kProviderOutage));
+        t.owner = std::string(recovery::OwnerName(recovery::Owner::kProvider));
+        t.new_state = JobState::kPending;
+        t.message += "; never launched; requeued";
+        j.avoid = t.cluster;
+        j.unlaunched++;
+        j.wait = Job::Wait::kOther;
+        j.waiting = "requeued: attempt " + std::to_string(j.attempt) + " never reached " + t.cluster + ": " + ev.reason;
+        out.push_back(std::move(t));
+        Enqueue(j);
+        continue;
+      }
       Transition t = EndAttempt(j, ev.time, ev.outcome, ev.exit_code, ev.reason);
       auto cls = recovery::Classify(ev.outcome, ev.exit_code, ev.reason, ev.log_tail);
-      auto decision = recovery::Decide(recovery::PolicyFor(j.input.spec), cls, j.input.attempts);
+      auto decision = recovery::Decide(recovery::PolicyFor(j.input.spec), cls, j.input.attempts - j.unlaunched);
       bool retry = decision.retry;
       t.failure_class = cls.failure == recovery::FailureClass::kNone ? "" : std::string(recovery::FailureClassName(cls.failure));
       t.owner = std::string(recovery::OwnerName(cls.owner));

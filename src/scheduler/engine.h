@@ -184,6 +184,7 @@ class Engine : private placement::CapacityView {
     int pool_id = -1;
     Timestamp not_before;  // recovery backoff: not admitted before this time
     std::string avoid;     // the cluster its last attempt failed on (infrastructure), tried last
+    int unlaunched = 0;    // attempts the backend never received (this term): not retries
     // Why it is pending: a code on the hot path, words only when needed.
     enum class Wait { kNew, kQuota, kNoRoom, kBudget, kOther } wait = Wait::kNew;
     std::string waiting;       // for kOther: the words

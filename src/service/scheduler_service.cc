@@ -90,6 +90,7 @@ SchedulerService::SchedulerService(Store& store, CommitQueue& queue, const Estat
 }
 
 void SchedulerService::Build() {
+  drained_.clear();  // nothing of an old term is recorded
   sims_.clear();
   others_.clear();
   std::map<std::string, ProviderAdapter*> adapters;
@@ -340,9 +341,12 @@ Status SchedulerService::TickOnce() {
   // in the audit chain, in commit order; those this replica saw first are
   // no-ops. The store is read without holding mu_, which the API's hooks
   // need.
+  // What this replica's hooks said comes first, so that the trail's copy of
+  // it finds nothing to do.
   int64_t cursor = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    DrainInbox(drained_);
     if (!leader_) return Status::Ok();
     cursor = audit_cursor_;
   }
@@ -374,6 +378,7 @@ Status SchedulerService::TickOnce() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (!leader_) return Status::Ok();
+    transitions.swap(drained_);
     RETURN_IF_ERROR(FollowAudit(*events, jobs, transitions));
     std::vector<Transition> ticked = engine_->Tick(clock_.Now());
     transitions.insert(transitions.end(), ticked.begin(), ticked.end());
@@ -385,34 +390,49 @@ Status SchedulerService::TickOnce() {
   return Status::Ok();
 }
 
+void SchedulerService::Tell(News news) {
+  std::lock_guard<std::mutex> lock(inbox_mu_);
+  if (inbox_.size() < kInboxSize) inbox_.push_back(std::move(news));
+}
+
 void SchedulerService::OnSubmitted(const JobRecord& job, const JobSpec& spec) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (!leader_) return;  // the leader finds it in the audit trail
-  Status st = engine_->Submit(scheduler::JobInput{job.id, spec, job.created_at, 0, 0, 0});
-  if (!st.ok()) spdlog::error("job {} cannot be scheduled: {}", job.id, st.message());
+  Tell(News{News::Kind::kSubmitted, scheduler::JobInput{job.id, spec, job.created_at, 0, 0, 0}, job.id, ""});
 }
 
 void SchedulerService::OnCancelled(const std::string& job_id) {
-  Result<std::vector<Transition>> transitions = std::vector<Transition>{};
-  Fence fence;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!leader_) return;  // the leader finds it in the audit trail
-    transitions = engine_->Cancel(job_id, clock_.Now());
-    fence = Fence{options_.replica, epoch_};
-  }
-  if (!transitions.ok()) return;  // finished meanwhile, or never scheduled
-  for (auto& fn : Persist(*transitions, fence)) {
-    (void)queue_.Enqueue(std::move(fn), [job_id](Status st) {
-      if (!st.ok()) spdlog::error("recording the cancellation of {} failed: {}", job_id, st.ToString());
-    });
-  }
+  Tell(News{News::Kind::kCancelled, {}, job_id, ""});
 }
 
 void SchedulerService::OnCheckpoint(const std::string& job_id, const std::string& path) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (!leader_) return;
-  (void)engine_->SetCheckpoint(job_id, path);  // a finished job needs it no more
+  Tell(News{News::Kind::kCheckpoint, {}, job_id, path});
+}
+
+void SchedulerService::DrainInbox(std::vector<Transition>& out) {
+  std::vector<News> news;
+  {
+    std::lock_guard<std::mutex> lock(inbox_mu_);
+    news.swap(inbox_);
+  }
+  if (!leader_) return;  // the leader reads the same from the audit trail
+  Timestamp now = clock_.Now();
+  for (News& n : news) {
+    switch (n.kind) {
+      case News::Kind::kSubmitted: {
+        if (engine_->Has(n.job_id)) break;
+        Status st = engine_->Submit(std::move(n.job));
+        if (!st.ok()) spdlog::error("job {} cannot be scheduled: {}", n.job_id, st.message());
+        break;
+      }
+      case News::Kind::kCancelled: {
+        auto cancelled = engine_->Cancel(n.job_id, now);  // kNotFound: finished meanwhile, or never scheduled
+        if (cancelled.ok()) out.insert(out.end(), cancelled->begin(), cancelled->end());
+        break;
+      }
+      case News::Kind::kCheckpoint:
+        (void)engine_->SetCheckpoint(n.job_id, n.path);  // a finished job needs it no more
+        break;
+    }
+  }
 }
 
 nlohmann::json SchedulerService::Explain(const std::string& job_id) {

@@ -63,8 +63,11 @@ class SchedulerService {
   const std::string& replica() const { return options_.replica; }
 
   // Hooks for JobService, called once the submission or cancellation is
-  // committed; they never wait for a commit. On a replica that does not
-  // lead they do nothing: the leader reads the same from the audit trail.
+  // committed (on the commit thread). They only leave word in an inbox that
+  // the next cycle reads, so they never wait for the scheduler; word that
+  // does not fit (kInboxSize) is not lost, since every cycle also reads the
+  // same from the audit trail. A replica that does not lead drops it: the
+  // leader reads it there.
   void OnSubmitted(const JobRecord& job, const JobSpec& spec);
   void OnCancelled(const std::string& job_id);
   void OnCheckpoint(const std::string& job_id, const std::string& path);
@@ -131,6 +134,20 @@ class SchedulerService {
   const Clock& clock_;
   const uint64_t seed_;
   Options options_;
+  // Word from the hooks, in the order it came.
+  struct News {
+    enum class Kind { kSubmitted, kCancelled, kCheckpoint } kind;
+    scheduler::JobInput job;  // kSubmitted
+    std::string job_id;
+    std::string path;  // kCheckpoint
+  };
+  static constexpr size_t kInboxSize = 100'000;
+  void Tell(News news);
+  // Applies the inbox to the engine (mu_ held).
+  void DrainInbox(std::vector<scheduler::Transition>& out);
+
+  std::mutex inbox_mu_;  // never held while taking mu_
+  std::vector<News> inbox_;  // guarded by inbox_mu_
   std::mutex mu_;
   std::map<std::string, std::unique_ptr<sim::SimProvider>> sims_;  // guarded by mu_
   std::vector<std::unique_ptr<ProviderAdapter>> others_;           // guarded by mu_: real backends
@@ -140,6 +157,7 @@ class SchedulerService {
   identity::WorkloadIssuer* workload_ = nullptr;                   // guarded by mu_
   UtilizationSource utilization_;                                  // set before Start
   Minted minted_;                                                  // guarded by mu_: since the last Persist
+  std::vector<scheduler::Transition> drained_;                     // guarded by mu_: from the inbox, to persist
   bool leader_ = false;                                            // guarded by mu_
   int64_t epoch_ = 0;                                              // guarded by mu_: the lease's, while leading
   std::chrono::steady_clock::time_point lease_deadline_{};         // guarded by mu_: launch only before this

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "silent_peer.h"
 #include "api/api_helpers.h"
 #include "api/http_types.h"
 #include "audit/sinks.h"
@@ -31,6 +32,8 @@
 
 namespace causeway {
 namespace {
+
+using testing::SilentPeer;
 
 using nlohmann::json;
 
@@ -255,45 +258,6 @@ TEST(BreakglassConfigTest, OffUnlessConfiguredAndSelfApprovalMustBeSaid) {
   ASSERT_TRUE(self.ok()) << self.status().ToString();
   EXPECT_EQ(self->identity.breakglass.approvers, 0);
 }
-
-// A listener that accepts connections and never says a word.
-class SilentPeer {
- public:
-  SilentPeer() {
-    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-    EXPECT_EQ(::listen(fd_, 64), 0);
-    socklen_t len = sizeof a;
-    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
-    port_ = ntohs(a.sin_port);
-    thread_ = std::thread([this] {
-      while (!stop_) {
-        int c = ::accept(fd_, nullptr, nullptr);
-        if (c < 0) break;
-        held_.push_back(c);
-      }
-    });
-  }
-  ~SilentPeer() {
-    stop_ = true;
-    ::shutdown(fd_, SHUT_RDWR);
-    ::close(fd_);
-    thread_.join();
-    for (int c : held_) ::close(c);
-  }
-  uint16_t port() const { return port_; }
-  std::string url(const char* scheme) const { return std::string(scheme) + "://127.0.0.1:" + std::to_string(port_); }
-
- private:
-  int fd_ = -1;
-  uint16_t port_ = 0;
-  std::atomic<bool> stop_{false};
-  std::vector<int> held_;
-  std::thread thread_;
-};
 
 TEST(DeadlineTest, EveryOutboundClientGivesUpOnAPeerThatNeverAnswers) {
   SilentPeer peer;

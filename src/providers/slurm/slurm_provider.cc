@@ -4,6 +4,8 @@
 #include <cctype>
 #include <set>
 
+#include <spdlog/spdlog.h>
+
 #include "causeway/text.h"
 #include "providers/output_file.h"
 #include "providers/slurm/slurm_cli.h"
@@ -53,22 +55,35 @@ std::string Lower(std::string s) {
   return s;
 }
 
-constexpr int64_t kFirstBackoffMicros = 1'000'000;
-constexpr int64_t kMaxBackoffMicros = 60'000'000;
-
 }  // namespace
 
-SlurmProvider::SlurmProvider(const Estate& estate, const Provider& provider) : name_(provider.name) {
+SlurmProvider::SlurmProvider(const Estate& estate, const Provider& provider, Options options)
+    : name_(provider.name), options_(std::move(options)) {
   for (const auto& c : estate.clusters) {
     if (c.provider != provider.name || !c.slurm) continue;
     int index = static_cast<int>(clusters_.size());
-    clusters_.push_back(ClusterState{c.name, *c.slurm, ApiFor(*c.slurm), true, 0, Timestamp{}, ""});
+    ClusterState state;
+    state.name = c.name;
+    state.settings = *c.slurm;
+    state.api = options_.api(*c.slurm);
+    clusters_.push_back(std::move(state));
     for (const auto& p : c.node_pools) pools_.push_back(Pool{index, p.name, p.gpus_per_node, p.gpus_per_node * p.nodes, 0});
   }
+  // Started once clusters_ no longer moves: tasks name a cluster by index.
+  for (ClusterState& c : clusters_) c.worker = std::make_unique<dispatch::Worker>("slurm " + c.name, options_.queued_calls);
+}
+
+SlurmProvider::~SlurmProvider() {
+  // Before any member goes: a running task uses them.
+  for (ClusterState& c : clusters_) c.worker->Stop();
 }
 
 std::string SlurmProvider::LogPath(const SlurmSettings& s, const std::string& job_id, int attempt) {
   return s.output_dir + "/" + job_id + "-" + std::to_string(attempt) + ".log";
+}
+
+std::string SlurmProvider::JobName(const std::string& job_id, int attempt) {
+  return "cw-" + job_id + "-" + std::to_string(attempt);
 }
 
 int SlurmProvider::ClusterIndex(const std::string& cluster) const {
@@ -78,18 +93,31 @@ int SlurmProvider::ClusterIndex(const std::string& cluster) const {
   return -1;
 }
 
-void SlurmProvider::Note(ClusterState& c, const Status& st, Timestamp now) {
+void SlurmProvider::Note(ClusterState& c, const Status& st) {
   if (st.ok() || !IsRetryable(st.code())) {
     // Any answer, even a refusal, means the cluster is there.
-    c.healthy = true;
-    c.failures = 0;
+    c.backoff.Answered();
     return;
   }
-  c.healthy = false;
   c.last_error = st.message();
-  int64_t backoff = kFirstBackoffMicros << std::min(c.failures, 6);
-  c.failures++;
-  c.next_try = FromUnixMicros(ToUnixMicros(now) + std::min(backoff, kMaxBackoffMicros));
+  c.backoff.Failed(std::chrono::steady_clock::now());
+}
+
+std::string SlurmProvider::Unavailability(const ClusterState& c) const {
+  // Down until it answers again (Poll asks once the backoff has passed).
+  if (c.backoff.failing()) {
+    auto wait = std::chrono::duration_cast<std::chrono::seconds>(c.backoff.next() - std::chrono::steady_clock::now());
+    return "cluster " + c.name + " is unreachable (" + c.last_error + "); asking again " +
+           (wait.count() >= 0 ? "in " + std::to_string(wait.count() + 1) + " s" : "now");
+  }
+  if (c.worker->BusyFor() >= options_.hung_after) {
+    return "cluster " + c.name + " has not answered for " +
+           std::to_string(std::chrono::duration_cast<std::chrono::seconds>(c.worker->BusyFor()).count()) + " s";
+  }
+  if (c.worker->waiting() >= options_.queued_calls) {
+    return "cluster " + c.name + " has " + std::to_string(options_.queued_calls) + " calls waiting";
+  }
+  return "";
 }
 
 int SlurmProvider::ResolvePool(const std::string& cluster, const std::string& pool) const {
@@ -103,11 +131,13 @@ int SlurmProvider::ResolvePool(const std::string& cluster, const std::string& po
 
 bool SlurmProvider::Healthy(int pool) const {
   if (pool < 0 || pool >= static_cast<int>(pools_.size())) return false;
-  return clusters_[static_cast<size_t>(pools_[static_cast<size_t>(pool)].cluster)].healthy;
+  std::lock_guard<std::mutex> lock(mu_);
+  return Unavailability(clusters_[static_cast<size_t>(pools_[static_cast<size_t>(pool)].cluster)]).empty();
 }
 
 bool SlurmProvider::Fits(int pool, int gpus_per_node, int nodes) const {
   if (pool < 0 || pool >= static_cast<int>(pools_.size())) return false;
+  std::lock_guard<std::mutex> lock(mu_);
   const Pool& p = pools_[static_cast<size_t>(pool)];
   // Slurm places the gang itself. Causeway keeps up to one more cluster's
   // worth of work queued in Slurm beyond what runs, so Slurm starts the next
@@ -119,6 +149,7 @@ bool SlurmProvider::Fits(int pool, int gpus_per_node, int nodes) const {
 
 int SlurmProvider::FreeGpus(int pool) const {
   if (pool < 0 || pool >= static_cast<int>(pools_.size())) return 0;
+  std::lock_guard<std::mutex> lock(mu_);
   return std::max(0, pools_[static_cast<size_t>(pool)].capacity - pools_[static_cast<size_t>(pool)].used);
 }
 
@@ -127,26 +158,29 @@ Status SlurmProvider::Track(const LaunchRequest& r, int64_t slurm_id, Timestamp 
   if (pool < 0) return NotFound("provider " + name_ + " has no pool " + r.cluster + "/" + r.pool);
   int gpus = r.gpus_per_node * r.num_nodes;
   pools_[static_cast<size_t>(pool)].used += gpus;
-  tracked_[{r.job_id, r.attempt}] = Tracked{pools_[static_cast<size_t>(pool)].cluster, pool, gpus, slurm_id, started};
+  tracked_[{r.job_id, r.attempt}] = Tracked{pools_[static_cast<size_t>(pool)].cluster, pool, gpus, slurm_id, false, started};
   return Status::Ok();
+}
+
+void SlurmProvider::Untrack(std::map<Key, Tracked>::iterator it) {
+  pools_[static_cast<size_t>(it->second.pool)].used -= it->second.gpus;
+  tracked_.erase(it);
 }
 
 Result<std::string> SlurmProvider::Launch(const LaunchRequest& r, Timestamp now) {
   int index = ClusterIndex(r.cluster);
   if (index < 0) return NotFound("provider " + name_ + " has no cluster " + r.cluster);
-  ClusterState& c = clusters_[static_cast<size_t>(index)];
-  if (!c.healthy && now < c.next_try) {
-    return Unavailable("cluster " + r.cluster + " is unreachable (" + c.last_error + "); asking again in " +
-                       std::to_string((ToUnixMicros(c.next_try) - ToUnixMicros(now)) / 1'000'000 + 1) + " s");
-  }
-  const SlurmSettings& s = c.settings;
   int pool = ResolvePool(r.cluster, r.pool);
   if (!Fits(pool, r.gpus_per_node, r.num_nodes)) {
     return ResourceExhausted("no room for " + std::to_string(r.num_nodes) + " x " + std::to_string(r.gpus_per_node) +
                              " GPUs on " + r.cluster);
   }
+  std::lock_guard<std::mutex> lock(mu_);
+  ClusterState& c = clusters_[static_cast<size_t>(index)];
+  if (std::string why = Unavailability(c); !why.empty()) return Unavailable(why);
+  const SlurmSettings& s = c.settings;
   SubmitRequest sub;
-  sub.name = "cw-" + r.job_id + "-" + std::to_string(r.attempt);
+  sub.name = JobName(r.job_id, r.attempt);
   sub.script = "#!/bin/bash\nset -e\n" + (r.setup.empty() ? "" : r.setup + "\n") + (r.run.empty() ? "true" : r.run) + "\n";
   sub.partition = s.partition;
   std::string gres_type = s.gres_type.empty() ? Lower(pools_[static_cast<size_t>(pool)].name) : s.gres_type;
@@ -157,35 +191,101 @@ Result<std::string> SlurmProvider::Launch(const LaunchRequest& r, Timestamp now)
   if (!sub.environment.count("PATH")) sub.environment["PATH"] = "/usr/local/bin:/usr/bin:/bin";
   sub.working_directory = s.output_dir;
   sub.output = LogPath(s, r.job_id, r.attempt);
-  auto id = c.api->Submit(sub);
-  Note(c, id.status(), now);
-  if (!id.ok()) return id.status().WithPrefix("submitting to " + r.cluster);
-  RETURN_IF_ERROR(Track(r, *id, now));
-  return "slurm:" + r.cluster + ":" + std::to_string(*id);
+  RETURN_IF_ERROR(Track(r, 0, now));
+  Key key{r.job_id, r.attempt};
+  tracked_[key].submitting = true;
+  if (!c.worker->Post([this, index, key, sub = std::move(sub), now] { Submit(index, key, sub, now); })) {
+    Untrack(tracked_.find(key));
+    return Unavailable("cluster " + r.cluster + " has " + std::to_string(options_.queued_calls) + " calls waiting");
+  }
+  // The Slurm job id is not known yet: the job's name stands for it until
+  // Slurm runs it (Poll reports the id with kStarted).
+  return "slurm:" + r.cluster + ":" + JobName(r.job_id, r.attempt);
+}
+
+void SlurmProvider::Submit(int index, Key key, SubmitRequest request, Timestamp at) {
+  ClusterState& c = clusters_[static_cast<size_t>(index)];
+  std::string down;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!tracked_.count(key)) return;  // cancelled before it was sent
+    // A cluster found down since this was queued: fail it now rather than
+    // wait for another deadline.
+    if (c.backoff.failing()) down = Unavailability(c);
+  }
+  Result<int64_t> id = down.empty() ? c.api->Submit(request) : Result<int64_t>(Unavailable(down));
+  std::unique_lock<std::mutex> lock(mu_);
+  auto it = tracked_.find(key);
+  if (down.empty()) Note(c, id.status());
+  if (!id.ok()) {
+    if (it == tracked_.end()) return;
+    Untrack(it);
+    ProviderEvent ev{key.first, key.second, at, AttemptOutcome::kProviderOutage, -1, "", "", std::nullopt};
+    ev.kind = ProviderEvent::Kind::kNotLaunched;
+    ev.reason = "submitting to " + c.name + " failed: " + id.status().message();
+    events_.push_back(std::move(ev));
+    return;
+  }
+  if (it != tracked_.end()) {
+    it->second.slurm_id = *id;
+    it->second.submitting = false;
+    return;
+  }
+  // Cancelled while it was being submitted: stop what Slurm now holds.
+  lock.unlock();
+  (void)c.api->Cancel(*id);
 }
 
 Status SlurmProvider::Restore(const LaunchRequest& r, Timestamp started_at) {
-  auto colon = r.backend_id.rfind(':');
-  if (r.backend_id.rfind("slurm:", 0) != 0 || colon == std::string::npos) {
+  std::string_view id_text = r.backend_id;
+  std::string prefix = "slurm:" + r.cluster + ":";
+  if (id_text.rfind("slurm:", 0) != 0 || id_text.rfind(':') == std::string_view::npos) {
     return InvalidArgument("attempt " + std::to_string(r.attempt) + " of " + r.job_id + " has no Slurm job id");
   }
-  auto id = ParseInt(std::string_view(r.backend_id).substr(colon + 1));
-  if (!id) {
-    return InvalidArgument("attempt " + std::to_string(r.attempt) + " of " + r.job_id + " has a malformed Slurm job id");
+  id_text = id_text.substr(id_text.rfind(':') + 1);
+  int64_t slurm_id = 0;
+  if (id_text != JobName(r.job_id, r.attempt)) {  // else: handed over before its id was known; found by name
+    auto id = ParseInt(id_text);
+    if (!id || *id <= 0) {
+      return InvalidArgument("attempt " + std::to_string(r.attempt) + " of " + r.job_id + " has a malformed Slurm job id");
+    }
+    slurm_id = *id;
   }
-  return Track(r, *id, started_at);
+  std::lock_guard<std::mutex> lock(mu_);
+  return Track(r, slurm_id, started_at);
 }
 
 Status SlurmProvider::Cancel(const std::string& job_id, int attempt) {
+  std::lock_guard<std::mutex> lock(mu_);
   auto it = tracked_.find({job_id, attempt});
   if (it == tracked_.end()) return NotFound("attempt " + std::to_string(attempt) + " of " + job_id + " is not in Slurm");
-  Status st = clusters_[static_cast<size_t>(it->second.cluster)].api->Cancel(it->second.slurm_id);
-  // Gone already is fine; anything else is reported, but the attempt is
-  // Causeway's no longer either way.
-  pools_[static_cast<size_t>(it->second.pool)].used -= it->second.gpus;
-  tracked_.erase(it);
-  if (st.code() == Code::kNotFound) return Status::Ok();
-  return st;
+  // The attempt is Causeway's no longer, whatever Slurm answers. One being
+  // submitted is cancelled once its id comes back (Submit).
+  int cluster = it->second.cluster;
+  int64_t id = it->second.slurm_id;
+  bool submitting = it->second.submitting;
+  Untrack(it);
+  dispatch::Worker& w = *clusters_[static_cast<size_t>(cluster)].worker;
+  if (id > 0) {
+    w.PostAlways([this, cluster, id] {
+      Status st = clusters_[static_cast<size_t>(cluster)].api->Cancel(id);
+      if (!st.ok() && st.code() != Code::kNotFound) {
+        spdlog::warn("cancelling slurm job {} on {}: {}", id, clusters_[static_cast<size_t>(cluster)].name, st.message());
+      }
+    });
+  } else if (!submitting) {
+    w.PostAlways([this, cluster, name = JobName(job_id, attempt)] { CancelByName(cluster, name); });
+  }
+  return Status::Ok();
+}
+
+void SlurmProvider::CancelByName(int cluster, std::string name) {
+  SlurmApi& api = *clusters_[static_cast<size_t>(cluster)].api;
+  auto jobs = api.ListJobs();
+  if (!jobs.ok()) return;
+  for (const JobInfo& j : *jobs) {
+    if (j.name == name && !OutcomeOf(j)) (void)api.Cancel(j.id);
+  }
 }
 
 Result<std::string> SlurmProvider::ReadLog(const std::string& cluster, const std::string& job_id, int attempt,
@@ -208,104 +308,145 @@ ProviderEvent SlurmProvider::Ended(const Key& key, const Tracked& t, const JobIn
 }
 
 std::vector<ProviderEvent> SlurmProvider::Poll(Timestamp now) {
-  std::vector<ProviderEvent> out;
+  std::lock_guard<std::mutex> lock(mu_);
   std::set<int> busy;
   for (const auto& [key, t] : tracked_) busy.insert(t.cluster);
-  std::vector<std::optional<std::map<int64_t, JobInfo>>> listed(clusters_.size());
+  auto steady = std::chrono::steady_clock::now();
   for (size_t i = 0; i < clusters_.size(); ++i) {
     ClusterState& c = clusters_[i];
     // An idle healthy cluster has nothing to reconcile; a down one is asked
     // again once its backoff has passed, to notice its return.
-    if (c.healthy ? !busy.count(static_cast<int>(i)) : now < c.next_try) continue;
-    auto jobs = c.api->ListJobs();
-    Note(c, jobs.status(), now);
-    if (!jobs.ok()) continue;  // report nothing, lose nothing
-    auto& by_id = listed[i].emplace();
-    for (auto& j : *jobs) by_id[j.id] = std::move(j);
+    if (c.reconciling || !c.backoff.Ready(steady) || (!c.backoff.failing() && !busy.count(static_cast<int>(i)))) continue;
+    int index = static_cast<int>(i);
+    c.reconciling = c.worker->Post([this, index, now] { Reconcile(index, now); });
   }
+  std::vector<ProviderEvent> out;
+  out.swap(events_);
+  std::sort(out.begin(), out.end(), [](const ProviderEvent& a, const ProviderEvent& b) { return a.time < b.time; });
+  return out;
+}
 
-  // Attempts whose end only accounting can tell, per cluster: the
-  // controller forgot them, or Slurm requeued them (it ignores "no requeue"
-  // through slurmrestd 22.05, and clusters may requeue on node failure).
-  std::map<int, std::vector<std::pair<Key, bool>>> ask;  // bool: requeued
+void SlurmProvider::Reconcile(int cluster, Timestamp now) {
+  ClusterState& c = clusters_[static_cast<size_t>(cluster)];
+  {
+    // Found down since this was queued: wait out the backoff.
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!c.backoff.Ready(std::chrono::steady_clock::now())) {
+      c.reconciling = false;
+      return;
+    }
+  }
+  auto jobs = c.api->ListJobs();
+  std::unique_lock<std::mutex> lock(mu_);
+  Note(c, jobs.status());
+  if (!jobs.ok()) {  // report nothing, lose nothing
+    c.reconciling = false;
+    return;
+  }
+  std::map<int64_t, JobInfo> by_id;
+  std::map<std::string, int64_t> by_name;  // for attempts restored before their id was known
+  for (auto& j : *jobs) {
+    by_name[j.name] = j.id;
+    int64_t id = j.id;
+    by_id[id] = std::move(j);
+  }
+  // Attempts whose end only accounting can tell: the controller forgot
+  // them, or Slurm requeued them (it ignores "no requeue" through slurmrestd
+  // 22.05, and clusters may requeue on node failure).
+  std::vector<Unseen> ask;
   for (auto it = tracked_.begin(); it != tracked_.end();) {
-    const auto& [key, t] = *it;
-    const auto& by_id = listed[static_cast<size_t>(t.cluster)];
-    if (!by_id) {  // this cluster did not answer
+    auto& [key, t] = *it;
+    if (t.cluster != cluster || t.submitting) {
       ++it;
       continue;
     }
-    auto job = by_id->find(t.slurm_id);
-    if (job == by_id->end()) {
-      ask[t.cluster].push_back({key, false});
+    bool learned = false;
+    if (t.slurm_id == 0) {
+      auto named = by_name.find(JobName(key.first, key.second));
+      if (named != by_name.end()) {
+        t.slurm_id = named->second;
+        learned = true;
+      }
+    }
+    auto job = by_id.find(t.slurm_id);
+    if (job == by_id.end()) {
+      ask.push_back({key, t.slurm_id, false});
       ++it;
       continue;
     }
     auto outcome = OutcomeOf(job->second);
     if (!outcome) {
       if (job->second.restarts > 0) {
-        ask[t.cluster].push_back({key, true});
-      } else if (!it->second.seen_running && job->second.state != "PENDING" && job->second.start) {
-        it->second.seen_running = true;
+        ask.push_back({key, t.slurm_id, true});
+      } else if ((!t.seen_running || learned) && job->second.state != "PENDING" && job->second.start) {
+        t.seen_running = true;
         ProviderEvent ev{key.first, key.second, *job->second.start, AttemptOutcome::kSucceeded, 0, "", "", std::nullopt};
         ev.kind = ProviderEvent::Kind::kStarted;
-        out.push_back(std::move(ev));
+        ev.backend_id = "slurm:" + c.name + ":" + std::to_string(t.slurm_id);
+        events_.push_back(std::move(ev));
       }
       ++it;
       continue;
     }
     ProviderEvent ev = Ended(key, t, job->second, *outcome, now);
     ev.reason = Reason(job->second, false);
-    out.push_back(std::move(ev));
-    pools_[static_cast<size_t>(t.pool)].used -= t.gpus;
-    it = tracked_.erase(it);
+    events_.push_back(std::move(ev));
+    auto done = it++;
+    Untrack(done);
   }
 
-  for (const auto& [cluster, keys] : ask) {
-    ClusterState& c = clusters_[static_cast<size_t>(cluster)];
-    std::map<int64_t, std::vector<JobInfo>> runs;  // oldest first
-    if (c.settings.accounting) {
-      std::vector<int64_t> ids;
-      for (const auto& [k, requeued] : keys) ids.push_back(tracked_.at(k).slurm_id);
-      auto records = c.api->Accounting(ids);
-      // Accounting unreachable: ask again next cycle rather than guess.
-      if (!records.ok()) continue;
-      for (auto& r : *records) runs[r.id].push_back(std::move(r));
+  // Accounting, without the lock; the attempts may be cancelled meanwhile.
+  std::map<int64_t, std::vector<JobInfo>> runs;  // oldest first
+  if (!ask.empty() && c.settings.accounting) {
+    std::vector<int64_t> ids;
+    for (const Unseen& u : ask) {
+      if (u.slurm_id > 0) ids.push_back(u.slurm_id);
     }
-    for (const auto& [key, requeued] : keys) {
-      const Tracked& t = tracked_.at(key);
-      // The run Causeway launched: the first that ended when Slurm requeued
-      // it, else the last.
-      const JobInfo* ended = nullptr;
-      for (const JobInfo& run : runs[t.slurm_id]) {
-        if (!OutcomeOf(run) || (requeued && ended)) continue;
-        ended = &run;
-      }
-      ProviderEvent ev;
-      if (ended) {
-        ev = Ended(key, t, *ended, *OutcomeOf(*ended), now);
-        ev.reason = Reason(*ended, true);
-      } else {
-        ev = ProviderEvent{key.first, key.second, now, AttemptOutcome::kNodeFailure, -1, "", "", std::nullopt};
-        ev.reason = requeued ? "slurm requeued job " + std::to_string(t.slurm_id) +
-                                   " (a node failure, a preemption or an administrator)"
-                             : "slurm no longer knows job " + std::to_string(t.slurm_id) +
-                                   (c.settings.accounting ? " and accounting has no end for it" : "") +
-                                   " (lost or purged)";
-      }
-      // A requeued job would run again as a copy of this attempt; Causeway
-      // makes the next attempt itself, with its own environment.
-      if (requeued) {
-        (void)c.api->Cancel(t.slurm_id);
-        ev.reason += "; Causeway cancelled Slurm's requeued copy and retries the job itself";
-      }
-      out.push_back(std::move(ev));
-      pools_[static_cast<size_t>(t.pool)].used -= t.gpus;
-      tracked_.erase(key);
+    lock.unlock();
+    auto records = ids.empty() ? Result<std::vector<JobInfo>>(std::vector<JobInfo>{}) : c.api->Accounting(ids);
+    lock.lock();
+    // Accounting unreachable: ask again next cycle rather than guess.
+    if (!records.ok()) {
+      c.reconciling = false;
+      return;
     }
+    for (auto& r : *records) runs[r.id].push_back(std::move(r));
   }
-  std::sort(out.begin(), out.end(), [](const ProviderEvent& a, const ProviderEvent& b) { return a.time < b.time; });
-  return out;
+  std::vector<int64_t> requeued_copies;
+  for (const Unseen& u : ask) {
+    auto it = tracked_.find(u.key);
+    if (it == tracked_.end() || it->second.slurm_id != u.slurm_id) continue;  // cancelled meanwhile
+    const Tracked& t = it->second;
+    // The run Causeway launched: the first that ended when Slurm requeued
+    // it, else the last.
+    const JobInfo* ended = nullptr;
+    for (const JobInfo& run : runs[t.slurm_id]) {
+      if (!OutcomeOf(run) || (u.requeued && ended)) continue;
+      ended = &run;
+    }
+    ProviderEvent ev;
+    if (ended) {
+      ev = Ended(u.key, t, *ended, *OutcomeOf(*ended), now);
+      ev.reason = Reason(*ended, true);
+    } else {
+      ev = ProviderEvent{u.key.first, u.key.second, now, AttemptOutcome::kNodeFailure, -1, "", "", std::nullopt};
+      std::string which = t.slurm_id > 0 ? "job " + std::to_string(t.slurm_id) : "a job named " + JobName(u.key.first, u.key.second);
+      ev.reason = u.requeued ? "slurm requeued " + which + " (a node failure, a preemption or an administrator)"
+                             : "slurm no longer knows " + which +
+                                   (c.settings.accounting ? " and accounting has no end for it" : "") + " (lost or purged)";
+    }
+    // A requeued job would run again as a copy of this attempt; Causeway
+    // makes the next attempt itself, with its own environment.
+    if (u.requeued) {
+      requeued_copies.push_back(t.slurm_id);
+      ev.reason += "; Causeway cancelled Slurm's requeued copy and retries the job itself";
+    }
+    events_.push_back(std::move(ev));
+    Untrack(it);
+  }
+  c.reconciling = false;
+  lock.unlock();
+  for (int64_t id : requeued_copies) (void)c.api->Cancel(id);
 }
 
 }  // namespace causeway::slurm

@@ -4,25 +4,40 @@
 // launch environment (injected provider settings, CAUSEWAY_*) is passed;
 // output goes to <output_dir>/<job id>-<attempt>.log.
 //
-// States are reconciled every Poll from the controller's job list, so
-// nothing is missed across a restart of Causeway. A job the controller has
-// forgotten (it keeps finished jobs for MinJobAge only) is looked up in
-// accounting when the cluster has it; only a job neither knows is lost.
+// Calls to a cluster never run on the caller's thread: each cluster has a
+// worker (dispatch/worker.h) that makes them, so the scheduler, which calls
+// this adapter under its lock, never waits on the network. Launch checks
+// room, records the attempt and queues the submission, returning at once
+// (the attempt is "admitted" until Slurm runs it); a submission that fails
+// comes back from Poll as an attempt that never launched, and the job is
+// placed again. Cancel forgets the attempt at once and queues the scancel.
+// Poll returns what the workers have learned and asks each busy cluster's
+// worker to reconcile again.
 //
-// A cluster that cannot be reached is marked down and asked again after a
-// backoff (1 s, doubling, at most 60 s): meanwhile launches to it fail at
-// once with kUnavailable (the job stays queued in Causeway and the router
-// places work elsewhere), and its running attempts are left alone until it
-// answers again. Not thread-safe: its owner serializes calls.
+// States are reconciled from the controller's job list, so nothing is
+// missed across a restart of Causeway. A job the controller has forgotten
+// (it keeps finished jobs for MinJobAge only) is looked up in accounting
+// when the cluster has it; only a job neither knows is lost.
+//
+// A cluster that cannot be reached, or whose current call has hung for
+// Options::hung_after (5 s), is unhealthy: launches to it fail at once with kUnavailable
+// (the job stays queued in Causeway and the router places work elsewhere),
+// queued submissions to it are failed without being sent, and its running
+// attempts are left alone until it answers again. An unreachable one is
+// asked again after a backoff (1 s, doubling, at most 60 s). Thread-safe.
 #pragma once
 
+#include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "causeway/estate.h"
 #include "causeway/provider.h"
+#include "dispatch/worker.h"
 #include "providers/slurm/slurm_api.h"
 
 namespace causeway::slurm {
@@ -35,9 +50,21 @@ std::optional<AttemptOutcome> OutcomeOf(const JobInfo& job);
 // The interfaces a cluster's settings ask for, in order of preference.
 std::unique_ptr<SlurmApi> ApiFor(const SlurmSettings& settings);
 
+struct SlurmProviderOptions {
+  // A cluster whose call has run this long without an answer takes no new
+  // work until it answers (its calls' own deadlines are longer).
+  std::chrono::milliseconds hung_after{5000};
+  // Submissions waiting per cluster before launches to it are refused.
+  size_t queued_calls = 256;
+  // How a cluster is reached: ApiFor, or a test's fake.
+  std::function<std::unique_ptr<SlurmApi>(const SlurmSettings&)> api = ApiFor;
+};
+
 class SlurmProvider final : public ProviderAdapter {
  public:
-  SlurmProvider(const Estate& estate, const Provider& provider);
+  using Options = SlurmProviderOptions;
+  SlurmProvider(const Estate& estate, const Provider& provider, Options options = {});
+  ~SlurmProvider() override;
 
   const std::string& name() const override { return name_; }
   Result<std::string> Launch(const LaunchRequest& request, Timestamp now) override;
@@ -71,33 +98,52 @@ class SlurmProvider final : public ProviderAdapter {
   struct ClusterState {
     std::string name;
     SlurmSettings settings;
-    std::unique_ptr<SlurmApi> api;
-    bool healthy = true;
-    int failures = 0;       // in a row
-    Timestamp next_try;     // while down: when to ask again
+    std::unique_ptr<SlurmApi> api;  // used on the worker's thread only
+    std::unique_ptr<dispatch::Worker> worker;
+    dispatch::Backoff backoff{std::chrono::seconds(1), std::chrono::seconds(60)};
     std::string last_error;
+    bool reconciling = false;  // a reconcile is queued or running
   };
   struct Tracked {
     int cluster = 0;
     int pool = -1;
     int gpus = 0;
-    int64_t slurm_id = 0;
+    int64_t slurm_id = 0;  // 0: not known yet (submission in flight, or restored by name)
+    bool submitting = false;
     Timestamp started;
     bool seen_running = false;  // a kStarted event was reported
   };
   using Key = std::pair<std::string, int>;
+  // What a reconcile still has to ask accounting about.
+  struct Unseen {
+    Key key;
+    int64_t slurm_id = 0;
+    bool requeued = false;
+  };
 
+  static std::string JobName(const std::string& job_id, int attempt);
   int ClusterIndex(const std::string& cluster) const;
+  // The rest need mu_ held, except the worker tasks, which take it.
   Status Track(const LaunchRequest& r, int64_t slurm_id, Timestamp started);
+  void Untrack(std::map<Key, Tracked>::iterator it);
   // Records the outcome of a call to a cluster: a retryable failure marks
   // it down and sets its next try.
-  void Note(ClusterState& c, const Status& st, Timestamp now);
+  void Note(ClusterState& c, const Status& st);
+  // Why the cluster takes no work now, or "" when it does.
+  std::string Unavailability(const ClusterState& c) const;
   ProviderEvent Ended(const Key& key, const Tracked& t, const JobInfo& job, AttemptOutcome outcome, Timestamp now) const;
+  // Worker tasks.
+  void Submit(int cluster, Key key, SubmitRequest request, Timestamp at);
+  void Reconcile(int cluster, Timestamp now);
+  void CancelByName(int cluster, std::string name);
 
   std::string name_;
-  std::vector<ClusterState> clusters_;
-  std::vector<Pool> pools_;
-  std::map<Key, Tracked> tracked_;
+  Options options_;
+  mutable std::mutex mu_;
+  std::vector<ClusterState> clusters_;  // health, reconciling: guarded by mu_
+  std::vector<Pool> pools_;             // used: guarded by mu_
+  std::map<Key, Tracked> tracked_;      // guarded by mu_
+  std::vector<ProviderEvent> events_;   // guarded by mu_: learned since the last Poll
 };
 
 }  // namespace causeway::slurm
