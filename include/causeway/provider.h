@@ -47,9 +47,12 @@ std::string_view AttemptOutcomeName(AttemptOutcome o);
 // Something that happened to an attempt: it ended, or (for backends that
 // queue work themselves, such as Slurm) it started running, or the backend
 // never received it (a launch queued by Launch that failed on the way: the
-// job is placed again, and the attempt does not count against its retries).
+// job is placed again, and the attempt does not count against its retries),
+// or the backend accepted a launch queued by Launch and named it (kHandedOver,
+// with backend_id: recorded at once, so that a restart finds the attempt by
+// that id even after the backend has forgotten it).
 struct ProviderEvent {
-  enum class Kind { kEnded, kStarted, kNotLaunched };
+  enum class Kind { kEnded, kStarted, kNotLaunched, kHandedOver };
   std::string job_id;
   int attempt = 0;
   Timestamp time;
@@ -62,8 +65,8 @@ struct ProviderEvent {
   // time and cost are measured from then.
   std::optional<Timestamp> started;
   Kind kind = Kind::kEnded;  // kStarted: `time` is when it started; nothing else is set
-  // kStarted: the backend's id for the attempt, where Launch could not know
-  // it yet ("" keeps the one Launch returned).
+  // kStarted, kHandedOver: the backend's id for the attempt, where Launch
+  // could not know it yet ("" keeps the one Launch returned).
   std::string backend_id;
 };
 

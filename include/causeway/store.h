@@ -70,7 +70,10 @@ class WriteTx {
   // revoked when that person is deprovisioned. kNotFound if there is none.
   virtual Status SetTokenCreator(const std::string& id, const std::string& creator) = 0;
 
-  // Appends `event` to the audit chain: assigns seq, prev_hash and hash.
+  // Appends `event` to the audit chain. Its seq, prev_hash and hash are
+  // fixed when the batch commits; a backend that knows them at once sets
+  // them on `event`, but only the commit's answer (Committed::audit_seqs)
+  // says them on every backend.
   virtual Status AppendAudit(AuditEvent& event) = 0;
 
   // Records that attempt `attempt` of the job is about to be launched on
@@ -109,6 +112,14 @@ class WriteTx {
 };
 
 using WriteFn = std::function<Status(WriteTx&)>;
+
+// What became of one unit of a batch.
+struct Committed {
+  Status status;
+  // The sequence numbers the unit's audit events were given, in the order
+  // it appended them; empty unless status is OK.
+  std::vector<int64_t> audit_seqs;
+};
 
 struct JobFilter {
   std::optional<JobState> state;
@@ -174,13 +185,20 @@ class Store {
   // group commit). Each unit is atomic on its own: a unit that returns an
   // error has its writes undone while the others still commit. Returns one
   // status per unit, after the commit is durable; if the commit itself fails,
-  // every unit reports that failure and nothing is written.
+  // every unit reports that failure and nothing is written. With each
+  // status come the sequence numbers the unit's audit events were given.
   //
   // A unit may run more than once (a backend may try a batch optimistically,
   // then again unit by unit): it must take its inputs from what it captured
   // and the WriteTx only, and each run must overwrite any output it leaves.
-  virtual std::vector<Status> WriteBatch(const std::vector<const WriteFn*>& work) = 0;
+  virtual std::vector<Committed> CommitBatch(const std::vector<const WriteFn*>& work) = 0;
 
+  // CommitBatch's statuses only.
+  std::vector<Status> WriteBatch(const std::vector<const WriteFn*>& work) {
+    std::vector<Status> out;
+    for (Committed& c : CommitBatch(work)) out.push_back(std::move(c.status));
+    return out;
+  }
   // One unit in its own transaction.
   Status Write(const WriteFn& fn) { return WriteBatch({&fn}).front(); }
 

@@ -284,6 +284,16 @@ std::vector<Transition> Engine::Tick(Timestamp now) {
       auto it = jobs_.find(ev.job_id);
       if (it == jobs_.end() || !it->second.running || it->second.attempt != ev.attempt) continue;
       Job& j = it->second;
+      if (ev.kind == ProviderEvent::Kind::kHandedOver) {
+        if (!j.admitted_only || ev.backend_id.empty() || ev.backend_id == j.backend_id) continue;
+        j.backend_id = ev.backend_id;
+        Transition t = AttemptTransition(j, Transition::Kind::kHandedOver, ev.time);
+        t.new_state = JobState::kAdmitted;
+        t.attempts = j.input.attempts;
+        t.message = "attempt " + std::to_string(j.attempt) + " accepted by " + j.cluster + " as " + j.backend_id;
+        out.push_back(std::move(t));
+        continue;
+      }
       if (ev.kind == ProviderEvent::Kind::kStarted) {
         if (!j.admitted_only) continue;
         j.admitted_only = false;

@@ -46,6 +46,7 @@ struct Transition {
     kAttemptEnded,     // an attempt ended; new_state says what became of the job
     kBudgetWarning,    // a team passed its soft budget limit this month
     kBudgetExhausted,  // a team reached its monthly budget: no new admissions
+    kHandedOver,       // an admitted attempt's backend named it (backend_id); the job's state is unchanged
   };
   Kind kind = Kind::kDispatched;
   std::string job_id;

@@ -144,7 +144,7 @@ Result<std::optional<AuditEvent>> CheckpointService::Checkpoint(const std::strin
   e.action = "audit.checkpoint";
   e.resource = "audit/checkpoint";
   e.details = {{"seq", head.seq}, {"hash", head.hash}, {"kid", key.kid()}, {"jws", jws}};
-  RETURN_IF_ERROR(queue_.Run([&](WriteTx& tx) -> Status {
+  ASSIGN_OR_RETURN(std::vector<int64_t> seqs, queue_.RunAudited([&](WriteTx& tx) -> Status {
     if (fresh) {
       RETURN_IF_ERROR(tx.PutSigningKey(*fresh));
       AuditEvent made;
@@ -156,11 +156,12 @@ Result<std::optional<AuditEvent>> CheckpointService::Checkpoint(const std::strin
       RETURN_IF_ERROR(tx.AppendAudit(made));
     }
     AuditEvent copy = e;  // a unit may run more than once
-    RETURN_IF_ERROR(tx.AppendAudit(copy));
-    e.seq = copy.seq;
-    e.hash = copy.hash;
-    return Status::Ok();
+    return tx.AppendAudit(copy);
   }));
+  // The checkpoint is the unit's last event; its number is known only once
+  // the batch has committed (where the chain is linked).
+  if (seqs.empty()) return Internal("the checkpoint's commit returned no sequence number");
+  e.seq = seqs.back();
   return std::optional<AuditEvent>(e);
 }
 

@@ -32,6 +32,7 @@ std::string EventType(const Transition& t) {
     case Transition::Kind::kStarted: return "started";
     case Transition::Kind::kBudgetWarning: return "budget_warning";
     case Transition::Kind::kBudgetExhausted: return "budget_exhausted";
+    case Transition::Kind::kHandedOver: return "handed_over";
     case Transition::Kind::kAttemptEnded: break;
   }
   if (t.new_state == JobState::kPending) return "requeued";
@@ -44,6 +45,7 @@ std::string AuditAction(const Transition& t) {
     case Transition::Kind::kStarted: return "job.start";
     case Transition::Kind::kBudgetWarning: return "budget.warning";
     case Transition::Kind::kBudgetExhausted: return "budget.exhausted";
+    case Transition::Kind::kHandedOver: return "job.handover";
     case Transition::Kind::kAttemptEnded: break;
   }
   if (t.new_state == JobState::kPending) return "job.requeue";
@@ -66,7 +68,8 @@ Attempt AttemptOf(const Transition& t) {
   a.borrowed = t.borrowed;
   a.price_micros = t.price_micros;
   a.placement = t.placement.is_null() ? "{}" : t.placement.dump();
-  if (t.kind == Transition::Kind::kDispatched || t.kind == Transition::Kind::kStarted) {
+  if (t.kind == Transition::Kind::kDispatched || t.kind == Transition::Kind::kStarted ||
+      t.kind == Transition::Kind::kHandedOver) {
     a.state = "running";
   } else {
     a.state = std::string(AttemptOutcomeName(t.outcome));
@@ -540,6 +543,14 @@ std::vector<WriteFn> SchedulerService::Persist(const std::vector<Transition>& tr
       ASSIGN_OR_RETURN(auto job, tx.GetJob(t.job_id));
       if (!job) return Status::Ok();  // nothing to record against
       RETURN_IF_ERROR(tx.PutAttempt(attempt));
+      // The backend's id for an attempt already dispatched: the job itself
+      // is unchanged.
+      if (t.kind == Transition::Kind::kHandedOver) {
+        RETURN_IF_ERROR(tx.AddJobEvent(JobEvent{0, t.job_id, t.time, EventType(t), t.message}));
+        e.resource = "job/" + t.job_id;
+        e.details = {{"attempt", t.attempt}, {"cluster", t.cluster}, {"backend_id", t.backend_id}};
+        return tx.AppendAudit(e);
+      }
       // A job cancelled meanwhile stays cancelled; its totals still count.
       if (!IsTerminal(job->state)) job->state = t.new_state;
       job->cluster = t.cluster;

@@ -19,6 +19,10 @@ void CommitQueue::Stop() {
 }
 
 Status CommitQueue::Enqueue(WriteFn work, Done done) {
+  return Enqueue(std::move(work), [done = std::move(done)](Committed c) { done(std::move(c.status)); });
+}
+
+Status CommitQueue::Enqueue(WriteFn work, DoneAudited done) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_) return Unavailable("the server is shutting down");
@@ -36,6 +40,15 @@ Status CommitQueue::Run(WriteFn work) {
   auto future = promise.get_future();
   RETURN_IF_ERROR(Enqueue(std::move(work), [&promise](Status st) { promise.set_value(std::move(st)); }));
   return future.get();
+}
+
+Result<std::vector<int64_t>> CommitQueue::RunAudited(WriteFn work) {
+  std::promise<Committed> promise;
+  auto future = promise.get_future();
+  RETURN_IF_ERROR(Enqueue(std::move(work), [&promise](Committed c) { promise.set_value(std::move(c)); }));
+  Committed c = future.get();
+  if (!c.status.ok()) return c.status;
+  return std::move(c.audit_seqs);
 }
 
 std::vector<Status> CommitQueue::RunAll(std::vector<WriteFn> work) {
@@ -71,7 +84,7 @@ void CommitQueue::Loop() {
     }
     fns.clear();
     for (const auto& item : batch) fns.push_back(&item.work);
-    std::vector<Status> results = store_.WriteBatch(fns);
+    std::vector<Committed> results = store_.CommitBatch(fns);
     batches_.fetch_add(1);
     units_.fetch_add(batch.size());
     for (size_t i = 0; i < batch.size(); ++i) batch[i].done(std::move(results[i]));

@@ -22,6 +22,7 @@ class CommitQueue {
     size_t max_batch = 1024;     // units per commit
   };
   using Done = std::function<void(Status)>;
+  using DoneAudited = std::function<void(Committed)>;
 
   CommitQueue(Store& store, Options options);
   ~CommitQueue();  // commits what is queued, then stops
@@ -30,9 +31,15 @@ class CommitQueue {
   // durable (or failed); it must not block. Returns kResourceExhausted, and
   // never calls `done`, when the queue is full; kUnavailable once stopped.
   Status Enqueue(WriteFn work, Done done);
+  // The same, and `done` is told the sequence numbers of the unit's audit
+  // events.
+  Status Enqueue(WriteFn work, DoneAudited done);
 
   // Queues `work` and waits for its result.
   Status Run(WriteFn work);
+  // Queues `work`, waits, and returns the sequence numbers its audit events
+  // were given, in the order it appended them.
+  Result<std::vector<int64_t>> RunAudited(WriteFn work);
   // Queues every unit and waits for all of them; one status per unit.
   // Must not be called from a `done` callback (it would wait on itself).
   std::vector<Status> RunAll(std::vector<WriteFn> work);
@@ -46,7 +53,7 @@ class CommitQueue {
  private:
   struct Item {
     WriteFn work;
-    Done done;
+    DoneAudited done;
   };
   void Loop();
 

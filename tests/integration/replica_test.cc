@@ -211,6 +211,28 @@ TEST_F(ReplicaTest, ADatabaseRestartFailsRequestsCleanlyAndServiceResumes) {
   }
 }
 
+// On PostgreSQL the chain is linked as the batch commits; the checkpoint's
+// answer still carries the sequence number it was stored under (it once
+// answered 0 there).
+TEST_F(ReplicaTest, ACheckpointAnswersTheSequenceNumberItWasStoredUnder) {
+  TempDir dir("pg-checkpoint");
+  Replica a(dir.path() + "/a", db_, "");
+  ASSERT_TRUE(a.Submit());
+  auto c = a.process().Client();
+  auto made = c.Send("POST", "/v1/audit/checkpoints", "", Auth(a.process().admin_token()));
+  ASSERT_TRUE(made.ok());
+  ASSERT_EQ(made->status, 201) << made->body;
+  json checkpoint = json::parse(made->body)["checkpoint"];
+  int64_t seq = checkpoint["seq"].get<int64_t>();
+  EXPECT_GT(seq, checkpoint["signed_seq"].get<int64_t>()) << made->body;
+  auto listed = c.Send("GET", "/v1/audit?action=audit.checkpoint", "", Auth(a.process().admin_token()));
+  ASSERT_TRUE(listed.ok());
+  ASSERT_EQ(listed->status, 200) << listed->body;
+  json events = json::parse(listed->body)["events"];
+  ASSERT_EQ(events.size(), 1u) << listed->body;
+  EXPECT_EQ(events[0]["seq"].get<int64_t>(), seq) << listed->body;
+}
+
 }  // namespace
 }  // namespace causeway::testing
 

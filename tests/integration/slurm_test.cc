@@ -286,7 +286,8 @@ TEST_F(SlurmTest, CausewayRunsJobsOnSlurm) {
   std::vector<std::string> events;
   json first_job = job(first);  // kept: the loop borrows from it
   for (const auto& e : first_job["events"]) events.push_back(e["type"]);
-  EXPECT_EQ(events, (std::vector<std::string>{"submitted", "dispatched", "started"}));
+  // Slurm's id is recorded as Slurm accepts the job, before it runs.
+  EXPECT_EQ(events, (std::vector<std::string>{"submitted", "dispatched", "handed_over", "started"}));
   for (const auto& id : {first, second}) {
     ASSERT_EQ(client.Send("POST", "/v1/jobs/" + id + "/cancel", "{}", Auth(server->admin_token()))->status, 200);
   }

@@ -371,6 +371,93 @@ TEST(SchedulerTest, CancelReleasesCapacityAndQuota) {
   EXPECT_EQ(w.engine->Cancel("a", w.now).status().code(), Code::kNotFound);
 }
 
+// A backend that queues work itself, as Slurm does: its attempts stay
+// admitted until it reports them started. The capacity is a simulated
+// provider's; what it reports is what the test puts in `events`.
+class QueueingProvider final : public ProviderAdapter {
+ public:
+  explicit QueueingProvider(ProviderAdapter& inner) : inner_(inner) {}
+  const std::string& name() const override { return inner_.name(); }
+  Result<std::string> Launch(const LaunchRequest& r, Timestamp now) override {
+    ASSIGN_OR_RETURN(auto id, inner_.Launch(r, now));
+    (void)id;
+    return "by-name:" + r.job_id;  // the backend's own id is not known yet
+  }
+  Status Restore(const LaunchRequest& r, Timestamp started) override { return inner_.Restore(r, started); }
+  Status Cancel(const std::string& job, int attempt) override { return inner_.Cancel(job, attempt); }
+  std::vector<ProviderEvent> Poll(Timestamp now) override {
+    (void)inner_.Poll(now);
+    std::vector<ProviderEvent> out;
+    out.swap(events);
+    return out;
+  }
+  bool StartsOnLaunch() const override { return false; }
+  int ResolvePool(const std::string& c, const std::string& p) const override { return inner_.ResolvePool(c, p); }
+  bool Fits(int pool, int per_node, int nodes) const override { return inner_.Fits(pool, per_node, nodes); }
+  int FreeGpus(int pool) const override { return inner_.FreeGpus(pool); }
+  bool Healthy(int pool) const override { return inner_.Healthy(pool); }
+  Result<std::string> ReadLog(const std::string& c, const std::string& j, int a, int64_t o, int64_t m) const override {
+    return inner_.ReadLog(c, j, a, o, m);
+  }
+  std::vector<GpuSample> SampleUtilization(Timestamp) const override { return {}; }
+
+  std::vector<ProviderEvent> events;
+
+ private:
+  ProviderAdapter& inner_;
+};
+
+TEST(SchedulerTest, AnAdmittedAttemptsBackendIdIsRecordedWhenTheBackendNamesIt) {
+  SimWorld w(TestEstate());
+  std::map<std::string, std::unique_ptr<QueueingProvider>> queueing;
+  std::map<std::string, ProviderAdapter*> adapters;
+  for (auto& [name, sim] : w.sims) {
+    queueing[name] = std::make_unique<QueueingProvider>(*sim);
+    adapters[name] = queueing[name].get();
+  }
+  w.engine = std::make_unique<scheduler::Engine>(*w.estate, adapters);
+  ASSERT_TRUE(w.Submit("j", Job("t1", "H100:8", "", "10h")).ok());
+  auto out = w.Tick();
+  ASSERT_NE(Find(out, "j", Transition::Kind::kDispatched), nullptr);
+  const Transition dispatch = *Find(out, "j", Transition::Kind::kDispatched);
+  const Transition* dispatched = &dispatch;
+  EXPECT_EQ(dispatched->new_state, JobState::kAdmitted);
+  EXPECT_EQ(dispatched->backend_id, "by-name:j");
+  QueueingProvider& q = *queueing[w.estate->FindCluster(dispatched->cluster)->provider];
+
+  auto report = [&](ProviderEvent::Kind kind, const std::string& backend_id) {
+    ProviderEvent ev{"j", 1, w.now, AttemptOutcome::kSucceeded, 0, "", "", std::nullopt};
+    ev.kind = kind;
+    ev.backend_id = backend_id;
+    q.events.push_back(ev);
+    return w.Tick();
+  };
+  // Handed over: one transition that records the id; the job stays admitted.
+  out = report(ProviderEvent::Kind::kHandedOver, "real:42");
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].kind, Transition::Kind::kHandedOver);
+  EXPECT_EQ(out[0].backend_id, "real:42");
+  EXPECT_EQ(out[0].new_state, JobState::kAdmitted);
+  EXPECT_EQ(out[0].cluster, dispatched->cluster);
+  EXPECT_EQ(out[0].attempt, 1);
+  EXPECT_EQ(w.engine->Explain("j")["state"], "admitted");
+  // Said twice: nothing new to record.
+  EXPECT_TRUE(report(ProviderEvent::Kind::kHandedOver, "real:42").empty());
+  // Started without an id of its own: keeps the one it was given.
+  out = report(ProviderEvent::Kind::kStarted, "");
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].kind, Transition::Kind::kStarted);
+  EXPECT_EQ(out[0].backend_id, "real:42");
+  // Running: a late hand-over changes nothing.
+  EXPECT_TRUE(report(ProviderEvent::Kind::kHandedOver, "real:43").empty());
+  // Another attempt's or another job's news is ignored.
+  ProviderEvent stale{"j", 7, w.now, AttemptOutcome::kSucceeded, 0, "", "", std::nullopt};
+  stale.kind = ProviderEvent::Kind::kHandedOver;
+  stale.backend_id = "real:44";
+  q.events.push_back(stale);
+  EXPECT_TRUE(w.Tick().empty());
+}
+
 TEST(SchedulerTest, RejectsJobsItCannotQueue) {
   SimWorld w(TestEstate());
   EXPECT_EQ(w.Submit("orphan", Job("nobody", "H100:8")).code(), Code::kInvalidArgument);

@@ -163,13 +163,17 @@ TEST_F(SlurmProviderTest, ALaunchReturnsAtOnceWhileTheClusterHangsAndTheClusterI
   EXPECT_TRUE(provider_->Healthy(pool_));
 }
 
-TEST_F(SlurmProviderTest, TheSlurmIdComesBackWithTheStartAndCancellingMidSubmissionStopsTheJob) {
-  ASSERT_TRUE(provider_->Launch(Request("job_a"), now_).ok());
-  // Slurm runs it: the start is reported with the real Slurm job id.
-  PollUntil([&](const auto&) {
-    std::lock_guard<std::mutex> lock(fake_.mu);
-    return !fake_.jobs.empty();
-  });
+TEST_F(SlurmProviderTest, TheSlurmIdIsReportedWhenSlurmAcceptsTheJobAndCancellingMidSubmissionStopsIt) {
+  auto launched = provider_->Launch(Request("job_a"), now_);
+  ASSERT_TRUE(launched.ok());
+  EXPECT_EQ(*launched, "slurm:c:cw-job_a-1") << "the name stands for the id until Slurm answers";
+  // Slurm accepts it: its id is reported at once, before it runs, so that
+  // it is recorded even if Causeway stops now.
+  auto handed = PollUntil([](const auto& e) { return !e.empty(); });
+  ASSERT_EQ(handed.size(), 1u);
+  EXPECT_EQ(handed[0].kind, ProviderEvent::Kind::kHandedOver);
+  EXPECT_EQ(handed[0].backend_id, "slurm:c:100");
+  // Slurm runs it: the start is reported with the same id.
   {
     std::lock_guard<std::mutex> lock(fake_.mu);
     fake_.jobs[0].state = "RUNNING";

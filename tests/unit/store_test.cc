@@ -123,6 +123,45 @@ TEST_P(StoreTest, AFailingUnitIsRolledBackAndTheOthersCommit) {
   EXPECT_TRUE(Verify().ok);
 }
 
+// The commit says which sequence numbers each unit's audit events took, on
+// every backend (PostgreSQL links the chain only as the batch commits), and
+// a unit that failed took none.
+TEST_P(StoreTest, ACommitReturnsTheSequenceNumbersItAssigned) {
+  ASSERT_TRUE(store_->Write(InsertWithAudit(Job())).ok());  // seq 1
+  JobRecord a = Job(), b = Job();
+  WriteFn two = [a](WriteTx& tx) -> Status {
+    RETURN_IF_ERROR(tx.InsertJob(a));
+    AuditEvent e = Event("job.submit", "job/" + a.id), f = Event("job.note", "job/" + a.id);
+    RETURN_IF_ERROR(tx.AppendAudit(e));
+    return tx.AppendAudit(f);
+  };
+  WriteFn fails = [](WriteTx& tx) -> Status {
+    AuditEvent e = Event("job.submit", "job/job_never");
+    RETURN_IF_ERROR(tx.AppendAudit(e));
+    return InvalidArgument("changed my mind");
+  };
+  WriteFn one = InsertWithAudit(b);
+  WriteFn none = [](WriteTx&) { return Status::Ok(); };  // reads only
+  std::vector<Committed> results = store_->CommitBatch({&two, &fails, &one, &none});
+  ASSERT_EQ(results.size(), 4u);
+  ASSERT_TRUE(results[0].status.ok()) << results[0].status.ToString();
+  EXPECT_EQ(results[0].audit_seqs, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(results[1].status.code(), Code::kInvalidArgument);
+  EXPECT_TRUE(results[1].audit_seqs.empty());
+  ASSERT_TRUE(results[2].status.ok());
+  EXPECT_EQ(results[2].audit_seqs, (std::vector<int64_t>{4}));
+  EXPECT_TRUE(results[3].status.ok());
+  EXPECT_TRUE(results[3].audit_seqs.empty());
+  // They are the numbers the events are stored under.
+  auto events = store_->ListAudit(AuditFilter{.after_seq = 1, .limit = 10});
+  ASSERT_TRUE(events.ok());
+  ASSERT_EQ(events->size(), 3u);
+  EXPECT_EQ((*events)[0].action, "job.submit");
+  EXPECT_EQ((*events)[1].action, "job.note");
+  EXPECT_EQ((*events)[2].resource, "job/" + b.id);
+  EXPECT_EQ((*events)[2].seq, 4);
+}
+
 // The units whose writes reach the database before they end (a read after a
 // write) and the units whose writes are held to the end both stay atomic on
 // their own, however the backend runs the batch.

@@ -229,6 +229,12 @@ void SlurmProvider::Submit(int index, Key key, SubmitRequest request, Timestamp 
   if (it != tracked_.end()) {
     it->second.slurm_id = *id;
     it->second.submitting = false;
+    // Recorded before Slurm runs it: after a restart the attempt is found by
+    // this id, in accounting too once the controller has forgotten it.
+    ProviderEvent ev{key.first, key.second, at, AttemptOutcome::kSucceeded, 0, "", "", std::nullopt};
+    ev.kind = ProviderEvent::Kind::kHandedOver;
+    ev.backend_id = "slurm:" + c.name + ":" + std::to_string(*id);
+    events_.push_back(std::move(ev));
     return;
   }
   // Cancelled while it was being submitted: stop what Slurm now holds.

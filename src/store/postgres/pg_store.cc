@@ -258,6 +258,7 @@ class PgWriteTx final : public WriteTx {
   // an optimistic claim (with the key taken it may have gone another way).
   Status UndoUnit() {
     audit_.resize(unit_start_);
+    audit_units_.resize(unit_start_);
     confirmed_lease_ = lease_at_unit_start_;
     bool claimed = !unit_claims_.empty();
     for (const std::string& k : unit_claims_) claimed_.erase(k);
@@ -311,6 +312,18 @@ class PgWriteTx final : public WriteTx {
       return Unavailable("refused: the change's audit events could not be written (" + st.message() + ")");
     }
     return st;
+  }
+
+  // After Commit: each unit's statuses with the sequence numbers its audit
+  // events were given (Commit numbers them as it chains them).
+  std::vector<Committed> Results(std::vector<Status> statuses) const {
+    std::vector<Committed> out(statuses.size());
+    for (size_t i = 0; i < statuses.size(); ++i) out[i].status = std::move(statuses[i]);
+    for (size_t i = 0; i < audit_.size(); ++i) {
+      Committed& c = out[audit_units_[i]];
+      if (c.status.ok()) c.audit_seqs.push_back(audit_[i].seq);
+    }
+    return out;
   }
 
   Result<std::optional<JobRecord>> GetJob(const std::string& id) override {
@@ -449,6 +462,7 @@ class PgWriteTx final : public WriteTx {
   // (AppendChain), in the order appended.
   Status AppendAudit(AuditEvent& e) override {
     audit_.push_back(e);
+    audit_units_.push_back(unit_index_);
     ++unit_audits_;
     return Status::Ok();
   }
@@ -628,6 +642,7 @@ class PgWriteTx final : public WriteTx {
   Conn& conn_;
   const BatchMode mode_;
   std::vector<AuditEvent> audit_;  // this batch's, in order
+  std::vector<size_t> audit_units_;  // the unit that appended each of audit_
   std::string confirmed_lease_;    // locked FOR SHARE in this transaction
   pg::HeldWrites held_;
   // Idempotency keys this batch claimed ("scope\nkey"), and this unit's.
@@ -654,10 +669,10 @@ class PgStore final : public Store {
     return Status::Ok();
   }
 
-  std::vector<Status> WriteBatch(const std::vector<const WriteFn*>& work) override {
-    if (read_only_) return std::vector<Status>(work.size(), FailedPrecondition("the database is open read-only"));
+  std::vector<Committed> CommitBatch(const std::vector<const WriteFn*>& work) override {
+    if (read_only_) return Failed(work.size(), FailedPrecondition("the database is open read-only"));
     auto lease = Acquire();
-    if (!lease.ok()) return std::vector<Status>(work.size(), lease.status());
+    if (!lease.ok()) return Failed(work.size(), lease.status());
     Conn& conn = *lease->conn;
     if (auto fast = RunFast(conn, work)) return *std::move(fast);
     (void)conn.ExecScript("ROLLBACK");
@@ -667,7 +682,18 @@ class PgStore final : public Store {
   // The batch with every unit's writes held (BatchMode::kFast); nullopt when
   // it failed as a whole and must run carefully (the transaction is then
   // still open, failed, for the caller to roll back).
-  static std::optional<std::vector<Status>> RunFast(Conn& conn, const std::vector<const WriteFn*>& work) {
+  static std::vector<Committed> Failed(size_t n, const Status& st) {
+    std::vector<Committed> out(n);
+    for (Committed& c : out) c.status = st;
+    return out;
+  }
+  static std::vector<Committed> Uncommitted(std::vector<Status> statuses) {
+    std::vector<Committed> out(statuses.size());
+    for (size_t i = 0; i < statuses.size(); ++i) out[i].status = std::move(statuses[i]);
+    return out;
+  }
+
+  static std::optional<std::vector<Committed>> RunFast(Conn& conn, const std::vector<const WriteFn*>& work) {
     std::vector<Status> results(work.size());
     PgWriteTx tx(conn, BatchMode::kFast);
     for (size_t i = 0; i < work.size(); ++i) {
@@ -675,30 +701,30 @@ class PgStore final : public Store {
       Status st = (*work[i])(tx);
       if (st.ok() && tx.UnitChangedStateWithoutAudit()) st = Internal("refused a state change that wrote no audit event");
       if (!st.ok()) {
-        if (conn.Broken()) return std::vector<Status>(work.size(), st);
+        if (conn.Broken()) return Failed(work.size(), st);
         if (!tx.UndoUnit().ok()) return std::nullopt;
       }
       results[i] = std::move(st);
     }
     Status commit = tx.Commit();
-    if (commit.ok()) return results;
+    if (commit.ok()) return tx.Results(std::move(results));
     // Lost connection, serialization failure, deadlock: retryable as a whole.
     if (conn.Broken() || commit.code() == Code::kUnavailable) {
       (void)conn.ExecScript("ROLLBACK");
       for (auto& r : results) {
         if (r.ok()) r = commit.WithPrefix("commit failed");
       }
-      return results;
+      return Uncommitted(std::move(results));
     }
     return std::nullopt;
   }
 
   // The batch with each unit under its own savepoint (BatchMode::kCareful).
-  static std::vector<Status> RunCareful(Conn& conn, const std::vector<const WriteFn*>& work) {
+  static std::vector<Committed> RunCareful(Conn& conn, const std::vector<const WriteFn*>& work) {
     std::vector<Status> results(work.size());
     if (Status begin = conn.ExecScript("BEGIN; SAVEPOINT unit"); !begin.ok()) {
       (void)conn.ExecScript("ROLLBACK");
-      return std::vector<Status>(work.size(), begin);
+      return Failed(work.size(), begin);
     }
     PgWriteTx tx(conn, BatchMode::kCareful);
     for (size_t i = 0; i < work.size(); ++i) {
@@ -721,19 +747,18 @@ class PgStore final : public Store {
           for (auto& r : results) {
             if (r.ok()) r = undo.WithPrefix("batch aborted");
           }
-          return results;
+          return Uncommitted(std::move(results));
         }
       }
       results[i] = std::move(st);
     }
     Status commit = tx.Commit();
-    if (!commit.ok()) {
-      (void)conn.ExecScript("ROLLBACK");
-      for (auto& r : results) {
-        if (r.ok()) r = commit.WithPrefix("commit failed");
-      }
+    if (commit.ok()) return tx.Results(std::move(results));
+    (void)conn.ExecScript("ROLLBACK");
+    for (auto& r : results) {
+      if (r.ok()) r = commit.WithPrefix("commit failed");
     }
-    return results;
+    return Uncommitted(std::move(results));
   }
 
   Result<std::optional<JobRecord>> GetJob(const std::string& id) const override {

@@ -233,6 +233,12 @@ class SqliteWriteTx final : public WriteTx {
     unit_start_head_ = head_;
   }
   void UndoUnit() { head_ = unit_start_head_; }
+  // The sequence numbers this unit's audit events took (one run of them).
+  std::vector<int64_t> UnitSeqs() const {
+    std::vector<int64_t> out;
+    for (int64_t seq = unit_start_head_.seq + 1; seq <= head_.seq; ++seq) out.push_back(seq);
+    return out;
+  }
   bool UnitChangedStateWithoutAudit() const { return unit_writes_ > 0 && unit_audits_ == 0; }
   const audit::ChainHead& head() const { return head_; }
 
@@ -578,16 +584,16 @@ class SqliteStore final : public Store {
     return Status::Ok();
   }
 
-  std::vector<Status> WriteBatch(const std::vector<const WriteFn*>& work) override {
-    std::vector<Status> results(work.size());
+  std::vector<Committed> CommitBatch(const std::vector<const WriteFn*>& work) override {
+    std::vector<Committed> results(work.size());
     if (read_only_) {
-      for (auto& r : results) r = FailedPrecondition("the database is open read-only");
+      for (auto& r : results) r.status = FailedPrecondition("the database is open read-only");
       return results;
     }
     std::lock_guard<std::mutex> lock(writer_mu_);
     Status begin = writer_->ExecScript("BEGIN IMMEDIATE");
     if (!begin.ok()) {
-      for (auto& r : results) r = begin;
+      for (auto& r : results) r.status = begin;
       return results;
     }
     // Read under the write lock, not cached: other processes may share the
@@ -595,7 +601,7 @@ class SqliteStore final : public Store {
     auto head = ReadHead(*writer_);
     if (!head.ok()) {
       (void)writer_->ExecScript("ROLLBACK");
-      for (auto& r : results) r = head.status();
+      for (auto& r : results) r.status = head.status();
       return results;
     }
     SqliteWriteTx tx(*writer_, *head);
@@ -615,14 +621,16 @@ class SqliteStore final : public Store {
         Status release = writer_->ExecScript("RELEASE unit");
         if (st.ok() && !release.ok()) st = release;
       }
-      results[i] = std::move(st);
+      if (st.ok()) results[i].audit_seqs = tx.UnitSeqs();
+      results[i].status = std::move(st);
     }
     Status commit = tx.head().seq == head->seq ? Status::Ok() : WriteHead(tx.head());
     if (commit.ok()) commit = writer_->ExecScript("COMMIT");
     if (!commit.ok()) {
       (void)writer_->ExecScript("ROLLBACK");
       for (auto& r : results) {
-        if (r.ok()) r = commit.WithPrefix("commit failed");
+        if (r.status.ok()) r.status = commit.WithPrefix("commit failed");
+        r.audit_seqs.clear();
       }
     }
     return results;
