@@ -24,7 +24,7 @@
 namespace causeway {
 
 // The schema version this build writes; every backend migrates to it.
-inline constexpr int kLatestSchemaVersion = 14;
+inline constexpr int kLatestSchemaVersion = 15;
 
 // A named lease one process holds at a time: the scheduler's leadership
 // among replicas. `epoch` grows each time the lease changes hands; it is the
@@ -35,6 +35,35 @@ struct Lease {
   int64_t epoch = 0;
   Timestamp expires_at;  // by the database's clock
 };
+
+// News every replica's scheduler must act on, whichever replica accepted
+// it: the replication feed (the audit trail stays a record, not a bus). A
+// change is numbered like the audit event its unit appended just before it,
+// so the feed is in commit order and a cursor into it is an audit sequence
+// number.
+struct Change {
+  enum class Kind { kSubmitted, kCancelled, kCheckpoint };
+  int64_t seq = 0;
+  Kind kind = Kind::kSubmitted;
+  std::string job_id;
+  std::string path;  // kCheckpoint: where it is
+  Timestamp at;
+};
+inline std::string_view ChangeKindName(Change::Kind k) {
+  switch (k) {
+    case Change::Kind::kSubmitted: return "submitted";
+    case Change::Kind::kCancelled: return "cancelled";
+    case Change::Kind::kCheckpoint: return "checkpoint";
+  }
+  return "unknown";
+}
+// nullopt for a name this build does not know (a newer replica's).
+inline std::optional<Change::Kind> ParseChangeKind(std::string_view name) {
+  for (Change::Kind k : {Change::Kind::kSubmitted, Change::Kind::kCancelled, Change::Kind::kCheckpoint}) {
+    if (ChangeKindName(k) == name) return k;
+  }
+  return std::nullopt;
+}
 
 // The write operations available inside one unit of work.
 class WriteTx {
@@ -75,6 +104,9 @@ class WriteTx {
   // them on `event`, but only the commit's answer (Committed::audit_seqs)
   // says them on every backend.
   virtual Status AppendAudit(AuditEvent& event) = 0;
+  // Records `change` for the other replicas, numbered like the audit event
+  // this unit appended last (kFailedPrecondition when it has appended none).
+  virtual Status AppendChange(const Change& change) = 0;
 
   // Records that attempt `attempt` of the job is about to be launched on
   // `cluster`, before it is: a scheduler that dies between launching and
@@ -232,6 +264,8 @@ class Store {
 
   // Oldest first.
   virtual Result<std::vector<AuditEvent>> ListAudit(const AuditFilter& filter) const = 0;
+  // Up to `limit` changes numbered after `after_seq`, oldest first.
+  virtual Result<std::vector<Change>> ListChanges(int64_t after_seq, int limit) const = 0;
   // Imported audit events matching `query`, oldest first.
   virtual Result<std::vector<ImportedAuditEvent>> SearchImportedAudit(const ImportedAuditQuery& query) const = 0;
   // Imported events after `after_id` in import order (for export), at most `limit`.

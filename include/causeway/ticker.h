@@ -3,10 +3,10 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <functional>
-#include <mutex>
 #include <thread>
+
+#include "causeway/mutex.h"
 
 namespace causeway {
 
@@ -19,30 +19,36 @@ class Ticker {
 
   // The first run is one interval from now. Call once.
   void Start(std::chrono::milliseconds interval, std::function<void()> fn) {
-    thread_ = std::thread([this, interval, fn = std::move(fn)] {
-      std::unique_lock<std::mutex> lock(mu_);
-      while (!cv_.wait_for(lock, interval, [this] { return stopping_; })) {
-        lock.unlock();
-        fn();
-        lock.lock();
-      }
-    });
+    thread_ = std::thread([this, interval, fn = std::move(fn)] { Run(interval, fn); });
   }
 
   // Waits for a run in progress to end; no run starts afterwards.
-  void Stop() {
+  void Stop() EXCLUDES(mu_) {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       stopping_ = true;
     }
-    cv_.notify_all();
+    cv_.NotifyAll();
     if (thread_.joinable()) thread_.join();
   }
 
  private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stopping_ = false;  // guarded by mu_
+  void Run(std::chrono::milliseconds interval, const std::function<void()>& fn) EXCLUDES(mu_) {
+    MutexLock lock(mu_);
+    for (;;) {
+      auto due = std::chrono::steady_clock::now() + interval;
+      while (!stopping_ && cv_.WaitUntil(mu_, due)) {
+      }
+      if (stopping_) return;
+      lock.Unlock();
+      fn();
+      lock.Lock();
+    }
+  }
+
+  Mutex mu_;
+  CondVar cv_;
+  bool stopping_ GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 

@@ -8,12 +8,12 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <list>
-#include <mutex>
 #include <thread>
 #include <vector>
 
 #include <spdlog/spdlog.h>
 
+#include "causeway/mutex.h"
 #include "causeway/text.h"
 
 namespace causeway::api {
@@ -42,8 +42,8 @@ struct Shared {
 
   // Sessions that may be closed to make room: waiting for a request or still
   // reading its headers. Oldest first.
-  std::mutex mu;
-  std::list<std::weak_ptr<Session>> waiting;  // guarded by mu
+  Mutex mu;
+  std::list<std::weak_ptr<Session>> waiting GUARDED_BY(mu);
 
   // Logs `message` unless something was logged less than a second ago:
   // a flood must not become a flood of log lines.
@@ -74,7 +74,7 @@ class Session : public std::enable_shared_from_this<Session> {
     shared_->active.fetch_add(1);
   }
   ~Session() {
-    std::lock_guard<std::mutex> lock(shared_->mu);
+    MutexLock lock(shared_->mu);
     if (waiting_) shared_->waiting.erase(*waiting_);
     shared_->active.fetch_sub(1);
   }
@@ -93,8 +93,9 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   // Takes the oldest waiting session off the list, if there is one.
-  static std::shared_ptr<Session> TakeOldestWaiting(Shared& shared) {
-    std::lock_guard<std::mutex> lock(shared.mu);
+  // (The analysis cannot tell that s->shared_ is `shared`, whose mutex is held.)
+  static std::shared_ptr<Session> TakeOldestWaiting(Shared& shared) NO_THREAD_SAFETY_ANALYSIS {
+    MutexLock lock(shared.mu);
     while (!shared.waiting.empty()) {
       std::shared_ptr<Session> s = shared.waiting.front().lock();
       shared.waiting.pop_front();
@@ -109,12 +110,12 @@ class Session : public std::enable_shared_from_this<Session> {
  private:
   void MarkWaiting() {
     busy_ = false;
-    std::lock_guard<std::mutex> lock(shared_->mu);
+    MutexLock lock(shared_->mu);
     if (!waiting_) waiting_ = shared_->waiting.insert(shared_->waiting.end(), weak_from_this());
   }
   void MarkBusy() {
     busy_ = true;
-    std::lock_guard<std::mutex> lock(shared_->mu);
+    MutexLock lock(shared_->mu);
     if (waiting_) shared_->waiting.erase(*waiting_);
     waiting_.reset();
   }
@@ -260,7 +261,7 @@ class Session : public std::enable_shared_from_this<Session> {
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   std::shared_ptr<Shared> shared_;
-  std::optional<std::list<std::weak_ptr<Session>>::iterator> waiting_;  // guarded by shared_->mu
+  std::optional<std::list<std::weak_ptr<Session>>::iterator> waiting_ GUARDED_BY(shared_->mu);
   std::chrono::steady_clock::time_point started_;  // the current request's first byte
   bool busy_ = false;
   bool keep_alive_ = true;

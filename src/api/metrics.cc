@@ -14,7 +14,7 @@ std::string Num(double v) {
 }  // namespace
 
 void Metrics::ObserveRequest(const std::string& method, const std::string& route, int status, double seconds) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   ++requests_[{method, route, status}];
   Histogram& h = latency_[route];
   size_t i = 0;
@@ -25,7 +25,7 @@ void Metrics::ObserveRequest(const std::string& method, const std::string& route
 }
 
 void Metrics::Render(std::string& out) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   out += "# HELP causeway_http_requests_total HTTP requests served, by route and status.\n";
   out += "# TYPE causeway_http_requests_total counter\n";
   for (const auto& [key, count] : requests_) {

@@ -4,9 +4,10 @@
 #include <array>
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <string>
 #include <tuple>
+
+#include "causeway/mutex.h"
 
 namespace causeway::api {
 
@@ -26,9 +27,9 @@ class Metrics {
     uint64_t count = 0;
     double sum = 0;
   };
-  mutable std::mutex mu_;
-  std::map<std::tuple<std::string, std::string, int>, uint64_t> requests_;  // guarded by mu_
-  std::map<std::string, Histogram> latency_;                                // guarded by mu_
+  mutable Mutex mu_;
+  std::map<std::tuple<std::string, std::string, int>, uint64_t> requests_ GUARDED_BY(mu_);
+  std::map<std::string, Histogram> latency_ GUARDED_BY(mu_);
 };
 
 // Appends one metric in the exposition format: HELP, TYPE and the sample.

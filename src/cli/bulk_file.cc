@@ -33,10 +33,10 @@ BulkFile::~BulkFile() {
 }
 
 BulkFile::Block BulkFile::NewBlock() {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   // At most a few blocks exist: wait for the writer to give one back.
   static_assert(kBlocksInFlight >= 2);
-  cv_.wait(lock, [&] { return !free_.empty() || full_.size() + 1 < kBlocksInFlight; });
+  while (free_.empty() && full_.size() + 1 >= kBlocksInFlight) cv_.Wait(mu_);
   if (!free_.empty()) {
     Block b = free_.front();
     free_.pop_front();
@@ -62,9 +62,9 @@ void BulkFile::Write(std::string_view data) {
 }
 
 void BulkFile::Hand(Block b) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   full_.push_back(b);
-  cv_.notify_all();
+  cv_.NotifyAll();
 }
 
 Status BulkFile::WriteAll(const char* p, size_t n) {
@@ -88,33 +88,42 @@ Status BulkFile::WriteAll(const char* p, size_t n) {
 void BulkFile::Loop() {
   for (;;) {
     Block b;
+    bool failed = false;
     {
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [&] { return !full_.empty() || closing_; });
+      MutexLock lock(mu_);
+      while (full_.empty() && !closing_) cv_.Wait(mu_);
       if (full_.empty()) return;
       b = full_.front();
       full_.pop_front();
+      failed = !error_.ok();
     }
     // Whole blocks only reach here, so O_DIRECT's alignment holds.
-    Status st = error_.ok() ? WriteAll(b.data, b.size) : Status::Ok();
-    std::lock_guard<std::mutex> lock(mu_);
+    Status st = failed ? Status::Ok() : WriteAll(b.data, b.size);
+    MutexLock lock(mu_);
     if (!st.ok() && error_.ok()) error_ = st;
     free_.push_back(b);
-    cv_.notify_all();
+    cv_.NotifyAll();
   }
 }
 
 Status BulkFile::Close() {
-  if (fd_ < 0) return error_;
+  if (fd_ < 0) {
+    MutexLock lock(mu_);
+    return error_;
+  }
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     closing_ = true;
-    cv_.notify_all();
+    cv_.NotifyAll();
   }
   writer_.join();
   // The last, partial block: its aligned part directly, the tail through
   // the page cache (O_DIRECT needs whole blocks).
-  Status st = error_;
+  Status st;
+  {
+    MutexLock lock(mu_);  // the writer has stopped; taken for the analysis
+    st = error_;
+  }
   size_t aligned = direct_ ? current_.size / kAlign * kAlign : 0;
   if (st.ok() && aligned > 0) st = WriteAll(current_.data, aligned);
   if (st.ok() && current_.size > aligned) {
@@ -125,6 +134,7 @@ Status BulkFile::Close() {
   current_ = Block{};
   if (::close(fd_) != 0 && st.ok()) st = Unavailable("cannot write " + path_ + ": " + std::strerror(errno));
   fd_ = -1;
+  MutexLock lock(mu_);
   error_ = st;
   return st;
 }

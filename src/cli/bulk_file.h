@@ -6,15 +6,14 @@
 // O_DIRECT (tmpfs), ordinary buffered writes.
 #pragma once
 
-#include <condition_variable>
 #include <cstddef>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <thread>
 
+#include "causeway/mutex.h"
 #include "causeway/status.h"
 
 namespace causeway::cli {
@@ -45,11 +44,12 @@ class BulkFile {
   int fd_;
   bool direct_;
   Block current_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<Block> full_, free_;  // guarded by mu_
-  bool closing_ = false;           // guarded by mu_
-  Status error_;                   // guarded by mu_
+  Mutex mu_;
+  CondVar cv_;
+  std::deque<Block> full_ GUARDED_BY(mu_);
+  std::deque<Block> free_ GUARDED_BY(mu_);
+  bool closing_ GUARDED_BY(mu_) = false;
+  Status error_ GUARDED_BY(mu_);
   std::thread writer_;
 };
 

@@ -5,7 +5,8 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
-#include <mutex>
+
+#include "causeway/mutex.h"
 
 namespace causeway {
 namespace {
@@ -13,9 +14,9 @@ namespace {
 constexpr char kCrockford[] = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
 
 struct UlidState {
-  std::mutex mu;
-  uint64_t last_ms = 0;                // guarded by mu
-  std::array<uint8_t, 10> random{};    // guarded by mu
+  Mutex mu;
+  uint64_t last_ms GUARDED_BY(mu) = 0;
+  std::array<uint8_t, 10> random GUARDED_BY(mu){};
 };
 
 UlidState& State() {
@@ -38,7 +39,7 @@ std::string NewId(std::string_view prefix, Timestamp now) {
   std::array<uint8_t, 16> bytes{};
   {
     UlidState& s = State();
-    std::lock_guard<std::mutex> lock(s.mu);
+    MutexLock lock(s.mu);
     // Monotonic: within the same (or an earlier) millisecond, count up from
     // the last random value instead of drawing a new one.
     if (ms <= s.last_ms && s.last_ms != 0 && Increment(s.random)) {

@@ -8,11 +8,11 @@
 #include <array>
 #include <bit>
 #include <cerrno>
-#include <condition_variable>
 #include <cstring>
 #include <deque>
-#include <mutex>
 #include <thread>
+
+#include "causeway/mutex.h"
 
 namespace causeway::cost {
 namespace {
@@ -29,11 +29,11 @@ constexpr size_t kPadding = 64;
 // page fault per 4 KiB. Chunks hold their block through a shared_ptr whose
 // deleter brings it back here, so the pool outlives the reader if it must.
 struct Pool {
-  std::mutex mu;
-  std::condition_variable cv;
-  std::vector<char*> free;
-  size_t allocated = 0;
-  bool closed = false;
+  Mutex mu;
+  CondVar cv;
+  std::vector<char*> free GUARDED_BY(mu);
+  size_t allocated GUARDED_BY(mu) = 0;
+  bool closed GUARDED_BY(mu) = false;
   ~Pool() {
     for (char* b : free) delete[] b;
   }
@@ -41,9 +41,9 @@ struct Pool {
 
 std::shared_ptr<char> Hold(const std::shared_ptr<Pool>& pool, char* buffer) {
   return std::shared_ptr<char>(buffer, [pool](char* b) {
-    std::lock_guard lock(pool->mu);
+    MutexLock lock(pool->mu);
     pool->free.push_back(b);
-    pool->cv.notify_all();
+    pool->cv.NotifyAll();
   });
 }
 
@@ -61,38 +61,38 @@ class BlockSource {
   }
   ~BlockSource() {
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       stop_ = true;
     }
-    cv_.notify_all();
+    cv_.NotifyAll();
     {
-      std::lock_guard lock(pool_->mu);
+      MutexLock lock(pool_->mu);
       pool_->closed = true;
     }
-    pool_->cv.notify_all();
+    pool_->cv.NotifyAll();
     thread_.join();
     ::close(fd_);
   }
 
   // The next block, or nullopt at the end (status() says how it ended).
-  std::optional<Block> Take() {
-    std::unique_lock lock(mu_);
-    cv_.wait(lock, [&] { return !full_.empty() || done_; });
+  std::optional<Block> Take() EXCLUDES(mu_) {
+    MutexLock lock(mu_);
+    while (full_.empty() && !done_) cv_.Wait(mu_);
     if (full_.empty()) return std::nullopt;
     Block b = std::move(full_.front());
     full_.pop_front();
-    cv_.notify_all();
+    cv_.NotifyAll();
     return b;
   }
-  Status status() {
-    std::lock_guard lock(mu_);
+  Status status() EXCLUDES(mu_) {
+    MutexLock lock(mu_);
     return status_;
   }
 
  private:
   char* Buffer() {
-    std::unique_lock lock(pool_->mu);
-    pool_->cv.wait(lock, [&] { return !pool_->free.empty() || pool_->allocated < kMaxBlocks || pool_->closed; });
+    MutexLock lock(pool_->mu);
+    while (pool_->free.empty() && pool_->allocated >= kMaxBlocks && !pool_->closed) pool_->cv.Wait(pool_->mu);
     if (pool_->closed) return nullptr;
     if (!pool_->free.empty()) {
       char* b = pool_->free.back();
@@ -102,19 +102,19 @@ class BlockSource {
     ++pool_->allocated;
     return new char[kBlockBytes + kPadding]();
   }
-  bool Publish(Block b) {
-    std::unique_lock lock(mu_);
-    cv_.wait(lock, [&] { return full_.size() < kReadAhead || stop_; });
+  bool Publish(Block b) EXCLUDES(mu_) {
+    MutexLock lock(mu_);
+    while (full_.size() >= kReadAhead && !stop_) cv_.Wait(mu_);
     if (stop_) return false;
     full_.push_back(std::move(b));
-    cv_.notify_all();
+    cv_.NotifyAll();
     return true;
   }
-  void Finish(Status st) {
-    std::lock_guard lock(mu_);
+  void Finish(Status st) EXCLUDES(mu_) {
+    MutexLock lock(mu_);
     status_ = std::move(st);
     done_ = true;
-    cv_.notify_all();
+    cv_.NotifyAll();
   }
 
   // Fills `out` with up to kBlockBytes of the file's text; 0 at the end.
@@ -189,11 +189,12 @@ class BlockSource {
   bool member_done_ = false;
   std::shared_ptr<Pool> pool_;
   std::thread thread_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<Block> full_;
-  bool stop_ = false, done_ = false;
-  Status status_;
+  Mutex mu_;
+  CondVar cv_;
+  std::deque<Block> full_ GUARDED_BY(mu_);
+  bool stop_ GUARDED_BY(mu_) = false;
+  bool done_ GUARDED_BY(mu_) = false;
+  Status status_ GUARDED_BY(mu_);
 };
 
 // Where records end in a block: line breaks outside quotes.
@@ -259,7 +260,7 @@ class FileChunker final : public CsvChunker {
   FileChunker(std::string file, int fd, bool gzip) : file_(std::move(file)), source_(fd, gzip) {}
 
   Result<std::optional<CsvChunk>> Next() override {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (pending_) return std::exchange(pending_, std::nullopt);
     while (true) {
       std::optional<Block> block = source_.Take();
@@ -317,12 +318,13 @@ class FileChunker final : public CsvChunker {
  private:
   std::string file_;
   BlockSource source_;
-  std::mutex mu_;
-  bool first_block_ = true;
-  std::optional<CsvChunk> pending_;
-  std::string carry_;  // the unfinished record at the end of the last block
-  int64_t carry_line_ = 1, carry_lines_ = 0;
-  bool in_quotes_ = false;
+  Mutex mu_;
+  bool first_block_ GUARDED_BY(mu_) = true;
+  std::optional<CsvChunk> pending_ GUARDED_BY(mu_);
+  std::string carry_ GUARDED_BY(mu_);  // the unfinished record at the end of the last block
+  int64_t carry_line_ GUARDED_BY(mu_) = 1;
+  int64_t carry_lines_ GUARDED_BY(mu_) = 0;
+  bool in_quotes_ GUARDED_BY(mu_) = false;
 };
 
 // Characters that end a field.

@@ -15,11 +15,11 @@ Worker::~Worker() { Stop(); }
 
 bool Worker::Push(Task task, bool bounded) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (stopping_ || (bounded && tasks_.size() >= capacity_)) return false;
     tasks_.push_back(std::move(task));
   }
-  cv_.notify_one();
+  cv_.NotifyOne();
   return true;
 }
 
@@ -27,35 +27,35 @@ bool Worker::Post(Task task) { return Push(std::move(task), true); }
 bool Worker::PostAlways(Task task) { return Push(std::move(task), false); }
 
 std::chrono::steady_clock::duration Worker::BusyFor() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (running_since_ == std::chrono::steady_clock::time_point{}) return {};
   return std::chrono::steady_clock::now() - running_since_;
 }
 
 size_t Worker::waiting() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return tasks_.size();
 }
 
 void Worker::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
     tasks_.clear();
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
   if (thread_.joinable()) thread_.join();
 }
 
 void Worker::Loop() {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   for (;;) {
-    cv_.wait(lock, [this] { return stopping_ || !tasks_.empty(); });
+    while (!stopping_ && tasks_.empty()) cv_.Wait(mu_);
     if (stopping_) return;
     Task task = std::move(tasks_.front());
     tasks_.pop_front();
     running_since_ = std::chrono::steady_clock::now();
-    lock.unlock();
+    lock.Unlock();
     try {
       task();
     } catch (const std::exception& e) {
@@ -63,7 +63,7 @@ void Worker::Loop() {
       // stop serving the backend.
       spdlog::error("{}: a task threw: {}", name_, e.what());
     }
-    lock.lock();
+    lock.Lock();
     running_since_ = {};
   }
 }

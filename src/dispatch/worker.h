@@ -16,13 +16,13 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
 #include <deque>
 #include <functional>
-#include <mutex>
 #include <string>
 #include <thread>
+
+#include "causeway/mutex.h"
 
 namespace causeway::dispatch {
 
@@ -36,26 +36,26 @@ class Worker {
   ~Worker();
 
   // False when `capacity` tasks are already waiting, or after Stop.
-  bool Post(Task task);
+  bool Post(Task task) EXCLUDES(mu_);
   // Queued whatever the length (false only after Stop).
-  bool PostAlways(Task task);
+  bool PostAlways(Task task) EXCLUDES(mu_);
   // How long the task now running has run; zero when idle.
-  std::chrono::steady_clock::duration BusyFor() const;
+  std::chrono::steady_clock::duration BusyFor() const EXCLUDES(mu_);
   // Tasks waiting (not counting the one running).
-  size_t waiting() const;
-  void Stop();
+  size_t waiting() const EXCLUDES(mu_);
+  void Stop() EXCLUDES(mu_);
 
  private:
-  bool Push(Task task, bool bounded);
-  void Loop();
+  bool Push(Task task, bool bounded) EXCLUDES(mu_);
+  void Loop() EXCLUDES(mu_);
 
   const std::string name_;
   const size_t capacity_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<Task> tasks_;                              // guarded by mu_
-  bool stopping_ = false;                               // guarded by mu_
-  std::chrono::steady_clock::time_point running_since_; // guarded by mu_; epoch when idle
+  mutable Mutex mu_;
+  CondVar cv_;
+  std::deque<Task> tasks_ GUARDED_BY(mu_);
+  bool stopping_ GUARDED_BY(mu_) = false;
+  std::chrono::steady_clock::time_point running_since_ GUARDED_BY(mu_);  // epoch when idle
   std::thread thread_;
 };
 

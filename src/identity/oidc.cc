@@ -70,7 +70,7 @@ Result<json> OidcVerifier::Verify(std::string_view token, Timestamp now) {
   std::string kid = header.contains("kid") && header["kid"].is_string() ? header["kid"].get<std::string>() : "";
   jwt::KeySet keys;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     bool stale = std::chrono::steady_clock::now() - refreshed_ >= kRefreshAtMost;
     if (!have_keys_ || (keys_.Find(kid) == nullptr && stale)) {
       Status refreshed = Refresh();
@@ -126,11 +126,11 @@ Result<std::optional<PersonDirectory::Person>> PersonDirectory::Find(const Store
   for (char& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   auto steady = std::chrono::steady_clock::now();
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (auto it = entries_.find(key); it != entries_.end() && it->second.fresh_until > steady) return it->second.person;
   }
   ASSIGN_OR_RETURN(std::optional<Person> found, ReadPerson(store, user));
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (entries_.size() >= 10000) entries_.clear();
   entries_[key] = Entry{found, steady + ttl_};
   return found;
@@ -179,7 +179,7 @@ Result<Principal> PeopleAuthenticator::Authenticate(const Store& store, std::str
   std::string hash = Sha256Hex(token);
   auto steady = std::chrono::steady_clock::now();
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (auto it = entries_.find(hash); it != entries_.end()) {
       if (it->second.fresh_until > steady && now <= it->second.expires) return it->second.principal;
       entries_.erase(it);
@@ -203,7 +203,7 @@ Result<Principal> PeopleAuthenticator::Authenticate(const Store& store, std::str
   // must not overflow the conversion).
   double exp = std::clamp(claims.value("exp", 0.0), 0.0, static_cast<double>(ToUnixMicros(now) / 1000000 + 86400));
   Timestamp expires = FromUnixMicros(static_cast<int64_t>(exp * 1e6)) + verifier_.config().leeway;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (entries_.size() >= 10000) entries_.clear();
   entries_[hash] = Entry{principal, expires, steady + ttl_};
   return principal;

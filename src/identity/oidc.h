@@ -11,11 +11,11 @@
 
 #include <chrono>
 #include <functional>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 
 #include "causeway/estate.h"
+#include "causeway/mutex.h"
 #include "causeway/store.h"
 #include "identity/access.h"
 #include "identity/jwt.h"
@@ -46,15 +46,15 @@ class OidcVerifier {
   const OidcConfig& config() const { return config_; }
 
  private:
-  Status Refresh();  // mu_ held
+  Status Refresh() REQUIRES(mu_);
 
   const OidcConfig config_;
   Fetcher fetch_;
-  std::mutex mu_;
-  jwt::KeySet keys_;                                   // guarded by mu_
-  std::string jwks_uri_;                               // guarded by mu_
-  std::chrono::steady_clock::time_point refreshed_{};  // guarded by mu_
-  bool have_keys_ = false;                             // guarded by mu_
+  Mutex mu_;
+  jwt::KeySet keys_ GUARDED_BY(mu_);
+  std::string jwks_uri_ GUARDED_BY(mu_);
+  std::chrono::steady_clock::time_point refreshed_ GUARDED_BY(mu_) {};
+  bool have_keys_ GUARDED_BY(mu_) = false;
 };
 
 // People as the SCIM directory has them, looked up by userName (ignoring
@@ -76,8 +76,8 @@ class PersonDirectory {
     std::chrono::steady_clock::time_point fresh_until;
   };
   const std::chrono::milliseconds ttl_;
-  std::mutex mu_;
-  std::unordered_map<std::string, Entry> entries_;  // by lower-cased userName; guarded by mu_
+  Mutex mu_;
+  std::unordered_map<std::string, Entry> entries_ GUARDED_BY(mu_);  // by lower-cased userName
 };
 
 // The directory's user named `user` (userName, ignoring case) and the
@@ -114,8 +114,8 @@ class PeopleAuthenticator {
   PersonDirectory& directory_;
   std::function<std::vector<Binding>()> bindings_;
   const std::chrono::milliseconds ttl_;
-  std::mutex mu_;
-  std::unordered_map<std::string, Entry> entries_;  // by token hash; guarded by mu_
+  Mutex mu_;
+  std::unordered_map<std::string, Entry> entries_ GUARDED_BY(mu_);  // by token hash
 };
 
 // Whether an Authorization header carries a JWT rather than a Causeway token.

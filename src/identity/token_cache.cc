@@ -8,7 +8,7 @@ Result<Principal> TokenCache::Authenticate(const Store& store, std::string_view 
   ASSIGN_OR_RETURN(std::string hash, TokenHashOf(authorization));
   auto steady = std::chrono::steady_clock::now();
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (auto it = entries_.find(hash); it != entries_.end()) {
       if (it->second.fresh_until > steady) return CheckToken(it->second.token, hash, now);
       entries_.erase(it);
@@ -19,7 +19,7 @@ Result<Principal> TokenCache::Authenticate(const Store& store, std::string_view 
   bool job_credential = std::any_of(principal.scopes.begin(), principal.scopes.end(),
                                     [](const std::string& s) { return s.rfind("job:", 0) == 0; });
   if (!job_credential) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (entries_.size() >= capacity_) entries_.clear();  // crude, and rare: a cache, not a store
     entries_[hash] = Entry{*found, steady + ttl_};
   }
@@ -27,7 +27,7 @@ Result<Principal> TokenCache::Authenticate(const Store& store, std::string_view 
 }
 
 void TokenCache::Forget(const std::string& token_id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   for (auto it = entries_.begin(); it != entries_.end();) {
     it = it->second.token.id == token_id ? entries_.erase(it) : std::next(it);
   }

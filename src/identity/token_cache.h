@@ -11,11 +11,11 @@
 #pragma once
 
 #include <chrono>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 
+#include "causeway/mutex.h"
 #include "identity/tokens.h"
 
 namespace causeway::identity {
@@ -38,8 +38,8 @@ class TokenCache {
   };
   const std::chrono::milliseconds ttl_;
   const size_t capacity_;
-  std::mutex mu_;
-  std::unordered_map<std::string, Entry> entries_;  // by token hash; guarded by mu_
+  Mutex mu_;
+  std::unordered_map<std::string, Entry> entries_ GUARDED_BY(mu_);  // by token hash
 };
 
 }  // namespace causeway::identity

@@ -38,12 +38,12 @@ WorkloadIssuer::WorkloadIssuer(const Store& store, WorkloadIdentityConfig config
     : store_(store), config_(std::move(config)) {}
 
 void WorkloadIssuer::SetDefaultIssuer(const std::string& url) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   default_issuer_ = url;
 }
 
 std::string WorkloadIssuer::issuer() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return config_.issuer.empty() ? default_issuer_ : config_.issuer;
 }
 
@@ -70,7 +70,7 @@ Result<WriteFn> WorkloadIssuer::RotateWrite(Timestamp now, const std::string& ac
     retiring.push_back(std::move(k));
   }
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     loaded_at_ = {};  // read the new key on next use
   }
   return WriteFn([next, retiring, now, actor](WriteTx& tx) -> Status {
@@ -113,7 +113,7 @@ json WorkloadIssuer::Discovery() const {
 }
 
 Result<json> WorkloadIssuer::Jwks(Timestamp now) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   RETURN_IF_ERROR(Reload());
   json keys = json::array();
   for (const Loaded& k : keys_) {
@@ -157,7 +157,7 @@ Result<WorkloadToken> WorkloadIssuer::Mint(const JobRecord& job, int attempt, co
                  {"owner", job.owner},
                  {"cluster", cluster}};
   if (!project.empty()) claims["project"] = project;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   RETURN_IF_ERROR(Reload());
   const Loaded* signer = nullptr;
   for (const Loaded& k : keys_) {

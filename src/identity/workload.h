@@ -11,13 +11,13 @@
 #pragma once
 
 #include <chrono>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "causeway/estate.h"
+#include "causeway/mutex.h"
 #include "causeway/store.h"
 #include "identity/jwt.h"
 
@@ -62,14 +62,14 @@ class WorkloadIssuer {
     SigningKeyRecord record;
     jwt::SigningKey key;
   };
-  Status Reload();  // mu_ held
+  Status Reload() REQUIRES(mu_);
 
   const Store& store_;
   const WorkloadIdentityConfig config_;
-  mutable std::mutex mu_;
-  std::string default_issuer_;                              // guarded by mu_
-  std::vector<Loaded> keys_;                                // oldest first; guarded by mu_
-  std::chrono::steady_clock::time_point loaded_at_{};       // guarded by mu_
+  mutable Mutex mu_;
+  std::string default_issuer_ GUARDED_BY(mu_);
+  std::vector<Loaded> keys_ GUARDED_BY(mu_);  // oldest first
+  std::chrono::steady_clock::time_point loaded_at_ GUARDED_BY(mu_) {};
 };
 
 }  // namespace causeway::identity

@@ -47,7 +47,7 @@ std::vector<identity::Binding> BindingService::Current() {
 
 std::vector<identity::Binding> BindingService::All() {
   std::vector<identity::Binding> out = estate_.access;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto steady = std::chrono::steady_clock::now();
   if (steady - read_at_ >= kReread) {
     auto entries = store_.ListDirectory(kKind);
@@ -94,7 +94,7 @@ Result<identity::Binding> BindingService::Create(const std::string& group, const
     if (!b.breakglass.empty()) e.details["breakglass"] = b.breakglass;
     return tx.AppendAudit(e);
   }));
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   read_at_ = {};
   return b;
 }
@@ -121,7 +121,7 @@ Result<identity::Binding> BindingService::Confirm(const std::string& id, const i
     e.details["breakglass"] = confirmed.breakglass;
     return tx.AppendAudit(e);
   }));
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   read_at_ = {};
   return confirmed;
 }
@@ -138,7 +138,7 @@ Result<identity::Binding> BindingService::Delete(const std::string& id, const st
     AuditEvent e = Event("access.unbind", removed, actor, now);
     return tx.AppendAudit(e);
   }));
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   read_at_ = {};
   return removed;
 }

@@ -5,12 +5,12 @@
 
 #include <chrono>
 #include <functional>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "causeway/clock.h"
 #include "causeway/estate.h"
+#include "causeway/mutex.h"
 #include "causeway/store.h"
 #include "identity/access.h"
 #include "identity/tokens.h"
@@ -53,9 +53,9 @@ class BindingService {
   const Estate& estate_;
   const Clock& clock_;
   std::function<bool(const std::string&)> grant_active_;
-  std::mutex mu_;
-  std::vector<identity::Binding> stored_;             // guarded by mu_
-  std::chrono::steady_clock::time_point read_at_{};   // guarded by mu_
+  Mutex mu_;
+  std::vector<identity::Binding> stored_ GUARDED_BY(mu_);
+  std::chrono::steady_clock::time_point read_at_ GUARDED_BY(mu_) {};
 };
 
 }  // namespace causeway

@@ -57,7 +57,7 @@ Status BreakglassService::Announce(const std::string& event, const json& details
 }
 
 void BreakglassService::Changed() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   read_at_ = {};
 }
 
@@ -308,7 +308,7 @@ json BreakglassService::CoverageFindings(const std::vector<identity::Binding>& b
 
 Result<std::optional<BreakglassRecord>> BreakglassService::Active(const std::string& id) {
   Timestamp now = clock_.Now();
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto steady = std::chrono::steady_clock::now();
   if (steady - read_at_ >= kReread) {
     // Anything active now was requested within the longest duration plus

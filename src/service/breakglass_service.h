@@ -19,7 +19,6 @@
 
 #include <chrono>
 #include <functional>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -28,6 +27,7 @@
 
 #include "causeway/clock.h"
 #include "causeway/estate.h"
+#include "causeway/mutex.h"
 #include "causeway/store.h"
 #include "identity/access.h"
 #include "identity/tokens.h"
@@ -100,9 +100,9 @@ class BreakglassService {
   const Estate& estate_;
   const Clock& clock_;
   std::function<void(const std::string&)> forget_;
-  std::mutex mu_;
-  std::vector<BreakglassRecord> recent_;             // guarded by mu_
-  std::chrono::steady_clock::time_point read_at_{};  // guarded by mu_
+  Mutex mu_;
+  std::vector<BreakglassRecord> recent_ GUARDED_BY(mu_);
+  std::chrono::steady_clock::time_point read_at_ GUARDED_BY(mu_) {};
 };
 
 nlohmann::json ToJson(const BreakglassRecord& b);

@@ -108,7 +108,8 @@ void JobService::Submit(const identity::Principal& who, SubmitRequest request,
     }
     RETURN_IF_ERROR(tx.InsertJob(job));
     RETURN_IF_ERROR(tx.AddJobEvent(JobEvent{0, job.id, job.created_at, "submitted", "submitted by " + scope}));
-    return tx.AppendAudit(event);
+    RETURN_IF_ERROR(tx.AppendAudit(event));
+    return tx.AppendChange(Change{0, Change::Kind::kSubmitted, job.id, "", job.created_at});
   };
   auto finish = [this, result, replayed, spec, done](Status st) {
     if (!st.ok()) return done(st);
@@ -142,6 +143,7 @@ WriteFn CancelJobWrite(const std::string& job_id, const std::string& actor, cons
     event.details["from_state"] = JobStateName(found->state);
     event.details["reason"] = reason;
     RETURN_IF_ERROR(tx.AppendAudit(event));
+    RETURN_IF_ERROR(tx.AppendChange(Change{0, Change::Kind::kCancelled, job_id, "", now}));
     *job = std::move(*found);
     job->state = JobState::kCancelled;
     job->updated_at = now;
@@ -196,7 +198,8 @@ void JobService::RegisterCheckpoint(const identity::Principal& who, const std::s
     e.resource = "job/" + cp->job_id;
     e.details = {{"seq", cp->seq}, {"attempt", cp->attempt}, {"path", cp->path}};
     if (cp->step) e.details["step"] = *cp->step;
-    return tx.AppendAudit(e);
+    RETURN_IF_ERROR(tx.AppendAudit(e));
+    return tx.AppendChange(Change{0, Change::Kind::kCheckpoint, cp->job_id, cp->path, cp->created_at});
   };
   auto finish = [this, cp, done](Status st) {
     if (!st.ok()) return done(st);

@@ -4,11 +4,9 @@
 #include <future>
 #include <set>
 
-#include "causeway/ids.h"
 #include "identity/access.h"
 #include "identity/oidc.h"
 #include "identity/scim/scim_schema.h"
-#include "providers/slurm/slurm_cli.h"
 #include "store/records_json.h"
 
 namespace causeway {
@@ -30,23 +28,10 @@ Result<Person> LookUp(const Store& store, const std::string& user) {
   return Person{std::move(found->user), std::move(found->groups)};
 }
 
-// sacctmgr calls made while a SCIM request waits: a cluster that does not
-// answer fails its step (audited) instead of holding the IdP up.
-constexpr std::chrono::milliseconds kAccountsTimeout{10'000};
-
-// The clusters whose Slurm keeps accounting: where people have users.
-std::vector<const Cluster*> AccountingClusters(const Estate& estate) {
-  std::vector<const Cluster*> out;
-  for (const Cluster& c : estate.clusters) {
-    if (c.slurm && c.slurm->accounting) out.push_back(&c);
-  }
-  return out;
-}
-
-// The seq of the first event after `after` on `resource` with `action`
-// whose details carry `step` (when given); 0 if none is found.
-int64_t FindSeq(const Store& store, int64_t after, const std::string& resource, const std::string& action,
-                const std::string& step = "") {
+// The seq of the first event after `after` on `resource` with `action`; 0
+// if none is found. For the steps another service writes (it does not
+// return the sequence numbers its commit assigned).
+int64_t FindSeq(const Store& store, int64_t after, const std::string& resource, const std::string& action) {
   AuditFilter f;
   f.after_seq = after;
   f.resource = resource;
@@ -54,10 +39,7 @@ int64_t FindSeq(const Store& store, int64_t after, const std::string& resource, 
   f.limit = 1000;
   auto events = store.ListAudit(f);
   if (!events.ok()) return 0;
-  for (const AuditEvent& e : *events) {
-    if (step.empty() || (e.details.is_object() && e.details.value("step", "") == step)) return e.seq;
-  }
-  return 0;
+  return events->empty() ? 0 : events->front().seq;
 }
 
 // Whether `t` grants access because of `user`: it acts for them, or they
@@ -80,14 +62,25 @@ json Step(const std::string& action, const std::string& target, const Status& st
 
 PeopleService::PeopleService(Store& store, CommitQueue& queue, const Estate& estate, const Clock& clock,
                              JobService& jobs, std::function<std::vector<identity::Binding>()> bindings,
-                             std::function<void(const std::string&)> forget)
+                             std::function<void(const std::string&)> forget, const providers::Registry& kinds)
     : store_(store),
       queue_(queue),
       estate_(estate),
       clock_(clock),
       jobs_(jobs),
       bindings_(std::move(bindings)),
-      forget_(std::move(forget)) {}
+      forget_(std::move(forget)),
+      kinds_(kinds) {}
+
+std::vector<std::unique_ptr<providers::PeopleAccounts>> PeopleService::Accounts() const {
+  std::vector<std::unique_ptr<providers::PeopleAccounts>> out;
+  for (const Provider& p : estate_.providers) {
+    const providers::Kind* kind = kinds_.Find(p.kind);
+    if (!kind || !kind->people_accounts) continue;
+    for (auto& a : kind->people_accounts(providers::Context{estate_, p, 0})) out.push_back(std::move(a));
+  }
+  return out;
+}
 
 std::string PeopleService::PosixName(const std::string& user) {
   std::string name = user.substr(0, user.find('@'));
@@ -101,17 +94,16 @@ std::string PeopleService::PosixName(const std::string& user) {
 
 Result<int64_t> PeopleService::Audit(const std::string& action, const std::string& resource, json details,
                                      const std::string& actor) {
-  ASSIGN_OR_RETURN(auto head, store_.GetAuditHead());
-  std::string step = NewId("stp", clock_.Now());
-  details["step"] = step;
   AuditEvent e;
   e.time = clock_.Now();
   e.actor = actor;
   e.action = action;
   e.resource = resource;
   e.details = std::move(details);
-  RETURN_IF_ERROR(queue_.Run([e](WriteTx& tx) mutable -> Status { return tx.AppendAudit(e); }));
-  return FindSeq(store_, head.seq, resource, action, step);
+  // The commit says the event's number (the chain is linked as it commits).
+  ASSIGN_OR_RETURN(auto seqs, queue_.RunAudited([e](WriteTx& tx) mutable -> Status { return tx.AppendAudit(e); }));
+  if (seqs.size() != 1) return Internal("the commit of one audit event returned " + std::to_string(seqs.size()));
+  return seqs.front();
 }
 
 Result<json> PeopleService::Sync(const std::string& user, const std::string& actor) {
@@ -217,26 +209,26 @@ Result<json> PeopleService::Sync(const std::string& user, const std::string& act
   }
 
   // Slurm users: exactly the desired associations on each cluster.
-  for (const Cluster* c : AccountingClusters(estate_)) {
+  for (const auto& cluster : Accounts()) {
+    const std::string& name = cluster->cluster();
     if (posix.empty()) {
-      steps.push_back(Step("provider.account.sync", c->name,
+      steps.push_back(Step("provider.account.sync", name,
                            InvalidArgument("no valid POSIX name can be made of \"" + user + "\""), 0));
       continue;
     }
-    slurm::SlurmCli cli(c->slurm->conf, kAccountsTimeout);
-    auto have = cli.UserAccounts(posix);
+    auto have = cluster->UserAccounts(posix);
     if (!have.ok()) {
-      steps.push_back(Step("provider.account.sync", c->name + "/" + posix, have.status(), 0));
+      steps.push_back(Step("provider.account.sync", name + "/" + posix, have.status(), 0));
       continue;
     }
     std::set<std::string> present(have->begin(), have->end());
-    std::string target = c->name + "/" + posix;
+    std::string target = name + "/" + posix;
     for (const std::string& team : teams) {
       if (present.count(team)) continue;
-      Status st = cli.EnsureUser(posix, team);
+      Status st = cluster->EnsureUser(posix, team);
       int64_t seq = 0;
       if (st.ok()) {
-        ASSIGN_OR_RETURN(seq, Audit("provider.account.create", "cluster/" + c->name,
+        ASSIGN_OR_RETURN(seq, Audit("provider.account.create", "cluster/" + name,
                                     {{"user", user}, {"slurm_user", posix}, {"account", team}}, actor));
       }
       steps.push_back(Step("provider.account.create", target + "@" + team, st, seq));
@@ -245,10 +237,10 @@ Result<json> PeopleService::Sync(const std::string& user, const std::string& act
       if (teams.count(account)) continue;
       // Once nothing is left, the user goes altogether.
       bool last = teams.empty() && account == *present.rbegin();
-      Status st = last ? cli.RemoveUser(posix) : cli.RemoveUser(posix, account);
+      Status st = last ? cluster->RemoveUser(posix) : cluster->RemoveAssociation(posix, account);
       int64_t seq = 0;
       if (st.ok()) {
-        ASSIGN_OR_RETURN(seq, Audit("provider.account.remove", "cluster/" + c->name,
+        ASSIGN_OR_RETURN(seq, Audit("provider.account.remove", "cluster/" + name,
                                     {{"user", user}, {"slurm_user", posix}, {"account", account},
                                      {"reason", may_work ? "no longer in the team" : "deprovisioned"}},
                                     actor));
@@ -356,9 +348,10 @@ Result<json> PeopleService::Credentials(const std::string& user) {
 
   json accounts = json::array();
   std::string posix = PosixName(user);
-  for (const Cluster* c : AccountingClusters(estate_)) {
-    if (posix.empty()) continue;
-    auto have = slurm::SlurmCli(c->slurm->conf, kAccountsTimeout).UserAccounts(posix);
+  for (const auto& cluster : Accounts()) {
+    const Cluster* c = estate_.FindCluster(cluster->cluster());
+    if (posix.empty() || !c) continue;
+    auto have = cluster->UserAccounts(posix);
     json a = {{"provider", c->provider}, {"cluster", c->name}, {"slurm_user", posix}};
     if (!have.ok()) {
       a["state"] = "unknown: " + have.status().message();

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -20,6 +21,7 @@
 #include "causeway/store.h"
 #include "identity/access.h"
 #include "identity/token_cache.h"
+#include "providers/registry.h"
 #include "service/job_service.h"
 #include "store/commit_queue.h"
 
@@ -28,10 +30,12 @@ namespace causeway {
 class PeopleService {
  public:
   // `bindings`: the role bindings in force. `forget`: told of each revoked
-  // token, so this replica's cache drops it.
+  // token, so this replica's cache drops it. People's accounts are kept on
+  // the clusters whose provider kind (in `kinds`) keeps them.
   PeopleService(Store& store, CommitQueue& queue, const Estate& estate, const Clock& clock, JobService& jobs,
                 std::function<std::vector<identity::Binding>()> bindings,
-                std::function<void(const std::string& token_id)> forget = nullptr);
+                std::function<void(const std::string& token_id)> forget = nullptr,
+                const providers::Registry& kinds = providers::BuiltInKinds());
 
   // Brings `user` (a directory userName) in line with the directory; the
   // report lists each step: {"action", "target", "ok", "detail", "seq"}.
@@ -52,6 +56,9 @@ class PeopleService {
   static std::string PosixName(const std::string& user);
 
  private:
+  // Every cluster's people accounts, made afresh for one request (their
+  // calls block, and an account handle serves one thread).
+  std::vector<std::unique_ptr<providers::PeopleAccounts>> Accounts() const;
   Result<int64_t> Audit(const std::string& action, const std::string& resource, nlohmann::json details,
                         const std::string& actor);
 
@@ -62,6 +69,7 @@ class PeopleService {
   JobService& jobs_;
   std::function<std::vector<identity::Binding>()> bindings_;
   std::function<void(const std::string&)> forget_;
+  const providers::Registry& kinds_;
 };
 
 }  // namespace causeway

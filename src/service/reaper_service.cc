@@ -87,7 +87,7 @@ void ReaperService::PollPrometheus() {
   }
   prometheus_samples_ += static_cast<int64_t>(samples->size());
   prometheus_read_to_ = now;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   samples_.Add(*samples);
 }
 
@@ -95,7 +95,7 @@ Status ReaperService::TickOnce() {
   SchedulerService::Utilization u = scheduler_.SampleUtilization();
   if (!u.leader) return Status::Ok();
   PollPrometheus();
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   samples_.Add(u.samples);
   samples_.Prune(u.now);
   std::map<std::pair<std::string, int>, const ActiveAttempt*> by_key;
@@ -132,7 +132,7 @@ Status ReaperService::TickOnce() {
     });
     if (cancel) cancels.emplace_back(work.size() - 1, a.job_id);
   }
-  lock.unlock();
+  lock.Unlock();
   if (work.empty()) return Status::Ok();
   std::vector<Status> results = queue_.RunAll(std::move(work));
   // Once durable, a cancel goes the way of one a person asks for: the
@@ -187,7 +187,7 @@ Result<ReaperService::Pushed> ReaperService::Push(const Store& store, std::vecto
   }
   telemetry::SampleStore::Added added;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     added = samples_.Add(kept);
   }
   out.accepted = added.kept;
@@ -201,17 +201,17 @@ Result<ReaperService::Pushed> ReaperService::Push(const Store& store, std::vecto
 }
 
 size_t ReaperService::points() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return samples_.points();
 }
 
 size_t ReaperService::series() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return samples_.series();
 }
 
 telemetry::Utilization ReaperService::AttemptUtilization(const std::string& job_id, int attempt) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return samples_.AttemptUtilization(job_id, attempt);
 }
 

@@ -10,9 +10,9 @@
 #include <atomic>
 #include <chrono>
 #include <optional>
-#include <mutex>
 
 #include "causeway/estate.h"
+#include "causeway/mutex.h"
 #include "causeway/ticker.h"
 #include "service/scheduler_service.h"
 #include "store/commit_queue.h"
@@ -73,10 +73,10 @@ class ReaperService {
 
   SchedulerService& scheduler_;
   CommitQueue& queue_;
-  std::mutex mu_;  // guards reaper_ and samples_: the cycle and pushes
-  telemetry::Reaper reaper_;
+  Mutex mu_;  // the cycle and pushes
+  telemetry::Reaper reaper_ GUARDED_BY(mu_);
   TelemetryLimits limits_;
-  telemetry::SampleStore samples_;
+  telemetry::SampleStore samples_ GUARDED_BY(mu_);
   Micros samples_retention_;
   std::optional<telemetry::PrometheusSource> prometheus_;
   Micros prometheus_interval_{0};

@@ -7,8 +7,6 @@
 
 #include "causeway/crypto.h"
 #include "identity/tokens.h"
-#include "providers/local/local_provider.h"
-#include "providers/slurm/slurm_provider.h"
 #include "spec/spec_json.h"
 
 namespace causeway {
@@ -88,35 +86,31 @@ SchedulerService::SchedulerService(Store& store, CommitQueue& queue, const Estat
                                    uint64_t seed, Options options)
     : store_(store), queue_(queue), estate_(estate), clock_(clock), seed_(seed), options_(std::move(options)) {
   if (options_.replica.empty()) options_.replica = ReplicaName();
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   Build();
 }
 
 void SchedulerService::Build() {
   drained_.clear();  // nothing of an old term is recorded
-  sims_.clear();
-  others_.clear();
+  owned_.clear();
+  const providers::Registry& kinds = options_.kinds ? *options_.kinds : providers::BuiltInKinds();
   std::map<std::string, ProviderAdapter*> adapters;
   for (const auto& p : estate_.providers) {
-    if (p.kind == "sim") {
-      auto sim = std::make_unique<sim::SimProvider>(estate_, p, seed_);
-      if (const char* log = std::getenv("CAUSEWAY_SIM_DISPATCH_LOG")) sim->SetDispatchLog(log);
-      adapters[p.name] = sim.get();
-      sims_[p.name] = std::move(sim);
-    } else if (p.kind == "slurm") {
-      others_.push_back(std::make_unique<slurm::SlurmProvider>(estate_, p));
-      adapters[p.name] = others_.back().get();
-    } else if (p.kind == "local") {
-      others_.push_back(std::make_unique<local::LocalProvider>(estate_, p));
-      adapters[p.name] = others_.back().get();
-    } else if (!engine_) {
-      spdlog::warn("provider {} is of kind {}, which this server cannot drive yet; its clusters get no work", p.name,
-                   p.kind);
+    const providers::Kind* kind = kinds.Find(p.kind);
+    if (!kind) {
+      if (!engine_) {
+        spdlog::warn("provider {} is of kind {}, which this server cannot drive yet; its clusters get no work", p.name,
+                     p.kind);
+      }
+      continue;
     }
+    owned_.push_back(kind->adapter(providers::Context{estate_, p, seed_}));
+    adapters[p.name] = owned_.back().get();
   }
   adapters_ = adapters;
   engine_ = std::make_unique<scheduler::Engine>(estate_, adapters);
   engine_->SetLaunchPreparer([this](const std::string& job_id, int attempt, const Cluster& cluster, Timestamp now) {
+    mu_.AssertHeld();  // the engine asks from Tick, which runs under mu_
     return PrepareLaunch(job_id, attempt, cluster, now);
   });
 }
@@ -138,7 +132,8 @@ Result<std::map<std::string, std::string>> SchedulerService::PrepareLaunch(const
   // identity) a signed token clouds can trust instead of static keys.
   // Simulated attempts run nothing and get neither.
   const Provider* p = estate_.FindProvider(cluster.provider);
-  bool real = p && p->kind != "sim";
+  const providers::Kind* kind = p ? (options_.kinds ? *options_.kinds : providers::BuiltInKinds()).Find(p->kind) : nullptr;
+  bool real = kind && !kind->simulated;
   std::optional<identity::WorkloadToken> workload;
   std::optional<JobRecord> job;
   if (real) {
@@ -250,12 +245,12 @@ Status SchedulerService::Lead() {
     // Asking the database every cycle is not needed: a quarter of the TTL
     // keeps a leader's lease fresh and bounds how late a follower notices
     // that it expired (a takeover within 1.25 TTL plus one cycle).
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (started - lease_asked_ < options_.lease_ttl / 4) return Status::Ok();
     lease_asked_ = started;
   }
   auto lease = store_.AcquireLease(kLease, options_.replica, options_.lease_ttl);
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (!lease.ok()) return lease.status().WithPrefix("renewing the scheduler lease");
   if (lease->holder != options_.replica) {
     if (leader_) {
@@ -270,11 +265,12 @@ Status SchedulerService::Lead() {
   lease_deadline_ = started + options_.lease_ttl - options_.lease_ttl / 5;
   if (leader_ && lease->epoch == epoch_) return Status::Ok();
 
-  // A new term: start from what the database says, tail the audit trail
-  // from its head for whatever other replicas accept from now on.
+  // A new term: start from what the database says, and follow the change
+  // feed from the audit head (its numbering) for whatever other replicas
+  // accept from now on.
   epoch_ = lease->epoch;
   ASSIGN_OR_RETURN(auto head, store_.GetAuditHead());
-  audit_cursor_ = head.seq;
+  change_cursor_ = head.seq;
   Build();
   RETURN_IF_ERROR(Recover());
   leader_ = true;
@@ -299,30 +295,33 @@ Status SchedulerService::Lead() {
   return Status::Ok();
 }
 
-Status SchedulerService::FollowAudit(const std::vector<AuditEvent>& events, const std::map<std::string, JobRecord>& jobs,
-                                     std::vector<Transition>& out) {
-  for (const AuditEvent& e : events) {
-    if (e.seq <= audit_cursor_) continue;
-    audit_cursor_ = e.seq;
-    if (e.resource.rfind("job/", 0) != 0) continue;
-    std::string job_id = e.resource.substr(4);
-    if (e.action == "job.submit") {
-      auto job = jobs.find(job_id);
-      if (job == jobs.end() || engine_->Has(job_id)) continue;
-      // Submitted after this term began (its event follows the head read
-      // once the lease was ours), so no earlier leader launched it: fenced
-      // launches commit before the lease changes hands, after the submit.
-      // Nothing to read but the job (three queries a job saved).
-      Status st = Adopt(job->second, /*history=*/false);
-      if (!st.ok() && st.code() != Code::kAlreadyExists) {
-        spdlog::error("job {} cannot be scheduled: {}", job_id, st.message());
+Status SchedulerService::FollowChanges(const std::vector<Change>& changes,
+                                       const std::map<std::string, JobRecord>& jobs, std::vector<Transition>& out) {
+  for (const Change& c : changes) {
+    if (c.seq <= change_cursor_) continue;
+    change_cursor_ = c.seq;
+    switch (c.kind) {
+      case Change::Kind::kSubmitted: {
+        auto job = jobs.find(c.job_id);
+        if (job == jobs.end() || engine_->Has(c.job_id)) break;
+        // Submitted after this term began (its change follows the head read
+        // once the lease was ours), so no earlier leader launched it: fenced
+        // launches commit before the lease changes hands, after the submit.
+        // Nothing to read but the job (three queries a job saved).
+        Status st = Adopt(job->second, /*history=*/false);
+        if (!st.ok() && st.code() != Code::kAlreadyExists) {
+          spdlog::error("job {} cannot be scheduled: {}", c.job_id, st.message());
+        }
+        break;
       }
-    } else if (e.action == "job.cancel") {
-      auto cancelled = engine_->Cancel(job_id, clock_.Now());
-      if (cancelled.ok()) out.insert(out.end(), cancelled->begin(), cancelled->end());
-    } else if (e.action == "checkpoint.register" && e.details.is_object() && e.details.contains("path") &&
-               e.details["path"].is_string()) {
-      (void)engine_->SetCheckpoint(job_id, e.details["path"].get<std::string>());
+      case Change::Kind::kCancelled: {
+        auto cancelled = engine_->Cancel(c.job_id, clock_.Now());
+        if (cancelled.ok()) out.insert(out.end(), cancelled->begin(), cancelled->end());
+        break;
+      }
+      case Change::Kind::kCheckpoint:
+        (void)engine_->SetCheckpoint(c.job_id, c.path);
+        break;
     }
   }
   return Status::Ok();
@@ -341,30 +340,25 @@ void SchedulerService::Stop() { ticker_.Stop(); }
 Status SchedulerService::TickOnce() {
   RETURN_IF_ERROR(Lead());
   // Submissions, cancellations and checkpoints accepted by any replica are
-  // in the audit chain, in commit order; those this replica saw first are
+  // in the change feed, in commit order; those this replica saw first are
   // no-ops. The store is read without holding mu_, which the API's hooks
   // need.
-  // What this replica's hooks said comes first, so that the trail's copy of
+  // What this replica's hooks said comes first, so that the feed's copy of
   // it finds nothing to do.
   int64_t cursor = 0;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     DrainInbox(drained_);
     if (!leader_) return Status::Ok();
-    cursor = audit_cursor_;
+    cursor = change_cursor_;
   }
-  AuditFilter f;
-  f.after_seq = cursor;
-  f.limit = 1000;
-  auto events = store_.ListAudit(f);
-  if (!events.ok()) return events.status().WithPrefix("following the audit trail");
+  auto changes = store_.ListChanges(cursor, 1000);
+  if (!changes.ok()) return changes.status().WithPrefix("following the change feed");
   std::vector<std::string> unseen;
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (const AuditEvent& e : *events) {
-      if (e.action == "job.submit" && e.resource.rfind("job/", 0) == 0 && !engine_->Has(e.resource.substr(4))) {
-        unseen.push_back(e.resource.substr(4));
-      }
+    MutexLock lock(mu_);
+    for (const Change& c : *changes) {
+      if (c.kind == Change::Kind::kSubmitted && !engine_->Has(c.job_id)) unseen.push_back(c.job_id);
     }
   }
   std::map<std::string, JobRecord> jobs;  // accepted by other replicas
@@ -379,10 +373,10 @@ Status SchedulerService::TickOnce() {
   Minted minted;
   Fence fence;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (!leader_) return Status::Ok();
     transitions.swap(drained_);
-    RETURN_IF_ERROR(FollowAudit(*events, jobs, transitions));
+    RETURN_IF_ERROR(FollowChanges(*changes, jobs, transitions));
     std::vector<Transition> ticked = engine_->Tick(clock_.Now());
     transitions.insert(transitions.end(), ticked.begin(), ticked.end());
     minted.swap(minted_);
@@ -394,7 +388,7 @@ Status SchedulerService::TickOnce() {
 }
 
 void SchedulerService::Tell(News news) {
-  std::lock_guard<std::mutex> lock(inbox_mu_);
+  MutexLock lock(inbox_mu_);
   if (inbox_.size() < kInboxSize) inbox_.push_back(std::move(news));
 }
 
@@ -413,10 +407,10 @@ void SchedulerService::OnCheckpoint(const std::string& job_id, const std::string
 void SchedulerService::DrainInbox(std::vector<Transition>& out) {
   std::vector<News> news;
   {
-    std::lock_guard<std::mutex> lock(inbox_mu_);
+    MutexLock lock(inbox_mu_);
     news.swap(inbox_);
   }
-  if (!leader_) return;  // the leader reads the same from the audit trail
+  if (!leader_) return;  // the leader reads the same from the change feed
   Timestamp now = clock_.Now();
   for (News& n : news) {
     switch (n.kind) {
@@ -439,7 +433,7 @@ void SchedulerService::DrainInbox(std::vector<Transition>& out) {
 }
 
 nlohmann::json SchedulerService::Explain(const std::string& job_id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return engine_->Explain(job_id);
 }
 
@@ -447,29 +441,30 @@ Result<std::string> SchedulerService::ReadLog(const std::string& cluster, const 
                                              int64_t offset, int64_t max) {
   const Cluster* c = estate_.FindCluster(cluster);
   if (!c) return NotFound("job " + job_id + " has not run on any cluster yet");
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = adapters_.find(c->provider);
   if (it == adapters_.end()) return NotFound("provider " + c->provider + " is not driven by this server");
   return it->second->ReadLog(cluster, job_id, attempt, offset, max);
 }
 
 Result<nlohmann::json> SchedulerService::Queues() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (!leader_) return Unavailable("this replica does not run the scheduler now; ask again (another replica does)");
   return engine_->QueuesJson();
 }
 
 bool SchedulerService::leader() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return leader_;
 }
 
 Status SchedulerService::SetOutage(const std::string& provider, bool down, const std::string& actor) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = sims_.find(provider);
-    if (it == sims_.end()) return NotFound("no simulated provider named " + provider);
-    it->second->SetOutage(down, clock_.Now());
+    MutexLock lock(mu_);
+    auto it = adapters_.find(provider);
+    auto* drill = it == adapters_.end() ? nullptr : providers::Capability<providers::OutageDrill>(it->second);
+    if (!drill) return NotFound("no simulated provider named " + provider);
+    drill->SetOutage(down, clock_.Now());
   }
   Timestamp now = clock_.Now();
   return queue_.Run([=](WriteTx& tx) {
@@ -483,7 +478,7 @@ Status SchedulerService::SetOutage(const std::string& provider, bool down, const
 }
 
 SchedulerService::Utilization SchedulerService::SampleUtilization() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   Utilization u;
   u.now = clock_.Now();
   u.leader = leader_;
@@ -497,12 +492,12 @@ SchedulerService::Utilization SchedulerService::SampleUtilization() {
 }
 
 void SchedulerService::SetWorkloadIssuer(identity::WorkloadIssuer* issuer) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   workload_ = issuer;
 }
 
 void SchedulerService::SetServerUrl(std::string url) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   server_url_ = std::move(url);
 }
 

@@ -7,8 +7,8 @@
 // the scheduler at a time, holding the "scheduler" lease, renewed every
 // cycle. A replica that takes the lease starts a new term: it rebuilds the
 // engine from the database (re-adopting running attempts) and then follows
-// the audit trail for the submissions, cancellations and checkpoints other
-// replicas accept. Fencing: every transition it writes checks the lease's
+// the change feed (Store::ListChanges) for the submissions, cancellations
+// and checkpoints other replicas accept. Fencing: every transition it writes checks the lease's
 // epoch in the same transaction, and it launches nothing once its renewal
 // is overdue, so a replica that lost the lease can neither dispatch nor
 // record anything. Each launch is recorded before it is made, so a leader
@@ -20,7 +20,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -28,9 +27,10 @@
 
 #include "causeway/clock.h"
 #include "causeway/estate.h"
+#include "causeway/mutex.h"
 #include "causeway/store.h"
 #include "causeway/ticker.h"
-#include "providers/sim/sim_provider.h"
+#include "providers/registry.h"
 #include "scheduler/engine.h"
 #include "identity/workload.h"
 #include "store/commit_queue.h"
@@ -41,6 +41,8 @@ namespace causeway {
 struct SchedulerOptions {
   std::string replica;                        // this server's name in the lease; default host:pid:random
   std::chrono::milliseconds lease_ttl{5000};  // another replica takes over at most this long after a crash
+  // The provider kinds it can drive; nullptr: this build's (providers::BuiltInKinds).
+  const providers::Registry* kinds = nullptr;
 };
 
 class SchedulerService {
@@ -55,7 +57,7 @@ class SchedulerService {
   void Start(std::chrono::milliseconds interval);
   void Stop();
   // One cycle: take or renew the lease, then, as the leader, follow the
-  // audit trail, tick the engine and persist what happened (durably) before
+  // change feed, tick the engine and persist what happened (durably) before
   // returning.
   Status TickOnce();
   // Whether this replica runs the scheduler now.
@@ -66,7 +68,7 @@ class SchedulerService {
   // committed (on the commit thread). They only leave word in an inbox that
   // the next cycle reads, so they never wait for the scheduler; word that
   // does not fit (kInboxSize) is not lost, since every cycle also reads the
-  // same from the audit trail. A replica that does not lead drops it: the
+  // same from the change feed. A replica that does not lead drops it: the
   // leader reads it there.
   void OnSubmitted(const JobRecord& job, const JobSpec& spec);
   void OnCancelled(const std::string& job_id);
@@ -114,19 +116,19 @@ class SchedulerService {
   std::vector<WriteFn> Persist(const std::vector<scheduler::Transition>& transitions, const Fence& fence,
                                Minted minted = {});
   // The rest need mu_ held (Lead takes it).
-  void Build();  // fresh providers and engine
-  Status Recover();  // every active job of the database into the engine
+  void Build() REQUIRES(mu_);  // fresh providers and engine
+  Status Recover() REQUIRES(mu_);  // every active job of the database into the engine
   // `history`: read the job's attempts, launches and checkpoints (a job
   // from before this term); without, the job is taken as never launched.
-  Status Adopt(const JobRecord& job, bool history = true);
+  Status Adopt(const JobRecord& job, bool history = true) REQUIRES(mu_);
   // The engine's last word before a launch: lease, durable record, credentials.
   Result<std::map<std::string, std::string>> PrepareLaunch(const std::string& job_id, int attempt,
-                                                           const Cluster& cluster, Timestamp now);
-  Status Lead();
-  // Applies audit events after audit_cursor_: `jobs` holds the submitted
+                                                           const Cluster& cluster, Timestamp now) REQUIRES(mu_);
+  Status Lead() EXCLUDES(mu_);
+  // Applies the changes after change_cursor_: `jobs` holds the submitted
   // jobs the engine did not have.
-  Status FollowAudit(const std::vector<AuditEvent>& events, const std::map<std::string, JobRecord>& jobs,
-                     std::vector<scheduler::Transition>& out);
+  Status FollowChanges(const std::vector<Change>& changes, const std::map<std::string, JobRecord>& jobs,
+                       std::vector<scheduler::Transition>& out) REQUIRES(mu_);
 
   Store& store_;
   CommitQueue& queue_;
@@ -142,27 +144,26 @@ class SchedulerService {
     std::string path;  // kCheckpoint
   };
   static constexpr size_t kInboxSize = 100'000;
-  void Tell(News news);
-  // Applies the inbox to the engine (mu_ held).
-  void DrainInbox(std::vector<scheduler::Transition>& out);
+  void Tell(News news) EXCLUDES(inbox_mu_);
+  // Applies the inbox to the engine.
+  void DrainInbox(std::vector<scheduler::Transition>& out) REQUIRES(mu_) EXCLUDES(inbox_mu_);
 
-  std::mutex inbox_mu_;  // never held while taking mu_
-  std::vector<News> inbox_;  // guarded by inbox_mu_
-  std::mutex mu_;
-  std::map<std::string, std::unique_ptr<sim::SimProvider>> sims_;  // guarded by mu_
-  std::vector<std::unique_ptr<ProviderAdapter>> others_;           // guarded by mu_: real backends
-  std::map<std::string, ProviderAdapter*> adapters_;               // guarded by mu_: by provider name
-  std::unique_ptr<scheduler::Engine> engine_;                      // guarded by mu_
-  std::string server_url_;                                         // guarded by mu_
-  identity::WorkloadIssuer* workload_ = nullptr;                   // guarded by mu_
+  Mutex inbox_mu_;  // never held while taking mu_
+  std::vector<News> inbox_ GUARDED_BY(inbox_mu_);
+  Mutex mu_;
+  std::vector<std::unique_ptr<ProviderAdapter>> owned_ GUARDED_BY(mu_);
+  std::map<std::string, ProviderAdapter*> adapters_ GUARDED_BY(mu_);  // by provider name
+  std::unique_ptr<scheduler::Engine> engine_ GUARDED_BY(mu_);
+  std::string server_url_ GUARDED_BY(mu_);
+  identity::WorkloadIssuer* workload_ GUARDED_BY(mu_) = nullptr;
   UtilizationSource utilization_;                                  // set before Start
-  Minted minted_;                                                  // guarded by mu_: since the last Persist
-  std::vector<scheduler::Transition> drained_;                     // guarded by mu_: from the inbox, to persist
-  bool leader_ = false;                                            // guarded by mu_
-  int64_t epoch_ = 0;                                              // guarded by mu_: the lease's, while leading
-  std::chrono::steady_clock::time_point lease_deadline_{};         // guarded by mu_: launch only before this
-  std::chrono::steady_clock::time_point lease_asked_{};            // guarded by mu_: the last AcquireLease
-  int64_t audit_cursor_ = 0;                                       // guarded by mu_: the last event followed
+  Minted minted_ GUARDED_BY(mu_);  // since the last Persist
+  std::vector<scheduler::Transition> drained_ GUARDED_BY(mu_);  // from the inbox, to persist
+  bool leader_ GUARDED_BY(mu_) = false;
+  int64_t epoch_ GUARDED_BY(mu_) = 0;  // the lease's, while leading
+  std::chrono::steady_clock::time_point lease_deadline_ GUARDED_BY(mu_) {};  // launch only before this
+  std::chrono::steady_clock::time_point lease_asked_ GUARDED_BY(mu_) {};  // the last AcquireLease
+  int64_t change_cursor_ GUARDED_BY(mu_) = 0;  // the last change followed (an audit sequence number)
   Ticker ticker_;
 };
 

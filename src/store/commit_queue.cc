@@ -11,10 +11,10 @@ CommitQueue::~CommitQueue() { Stop(); }
 
 void CommitQueue::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
   if (thread_.joinable()) thread_.join();
 }
 
@@ -24,14 +24,14 @@ Status CommitQueue::Enqueue(WriteFn work, Done done) {
 
 Status CommitQueue::Enqueue(WriteFn work, DoneAudited done) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (stopping_) return Unavailable("the server is shutting down");
     if (pending_.size() >= options_.max_pending) {
       return ResourceExhausted("too many writes waiting to commit; retry shortly");
     }
     pending_.push_back(Item{std::move(work), std::move(done)});
   }
-  cv_.notify_one();
+  cv_.NotifyOne();
   return Status::Ok();
 }
 
@@ -74,8 +74,8 @@ void CommitQueue::Loop() {
   std::vector<const WriteFn*> fns;
   for (;;) {
     {
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [&] { return stopping_ || !pending_.empty(); });
+      MutexLock lock(mu_);
+      while (!stopping_ && pending_.empty()) cv_.Wait(mu_);
       if (pending_.empty()) return;  // stopping, and everything is committed
       while (!pending_.empty() && batch.size() < options_.max_batch) {
         batch.push_back(std::move(pending_.front()));

@@ -4,13 +4,12 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
-#include <mutex>
 #include <thread>
 
+#include "causeway/mutex.h"
 #include "causeway/store.h"
 
 namespace causeway {
@@ -30,10 +29,10 @@ class CommitQueue {
   // Queues `work`. `done` runs on the commit thread once the unit's batch is
   // durable (or failed); it must not block. Returns kResourceExhausted, and
   // never calls `done`, when the queue is full; kUnavailable once stopped.
-  Status Enqueue(WriteFn work, Done done);
+  Status Enqueue(WriteFn work, Done done) EXCLUDES(mu_);
   // The same, and `done` is told the sequence numbers of the unit's audit
   // events.
-  Status Enqueue(WriteFn work, DoneAudited done);
+  Status Enqueue(WriteFn work, DoneAudited done) EXCLUDES(mu_);
 
   // Queues `work` and waits for its result.
   Status Run(WriteFn work);
@@ -45,7 +44,7 @@ class CommitQueue {
   std::vector<Status> RunAll(std::vector<WriteFn> work);
 
   // Commits what is queued and stops the commit thread. Idempotent.
-  void Stop();
+  void Stop() EXCLUDES(mu_);
 
   uint64_t batches() const { return batches_.load(); }
   uint64_t units() const { return units_.load(); }
@@ -55,14 +54,14 @@ class CommitQueue {
     WriteFn work;
     DoneAudited done;
   };
-  void Loop();
+  void Loop() EXCLUDES(mu_);
 
   Store& store_;
   const Options options_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<Item> pending_;  // guarded by mu_
-  bool stopping_ = false;     // guarded by mu_
+  Mutex mu_;
+  CondVar cv_;
+  std::deque<Item> pending_ GUARDED_BY(mu_);
+  bool stopping_ GUARDED_BY(mu_) = false;
   std::atomic<uint64_t> batches_{0};
   std::atomic<uint64_t> units_{0};
   std::thread thread_;

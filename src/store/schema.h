@@ -272,6 +272,17 @@ CREATE INDEX imported_audit_by_source ON imported_audit(provider, source, import
 ALTER TABLE api_tokens ADD COLUMN creator TEXT NOT NULL DEFAULT '';
 ALTER TABLE api_tokens ADD COLUMN grant_id TEXT NOT NULL DEFAULT '';
 )sql",
+    // 15: the replicas' change feed (submissions, cancellations, checkpoints),
+    // numbered by the audit sequence of the event written with each.
+    R"sql(
+CREATE TABLE changes (
+  seq INTEGER PRIMARY KEY,
+  kind TEXT NOT NULL,
+  job_id TEXT NOT NULL,
+  path TEXT NOT NULL DEFAULT '',
+  at INTEGER NOT NULL
+);
+)sql",
 };
 
 // An imported audit event's columns, in the order both stores read them.
@@ -296,7 +307,8 @@ SqlWithParams ImportedAuditSearch(const ImportedAuditQuery& q, Placeholder place
   };
   if (!q.identities.empty()) {
     std::vector<std::pair<std::string, std::string>> by_provider;  // provider, IN list
-    for (const auto& [provider, id] : q.identities) {
+    for (const auto& [provider_name, id] : q.identities) {
+      const std::string& provider = provider_name;  // a lambda may not capture a structured binding (clang 14)
       auto it = std::find_if(by_provider.begin(), by_provider.end(), [&](const auto& g) { return g.first == provider; });
       if (it == by_provider.end()) it = by_provider.insert(by_provider.end(), {provider, ""});
       it->second += (it->second.empty() ? "" : ", ") + param(id);

@@ -162,6 +162,59 @@ TEST_P(StoreTest, ACommitReturnsTheSequenceNumbersItAssigned) {
   EXPECT_EQ((*events)[2].seq, 4);
 }
 
+// The change feed: each change takes its audit event's number, in commit
+// order on every backend; a unit that fails leaves none, and a change needs
+// the event that describes it.
+TEST_P(StoreTest, ChangesAreNumberedLikeTheirAuditEventsAndRolledBackWithTheirUnit) {
+  ASSERT_TRUE(store_->Write(InsertWithAudit(Job())).ok());  // seq 1, no change
+  Timestamp at = clock_.Now();
+  auto change = [at](Change::Kind kind, const std::string& job, const std::string& path = "") {
+    return Change{0, kind, job, path, at};
+  };
+  WriteFn submit = [&](WriteTx& tx) -> Status {
+    AuditEvent e = Event("job.submit", "job/a");
+    RETURN_IF_ERROR(tx.AppendAudit(e));
+    return tx.AppendChange(change(Change::Kind::kSubmitted, "job_a"));
+  };
+  WriteFn fails = [&](WriteTx& tx) -> Status {
+    AuditEvent e = Event("job.cancel", "job/b");
+    RETURN_IF_ERROR(tx.AppendAudit(e));
+    RETURN_IF_ERROR(tx.AppendChange(change(Change::Kind::kCancelled, "job_b")));
+    return InvalidArgument("changed my mind");
+  };
+  WriteFn checkpoint = [&](WriteTx& tx) -> Status {
+    AuditEvent e = Event("job.note", "job/a"), f = Event("checkpoint.register", "job/a");
+    RETURN_IF_ERROR(tx.AppendAudit(e));
+    RETURN_IF_ERROR(tx.AppendAudit(f));
+    return tx.AppendChange(change(Change::Kind::kCheckpoint, "job_a", "s3://b/step-1"));
+  };
+  WriteFn unaudited = [&](WriteTx& tx) -> Status { return tx.AppendChange(change(Change::Kind::kCancelled, "job_c")); };
+  auto results = store_->CommitBatch({&submit, &fails, &checkpoint, &unaudited});
+  ASSERT_TRUE(results[0].status.ok()) << results[0].status.ToString();
+  EXPECT_EQ(results[1].status.code(), Code::kInvalidArgument);
+  ASSERT_TRUE(results[2].status.ok()) << results[2].status.ToString();
+  EXPECT_EQ(results[3].status.code(), Code::kFailedPrecondition);
+
+  auto changes = store_->ListChanges(0, 10);
+  ASSERT_TRUE(changes.ok()) << changes.status().ToString();
+  ASSERT_EQ(changes->size(), 2u);
+  EXPECT_EQ((*changes)[0].seq, 2);
+  EXPECT_EQ((*changes)[0].kind, Change::Kind::kSubmitted);
+  EXPECT_EQ((*changes)[0].job_id, "job_a");
+  EXPECT_EQ((*changes)[0].at, at);
+  EXPECT_EQ((*changes)[1].seq, 4) << "numbered like the checkpoint's event, the unit's last";
+  EXPECT_EQ((*changes)[1].kind, Change::Kind::kCheckpoint);
+  EXPECT_EQ((*changes)[1].path, "s3://b/step-1");
+  EXPECT_EQ(results[2].audit_seqs, (std::vector<int64_t>{3, 4}));
+  // A cursor and a limit.
+  auto after = store_->ListChanges(2, 10);
+  ASSERT_TRUE(after.ok());
+  ASSERT_EQ(after->size(), 1u);
+  EXPECT_EQ(after->front().seq, 4);
+  EXPECT_EQ(store_->ListChanges(0, 1)->size(), 1u);
+  EXPECT_TRUE(Verify().ok);
+}
+
 // The units whose writes reach the database before they end (a read after a
 // write) and the units whose writes are held to the end both stay atomic on
 // their own, however the backend runs the batch.

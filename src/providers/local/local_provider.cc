@@ -2,6 +2,7 @@
 
 #include "causeway/text.h"
 #include "providers/output_file.h"
+#include "providers/registry.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -14,6 +15,14 @@
 #include <fstream>
 
 namespace causeway::local {
+
+void Register(providers::Registry& registry) {
+  providers::Kind kind;
+  kind.adapter = [](const providers::Context& c) -> std::unique_ptr<ProviderAdapter> {
+    return std::make_unique<LocalProvider>(c.estate, c.provider);
+  };
+  registry.Register("local", std::move(kind));
+}
 
 LocalProvider::LocalProvider(const Estate& estate, const Provider& provider) : name_(provider.name) {
   for (const auto& c : estate.clusters) {

@@ -16,7 +16,14 @@
 #include "causeway/estate.h"
 #include "causeway/provider.h"
 
+namespace causeway::providers {
+class Registry;
+}
+
 namespace causeway::local {
+
+// Registers the "local" kind (providers/kinds.cc).
+void Register(providers::Registry& registry);
 
 class LocalProvider final : public ProviderAdapter {
  public:

@@ -5,21 +5,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+
+#include "providers/registry.h"
 
 namespace causeway {
-
-std::string_view AttemptOutcomeName(AttemptOutcome o) {
-  switch (o) {
-    case AttemptOutcome::kSucceeded: return "succeeded";
-    case AttemptOutcome::kFailed: return "failed";
-    case AttemptOutcome::kPreempted: return "preempted";
-    case AttemptOutcome::kNodeFailure: return "node_failure";
-    case AttemptOutcome::kTimeout: return "timeout";
-    case AttemptOutcome::kProviderOutage: return "provider_outage";
-    case AttemptOutcome::kCancelled: return "cancelled";
-  }
-  return "unknown";
-}
 
 namespace sim {
 namespace {
@@ -228,6 +218,17 @@ std::optional<Timestamp> SimProvider::NextEventTime() {
     ends_.pop();  // a cancelled attempt's stale entry
   }
   return std::nullopt;
+}
+
+void Register(providers::Registry& registry) {
+  providers::Kind kind;
+  kind.adapter = [](const providers::Context& c) -> std::unique_ptr<ProviderAdapter> {
+    auto sim = std::make_unique<SimProvider>(c.estate, c.provider, c.seed);
+    if (const char* log = std::getenv("CAUSEWAY_SIM_DISPATCH_LOG")) sim->SetDispatchLog(log);
+    return sim;
+  };
+  kind.simulated = true;
+  registry.Register("sim", std::move(kind));
 }
 
 void SimProvider::SetOutage(bool down, Timestamp now) {

@@ -16,10 +16,19 @@
 
 #include "causeway/estate.h"
 #include "causeway/provider.h"
+#include "providers/capabilities.h"
+
+namespace causeway::providers {
+class Registry;
+}
 
 namespace causeway::sim {
 
-class SimProvider final : public ProviderAdapter {
+// Registers the "sim" kind (providers/kinds.cc); CAUSEWAY_SIM_DISPATCH_LOG,
+// when set, names each adapter's dispatch log.
+void Register(providers::Registry& registry);
+
+class SimProvider final : public ProviderAdapter, public providers::OutageDrill {
  public:
   // Simulates every cluster of `provider` in `estate`. The same seed and the
   // same calls give the same events.
@@ -50,7 +59,7 @@ class SimProvider final : public ProviderAdapter {
 
   // Takes the provider down (every running attempt ends with
   // kProviderOutage at `now`) or brings it back.
-  void SetOutage(bool down, Timestamp now);
+  void SetOutage(bool down, Timestamp now) override;
 
  private:
   // Free GPUs per node, with nodes bucketed by free count for O(1) fits.

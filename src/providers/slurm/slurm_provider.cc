@@ -8,6 +8,8 @@
 
 #include "causeway/text.h"
 #include "providers/output_file.h"
+#include "providers/registry.h"
+#include "providers/slurm/slurm_accounts.h"
 #include "providers/slurm/slurm_cli.h"
 #include "providers/slurm/slurm_client.h"
 
@@ -36,6 +38,15 @@ std::unique_ptr<SlurmApi> ApiFor(const SlurmSettings& s) {
   }
   if (apis.size() == 1) return std::move(apis[0]);
   return std::make_unique<FallbackApi>(std::move(apis));
+}
+
+void Register(providers::Registry& registry) {
+  providers::Kind kind;
+  kind.adapter = [](const providers::Context& c) -> std::unique_ptr<ProviderAdapter> {
+    return std::make_unique<SlurmProvider>(c.estate, c.provider);
+  };
+  kind.people_accounts = [](const providers::Context& c) { return SlurmAccounts::ForProvider(c.estate, c.provider); };
+  registry.Register("slurm", std::move(kind));
 }
 
 namespace {
@@ -131,13 +142,13 @@ int SlurmProvider::ResolvePool(const std::string& cluster, const std::string& po
 
 bool SlurmProvider::Healthy(int pool) const {
   if (pool < 0 || pool >= static_cast<int>(pools_.size())) return false;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return Unavailability(clusters_[static_cast<size_t>(pools_[static_cast<size_t>(pool)].cluster)]).empty();
 }
 
 bool SlurmProvider::Fits(int pool, int gpus_per_node, int nodes) const {
   if (pool < 0 || pool >= static_cast<int>(pools_.size())) return false;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   const Pool& p = pools_[static_cast<size_t>(pool)];
   // Slurm places the gang itself. Causeway keeps up to one more cluster's
   // worth of work queued in Slurm beyond what runs, so Slurm starts the next
@@ -149,7 +160,7 @@ bool SlurmProvider::Fits(int pool, int gpus_per_node, int nodes) const {
 
 int SlurmProvider::FreeGpus(int pool) const {
   if (pool < 0 || pool >= static_cast<int>(pools_.size())) return 0;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return std::max(0, pools_[static_cast<size_t>(pool)].capacity - pools_[static_cast<size_t>(pool)].used);
 }
 
@@ -175,7 +186,7 @@ Result<std::string> SlurmProvider::Launch(const LaunchRequest& r, Timestamp now)
     return ResourceExhausted("no room for " + std::to_string(r.num_nodes) + " x " + std::to_string(r.gpus_per_node) +
                              " GPUs on " + r.cluster);
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   ClusterState& c = clusters_[static_cast<size_t>(index)];
   if (std::string why = Unavailability(c); !why.empty()) return Unavailable(why);
   const SlurmSettings& s = c.settings;
@@ -207,14 +218,14 @@ void SlurmProvider::Submit(int index, Key key, SubmitRequest request, Timestamp 
   ClusterState& c = clusters_[static_cast<size_t>(index)];
   std::string down;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (!tracked_.count(key)) return;  // cancelled before it was sent
     // A cluster found down since this was queued: fail it now rather than
     // wait for another deadline.
     if (c.backoff.failing()) down = Unavailability(c);
   }
   Result<int64_t> id = down.empty() ? c.api->Submit(request) : Result<int64_t>(Unavailable(down));
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = tracked_.find(key);
   if (down.empty()) Note(c, id.status());
   if (!id.ok()) {
@@ -238,7 +249,7 @@ void SlurmProvider::Submit(int index, Key key, SubmitRequest request, Timestamp 
     return;
   }
   // Cancelled while it was being submitted: stop what Slurm now holds.
-  lock.unlock();
+  lock.Unlock();
   (void)c.api->Cancel(*id);
 }
 
@@ -257,12 +268,12 @@ Status SlurmProvider::Restore(const LaunchRequest& r, Timestamp started_at) {
     }
     slurm_id = *id;
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return Track(r, slurm_id, started_at);
 }
 
 Status SlurmProvider::Cancel(const std::string& job_id, int attempt) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = tracked_.find({job_id, attempt});
   if (it == tracked_.end()) return NotFound("attempt " + std::to_string(attempt) + " of " + job_id + " is not in Slurm");
   // The attempt is Causeway's no longer, whatever Slurm answers. One being
@@ -314,7 +325,7 @@ ProviderEvent SlurmProvider::Ended(const Key& key, const Tracked& t, const JobIn
 }
 
 std::vector<ProviderEvent> SlurmProvider::Poll(Timestamp now) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   std::set<int> busy;
   for (const auto& [key, t] : tracked_) busy.insert(t.cluster);
   auto steady = std::chrono::steady_clock::now();
@@ -336,14 +347,14 @@ void SlurmProvider::Reconcile(int cluster, Timestamp now) {
   ClusterState& c = clusters_[static_cast<size_t>(cluster)];
   {
     // Found down since this was queued: wait out the backoff.
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (!c.backoff.Ready(std::chrono::steady_clock::now())) {
       c.reconciling = false;
       return;
     }
   }
   auto jobs = c.api->ListJobs();
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   Note(c, jobs.status());
   if (!jobs.ok()) {  // report nothing, lose nothing
     c.reconciling = false;
@@ -408,9 +419,9 @@ void SlurmProvider::Reconcile(int cluster, Timestamp now) {
     for (const Unseen& u : ask) {
       if (u.slurm_id > 0) ids.push_back(u.slurm_id);
     }
-    lock.unlock();
+    lock.Unlock();
     auto records = ids.empty() ? Result<std::vector<JobInfo>>(std::vector<JobInfo>{}) : c.api->Accounting(ids);
-    lock.lock();
+    lock.Lock();
     // Accounting unreachable: ask again next cycle rather than guess.
     if (!records.ok()) {
       c.reconciling = false;
@@ -451,7 +462,7 @@ void SlurmProvider::Reconcile(int cluster, Timestamp now) {
     Untrack(it);
   }
   c.reconciling = false;
-  lock.unlock();
+  lock.Unlock();
   for (int64_t id : requeued_copies) (void)c.api->Cancel(id);
 }
 

@@ -31,14 +31,18 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "causeway/estate.h"
+#include "causeway/mutex.h"
 #include "causeway/provider.h"
 #include "dispatch/worker.h"
 #include "providers/slurm/slurm_api.h"
+
+namespace causeway::providers {
+class Registry;
+}
 
 namespace causeway::slurm {
 
@@ -46,6 +50,10 @@ namespace causeway::slurm {
 // running. A CANCELLED job seen here was stopped by someone else (Causeway's
 // own cancellations are untracked first), which is retried.
 std::optional<AttemptOutcome> OutcomeOf(const JobInfo& job);
+
+// Registers the "slurm" kind (providers/kinds.cc): this adapter, and the
+// accounting users of clusters with accounting (slurm_accounts.h).
+void Register(providers::Registry& registry);
 
 // The interfaces a cluster's settings ask for, in order of preference.
 std::unique_ptr<SlurmApi> ApiFor(const SlurmSettings& settings);
@@ -123,27 +131,29 @@ class SlurmProvider final : public ProviderAdapter {
 
   static std::string JobName(const std::string& job_id, int attempt);
   int ClusterIndex(const std::string& cluster) const;
-  // The rest need mu_ held, except the worker tasks, which take it.
-  Status Track(const LaunchRequest& r, int64_t slurm_id, Timestamp started);
-  void Untrack(std::map<Key, Tracked>::iterator it);
+  Status Track(const LaunchRequest& r, int64_t slurm_id, Timestamp started) REQUIRES(mu_);
+  void Untrack(std::map<Key, Tracked>::iterator it) REQUIRES(mu_);
   // Records the outcome of a call to a cluster: a retryable failure marks
   // it down and sets its next try.
-  void Note(ClusterState& c, const Status& st);
+  void Note(ClusterState& c, const Status& st) REQUIRES(mu_);
   // Why the cluster takes no work now, or "" when it does.
-  std::string Unavailability(const ClusterState& c) const;
+  std::string Unavailability(const ClusterState& c) const REQUIRES(mu_);
   ProviderEvent Ended(const Key& key, const Tracked& t, const JobInfo& job, AttemptOutcome outcome, Timestamp now) const;
-  // Worker tasks.
-  void Submit(int cluster, Key key, SubmitRequest request, Timestamp at);
-  void Reconcile(int cluster, Timestamp now);
-  void CancelByName(int cluster, std::string name);
+  // Worker tasks: on the cluster's worker, taking mu_ around (never during)
+  // each call to the cluster.
+  void Submit(int cluster, Key key, SubmitRequest request, Timestamp at) EXCLUDES(mu_);
+  void Reconcile(int cluster, Timestamp now) EXCLUDES(mu_);
+  void CancelByName(int cluster, std::string name) EXCLUDES(mu_);
 
   std::string name_;
   Options options_;
-  mutable std::mutex mu_;
-  std::vector<ClusterState> clusters_;  // health, reconciling: guarded by mu_
-  std::vector<Pool> pools_;             // used: guarded by mu_
-  std::map<Key, Tracked> tracked_;      // guarded by mu_
-  std::vector<ProviderEvent> events_;   // guarded by mu_: learned since the last Poll
+  mutable Mutex mu_;
+  // Fixed once made, but for the fields mu_ guards: each cluster's health
+  // (backoff, last_error) and reconciling, each pool's used.
+  std::vector<ClusterState> clusters_;
+  std::vector<Pool> pools_;
+  std::map<Key, Tracked> tracked_ GUARDED_BY(mu_);
+  std::vector<ProviderEvent> events_ GUARDED_BY(mu_);  // learned since the last Poll
 };
 
 }  // namespace causeway::slurm

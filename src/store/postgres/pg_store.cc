@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "audit/chain.h"
+#include "causeway/mutex.h"
 #include "causeway/store.h"
 #include "causeway/text.h"
 #include "store/billing_sql.h"
@@ -245,6 +246,7 @@ class PgWriteTx final : public WriteTx {
     unit_writes_ = 0;
     unit_audits_ = 0;
     unit_start_ = audit_.size();
+    unit_changes_start_ = changes_.size();
     unit_claims_.clear();
     lease_at_unit_start_ = confirmed_lease_;
   }
@@ -259,6 +261,7 @@ class PgWriteTx final : public WriteTx {
   Status UndoUnit() {
     audit_.resize(unit_start_);
     audit_units_.resize(unit_start_);
+    changes_.resize(unit_changes_start_);
     confirmed_lease_ = lease_at_unit_start_;
     bool claimed = !unit_claims_.empty();
     for (const std::string& k : unit_claims_) claimed_.erase(k);
@@ -303,6 +306,21 @@ class PgWriteTx final : public WriteTx {
       ASSIGN_OR_RETURN(std::string update, conn_.Inline("UPDATE audit_head SET seq = $1, hash = $2 WHERE id = 1",
                                                         Params().Add(head.seq).Add(head.hash)));
       held_.Statement(std::move(update));
+      // Each change takes the number its audit event was just given.
+      for (size_t from = 0; from < changes_.size(); from += kRowsPerInsert) {
+        std::string insert = "INSERT INTO changes (seq, kind, job_id, path, at) VALUES ";
+        size_t to = std::min(changes_.size(), from + kRowsPerInsert);
+        for (size_t i = from; i < to; ++i) {
+          const auto& [c, event] = changes_[i];
+          ASSIGN_OR_RETURN(std::string row,
+                           conn_.Inline("($1, $2, $3, $4, $5)",
+                                        Params().Add(audit_[event].seq).Add(std::string(ChangeKindName(c.kind)))
+                                            .Add(c.job_id).Add(c.path).Add(ToUnixMicros(c.at))));
+          insert += i == from ? "" : ", ";
+          insert += row;
+        }
+        held_.Statement(std::move(insert));
+      }
     }
     held_.Statement("COMMIT");
     // The units' own writes went in the first round trip; what fails here
@@ -464,6 +482,12 @@ class PgWriteTx final : public WriteTx {
     audit_.push_back(e);
     audit_units_.push_back(unit_index_);
     ++unit_audits_;
+    return Status::Ok();
+  }
+
+  Status AppendChange(const Change& c) override {
+    if (unit_audits_ == 0) return FailedPrecondition("a change is recorded after the audit event that describes it");
+    changes_.emplace_back(c, audit_.size() - 1);  // numbered at commit, with its event
     return Status::Ok();
   }
 
@@ -643,6 +667,8 @@ class PgWriteTx final : public WriteTx {
   const BatchMode mode_;
   std::vector<AuditEvent> audit_;  // this batch's, in order
   std::vector<size_t> audit_units_;  // the unit that appended each of audit_
+  std::vector<std::pair<Change, size_t>> changes_;  // this batch's, each with its event's index in audit_
+  size_t unit_changes_start_ = 0;
   std::string confirmed_lease_;    // locked FOR SHARE in this transaction
   pg::HeldWrites held_;
   // Idempotency keys this batch claimed ("scope\nkey"), and this unit's.
@@ -907,6 +933,18 @@ class PgStore final : public Store {
     return ReadAll(r, &ReadAudit);
   }
 
+  Result<std::vector<Change>> ListChanges(int64_t after_seq, int limit) const override {
+    ASSIGN_OR_RETURN(Rows r, Query("SELECT seq, kind, job_id, path, at FROM changes WHERE seq > $1 ORDER BY seq LIMIT $2",
+                                   Params().Add(after_seq).Add(limit)));
+    std::vector<Change> out;
+    for (int i = 0; i < r.size(); ++i) {
+      auto kind = ParseChangeKind(r.Text(i, 1));
+      if (!kind) continue;  // a newer replica's kind of news: not this build's to act on
+      out.push_back(Change{r.Int(i, 0), *kind, r.Text(i, 2), r.Text(i, 3), FromUnixMicros(r.Int(i, 4))});
+    }
+    return out;
+  }
+
   Status ScanAudit(const std::function<bool(const AuditEvent&)>& fn) const override {
     auto lease = Acquire();
     if (!lease.ok()) return lease.status();
@@ -1040,7 +1078,7 @@ class PgStore final : public Store {
     Pooled(Pooled&&) = default;
     ~Pooled() {
       if (!conn || conn->Broken()) return;
-      std::lock_guard<std::mutex> lock(store->pool_mu_);
+      MutexLock lock(store->pool_mu_);
       if (store->pool_.size() < kMaxIdle) store->pool_.push_back(std::move(conn));
     }
   };
@@ -1048,7 +1086,7 @@ class PgStore final : public Store {
 
   Result<Pooled> Acquire() const {
     {
-      std::lock_guard<std::mutex> lock(pool_mu_);
+      MutexLock lock(pool_mu_);
       if (!pool_.empty()) {
         auto c = std::move(pool_.back());
         pool_.pop_back();
@@ -1118,8 +1156,8 @@ class PgStore final : public Store {
 
   std::string url_;
   bool read_only_;
-  mutable std::mutex pool_mu_;
-  mutable std::vector<std::unique_ptr<Conn>> pool_;  // guarded by pool_mu_: idle connections
+  mutable Mutex pool_mu_;
+  mutable std::vector<std::unique_ptr<Conn>> pool_ GUARDED_BY(pool_mu_);  // idle connections
 };
 
 }  // namespace

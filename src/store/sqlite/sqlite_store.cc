@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "audit/chain.h"
+#include "causeway/mutex.h"
 #include "causeway/store.h"
 #include "store/billing_sql.h"
 #include "store/schema.h"
@@ -394,6 +395,14 @@ class SqliteWriteTx final : public WriteTx {
     return Status::Ok();
   }
 
+  Status AppendChange(const Change& c) override {
+    if (unit_audits_ == 0) return FailedPrecondition("a change is recorded after the audit event that describes it");
+    CW_STMT(s, conn_, "INSERT INTO changes (seq, kind, job_id, path, at) VALUES (?1, ?2, ?3, ?4, ?5)");
+    s.Bind(1, head_.seq).Bind(2, std::string(ChangeKindName(c.kind))).Bind(3, c.job_id).Bind(4, c.path);
+    s.Bind(5, ToUnixMicros(c.at));
+    return Counted(s.Exec());
+  }
+
   Status RecordLaunch(const std::string& job_id, int attempt, const std::string& cluster, Timestamp at) override {
     CW_STMT(s, conn_,
             "INSERT INTO launches (job_id, attempt, cluster, at) VALUES (?1, ?2, ?3, ?4) ON CONFLICT(job_id) DO UPDATE "
@@ -568,8 +577,9 @@ class SqliteStore final : public Store {
  public:
   SqliteStore(std::string path, bool read_only) : path_(std::move(path)), read_only_(read_only) {}
 
-  Status Open() {
+  Status Open() EXCLUDES(writer_mu_) {
     if (!read_only_) {
+      MutexLock lock(writer_mu_);  // no other thread has the store yet
       ASSIGN_OR_RETURN(writer_, Conn::Open(path_, false));
       // WAL lets readers run beside the writer; FULL makes every commit
       // durable (it survives power loss, not only a crash of this process).
@@ -590,7 +600,7 @@ class SqliteStore final : public Store {
       for (auto& r : results) r.status = FailedPrecondition("the database is open read-only");
       return results;
     }
-    std::lock_guard<std::mutex> lock(writer_mu_);
+    MutexLock lock(writer_mu_);
     Status begin = writer_->ExecScript("BEGIN IMMEDIATE");
     if (!begin.ok()) {
       for (auto& r : results) r.status = begin;
@@ -835,6 +845,21 @@ class SqliteStore final : public Store {
     return out;
   }
 
+  Result<std::vector<Change>> ListChanges(int64_t after_seq, int limit) const override {
+    ASSIGN_OR_RETURN(auto r, Reader());
+    CW_STMT(s, *r.conn, "SELECT seq, kind, job_id, path, at FROM changes WHERE seq > ?1 ORDER BY seq LIMIT ?2");
+    s.Bind(1, after_seq).Bind(2, limit);
+    std::vector<Change> out;
+    Status st;
+    while (s.Step(st)) {
+      auto kind = ParseChangeKind(s.Text(1));
+      if (!kind) continue;  // a newer replica's kind of news: not this build's to act on
+      out.push_back(Change{s.Int(0), *kind, s.Text(2), s.Text(3), FromUnixMicros(s.Int(4))});
+    }
+    RETURN_IF_ERROR(st);
+    return out;
+  }
+
   Status ScanAudit(const std::function<bool(const AuditEvent&)>& fn) const override {
     ASSIGN_OR_RETURN(auto r, Reader());
     // One read transaction, so the scan sees one consistent chain.
@@ -877,7 +902,7 @@ class SqliteStore final : public Store {
 
   Result<Lease> AcquireLease(const std::string& name, const std::string& holder, Micros ttl) override {
     if (read_only_) return FailedPrecondition("the database is open read-only");
-    std::lock_guard<std::mutex> lock(writer_mu_);
+    MutexLock lock(writer_mu_);
     int64_t now = ToUnixMicros(RealClock().Now());
     {
       CW_STMT(up, *writer_,
@@ -1012,7 +1037,7 @@ class SqliteStore final : public Store {
     ReaderLease(ReaderLease&&) = default;
     ~ReaderLease() {
       if (conn) {
-        std::lock_guard<std::mutex> lock(store->readers_mu_);
+        MutexLock lock(store->readers_mu_);
         store->readers_.push_back(std::move(conn));
       }
     }
@@ -1020,7 +1045,7 @@ class SqliteStore final : public Store {
 
   Result<ReaderLease> Reader() const {
     {
-      std::lock_guard<std::mutex> lock(readers_mu_);
+      MutexLock lock(readers_mu_);
       if (!readers_.empty()) {
         auto c = std::move(readers_.back());
         readers_.pop_back();
@@ -1039,14 +1064,14 @@ class SqliteStore final : public Store {
     return audit::ChainHead{};
   }
 
-  Status WriteHead(const audit::ChainHead& head) {
+  Status WriteHead(const audit::ChainHead& head) REQUIRES(writer_mu_) {
     CW_STMT(s, *writer_, "INSERT INTO audit_head (id, seq, hash) VALUES (1, ?1, ?2) "
                          "ON CONFLICT(id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash");
     s.Bind(1, head.seq).Bind(2, head.hash);
     return s.Exec();
   }
 
-  Status Migrate() {
+  Status Migrate() REQUIRES(writer_mu_) {
     RETURN_IF_ERROR(writer_->ExecScript(
         "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)"));
     const int target = static_cast<int>(std::size(kMigrations));
@@ -1078,10 +1103,10 @@ class SqliteStore final : public Store {
 
   std::string path_;
   bool read_only_;
-  std::mutex writer_mu_;
-  std::unique_ptr<Conn> writer_;  // guarded by writer_mu_ after Open
-  mutable std::mutex readers_mu_;
-  mutable std::vector<std::unique_ptr<Conn>> readers_;  // guarded by readers_mu_
+  Mutex writer_mu_;
+  std::unique_ptr<Conn> writer_ GUARDED_BY(writer_mu_);
+  mutable Mutex readers_mu_;
+  mutable std::vector<std::unique_ptr<Conn>> readers_ GUARDED_BY(readers_mu_);
 };
 
 }  // namespace

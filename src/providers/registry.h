@@ -1,0 +1,55 @@
+// Provider kinds by name, as Kueue registers its job integrations: each
+// provider folder says what its kind makes (Register in that folder), and
+// BuiltInKinds lists the folders. Adding a provider is adding its folder and
+// one line in kinds.cc; the scheduler and the other services only look kinds
+// up here.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "causeway/estate.h"
+#include "causeway/provider.h"
+#include "providers/capabilities.h"
+
+namespace causeway::providers {
+
+// What a provider of the estate is made from.
+struct Context {
+  const Estate& estate;
+  const Provider& provider;
+  uint64_t seed = 0;  // for simulated behaviour: the same seed replays the same run
+};
+
+struct Kind {
+  // The adapter that drives the provider's clusters. Required.
+  std::function<std::unique_ptr<ProviderAdapter>(const Context&)> adapter;
+  // The per-person accounts of the provider's clusters, for those that keep
+  // them; unset when the kind keeps none.
+  std::function<std::vector<std::unique_ptr<PeopleAccounts>>(const Context&)> people_accounts;
+  // Whether its attempts run nothing real: they get no credentials.
+  bool simulated = false;
+};
+
+class Registry {
+ public:
+  // Registers `kind` under `name`; a second registration of a name replaces
+  // the first (a test's fake, for instance).
+  void Register(std::string name, Kind kind);
+  // The kind named `name`, or nullptr.
+  const Kind* Find(std::string_view name) const;
+  std::vector<std::string> Names() const;
+
+ private:
+  std::map<std::string, Kind, std::less<>> kinds_;
+};
+
+// The kinds this build has (sim, local, slurm).
+const Registry& BuiltInKinds();
+
+}  // namespace causeway::providers

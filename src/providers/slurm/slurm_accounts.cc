@@ -1,0 +1,16 @@
+#include "providers/slurm/slurm_accounts.h"
+
+namespace causeway::slurm {
+
+std::vector<std::unique_ptr<providers::PeopleAccounts>> SlurmAccounts::ForProvider(const Estate& estate,
+                                                                                   const Provider& provider) {
+  std::vector<std::unique_ptr<providers::PeopleAccounts>> out;
+  for (const Cluster& c : estate.clusters) {
+    if (c.provider == provider.name && c.slurm && c.slurm->accounting) {
+      out.push_back(std::make_unique<SlurmAccounts>(c.name, *c.slurm));
+    }
+  }
+  return out;
+}
+
+}  // namespace causeway::slurm

@@ -1,0 +1,160 @@
+// The scheduler service with a provider kind of the test's own, registered
+// as any built-in kind is: the scheduler drives it, credentials and all,
+// without knowing its type, and finds its capabilities by asking.
+#include <gtest/gtest.h>
+
+#include <mutex>
+
+#include "causeway/estate.h"
+#include "causeway/job_spec.h"
+#include "providers/registry.h"
+#include "service/scheduler_service.h"
+#include "spec/spec_json.h"
+#include "store/commit_queue.h"
+#include "temp_db.h"
+
+namespace causeway::testing {
+namespace {
+
+constexpr const char* kEstate = R"(
+providers:
+  - {name: kube, kind: kubernetes, regions: [{name: r1, zone: eu}]}
+  - {name: simmed, kind: sim, regions: [{name: r1, zone: eu}]}
+clusters:
+  - {name: k1, provider: kube, region: r1, node_pools: [{name: h, gpu_type: H100, gpus_per_node: 8, nodes: 2}]}
+  - {name: s1, provider: simmed, region: r1, node_pools: [{name: h, gpu_type: H100, gpus_per_node: 8, nodes: 2}]}
+prices:
+  - {cluster: k1, gpu_type: H100, on_demand: "1.00"}
+  - {cluster: s1, gpu_type: H100, on_demand: "9.00"}
+teams: [{name: t}]
+queues: [{name: q, team: t, quotas: [{flavor: H100, nominal: 64}]}]
+)";
+
+// Runs nothing: remembers what it was asked to launch and ends it when told.
+class FakeKube final : public ProviderAdapter {
+ public:
+  struct Shared {
+    std::mutex mu;
+    std::vector<LaunchRequest> launched;
+    bool finish = false;
+  };
+  FakeKube(std::string name, Shared& shared) : name_(std::move(name)), shared_(shared) {}
+  const std::string& name() const override { return name_; }
+  Result<std::string> Launch(const LaunchRequest& r, Timestamp) override {
+    std::lock_guard<std::mutex> lock(shared_.mu);
+    shared_.launched.push_back(r);
+    return "kube:" + r.job_id + "-" + std::to_string(r.attempt);
+  }
+  Status Restore(const LaunchRequest&, Timestamp) override { return Status::Ok(); }
+  Status Cancel(const std::string&, int) override { return Status::Ok(); }
+  std::vector<ProviderEvent> Poll(Timestamp now) override {
+    std::lock_guard<std::mutex> lock(shared_.mu);
+    std::vector<ProviderEvent> out;
+    if (!shared_.finish) return out;
+    for (const LaunchRequest& r : shared_.launched) {
+      out.push_back(ProviderEvent{r.job_id, r.attempt, now, AttemptOutcome::kSucceeded, 0, "", "", std::nullopt});
+    }
+    shared_.launched.clear();
+    return out;
+  }
+  int ResolvePool(const std::string& cluster, const std::string& pool) const override {
+    return cluster == "k1" && pool == "h" ? 0 : -1;
+  }
+  bool Fits(int pool, int per_node, int nodes) const override { return pool == 0 && per_node <= 8 && nodes <= 2; }
+  int FreeGpus(int) const override { return 16; }
+  bool Healthy(int) const override { return true; }
+  Result<std::string> ReadLog(const std::string&, const std::string&, int, int64_t, int64_t) const override {
+    return NotFound("no logs");
+  }
+  std::vector<GpuSample> SampleUtilization(Timestamp) const override { return {}; }
+
+ private:
+  std::string name_;
+  Shared& shared_;
+};
+
+TEST(ProviderRegistryTest, TheBuiltInKindsAreRegisteredWithWhatTheyCanDo) {
+  const providers::Registry& kinds = providers::BuiltInKinds();
+  EXPECT_EQ(kinds.Names(), (std::vector<std::string>{"local", "sim", "slurm"}));
+  ASSERT_NE(kinds.Find("sim"), nullptr);
+  EXPECT_TRUE(kinds.Find("sim")->simulated);
+  EXPECT_FALSE(kinds.Find("slurm")->simulated);
+  EXPECT_TRUE(kinds.Find("slurm")->people_accounts) << "Slurm keeps people's accounting users";
+  EXPECT_FALSE(kinds.Find("local")->people_accounts);
+  EXPECT_EQ(kinds.Find("kubernetes"), nullptr);
+}
+
+TEST(SchedulerServiceTest, DrivesAProviderKindRegisteredFromOutsideAndAsksForCapabilities) {
+  auto estate = ParseEstate(kEstate, "estate.yaml");
+  ASSERT_TRUE(estate.ok()) << estate.status().ToString();
+  FakeKube::Shared shared;
+  providers::Registry kinds = providers::BuiltInKinds();
+  providers::Kind kube;
+  kube.adapter = [&shared](const providers::Context& c) -> std::unique_ptr<ProviderAdapter> {
+    return std::make_unique<FakeKube>(c.provider.name, shared);
+  };
+  kinds.Register("kubernetes", std::move(kube));
+
+  TempDb db;
+  auto store = db.Open();
+  ASSERT_NE(store, nullptr);
+  CommitQueue queue(*store, {});
+  ManualClock clock;
+  SchedulerService::Options options;
+  options.kinds = &kinds;
+  SchedulerService scheduler(*store, queue, *estate, clock, 1, options);
+
+  auto spec = ParseJobSpec("resources: {accelerators: H100:8, labels: {owner: o, team: t}}\nrun: train\n", "job.yaml");
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  JobRecord job;
+  job.id = "job_1";
+  job.name = "j";
+  job.team = "t";
+  job.owner = "o";
+  job.spec_yaml = "run: train";
+  job.spec_json = ToJson(spec->spec).dump();
+  job.created_at = job.updated_at = clock.Now();
+  ASSERT_TRUE(queue.Run([&](WriteTx& tx) {
+    RETURN_IF_ERROR(tx.InsertJob(job));
+    AuditEvent e;
+    e.time = clock.Now();
+    e.actor = "test";
+    e.action = "job.submit";
+    e.resource = "job/" + job.id;
+    return tx.AppendAudit(e);
+  }).ok());
+  scheduler.OnSubmitted(job, spec->spec);
+
+  // The cheaper cluster is the fake kind's; a real (not simulated) kind's
+  // attempt gets a credential of its own.
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(scheduler.TickOnce().ok());
+    std::lock_guard<std::mutex> lock(shared.mu);
+    if (!shared.launched.empty()) break;
+  }
+  {
+    std::lock_guard<std::mutex> lock(shared.mu);
+    ASSERT_EQ(shared.launched.size(), 1u);
+    EXPECT_EQ(shared.launched[0].cluster, "k1");
+    EXPECT_EQ(shared.launched[0].env.count("CAUSEWAY_TOKEN"), 1u);
+    shared.finish = true;
+  }
+  clock.Advance(std::chrono::minutes(1));
+  ASSERT_TRUE(scheduler.TickOnce().ok());
+  auto stored = store->GetJob("job_1");
+  ASSERT_TRUE(stored.ok() && stored->has_value());
+  EXPECT_EQ((*stored)->state, JobState::kSucceeded);
+  auto attempts = store->ListAttempts("job_1");
+  ASSERT_TRUE(attempts.ok());
+  ASSERT_EQ(attempts->size(), 1u);
+  EXPECT_EQ((*attempts)[0].backend_id, "kube:job_1-1");
+
+  // The outage drill is a capability: the simulated provider has it, the
+  // fake does not.
+  EXPECT_EQ(scheduler.SetOutage("kube", true, "test").code(), Code::kNotFound);
+  EXPECT_TRUE(scheduler.SetOutage("simmed", true, "test").ok());
+  scheduler.Stop();
+}
+
+}  // namespace
+}  // namespace causeway::testing
