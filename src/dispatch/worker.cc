@@ -7,7 +7,8 @@
 
 namespace causeway::dispatch {
 
-Worker::Worker(std::string name, size_t capacity) : name_(std::move(name)), capacity_(capacity) {
+Worker::Worker(std::string name, size_t capacity, SteadyNow now)
+    : name_(std::move(name)), capacity_(capacity), now_(std::move(now)) {
   thread_ = std::thread([this] { Loop(); });
 }
 
@@ -19,7 +20,7 @@ bool Worker::Push(Task task, bool bounded) {
     if (stopping_ || (bounded && tasks_.size() >= capacity_)) return false;
     tasks_.push_back(std::move(task));
   }
-  cv_.NotifyOne();
+  cv_.NotifyAll();  // the loop, among WaitIdle's waiters
   return true;
 }
 
@@ -28,13 +29,18 @@ bool Worker::PostAlways(Task task) { return Push(std::move(task), false); }
 
 std::chrono::steady_clock::duration Worker::BusyFor() const {
   MutexLock lock(mu_);
-  if (running_since_ == std::chrono::steady_clock::time_point{}) return {};
-  return std::chrono::steady_clock::now() - running_since_;
+  if (!running_) return {};
+  return now_() - running_since_;
 }
 
 size_t Worker::waiting() const {
   MutexLock lock(mu_);
   return tasks_.size();
+}
+
+void Worker::WaitIdle() {
+  MutexLock lock(mu_);
+  while (running_ || !tasks_.empty()) cv_.Wait(mu_);
 }
 
 void Worker::Stop() {
@@ -54,7 +60,8 @@ void Worker::Loop() {
     if (stopping_) return;
     Task task = std::move(tasks_.front());
     tasks_.pop_front();
-    running_since_ = std::chrono::steady_clock::now();
+    running_ = true;
+    running_since_ = now_();
     lock.Unlock();
     try {
       task();
@@ -64,7 +71,8 @@ void Worker::Loop() {
       spdlog::error("{}: a task threw: {}", name_, e.what());
     }
     lock.Lock();
-    running_since_ = {};
+    running_ = false;
+    cv_.NotifyAll();  // WaitIdle
   }
 }
 

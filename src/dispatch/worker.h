@@ -9,7 +9,8 @@
 // what the backend holds. BusyFor says how long the running task has taken,
 // so a caller can call the backend unhealthy while a call hangs, before
 // its deadline fires. Stop finishes the running task (every backend call
-// has a deadline), drops the rest and joins.
+// has a deadline), drops the rest and joins. Time is read from a
+// monotonic clock the owner may replace (a test's, which it moves itself).
 //
 // Backoff: the shared retry schedule for an unreachable backend — first
 // wait, doubling per failure in a row, capped; any answer resets it.
@@ -26,11 +27,15 @@
 
 namespace causeway::dispatch {
 
+// Monotonic time: std::chrono::steady_clock's, or a test's.
+using SteadyNow = std::function<std::chrono::steady_clock::time_point()>;
+inline std::chrono::steady_clock::time_point SteadyClockNow() { return std::chrono::steady_clock::now(); }
+
 class Worker {
  public:
   using Task = std::function<void()>;
   // `name` is for logs.
-  Worker(std::string name, size_t capacity);
+  Worker(std::string name, size_t capacity, SteadyNow now = SteadyClockNow);
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
   ~Worker();
@@ -43,6 +48,9 @@ class Worker {
   std::chrono::steady_clock::duration BusyFor() const EXCLUDES(mu_);
   // Tasks waiting (not counting the one running).
   size_t waiting() const EXCLUDES(mu_);
+  // Returns once nothing is queued or running (for tests: a task that
+  // hangs makes it wait as long).
+  void WaitIdle() EXCLUDES(mu_);
   void Stop() EXCLUDES(mu_);
 
  private:
@@ -51,11 +59,13 @@ class Worker {
 
   const std::string name_;
   const size_t capacity_;
+  const SteadyNow now_;
   mutable Mutex mu_;
   CondVar cv_;
   std::deque<Task> tasks_ GUARDED_BY(mu_);
   bool stopping_ GUARDED_BY(mu_) = false;
-  std::chrono::steady_clock::time_point running_since_ GUARDED_BY(mu_);  // epoch when idle
+  bool running_ GUARDED_BY(mu_) = false;
+  std::chrono::steady_clock::time_point running_since_ GUARDED_BY(mu_);
   std::thread thread_;
 };
 

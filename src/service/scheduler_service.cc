@@ -86,6 +86,7 @@ SchedulerService::SchedulerService(Store& store, CommitQueue& queue, const Estat
                                    uint64_t seed, Options options)
     : store_(store), queue_(queue), estate_(estate), clock_(clock), seed_(seed), options_(std::move(options)) {
   if (options_.replica.empty()) options_.replica = ReplicaName();
+  if (!options_.kinds) options_.kinds = &providers::BuiltInKinds();
   MutexLock lock(mu_);
   Build();
 }
@@ -93,10 +94,9 @@ SchedulerService::SchedulerService(Store& store, CommitQueue& queue, const Estat
 void SchedulerService::Build() {
   drained_.clear();  // nothing of an old term is recorded
   owned_.clear();
-  const providers::Registry& kinds = options_.kinds ? *options_.kinds : providers::BuiltInKinds();
   std::map<std::string, ProviderAdapter*> adapters;
   for (const auto& p : estate_.providers) {
-    const providers::Kind* kind = kinds.Find(p.kind);
+    const providers::Kind* kind = options_.kinds->Find(p.kind);
     if (!kind) {
       if (!engine_) {
         spdlog::warn("provider {} is of kind {}, which this server cannot drive yet; its clusters get no work", p.name,
@@ -132,7 +132,7 @@ Result<std::map<std::string, std::string>> SchedulerService::PrepareLaunch(const
   // identity) a signed token clouds can trust instead of static keys.
   // Simulated attempts run nothing and get neither.
   const Provider* p = estate_.FindProvider(cluster.provider);
-  const providers::Kind* kind = p ? (options_.kinds ? *options_.kinds : providers::BuiltInKinds()).Find(p->kind) : nullptr;
+  const providers::Kind* kind = p ? options_.kinds->Find(p->kind) : nullptr;
   bool real = kind && !kind->simulated;
   std::optional<identity::WorkloadToken> workload;
   std::optional<JobRecord> job;

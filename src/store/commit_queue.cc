@@ -35,13 +35,6 @@ Status CommitQueue::Enqueue(WriteFn work, DoneAudited done) {
   return Status::Ok();
 }
 
-Status CommitQueue::Run(WriteFn work) {
-  std::promise<Status> promise;
-  auto future = promise.get_future();
-  RETURN_IF_ERROR(Enqueue(std::move(work), [&promise](Status st) { promise.set_value(std::move(st)); }));
-  return future.get();
-}
-
 Result<std::vector<int64_t>> CommitQueue::RunAudited(WriteFn work) {
   std::promise<Committed> promise;
   auto future = promise.get_future();
@@ -50,6 +43,8 @@ Result<std::vector<int64_t>> CommitQueue::RunAudited(WriteFn work) {
   if (!c.status.ok()) return c.status;
   return std::move(c.audit_seqs);
 }
+
+Status CommitQueue::Run(WriteFn work) { return RunAudited(std::move(work)).status(); }
 
 std::vector<Status> CommitQueue::RunAll(std::vector<WriteFn> work) {
   std::vector<std::promise<Status>> promises(work.size());

@@ -41,23 +41,25 @@ TEST(WorkerTest, RunsTasksInOrderAndRefusesPastItsBound) {
   Gate gate;
   std::mutex mu;
   std::vector<int> ran;
-  Worker w("test", 2);
+  std::atomic<int64_t> now_us{3'600'000'000};
+  Worker w("test", 2, [&] { return std::chrono::steady_clock::time_point(std::chrono::microseconds(now_us.load())); });
+  EXPECT_EQ(w.BusyFor().count(), 0) << "idle";
   ASSERT_TRUE(w.Post([&] { gate.Wait(); }));
   gate.WaitEntered();
-  EXPECT_GT(w.BusyFor().count(), 0) << "the hung task shows as busy";
+  now_us += 7'000'000;
+  EXPECT_EQ(std::chrono::duration_cast<std::chrono::seconds>(w.BusyFor()).count(), 7) << "the hung task shows as busy";
   ASSERT_TRUE(w.Post([&] { std::lock_guard<std::mutex> l(mu); ran.push_back(1); }));
   ASSERT_TRUE(w.Post([&] { std::lock_guard<std::mutex> l(mu); ran.push_back(2); }));
   EXPECT_EQ(w.waiting(), 2u);
   EXPECT_FALSE(w.Post([&] { ran.push_back(99); })) << "a third waiting task is refused";
   // ...but what must not be dropped is queued anyway.
-  std::atomic<bool> done{false};
   ASSERT_TRUE(w.PostAlways([&] {
     std::lock_guard<std::mutex> l(mu);
     ran.push_back(3);
-    done = true;
   }));
   gate.Open();
-  while (!done) std::this_thread::yield();
+  w.WaitIdle();
+  EXPECT_EQ(w.BusyFor().count(), 0);
   std::lock_guard<std::mutex> l(mu);
   EXPECT_EQ(ran, (std::vector<int>{1, 2, 3}));
 }
@@ -84,7 +86,8 @@ TEST(WorkerTest, ATaskThatThrowsDoesNotStopTheWorker) {
   std::atomic<bool> after{false};
   ASSERT_TRUE(w.Post([] { throw std::runtime_error("bug"); }));
   ASSERT_TRUE(w.Post([&] { after = true; }));
-  while (!after) std::this_thread::yield();
+  w.WaitIdle();
+  EXPECT_TRUE(after);
 }
 
 TEST(BackoffTest, DoublesFromTheFirstWaitUpToTheCapAndResetsOnAnAnswer) {

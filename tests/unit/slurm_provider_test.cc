@@ -9,7 +9,6 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
-#include <thread>
 
 namespace causeway::slurm {
 namespace {
@@ -96,22 +95,25 @@ class SlurmProviderTest : public ::testing::Test {
     o.hung_after = 50ms;
     o.queued_calls = 4;
     o.api = [this](const SlurmSettings&) { return std::make_unique<FakeApi>(fake_); };
+    o.now = [this] { return std::chrono::steady_clock::time_point(std::chrono::microseconds(steady_us_.load())); };
     provider_ = std::make_unique<SlurmProvider>(estate_, estate_.providers[0], o);
     pool_ = provider_->ResolvePool("c", "h200");
     ASSERT_GE(pool_, 0);
   }
-  // Polls until `done` holds for the events so far (a bounded loop; each
-  // Poll asks the worker to reconcile again).
+  // Polls until `done` holds for the events so far: each Poll asks the
+  // worker to reconcile, and the next one comes once the worker is idle (a
+  // bounded loop; no call in these tests hangs while it runs).
   template <typename F>
   std::vector<ProviderEvent> PollUntil(F done) {
     std::vector<ProviderEvent> all;
-    for (int i = 0; i < 20000 && !done(all); ++i) {
+    for (int i = 0; i < 100 && !done(all); ++i) {
+      provider_->WaitIdle();
       auto got = provider_->Poll(now_);
       all.insert(all.end(), got.begin(), got.end());
-      std::this_thread::sleep_for(1ms);
     }
     return all;
   }
+  void AdvanceSteady(std::chrono::microseconds d) { steady_us_ += d.count(); }
   void WaitSubmitEntered(int n) {
     std::unique_lock<std::mutex> lock(fake_.mu);
     fake_.cv.wait(lock, [&] { return fake_.submits_entered >= n; });
@@ -127,6 +129,7 @@ class SlurmProviderTest : public ::testing::Test {
   std::unique_ptr<SlurmProvider> provider_;
   int pool_ = -1;
   Timestamp now_ = FromUnixMicros(1'800'000'000'000'000);
+  std::atomic<int64_t> steady_us_{3'600'000'000};  // the provider's monotonic clock, moved by the test
 };
 
 TEST_F(SlurmProviderTest, ALaunchReturnsAtOnceWhileTheClusterHangsAndTheClusterIsThenUnhealthy) {
@@ -137,7 +140,9 @@ TEST_F(SlurmProviderTest, ALaunchReturnsAtOnceWhileTheClusterHangsAndTheClusterI
   EXPECT_EQ(provider_->FreeGpus(pool_), 0) << "the attempt holds its GPUs from the hand-over";
   WaitSubmitEntered(1);
   // The submission hangs: after hung_after the cluster takes no new work.
-  while (provider_->Healthy(pool_)) std::this_thread::sleep_for(1ms);
+  EXPECT_TRUE(provider_->Healthy(pool_)) << "not hung yet";
+  AdvanceSteady(60ms);
+  EXPECT_FALSE(provider_->Healthy(pool_));
   auto refused = provider_->Launch(Request("job_b"), now_);
   EXPECT_EQ(refused.status().code(), Code::kUnavailable);
   EXPECT_NE(refused.status().message().find("has not answered"), std::string::npos) << refused.status().message();
@@ -154,12 +159,14 @@ TEST_F(SlurmProviderTest, ALaunchReturnsAtOnceWhileTheClusterHangsAndTheClusterI
   EXPECT_FALSE(provider_->Healthy(pool_));
   EXPECT_NE(provider_->Launch(Request("job_b"), now_).status().message().find("unreachable"), std::string::npos);
 
-  // Asked again after the backoff (1 s): it answers, and is healthy again.
-  auto deadline = std::chrono::steady_clock::now() + 30s;
-  while (!provider_->Healthy(pool_) && std::chrono::steady_clock::now() < deadline) {
-    (void)provider_->Poll(now_);
-    std::this_thread::sleep_for(5ms);
-  }
+  // Not asked again before the backoff (1 s) has passed; then it answers,
+  // and is healthy again.
+  (void)provider_->Poll(now_);
+  provider_->WaitIdle();
+  EXPECT_FALSE(provider_->Healthy(pool_));
+  AdvanceSteady(1100ms);
+  (void)provider_->Poll(now_);  // asks the cluster again
+  provider_->WaitIdle();
   EXPECT_TRUE(provider_->Healthy(pool_));
 }
 

@@ -81,7 +81,13 @@ SlurmProvider::SlurmProvider(const Estate& estate, const Provider& provider, Opt
     for (const auto& p : c.node_pools) pools_.push_back(Pool{index, p.name, p.gpus_per_node, p.gpus_per_node * p.nodes, 0});
   }
   // Started once clusters_ no longer moves: tasks name a cluster by index.
-  for (ClusterState& c : clusters_) c.worker = std::make_unique<dispatch::Worker>("slurm " + c.name, options_.queued_calls);
+  for (ClusterState& c : clusters_) {
+    c.worker = std::make_unique<dispatch::Worker>("slurm " + c.name, options_.queued_calls, options_.now);
+  }
+}
+
+void SlurmProvider::WaitIdle() {
+  for (ClusterState& c : clusters_) c.worker->WaitIdle();
 }
 
 SlurmProvider::~SlurmProvider() {
@@ -91,6 +97,10 @@ SlurmProvider::~SlurmProvider() {
 
 std::string SlurmProvider::LogPath(const SlurmSettings& s, const std::string& job_id, int attempt) {
   return s.output_dir + "/" + job_id + "-" + std::to_string(attempt) + ".log";
+}
+
+std::string SlurmProvider::BackendId(const std::string& cluster, const std::string& id) {
+  return "slurm:" + cluster + ":" + id;
 }
 
 std::string SlurmProvider::JobName(const std::string& job_id, int attempt) {
@@ -111,13 +121,13 @@ void SlurmProvider::Note(ClusterState& c, const Status& st) {
     return;
   }
   c.last_error = st.message();
-  c.backoff.Failed(std::chrono::steady_clock::now());
+  c.backoff.Failed(options_.now());
 }
 
 std::string SlurmProvider::Unavailability(const ClusterState& c) const {
   // Down until it answers again (Poll asks once the backoff has passed).
   if (c.backoff.failing()) {
-    auto wait = std::chrono::duration_cast<std::chrono::seconds>(c.backoff.next() - std::chrono::steady_clock::now());
+    auto wait = std::chrono::duration_cast<std::chrono::seconds>(c.backoff.next() - options_.now());
     return "cluster " + c.name + " is unreachable (" + c.last_error + "); asking again " +
            (wait.count() >= 0 ? "in " + std::to_string(wait.count() + 1) + " s" : "now");
   }
@@ -210,8 +220,8 @@ Result<std::string> SlurmProvider::Launch(const LaunchRequest& r, Timestamp now)
     return Unavailable("cluster " + r.cluster + " has " + std::to_string(options_.queued_calls) + " calls waiting");
   }
   // The Slurm job id is not known yet: the job's name stands for it until
-  // Slurm runs it (Poll reports the id with kStarted).
-  return "slurm:" + r.cluster + ":" + JobName(r.job_id, r.attempt);
+  // Slurm accepts the job (Poll reports the id with kHandedOver).
+  return BackendId(r.cluster, JobName(r.job_id, r.attempt));
 }
 
 void SlurmProvider::Submit(int index, Key key, SubmitRequest request, Timestamp at) {
@@ -244,7 +254,7 @@ void SlurmProvider::Submit(int index, Key key, SubmitRequest request, Timestamp 
     // this id, in accounting too once the controller has forgotten it.
     ProviderEvent ev{key.first, key.second, at, AttemptOutcome::kSucceeded, 0, "", "", std::nullopt};
     ev.kind = ProviderEvent::Kind::kHandedOver;
-    ev.backend_id = "slurm:" + c.name + ":" + std::to_string(*id);
+    ev.backend_id = BackendId(c.name, std::to_string(*id));
     events_.push_back(std::move(ev));
     return;
   }
@@ -255,7 +265,6 @@ void SlurmProvider::Submit(int index, Key key, SubmitRequest request, Timestamp 
 
 Status SlurmProvider::Restore(const LaunchRequest& r, Timestamp started_at) {
   std::string_view id_text = r.backend_id;
-  std::string prefix = "slurm:" + r.cluster + ":";
   if (id_text.rfind("slurm:", 0) != 0 || id_text.rfind(':') == std::string_view::npos) {
     return InvalidArgument("attempt " + std::to_string(r.attempt) + " of " + r.job_id + " has no Slurm job id");
   }
@@ -312,15 +321,9 @@ Result<std::string> SlurmProvider::ReadLog(const std::string& cluster, const std
   return ReadOutputRange(LogPath(clusters_[static_cast<size_t>(index)].settings, job_id, attempt), offset, max);
 }
 
-ProviderEvent SlurmProvider::Ended(const Key& key, const Tracked& t, const JobInfo& job, AttemptOutcome outcome,
-                                   Timestamp now) const {
+ProviderEvent SlurmProvider::Ended(const Key& key, const JobInfo& job, AttemptOutcome outcome, Timestamp now) {
   ProviderEvent ev{key.first, key.second, job.end.value_or(now), outcome, job.exit_code, "", "", std::nullopt};
   ev.started = job.start;
-  // The end of the output tells an out-of-memory, a full disk or an XID
-  // from a plain bug.
-  if (outcome != AttemptOutcome::kSucceeded) {
-    ev.log_tail = ReadOutputTail(LogPath(clusters_[static_cast<size_t>(t.cluster)].settings, key.first, key.second));
-  }
   return ev;
 }
 
@@ -328,7 +331,7 @@ std::vector<ProviderEvent> SlurmProvider::Poll(Timestamp now) {
   MutexLock lock(mu_);
   std::set<int> busy;
   for (const auto& [key, t] : tracked_) busy.insert(t.cluster);
-  auto steady = std::chrono::steady_clock::now();
+  auto steady = options_.now();
   for (size_t i = 0; i < clusters_.size(); ++i) {
     ClusterState& c = clusters_[i];
     // An idle healthy cluster has nothing to reconcile; a down one is asked
@@ -348,7 +351,7 @@ void SlurmProvider::Reconcile(int cluster, Timestamp now) {
   {
     // Found down since this was queued: wait out the backoff.
     MutexLock lock(mu_);
-    if (!c.backoff.Ready(std::chrono::steady_clock::now())) {
+    if (!c.backoff.Ready(options_.now())) {
       c.reconciling = false;
       return;
     }
@@ -371,6 +374,10 @@ void SlurmProvider::Reconcile(int cluster, Timestamp now) {
   // them, or Slurm requeued them (it ignores "no requeue" through slurmrestd
   // 22.05, and clusters may requeue on node failure).
   std::vector<Unseen> ask;
+  // What this reconcile learned, published once the ends of failed
+  // attempts' output are read (off the lock: disk).
+  std::vector<ProviderEvent> learned;
+  std::vector<bool> wants_tail;  // per learned event
   for (auto it = tracked_.begin(); it != tracked_.end();) {
     auto& [key, t] = *it;
     if (t.cluster != cluster || t.submitting) {
@@ -399,15 +406,17 @@ void SlurmProvider::Reconcile(int cluster, Timestamp now) {
         t.seen_running = true;
         ProviderEvent ev{key.first, key.second, *job->second.start, AttemptOutcome::kSucceeded, 0, "", "", std::nullopt};
         ev.kind = ProviderEvent::Kind::kStarted;
-        ev.backend_id = "slurm:" + c.name + ":" + std::to_string(t.slurm_id);
-        events_.push_back(std::move(ev));
+        ev.backend_id = BackendId(c.name, std::to_string(t.slurm_id));
+        learned.push_back(std::move(ev));
+        wants_tail.push_back(false);
       }
       ++it;
       continue;
     }
-    ProviderEvent ev = Ended(key, t, job->second, *outcome, now);
+    ProviderEvent ev = Ended(key, job->second, *outcome, now);
     ev.reason = Reason(job->second, false);
-    events_.push_back(std::move(ev));
+    learned.push_back(std::move(ev));
+    wants_tail.push_back(*outcome != AttemptOutcome::kSucceeded);
     auto done = it++;
     Untrack(done);
   }
@@ -422,12 +431,11 @@ void SlurmProvider::Reconcile(int cluster, Timestamp now) {
     lock.Unlock();
     auto records = ids.empty() ? Result<std::vector<JobInfo>>(std::vector<JobInfo>{}) : c.api->Accounting(ids);
     lock.Lock();
-    // Accounting unreachable: ask again next cycle rather than guess.
-    if (!records.ok()) {
-      c.reconciling = false;
-      return;
+    if (records.ok()) {
+      for (auto& r : *records) runs[r.id].push_back(std::move(r));
+    } else {
+      ask.clear();  // accounting unreachable: ask again next cycle rather than guess
     }
-    for (auto& r : *records) runs[r.id].push_back(std::move(r));
   }
   std::vector<int64_t> requeued_copies;
   for (const Unseen& u : ask) {
@@ -443,7 +451,7 @@ void SlurmProvider::Reconcile(int cluster, Timestamp now) {
     }
     ProviderEvent ev;
     if (ended) {
-      ev = Ended(u.key, t, *ended, *OutcomeOf(*ended), now);
+      ev = Ended(u.key, *ended, *OutcomeOf(*ended), now);
       ev.reason = Reason(*ended, true);
     } else {
       ev = ProviderEvent{u.key.first, u.key.second, now, AttemptOutcome::kNodeFailure, -1, "", "", std::nullopt};
@@ -458,12 +466,20 @@ void SlurmProvider::Reconcile(int cluster, Timestamp now) {
       requeued_copies.push_back(t.slurm_id);
       ev.reason += "; Causeway cancelled Slurm's requeued copy and retries the job itself";
     }
-    events_.push_back(std::move(ev));
+    learned.push_back(std::move(ev));
+    wants_tail.push_back(ended && *OutcomeOf(*ended) != AttemptOutcome::kSucceeded);
     Untrack(it);
   }
   c.reconciling = false;
   lock.Unlock();
+  // The end of the output tells an out-of-memory, a full disk or an XID
+  // from a plain bug.
+  for (size_t i = 0; i < learned.size(); ++i) {
+    if (wants_tail[i]) learned[i].log_tail = ReadOutputTail(LogPath(c.settings, learned[i].job_id, learned[i].attempt));
+  }
   for (int64_t id : requeued_copies) (void)c.api->Cancel(id);
+  lock.Lock();
+  for (ProviderEvent& ev : learned) events_.push_back(std::move(ev));
 }
 
 }  // namespace causeway::slurm

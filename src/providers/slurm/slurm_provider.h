@@ -66,6 +66,8 @@ struct SlurmProviderOptions {
   size_t queued_calls = 256;
   // How a cluster is reached: ApiFor, or a test's fake.
   std::function<std::unique_ptr<SlurmApi>(const SlurmSettings&)> api = ApiFor;
+  // Monotonic time for hangs and backoff: steady_clock's, or a test's.
+  dispatch::SteadyNow now = dispatch::SteadyClockNow;
 };
 
 class SlurmProvider final : public ProviderAdapter {
@@ -88,6 +90,10 @@ class SlurmProvider final : public ProviderAdapter {
   std::vector<GpuSample> SampleUtilization(Timestamp) const override { return {}; }
   Result<std::string> ReadLog(const std::string& cluster, const std::string& job_id, int attempt, int64_t offset,
                               int64_t max) const override;
+
+  // Returns once no cluster's worker has a call queued or running (for
+  // tests: what the workers learned is then in the next Poll).
+  void WaitIdle();
 
   // How much work, in multiples of a pool's GPUs, Causeway keeps in Slurm.
   static constexpr int kBacklogFactor = 2;
@@ -130,6 +136,9 @@ class SlurmProvider final : public ProviderAdapter {
   };
 
   static std::string JobName(const std::string& job_id, int attempt);
+  // The attempt's backend id: "slurm:CLUSTER:ID", ID the Slurm job id (or,
+  // until Slurm has given one, the job's name).
+  static std::string BackendId(const std::string& cluster, const std::string& id);
   int ClusterIndex(const std::string& cluster) const;
   Status Track(const LaunchRequest& r, int64_t slurm_id, Timestamp started) REQUIRES(mu_);
   void Untrack(std::map<Key, Tracked>::iterator it) REQUIRES(mu_);
@@ -138,7 +147,8 @@ class SlurmProvider final : public ProviderAdapter {
   void Note(ClusterState& c, const Status& st) REQUIRES(mu_);
   // Why the cluster takes no work now, or "" when it does.
   std::string Unavailability(const ClusterState& c) const REQUIRES(mu_);
-  ProviderEvent Ended(const Key& key, const Tracked& t, const JobInfo& job, AttemptOutcome outcome, Timestamp now) const;
+  // An attempt's end as Slurm reports it (the caller reads the output's tail).
+  static ProviderEvent Ended(const Key& key, const JobInfo& job, AttemptOutcome outcome, Timestamp now);
   // Worker tasks: on the cluster's worker, taking mu_ around (never during)
   // each call to the cluster.
   void Submit(int cluster, Key key, SubmitRequest request, Timestamp at) EXCLUDES(mu_);

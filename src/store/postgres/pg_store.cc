@@ -228,6 +228,13 @@ std::optional<int64_t> MicrosOf(const std::optional<Timestamp>& t) {
 // so that one unit's failure stays its own.
 enum class BatchMode { kFast, kCareful };
 
+// Units' statuses, without sequence numbers (nothing was committed).
+std::vector<Committed> Uncommitted(std::vector<Status> statuses) {
+  std::vector<Committed> out(statuses.size());
+  for (size_t i = 0; i < statuses.size(); ++i) out[i].status = std::move(statuses[i]);
+  return out;
+}
+
 // The WriteTx handed to each unit of work of one batch.
 class PgWriteTx final : public WriteTx {
  public:
@@ -335,8 +342,7 @@ class PgWriteTx final : public WriteTx {
   // After Commit: each unit's statuses with the sequence numbers its audit
   // events were given (Commit numbers them as it chains them).
   std::vector<Committed> Results(std::vector<Status> statuses) const {
-    std::vector<Committed> out(statuses.size());
-    for (size_t i = 0; i < statuses.size(); ++i) out[i].status = std::move(statuses[i]);
+    std::vector<Committed> out = Uncommitted(std::move(statuses));
     for (size_t i = 0; i < audit_.size(); ++i) {
       Committed& c = out[audit_units_[i]];
       if (c.status.ok()) c.audit_seqs.push_back(audit_[i].seq);
@@ -711,11 +717,6 @@ class PgStore final : public Store {
   static std::vector<Committed> Failed(size_t n, const Status& st) {
     std::vector<Committed> out(n);
     for (Committed& c : out) c.status = st;
-    return out;
-  }
-  static std::vector<Committed> Uncommitted(std::vector<Status> statuses) {
-    std::vector<Committed> out(statuses.size());
-    for (size_t i = 0; i < statuses.size(); ++i) out[i].status = std::move(statuses[i]);
     return out;
   }
 
