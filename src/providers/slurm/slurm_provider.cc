@@ -384,12 +384,12 @@ void SlurmProvider::Reconcile(int cluster, Timestamp now) {
       ++it;
       continue;
     }
-    bool learned = false;
+    bool id_found = false;  // by name, just now
     if (t.slurm_id == 0) {
       auto named = by_name.find(JobName(key.first, key.second));
       if (named != by_name.end()) {
         t.slurm_id = named->second;
-        learned = true;
+        id_found = true;
       }
     }
     auto job = by_id.find(t.slurm_id);
@@ -402,7 +402,7 @@ void SlurmProvider::Reconcile(int cluster, Timestamp now) {
     if (!outcome) {
       if (job->second.restarts > 0) {
         ask.push_back({key, t.slurm_id, true});
-      } else if ((!t.seen_running || learned) && job->second.state != "PENDING" && job->second.start) {
+      } else if ((!t.seen_running || id_found) && job->second.state != "PENDING" && job->second.start) {
         t.seen_running = true;
         ProviderEvent ev{key.first, key.second, *job->second.start, AttemptOutcome::kSucceeded, 0, "", "", std::nullopt};
         ev.kind = ProviderEvent::Kind::kStarted;
