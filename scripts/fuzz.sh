@@ -6,7 +6,9 @@
 #   the seeds in fuzz/corpus/TARGET/ (new inputs go to build/fuzz/corpus/,
 #   not into the repository). Exits non-zero on any crash, leak or timeout,
 #   leaving the input in build/fuzz/artifacts/.
-# FUZZ_JOBS targets run at a time (default: the number of cores).
+# FUZZ_JOBS targets run at a time (default: the number of cores). FUZZ_RUNS,
+# when set, also ends each target after that many executions (whichever of
+# the two limits comes first).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-60}"
@@ -37,7 +39,9 @@ run_one() {
   mkdir -p "$build/corpus/$t"
   local seeds=()
   [[ -d "fuzz/corpus/$t" ]] && seeds+=("fuzz/corpus/$t")
-  if ! "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
+  local limits=(-max_total_time="$seconds")
+  [[ -n "${FUZZ_RUNS:-}" ]] && limits+=(-runs="$FUZZ_RUNS")
+  if ! "$bin" "${limits[@]}" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
        -artifact_prefix="$build/artifacts/$t-" -print_final_stats=1 \
        "$build/corpus/$t" "${seeds[@]}" > "$log" 2>&1; then
     echo "fuzz $t: FAILED (input in $build/artifacts/, log $log)"
@@ -46,7 +50,9 @@ run_one() {
   fi
   local execs
   execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo "?")
-  echo "fuzz $t: ${execs} executions in ${seconds}s, no crash"
+  local took
+  took=$(grep -o 'Done [0-9]* runs in [0-9]* second' "$log" | grep -o 'in [0-9]*' | grep -o '[0-9]*' || echo "$seconds")
+  echo "fuzz $t: ${execs} executions in ${took}s, no crash"
 }
 
 jobs="${FUZZ_JOBS:-$(nproc)}"

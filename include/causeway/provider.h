@@ -30,6 +30,11 @@ struct LaunchRequest {
   std::optional<Micros> time_limit;
   SimHint sim;             // used by the simulated provider only
   std::string backend_id;  // for Restore: what Launch returned for this attempt
+  // Held: the backend takes the attempt's room at Launch but receives
+  // nothing until Release. The scheduler holds every launch, records it
+  // durably and mints its credentials off its lock, then releases it, so no
+  // attempt runs that a successor does not know of or that lacks its token.
+  bool held = false;
 };
 
 // How an attempt ended.
@@ -48,9 +53,9 @@ std::string_view AttemptOutcomeName(AttemptOutcome o);
 // queue work themselves, such as Slurm) it started running, or the backend
 // never received it (a launch queued by Launch that failed on the way: the
 // job is placed again, and the attempt does not count against its retries),
-// or the backend accepted a launch queued by Launch and named it (kHandedOver,
-// with backend_id: recorded at once, so that a restart finds the attempt by
-// that id even after the backend has forgotten it).
+// or the backend accepted a launch queued by Launch (or sent by Release) and
+// named it (kHandedOver, with backend_id: recorded at once, so that a restart
+// finds the attempt by that id even after the backend has forgotten it).
 struct ProviderEvent {
   enum class Kind { kEnded, kStarted, kNotLaunched, kHandedOver };
   std::string job_id;
@@ -103,8 +108,18 @@ class ProviderAdapter {
   // provider is down. Nothing is started on error. An adapter whose backend
   // is remote returns at once and makes the call on a worker of its own
   // (the scheduler holds its lock here); a call that then fails is reported
-  // by Poll as kNotLaunched.
+  // by Poll as kNotLaunched. A held request (LaunchRequest::held) takes its
+  // room only; Release sends it.
   virtual Result<std::string> Launch(const LaunchRequest& request, Timestamp now) = 0;
+  // Sends a held launch to the backend, with `env` added to its
+  // environment (what the request set wins). Nothing for an attempt that was
+  // cancelled meanwhile, or never held. Never blocks on the backend: a send
+  // that then fails comes back from Poll as kNotLaunched. A backend whose
+  // attempts run nothing real (the simulated estate) may ignore `held` and
+  // leave this as it is.
+  virtual void Release(const std::string& job_id, int attempt, const std::map<std::string, std::string>& env) {
+    (void)job_id, (void)attempt, (void)env;
+  }
   // Re-adopts an attempt that was running before a restart of Causeway.
   virtual Status Restore(const LaunchRequest& request, Timestamp started_at) = 0;
   // Stops an attempt now; its resources are free when this returns. No event

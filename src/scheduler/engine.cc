@@ -285,10 +285,13 @@ std::vector<Transition> Engine::Tick(Timestamp now) {
       if (it == jobs_.end() || !it->second.running || it->second.attempt != ev.attempt) continue;
       Job& j = it->second;
       if (ev.kind == ProviderEvent::Kind::kHandedOver) {
-        if (!j.admitted_only || ev.backend_id.empty() || ev.backend_id == j.backend_id) continue;
+        // A held launch named once it was sent: admitted where the backend
+        // queues (and only until it runs there), running where it starts at once.
+        bool queues = !j.provider->StartsOnLaunch();
+        if ((queues && !j.admitted_only) || ev.backend_id.empty() || ev.backend_id == j.backend_id) continue;
         j.backend_id = ev.backend_id;
         Transition t = AttemptTransition(j, Transition::Kind::kHandedOver, ev.time);
-        t.new_state = JobState::kAdmitted;
+        t.new_state = j.admitted_only ? JobState::kAdmitted : JobState::kRunning;
         t.attempts = j.input.attempts;
         t.message = "attempt " + std::to_string(j.attempt) + " accepted by " + j.cluster + " as " + j.backend_id;
         out.push_back(std::move(t));
@@ -531,6 +534,7 @@ bool Engine::Dispatch(Job& j, const placement::Option& o, int flavor, int64_t bo
   LaunchRequest req{j.input.id, attempt, o.cluster->name, o.pool->name, g.count, spec.num_nodes, spec.use_spot,
                     policy::LaunchEnv(spec, *o.cluster, j.input.id, attempt), spec.setup, spec.run, spec.time_limit,
                     spec.sim, ""};
+  req.held = options_.hold_launches;
   if (!j.input.resume_from.empty()) req.env["CAUSEWAY_RESUME_FROM"] = j.input.resume_from;
   if (prepare_launch_) {
     auto extra = prepare_launch_(j.input.id, attempt, *o.cluster, now);

@@ -46,7 +46,7 @@ struct Transition {
     kAttemptEnded,     // an attempt ended; new_state says what became of the job
     kBudgetWarning,    // a team passed its soft budget limit this month
     kBudgetExhausted,  // a team reached its monthly budget: no new admissions
-    kHandedOver,       // an admitted attempt's backend named it (backend_id); the job's state is unchanged
+    kHandedOver,       // an attempt's backend named it (backend_id) once it had it; the job's state is unchanged
   };
   Kind kind = Kind::kDispatched;
   std::string job_id;
@@ -105,7 +105,12 @@ struct RunningAttempt {
   bool admitted_only = false;  // handed over but not yet seen running
 };
 
-struct EngineOptions {};
+struct EngineOptions {
+  // Every launch is held (LaunchRequest::held): the owner releases each one
+  // once it has recorded it (the server does). Off: launched at once, as
+  // planning, benchmarks and tests want.
+  bool hold_launches = false;
+};
 
 class Engine : private placement::CapacityView {
  public:
@@ -138,9 +143,11 @@ class Engine : private placement::CapacityView {
 
   // Called last before every launch, during Tick. It may refuse (nothing
   // is launched and the job stays queued, with the reason as its wait) or
-  // return environment to add (values the job sets itself win). The server
-  // uses it to check its lease, record the launch durably and give the
-  // attempt its own credentials.
+  // return environment to add (values the job sets itself win). It runs
+  // under the owner's lock, so it must not wait on anything: the server
+  // only checks that its lease is still surely its own here, and records
+  // the launch and mints the attempt's credentials after the tick, before
+  // releasing it (EngineOptions::hold_launches).
   using LaunchPreparer = std::function<Result<std::map<std::string, std::string>>(
       const std::string& job_id, int attempt, const Cluster& cluster, Timestamp now)>;
   void SetLaunchPreparer(LaunchPreparer fn) { prepare_launch_ = std::move(fn); }

@@ -108,7 +108,9 @@ void SchedulerService::Build() {
     adapters[p.name] = owned_.back().get();
   }
   adapters_ = adapters;
-  engine_ = std::make_unique<scheduler::Engine>(estate_, adapters);
+  scheduler::EngineOptions engine_options;
+  engine_options.hold_launches = true;  // released by ReleaseLaunches once recorded
+  engine_ = std::make_unique<scheduler::Engine>(estate_, adapters, engine_options);
   engine_->SetLaunchPreparer([this](const std::string& job_id, int attempt, const Cluster& cluster, Timestamp now) {
     mu_.AssertHeld();  // the engine asks from Tick, which runs under mu_
     return PrepareLaunch(job_id, attempt, cluster, now);
@@ -117,62 +119,70 @@ void SchedulerService::Build() {
 
 SchedulerService::~SchedulerService() { Stop(); }
 
-Result<std::map<std::string, std::string>> SchedulerService::PrepareLaunch(const std::string& job_id, int attempt,
-                                                                         const Cluster& cluster, Timestamp now) {
+Result<std::map<std::string, std::string>> SchedulerService::PrepareLaunch(const std::string&, int,
+                                                                         const Cluster& cluster, Timestamp) {
   // Only while the lease is surely still ours: a replica that may have lost
-  // it (its renewal is overdue) launches nothing.
+  // it (its renewal is overdue) launches nothing. In memory only: the launch
+  // is recorded and given its credentials after the tick, off mu_
+  // (PrepareLaunches), and the backend receives it only then.
   if (std::chrono::steady_clock::now() >= lease_deadline_) {
     return Unavailable("this scheduler's lease is not confirmed; launching waits for the next cycle");
   }
-  // Recorded before it is made, so a successor never launches this number
-  // again. Straight to the store, not through the commit queue: the queue's
-  // callbacks take mu_, which Tick holds.
+  if (workload_ && Real(cluster) && workload_->issuer().empty()) {
+    return Unavailable("the workload issuer's address is not known yet (the server is starting)");
+  }
+  return std::map<std::string, std::string>{};
+}
+
+bool SchedulerService::Real(const Cluster& cluster) const {
+  const Provider* p = estate_.FindProvider(cluster.provider);
+  const providers::Kind* kind = p ? options_.kinds->Find(p->kind) : nullptr;
+  return kind && !kind->simulated;
+}
+
+Result<SchedulerService::Launches> SchedulerService::PrepareLaunches(const std::vector<Transition>& transitions,
+                                                                     identity::WorkloadIssuer* workload,
+                                                                     const std::string& server_url) {
+  Launches out;
+  std::vector<std::string> real_jobs;
+  for (const Transition& t : transitions) {
+    if (t.kind != Transition::Kind::kDispatched) continue;
+    const Cluster* cluster = estate_.FindCluster(t.cluster);
+    Launch& l = out[{t.job_id, t.attempt}];
+    l.real = cluster && Real(*cluster);
+    if (l.real) real_jobs.push_back(t.job_id);
+  }
+  if (real_jobs.empty()) return out;
   // Each attempt on a real backend gets its own credential, so a job never
   // needs a person's token to register checkpoints, and (with workload
   // identity) a signed token clouds can trust instead of static keys.
   // Simulated attempts run nothing and get neither.
-  const Provider* p = estate_.FindProvider(cluster.provider);
-  const providers::Kind* kind = p ? options_.kinds->Find(p->kind) : nullptr;
-  bool real = kind && !kind->simulated;
-  std::optional<identity::WorkloadToken> workload;
-  std::optional<JobRecord> job;
-  if (real) {
-    ASSIGN_OR_RETURN(job, store_.GetJob(job_id));
-    if (!job) return NotFound("job " + job_id + " not found");
-  }
-  if (real && workload_) {
-    ASSIGN_OR_RETURN(workload, workload_->Mint(*job, attempt, cluster.name, "", now));
-  }
-  std::string replica = options_.replica;
-  int64_t epoch = epoch_;
-  RETURN_IF_ERROR(store_.Write([&](WriteTx& tx) -> Status {
-    RETURN_IF_ERROR(tx.CheckLease(kLease, replica, epoch));
-    RETURN_IF_ERROR(tx.RecordLaunch(job_id, attempt, cluster.name, now));
-    AuditEvent e;
-    e.time = now;
-    e.actor = kActor;
-    e.action = "job.launch";
-    e.resource = "job/" + job_id;
-    e.details = {{"attempt", attempt}, {"cluster", cluster.name}};
-    // Who the attempt's credentials are made for: the job's owner, and the
-    // credential it was submitted with.
-    if (job) e.details["credentials_for"] = {{"owner", job->owner}, {"submitted_by", job->submitted_by}};
-    // Which workload token the attempt carries: its id, never the token.
+  ASSIGN_OR_RETURN(auto jobs, store_.GetJobs(real_jobs));
+  std::map<std::string, const JobRecord*> by_id;
+  for (const JobRecord& j : jobs) by_id[j.id] = &j;
+  for (auto& [key, l] : out) {
+    if (!l.real) continue;
+    const auto& [job_id, attempt] = key;
+    auto found = by_id.find(job_id);
+    if (found == by_id.end()) return NotFound("job " + job_id + " not found");
+    const JobRecord& job = *found->second;
+    l.owner = job.owner;
+    l.submitted_by = job.submitted_by;
+    Timestamp now = clock_.Now();
     if (workload) {
-      e.details["workload_token"] = {{"jti", workload->jti}, {"kid", workload->kid},
-                                     {"audiences", workload->audiences},
-                                     {"expires_at", FormatRfc3339(workload->expires_at)}};
+      const Transition* t = nullptr;
+      for (const Transition& x : transitions) {
+        if (x.kind == Transition::Kind::kDispatched && x.job_id == job_id && x.attempt == attempt) t = &x;
+      }
+      ASSIGN_OR_RETURN(l.workload, workload->Mint(job, attempt, t ? t->cluster : "", "", now));
+      l.env["CAUSEWAY_WORKLOAD_TOKEN"] = l.workload->token;
     }
-    return tx.AppendAudit(e);
-  }).WithPrefix("recording the launch"));
-  std::map<std::string, std::string> env;
-  if (!real) return env;
-  if (workload) env["CAUSEWAY_WORKLOAD_TOKEN"] = workload->token;
-  auto minted = identity::MintJobCredential(job_id, attempt, now, std::chrono::hours(24 * 30));
-  env["CAUSEWAY_TOKEN"] = minted.secret;
-  if (!server_url_.empty()) env["CAUSEWAY_SERVER"] = server_url_;
-  minted_[{job_id, attempt}] = std::move(minted.record);
-  return env;
+    auto minted = identity::MintJobCredential(job_id, attempt, now, std::chrono::hours(24 * 30));
+    l.env["CAUSEWAY_TOKEN"] = minted.secret;
+    if (!server_url.empty()) l.env["CAUSEWAY_SERVER"] = server_url;
+    l.credential = std::move(minted.record);
+  }
+  return out;
 }
 
 Status SchedulerService::Adopt(const JobRecord& job, bool history) {
@@ -369,9 +379,11 @@ Status SchedulerService::TickOnce() {
     }
   }
 
+  // Decide: the engine ticks under mu_ and holds every launch it makes.
   std::vector<Transition> transitions;
-  Minted minted;
   Fence fence;
+  identity::WorkloadIssuer* workload = nullptr;
+  std::string server_url;
   {
     MutexLock lock(mu_);
     if (!leader_) return Status::Ok();
@@ -379,12 +391,54 @@ Status SchedulerService::TickOnce() {
     RETURN_IF_ERROR(FollowChanges(*changes, jobs, transitions));
     std::vector<Transition> ticked = engine_->Tick(clock_.Now());
     transitions.insert(transitions.end(), ticked.begin(), ticked.end());
-    minted.swap(minted_);
     fence = Fence{options_.replica, epoch_};
+    workload = workload_;
+    server_url = server_url_;
   }
   if (transitions.empty()) return Status::Ok();
-  for (const Status& st : queue_.RunAll(Persist(transitions, fence, std::move(minted)))) RETURN_IF_ERROR(st);
-  return Status::Ok();
+  // Act, off mu_: credentials minted, then each launch recorded with its
+  // dispatch (fenced), and only what is recorded is released to its backend.
+  auto launches = PrepareLaunches(transitions, workload, server_url);
+  std::vector<Status> written;
+  if (launches.ok()) {
+    written = queue_.RunAll(Persist(transitions, fence, *launches));
+  } else {
+    written.assign(transitions.size(), launches.status().WithPrefix("preparing the launches"));
+  }
+  return ReleaseLaunches(transitions, launches.ok() ? *launches : Launches{}, written, fence);
+}
+
+Status SchedulerService::ReleaseLaunches(const std::vector<Transition>& transitions, const Launches& launches,
+                                         const std::vector<Status>& written, const Fence& fence) {
+  Status first = Status::Ok();
+  bool lost = false;  // something the engine holds is not in the database
+  MutexLock lock(mu_);
+  bool same_term = leader_ && epoch_ == fence.epoch;
+  for (size_t i = 0; i < transitions.size(); ++i) {
+    const Status& st = i < written.size() ? written[i] : first;
+    if (!st.ok()) {
+      if (first.ok()) first = st;
+      lost = true;
+      continue;
+    }
+    const Transition& t = transitions[i];
+    if (t.kind != Transition::Kind::kDispatched || !same_term) continue;
+    const Cluster* cluster = estate_.FindCluster(t.cluster);
+    auto adapter = cluster ? adapters_.find(cluster->provider) : adapters_.end();
+    if (adapter == adapters_.end()) continue;
+    auto l = launches.find({t.job_id, t.attempt});
+    static const std::map<std::string, std::string> kNone;
+    adapter->second->Release(t.job_id, t.attempt, l != launches.end() ? l->second.env : kNone);
+  }
+  if (lost && same_term) {
+    // The engine went on from what could not be written (held launches among
+    // it, which are never released): start a new term from the database.
+    spdlog::warn("a scheduler cycle could not be recorded ({}); rebuilding from the database", first.message());
+    leader_ = false;
+    lease_asked_ = {};
+    Build();
+  }
+  return first;
 }
 
 void SchedulerService::Tell(News news) {
@@ -501,13 +555,35 @@ void SchedulerService::SetServerUrl(std::string url) {
   server_url_ = std::move(url);
 }
 
+Status SchedulerService::RecordLaunch(WriteTx& tx, const Transition& t, const Launch& launch) {
+  RETURN_IF_ERROR(tx.RecordLaunch(t.job_id, t.attempt, t.cluster, t.time));
+  AuditEvent e;
+  e.time = t.time;
+  e.actor = kActor;
+  e.action = "job.launch";
+  e.resource = "job/" + t.job_id;
+  e.details = {{"attempt", t.attempt}, {"cluster", t.cluster}};
+  // Who the attempt's credentials are made for: the job's owner, and the
+  // credential it was submitted with.
+  if (launch.real) e.details["credentials_for"] = {{"owner", launch.owner}, {"submitted_by", launch.submitted_by}};
+  // Which workload token the attempt carries: its id, never the token.
+  if (launch.workload) {
+    const identity::WorkloadToken& w = *launch.workload;
+    e.details["workload_token"] = {{"jti", w.jti}, {"kid", w.kid}, {"audiences", w.audiences},
+                                   {"expires_at", FormatRfc3339(w.expires_at)}};
+  }
+  return tx.AppendAudit(e);
+}
+
 std::vector<WriteFn> SchedulerService::Persist(const std::vector<Transition>& transitions, const Fence& fence,
-                                               Minted minted) {
+                                               const Launches& launches) {
   std::vector<WriteFn> out;
   for (const Transition& t : transitions) {
-    std::optional<TokenRecord> credential;
-    if (auto it = minted.find({t.job_id, t.attempt}); it != minted.end() && t.kind == Transition::Kind::kDispatched) {
-      credential = std::move(it->second);
+    std::optional<Launch> launch;
+    if (t.kind == Transition::Kind::kDispatched) {
+      auto it = launches.find({t.job_id, t.attempt});
+      launch = it != launches.end() ? it->second : Launch{};
+      launch->env.clear();  // secrets: not kept in the write
     }
     Attempt attempt = AttemptOf(t);
     if (t.kind == Transition::Kind::kAttemptEnded && utilization_) {
@@ -523,9 +599,12 @@ std::vector<WriteFn> SchedulerService::Persist(const std::vector<Transition>& tr
       attempt.observed_gpu_seconds = observed;
       attempt.work_gpu_seconds = work;
     }
-    out.push_back([t, attempt, credential, fence](WriteTx& tx) -> Status {
+    out.push_back([t, attempt, launch, fence](WriteTx& tx) -> Status {
       // Fencing: a replica that lost the lease records nothing more.
       RETURN_IF_ERROR(tx.CheckLease(kLease, fence.replica, fence.epoch));
+      // A launch is recorded before its backend receives it (it is released
+      // once this commits), so a successor never launches this number again.
+      if (launch) RETURN_IF_ERROR(RecordLaunch(tx, t, *launch));
       AuditEvent e;
       e.time = t.time;
       e.actor = kActor;
@@ -561,9 +640,9 @@ std::vector<WriteFn> SchedulerService::Persist(const std::vector<Transition>& tr
                    {"gpus", t.gpus},             {"reserved", t.reserved}, {"borrowed", t.borrowed},
                    {"state", JobStateName(job->state)}, {"message", t.message}};
       // The attempt's credential lives exactly as long as the attempt.
-      if (credential) {
-        RETURN_IF_ERROR(tx.InsertToken(*credential));
-        e.details["credential"] = credential->id;
+      if (launch && launch->credential) {
+        RETURN_IF_ERROR(tx.InsertToken(*launch->credential));
+        e.details["credential"] = launch->credential->id;
       }
       if (t.kind == Transition::Kind::kAttemptEnded) {
         Status revoked = tx.RevokeToken(identity::JobCredentialId(t.job_id, t.attempt), t.time);

@@ -11,15 +11,22 @@
 // and checkpoints other replicas accept. Fencing: every transition it writes checks the lease's
 // epoch in the same transaction, and it launches nothing once its renewal
 // is overdue, so a replica that lost the lease can neither dispatch nor
-// record anything. Each launch is recorded before it is made, so a leader
-// that dies in between does not get the attempt launched twice. With one
-// server the lease is simply always its own.
+// record anything. With one server the lease is simply always its own.
+//
+// Decide, then act: a cycle ticks the engine under mu_, which holds every
+// launch it makes (the backend takes the room; nothing is sent). Off mu_,
+// the attempts' credentials are minted and each launch is recorded in the
+// same transaction as its dispatch; only then is it released to its
+// backend. So no store call happens under mu_, a leader that dies in
+// between never gets an attempt launched twice, and an attempt's token
+// exists before it runs.
 #pragma once
 
 #include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -106,22 +113,42 @@ class SchedulerService {
   Status SetOutage(const std::string& provider, bool down, const std::string& actor);
 
  private:
-  using Minted = std::map<std::pair<std::string, int>, TokenRecord>;  // (job, attempt) -> credential
+  // What an attempt dispatched needs before its backend receives it.
+  struct Launch {
+    bool real = false;  // a backend that runs something: credentials
+    std::string owner, submitted_by;
+    std::optional<TokenRecord> credential;
+    std::optional<identity::WorkloadToken> workload;
+    std::map<std::string, std::string> env;  // for Release: the secrets
+  };
+  using Launches = std::map<std::pair<std::string, int>, Launch>;  // by (job, attempt)
   // The lease a transition was decided under.
   struct Fence {
     std::string replica;
     int64_t epoch = 0;
   };
-  // `minted`: credentials of the attempts dispatched, stored with them.
+  // One write per transition; a dispatch records its launch (and the
+  // attempt's credential) in the same unit.
   std::vector<WriteFn> Persist(const std::vector<scheduler::Transition>& transitions, const Fence& fence,
-                               Minted minted = {});
+                               const Launches& launches = {});
+  static Status RecordLaunch(WriteTx& tx, const scheduler::Transition& t, const Launch& launch);
+  // Reads the jobs and mints the credentials of the attempts dispatched. Off mu_.
+  Result<Launches> PrepareLaunches(const std::vector<scheduler::Transition>& transitions,
+                                   identity::WorkloadIssuer* workload, const std::string& server_url) EXCLUDES(mu_);
+  // Releases the launches whose writes committed (`written`, one per
+  // transition); anything not written starts a new term from the database.
+  // Returns the first write's error.
+  Status ReleaseLaunches(const std::vector<scheduler::Transition>& transitions, const Launches& launches,
+                         const std::vector<Status>& written, const Fence& fence) EXCLUDES(mu_);
+  // Whether the cluster's provider runs something real (not simulated).
+  bool Real(const Cluster& cluster) const;
   // The rest need mu_ held (Lead takes it).
   void Build() REQUIRES(mu_);  // fresh providers and engine
   Status Recover() REQUIRES(mu_);  // every active job of the database into the engine
   // `history`: read the job's attempts, launches and checkpoints (a job
   // from before this term); without, the job is taken as never launched.
   Status Adopt(const JobRecord& job, bool history = true) REQUIRES(mu_);
-  // The engine's last word before a launch: lease, durable record, credentials.
+  // The engine's last word before a launch, in memory: the lease is ours.
   Result<std::map<std::string, std::string>> PrepareLaunch(const std::string& job_id, int attempt,
                                                            const Cluster& cluster, Timestamp now) REQUIRES(mu_);
   Status Lead() EXCLUDES(mu_);
@@ -157,7 +184,6 @@ class SchedulerService {
   std::string server_url_ GUARDED_BY(mu_);
   identity::WorkloadIssuer* workload_ GUARDED_BY(mu_) = nullptr;
   UtilizationSource utilization_;                                  // set before Start
-  Minted minted_ GUARDED_BY(mu_);  // since the last Persist
   std::vector<scheduler::Transition> drained_ GUARDED_BY(mu_);  // from the inbox, to persist
   bool leader_ GUARDED_BY(mu_) = false;
   int64_t epoch_ GUARDED_BY(mu_) = 0;  // the lease's, while leading

@@ -7,6 +7,7 @@
 
 #include "causeway/estate.h"
 #include "causeway/job_spec.h"
+#include "identity/tokens.h"
 #include "providers/registry.h"
 #include "service/scheduler_service.h"
 #include "spec/spec_json.h"
@@ -30,20 +31,40 @@ teams: [{name: t}]
 queues: [{name: q, team: t, quotas: [{flavor: H100, nominal: 64}]}]
 )";
 
-// Runs nothing: remembers what it was asked to launch and ends it when told.
+// Runs nothing: remembers what it was asked to launch, what was released to
+// it and what the database held at that moment, and ends it when told.
 class FakeKube final : public ProviderAdapter {
  public:
   struct Shared {
     std::mutex mu;
-    std::vector<LaunchRequest> launched;
+    Store* store = nullptr;
+    std::vector<LaunchRequest> held;      // as Launch was asked
+    std::vector<LaunchRequest> launched;  // released: with the released environment
+    std::vector<std::string> at_release;  // what the store held then, in words
     bool finish = false;
   };
   FakeKube(std::string name, Shared& shared) : name_(std::move(name)), shared_(shared) {}
   const std::string& name() const override { return name_; }
   Result<std::string> Launch(const LaunchRequest& r, Timestamp) override {
     std::lock_guard<std::mutex> lock(shared_.mu);
-    shared_.launched.push_back(r);
+    shared_.held.push_back(r);
     return "kube:" + r.job_id + "-" + std::to_string(r.attempt);
+  }
+  void Release(const std::string& job_id, int attempt, const std::map<std::string, std::string>& env) override {
+    std::lock_guard<std::mutex> lock(shared_.mu);
+    for (const LaunchRequest& h : shared_.held) {
+      if (h.job_id != job_id || h.attempt != attempt) continue;
+      LaunchRequest r = h;
+      for (const auto& [k, v] : env) r.env.emplace(k, v);
+      shared_.launched.push_back(r);
+    }
+    auto launch = shared_.store->LastLaunch(job_id);
+    bool stored = false;
+    if (auto tokens = shared_.store->ListTokens(); tokens.ok()) {
+      for (const TokenRecord& t : *tokens) stored |= t.id == identity::JobCredentialId(job_id, attempt);
+    }
+    shared_.at_release.push_back("launch " + std::to_string(launch.ok() ? *launch : -1) + ", credential " +
+                                 (stored ? "stored" : "missing"));
   }
   Status Restore(const LaunchRequest&, Timestamp) override { return Status::Ok(); }
   Status Cancel(const std::string&, int) override { return Status::Ok(); }
@@ -103,6 +124,7 @@ TEST(SchedulerServiceTest, DrivesAProviderKindRegisteredFromOutsideAndAsksForCap
   SchedulerService::Options options;
   options.kinds = &kinds;
   SchedulerService scheduler(*store, queue, *estate, clock, 1, options);
+  shared.store = store.get();
 
   auto spec = ParseJobSpec("resources: {accelerators: H100:8, labels: {owner: o, team: t}}\nrun: train\n", "job.yaml");
   ASSERT_TRUE(spec.ok()) << spec.status().ToString();
@@ -137,6 +159,13 @@ TEST(SchedulerServiceTest, DrivesAProviderKindRegisteredFromOutsideAndAsksForCap
     ASSERT_EQ(shared.launched.size(), 1u);
     EXPECT_EQ(shared.launched[0].cluster, "k1");
     EXPECT_EQ(shared.launched[0].env.count("CAUSEWAY_TOKEN"), 1u);
+    // Decide, then act: the engine only holds the launch (no credential is
+    // minted under the scheduler's lock); it reaches the backend once the
+    // launch and the attempt's credential are in the database.
+    ASSERT_EQ(shared.held.size(), 1u);
+    EXPECT_TRUE(shared.held[0].held);
+    EXPECT_EQ(shared.held[0].env.count("CAUSEWAY_TOKEN"), 0u);
+    EXPECT_EQ(shared.at_release, (std::vector<std::string>{"launch 1, credential stored"}));
     shared.finish = true;
   }
   clock.Advance(std::chrono::minutes(1));
@@ -153,6 +182,53 @@ TEST(SchedulerServiceTest, DrivesAProviderKindRegisteredFromOutsideAndAsksForCap
   // fake does not.
   EXPECT_EQ(scheduler.SetOutage("kube", true, "test").code(), Code::kNotFound);
   EXPECT_TRUE(scheduler.SetOutage("simmed", true, "test").ok());
+  scheduler.Stop();
+}
+
+TEST(SchedulerServiceTest, ALaunchThatCannotBeRecordedIsNeverReleasedAndTheTermStartsOverFromTheDatabase) {
+  auto estate = ParseEstate(kEstate, "estate.yaml");
+  ASSERT_TRUE(estate.ok()) << estate.status().ToString();
+  FakeKube::Shared shared;
+  providers::Registry kinds = providers::BuiltInKinds();
+  providers::Kind kube;
+  kube.adapter = [&shared](const providers::Context& c) -> std::unique_ptr<ProviderAdapter> {
+    return std::make_unique<FakeKube>(c.provider.name, shared);
+  };
+  kinds.Register("kubernetes", std::move(kube));
+  TempDb db;
+  auto store = db.Open();
+  ASSERT_NE(store, nullptr);
+  shared.store = store.get();
+  CommitQueue queue(*store, {});
+  ManualClock clock;
+  SchedulerService::Options options;
+  options.kinds = &kinds;
+  SchedulerService scheduler(*store, queue, *estate, clock, 1, options);
+
+  // Word of a job the database does not hold: its launch cannot be
+  // prepared or recorded, so its backend must never receive it.
+  auto spec = ParseJobSpec("resources: {accelerators: H100:8, labels: {owner: o, team: t}}\nrun: train\n", "job.yaml");
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  JobRecord ghost;
+  ghost.id = "job_ghost";
+  ghost.team = "t";
+  ghost.owner = "o";
+  ghost.created_at = clock.Now();
+  scheduler.OnSubmitted(ghost, spec->spec);
+  Status failed = Status::Ok();
+  for (int i = 0; i < 5 && failed.ok(); ++i) failed = scheduler.TickOnce();
+  EXPECT_FALSE(failed.ok()) << "the cycle says it could not record its work";
+  {
+    std::lock_guard<std::mutex> lock(shared.mu);
+    EXPECT_EQ(shared.held.size(), 1u) << "the engine placed it";
+    EXPECT_TRUE(shared.launched.empty()) << "nothing unrecorded is released";
+  }
+  // The next cycles start from the database, which has no such job.
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(scheduler.TickOnce().ok());
+  EXPECT_TRUE(scheduler.leader());
+  EXPECT_TRUE(scheduler.Explain("job_ghost").is_null());
+  std::lock_guard<std::mutex> lock(shared.mu);
+  EXPECT_TRUE(shared.launched.empty());
   scheduler.Stop();
 }
 

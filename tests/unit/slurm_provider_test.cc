@@ -25,6 +25,7 @@ struct FakeCluster {
   int64_t next_id = 100;
   std::vector<JobInfo> jobs;
   std::vector<int64_t> cancelled;
+  std::vector<SubmitRequest> submitted;
 };
 
 class FakeApi final : public SlurmApi {
@@ -35,6 +36,7 @@ class FakeApi final : public SlurmApi {
   Result<int64_t> Submit(const SubmitRequest& r) override {
     std::unique_lock<std::mutex> lock(c_.mu);
     c_.submits_entered++;
+    c_.submitted.push_back(r);
     c_.cv.notify_all();
     if (c_.hold_submit) {
       c_.cv.wait(lock, [&] { return c_.submit_answer.has_value(); });
@@ -210,6 +212,49 @@ TEST_F(SlurmProviderTest, TheSlurmIdIsReportedWhenSlurmAcceptsTheJobAndCancellin
   EXPECT_TRUE(events.empty());
   std::lock_guard<std::mutex> lock(fake_.mu);
   EXPECT_EQ(fake_.cancelled, (std::vector<int64_t>{100, 101}));
+}
+
+TEST_F(SlurmProviderTest, AHeldLaunchTakesItsRoomAndIsSentOnlyWhenReleasedWithTheReleasedEnvironment) {
+  LaunchRequest r = Request("job_a");
+  r.held = true;
+  r.env = {{"CAUSEWAY_JOB_ID", "job_a"}, {"CAUSEWAY_TOKEN", "the job's own"}};
+  auto launched = provider_->Launch(r, now_);
+  ASSERT_TRUE(launched.ok()) << launched.status().ToString();
+  EXPECT_EQ(*launched, "slurm:c:cw-job_a-1");
+  EXPECT_EQ(provider_->FreeGpus(pool_), 0) << "its room is taken at once";
+  provider_->WaitIdle();
+  EXPECT_TRUE(provider_->Poll(now_).empty());
+  {
+    std::lock_guard<std::mutex> lock(fake_.mu);
+    EXPECT_TRUE(fake_.submitted.empty()) << "nothing reaches Slurm before Release";
+  }
+  provider_->Release("job_a", 1, {{"CAUSEWAY_TOKEN", "minted"}, {"CAUSEWAY_SERVER", "https://cw"}});
+  auto handed = PollUntil([](const auto& e) { return !e.empty(); });
+  ASSERT_EQ(handed.size(), 1u);
+  EXPECT_EQ(handed[0].kind, ProviderEvent::Kind::kHandedOver);
+  {
+    std::lock_guard<std::mutex> lock(fake_.mu);
+    ASSERT_EQ(fake_.submitted.size(), 1u);
+    const auto& env = fake_.submitted[0].environment;
+    EXPECT_EQ(env.at("CAUSEWAY_SERVER"), "https://cw");
+    EXPECT_EQ(env.at("CAUSEWAY_TOKEN"), "the job's own") << "what the request set wins";
+  }
+  provider_->Release("job_a", 1, {});  // released already: nothing more is sent
+
+  // Cancelled while held: nothing is ever sent, its room is free again, and
+  // a Release after it does nothing.
+  ASSERT_TRUE(provider_->Cancel("job_a", 1).ok());
+  LaunchRequest b = Request("job_b");
+  b.held = true;
+  ASSERT_TRUE(provider_->Launch(b, now_).ok());
+  ASSERT_TRUE(provider_->Cancel("job_b", 1).ok());
+  EXPECT_EQ(provider_->FreeGpus(pool_), 8);
+  provider_->Release("job_b", 1, {});
+  auto events = PollUntil([](const auto&) { return false; });
+  EXPECT_TRUE(events.empty());
+  std::lock_guard<std::mutex> lock(fake_.mu);
+  EXPECT_EQ(fake_.submitted.size(), 1u);
+  EXPECT_EQ(fake_.cancelled, (std::vector<int64_t>{100})) << "only job_a, which Slurm had";
 }
 
 TEST_F(SlurmProviderTest, AnAttemptRestoredBeforeItsIdWasKnownIsFoundByName) {

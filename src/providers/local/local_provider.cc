@@ -58,7 +58,7 @@ bool LocalProvider::Fits(int pool, int gpus_per_node, int nodes) const {
   return nodes == 1 && FreeGpus(pool) >= gpus_per_node;
 }
 
-Result<std::string> LocalProvider::Launch(const LaunchRequest& r, Timestamp) {
+Result<std::string> LocalProvider::Launch(const LaunchRequest& r, Timestamp now) {
   int pool = ResolvePool(r.cluster, r.pool);
   if (pool < 0) return NotFound("provider " + name_ + " has no pool " + r.cluster + "/" + r.pool);
   if (!Fits(pool, r.gpus_per_node, r.num_nodes)) {
@@ -68,17 +68,40 @@ Result<std::string> LocalProvider::Launch(const LaunchRequest& r, Timestamp) {
   Pool& p = pools_[static_cast<size_t>(pool)];
   Running run;
   run.pool = pool;
-  std::string visible;
   for (int g = 0; g < p.gpus_per_node && static_cast<int>(run.gpus.size()) < r.gpus_per_node; ++g) {
-    if (p.gpu_busy[static_cast<size_t>(g)]) continue;
-    run.gpus.push_back(g);
-    visible += (visible.empty() ? "" : ",") + std::to_string(g);
+    if (!p.gpu_busy[static_cast<size_t>(g)]) run.gpus.push_back(g);
   }
   std::string base = Base(r.cluster, r.job_id, r.attempt);
-  std::error_code ec;
-  std::filesystem::create_directories(output_dirs_.at(r.cluster), ec);
   run.log_file = base + ".log";
   run.exit_file = base + ".exit";
+  Key key{r.job_id, r.attempt};
+  if (r.held) {
+    // Its GPUs are taken now; the process starts at Release.
+    for (int g : run.gpus) p.gpu_busy[static_cast<size_t>(g)] = true;
+    run.held = r;
+    run.launched = now;
+    running_[key] = std::move(run);
+    return BackendId(r.cluster, 0, running_[key].gpus);
+  }
+  RETURN_IF_ERROR(Start(r, run));
+  for (int g : run.gpus) p.gpu_busy[static_cast<size_t>(g)] = true;
+  std::string id = BackendId(r.cluster, run.pid, run.gpus);
+  running_[key] = std::move(run);
+  return id;
+}
+
+std::string LocalProvider::BackendId(const std::string& cluster, pid_t pid, const std::vector<int>& gpus) {
+  std::string visible;
+  for (int g : gpus) visible += (visible.empty() ? "" : ",") + std::to_string(g);
+  return "local:" + cluster + ":" + std::to_string(pid) + ":" + visible;
+}
+
+Status LocalProvider::Start(const LaunchRequest& r, Running& run) {
+  std::string visible;
+  for (int g : run.gpus) visible += (visible.empty() ? "" : ",") + std::to_string(g);
+  std::string dir = output_dirs_.at(r.cluster);
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
   std::filesystem::remove(run.exit_file, ec);
   std::string script = "set -e\n" + (r.setup.empty() ? "" : r.setup + "\n") + (r.run.empty() ? "true" : r.run) + "\n";
 
@@ -95,7 +118,6 @@ Result<std::string> LocalProvider::Launch(const LaunchRequest& r, Timestamp) {
   // The wrapper records the script's exit status, atomically, for Poll.
   std::string wrapper = "/bin/bash -c \"$0\"; s=$?; echo $s > \"$CAUSEWAY_EXIT_FILE.tmp\" && mv \"$CAUSEWAY_EXIT_FILE.tmp\" \"$CAUSEWAY_EXIT_FILE\"";
   const char* argv[] = {"/bin/sh", "-c", wrapper.c_str(), script.c_str(), nullptr};
-  std::string dir = output_dirs_.at(r.cluster);
 
   int log_fd = ::open(run.log_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (log_fd < 0) return FailedPrecondition("cannot write " + run.log_file + ": " + std::strerror(errno));
@@ -116,9 +138,38 @@ Result<std::string> LocalProvider::Launch(const LaunchRequest& r, Timestamp) {
   }
   ::close(log_fd);
   run.pid = pid;
-  for (int g : run.gpus) p.gpu_busy[static_cast<size_t>(g)] = true;
-  running_[{r.job_id, r.attempt}] = std::move(run);
-  return "local:" + r.cluster + ":" + std::to_string(pid) + ":" + visible;
+  // Beside the log, for a restart that finds only the placeholder id of a
+  // held launch (the process id was reported by the next Poll).
+  std::ofstream(PidFile(run)) << pid << "\n";
+  return Status::Ok();
+}
+
+std::string LocalProvider::PidFile(const Running& run) {
+  return run.log_file.substr(0, run.log_file.size() - 4) + ".pid";
+}
+
+void LocalProvider::Release(const std::string& job_id, int attempt, const std::map<std::string, std::string>& env) {
+  auto it = running_.find({job_id, attempt});
+  if (it == running_.end() || !it->second.held) return;
+  Running& run = it->second;
+  LaunchRequest r = std::move(*run.held);
+  run.held.reset();
+  for (const auto& [k, v] : env) r.env.emplace(k, v);
+  Status st = Start(r, run);
+  Timestamp now = run.launched;  // when the scheduler placed it
+  if (!st.ok()) {
+    for (int g : run.gpus) pools_[static_cast<size_t>(run.pool)].gpu_busy[static_cast<size_t>(g)] = false;
+    running_.erase(it);
+    ProviderEvent ev{job_id, attempt, now, AttemptOutcome::kProviderOutage, -1, "", "", std::nullopt};
+    ev.kind = ProviderEvent::Kind::kNotLaunched;
+    ev.reason = "starting it failed: " + st.message();
+    events_.push_back(std::move(ev));
+    return;
+  }
+  ProviderEvent ev{job_id, attempt, now, AttemptOutcome::kSucceeded, 0, "", "", std::nullopt};
+  ev.kind = ProviderEvent::Kind::kHandedOver;
+  ev.backend_id = BackendId(r.cluster, run.pid, run.gpus);
+  events_.push_back(std::move(ev));
 }
 
 Status LocalProvider::Restore(const LaunchRequest& r, Timestamp) {
@@ -132,11 +183,20 @@ Status LocalProvider::Restore(const LaunchRequest& r, Timestamp) {
   Running run;
   run.pool = pool;
   auto pid = ParseInt(parts[2]);
-  if (!pid || *pid <= 0) return InvalidArgument("attempt of " + r.job_id + " has a malformed process id");
-  run.pid = static_cast<pid_t>(*pid);
+  if (!pid || *pid < 0) return InvalidArgument("attempt of " + r.job_id + " has a malformed process id");
   std::string base = Base(r.cluster, r.job_id, r.attempt);
   run.log_file = base + ".log";
   run.exit_file = base + ".exit";
+  if (*pid == 0) {
+    // Held when it was recorded: the process, if it was started, wrote its id.
+    std::ifstream file(PidFile(run));
+    int64_t written = 0;
+    if (!(file >> written) || written <= 0) {
+      return NotFound("attempt " + std::to_string(r.attempt) + " of " + r.job_id + " was never started");
+    }
+    pid = written;
+  }
+  run.pid = static_cast<pid_t>(*pid);
   for (const std::string& index : Split(parts[3], ',')) {
     if (index.empty()) continue;  // no GPUs
     auto gpu = ParseInt(index);
@@ -153,8 +213,10 @@ Status LocalProvider::Restore(const LaunchRequest& r, Timestamp) {
 Status LocalProvider::Cancel(const std::string& job_id, int attempt) {
   auto it = running_.find({job_id, attempt});
   if (it == running_.end()) return NotFound("attempt " + std::to_string(attempt) + " of " + job_id + " is not running here");
-  ::kill(-it->second.pid, SIGKILL);
-  ::waitpid(it->second.pid, nullptr, WNOHANG);
+  if (it->second.pid > 0) {  // 0: held, never started (and kill(0) would reach our own group)
+    ::kill(-it->second.pid, SIGKILL);
+    ::waitpid(it->second.pid, nullptr, WNOHANG);
+  }
   for (int g : it->second.gpus) pools_[static_cast<size_t>(it->second.pool)].gpu_busy[static_cast<size_t>(g)] = false;
   running_.erase(it);
   return Status::Ok();
@@ -162,8 +224,13 @@ Status LocalProvider::Cancel(const std::string& job_id, int attempt) {
 
 std::vector<ProviderEvent> LocalProvider::Poll(Timestamp now) {
   std::vector<ProviderEvent> out;
+  out.swap(events_);
   for (auto it = running_.begin(); it != running_.end();) {
     Running& r = it->second;
+    if (r.pid <= 0) {  // held: not started yet
+      ++it;
+      continue;
+    }
     ::waitpid(r.pid, nullptr, WNOHANG);  // reaps our own children; others' are not ours to reap
     std::ifstream exit_file(r.exit_file);
     int code = -1;

@@ -3,13 +3,16 @@
 // the pool's GPUs, and output in <output_dir>/<job id>-<attempt>.log. A small
 // shell wrapper records the exit status in a file beside the log, so an
 // attempt that outlives a restart of Causeway is still accounted for. Cancel
-// kills the whole group. For trying Causeway on a laptop, and a second real
-// backend for tests. Not thread-safe: its owner serializes calls.
+// kills the whole group. A held launch takes its GPUs at Launch and starts
+// at Release, whose process id the next Poll reports (kHandedOver). For
+// trying Causeway on a laptop, and a second real backend for tests. Not
+// thread-safe: its owner serializes calls.
 #pragma once
 
 #include <sys/types.h>
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +35,7 @@ class LocalProvider final : public ProviderAdapter {
 
   const std::string& name() const override { return name_; }
   Result<std::string> Launch(const LaunchRequest& request, Timestamp now) override;
+  void Release(const std::string& job_id, int attempt, const std::map<std::string, std::string>& env) override;
   Status Restore(const LaunchRequest& request, Timestamp started_at) override;
   Status Cancel(const std::string& job_id, int attempt) override;
   std::vector<ProviderEvent> Poll(Timestamp now) override;
@@ -53,18 +57,26 @@ class LocalProvider final : public ProviderAdapter {
   struct Running {
     int pool = -1;
     std::vector<int> gpus;
-    pid_t pid = 0;
+    pid_t pid = 0;  // 0 while held
     std::string exit_file;
     std::string log_file;
+    std::optional<LaunchRequest> held;  // what Release starts
+    Timestamp launched;                 // when Launch was asked (held launches)
   };
   using Key = std::pair<std::string, int>;
 
   std::string Base(const std::string& cluster, const std::string& job_id, int attempt) const;
+  // "local:CLUSTER:PID:GPUS"; PID 0 for a held launch.
+  static std::string BackendId(const std::string& cluster, pid_t pid, const std::vector<int>& gpus);
+  static std::string PidFile(const Running& run);
+  // Forks the attempt's process group; sets run.pid.
+  Status Start(const LaunchRequest& request, Running& run);
 
   std::string name_;
   std::map<std::string, std::string> output_dirs_;  // cluster -> output dir
   std::vector<Pool> pools_;
   std::map<Key, Running> running_;
+  std::vector<ProviderEvent> events_;  // from Release, for the next Poll
 };
 
 }  // namespace causeway::local

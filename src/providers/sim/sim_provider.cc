@@ -180,7 +180,7 @@ Status SimProvider::Restore(const LaunchRequest& request, Timestamp started_at) 
   return Place(request, started_at, started_at);
 }
 
-void SimProvider::Release(const Running& r) {
+void SimProvider::FreeRoom(const Running& r) {
   Pool* pool = FindPool(r.request.cluster, r.request.pool);
   for (int node : r.nodes) pool->Move(node, pool->free[static_cast<size_t>(node)] + r.request.gpus_per_node);
 }
@@ -188,7 +188,7 @@ void SimProvider::Release(const Running& r) {
 Status SimProvider::Cancel(const std::string& job_id, int attempt) {
   auto it = running_.find({job_id, attempt});
   if (it == running_.end()) return NotFound("attempt " + std::to_string(attempt) + " of " + job_id + " is not running");
-  Release(it->second);
+  FreeRoom(it->second);
   running_.erase(it);
   return Status::Ok();
 }
@@ -203,7 +203,7 @@ std::vector<ProviderEvent> SimProvider::Poll(Timestamp now) {
     if (it == running_.end() || ToUnixMicros(it->second.ends) != at) continue;  // cancelled
     const Running& r = it->second;
     out.push_back(ProviderEvent{key.first, key.second, r.ends, r.outcome, r.exit_code, r.reason});
-    Release(r);
+    FreeRoom(r);
     running_.erase(it);
   }
   return out;
@@ -236,7 +236,7 @@ void SimProvider::SetOutage(bool down, Timestamp now) {
     for (auto& [key, r] : running_) {
       outage_events_.push_back(ProviderEvent{key.first, key.second, now, AttemptOutcome::kProviderOutage, -1,
                                              "provider " + name_ + " is down"});
-      Release(r);
+      FreeRoom(r);
     }
     running_.clear();
   }

@@ -85,7 +85,7 @@ class SimProvider final : public ProviderAdapter, public providers::OutageDrill 
   Pool* FindPool(const std::string& cluster, const std::string& pool);
   static bool Fits(const Pool& p, int gpus_per_node, int nodes);
   Status Place(const LaunchRequest& request, Timestamp started, Timestamp now);
-  void Release(const Running& r);
+  void FreeRoom(const Running& r);  // gives back what the attempt held
 
   std::string name_;
   SimBehaviour behaviour_;

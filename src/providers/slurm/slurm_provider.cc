@@ -185,6 +185,7 @@ Status SlurmProvider::Track(const LaunchRequest& r, int64_t slurm_id, Timestamp 
 
 void SlurmProvider::Untrack(std::map<Key, Tracked>::iterator it) {
   pools_[static_cast<size_t>(it->second.pool)].used -= it->second.gpus;
+  held_.erase(it->first);
   tracked_.erase(it);
 }
 
@@ -212,8 +213,19 @@ Result<std::string> SlurmProvider::Launch(const LaunchRequest& r, Timestamp now)
   if (!sub.environment.count("PATH")) sub.environment["PATH"] = "/usr/local/bin:/usr/bin:/bin";
   sub.working_directory = s.output_dir;
   sub.output = LogPath(s, r.job_id, r.attempt);
-  RETURN_IF_ERROR(Track(r, 0, now));
   Key key{r.job_id, r.attempt};
+  if (r.held) {
+    // Refused now rather than at Release, where the job would have to be
+    // placed again.
+    if (c.worker->waiting() >= options_.queued_calls) {
+      return Unavailable("cluster " + r.cluster + " has " + std::to_string(options_.queued_calls) + " calls waiting");
+    }
+    RETURN_IF_ERROR(Track(r, 0, now));
+    tracked_[key].submitting = true;
+    held_[key] = Held{index, std::move(sub), now};
+    return BackendId(r.cluster, JobName(r.job_id, r.attempt));
+  }
+  RETURN_IF_ERROR(Track(r, 0, now));
   tracked_[key].submitting = true;
   if (!c.worker->Post([this, index, key, sub = std::move(sub), now] { Submit(index, key, sub, now); })) {
     Untrack(tracked_.find(key));
@@ -222,6 +234,27 @@ Result<std::string> SlurmProvider::Launch(const LaunchRequest& r, Timestamp now)
   // The Slurm job id is not known yet: the job's name stands for it until
   // Slurm accepts the job (Poll reports the id with kHandedOver).
   return BackendId(r.cluster, JobName(r.job_id, r.attempt));
+}
+
+void SlurmProvider::Release(const std::string& job_id, int attempt, const std::map<std::string, std::string>& env) {
+  MutexLock lock(mu_);
+  Key key{job_id, attempt};
+  auto it = held_.find(key);
+  if (it == held_.end()) return;  // cancelled meanwhile, or never held
+  Held held = std::move(it->second);
+  held_.erase(it);
+  for (const auto& [k, v] : env) held.request.environment.emplace(k, v);
+  int index = held.cluster;
+  Timestamp at = held.at;
+  bool posted = clusters_[static_cast<size_t>(index)].worker->Post(
+      [this, index, key, sub = std::move(held.request), at] { Submit(index, key, sub, at); });
+  if (posted) return;
+  if (auto t = tracked_.find(key); t != tracked_.end()) Untrack(t);
+  ProviderEvent ev{job_id, attempt, at, AttemptOutcome::kProviderOutage, -1, "", "", std::nullopt};
+  ev.kind = ProviderEvent::Kind::kNotLaunched;
+  ev.reason = "cluster " + clusters_[static_cast<size_t>(index)].name + " has " +
+              std::to_string(options_.queued_calls) + " calls waiting";
+  events_.push_back(std::move(ev));
 }
 
 void SlurmProvider::Submit(int index, Key key, SubmitRequest request, Timestamp at) {

@@ -8,9 +8,9 @@
 // worker (dispatch/worker.h) that makes them, so the scheduler, which calls
 // this adapter under its lock, never waits on the network. Launch checks
 // room, records the attempt and queues the submission, returning at once
-// (the attempt is "admitted" until Slurm runs it); a submission that fails
-// comes back from Poll as an attempt that never launched, and the job is
-// placed again. Cancel forgets the attempt at once and queues the scancel.
+// (the attempt is "admitted" until Slurm runs it); a held launch waits for
+// Release before it is queued. A submission that fails comes back from Poll
+// as an attempt that never launched, and the job is placed again. Cancel forgets the attempt at once and queues the scancel.
 // Poll returns what the workers have learned and asks each busy cluster's
 // worker to reconcile again.
 //
@@ -78,6 +78,7 @@ class SlurmProvider final : public ProviderAdapter {
 
   const std::string& name() const override { return name_; }
   Result<std::string> Launch(const LaunchRequest& request, Timestamp now) override;
+  void Release(const std::string& job_id, int attempt, const std::map<std::string, std::string>& env) override;
   Status Restore(const LaunchRequest& request, Timestamp started_at) override;
   Status Cancel(const std::string& job_id, int attempt) override;
   std::vector<ProviderEvent> Poll(Timestamp now) override;
@@ -128,6 +129,12 @@ class SlurmProvider final : public ProviderAdapter {
     bool seen_running = false;  // a kStarted event was reported
   };
   using Key = std::pair<std::string, int>;
+  // A held launch: what Release sends.
+  struct Held {
+    int cluster = 0;
+    SubmitRequest request;
+    Timestamp at;
+  };
   // What a reconcile still has to ask accounting about.
   struct Unseen {
     Key key;
@@ -163,6 +170,7 @@ class SlurmProvider final : public ProviderAdapter {
   std::vector<ClusterState> clusters_;
   std::vector<Pool> pools_;
   std::map<Key, Tracked> tracked_ GUARDED_BY(mu_);
+  std::map<Key, Held> held_ GUARDED_BY(mu_);  // tracked, not yet released
   std::vector<ProviderEvent> events_ GUARDED_BY(mu_);  // learned since the last Poll
 };
 
