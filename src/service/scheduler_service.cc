@@ -149,6 +149,7 @@ Result<SchedulerService::Launches> SchedulerService::PrepareLaunches(const std::
     if (t.kind != Transition::Kind::kDispatched) continue;
     const Cluster* cluster = estate_.FindCluster(t.cluster);
     Launch& l = out[{t.job_id, t.attempt}];
+    l.cluster = t.cluster;
     l.real = cluster && Real(*cluster);
     if (l.real) real_jobs.push_back(t.job_id);
   }
@@ -170,11 +171,7 @@ Result<SchedulerService::Launches> SchedulerService::PrepareLaunches(const std::
     l.submitted_by = job.submitted_by;
     Timestamp now = clock_.Now();
     if (workload) {
-      const Transition* t = nullptr;
-      for (const Transition& x : transitions) {
-        if (x.kind == Transition::Kind::kDispatched && x.job_id == job_id && x.attempt == attempt) t = &x;
-      }
-      ASSIGN_OR_RETURN(l.workload, workload->Mint(job, attempt, t ? t->cluster : "", "", now));
+      ASSIGN_OR_RETURN(l.workload, workload->Mint(job, attempt, l.cluster, "", now));
       l.env["CAUSEWAY_WORKLOAD_TOKEN"] = l.workload->token;
     }
     auto minted = identity::MintJobCredential(job_id, attempt, now, std::chrono::hours(24 * 30));

@@ -115,6 +115,7 @@ class SchedulerService {
  private:
   // What an attempt dispatched needs before its backend receives it.
   struct Launch {
+    std::string cluster;
     bool real = false;  // a backend that runs something: credentials
     std::string owner, submitted_by;
     std::optional<TokenRecord> credential;

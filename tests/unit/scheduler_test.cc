@@ -374,13 +374,18 @@ TEST(SchedulerTest, CancelReleasesCapacityAndQuota) {
 // A backend that queues work itself, as Slurm does: its attempts stay
 // admitted until it reports them started. The capacity is a simulated
 // provider's; what it reports is what the test puts in `events`.
+// With `starts_on_launch`, it stands for a backend that runs an attempt as
+// soon as it has it (the local executor) but names it only once a held
+// launch is released.
 class QueueingProvider final : public ProviderAdapter {
  public:
-  explicit QueueingProvider(ProviderAdapter& inner) : inner_(inner) {}
+  explicit QueueingProvider(ProviderAdapter& inner, bool starts_on_launch = false)
+      : inner_(inner), starts_on_launch_(starts_on_launch) {}
   const std::string& name() const override { return inner_.name(); }
   Result<std::string> Launch(const LaunchRequest& r, Timestamp now) override {
     ASSIGN_OR_RETURN(auto id, inner_.Launch(r, now));
     (void)id;
+    held.push_back(r.held);
     return "by-name:" + r.job_id;  // the backend's own id is not known yet
   }
   Status Restore(const LaunchRequest& r, Timestamp started) override { return inner_.Restore(r, started); }
@@ -391,7 +396,7 @@ class QueueingProvider final : public ProviderAdapter {
     out.swap(events);
     return out;
   }
-  bool StartsOnLaunch() const override { return false; }
+  bool StartsOnLaunch() const override { return starts_on_launch_; }
   int ResolvePool(const std::string& c, const std::string& p) const override { return inner_.ResolvePool(c, p); }
   bool Fits(int pool, int per_node, int nodes) const override { return inner_.Fits(pool, per_node, nodes); }
   int FreeGpus(int pool) const override { return inner_.FreeGpus(pool); }
@@ -402,10 +407,43 @@ class QueueingProvider final : public ProviderAdapter {
   std::vector<GpuSample> SampleUtilization(Timestamp) const override { return {}; }
 
   std::vector<ProviderEvent> events;
+  std::vector<bool> held;  // LaunchRequest::held of each launch
 
  private:
   ProviderAdapter& inner_;
+  bool starts_on_launch_ = false;
 };
+
+TEST(SchedulerTest, HeldLaunchesOfABackendThatStartsAtOnceAreNamedWhenReleased) {
+  SimWorld w(TestEstate());
+  std::map<std::string, std::unique_ptr<QueueingProvider>> wrapped;
+  std::map<std::string, ProviderAdapter*> adapters;
+  for (auto& [name, sim] : w.sims) {
+    wrapped[name] = std::make_unique<QueueingProvider>(*sim, true);
+    adapters[name] = wrapped[name].get();
+  }
+  scheduler::EngineOptions options;
+  options.hold_launches = true;
+  w.engine = std::make_unique<scheduler::Engine>(*w.estate, adapters, options);
+  ASSERT_TRUE(w.Submit("j", Job("t1", "H100:8", "", "10h")).ok());
+  auto out = w.Tick();
+  const Transition* dispatched = Find(out, "j", Transition::Kind::kDispatched);
+  ASSERT_NE(dispatched, nullptr);
+  EXPECT_EQ(dispatched->new_state, JobState::kRunning);
+  QueueingProvider& p = *wrapped[w.estate->FindCluster(dispatched->cluster)->provider];
+  EXPECT_EQ(p.held, (std::vector<bool>{true})) << "the engine asks for held launches only when told to";
+  ProviderEvent ev{"j", 1, w.now, AttemptOutcome::kSucceeded, 0, "", "", std::nullopt};
+  ev.kind = ProviderEvent::Kind::kHandedOver;
+  ev.backend_id = "local:c:4242:0";
+  p.events.push_back(ev);
+  out = w.Tick();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].kind, Transition::Kind::kHandedOver);
+  EXPECT_EQ(out[0].new_state, JobState::kRunning) << "running, not admitted: the backend started it";
+  EXPECT_EQ(out[0].backend_id, "local:c:4242:0");
+  p.events.push_back(ev);
+  EXPECT_TRUE(w.Tick().empty()) << "said twice: nothing new";
+}
 
 TEST(SchedulerTest, AnAdmittedAttemptsBackendIdIsRecordedWhenTheBackendNamesIt) {
   SimWorld w(TestEstate());
