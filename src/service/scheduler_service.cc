@@ -182,13 +182,13 @@ Result<SchedulerService::Launches> SchedulerService::PrepareLaunches(const std::
   return out;
 }
 
-Status SchedulerService::Adopt(const JobRecord& job, bool history) {
+Status SchedulerService::Adopt(const JobRecord& job, const History* history) {
   auto spec = JobSpecFromJson(nlohmann::json::parse(job.spec_json, nullptr, false));
   if (!spec.ok()) return spec.status().WithPrefix("recovering " + job.id);
   scheduler::JobInput input{job.id, std::move(*spec), job.created_at, job.attempts, job.gpu_seconds, job.cost_micros};
   if (!history) return engine_->Submit(std::move(input));
-  ASSIGN_OR_RETURN(auto checkpoints, store_.ListCheckpoints(job.id));
-  ASSIGN_OR_RETURN(auto attempts, store_.ListAttempts(job.id));
+  const std::vector<Checkpoint>& checkpoints = history->checkpoints;
+  const std::vector<Attempt>& attempts = history->attempts;
   if (!checkpoints.empty()) {
     input.resume_from = checkpoints.back().path;
     for (const auto& a : attempts) {
@@ -197,7 +197,7 @@ Status SchedulerService::Adopt(const JobRecord& job, bool history) {
   }
   // A launch set out but never confirmed (the scheduler died in between)
   // may have happened: its number is not used again.
-  ASSIGN_OR_RETURN(int launched, store_.LastLaunch(job.id));
+  int launched = history->last_launch;
   int recorded = attempts.empty() ? 0 : attempts.back().number;
   if (launched > recorded) {
     spdlog::warn("job {}: attempt {} was set out to launch on a cluster but never confirmed; the next is {}", job.id,
@@ -215,35 +215,50 @@ Status SchedulerService::Adopt(const JobRecord& job, bool history) {
   return engine_->Submit(std::move(input));
 }
 
-Status SchedulerService::Recover() {
+Result<SchedulerService::Term> SchedulerService::ReadTerm() {
+  Term term;
+  // The change feed is followed from the audit head (its numbering), read
+  // first, so that whatever is accepted after the jobs are read is in it.
+  ASSIGN_OR_RETURN(auto head, store_.GetAuditHead());
+  term.change_cursor = head.seq;
   // This month's spend so far, per team, from the attempts the ledger
   // recorded as ended: budgets hold across restarts and leader changes.
-  Timestamp now = clock_.Now();
-  Timestamp month = scheduler::Engine::MonthStart(now);
-  ASSIGN_OR_RETURN(auto attempts, store_.ListAttemptsBetween(month, now + Micros(1)));
-  std::map<std::string, int64_t> spend;
-  for (const MeteredAttempt& m : attempts) {
-    if (m.attempt.ended_at && *m.attempt.ended_at >= month) spend[m.team] += m.attempt.cost_micros;
+  term.now = clock_.Now();
+  Timestamp month = scheduler::Engine::MonthStart(term.now);
+  ASSIGN_OR_RETURN(auto metered, store_.ListAttemptsBetween(month, term.now + Micros(1)));
+  for (const MeteredAttempt& m : metered) {
+    if (m.attempt.ended_at && *m.attempt.ended_at >= month) term.spend[m.team] += m.attempt.cost_micros;
   }
-  engine_->SeedMonthSpend(now, std::move(spend));
   for (JobState state : {JobState::kPending, JobState::kAdmitted, JobState::kRunning}) {
     JobFilter f;
     f.state = state;
     f.limit = 1000;
     for (;;) {
       ASSIGN_OR_RETURN(auto jobs, store_.ListJobs(f));
-      for (const auto& job : jobs) {
-        Status st = Adopt(job);
-        if (!st.ok() && st.code() != Code::kAlreadyExists) {
-          spdlog::error("job {} cannot be scheduled: {}", job.id, st.message());
-        }
+      bool last_page = static_cast<int>(jobs.size()) < f.limit;
+      if (!jobs.empty()) f.before_id = jobs.back().id;
+      for (JobRecord& job : jobs) {
+        History h;
+        ASSIGN_OR_RETURN(h.checkpoints, store_.ListCheckpoints(job.id));
+        ASSIGN_OR_RETURN(h.attempts, store_.ListAttempts(job.id));
+        ASSIGN_OR_RETURN(h.last_launch, store_.LastLaunch(job.id));
+        term.jobs.emplace_back(std::move(job), std::move(h));
       }
-      if (static_cast<int>(jobs.size()) < f.limit) break;
-      f.before_id = jobs.back().id;
+      if (last_page) break;
+    }
+  }
+  return term;
+}
+
+void SchedulerService::Recover(const Term& term) {
+  engine_->SeedMonthSpend(term.now, term.spend);
+  for (const auto& [job, history] : term.jobs) {
+    Status st = Adopt(job, &history);
+    if (!st.ok() && st.code() != Code::kAlreadyExists) {
+      spdlog::error("job {} cannot be scheduled: {}", job.id, st.message());
     }
   }
   spdlog::info("scheduler recovered {} pending and {} running jobs", engine_->pending(), engine_->running());
-  return Status::Ok();
 }
 
 Status SchedulerService::Lead() {
@@ -272,18 +287,21 @@ Status SchedulerService::Lead() {
   lease_deadline_ = started + options_.lease_ttl - options_.lease_ttl / 5;
   if (leader_ && lease->epoch == epoch_) return Status::Ok();
 
-  // A new term: start from what the database says, and follow the change
-  // feed from the audit head (its numbering) for whatever other replicas
-  // accept from now on.
-  epoch_ = lease->epoch;
-  ASSIGN_OR_RETURN(auto head, store_.GetAuditHead());
-  change_cursor_ = head.seq;
+  // A new term: start from what the database says, read off mu_ (Lead runs
+  // only on the scheduler's own thread, so nothing else starts a term
+  // meanwhile), and follow the change feed from there.
+  int64_t epoch = lease->epoch;
+  lock.Unlock();
+  auto term = ReadTerm();
+  lock.Lock();
+  if (!term.ok()) return term.status().WithPrefix("recovering the scheduler's state");
+  epoch_ = epoch;
+  change_cursor_ = term->change_cursor;
   Build();
-  RETURN_IF_ERROR(Recover());
+  Recover(*term);
   leader_ = true;
   spdlog::info("replica {} leads the scheduler (epoch {})", options_.replica, epoch_);
   std::string replica = options_.replica;
-  int64_t epoch = epoch_;
   Timestamp now = clock_.Now();
   (void)queue_.Enqueue(
       [replica, epoch, now](WriteTx& tx) -> Status {
@@ -315,7 +333,7 @@ Status SchedulerService::FollowChanges(const std::vector<Change>& changes,
         // once the lease was ours), so no earlier leader launched it: fenced
         // launches commit before the lease changes hands, after the submit.
         // Nothing to read but the job (three queries a job saved).
-        Status st = Adopt(job->second, /*history=*/false);
+        Status st = Adopt(job->second, nullptr);
         if (!st.ok() && st.code() != Code::kAlreadyExists) {
           spdlog::error("job {} cannot be scheduled: {}", c.job_id, st.message());
         }

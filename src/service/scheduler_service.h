@@ -17,7 +17,8 @@
 // launch it makes (the backend takes the room; nothing is sent). Off mu_,
 // the attempts' credentials are minted and each launch is recorded in the
 // same transaction as its dispatch; only then is it released to its
-// backend. So no store call happens under mu_, a leader that dies in
+// backend. So no store call happens under mu_ in a cycle (a new term's
+// recovery still reads under it), a leader that dies in
 // between never gets an attempt launched twice, and an attempt's token
 // exists before it runs.
 #pragma once
@@ -145,10 +146,25 @@ class SchedulerService {
   bool Real(const Cluster& cluster) const;
   // The rest need mu_ held (Lead takes it).
   void Build() REQUIRES(mu_);  // fresh providers and engine
-  Status Recover() REQUIRES(mu_);  // every active job of the database into the engine
-  // `history`: read the job's attempts, launches and checkpoints (a job
-  // from before this term); without, the job is taken as never launched.
-  Status Adopt(const JobRecord& job, bool history = true) REQUIRES(mu_);
+  // What a job from before this term left: its checkpoints, attempts and
+  // last recorded launch.
+  struct History {
+    std::vector<Checkpoint> checkpoints;
+    std::vector<Attempt> attempts;
+    int last_launch = 0;
+  };
+  // What a new term starts from, read off mu_.
+  struct Term {
+    int64_t change_cursor = 0;  // the audit head when it was read
+    Timestamp now;
+    std::map<std::string, int64_t> spend;  // this month's, per team
+    std::vector<std::pair<JobRecord, History>> jobs;  // every active job
+  };
+  Result<Term> ReadTerm() EXCLUDES(mu_);
+  void Recover(const Term& term) REQUIRES(mu_);  // into the fresh engine
+  // `history`: the job's past (a job from before this term); null: the job
+  // is taken as never launched.
+  Status Adopt(const JobRecord& job, const History* history) REQUIRES(mu_);
   // The engine's last word before a launch, in memory: the lease is ours.
   Result<std::map<std::string, std::string>> PrepareLaunch(const std::string& job_id, int attempt,
                                                            const Cluster& cluster, Timestamp now) REQUIRES(mu_);
