@@ -17,10 +17,9 @@
 // launch it makes (the backend takes the room; nothing is sent). Off mu_,
 // the attempts' credentials are minted and each launch is recorded in the
 // same transaction as its dispatch; only then is it released to its
-// backend. So no store call happens under mu_ in a cycle (a new term's
-// recovery still reads under it), a leader that dies in
-// between never gets an attempt launched twice, and an attempt's token
-// exists before it runs.
+// backend. A new term reads what it starts from off mu_ too. So no store
+// call happens under mu_, a leader that dies in between never gets an
+// attempt launched twice, and an attempt's token exists before it runs.
 #pragma once
 
 #include <chrono>
