@@ -161,6 +161,7 @@ Result<SchedulerService::Launches> SchedulerService::PrepareLaunches(const std::
   ASSIGN_OR_RETURN(auto jobs, store_.GetJobs(real_jobs));
   std::map<std::string, const JobRecord*> by_id;
   for (const JobRecord& j : jobs) by_id[j.id] = &j;
+  Timestamp now = clock_.Now();
   for (auto& [key, l] : out) {
     if (!l.real) continue;
     const auto& [job_id, attempt] = key;
@@ -169,7 +170,6 @@ Result<SchedulerService::Launches> SchedulerService::PrepareLaunches(const std::
     const JobRecord& job = *found->second;
     l.owner = job.owner;
     l.submitted_by = job.submitted_by;
-    Timestamp now = clock_.Now();
     if (workload) {
       ASSIGN_OR_RETURN(l.workload, workload->Mint(job, attempt, l.cluster, "", now));
       l.env["CAUSEWAY_WORKLOAD_TOKEN"] = l.workload->token;
@@ -441,9 +441,8 @@ Status SchedulerService::ReleaseLaunches(const std::vector<Transition>& transiti
     const Cluster* cluster = estate_.FindCluster(t.cluster);
     auto adapter = cluster ? adapters_.find(cluster->provider) : adapters_.end();
     if (adapter == adapters_.end()) continue;
-    auto l = launches.find({t.job_id, t.attempt});
-    static const std::map<std::string, std::string> kNone;
-    adapter->second->Release(t.job_id, t.attempt, l != launches.end() ? l->second.env : kNone);
+    auto l = launches.find({t.job_id, t.attempt});  // one per dispatch whenever its write committed
+    if (l != launches.end()) adapter->second->Release(t.job_id, t.attempt, l->second.env);
   }
   if (lost && same_term) {
     // The engine went on from what could not be written (held launches among

@@ -131,7 +131,7 @@ class SchedulerService {
   // One write per transition; a dispatch records its launch (and the
   // attempt's credential) in the same unit.
   std::vector<WriteFn> Persist(const std::vector<scheduler::Transition>& transitions, const Fence& fence,
-                               const Launches& launches = {});
+                               const Launches& launches);
   static Status RecordLaunch(WriteTx& tx, const scheduler::Transition& t, const Launch& launch);
   // Reads the jobs and mints the credentials of the attempts dispatched. Off mu_.
   Result<Launches> PrepareLaunches(const std::vector<scheduler::Transition>& transitions,

@@ -7,12 +7,11 @@
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 
-#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-#include <thread>
 
 namespace causeway::local {
 namespace {
@@ -51,12 +50,16 @@ class LocalProviderTest : public ::testing::Test {
     r.env = {{"WHO", "the request"}};
     return r;
   }
-  // Polls (in time: the process runs for real) until an event comes.
+  // Polls until an event comes, waiting in between for a child process (the
+  // attempt's, which this test process forked) to end, without reaping it:
+  // the executor's Poll does that. No sleeping: waitid returns as soon as a
+  // child has ended, or at once when none is left.
   std::vector<ProviderEvent> PollForEvents(LocalProvider& p) {
-    for (int i = 0; i < 500; ++i) {
+    for (int i = 0; i < 10; ++i) {
       auto got = p.Poll(now_);
       if (!got.empty()) return got;
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      siginfo_t info{};
+      (void)::waitid(P_ALL, 0, &info, WEXITED | WNOWAIT);
     }
     return {};
   }

@@ -105,26 +105,48 @@ TEST(ProviderRegistryTest, TheBuiltInKindsAreRegisteredWithWhatTheyCanDo) {
   EXPECT_EQ(kinds.Find("kubernetes"), nullptr);
 }
 
-TEST(SchedulerServiceTest, DrivesAProviderKindRegisteredFromOutsideAndAsksForCapabilities) {
-  auto estate = ParseEstate(kEstate, "estate.yaml");
-  ASSERT_TRUE(estate.ok()) << estate.status().ToString();
-  FakeKube::Shared shared;
-  providers::Registry kinds = providers::BuiltInKinds();
-  providers::Kind kube;
-  kube.adapter = [&shared](const providers::Context& c) -> std::unique_ptr<ProviderAdapter> {
-    return std::make_unique<FakeKube>(c.provider.name, shared);
-  };
-  kinds.Register("kubernetes", std::move(kube));
+// The estate above, the fake kind registered beside the built-in ones, a
+// fresh database and a scheduler on a clock the test moves.
+class SchedulerServiceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto parsed = ParseEstate(kEstate, "estate.yaml");
+    ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+    estate_ = std::make_unique<Estate>(std::move(*parsed));
+    kinds_ = providers::BuiltInKinds();
+    providers::Kind kube;
+    kube.adapter = [this](const providers::Context& c) -> std::unique_ptr<ProviderAdapter> {
+      return std::make_unique<FakeKube>(c.provider.name, shared_);
+    };
+    kinds_.Register("kubernetes", std::move(kube));
+    store_ = db_.Open();
+    ASSERT_NE(store_, nullptr);
+    shared_.store = store_.get();
+    queue_ = std::make_unique<CommitQueue>(*store_, CommitQueue::Options{});
+    SchedulerService::Options options;
+    options.kinds = &kinds_;
+    scheduler_ = std::make_unique<SchedulerService>(*store_, *queue_, *estate_, clock_, 1, options);
+  }
+  void TearDown() override {
+    if (scheduler_) scheduler_->Stop();
+  }
 
-  TempDb db;
-  auto store = db.Open();
-  ASSERT_NE(store, nullptr);
-  CommitQueue queue(*store, {});
-  ManualClock clock;
-  SchedulerService::Options options;
-  options.kinds = &kinds;
-  SchedulerService scheduler(*store, queue, *estate, clock, 1, options);
-  shared.store = store.get();
+  std::unique_ptr<Estate> estate_;
+  FakeKube::Shared shared_;
+  providers::Registry kinds_;
+  TempDb db_;
+  std::unique_ptr<Store> store_;
+  std::unique_ptr<CommitQueue> queue_;
+  ManualClock clock_;
+  std::unique_ptr<SchedulerService> scheduler_;
+};
+
+TEST_F(SchedulerServiceTest, DrivesAProviderKindRegisteredFromOutsideAndAsksForCapabilities) {
+  FakeKube::Shared& shared = shared_;
+  Store* store = store_.get();
+  CommitQueue& queue = *queue_;
+  ManualClock& clock = clock_;
+  SchedulerService& scheduler = *scheduler_;
 
   auto spec = ParseJobSpec("resources: {accelerators: H100:8, labels: {owner: o, team: t}}\nrun: train\n", "job.yaml");
   ASSERT_TRUE(spec.ok()) << spec.status().ToString();
@@ -185,25 +207,10 @@ TEST(SchedulerServiceTest, DrivesAProviderKindRegisteredFromOutsideAndAsksForCap
   scheduler.Stop();
 }
 
-TEST(SchedulerServiceTest, ALaunchThatCannotBeRecordedIsNeverReleasedAndTheTermStartsOverFromTheDatabase) {
-  auto estate = ParseEstate(kEstate, "estate.yaml");
-  ASSERT_TRUE(estate.ok()) << estate.status().ToString();
-  FakeKube::Shared shared;
-  providers::Registry kinds = providers::BuiltInKinds();
-  providers::Kind kube;
-  kube.adapter = [&shared](const providers::Context& c) -> std::unique_ptr<ProviderAdapter> {
-    return std::make_unique<FakeKube>(c.provider.name, shared);
-  };
-  kinds.Register("kubernetes", std::move(kube));
-  TempDb db;
-  auto store = db.Open();
-  ASSERT_NE(store, nullptr);
-  shared.store = store.get();
-  CommitQueue queue(*store, {});
-  ManualClock clock;
-  SchedulerService::Options options;
-  options.kinds = &kinds;
-  SchedulerService scheduler(*store, queue, *estate, clock, 1, options);
+TEST_F(SchedulerServiceTest, ALaunchThatCannotBeRecordedIsNeverReleasedAndTheTermStartsOverFromTheDatabase) {
+  FakeKube::Shared& shared = shared_;
+  ManualClock& clock = clock_;
+  SchedulerService& scheduler = *scheduler_;
 
   // Word of a job the database does not hold: its launch cannot be
   // prepared or recorded, so its backend must never receive it.

@@ -74,31 +74,30 @@ Result<std::string> LocalProvider::Launch(const LaunchRequest& r, Timestamp now)
   std::string base = Base(r.cluster, r.job_id, r.attempt);
   run.log_file = base + ".log";
   run.exit_file = base + ".exit";
-  Key key{r.job_id, r.attempt};
-  if (r.held) {
-    // Its GPUs are taken now; the process starts at Release.
-    for (int g : run.gpus) p.gpu_busy[static_cast<size_t>(g)] = true;
+  if (r.held) {  // its GPUs are taken now; the process starts at Release (pid 0 until then)
     run.held = r;
     run.launched = now;
-    running_[key] = std::move(run);
-    return BackendId(r.cluster, 0, running_[key].gpus);
+  } else {
+    RETURN_IF_ERROR(Start(r, run));
   }
-  RETURN_IF_ERROR(Start(r, run));
   for (int g : run.gpus) p.gpu_busy[static_cast<size_t>(g)] = true;
   std::string id = BackendId(r.cluster, run.pid, run.gpus);
-  running_[key] = std::move(run);
+  running_[{r.job_id, r.attempt}] = std::move(run);
   return id;
 }
 
-std::string LocalProvider::BackendId(const std::string& cluster, pid_t pid, const std::vector<int>& gpus) {
+std::string LocalProvider::Visible(const std::vector<int>& gpus) {
   std::string visible;
   for (int g : gpus) visible += (visible.empty() ? "" : ",") + std::to_string(g);
-  return "local:" + cluster + ":" + std::to_string(pid) + ":" + visible;
+  return visible;
+}
+
+std::string LocalProvider::BackendId(const std::string& cluster, pid_t pid, const std::vector<int>& gpus) {
+  return "local:" + cluster + ":" + std::to_string(pid) + ":" + Visible(gpus);
 }
 
 Status LocalProvider::Start(const LaunchRequest& r, Running& run) {
-  std::string visible;
-  for (int g : run.gpus) visible += (visible.empty() ? "" : ",") + std::to_string(g);
+  std::string visible = Visible(run.gpus);
   std::string dir = output_dirs_.at(r.cluster);
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);

@@ -66,6 +66,8 @@ class LocalProvider final : public ProviderAdapter {
   using Key = std::pair<std::string, int>;
 
   std::string Base(const std::string& cluster, const std::string& job_id, int attempt) const;
+  // The GPU indices as CUDA_VISIBLE_DEVICES lists them: "0,1".
+  static std::string Visible(const std::vector<int>& gpus);
   // "local:CLUSTER:PID:GPUS"; PID 0 for a held launch.
   static std::string BackendId(const std::string& cluster, pid_t pid, const std::vector<int>& gpus);
   static std::string PidFile(const Running& run);

@@ -135,9 +135,7 @@ std::string SlurmProvider::Unavailability(const ClusterState& c) const {
     return "cluster " + c.name + " has not answered for " +
            std::to_string(std::chrono::duration_cast<std::chrono::seconds>(c.worker->BusyFor()).count()) + " s";
   }
-  if (c.worker->waiting() >= options_.queued_calls) {
-    return "cluster " + c.name + " has " + std::to_string(options_.queued_calls) + " calls waiting";
-  }
+  if (c.worker->waiting() >= options_.queued_calls) return QueueFull(c);
   return "";
 }
 
@@ -213,23 +211,14 @@ Result<std::string> SlurmProvider::Launch(const LaunchRequest& r, Timestamp now)
   if (!sub.environment.count("PATH")) sub.environment["PATH"] = "/usr/local/bin:/usr/bin:/bin";
   sub.working_directory = s.output_dir;
   sub.output = LogPath(s, r.job_id, r.attempt);
-  Key key{r.job_id, r.attempt};
-  if (r.held) {
-    // Refused now rather than at Release, where the job would have to be
-    // placed again.
-    if (c.worker->waiting() >= options_.queued_calls) {
-      return Unavailable("cluster " + r.cluster + " has " + std::to_string(options_.queued_calls) + " calls waiting");
-    }
-    RETURN_IF_ERROR(Track(r, 0, now));
-    tracked_[key].submitting = true;
-    held_[key] = Held{index, std::move(sub), now};
-    return BackendId(r.cluster, JobName(r.job_id, r.attempt));
-  }
   RETURN_IF_ERROR(Track(r, 0, now));
+  Key key{r.job_id, r.attempt};
   tracked_[key].submitting = true;
-  if (!c.worker->Post([this, index, key, sub = std::move(sub), now] { Submit(index, key, sub, now); })) {
+  if (r.held) {
+    held_[key] = Held{index, std::move(sub), now};
+  } else if (!c.worker->Post([this, index, key, sub = std::move(sub), now] { Submit(index, key, sub, now); })) {
     Untrack(tracked_.find(key));
-    return Unavailable("cluster " + r.cluster + " has " + std::to_string(options_.queued_calls) + " calls waiting");
+    return Unavailable(QueueFull(c));
   }
   // The Slurm job id is not known yet: the job's name stands for it until
   // Slurm accepts the job (Poll reports the id with kHandedOver).
@@ -250,11 +239,17 @@ void SlurmProvider::Release(const std::string& job_id, int attempt, const std::m
       [this, index, key, sub = std::move(held.request), at] { Submit(index, key, sub, at); });
   if (posted) return;
   if (auto t = tracked_.find(key); t != tracked_.end()) Untrack(t);
-  ProviderEvent ev{job_id, attempt, at, AttemptOutcome::kProviderOutage, -1, "", "", std::nullopt};
+  events_.push_back(NotLaunched(key, at, QueueFull(clusters_[static_cast<size_t>(index)])));
+}
+
+std::string SlurmProvider::QueueFull(const ClusterState& c) const {
+  return "cluster " + c.name + " has " + std::to_string(options_.queued_calls) + " calls waiting";
+}
+
+ProviderEvent SlurmProvider::NotLaunched(const Key& key, Timestamp at, std::string reason) {
+  ProviderEvent ev{key.first, key.second, at, AttemptOutcome::kProviderOutage, -1, std::move(reason), "", std::nullopt};
   ev.kind = ProviderEvent::Kind::kNotLaunched;
-  ev.reason = "cluster " + clusters_[static_cast<size_t>(index)].name + " has " +
-              std::to_string(options_.queued_calls) + " calls waiting";
-  events_.push_back(std::move(ev));
+  return ev;
 }
 
 void SlurmProvider::Submit(int index, Key key, SubmitRequest request, Timestamp at) {
@@ -274,10 +269,7 @@ void SlurmProvider::Submit(int index, Key key, SubmitRequest request, Timestamp 
   if (!id.ok()) {
     if (it == tracked_.end()) return;
     Untrack(it);
-    ProviderEvent ev{key.first, key.second, at, AttemptOutcome::kProviderOutage, -1, "", "", std::nullopt};
-    ev.kind = ProviderEvent::Kind::kNotLaunched;
-    ev.reason = "submitting to " + c.name + " failed: " + id.status().message();
-    events_.push_back(std::move(ev));
+    events_.push_back(NotLaunched(key, at, "submitting to " + c.name + " failed: " + id.status().message()));
     return;
   }
   if (it != tracked_.end()) {

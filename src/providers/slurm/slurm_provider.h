@@ -154,6 +154,10 @@ class SlurmProvider final : public ProviderAdapter {
   void Note(ClusterState& c, const Status& st) REQUIRES(mu_);
   // Why the cluster takes no work now, or "" when it does.
   std::string Unavailability(const ClusterState& c) const REQUIRES(mu_);
+  // Why a cluster takes no more calls: its queue is full.
+  std::string QueueFull(const ClusterState& c) const;
+  // A launch that never reached Slurm: the job is placed again.
+  static ProviderEvent NotLaunched(const Key& key, Timestamp at, std::string reason);
   // An attempt's end as Slurm reports it (the caller reads the output's tail).
   static ProviderEvent Ended(const Key& key, const JobInfo& job, AttemptOutcome outcome, Timestamp now);
   // Worker tasks: on the cluster's worker, taking mu_ around (never during)
