@@ -24,30 +24,42 @@ std::string FormatRfc3339(Timestamp t);
 // optional fraction and an optional "Z" or "+HH:MM" offset; no offset means UTC.
 Result<Timestamp> ParseRfc3339(std::string_view text);
 
+using SteadyTime = std::chrono::steady_clock::time_point;
+
 class Clock {
  public:
   virtual ~Clock() = default;
   // Current time. Thread-safe.
   virtual Timestamp Now() const = 0;
+  // Monotonic time, for bounds on real waits (how long a backend call has
+  // run): it never goes back and is never scaled. Thread-safe.
+  virtual SteadyTime Steady() const = 0;
 };
 
 // Wall-clock time.
 class RealClock final : public Clock {
  public:
   Timestamp Now() const override;
+  SteadyTime Steady() const override { return std::chrono::steady_clock::now(); }
 };
 
 // Time that moves only when told to. Thread-safe; for tests and simulation.
+// Advance moves both times; Set moves only the wall clock's.
 class ManualClock final : public Clock {
  public:
   explicit ManualClock(Timestamp start = FromUnixMicros(1'767'225'600'000'000))  // 2026-01-01
       : now_us_(ToUnixMicros(start)) {}
   Timestamp Now() const override { return FromUnixMicros(now_us_.load()); }
+  SteadyTime Steady() const override { return SteadyTime(std::chrono::microseconds(steady_us_.load())); }
   void Set(Timestamp t) { now_us_.store(ToUnixMicros(t)); }
-  void Advance(Micros d) { now_us_.fetch_add(d.count()); }
+  void Advance(Micros d) {
+    now_us_.fetch_add(d.count());
+    if (d.count() > 0) steady_us_.fetch_add(d.count());
+  }
 
  private:
   std::atomic<int64_t> now_us_;
+  std::atomic<int64_t> steady_us_{3'600'000'000};  // any start: only differences count
 };
 
 // Real time sped up `factor` times from the moment it is made, for running
@@ -58,6 +70,7 @@ class ScaledClock final : public Clock {
  public:
   explicit ScaledClock(double factor, Timestamp start = Timestamp());
   Timestamp Now() const override;
+  SteadyTime Steady() const override { return real_.Steady(); }  // real waits are not sped up
 
  private:
   RealClock real_;

@@ -34,6 +34,12 @@ struct Kind {
   std::function<std::vector<std::unique_ptr<PeopleAccounts>>(const Context&)> people_accounts;
   // Whether its attempts run nothing real: they get no credentials.
   bool simulated = false;
+  // Whether its adapter never keeps a caller waiting: it works in memory,
+  // or sends its backend's calls through workers of its own (Slurm). The
+  // scheduler calls such an adapter directly; any other it calls through a
+  // dispatch::OffLockAdapter, so that a kind added later cannot hold up the
+  // scheduler however its backend behaves.
+  bool answers_at_once = false;
 };
 
 class Registry {

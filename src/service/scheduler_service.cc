@@ -87,13 +87,14 @@ SchedulerService::SchedulerService(Store& store, CommitQueue& queue, const Estat
     : store_(store), queue_(queue), estate_(estate), clock_(clock), seed_(seed), options_(std::move(options)) {
   if (options_.replica.empty()) options_.replica = ReplicaName();
   if (!options_.kinds) options_.kinds = &providers::BuiltInKinds();
+  if (!options_.dispatch.now) options_.dispatch.now = [&clock] { return clock.Steady(); };
   MutexLock lock(mu_);
   Build();
 }
 
 void SchedulerService::Build() {
   drained_.clear();  // nothing of an old term is recorded
-  owned_.clear();
+  adapters_.clear();
   std::map<std::string, ProviderAdapter*> adapters;
   for (const auto& p : estate_.providers) {
     const providers::Kind* kind = options_.kinds->Find(p.kind);
@@ -104,10 +105,15 @@ void SchedulerService::Build() {
       }
       continue;
     }
-    owned_.push_back(kind->adapter(providers::Context{estate_, p, seed_}));
-    adapters[p.name] = owned_.back().get();
+    std::unique_ptr<ProviderAdapter> adapter = kind->adapter(providers::Context{estate_, p, seed_});
+    // Built and called under mu_: only an adapter that never blocks is
+    // called directly (providers::Kind::answers_at_once).
+    if (!kind->answers_at_once) {
+      adapter = std::make_unique<dispatch::OffLockAdapter>(std::move(adapter), estate_, p, options_.dispatch);
+    }
+    adapters_[p.name] = std::move(adapter);
+    adapters[p.name] = adapters_[p.name].get();
   }
-  adapters_ = adapters;
   scheduler::EngineOptions engine_options;
   engine_options.hold_launches = true;  // released by ReleaseLaunches once recorded
   engine_ = std::make_unique<scheduler::Engine>(estate_, adapters, engine_options);
@@ -509,10 +515,14 @@ Result<std::string> SchedulerService::ReadLog(const std::string& cluster, const 
                                              int64_t offset, int64_t max) {
   const Cluster* c = estate_.FindCluster(cluster);
   if (!c) return NotFound("job " + job_id + " has not run on any cluster yet");
-  MutexLock lock(mu_);
-  auto it = adapters_.find(c->provider);
-  if (it == adapters_.end()) return NotFound("provider " + c->provider + " is not driven by this server");
-  return it->second->ReadLog(cluster, job_id, attempt, offset, max);
+  std::shared_ptr<ProviderAdapter> adapter;
+  {
+    MutexLock lock(mu_);
+    auto it = adapters_.find(c->provider);
+    if (it == adapters_.end()) return NotFound("provider " + c->provider + " is not driven by this server");
+    adapter = it->second;
+  }
+  return adapter->ReadLog(cluster, job_id, attempt, offset, max);  // may wait on the backend: off mu_
 }
 
 Result<nlohmann::json> SchedulerService::Queues() {
@@ -530,7 +540,7 @@ Status SchedulerService::SetOutage(const std::string& provider, bool down, const
   {
     MutexLock lock(mu_);
     auto it = adapters_.find(provider);
-    auto* drill = it == adapters_.end() ? nullptr : providers::Capability<providers::OutageDrill>(it->second);
+    auto* drill = it == adapters_.end() ? nullptr : providers::Capability<providers::OutageDrill>(it->second.get());
     if (!drill) return NotFound("no simulated provider named " + provider);
     drill->SetOutage(down, clock_.Now());
   }

@@ -37,6 +37,7 @@
 #include "causeway/mutex.h"
 #include "causeway/store.h"
 #include "causeway/ticker.h"
+#include "dispatch/off_lock_adapter.h"
 #include "providers/registry.h"
 #include "scheduler/engine.h"
 #include "identity/workload.h"
@@ -50,6 +51,9 @@ struct SchedulerOptions {
   std::chrono::milliseconds lease_ttl{5000};  // another replica takes over at most this long after a crash
   // The provider kinds it can drive; nullptr: this build's (providers::BuiltInKinds).
   const providers::Registry* kinds = nullptr;
+  // How adapters that may block are called (providers::Kind::answers_at_once);
+  // their calls are timed on the service's clock (Clock::Steady) unless set.
+  dispatch::OffLockOptions dispatch;
 };
 
 class SchedulerService {
@@ -85,7 +89,8 @@ class SchedulerService {
   nlohmann::json Explain(const std::string& job_id);
   // kUnavailable on a replica that does not lead.
   Result<nlohmann::json> Queues();
-  // An attempt's output from the provider that ran it on `cluster`.
+  // An attempt's output from the provider that ran it on `cluster`. Waits
+  // for the backend (within the dispatcher's deadline), off the scheduler's lock.
   Result<std::string> ReadLog(const std::string& cluster, const std::string& job_id, int attempt, int64_t offset,
                               int64_t max);
   // Where attempts reach the API (CAUSEWAY_SERVER in their environment).
@@ -194,8 +199,8 @@ class SchedulerService {
   Mutex inbox_mu_;  // never held while taking mu_
   std::vector<News> inbox_ GUARDED_BY(inbox_mu_);
   Mutex mu_;
-  std::vector<std::unique_ptr<ProviderAdapter>> owned_ GUARDED_BY(mu_);
-  std::map<std::string, ProviderAdapter*> adapters_ GUARDED_BY(mu_);  // by provider name
+  // By provider name. Shared: a log read holds its adapter off mu_.
+  std::map<std::string, std::shared_ptr<ProviderAdapter>> adapters_ GUARDED_BY(mu_);
   std::unique_ptr<scheduler::Engine> engine_ GUARDED_BY(mu_);
   std::string server_url_ GUARDED_BY(mu_);
   identity::WorkloadIssuer* workload_ GUARDED_BY(mu_) = nullptr;

@@ -151,6 +151,22 @@ TEST(ClockTest, ManualClockMovesOnlyWhenTold) {
   EXPECT_EQ(ToUnixMicros(c.Now()), 42);
 }
 
+TEST(ClockTest, MonotonicTimeMovesWithAdvanceAndNeverBack) {
+  ManualClock c(FromUnixMicros(1000));
+  SteadyTime t0 = c.Steady();
+  c.Advance(Micros(500));
+  EXPECT_EQ(c.Steady() - t0, Micros(500));
+  c.Set(FromUnixMicros(0));    // the wall clock set back
+  c.Advance(Micros(-100));     // or moved back
+  EXPECT_EQ(c.Steady() - t0, Micros(500));
+  RealClock real;
+  ScaledClock fast(600);
+  SteadyTime r0 = real.Steady(), f0 = fast.Steady();
+  EXPECT_GE(real.Steady(), r0);
+  EXPECT_GE(fast.Steady(), f0);
+  EXPECT_LT(fast.Steady() - f0, std::chrono::seconds(60)) << "monotonic time is not sped up";
+}
+
 TEST(ClockTest, Rfc3339RoundTripsAndAcceptsRealWorldForms) {
   auto t = ParseRfc3339("2026-11-30T17:26:25.123456Z");
   ASSERT_TRUE(t.ok());

@@ -8,34 +8,12 @@
 #include <vector>
 
 #include "dispatch/worker.h"
+#include "fakes/gated_adapter.h"
 
 namespace causeway::dispatch {
 namespace {
 
-// A task that holds the worker until released: a backend call that hangs.
-class Gate {
- public:
-  void Wait() {
-    std::unique_lock<std::mutex> lock(mu_);
-    entered_ = true;
-    cv_.notify_all();
-    cv_.wait(lock, [this] { return open_; });
-  }
-  void WaitEntered() {
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [this] { return entered_; });
-  }
-  void Open() {
-    std::lock_guard<std::mutex> lock(mu_);
-    open_ = true;
-    cv_.notify_all();
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool entered_ = false, open_ = false;
-};
+using testing::Gate;  // a task that holds the worker until opened: a backend call that hangs
 
 TEST(WorkerTest, RunsTasksInOrderAndRefusesPastItsBound) {
   Gate gate;

@@ -3,10 +3,13 @@
 // without knowing its type, and finds its capabilities by asking.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <mutex>
+#include <thread>
 
 #include "causeway/estate.h"
 #include "causeway/job_spec.h"
+#include "fakes/gated_adapter.h"
 #include "identity/tokens.h"
 #include "providers/registry.h"
 #include "service/scheduler_service.h"
@@ -102,6 +105,12 @@ TEST(ProviderRegistryTest, TheBuiltInKindsAreRegisteredWithWhatTheyCanDo) {
   EXPECT_FALSE(kinds.Find("slurm")->simulated);
   EXPECT_TRUE(kinds.Find("slurm")->people_accounts) << "Slurm keeps people's accounting users";
   EXPECT_FALSE(kinds.Find("local")->people_accounts);
+  // The local executor forks and reads files: the scheduler calls it through
+  // a dispatcher. Slurm's adapter has workers of its own; the simulated
+  // estate is all in memory.
+  EXPECT_FALSE(kinds.Find("local")->answers_at_once);
+  EXPECT_TRUE(kinds.Find("slurm")->answers_at_once);
+  EXPECT_TRUE(kinds.Find("sim")->answers_at_once);
   EXPECT_EQ(kinds.Find("kubernetes"), nullptr);
 }
 
@@ -118,6 +127,7 @@ class SchedulerServiceTest : public ::testing::Test {
     kube.adapter = [this](const providers::Context& c) -> std::unique_ptr<ProviderAdapter> {
       return std::make_unique<FakeKube>(c.provider.name, shared_);
     };
+    kube.answers_at_once = true;  // all in memory: called directly, so these tests see each call as it happens
     kinds_.Register("kubernetes", std::move(kube));
     store_ = db_.Open();
     ASSERT_NE(store_, nullptr);
@@ -129,6 +139,31 @@ class SchedulerServiceTest : public ::testing::Test {
   }
   void TearDown() override {
     if (scheduler_) scheduler_->Stop();
+  }
+
+  // Accepts job `id` (8 H100 GPUs) as the job service does: recorded with
+  // its audit event, then word to the scheduler.
+  void Accept(const std::string& id) {
+    auto spec = ParseJobSpec("resources: {accelerators: H100:8, labels: {owner: o, team: t}}\nrun: train\n", "job.yaml");
+    ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+    JobRecord job;
+    job.id = id;
+    job.name = "j";
+    job.team = "t";
+    job.owner = "o";
+    job.spec_yaml = "run: train";
+    job.spec_json = ToJson(spec->spec).dump();
+    job.created_at = job.updated_at = clock_.Now();
+    ASSERT_TRUE(queue_->Run([&](WriteTx& tx) {
+      RETURN_IF_ERROR(tx.InsertJob(job));
+      AuditEvent e;
+      e.time = clock_.Now();
+      e.actor = "test";
+      e.action = "job.submit";
+      e.resource = "job/" + job.id;
+      return tx.AppendAudit(e);
+    }).ok());
+    scheduler_->OnSubmitted(job, spec->spec);
   }
 
   std::unique_ptr<Estate> estate_;
@@ -144,30 +179,10 @@ class SchedulerServiceTest : public ::testing::Test {
 TEST_F(SchedulerServiceTest, DrivesAProviderKindRegisteredFromOutsideAndAsksForCapabilities) {
   FakeKube::Shared& shared = shared_;
   Store* store = store_.get();
-  CommitQueue& queue = *queue_;
   ManualClock& clock = clock_;
   SchedulerService& scheduler = *scheduler_;
 
-  auto spec = ParseJobSpec("resources: {accelerators: H100:8, labels: {owner: o, team: t}}\nrun: train\n", "job.yaml");
-  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
-  JobRecord job;
-  job.id = "job_1";
-  job.name = "j";
-  job.team = "t";
-  job.owner = "o";
-  job.spec_yaml = "run: train";
-  job.spec_json = ToJson(spec->spec).dump();
-  job.created_at = job.updated_at = clock.Now();
-  ASSERT_TRUE(queue.Run([&](WriteTx& tx) {
-    RETURN_IF_ERROR(tx.InsertJob(job));
-    AuditEvent e;
-    e.time = clock.Now();
-    e.actor = "test";
-    e.action = "job.submit";
-    e.resource = "job/" + job.id;
-    return tx.AppendAudit(e);
-  }).ok());
-  scheduler.OnSubmitted(job, spec->spec);
+  Accept("job_1");
 
   // The cheaper cluster is the fake kind's; a real (not simulated) kind's
   // attempt gets a credential of its own.
@@ -237,6 +252,70 @@ TEST_F(SchedulerServiceTest, ALaunchThatCannotBeRecordedIsNeverReleasedAndTheTer
   std::lock_guard<std::mutex> lock(shared.mu);
   EXPECT_TRUE(shared.launched.empty());
   scheduler.Stop();
+}
+
+
+// A kind whose Launch and Poll hang, called (as every kind that does not
+// answer at once is) through a dispatcher: the scheduler's cycle, its queue
+// read and the commit thread go on, and once the hung call has run past the
+// dispatcher's bound, the job waiting for it and new ones go to the other
+// cluster.
+TEST_F(SchedulerServiceTest, AKindWhoseCallsHangHoldsUpNothingAndItsWorkGoesElsewhere) {
+  scheduler_.reset();
+  auto gates = std::make_shared<Gates>();
+  gates->launch = std::make_shared<Gate>();
+  gates->poll = std::make_shared<Gate>();
+  providers::Kind gated;
+  gated.adapter = [gates](const providers::Context& c) -> std::unique_ptr<ProviderAdapter> {
+    return std::make_unique<GatedAdapter>(c.estate, c.provider, gates);
+  };
+  kinds_.Register("kubernetes", std::move(gated));
+  SchedulerService::Options options;
+  options.kinds = &kinds_;
+  options.dispatch.hang_after = std::chrono::seconds(30);  // timed on clock_ (Clock::Steady)
+  scheduler_ = std::make_unique<SchedulerService>(*store_, *queue_, *estate_, clock_, 1, options);
+
+  // Each of these would wait for the gates, which open only at the end, if
+  // anything called the adapter on the way. The bound is generous; it is
+  // not a speed test.
+  constexpr auto kPrompt = std::chrono::seconds(5);
+  auto prompt = [&](const char* what, auto fn) {
+    auto start = std::chrono::steady_clock::now();
+    fn();
+    EXPECT_LT(std::chrono::steady_clock::now() - start, kPrompt) << what;
+  };
+  Accept("job_1");
+  prompt("the cycles", [&] {
+    for (int i = 0; i < 3; ++i) ASSERT_TRUE(scheduler_->TickOnce().ok());
+  });
+  gates->poll->WaitEntered();  // the dispatcher's first Poll hangs; job_1's launch waits behind it
+  auto attempts = store_->ListAttempts("job_1");
+  ASSERT_TRUE(attempts.ok() && attempts->size() == 1u);
+  EXPECT_EQ((*attempts)[0].cluster, "k1") << "the cheaper cluster, still healthy";
+  prompt("a queue read", [&] { EXPECT_TRUE(scheduler_->Queues().ok()); });
+  prompt("a commit", [&] { Accept("job_2"); });
+
+  clock_.Advance(std::chrono::seconds(31));  // past the bound: k1 takes nothing more, and job_1 never reached it
+  prompt("the cycles past the bound", [&] {
+    for (int i = 0; i < 3; ++i) ASSERT_TRUE(scheduler_->TickOnce().ok());
+  });
+  for (const char* id : {"job_1", "job_2"}) {
+    auto a = store_->ListAttempts(id);
+    ASSERT_TRUE(a.ok() && !a->empty()) << id;
+    EXPECT_EQ(a->back().cluster, "s1") << id;
+    EXPECT_EQ(a->back().state, "running") << id;
+  }
+  attempts = store_->ListAttempts("job_1");
+  ASSERT_TRUE(attempts.ok() && attempts->size() == 2u);
+  EXPECT_NE((*attempts)[0].state, "running");
+  EXPECT_TRUE(gates->Launched().empty()) << "nothing was sent to the hung kind";
+
+  gates->poll->Open();
+  gates->launch->Open();
+  scheduler_.reset();
+  // The dispatcher's worker, left to finish its hung call, goes with the adapter.
+  for (int i = 0; i < 10'000 && gates.use_count() > 1; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_EQ(gates.use_count(), 1);
 }
 
 }  // namespace

@@ -138,8 +138,9 @@ Status LocalProvider::Start(const LaunchRequest& r, Running& run) {
   ::close(log_fd);
   run.pid = pid;
   // Beside the log, for a restart that finds only the placeholder id of a
-  // held launch (the process id was reported by the next Poll).
-  std::ofstream(PidFile(run)) << pid << "\n";
+  // held launch, or no id at all (the process id was reported by the next
+  // Poll): its process id, then its GPUs.
+  std::ofstream(PidFile(run)) << pid << "\n" << visible << "\n";
   return Status::Ok();
 }
 
@@ -172,31 +173,43 @@ void LocalProvider::Release(const std::string& job_id, int attempt, const std::m
 }
 
 Status LocalProvider::Restore(const LaunchRequest& r, Timestamp) {
-  // "local:CLUSTER:PID:GPUS"
-  std::vector<std::string> parts = Split(r.backend_id, ':');
-  if (parts.size() != 4 || parts[0] != "local") {
-    return InvalidArgument("attempt " + std::to_string(r.attempt) + " of " + r.job_id + " has no local process id");
-  }
   int pool = ResolvePool(r.cluster, r.pool);
   if (pool < 0) return NotFound("provider " + name_ + " has no pool " + r.cluster + "/" + r.pool);
   Running run;
   run.pool = pool;
-  auto pid = ParseInt(parts[2]);
-  if (!pid || *pid < 0) return InvalidArgument("attempt of " + r.job_id + " has a malformed process id");
   std::string base = Base(r.cluster, r.job_id, r.attempt);
   run.log_file = base + ".log";
   run.exit_file = base + ".exit";
+  // "local:CLUSTER:PID:GPUS", with PID 0 for a launch recorded while held;
+  // or nothing, for one recorded before this executor had named it (a
+  // dispatcher stood in front of it). Where the process id is not known,
+  // what the process wrote beside its log says, if it was started at all.
+  std::string pid_text, gpus;
+  if (r.backend_id.empty()) {
+    pid_text = "0";
+  } else {
+    std::vector<std::string> parts = Split(r.backend_id, ':');
+    if (parts.size() != 4 || parts[0] != "local") {
+      return InvalidArgument("attempt " + std::to_string(r.attempt) + " of " + r.job_id + " has no local process id");
+    }
+    pid_text = parts[2];
+    gpus = parts[3];
+  }
+  auto pid = ParseInt(pid_text);
+  if (!pid || *pid < 0) return InvalidArgument("attempt of " + r.job_id + " has a malformed process id");
   if (*pid == 0) {
-    // Held when it was recorded: the process, if it was started, wrote its id.
     std::ifstream file(PidFile(run));
     int64_t written = 0;
+    std::string rest, written_gpus;
     if (!(file >> written) || written <= 0) {
       return NotFound("attempt " + std::to_string(r.attempt) + " of " + r.job_id + " was never started");
     }
+    std::getline(file, rest);
+    if (std::getline(file, written_gpus)) gpus = written_gpus;
     pid = written;
   }
   run.pid = static_cast<pid_t>(*pid);
-  for (const std::string& index : Split(parts[3], ',')) {
+  for (const std::string& index : Split(gpus, ',')) {
     if (index.empty()) continue;  // no GPUs
     auto gpu = ParseInt(index);
     if (!gpu || *gpu < 0 || *gpu >= pools_[static_cast<size_t>(pool)].gpus_per_node) {

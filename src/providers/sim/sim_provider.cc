@@ -228,6 +228,7 @@ void Register(providers::Registry& registry) {
     return sim;
   };
   kind.simulated = true;
+  kind.answers_at_once = true;  // all in memory
   registry.Register("sim", std::move(kind));
 }
 

@@ -46,6 +46,7 @@ void Register(providers::Registry& registry) {
     return std::make_unique<SlurmProvider>(c.estate, c.provider);
   };
   kind.people_accounts = [](const providers::Context& c) { return SlurmAccounts::ForProvider(c.estate, c.provider); };
+  kind.answers_at_once = true;  // a worker per cluster calls Slurm (dispatch::Worker)
   registry.Register("slurm", std::move(kind));
 }
 
