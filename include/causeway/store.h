@@ -107,6 +107,11 @@ class WriteTx {
   // Records `change` for the other replicas, numbered like the audit event
   // this unit appended last (kFailedPrecondition when it has appended none).
   virtual Status AppendChange(const Change& change) = 0;
+  // Deletes the changes numbered at or before `through_seq` that were
+  // recorded before `before`: those the leader has followed and no new term
+  // needs (a term starts from the database and follows the feed from the
+  // audit head). The feed stays as long as what is still to be followed.
+  virtual Status PruneChanges(int64_t through_seq, Timestamp before) = 0;
 
   // Records that attempt `attempt` of the job is about to be launched on
   // `cluster`, before it is: a scheduler that dies between launching and

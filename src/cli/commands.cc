@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdlib>
 #include <iostream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <thread>
@@ -23,6 +24,7 @@
 #include "service/checkpoint_service.h"
 #include "cli/errors.h"
 #include "cli/identity_commands.h"
+#include "cli/job_commands.h"
 #include "cli/table.h"
 #include "placement/router.h"
 #include "policy/policy.h"
@@ -34,36 +36,6 @@ namespace {
 using nlohmann::json;
 
 
-std::string Gpus(const json& spec) {
-  std::string out;
-  if (!spec.is_object() || !spec.contains("accelerators")) return "-";
-  for (const auto& a : spec["accelerators"]) {
-    out += (out.empty() ? "" : "|") + a.value("type", "") + ":" + std::to_string(a.value("count", 0));
-  }
-  if (out.empty()) return "-";
-  int nodes = spec.value("num_nodes", 1);
-  return nodes > 1 ? std::to_string(nodes) + "x" + out : out;
-}
-
-std::string Fixed(double v, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
-
-void PrintJobsTable(const json& jobs) {
-  Table t({"id", "name", "team", "owner", "state", "gpus", "cluster", "attempts", "gpu-h", "cost"});
-  for (const auto& j : jobs) {
-    double cost = static_cast<double>(j.value("cost_micros", int64_t{0})) / 1e6;
-    t.Add({Str(j, "id"), Str(j, "name"), Str(j, "team"), Str(j, "owner"), Str(j, "state"), Gpus(j["spec"]),
-           Str(j, "cluster").empty() ? "-" : Str(j, "cluster"), Str(j, "attempts"),
-           Fixed(j.value("gpu_hours", 0.0), 1), Fixed(cost, 2)});
-  }
-  t.Print(std::cout);
-}
-
-// Prints what `migrate`, `db check` and `db copy` found; exit 8 when the
-// chain is broken.
 int PrintDbReport(const Result<DbReport>& r, bool json_output) {
   if (!r.ok()) return Fail(r.status());
   if (json_output) {
@@ -128,26 +100,11 @@ int VerifyOffline(const std::string& db_path, const std::string& public_key, boo
   return PrintVerify(ToJson(*report), json_output);
 }
 
-}  // namespace
-
-int Main(int argc, char** argv) {
-  CLI::App app{"Causeway: put rented GPU capacity to governed, productive work.", "causeway"};
-  app.require_subcommand(1);
-  app.fallthrough();  // global options may follow the subcommand: `causeway jobs --json`
-  Globals g;
-  if (const char* s = std::getenv("CAUSEWAY_SERVER")) g.server = s;
-  if (const char* t = std::getenv("CAUSEWAY_TOKEN")) g.token = t;
-  if (const char* f = std::getenv("CAUSEWAY_TOKEN_FILE")) g.token_file = f;
-  app.add_option("--server", g.server, "API server URL (env CAUSEWAY_SERVER)")->capture_default_str();
-  app.add_option("--token", g.token, "API token (env CAUSEWAY_TOKEN)");
-  app.add_option("--token-file", g.token_file, "file holding the API token (env CAUSEWAY_TOKEN_FILE)");
-  app.add_flag("--json", g.json_output, "print JSON for machines instead of tables");
-  Api api(g);
-  int rc = kExitOk;
-  auto print_json = [&](const json& j) { std::cout << j.dump(2) << "\n"; };
-
-  // serve
-  api::ServeOptions so;
+// serve: the API server, scheduler and reconcilers.
+void AddServe(Cli& c) {
+  CLI::App& app = c.app;
+  int& rc = c.rc;
+  api::ServeOptions &so = c.Keep<api::ServeOptions>();
   auto* serve = app.add_subcommand("serve", "run the API server, scheduler and reconcilers");
   serve->add_option("--listen", so.listen, "HOST:PORT to listen on (port 0 picks one)")->capture_default_str();
   serve->add_option("--data-dir", so.data_dir, "directory for the database and admin token")->capture_default_str();
@@ -192,9 +149,14 @@ int Main(int argc, char** argv) {
     Status st = api::Serve(so);
     if (!st.ok()) rc = Fail(st);
   });
+}
 
-  // validate
-  std::string validate_file, validate_estate;
+// validate: a job spec checked offline, against an estate if given.
+void AddValidate(Cli& c) {
+  CLI::App& app = c.app;
+  Globals& g = c.g;
+  int& rc = c.rc;
+  std::string &validate_file = c.Keep<std::string>(), &validate_estate = c.Keep<std::string>();
   auto* validate = app.add_subcommand("validate", "check a job spec offline");
   validate->add_option("FILE", validate_file, "job spec YAML")->required();
   validate->add_option("--estate", validate_estate, "also check it against this estate");
@@ -204,7 +166,7 @@ int Main(int argc, char** argv) {
       if (g.json_output) {
         json diags = json::array();
         for (const auto& d : parsed.status().diagnostics()) diags.push_back(ToJson(d));
-        print_json({{"valid", false}, {"message", parsed.status().message()}, {"diagnostics", diags}});
+        PrintJson({{"valid", false}, {"message", parsed.status().message()}, {"diagnostics", diags}});
         rc = ExitFor(parsed.status().code());
       } else {
         std::cerr << "error: " << validate_file << " is not a valid job spec\n";
@@ -234,92 +196,26 @@ int Main(int argc, char** argv) {
     json warnings = json::array();
     for (const auto& w : parsed->warnings) warnings.push_back(ToJson(w));
     if (g.json_output) {
-      print_json({{"valid", true}, {"spec", ToJson(parsed->spec)}, {"warnings", warnings}});
+      PrintJson({{"valid", true}, {"spec", ToJson(parsed->spec)}, {"warnings", warnings}});
     } else {
       for (const auto& w : parsed->warnings) std::cerr << "warning: " << w.ToString() << "\n";
       std::cout << validate_file << ": valid (" << (parsed->spec.accelerators.empty() ? "no GPUs" : parsed->spec.accelerators.ToString())
                 << ", " << parsed->spec.num_nodes << (parsed->spec.num_nodes == 1 ? " node" : " nodes") << ")\n";
     }
   });
+}
 
-  // submit
-  std::string submit_file, submit_key;
-  auto* submit = app.add_subcommand("submit", "submit a job spec");
-  submit->add_option("FILE", submit_file, "job spec YAML")->required();
-  submit->add_option("--idempotency-key", submit_key, "retry-safe key (default: a new random key)");
-  submit->callback([&] {
-    auto text = ReadFile(submit_file);
-    if (!text.ok()) {
-      rc = Fail(text.status());
-      return;
-    }
-    if (submit_key.empty()) submit_key = HexEncode(RandomBytes(16));
-    json body = {{"spec", *text}, {"file", submit_file}};
-    auto j = api.Call("POST", "/v1/jobs", body.dump(), rc, {{"Idempotency-Key", submit_key}});
-    if (!j) return;
-    if (g.json_output) return print_json(*j);
-    for (const auto& w : (*j)["warnings"]) {
-      std::string field = Str(w, "field");
-      std::cerr << "warning: " << (field.empty() ? "" : field + ": ") << Str(w, "message") << "\n";
-    }
-    const json& job = (*j)["job"];
-    std::cout << ((*j)["created"].get<bool>() ? "submitted " : "already submitted ") << Str(job, "id") << " ("
-              << Str(job, "name") << ", " << Gpus(job["spec"]) << ", " << Str(job, "state") << ")\n";
-  });
-
-  // jobs
-  std::string f_state, f_team, f_owner, f_cursor, f_limit;
-  auto* jobs = app.add_subcommand("jobs", "list jobs, newest first");
-  jobs->add_option("--state", f_state, "pending, admitted, running, succeeded, failed or cancelled");
-  jobs->add_option("--team", f_team, "only this team's jobs");
-  jobs->add_option("--owner", f_owner, "only this owner's jobs");
-  jobs->add_option("--limit", f_limit, "page size, 1-1000 (default 100)");
-  jobs->add_option("--cursor", f_cursor, "continue after this job id (next_cursor)");
-  jobs->callback([&] {
-    auto j = api.Call("GET", "/v1/jobs" + QueryString({{"state", f_state}, {"team", f_team}, {"owner", f_owner},
-                                                       {"limit", f_limit}, {"cursor", f_cursor}}), "", rc);
-    if (!j) return;
-    if (g.json_output) return print_json(*j);
-    PrintJobsTable((*j)["jobs"]);
-    if (!(*j)["next_cursor"].is_null()) std::cout << "more: --cursor " << Str(*j, "next_cursor") << "\n";
-  });
-
-  // job ID
-  std::string job_id;
-  auto* job = app.add_subcommand("job", "show one job with its attempts and events");
-  job->add_option("ID", job_id, "job id")->required();
-  job->callback([&] {
-    auto j = api.Call("GET", "/v1/jobs/" + net::UrlEncode(job_id), "", rc);
-    if (!j) return;
-    if (g.json_output) return print_json(*j);
-    std::cout << "id:        " << Str(*j, "id") << "\nname:      " << Str(*j, "name") << "\nstate:     "
-              << Str(*j, "state") << "\nteam:      " << Str(*j, "team") << "\nowner:     " << Str(*j, "owner")
-              << "\ngpus:      " << Gpus((*j)["spec"]) << "\npriority:  " << Str(*j, "priority")
-              << "\ncreated:   " << Str(*j, "created_at") << "\n";
-    std::cout << "attempts:  " << (*j)["attempts"].size() << "\nevents:\n";
-    for (const auto& e : (*j)["events"]) {
-      std::cout << "  " << Str(e, "time") << "  " << Str(e, "type") << "  " << Str(e, "message") << "\n";
-    }
-  });
-
-  // cancel ID
-  std::string cancel_id, cancel_reason;
-  auto* cancel = app.add_subcommand("cancel", "cancel a job");
-  cancel->add_option("ID", cancel_id, "job id")->required();
-  cancel->add_option("--reason", cancel_reason, "why (kept in the audit trail)");
-  cancel->callback([&] {
-    auto j = api.Call("POST", "/v1/jobs/" + net::UrlEncode(cancel_id) + "/cancel", json{{"reason", cancel_reason}}.dump(), rc);
-    if (!j) return;
-    if (g.json_output) return print_json(*j);
-    std::cout << "cancelled " << cancel_id << "\n";
-  });
-
-  // clusters
+// clusters.
+void AddClusters(Cli& c) {
+  CLI::App& app = c.app;
+  Api& api = c.api;
+  Globals& g = c.g;
+  int& rc = c.rc;
   auto* clusters = app.add_subcommand("clusters", "list the estate's clusters");
   clusters->callback([&] {
     auto j = api.Call("GET", "/v1/clusters", "", rc);
     if (!j) return;
-    if (g.json_output) return print_json(*j);
+    if (g.json_output) return PrintJson(*j);
     Table t({"cluster", "provider", "region", "zone", "pools", "gpus", "on-demand/gpu-h"});
     for (const auto& c : (*j)["clusters"]) {
       std::string pools, prices;
@@ -335,11 +231,17 @@ int Main(int argc, char** argv) {
     }
     t.Print(std::cout);
   });
+}
 
-  // audit log / verify
+// audit log, the audit commands of audit_commands.h, audit verify.
+void AddAuditLogAndVerify(Cli& c) {
+  CLI::App& app = c.app;
+  Api& api = c.api;
+  Globals& g = c.g;
+  int& rc = c.rc;
   auto* audit_cmd = app.add_subcommand("audit", "the audit trail");
   audit_cmd->require_subcommand(1);
-  std::string a_actor, a_action, a_resource, a_since, a_limit, a_cursor;
+  std::string &a_actor = c.Keep<std::string>(), &a_action = c.Keep<std::string>(), &a_resource = c.Keep<std::string>(), &a_since = c.Keep<std::string>(), &a_limit = c.Keep<std::string>(), &a_cursor = c.Keep<std::string>();
   auto* audit_log = audit_cmd->add_subcommand("log", "list audit events, oldest first");
   audit_log->add_option("--actor", a_actor, "token id or system");
   audit_log->add_option("--action", a_action, "exact action, or a prefix ending in '.' (job.)");
@@ -347,7 +249,7 @@ int Main(int argc, char** argv) {
   audit_log->add_option("--since", a_since, "a duration (30d) or a timestamp");
   audit_log->add_option("--limit", a_limit, "page size, 1-1000 (default 100)");
   audit_log->add_option("--cursor", a_cursor, "continue after this sequence number");
-  bool a_follow = false;
+  bool &a_follow = c.Keep<bool>(false);
   audit_log->add_flag("--follow,-f", a_follow, "keep printing new events as they happen (until interrupted)");
   audit_log->callback([&] {
     if (a_follow) {
@@ -377,7 +279,7 @@ int Main(int argc, char** argv) {
                                                         {"resource", a_resource}, {"since", a_since},
                                                         {"limit", a_limit}, {"cursor", a_cursor}}), "", rc);
     if (!j) return;
-    if (g.json_output) return print_json(*j);
+    if (g.json_output) return PrintJson(*j);
     Table t({"seq", "time", "actor", "action", "resource"});
     for (const auto& e : (*j)["events"]) {
       t.Add({Str(e, "seq"), Str(e, "time"), Str(e, "actor"), Str(e, "action"), Str(e, "resource")});
@@ -386,7 +288,7 @@ int Main(int argc, char** argv) {
     if (!(*j)["next_cursor"].is_null()) std::cout << "more: --cursor " << Str(*j, "next_cursor") << "\n";
   });
   AddAuditCommands(*audit_cmd, g, api, rc);
-  std::string verify_db, verify_dir, verify_key;
+  std::string &verify_db = c.Keep<std::string>(), &verify_dir = c.Keep<std::string>(), &verify_key = c.Keep<std::string>();
   auto* audit_verify = audit_cmd->add_subcommand(
       "verify", "check the audit hash chain and its signed checkpoints; exit 8 if either is bad");
   audit_verify->add_option("--db", verify_db, "check this database (SQLite file or postgresql:// URL) directly, without a server");
@@ -407,13 +309,19 @@ int Main(int argc, char** argv) {
     if (!j) return;
     rc = PrintVerify(*j, g.json_output);
   });
+}
 
-  // token create/list/revoke
+// token create, list, revoke, rotate, reassign.
+void AddTokenCommands(Cli& c) {
+  CLI::App& app = c.app;
+  Api& api = c.api;
+  Globals& g = c.g;
+  int& rc = c.rc;
   auto* token = app.add_subcommand("token", "API tokens (admin)");
   token->require_subcommand(1);
-  std::string t_name, t_ttl;
-  std::vector<std::string> t_scopes;
-  std::string t_user;
+  std::string &t_name = c.Keep<std::string>(), &t_ttl = c.Keep<std::string>();
+  std::vector<std::string> &t_scopes = c.Keep<std::vector<std::string>>();
+  std::string &t_user = c.Keep<std::string>();
   auto* token_create = token->add_subcommand("create", "create a token; the secret is shown once");
   token_create->add_option("--name", t_name, "what the token is for")->required();
   token_create->add_option("--scope", t_scopes,
@@ -429,7 +337,7 @@ int Main(int argc, char** argv) {
     if (!t_user.empty()) body["user"] = t_user;
     auto j = api.Call("POST", "/v1/tokens", body.dump(), rc);
     if (!j) return;
-    if (g.json_output) return print_json(*j);
+    if (g.json_output) return PrintJson(*j);
     std::cout << "created " << Str((*j)["token"], "id") << " (" << t_name << ")\n"
               << "secret (shown once, store it now): " << Str(*j, "secret") << "\n";
   });
@@ -437,7 +345,7 @@ int Main(int argc, char** argv) {
   token_list->callback([&] {
     auto j = api.Call("GET", "/v1/tokens", "", rc);
     if (!j) return;
-    if (g.json_output) return print_json(*j);
+    if (g.json_output) return PrintJson(*j);
     Table t({"id", "name", "scopes", "created", "expires", "revoked"});
     for (const auto& tok : (*j)["tokens"]) {
       std::string scopes;
@@ -447,27 +355,27 @@ int Main(int argc, char** argv) {
     }
     t.Print(std::cout);
   });
-  std::string revoke_id;
+  std::string &revoke_id = c.Keep<std::string>();
   auto* token_revoke = token->add_subcommand("revoke", "revoke a token now");
   token_revoke->add_option("ID", revoke_id, "token id (tok_...)")->required();
   token_revoke->callback([&] {
     auto j = api.Call("POST", "/v1/tokens/" + net::UrlEncode(revoke_id) + "/revoke", "", rc);
     if (!j) return;
-    if (g.json_output) return print_json(*j);
+    if (g.json_output) return PrintJson(*j);
     std::cout << "revoked " << revoke_id << "\n";
   });
-  std::string rotate_id;
+  std::string &rotate_id = c.Keep<std::string>();
   auto* token_rotate = token->add_subcommand("rotate", "a new secret for a token; the old one is revoked at once");
   token_rotate->add_option("ID", rotate_id, "token id (tok_...)")->required();
   token_rotate->callback([&] {
     auto j = api.Call("POST", "/v1/tokens/" + net::UrlEncode(rotate_id) + "/rotate", "", rc);
     if (!j) return;
-    if (g.json_output) return print_json(*j);
+    if (g.json_output) return PrintJson(*j);
     std::cout << "revoked " << rotate_id << ", created " << Str((*j)["token"], "id") << "\n"
               << "secret (shown once, store it now): " << Str(*j, "secret") << "\n";
   });
 
-  std::string reassign_id, reassign_to;
+  std::string &reassign_id = c.Keep<std::string>(), &reassign_to = c.Keep<std::string>();
   auto* token_reassign =
       token->add_subcommand("reassign", "make another person answer for a token (it then survives its creator leaving)");
   token_reassign->add_option("ID", reassign_id, "token id (tok_...)")->required();
@@ -476,66 +384,22 @@ int Main(int argc, char** argv) {
     json body = {{"to", reassign_to}};
     auto j = api.Call("POST", "/v1/tokens/" + net::UrlEncode(reassign_id) + "/reassign", body.dump(), rc);
     if (!j) return;
-    if (g.json_output) return print_json(*j);
+    if (g.json_output) return PrintJson(*j);
     std::cout << reassign_id << " is now " << reassign_to << "'s to answer for\n";
   });
+}
 
-  // explain ID
-  std::string explain_id;
-  auto* explain = app.add_subcommand("explain", "why a job is where it is: quota decision and every candidate cluster");
-  explain->add_option("ID", explain_id, "job id")->required();
-  explain->callback([&] {
-    auto j = api.Call("GET", "/v1/jobs/" + net::UrlEncode(explain_id) + "/explain", "", rc);
-    if (!j) return;
-    if (g.json_output) return print_json(*j);
-    std::cout << Str(*j, "job") << " (" << Str(*j, "name") << ", team " << Str(*j, "team") << ") is "
-              << Str(*j, "state") << "\n";
-    if (!Str(*j, "reason").empty()) std::cout << "  last: " << Str(*j, "reason") << "\n";
-    const json& s = (*j)["scheduler"];
-    const json& attempts = (*j)["attempts"];
-    if (s.is_object() && s.contains("waiting")) std::cout << "  waiting: " << Str(s, "waiting") << "\n";
-    // Where it runs: the scheduler's live decision, or, for a job the
-    // scheduler no longer holds, its last attempt's, so a finished job
-    // still says where it ran and why.
-    json placed = s.is_object() && s.contains("placement") ? s["placement"]
-                  : attempts.is_array() && !attempts.empty() && attempts.back().is_object()
-                      ? attempts.back().value("placement", json::object())
-                                                             : json::object();
-    if (placed.is_object() && placed.contains("cluster")) {
-      std::cout << "  placed on " << Str(placed, "cluster") << " (" << Str(placed, "provider") << ", "
-                << Str(placed, "zone") << "): " << Str(placed, "why") << "\n";
-    }
-    if (s.is_object()) {
-      for (const auto& a : s["alternatives"]) {
-        std::cout << "  asks for " << Str(a, "nodes") << " x " << Str(a, "accelerators") << " (" << Str(a, "gpus")
-                  << " " << Str(a, "flavor") << " GPUs)";
-        if (a.contains("quota")) std::cout << ": quota " << Str(a["quota"], "verdict") << ": " << Str(a["quota"], "reason");
-        std::cout << "\n";
-      }
-      std::cout << "  candidates, best first:\n";
-      for (const auto& c : s["candidates"]) {
-        if (c["eligible"].get<bool>()) {
-          std::cout << "    ok    " << Str(c, "cluster") << " " << Str(c, "accelerators") << ": "
-                    << (c["reserved"].get<bool>() ? "reserved capacity, " : "") << Str(c, "price_per_gpu_hour")
-                    << "/GPU-h, " << (c["data_local"].get<bool>() ? "data local" : "data remote") << ", "
-                    << Str(c, "load_percent") << "% full\n";
-        } else {
-          std::cout << "    no    " << Str(c, "cluster") << " " << Str(c, "accelerators") << ": " << Str(c, "reason") << "\n";
-        }
-      }
-    }
-    for (const auto& a : attempts) {
-      std::cout << "  attempt " << Str(a, "number") << " on " << Str(a, "cluster") << ": " << Str(a, "state");
-      if (a["placement"].contains("why")) std::cout << " (chosen: " << Str(a["placement"], "why") << ")";
-      std::cout << "\n";
-    }
-  });
-
+// queues, provider outage.
+void AddQueuesAndProviders(Cli& c) {
+  CLI::App& app = c.app;
+  Api& api = c.api;
+  Globals& g = c.g;
+  int& rc = c.rc;
   auto* queues = app.add_subcommand("queues", "team queues: quota use, borrowing, pending work, budgets");
   queues->callback([&] {
     auto j = api.Call("GET", "/v1/queues", "", rc);
     if (!j) return;
-    if (g.json_output) return print_json(*j);
+    if (g.json_output) return PrintJson(*j);
     Table t({"queue", "cohort", "flavor", "used/nominal", "borrowing", "running", "pending", "budget spent"});
     for (const auto& q : (*j)["queues"]) {
       bool first = true;
@@ -554,7 +418,7 @@ int Main(int argc, char** argv) {
 
   auto* provider = app.add_subcommand("provider", "providers of the estate");
   provider->require_subcommand(1);
-  std::string outage_name, outage_state;
+  std::string &outage_name = c.Keep<std::string>(), &outage_state = c.Keep<std::string>();
   auto* outage = provider->add_subcommand("outage", "switch a simulated provider's outage on or off (admin)");
   outage->add_option("NAME", outage_name, "provider name")->required();
   outage->add_option("STATE", outage_state, "on or off")->required()->check(CLI::IsMember({"on", "off"}));
@@ -562,75 +426,22 @@ int Main(int argc, char** argv) {
     auto j = api.Call("POST", "/v1/providers/" + net::UrlEncode(outage_name) + "/outage",
                       json{{"down", outage_state == "on"}}.dump(), rc);
     if (!j) return;
-    if (g.json_output) return print_json(*j);
+    if (g.json_output) return PrintJson(*j);
     std::cout << "provider " << outage_name << (outage_state == "on" ? " is down" : " is back") << "\n";
   });
+}
 
-  auto* checkpoint = app.add_subcommand("checkpoint", "checkpoints a job registered; its next attempt resumes from the latest");
-  checkpoint->require_subcommand(1);
-  std::string cp_job, cp_path;
-  int64_t cp_step = -1;
-  auto* cp_register = checkpoint->add_subcommand("register", "record a checkpoint (run from inside the job)");
-  cp_register->add_option("--job", cp_job, "job id (inside a job: $CAUSEWAY_JOB_ID)")->required();
-  cp_register->add_option("--path", cp_path, "where it was written, e.g. s3://bucket/run/step-1000")->required();
-  cp_register->add_option("--step", cp_step, "training step");
-  cp_register->callback([&] {
-    json body = {{"path", cp_path}};
-    if (cp_step >= 0) body["step"] = cp_step;
-    auto j = api.Call("POST", "/v1/jobs/" + net::UrlEncode(cp_job) + "/checkpoints", body.dump(), rc);
-    if (!j) return;
-    if (g.json_output) return print_json(*j);
-    std::cout << "registered checkpoint " << Str((*j)["checkpoint"], "seq") << " of " << cp_job << ": " << cp_path << "\n";
-  });
-  std::string cp_list_job;
-  auto* cp_list = checkpoint->add_subcommand("list", "a job's checkpoints, oldest first");
-  cp_list->add_option("ID", cp_list_job, "job id")->required();
-  cp_list->callback([&] {
-    auto j = api.Call("GET", "/v1/jobs/" + net::UrlEncode(cp_list_job) + "/checkpoints", "", rc);
-    if (!j) return;
-    if (g.json_output) return print_json(*j);
-    Table t({"seq", "attempt", "step", "path", "created"});
-    for (const auto& c : (*j)["checkpoints"]) {
-      t.Add({Str(c, "seq"), Str(c, "attempt"), Str(c, "step"), Str(c, "path"), Str(c, "created_at")});
-    }
-    t.Print(std::cout);
-  });
-
-  // logs ID
-  std::string logs_id;
-  int logs_attempt = 0;
-  bool logs_follow = false;
-  auto* logs = app.add_subcommand("logs", "a job's output (the latest attempt unless --attempt)");
-  logs->add_option("ID", logs_id, "job id")->required();
-  logs->add_option("--attempt", logs_attempt, "which attempt (1, 2, ...)");
-  logs->add_flag("--follow,-f", logs_follow, "keep printing output until the attempt ends");
-  logs->callback([&] {
-    int64_t offset = 0;
-    for (;;) {
-      std::string target = "/v1/jobs/" + net::UrlEncode(logs_id) + "/logs?offset=" + std::to_string(offset);
-      if (logs_attempt > 0) target += "&attempt=" + std::to_string(logs_attempt);
-      auto res = api.Raw("GET", target, "", rc);
-      if (!res) {
-        // Output may not exist yet while the attempt is starting.
-        if (logs_follow && rc == kExitNotFound) {
-          std::this_thread::sleep_for(std::chrono::milliseconds(500));
-          continue;
-        }
-        return;
-      }
-      std::cout << res->body << std::flush;
-      offset = std::strtoll(res->headers["x-causeway-next-offset"].c_str(), nullptr, 10);
-      if (logs_attempt == 0) logs_attempt = std::atoi(res->headers["x-causeway-attempt"].c_str());
-      if (!logs_follow || (res->body.empty() && res->headers["x-causeway-attempt-state"] != "running")) return;
-      if (res->body.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(500));
-    }
-  });
-
+// whoami.
+void AddWhoami(Cli& c) {
+  CLI::App& app = c.app;
+  Api& api = c.api;
+  Globals& g = c.g;
+  int& rc = c.rc;
   auto* whoami = app.add_subcommand("whoami", "show the token in use");
   whoami->callback([&] {
     auto j = api.Call("GET", "/v1/whoami", "", rc);
     if (!j) return;
-    if (g.json_output) return print_json(*j);
+    if (g.json_output) return PrintJson(*j);
     std::cout << Str(*j, "token_id") << " (" << Str(*j, "name") << ") scopes: " << (*j)["scopes"].dump() << "\n";
     if (j->contains("user")) {
       std::cout << "user " << Str(*j, "user") << " in groups " << (*j)["groups"].dump() << "\n";
@@ -640,60 +451,15 @@ int Main(int argc, char** argv) {
       }
     }
   });
+}
 
-  // migrate, db check, db copy: straight on a database, no server.
-  std::string db_url;
+// migrate, db check, db copy (straight on a database, no server), version.
+void AddDbCommands(Cli& c) {
+  CLI::App& app = c.app;
+  Globals& g = c.g;
+  int& rc = c.rc;
+  std::string& db_url = c.Keep<std::string>();
   if (const char* db = std::getenv("CAUSEWAY_DB")) db_url = db;
-  AddCostCommands(app, g.json_output, rc);
-  AddIdentityCommands(app, api, g, rc);
-  AddAcceptanceCommands(app, g, rc);
-  std::string cost_job_id;
-  auto* cost_job = app.get_subcommand("cost")->add_subcommand(
-      "job", "what one job cost, attempt by attempt: failed, preempted and idle attempts count too");
-  cost_job->add_option("ID", cost_job_id, "job id")->required();
-  cost_job->callback([&] {
-    auto j = api.Call("GET", "/v1/jobs/" + net::UrlEncode(cost_job_id), "", rc);
-    if (!j) return;
-    if (g.json_output) return print_json(*j);
-    auto money = [](int64_t micros) { return cost::HundredthsText(cost::MicrosToPicos(micros)); };
-    auto hours = cost::GpuHoursHundredths;
-    const json& job = (*j)["job"].is_object() ? (*j)["job"] : *j;
-    std::cout << Str(job, "id") << " (" << Str(job, "name") << ", team " << Str(job, "team") << ", owner "
-              << Str(job, "owner") << ") is " << Str(job, "state") << "\n";
-    Table t({"attempt", "cluster", "flavor", "gpus", "capacity", "price/gpu-h", "gpu-h", "cost", "busy", "outcome"});
-    int64_t total = 0, wasted = 0, allocated = 0, observed = 0, work = 0;
-    // Busy: the work GPU telemetry saw (utilization integrated over time)
-    // over the GPU time it covered; "-" without telemetry.
-    auto busy = [](int64_t work_s, int64_t observed_s) {
-      return observed_s > 0 ? std::to_string((work_s * 100 + observed_s / 2) / observed_s) + "%" : std::string("-");
-    };
-    for (const auto& a : (*j)["attempts"]) {
-      int64_t cost = a.value("cost_micros", int64_t{0});
-      total += cost;
-      int64_t o = a.value("observed_gpu_seconds", int64_t{0}), w = a.value("work_gpu_seconds", int64_t{0});
-      observed += o;
-      work += w;
-      allocated += a.value("gpu_seconds", int64_t{0});
-      std::string outcome = Str(a, "state");
-      if (!Str(a, "failure_class").empty()) outcome += " (" + Str(a, "failure_class") + ")";
-      if (outcome != "succeeded" && outcome != "running" && outcome != "admitted") wasted += cost;
-      t.Add({Str(a, "number"), Str(a, "cluster"), Str(a, "flavor"), Str(a, "gpus"),
-             a.value("reserved", false) ? "reserved" : "on-demand", money(a.value("price_micros", int64_t{0})),
-             hours(a.value("gpu_seconds", int64_t{0})), money(cost), busy(w, o), outcome});
-    }
-    t.Print(std::cout);
-    size_t n = (*j)["attempts"].size();
-    std::cout << "total " << money(total) << " over " << n << (n == 1 ? " attempt" : " attempts");
-    if (wasted > 0) std::cout << "; " << money(wasted) << " of it on attempts that did not finish the work";
-    if (Str(job, "state") == "succeeded") std::cout << "; cost of the completed job: " << money(total);
-    std::cout << "\n";
-    if (observed > 0) {
-      // Goodput: GPU time doing work over the GPU time allocated.
-      std::cout << "goodput " << busy(work, allocated) << ": " << hours(work) << " GPU-hours of work of "
-                << hours(allocated) << " allocated (telemetry covered " << hours(observed) << ")\n";
-    }
-  });
-
   auto* migrate = app.add_subcommand("migrate", "bring a database's schema up to date (safe while replicas run)");
   migrate->add_option("--db", db_url, "SQLite file or postgresql:// URL (env CAUSEWAY_DB)")->required();
   migrate->callback([&] { rc = PrintDbReport(Migrate(db_url), g.json_output); });
@@ -702,7 +468,7 @@ int Main(int argc, char** argv) {
   auto* db_check = db_cmd->add_subcommand("check", "connectivity, schema version and audit chain integrity");
   db_check->add_option("--db", db_url, "SQLite file or postgresql:// URL (env CAUSEWAY_DB)")->required();
   db_check->callback([&] { rc = PrintDbReport(CheckDb(db_url), g.json_output); });
-  std::string copy_from, copy_to;
+  std::string &copy_from = c.Keep<std::string>(), &copy_to = c.Keep<std::string>();
   auto* db_copy = db_cmd->add_subcommand("copy", "copy everything into an empty database, chain intact");
   db_copy->add_option("--from", copy_from, "source: sqlite:PATH, a SQLite file or postgresql:// URL")->required();
   db_copy->add_option("--to", copy_to, "target, empty: a postgresql:// URL or a SQLite file")->required();
@@ -713,7 +479,41 @@ int Main(int argc, char** argv) {
 
   auto* version = app.add_subcommand("version", "print the version");
   version->callback([&] { std::cout << "causeway 0.1.0\n"; });
+}
 
+}  // namespace
+
+int Main(int argc, char** argv) {
+  CLI::App app{"Causeway: put rented GPU capacity to governed, productive work.", "causeway"};
+  app.require_subcommand(1);
+  app.fallthrough();  // global options may follow the subcommand: `causeway jobs --json`
+  Globals g;
+  if (const char* s = std::getenv("CAUSEWAY_SERVER")) g.server = s;
+  if (const char* t = std::getenv("CAUSEWAY_TOKEN")) g.token = t;
+  if (const char* f = std::getenv("CAUSEWAY_TOKEN_FILE")) g.token_file = f;
+  app.add_option("--server", g.server, "API server URL (env CAUSEWAY_SERVER)")->capture_default_str();
+  app.add_option("--token", g.token, "API token (env CAUSEWAY_TOKEN)");
+  app.add_option("--token-file", g.token_file, "file holding the API token (env CAUSEWAY_TOKEN_FILE)");
+  app.add_flag("--json", g.json_output, "print JSON for machines instead of tables");
+  Api api(g);
+  int rc = kExitOk;
+  Cli c{app, api, g, rc, {}};
+
+  AddServe(c);
+  AddValidate(c);
+  AddJobCommands(c);
+  AddClusters(c);
+  AddAuditLogAndVerify(c);
+  AddTokenCommands(c);
+  AddExplain(c);
+  AddQueuesAndProviders(c);
+  AddCheckpointsAndLogs(c);
+  AddWhoami(c);
+  AddCostCommands(app, g.json_output, rc);
+  AddIdentityCommands(app, api, g, rc);
+  AddAcceptanceCommands(app, g, rc);
+  AddCostJob(c);
+  AddDbCommands(c);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -14,70 +14,11 @@ namespace {
 
 using scheduler::Transition;
 
-constexpr const char* kActor = "scheduler";
-constexpr const char* kLease = "scheduler";
-
 // host:pid:random, unique per process.
 std::string ReplicaName() {
   char host[256] = {0};
   ::gethostname(host, sizeof host - 1);
   return std::string(host) + ":" + std::to_string(::getpid()) + ":" + HexEncode(RandomBytes(4));
-}
-
-std::string EventType(const Transition& t) {
-  switch (t.kind) {
-    case Transition::Kind::kDispatched: return "dispatched";
-    case Transition::Kind::kStarted: return "started";
-    case Transition::Kind::kBudgetWarning: return "budget_warning";
-    case Transition::Kind::kBudgetExhausted: return "budget_exhausted";
-    case Transition::Kind::kHandedOver: return "handed_over";
-    case Transition::Kind::kAttemptEnded: break;
-  }
-  if (t.new_state == JobState::kPending) return "requeued";
-  return std::string(AttemptOutcomeName(t.outcome));
-}
-
-std::string AuditAction(const Transition& t) {
-  switch (t.kind) {
-    case Transition::Kind::kDispatched: return "job.dispatch";
-    case Transition::Kind::kStarted: return "job.start";
-    case Transition::Kind::kBudgetWarning: return "budget.warning";
-    case Transition::Kind::kBudgetExhausted: return "budget.exhausted";
-    case Transition::Kind::kHandedOver: return "job.handover";
-    case Transition::Kind::kAttemptEnded: break;
-  }
-  if (t.new_state == JobState::kPending) return "job.requeue";
-  if (t.new_state == JobState::kCancelled) return "job.attempt_cancel";
-  return "job.finish";
-}
-
-Attempt AttemptOf(const Transition& t) {
-  Attempt a;
-  a.job_id = t.job_id;
-  a.number = t.attempt;
-  a.cluster = t.cluster;
-  a.pool = t.pool;
-  a.backend_id = t.backend_id;
-  a.resumed_from = t.resumed_from;
-  a.started_at = t.started;
-  a.flavor = t.flavor;
-  a.gpus = t.gpus;
-  a.reserved = t.reserved;
-  a.borrowed = t.borrowed;
-  a.price_micros = t.price_micros;
-  a.placement = t.placement.is_null() ? "{}" : t.placement.dump();
-  if (t.kind == Transition::Kind::kDispatched || t.kind == Transition::Kind::kStarted ||
-      t.kind == Transition::Kind::kHandedOver) {
-    a.state = "running";
-  } else {
-    a.state = std::string(AttemptOutcomeName(t.outcome));
-    a.failure_class = t.failure_class;
-    a.ended_at = t.time;
-    a.exit_code = t.exit_code;
-    a.gpu_seconds = t.gpu_seconds;
-    a.cost_micros = t.cost_micros;
-  }
-  return a;
 }
 
 }  // namespace
@@ -94,6 +35,12 @@ SchedulerService::SchedulerService(Store& store, CommitQueue& queue, const Estat
 
 void SchedulerService::Build() {
   drained_.clear();  // nothing of an old term is recorded
+  // The old term's adapters go first, here under mu_: each finishes the
+  // backend call it is making (within that call's deadline) and drops the
+  // rest, so the new term's adapters never race the old ones' last calls
+  // (a fork whose process id file a restore is about to read). A call that
+  // has hung past the dispatcher's bound is not waited for
+  // (dispatch::OffLockAdapter); a log read in progress keeps its adapter.
   adapters_.clear();
   std::map<std::string, ProviderAdapter*> adapters;
   for (const auto& p : estate_.providers) {
@@ -144,48 +91,6 @@ bool SchedulerService::Real(const Cluster& cluster) const {
   const Provider* p = estate_.FindProvider(cluster.provider);
   const providers::Kind* kind = p ? options_.kinds->Find(p->kind) : nullptr;
   return kind && !kind->simulated;
-}
-
-Result<SchedulerService::Launches> SchedulerService::PrepareLaunches(const std::vector<Transition>& transitions,
-                                                                     identity::WorkloadIssuer* workload,
-                                                                     const std::string& server_url) {
-  Launches out;
-  std::vector<std::string> real_jobs;
-  for (const Transition& t : transitions) {
-    if (t.kind != Transition::Kind::kDispatched) continue;
-    const Cluster* cluster = estate_.FindCluster(t.cluster);
-    Launch& l = out[{t.job_id, t.attempt}];
-    l.cluster = t.cluster;
-    l.real = cluster && Real(*cluster);
-    if (l.real) real_jobs.push_back(t.job_id);
-  }
-  if (real_jobs.empty()) return out;
-  // Each attempt on a real backend gets its own credential, so a job never
-  // needs a person's token to register checkpoints, and (with workload
-  // identity) a signed token clouds can trust instead of static keys.
-  // Simulated attempts run nothing and get neither.
-  ASSIGN_OR_RETURN(auto jobs, store_.GetJobs(real_jobs));
-  std::map<std::string, const JobRecord*> by_id;
-  for (const JobRecord& j : jobs) by_id[j.id] = &j;
-  Timestamp now = clock_.Now();
-  for (auto& [key, l] : out) {
-    if (!l.real) continue;
-    const auto& [job_id, attempt] = key;
-    auto found = by_id.find(job_id);
-    if (found == by_id.end()) return NotFound("job " + job_id + " not found");
-    const JobRecord& job = *found->second;
-    l.owner = job.owner;
-    l.submitted_by = job.submitted_by;
-    if (workload) {
-      ASSIGN_OR_RETURN(l.workload, workload->Mint(job, attempt, l.cluster, "", now));
-      l.env["CAUSEWAY_WORKLOAD_TOKEN"] = l.workload->token;
-    }
-    auto minted = identity::MintJobCredential(job_id, attempt, now, std::chrono::hours(24 * 30));
-    l.env["CAUSEWAY_TOKEN"] = minted.secret;
-    if (!server_url.empty()) l.env["CAUSEWAY_SERVER"] = server_url;
-    l.credential = std::move(minted.record);
-  }
-  return out;
 }
 
 Status SchedulerService::Adopt(const JobRecord& job, const History* history) {
@@ -415,6 +320,10 @@ Status SchedulerService::TickOnce() {
     fence = Fence{options_.replica, epoch_};
     workload = workload_;
     server_url = server_url_;
+    if (clock_.Steady() - pruned_at_ >= kPruneEvery) {
+      pruned_at_ = clock_.Steady();
+      PruneChanges(fence, change_cursor_);
+    }
   }
   if (transitions.empty()) return Status::Ok();
   // Act, off mu_: credentials minted, then each launch recorded with its
@@ -459,6 +368,21 @@ Status SchedulerService::ReleaseLaunches(const std::vector<Transition>& transiti
     Build();
   }
   return first;
+}
+
+void SchedulerService::PruneChanges(const Fence& fence, int64_t followed) {
+  // Only what this leader has followed, and only once it is old: a replica
+  // that takes over starts from the database and follows from the audit
+  // head, so nothing pruned is ever asked for. Queued, not waited for.
+  Timestamp before = clock_.Now() - kChangeRetention;
+  (void)queue_.Enqueue(
+      [fence, followed, before](WriteTx& tx) -> Status {
+        RETURN_IF_ERROR(tx.CheckLease(kLease, fence.replica, fence.epoch));
+        return tx.PruneChanges(followed, before);
+      },
+      [](Status st) {
+        if (!st.ok()) spdlog::warn("pruning the change feed failed: {}", st.ToString());
+      });
 }
 
 void SchedulerService::Tell(News news) {
@@ -577,119 +501,6 @@ void SchedulerService::SetWorkloadIssuer(identity::WorkloadIssuer* issuer) {
 void SchedulerService::SetServerUrl(std::string url) {
   MutexLock lock(mu_);
   server_url_ = std::move(url);
-}
-
-Status SchedulerService::RecordLaunch(WriteTx& tx, const Transition& t, const Launch& launch) {
-  RETURN_IF_ERROR(tx.RecordLaunch(t.job_id, t.attempt, t.cluster, t.time));
-  AuditEvent e;
-  e.time = t.time;
-  e.actor = kActor;
-  e.action = "job.launch";
-  e.resource = "job/" + t.job_id;
-  e.details = {{"attempt", t.attempt}, {"cluster", t.cluster}};
-  // Who the attempt's credentials are made for: the job's owner, and the
-  // credential it was submitted with.
-  if (launch.real) e.details["credentials_for"] = {{"owner", launch.owner}, {"submitted_by", launch.submitted_by}};
-  // Which workload token the attempt carries: its id, never the token.
-  if (launch.workload) {
-    const identity::WorkloadToken& w = *launch.workload;
-    e.details["workload_token"] = {{"jti", w.jti}, {"kid", w.kid}, {"audiences", w.audiences},
-                                   {"expires_at", FormatRfc3339(w.expires_at)}};
-  }
-  return tx.AppendAudit(e);
-}
-
-std::vector<WriteFn> SchedulerService::Persist(const std::vector<Transition>& transitions, const Fence& fence,
-                                               const Launches& launches) {
-  std::vector<WriteFn> out;
-  for (const Transition& t : transitions) {
-    std::optional<Launch> launch;
-    if (t.kind == Transition::Kind::kDispatched) {
-      auto it = launches.find({t.job_id, t.attempt});
-      launch = it != launches.end() ? it->second : Launch{};
-      launch->env.clear();  // secrets: not kept in the write
-    }
-    Attempt attempt = AttemptOf(t);
-    if (t.kind == Transition::Kind::kAttemptEnded && utilization_) {
-      telemetry::Utilization u = utilization_(t.job_id, t.attempt);
-      int64_t observed = u.observed_gpu_seconds(), work = u.work_gpu_seconds();
-      // A sample stands for the interval since the one before it, so the
-      // last ones can reach a little past the attempt's end: what was seen
-      // is never more than what was allocated (work scaled with it).
-      if (attempt.gpu_seconds > 0 && observed > attempt.gpu_seconds) {
-        work = work * attempt.gpu_seconds / observed;
-        observed = attempt.gpu_seconds;
-      }
-      attempt.observed_gpu_seconds = observed;
-      attempt.work_gpu_seconds = work;
-    }
-    out.push_back([t, attempt, launch, fence](WriteTx& tx) -> Status {
-      // Fencing: a replica that lost the lease records nothing more.
-      RETURN_IF_ERROR(tx.CheckLease(kLease, fence.replica, fence.epoch));
-      // A launch is recorded before its backend receives it (it is released
-      // once this commits), so a successor never launches this number again.
-      if (launch) RETURN_IF_ERROR(RecordLaunch(tx, t, *launch));
-      AuditEvent e;
-      e.time = t.time;
-      e.actor = kActor;
-      e.action = AuditAction(t);
-      if (t.kind == Transition::Kind::kBudgetWarning || t.kind == Transition::Kind::kBudgetExhausted) {
-        e.resource = "team/" + t.team;
-        e.details = {{"message", t.message}, {"spent_micros", t.total_cost_micros}};
-        return tx.AppendAudit(e);
-      }
-      ASSIGN_OR_RETURN(auto job, tx.GetJob(t.job_id));
-      if (!job) return Status::Ok();  // nothing to record against
-      RETURN_IF_ERROR(tx.PutAttempt(attempt));
-      // The backend's id for an attempt already dispatched: the job itself
-      // is unchanged.
-      if (t.kind == Transition::Kind::kHandedOver) {
-        RETURN_IF_ERROR(tx.AddJobEvent(JobEvent{0, t.job_id, t.time, EventType(t), t.message}));
-        e.resource = "job/" + t.job_id;
-        e.details = {{"attempt", t.attempt}, {"cluster", t.cluster}, {"backend_id", t.backend_id}};
-        return tx.AppendAudit(e);
-      }
-      // A job cancelled meanwhile stays cancelled; its totals still count.
-      if (!IsTerminal(job->state)) job->state = t.new_state;
-      job->cluster = t.cluster;
-      job->attempts = t.attempts;
-      job->gpu_seconds = t.total_gpu_seconds;
-      job->cost_micros = t.total_cost_micros;
-      job->reason = t.kind == Transition::Kind::kDispatched || t.kind == Transition::Kind::kStarted ? "" : t.message;
-      job->updated_at = t.time;
-      RETURN_IF_ERROR(tx.UpdateJobProgress(*job));
-      RETURN_IF_ERROR(tx.AddJobEvent(JobEvent{0, t.job_id, t.time, EventType(t), t.message}));
-      e.resource = "job/" + t.job_id;
-      e.details = {{"attempt", t.attempt},       {"cluster", t.cluster}, {"flavor", t.flavor},
-                   {"gpus", t.gpus},             {"reserved", t.reserved}, {"borrowed", t.borrowed},
-                   {"state", JobStateName(job->state)}, {"message", t.message}};
-      // The attempt's credential lives exactly as long as the attempt.
-      if (launch && launch->credential) {
-        RETURN_IF_ERROR(tx.InsertToken(*launch->credential));
-        e.details["credential"] = launch->credential->id;
-      }
-      if (t.kind == Transition::Kind::kAttemptEnded) {
-        Status revoked = tx.RevokeToken(identity::JobCredentialId(t.job_id, t.attempt), t.time);
-        if (revoked.ok()) e.details["credential_revoked"] = identity::JobCredentialId(t.job_id, t.attempt);
-        if (!revoked.ok() && revoked.code() != Code::kNotFound) return revoked;
-      }
-      if (t.kind == Transition::Kind::kAttemptEnded) {
-        e.details["outcome"] = AttemptOutcomeName(t.outcome);
-        if (!t.failure_class.empty()) {
-          e.details["failure_class"] = t.failure_class;
-          e.details["next_action_owner"] = t.owner;
-        }
-        e.details["gpu_seconds"] = t.gpu_seconds;
-        e.details["cost_micros"] = t.cost_micros;
-        if (attempt.observed_gpu_seconds > 0) {
-          e.details["observed_gpu_seconds"] = attempt.observed_gpu_seconds;
-          e.details["work_gpu_seconds"] = attempt.work_gpu_seconds;
-        }
-      }
-      return tx.AppendAudit(e);
-    });
-  }
-  return out;
 }
 
 }  // namespace causeway

@@ -138,6 +138,8 @@ class SchedulerService {
   std::vector<WriteFn> Persist(const std::vector<scheduler::Transition>& transitions, const Fence& fence,
                                const Launches& launches);
   static Status RecordLaunch(WriteTx& tx, const scheduler::Transition& t, const Launch& launch);
+  // Queues the pruning of the feed this leader followed through `followed`.
+  void PruneChanges(const Fence& fence, int64_t followed);
   // Reads the jobs and mints the credentials of the attempts dispatched. Off mu_.
   Result<Launches> PrepareLaunches(const std::vector<scheduler::Transition>& transitions,
                                    identity::WorkloadIssuer* workload, const std::string& server_url) EXCLUDES(mu_);
@@ -191,7 +193,13 @@ class SchedulerService {
     std::string job_id;
     std::string path;  // kCheckpoint
   };
+  static constexpr const char* kActor = "scheduler";  // in the audit trail
+  static constexpr const char* kLease = "scheduler";  // the lease's name
   static constexpr size_t kInboxSize = 100'000;
+  // The change feed loses what the leader followed over an hour ago, every
+  // ten minutes (PruneChanges).
+  static constexpr std::chrono::minutes kPruneEvery{10};
+  static constexpr std::chrono::hours kChangeRetention{1};
   void Tell(News news) EXCLUDES(inbox_mu_);
   // Applies the inbox to the engine.
   void DrainInbox(std::vector<scheduler::Transition>& out) REQUIRES(mu_) EXCLUDES(inbox_mu_);
@@ -211,6 +219,7 @@ class SchedulerService {
   std::chrono::steady_clock::time_point lease_deadline_ GUARDED_BY(mu_) {};  // launch only before this
   std::chrono::steady_clock::time_point lease_asked_ GUARDED_BY(mu_) {};  // the last AcquireLease
   int64_t change_cursor_ GUARDED_BY(mu_) = 0;  // the last change followed (an audit sequence number)
+  SteadyTime pruned_at_ GUARDED_BY(mu_) {};     // when the followed part of the feed was last pruned
   Ticker ticker_;
 };
 

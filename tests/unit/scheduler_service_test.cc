@@ -255,6 +255,29 @@ TEST_F(SchedulerServiceTest, ALaunchThatCannotBeRecordedIsNeverReleasedAndTheTer
 }
 
 
+// The change feed keeps only what is still to be followed: what the leader
+// followed goes once it is an hour old.
+TEST_F(SchedulerServiceTest, TheChangeFeedLosesWhatTheLeaderFollowedOnceItIsOld) {
+  Accept("job_1");
+  ASSERT_TRUE(queue_->Run([&](WriteTx& tx) {
+    AuditEvent e;
+    e.time = clock_.Now();
+    e.actor = "test";
+    e.action = "job.submit";
+    e.resource = "job/job_1";
+    RETURN_IF_ERROR(tx.AppendAudit(e));
+    return tx.AppendChange(Change{0, Change::Kind::kSubmitted, "job_1", "", clock_.Now()});
+  }).ok());
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(scheduler_->TickOnce().ok());
+  ASSERT_TRUE(queue_->Run([](WriteTx&) { return Status::Ok(); }).ok());  // after whatever the cycles queued
+  EXPECT_EQ(store_->ListChanges(0, 10)->size(), 1u) << "followed, but recent";
+
+  clock_.Advance(std::chrono::hours(2));
+  ASSERT_TRUE(scheduler_->TickOnce().ok());
+  ASSERT_TRUE(queue_->Run([](WriteTx&) { return Status::Ok(); }).ok());
+  EXPECT_TRUE(store_->ListChanges(0, 10)->empty());
+}
+
 // A kind whose Launch and Poll hang, called (as every kind that does not
 // answer at once is) through a dispatcher: the scheduler's cycle, its queue
 // read and the commit thread go on, and once the hung call has run past the
@@ -266,8 +289,8 @@ TEST_F(SchedulerServiceTest, AKindWhoseCallsHangHoldsUpNothingAndItsWorkGoesElse
   gates->launch = std::make_shared<Gate>();
   gates->poll = std::make_shared<Gate>();
   providers::Kind gated;
-  gated.adapter = [gates](const providers::Context& c) -> std::unique_ptr<ProviderAdapter> {
-    return std::make_unique<GatedAdapter>(c.estate, c.provider, gates);
+  gated.adapter = [weak = std::weak_ptr<Gates>(gates)](const providers::Context& c) -> std::unique_ptr<ProviderAdapter> {
+    return std::make_unique<GatedAdapter>(c.estate, c.provider, weak.lock());
   };
   kinds_.Register("kubernetes", std::move(gated));
   SchedulerService::Options options;

@@ -215,6 +215,28 @@ TEST_P(StoreTest, ChangesAreNumberedLikeTheirAuditEventsAndRolledBackWithTheirUn
   EXPECT_TRUE(Verify().ok);
 }
 
+TEST_P(StoreTest, PruningTheFeedDropsOnlyWhatWasFollowedAndIsOldEnough) {
+  Timestamp old = clock_.Now(), recent = old + std::chrono::hours(2);
+  for (auto [job, at] : {std::pair{"job_a", old}, {"job_b", old}, {"job_c", recent}, {"job_d", old}}) {
+    std::string id = job;
+    Timestamp when = at;
+    ASSERT_TRUE(store_->Write([&](WriteTx& tx) -> Status {
+      AuditEvent e = Event("job.submit", "job/" + id);
+      RETURN_IF_ERROR(tx.AppendAudit(e));
+      return tx.AppendChange(Change{0, Change::Kind::kSubmitted, id, "", when});
+    }).ok());
+  }
+  // Followed through seq 3 (job_c's), pruned of what is older than an hour
+  // after `old`: job_a and job_b go; job_c is too recent, job_d not followed.
+  ASSERT_TRUE(store_->Write([&](WriteTx& tx) { return tx.PruneChanges(3, old + std::chrono::hours(1)); }).ok());
+  auto left = store_->ListChanges(0, 10);
+  ASSERT_TRUE(left.ok()) << left.status().ToString();
+  std::vector<std::string> jobs;
+  for (const Change& c : *left) jobs.push_back(c.job_id);
+  EXPECT_EQ(jobs, (std::vector<std::string>{"job_c", "job_d"}));
+  EXPECT_TRUE(Verify().ok) << "the audit trail is untouched";
+}
+
 // The units whose writes reach the database before they end (a read after a
 // write) and the units whose writes are held to the end both stay atomic on
 // their own, however the backend runs the batch.

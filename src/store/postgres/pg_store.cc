@@ -497,6 +497,16 @@ class PgWriteTx final : public WriteTx {
     return Status::Ok();
   }
 
+  Status PruneChanges(int64_t through_seq, Timestamp before) override {
+    // Bookkeeping of the feed, not a change of state (each change is a copy
+    // of what its audit event records): no audit event is asked for. Its
+    // unit's savepoint goes first, as for any write.
+    RETURN_IF_ERROR(Flush(true));
+    return conn_.Exec("DELETE FROM changes WHERE seq <= $1 AND at < $2",
+                      Params().Add(through_seq).Add(ToUnixMicros(before)))
+        .status();
+  }
+
   Status RecordLaunch(const std::string& job_id, int attempt, const std::string& cluster, Timestamp at) override {
     static constexpr pg::Into kLaunches{"INSERT INTO launches (job_id, attempt, cluster, at) VALUES ",
                                         " ON CONFLICT (job_id) DO UPDATE SET attempt = EXCLUDED.attempt, "

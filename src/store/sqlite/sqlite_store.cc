@@ -403,6 +403,14 @@ class SqliteWriteTx final : public WriteTx {
     return Counted(s.Exec());
   }
 
+  Status PruneChanges(int64_t through_seq, Timestamp before) override {
+    // Bookkeeping of the feed, not a change of state (each change is a copy
+    // of what its audit event records): no audit event is asked for.
+    CW_STMT(s, conn_, "DELETE FROM changes WHERE seq <= ?1 AND at < ?2");
+    s.Bind(1, through_seq).Bind(2, ToUnixMicros(before));
+    return s.Exec();
+  }
+
   Status RecordLaunch(const std::string& job_id, int attempt, const std::string& cluster, Timestamp at) override {
     CW_STMT(s, conn_,
             "INSERT INTO launches (job_id, attempt, cluster, at) VALUES (?1, ?2, ?3, ?4) ON CONFLICT(job_id) DO UPDATE "
