@@ -51,8 +51,6 @@ void PrintJobsTable(const json& jobs) {
 
 }  // namespace
 
-void PrintJson(const json& j) { std::cout << j.dump(2) << "\n"; }
-
 // submit, jobs, job, cancel.
 void AddJobCommands(Cli& c) {
   CLI::App& app = c.app;

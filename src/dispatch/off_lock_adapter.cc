@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <map>
-#include <optional>
 #include <thread>
 #include <utility>
 
@@ -131,16 +130,6 @@ struct OffLockAdapter::State {
     return Status::Ok();
   }
 
-  // A call that changes what the adapter holds, then its new capacity.
-  void Always(Worker::Task call, std::optional<Key> freeing_key = std::nullopt) {
-    worker->PostAlways([this, call = std::move(call), freeing_key] {
-      call();
-      std::vector<PoolView> snap = Snapshot();
-      MutexLock lock(mu);
-      raw = std::move(snap);
-      if (freeing_key) freeing.erase(*freeing_key);
-    });
-  }
 
   const OffLockOptions options;
   std::string name;
@@ -226,8 +215,10 @@ Status OffLockAdapter::Restore(const LaunchRequest& request, Timestamp started_a
 void OffLockAdapter::Release(const std::string& job_id, int attempt, const std::map<std::string, std::string>& env) {
   State& s = *s_;
   // Nothing to do for a launch withdrawn meanwhile: the adapter ignores a
-  // release of what it does not hold.
-  s.Always([&s, job_id, attempt, env] { s.inner->Release(job_id, attempt, env); });
+  // release of what it does not hold. Its room was taken at Launch, so the
+  // view of capacity stays as it is (a release that fails frees it, and the
+  // next Poll says so).
+  s.worker->PostAlways([&s, job_id, attempt, env] { s.inner->Release(job_id, attempt, env); });
 }
 
 Status OffLockAdapter::Cancel(const std::string& job_id, int attempt) {
@@ -244,7 +235,13 @@ Status OffLockAdapter::Cancel(const std::string& job_id, int attempt) {
   if (room == s.rooms.end()) return NotFound("attempt " + std::to_string(attempt) + " of " + job_id + " is not held here");
   s.freeing[key] = room->second;  // free in this view at once, as Cancel promises
   s.rooms.erase(room);
-  s.Always([&s, job_id, attempt] { (void)s.inner->Cancel(job_id, attempt); }, key);
+  s.worker->PostAlways([&s, key] {
+    (void)s.inner->Cancel(key.first, key.second);
+    std::vector<PoolView> snap = s.Snapshot();  // the adapter's own word on the room it freed
+    MutexLock lock(s.mu);
+    s.raw = std::move(snap);
+    s.freeing.erase(key);
+  });
   return Status::Ok();
 }
 

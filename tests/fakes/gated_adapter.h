@@ -4,6 +4,7 @@
 // (as a backend call that hangs would) until the test opens it.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <map>
 #include <memory>
@@ -57,12 +58,34 @@ struct Gates {
     std::lock_guard<std::mutex> lock(mu);
     return launched;
   }
+  // Waits until every adapter made on these gates has gone (one may go on
+  // a thread of its own, after a hung call); false if not within `limit`.
+  bool WaitGone(std::chrono::seconds limit) {
+    std::unique_lock<std::mutex> lock(mu);
+    return live_cv.wait_for(lock, limit, [this] { return live == 0; });
+  }
+  void Made() {
+    std::lock_guard<std::mutex> lock(mu);
+    ++live;
+  }
+  void Gone() {
+    std::lock_guard<std::mutex> lock(mu);
+    --live;
+    live_cv.notify_all();
+  }
+
+ private:
+  std::condition_variable live_cv;
+  int live = 0;
 };
 
 class GatedAdapter final : public ProviderAdapter {
  public:
   GatedAdapter(const Estate& estate, const Provider& provider, std::shared_ptr<Gates> gates)
-      : sim_(estate, provider, 1), gates_(std::move(gates)) {}
+      : sim_(estate, provider, 1), gates_(std::move(gates)) {
+    gates_->Made();
+  }
+  ~GatedAdapter() override { gates_->Gone(); }
 
   const std::string& name() const override { return sim_.name(); }
   Result<std::string> Launch(const LaunchRequest& r, Timestamp now) override {
