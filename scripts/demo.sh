@@ -102,21 +102,20 @@ step "What a job cost, attempt by attempt (preempted attempts are cost too)"
 show "$cw" cost job "$llama"
 
 step "The provider's bill (FOCUS 1.2), joined to teams by the tags Causeway sets on what it launches"
-show "$cw" cost import "$root/examples/bills/nebius-2026-10.csv" --provider nebius --data-dir "$data"
-show "$cw" cost import "$root/examples/bills/nebius-2026-10.csv" --provider nebius --data-dir "$data"
-show "$cw" cost showback --by team --period 2026-10 --data-dir "$data"
+show "$cw" cost import "$root/examples/bills/nebius-2026-10.csv" --provider nebius
+show "$cw" cost import "$root/examples/bills/nebius-2026-10.csv" --provider nebius
+show "$cw" cost showback --by team --period 2026-10
 step "Unused commitment and untagged storage shared across teams, in proportion to use"
-show "$cw" cost showback --by team --period 2026-10 --share proportional --data-dir "$data"
+show "$cw" cost showback --by team --period 2026-10 --share proportional
 step "Cost per completed job, from the ledger: teams, then providers side by side on the same GPU type"
-show "$cw" cost showback --metered --by team --estate "$root/examples/estate.yaml" --data-dir "$data"
-show "$cw" cost showback --metered --by provider,gpu --estate "$root/examples/estate.yaml" --data-dir "$data"
+show "$cw" cost showback --metered --by team
+show "$cw" cost showback --metered --by provider,gpu
 step "Waste: preempted and failed attempts, idle time reaped, unused reservations (shared by use) and commitments"
 # The demo's own days (the simulated clock runs ahead of the wall's).
 today=$(date -u +%F)
 tomorrow=$(date -u -d "$today + 1 day" +%F)
-show "$cw" waste --period "$today..$(date -u -d "$today + 2 days" +%F)" --share-unused proportional \
-  --data-dir "$data" --estate "$root/examples/estate.yaml"
-show "$cw" cost showback --by charge-category,pricing-category --period 2026-10 --data-dir "$data"
+show "$cw" waste --period "$today..$(date -u -d "$today + 2 days" +%F)" --share-unused proportional
+show "$cw" cost showback --by charge-category,pricing-category --period 2026-10
 
 step "A per-node, untagged export (as CoreWeave's): each node-day allocated to the jobs that ran there, by GPU-seconds"
 # Two days of four H100 nodes from today (the simulated clock runs ahead).
@@ -126,8 +125,8 @@ step "A per-node, untagged export (as CoreWeave's): each node-day allocated to t
     for n in 01 02 03 04; do echo "${d}T00:00:00Z,$(date -u -d "$d + 1 day" +%F)T00:00:00Z,816.00,816.00,192,GPU-Hours,cw-us-east-04-node-$n,Compute"; done
   done
 } > "$data/coreweave-nodes.csv"
-show "$cw" cost import "$data/coreweave-nodes.csv" --provider coreweave --data-dir "$data"
-show "$cw" cost showback --by team --provider coreweave --allocate --estate "$root/examples/estate.yaml" --data-dir "$data"
+show "$cw" cost import "$data/coreweave-nodes.csv" --provider coreweave
+show "$cw" cost showback --by team --provider coreweave --allocate
 step "Identity: a researcher onboarded through SCIM, working under their group's role, moved, revoked; nothing left behind"
 show "$cw" acceptance identity --team nlp --out "$data"
 

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "providers/sim/sim_provider.h"
+#include "providers/registry.h"
 #include "scheduler/engine.h"
 
 using namespace causeway;
@@ -41,7 +42,7 @@ struct World {
   std::unique_ptr<scheduler::Engine> engine;
 
   explicit World(const std::string& yaml) {
-    auto e = ParseEstate(yaml, "bench-estate");
+    auto e = providers::ParseEstate(yaml, "bench-estate");
     if (!e.ok()) {
       std::fprintf(stderr, "%s\n", e.status().ToString().c_str());
       std::exit(1);

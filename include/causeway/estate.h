@@ -3,7 +3,9 @@
 // YAML file (see examples/estate.yaml); adding a provider is adding entries.
 #pragma once
 
+#include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,21 +22,28 @@ struct Region {
   std::string zone;  // residency zone, e.g. "eu", "us"
 };
 
-// Backends a provider can be driven by.
-inline constexpr std::string_view kProviderKinds[] = {"sim", "local", "slurm", "kubernetes"};
-
-// How a simulated provider misbehaves (kind: sim only). Rates are expected
-// events per hour of one running attempt.
-struct SimBehaviour {
-  double spot_preemption_per_hour = 0.0;
-  double node_failure_per_hour = 0.0;
+// What one provider kind reads from its own block of an estate entry
+// (`sim:` on a provider, `slurm:` or `local:` on a cluster). Each kind
+// defines its settings and parses them in its own folder
+// (src/providers/<kind>/); the estate holds them opaque, and only that kind
+// looks inside (SettingsAs).
+class KindSettings {
+ public:
+  virtual ~KindSettings() = default;
 };
+
+// The settings of type T that `entry` (a Provider or a Cluster) carries, or
+// nullptr when it has none of that type.
+template <typename T, typename Entry>
+const T* SettingsAs(const Entry& entry) {
+  return dynamic_cast<const T*>(entry.settings.get());
+}
 
 struct Provider {
   std::string name;  // "nebius", "coreweave", "gcp", ...
-  std::string kind;  // one of kProviderKinds
+  std::string kind;  // a kind the estate was parsed with (EstateKinds)
   std::vector<Region> regions;
-  SimBehaviour sim;
+  std::shared_ptr<const KindSettings> settings;  // its kind's provider block, if any
 };
 
 inline constexpr std::string_view kInterconnects[] = {"infiniband", "roce", "ethernet", "nvlink", "none"};
@@ -45,23 +54,6 @@ struct NodePool {
   int gpus_per_node = 0;
   int nodes = 0;
   std::string interconnect;  // one of kInterconnects
-};
-
-// How to reach a Slurm cluster (providers of kind slurm).
-struct SlurmSettings {
-  // How Causeway talks to the cluster, in order of preference: "rest"
-  // (slurmrestd) and/or "cli" (sbatch, squeue, scancel, sacct); a call that
-  // finds one unreachable goes to the next.
-  std::vector<std::string> interfaces = {"rest"};
-  std::string url;            // rest: slurmrestd, http://host:port
-  std::string user;           // rest: the Slurm user jobs are submitted as
-  std::string token_file;     // rest: holds the user's JWT (`scontrol token`)...
-  std::string token_command;  // ...or a command that prints one
-  std::string conf;           // cli: the cluster's slurm.conf (SLURM_CONF), if not the default
-  bool accounting = false;    // whether slurmdbd keeps accounting for the cluster
-  std::string partition;
-  std::string gres_type;   // GRES type name for the pool's GPUs, e.g. h200
-  std::string output_dir;  // where job output is written, readable by Causeway
 };
 
 struct Cluster {
@@ -78,8 +70,9 @@ struct Cluster {
   // resume here. Unset: object stores (any scheme://) are reachable, local
   // paths only on the cluster that wrote them.
   std::optional<std::vector<std::string>> storage;
-  std::optional<SlurmSettings> slurm;
-  std::string local_output_dir;  // kind local: where job output is written
+  // How to reach it, read by its provider's kind from its block (slurm:,
+  // local:); null for kinds that need none.
+  std::shared_ptr<const KindSettings> settings;
   // Glob patterns of the ResourceIds its provider's bills name its nodes
   // by (cw-h100-*): untagged charges on them can be allocated to the jobs
   // that ran here (`causeway cost showback --allocate`).
@@ -307,11 +300,60 @@ struct Estate {
   const QueueConfig* QueueForTeam(std::string_view team) const;
 };
 
+// One block of an estate entry that a provider kind reads (the `slurm:` of
+// a cluster, say), handed to the kind's parser by the estate parser. Every
+// problem reported through it carries the file, line, column and field.
+class SettingsReader {
+ public:
+  virtual ~SettingsReader() = default;
+  // Checks that the block is a mapping with unique keys, all from `keys`
+  // (an unknown key is reported with a "did you mean"). False only when the
+  // block is not a mapping; nothing else should be read then.
+  virtual bool CheckKeys(const std::vector<std::string_view>& keys) = 0;
+  virtual bool Has(std::string_view key) const = 0;
+  // The string under `key`; "" when absent (reported when `required`) or
+  // not a string (reported).
+  virtual std::string String(std::string_view key, bool required) = 0;
+  // The boolean under `key`; nullopt when absent or not a boolean (reported).
+  virtual std::optional<bool> Bool(std::string_view key) = 0;
+  // The decimal number under `key`; nullopt when absent, or when it is not
+  // a number (reported as `expected`, e.g. "expected a rate such as 0.05").
+  virtual std::optional<double> Number(std::string_view key, std::string_view expected) = 0;
+  // The strings of the list under `key`; nullopt when absent. A value that
+  // is not a non-empty list is reported with `example`, and so is every item
+  // that is not a string (left out).
+  virtual std::optional<std::vector<std::string>> Strings(std::string_view key, std::string_view example) = 0;
+  // Reports a problem at `key` of the block ("" for the block itself), or at
+  // item `index` of the list under `key`.
+  virtual void Error(std::string_view key, std::string message) = 0;
+  virtual void ItemError(std::string_view key, size_t index, std::string message) = 0;
+};
+
+using KindSettingsParser = std::function<std::shared_ptr<const KindSettings>(SettingsReader&)>;
+
+// What the estate parser knows of one provider kind: its name, and the
+// blocks its entries may carry. A kind without blocks (sim without `sim:`)
+// sets only its name.
+struct EstateKind {
+  std::string name;
+  std::string provider_key;  // block on a provider of this kind ("" for none)
+  KindSettingsParser parse_provider;
+  std::string cluster_key;   // block on a cluster of a provider of this kind
+  KindSettingsParser parse_cluster;
+  // When set, a cluster of this kind must have its block; the error says
+  // this (e.g. "a cluster of a local provider needs local: {output_dir}").
+  std::string cluster_block_required;
+};
+using EstateKinds = std::vector<EstateKind>;
+
 // Parses and validates an estate. Cross-references (a cluster's provider and
 // region, a price's cluster and GPU type, ...) are checked too; every problem
-// is reported with file, line, column and field.
-Result<Estate> ParseEstate(std::string_view yaml_text, const std::string& file);
-Result<Estate> LoadEstateFile(const std::string& path);
+// is reported with file, line, column and field. A provider's kind must be
+// one of `kinds`, and its entries' kind blocks are read by that kind. The
+// build's own kinds are providers::BuiltInKinds(); providers/registry.h
+// offers ParseEstate and LoadEstateFile with them.
+Result<Estate> ParseEstate(std::string_view yaml_text, const std::string& file, const EstateKinds& kinds);
+Result<Estate> LoadEstateFile(const std::string& path, const EstateKinds& kinds);
 
 // The estate compiled into the binary (examples/estate.yaml): simulated
 // providers, used when no --estate is given.

@@ -2,6 +2,7 @@
 // as JSON, and query parameters read with one error shape.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -14,6 +15,9 @@
 
 namespace causeway::api {
 
+// The JSON error response for `status`:
+//   {"error": {"code": "not_found", "message": "...", "details": {...}}}
+HttpResponse ErrorResponse(const Status& status);
 HttpResponse JsonResponse(int status, const nlohmann::json& body);
 // The body as a JSON object; kInvalidArgument with the line and column of
 // a syntax error, or naming the nesting limit.
@@ -53,5 +57,27 @@ Result<std::optional<Timestamp>> TimeParam(const HttpRequest& req, const char* n
 std::string ContentType(const HttpRequest& req);
 // A person's grants: [{"role", "team" (null: every team), "group", "source", "scopes"}].
 nlohmann::json GrantsJson(const std::vector<identity::Grant>& grants);
+
+// A handler that answers at once with a response or an error: the error
+// becomes the one JSON error shape (ErrorResponse).
+Handler Answer(std::function<Result<HttpResponse>(HttpRequest&)> handler);
+
+// An uploaded body written to a private temporary file, for readers that
+// take a path (the importers); the file is removed with this object.
+class TempFile {
+ public:
+  TempFile() = default;
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  ~TempFile();
+  // Writes `data` to a new file in a private folder of its own, named
+  // `name` (a plain file name; "" for a generated one) so that readers'
+  // diagnostics name the file the caller sent.
+  Status Write(std::string_view data, std::string_view name = "");
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string dir_, path_;
+};
 
 }  // namespace causeway::api

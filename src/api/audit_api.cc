@@ -9,6 +9,7 @@
 #include "api/api_helpers.h"
 #include "api/api_service.h"
 #include "identity/access.h"
+#include "store/records_json.h"
 
 namespace causeway::api {
 
@@ -26,99 +27,69 @@ json LinkJson(const IdentityLink& l) {
   return {{"id", l.id}, {"provider", l.provider}, {"identity", l.identity}, {"person", l.person}};
 }
 
-// A file that is removed when it goes out of scope.
-class TempFile {
- public:
-  Status Write(std::string_view data) {
-    std::string pattern = (std::filesystem::temp_directory_path() / "causeway-import-XXXXXX").string();
-    int fd = ::mkstemp(pattern.data());
-    if (fd < 0) return Unavailable("cannot make a temporary file for the import");
-    path_ = pattern;
-    size_t done = 0;
-    while (done < data.size()) {
-      ssize_t n = ::write(fd, data.data() + done, data.size() - done);
-      if (n <= 0) {
-        ::close(fd);
-        return Unavailable("cannot write a temporary file for the import");
-      }
-      done += static_cast<size_t>(n);
-    }
-    ::close(fd);
-    return Status::Ok();
-  }
-  const std::string& path() const { return path_; }
-  ~TempFile() {
-    if (!path_.empty()) std::remove(path_.c_str());
-  }
-
- private:
-  std::string path_;
-};
-
 }  // namespace
 
 void ApiService::AddAuditRoutes() {
   using namespace identity;
-  auto bind = [this](void (ApiService::*fn)(HttpRequest&, Reply)) {
-    return [this, fn](HttpRequest& req, Reply reply) { (this->*fn)(req, std::move(reply)); };
-  };
-  Route("POST", "/v1/audit/imports", kScopeAdmin, bind(&ApiService::ImportAuditLog));
-  Route("POST", "/v1/audit/checkpoints", kScopeAdmin, bind(&ApiService::CreateCheckpoint));
-  Route("GET", "/v1/audit/keys", kScopeAuditRead, bind(&ApiService::AuditKeys));
-  Route("GET", "/v1/audit/coverage", kScopeAuditRead, bind(&ApiService::AuditCoverage));
-  Route("GET", "/v1/audit/search", kScopeAuditRead, bind(&ApiService::SearchAudit));
-  Route("GET", "/v1/audit/people/{user}", kScopeAuditRead, bind(&ApiService::AuditPerson));
-  Route("GET", "/v1/audit/links", kScopeAuditRead, bind(&ApiService::ListIdentityLinks));
-  Route("POST", "/v1/audit/links", kScopeAdmin, bind(&ApiService::CreateIdentityLink));
-  Route("DELETE", "/v1/audit/links/{id}", kScopeAdmin, bind(&ApiService::DeleteIdentityLink));
+  Route("GET", "/v1/audit", kScopeAuditRead, Bind(&ApiService::ListAudit));
+  Route("GET", "/v1/audit/verify", kScopeAuditRead, Bind(&ApiService::VerifyAudit));
+  Route("POST", "/v1/audit/imports", kScopeAdmin, Bind(&ApiService::ImportAuditLog));
+  Route("POST", "/v1/audit/checkpoints", kScopeAdmin, Bind(&ApiService::CreateCheckpoint));
+  Route("GET", "/v1/audit/keys", kScopeAuditRead, Bind(&ApiService::AuditKeys));
+  Route("GET", "/v1/audit/coverage", kScopeAuditRead, Bind(&ApiService::AuditCoverage));
+  Route("GET", "/v1/audit/search", kScopeAuditRead, Bind(&ApiService::SearchAudit));
+  Route("GET", "/v1/audit/people/{user}", kScopeAuditRead, Bind(&ApiService::AuditPerson));
+  Route("GET", "/v1/audit/links", kScopeAuditRead, Bind(&ApiService::ListIdentityLinks));
+  Route("POST", "/v1/audit/links", kScopeAdmin, Bind(&ApiService::CreateIdentityLink));
+  Route("DELETE", "/v1/audit/links/{id}", kScopeAdmin, Bind(&ApiService::DeleteIdentityLink));
 }
 
-void ApiService::ImportAuditLog(HttpRequest& req, Reply reply) {
+Result<HttpResponse> ApiService::ImportAuditLog(HttpRequest& req) {
   auto source = audit::ParseLogSource(req.Query("source"));
-  if (!source.ok()) return reply(ErrorResponse(source.status().WithPrefix("query parameter \"source\"")));
+  if (!source.ok()) return source.status().WithPrefix("query parameter \"source\"");
   std::string provider = req.Query("provider");
-  if (provider.empty()) return reply(ErrorResponse(InvalidArgument("query parameter \"provider\" is required")));
-  if (req.body.empty()) return reply(ErrorResponse(InvalidArgument("the request body is empty: expected the log file")));
+  if (provider.empty()) return InvalidArgument("query parameter \"provider\" is required");
+  if (req.body.empty()) return InvalidArgument("the request body is empty: expected the log file");
   std::string label = req.Query("name").empty() ? "api-upload" : req.Query("name");
   TempFile file;
-  if (Status st = file.Write(req.body); !st.ok()) return reply(ErrorResponse(st));
+  if (Status st = file.Write(req.body); !st.ok()) return st;
   // An upload may expand at most 100-fold and to 256 MiB (gzip bombs).
   audit::ImportOptions options{provider, *source};
   options.max_bytes = 256ull << 20;
   options.max_ratio = 100;
   auto report = audit_.Import(file.path(), options, label, req.principal->token_id);
-  if (!report.ok()) return reply(ErrorResponse(report.status()));
+  if (!report.ok()) return report.status();
   json issues = json::array();
   for (const auto& i : report->stats.issues) issues.push_back({{"file", label}, {"line", i.line}, {"reason", i.reason}});
-  reply(JsonResponse(200, {{"records", report->stats.records}, {"events", report->stats.events},
+  return JsonResponse(200, {{"records", report->stats.records}, {"events", report->stats.events},
                            {"stored", report->stored}, {"already_stored", report->already},
                            {"duplicates", report->stats.duplicates}, {"skipped", report->stats.skipped},
-                           {"issues", report->stats.issues_total}, {"first_issues", issues}}));
+                           {"issues", report->stats.issues_total}, {"first_issues", issues}});
 }
 
-void ApiService::CreateCheckpoint(HttpRequest& req, Reply reply) {
+Result<HttpResponse> ApiService::CreateCheckpoint(HttpRequest& req) {
   auto made = checkpoints_.Checkpoint(req.principal->token_id);
-  if (!made.ok()) return reply(ErrorResponse(made.status()));
-  if (!*made) return reply(JsonResponse(200, {{"checkpoint", nullptr}, {"why", "nothing new since the last checkpoint"}}));
-  reply(JsonResponse(201, {{"checkpoint", {{"seq", (*made)->seq}, {"signed_seq", (*made)->details["seq"]},
+  if (!made.ok()) return made.status();
+  if (!*made) return JsonResponse(200, {{"checkpoint", nullptr}, {"why", "nothing new since the last checkpoint"}});
+  return JsonResponse(201, {{"checkpoint", {{"seq", (*made)->seq}, {"signed_seq", (*made)->details["seq"]},
                                            {"hash", (*made)->details["hash"]}, {"kid", (*made)->details["kid"]},
-                                           {"jws", (*made)->details["jws"]}}}}));
+                                           {"jws", (*made)->details["jws"]}}}});
 }
 
-void ApiService::AuditKeys(HttpRequest&, Reply reply) {
+Result<HttpResponse> ApiService::AuditKeys(HttpRequest&) {
   auto keys = checkpoints_.PublicKeys();
-  if (!keys.ok()) return reply(ErrorResponse(keys.status()));
-  reply(JsonResponse(200, *keys));
+  if (!keys.ok()) return keys.status();
+  return JsonResponse(200, *keys);
 }
 
-void ApiService::AuditCoverage(HttpRequest&, Reply reply) {
+Result<HttpResponse> ApiService::AuditCoverage(HttpRequest&) {
   auto report = audit_.Coverage(estate_.audit, clock_.Now());
-  if (!report.ok()) return reply(ErrorResponse(report.status()));
+  if (!report.ok()) return report.status();
   for (json& f : breakglass_.CoverageFindings(bindings_.All())) (*report)["findings"].push_back(std::move(f));
-  reply(JsonResponse(200, *report));
+  return JsonResponse(200, *report);
 }
 
-void ApiService::SearchAudit(HttpRequest& req, Reply reply) {
+Result<HttpResponse> ApiService::SearchAudit(HttpRequest& req) {
   AuditSearch q;
   q.who = req.Query("actor");
   q.provider = req.Query("provider");
@@ -129,26 +100,26 @@ void ApiService::SearchAudit(HttpRequest& req, Reply reply) {
   auto until = TimeParam(req, "until", now);
   auto limit = LimitParam(req);
   for (const Status& st : {since.status(), until.status(), limit.status()}) {
-    if (!st.ok()) return reply(ErrorResponse(st));
+    if (!st.ok()) return st;
   }
   if (*since) q.since_ms = ToUnixMicros(**since) / 1000;
   if (*until) q.until_ms = ToUnixMicros(**until) / 1000;
   q.limit = *limit;
   auto page = audit_.Search(q);
-  if (!page.ok()) return reply(ErrorResponse(page.status()));
-  reply(JsonResponse(200, {{"events", HitsJson(page->hits)},
+  if (!page.ok()) return page.status();
+  return JsonResponse(200, {{"events", HitsJson(page->hits)},
                            {"identities", page->identities},
-                           {"next_cursor", page->next_cursor.empty() ? json() : json(page->next_cursor)}}));
+                           {"next_cursor", page->next_cursor.empty() ? json() : json(page->next_cursor)}});
 }
 
-void ApiService::AuditPerson(HttpRequest& req, Reply reply) {
+Result<HttpResponse> ApiService::AuditPerson(HttpRequest& req) {
   auto since = TimeParam(req, "since", clock_.Now());
-  if (!since.ok()) return reply(ErrorResponse(since.status()));
+  if (!since.ok()) return since.status();
   auto limit = QueryInt(req, "limit", 1, 1000, "an integer from 1 to 1000");
-  if (!limit.ok()) return reply(ErrorResponse(limit.status()));
+  if (!limit.ok()) return limit.status();
   auto report = audit_.Person(req.params["user"], *since ? ToUnixMicros(**since) / 1000 : 0,
                               static_cast<int>(limit->value_or(1000)));
-  if (!report.ok()) return reply(ErrorResponse(report.status()));
+  if (!report.ok()) return report.status();
   // What they could do: the grants their groups' bindings confer now (none
   // once deactivated).
   const json& person = (*report)["person"];
@@ -157,34 +128,62 @@ void ApiService::AuditPerson(HttpRequest& req, Reply reply) {
     grants = identity::GrantsFor(bindings_.Current(), person.value("groups", std::vector<std::string>{}));
   }
   (*report)["grants"] = GrantsJson(grants);
-  reply(JsonResponse(200, *report));
+  return JsonResponse(200, *report);
 }
 
-void ApiService::ListIdentityLinks(HttpRequest&, Reply reply) {
+Result<HttpResponse> ApiService::ListIdentityLinks(HttpRequest&) {
   auto links = audit_.Links();
-  if (!links.ok()) return reply(ErrorResponse(links.status()));
+  if (!links.ok()) return links.status();
   json items = json::array();
   for (const IdentityLink& l : *links) items.push_back(LinkJson(l));
-  reply(JsonResponse(200, {{"links", items}}));
+  return JsonResponse(200, {{"links", items}});
 }
 
-void ApiService::CreateIdentityLink(HttpRequest& req, Reply reply) {
+Result<HttpResponse> ApiService::CreateIdentityLink(HttpRequest& req) {
   auto body = JsonBody::Parse(req);
-  if (!body.ok()) return reply(ErrorResponse(body.status()));
+  if (!body.ok()) return body.status();
   auto link = [&]() -> Result<IdentityLink> {
     ASSIGN_OR_RETURN(std::string provider, body->String("provider"));
     ASSIGN_OR_RETURN(std::string identity, body->String("identity"));
     ASSIGN_OR_RETURN(std::string person, body->String("person"));
     return audit_.Link(provider, identity, person, *req.principal);
   }();
-  if (!link.ok()) return reply(ErrorResponse(link.status()));
-  reply(JsonResponse(201, {{"link", LinkJson(*link)}}));
+  if (!link.ok()) return link.status();
+  return JsonResponse(201, {{"link", LinkJson(*link)}});
 }
 
-void ApiService::DeleteIdentityLink(HttpRequest& req, Reply reply) {
+Result<HttpResponse> ApiService::DeleteIdentityLink(HttpRequest& req) {
   auto link = audit_.Unlink(req.params["id"], req.principal->token_id);
-  if (!link.ok()) return reply(ErrorResponse(link.status()));
-  reply(JsonResponse(200, {{"deleted", LinkJson(*link)}}));
+  if (!link.ok()) return link.status();
+  return JsonResponse(200, {{"deleted", LinkJson(*link)}});
+}
+
+Result<HttpResponse> ApiService::ListAudit(HttpRequest& req) {
+  AuditFilter f;
+  f.actor = req.Query("actor");
+  f.action = req.Query("action");
+  f.resource = req.Query("resource");
+  auto cursor = QueryInt(req, "cursor", 0, INT64_MAX, "a sequence number");
+  if (!cursor.ok()) return cursor.status();
+  f.after_seq = cursor->value_or(0);
+  auto since = TimeParam(req, "since", clock_.Now());
+  if (!since.ok()) return since.status();
+  f.since = *since;
+  auto limit = LimitParam(req);
+  if (!limit.ok()) return limit.status();
+  f.limit = *limit;
+  auto events = store_.ListAudit(f);
+  if (!events.ok()) return events.status();
+  json items = json::array();
+  for (const auto& e : *events) items.push_back(ToJson(e));
+  json next = static_cast<int>(events->size()) == *limit ? json(std::to_string(events->back().seq)) : json();
+  return JsonResponse(200, {{"events", items}, {"next_cursor", next}});
+}
+
+Result<HttpResponse> ApiService::VerifyAudit(HttpRequest&) {
+  auto report = VerifyTrail(store_);
+  if (!report.ok()) return report.status();
+  return JsonResponse(200, ToJson(*report));
 }
 
 }  // namespace causeway::api

@@ -1,4 +1,5 @@
 #include "api/server.h"
+#include "providers/registry.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -70,8 +71,8 @@ Status Serve(const ServeOptions& o) {
   ::chmod(o.data_dir.c_str(), 0700);
   std::string db_path = o.db_path.empty() ? o.data_dir + "/causeway.db" : o.db_path;
 
-  Result<Estate> estate = o.estate_path.empty() ? ParseEstate(DefaultEstateYaml(), "<embedded estate>")
-                                                : LoadEstateFile(o.estate_path);
+  Result<Estate> estate = o.estate_path.empty() ? providers::ParseEstate(DefaultEstateYaml(), "<embedded estate>")
+                                                : providers::LoadEstateFile(o.estate_path);
   if (!estate.ok()) return estate.status();
 
   // Stop signals are taken by sigwait below, so block them before any thread
@@ -115,8 +116,9 @@ Status Serve(const ServeOptions& o) {
   // The first cycle now: a lone server leads (and recovers its jobs) before
   // it takes requests. Failing is not fatal: the loop keeps trying.
   if (Status st = scheduler.TickOnce(); !st.ok()) spdlog::warn("first scheduler cycle: {}", st.ToString());
-  ApiService api(*store, queue, *estate, clock, &scheduler, policies.get());
-  api.SetWorkloadIssuer(workload.get());
+  Services services(*store, queue, *estate, clock, &scheduler, policies.get());
+  ApiService api(services, *store, queue, *estate, clock, &scheduler);
+  services.workload.SetIssuer(workload.get());
   // GPU telemetry and the idle reaper, when the estate has a telemetry
   // section or reaper policies; it acts only on the replica that leads, and
   // keeps the samples pushed to this one. Ended attempts record what it saw.
@@ -159,8 +161,9 @@ Status Serve(const ServeOptions& o) {
   if (reaper) reaper->Start(std::chrono::milliseconds(std::max(10, o.tick_ms)));
   Ticker checkpoints;
   if (o.audit_checkpoint_s > 0) {
-    checkpoints.Start(std::chrono::seconds(o.audit_checkpoint_s), [&api] {
-      if (auto made = api.CheckpointAudit(); !made.ok()) {
+    // The chain's head signed now and then (see CheckpointService).
+    checkpoints.Start(std::chrono::seconds(o.audit_checkpoint_s), [&services] {
+      if (auto made = services.checkpoints.Checkpoint("causeway"); !made.ok()) {
         spdlog::warn("signing an audit checkpoint: {}", made.status().ToString());
       }
     });

@@ -1,4 +1,5 @@
 #include "audit/sinks.h"
+#include "causeway/file_io.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -164,15 +165,9 @@ class FileSink final : public Sink {
     if (auto dir = std::filesystem::path(path_).parent_path(); !dir.empty()) std::filesystem::create_directories(dir, ec);
     int fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
     if (fd < 0) return Unavailable("cannot open " + path_ + ": " + std::strerror(errno));
-    size_t done = 0;
-    while (done < data.size()) {
-      ssize_t n = ::write(fd, data.data() + done, data.size() - done);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        ::close(fd);
-        return Unavailable("cannot write " + path_ + ": " + std::strerror(errno));
-      }
-      done += static_cast<size_t>(n);
+    if (Status st = WriteAll(fd, data, path_); !st.ok()) {
+      ::close(fd);
+      return st;
     }
     bool synced = ::fsync(fd) == 0;
     ::close(fd);

@@ -1,4 +1,5 @@
 #include "cli/commands.h"
+#include "providers/registry.h"
 
 #include <CLI/CLI.hpp>
 #include <cstdlib>
@@ -178,7 +179,7 @@ void AddValidate(Cli& c) {
     }
     if (!validate_estate.empty()) {
       // The same checks as a submission: the estate's policies, then the estate.
-      auto estate = LoadEstateFile(validate_estate);
+      auto estate = providers::LoadEstateFile(validate_estate);
       if (!estate.ok()) {
         rc = Fail(estate.status());
         return;
@@ -509,7 +510,7 @@ int Main(int argc, char** argv) {
   AddQueuesAndProviders(c);
   AddCheckpointsAndLogs(c);
   AddWhoami(c);
-  AddCostCommands(app, g.json_output, rc);
+  AddCostCommands(c);
   AddIdentityCommands(app, api, g, rc);
   AddAcceptanceCommands(app, g, rc);
   AddCostJob(c);

@@ -1,13 +1,15 @@
-// `causeway cost ...`: importing bills and reading what things cost. They
-// work on the database directly (--db or --data-dir), like `migrate`: a
-// multi-gigabyte bill is read where it lies, not sent through the API.
+// `causeway cost ...` and `causeway waste`: bills imported and what things
+// cost, through the API and its authorization like every other command.
+// Only `cost import --db` (or --data-dir) writes into a database directly,
+// for a database no server is using (a first load, a bill larger than the
+// server's body limit).
 #pragma once
 
-#include <CLI/CLI.hpp>
+#include "cli/command_context.h"
 
 namespace causeway::cli {
 
-// Adds the `cost` command group to `app`; each command sets `rc`.
-void AddCostCommands(CLI::App& app, const bool& json_output, int& rc);
+// Adds the `cost` command group and `waste` to the CLI; each command sets `rc`.
+void AddCostCommands(Cli& c);
 
 }  // namespace causeway::cli

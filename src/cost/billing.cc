@@ -348,17 +348,39 @@ Result<ReadBill> ReadFocusBill(const std::string& path, const ImportOptions& opt
   return out;
 }
 
+namespace {
+
+// `st` with the file called `name` wherever it says `path`.
+Status Renamed(const Status& st, const std::string& path, const std::string& name) {
+  if (path == name) return st;
+  auto rename = [&](std::string text) {
+    for (size_t at = text.find(path); at != std::string::npos; at = text.find(path, at + name.size())) {
+      text.replace(at, path.size(), name);
+    }
+    return text;
+  };
+  std::vector<Diagnostic> diagnostics = st.diagnostics();
+  for (Diagnostic& d : diagnostics) d.file = rename(d.file);
+  return Status(st.code(), rename(st.message()), std::move(diagnostics));
+}
+
+}  // namespace
+
 Result<ImportReport> ImportFocusBill(Store& store, const std::string& path, const ImportOptions& options,
                                      const Clock& clock) {
   if (options.provider.empty()) return InvalidArgument("a bill needs the provider it is for (--provider)");
-  ASSIGN_OR_RETURN(ReadBill bill, ReadFocusBill(path, options));
+  const std::string& name = options.name.empty() ? path : options.name;
+  Result<ReadBill> read = ReadFocusBill(path, options);
+  if (!read.ok()) return Renamed(read.status(), path, name);
+  ReadBill bill = std::move(*read);
+  bill.import.file = name;
   if (options.strict && bill.issues.total() > 0) {
     std::vector<Diagnostic> diagnostics;
     for (const Issue& i : bill.issues.kept()) {
-      diagnostics.push_back(Diagnostic{path, static_cast<int>(i.line), 0, i.column, i.message + " [" + i.rule + "]"});
+      diagnostics.push_back(Diagnostic{name, static_cast<int>(i.line), 0, i.column, i.message + " [" + i.rule + "]"});
     }
     return Status(Code::kInvalidArgument,
-                  path + ": " + std::to_string(bill.issues.total()) +
+                  name + ": " + std::to_string(bill.issues.total()) +
                       " departures from FOCUS " + bill.import.focus_version + " (strict: nothing imported)",
                   std::move(diagnostics));
   }

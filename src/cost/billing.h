@@ -53,6 +53,10 @@ struct ImportOptions {
   bool strict = false;   // any departure from the specification refuses the file
   std::optional<FocusVersion> version;  // unset: detected from the columns
   std::string actor;     // who imports, for the audit trail
+  // What the file is called in the import's record and in every message
+  // (an upload's own name rather than where the server put it); "" for its
+  // path.
+  std::string name;
   int threads = 0;       // parsers; 0: one per core
 };
 

@@ -153,4 +153,21 @@ nlohmann::json ToJson(const BillingImport& b) {
           {"imported_at", FormatRfc3339(b.imported_at)}};
 }
 
+nlohmann::json ToJson(const ImportReport& report) {
+  nlohmann::json by_rule = nlohmann::json::object();
+  for (const auto& [rule, s] : report.issues.by_rule()) {
+    by_rule[rule] = {{"count", s.count}, {"first_line", s.first.line}, {"column", s.first.column},
+                     {"message", s.first.message}};
+  }
+  nlohmann::json list = nlohmann::json::array();
+  for (const Issue& x : report.issues.kept()) {
+    list.push_back({{"line", x.line}, {"column", x.column}, {"rule", x.rule}, {"message", x.message}});
+  }
+  nlohmann::json j = ToJson(report.import);
+  j["already_imported"] = report.already_imported;
+  j["rollups"] = report.rollups;
+  j["issue_log"] = {{"total", report.issues.total()}, {"by_rule", by_rule}, {"issues", list}};
+  return j;
+}
+
 }  // namespace causeway::cost

@@ -69,5 +69,9 @@ Result<MeteredShowback> RunMeteredShowback(const Store& store, const Estate& est
 // "gpu_hours", "cost", "completed_jobs", "cost_per_completed_job" (null without any), "wasted_cost"}]}
 nlohmann::json ToJson(const MeteredShowback& showback);
 nlohmann::json ToJson(const BillingImport& import);
+// An import's answer: the bill, whether it was there already, its rollups,
+// and the departures from the specification it tolerated (by rule, and each
+// one kept).
+nlohmann::json ToJson(const ImportReport& report);
 
 }  // namespace causeway::cost

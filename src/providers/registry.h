@@ -40,6 +40,10 @@ struct Kind {
   // dispatch::OffLockAdapter, so that a kind added later cannot hold up the
   // scheduler however its backend behaves.
   bool answers_at_once = false;
+  // What the estate's entries of this kind may say (the blocks of its
+  // providers and clusters, and how they are read); the name is filled in
+  // at registration.
+  EstateKind estate;
 };
 
 class Registry {
@@ -50,6 +54,8 @@ class Registry {
   // The kind named `name`, or nullptr.
   const Kind* Find(std::string_view name) const;
   std::vector<std::string> Names() const;
+  // What an estate may name: every registered kind, with its blocks.
+  EstateKinds Estate() const;
 
  private:
   std::map<std::string, Kind, std::less<>> kinds_;
@@ -57,5 +63,11 @@ class Registry {
 
 // The kinds this build has (sim, local, slurm).
 const Registry& BuiltInKinds();
+
+// ParseEstate and LoadEstateFile (causeway/estate.h) with the kinds of
+// `kinds`: what the server, the CLI and the tools read estates with.
+Result<causeway::Estate> ParseEstate(std::string_view yaml_text, const std::string& file,
+                                     const Registry& kinds = BuiltInKinds());
+Result<causeway::Estate> LoadEstateFile(const std::string& path, const Registry& kinds = BuiltInKinds());
 
 }  // namespace causeway::providers

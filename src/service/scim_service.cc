@@ -380,4 +380,18 @@ Result<json> ScimService::List(const Type& type, const ScimListQuery& query, con
               {"Resources", page}};
 }
 
+Status ScimService::Deactivate(const std::string& user_name, const ScimCaller& caller) {
+  ASSIGN_OR_RETURN(auto users, store_.ListDirectory("User"));
+  std::string id;
+  for (const DirectoryEntry& u : users) {
+    if (identity::scim::EqualsIgnoreCase(u.name, user_name)) id = u.id;
+  }
+  if (id.empty()) return NotFound("no user " + user_name + " in the directory");
+  const Json patch = {{"schemas", {identity::scim::kPatchOp}},
+                      {"Operations", {{{"op", "replace"}, {"path", "active"}, {"value", false}}}}};
+  ASSIGN_OR_RETURN(Json updated, Patch(identity::scim::UserType(), id, patch, "", caller));
+  (void)updated;  // the caller asked for the change, not the resource
+  return Status::Ok();
+}
+
 }  // namespace causeway

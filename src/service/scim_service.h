@@ -61,6 +61,9 @@ class ScimService {
                        const ScimCaller& caller);
   Result<Json> Patch(const Type& type, const std::string& id, const Json& body, const std::string& if_match,
                      const ScimCaller& caller);
+  // Sets the user named `user_name` (any case) inactive, as the IdP does
+  // when someone leaves; kNotFound when the directory has no such user.
+  Status Deactivate(const std::string& user_name, const ScimCaller& caller);
   // Deleting a user also takes it out of every group.
   Status Delete(const Type& type, const std::string& id, const std::string& if_match, const ScimCaller& caller);
   // A ListResponse: filtered, ordered by creation, paged, projected.

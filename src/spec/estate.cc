@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdlib>
 #include <functional>
 #include <set>
 
 #include "causeway/job_spec.h"
 #include "causeway/resources.h"
+#include "spec/settings_reader.h"
 #include "spec/yaml_reader.h"
 
 namespace causeway {
@@ -47,6 +49,7 @@ const Price* Estate::FindPrice(std::string_view cluster, std::string_view gpu_ty
 
 namespace {
 
+using spec::BlockReader;
 using spec::JoinField;
 using spec::KeySet;
 using spec::YamlReader;
@@ -60,7 +63,7 @@ bool IsName(std::string_view s) {
 
 class EstateParser {
  public:
-  explicit EstateParser(const std::string& file) : r_(file) {}
+  EstateParser(const std::string& file, const EstateKinds& kinds) : r_(file), kinds_(kinds) {}
 
   Result<Estate> Parse(std::string_view text) {
     ASSIGN_OR_RETURN(YAML::Node root, spec::LoadYaml(text, r_.file()));
@@ -162,23 +165,60 @@ class EstateParser {
     return *money;
   }
 
-  void ParseProvider(const YAML::Node& n, const std::string& f) {
-    static const KeySet kKeys{{"name", "kind", "regions", "sim"}, {"description"}};
-    if (!r_.CheckMap(n, f, kKeys)) return;
-    Provider p;
-    if (auto sim = Get(n, "sim"); sim.IsDefined() && !sim.IsNull()) {
-      static const KeySet kSimKeys{{"spot_preemption_per_hour", "node_failure_per_hour"}};
-      if (r_.CheckMap(sim, JoinField(f, "sim"), kSimKeys)) {
-        p.sim.spot_preemption_per_hour = Rate(sim, "spot_preemption_per_hour", JoinField(f, "sim"));
-        p.sim.node_failure_per_hour = Rate(sim, "node_failure_per_hour", JoinField(f, "sim"));
-      }
+  // The keys of the kinds' blocks on providers or clusters.
+  std::vector<std::string_view> BlockKeys(std::string EstateKind::*key) const {
+    std::vector<std::string_view> keys;
+    for (const EstateKind& k : kinds_) {
+      if (!(k.*key).empty()) keys.push_back(k.*key);
     }
+    return keys;
+  }
+
+  const EstateKind* FindKind(std::string_view name) const {
+    for (const EstateKind& k : kinds_) {
+      if (k.name == name) return &k;
+    }
+    return nullptr;
+  }
+
+  // Reads the block of entry `n` (at field `f`) that belongs to `kind`,
+  // refusing the other kinds' blocks: `slurm:` means nothing on a local
+  // cluster. Null when the entry has no block for its kind.
+  std::shared_ptr<const KindSettings> KindBlock(const YAML::Node& n, const std::string& f, const EstateKind* kind,
+                                                std::string EstateKind::*key, KindSettingsParser EstateKind::*parse,
+                                                const char* entry) {
+    std::shared_ptr<const KindSettings> out;
+    for (const EstateKind& k : kinds_) {
+      if ((k.*key).empty()) continue;
+      YAML::Node block = Get(n, k.*key);
+      if (!block.IsDefined() || block.IsNull()) continue;
+      if (kind != &k) {
+        if (kind) {
+          r_.Error(block, JoinField(f, k.*key),
+                   k.*key + " settings are for " + entry + " of kind " + k.name + ", not " + kind->name);
+        }
+        continue;
+      }
+      BlockReader reader(r_, block, JoinField(f, k.*key));
+      out = (k.*parse)(reader);
+    }
+    return out;
+  }
+
+  void ParseProvider(const YAML::Node& n, const std::string& f) {
+    KeySet keys{{"name", "kind", "regions"}, {"description"}};
+    for (std::string_view k : BlockKeys(&EstateKind::provider_key)) keys.known.push_back(k);
+    if (!r_.CheckMap(n, f, keys)) return;
+    Provider p;
     p.name = NameField(n, f, provider_names_, "provider");
     p.kind = Str(n, "kind", f);
-    if (!p.kind.empty() &&
-        std::find(std::begin(kProviderKinds), std::end(kProviderKinds), p.kind) == std::end(kProviderKinds)) {
-      r_.Error(Get(n, "kind"), JoinField(f, "kind"), "unknown kind \"" + p.kind + "\": expected sim, local, slurm or kubernetes");
+    const EstateKind* kind = FindKind(p.kind);
+    if (!p.kind.empty() && !kind) {
+      std::string names;
+      for (const EstateKind& k : kinds_) names += (names.empty() ? "" : ", ") + k.name;
+      r_.Error(Get(n, "kind"), JoinField(f, "kind"), "unknown kind \"" + p.kind + "\": expected one of " + names);
     }
+    p.settings = KindBlock(n, f, kind, &EstateKind::provider_key, &EstateKind::parse_provider, "providers");
     YAML::Node regions = Get(n, "regions");
     if (!regions.IsDefined() || !regions.IsSequence() || regions.size() == 0) {
       r_.Error(regions.IsDefined() ? regions : n, JoinField(f, "regions"),
@@ -200,51 +240,6 @@ class EstateParser {
     if (!p.name.empty()) e_.providers.push_back(std::move(p));
   }
 
-  void ParseSlurm(const YAML::Node& sl, const std::string& sf, Cluster& c) {
-    static const KeySet kSlurmKeys{{"interfaces", "url", "user", "token_file", "token_command", "conf", "accounting",
-                                    "partition", "gres_type", "output_dir"}};
-    if (!r_.CheckMap(sl, sf, kSlurmKeys)) return;
-    SlurmSettings s;
-    if (auto in = Get(sl, "interfaces"); in.IsDefined()) {
-      std::string inf = JoinField(sf, "interfaces");
-      s.interfaces.clear();
-      if (!in.IsSequence() || in.size() == 0) {
-        r_.Error(in, inf, "expected a list of rest and/or cli, in order of preference");
-      } else {
-        for (size_t i = 0; i < in.size(); ++i) {
-          std::string fi = inf + "[" + std::to_string(i) + "]";
-          auto v = r_.String(in[i], fi);
-          if (!v) continue;
-          if (*v != "rest" && *v != "cli") {
-            r_.Error(in[i], fi, "unknown interface \"" + *v + "\": expected rest or cli");
-          } else if (std::find(s.interfaces.begin(), s.interfaces.end(), *v) != s.interfaces.end()) {
-            r_.Error(in[i], fi, "\"" + *v + "\" is listed twice");
-          } else {
-            s.interfaces.push_back(*v);
-          }
-        }
-      }
-    }
-    bool rest = std::find(s.interfaces.begin(), s.interfaces.end(), "rest") != s.interfaces.end();
-    s.url = Str(sl, "url", sf, rest);
-    s.user = Str(sl, "user", sf, rest);
-    s.token_file = Str(sl, "token_file", sf, false);
-    s.token_command = Str(sl, "token_command", sf, false);
-    s.conf = Str(sl, "conf", sf, false);
-    s.partition = Str(sl, "partition", sf);
-    s.gres_type = Str(sl, "gres_type", sf, false);
-    s.output_dir = Str(sl, "output_dir", sf);
-    if (auto a = Get(sl, "accounting"); a.IsDefined()) s.accounting = r_.Bool(a, JoinField(sf, "accounting")).value_or(false);
-    if (!s.url.empty() && s.url.rfind("http://", 0) != 0) {
-      r_.Error(Get(sl, "url"), JoinField(sf, "url"), "expected the slurmrestd address as http://HOST:PORT");
-    }
-    if (rest && s.token_file.empty() == s.token_command.empty()) {
-      r_.Error(sl, JoinField(sf, s.token_file.empty() ? "token_file" : "token_command"),
-               "the REST interface needs exactly one of token_file and token_command");
-    }
-    c.slurm = std::move(s);
-  }
-
   // The strings of list `key` of map `n` (at field `f`), if present.
   void StringList(const YAML::Node& n, const std::string& f, const char* key, const char* example,
                   std::vector<std::string>& out) {
@@ -260,10 +255,10 @@ class EstateParser {
   }
 
   void ParseCluster(const YAML::Node& n, const std::string& f) {
-    static const KeySet kKeys{
-        {"name", "provider", "region", "node_pools", "inject_envs", "storage", "slurm", "local", "bill_resources"},
-        {"description"}};
-    if (!r_.CheckMap(n, f, kKeys)) return;
+    KeySet keys{{"name", "provider", "region", "node_pools", "inject_envs", "storage", "bill_resources"},
+                {"description"}};
+    for (std::string_view k : BlockKeys(&EstateKind::cluster_key)) keys.known.push_back(k);
+    if (!r_.CheckMap(n, f, keys)) return;
     Cluster c;
     StringList(n, f, "bill_resources", "[cw-h100-*, node-0?]", c.bill_resources);
     for (size_t i = 0; i < c.bill_resources.size(); ++i) {
@@ -289,17 +284,10 @@ class EstateParser {
       c.inject_envs = r_.StringMap(inj, JoinField(f, "inject_envs")).value_or(std::map<std::string, std::string>{});
     }
     const Provider* owner = e_.FindProvider(Str(n, "provider", f, false));
-    if (auto sl = Get(n, "slurm"); sl.IsDefined()) {
-      ParseSlurm(sl, JoinField(f, "slurm"), c);
-    } else if (auto lo = Get(n, "local"); lo.IsDefined()) {
-      static const KeySet kLocalKeys{{"output_dir"}};
-      if (r_.CheckMap(lo, JoinField(f, "local"), kLocalKeys)) c.local_output_dir = Str(lo, "output_dir", JoinField(f, "local"));
-    } else if (owner && owner->kind == "local") {
-      r_.Error(n, JoinField(f, "local"), "a cluster of a local provider needs local: {output_dir}");
-    } else if (owner && owner->kind == "slurm") {
-      r_.Error(n, JoinField(f, "slurm"),
-               "a cluster of a slurm provider needs slurm: {url, user, token_file, partition, output_dir} "
-               "(or interfaces: [cli] without url, user and token)");
+    const EstateKind* kind = owner ? FindKind(owner->kind) : nullptr;
+    c.settings = KindBlock(n, f, kind, &EstateKind::cluster_key, &EstateKind::parse_cluster, "clusters");
+    if (kind && !c.settings && !kind->cluster_block_required.empty()) {
+      r_.Error(n, JoinField(f, kind->cluster_key), kind->cluster_block_required);
     }
     c.name = NameField(n, f, cluster_names_, "cluster");
     c.provider = Str(n, "provider", f);
@@ -487,19 +475,6 @@ class EstateParser {
   }
 
   // A rate such as 0.05 (events per hour): a decimal number from 0 to 100.
-  double Rate(const YAML::Node& m, const char* key, const std::string& field) {
-    YAML::Node n = Get(m, key);
-    if (!n.IsDefined() || n.IsNull()) return 0.0;
-    std::string s = r_.String(n, JoinField(field, key)).value_or("");
-    char* end = nullptr;
-    double v = std::strtod(s.c_str(), &end);
-    if (s.empty() || end != s.c_str() + s.size() || !(v >= 0.0 && v <= 100.0)) {
-      r_.Error(n, JoinField(field, key), "expected a rate per hour from 0 to 100, such as 0.05");
-      return 0.0;
-    }
-    return v;
-  }
-
   // Whether some cluster offers GPU type `type`.
   bool KnownFlavor(const std::string& type) const {
     for (const auto& c : e_.clusters) {
@@ -885,6 +860,7 @@ class EstateParser {
   }
 
   YamlReader r_;
+  const EstateKinds& kinds_;
   Estate e_;
   std::set<std::string> queue_names_, queue_teams_, policy_names_, reaper_names_;
   std::set<std::string> provider_names_, cluster_names_, reservation_names_, team_names_, dataset_names_;
@@ -892,14 +868,14 @@ class EstateParser {
 
 }  // namespace
 
-Result<Estate> ParseEstate(std::string_view yaml_text, const std::string& file) {
-  EstateParser parser(file);
+Result<Estate> ParseEstate(std::string_view yaml_text, const std::string& file, const EstateKinds& kinds) {
+  EstateParser parser(file, kinds);
   return parser.Parse(yaml_text);
 }
 
-Result<Estate> LoadEstateFile(const std::string& path) {
+Result<Estate> LoadEstateFile(const std::string& path, const EstateKinds& kinds) {
   ASSIGN_OR_RETURN(std::string text, ReadFile(path));
-  return ParseEstate(text, path);
+  return ParseEstate(text, path, kinds);
 }
 
 }  // namespace causeway

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -513,7 +515,11 @@ Result<ParsedJobSpec> ParseJobSpec(std::string_view yaml_text, const std::string
 
 Result<std::string> ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFound("cannot read " + path);
+  if (!in) {
+    std::string why = std::strerror(errno);  // "No such file or directory"
+    if (!why.empty()) why[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(why[0])));
+    return NotFound("cannot read " + path + ": " + why);
+  }
   std::ostringstream ss;
   ss << in.rdbuf();
   return ss.str();

@@ -84,7 +84,7 @@ TEST(ReaperServiceTest, IdleJobIsWarnedThenCancelledAndTheOthersRunOn) {
   EXPECT_EQ(events[0]["details"]["policy"], "idle-gpus");
   // `causeway waste` counts the idle time it caught: one GPU for the 20
   // minutes' window and at least the 10 minutes' grace.
-  auto waste = RunCli({"--json", "waste", "--data-dir", dir.path()});
+  auto waste = RunCli({"--json", "waste"}, {{"CAUSEWAY_SERVER", server->url()}, {"CAUSEWAY_TOKEN", server->admin_token()}});
   ASSERT_EQ(waste.exit_code, 0) << waste.err;
   json report = json::parse(waste.out);
   ASSERT_EQ(report["teams"].size(), 1u) << waste.out;

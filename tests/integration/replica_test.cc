@@ -277,9 +277,6 @@ TEST(DbCommandsTest, CopyFromSqliteToPostgresKeepsTheChain) {
   EXPECT_EQ(report["audit"]["events"], events + 1) << "the source's events and one db.copy";
   EXPECT_EQ(copy.out.find(to.substr(to.find(':', 14) + 1, 10)), std::string::npos) << "the password leaked";
 
-  auto showback = RunCli({"--json", "cost", "showback", "--by", "team", "--db", to});
-  ASSERT_EQ(showback.exit_code, 0) << showback.err;
-  EXPECT_EQ(json::parse(showback.out)["rows"][0]["billed_cost"], "12.25");
   auto again = RunCli({"db", "copy", "--from", from, "--to", to});
   EXPECT_EQ(again.exit_code, 6) << "a non-empty target is refused: " << again.err;
   auto migrate = RunCli({"--json", "migrate", "--db", to});
@@ -294,6 +291,11 @@ TEST(DbCommandsTest, CopyFromSqliteToPostgresKeepsTheChain) {
     auto r = c.Send("GET", "/v1/jobs/" + id, "", Auth(server->admin_token()));
     EXPECT_EQ(r->status, 200) << id;
   }
+  // The bill copied too, read through the server now on PostgreSQL.
+  auto showback = RunCli({"--json", "cost", "showback", "--by", "team"},
+                         {{"CAUSEWAY_SERVER", server->url()}, {"CAUSEWAY_TOKEN", server->admin_token()}});
+  ASSERT_EQ(showback.exit_code, 0) << showback.err;
+  EXPECT_EQ(json::parse(showback.out)["rows"][0]["billed_cost"], "12.25");
   auto verify = RunCli({"audit", "verify", "--db", to});
   EXPECT_EQ(verify.exit_code, 0) << verify.out << verify.err;
 }

@@ -11,6 +11,7 @@
 #include <map>
 
 #include "causeway/clock.h"
+#include "providers/registry.h"
 #include "cost/allocation.h"
 #include "cost/billing.h"
 #include "cost/csv.h"
@@ -604,7 +605,7 @@ void AddJobWithAttempt(Store& store, const std::string& id, const std::string& t
 }
 
 TEST_P(BillImportTest, ReconcileFlagsEachKindOfDifferenceAndExportPassesStrict) {
-  auto estate = ParseEstate(DefaultEstateYaml(), "estate");
+  auto estate = providers::ParseEstate(DefaultEstateYaml(), "estate");
   ASSERT_TRUE(estate.ok());
   // 8 GPUs on nebius across midnight: 4 hours on each of two days.
   AddJobWithAttempt(*store_, "job_a", "nlp", "nebius-eu-h200", 8, "2026-11-02T20:00:00Z", "2026-11-03T04:00:00Z",
@@ -670,7 +671,7 @@ TEST_P(BillImportTest, ReconcileFlagsEachKindOfDifferenceAndExportPassesStrict) 
 // charges of a day go to the jobs that ran on its cluster that day, by
 // GPU-seconds, exactly; what nobody ran on stays untagged.
 TEST_P(BillImportTest, UntaggedNodeChargesAreAllocatedToTheJobsThatRanThere) {
-  auto estate = ParseEstate(DefaultEstateYaml(), "estate");
+  auto estate = providers::ParseEstate(DefaultEstateYaml(), "estate");
   ASSERT_TRUE(estate.ok());
   for (Cluster& c : estate->clusters) {
     if (c.name == "coreweave-us-h100") c.bill_resources = {"cw-node-*"};
@@ -741,7 +742,7 @@ TEST_P(BillImportTest, UntaggedNodeChargesAreAllocatedToTheJobsThatRanThere) {
 
 // A reservation's unused time is cost: reported, and put on teams by a rule.
 TEST_P(BillImportTest, UnusedReservationIsReportedAndSharedByRule) {
-  auto estate = ParseEstate(DefaultEstateYaml(), "estate");
+  auto estate = providers::ParseEstate(DefaultEstateYaml(), "estate");
   ASSERT_TRUE(estate.ok());
   // 8 H200s for one day at 2.00: 192 GPU-hours, 384.00 committed.
   estate->reservations = {Reservation{"day-pass", "nebius-eu-h200", "H200", 8, At("2026-11-02T00:00:00Z"),
@@ -804,7 +805,7 @@ TEST_P(BillImportTest, UnusedReservationIsReportedAndSharedByRule) {
 // Showback from the ledger: cost per completed job, failed attempts as
 // waste, providers side by side on the same GPU type.
 TEST_P(BillImportTest, MeteredShowbackCountsCompletedJobsAndTheirCost) {
-  auto estate = ParseEstate(DefaultEstateYaml(), "estate");
+  auto estate = providers::ParseEstate(DefaultEstateYaml(), "estate");
   ASSERT_TRUE(estate.ok());
   // nlp: one job done in one attempt (8 GPU-h at 2.30), one failed attempt
   // (2 GPU-h); vision: one job done on another provider (4 GPU-h).

@@ -1,15 +1,18 @@
 #include <gtest/gtest.h>
 
 #include "causeway/estate.h"
+#include "providers/registry.h"
+#include "providers/sim/sim_settings.h"
+#include "providers/slurm/slurm_settings.h"
 #include "causeway/job_spec.h"
 
 namespace causeway {
 namespace {
 
 TEST(EstateTest, ExampleAndEmbeddedEstatesAreValid) {
-  auto file = LoadEstateFile(std::string(CAUSEWAY_SOURCE_DIR) + "/examples/estate.yaml");
+  auto file = providers::LoadEstateFile(std::string(CAUSEWAY_SOURCE_DIR) + "/examples/estate.yaml");
   ASSERT_TRUE(file.ok()) << file.status().ToString();
-  auto embedded = ParseEstate(DefaultEstateYaml(), "embedded");
+  auto embedded = providers::ParseEstate(DefaultEstateYaml(), "embedded");
   ASSERT_TRUE(embedded.ok()) << embedded.status().ToString();
   EXPECT_EQ(embedded->clusters.size(), file->clusters.size());
   const Cluster* c = embedded->FindCluster("nebius-eu-h200");
@@ -132,7 +135,7 @@ TEST(EstateTest, ReportsProblemsWithPositions) {
   };
   for (const auto& c : cases) {
     std::string text = c.extra[0] == '!' ? c.extra.substr(1) : std::string(kBase) + c.extra;
-    auto r = ParseEstate(text, "estate.yaml");
+    auto r = providers::ParseEstate(text, "estate.yaml");
     ASSERT_FALSE(r.ok()) << c.name;
     const Diagnostic& d = r.status().diagnostics().front();
     EXPECT_NE(d.message.find(c.error), std::string::npos) << c.name << ": " << d.ToString();
@@ -142,7 +145,7 @@ TEST(EstateTest, ReportsProblemsWithPositions) {
 }
 
 TEST(EstateTest, ReadsAccessAndIdentity) {
-  auto e = ParseEstate(std::string(kBase) + R"(teams: [{name: nlp}]
+  auto e = providers::ParseEstate(std::string(kBase) + R"(teams: [{name: nlp}]
 access:
   - {group: NLP-Researchers, role: researcher, team: nlp}
   - {group: security, role: auditor}
@@ -181,25 +184,108 @@ TEST(EstateTest, SlurmClustersChooseTheirInterfaces) {
   const std::string head =
       "providers:\n  - {name: s, kind: slurm, regions: [{name: r, zone: eu}]}\nclusters:\n"
       "  - name: c\n    provider: s\n    region: r\n    node_pools: [{name: p, gpu_type: H100, gpus_per_node: 8, nodes: 1}]\n";
-  auto cli = ParseEstate(head + "    slurm: {interfaces: [cli], conf: /etc/slurm/slurm.conf, accounting: true, "
+  auto cli = providers::ParseEstate(head + "    slurm: {interfaces: [cli], conf: /etc/slurm/slurm.conf, accounting: true, "
                                 "partition: gpu, output_dir: /o}\n",
                          "estate.yaml");
   ASSERT_TRUE(cli.ok()) << cli.status().ToString();
-  const SlurmSettings& s = *cli->clusters[0].slurm;
+  ASSERT_NE(SettingsAs<SlurmSettings>(cli->clusters[0]), nullptr);
+  const SlurmSettings& s = *SettingsAs<SlurmSettings>(cli->clusters[0]);
   EXPECT_EQ(s.interfaces, std::vector<std::string>{"cli"});
   EXPECT_EQ(s.conf, "/etc/slurm/slurm.conf");
   EXPECT_TRUE(s.accounting);
-  auto rest = ParseEstate(head + "    slurm: {url: \"http://h:1\", user: u, token_command: \"scontrol token\", "
+  auto rest = providers::ParseEstate(head + "    slurm: {url: \"http://h:1\", user: u, token_command: \"scontrol token\", "
                                  "partition: gpu, output_dir: /o}\n",
                           "estate.yaml");
   ASSERT_TRUE(rest.ok()) << rest.status().ToString();
-  EXPECT_EQ(rest->clusters[0].slurm->interfaces, std::vector<std::string>{"rest"});
-  EXPECT_EQ(rest->clusters[0].slurm->token_command, "scontrol token");
-  EXPECT_FALSE(rest->clusters[0].slurm->accounting);
+  const SlurmSettings* r = SettingsAs<SlurmSettings>(rest->clusters[0]);
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->interfaces, std::vector<std::string>{"rest"});
+  EXPECT_EQ(r->token_command, "scontrol token");
+  EXPECT_FALSE(r->accounting);
+}
+
+// A kind registered from outside the build's own (as a Kubernetes adapter
+// would be) reads its own cluster block, with the estate's error positions;
+// another kind's block on its clusters, and a kind nobody registered, are
+// refused with what would be accepted.
+struct KubeSettings final : KindSettings {
+  std::string context;
+};
+
+TEST(EstateTest, EachKindReadsItsOwnBlocks) {
+  providers::Registry kinds = providers::BuiltInKinds();
+  providers::Kind kube;
+  kube.estate.cluster_key = "kubernetes";
+  kube.estate.parse_cluster = [](SettingsReader& r) -> std::shared_ptr<const KindSettings> {
+    if (!r.CheckKeys({"context"})) return nullptr;
+    auto s = std::make_shared<KubeSettings>();
+    s->context = r.String("context", true);
+    return s;
+  };
+  kube.estate.cluster_block_required = "a cluster of a kubernetes provider needs kubernetes: {context}";
+  kinds.Register("kubernetes", std::move(kube));
+  const std::string head =
+      "providers:\n  - {name: k, kind: kubernetes, regions: [{name: r, zone: eu}]}\nclusters:\n"
+      "  - name: c\n    provider: k\n    region: r\n    node_pools: [{name: p, gpu_type: H100, gpus_per_node: 8, nodes: 1}]\n";
+  auto ok = providers::ParseEstate(head + "    kubernetes: {context: prod}\n", "estate.yaml", kinds);
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  const KubeSettings* k = SettingsAs<KubeSettings>(ok->clusters[0]);
+  ASSERT_NE(k, nullptr);
+  EXPECT_EQ(k->context, "prod");
+  EXPECT_EQ(SettingsAs<SlurmSettings>(ok->clusters[0]), nullptr);
+
+  auto missing = providers::ParseEstate(head + "    kubernetes: {contxt: prod}\n", "estate.yaml", kinds);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().ToString().find("estate.yaml:8:"), std::string::npos) << missing.status().ToString();
+  EXPECT_NE(missing.status().ToString().find("did you mean \"context\""), std::string::npos)
+      << missing.status().ToString();
+
+  auto none = providers::ParseEstate(head, "estate.yaml", kinds);
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.status().ToString().find("needs kubernetes: {context}"), std::string::npos) << none.status().ToString();
+
+  auto other = providers::ParseEstate(head + "    kubernetes: {context: prod}\n    local: {output_dir: /o}\n",
+                                      "estate.yaml", kinds);
+  ASSERT_FALSE(other.ok());
+  EXPECT_NE(other.status().ToString().find("local settings are for clusters of kind local, not kubernetes"),
+            std::string::npos)
+      << other.status().ToString();
+
+  // Without the registration the kind is unknown, and the error lists the build's kinds.
+  auto unknown = providers::ParseEstate(head + "    kubernetes: {context: prod}\n", "estate.yaml");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.status().ToString().find("unknown kind \"kubernetes\": expected one of local, sim, slurm"),
+            std::string::npos)
+      << unknown.status().ToString();
+}
+
+TEST(EstateTest, SimulatedProvidersReadTheirMisbehaviour) {
+  auto e = providers::ParseEstate(
+      "providers: [{name: p, kind: sim, regions: [{name: r, zone: eu}], sim: {spot_preemption_per_hour: 0.5}}]\n",
+      "estate.yaml");
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  const sim::SimBehaviour* b = SettingsAs<sim::SimBehaviour>(e->providers[0]);
+  ASSERT_NE(b, nullptr);
+  EXPECT_DOUBLE_EQ(b->spot_preemption_per_hour, 0.5);
+  EXPECT_DOUBLE_EQ(b->node_failure_per_hour, 0.0);
+  auto bad = providers::ParseEstate(
+      "providers: [{name: p, kind: sim, regions: [{name: r, zone: eu}], sim: {node_failure_per_hour: lots}}]\n",
+      "estate.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().ToString().find("providers[0].sim.node_failure_per_hour"), std::string::npos)
+      << bad.status().ToString();
+  EXPECT_NE(bad.status().ToString().find("expected a rate per hour from 0 to 100"), std::string::npos);
+  auto wrong = providers::ParseEstate(
+      "providers: [{name: p, kind: local, regions: [{name: r, zone: eu}], sim: {node_failure_per_hour: 1}}]\n",
+      "estate.yaml");
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_NE(wrong.status().ToString().find("sim settings are for providers of kind sim, not local"),
+            std::string::npos)
+      << wrong.status().ToString();
 }
 
 TEST(EstateTest, ChecksJobsAgainstTheEstate) {
-  auto estate = ParseEstate(DefaultEstateYaml(), "embedded");
+  auto estate = providers::ParseEstate(DefaultEstateYaml(), "embedded");
   ASSERT_TRUE(estate.ok());
   auto check = [&](const char* yaml) {
     auto spec = ParseJobSpec(yaml, "job.yaml");

@@ -4,6 +4,7 @@
 // placeholder id finds the process through the id file beside its log.
 // (tests/integration/local_test.cc runs it under the server.)
 #include "providers/local/local_provider.h"
+#include "providers/registry.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -22,7 +23,7 @@ class LocalProviderTest : public ::testing::Test {
     char tmpl[] = "/tmp/causeway-local-XXXXXX";
     ASSERT_NE(::mkdtemp(tmpl), nullptr);
     dir_ = tmpl;
-    auto e = ParseEstate("providers: [{name: here, kind: local, regions: [{name: r, zone: eu}]}]\n"
+    auto e = providers::ParseEstate("providers: [{name: here, kind: local, regions: [{name: r, zone: eu}]}]\n"
                          "clusters:\n  - name: box\n    provider: here\n    region: r\n"
                          "    node_pools: [{name: l4, gpu_type: L4, gpus_per_node: 2, nodes: 1}]\n"
                          "    local: {output_dir: " + dir_ + "}\n",

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "dispatch/off_lock_adapter.h"
+#include "providers/registry.h"
 #include "fakes/gated_adapter.h"
 #include "providers/sim/sim_provider.h"
 #include "scheduler/engine.h"
@@ -42,7 +43,7 @@ constexpr const char* kJob = "resources: {accelerators: H200:8}\nrun: train\nsim
 class OffLockTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto e = ParseEstate(kEstate, "estate.yaml");
+    auto e = providers::ParseEstate(kEstate, "estate.yaml");
     ASSERT_TRUE(e.ok()) << e.status().ToString();
     estate_ = std::make_unique<Estate>(std::move(*e));
     OffLockOptions options;

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "placement/router.h"
+#include "providers/registry.h"
 #include "scheduler_fixture.h"
 
 namespace causeway::placement {
@@ -39,7 +40,7 @@ class FakeView : public CapacityView {
 
 class PlacementTest : public ::testing::Test {
  protected:
-  PlacementTest() : estate_(*ParseEstate(kEstate, "e")), router_(estate_) {}
+  PlacementTest() : estate_(*providers::ParseEstate(kEstate, "e")), router_(estate_) {}
   JobSpec Spec(const std::string& yaml) { return ParseJobSpec(yaml, "j")->spec; }
   std::string Pick(const std::string& yaml) {
     auto o = router_.Choose(Spec(yaml), view_, [](int) { return true; });

@@ -1,4 +1,5 @@
 #include "policy/policy.h"
+#include "providers/registry.h"
 
 #include <gtest/gtest.h>
 
@@ -24,7 +25,7 @@ policies:
 
 class PolicyTest : public ::testing::Test {
  protected:
-  PolicyTest() : estate_(*ParseEstate(kEstate, "e")), chain_(Chain::FromEstate(estate_)) {}
+  PolicyTest() : estate_(*providers::ParseEstate(kEstate, "e")), chain_(Chain::FromEstate(estate_)) {}
   Status Apply(const std::string& yaml, JobSpec* out = nullptr, std::vector<std::string>* changes = nullptr) {
     auto spec = ParseJobSpec(yaml, "job.yaml");
     EXPECT_TRUE(spec.ok()) << spec.status().ToString();
@@ -107,10 +108,10 @@ TEST_F(PolicyTest, ClusterSettingsAreInjectedAndTheJobWins) {
 }
 
 TEST(PolicyConfigTest, UnknownRulesAndMissingParametersAreEstateErrors) {
-  auto bad = ParseEstate("policies: [{name: x, rule: require-label}]\n", "e.yaml");
+  auto bad = providers::ParseEstate("policies: [{name: x, rule: require-label}]\n", "e.yaml");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().diagnostics()[0].message.find("did you mean \"require-labels\""), std::string::npos);
-  auto missing = ParseEstate("policies: [{name: x, rule: max-job-size}]\n", "e.yaml");
+  auto missing = providers::ParseEstate("policies: [{name: x, rule: max-job-size}]\n", "e.yaml");
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.status().diagnostics()[0].message.find("needs max_gpus"), std::string::npos);
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "causeway/estate.h"
+#include "providers/registry.h"
 #include "causeway/job_spec.h"
 #include "providers/sim/sim_provider.h"
 #include "scheduler/engine.h"
@@ -18,7 +19,7 @@ namespace causeway::testing {
 class SimWorld {
  public:
   explicit SimWorld(const std::string& estate_yaml, uint64_t seed = 1) {
-    auto e = ParseEstate(estate_yaml, "estate.yaml");
+    auto e = providers::ParseEstate(estate_yaml, "estate.yaml");
     if (!e.ok()) throw std::runtime_error(e.status().ToString());
     estate = std::make_unique<Estate>(std::move(*e));
     std::map<std::string, ProviderAdapter*> adapters;

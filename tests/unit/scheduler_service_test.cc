@@ -118,9 +118,6 @@ TEST(ProviderRegistryTest, TheBuiltInKindsAreRegisteredWithWhatTheyCanDo) {
 class SchedulerServiceTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto parsed = ParseEstate(kEstate, "estate.yaml");
-    ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
-    estate_ = std::make_unique<Estate>(std::move(*parsed));
     kinds_ = providers::BuiltInKinds();
     providers::Kind kube;
     kube.adapter = [this](const providers::Context& c) -> std::unique_ptr<ProviderAdapter> {
@@ -128,6 +125,11 @@ class SchedulerServiceTest : public ::testing::Test {
     };
     kube.answers_at_once = true;  // all in memory: called directly, so these tests see each call as it happens
     kinds_.Register("kubernetes", std::move(kube));
+    // The estate names the kind registered from outside: it is read with
+    // the kinds the scheduler is given.
+    auto parsed = providers::ParseEstate(kEstate, "estate.yaml", kinds_);
+    ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+    estate_ = std::make_unique<Estate>(std::move(*parsed));
     store_ = db_.Open();
     ASSERT_NE(store_, nullptr);
     shared_.store = store_.get();

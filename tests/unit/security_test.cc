@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "silent_peer.h"
+#include "providers/registry.h"
 #include "api/api_helpers.h"
 #include "api/http_types.h"
 #include "audit/sinks.h"
@@ -241,11 +242,11 @@ TEST(JsonBodyTest, EveryWrongTypeIsA400NamingTheField) {
 }
 
 TEST(BreakglassConfigTest, OffUnlessConfiguredAndSelfApprovalMustBeSaid) {
-  auto plain = ParseEstate(DefaultEstateYaml(), "estate.yaml");
+  auto plain = providers::ParseEstate(DefaultEstateYaml(), "estate.yaml");
   ASSERT_TRUE(plain.ok());
   EXPECT_FALSE(plain->identity.breakglass.enabled);
   auto with = [](const std::string& section) {
-    return ParseEstate(std::string(DefaultEstateYaml()) + "\nidentity:\n  breakglass: " + section + "\n", "estate.yaml");
+    return providers::ParseEstate(std::string(DefaultEstateYaml()) + "\nidentity:\n  breakglass: " + section + "\n", "estate.yaml");
   };
   auto good = with("{roles: [platform], groups: [sre-oncall]}");
   ASSERT_TRUE(good.ok()) << good.status().ToString();

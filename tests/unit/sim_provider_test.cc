@@ -1,4 +1,5 @@
 #include "providers/sim/sim_provider.h"
+#include "providers/registry.h"
 
 #include <gtest/gtest.h>
 
@@ -6,7 +7,7 @@ namespace causeway::sim {
 namespace {
 
 Estate OnePool(int nodes, const std::string& sim = "") {
-  return *ParseEstate("providers: [{name: p, kind: sim, regions: [{name: r, zone: eu}]" + sim +
+  return *providers::ParseEstate("providers: [{name: p, kind: sim, regions: [{name: r, zone: eu}]" + sim +
                           "}]\nclusters: [{name: c, provider: p, region: r, node_pools: [{name: h, gpu_type: H100, "
                           "gpus_per_node: 8, nodes: " + std::to_string(nodes) + "}]}]\n",
                       "e");

@@ -2,6 +2,7 @@
 // worker, never on the caller's thread, so a cluster that hangs holds up
 // only its own work. (tests/integration/slurm_test.cc drives real Slurm.)
 #include "providers/slurm/slurm_provider.h"
+#include "providers/registry.h"
 
 #include <gtest/gtest.h>
 
@@ -68,7 +69,7 @@ class FakeApi final : public SlurmApi {
 };
 
 Estate OneCluster() {
-  auto e = ParseEstate(
+  auto e = providers::ParseEstate(
       "providers: [{name: lab, kind: slurm, regions: [{name: r, zone: eu}]}]\n"
       "clusters:\n  - name: c\n    provider: lab\n    region: r\n"
       "    node_pools: [{name: h200, gpu_type: H200, gpus_per_node: 8, nodes: 1}]\n"

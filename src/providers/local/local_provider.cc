@@ -1,4 +1,5 @@
 #include "providers/local/local_provider.h"
+#include "providers/local/local_settings.h"
 
 #include "causeway/text.h"
 #include "providers/output_file.h"
@@ -21,13 +22,15 @@ void Register(providers::Registry& registry) {
   kind.adapter = [](const providers::Context& c) -> std::unique_ptr<ProviderAdapter> {
     return std::make_unique<LocalProvider>(c.estate, c.provider);
   };
+  kind.estate = EstateKindOf();
   registry.Register("local", std::move(kind));
 }
 
 LocalProvider::LocalProvider(const Estate& estate, const Provider& provider) : name_(provider.name) {
   for (const auto& c : estate.clusters) {
     if (c.provider != provider.name) continue;
-    output_dirs_[c.name] = c.local_output_dir;
+    const LocalSettings* s = SettingsAs<LocalSettings>(c);
+    output_dirs_[c.name] = s ? s->output_dir : "";
     for (const auto& p : c.node_pools) {
       pools_.push_back(Pool{c.name, p.name, p.gpus_per_node, std::vector<bool>(static_cast<size_t>(p.gpus_per_node))});
     }

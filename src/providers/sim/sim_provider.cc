@@ -55,8 +55,17 @@ void SimProvider::Pool::Move(int node, int new_free) {
   free_total += new_free - old_free;
 }
 
+namespace {
+
+SimBehaviour SettingsOrDefault(const Provider& provider) {
+  const SimBehaviour* s = SettingsAs<SimBehaviour>(provider);
+  return s ? *s : SimBehaviour{};
+}
+
+}  // namespace
+
 SimProvider::SimProvider(const Estate& estate, const Provider& provider, uint64_t seed)
-    : name_(provider.name), behaviour_(provider.sim), seed_(seed) {
+    : name_(provider.name), behaviour_(SettingsOrDefault(provider)), seed_(seed) {
   for (const auto& c : estate.clusters) {
     if (c.provider != provider.name) continue;
     for (const auto& p : c.node_pools) {
@@ -229,6 +238,7 @@ void Register(providers::Registry& registry) {
   };
   kind.simulated = true;
   kind.answers_at_once = true;  // all in memory
+  kind.estate = EstateKindOf();
   registry.Register("sim", std::move(kind));
 }
 

@@ -17,6 +17,7 @@
 #include "causeway/estate.h"
 #include "causeway/provider.h"
 #include "providers/capabilities.h"
+#include "providers/sim/sim_settings.h"
 
 namespace causeway::providers {
 class Registry;

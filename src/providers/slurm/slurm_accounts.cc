@@ -6,8 +6,9 @@ std::vector<std::unique_ptr<providers::PeopleAccounts>> SlurmAccounts::ForProvid
                                                                                    const Provider& provider) {
   std::vector<std::unique_ptr<providers::PeopleAccounts>> out;
   for (const Cluster& c : estate.clusters) {
-    if (c.provider == provider.name && c.slurm && c.slurm->accounting) {
-      out.push_back(std::make_unique<SlurmAccounts>(c.name, *c.slurm));
+    const SlurmSettings* settings = SettingsAs<SlurmSettings>(c);
+    if (c.provider == provider.name && settings && settings->accounting) {
+      out.push_back(std::make_unique<SlurmAccounts>(c.name, *settings));
     }
   }
   return out;

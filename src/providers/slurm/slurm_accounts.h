@@ -10,6 +10,7 @@
 #include "causeway/estate.h"
 #include "providers/capabilities.h"
 #include "providers/slurm/slurm_cli.h"
+#include "providers/slurm/slurm_settings.h"
 
 namespace causeway::slurm {
 

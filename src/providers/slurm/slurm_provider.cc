@@ -47,6 +47,7 @@ void Register(providers::Registry& registry) {
   };
   kind.people_accounts = [](const providers::Context& c) { return SlurmAccounts::ForProvider(c.estate, c.provider); };
   kind.answers_at_once = true;  // a worker per cluster calls Slurm (dispatch::Worker)
+  kind.estate = EstateKindOf();
   registry.Register("slurm", std::move(kind));
 }
 
@@ -72,12 +73,13 @@ std::string Lower(std::string s) {
 SlurmProvider::SlurmProvider(const Estate& estate, const Provider& provider, Options options)
     : name_(provider.name), options_(std::move(options)) {
   for (const auto& c : estate.clusters) {
-    if (c.provider != provider.name || !c.slurm) continue;
+    const SlurmSettings* settings = SettingsAs<SlurmSettings>(c);
+    if (c.provider != provider.name || !settings) continue;
     int index = static_cast<int>(clusters_.size());
     ClusterState state;
     state.name = c.name;
-    state.settings = *c.slurm;
-    state.api = options_.api(*c.slurm);
+    state.settings = *settings;
+    state.api = options_.api(*settings);
     clusters_.push_back(std::move(state));
     for (const auto& p : c.node_pools) pools_.push_back(Pool{index, p.name, p.gpus_per_node, p.gpus_per_node * p.nodes, 0});
   }

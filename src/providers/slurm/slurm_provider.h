@@ -39,6 +39,7 @@
 #include "causeway/provider.h"
 #include "dispatch/worker.h"
 #include "providers/slurm/slurm_api.h"
+#include "providers/slurm/slurm_settings.h"
 
 namespace causeway::providers {
 class Registry;

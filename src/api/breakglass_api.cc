@@ -1,0 +1,75 @@
+// /v1/breakglass/...: time-boxed emergency access, asked for by anyone
+// signed in, approved and revoked as the service decides, listed for auditors.
+
+#include "api/api_helpers.h"
+#include "api/api_service.h"
+#include "store/records_json.h"
+
+namespace causeway::api {
+
+using nlohmann::json;
+
+void ApiService::AddBreakglassRoutes() {
+  using namespace identity;
+  // Break-glass: anyone signed in may ask; approval and revocation are
+  // checked by the service; the list is for auditors.
+  Route("POST", "/v1/breakglass", "", Bind(&ApiService::RequestBreakglass));
+  Route("GET", "/v1/breakglass", kScopeAuditRead, Bind(&ApiService::ListBreakglass));
+  Route("POST", "/v1/breakglass/{id}/approve", "", Bind(&ApiService::ApproveBreakglass));
+  Route("POST", "/v1/breakglass/{id}/revoke", "", Bind(&ApiService::RevokeBreakglass));
+  Route("POST", "/v1/breakglass/{id}/credential", "", Bind(&ApiService::BreakglassCredential));
+}
+
+Result<HttpResponse> ApiService::RequestBreakglass(HttpRequest& req) {
+  auto body = JsonBody::Parse(req);
+  if (!body.ok()) return body.status();
+  auto issued = [&]() -> Result<BreakglassService::Issued> {
+    ASSIGN_OR_RETURN(std::string role, body->String("role"));  // the service says which roles are offered
+    ASSIGN_OR_RETURN(std::string team, body->String("team"));
+    ASSIGN_OR_RETURN(std::string reason, body->String("reason"));
+    ASSIGN_OR_RETURN(std::string duration_text, body->String("duration", "1h"));
+    auto duration = ParseDuration(duration_text);
+    if (!duration.ok()) return duration.status().WithPrefix("field \"duration\"");
+    return breakglass_.Request(*req.principal, role, team, reason, *duration);
+  }();
+  if (!issued.ok()) return issued.status();
+  json out = {{"breakglass", ToJson(issued->grant)}};
+  if (issued->credential) {
+    out["credential"] = {{"token", ToJson(issued->credential->record)}, {"secret", issued->credential->secret}};
+  }
+  return JsonResponse(201, out);
+}
+
+Result<HttpResponse> ApiService::BreakglassCredential(HttpRequest& req) {
+  auto minted = breakglass_.IssueCredential(*req.principal, req.params["id"]);
+  if (!minted.ok()) return minted.status();
+  return JsonResponse(201, {{"token", ToJson(minted->record)}, {"secret", minted->secret}});
+}
+
+Result<HttpResponse> ApiService::ListBreakglass(HttpRequest&) {
+  auto list = breakglass_.List();
+  if (!list.ok()) return list.status();
+  auto created = breakglass_.Created(*list);
+  if (!created.ok()) return created.status();
+  json items = json::array();
+  for (const auto& b : *list) {
+    json j = ToJson(b);
+    j["created"] = (*created)[b.id];
+    items.push_back(std::move(j));
+  }
+  return JsonResponse(200, {{"breakglass", items}});
+}
+
+Result<HttpResponse> ApiService::ApproveBreakglass(HttpRequest& req) {
+  auto grant = breakglass_.Approve(*req.principal, req.params["id"]);
+  if (!grant.ok()) return grant.status();
+  return JsonResponse(200, {{"breakglass", ToJson(*grant)}});
+}
+
+Result<HttpResponse> ApiService::RevokeBreakglass(HttpRequest& req) {
+  auto grant = breakglass_.Revoke(*req.principal, req.params["id"]);
+  if (!grant.ok()) return grant.status();
+  return JsonResponse(200, {{"breakglass", ToJson(*grant)}});
+}
+
+}  // namespace causeway::api

@@ -1,0 +1,220 @@
+// /v1/jobs/...: submission, listing, cancellation, explanation, logs and
+// checkpoints; a job is visible to whoever may read its team.
+#include <algorithm>
+
+#include "api/api_helpers.h"
+#include "api/api_service.h"
+#include "spec/spec_json.h"
+#include "store/records_json.h"
+
+namespace causeway::api {
+
+using nlohmann::json;
+
+namespace {
+json WarningsJson(const std::vector<Diagnostic>& warnings) {
+  json out = json::array();
+  for (const auto& w : warnings) out.push_back(ToJson(w));
+  return out;
+}
+}  // namespace
+
+void ApiService::AddJobRoutes() {
+  using namespace identity;
+  Route("POST", "/v1/jobs", kScopeJobsWrite, Bind(&ApiService::SubmitJob));
+  Route("GET", "/v1/jobs", kScopeJobsRead, Bind(&ApiService::ListJobs));
+  Route("GET", "/v1/jobs/{id}", kScopeJobsRead, Bind(&ApiService::GetJob), true);
+  Route("POST", "/v1/jobs/{id}/cancel", kScopeJobsWrite, Bind(&ApiService::CancelJob));
+  Route("GET", "/v1/jobs/{id}/explain", kScopeJobsRead, Bind(&ApiService::ExplainJob));
+  Route("POST", "/v1/jobs/{id}/checkpoints", kScopeJobsWrite, Bind(&ApiService::RegisterCheckpoint), true);
+  Route("GET", "/v1/jobs/{id}/logs", kScopeJobsRead, Bind(&ApiService::JobLogs));
+  Route("GET", "/v1/jobs/{id}/checkpoints", kScopeJobsRead, Bind(&ApiService::ListCheckpoints), true);
+}
+
+void ApiService::SubmitJob(HttpRequest& req, Reply reply) {
+  SubmitRequest sr;
+  sr.idempotency_key = req.Header("idempotency-key");
+  std::string ct = ContentType(req);
+  if (ct == "application/yaml" || ct == "application/x-yaml" || ct == "text/yaml" || ct == "text/x-yaml") {
+    sr.spec_yaml = std::move(req.body);
+    if (std::string f = req.Query("file"); !f.empty()) sr.file = f;
+  } else if (ct.empty() || ct == "application/json") {
+    auto body = JsonBody::Parse(req);
+    if (!body.ok()) return reply(ErrorResponse(body.status()));
+    auto file = body->String("file");
+    if (!file.ok()) return reply(ErrorResponse(file.status()));
+    const json& spec = body->Raw("spec");
+    if (spec.is_string()) {
+      sr.spec_yaml = spec.get<std::string>();
+    } else if (spec.is_object()) {
+      sr.spec_yaml = spec.dump();  // JSON is YAML: the same parser reports positions
+    } else {
+      return reply(ErrorResponse(InvalidArgument(
+          "field \"spec\" is missing: expected the job spec as a YAML string or a JSON object",
+          {Diagnostic{"request body", 0, 0, "spec", "expected a string or an object"}})));
+    }
+    if (!file->empty()) sr.file = *file;
+  } else {
+    return reply(ErrorResponse(InvalidArgument("unsupported Content-Type \"" + ct +
+                                               "\": expected application/json or application/yaml")));
+  }
+  jobs_.Submit(*req.principal, std::move(sr), [this, reply](Result<SubmitResult> r) {
+    if (!r.ok()) return reply(ErrorResponse(r.status()));
+    if (r->created) jobs_submitted_.fetch_add(1);
+    HttpResponse resp = JsonResponse(r->created ? 201 : 200,
+                                     {{"job", ToJson(r->job)}, {"created", r->created}, {"warnings", WarningsJson(r->warnings)}});
+    resp.headers.emplace_back("Location", "/v1/jobs/" + r->job.id);
+    if (!r->created) resp.headers.emplace_back("Idempotent-Replayed", "true");
+    reply(std::move(resp));
+  });
+}
+
+Result<HttpResponse> ApiService::ListJobs(HttpRequest& req) {
+  JobFilter f;
+  if (std::string s = req.Query("state"); !s.empty()) {
+    f.state = ParseJobState(s);
+    if (!f.state) {
+      return InvalidArgument(
+          "unknown state \"" + s + "\": expected pending, admitted, running, succeeded, failed or cancelled");
+    }
+  }
+  f.team = req.Query("team");
+  f.owner = req.Query("owner");
+  // Someone who may read only some teams' jobs lists one of those teams.
+  if (std::vector<std::string> teams = req.principal->TeamsFor(identity::kScopeJobsRead); !teams.empty()) {
+    std::string list;
+    for (const auto& t : teams) list += (list.empty() ? "" : ", ") + t;
+    if (f.team.empty() && teams.size() == 1) f.team = teams[0];
+    if (f.team.empty()) return InvalidArgument("name a team (team=...): you may list " + list);
+    if (std::find(teams.begin(), teams.end(), f.team) == teams.end()) {
+      return PermissionDenied("you may list the jobs of " + list + ", not " + f.team);
+    }
+  }
+  f.before_id = req.Query("cursor");
+  auto limit = LimitParam(req);
+  if (!limit.ok()) return limit.status();
+  f.limit = *limit + 1;  // one more, to know whether there is a next page
+  auto jobs = jobs_.List(f);
+  if (!jobs.ok()) return jobs.status();
+  json items = json::array();
+  json next = nullptr;
+  for (size_t i = 0; i < jobs->size(); ++i) {
+    if (static_cast<int>(i) == *limit) {
+      next = (*jobs)[i - 1].id;
+      break;
+    }
+    items.push_back(ToJson((*jobs)[i]));
+  }
+  return JsonResponse(200, {{"jobs", items}, {"next_cursor", next}});
+}
+
+Result<JobDetail> ApiService::VisibleJob(HttpRequest& req) {
+  ASSIGN_OR_RETURN(JobDetail detail, jobs_.Get(req.params["id"]));
+  RETURN_IF_ERROR(MayRead(*req.principal, detail.job));
+  return detail;
+}
+
+Result<HttpResponse> ApiService::GetJob(HttpRequest& req) {
+  auto detail = VisibleJob(req);
+  if (!detail.ok()) return detail.status();
+  json j = ToJson(detail->job);
+  j["spec_yaml"] = detail->job.spec_yaml;
+  j["attempts"] = json::array();
+  for (const auto& a : detail->attempts) j["attempts"].push_back(ToJson(a));
+  j["events"] = json::array();
+  for (const auto& e : detail->events) j["events"].push_back(ToJson(e));
+  return JsonResponse(200, j);
+}
+
+void ApiService::CancelJob(HttpRequest& req, Reply reply) {
+  std::string reason;
+  if (!req.body.empty()) {
+    auto read = JsonBody::Parse(req);
+    auto body = read.ok() ? read->String("reason") : Result<std::string>(read.status());
+    if (!body.ok()) return reply(ErrorResponse(body.status()));
+    reason = std::move(*body);
+  }
+  jobs_.Cancel(*req.principal, req.params["id"], reason, [reply](Result<JobRecord> r) {
+    if (!r.ok()) return reply(ErrorResponse(r.status()));
+    reply(JsonResponse(200, {{"job", ToJson(*r)}}));
+  });
+}
+
+Result<HttpResponse> ApiService::ExplainJob(HttpRequest& req) {
+  auto detail = VisibleJob(req);
+  if (!detail.ok()) return detail.status();
+  json live = scheduler_ ? scheduler_->Explain(detail->job.id) : json();
+  json out = {{"job", detail->job.id},
+              {"name", detail->job.name},
+              {"team", detail->job.team},
+              {"state", JobStateName(detail->job.state)},
+              {"reason", detail->job.reason}};
+  if (!live.is_null()) out["scheduler"] = live;
+  json attempts = json::array();
+  for (const auto& a : detail->attempts) attempts.push_back(ToJson(a));
+  out["attempts"] = attempts;
+  return JsonResponse(200, out);
+}
+
+void ApiService::RegisterCheckpoint(HttpRequest& req, Reply reply) {
+  auto visible = VisibleJob(req);
+  if (!visible.ok()) return reply(ErrorResponse(visible.status()));
+  if (!req.principal->IsJob(visible->job.id) &&
+      !req.principal->AllowsTeam(identity::kScopeJobsWrite, visible->job.team)) {
+    return reply(ErrorResponse(PermissionDenied(req.principal->token_id + " may not write to team " +
+                                                visible->job.team + "'s jobs")));
+  }
+  auto body = JsonBody::Parse(req);
+  if (!body.ok()) return reply(ErrorResponse(body.status()));
+  auto path = body->RequiredString("path", "where the checkpoint was written");
+  if (!path.ok()) return reply(ErrorResponse(path.status()));
+  auto step = body->Int("step", 0, INT64_MAX);
+  if (!step.ok()) return reply(ErrorResponse(step.status()));
+  jobs_.RegisterCheckpoint(*req.principal, req.params["id"], *path, *step,
+                           [reply](Result<Checkpoint> r) {
+                             if (!r.ok()) return reply(ErrorResponse(r.status()));
+                             reply(JsonResponse(201, {{"checkpoint", ToJson(*r)}}));
+                           });
+}
+
+Result<HttpResponse> ApiService::JobLogs(HttpRequest& req) {
+  if (!scheduler_) return FailedPrecondition("this server runs no scheduler");
+  auto detail = VisibleJob(req);
+  if (!detail.ok()) return detail.status();
+  if (detail->attempts.empty()) return NotFound("job " + detail->job.id + " has not started yet");
+  auto number = QueryInt(req, "attempt", 1, INT32_MAX, "an attempt number (1, 2, ...)");
+  auto offset = QueryInt(req, "offset", 0, INT64_MAX, "a byte offset");
+  if (!number.ok()) return number.status();
+  if (!offset.ok()) return offset.status();
+  const Attempt* attempt = &detail->attempts.back();
+  if (*number) {
+    auto it = std::find_if(detail->attempts.begin(), detail->attempts.end(),
+                           [&](const Attempt& a) { return a.number == **number; });
+    if (it == detail->attempts.end()) {
+      return NotFound("job " + detail->job.id + " has no attempt " + std::to_string(**number));
+    }
+    attempt = &*it;
+  }
+  constexpr int64_t kMax = 1 << 20;
+  int64_t from = offset->value_or(0);
+  auto text = scheduler_->ReadLog(attempt->cluster, detail->job.id, attempt->number, from, kMax);
+  if (!text.ok()) return text.status();
+  HttpResponse r;
+  r.content_type = "text/plain; charset=utf-8";
+  r.headers.emplace_back("X-Causeway-Attempt", std::to_string(attempt->number));
+  r.headers.emplace_back("X-Causeway-Attempt-State", attempt->state);
+  r.headers.emplace_back("X-Causeway-Next-Offset", std::to_string(from + static_cast<int64_t>(text->size())));
+  r.body = std::move(*text);
+  return r;
+}
+
+Result<HttpResponse> ApiService::ListCheckpoints(HttpRequest& req) {
+  if (auto visible = VisibleJob(req); !visible.ok()) return visible.status();
+  auto list = jobs_.Checkpoints(req.params["id"]);
+  if (!list.ok()) return list.status();
+  json items = json::array();
+  for (const auto& c : *list) items.push_back(ToJson(c));
+  return JsonResponse(200, {{"checkpoints", items}});
+}
+
+}  // namespace causeway::api

@@ -1,0 +1,43 @@
+// /v1/people/...: every credential one person has, carrying the directory
+// through to providers, and the API's own way to cut someone off.
+
+#include "api/api_helpers.h"
+#include "api/api_service.h"
+
+namespace causeway::api {
+
+using nlohmann::json;
+
+void ApiService::AddPeopleRoutes() {
+  using namespace identity;
+  // People: every credential one has, carrying the directory through, the
+  // API's own way to cut someone off, and why someone may or may not act.
+  Route("GET", "/v1/people/{user}/credentials", kScopeAuditRead, Bind(&ApiService::Credentials));
+  Route("POST", "/v1/people/{user}/sync", kScopeAdmin, Bind(&ApiService::SyncPerson));
+  Route("POST", "/v1/people/{user}/deactivate", kScopeAdmin, Bind(&ApiService::DeactivatePerson));
+}
+
+Result<HttpResponse> ApiService::Credentials(HttpRequest& req) {
+  auto report = people_svc_.Credentials(req.params["user"]);
+  if (!report.ok()) return report.status();
+  return JsonResponse(200, *report);
+}
+
+Result<HttpResponse> ApiService::SyncPerson(HttpRequest& req) {
+  auto report = people_svc_.Sync(req.params["user"], req.principal->token_id);
+  if (!report.ok()) return report.status();
+  return JsonResponse(200, *report);
+}
+
+// Deactivates the person in the directory (as the IdP's SCIM client would)
+// and reports the deprovisioning that follows.
+Result<HttpResponse> ApiService::DeactivatePerson(HttpRequest& req) {
+  const std::string user = req.params["user"];
+  // Carried through here, not by the directory's hook: the report is this
+  // request's answer.
+  RETURN_IF_ERROR(scim_.Deactivate(user, ScimCaller{req.principal->token_id, "", false}));
+  ASSIGN_OR_RETURN(json report, people_svc_.Sync(user, req.principal->token_id));
+  return JsonResponse(200, report);
+}
+
+}  // namespace causeway::api

@@ -1,0 +1,50 @@
+#include "api/services.h"
+
+#include <spdlog/spdlog.h>
+
+namespace causeway::api {
+namespace {
+
+// What the scheduler learns of the job service's changes, when there is one.
+JobHooks HooksFor(SchedulerService* scheduler) {
+  if (!scheduler) return {};
+  return JobHooks{[scheduler](const JobRecord& job, const JobSpec& spec) { scheduler->OnSubmitted(job, spec); },
+                  [scheduler](const std::string& id) { scheduler->OnCancelled(id); },
+                  [scheduler](const std::string& id, const std::string& path) { scheduler->OnCheckpoint(id, path); }};
+}
+
+}  // namespace
+
+Services::Services(Store& store, CommitQueue& queue, const Estate& estate, const Clock& clock,
+                   SchedulerService* scheduler, const policy::Chain* policies)
+    : jobs(store, queue, estate, clock, policies, HooksFor(scheduler)),
+      tokens(store, queue, clock),
+      scim(store, queue, clock),
+      bindings(store, queue, estate, clock, [this](const std::string& grant) { return breakglass.IsActive(grant); }),
+      people(store, queue, estate, clock, jobs, [this] { return bindings.Current(); },
+             [this](const std::string& id) { token_cache.Forget(id); }),
+      breakglass(store, queue, estate, clock, [this](const std::string& id) { token_cache.Forget(id); }),
+      audit(store, queue, clock),
+      checkpoints(store, queue, clock),
+      workload(queue, clock) {
+  // A directory change that may change someone's access is carried through
+  // at once: provider accounts follow, a deactivated person is deprovisioned.
+  scim.OnPeopleChanged([this](const std::vector<std::string>& users, const std::string& actor) {
+    for (const std::string& user : users) {
+      auto report = people.Sync(user, actor);
+      if (!report.ok()) {
+        spdlog::error("carrying a directory change through for {} failed: {}", user, report.status().ToString());
+      } else if (!(*report)["ok"].get<bool>()) {
+        spdlog::warn("carrying a directory change through for {}: some steps failed (audit seq {})", user,
+                     (*report)["seq"].get<int64_t>());
+      }
+    }
+  });
+  if (estate.identity.oidc) {
+    oidc = std::make_unique<identity::OidcVerifier>(*estate.identity.oidc);
+    people_tokens =
+        std::make_unique<identity::PeopleAuthenticator>(*oidc, directory, [this] { return bindings.Current(); });
+  }
+}
+
+}  // namespace causeway::api

@@ -1,0 +1,58 @@
+// The composition root: every service one server runs, built and wired to
+// each other in one place. The API's handlers (api_service.h and the
+// *_api.cc areas) only translate requests to calls on these and answers
+// back; the rules live in the services.
+#pragma once
+
+#include <memory>
+
+#include "causeway/clock.h"
+#include "causeway/estate.h"
+#include "causeway/store.h"
+#include "identity/oidc.h"
+#include "identity/token_cache.h"
+#include "policy/policy.h"
+#include "service/audit_service.h"
+#include "service/binding_service.h"
+#include "service/breakglass_service.h"
+#include "service/checkpoint_service.h"
+#include "service/job_service.h"
+#include "service/people_service.h"
+#include "service/scheduler_service.h"
+#include "service/scim_service.h"
+#include "service/token_service.h"
+#include "service/workload_service.h"
+#include "store/commit_queue.h"
+
+namespace causeway::api {
+
+class Services {
+ public:
+  // `scheduler` and `policies` may be null: jobs are then only recorded
+  // (no admission rules, nothing scheduled).
+  Services(Store& store, CommitQueue& queue, const Estate& estate, const Clock& clock, SchedulerService* scheduler,
+           const policy::Chain* policies);
+  Services(const Services&) = delete;
+  Services& operator=(const Services&) = delete;
+
+  JobService jobs;
+  TokenService tokens;
+  ScimService scim;
+  BindingService bindings;
+  PeopleService people;
+  BreakglassService breakglass;
+  AuditService audit;
+  CheckpointService checkpoints;
+  // Refreshes attempts' workload tokens once the server has an issuer
+  // (workload.SetIssuer); refuses without one.
+  WorkloadService workload;
+  // Who a bearer is: API tokens (cached), the directory's people, and,
+  // when the estate configures an IdP, people signing in with its tokens
+  // (null otherwise).
+  identity::TokenCache token_cache;
+  identity::PersonDirectory directory;
+  std::unique_ptr<identity::OidcVerifier> oidc;
+  std::unique_ptr<identity::PeopleAuthenticator> people_tokens;
+};
+
+}  // namespace causeway::api

@@ -1,0 +1,35 @@
+#include "service/workload_service.h"
+
+namespace causeway {
+
+Result<identity::WorkloadToken> WorkloadService::Refresh(const JobDetail& job, const std::string& audience,
+                                                          const std::string& actor) {
+  if (!issuer_) return FailedPrecondition("workload identity is not configured");
+  const Attempt* running = nullptr;
+  for (const Attempt& a : job.attempts) {
+    if (a.state == "running") running = &a;
+  }
+  if (job.job.state != JobState::kRunning || !running) {
+    return FailedPrecondition("job " + job.job.id + " has no running attempt: its tokens died with it");
+  }
+  const Timestamp now = clock_.Now();
+  ASSIGN_OR_RETURN(identity::WorkloadToken minted,
+                   issuer_->Mint(job.job, running->number, running->cluster, audience, now));
+  AuditEvent e;
+  e.time = now;
+  e.actor = actor;
+  e.action = "workload.token.issue";
+  e.resource = "job/" + job.job.id;
+  e.details = {{"attempt", running->number}, {"jti", minted.jti}, {"kid", minted.kid},
+               {"audiences", minted.audiences}, {"expires_at", FormatRfc3339(minted.expires_at)}};
+  RETURN_IF_ERROR(queue_.Run([e](WriteTx& tx) mutable -> Status { return tx.AppendAudit(e); }));
+  return minted;
+}
+
+Status WorkloadService::RotateKeys(const std::string& actor) {
+  if (!issuer_) return FailedPrecondition("workload identity is not configured");
+  ASSIGN_OR_RETURN(WriteFn write, issuer_->RotateWrite(clock_.Now(), actor));
+  return queue_.Run(write);
+}
+
+}  // namespace causeway

@@ -1,0 +1,44 @@
+// Workload identity for running attempts, behind the API's routes: a fresh
+// token for a job's running attempt, recorded in the audit trail before it
+// is handed out, and rotation of the signing keys. The issuer itself
+// (identity/workload.h) keeps the keys and signs.
+#pragma once
+
+#include <string>
+
+#include "causeway/clock.h"
+#include "causeway/records.h"
+#include "causeway/status.h"
+#include "identity/workload.h"
+#include "service/job_service.h"
+#include "store/commit_queue.h"
+
+namespace causeway {
+
+class WorkloadService {
+ public:
+  WorkloadService(CommitQueue& queue, const Clock& clock) : queue_(queue), clock_(clock) {}
+
+  // The issuer, when the estate configures workload identity (before the
+  // first request). Without one every call is refused.
+  void SetIssuer(identity::WorkloadIssuer* issuer) { issuer_ = issuer; }
+  identity::WorkloadIssuer* issuer() const { return issuer_; }
+
+  // A token for the running attempt of `job` for `audience` ("" for every
+  // configured one), asked for by `actor`. kFailedPrecondition without an
+  // issuer or when no attempt runs (tokens die with their attempt); the
+  // issue is in the audit trail before the token is returned, and a token
+  // that cannot be recorded is not handed out (fail closed).
+  Result<identity::WorkloadToken> Refresh(const JobDetail& job, const std::string& audience, const std::string& actor);
+
+  // Makes a new signing key; the old one stays published while tokens it
+  // signed may live. Audited as `actor`.
+  Status RotateKeys(const std::string& actor);
+
+ private:
+  CommitQueue& queue_;
+  const Clock& clock_;
+  identity::WorkloadIssuer* issuer_ = nullptr;
+};
+
+}  // namespace causeway

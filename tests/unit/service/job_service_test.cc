@@ -1,0 +1,134 @@
+// JobService against a real store: what a submission, a replay, a
+// cancellation and a checkpoint write, when the scheduler's hooks hear of
+// them, and who may see or cancel a job.
+#include "service/job_service.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "unit/service/service_fixture.h"
+
+namespace causeway::testing {
+namespace {
+
+std::string Spec(const std::string& name = "eval-sweep") {
+  std::ifstream in(std::string(CAUSEWAY_SOURCE_DIR) + "/examples/jobs/" + name + ".yaml");
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+class JobServiceTest : public ServiceTest {
+ protected:
+  void SetUp() override {
+    ServiceTest::SetUp();
+    JobHooks hooks;
+    hooks.submitted = [this](const JobRecord& job, const JobSpec&) { submitted_.push_back(job.id); };
+    hooks.cancelled = [this](const std::string& id) { cancelled_.push_back(id); };
+    hooks.checkpointed = [this](const std::string& id, const std::string& path) { checkpoints_.push_back(id + path); };
+    jobs_ = std::make_unique<JobService>(*store_, *queue_, *estate_, clock_, nullptr, hooks);
+  }
+  Result<SubmitResult> Submit(const std::string& yaml, const std::string& key = "",
+                              const identity::Principal& who = Admin()) {
+    SubmitRequest r;
+    r.spec_yaml = yaml;
+    r.idempotency_key = key;
+    return Wait<SubmitResult>([&](auto done) { jobs_->Submit(who, r, done); });
+  }
+  std::unique_ptr<JobService> jobs_;
+  // Written by the commit thread; read after Wait has seen the commit.
+  std::vector<std::string> submitted_, cancelled_, checkpoints_;
+};
+
+TEST_F(JobServiceTest, ASubmissionIsDurableBeforeTheSchedulerHearsOfIt) {
+  auto r = Submit(Spec());
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(r->created);
+  EXPECT_EQ(r->job.state, JobState::kPending);
+  EXPECT_EQ(r->job.team, "research");
+  EXPECT_EQ(submitted_, std::vector<std::string>{r->job.id});
+  auto detail = jobs_->Get(r->job.id);
+  ASSERT_TRUE(detail.ok()) << detail.status().ToString();
+  EXPECT_EQ(detail->job.name, "eval-sweep");
+  auto events = Audit("job.submit");
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].resource, "job/" + r->job.id);
+}
+
+TEST_F(JobServiceTest, AnIdempotencyKeyReplaysTheJobAndRefusesAnotherSpec) {
+  auto first = Submit(Spec(), "key-1");
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  auto again = Submit(Spec(), "key-1");
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_FALSE(again->created);
+  EXPECT_EQ(again->job.id, first->job.id);
+  EXPECT_EQ(submitted_.size(), 1u) << "a replay schedules nothing new";
+  auto other = Submit(Spec("nlp-eval"), "key-1");
+  ASSERT_FALSE(other.ok());
+  EXPECT_EQ(other.status().code(), Code::kConflict);
+}
+
+TEST_F(JobServiceTest, AnInvalidSpecIsRefusedAtOnceAndWritesNothing) {
+  auto r = Submit("name: x\nresources: {accelerators: H200:0}\n");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Code::kInvalidArgument);
+  EXPECT_FALSE(r.status().diagnostics().empty()) << "the field and place are named";
+  EXPECT_TRUE(Audit("job.").empty());
+  EXPECT_TRUE(submitted_.empty());
+}
+
+TEST_F(JobServiceTest, CancelAndCheckpointReachTheSchedulerOnlyForJobsNotFinished) {
+  auto r = Submit(Spec());
+  ASSERT_TRUE(r.ok());
+  auto checkpoint = Wait<Checkpoint>(
+      [&](auto done) { jobs_->RegisterCheckpoint(Admin(), r->job.id, "s3://ckpt/step-10", 10, done); });
+  ASSERT_TRUE(checkpoint.ok()) << checkpoint.status().ToString();
+  EXPECT_EQ(checkpoints_, std::vector<std::string>{r->job.id + "s3://ckpt/step-10"});
+  auto listed = jobs_->Checkpoints(r->job.id);
+  ASSERT_TRUE(listed.ok());
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_EQ((*listed)[0].step, 10);
+
+  auto cancelled = Wait<JobRecord>([&](auto done) { jobs_->Cancel(Admin(), r->job.id, "not needed", done); });
+  ASSERT_TRUE(cancelled.ok()) << cancelled.status().ToString();
+  EXPECT_EQ(cancelled->state, JobState::kCancelled);
+  EXPECT_EQ(cancelled_, std::vector<std::string>{r->job.id});
+
+  auto twice = Wait<JobRecord>([&](auto done) { jobs_->Cancel(Admin(), r->job.id, "", done); });
+  ASSERT_FALSE(twice.ok());
+  EXPECT_EQ(twice.status().code(), Code::kFailedPrecondition);
+  auto late = Wait<Checkpoint>([&](auto done) { jobs_->RegisterCheckpoint(Admin(), r->job.id, "s3://x", 11, done); });
+  ASSERT_FALSE(late.ok());
+  EXPECT_EQ(cancelled_.size(), 1u);
+  EXPECT_EQ(checkpoints_.size(), 1u);
+}
+
+// Another team's job is not even confirmed to exist; one's own may be
+// cancelled with jobs:write, another's in the team only with jobs:manage.
+TEST_F(JobServiceTest, WhoMaySeeAndCancelAJob) {
+  JobRecord job;
+  job.id = "job_1";
+  job.team = "nlp";
+  job.owner = "alice@example.com";
+  auto person = [](const std::string& user, const std::string& role_scope, const std::string& team) {
+    identity::Principal p;
+    p.token_id = "tok_" + user;
+    p.user = user;
+    identity::Grant g;
+    g.role = "researcher";
+    g.team = team;
+    g.scopes = {"jobs:read", role_scope};
+    p.grants = {g};
+    p.scopes = g.scopes;
+    return p;
+  };
+  EXPECT_TRUE(MayRead(Admin(), job).ok());
+  EXPECT_EQ(MayRead(person("bob@example.com", "jobs:write", "vision"), job).code(), Code::kNotFound);
+  EXPECT_TRUE(MayRead(person("bob@example.com", "jobs:write", "nlp"), job).ok());
+  EXPECT_TRUE(MayCancel(person("alice@example.com", "jobs:write", "nlp"), job).ok());
+  EXPECT_EQ(MayCancel(person("bob@example.com", "jobs:write", "nlp"), job).code(), Code::kPermissionDenied);
+  EXPECT_TRUE(MayCancel(person("bob@example.com", "jobs:manage", "nlp"), job).ok());
+}
+
+}  // namespace
+}  // namespace causeway::testing

@@ -1,0 +1,101 @@
+// WorkloadService: a token only for a running attempt, recorded in the
+// audit trail (without the token) before it is handed out, and refused when
+// it cannot be recorded; key rotation keeps the old key published.
+#include "service/workload_service.h"
+
+#include "unit/service/service_fixture.h"
+
+namespace causeway::testing {
+namespace {
+
+class WorkloadServiceTest : public ServiceTest {
+ protected:
+  void SetUp() override {
+    ServiceTest::SetUp();
+    WorkloadIdentityConfig config;
+    config.issuer = "https://causeway.example";
+    config.audiences = {"sts.amazonaws.com"};
+    issuer_ = std::make_unique<identity::WorkloadIssuer>(*store_, config);
+    auto first = issuer_->FirstKeyWrite(clock_.Now());
+    ASSERT_TRUE(first.ok() && first->has_value()) << first.status().ToString();
+    ASSERT_TRUE(queue_->Run(**first).ok());
+    service_ = std::make_unique<WorkloadService>(*queue_, clock_);
+  }
+  static JobDetail Running() {
+    JobDetail d;
+    d.job.id = "job_1";
+    d.job.team = "nlp";
+    d.job.owner = "alice@example.com";
+    d.job.state = JobState::kRunning;
+    Attempt a;
+    a.job_id = "job_1";
+    a.number = 2;
+    a.cluster = "nebius-eu-h200";
+    a.state = "running";
+    d.attempts = {a};
+    return d;
+  }
+  std::unique_ptr<identity::WorkloadIssuer> issuer_;
+  std::unique_ptr<WorkloadService> service_;
+};
+
+TEST_F(WorkloadServiceTest, RefusesWithoutAnIssuer) {
+  auto r = service_->Refresh(Running(), "", "tok_admin");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Code::kFailedPrecondition);
+  EXPECT_EQ(service_->RotateKeys("tok_admin").code(), Code::kFailedPrecondition);
+}
+
+TEST_F(WorkloadServiceTest, ATokenForTheRunningAttemptIsAuditedWithoutItself) {
+  service_->SetIssuer(issuer_.get());
+  auto r = service_->Refresh(Running(), "sts.amazonaws.com", "tok_job");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_FALSE(r->token.empty());
+  EXPECT_EQ(r->audiences, std::vector<std::string>{"sts.amazonaws.com"});
+  auto events = Audit("workload.token.issue");
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].actor, "tok_job");
+  EXPECT_EQ(events[0].resource, "job/job_1");
+  EXPECT_EQ(events[0].details["attempt"], 2);
+  EXPECT_EQ(events[0].details["jti"], r->jti);
+  EXPECT_EQ(events[0].details.dump().find(r->token), std::string::npos) << "the token is a secret";
+
+  auto other = service_->Refresh(Running(), "vault", "tok_job");
+  ASSERT_FALSE(other.ok());
+  EXPECT_EQ(other.status().code(), Code::kPermissionDenied) << "only configured audiences";
+}
+
+TEST_F(WorkloadServiceTest, TokensDieWithTheirAttempt) {
+  service_->SetIssuer(issuer_.get());
+  JobDetail ended = Running();
+  ended.job.state = JobState::kSucceeded;
+  ended.attempts[0].state = "succeeded";
+  auto r = service_->Refresh(ended, "", "tok_job");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Code::kFailedPrecondition);
+  EXPECT_TRUE(Audit("workload.token.").empty());
+}
+
+TEST_F(WorkloadServiceTest, ATokenThatCannotBeRecordedIsNotHandedOut) {
+  service_->SetIssuer(issuer_.get());
+  queue_->Stop();  // nothing commits any more
+  auto r = service_->Refresh(Running(), "", "tok_job");
+  EXPECT_FALSE(r.ok());
+}
+
+TEST_F(WorkloadServiceTest, RotationKeepsTheOldKeyPublished) {
+  service_->SetIssuer(issuer_.get());
+  auto before = issuer_->Jwks(clock_.Now());
+  ASSERT_TRUE(before.ok());
+  ASSERT_EQ((*before)["keys"].size(), 1u);
+  ASSERT_TRUE(service_->RotateKeys("tok_admin").ok());
+  auto after = issuer_->Jwks(clock_.Now());
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ((*after)["keys"].size(), 2u);
+  auto minted = service_->Refresh(Running(), "", "tok_job");
+  ASSERT_TRUE(minted.ok());
+  EXPECT_NE(minted->kid, (*before)["keys"][0]["kid"].get<std::string>()) << "the new key signs";
+}
+
+}  // namespace
+}  // namespace causeway::testing
