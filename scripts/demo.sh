@@ -142,7 +142,7 @@ show "$cw" audit coverage
 step "The chain's head signed (ES256); the trail exported to a SIEM file; verified with the public key alone"
 show "$cw" audit checkpoint
 "$cw" audit keys > "$data/audit-keys.json"
-show "$cw" audit export --to "file:$data/siem/audit.jsonl" --cursor "$data/siem.cursor" --data-dir "$data"
+show "$cw" audit export --to "file:$data/siem/audit.jsonl" --cursor "$data/siem.cursor"
 show "$cw" audit verify
 
 if [[ "$keep" == "--keep" ]]; then

@@ -105,6 +105,7 @@ class ApiService {
   // Audit.
   Result<HttpResponse> ListAudit(HttpRequest& req);
   Result<HttpResponse> VerifyAudit(HttpRequest& req);
+  Result<HttpResponse> ReadAuditFeed(HttpRequest& req);
   Result<HttpResponse> ImportAuditLog(HttpRequest& req);
   Result<HttpResponse> CreateCheckpoint(HttpRequest& req);
   Result<HttpResponse> AuditKeys(HttpRequest& req);

@@ -9,6 +9,7 @@
 #include "api/api_helpers.h"
 #include "api/api_service.h"
 #include "identity/access.h"
+#include "service/export_service.h"
 #include "store/records_json.h"
 
 namespace causeway::api {
@@ -33,6 +34,7 @@ void ApiService::AddAuditRoutes() {
   using namespace identity;
   Route("GET", "/v1/audit", kScopeAuditRead, Bind(&ApiService::ListAudit));
   Route("GET", "/v1/audit/verify", kScopeAuditRead, Bind(&ApiService::VerifyAudit));
+  Route("GET", "/v1/audit/feed", kScopeAuditRead, Bind(&ApiService::ReadAuditFeed));
   Route("POST", "/v1/audit/imports", kScopeAdmin, Bind(&ApiService::ImportAuditLog));
   Route("POST", "/v1/audit/checkpoints", kScopeAdmin, Bind(&ApiService::CreateCheckpoint));
   Route("GET", "/v1/audit/keys", kScopeAuditRead, Bind(&ApiService::AuditKeys));
@@ -184,6 +186,28 @@ Result<HttpResponse> ApiService::VerifyAudit(HttpRequest&) {
   auto report = VerifyTrail(store_);
   if (!report.ok()) return report.status();
   return JsonResponse(200, ToJson(*report));
+}
+
+// GET /v1/audit/feed?source=own|imported&after=N&limit=L: the trail as
+// OCSF JSON lines, oldest first, for a SIEM forwarder (causeway audit
+// export): Causeway's own events after chain position N, or the imported
+// ones after id N. X-Causeway-Last says where the page ends (N when empty).
+Result<HttpResponse> ApiService::ReadAuditFeed(HttpRequest& req) {
+  const std::string source = req.Query("source");
+  if (source != "own" && source != "imported") {
+    return InvalidArgument("source: expected own or imported, not \"" + source + "\"");
+  }
+  ASSIGN_OR_RETURN(auto after, QueryInt(req, "after", 0, INT64_MAX, "a position in the trail"));
+  ASSIGN_OR_RETURN(auto limit, QueryInt(req, "limit", 1, 10000, "a page size"));
+  auto feed = StoreAuditFeed(store_);
+  const int64_t from = after.value_or(0);
+  const int size = static_cast<int>(limit.value_or(500));
+  ASSIGN_OR_RETURN(AuditFeed::Batch batch, source == "own" ? feed->Own(from, size) : feed->Imported(from, size));
+  HttpResponse r;
+  r.content_type = "application/x-ndjson";
+  for (const std::string& e : batch.events) r.body.append(e).append("\n");
+  r.headers.emplace_back("X-Causeway-Last", std::to_string(batch.last));
+  return r;
 }
 
 }  // namespace causeway::api

@@ -142,15 +142,54 @@ void PrintEvents(const json& events) {
 std::atomic<bool> export_stop{false};
 void StopExport(int) { export_stop = true; }
 
+// The trail as the server hands it over (GET /v1/audit/feed), under the
+// caller's token: export reads through the API like every other command.
+class ApiAuditFeed final : public AuditFeed {
+ public:
+  explicit ApiAuditFeed(Api& api) : api_(api) {}
+  Result<Batch> Own(int64_t after, int limit) override { return Page("own", after, limit); }
+  Result<Batch> Imported(int64_t after, int limit) override { return Page("imported", after, limit); }
+  // The exit code of the last failed page (its error already printed).
+  int exit_code() const { return exit_code_; }
+
+ private:
+  Result<Batch> Page(const char* source, int64_t after, int limit) {
+    auto res = api_.Raw("GET",
+                        "/v1/audit/feed" + QueryString({{"source", source},
+                                                        {"after", std::to_string(after)},
+                                                        {"limit", std::to_string(limit)}}),
+                        "", exit_code_);
+    if (!res) return Unavailable("the server did not hand over the trail");
+    Batch b{{}, after};
+    auto last = res->headers.find("x-causeway-last");
+    if (last == res->headers.end()) return Internal("the server's answer says not where the page ends");
+    try {
+      b.last = std::stoll(last->second);
+    } catch (const std::exception&) {
+      return Internal("the server's answer says not where the page ends");
+    }
+    std::string_view body = res->body;
+    while (!body.empty()) {
+      size_t nl = body.find('\n');
+      std::string_view line = body.substr(0, nl);
+      if (!line.empty()) b.events.emplace_back(line);
+      body = nl == std::string_view::npos ? std::string_view() : body.substr(nl + 1);
+    }
+    return b;
+  }
+
+  Api& api_;
+  int exit_code_ = kExitOk;
+};
+
 struct ExportArgs {
-  DbChoice where;
   audit::SinkOptions sink;
   std::string cursor, token_file;
   ExportOptions options;
   int max_attempts = -1;  // -1: 5 for one pass, unbounded with --follow
 };
 
-int RunExport(const ExportArgs& a, bool json_output) {
+int RunExport(const ExportArgs& a, Api& api, bool json_output) {
   ExportArgs args = a;
   if (!args.token_file.empty()) {
     auto token = ReadTokenFile(args.token_file);
@@ -162,17 +201,17 @@ int RunExport(const ExportArgs& a, bool json_output) {
   args.options.max_attempts = args.max_attempts >= 0 ? args.max_attempts : (args.options.follow ? 0 : 5);
   auto sink = audit::OpenSink(args.sink);
   if (!sink.ok()) return Fail(sink.status());
-  auto store = OpenStore(args.where.Resolve(), true);
-  if (!store.ok()) return Fail(store.status());
+  ApiAuditFeed feed(api);
   std::signal(SIGINT, StopExport);
   std::signal(SIGTERM, StopExport);
-  auto stats = ExportAudit(**store, **sink, args.cursor, args.options, export_stop, [&](const Status& st) {
+  auto stats = ExportAudit(feed, **sink, args.cursor, args.options, export_stop, [&](const Status& st) {
     std::cerr << "retrying: " << st.message() << "\n";
   });
   if (!stats.ok()) {
     std::cerr << "export to " << (*sink)->Describe() << " stopped; the cursor in " << args.cursor
               << " is where it was, and the next run sends from there\n";
-    return Fail(stats.status());
+    // A page the server refused was reported as it came; its exit code stands.
+    return feed.exit_code() != kExitOk ? feed.exit_code() : Fail(stats.status());
   }
   json j = {{"own_events", stats->own}, {"imported_events", stats->imported}, {"batches", stats->batches},
             {"retries", stats->retries}, {"cursor", {{"seq", stats->cursor.seq}, {"imported_id", stats->cursor.imported_id}}}};
@@ -374,8 +413,7 @@ void AddAuditCommands(CLI::App& audit, const Globals& g, Api& api, int& rc) {
   exp->add_option("--ca", ex->sink.ca_file, "TLS: also trust this CA certificate (PEM)");
   exp->add_option("--rotate-bytes", ex->sink.rotate_bytes, "file: start a new file past this size")->capture_default_str();
   exp->add_option("--keep", ex->sink.keep, "file: rotated files kept")->capture_default_str();
-  ex->where.AddTo(exp);
-  exp->callback([&g, &rc, ex] { rc = RunExport(*ex, g.json_output); });
+  exp->callback([&g, &api, &rc, ex] { rc = RunExport(*ex, api, g.json_output); });
 
   auto unlink_id = std::make_shared<std::string>();
   auto* unlink = audit.add_subcommand("unlink", "remove an identity link");

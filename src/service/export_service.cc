@@ -46,7 +46,42 @@ Status SaveExportCursor(const std::string& path, const ExportCursor& c) {
   return Status::Ok();
 }
 
-Result<ExportStats> ExportAudit(const Store& store, audit::Sink& sink, const std::string& cursor_path,
+namespace {
+
+class StoreFeed final : public AuditFeed {
+ public:
+  explicit StoreFeed(const Store& store) : store_(store) {}
+  Result<Batch> Own(int64_t after, int limit) override {
+    AuditFilter f;
+    f.after_seq = after;
+    f.limit = limit;
+    ASSIGN_OR_RETURN(auto own, store_.ListAudit(f));
+    Batch b{{}, after};
+    for (const AuditEvent& e : own) {
+      b.events.push_back(audit::ocsf::FromCauseway(e).dump(-1, ' ', false, json::error_handler_t::replace));
+      b.last = e.seq;
+    }
+    return b;
+  }
+  Result<Batch> Imported(int64_t after, int limit) override {
+    ASSIGN_OR_RETURN(auto imported, store_.ListImportedAuditSince(after, limit));
+    Batch b{{}, after};
+    for (ImportedAuditEvent& e : imported) {
+      b.events.push_back(std::move(e.event));
+      b.last = e.id;
+    }
+    return b;
+  }
+
+ private:
+  const Store& store_;
+};
+
+}  // namespace
+
+std::unique_ptr<AuditFeed> StoreAuditFeed(const Store& store) { return std::make_unique<StoreFeed>(store); }
+
+Result<ExportStats> ExportAudit(AuditFeed& feed, audit::Sink& sink, const std::string& cursor_path,
                                 const ExportOptions& o, const std::atomic<bool>& stop,
                                 const std::function<void(const Status&)>& on_retry) {
   if (o.batch < 1 || o.batch > 10000) return InvalidArgument("the batch size must be 1 to 10000");
@@ -75,27 +110,20 @@ Result<ExportStats> ExportAudit(const Store& store, audit::Sink& sink, const std
   };
   for (;;) {
     bool moved = false;
-    AuditFilter f;
-    f.after_seq = stats.cursor.seq;
-    f.limit = o.batch;
-    ASSIGN_OR_RETURN(auto own, store.ListAudit(f));
-    if (!own.empty()) {
-      std::vector<std::string> events;
-      for (const AuditEvent& e : own) events.push_back(audit::ocsf::FromCauseway(e).dump(-1, ' ', false, json::error_handler_t::replace));
+    ASSIGN_OR_RETURN(AuditFeed::Batch own, feed.Own(stats.cursor.seq, o.batch));
+    if (!own.events.empty()) {
       ExportCursor next = stats.cursor;
-      next.seq = own.back().seq;
-      RETURN_IF_ERROR(deliver(events, next));
-      stats.own += static_cast<int64_t>(events.size());
+      next.seq = own.last;
+      RETURN_IF_ERROR(deliver(own.events, next));
+      stats.own += static_cast<int64_t>(own.events.size());
       moved = true;
     }
-    ASSIGN_OR_RETURN(auto imported, store.ListImportedAuditSince(stats.cursor.imported_id, o.batch));
-    if (!imported.empty()) {
-      std::vector<std::string> events;
-      for (const ImportedAuditEvent& e : imported) events.push_back(e.event);
+    ASSIGN_OR_RETURN(AuditFeed::Batch imported, feed.Imported(stats.cursor.imported_id, o.batch));
+    if (!imported.events.empty()) {
       ExportCursor next = stats.cursor;
-      next.imported_id = imported.back().id;
-      RETURN_IF_ERROR(deliver(events, next));
-      stats.imported += static_cast<int64_t>(events.size());
+      next.imported_id = imported.last;
+      RETURN_IF_ERROR(deliver(imported.events, next));
+      stats.imported += static_cast<int64_t>(imported.events.size());
       moved = true;
     }
     if (stop) break;

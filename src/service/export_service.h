@@ -10,7 +10,9 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "audit/sinks.h"
 #include "causeway/store.h"
@@ -30,6 +32,23 @@ Result<ExportCursor> LoadExportCursor(const std::string& path);
 // Written to PATH.tmp, synced, renamed over PATH, the folder synced.
 Status SaveExportCursor(const std::string& path, const ExportCursor& cursor);
 
+// Where export reads the trail: the database itself (StoreAuditFeed, what
+// the server serves at GET /v1/audit/feed) or the API (the CLI's feed).
+class AuditFeed {
+ public:
+  virtual ~AuditFeed() = default;
+  struct Batch {
+    std::vector<std::string> events;  // OCSF JSON, one event each, oldest first
+    int64_t last = 0;                 // the position of the last event (seq or id); `after` when none
+  };
+  // Up to `limit` of Causeway's own events after chain position `after`.
+  virtual Result<Batch> Own(int64_t after, int limit) = 0;
+  // Up to `limit` of the providers' imported events after id `after`.
+  virtual Result<Batch> Imported(int64_t after, int limit) = 0;
+};
+
+std::unique_ptr<AuditFeed> StoreAuditFeed(const Store& store);
+
 struct ExportOptions {
   int batch = 500;
   int max_attempts = 0;  // per batch; 0: keep trying (with --follow)
@@ -44,11 +63,11 @@ struct ExportStats {
   ExportCursor cursor;
 };
 
-// Exports from `store` to `sink` from the cursor in `cursor_path` until
+// Exports from `feed` to `sink` from the cursor in `cursor_path` until
 // everything is delivered (or, with follow, until `stop`). A batch that
 // fails max_attempts times ends the run with that error, the cursor where
 // it was. `progress` (optional) hears each retry's error.
-Result<ExportStats> ExportAudit(const Store& store, audit::Sink& sink, const std::string& cursor_path,
+Result<ExportStats> ExportAudit(AuditFeed& feed, audit::Sink& sink, const std::string& cursor_path,
                                 const ExportOptions& options, const std::atomic<bool>& stop,
                                 const std::function<void(const Status&)>& on_retry = {});
 

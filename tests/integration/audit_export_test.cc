@@ -76,9 +76,9 @@ class AuditExport : public ::testing::Test {
   }
   CliResult Export(const std::string& to, std::vector<std::string> extra = {}) {
     std::vector<std::string> args = {"--json", "audit", "export", "--to", to, "--cursor", dir_->path() + "/cursor.json",
-                                     "--data-dir", dir_->path(), "--batch", "3", "--retry-min-ms", "10"};
+                                     "--batch", "3", "--retry-min-ms", "10"};
     args.insert(args.end(), extra.begin(), extra.end());
-    return RunCli(args);
+    return RunCli(args, env_);
   }
   std::string Cursor() {
     std::ifstream in(dir_->path() + "/cursor.json");
@@ -210,13 +210,44 @@ TEST_F(AuditExport, FilesRotateBySizeAndHoldEveryEventOnce) {
   std::vector<std::string> uids = Uids(files);  // oldest file first
   EXPECT_EQ(uids.size(), Expected().size());
   EXPECT_EQ(std::set<std::string>(uids.begin(), uids.end()), Expected());
-  auto bad = RunCli({"audit", "export", "--to", "ftp://x", "--cursor", dir_->path() + "/c2.json", "--data-dir", dir_->path()});
+  auto bad = RunCli({"audit", "export", "--to", "ftp://x", "--cursor", dir_->path() + "/c2.json"}, env_);
   EXPECT_EQ(bad.exit_code, 3);
   EXPECT_NE(bad.err.find("expected http(s)://"), std::string::npos) << bad.err;
   std::ofstream(dir_->path() + "/c3.json") << "garbage";
-  auto garbled = RunCli({"audit", "export", "--to", "file:" + path, "--cursor", dir_->path() + "/c3.json", "--data-dir", dir_->path()});
+  auto garbled = RunCli({"audit", "export", "--to", "file:" + path, "--cursor", dir_->path() + "/c3.json"}, env_);
   EXPECT_EQ(garbled.exit_code, 3);
   EXPECT_NE(garbled.err.find("not an export cursor"), std::string::npos) << garbled.err;
+}
+
+// Export reads the trail through the API: a token without audit:read
+// exports nothing and moves no cursor; the feed itself pages by position.
+TEST_F(AuditExport, ExportReadsTheTrailThroughTheApiWithAuditRead) {
+  auto client = server_->Client();
+  auto made = client.Send("POST", "/v1/tokens", json{{"name", "jobs"}, {"scopes", {"jobs:read"}}}.dump(),
+                          Auth(server_->admin_token()));
+  ASSERT_EQ(made->status, 201) << made->body;
+  std::string cursor = dir_->path() + "/denied.json";
+  auto denied = RunCli({"audit", "export", "--to", "file:" + dir_->path() + "/denied.jsonl", "--cursor", cursor},
+                       {{"CAUSEWAY_SERVER", server_->url()}, {"CAUSEWAY_TOKEN", json::parse(made->body)["secret"]}});
+  EXPECT_EQ(denied.exit_code, 5) << denied.err;
+  EXPECT_NE(denied.err.find("audit:read"), std::string::npos) << denied.err;
+  EXPECT_FALSE(std::filesystem::exists(cursor));
+
+  auto first = client.Send("GET", "/v1/audit/feed?source=own&after=0&limit=2", "", Auth(server_->admin_token()));
+  ASSERT_EQ(first->status, 200) << first->body;
+  EXPECT_EQ(first->headers["content-type"], "application/x-ndjson");
+  EXPECT_EQ(first->headers["x-causeway-last"], "2");
+  EXPECT_EQ(std::count(first->body.begin(), first->body.end(), '\n'), 2);
+  EXPECT_EQ(json::parse(first->body.substr(0, first->body.find('\n')))["metadata"]["product"]["name"], "Causeway");
+  auto imported = client.Send("GET", "/v1/audit/feed?source=imported&after=0", "", Auth(server_->admin_token()));
+  ASSERT_EQ(imported->status, 200) << imported->body;
+  EXPECT_EQ(std::count(imported->body.begin(), imported->body.end(), '\n'), 4) << "the k8s log's four events";
+  auto past = client.Send("GET", "/v1/audit/feed?source=imported&after=1000000", "", Auth(server_->admin_token()));
+  ASSERT_EQ(past->status, 200);
+  EXPECT_TRUE(past->body.empty());
+  EXPECT_EQ(past->headers["x-causeway-last"], "1000000");
+  auto bad = client.Send("GET", "/v1/audit/feed?source=everything", "", Auth(server_->admin_token()));
+  EXPECT_EQ(bad->status, 400);
 }
 
 }  // namespace
