@@ -119,6 +119,9 @@ std::string AdminToken(const Globals& g) {
 }
 
 // Steps are kept in a deque: each is filled in while later ones are added.
+// Longer than the rest on purpose: it is the acceptance test's script, read
+// top to bottom as a security reviewer reads the report, each step using what
+// the ones before made (tokens, ids, sessions).
 json RunIdentity(const Globals& g, const Options& o, std::deque<Step>& steps, bool& passed) {
   Session admin(g, AdminToken(g));
   std::string tag = Sha256Hex(RandomBytes(8)).substr(0, 10);

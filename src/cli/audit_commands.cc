@@ -225,9 +225,8 @@ int RunExport(const ExportArgs& a, Api& api, bool json_output) {
   return kExitOk;
 }
 
-}  // namespace
-
-void AddAuditCommands(CLI::App& audit, const Globals& g, Api& api, int& rc) {
+// audit import: a provider's log as OCSF, through the server, into a database, or to a file.
+void AddImport(CLI::App& audit, const Globals& g, Api& api, int& rc) {
   auto a = std::make_shared<ImportArgs>();
   auto* import = audit.add_subcommand(
       "import", "import a provider's audit log (k8s, cloudtrail, gcp, azure, okta, slurm; plain or gzip) as OCSF events");
@@ -269,7 +268,10 @@ void AddAuditCommands(CLI::App& audit, const Globals& g, Api& api, int& rc) {
     PrintImportReport(*report, g.json_output);
     rc = a->strict && report->value("issues", int64_t{0}) > 0 ? kExitInvalid : kExitOk;
   });
+}
 
+// audit search and audit person: the trail across providers, and one person's part in it.
+void AddSearch(CLI::App& audit, const Globals& g, Api& api, int& rc) {
   struct SearchArgs {
     std::string actor, provider, action, since, until, cursor, limit;
   };
@@ -323,7 +325,10 @@ void AddAuditCommands(CLI::App& audit, const Globals& g, Api& api, int& rc) {
     std::cout << "events by provider: " << (*j)["events_by_provider"].dump() << "\n";
     PrintEvents((*j)["events"]);
   });
+}
 
+// audit link, links and unlink: a person's identities at the providers.
+void AddLinks(CLI::App& audit, const Globals& g, Api& api, int& rc) {
   auto l = std::make_shared<std::array<std::string, 3>>();
   auto* link = audit.add_subcommand("link", "link an identity at a provider (an ARN, POSIX user, email) to a person");
   link->add_option("PROVIDER", (*l)[0], "the provider, or * for every provider")->required();
@@ -352,6 +357,19 @@ void AddAuditCommands(CLI::App& audit, const Globals& g, Api& api, int& rc) {
     for (const json& x : (*j)["links"]) t.Add({Str(x, "id"), Str(x, "provider"), Str(x, "identity"), Str(x, "person")});
     t.Print(std::cout);
   });
+  auto unlink_id = std::make_shared<std::string>();
+  auto* unlink = audit.add_subcommand("unlink", "remove an identity link");
+  unlink->add_option("ID", *unlink_id, "the link's id")->required();
+  unlink->callback([&g, &api, &rc, unlink_id] {
+    auto j = api.Call("DELETE", "/v1/audit/links/" + net::UrlEncode(*unlink_id), "", rc);
+    if (!j) return;
+    if (g.json_output) std::cout << j->dump(2) << "\n";
+    else std::cout << "removed " << *unlink_id << "\n";
+  });
+}
+
+// audit checkpoint, keys and coverage: the chain signed, its keys, and what the trail misses.
+void AddChainCommands(CLI::App& audit, const Globals& g, Api& api, int& rc) {
   auto* checkpoint = audit.add_subcommand("checkpoint", "sign the audit chain's head now (the server also does every few minutes)");
   checkpoint->callback([&g, &api, &rc] {
     auto j = api.Call("POST", "/v1/audit/checkpoints", "{}", rc, {{"Content-Type", "application/json"}});
@@ -399,7 +417,10 @@ void AddAuditCommands(CLI::App& audit, const Globals& g, Api& api, int& rc) {
     }
     if (*fail_on_findings && !(*j)["findings"].empty()) rc = kExitFailure;
   });
+}
 
+// audit export: the trail to a SIEM.
+void AddExport(CLI::App& audit, const Globals& g, Api& api, int& rc) {
   auto ex = std::make_shared<ExportArgs>();
   auto* exp = audit.add_subcommand("export", "send the trail (OCSF) to a SIEM over HTTP, to syslog, or to rotated files");
   exp->add_option("--to", ex->sink.url, "http(s)://COLLECTOR, tcp://HOST:PORT or tls://HOST:PORT (syslog, RFC 5424), or file:PATH")
@@ -414,16 +435,16 @@ void AddAuditCommands(CLI::App& audit, const Globals& g, Api& api, int& rc) {
   exp->add_option("--rotate-bytes", ex->sink.rotate_bytes, "file: start a new file past this size")->capture_default_str();
   exp->add_option("--keep", ex->sink.keep, "file: rotated files kept")->capture_default_str();
   exp->callback([&g, &api, &rc, ex] { rc = RunExport(*ex, api, g.json_output); });
+}
 
-  auto unlink_id = std::make_shared<std::string>();
-  auto* unlink = audit.add_subcommand("unlink", "remove an identity link");
-  unlink->add_option("ID", *unlink_id, "the link's id")->required();
-  unlink->callback([&g, &api, &rc, unlink_id] {
-    auto j = api.Call("DELETE", "/v1/audit/links/" + net::UrlEncode(*unlink_id), "", rc);
-    if (!j) return;
-    if (g.json_output) std::cout << j->dump(2) << "\n";
-    else std::cout << "removed " << *unlink_id << "\n";
-  });
+}  // namespace
+
+void AddAuditCommands(CLI::App& audit, const Globals& g, Api& api, int& rc) {
+  AddImport(audit, g, api, rc);
+  AddSearch(audit, g, api, rc);
+  AddLinks(audit, g, api, rc);
+  AddChainCommands(audit, g, api, rc);
+  AddExport(audit, g, api, rc);
 }
 
 }  // namespace causeway::cli

@@ -57,16 +57,17 @@ void PrintSteps(const json& j) {
             << ")\n";
 }
 
-}  // namespace
+// What the access, people and break-glass commands parse into; kept as long
+// as their callbacks (one per command line).
+struct IdentityArgs {
+  std::string user, action, team, groups;
+  std::string role, reason, duration = "1h", id;
+};
 
-void AddIdentityCommands(CLI::App& app, Api& api, const Globals& g, int& rc) {
-  struct State {
-    std::string user, action, team, groups;
-    std::string role, reason, duration = "1h", id;
-  };
-  auto st = std::make_shared<State>();
-  auto print_json = [](const json& j) { std::cout << j.dump(2) << "\n"; };
+void PrintJsonReply(const json& j) { std::cout << j.dump(2) << "\n"; }
 
+// access explain and confirm, credentials, people: who may do what, and carrying access through.
+void AddAccess(CLI::App& app, Api& api, const Globals& g, int& rc, const std::shared_ptr<IdentityArgs>& st) {
   auto* access = app.add_subcommand("access", "who may do what, and why");
   access->require_subcommand(1);
   auto* explain = access->add_subcommand("explain", "the bindings that allow or deny USER ACTION [on TEAM]");
@@ -76,14 +77,14 @@ void AddIdentityCommands(CLI::App& app, Api& api, const Globals& g, int& rc) {
       ->required();
   explain->add_option("TEAM", st->team, "the team whose resource it is (team/nlp or nlp)");
   explain->add_option("--groups", st->groups, "groups to assume for someone the directory does not know (a,b)");
-  explain->callback([&api, &g, &rc, st, print_json] {
+  explain->callback([&api, &g, &rc, st] {
     std::string team = st->team.rfind("team/", 0) == 0 ? st->team.substr(5) : st->team;
     std::string target = "/v1/access/explain?user=" + net::UrlEncode(st->user) + "&action=" + net::UrlEncode(st->action);
     if (!team.empty()) target += "&team=" + net::UrlEncode(team);
     if (!st->groups.empty()) target += "&groups=" + net::UrlEncode(st->groups);
     auto j = api.Call("GET", target, "", rc);
     if (!j) return;
-    if (g.json_output) return print_json(*j);
+    if (g.json_output) return PrintJsonReply(*j);
     std::cout << Text(*j, "user") << " " << Text(*j, "action") << (team.empty() ? "" : " on team " + team) << ": "
               << ((*j)["allowed"].get<bool>() ? "ALLOWED" : "DENIED") << " (needs " << Text(*j, "scope") << "; "
               << Text(*j, "why") << ")\n";
@@ -100,20 +101,20 @@ void AddIdentityCommands(CLI::App& app, Api& api, const Globals& g, int& rc) {
 
   auto* confirm = access->add_subcommand("confirm", "confirm a role binding made under break-glass (admin)");
   confirm->add_option("ID", st->id, "the binding (bnd_...)")->required();
-  confirm->callback([&api, &g, &rc, st, print_json] {
+  confirm->callback([&api, &g, &rc, st] {
     auto j = api.Call("POST", "/v1/access/bindings/" + net::UrlEncode(st->id) + "/confirm", "{}", rc);
     if (!j) return;
-    if (g.json_output) return print_json(*j);
+    if (g.json_output) return PrintJsonReply(*j);
     std::cout << "confirmed " << Text((*j)["binding"], "source") << ": " << Text((*j)["binding"], "group") << " -> "
               << Text((*j)["binding"], "role") << "\n";
   });
 
   auto* credentials = app.add_subcommand("credentials", "every credential Causeway knows of for a person, with its state");
   credentials->add_option("--user", st->user, "a userName")->required();
-  credentials->callback([&api, &g, &rc, st, print_json] {
+  credentials->callback([&api, &g, &rc, st] {
     auto j = api.Call("GET", "/v1/people/" + net::UrlEncode(st->user) + "/credentials", "", rc);
     if (!j) return;
-    if (g.json_output) return print_json(*j);
+    if (g.json_output) return PrintJsonReply(*j);
     PrintCredentials(*j);
   });
 
@@ -123,15 +124,18 @@ void AddIdentityCommands(CLI::App& app, Api& api, const Globals& g, int& rc) {
                              {"sync", "bring USER's provider accounts in line with the directory"}}) {
     auto* cmd = people->add_subcommand(verb, what);
     cmd->add_option("USER", st->user, "a userName")->required();
-    cmd->callback([&api, &g, &rc, st, print_json, verb = std::string(verb)] {
+    cmd->callback([&api, &g, &rc, st, verb = std::string(verb)] {
       auto j = api.Call("POST", "/v1/people/" + net::UrlEncode(st->user) + "/" + verb, "{}", rc);
       if (!j) return;
-      if (g.json_output) return print_json(*j);
+      if (g.json_output) return PrintJsonReply(*j);
       PrintSteps(*j);
       if (!(*j)["ok"].get<bool>()) rc = kExitFailure;
     });
   }
+}
 
+// breakglass: time-boxed elevated access, asked for, approved, used and revoked.
+void AddBreakglass(CLI::App& app, Api& api, const Globals& g, int& rc, const std::shared_ptr<IdentityArgs>& st) {
   auto* breakglass = app.add_subcommand("breakglass", "time-boxed elevated access, audited and announced");
   breakglass->require_subcommand(1);
   auto print_grant = [](const json& b) {
@@ -147,12 +151,12 @@ void AddIdentityCommands(CLI::App& app, Api& api, const Globals& g, int& rc) {
   bg_request->add_option("--duration", st->duration, "how long, e.g. 1h (at most the estate's max_duration)");
   bg_request->add_option("--role", st->role, "the role asked for (one the estate's identity.breakglass offers)")->required();
   bg_request->add_option("--team", st->team, "limit it to one team");
-  bg_request->callback([&api, &g, &rc, st, print_json, print_grant] {
+  bg_request->callback([&api, &g, &rc, st, print_grant] {
     json body = {{"role", st->role}, {"reason", st->reason}, {"duration", st->duration}};
     if (!st->team.empty()) body["team"] = st->team;
     auto j = api.Call("POST", "/v1/breakglass", body.dump(), rc);
     if (!j) return;
-    if (g.json_output) return print_json(*j);
+    if (g.json_output) return PrintJsonReply(*j);
     print_grant((*j)["breakglass"]);
     if (j->contains("credential")) {
       std::cout << "credential " << Text((*j)["credential"]["token"], "id") << " (use it for the elevated work; it ends with the grant)\n"
@@ -163,10 +167,10 @@ void AddIdentityCommands(CLI::App& app, Api& api, const Globals& g, int& rc) {
   });
   auto* bg_credential = breakglass->add_subcommand("credential", "the credential of your approved grant (issued once)");
   bg_credential->add_option("ID", st->id, "the grant (bg_...)")->required();
-  bg_credential->callback([&api, &g, &rc, st, print_json] {
+  bg_credential->callback([&api, &g, &rc, st] {
     auto j = api.Call("POST", "/v1/breakglass/" + net::UrlEncode(st->id) + "/credential", "{}", rc);
     if (!j) return;
-    if (g.json_output) return print_json(*j);
+    if (g.json_output) return PrintJsonReply(*j);
     std::cout << "credential " << Text((*j)["token"], "id") << " until " << Text((*j)["token"], "expires_at")
               << " (it ends with the grant)\n"
               << "secret (shown once, store it now): " << Text(*j, "secret") << "\n";
@@ -174,18 +178,18 @@ void AddIdentityCommands(CLI::App& app, Api& api, const Globals& g, int& rc) {
   for (const char* verb : {"approve", "revoke"}) {
     auto* cmd = breakglass->add_subcommand(verb, std::string(verb) + " a break-glass grant");
     cmd->add_option("ID", st->id, "the grant (bg_...)")->required();
-    cmd->callback([&api, &g, &rc, st, print_json, print_grant, verb] {
+    cmd->callback([&api, &g, &rc, st, print_grant, verb] {
       auto j = api.Call("POST", "/v1/breakglass/" + net::UrlEncode(st->id) + "/" + verb, "{}", rc);
       if (!j) return;
-      if (g.json_output) return print_json(*j);
+      if (g.json_output) return PrintJsonReply(*j);
       print_grant((*j)["breakglass"]);
     });
   }
   auto* bg_list = breakglass->add_subcommand("list", "break-glass grants of the last 90 days");
-  bg_list->callback([&api, &g, &rc, print_json] {
+  bg_list->callback([&api, &g, &rc] {
     auto j = api.Call("GET", "/v1/breakglass", "", rc);
     if (!j) return;
-    if (g.json_output) return print_json(*j);
+    if (g.json_output) return PrintJsonReply(*j);
     Table t({"ID", "USER", "ROLE", "TEAM", "REASON", "APPROVED BY", "EXPIRES", "REVOKED", "MADE UNDER IT"});
     for (const json& b : (*j)["breakglass"]) {
       const json& made = b.value("created", json::object());
@@ -200,16 +204,28 @@ void AddIdentityCommands(CLI::App& app, Api& api, const Globals& g, int& rc) {
     }
     t.Print(std::cout);
   });
+}
 
+// identity rotate-keys: the workload token signing keys.
+void AddWorkloadKeys(CLI::App& app, Api& api, const Globals& g, int& rc) {
   auto* identity = app.add_subcommand("identity", "Causeway's own identity: workload token signing keys (admin)");
   identity->require_subcommand(1);
   auto* rotate = identity->add_subcommand("rotate-keys", "sign workload tokens with a new key; the old stays published");
-  rotate->callback([&api, &g, &rc, print_json] {
+  rotate->callback([&api, &g, &rc] {
     auto j = api.Call("POST", "/v1/identity/keys/rotate", "{}", rc);
     if (!j) return;
-    if (g.json_output) return print_json(*j);
+    if (g.json_output) return PrintJsonReply(*j);
     for (const json& k : (*j)["keys"]) std::cout << Text(k, "kid") << " " << Text(k, "alg") << "\n";
   });
+}
+
+}  // namespace
+
+void AddIdentityCommands(CLI::App& app, Api& api, const Globals& g, int& rc) {
+  auto st = std::make_shared<IdentityArgs>();
+  AddAccess(app, api, g, rc, st);
+  AddBreakglass(app, api, g, rc, st);
+  AddWorkloadKeys(app, api, g, rc);
 }
 
 }  // namespace causeway::cli

@@ -106,12 +106,25 @@ Result<int64_t> PeopleService::Audit(const std::string& action, const std::strin
   return seqs.front();
 }
 
+namespace {
+
+// A step's record from a unit committed through RunAudited: its outcome,
+// and the number of the audit event it appended (the unit's last).
+json StepOf(const std::string& action, const std::string& target, const Result<std::vector<int64_t>>& seqs,
+               const std::string& detail = "") {
+  const int64_t seq = seqs.ok() && !seqs->empty() ? seqs->back() : 0;
+  return Step(action, target, seqs.ok() ? Status::Ok() : seqs.status(), seq, detail);
+}
+
+}  // namespace
+
+// One person brought in line with the directory: a leaver's credentials
+// and work first (only for someone who may no longer work), then their
+// provider accounts, then one summary event.
 Result<json> PeopleService::Sync(const std::string& user, const std::string& actor) {
   ASSIGN_OR_RETURN(Person person, LookUp(store_, user));
-  bool may_work = person.entry && person.entry->active;
+  const bool may_work = person.entry && person.entry->active;
   json steps = json::array();
-  std::string posix = PosixName(user);
-
   // The teams whose jobs the person submits: where they get a Slurm user.
   std::set<std::string> teams;
   if (may_work) {
@@ -119,96 +132,111 @@ Result<json> PeopleService::Sync(const std::string& user, const std::string& act
       bool submits = std::find(g.scopes.begin(), g.scopes.end(), identity::kScopeJobsWrite) != g.scopes.end();
       if (submits && !g.team.empty()) teams.insert(g.team);
     }
+  } else {
+    RETURN_IF_ERROR(EndCredentials(user, actor, steps));
+    RETURN_IF_ERROR(HandleWork(user, actor, steps));
   }
+  RETURN_IF_ERROR(SyncAccounts(user, teams, may_work, actor, steps));
+  bool ok = std::all_of(steps.begin(), steps.end(), [](const json& s) { return s["ok"].get<bool>(); });
+  ASSIGN_OR_RETURN(int64_t seq, Audit(may_work ? "identity.sync" : "identity.deprovision", "user/" + user,
+                                      {{"user", user}, {"active", may_work}, {"steps", steps.size()}, {"ok", ok}},
+                                      actor));
+  return json{{"user", user}, {"may_work", may_work}, {"ok", ok}, {"steps", steps}, {"seq", seq}};
+}
 
-  if (!may_work) {
-    // Tokens acting for the person, and tokens they answer for (made by
-    // them or through a token of theirs, and not reassigned since).
-    ASSIGN_OR_RETURN(auto tokens, store_.ListTokens());
-    Timestamp now = clock_.Now();
-    for (const TokenRecord& t : tokens) {
-      if (t.revoked_at || !Concerns(t, user)) continue;
-      ASSIGN_OR_RETURN(auto head, store_.GetAuditHead());
-      Status st = queue_.Run([&](WriteTx& tx) -> Status {
-        RETURN_IF_ERROR(tx.RevokeToken(t.id, now));
-        AuditEvent e;
-        e.time = now;
-        e.actor = actor;
-        e.action = "token.revoke";
-        e.resource = "token/" + t.id;
-        e.details = {{"name", t.name}, {"reason", "deprovisioned"}};
-        if (!t.user.empty()) e.details["user"] = t.user;
-        if (!t.creator.empty()) e.details["creator"] = t.creator;
-        return tx.AppendAudit(e);
-      });
-      if (st.ok() && forget_) forget_(t.id);
-      steps.push_back(Step("token.revoke", t.id, st, st.ok() ? FindSeq(store_, head.seq, "token/" + t.id, "token.revoke") : 0));
-    }
-    // Their break-glass grants end.
-    ASSIGN_OR_RETURN(auto grants, store_.ListBreakglass(Timestamp()));
-    for (const BreakglassRecord& g : grants) {
-      if (!identity::scim::EqualsIgnoreCase(g.user, user) || g.revoked_at || (g.expires_at && *g.expires_at <= now)) continue;
-      ASSIGN_OR_RETURN(auto head, store_.GetAuditHead());
-      Status st = queue_.Run([&](WriteTx& tx) -> Status {
-        BreakglassRecord ended = g;
-        ended.revoked_at = now;
-        RETURN_IF_ERROR(tx.PutBreakglass(ended));
-        AuditEvent e;
-        e.time = now;
-        e.actor = actor;
-        e.action = "breakglass.revoke";
-        e.resource = "breakglass/" + g.id;
-        e.details = {{"user", g.user}, {"role", g.role}, {"reason", "deprovisioned"}};
-        return tx.AppendAudit(e);
-      });
-      steps.push_back(Step("breakglass.revoke", g.id, st,
-                           st.ok() ? FindSeq(store_, head.seq, "breakglass/" + g.id, "breakglass.revoke") : 0));
-    }
-    // Their work, as the estate says.
-    const DeprovisionConfig& policy = estate_.identity.deprovision;
-    identity::Principal system;
-    system.token_id = actor;
-    system.name = "deprovisioning";
-    system.scopes = {std::string(identity::kScopeAdmin)};
-    for (JobState state : {JobState::kPending, JobState::kAdmitted, JobState::kRunning}) {
-      bool running = state == JobState::kRunning;
-      const std::string& what = running ? policy.running : policy.queued;
-      if (what != "stop" && what != "cancel" && what != "reassign") continue;  // keep, finish
-      JobFilter f;
-      f.owner = user;
-      f.state = state;
-      f.limit = 1000;
-      ASSIGN_OR_RETURN(auto jobs, store_.ListJobs(f));
-      for (const JobRecord& job : jobs) {
-        ASSIGN_OR_RETURN(auto head, store_.GetAuditHead());
-        if (what == "reassign") {
-          Timestamp now = clock_.Now();
-          Status st = queue_.Run([&](WriteTx& tx) -> Status {
-            RETURN_IF_ERROR(tx.UpdateJobOwner(job.id, policy.reassign_to, now));
-            AuditEvent e;
-            e.time = now;
-            e.actor = actor;
-            e.action = "job.reassign";
-            e.resource = "job/" + job.id;
-            e.details = {{"from", user}, {"to", policy.reassign_to}, {"reason", "deprovisioned"}};
-            return tx.AppendAudit(e);
-          });
-          steps.push_back(Step("job.reassign", job.id, st,
-                               st.ok() ? FindSeq(store_, head.seq, "job/" + job.id, "job.reassign") : 0,
-                               "to " + policy.reassign_to));
-          continue;
-        }
-        std::promise<Status> done;
-        jobs_.Cancel(system, job.id, std::string("owner ") + user + " was deprovisioned",
-                     [&done](Result<JobRecord> r) { done.set_value(r.status()); });
-        Status st = done.get_future().get();
-        steps.push_back(Step(running ? "job.stop" : "job.cancel", job.id, st,
-                             st.ok() ? FindSeq(store_, head.seq, "job/" + job.id, "job.cancel") : 0));
+Status PeopleService::EndCredentials(const std::string& user, const std::string& actor, json& steps) {
+  // Tokens acting for the person, and tokens they answer for (made by
+  // them or through a token of theirs, and not reassigned since).
+  ASSIGN_OR_RETURN(auto tokens, store_.ListTokens());
+  const Timestamp now = clock_.Now();
+  for (const TokenRecord& t : tokens) {
+    if (t.revoked_at || !Concerns(t, user)) continue;
+    auto seqs = queue_.RunAudited([&](WriteTx& tx) -> Status {
+      RETURN_IF_ERROR(tx.RevokeToken(t.id, now));
+      AuditEvent e;
+      e.time = now;
+      e.actor = actor;
+      e.action = "token.revoke";
+      e.resource = "token/" + t.id;
+      e.details = {{"name", t.name}, {"reason", "deprovisioned"}};
+      if (!t.user.empty()) e.details["user"] = t.user;
+      if (!t.creator.empty()) e.details["creator"] = t.creator;
+      return tx.AppendAudit(e);
+    });
+    if (seqs.ok() && forget_) forget_(t.id);
+    steps.push_back(StepOf("token.revoke", t.id, seqs));
+  }
+  // Their break-glass grants end.
+  ASSIGN_OR_RETURN(auto grants, store_.ListBreakglass(Timestamp()));
+  for (const BreakglassRecord& g : grants) {
+    if (!identity::scim::EqualsIgnoreCase(g.user, user) || g.revoked_at || (g.expires_at && *g.expires_at <= now)) continue;
+    auto seqs = queue_.RunAudited([&](WriteTx& tx) -> Status {
+      BreakglassRecord ended = g;
+      ended.revoked_at = now;
+      RETURN_IF_ERROR(tx.PutBreakglass(ended));
+      AuditEvent e;
+      e.time = now;
+      e.actor = actor;
+      e.action = "breakglass.revoke";
+      e.resource = "breakglass/" + g.id;
+      e.details = {{"user", g.user}, {"role", g.role}, {"reason", "deprovisioned"}};
+      return tx.AppendAudit(e);
+    });
+    steps.push_back(StepOf("breakglass.revoke", g.id, seqs));
+  }
+  return Status::Ok();
+}
+
+Status PeopleService::HandleWork(const std::string& user, const std::string& actor, json& steps) {
+  const DeprovisionConfig& policy = estate_.identity.deprovision;
+  identity::Principal system;
+  system.token_id = actor;
+  system.name = "deprovisioning";
+  system.scopes = {std::string(identity::kScopeAdmin)};
+  for (JobState state : {JobState::kPending, JobState::kAdmitted, JobState::kRunning}) {
+    const bool running = state == JobState::kRunning;
+    const std::string& what = running ? policy.running : policy.queued;
+    if (what != "stop" && what != "cancel" && what != "reassign") continue;  // keep, finish
+    JobFilter f;
+    f.owner = user;
+    f.state = state;
+    f.limit = 1000;
+    ASSIGN_OR_RETURN(auto jobs, store_.ListJobs(f));
+    for (const JobRecord& job : jobs) {
+      if (what == "reassign") {
+        const Timestamp now = clock_.Now();
+        auto seqs = queue_.RunAudited([&](WriteTx& tx) -> Status {
+          RETURN_IF_ERROR(tx.UpdateJobOwner(job.id, policy.reassign_to, now));
+          AuditEvent e;
+          e.time = now;
+          e.actor = actor;
+          e.action = "job.reassign";
+          e.resource = "job/" + job.id;
+          e.details = {{"from", user}, {"to", policy.reassign_to}, {"reason", "deprovisioned"}};
+          return tx.AppendAudit(e);
+        });
+        steps.push_back(StepOf("job.reassign", job.id, seqs, "to " + policy.reassign_to));
+        continue;
       }
+      // Cancelled through the job service (its rules, the scheduler told),
+      // whose answer carries no sequence number: the trail is read for it.
+      ASSIGN_OR_RETURN(auto head, store_.GetAuditHead());
+      std::promise<Status> done;
+      jobs_.Cancel(system, job.id, std::string("owner ") + user + " was deprovisioned",
+                   [&done](Result<JobRecord> r) { done.set_value(r.status()); });
+      Status st = done.get_future().get();
+      steps.push_back(Step(running ? "job.stop" : "job.cancel", job.id, st,
+                           st.ok() ? FindSeq(store_, head.seq, "job/" + job.id, "job.cancel") : 0));
     }
   }
+  return Status::Ok();
+}
 
-  // Slurm users: exactly the desired associations on each cluster.
+// Slurm users (and any other provider's people accounts): exactly the
+// desired associations on each cluster.
+Status PeopleService::SyncAccounts(const std::string& user, const std::set<std::string>& teams, bool may_work,
+                                   const std::string& actor, json& steps) {
+  const std::string posix = PosixName(user);
   for (const auto& cluster : Accounts()) {
     const std::string& name = cluster->cluster();
     if (posix.empty()) {
@@ -248,12 +276,7 @@ Result<json> PeopleService::Sync(const std::string& user, const std::string& act
       steps.push_back(Step("provider.account.remove", target + "@" + account, st, seq));
     }
   }
-
-  bool ok = std::all_of(steps.begin(), steps.end(), [](const json& s) { return s["ok"].get<bool>(); });
-  ASSIGN_OR_RETURN(int64_t seq, Audit(may_work ? "identity.sync" : "identity.deprovision", "user/" + user,
-                                      {{"user", user}, {"active", may_work}, {"steps", steps.size()}, {"ok", ok}},
-                                      actor));
-  return json{{"user", user}, {"may_work", may_work}, {"ok", ok}, {"steps", steps}, {"seq", seq}};
+  return Status::Ok();
 }
 
 Result<json> PeopleService::SyncGroup(const std::string& group, const std::string& actor) {

@@ -12,6 +12,7 @@
 
 #include <functional>
 #include <memory>
+#include <set>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -61,6 +62,14 @@ class PeopleService {
   std::vector<std::unique_ptr<providers::PeopleAccounts>> Accounts() const;
   Result<int64_t> Audit(const std::string& action, const std::string& resource, nlohmann::json details,
                         const std::string& actor);
+  // The phases of Sync; each appends its steps' records to `steps`.
+  // A leaver's tokens and break-glass grants end.
+  Status EndCredentials(const std::string& user, const std::string& actor, nlohmann::json& steps);
+  // A leaver's queued and running jobs, as the estate's deprovisioning says.
+  Status HandleWork(const std::string& user, const std::string& actor, nlohmann::json& steps);
+  // Provider accounts made or removed so that exactly `teams` remain.
+  Status SyncAccounts(const std::string& user, const std::set<std::string>& teams, bool may_work,
+                      const std::string& actor, nlohmann::json& steps);
 
   Store& store_;
   CommitQueue& queue_;
