@@ -1,0 +1,139 @@
+// PeopleService::Sync against a real store and fake cluster accounts: a
+// person who may work gets an account in each team they submit to; a
+// leaver loses their tokens, queued work and accounts, each step recorded
+// with the number of the audit event its own commit appended.
+#include "service/people_service.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "fakes/people_accounts.h"
+#include "identity/scim/scim_schema.h"
+#include "service/scim_service.h"
+#include "service/token_service.h"
+#include "unit/service/service_fixture.h"
+
+namespace causeway::testing {
+namespace {
+
+using nlohmann::json;
+
+class PeopleServiceTest : public ServiceTest {
+ protected:
+  void SetUp() override {
+    ServiceTest::SetUp();
+    // Every simulated provider keeps people's accounts, one cluster each.
+    kinds_ = providers::BuiltInKinds();
+    providers::Kind sim = *kinds_.Find("sim");
+    sim.people_accounts = [ledger = ledger_](const providers::Context& c) {
+      std::vector<std::unique_ptr<providers::PeopleAccounts>> out;
+      out.push_back(std::make_unique<FakePeopleAccounts>(c.provider.name + "-login", ledger));
+      return out;
+    };
+    kinds_.Register("sim", std::move(sim));
+    binding_.group = "ml-nlp";
+    binding_.role = "researcher";
+    binding_.team = "nlp";
+    binding_.source = "access[0]";
+    jobs_ = std::make_unique<JobService>(*store_, *queue_, *estate_, clock_);
+    people_ = std::make_unique<PeopleService>(
+        *store_, *queue_, *estate_, clock_, *jobs_, [this] { return std::vector<identity::Binding>{binding_}; },
+        [this](const std::string& id) { forgotten_.push_back(id); }, kinds_);
+    scim_ = std::make_unique<ScimService>(*store_, *queue_, clock_);
+    auto user = scim_->Create(identity::scim::UserType(),
+                              {{"schemas", {"urn:ietf:params:scim:schemas:core:2.0:User"}},
+                               {"userName", "alice@example.com"},
+                               {"active", true}},
+                              ScimCaller{"tok_idp", "", false});
+    ASSERT_TRUE(user.ok()) << user.status().ToString();
+    auto group = scim_->Create(identity::scim::GroupType(),
+                               {{"schemas", {"urn:ietf:params:scim:schemas:core:2.0:Group"}},
+                                {"displayName", "ml-nlp"},
+                                {"members", {{{"value", (*user)["id"]}}}}},
+                               ScimCaller{"tok_idp", "", false});
+    ASSERT_TRUE(group.ok()) << group.status().ToString();
+  }
+  // The accounts of `user` on every fake cluster.
+  std::map<std::string, std::set<std::string>> AccountsOf(const std::string& user) {
+    std::lock_guard<std::mutex> lock(ledger_->mu);
+    std::map<std::string, std::set<std::string>> out;
+    for (const auto& [cluster, users] : ledger_->accounts) {
+      auto it = users.find(user);
+      if (it != users.end() && !it->second.empty()) out[cluster] = it->second;
+    }
+    return out;
+  }
+  // The audit event numbered `seq`.
+  AuditEvent EventAt(int64_t seq) {
+    auto events = store_->ListAudit(AuditFilter{.after_seq = seq - 1, .limit = 1});
+    EXPECT_TRUE(events.ok() && events->size() == 1);
+    return events.ok() && !events->empty() ? events->front() : AuditEvent{};
+  }
+
+  std::shared_ptr<FakePeopleAccounts::Ledger> ledger_ = std::make_shared<FakePeopleAccounts::Ledger>();
+  providers::Registry kinds_;
+  identity::Binding binding_;
+  std::vector<std::string> forgotten_;
+  std::unique_ptr<JobService> jobs_;
+  std::unique_ptr<PeopleService> people_;
+  std::unique_ptr<ScimService> scim_;
+};
+
+TEST_F(PeopleServiceTest, APersonWhoMayWorkGetsAnAccountInEachTeamTheySubmitTo) {
+  auto report = people_->Sync("alice@example.com", "tok_admin");
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_TRUE((*report)["may_work"].get<bool>());
+  EXPECT_TRUE((*report)["ok"].get<bool>()) << report->dump();
+  auto accounts = AccountsOf("alice");
+  ASSERT_EQ(accounts.size(), estate_->providers.size()) << "one cluster per simulated provider";
+  for (const auto& [cluster, teams] : accounts) EXPECT_EQ(teams, std::set<std::string>{"nlp"}) << cluster;
+  for (const json& step : (*report)["steps"]) {
+    ASSERT_EQ(step["action"], "provider.account.create");
+    EXPECT_EQ(EventAt(step["seq"]).action, "provider.account.create");
+  }
+  EXPECT_EQ(EventAt((*report)["seq"]).action, "identity.sync");
+
+  // Again: nothing left to do, nothing done twice.
+  auto again = people_->Sync("alice@example.com", "tok_admin");
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE((*again)["steps"].empty()) << again->dump();
+}
+
+TEST_F(PeopleServiceTest, ALeaverLosesTokensQueuedWorkAndAccountsEachStepWithItsOwnEvent) {
+  ASSERT_TRUE(people_->Sync("alice@example.com", "tok_admin").ok());
+  TokenService tokens(*store_, *queue_, clock_);
+  auto token = tokens.Create(Admin(), "alice-cli", {"jobs:read", "jobs:write"}, Micros(0), "alice@example.com");
+  ASSERT_TRUE(token.ok()) << token.status().ToString();
+  SubmitRequest submit;
+  submit.spec_yaml = "name: queued\nresources: {accelerators: H100:1}\nlabels: {owner: alice@example.com, team: nlp}\n"
+                     "run: train\n";
+  auto job = Wait<SubmitResult>([&](auto done) { jobs_->Submit(Admin(), submit, done); });
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+
+  ASSERT_TRUE(scim_->Deactivate("alice@example.com", ScimCaller{"tok_idp", "", false}).ok());
+  auto report = people_->Sync("alice@example.com", "tok_admin");
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_FALSE((*report)["may_work"].get<bool>());
+  EXPECT_TRUE((*report)["ok"].get<bool>()) << report->dump();
+  std::map<std::string, int> seen;
+  for (const json& step : (*report)["steps"]) {
+    const std::string action = step["action"];
+    ++seen[action];
+    ASSERT_TRUE(step.contains("seq")) << step.dump();
+    const AuditEvent e = EventAt(step["seq"]);
+    EXPECT_EQ(e.action, action == "job.cancel" ? "job.cancel" : action) << step.dump();
+    EXPECT_EQ(e.actor, "tok_admin");
+  }
+  EXPECT_EQ(seen["token.revoke"], 1);
+  EXPECT_EQ(seen["job.cancel"], 1);
+  EXPECT_EQ(seen["provider.account.remove"], static_cast<int>(estate_->providers.size()));
+  EXPECT_EQ(forgotten_, std::vector<std::string>{token->record.id}) << "this replica's token cache is told";
+  EXPECT_TRUE(AccountsOf("alice").empty());
+  auto detail = jobs_->Get(job->job.id);
+  ASSERT_TRUE(detail.ok());
+  EXPECT_EQ(detail->job.state, JobState::kCancelled);
+  EXPECT_EQ(EventAt((*report)["seq"]).action, "identity.deprovision");
+}
+
+}  // namespace
+}  // namespace causeway::testing
