@@ -1,6 +1,5 @@
 // /v1/people/...: every credential one person has, carrying the directory
 // through to providers, and the API's own way to cut someone off.
-
 #include "api/api_helpers.h"
 #include "api/api_service.h"
 
@@ -10,8 +9,6 @@ using nlohmann::json;
 
 void ApiService::AddPeopleRoutes() {
   using namespace identity;
-  // People: every credential one has, carrying the directory through, the
-  // API's own way to cut someone off, and why someone may or may not act.
   Route("GET", "/v1/people/{user}/credentials", kScopeAuditRead, Bind(&ApiService::Credentials));
   Route("POST", "/v1/people/{user}/sync", kScopeAdmin, Bind(&ApiService::SyncPerson));
   Route("POST", "/v1/people/{user}/deactivate", kScopeAdmin, Bind(&ApiService::DeactivatePerson));

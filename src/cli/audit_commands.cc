@@ -245,7 +245,7 @@ void AddImport(CLI::App& audit, const Globals& g, Api& api, int& rc) {
     Result<json> report = json();
     if (!a->out.empty()) {
       report = ImportToFile(*a, *source);
-    } else if (a->where.given() || std::getenv("CAUSEWAY_DB")) {
+    } else if (a->where.given()) {  // explicitly; CAUSEWAY_DB alone never skips the server
       report = ImportToDb(*a, *source);
     } else {
       // Through the server: the file is the request body (up to its body limit).

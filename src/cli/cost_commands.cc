@@ -270,7 +270,9 @@ void Import(Cli& c, ImportArgs& a) {
     return;
   }
   json report;
-  if (a.where.given() || std::getenv("CAUSEWAY_DB")) {
+  // Only an explicit --db or --data-dir opens a database: CAUSEWAY_DB
+  // alone (the server's setting) never takes a command past the front door.
+  if (a.where.given()) {
     a.options.version = a.version.empty() ? std::nullopt : cost::ParseFocusVersion(a.version);
     a.options.actor = LocalActor();
     c.rc = ImportIntoDb(a.where, a.file, a.options, a.all_issues, report);
