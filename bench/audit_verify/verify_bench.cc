@@ -14,7 +14,7 @@
 #include <fstream>
 #include <string>
 
-#include "audit/chain.h"
+#include "store/audit_chain.h"
 #include "causeway/store.h"
 #include "service/checkpoint_service.h"
 #include "store/commit_queue.h"

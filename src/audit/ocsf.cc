@@ -2,7 +2,7 @@
 
 #include <set>
 
-#include "audit/chain.h"
+#include "store/audit_chain.h"
 
 namespace causeway::audit::ocsf {
 

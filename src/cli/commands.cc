@@ -11,7 +11,7 @@
 
 #include "net/http_client.h"
 #include "api/server.h"
-#include "audit/chain.h"
+#include "store/audit_chain.h"
 #include "causeway/crypto.h"
 #include "causeway/estate.h"
 #include "causeway/job_spec.h"

@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "audit/chain.h"
+#include "store/audit_chain.h"
 #include "causeway/clock.h"
 #include "causeway/store.h"
 #include "identity/jwt.h"

@@ -7,7 +7,7 @@
 #include <functional>
 #include <string>
 
-#include "audit/chain.h"
+#include "store/audit_chain.h"
 #include "causeway/status.h"
 
 namespace causeway {

@@ -1,5 +1,5 @@
 #include "causeway/store.h"
-#include "audit/chain.h"
+#include "store/audit_chain.h"
 #include "store/postgres/pg_conn.h"
 
 namespace causeway {

@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "audit/chain.h"
+#include "store/audit_chain.h"
 #include "causeway/store.h"
 #include "server_process.h"
 

@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "audit/chain.h"
+#include "store/audit_chain.h"
 #include "audit/importers.h"
 #include "audit/ocsf.h"
 #include <filesystem>

@@ -7,7 +7,7 @@
 #include <set>
 #include <thread>
 
-#include "audit/chain.h"
+#include "store/audit_chain.h"
 #include "causeway/ids.h"
 #include "causeway/store.h"
 #include "store/postgres/pg_conn.h"

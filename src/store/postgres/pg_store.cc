@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "audit/chain.h"
+#include "store/audit_chain.h"
 #include "causeway/mutex.h"
 #include "causeway/store.h"
 #include "causeway/text.h"

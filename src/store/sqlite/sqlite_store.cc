@@ -7,7 +7,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "audit/chain.h"
+#include "store/audit_chain.h"
 #include "causeway/mutex.h"
 #include "causeway/store.h"
 #include "store/billing_sql.h"

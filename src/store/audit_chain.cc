@@ -1,4 +1,4 @@
-#include "audit/chain.h"
+#include "store/audit_chain.h"
 
 #include <openssl/sha.h>
 
