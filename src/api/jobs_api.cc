@@ -134,9 +134,9 @@ void ApiService::CancelJob(HttpRequest& req, Reply reply) {
     if (!body.ok()) return reply(ErrorResponse(body.status()));
     reason = std::move(*body);
   }
-  jobs_.Cancel(*req.principal, req.params["id"], reason, [reply](Result<JobRecord> r) {
+  jobs_.Cancel(*req.principal, req.params["id"], reason, [reply](Result<Cancellation> r) {
     if (!r.ok()) return reply(ErrorResponse(r.status()));
-    reply(JsonResponse(200, {{"job", ToJson(*r)}}));
+    reply(JsonResponse(200, {{"job", ToJson(r->job)}}));
   });
 }
 

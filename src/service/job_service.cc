@@ -152,7 +152,7 @@ WriteFn CancelJobWrite(const std::string& job_id, const std::string& actor, cons
 }
 
 void JobService::Cancel(const identity::Principal& who, const std::string& job_id, std::string reason,
-                        std::function<void(Result<JobRecord>)> done) {
+                        std::function<void(Result<Cancellation>)> done) {
   Timestamp now = clock_.Now();
   auto job = std::make_shared<JobRecord>();
   // Read first: whether the job may be cancelled by `who` depends on whose
@@ -162,12 +162,13 @@ void JobService::Cancel(const identity::Principal& who, const std::string& job_i
   if (!*found) return done(NotFound("job " + job_id + " not found"));
   if (Status st = MayCancel(who, **found); !st.ok()) return done(st);
   WriteFn work = CancelJobWrite(job_id, who.token_id, reason, now, job);
-  auto finish = [this, job, done](Status st) {
-    if (!st.ok()) return done(st);
+  CommitQueue::DoneAudited finish = [this, job, done](Committed c) {
+    if (!c.status.ok()) return done(c.status);
     if (hooks_.cancelled) hooks_.cancelled(job->id);
-    done(std::move(*job));
+    // The unit's last event is its job.cancel.
+    done(Cancellation{std::move(*job), c.audit_seqs.empty() ? 0 : c.audit_seqs.back()});
   };
-  if (Status st = queue_.Enqueue(std::move(work), finish); !st.ok()) done(st);
+  if (Status st = queue_.Enqueue(std::move(work), std::move(finish)); !st.ok()) done(st);
 }
 
 void JobService::RegisterCheckpoint(const identity::Principal& who, const std::string& job_id, std::string path,

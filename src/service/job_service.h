@@ -30,6 +30,12 @@ struct SubmitResult {
   std::vector<Diagnostic> warnings;
 };
 
+// A job cancelled, and the number of the `job.cancel` event that says so.
+struct Cancellation {
+  JobRecord job;
+  int64_t audit_seq = 0;
+};
+
 struct JobDetail {
   JobRecord job;
   std::vector<Attempt> attempts;
@@ -80,7 +86,7 @@ class JobService {
   // Cancels a job that has not finished. kNotFound, or kFailedPrecondition
   // for a finished job. `done` is called exactly once.
   void Cancel(const identity::Principal& who, const std::string& job_id, std::string reason,
-              std::function<void(Result<JobRecord>)> done);
+              std::function<void(Result<Cancellation>)> done);
 
   // Records a checkpoint of a job that has not finished; its next attempt
   // resumes from the latest one. `done` is called exactly once.

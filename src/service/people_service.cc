@@ -28,20 +28,6 @@ Result<Person> LookUp(const Store& store, const std::string& user) {
   return Person{std::move(found->user), std::move(found->groups)};
 }
 
-// The seq of the first event after `after` on `resource` with `action`; 0
-// if none is found. For the steps another service writes (it does not
-// return the sequence numbers its commit assigned).
-int64_t FindSeq(const Store& store, int64_t after, const std::string& resource, const std::string& action) {
-  AuditFilter f;
-  f.after_seq = after;
-  f.resource = resource;
-  f.action = action;
-  f.limit = 1000;
-  auto events = store.ListAudit(f);
-  if (!events.ok()) return 0;
-  return events->empty() ? 0 : events->front().seq;
-}
-
 // Whether `t` grants access because of `user`: it acts for them, or they
 // answer for it.
 bool Concerns(const TokenRecord& t, const std::string& user) {
@@ -218,15 +204,14 @@ Status PeopleService::HandleWork(const std::string& user, const std::string& act
         steps.push_back(StepOf("job.reassign", job.id, seqs, "to " + policy.reassign_to));
         continue;
       }
-      // Cancelled through the job service (its rules, the scheduler told),
-      // whose answer carries no sequence number: the trail is read for it.
-      ASSIGN_OR_RETURN(auto head, store_.GetAuditHead());
-      std::promise<Status> done;
+      // Cancelled through the job service: its rules, the scheduler told.
+      std::promise<Result<Cancellation>> done;
       jobs_.Cancel(system, job.id, std::string("owner ") + user + " was deprovisioned",
-                   [&done](Result<JobRecord> r) { done.set_value(r.status()); });
-      Status st = done.get_future().get();
-      steps.push_back(Step(running ? "job.stop" : "job.cancel", job.id, st,
-                           st.ok() ? FindSeq(store_, head.seq, "job/" + job.id, "job.cancel") : 0));
+                   [&done](Result<Cancellation> r) { done.set_value(std::move(r)); });
+      Result<Cancellation> cancelled = done.get_future().get();
+      steps.push_back(Step(running ? "job.stop" : "job.cancel", job.id,
+                           cancelled.ok() ? Status::Ok() : cancelled.status(),
+                           cancelled.ok() ? cancelled->audit_seq : 0));
     }
   }
   return Status::Ok();

@@ -89,12 +89,15 @@ TEST_F(JobServiceTest, CancelAndCheckpointReachTheSchedulerOnlyForJobsNotFinishe
   ASSERT_EQ(listed->size(), 1u);
   EXPECT_EQ((*listed)[0].step, 10);
 
-  auto cancelled = Wait<JobRecord>([&](auto done) { jobs_->Cancel(Admin(), r->job.id, "not needed", done); });
+  auto cancelled = Wait<Cancellation>([&](auto done) { jobs_->Cancel(Admin(), r->job.id, "not needed", done); });
   ASSERT_TRUE(cancelled.ok()) << cancelled.status().ToString();
-  EXPECT_EQ(cancelled->state, JobState::kCancelled);
+  EXPECT_EQ(cancelled->job.state, JobState::kCancelled);
+  auto events = Audit("job.cancel");
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(cancelled->audit_seq, events[0].seq) << "the commit says where its event landed";
   EXPECT_EQ(cancelled_, std::vector<std::string>{r->job.id});
 
-  auto twice = Wait<JobRecord>([&](auto done) { jobs_->Cancel(Admin(), r->job.id, "", done); });
+  auto twice = Wait<Cancellation>([&](auto done) { jobs_->Cancel(Admin(), r->job.id, "", done); });
   ASSERT_FALSE(twice.ok());
   EXPECT_EQ(twice.status().code(), Code::kFailedPrecondition);
   auto late = Wait<Checkpoint>([&](auto done) { jobs_->RegisterCheckpoint(Admin(), r->job.id, "s3://x", 11, done); });
