@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cmath>
 #include <cstdlib>
 #include <functional>
 #include <set>
@@ -165,11 +164,12 @@ class EstateParser {
     return *money;
   }
 
-  // The keys of the kinds' blocks on providers or clusters.
-  std::vector<std::string_view> BlockKeys(std::string EstateKind::*key) const {
+  // The keys of the kinds' blocks on providers or clusters (a key without
+  // a parser names no block).
+  std::vector<std::string_view> BlockKeys(std::string EstateKind::*key, KindSettingsParser EstateKind::*parse) const {
     std::vector<std::string_view> keys;
     for (const EstateKind& k : kinds_) {
-      if (!(k.*key).empty()) keys.push_back(k.*key);
+      if (!(k.*key).empty() && k.*parse) keys.push_back(k.*key);
     }
     return keys;
   }
@@ -189,7 +189,7 @@ class EstateParser {
                                                 const char* entry) {
     std::shared_ptr<const KindSettings> out;
     for (const EstateKind& k : kinds_) {
-      if ((k.*key).empty()) continue;
+      if ((k.*key).empty() || !(k.*parse)) continue;
       YAML::Node block = Get(n, k.*key);
       if (!block.IsDefined() || block.IsNull()) continue;
       if (kind != &k) {
@@ -207,7 +207,7 @@ class EstateParser {
 
   void ParseProvider(const YAML::Node& n, const std::string& f) {
     KeySet keys{{"name", "kind", "regions"}, {"description"}};
-    for (std::string_view k : BlockKeys(&EstateKind::provider_key)) keys.known.push_back(k);
+    for (std::string_view k : BlockKeys(&EstateKind::provider_key, &EstateKind::parse_provider)) keys.known.push_back(k);
     if (!r_.CheckMap(n, f, keys)) return;
     Provider p;
     p.name = NameField(n, f, provider_names_, "provider");
@@ -257,7 +257,7 @@ class EstateParser {
   void ParseCluster(const YAML::Node& n, const std::string& f) {
     KeySet keys{{"name", "provider", "region", "node_pools", "inject_envs", "storage", "bill_resources"},
                 {"description"}};
-    for (std::string_view k : BlockKeys(&EstateKind::cluster_key)) keys.known.push_back(k);
+    for (std::string_view k : BlockKeys(&EstateKind::cluster_key, &EstateKind::parse_cluster)) keys.known.push_back(k);
     if (!r_.CheckMap(n, f, keys)) return;
     Cluster c;
     StringList(n, f, "bill_resources", "[cw-h100-*, node-0?]", c.bill_resources);

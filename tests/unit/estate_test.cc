@@ -259,6 +259,22 @@ TEST(EstateTest, EachKindReadsItsOwnBlocks) {
       << unknown.status().ToString();
 }
 
+// A kind that names a block but gives no parser for it has no block: the
+// key is refused as unknown, never called.
+TEST(EstateTest, ABlockWithoutAParserIsAnUnknownKey) {
+  providers::Registry kinds = providers::BuiltInKinds();
+  providers::Kind bare;
+  bare.estate.cluster_key = "bare";
+  kinds.Register("bare", std::move(bare));
+  auto e = providers::ParseEstate(
+      "providers:\n  - {name: b, kind: bare, regions: [{name: r, zone: eu}]}\nclusters:\n"
+      "  - name: c\n    provider: b\n    region: r\n    node_pools: [{name: p, gpu_type: H100, gpus_per_node: 8, nodes: 1}]\n"
+      "    bare: {x: 1}\n",
+      "estate.yaml", kinds);
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.status().ToString().find("bare"), std::string::npos) << e.status().ToString();
+}
+
 TEST(EstateTest, SimulatedProvidersReadTheirMisbehaviour) {
   auto e = providers::ParseEstate(
       "providers: [{name: p, kind: sim, regions: [{name: r, zone: eu}], sim: {spot_preemption_per_hour: 0.5}}]\n",
