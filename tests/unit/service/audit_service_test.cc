@@ -1,0 +1,84 @@
+// AuditService against a real store: a provider's log imported once per
+// source event, each batch audited in the chain; the trail searched across
+// providers by person, through the links that line their identities up.
+#include "service/audit_service.h"
+
+#include "identity/scim/scim_schema.h"
+#include "service/scim_service.h"
+
+#include "unit/service/service_fixture.h"
+
+namespace causeway::testing {
+namespace {
+
+class AuditServiceTest : public ServiceTest {
+ protected:
+  void SetUp() override {
+    ServiceTest::SetUp();
+    audit_ = std::make_unique<AuditService>(*store_, *queue_, clock_);
+  }
+  Result<AuditImportReport> ImportK8s() {
+    audit::ImportOptions options;
+    options.provider = "coreweave";
+    options.source = audit::LogSource::kKubernetes;
+    return audit_->Import(std::string(CAUSEWAY_SOURCE_DIR) + "/examples/audit/k8s-audit.jsonl", options,
+                          "k8s-audit.jsonl", "tok_admin");
+  }
+  std::unique_ptr<AuditService> audit_;
+};
+
+TEST_F(AuditServiceTest, ALogIsStoredOncePerSourceEventAndEachImportIsInTheChain) {
+  auto first = ImportK8s();
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_EQ(first->stats.records, 5);
+  EXPECT_EQ(first->stats.skipped, 1) << "an earlier stage of the same request";
+  EXPECT_EQ(first->stored, 4);
+  EXPECT_EQ(first->already, 0);
+  auto again = ImportK8s();
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->stored, 0);
+  EXPECT_EQ(again->already, 4);
+  auto imports = Audit("audit.import");
+  ASSERT_EQ(imports.size(), 2u);
+  EXPECT_EQ(imports[0].actor, "tok_admin");
+  EXPECT_NE(imports[0].details.dump().find("k8s-audit.jsonl"), std::string::npos) << "the file by its label";
+}
+
+TEST_F(AuditServiceTest, APersonIsFoundByEveryIdentityLinkedToThem) {
+  ASSERT_TRUE(ImportK8s().ok());
+  AuditSearch by_email;
+  by_email.who = "alice@corp.example";
+  by_email.provider = "coreweave";
+  auto page = audit_->Search(by_email);
+  ASSERT_TRUE(page.ok()) << page.status().ToString();
+  const size_t direct = page->hits.size();
+  EXPECT_GT(direct, 0u);
+  for (const AuditHit& h : page->hits) EXPECT_EQ(h.row.provider, "coreweave");
+
+  AuditSearch bad;
+  bad.limit = 5000;
+  EXPECT_EQ(audit_->Search(bad).status().code(), Code::kInvalidArgument);
+
+  // A link makes another identity hers (she is in the directory): the
+  // search by her name finds it too.
+  ScimService scim(*store_, *queue_, clock_);
+  ASSERT_TRUE(scim.Create(identity::scim::UserType(),
+                          {{"schemas", {"urn:ietf:params:scim:schemas:core:2.0:User"}},
+                           {"userName", "alice@corp.example"},
+                           {"active", true}},
+                          ScimCaller{"tok_idp", "", false})
+                  .ok());
+  auto link = audit_->Link("*", "system:serviceaccount:ml:causeway", "alice@corp.example", Admin());
+  ASSERT_TRUE(link.ok()) << link.status().ToString();
+  auto linked = audit_->Search(by_email);
+  ASSERT_TRUE(linked.ok());
+  EXPECT_GT(linked->hits.size(), direct);
+  ASSERT_EQ(Audit("audit.link").size(), 1u);
+  ASSERT_TRUE(audit_->Unlink(link->id, "tok_admin").ok());
+  auto unlinked = audit_->Search(by_email);
+  ASSERT_TRUE(unlinked.ok());
+  EXPECT_EQ(unlinked->hits.size(), direct);
+}
+
+}  // namespace
+}  // namespace causeway::testing
