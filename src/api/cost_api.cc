@@ -32,6 +32,38 @@ Result<bool> QueryBool(const HttpRequest& req, const char* name) {
   return InvalidArgument(std::string(name) + ": expected true or false, not \"" + v + "\"");
 }
 
+// A string buffer that takes at most `limit` bytes; past it, writes fail
+// (the stream goes bad) and nothing more is kept.
+class BoundedBuffer final : public std::stringbuf {
+ public:
+  explicit BoundedBuffer(size_t limit) : limit_(limit) {}
+  bool full() const { return full_; }
+
+ protected:
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    if (full_ || size_ + static_cast<size_t>(n) > limit_) {
+      full_ = true;
+      return 0;
+    }
+    size_ += static_cast<size_t>(n);
+    return std::stringbuf::xsputn(s, n);
+  }
+  int_type overflow(int_type c) override {
+    if (traits_type::eq_int_type(c, traits_type::eof())) return traits_type::not_eof(c);
+    if (full_ || size_ + 1 > limit_) {
+      full_ = true;
+      return traits_type::eof();
+    }
+    ++size_;
+    return std::stringbuf::overflow(c);
+  }
+
+ private:
+  const size_t limit_;
+  size_t size_ = 0;
+  bool full_ = false;
+};
+
 json ToJson(const std::vector<cost::ReconcileLine>& lines, int threshold) {
   int flagged = 0;
   json days = json::array();
@@ -164,14 +196,23 @@ Result<HttpResponse> ApiService::CostWaste(HttpRequest& req) {
 }
 
 // GET /v1/cost/export?period=2026-11: FOCUS 1.2 CSV, one row per attempt
-// and day, with x_Team, x_Owner and x_JobId.
+// and day, with x_Team, x_Owner and x_JobId. An answer is held whole before
+// it is sent, so it is bounded: a period whose export is larger is refused
+// with a hint to ask for a shorter one.
 Result<HttpResponse> ApiService::ExportUsage(HttpRequest& req) {
+  constexpr size_t kMaxExport = 256u << 20;
   ASSIGN_OR_RETURN(auto days, cost::PeriodDays(req.Query("period")));
-  std::ostringstream out;
-  RETURN_IF_ERROR(cost::ExportFocus(store_, estate_, days.first, days.second, clock_.Now(), out));
+  BoundedBuffer buffer(kMaxExport);
+  std::ostream out(&buffer);
+  Status st = cost::ExportFocus(store_, estate_, days.first, days.second, clock_.Now(), out);
+  if (buffer.full()) {
+    return InvalidArgument("the export of this period is larger than " + std::to_string(kMaxExport >> 20) +
+                             " MiB: ask for a shorter period (period=2026-11-01..2026-11-15)");
+  }
+  RETURN_IF_ERROR(st);
   HttpResponse r;
   r.content_type = "text/csv; charset=utf-8";
-  r.body = std::move(out).str();
+  r.body = std::move(buffer).str();
   return r;
 }
 
