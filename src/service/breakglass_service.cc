@@ -1,4 +1,5 @@
 #include "service/breakglass_service.h"
+#include "service/token_service.h"
 
 #include <map>
 
@@ -167,12 +168,7 @@ Result<BreakglassRecord> BreakglassService::Change(const std::string& id, const 
     RETURN_IF_ERROR(tx.AppendAudit(e));
     for (const TokenRecord& t : revoke) {
       RETURN_IF_ERROR(tx.RevokeToken(t.id, now));
-      AuditEvent r;
-      r.time = now;
-      r.actor = actor;
-      r.action = "token.revoke";
-      r.resource = "token/" + t.id;
-      r.details = {{"name", t.name}, {"breakglass", id}, {"reason", "its break-glass grant ended"}};
+      AuditEvent r = RevokeEvent(t, actor, now, {{"breakglass", id}, {"reason", "its break-glass grant ended"}});
       RETURN_IF_ERROR(tx.AppendAudit(r));
     }
     return Status::Ok();

@@ -1,4 +1,5 @@
 #include "service/people_service.h"
+#include "service/token_service.h"
 
 #include <algorithm>
 #include <future>
@@ -139,12 +140,7 @@ Status PeopleService::EndCredentials(const std::string& user, const std::string&
     if (t.revoked_at || !Concerns(t, user)) continue;
     auto seqs = queue_.RunAudited([&](WriteTx& tx) -> Status {
       RETURN_IF_ERROR(tx.RevokeToken(t.id, now));
-      AuditEvent e;
-      e.time = now;
-      e.actor = actor;
-      e.action = "token.revoke";
-      e.resource = "token/" + t.id;
-      e.details = {{"name", t.name}, {"reason", "deprovisioned"}};
+      AuditEvent e = RevokeEvent(t, actor, now, {{"reason", "deprovisioned"}});
       if (!t.user.empty()) e.details["user"] = t.user;
       if (!t.creator.empty()) e.details["creator"] = t.creator;
       return tx.AppendAudit(e);

@@ -24,8 +24,10 @@ WriteFn InsertWithAudit(const TokenRecord& record, const std::string& actor) {
   };
 }
 
+}  // namespace
+
 // The event of revoking `token`; `details` adds to its name.
-AuditEvent RevokeEvent(const TokenRecord& token, const std::string& actor, Timestamp now, nlohmann::json details = {}) {
+AuditEvent RevokeEvent(const TokenRecord& token, const std::string& actor, Timestamp now, nlohmann::json details) {
   AuditEvent event;
   event.time = now;
   event.actor = actor;
@@ -36,7 +38,6 @@ AuditEvent RevokeEvent(const TokenRecord& token, const std::string& actor, Times
   return event;
 }
 
-}  // namespace
 
 Result<identity::MintedToken> TokenService::Create(const identity::Principal& who, std::string name,
                                                    std::vector<std::string> scopes, Micros ttl, std::string user) {
