@@ -10,9 +10,8 @@
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "causeway/clock.h"
+#include "causeway/details.h"
 
 namespace causeway {
 
@@ -129,7 +128,8 @@ struct DirectoryEntry {
   std::string name;
   std::string external_id;  // the provisioning client's own id, if it sent one
   bool active = true;       // users only: false once deactivated
-  nlohmann::json resource;  // the SCIM resource as stored, without id and meta
+  std::string resource = "{}";  // the SCIM resource as stored (a JSON object
+                                // as text), without id and meta
   int64_t version = 1;      // raised by each change; the resource's ETag
   Timestamp created_at;
   Timestamp updated_at;
@@ -272,7 +272,7 @@ struct AuditEvent {
   std::string actor;     // token id or "system"
   std::string action;    // "job.submit", "token.create", ...
   std::string resource;  // "job/job_01…", "token/tok_01…"
-  nlohmann::json details = nlohmann::json::object();  // no floating point values
+  Details details;
   std::string prev_hash;
   std::string hash;
 };

@@ -3,6 +3,7 @@
 
 #include "api/api_helpers.h"
 #include "api/api_service.h"
+#include "service/reports_json.h"
 #include "identity/access.h"
 #include "store/records_json.h"
 
@@ -157,7 +158,7 @@ Result<HttpResponse> ApiService::CreateBinding(HttpRequest& req) {
   if (!made.ok()) return made.status();
   // The group's members' provider accounts follow their new role.
   json synced = json::array();
-  if (auto r = people_svc_.SyncGroup(made->group, req.principal->token_id); r.ok()) synced = *r;
+  if (auto r = people_svc_.SyncGroup(made->group, req.principal->token_id); r.ok()) synced = ToJson(*r);
   return JsonResponse(201, {{"binding", BindingJson(*made)}, {"synced", synced}});
 }
 
@@ -171,7 +172,7 @@ Result<HttpResponse> ApiService::DeleteBinding(HttpRequest& req) {
   auto gone = bindings_.Delete(req.params["id"], req.principal->token_id);
   if (!gone.ok()) return gone.status();
   json synced = json::array();
-  if (auto r = people_svc_.SyncGroup(gone->group, req.principal->token_id); r.ok()) synced = *r;
+  if (auto r = people_svc_.SyncGroup(gone->group, req.principal->token_id); r.ok()) synced = ToJson(*r);
   return JsonResponse(200, {{"deleted", BindingJson(*gone)}, {"synced", synced}});
 }
 

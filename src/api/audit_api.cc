@@ -10,6 +10,7 @@
 #include "api/api_service.h"
 #include "identity/access.h"
 #include "service/export_service.h"
+#include "service/reports_json.h"
 #include "store/records_json.h"
 
 namespace causeway::api {
@@ -20,8 +21,52 @@ namespace {
 
 json HitsJson(const std::vector<AuditHit>& hits) {
   json out = json::array();
-  for (const AuditHit& h : hits) out.push_back(h.event);
+  for (const AuditHit& h : hits) out.push_back(json::parse(h.row.event, nullptr, false));
   return out;
+}
+
+json PersonJson(const PersonTrail& p) {
+  json person = {{"userName", p.user_name}};
+  if (p.entry) {
+    person["id"] = p.entry->user.id;
+    person["active"] = p.entry->user.active;
+    person["groups"] = p.entry->groups;
+    if (json user = ResourceJson(p.entry->user); user.contains("emails")) person["emails"] = user["emails"];
+  }
+  json linked = json::array();
+  for (const IdentityLink& l : p.links) linked.push_back({{"id", l.id}, {"provider", l.provider}, {"identity", l.identity}});
+  json credentials = json::array();
+  for (const PersonTrail::Credential& c : p.credentials) {
+    credentials.push_back({{"id", c.token.id}, {"name", c.token.name}, {"scopes", c.token.scopes}, {"live", c.live}});
+  }
+  json by_provider = json::object();
+  for (const AuditHit& h : p.events.hits) by_provider[h.row.provider] = by_provider.value(h.row.provider, 0) + 1;
+  return {{"person", person},
+          {"identities", p.events.identities},
+          {"links", linked},
+          {"credentials", credentials},
+          {"events_by_provider", by_provider},
+          {"events", HitsJson(p.events.hits)},
+          {"next_cursor", p.events.next_cursor}};
+}
+
+json ToJson(const CoverageReport& r) {
+  json findings = json::array(), buckets = json::array(), sources = json::array();
+  for (const CoverageFinding& f : r.findings) {
+    findings.push_back({{"kind", f.kind}, {"provider", f.provider}, {"name", f.name}, {"detail", f.detail}});
+  }
+  for (const CoverageReport::Bucket& b : r.buckets) {
+    buckets.push_back({{"provider", b.provider}, {"name", b.name}, {"state", b.state}, {"why", b.why},
+                       {"holds", b.holds.empty() ? json() : json(b.holds)}});
+  }
+  for (const CoverageReport::Source& s : r.log_sources) {
+    json j = {{"provider", s.provider}, {"source", s.source}, {"state", s.state}};
+    if (s.max_gap_s) j["max_gap_s"] = *s.max_gap_s;
+    if (s.events) j["events"] = *s.events;
+    if (s.last_import) j["last_import"] = FormatRfc3339(*s.last_import);
+    sources.push_back(std::move(j));
+  }
+  return {{"findings", findings}, {"buckets", buckets}, {"log_sources", sources}};
 }
 
 json LinkJson(const IdentityLink& l) {
@@ -73,9 +118,9 @@ Result<HttpResponse> ApiService::CreateCheckpoint(HttpRequest& req) {
   auto made = checkpoints_.Checkpoint(req.principal->token_id);
   if (!made.ok()) return made.status();
   if (!*made) return JsonResponse(200, {{"checkpoint", nullptr}, {"why", "nothing new since the last checkpoint"}});
-  return JsonResponse(201, {{"checkpoint", {{"seq", (*made)->seq}, {"signed_seq", (*made)->details["seq"]},
-                                           {"hash", (*made)->details["hash"]}, {"kid", (*made)->details["kid"]},
-                                           {"jws", (*made)->details["jws"]}}}});
+  const Details& d = (*made)->details;
+  return JsonResponse(201, {{"checkpoint", {{"seq", (*made)->seq}, {"signed_seq", d.Int("seq")}, {"hash", d.String("hash")},
+                                           {"kid", d.String("kid")}, {"jws", d.String("jws")}}}});
 }
 
 Result<HttpResponse> ApiService::AuditKeys(HttpRequest&) {
@@ -87,8 +132,8 @@ Result<HttpResponse> ApiService::AuditKeys(HttpRequest&) {
 Result<HttpResponse> ApiService::AuditCoverage(HttpRequest&) {
   auto report = audit_.Coverage(estate_.audit, clock_.Now());
   if (!report.ok()) return report.status();
-  for (json& f : breakglass_.CoverageFindings(bindings_.All())) (*report)["findings"].push_back(std::move(f));
-  return JsonResponse(200, *report);
+  for (CoverageFinding& f : breakglass_.CoverageFindings(bindings_.All())) report->findings.push_back(std::move(f));
+  return JsonResponse(200, ToJson(*report));
 }
 
 Result<HttpResponse> ApiService::SearchAudit(HttpRequest& req) {
@@ -124,13 +169,11 @@ Result<HttpResponse> ApiService::AuditPerson(HttpRequest& req) {
   if (!report.ok()) return report.status();
   // What they could do: the grants their groups' bindings confer now (none
   // once deactivated).
-  const json& person = (*report)["person"];
   std::vector<identity::Grant> grants;
-  if (person.value("active", false)) {
-    grants = identity::GrantsFor(bindings_.Current(), person.value("groups", std::vector<std::string>{}));
-  }
-  (*report)["grants"] = GrantsJson(grants);
-  return JsonResponse(200, *report);
+  if (report->entry && report->entry->user.active) grants = identity::GrantsFor(bindings_.Current(), report->entry->groups);
+  json out = PersonJson(*report);
+  out["grants"] = GrantsJson(grants);
+  return JsonResponse(200, out);
 }
 
 Result<HttpResponse> ApiService::ListIdentityLinks(HttpRequest&) {

@@ -33,7 +33,7 @@ Result<HttpResponse> ApiService::RequestBreakglass(HttpRequest& req) {
     return breakglass_.Request(*req.principal, role, team, reason, *duration);
   }();
   if (!issued.ok()) return issued.status();
-  json out = {{"breakglass", ToJson(issued->grant)}};
+  json out = {{"breakglass", DetailsOf(issued->grant)}};
   if (issued->credential) {
     out["credential"] = {{"token", ToJson(issued->credential->record)}, {"secret", issued->credential->secret}};
   }
@@ -53,8 +53,13 @@ Result<HttpResponse> ApiService::ListBreakglass(HttpRequest&) {
   if (!created.ok()) return created.status();
   json items = json::array();
   for (const auto& b : *list) {
-    json j = ToJson(b);
-    j["created"] = (*created)[b.id];
+    json j = DetailsOf(b);
+    const GrantArtifacts& made = (*created)[b.id];
+    json bindings = json::array();
+    for (const GrantArtifacts::Binding& d : made.bindings) {
+      bindings.push_back({{"id", d.id}, {"group", d.group}, {"role", d.role}, {"team", d.team}, {"confirmed", d.confirmed}});
+    }
+    j["created"] = {{"tokens", made.tokens}, {"bindings", bindings}, {"links", made.links}};
     items.push_back(std::move(j));
   }
   return JsonResponse(200, {{"breakglass", items}});
@@ -63,13 +68,13 @@ Result<HttpResponse> ApiService::ListBreakglass(HttpRequest&) {
 Result<HttpResponse> ApiService::ApproveBreakglass(HttpRequest& req) {
   auto grant = breakglass_.Approve(*req.principal, req.params["id"]);
   if (!grant.ok()) return grant.status();
-  return JsonResponse(200, {{"breakglass", ToJson(*grant)}});
+  return JsonResponse(200, {{"breakglass", DetailsOf(*grant)}});
 }
 
 Result<HttpResponse> ApiService::RevokeBreakglass(HttpRequest& req) {
   auto grant = breakglass_.Revoke(*req.principal, req.params["id"]);
   if (!grant.ok()) return grant.status();
-  return JsonResponse(200, {{"breakglass", ToJson(*grant)}});
+  return JsonResponse(200, {{"breakglass", DetailsOf(*grant)}});
 }
 
 }  // namespace causeway::api

@@ -3,6 +3,7 @@
 
 #include "api/api_helpers.h"
 #include "api/api_service.h"
+#include "scheduler/explain_json.h"
 #include "spec/spec_json.h"
 #include "store/records_json.h"
 
@@ -21,7 +22,7 @@ Result<HttpResponse> ApiService::ListQueues(HttpRequest&) {
   if (!scheduler_) return FailedPrecondition("this server runs no scheduler");
   auto queues = scheduler_->Queues();
   if (!queues.ok()) return queues.status();
-  return JsonResponse(200, {{"queues", *queues}});
+  return JsonResponse(200, {{"queues", scheduler::ToJson(*queues)}});
 }
 
 Result<HttpResponse> ApiService::SetOutage(HttpRequest& req) {

@@ -4,6 +4,7 @@
 
 #include "api/api_helpers.h"
 #include "api/api_service.h"
+#include "scheduler/explain_json.h"
 #include "spec/spec_json.h"
 #include "store/records_json.h"
 
@@ -143,13 +144,13 @@ void ApiService::CancelJob(HttpRequest& req, Reply reply) {
 Result<HttpResponse> ApiService::ExplainJob(HttpRequest& req) {
   auto detail = VisibleJob(req);
   if (!detail.ok()) return detail.status();
-  json live = scheduler_ ? scheduler_->Explain(detail->job.id) : json();
+  auto live = scheduler_ ? scheduler_->Explain(detail->job.id) : std::nullopt;
   json out = {{"job", detail->job.id},
               {"name", detail->job.name},
               {"team", detail->job.team},
               {"state", JobStateName(detail->job.state)},
               {"reason", detail->job.reason}};
-  if (!live.is_null()) out["scheduler"] = live;
+  if (live) out["scheduler"] = scheduler::ToJson(*live);
   json attempts = json::array();
   for (const auto& a : detail->attempts) attempts.push_back(ToJson(a));
   out["attempts"] = attempts;

@@ -2,6 +2,7 @@
 // through to providers, and the API's own way to cut someone off.
 #include "api/api_helpers.h"
 #include "api/api_service.h"
+#include "service/reports_json.h"
 
 namespace causeway::api {
 
@@ -17,13 +18,13 @@ void ApiService::AddPeopleRoutes() {
 Result<HttpResponse> ApiService::Credentials(HttpRequest& req) {
   auto report = people_svc_.Credentials(req.params["user"]);
   if (!report.ok()) return report.status();
-  return JsonResponse(200, *report);
+  return JsonResponse(200, ToJson(*report));
 }
 
 Result<HttpResponse> ApiService::SyncPerson(HttpRequest& req) {
   auto report = people_svc_.Sync(req.params["user"], req.principal->token_id);
   if (!report.ok()) return report.status();
-  return JsonResponse(200, *report);
+  return JsonResponse(200, ToJson(*report));
 }
 
 // Deactivates the person in the directory (as the IdP's SCIM client would)
@@ -33,8 +34,8 @@ Result<HttpResponse> ApiService::DeactivatePerson(HttpRequest& req) {
   // Carried through here, not by the directory's hook: the report is this
   // request's answer.
   RETURN_IF_ERROR(scim_.Deactivate(user, ScimCaller{req.principal->token_id, "", false}));
-  ASSIGN_OR_RETURN(json report, people_svc_.Sync(user, req.principal->token_id));
-  return JsonResponse(200, report);
+  ASSIGN_OR_RETURN(SyncReport report, people_svc_.Sync(user, req.principal->token_id));
+  return JsonResponse(200, ToJson(report));
 }
 
 }  // namespace causeway::api

@@ -34,9 +34,8 @@ Services::Services(Store& store, CommitQueue& queue, const Estate& estate, const
       auto report = people.Sync(user, actor);
       if (!report.ok()) {
         spdlog::error("carrying a directory change through for {} failed: {}", user, report.status().ToString());
-      } else if (!(*report)["ok"].get<bool>()) {
-        spdlog::warn("carrying a directory change through for {}: some steps failed (audit seq {})", user,
-                     (*report)["seq"].get<int64_t>());
+      } else if (!report->ok) {
+        spdlog::warn("carrying a directory change through for {}: some steps failed (audit seq {})", user, report->seq);
       }
     }
   });

@@ -3,6 +3,7 @@
 #include <set>
 
 #include "store/audit_chain.h"
+#include "store/records_json.h"
 
 namespace causeway::audit::ocsf {
 
@@ -89,14 +90,14 @@ json FromCauseway(const AuditEvent& e, const std::string& region) {
              {"actor", Actor(e.actor)},
              {"resources", json::array({{{"uid", e.resource}, {"type", e.resource.substr(0, e.resource.find('/'))}}})},
              {"raw_data", CanonicalJson(e)}};
-  std::string provider = e.details.is_object() ? e.details.value("provider", "") : "";
+  std::string provider = e.details.String("provider");
   ev["cloud"] = {{"provider", provider.empty() ? "causeway" : provider}};
   if (!region.empty()) ev["cloud"]["region"] = region;
   std::string target = e.resource.substr(e.resource.find('/') + 1);
   if (class_uid == kScheduledJobActivity) {
     ev["job"] = {{"name", target}, {"file", {{"name", target + ".yaml"}, {"type_id", 1}}}};
   } else if (class_uid == kUserManagement) {
-    std::string name = e.details.is_object() ? e.details.value("userName", e.details.value("user", "")) : "";
+    std::string name = e.details.String("userName", e.details.String("user"));
     ev["user"] = {{"uid", target}, {"type_id", 1}};
     if (!name.empty()) ev["user"]["name"] = name;
   } else {
@@ -104,7 +105,7 @@ json FromCauseway(const AuditEvent& e, const std::string& region) {
   }
   // Every class may carry the API call; searches match on its operation.
   ev["api"] = {{"operation", e.action}, {"service", {{"name", "causeway"}}}};
-  if (e.details.is_object() && !e.details.empty()) ev["unmapped"] = e.details;
+  if (!e.details.empty()) ev["unmapped"] = e.details;
   return ev;
 }
 

@@ -23,6 +23,7 @@
 #include "cli/api_client.h"
 #include "cli/audit_commands.h"
 #include "service/checkpoint_service.h"
+#include "service/reports_json.h"
 #include "cli/errors.h"
 #include "cli/identity_commands.h"
 #include "cli/job_commands.h"

@@ -50,17 +50,17 @@ Result<WasteReport> Waste(const Store& store, const Estate& estate, const std::s
     ASSIGN_OR_RETURN(auto events, store.ListAudit(f));
     for (const AuditEvent& e : events) {
       if (e.time >= metered.to) continue;
-      const nlohmann::json& d = e.details;
-      TeamWaste& t = team(d.value("team", std::string()));
-      if (d.value("dry_run", false)) {
+      const Details& d = e.details;
+      TeamWaste& t = team(d.String("team"));
+      if (d.Bool("dry_run")) {
         ++t.dry_run_reaps;
         continue;
       }
-      int64_t gpu_seconds = d.value("gpus", int64_t{0}) * d.value("idle_seconds", int64_t{0});
+      int64_t gpu_seconds = d.Int("gpus") * d.Int("idle_seconds");
       ++t.reaped_jobs;
       t.idle_gpu_seconds += gpu_seconds;
       ASSIGN_OR_RETURN(Money cost,
-                       Money::Scale(Money(d.value("price_micros", int64_t{0}), estate.currency), gpu_seconds, 3600));
+                       Money::Scale(Money(d.Int("price_micros"), estate.currency), gpu_seconds, 3600));
       t.idle_cost_micros += cost.micros();
     }
     if (static_cast<int>(events.size()) < f.limit) break;

@@ -6,6 +6,7 @@
 #include "causeway/crypto.h"
 #include "identity/scim/scim_schema.h"
 #include "net/fetch.h"
+#include "store/records_json.h"
 
 namespace causeway::identity {
 
@@ -111,12 +112,8 @@ Result<std::optional<PersonDirectory::Person>> ReadPerson(const Store& store, co
   if (!found) return found;
   ASSIGN_OR_RETURN(auto groups, store.ListDirectory("Group"));
   for (const DirectoryEntry& g : groups) {
-    for (const json& m : g.resource.value("members", json::array())) {
-      if (m.value("value", "") == found->user.id) {
-        found->groups.push_back(g.name);
-        break;
-      }
-    }
+    std::vector<std::string> members = GroupMemberIds(g);
+    if (std::find(members.begin(), members.end(), found->user.id) != members.end()) found->groups.push_back(g.name);
   }
   return found;
 }

@@ -588,17 +588,9 @@ bool Engine::Dispatch(Job& j, const placement::Option& o, int flavor, int64_t bo
   std::string why = o.reserved ? "reserved capacity already paid for"
                                : "the cheapest eligible " + std::string(spec.use_spot ? "spot " : "") + "capacity at " +
                                      Dollars(j.price_micros, estate_.currency) + " per GPU-hour";
-  j.placement = {{"cluster", j.cluster},
-                 {"pool", j.pool},
-                 {"provider", o.cluster->provider},
-                 {"zone", o.cluster->zone},
-                 {"flavor", j.flavor_name},
-                 {"gpus", j.gpus},
-                 {"reserved", o.reserved},
-                 {"borrowed", borrowed},
-                 {"price_per_gpu_hour", Money(j.price_micros, estate_.currency).AmountString()},
-                 {"data_local", o.data_local},
-                 {"why", why}};
+  j.placement = Placement{j.cluster,   j.pool,        o.cluster->provider, o.cluster->zone,
+                          j.flavor_name, j.gpus,      o.reserved,         borrowed,
+                          Money(j.price_micros, estate_.currency).AmountString(), o.data_local, why};
   Transition t = AttemptTransition(j, Transition::Kind::kDispatched, now);
   j.admitted_only = !provider->StartsOnLaunch();
   t.new_state = j.admitted_only ? JobState::kAdmitted : JobState::kRunning;
@@ -672,79 +664,79 @@ void Engine::CheckBudgets(Timestamp now, std::vector<Transition>& out) {
   }
 }
 
-nlohmann::json Engine::Explain(const std::string& job_id) const {
-  using nlohmann::json;
+std::optional<Explanation> Engine::Explain(const std::string& job_id) const {
   auto it = jobs_.find(job_id);
-  if (it == jobs_.end()) return json();
+  if (it == jobs_.end()) return std::nullopt;
   const Job& j = it->second;
   const JobSpec& spec = j.input.spec;
-  json out = {{"job", job_id}, {"state", !j.running ? "pending" : j.admitted_only ? "admitted" : "running"}};
-  if (j.admitted_only) out["waiting"] = "handed to " + j.cluster + ", waiting in its own queue to start";
-  if (j.queue >= 0) out["queue"] = quota_.config(j.queue).name;
-  if (!j.running) out["waiting"] = WaitingReason(j);
-  if (!j.placement.is_null()) out["placement"] = j.placement;
-  json alternatives = json::array();
+  Explanation out;
+  out.job = job_id;
+  out.state = !j.running ? "pending" : j.admitted_only ? "admitted" : "running";
+  if (j.admitted_only) out.waiting = "handed to " + j.cluster + ", waiting in its own queue to start";
+  if (j.queue >= 0) out.queue = quota_.config(j.queue).name;
+  if (!j.running) out.waiting = WaitingReason(j);
+  if (!j.placement.empty()) out.placement = j.placement;
   for (const auto& g : spec.accelerators.alternatives) {
-    int64_t gpus = static_cast<int64_t>(g.count) * spec.num_nodes;
-    std::string flavor = FlavorName(g, spec.use_spot);
-    json a = {{"accelerators", g.ToString()}, {"nodes", spec.num_nodes}, {"flavor", flavor}, {"gpus", gpus}};
+    Explanation::Alternative a;
+    a.accelerators = g.ToString();
+    a.nodes = spec.num_nodes;
+    a.flavor = FlavorName(g, spec.use_spot);
+    a.gpus = static_cast<int64_t>(g.count) * spec.num_nodes;
     if (j.queue >= 0 && !j.running) {
-      auto chk = quota_.Evaluate(j.queue, quota_.FlavorIndex(flavor), gpus, true);
+      auto chk = quota_.Evaluate(j.queue, quota_.FlavorIndex(a.flavor), a.gpus, true);
       static const char* kVerdicts[] = {"fits", "borrows", "needs_reclaim", "no_fit"};
-      a["quota"] = {{"verdict", kVerdicts[static_cast<int>(chk.verdict)]}, {"reason", chk.reason}};
+      a.quota_verdict = kVerdicts[static_cast<int>(chk.verdict)];
+      a.quota_reason = chk.reason;
     }
-    alternatives.push_back(a);
+    out.alternatives.push_back(std::move(a));
   }
-  out["alternatives"] = alternatives;
-  json candidates = json::array();
   placement::Resume resume{j.input.resume_from, j.input.resume_cluster};
   for (const auto& c : router_.Explain(spec, this, resume.path.empty() ? nullptr : &resume)) {
-    json cj = {{"cluster", c.option.cluster->name},
-               {"accelerators", spec.accelerators.alternatives[static_cast<size_t>(c.option.alternative)].ToString()},
-               {"eligible", c.eligible}};
-    if (c.option.pool) cj["pool"] = c.option.pool->name;
+    Explanation::Candidate cand;
+    cand.cluster = c.option.cluster->name;
+    cand.accelerators = spec.accelerators.alternatives[static_cast<size_t>(c.option.alternative)].ToString();
+    cand.eligible = c.eligible;
+    if (c.option.pool) cand.pool = c.option.pool->name;
     if (c.eligible) {
-      cj["reserved"] = c.option.reserved;
-      cj["price_per_gpu_hour"] = Money(std::max<int64_t>(0, c.option.price_micros), estate_.currency).AmountString();
-      cj["data_local"] = c.option.data_local;
-      cj["load_percent"] = c.option.load_permille / 10;
+      cand.reserved = c.option.reserved;
+      cand.price_per_gpu_hour = Money(std::max<int64_t>(0, c.option.price_micros), estate_.currency).AmountString();
+      cand.data_local = c.option.data_local;
+      cand.load_percent = c.option.load_permille / 10;
     } else {
-      cj["reason"] = c.failure;
+      cand.reason = c.failure;
     }
-    candidates.push_back(cj);
+    out.candidates.push_back(std::move(cand));
   }
-  out["candidates"] = candidates;
   return out;
 }
 
-nlohmann::json Engine::QueuesJson() const {
-  using nlohmann::json;
-  json queues = json::array();
+std::vector<QueueStatus> Engine::Queues() const {
+  std::vector<QueueStatus> out;
   for (size_t q = 0; q < quota_.queues(); ++q) {
-    const QueueConfig& cfg = quota_.config(static_cast<int>(q));
-    json flavors = json::array();
+    const int qi = static_cast<int>(q);
+    const QueueConfig& cfg = quota_.config(qi);
+    QueueStatus s;
+    s.name = cfg.name;
+    s.team = cfg.team;
+    s.cohort = cfg.cohort;
+    s.weight = cfg.weight;
     for (const auto& fq : cfg.quotas) {
-      int f = quota_.FlavorIndex(fq.flavor);
-      flavors.push_back({{"flavor", fq.flavor},
-                         {"nominal", fq.nominal},
-                         {"used", quota_.Used(static_cast<int>(q), f)},
-                         {"borrowing", std::max<int64_t>(0, quota_.Used(static_cast<int>(q), f) - fq.nominal)}});
+      int64_t used = quota_.Used(qi, quota_.FlavorIndex(fq.flavor));
+      s.flavors.push_back({fq.flavor, fq.nominal, used, std::max<int64_t>(0, used - fq.nominal)});
     }
-    size_t running = 0;
-    for (const auto& id : running_) running += jobs_.at(id).queue == static_cast<int>(q);
-    json qj = {{"name", cfg.name},     {"team", cfg.team},       {"cohort", cfg.cohort},
-               {"weight", cfg.weight}, {"flavors", flavors},     {"pending", pending_[q].size()},
-               {"running", running},   {"dominant_share_permille", quota_.DominantShare(static_cast<int>(q)) / 1000}};
+    s.pending = static_cast<int64_t>(pending_[q].size());
+    for (const auto& id : running_) s.running += jobs_.at(id).queue == qi;
+    s.dominant_share_permille = quota_.DominantShare(qi) / 1000;
     const Team* team = estate_.FindTeam(cfg.team);
     if (team && team->budget) {
-      qj["budget"] = {{"monthly", team->budget->monthly.AmountString()},
-                      {"spent", Money((TeamSpend(cfg.team, now_) + 5'000) / 10'000 * 10'000, estate_.currency).AmountString()},
-                      {"currency", estate_.currency},
-                      {"exhausted", exhausted_.count(cfg.team) > 0}};
+      s.budget = QueueStatus::Budget{
+          team->budget->monthly.AmountString(),
+          Money((TeamSpend(cfg.team, now_) + 5'000) / 10'000 * 10'000, estate_.currency).AmountString(),
+          estate_.currency, exhausted_.count(cfg.team) > 0};
     }
-    queues.push_back(qj);
+    out.push_back(std::move(s));
   }
-  return queues;
+  return out;
 }
 
 std::vector<ActiveAttempt> Engine::RunningAttempts() const {

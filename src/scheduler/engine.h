@@ -26,8 +26,6 @@
 #include <unordered_map>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "causeway/clock.h"
 #include "causeway/estate.h"
 #include "causeway/job_spec.h"
@@ -37,6 +35,66 @@
 #include "quota/quota.h"
 
 namespace causeway::scheduler {
+
+// The routing decision of one attempt: where it went and why. Kept with the
+// attempt (its JSON form, scheduler/explain_json.h) for explain.
+struct Placement {
+  std::string cluster, pool, provider, zone, flavor;
+  int64_t gpus = 0;
+  bool reserved = false;
+  int64_t borrowed = 0;            // GPUs borrowed from the cohort
+  std::string price_per_gpu_hour;  // an amount in the estate's currency
+  bool data_local = false;
+  std::string why;
+  bool empty() const { return cluster.empty(); }
+};
+
+// Why a job is where it is (Engine::Explain).
+struct Explanation {
+  struct Alternative {
+    std::string accelerators;
+    int nodes = 1;
+    std::string flavor;
+    int64_t gpus = 0;
+    std::string quota_verdict;  // fits, borrows, needs_reclaim, no_fit; "" once running
+    std::string quota_reason;
+  };
+  struct Candidate {
+    std::string cluster, accelerators, pool;
+    bool eligible = false;
+    // Eligible candidates:
+    bool reserved = false;
+    std::string price_per_gpu_hour;
+    bool data_local = false;
+    int load_percent = 0;
+    std::string reason;  // why not, for the others
+  };
+  std::string job;
+  std::string state;    // pending, admitted, running
+  std::string waiting;  // why it waits, "" when it does not
+  std::string queue;    // "" when it has none
+  std::optional<Placement> placement;
+  std::vector<Alternative> alternatives;
+  std::vector<Candidate> candidates;
+};
+
+// One queue's usage (Engine::Queues).
+struct QueueStatus {
+  struct Flavor {
+    std::string flavor;
+    int64_t nominal = 0, used = 0, borrowing = 0;
+  };
+  struct Budget {
+    std::string monthly, spent, currency;  // amounts
+    bool exhausted = false;
+  };
+  std::string name, team, cohort;
+  int weight = 1;
+  std::vector<Flavor> flavors;
+  int64_t pending = 0, running = 0;
+  int64_t dominant_share_permille = 0;
+  std::optional<Budget> budget;
+};
 
 // What the engine reports, for the owner to persist and audit.
 struct Transition {
@@ -78,7 +136,7 @@ struct Transition {
   int attempts = 0;
   int64_t total_gpu_seconds = 0;
   int64_t total_cost_micros = 0;
-  nlohmann::json placement;  // the routing decision of the attempt, for explain
+  Placement placement;  // the routing decision of the attempt, for explain
 };
 
 // A job handed to the engine.
@@ -155,10 +213,10 @@ class Engine : private placement::CapacityView {
   bool Has(const std::string& job_id) const { return jobs_.count(job_id) > 0; }
 
   // Why the job is where it is: the quota decision and every candidate
-  // cluster with its verdict, in words.
-  nlohmann::json Explain(const std::string& job_id) const;
+  // cluster with its verdict, in words. nullopt for a job it does not hold.
+  std::optional<Explanation> Explain(const std::string& job_id) const;
   // Queue usage for `causeway queues`.
-  nlohmann::json QueuesJson() const;
+  std::vector<QueueStatus> Queues() const;
 
   size_t pending() const { return pending_count_; }
   size_t running() const { return running_.size(); }
@@ -196,7 +254,7 @@ class Engine : private placement::CapacityView {
     // Why it is pending: a code on the hot path, words only when needed.
     enum class Wait { kNew, kQuota, kNoRoom, kBudget, kOther } wait = Wait::kNew;
     std::string waiting;       // for kOther: the words
-    nlohmann::json placement;  // the last routing decision
+    Placement placement;  // the last routing decision
   };
   // Live facts of one pool (index: placement::PoolRef::id).
   struct Slot {

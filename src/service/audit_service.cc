@@ -10,6 +10,7 @@
 #include "causeway/ids.h"
 #include "causeway/text.h"
 #include "identity/oidc.h"
+#include "store/records_json.h"
 
 namespace causeway {
 
@@ -24,8 +25,9 @@ constexpr std::string_view kOwnProvider = "causeway";
 // A directory user's emails, lower case.
 std::vector<std::string> EmailsOf(const DirectoryEntry& user) {
   std::vector<std::string> out;
-  if (!user.resource.contains("emails") || !user.resource["emails"].is_array()) return out;
-  for (const json& e : user.resource["emails"]) {
+  const json resource = ResourceJson(user);
+  if (!resource.contains("emails") || !resource["emails"].is_array()) return out;
+  for (const json& e : resource["emails"]) {
     if (e.is_object() && e.contains("value") && e["value"].is_string()) out.push_back(AsciiLower(e["value"].get<std::string>()));
   }
   return out;
@@ -65,12 +67,25 @@ Cursor KeyOf(const AuditHit& h) {
   return Cursor{h.row.time_ms, h.row.provider == kOwnProvider && h.row.source == kOwnProvider ? 0 : 1, h.row.id};
 }
 
-IdentityLink LinkOf(const DirectoryEntry& d) {
-  return IdentityLink{d.id, d.resource.value("provider", ""), d.resource.value("identity", ""),
-                      d.resource.value("person", "")};
+// A link as its directory entry stores it, and as its audit events tell it.
+json LinkResource(const IdentityLink& l) {
+  json r = {{"provider", l.provider}, {"identity", l.identity}, {"person", l.person}};
+  if (!l.breakglass.empty()) r["breakglass"] = l.breakglass;
+  return r;
 }
 
-AuditEvent Event(const std::string& action, const std::string& resource, json details, const std::string& actor,
+Details LinkDetails(const IdentityLink& l) {
+  Details d = {{"provider", l.provider}, {"identity", l.identity}, {"person", l.person}};
+  if (!l.breakglass.empty()) d["breakglass"] = l.breakglass;
+  return d;
+}
+
+IdentityLink LinkOf(const DirectoryEntry& d) {
+  const json r = ResourceJson(d);
+  return IdentityLink{d.id, r.value("provider", ""), r.value("identity", ""), r.value("person", ""), r.value("breakglass", "")};
+}
+
+AuditEvent Event(const std::string& action, const std::string& resource, Details details, const std::string& actor,
                  Timestamp now) {
   AuditEvent e;
   e.time = now;
@@ -200,11 +215,11 @@ Result<std::vector<AuditHit>> AuditService::OwnEvents(const AuditSearch& q, cons
       for (const AuditEvent& e : page) {
         f.after_seq = e.seq;
         AuditHit h;
-        h.event = audit::ocsf::FromCauseway(e);
         h.row.provider = h.row.source = std::string(kOwnProvider);
         h.row.source_id = "causeway:" + std::to_string(e.seq);
         h.row.id = e.seq;
-        RETURN_IF_ERROR(audit::IndexEvent(h.event.dump(), h.row));
+        h.row.event = audit::ocsf::FromCauseway(e).dump();
+        RETURN_IF_ERROR(audit::IndexEvent(h.row.event, h.row));
         Cursor key = KeyOf(h);
         if (!(Cursor{after_ms, 0, after_seq} < key)) continue;
         if (q.until_ms > 0 && h.row.time_ms >= q.until_ms) continue;
@@ -253,7 +268,6 @@ Result<AuditPage> AuditService::SearchFor(const AuditSearch& q, const Subject* s
     ASSIGN_OR_RETURN(auto rows, store_.SearchImportedAudit(iq));
     for (ImportedAuditEvent& r : rows) {
       AuditHit h;
-      h.event = json::parse(r.event, nullptr, false);
       h.row = std::move(r);
       hits.push_back(std::move(h));
     }
@@ -267,48 +281,30 @@ Result<AuditPage> AuditService::SearchFor(const AuditSearch& q, const Subject* s
   return page;
 }
 
-Result<json> AuditService::Person(const std::string& who, int64_t since_ms, int limit) const {
+Result<PersonTrail> AuditService::Person(const std::string& who, int64_t since_ms, int limit) const {
   ASSIGN_OR_RETURN(Subject subject, SubjectOf(who));
   if (!subject.name) return NotFound("nobody in the directory or the identity links is \"" + who + "\"");
-  json person = {{"userName", *subject.name}};
-  if (subject.entry) {
-    person["id"] = subject.entry->user.id;
-    person["active"] = subject.entry->user.active;
-    person["groups"] = subject.entry->groups;
-    if (subject.entry->user.resource.contains("emails")) person["emails"] = subject.entry->user.resource["emails"];
-  }
-  json linked = json::array();
-  for (const IdentityLink& l : subject.links) {
-    linked.push_back({{"id", l.id}, {"provider", l.provider}, {"identity", l.identity}});
-  }
-  json credentials = json::array();
+  PersonTrail out;
+  out.user_name = *subject.name;
+  out.entry = subject.entry;
+  out.links = subject.links;
   Timestamp now = clock_.Now();
   for (const TokenRecord& t : subject.tokens) {
-    bool live = !t.revoked_at && (!t.expires_at || now < *t.expires_at);
-    credentials.push_back({{"id", t.id}, {"name", t.name}, {"scopes", t.scopes}, {"live", live}});
+    out.credentials.push_back({t, !t.revoked_at && (!t.expires_at || now < *t.expires_at)});
   }
   AuditSearch q;
   q.since_ms = since_ms;
   q.limit = limit;
-  ASSIGN_OR_RETURN(AuditPage page, SearchFor(q, &subject));
-  json events = json::array();
-  json by_provider = json::object();
-  for (const AuditHit& h : page.hits) {
-    events.push_back(h.event);
-    by_provider[h.row.provider] = by_provider.value(h.row.provider, 0) + 1;
-  }
-  return json{{"person", person},   {"identities", page.identities}, {"links", linked},
-              {"credentials", credentials}, {"events_by_provider", by_provider}, {"events", events},
-              {"next_cursor", page.next_cursor}};
+  ASSIGN_OR_RETURN(out.events, SearchFor(q, &subject));
+  return out;
 }
 
-Result<json> AuditService::Coverage(const AuditCoverageConfig& c, Timestamp now) const {
-  json findings = json::array();
+Result<CoverageReport> AuditService::Coverage(const AuditCoverageConfig& c, Timestamp now) const {
+  CoverageReport out;
   auto finding = [&](const char* kind, const std::string& provider, const std::string& name, const std::string& detail) {
-    findings.push_back({{"kind", kind}, {"provider", provider}, {"name", name}, {"detail", detail}});
+    out.findings.push_back({kind, provider, name, detail});
   };
   auto day = [](Timestamp t) { return FormatRfc3339(t).substr(0, 10); };
-  json buckets = json::array();
   for (const AuditBucket& b : c.buckets) {
     const OrgDataLogging* org = nullptr;
     for (const OrgDataLogging& o : c.data_logging) {
@@ -335,26 +331,22 @@ Result<json> AuditService::Coverage(const AuditCoverageConfig& c, Timestamp now)
     }
     if (state != "logged") finding(state == "dark" ? "bucket-dark" : "bucket-unknown", b.provider, b.name,
                                    why + (b.holds.empty() ? "" : "; it holds " + b.holds));
-    buckets.push_back({{"provider", b.provider}, {"name", b.name}, {"state", state}, {"why", why},
-                       {"holds", b.holds.empty() ? json() : json(b.holds)}});
+    out.buckets.push_back({b.provider, b.name, state, why, b.holds});
   }
   ASSIGN_OR_RETURN(auto imported, store_.ListImportedSources());
-  json sources = json::array();
   for (const AuditLogSource& s : c.log_sources) {
     const ImportedSource* seen = nullptr;
     for (const ImportedSource& i : imported) {
       if (i.provider == s.provider && i.source == s.source) seen = &i;
     }
-    std::string name = s.provider + "/" + s.source;
-    json entry = {{"provider", s.provider}, {"source", s.source}, {"max_gap_s", s.max_gap.count() / 1000000}};
+    CoverageReport::Source entry{s.provider, s.source, "never", s.max_gap.count() / 1000000, {}, {}};
     if (!seen) {
       finding("source-never-imported", s.provider, s.source, "no " + s.source + " log of " + s.provider + " has been imported");
-      entry["state"] = "never";
     } else {
       Micros gap = now - seen->last_import;
-      entry["events"] = seen->events;
-      entry["last_import"] = FormatRfc3339(seen->last_import);
-      entry["state"] = gap > s.max_gap ? "stale" : "current";
+      entry.events = seen->events;
+      entry.last_import = seen->last_import;
+      entry.state = gap > s.max_gap ? "stale" : "current";
       if (gap > s.max_gap) {
         finding("source-stale", s.provider, s.source,
                 "last imported " + std::to_string(gap.count() / 3600000000) + " h ago (" + FormatRfc3339(seen->last_import) +
@@ -367,18 +359,15 @@ Result<json> AuditService::Coverage(const AuditCoverageConfig& c, Timestamp now)
                   std::to_string(c.retention->count() / 86400000000) + " (import at least that often, and keep the "
                   "imported events)");
     }
-    sources.push_back(std::move(entry));
+    out.log_sources.push_back(std::move(entry));
   }
   // Imported but not listed: coverage the estate does not know about.
   for (const ImportedSource& i : imported) {
     bool listed = std::any_of(c.log_sources.begin(), c.log_sources.end(),
                               [&](const AuditLogSource& s) { return s.provider == i.provider && s.source == i.source; });
-    if (!listed) {
-      sources.push_back({{"provider", i.provider}, {"source", i.source}, {"state", "unlisted"}, {"events", i.events},
-                         {"last_import", FormatRfc3339(i.last_import)}});
-    }
+    if (!listed) out.log_sources.push_back({i.provider, i.source, "unlisted", std::nullopt, i.events, i.last_import});
   }
-  return json{{"findings", findings}, {"buckets", buckets}, {"log_sources", sources}};
+  return out;
 }
 
 Result<IdentityLink> AuditService::Link(const std::string& provider, const std::string& identity,
@@ -395,17 +384,16 @@ Result<IdentityLink> AuditService::Link(const std::string& provider, const std::
   d.kind = kLinkKind;
   d.id = NewId("lnk", now);
   d.name = provider + "\n" + AsciiLower(identity);  // one person per identity at a provider
-  d.resource = {{"provider", provider}, {"identity", AsciiLower(identity)}, {"person", entry->user.name}};
-  if (!who.grant.empty()) d.resource["breakglass"] = who.grant;
+  IdentityLink link{d.id, provider, AsciiLower(identity), entry->user.name, who.grant};
+  d.resource = ResourceText(LinkResource(link));
   d.created_at = d.updated_at = now;
-  IdentityLink link = LinkOf(d);
   RETURN_IF_ERROR(queue_.Run([&](WriteTx& tx) -> Status {
     if (Status st = tx.PutDirectoryEntry(d); st.code() == Code::kAlreadyExists) {
       return AlreadyExists(identity + " at " + provider + " is already linked to someone");
     } else if (!st.ok()) {
       return st;
     }
-    AuditEvent e = Event("audit.link", "identity-link/" + d.id, d.resource, actor, now);
+    AuditEvent e = Event("audit.link", "identity-link/" + d.id, LinkDetails(link), actor, now);
     return tx.AppendAudit(e);
   }));
   return link;
@@ -419,7 +407,7 @@ Result<IdentityLink> AuditService::Unlink(const std::string& id, const std::stri
     if (!d) return NotFound("no identity link " + id);
     link = LinkOf(*d);
     RETURN_IF_ERROR(tx.DeleteDirectoryEntry(kLinkKind, id));
-    AuditEvent e = Event("audit.unlink", "identity-link/" + id, d->resource, actor, now);
+    AuditEvent e = Event("audit.unlink", "identity-link/" + id, LinkDetails(link), actor, now);
     return tx.AppendAudit(e);
   }));
   return link;

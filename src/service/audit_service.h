@@ -9,13 +9,12 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "audit/importers.h"
 #include "identity/oidc.h"
 #include "causeway/clock.h"
 #include "causeway/estate.h"
 #include "causeway/store.h"
+#include "service/coverage.h"
 #include "store/commit_queue.h"
 
 namespace causeway {
@@ -28,8 +27,7 @@ struct AuditImportReport {
 
 // One event of a search: Causeway's own (provider "causeway") or imported.
 struct AuditHit {
-  ImportedAuditEvent row;
-  nlohmann::json event;  // OCSF
+  ImportedAuditEvent row;  // its `event` is the OCSF event, JSON text
 };
 
 struct AuditSearch {
@@ -54,6 +52,40 @@ struct IdentityLink {
   std::string provider;
   std::string identity;  // lower case
   std::string person;    // the directory's userName
+  std::string breakglass;  // the grant it was made under, "" for none
+};
+
+// Everything about one person for an auditor or a leaver review.
+struct PersonTrail {
+  struct Credential {
+    TokenRecord token;
+    bool live = false;  // neither revoked nor expired
+  };
+  std::string user_name;
+  std::optional<identity::PersonDirectory::Person> entry;  // absent: known only through links
+  std::vector<IdentityLink> links;
+  std::vector<Credential> credentials;
+  AuditPage events;  // what they did, oldest first, and what they were matched as
+};
+
+// What the audit trail covers, against the estate's audit section.
+struct CoverageReport {
+  struct Bucket {
+    std::string provider, name;
+    std::string state;  // logged, dark, unknown
+    std::string why;
+    std::string holds;  // what the bucket holds, "" when not said
+  };
+  struct Source {
+    std::string provider, source;
+    std::string state;  // current, stale, never, unlisted (imported, not in the estate)
+    std::optional<int64_t> max_gap_s;  // listed sources only
+    std::optional<int64_t> events;     // imported sources only
+    std::optional<Timestamp> last_import;
+  };
+  std::vector<CoverageFinding> findings;
+  std::vector<Bucket> buckets;
+  std::vector<Source> log_sources;
 };
 
 class AuditService {
@@ -74,14 +106,13 @@ class AuditService {
   // could do), their identities at each provider, credentials, and what they
   // did (their events, oldest first). kNotFound when `who` is nobody the
   // directory or the links know.
-  Result<nlohmann::json> Person(const std::string& who, int64_t since_ms, int limit) const;
+  Result<PersonTrail> Person(const std::string& who, int64_t since_ms, int limit) const;
 
   // What the trail does not cover, against the estate's audit section:
   // buckets whose data-plane access is not logged (off, or older than the
   // organisation-wide setting that covers only new ones), log sources never
   // imported or not within their max_gap, retention below the policy.
-  // {"findings": [{"kind", "provider", "name", "detail"}...], "buckets", "log_sources"}.
-  Result<nlohmann::json> Coverage(const AuditCoverageConfig& config, Timestamp now) const;
+  Result<CoverageReport> Coverage(const AuditCoverageConfig& config, Timestamp now) const;
 
   // Links an identity at a provider to a person; made under a break-glass
   // grant, the link records it (listed in the grant's record).

@@ -6,6 +6,7 @@
 
 #include "causeway/ids.h"
 #include "causeway/input.h"
+#include "store/records_json.h"
 
 namespace causeway {
 
@@ -16,10 +17,10 @@ constexpr const char* kKind = "Binding";
 constexpr auto kReread = std::chrono::milliseconds(500);
 
 identity::Binding BindingOf(const DirectoryEntry& d) {
-  identity::Binding b{d.resource.value("group", ""), d.resource.value("role", ""), d.resource.value("team", ""),
-                      "binding/" + d.id};
-  b.breakglass = d.resource.value("breakglass", "");
-  b.confirmed = b.breakglass.empty() || d.resource.contains("confirmed_by");
+  const json r = ResourceJson(d);
+  identity::Binding b{r.value("group", ""), r.value("role", ""), r.value("team", ""), "binding/" + d.id};
+  b.breakglass = r.value("breakglass", "");
+  b.confirmed = b.breakglass.empty() || r.contains("confirmed_by");
   return b;
 }
 
@@ -29,7 +30,7 @@ AuditEvent Event(const std::string& action, const identity::Binding& b, const st
   e.actor = actor;
   e.action = action;
   e.resource = b.source;
-  e.details = {{"group", b.group}, {"role", b.role}, {"team", b.team.empty() ? json() : json(b.team)}};
+  e.details = {{"group", b.group}, {"role", b.role}, {"team", b.team.empty() ? DetailValue() : DetailValue(b.team)}};
   return e;
 }
 }  // namespace
@@ -79,9 +80,10 @@ Result<identity::Binding> BindingService::Create(const std::string& group, const
   d.id = NewId("bnd", now);
   // Unique per (group, role, team), the group ignoring case.
   d.name = group + "\n" + role + "\n" + team;
-  d.resource = {{"group", group}, {"role", role}, {"team", team}, {"created_by", actor}};
-  if (!who.Answerable().empty()) d.resource["creator"] = who.Answerable();
-  if (!who.grant.empty()) d.resource["breakglass"] = who.grant;
+  json resource = {{"group", group}, {"role", role}, {"team", team}, {"created_by", actor}};
+  if (!who.Answerable().empty()) resource["creator"] = who.Answerable();
+  if (!who.grant.empty()) resource["breakglass"] = who.grant;
+  d.resource = ResourceText(resource);
   d.created_at = d.updated_at = now;
   identity::Binding b = BindingOf(d);
   RETURN_IF_ERROR(queue_.Run([&](WriteTx& tx) -> Status {
@@ -106,13 +108,15 @@ Result<identity::Binding> BindingService::Confirm(const std::string& id, const i
   RETURN_IF_ERROR(queue_.Run([&](WriteTx& tx) -> Status {
     ASSIGN_OR_RETURN(auto found, tx.GetDirectoryEntry(kKind, id));
     if (!found) return NotFound("no API binding " + id);
-    if (!found->resource.contains("breakglass")) return FailedPrecondition("binding " + id + " was not made under break-glass: nothing to confirm");
-    if (found->resource.contains("confirmed_by")) return FailedPrecondition("binding " + id + " is confirmed already");
-    if (!who.Answerable().empty() && who.Answerable() == found->resource.value("creator", "")) {
+    json resource = ResourceJson(*found);
+    if (!resource.contains("breakglass")) return FailedPrecondition("binding " + id + " was not made under break-glass: nothing to confirm");
+    if (resource.contains("confirmed_by")) return FailedPrecondition("binding " + id + " is confirmed already");
+    if (!who.Answerable().empty() && who.Answerable() == resource.value("creator", "")) {
       return PermissionDenied("the person who made binding " + id + " under break-glass cannot confirm it");
     }
-    found->resource["confirmed_by"] = who.Answerable().empty() ? who.token_id : who.Answerable();
-    found->resource["confirmed_at"] = FormatRfc3339(now);
+    resource["confirmed_by"] = who.Answerable().empty() ? who.token_id : who.Answerable();
+    resource["confirmed_at"] = FormatRfc3339(now);
+    found->resource = ResourceText(resource);
     found->updated_at = now;
     found->version += 1;
     RETURN_IF_ERROR(tx.PutDirectoryEntry(*found));
@@ -133,8 +137,7 @@ Result<identity::Binding> BindingService::Delete(const std::string& id, const st
     ASSIGN_OR_RETURN(auto found, tx.GetDirectoryEntry(kKind, id));
     if (!found) return NotFound("no API binding " + id + " (the estate's bindings are changed in its file)");
     RETURN_IF_ERROR(tx.DeleteDirectoryEntry(kKind, id));
-    removed = identity::Binding{found->resource.value("group", ""), found->resource.value("role", ""),
-                                found->resource.value("team", ""), "binding/" + id};
+    removed = BindingOf(*found);
     AuditEvent e = Event("access.unbind", removed, actor, now);
     return tx.AppendAudit(e);
   }));

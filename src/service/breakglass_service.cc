@@ -9,6 +9,7 @@
 #include "identity/access.h"
 #include "identity/scim/scim_schema.h"
 #include "net/fetch.h"
+#include "store/records_json.h"
 
 namespace causeway {
 
@@ -24,16 +25,16 @@ bool IsOwn(const identity::Principal& who, const BreakglassRecord& b) {
 }
 }  // namespace
 
-json ToJson(const BreakglassRecord& b) {
-  auto opt = [](const std::optional<Timestamp>& t) { return t ? json(FormatRfc3339(*t)) : json(); };
+Details DetailsOf(const BreakglassRecord& b) {
+  auto opt = [](const std::optional<Timestamp>& t) { return t ? DetailValue(FormatRfc3339(*t)) : DetailValue(); };
   return {{"id", b.id},
           {"user", b.user},
           {"role", b.role},
-          {"team", b.team.empty() ? json() : json(b.team)},
+          {"team", b.team.empty() ? DetailValue() : DetailValue(b.team)},
           {"reason", b.reason},
           {"requested_at", FormatRfc3339(b.requested_at)},
           {"duration_s", b.duration.count() / 1'000'000},
-          {"approved_by", b.approved_by.empty() ? json() : json(b.approved_by)},
+          {"approved_by", b.approved_by.empty() ? DetailValue() : DetailValue(b.approved_by)},
           {"approved_at", opt(b.approved_at)},
           {"expires_at", opt(b.expires_at)},
           {"revoked_at", opt(b.revoked_at)}};
@@ -47,7 +48,7 @@ BreakglassService::BreakglassService(Store& store, CommitQueue& queue, const Est
                                      std::function<void(const std::string&)> forget)
     : store_(store), queue_(queue), estate_(estate), clock_(clock), forget_(std::move(forget)) {}
 
-Status BreakglassService::Announce(const std::string& event, const json& details) const {
+Status BreakglassService::Announce(const std::string& event, const Details& details) const {
   const std::string& url = estate_.identity.breakglass.webhook;
   if (url.empty()) return Status::Ok();
   json body = {{"event", event}, {"time", FormatRfc3339(clock_.Now())}, {"details", details}};
@@ -126,7 +127,7 @@ Result<BreakglassService::Issued> BreakglassService::Request(const identity::Pri
     e.actor = who.token_id;
     e.action = b.expires_at ? "breakglass.activate" : "breakglass.request";
     e.resource = "breakglass/" + b.id;
-    e.details = ToJson(b);
+    e.details = DetailsOf(b);
     if (out.credential) e.details["credential"] = out.credential->record.id;
     RETURN_IF_ERROR(tx.AppendAudit(e));
     if (!out.credential) return Status::Ok();
@@ -141,7 +142,7 @@ Result<BreakglassService::Issued> BreakglassService::Request(const identity::Pri
     return tx.AppendAudit(t);
   }));
   Changed();
-  if (Status st = Announce(b.expires_at ? "breakglass.activate" : "breakglass.request", ToJson(b)); !st.ok()) {
+  if (Status st = Announce(b.expires_at ? "breakglass.activate" : "breakglass.request", DetailsOf(b)); !st.ok()) {
     spdlog::warn("announcing break-glass {} failed: {}", b.id, st.message());
   }
   return out;
@@ -164,7 +165,7 @@ Result<BreakglassRecord> BreakglassService::Change(const std::string& id, const 
     e.actor = actor;
     e.action = action;
     e.resource = "breakglass/" + id;
-    e.details = ToJson(out);
+    e.details = DetailsOf(out);
     RETURN_IF_ERROR(tx.AppendAudit(e));
     for (const TokenRecord& t : revoke) {
       RETURN_IF_ERROR(tx.RevokeToken(t.id, now));
@@ -177,7 +178,7 @@ Result<BreakglassRecord> BreakglassService::Change(const std::string& id, const 
     for (const TokenRecord& t : revoke) forget_(t.id);
   }
   Changed();
-  if (Status st = Announce(action, ToJson(out)); !st.ok()) {
+  if (Status st = Announce(action, DetailsOf(out)); !st.ok()) {
     spdlog::warn("announcing break-glass {} failed: {}", id, st.message());
   }
   return out;
@@ -255,49 +256,42 @@ Result<std::vector<BreakglassRecord>> BreakglassService::List() const {
   return store_.ListBreakglass(clock_.Now() - std::chrono::hours(24 * 90));
 }
 
-Result<std::map<std::string, json>> BreakglassService::Created(const std::vector<BreakglassRecord>& grants) const {
-  std::map<std::string, json> out;
-  for (const BreakglassRecord& b : grants) {
-    out[b.id] = {{"tokens", json::array()}, {"bindings", json::array()}, {"links", json::array()}};
-  }
+Result<std::map<std::string, GrantArtifacts>> BreakglassService::Created(
+    const std::vector<BreakglassRecord>& grants) const {
+  std::map<std::string, GrantArtifacts> out;
+  for (const BreakglassRecord& b : grants) out[b.id];
   ASSIGN_OR_RETURN(auto tokens, store_.ListTokens());
   for (const TokenRecord& t : tokens) {
-    if (auto it = out.find(t.grant); it != out.end()) it->second["tokens"].push_back(t.id);
+    if (auto it = out.find(t.grant); it != out.end()) it->second.tokens.push_back(t.id);
   }
   ASSIGN_OR_RETURN(auto bindings, store_.ListDirectory("Binding"));
   for (const DirectoryEntry& d : bindings) {
-    if (auto it = out.find(d.resource.value("breakglass", "")); it != out.end()) {
-      it->second["bindings"].push_back({{"id", d.id},
-                                        {"group", d.resource.value("group", "")},
-                                        {"role", d.resource.value("role", "")},
-                                        {"team", d.resource.value("team", "")},
-                                        {"confirmed", d.resource.contains("confirmed_by")}});
+    const json r = ResourceJson(d);
+    if (auto it = out.find(r.value("breakglass", "")); it != out.end()) {
+      it->second.bindings.push_back({d.id, r.value("group", ""), r.value("role", ""), r.value("team", ""),
+                                     r.contains("confirmed_by")});
     }
   }
   ASSIGN_OR_RETURN(auto links, store_.ListDirectory("IdentityLink"));
   for (const DirectoryEntry& d : links) {
-    if (auto it = out.find(d.resource.value("breakglass", "")); it != out.end()) it->second["links"].push_back(d.id);
+    if (auto it = out.find(ResourceJson(d).value("breakglass", "")); it != out.end()) it->second.links.push_back(d.id);
   }
   return out;
 }
 
-json BreakglassService::CoverageFindings(const std::vector<identity::Binding>& bindings) const {
-  json out = json::array();
+std::vector<CoverageFinding> BreakglassService::CoverageFindings(const std::vector<identity::Binding>& bindings) const {
+  std::vector<CoverageFinding> out;
   const BreakglassConfig& c = estate_.identity.breakglass;
   if (c.enabled && c.approvers == 0) {
-    out.push_back({{"kind", "breakglass-self-approval"},
-                   {"provider", "causeway"},
-                   {"name", "identity.breakglass"},
-                   {"detail", "self_approval: true lets a requester activate their own grant without another person's approval"}});
+    out.push_back({"breakglass-self-approval", "causeway", "identity.breakglass",
+                   "self_approval: true lets a requester activate their own grant without another person's approval"});
   }
   for (const identity::Binding& b : bindings) {
     if (b.confirmed) continue;
-    out.push_back({{"kind", "breakglass-binding-unconfirmed"},
-                   {"provider", "causeway"},
-                   {"name", b.source},
-                   {"detail", "group " + b.group + " bound to " + b.role + (b.team.empty() ? "" : " of " + b.team) +
-                                  " under break-glass grant " + b.breakglass +
-                                  ": an admin must confirm it (causeway access confirm) or remove it"}});
+    out.push_back({"breakglass-binding-unconfirmed", "causeway", b.source,
+                   "group " + b.group + " bound to " + b.role + (b.team.empty() ? "" : " of " + b.team) +
+                       " under break-glass grant " + b.breakglass +
+                       ": an admin must confirm it (causeway access confirm) or remove it"});
   }
   return out;
 }
@@ -346,7 +340,7 @@ Status BreakglassService::RecordUse(const identity::Principal& who, const std::s
   e.actor = who.token_id;
   e.action = "breakglass.use";
   e.resource = "breakglass/" + who.grant;
-  e.details = {{"grants", {who.grant}}, {"user", who.Answerable()}, {"method", method}, {"path", path}};
+  e.details = {{"grants", std::vector<std::string>{who.grant}}, {"user", who.Answerable()}, {"method", method}, {"path", path}};
   RETURN_IF_ERROR(queue_.Run([e](WriteTx& tx) mutable -> Status { return tx.AppendAudit(e); }));
   if (Status st = Announce("breakglass.use", e.details); !st.ok()) {
     spdlog::warn("announcing a break-glass use failed: {}", st.message());

@@ -19,11 +19,10 @@
 
 #include <chrono>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "causeway/clock.h"
 #include "causeway/estate.h"
@@ -31,9 +30,21 @@
 #include "causeway/store.h"
 #include "identity/access.h"
 #include "identity/tokens.h"
+#include "service/coverage.h"
 #include "store/commit_queue.h"
 
 namespace causeway {
+
+// What was made under one grant, kept in force only while it lasts.
+struct GrantArtifacts {
+  struct Binding {
+    std::string id, group, role, team;
+    bool confirmed = false;  // an admin confirmed it: it outlives the grant
+  };
+  std::vector<std::string> tokens;  // ids
+  std::vector<Binding> bindings;
+  std::vector<std::string> links;  // identity link ids
+};
 
 class BreakglassService {
  public:
@@ -64,14 +75,14 @@ class BreakglassService {
   // token made under it, in the same transaction.
   Result<BreakglassRecord> Revoke(const identity::Principal& who, const std::string& id);
   Result<std::vector<BreakglassRecord>> List() const;
-  // What was made under each of `grants`, by grant id: {"tokens": [ids],
-  // "bindings": [{"id", "group", "role", "team", "confirmed"}], "links": [ids]}.
-  Result<std::map<std::string, nlohmann::json>> Created(const std::vector<BreakglassRecord>& grants) const;
+  // What was made under each of `grants`, by grant id (every one of them
+  // present).
+  Result<std::map<std::string, GrantArtifacts>> Created(const std::vector<BreakglassRecord>& grants) const;
 
-  // What `causeway audit coverage` reports of break-glass, in its findings
-  // shape: a configuration that lets requesters approve themselves, and
-  // role bindings made under a grant that no admin has confirmed.
-  nlohmann::json CoverageFindings(const std::vector<identity::Binding>& bindings) const;
+  // What `causeway audit coverage` reports of break-glass: a configuration
+  // that lets requesters approve themselves, and role bindings made under a
+  // grant that no admin has confirmed.
+  std::vector<CoverageFinding> CoverageFindings(const std::vector<identity::Binding>& bindings) const;
 
   // Whether grant `id` is active now (re-read as Resolve says).
   bool IsActive(const std::string& id);
@@ -87,7 +98,7 @@ class BreakglassService {
   Status RecordUse(const identity::Principal& who, const std::string& method, const std::string& path);
 
  private:
-  Status Announce(const std::string& event, const nlohmann::json& details) const;
+  Status Announce(const std::string& event, const Details& details) const;
   Result<BreakglassRecord> Change(const std::string& id, const std::string& action, const std::string& actor,
                                   const std::function<Status(BreakglassRecord&)>& change,
                                   const std::vector<TokenRecord>& revoke = {});
@@ -105,7 +116,9 @@ class BreakglassService {
   std::chrono::steady_clock::time_point read_at_ GUARDED_BY(mu_) {};
 };
 
-nlohmann::json ToJson(const BreakglassRecord& b);
+// A grant as its audit events and announcements tell it (and the API shows
+// it): every field, times as RFC 3339, null for what is not set.
+Details DetailsOf(const BreakglassRecord& b);
 
 // The grant a break-glass grant confers: its role, for its team.
 identity::Grant GrantOf(const BreakglassRecord& b);

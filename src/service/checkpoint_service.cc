@@ -9,6 +9,7 @@
 
 #include "causeway/crypto.h"
 #include "causeway/job_spec.h"
+#include "store/records_json.h"
 
 namespace causeway {
 
@@ -197,8 +198,7 @@ Result<TrailReport> VerifyTrail(const Store& store, const jwt::KeySet* given) {
     report.checkpoint_error = "checkpoint at seq " + std::to_string(seq) + ": " + why;
   };
   auto check = [&](const audit::RawAuditEvent& e) {
-    json details = json::parse(e.details, nullptr, false);
-    std::string jws = details.is_object() ? details.value("jws", "") : "";
+    std::string jws = StoredDetails(e.details).String("jws");
     auto claims = jwt::VerifySignature(jws, keys);
     if (!claims.ok()) return bad(e.seq, claims.status().message());
     if (claims->value("iss", "") != kCheckpointIssuer) return bad(e.seq, "not signed as a checkpoint");
@@ -242,20 +242,6 @@ Result<jwt::KeySet> LoadAuditKeys(const std::string& path) {
   jwt::KeySet set;
   set.Add(std::move(*key));
   return set;
-}
-
-json ToJson(const TrailReport& r) {
-  json j = {{"ok", r.ok()},
-            {"events", r.chain.events},
-            {"checkpoints", r.checkpoints},
-            {"last_signed_seq", r.last_signed_seq},
-            {"unsigned_events", r.chain.ok ? std::max<int64_t>(0, r.chain.events - r.last_signed_seq) : 0}};
-  if (!r.chain.ok) {
-    j["first_bad_seq"] = r.chain.first_bad_seq;
-    j["reason"] = r.chain.reason;
-  }
-  if (!r.checkpoints_ok) j["checkpoint_error"] = r.checkpoint_error;
-  return j;
 }
 
 }  // namespace causeway

@@ -10,8 +10,6 @@
 #include <optional>
 #include <string>
 
-#include <nlohmann/json.hpp>
-
 #include "store/audit_chain.h"
 #include "causeway/clock.h"
 #include "causeway/store.h"
@@ -32,7 +30,8 @@ class CheckpointService {
   // appended since the last one (an idle chain is not signed again).
   Result<std::optional<AuditEvent>> Checkpoint(const std::string& actor);
 
-  // The public keys checkpoints are signed with, as a JWKS.
+  // The public keys checkpoints are signed with, as a JWKS (RFC 7517): the
+  // standard form of a published key, JSON by definition.
   Result<nlohmann::json> PublicKeys() const;
 
  private:
@@ -58,7 +57,5 @@ Result<TrailReport> VerifyTrail(const Store& store, const identity::jwt::KeySet*
 // The audit keys of a JWKS file (as GET /v1/audit/keys serves it), or of a
 // single JWK. kInvalidArgument naming the file.
 Result<identity::jwt::KeySet> LoadAuditKeys(const std::string& path);
-
-nlohmann::json ToJson(const TrailReport& report);
 
 }  // namespace causeway

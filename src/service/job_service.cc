@@ -124,7 +124,7 @@ void JobService::Submit(const identity::Principal& who, SubmitRequest request,
 }
 
 WriteFn CancelJobWrite(const std::string& job_id, const std::string& actor, const std::string& reason, Timestamp now,
-                       std::shared_ptr<JobRecord> job, nlohmann::json details) {
+                       std::shared_ptr<JobRecord> job, Details details) {
   return [job, job_id, actor, reason, now, details](WriteTx& tx) -> Status {
     ASSIGN_OR_RETURN(auto found, tx.GetJob(job_id));
     if (!found) return NotFound("job " + job_id + " not found");

@@ -55,7 +55,7 @@ struct JobHooks {
 // kNotFound, or kFailedPrecondition for a finished job. On success `*job`
 // holds the job as cancelled.
 WriteFn CancelJobWrite(const std::string& job_id, const std::string& actor, const std::string& reason, Timestamp now,
-                       std::shared_ptr<JobRecord> job, nlohmann::json details = nlohmann::json::object());
+                       std::shared_ptr<JobRecord> job, Details details = {});
 
 // Whether `who` may see `job` (kNotFound when not: another team's jobs are
 // not even confirmed to exist), and cancel it: their own with jobs:write,

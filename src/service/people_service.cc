@@ -12,7 +12,6 @@
 
 namespace causeway {
 
-using nlohmann::json;
 
 namespace {
 
@@ -36,13 +35,9 @@ bool Concerns(const TokenRecord& t, const std::string& user) {
          (!t.creator.empty() && identity::scim::EqualsIgnoreCase(t.creator, user));
 }
 
-json Step(const std::string& action, const std::string& target, const Status& st, int64_t seq,
-          const std::string& detail = "") {
-  json s = {{"action", action}, {"target", target}, {"ok", st.ok()}};
-  if (!st.ok()) s["detail"] = st.message();
-  if (st.ok() && !detail.empty()) s["detail"] = detail;
-  if (seq > 0) s["seq"] = seq;
-  return s;
+SyncStep Step(const std::string& action, const std::string& target, const Status& st, int64_t seq,
+              const std::string& detail = "") {
+  return SyncStep{action, target, st.ok(), st.ok() ? detail : st.message(), seq > 0 ? seq : 0};
 }
 
 }  // namespace
@@ -79,7 +74,7 @@ std::string PeopleService::PosixName(const std::string& user) {
   return valid ? name : "";
 }
 
-Result<int64_t> PeopleService::Audit(const std::string& action, const std::string& resource, json details,
+Result<int64_t> PeopleService::Audit(const std::string& action, const std::string& resource, Details details,
                                      const std::string& actor) {
   AuditEvent e;
   e.time = clock_.Now();
@@ -97,8 +92,8 @@ namespace {
 
 // A step's record from a unit committed through RunAudited: its outcome,
 // and the number of the audit event it appended (the unit's last).
-json StepOf(const std::string& action, const std::string& target, const Result<std::vector<int64_t>>& seqs,
-               const std::string& detail = "") {
+SyncStep StepOf(const std::string& action, const std::string& target, const Result<std::vector<int64_t>>& seqs,
+                const std::string& detail = "") {
   const int64_t seq = seqs.ok() && !seqs->empty() ? seqs->back() : 0;
   return Step(action, target, seqs.ok() ? Status::Ok() : seqs.status(), seq, detail);
 }
@@ -108,10 +103,10 @@ json StepOf(const std::string& action, const std::string& target, const Result<s
 // One person brought in line with the directory: a leaver's credentials
 // and work first (only for someone who may no longer work), then their
 // provider accounts, then one summary event.
-Result<json> PeopleService::Sync(const std::string& user, const std::string& actor) {
+Result<SyncReport> PeopleService::Sync(const std::string& user, const std::string& actor) {
   ASSIGN_OR_RETURN(Person person, LookUp(store_, user));
   const bool may_work = person.entry && person.entry->active;
-  json steps = json::array();
+  std::vector<SyncStep> steps;
   // The teams whose jobs the person submits: where they get a Slurm user.
   std::set<std::string> teams;
   if (may_work) {
@@ -124,14 +119,14 @@ Result<json> PeopleService::Sync(const std::string& user, const std::string& act
     RETURN_IF_ERROR(HandleWork(user, actor, steps));
   }
   RETURN_IF_ERROR(SyncAccounts(user, teams, may_work, actor, steps));
-  bool ok = std::all_of(steps.begin(), steps.end(), [](const json& s) { return s["ok"].get<bool>(); });
+  bool ok = std::all_of(steps.begin(), steps.end(), [](const SyncStep& s) { return s.ok; });
   ASSIGN_OR_RETURN(int64_t seq, Audit(may_work ? "identity.sync" : "identity.deprovision", "user/" + user,
                                       {{"user", user}, {"active", may_work}, {"steps", steps.size()}, {"ok", ok}},
                                       actor));
-  return json{{"user", user}, {"may_work", may_work}, {"ok", ok}, {"steps", steps}, {"seq", seq}};
+  return SyncReport{user, may_work, ok, std::move(steps), seq};
 }
 
-Status PeopleService::EndCredentials(const std::string& user, const std::string& actor, json& steps) {
+Status PeopleService::EndCredentials(const std::string& user, const std::string& actor, std::vector<SyncStep>& steps) {
   // Tokens acting for the person, and tokens they answer for (made by
   // them or through a token of theirs, and not reassigned since).
   ASSIGN_OR_RETURN(auto tokens, store_.ListTokens());
@@ -169,7 +164,7 @@ Status PeopleService::EndCredentials(const std::string& user, const std::string&
   return Status::Ok();
 }
 
-Status PeopleService::HandleWork(const std::string& user, const std::string& actor, json& steps) {
+Status PeopleService::HandleWork(const std::string& user, const std::string& actor, std::vector<SyncStep>& steps) {
   const DeprovisionConfig& policy = estate_.identity.deprovision;
   identity::Principal system;
   system.token_id = actor;
@@ -216,7 +211,7 @@ Status PeopleService::HandleWork(const std::string& user, const std::string& act
 // Slurm users (and any other provider's people accounts): exactly the
 // desired associations on each cluster.
 Status PeopleService::SyncAccounts(const std::string& user, const std::set<std::string>& teams, bool may_work,
-                                   const std::string& actor, json& steps) {
+                                   const std::string& actor, std::vector<SyncStep>& steps) {
   const std::string posix = PosixName(user);
   for (const auto& cluster : Accounts()) {
     const std::string& name = cluster->cluster();
@@ -260,16 +255,16 @@ Status PeopleService::SyncAccounts(const std::string& user, const std::set<std::
   return Status::Ok();
 }
 
-Result<json> PeopleService::SyncGroup(const std::string& group, const std::string& actor) {
+Result<std::vector<SyncReport>> PeopleService::SyncGroup(const std::string& group, const std::string& actor) {
   ASSIGN_OR_RETURN(auto groups, store_.ListDirectory("Group"));
   ASSIGN_OR_RETURN(auto users, store_.ListDirectory("User"));
-  json reports = json::array();
+  std::vector<SyncReport> reports;
   for (const DirectoryEntry& g : groups) {
     if (!identity::scim::EqualsIgnoreCase(g.name, group)) continue;
-    for (const json& m : g.resource.value("members", json::array())) {
+    for (const std::string& member : GroupMemberIds(g)) {
       for (const DirectoryEntry& u : users) {
-        if (u.id != m.value("value", "")) continue;
-        ASSIGN_OR_RETURN(json report, Sync(u.name, actor));
+        if (u.id != member) continue;
+        ASSIGN_OR_RETURN(SyncReport report, Sync(u.name, actor));
         reports.push_back(std::move(report));
       }
     }
@@ -277,23 +272,17 @@ Result<json> PeopleService::SyncGroup(const std::string& group, const std::strin
   return reports;
 }
 
-Result<json> PeopleService::Credentials(const std::string& user) {
+Result<CredentialReport> PeopleService::Credentials(const std::string& user) {
   Timestamp now = clock_.Now();
   ASSIGN_OR_RETURN(Person person, LookUp(store_, user));
-  bool retains = false;
-  json out = {{"user", user}};
-  if (person.entry) {
-    out["directory"] = {{"id", person.entry->id}, {"active", person.entry->active}, {"groups", person.groups},
-                        {"state", person.entry->active ? "active: may sign in with the identity provider"
-                                                       : "deactivated: sign-in refused"}};
-    retains |= person.entry->active;
-  } else {
-    out["directory"] = {{"state", "not in the directory"}};
-  }
+  CredentialReport out;
+  out.user = user;
+  out.directory = person.entry;
+  out.groups = person.groups;
+  bool retains = person.entry && person.entry->active;
   // Every token that grants access because of them: acting for them, or
   // made by them (directly or through a token of theirs). One made under a
   // break-glass grant is active only while the grant is.
-  json tokens = json::array();
   std::vector<std::string> live;  // what still grants access, for the verdict
   ASSIGN_OR_RETURN(auto all, store_.ListTokens());
   ASSIGN_OR_RETURN(auto grants, store_.ListBreakglass(Timestamp()));
@@ -307,23 +296,16 @@ Result<json> PeopleService::Credentials(const std::string& user) {
                         : (!t.grant.empty() && !grant_active(t.grant)) ? "ended with break-glass grant " + t.grant
                                                                        : "active";
     if (state == "active") live.push_back("token " + t.id);
-    json j = ToJson(t);
-    j["state"] = state;
-    j["because"] = !t.user.empty() && identity::scim::EqualsIgnoreCase(t.user, user) ? "acts for them" : "they created it";
-    tokens.push_back(std::move(j));
+    bool acts_for = !t.user.empty() && identity::scim::EqualsIgnoreCase(t.user, user);
+    out.api_tokens.push_back({t, state, acts_for ? "acts for them" : "they created it"});
   }
-  out["api_tokens"] = tokens;
-  json active_grants = json::array();
   for (const BreakglassRecord& g : grants) {
     if (!identity::scim::EqualsIgnoreCase(g.user, user) || !g.ActiveAt(now)) continue;
-    active_grants.push_back({{"id", g.id}, {"role", g.role}, {"expires_at", FormatRfc3339(*g.expires_at)}});
+    out.breakglass.push_back(g);
     live.push_back("break-glass grant " + g.id);
   }
-  out["breakglass"] = active_grants;
-  retains |= !live.empty();
 
   // Workload tokens of their jobs that are still within their lifetime.
-  json workload = json::array();
   JobFilter f;
   f.owner = user;
   f.limit = 1000;
@@ -334,51 +316,49 @@ Result<json> PeopleService::Credentials(const std::string& user) {
     af.limit = 1000;
     ASSIGN_OR_RETURN(auto events, store_.ListAudit(af));
     for (const AuditEvent& e : events) {
-      if (!e.details.is_object()) continue;
-      json w = e.action == "job.launch" ? e.details.value("workload_token", json())
-               : e.action == "workload.token.issue" ? e.details : json();
-      if (!w.is_object() || !w.contains("expires_at")) continue;
-      auto expires = ParseRfc3339(w.value("expires_at", ""));
+      const Details* w = e.action == "job.launch"            ? e.details.Object("workload_token")
+                         : e.action == "workload.token.issue" ? &e.details
+                                                              : nullptr;
+      if (!w || !w->Contains("expires_at")) continue;
+      auto expires = ParseRfc3339(w->String("expires_at"));
       if (!expires.ok() || *expires <= now) continue;
-      bool running = job.state == JobState::kRunning;
-      workload.push_back({{"jti", w.value("jti", "")}, {"job", job.id}, {"audiences", w.value("audiences", json())},
-                          {"expires_at", w["expires_at"]},
-                          {"state", running ? "live: its attempt runs" : "attempt ended: no refresh; expires by itself"},
-                          {"seq", e.seq}});
-      if (running) live.push_back("workload token " + w.value("jti", "") + " of job " + job.id);
+      CredentialReport::WorkloadToken token{w->String("jti"), job.id, {}, w->String("expires_at"),
+                                            job.state == JobState::kRunning, e.seq};
+      if (const DetailValue* aud = w->Find("audiences"); aud && aud->AsList()) {
+        for (const DetailValue& a : *aud->AsList()) {
+          if (a.AsString()) token.audiences.push_back(*a.AsString());
+        }
+      }
+      if (token.running) live.push_back("workload token " + token.jti + " of job " + job.id);
+      out.workload_tokens.push_back(std::move(token));
     }
   }
-  out["workload_tokens"] = workload;
 
-  json accounts = json::array();
   std::string posix = PosixName(user);
   for (const auto& cluster : Accounts()) {
     const Cluster* c = estate_.FindCluster(cluster->cluster());
     if (posix.empty() || !c) continue;
     auto have = cluster->UserAccounts(posix);
-    json a = {{"provider", c->provider}, {"cluster", c->name}, {"slurm_user", posix}};
+    CredentialReport::Account a{c->provider, c->name, posix, "", std::nullopt};
     if (!have.ok()) {
-      a["state"] = "unknown: " + have.status().message();
+      a.state = "unknown: " + have.status().message();
       live.push_back("Slurm user " + posix + " on " + c->name + " (cannot be checked)");  // not proven gone
     } else {
-      a["accounts"] = *have;
-      a["state"] = have->empty() ? "absent" : "present";
+      a.accounts = *have;
+      a.state = have->empty() ? "absent" : "present";
       if (!have->empty()) live.push_back("Slurm user " + posix + " on " + c->name);
     }
-    accounts.push_back(std::move(a));
+    out.provider_accounts.push_back(std::move(a));
   }
-  out["provider_accounts"] = accounts;
   retains |= !live.empty();
-  out["retains_access"] = retains;
-  std::string verdict;
+  out.retains_access = retains;
   if (!retains) {
-    verdict = "nothing Causeway knows of grants " + user + " access";
+    out.verdict = "nothing Causeway knows of grants " + user + " access";
   } else {
     if (person.entry && person.entry->active) live.insert(live.begin(), "the directory account (active)");
-    verdict = user + " still has access through " + std::to_string(live.size()) + ": ";
-    for (size_t i = 0; i < live.size(); ++i) verdict += (i ? ", " : "") + live[i];
+    out.verdict = user + " still has access through " + std::to_string(live.size()) + ": ";
+    for (size_t i = 0; i < live.size(); ++i) out.verdict += (i ? ", " : "") + live[i];
   }
-  out["verdict"] = verdict;
   return out;
 }
 

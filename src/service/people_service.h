@@ -12,10 +12,10 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
-
-#include <nlohmann/json.hpp>
+#include <vector>
 
 #include "causeway/clock.h"
 #include "causeway/estate.h"
@@ -28,6 +28,53 @@
 
 namespace causeway {
 
+// One step of bringing a person in line with the directory.
+struct SyncStep {
+  std::string action;  // token.revoke, job.cancel, provider.account.create, ...
+  std::string target;  // what it acted on
+  bool ok = true;
+  std::string detail;  // why it failed, or more of what it did
+  int64_t seq = 0;     // its audit event (0: none)
+};
+
+struct SyncReport {
+  std::string user;
+  bool may_work = false;  // active in the directory
+  bool ok = true;         // every step succeeded
+  std::vector<SyncStep> steps;
+  int64_t seq = 0;  // the summary event (identity.sync or identity.deprovision)
+};
+
+// Every credential Causeway knows of for a person, with its state.
+struct CredentialReport {
+  struct Token {
+    TokenRecord token;
+    std::string state;    // active, revoked, expired, ended with break-glass grant ...
+    std::string because;  // acts for them, they created it
+  };
+  struct WorkloadToken {
+    std::string jti, job;
+    std::vector<std::string> audiences;
+    std::string expires_at;  // RFC 3339
+    bool running = false;    // its attempt runs (it may be refreshed)
+    int64_t seq = 0;         // the event that issued it
+  };
+  struct Account {
+    std::string provider, cluster, slurm_user;
+    std::string state;  // present, absent, unknown: why
+    std::optional<std::vector<std::string>> accounts;  // when they could be read
+  };
+  std::string user;
+  std::optional<DirectoryEntry> directory;  // absent: not in the directory
+  std::vector<std::string> groups;
+  std::vector<Token> api_tokens;
+  std::vector<BreakglassRecord> breakglass;  // active grants
+  std::vector<WorkloadToken> workload_tokens;
+  std::vector<Account> provider_accounts;
+  bool retains_access = false;
+  std::string verdict;  // in words: what still grants access, or that nothing does
+};
+
 class PeopleService {
  public:
   // `bindings`: the role bindings in force. `forget`: told of each revoked
@@ -39,18 +86,18 @@ class PeopleService {
                 const providers::Registry& kinds = providers::BuiltInKinds());
 
   // Brings `user` (a directory userName) in line with the directory; the
-  // report lists each step: {"action", "target", "ok", "detail", "seq"}.
-  Result<nlohmann::json> Sync(const std::string& user, const std::string& actor);
+  // report lists each step.
+  Result<SyncReport> Sync(const std::string& user, const std::string& actor);
 
   // Sync for every member of the directory group named `group` (its
   // display name, ignoring case): after a binding on it was made or removed.
-  Result<nlohmann::json> SyncGroup(const std::string& group, const std::string& actor);
+  Result<std::vector<SyncReport>> SyncGroup(const std::string& group, const std::string& actor);
 
   // Every credential Causeway knows of for `user`, across providers, with
   // its state: the directory account, API tokens acting for them, workload
   // tokens of their jobs still within their lifetime, Slurm users; and
   // whether any of them still grants access.
-  Result<nlohmann::json> Credentials(const std::string& user);
+  Result<CredentialReport> Credentials(const std::string& user);
 
   // The POSIX/Slurm user name of a person: the part of the userName before
   // '@', lower case; "" if that is not a valid name.
@@ -60,16 +107,16 @@ class PeopleService {
   // Every cluster's people accounts, made afresh for one request (their
   // calls block, and an account handle serves one thread).
   std::vector<std::unique_ptr<providers::PeopleAccounts>> Accounts() const;
-  Result<int64_t> Audit(const std::string& action, const std::string& resource, nlohmann::json details,
+  Result<int64_t> Audit(const std::string& action, const std::string& resource, Details details,
                         const std::string& actor);
   // The phases of Sync; each appends its steps' records to `steps`.
   // A leaver's tokens and break-glass grants end.
-  Status EndCredentials(const std::string& user, const std::string& actor, nlohmann::json& steps);
+  Status EndCredentials(const std::string& user, const std::string& actor, std::vector<SyncStep>& steps);
   // A leaver's queued and running jobs, as the estate's deprovisioning says.
-  Status HandleWork(const std::string& user, const std::string& actor, nlohmann::json& steps);
+  Status HandleWork(const std::string& user, const std::string& actor, std::vector<SyncStep>& steps);
   // Provider accounts made or removed so that exactly `teams` remain.
   Status SyncAccounts(const std::string& user, const std::set<std::string>& teams, bool may_work,
-                      const std::string& actor, nlohmann::json& steps);
+                      const std::string& actor, std::vector<SyncStep>& steps);
 
   Store& store_;
   CommitQueue& queue_;

@@ -108,7 +108,7 @@ Status ReaperService::TickOnce() {
     // What the idle time cost, for `causeway waste`: all the attempt's GPUs
     // for as long as it has been idle, at its price.
     const int64_t idle_seconds = a.idle_for.count() / 1000000;
-    nlohmann::json details = {{"policy", a.policy},         {"attempt", a.attempt},
+    Details details = {{"policy", a.policy},         {"attempt", a.attempt},
                               {"gpu", a.gpu},               {"max_percent", a.max_percent},
                               {"dry_run", a.dry_run},       {"reason", a.reason},
                               {"team", view.team},          {"owner", view.owner},

@@ -5,6 +5,7 @@
 
 #include "identity/tokens.h"
 #include "service/scheduler_service.h"
+#include "scheduler/explain_json.h"
 #include "spec/spec_json.h"
 
 namespace causeway {
@@ -53,7 +54,7 @@ Attempt AttemptOf(const Transition& t) {
   a.reserved = t.reserved;
   a.borrowed = t.borrowed;
   a.price_micros = t.price_micros;
-  a.placement = t.placement.is_null() ? "{}" : t.placement.dump();
+  a.placement = t.placement.empty() ? "{}" : scheduler::ToJson(t.placement).dump();
   if (t.kind == Transition::Kind::kDispatched || t.kind == Transition::Kind::kStarted ||
       t.kind == Transition::Kind::kHandedOver) {
     a.state = "running";
@@ -122,12 +123,12 @@ Status SchedulerService::RecordLaunch(WriteTx& tx, const Transition& t, const La
   e.details = {{"attempt", t.attempt}, {"cluster", t.cluster}};
   // Who the attempt's credentials are made for: the job's owner, and the
   // credential it was submitted with.
-  if (launch.real) e.details["credentials_for"] = {{"owner", launch.owner}, {"submitted_by", launch.submitted_by}};
+  if (launch.real) e.details["credentials_for"] = Details{{"owner", launch.owner}, {"submitted_by", launch.submitted_by}};
   // Which workload token the attempt carries: its id, never the token.
   if (launch.workload) {
     const identity::WorkloadToken& w = *launch.workload;
-    e.details["workload_token"] = {{"jti", w.jti}, {"kid", w.kid}, {"audiences", w.audiences},
-                                   {"expires_at", FormatRfc3339(w.expires_at)}};
+    e.details["workload_token"] = Details{{"jti", w.jti}, {"kid", w.kid}, {"audiences", w.audiences},
+                                          {"expires_at", FormatRfc3339(w.expires_at)}};
   }
   return tx.AppendAudit(e);
 }

@@ -430,7 +430,7 @@ void SchedulerService::DrainInbox(std::vector<Transition>& out) {
   }
 }
 
-nlohmann::json SchedulerService::Explain(const std::string& job_id) {
+std::optional<scheduler::Explanation> SchedulerService::Explain(const std::string& job_id) {
   MutexLock lock(mu_);
   return engine_->Explain(job_id);
 }
@@ -449,10 +449,10 @@ Result<std::string> SchedulerService::ReadLog(const std::string& cluster, const 
   return adapter->ReadLog(cluster, job_id, attempt, offset, max);  // may wait on the backend: off mu_
 }
 
-Result<nlohmann::json> SchedulerService::Queues() {
+Result<std::vector<scheduler::QueueStatus>> SchedulerService::Queues() {
   MutexLock lock(mu_);
   if (!leader_) return Unavailable("this replica does not run the scheduler now; ask again (another replica does)");
-  return engine_->QueuesJson();
+  return engine_->Queues();
 }
 
 bool SchedulerService::leader() {

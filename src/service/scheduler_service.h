@@ -30,8 +30,6 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "causeway/clock.h"
 #include "causeway/estate.h"
 #include "causeway/mutex.h"
@@ -86,9 +84,9 @@ class SchedulerService {
   void OnCheckpoint(const std::string& job_id, const std::string& path);
 
   // The engine's explanation, or null for a job it does not hold.
-  nlohmann::json Explain(const std::string& job_id);
+  std::optional<scheduler::Explanation> Explain(const std::string& job_id);
   // kUnavailable on a replica that does not lead.
-  Result<nlohmann::json> Queues();
+  Result<std::vector<scheduler::QueueStatus>> Queues();
   // An attempt's output from the provider that ran it on `cluster`. Waits
   // for the backend (within the dispatcher's deadline), off the scheduler's lock.
   Result<std::string> ReadLog(const std::string& cluster, const std::string& job_id, int attempt, int64_t offset,

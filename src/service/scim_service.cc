@@ -1,11 +1,13 @@
 #include "service/scim_service.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "causeway/ids.h"
 #include "identity/scim/scim_filter.h"
 #include "identity/scim/scim_patch.h"
+#include "store/records_json.h"
 
 namespace causeway {
 
@@ -53,7 +55,7 @@ void Fill(const ResourceType& type, const json& resource, DirectoryEntry& e) {
   e.external_id = resource.value("externalId", "");
   auto active = resource.find("active");
   e.active = !IsUser(type) || active == resource.end() || !active->is_boolean() || active->get<bool>();
-  e.resource = resource;
+  e.resource = ResourceText(resource);
 }
 
 // Checks every member of a group exists and records what it is; the
@@ -88,14 +90,20 @@ Status ResolveMembers(WriteTx& tx, json& resource, const std::string& group_id) 
   return Status::Ok();
 }
 
-std::set<std::string> MemberIds(const json& resource) {
-  std::set<std::string> ids;
-  auto members = resource.find("members");
-  if (members == resource.end() || !members->is_array()) return ids;
-  for (const json& m : *members) {
-    if (m.is_object() && m.contains("value") && m["value"].is_string()) ids.insert(m["value"].get<std::string>());
+std::set<std::string> MemberIds(const DirectoryEntry& group) {
+  std::vector<std::string> ids = GroupMemberIds(group);
+  return std::set<std::string>(ids.begin(), ids.end());
+}
+
+// The groups that hold each member, each group's resource read once.
+using MemberOf = std::map<std::string, std::vector<const DirectoryEntry*>>;
+
+MemberOf GroupsByMember(const std::vector<DirectoryEntry>& groups) {
+  MemberOf out;
+  for (const DirectoryEntry& g : groups) {
+    for (const std::string& id : MemberIds(g)) out[id].push_back(&g);
   }
-  return ids;
+  return out;
 }
 
 // What a change did, for the audit trail: names and ids, never values
@@ -121,9 +129,9 @@ AuditEvent ChangeEvent(const ResourceType& type, const DirectoryEntry* before, c
   if (IsUser(type)) {
     event.details["active"] = e.active;
   } else {
-    std::set<std::string> was = before ? MemberIds(before->resource) : std::set<std::string>{};
-    std::set<std::string> now_in = after ? MemberIds(after->resource) : std::set<std::string>{};
-    json added = json::array(), removed = json::array();
+    std::set<std::string> was = before ? MemberIds(*before) : std::set<std::string>{};
+    std::set<std::string> now_in = after ? MemberIds(*after) : std::set<std::string>{};
+    std::vector<std::string> added, removed;
     for (const auto& id : now_in) {
       if (!was.count(id)) added.push_back(id);
     }
@@ -134,23 +142,23 @@ AuditEvent ChangeEvent(const ResourceType& type, const DirectoryEntry* before, c
     if (!removed.empty()) event.details["members_removed"] = removed;
   }
   if (before && after) {
-    json changed = json::array();
+    const json was = ResourceJson(*before), now_is = ResourceJson(*after);
+    std::vector<std::string> changed;
     std::set<std::string> keys;
-    for (auto it = before->resource.begin(); it != before->resource.end(); ++it) keys.insert(it.key());
-    for (auto it = after->resource.begin(); it != after->resource.end(); ++it) keys.insert(it.key());
+    for (auto it = was.begin(); it != was.end(); ++it) keys.insert(it.key());
+    for (auto it = now_is.begin(); it != now_is.end(); ++it) keys.insert(it.key());
     for (const auto& k : keys) {
-      if (before->resource.value(k, json()) != after->resource.value(k, json())) changed.push_back(k);
+      if (was.value(k, json()) != now_is.value(k, json())) changed.push_back(k);
     }
     event.details["changed"] = changed;
   }
   return event;
 }
 
-// The resource as a client reads it. `groups`: every group, to list a
-// user's memberships.
-json Render(const ResourceType& type, const DirectoryEntry& e, const std::string& base,
-            const std::vector<DirectoryEntry>& groups) {
-  json r = e.resource;
+// The resource as a client reads it. `groups`: the groups holding each
+// member, to list a user's memberships.
+json Render(const ResourceType& type, const DirectoryEntry& e, const std::string& base, const MemberOf& groups) {
+  json r = ResourceJson(e);
   r["id"] = e.id;
   json schemas = json::array({type.core->id});
   if (type.extension && r.contains(type.extension->id)) schemas.push_back(type.extension->id);
@@ -158,9 +166,10 @@ json Render(const ResourceType& type, const DirectoryEntry& e, const std::string
   if (IsUser(type)) {
     r["active"] = e.active;
     json member_of = json::array();
-    for (const DirectoryEntry& g : groups) {
-      if (MemberIds(g.resource).count(e.id)) {
-        member_of.push_back({{"value", g.id}, {"display", g.name}, {"$ref", base + "/Groups/" + g.id}, {"type", "direct"}});
+    if (auto held = groups.find(e.id); held != groups.end()) {
+      for (const DirectoryEntry* g : held->second) {
+        member_of.push_back(
+            {{"value", g->id}, {"display", g->name}, {"$ref", base + "/Groups/" + g->id}, {"type", "direct"}});
       }
     }
     if (!member_of.empty()) r["groups"] = member_of;
@@ -202,10 +211,9 @@ Result<json> ScimService::Create(const Type& type, const json& body, const ScimC
   });
   RETURN_IF_ERROR(AsScim(st));
   if (caller.notify) {
-    Changed(IsUser(type) ? std::vector<std::string>{stored.name} : NamesOf(MemberIds(stored.resource)), caller.actor);
+    Changed(IsUser(type) ? std::vector<std::string>{stored.name} : NamesOf(MemberIds(stored)), caller.actor);
   }
-  std::vector<DirectoryEntry> groups;  // a new user belongs to no group yet
-  return Render(type, stored, caller.base, groups);
+  return Render(type, stored, caller.base, MemberOf());  // a new user belongs to no group yet
 }
 
 Result<json> ScimService::Get(const Type& type, const std::string& id, const std::string& base,
@@ -216,7 +224,8 @@ Result<json> ScimService::Get(const Type& type, const std::string& id, const std
   if (IsUser(type)) {
     ASSIGN_OR_RETURN(groups, store_.ListDirectory("Group"));
   }
-  return Project(type, Render(type, *found, base, groups), projection.attributes, projection.excluded_attributes);
+  return Project(type, Render(type, *found, base, GroupsByMember(groups)), projection.attributes,
+                 projection.excluded_attributes);
 }
 
 Result<json> ScimService::Update(const Type& type, const std::string& id, const std::string& if_match,
@@ -228,7 +237,7 @@ Result<json> ScimService::Update(const Type& type, const std::string& id, const 
     if (!found) return NotFoundIn(type, id);
     before = *found;
     RETURN_IF_ERROR(CheckIfMatch(if_match, *found));
-    ASSIGN_OR_RETURN(json next, change(found->resource));
+    ASSIGN_OR_RETURN(json next, change(ResourceJson(*found)));
     RETURN_IF_ERROR(CheckRequired(type, next));
     if (!IsUser(type)) RETURN_IF_ERROR(ResolveMembers(tx, next, id));
     stored = *found;
@@ -248,7 +257,7 @@ Result<json> ScimService::Update(const Type& type, const std::string& id, const 
       Changed(users, caller.actor);
     } else {
       // Those who joined or left.
-      std::set<std::string> was = MemberIds(before.resource), now_in = MemberIds(stored.resource), moved;
+      std::set<std::string> was = MemberIds(before), now_in = MemberIds(stored), moved;
       for (const auto& m : was) {
         if (!now_in.count(m)) moved.insert(m);
       }
@@ -262,7 +271,7 @@ Result<json> ScimService::Update(const Type& type, const std::string& id, const 
   if (IsUser(type)) {
     ASSIGN_OR_RETURN(groups, store_.ListDirectory("Group"));
   }
-  return Render(type, stored, caller.base, groups);
+  return Render(type, stored, caller.base, GroupsByMember(groups));
 }
 
 Result<json> ScimService::Replace(const Type& type, const std::string& id, const json& body,
@@ -288,13 +297,13 @@ Status ScimService::Delete(const Type& type, const std::string& id, const std::s
   ASSIGN_OR_RETURN(auto groups, store_.ListDirectory("Group"));
   std::vector<std::string> holding;
   for (const DirectoryEntry& g : groups) {
-    if (MemberIds(g.resource).count(id)) holding.push_back(g.id);
+    if (MemberIds(g).count(id)) holding.push_back(g.id);
   }
   Timestamp now = clock_.Now();
   std::vector<std::string> affected;
   if (!IsUser(type)) {
     for (const DirectoryEntry& g : groups) {
-      if (g.id == id) affected = NamesOf(MemberIds(g.resource));
+      if (g.id == id) affected = NamesOf(MemberIds(g));
     }
   }
   DirectoryEntry gone;
@@ -307,15 +316,17 @@ Status ScimService::Delete(const Type& type, const std::string& id, const std::s
       ASSIGN_OR_RETURN(auto group, tx.GetDirectoryEntry("Group", gid));
       if (!group) continue;
       DirectoryEntry next = *group;
+      json resource = ResourceJson(*group);
       json kept = json::array();
-      for (const json& m : group->resource.value("members", json::array())) {
+      for (const json& m : resource.value("members", json::array())) {
         if (m.value("value", "") != id) kept.push_back(m);
       }
       if (kept.empty()) {
-        next.resource.erase("members");
+        resource.erase("members");
       } else {
-        next.resource["members"] = kept;
+        resource["members"] = kept;
       }
+      next.resource = ResourceText(resource);
       next.version = group->version + 1;
       next.updated_at = now;
       RETURN_IF_ERROR(tx.PutDirectoryEntry(next));
@@ -359,9 +370,10 @@ Result<json> ScimService::List(const Type& type, const ScimListQuery& query, con
   if (IsUser(type)) {
     ASSIGN_OR_RETURN(groups, store_.ListDirectory("Group"));
   }
+  const MemberOf member_of = GroupsByMember(groups);
   std::vector<json> matched;
   for (const DirectoryEntry& e : entries) {
-    json r = Render(type, e, base, IsUser(type) ? groups : entries);
+    json r = Render(type, e, base, member_of);
     if (!filter || Matches(*filter, r)) matched.push_back(std::move(r));
   }
   int64_t start = std::max<int64_t>(1, query.start_index);

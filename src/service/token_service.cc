@@ -27,14 +27,14 @@ WriteFn InsertWithAudit(const TokenRecord& record, const std::string& actor) {
 }  // namespace
 
 // The event of revoking `token`; `details` adds to its name.
-AuditEvent RevokeEvent(const TokenRecord& token, const std::string& actor, Timestamp now, nlohmann::json details) {
+AuditEvent RevokeEvent(const TokenRecord& token, const std::string& actor, Timestamp now, Details details) {
   AuditEvent event;
   event.time = now;
   event.actor = actor;
   event.action = "token.revoke";
   event.resource = "token/" + token.id;
   event.details = {{"name", token.name}};
-  if (details.is_object()) event.details.update(details);
+  event.details.Merge(details);
   return event;
 }
 

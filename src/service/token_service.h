@@ -15,7 +15,7 @@ namespace causeway {
 // The audit event of revoking `token` at `now` by `actor`: its name, and
 // `details` added (why, for whom).
 AuditEvent RevokeEvent(const TokenRecord& token, const std::string& actor, Timestamp now,
-                       nlohmann::json details = nlohmann::json::object());
+                       Details details = {});
 
 class TokenService {
  public:

@@ -3,11 +3,12 @@
 #include <openssl/sha.h>
 
 #include "causeway/crypto.h"
+#include "store/records_json.h"
 
 namespace causeway::audit {
 
-std::string CanonicalDetails(const nlohmann::json& details) {
-  return details.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+std::string CanonicalDetails(const Details& details) {
+  return nlohmann::json(details).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 std::string CanonicalJson(const AuditEvent& e) {
@@ -124,10 +125,10 @@ bool ChainVerifier::AddRaw(const RawAuditEvent& e) {
   if (!matches) {
     // Details stored as other text than their canonical form: read them as
     // the parsing path does before calling the event modified.
-    nlohmann::json details = nlohmann::json::parse(e.details, nullptr, false);
-    if (!details.is_discarded()) {
+    Result<Details> details = DetailsFromJson(nlohmann::json::parse(e.details, nullptr, false));
+    if (details.ok()) {
       AuditEvent parsed{e.seq, FromUnixMicros(e.time_us), std::string(e.actor), std::string(e.action),
-                        std::string(e.resource), std::move(details), std::string(e.prev_hash), std::string(e.hash)};
+                        std::string(e.resource), *std::move(details), std::string(e.prev_hash), std::string(e.hash)};
       matches = ComputeHash(parsed) == e.hash;
     }
   }

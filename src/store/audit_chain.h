@@ -18,7 +18,7 @@ std::string CanonicalJson(const AuditEvent& event);
 // SHA-256 hex of CanonicalJson(event); the value stored as event.hash.
 std::string ComputeHash(const AuditEvent& event);
 // `details` as stored: canonical JSON text.
-std::string CanonicalDetails(const nlohmann::json& details);
+std::string CanonicalDetails(const Details& details);
 // Appends CanonicalJson of the event to `out` without parsing `details`:
 // the same bytes when the stored details are canonical text.
 void AppendCanonicalJson(const RawAuditEvent& event, std::string& out);

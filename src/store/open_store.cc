@@ -7,7 +7,7 @@ namespace causeway {
 Status Store::ScanAuditRaw(const std::function<bool(const audit::RawAuditEvent&)>& fn) const {
   std::string details;
   return ScanAudit([&](const AuditEvent& e) {
-    details = e.details.is_string() ? e.details.get<std::string>() : audit::CanonicalDetails(e.details);
+    details = audit::CanonicalDetails(e.details);
     return fn(audit::RawAuditEvent{e.seq, ToUnixMicros(e.time), e.actor, e.action, e.resource, details, e.prev_hash,
                                    e.hash});
   });

@@ -2,6 +2,101 @@
 
 namespace causeway {
 
+namespace {
+
+constexpr int kMaxDetailsDepth = 32;
+
+Result<DetailValue> ValueFromJson(const nlohmann::json& j, int depth);
+
+Result<Details> ObjectFromJson(const nlohmann::json& j, int depth) {
+  if (depth > kMaxDetailsDepth) return InvalidArgument("details nest deeper than 32");
+  if (!j.is_object()) return InvalidArgument("details: expected a JSON object");
+  Details out;
+  for (const auto& [key, value] : j.items()) {
+    ASSIGN_OR_RETURN(DetailValue v, ValueFromJson(value, depth + 1));
+    out.Set(key, std::move(v));
+  }
+  return out;
+}
+
+Result<DetailValue> ValueFromJson(const nlohmann::json& j, int depth) {
+  if (depth > kMaxDetailsDepth) return InvalidArgument("details nest deeper than 32");
+  switch (j.type()) {
+    case nlohmann::json::value_t::null: return DetailValue();
+    case nlohmann::json::value_t::boolean: return DetailValue(j.get<bool>());
+    case nlohmann::json::value_t::number_integer: return DetailValue(j.get<int64_t>());
+    case nlohmann::json::value_t::number_unsigned:
+      if (j.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) return InvalidArgument("details: integer out of range");
+      return DetailValue(j.get<int64_t>());
+    case nlohmann::json::value_t::string: return DetailValue(j.get<std::string>());
+    case nlohmann::json::value_t::array: {
+      DetailValue::List list;
+      for (const nlohmann::json& item : j) {
+        ASSIGN_OR_RETURN(DetailValue v, ValueFromJson(item, depth + 1));
+        list.push_back(std::move(v));
+      }
+      return DetailValue(std::move(list));
+    }
+    case nlohmann::json::value_t::object: {
+      ASSIGN_OR_RETURN(Details object, ObjectFromJson(j, depth));
+      return DetailValue(std::move(object));
+    }
+    default: return InvalidArgument("details: floating point numbers are not allowed");
+  }
+}
+
+}  // namespace
+
+void to_json(nlohmann::json& j, const Details& details) {
+  j = nlohmann::json::object();
+  for (const auto& [key, value] : details) j[key] = value;
+}
+
+void to_json(nlohmann::json& j, const DetailValue& v) {
+  if (const bool* b = v.AsBool()) {
+    j = *b;
+  } else if (const int64_t* n = v.AsInt()) {
+    j = *n;
+  } else if (const std::string* s = v.AsString()) {
+    j = *s;
+  } else if (const DetailValue::List* list = v.AsList()) {
+    j = nlohmann::json::array();
+    for (const DetailValue& item : *list) j.push_back(item);
+  } else if (const Details* object = v.AsObject()) {
+    j = *object;
+  } else {
+    j = nullptr;
+  }
+}
+
+Result<Details> DetailsFromJson(const nlohmann::json& j) { return ObjectFromJson(j, 0); }
+
+Details StoredDetails(std::string_view text) {
+  Result<Details> d = DetailsFromJson(nlohmann::json::parse(text, nullptr, false));
+  return d.ok() ? *std::move(d) : Details{{"stored_text", text}};
+}
+
+nlohmann::json ResourceJson(const DirectoryEntry& entry) {
+  nlohmann::json j = nlohmann::json::parse(entry.resource, nullptr, false);
+  return j.is_object() ? j : nlohmann::json::object();
+}
+
+std::string ResourceText(const nlohmann::json& resource) {
+  return resource.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::vector<std::string> GroupMemberIds(const DirectoryEntry& group) {
+  std::vector<std::string> ids;
+  const nlohmann::json resource = ResourceJson(group);
+  auto members = resource.find("members");
+  if (members == resource.end() || !members->is_array()) return ids;
+  for (const nlohmann::json& m : *members) {
+    auto value = m.is_object() ? m.find("value") : m.end();
+    if (value != m.end() && value->is_string()) ids.push_back(value->get<std::string>());
+  }
+  return ids;
+}
+
 nlohmann::json ToJson(const JobRecord& j) {
   nlohmann::json spec = nlohmann::json::parse(j.spec_json, nullptr, false);
   return {{"id", j.id},

@@ -23,7 +23,7 @@ using nlohmann::json;
 
 std::string Sample(const std::string& name) { return std::string(CAUSEWAY_SOURCE_DIR) + "/examples/audit/" + name; }
 
-AuditEvent Own(const std::string& action, const std::string& resource, json details = json::object()) {
+AuditEvent Own(const std::string& action, const std::string& resource, Details details = {}) {
   AuditEvent e;
   e.seq = 42;
   e.time = FromUnixMicros(1'800'000'000'123'456);
@@ -470,7 +470,7 @@ TEST(ChainTest, TheCanonicalJsonFromStoredColumnsIsTheHashedOne) {
       e.actor = a;
       e.action = b;
       e.resource = std::string("job/") + a;
-      e.details = {{"name", b}, {"n", 42}, {"nested", {{"z", a}, {"a", json::array({1, "x"})}}}};
+      e.details = {{"name", b}, {"n", 42}, {"nested", Details{{"z", a}, {"a", DetailValue::List{1, "x"}}}}};
       e.prev_hash = std::string(64, 'a');
       e.hash = ComputeHash(e);
       std::string details = CanonicalDetails(e.details);

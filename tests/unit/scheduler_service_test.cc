@@ -249,7 +249,7 @@ TEST_F(SchedulerServiceTest, ALaunchThatCannotBeRecordedIsNeverReleasedAndTheTer
   // The next cycles start from the database, which has no such job.
   for (int i = 0; i < 3; ++i) EXPECT_TRUE(scheduler.TickOnce().ok());
   EXPECT_TRUE(scheduler.leader());
-  EXPECT_TRUE(scheduler.Explain("job_ghost").is_null());
+  EXPECT_FALSE(scheduler.Explain("job_ghost").has_value());
   std::lock_guard<std::mutex> lock(shared.mu);
   EXPECT_TRUE(shared.launched.empty());
   scheduler.Stop();

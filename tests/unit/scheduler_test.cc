@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "scheduler/explain_json.h"
 #include "scheduler_fixture.h"
 
 namespace causeway::testing {
@@ -58,6 +59,12 @@ const Transition* Find(const std::vector<Transition>& log, const std::string& jo
   return nullptr;
 }
 
+// The engine's explanation as the API shows it (null for a job it does not hold).
+nlohmann::json ExplainJson(const SimWorld& w, const std::string& id) {
+  auto explained = w.engine->Explain(id);
+  return explained ? ToJson(*explained) : nlohmann::json();
+}
+
 TEST(SchedulerTest, HigherPriorityPreemptsLowerPriorityWorkOfItsQueue) {
   SimWorld w(TestEstate());
   ASSERT_TRUE(w.Submit("low1", Job("t1", "H100:8", "priority: low\n")).ok());
@@ -72,7 +79,7 @@ TEST(SchedulerTest, HigherPriorityPreemptsLowerPriorityWorkOfItsQueue) {
   ASSERT_TRUE(w.Submit("q2a", Job("t2", "H100:8")).ok());
   ASSERT_TRUE(w.Submit("high", Job("t1", "H100:8", "priority: high\n")).ok());
   auto out = w.Tick();
-  EXPECT_EQ(w.state["high"], JobState::kRunning) << w.engine->Explain("high").dump(2);
+  EXPECT_EQ(w.state["high"], JobState::kRunning) << ExplainJson(w, "high").dump(2);
   int preempted = 0;
   for (const auto& t : out) {
     if (t.preempted_by.empty()) continue;
@@ -108,7 +115,7 @@ TEST(SchedulerTest, BorrowingStopsAtTheBorrowingLimit) {
   w.Tick();
   EXPECT_EQ(w.state["b3"], JobState::kRunning);
   EXPECT_EQ(w.state.count("b4"), 0u);
-  auto explain = w.engine->Explain("b4");
+  auto explain = ExplainJson(w, "b4");
   EXPECT_NE(explain["waiting"].get<std::string>().find("borrowing limit of 8"), std::string::npos) << explain.dump(2);
 }
 
@@ -165,7 +172,7 @@ TEST(SchedulerTest, BudgetsWarnThenStopAdmissions) {
   ASSERT_TRUE(w.Submit("late", Job("t3", "L4:1")).ok());
   w.Tick();
   EXPECT_EQ(w.state.count("late"), 0u);
-  EXPECT_NE(w.engine->Explain("late")["waiting"].get<std::string>().find("budget"), std::string::npos);
+  EXPECT_NE(ExplainJson(w, "late")["waiting"].get<std::string>().find("budget"), std::string::npos);
 }
 
 // An engine that starts mid-month (a restart, a new leader) is seeded with
@@ -180,7 +187,7 @@ TEST(SchedulerTest, BudgetsHoldAcrossRestartsFromTheLedger) {
   ASSERT_TRUE(w.Submit("late", Job("t3", "L4:1")).ok());
   w.Tick();
   EXPECT_EQ(w.state.count("late"), 0u);
-  EXPECT_NE(w.engine->Explain("late")["waiting"].get<std::string>().find("budget"), std::string::npos);
+  EXPECT_NE(ExplainJson(w, "late")["waiting"].get<std::string>().find("budget"), std::string::npos);
   ASSERT_TRUE(w.Submit("other", Job("t1", "H100:8")).ok());
   w.Tick();
   EXPECT_EQ(w.state["other"], JobState::kRunning) << "other teams are not held";
@@ -215,7 +222,7 @@ TEST(SchedulerTest, OutageEndsAttemptsAndRoutesAroundTheProvider) {
   const Transition* ended = Find(w.log, "j", Transition::Kind::kAttemptEnded);
   ASSERT_NE(ended, nullptr);
   EXPECT_EQ(ended->outcome, AttemptOutcome::kProviderOutage);
-  auto explain = w.engine->Explain("j");
+  auto explain = ExplainJson(w, "j");
   bool saw_down = false;
   for (const auto& c : explain["candidates"]) saw_down |= c.value("reason", "").find("is down") != std::string::npos;
   EXPECT_TRUE(saw_down) << explain.dump(2);
@@ -314,7 +321,7 @@ TEST(SchedulerTest, ResumesOnlyWhereTheCheckpointCanBeRead) {
   w.Tick();
   w.Tick();
   EXPECT_EQ(w.state["train"], JobState::kPending);
-  nlohmann::json explain = w.engine->Explain("train");
+  nlohmann::json explain = ExplainJson(w, "train");
   std::string why;
   for (const auto& c : explain["candidates"]) {
     if (c["cluster"] == "a-eu") why = c["reason"];
@@ -349,7 +356,7 @@ clusters: [{name: c, provider: p, region: r, node_pools: [{name: h, gpu_type: H1
   w.Tick();
   EXPECT_EQ(w.state.count("gang"), 0u) << "12 GPUs are free, but not 2 whole nodes";
   EXPECT_EQ(w.state["one"], JobState::kRunning);
-  auto explain = w.engine->Explain("gang");
+  auto explain = ExplainJson(w, "gang");
   EXPECT_NE(explain["candidates"][0]["reason"].get<std::string>().find("2 node(s) with 8 free each"), std::string::npos)
       << explain.dump(2);
 }
@@ -478,7 +485,7 @@ TEST(SchedulerTest, AnAdmittedAttemptsBackendIdIsRecordedWhenTheBackendNamesIt) 
   EXPECT_EQ(out[0].new_state, JobState::kAdmitted);
   EXPECT_EQ(out[0].cluster, dispatched->cluster);
   EXPECT_EQ(out[0].attempt, 1);
-  EXPECT_EQ(w.engine->Explain("j")["state"], "admitted");
+  EXPECT_EQ(ExplainJson(w, "j")["state"], "admitted");
   // Said twice: nothing new to record.
   EXPECT_TRUE(report(ProviderEvent::Kind::kHandedOver, "real:42").empty());
   // Started without an id of its own: keeps the one it was given.
@@ -632,7 +639,7 @@ std::string RunMix(uint64_t seed, int jobs) {
         }
       }
     }
-    CheckQuota(*w.estate, w.engine->QueuesJson(), tick);
+    CheckQuota(*w.estate, ToJson(w.engine->Queues()), tick);
     if (submitted == jobs && w.engine->pending() == 0 && w.engine->running() == 0) break;
   }
   // No starvation: every job, each small enough for its queue, finished.

@@ -328,7 +328,7 @@ TEST_P(StoreTest, DirectoryEntriesAreUniqueByNameIgnoringCaseAndReadBackWhole) {
   alice.id = "usr_1";
   alice.name = "Alice@Corp.example";
   alice.external_id = "00u1";
-  alice.resource = {{"userName", alice.name}, {"name", {{"givenName", "Alice"}}}, {"quote", "it's \"fine\""}};
+  alice.resource = R"({"name":{"givenName":"Alice"},"quote":"it's \"fine\"","userName":"Alice@Corp.example"})";
   alice.created_at = alice.updated_at = FromUnixMicros(1'700'000'000'000'000);
   ASSERT_TRUE(put(alice).ok());
   DirectoryEntry twin = alice;
@@ -346,7 +346,7 @@ TEST_P(StoreTest, DirectoryEntriesAreUniqueByNameIgnoringCaseAndReadBackWhole) {
   // Replacing keeps the key; the whole entry reads back.
   alice.active = false;
   alice.version = 2;
-  alice.resource["active"] = false;
+  alice.resource = R"({"active":false,"name":{"givenName":"Alice"},"userName":"Alice@Corp.example"})";
   ASSERT_TRUE(put(alice).ok());
   auto users = store_->ListDirectory("User");
   ASSERT_TRUE(users.ok());

@@ -13,13 +13,14 @@
 #include <utility>
 #include <vector>
 
-#include "store/audit_chain.h"
 #include "causeway/mutex.h"
 #include "causeway/store.h"
 #include "causeway/text.h"
+#include "store/audit_chain.h"
 #include "store/billing_sql.h"
 #include "store/postgres/held_writes.h"
 #include "store/postgres/pg_conn.h"
+#include "store/records_json.h"
 #include "store/schema.h"
 
 namespace causeway {
@@ -129,8 +130,7 @@ DirectoryEntry ReadDirectoryEntry(const Rows& r, int i) {
   d.name = r.Text(i, 2);
   d.external_id = r.Text(i, 3);
   d.active = r.Int(i, 4) != 0;
-  d.resource = nlohmann::json::parse(r.Text(i, 5), nullptr, false);
-  if (d.resource.is_discarded()) d.resource = nlohmann::json::object();
+  d.resource = r.Text(i, 5);
   d.version = r.Int(i, 6);
   d.created_at = FromUnixMicros(r.Int(i, 7));
   d.updated_at = FromUnixMicros(r.Int(i, 8));
@@ -191,10 +191,7 @@ AuditEvent ReadAudit(const Rows& r, int i) {
   e.actor = r.Text(i, 2);
   e.action = r.Text(i, 3);
   e.resource = r.Text(i, 4);
-  // Kept as text if it is not JSON any more: verification then reports the
-  // mismatch instead of failing to read the event.
-  e.details = nlohmann::json::parse(r.Text(i, 5), nullptr, false);
-  if (e.details.is_discarded()) e.details = r.Text(i, 5);
+  e.details = StoredDetails(r.Text(i, 5));
   e.prev_hash = r.Text(i, 6);
   e.hash = r.Text(i, 7);
   return e;
@@ -586,7 +583,7 @@ class PgWriteTx final : public WriteTx {
                                    "version = EXCLUDED.version, updated_at = EXCLUDED.updated_at";
     auto written = Write(sql.c_str(), Params().Add(d.kind).Add(d.id).Add(d.name).Add(d.external_id)
                                           .Add(int64_t{d.active ? 1 : 0})
-                                          .Add(d.resource.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace))
+                                          .Add(d.resource)
                                           .Add(d.version).Add(ToUnixMicros(d.created_at)).Add(ToUnixMicros(d.updated_at))
                                           .Add(schema::DirectoryNameKey(d.name)));
     if (written.status().code() == Code::kAlreadyExists) {

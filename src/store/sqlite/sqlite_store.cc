@@ -7,10 +7,11 @@
 #include <unordered_map>
 #include <vector>
 
-#include "store/audit_chain.h"
 #include "causeway/mutex.h"
 #include "causeway/store.h"
+#include "store/audit_chain.h"
 #include "store/billing_sql.h"
+#include "store/records_json.h"
 #include "store/schema.h"
 #include "store/sqlite/sqlite_conn.h"
 
@@ -117,8 +118,7 @@ DirectoryEntry ReadDirectoryEntry(const Stmt& s) {
   d.name = s.Text(2);
   d.external_id = s.Text(3);
   d.active = s.Int(4) != 0;
-  d.resource = nlohmann::json::parse(s.Text(5), nullptr, false);
-  if (d.resource.is_discarded()) d.resource = nlohmann::json::object();
+  d.resource = s.Text(5);
   d.version = s.Int(6);
   d.created_at = FromUnixMicros(s.Int(7));
   d.updated_at = FromUnixMicros(s.Int(8));
@@ -187,10 +187,7 @@ AuditEvent ReadAudit(const Stmt& s) {
   e.actor = s.Text(2);
   e.action = s.Text(3);
   e.resource = s.Text(4);
-  // Kept as text if it is not JSON any more: verification then reports the
-  // mismatch instead of failing to read the event.
-  e.details = nlohmann::json::parse(s.Text(5), nullptr, false);
-  if (e.details.is_discarded()) e.details = s.Text(5);
+  e.details = StoredDetails(s.Text(5));
   e.prev_hash = s.Text(6);
   e.hash = s.Text(7);
   return e;
@@ -490,7 +487,7 @@ class SqliteWriteTx final : public WriteTx {
                                    "version = excluded.version, updated_at = excluded.updated_at";
     CW_STMT(s, conn_, sql.c_str());
     s.Bind(1, d.kind).Bind(2, d.id).Bind(3, d.name).Bind(4, d.external_id).Bind(5, int64_t{d.active ? 1 : 0});
-    s.Bind(6, d.resource.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)).Bind(7, d.version);
+    s.Bind(6, d.resource).Bind(7, d.version);
     s.Bind(8, ToUnixMicros(d.created_at)).Bind(9, ToUnixMicros(d.updated_at)).Bind(10, schema::DirectoryNameKey(d.name));
     Status st = s.Exec();
     if (st.code() == Code::kAlreadyExists) {

@@ -41,7 +41,7 @@ TEST_F(AuditServiceTest, ALogIsStoredOncePerSourceEventAndEachImportIsInTheChain
   auto imports = Audit("audit.import");
   ASSERT_EQ(imports.size(), 2u);
   EXPECT_EQ(imports[0].actor, "tok_admin");
-  EXPECT_NE(imports[0].details.dump().find("k8s-audit.jsonl"), std::string::npos) << "the file by its label";
+  EXPECT_NE(nlohmann::json(imports[0].details).dump().find("k8s-audit.jsonl"), std::string::npos) << "the file by its label";
 }
 
 TEST_F(AuditServiceTest, APersonIsFoundByEveryIdentityLinkedToThem) {

@@ -31,10 +31,10 @@ TEST_F(CheckpointServiceTest, SignsTheHeadOnceAndTheTrailVerifiesWithThePublicKe
   ASSERT_TRUE(made.ok()) << made.status().ToString();
   ASSERT_TRUE(made->has_value());
   EXPECT_EQ((*made)->action, "audit.checkpoint");
-  EXPECT_EQ((*made)->details["seq"], 2) << "it signs the head it read";
+  EXPECT_EQ((*made)->details.Int("seq"), 2) << "it signs the head it read";
   EXPECT_EQ((*made)->seq, 4) << "after the audit key it made on first use: the commit says where it landed";
   ASSERT_EQ(Audit("audit.key.create").size(), 1u);
-  EXPECT_EQ(Audit("audit.key.create")[0].details.dump().find("PRIVATE"), std::string::npos) << "never the key";
+  EXPECT_EQ(nlohmann::json(Audit("audit.key.create")[0].details).dump().find("PRIVATE"), std::string::npos) << "never the key";
 
   auto idle = checkpoints_->Checkpoint("causeway");
   ASSERT_TRUE(idle.ok());
@@ -55,7 +55,7 @@ TEST_F(CheckpointServiceTest, SignsTheHeadOnceAndTheTrailVerifiesWithThePublicKe
   Append("test.three");
   auto next = checkpoints_->Checkpoint("causeway");
   ASSERT_TRUE(next.ok() && next->has_value());
-  EXPECT_EQ((*next)->details["kid"], (*made)->details["kid"]);
+  EXPECT_EQ((*next)->details.String("kid"), (*made)->details.String("kid"));
   EXPECT_EQ(Audit("audit.key.create").size(), 1u);
 }
 

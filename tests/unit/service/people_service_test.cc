@@ -12,6 +12,7 @@
 #include "service/scim_service.h"
 #include "service/token_service.h"
 #include "unit/service/service_fixture.h"
+#include "service/reports_json.h"
 
 namespace causeway::testing {
 namespace {
@@ -82,21 +83,21 @@ class PeopleServiceTest : public ServiceTest {
 TEST_F(PeopleServiceTest, APersonWhoMayWorkGetsAnAccountInEachTeamTheySubmitTo) {
   auto report = people_->Sync("alice@example.com", "tok_admin");
   ASSERT_TRUE(report.ok()) << report.status().ToString();
-  EXPECT_TRUE((*report)["may_work"].get<bool>());
-  EXPECT_TRUE((*report)["ok"].get<bool>()) << report->dump();
+  EXPECT_TRUE(report->may_work);
+  EXPECT_TRUE(report->ok) << ToJson(*report).dump();
   auto accounts = AccountsOf("alice");
   ASSERT_EQ(accounts.size(), estate_->providers.size()) << "one cluster per simulated provider";
   for (const auto& [cluster, teams] : accounts) EXPECT_EQ(teams, std::set<std::string>{"nlp"}) << cluster;
-  for (const json& step : (*report)["steps"]) {
-    ASSERT_EQ(step["action"], "provider.account.create");
-    EXPECT_EQ(EventAt(step["seq"]).action, "provider.account.create");
+  for (const SyncStep& step : report->steps) {
+    ASSERT_EQ(step.action, "provider.account.create");
+    EXPECT_EQ(EventAt(step.seq).action, "provider.account.create");
   }
-  EXPECT_EQ(EventAt((*report)["seq"]).action, "identity.sync");
+  EXPECT_EQ(EventAt(report->seq).action, "identity.sync");
 
   // Again: nothing left to do, nothing done twice.
   auto again = people_->Sync("alice@example.com", "tok_admin");
   ASSERT_TRUE(again.ok());
-  EXPECT_TRUE((*again)["steps"].empty()) << again->dump();
+  EXPECT_TRUE(again->steps.empty()) << ToJson(*again).dump();
 }
 
 TEST_F(PeopleServiceTest, ALeaverLosesTokensQueuedWorkAndAccountsEachStepWithItsOwnEvent) {
@@ -113,15 +114,15 @@ TEST_F(PeopleServiceTest, ALeaverLosesTokensQueuedWorkAndAccountsEachStepWithIts
   ASSERT_TRUE(scim_->Deactivate("alice@example.com", ScimCaller{"tok_idp", "", false}).ok());
   auto report = people_->Sync("alice@example.com", "tok_admin");
   ASSERT_TRUE(report.ok()) << report.status().ToString();
-  EXPECT_FALSE((*report)["may_work"].get<bool>());
-  EXPECT_TRUE((*report)["ok"].get<bool>()) << report->dump();
+  EXPECT_FALSE(report->may_work);
+  EXPECT_TRUE(report->ok) << ToJson(*report).dump();
   std::map<std::string, int> seen;
-  for (const json& step : (*report)["steps"]) {
-    const std::string action = step["action"];
+  for (const SyncStep& step : report->steps) {
+    const std::string action = step.action;
     ++seen[action];
-    ASSERT_TRUE(step.contains("seq")) << step.dump();
-    const AuditEvent e = EventAt(step["seq"]);
-    EXPECT_EQ(e.action, action == "job.cancel" ? "job.cancel" : action) << step.dump();
+    ASSERT_GT(step.seq, 0) << action << " " << step.target;
+    const AuditEvent e = EventAt(step.seq);
+    EXPECT_EQ(e.action, action == "job.cancel" ? "job.cancel" : action) << step.target;
     EXPECT_EQ(e.actor, "tok_admin");
   }
   EXPECT_EQ(seen["token.revoke"], 1);
@@ -132,7 +133,7 @@ TEST_F(PeopleServiceTest, ALeaverLosesTokensQueuedWorkAndAccountsEachStepWithIts
   auto detail = jobs_->Get(job->job.id);
   ASSERT_TRUE(detail.ok());
   EXPECT_EQ(detail->job.state, JobState::kCancelled);
-  EXPECT_EQ(EventAt((*report)["seq"]).action, "identity.deprovision");
+  EXPECT_EQ(EventAt(report->seq).action, "identity.deprovision");
 }
 
 }  // namespace

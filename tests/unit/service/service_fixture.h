@@ -16,6 +16,7 @@
 #include "identity/tokens.h"
 #include "providers/registry.h"
 #include "store/commit_queue.h"
+#include "store/records_json.h"
 #include "unit/temp_db.h"
 
 namespace causeway::testing {

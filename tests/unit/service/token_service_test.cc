@@ -31,7 +31,7 @@ TEST_F(TokenServiceTest, CreatesATokenWhoseSecretIsStoredOnlyAsItsHash) {
   auto events = Audit("token.create");
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].actor, "tok_admin");
-  EXPECT_EQ(events[0].details.dump().find(made->secret), std::string::npos) << "no secret in the trail";
+  EXPECT_EQ(nlohmann::json(events[0].details).dump().find(made->secret), std::string::npos) << "no secret in the trail";
 }
 
 TEST_F(TokenServiceTest, RefusesUnknownScopes) {

@@ -56,9 +56,9 @@ TEST_F(WorkloadServiceTest, ATokenForTheRunningAttemptIsAuditedWithoutItself) {
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].actor, "tok_job");
   EXPECT_EQ(events[0].resource, "job/job_1");
-  EXPECT_EQ(events[0].details["attempt"], 2);
-  EXPECT_EQ(events[0].details["jti"], r->jti);
-  EXPECT_EQ(events[0].details.dump().find(r->token), std::string::npos) << "the token is a secret";
+  EXPECT_EQ(events[0].details.Int("attempt"), 2);
+  EXPECT_EQ(events[0].details.String("jti"), r->jti);
+  EXPECT_EQ(nlohmann::json(events[0].details).dump().find(r->token), std::string::npos) << "the token is a secret";
 
   auto other = service_->Refresh(Running(), "vault", "tok_job");
   ASSERT_FALSE(other.ok());
