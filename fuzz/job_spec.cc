@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "causeway/input.h"
+#include "causeway/json_input.h"
 #include "causeway/job_spec.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "causeway/input.h"
+#include "causeway/json_input.h"
 #include "identity/jwt.h"
 
 namespace jwt = causeway::identity::jwt;

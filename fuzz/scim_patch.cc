@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "causeway/input.h"
+#include "causeway/json_input.h"
 #include "identity/scim/scim_patch.h"
 #include "identity/scim/scim_schema.h"
 

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "causeway/input.h"
+#include "causeway/json_input.h"
 #include "telemetry/samples.h"
 
 namespace telemetry = causeway::telemetry;

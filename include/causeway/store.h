@@ -24,7 +24,7 @@
 namespace causeway {
 
 // The schema version this build writes; every backend migrates to it.
-inline constexpr int kLatestSchemaVersion = 15;
+inline constexpr int kLatestSchemaVersion = 16;
 
 // A named lease one process holds at a time: the scheduler's leadership
 // among replicas. `epoch` grows each time the lease changes hands; it is the
@@ -264,6 +264,9 @@ class Store {
 
   // Every directory entry of `kind`, ordered by id.
   virtual Result<std::vector<DirectoryEntry>> ListDirectory(const std::string& kind) const = 0;
+  // The groups whose members include the user or group `member_id`, ordered
+  // by id: an index lookup, not a scan of every group.
+  virtual Result<std::vector<DirectoryEntry>> ListGroupsOf(const std::string& member_id) const = 0;
   virtual Result<std::optional<DirectoryEntry>> FindDirectoryEntry(const std::string& kind,
                                                                    const std::string& id) const = 0;
 

@@ -11,7 +11,7 @@
 #include <filesystem>
 
 #include "causeway/file_io.h"
-#include "causeway/input.h"
+#include "causeway/json_input.h"
 #include "spec/spec_json.h"
 
 namespace causeway::api {

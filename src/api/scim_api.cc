@@ -3,7 +3,7 @@
 // needs a token with the scim:provision scope (a provisioning-only token);
 // every failure, authentication included, has a SCIM error body.
 #include <charconv>
-#include "causeway/input.h"
+#include "causeway/json_input.h"
 
 #include "api/api_service.h"
 #include "identity/scim/scim_schema.h"

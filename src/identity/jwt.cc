@@ -1,5 +1,5 @@
 #include "identity/jwt.h"
-#include "causeway/input.h"
+#include "causeway/json_input.h"
 
 #include <openssl/bio.h>
 #include <openssl/bn.h>

@@ -1,7 +1,7 @@
 #include "identity/oidc.h"
 
 #include <algorithm>
-#include "causeway/input.h"
+#include "causeway/json_input.h"
 
 #include "causeway/crypto.h"
 #include "identity/scim/scim_schema.h"
@@ -110,11 +110,8 @@ Result<std::optional<PersonDirectory::Person>> ReadPerson(const Store& store, co
     if (scim::EqualsIgnoreCase(u.name, user)) found = PersonDirectory::Person{std::move(u), {}};
   }
   if (!found) return found;
-  ASSIGN_OR_RETURN(auto groups, store.ListDirectory("Group"));
-  for (const DirectoryEntry& g : groups) {
-    std::vector<std::string> members = GroupMemberIds(g);
-    if (std::find(members.begin(), members.end(), found->user.id) != members.end()) found->groups.push_back(g.name);
-  }
+  ASSIGN_OR_RETURN(auto groups, store.ListGroupsOf(found->user.id));
+  for (const DirectoryEntry& g : groups) found->groups.push_back(g.name);
   return found;
 }
 

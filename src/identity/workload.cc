@@ -1,5 +1,7 @@
 #include "identity/workload.h"
 
+#include <nlohmann/json.hpp>
+
 #include "causeway/crypto.h"
 #include "causeway/ids.h"
 

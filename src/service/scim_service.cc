@@ -220,9 +220,9 @@ Result<json> ScimService::Get(const Type& type, const std::string& id, const std
                               const ScimListQuery& projection) {
   ASSIGN_OR_RETURN(auto found, store_.FindDirectoryEntry(type.name, id));
   if (!found) return NotFoundIn(type, id);
-  std::vector<DirectoryEntry> groups;
+  std::vector<DirectoryEntry> groups;  // those holding the user
   if (IsUser(type)) {
-    ASSIGN_OR_RETURN(groups, store_.ListDirectory("Group"));
+    ASSIGN_OR_RETURN(groups, store_.ListGroupsOf(id));
   }
   return Project(type, Render(type, *found, base, GroupsByMember(groups)), projection.attributes,
                  projection.excluded_attributes);
@@ -267,9 +267,9 @@ Result<json> ScimService::Update(const Type& type, const std::string& id, const 
       Changed(NamesOf(moved), caller.actor);
     }
   }
-  std::vector<DirectoryEntry> groups;
+  std::vector<DirectoryEntry> groups;  // those holding the user
   if (IsUser(type)) {
-    ASSIGN_OR_RETURN(groups, store_.ListDirectory("Group"));
+    ASSIGN_OR_RETURN(groups, store_.ListGroupsOf(id));
   }
   return Render(type, stored, caller.base, GroupsByMember(groups));
 }

@@ -283,7 +283,39 @@ CREATE TABLE changes (
   at INTEGER NOT NULL
 );
 )sql",
+    // 16: who is in which directory group, kept from each group's members as
+    // it is stored (the groups stored before are read into it as this
+    // migration runs: kMembershipsVersion).
+    R"sql(
+CREATE TABLE directory_members (
+  group_id TEXT NOT NULL,
+  member_id TEXT NOT NULL,
+  PRIMARY KEY (group_id, member_id)
+);
+CREATE INDEX directory_members_by_member ON directory_members (member_id, group_id);
+)sql",
 };
+
+// The migration that adds directory_members: both stores fill it from the
+// groups already stored when they apply it.
+inline constexpr int kMembershipsVersion = 16;
+
+// A group's membership rows ($n numbers SQLite's parameters in order too):
+// made afresh from the member ids whenever the group is stored, all of them
+// in one statement as a JSON array of ids ($2).
+inline constexpr const char* kDeleteMembersSql = "DELETE FROM directory_members WHERE group_id = $1";
+inline constexpr const char* kInsertMembersSqlite =
+    "INSERT INTO directory_members (group_id, member_id) SELECT $1, value FROM json_each($2) WHERE true "
+    "ON CONFLICT DO NOTHING";
+inline constexpr const char* kInsertMembersPostgres =
+    "INSERT INTO directory_members (group_id, member_id) SELECT $1, m FROM jsonb_array_elements_text($2::jsonb) AS m "
+    "ON CONFLICT DO NOTHING";
+inline constexpr const char* kGroupsStoredSql = "SELECT id, resource FROM directory WHERE kind = 'Group'";
+// The groups holding member $1, as directory rows.
+inline constexpr const char* kGroupsOfSql =
+    "SELECT d.kind, d.id, d.name, d.external_id, d.active, d.resource, d.version, d.created_at, d.updated_at "
+    "FROM directory_members m JOIN directory d ON d.kind = 'Group' AND d.id = m.group_id "
+    "WHERE m.member_id = $1 ORDER BY d.id";
 
 // An imported audit event's columns, in the order both stores read them.
 inline constexpr const char* kImportedAuditColumns =

@@ -1,5 +1,5 @@
 #include "telemetry/prometheus.h"
-#include "causeway/input.h"
+#include "causeway/json_input.h"
 
 #include "net/http_client.h"
 

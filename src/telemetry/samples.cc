@@ -6,7 +6,7 @@
 #include <cmath>
 #include <ctime>
 
-#include "causeway/input.h"
+#include "causeway/json_input.h"
 #include "causeway/text.h"
 
 namespace causeway::telemetry {

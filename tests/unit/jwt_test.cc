@@ -3,6 +3,8 @@
 // with a reason.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "identity/jwt.h"
 
 namespace causeway::identity::jwt {

@@ -20,7 +20,7 @@
 #include "audit/sinks.h"
 #include "causeway/clock.h"
 #include "causeway/estate.h"
-#include "causeway/input.h"
+#include "causeway/json_input.h"
 #include "causeway/job_spec.h"
 #include "identity/scim/scim_filter.h"
 #include "identity/scim/scim_patch.h"

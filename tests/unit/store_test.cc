@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <functional>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -42,6 +43,25 @@ class StoreTest : public ::testing::TestWithParam<std::string> {
     j.created_at = j.updated_at = clock_.Now();
     clock_.Advance(Micros(1000));
     return j;
+  }
+
+  // Runs SQL on the database behind the store, beside it: `sqlite_sql` on
+  // SQLite, `pg_sql` on PostgreSQL.
+  void ExecRaw(const std::string& sqlite_sql, const std::string& pg_sql) {
+    if (GetParam() == std::string("sqlite")) {
+      sqlite3* db = nullptr;
+      ASSERT_EQ(sqlite3_open(db_.path().c_str(), &db), SQLITE_OK);
+      sqlite3_busy_timeout(db, 5000);
+      char* err = nullptr;
+      EXPECT_EQ(sqlite3_exec(db, sqlite_sql.c_str(), nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
+      sqlite3_free(err);
+      sqlite3_close(db);
+    } else {
+      auto conn = pg::Conn::Open(db_.url());
+      ASSERT_TRUE(conn.ok()) << conn.status().ToString();
+      Status st = (*conn)->ExecScript(pg_sql.c_str());
+      EXPECT_TRUE(st.ok()) << st.ToString();
+    }
   }
 
   static AuditEvent Event(const std::string& action, const std::string& resource) {
@@ -376,6 +396,83 @@ TEST_P(StoreTest, DirectoryEntriesAreUniqueByNameIgnoringCaseAndReadBackWhole) {
   ASSERT_TRUE(put(twin).ok());
 }
 
+TEST_P(StoreTest, GroupMembershipsFollowEachGroupAsStoredAndAreFoundByMember) {
+  auto write = [&](const std::function<Status(WriteTx&)>& change) {
+    return store_->Write([change](WriteTx& tx) -> Status {
+      RETURN_IF_ERROR(change(tx));
+      AuditEvent e = Event("scim.group.update", "group/x");
+      return tx.AppendAudit(e);
+    });
+  };
+  auto group = [](const std::string& id, const std::string& name, const std::string& members) {
+    DirectoryEntry g;
+    g.kind = "Group";
+    g.id = id;
+    g.name = name;
+    g.resource = R"({"displayName":")" + name + R"(","members":)" + members + "}";
+    return g;
+  };
+  auto names = [&](const std::string& member) {
+    std::vector<std::string> out;
+    auto groups = store_->ListGroupsOf(member);
+    EXPECT_TRUE(groups.ok()) << groups.status().ToString();
+    if (groups.ok()) {
+      for (const DirectoryEntry& g : *groups) out.push_back(g.name);
+    }
+    return out;
+  };
+  DirectoryEntry ml = group("grp_b", "ml", R"([{"value":"usr_1"},{"value":"usr_2"},{"value":"usr_1"}])");
+  DirectoryEntry ops = group("grp_a", "ops", R"([{"value":"usr_1","display":"Alice"},{"type":"User"},"junk"])");
+  ASSERT_TRUE(write([&](WriteTx& tx) -> Status {
+                RETURN_IF_ERROR(tx.PutDirectoryEntry(ml));
+                return tx.PutDirectoryEntry(ops);
+              }).ok());
+  EXPECT_EQ(names("usr_1"), (std::vector<std::string>{"ops", "ml"})) << "ordered by group id, each once";
+  EXPECT_EQ(names("usr_2"), std::vector<std::string>{"ml"});
+  EXPECT_TRUE(names("usr_3").empty());
+  ASSERT_EQ(store_->ListGroupsOf("usr_2")->front().resource, ml.resource) << "the whole group reads back";
+
+  // Stored again without usr_2: the membership goes with the member.
+  ml.resource = R"({"displayName":"ml","members":[{"value":"usr_3"}]})";
+  ASSERT_TRUE(write([&](WriteTx& tx) { return tx.PutDirectoryEntry(ml); }).ok());
+  EXPECT_TRUE(names("usr_2").empty());
+  EXPECT_EQ(names("usr_3"), std::vector<std::string>{"ml"});
+  // A deleted group holds nobody; a unit that fails changes nothing.
+  ASSERT_TRUE(write([&](WriteTx& tx) { return tx.DeleteDirectoryEntry("Group", "grp_a"); }).ok());
+  EXPECT_TRUE(names("usr_1").empty());
+  Status failed = store_->Write([&](WriteTx& tx) -> Status {
+    RETURN_IF_ERROR(tx.PutDirectoryEntry(group("grp_c", "c", R"([{"value":"usr_9"}])")));
+    return Internal("no");
+  });
+  EXPECT_FALSE(failed.ok());
+  EXPECT_TRUE(names("usr_9").empty());
+}
+
+// A database made before memberships were kept: its groups are read into
+// them as the migration that adds them runs.
+TEST_P(StoreTest, GroupsStoredBeforeMembershipsWereKeptAreReadIntoThemOnUpgrade) {
+  DirectoryEntry g;
+  g.kind = "Group";
+  g.id = "grp_1";
+  g.name = "ml";
+  g.resource = R"({"displayName":"ml","members":[{"value":"usr_1"},{"value":"usr_2"}]})";
+  ASSERT_TRUE(store_->Write([&](WriteTx& tx) -> Status {
+                RETURN_IF_ERROR(tx.PutDirectoryEntry(g));
+                AuditEvent e = Event("scim.group.create", "group/grp_1");
+                return tx.AppendAudit(e);
+              }).ok());
+  store_.reset();
+  const std::string older = "DROP TABLE directory_members; DELETE FROM schema_migrations WHERE version = 16;";
+  ExecRaw(older, older);
+  Reopen();
+  for (const char* member : {"usr_1", "usr_2"}) {
+    auto groups = store_->ListGroupsOf(member);
+    ASSERT_TRUE(groups.ok()) << groups.status().ToString();
+    ASSERT_EQ(groups->size(), 1u) << member;
+    EXPECT_EQ((*groups)[0].name, "ml");
+  }
+}
+
 TEST_P(StoreTest, ChainSurvivesReopenAndContinues) {
   for (int i = 0; i < 5; ++i) ASSERT_TRUE(store_->Write(InsertWithAudit(Job())).ok());
   Reopen();
@@ -611,23 +708,7 @@ TEST_P(StoreTest, ImportedAuditEventsAreStoredOnceAndSearchedByIdentityProviderA
 TEST_P(StoreTest, AChangeWhoseAuditEventCannotBeWrittenIsRefusedAsUnavailable) {
   JobRecord kept = Job(), refused = Job();
   ASSERT_TRUE(store_->Write(InsertWithAudit(kept)).ok());
-  auto exec = [&](const std::string& sqlite_sql, const std::string& pg_sql) {
-    if (GetParam() == std::string("sqlite")) {
-      sqlite3* db = nullptr;
-      ASSERT_EQ(sqlite3_open(db_.path().c_str(), &db), SQLITE_OK);
-      sqlite3_busy_timeout(db, 5000);
-      char* err = nullptr;
-      EXPECT_EQ(sqlite3_exec(db, sqlite_sql.c_str(), nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
-      sqlite3_free(err);
-      sqlite3_close(db);
-    } else {
-      auto conn = pg::Conn::Open(db_.url());
-      ASSERT_TRUE(conn.ok()) << conn.status().ToString();
-      Status st = (*conn)->ExecScript(pg_sql.c_str());
-      EXPECT_TRUE(st.ok()) << st.ToString();
-    }
-  };
-  exec("CREATE TRIGGER audit_device_full BEFORE INSERT ON audit_events BEGIN SELECT RAISE(ABORT, 'audit device full'); END",
+  ExecRaw("CREATE TRIGGER audit_device_full BEFORE INSERT ON audit_events BEGIN SELECT RAISE(ABORT, 'audit device full'); END",
        "CREATE FUNCTION audit_device_full() RETURNS trigger LANGUAGE plpgsql AS "
        "$$ BEGIN RAISE EXCEPTION 'audit device full'; END $$;"
        "CREATE TRIGGER audit_device_full BEFORE INSERT ON audit_events FOR EACH ROW EXECUTE FUNCTION audit_device_full()");
@@ -638,7 +719,7 @@ TEST_P(StoreTest, AChangeWhoseAuditEventCannotBeWrittenIsRefusedAsUnavailable) {
   ASSERT_TRUE(gone.ok());
   EXPECT_FALSE(gone->has_value());
   EXPECT_TRUE(store_->GetJob(kept.id)->has_value());
-  exec("DROP TRIGGER audit_device_full", "DROP TRIGGER audit_device_full ON audit_events");
+  ExecRaw("DROP TRIGGER audit_device_full", "DROP TRIGGER audit_device_full ON audit_events");
   EXPECT_TRUE(store_->Write(InsertWithAudit(refused)).ok());
   EXPECT_TRUE(Verify().ok);
 }

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "causeway/input.h"
+#include "causeway/json_input.h"
 #include "causeway/text.h"
 
 namespace causeway::slurm {

@@ -1,5 +1,5 @@
 #include "providers/slurm/slurm_cli.h"
-#include "causeway/input.h"
+#include "causeway/json_input.h"
 
 #include <unistd.h>
 

@@ -1,5 +1,5 @@
 #include "providers/slurm/slurm_client.h"
-#include "causeway/input.h"
+#include "causeway/json_input.h"
 
 #include <cstdlib>
 

@@ -589,7 +589,11 @@ class PgWriteTx final : public WriteTx {
     if (written.status().code() == Code::kAlreadyExists) {
       return AlreadyExists("another " + d.kind + " is already named \"" + d.name + "\"");
     }
-    return written.status();
+    RETURN_IF_ERROR(written.status());
+    if (d.kind != "Group") return Status::Ok();
+    RETURN_IF_ERROR(Write(schema::kDeleteMembersSql, Params().Add(d.id)).status());
+    return Write(schema::kInsertMembersPostgres, Params().Add(d.id).Add(nlohmann::json(GroupMemberIds(d)).dump()))
+        .status();
   }
 
   Status PutSigningKey(const SigningKeyRecord& k) override {
@@ -640,6 +644,7 @@ class PgWriteTx final : public WriteTx {
   Status DeleteDirectoryEntry(const std::string& kind, const std::string& id) override {
     ASSIGN_OR_RETURN(Rows r, Write("DELETE FROM directory WHERE kind = $1 AND id = $2", Params().Add(kind).Add(id)));
     if (r.Affected() == 0) return NotFound(kind + " " + id + " not found");
+    if (kind == "Group") RETURN_IF_ERROR(Write(schema::kDeleteMembersSql, Params().Add(id)).status());
     return Status::Ok();
   }
 
@@ -909,6 +914,11 @@ class PgStore final : public Store {
     return out;
   }
 
+  Result<std::vector<DirectoryEntry>> ListGroupsOf(const std::string& member_id) const override {
+    ASSIGN_OR_RETURN(Rows r, Query(schema::kGroupsOfSql, Params().Add(member_id)));
+    return ReadAll(r, &ReadDirectoryEntry);
+  }
+
   Result<std::vector<DirectoryEntry>> ListDirectory(const std::string& kind) const override {
     static const std::string sql =
         std::string("SELECT ") + schema::kDirectoryColumns + " FROM directory WHERE kind = $1 ORDER BY id";
@@ -1118,6 +1128,21 @@ class PgStore final : public Store {
     return audit::ChainHead{r->Int(0, 0), r->Text(0, 1)};
   }
 
+  // The membership rows of every group stored before directory_members
+  // existed.
+  static Status FillMembers(Conn& conn) {
+    ASSIGN_OR_RETURN(Rows groups, conn.Exec(schema::kGroupsStoredSql));
+    for (int i = 0; i < groups.size(); ++i) {
+      DirectoryEntry g;
+      g.kind = "Group";
+      g.id = groups.Text(i, 0);
+      g.resource = groups.Text(i, 1);
+      RETURN_IF_ERROR(conn.Exec(schema::kInsertMembersPostgres,
+                                Params().Add(g.id).Add(nlohmann::json(GroupMemberIds(g)).dump())).status());
+    }
+    return Status::Ok();
+  }
+
   // Every migration not yet applied, in one transaction under an advisory
   // lock, so replicas starting together migrate once.
   static Status Migrate(Conn& conn) {
@@ -1151,9 +1176,9 @@ class PgStore final : public Store {
       // SQLite starts without a head row; here the batches lock it, so it
       // must exist from the start: the genesis hash, as an empty chain.
       if (v == 1) ddl += "INSERT INTO audit_head (id, seq, hash) VALUES (1, 0, repeat('0', 64));";
-      if (Status st = conn.ExecScript(ddl.c_str()); !st.ok()) {
-        return fail(st.WithPrefix("migration " + std::to_string(v) + " failed"));
-      }
+      Status st = conn.ExecScript(ddl.c_str());
+      if (st.ok() && static_cast<int>(v) == schema::kMembershipsVersion) st = FillMembers(conn);
+      if (!st.ok()) return fail(st.WithPrefix("migration " + std::to_string(v) + " failed"));
       auto ins = conn.Exec("INSERT INTO schema_migrations (version, applied_at) VALUES ($1, "
                            "(extract(epoch from now()))::bigint)",
                            Params().Add(static_cast<int64_t>(v)));

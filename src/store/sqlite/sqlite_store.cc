@@ -205,6 +205,38 @@ Result<std::optional<T>> QueryOne(Conn& conn, const char* sql, std::string_view 
   return std::optional<T>();
 }
 
+// Makes a group's membership rows exactly `members`.
+Status PutMembers(Conn& conn, const std::string& group_id, const std::vector<std::string>& members) {
+  {
+    CW_STMT(del, conn, schema::kDeleteMembersSql);
+    del.Bind(1, group_id);
+    RETURN_IF_ERROR(del.Exec());
+  }
+  if (members.empty()) return Status::Ok();
+  CW_STMT(ins, conn, schema::kInsertMembersSqlite);
+  ins.Bind(1, group_id).Bind(2, nlohmann::json(members).dump());
+  return ins.Exec();
+}
+
+// The membership rows of every group stored before directory_members existed.
+Status FillMembers(Conn& conn) {
+  std::vector<DirectoryEntry> groups;
+  {
+    CW_STMT(s, conn, schema::kGroupsStoredSql);
+    Status st;
+    while (s.Step(st)) {
+      DirectoryEntry g;
+      g.kind = "Group";
+      g.id = s.Text(0);
+      g.resource = s.Text(1);
+      groups.push_back(std::move(g));
+    }
+    RETURN_IF_ERROR(st);
+  }
+  for (const DirectoryEntry& g : groups) RETURN_IF_ERROR(PutMembers(conn, g.id, GroupMemberIds(g)));
+  return Status::Ok();
+}
+
 Result<std::optional<DirectoryEntry>> FindDirectoryEntryIn(Conn& conn, const std::string& kind,
                                                            const std::string& id) {
   CW_STMT(s, conn, kSelectDirectoryEntry.c_str());
@@ -493,7 +525,9 @@ class SqliteWriteTx final : public WriteTx {
     if (st.code() == Code::kAlreadyExists) {
       return AlreadyExists("another " + d.kind + " is already named \"" + d.name + "\"");
     }
-    return Counted(std::move(st));
+    RETURN_IF_ERROR(st);
+    if (d.kind == "Group") RETURN_IF_ERROR(PutMembers(conn_, d.id, GroupMemberIds(d)));
+    return Counted(Status::Ok());
   }
 
   Status DeleteDirectoryEntry(const std::string& kind, const std::string& id) override {
@@ -501,6 +535,7 @@ class SqliteWriteTx final : public WriteTx {
     s.Bind(1, kind).Bind(2, id);
     RETURN_IF_ERROR(s.Exec());
     if (sqlite3_changes(conn_.db()) == 0) return NotFound(kind + " " + id + " not found");
+    if (kind == "Group") RETURN_IF_ERROR(PutMembers(conn_, id, {}));
     return Counted(Status::Ok());
   }
 
@@ -800,6 +835,17 @@ class SqliteStore final : public Store {
     return out;
   }
 
+  Result<std::vector<DirectoryEntry>> ListGroupsOf(const std::string& member_id) const override {
+    ASSIGN_OR_RETURN(auto r, Reader());
+    CW_STMT(s, *r.conn, schema::kGroupsOfSql);
+    s.Bind(1, member_id);
+    std::vector<DirectoryEntry> out;
+    Status st;
+    while (s.Step(st)) out.push_back(ReadDirectoryEntry(s));
+    RETURN_IF_ERROR(st);
+    return out;
+  }
+
   Result<std::vector<DirectoryEntry>> ListDirectory(const std::string& kind) const override {
     ASSIGN_OR_RETURN(auto r, Reader());
     static const std::string sql =
@@ -1091,6 +1137,7 @@ class SqliteStore final : public Store {
       }
       if (st.ok() && !applied) {
         st = writer_->ExecScript(kMigrations[v - 1]);
+        if (st.ok() && v == schema::kMembershipsVersion) st = FillMembers(*writer_);
         if (st.ok()) {
           CW_STMT(ins, *writer_, "INSERT INTO schema_migrations (version, applied_at) VALUES (?1, strftime('%s','now'))");
           ins.Bind(1, v);
