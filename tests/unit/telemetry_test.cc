@@ -3,6 +3,8 @@
 // warn then cancel after the grace, recovery, dry run).
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "telemetry/reaper.h"
 #include "telemetry/samples.h"
 

@@ -1,0 +1,83 @@
+#include "audit/importers/importer.h"
+
+namespace causeway::audit::detail {
+
+// A Kubernetes audit event, or the AKS envelope around one.
+Status Kubernetes(dom::parser& inner_parser, dom::element record, std::string_view raw, const ImportOptions& o,
+                  Sink& sink) {
+  std::string& out = sink.out;
+  dom::element ev = record;
+  std::string_view kind = Field(record, "kind");
+  simdjson::padded_string inner_text;
+  if (kind != "Event") {
+    // AKS diagnostic logs: {"category": "kube-audit", "properties": {"log": "<event JSON>"}}.
+    bool has_props = false;
+    dom::element props = Child(record, "properties", has_props);
+    std::string_view log = has_props ? Field(props, "log") : Field(record, "log");
+    if (log.empty()) return InvalidArgument("not a Kubernetes audit event: expected kind \"Event\" (or an AKS record with properties.log)");
+    inner_text = simdjson::padded_string(log);
+    if (inner_parser.parse(inner_text).get(ev)) return InvalidArgument("the wrapped event in properties.log is not JSON");
+    if (Field(ev, "kind") != "Event") return InvalidArgument("the wrapped record is not a Kubernetes audit event");
+  }
+  std::string_view audit_id = Field(ev, "auditID");
+  std::string_view verb = Field(ev, "verb");
+  if (audit_id.empty() || verb.empty()) return InvalidArgument("a Kubernetes audit event needs auditID and verb");
+  std::string_view stage = Field(ev, "stage");
+  if (stage == "RequestReceived" || stage == "ResponseStarted") return NotFound("an earlier stage of the request");
+  std::string_view ts = Field(ev, "stageTimestamp");
+  if (ts.empty()) ts = Field(ev, "requestReceivedTimestamp");
+  int64_t time_ms = MillisOf(ts);
+  if (time_ms <= 0) return InvalidArgument("stageTimestamp is missing or not an RFC 3339 time");
+
+  bool found = false;
+  int64_t code = 0;
+  dom::element status = Child(ev, "responseStatus", found);
+  if (found && status["code"].get(code)) code = 0;
+  int status_id = code == 0 ? ocsf::kStatusUnknown : code < 400 ? ocsf::kStatusSuccess : ocsf::kStatusFailure;
+  int activity = ActivityOfVerb(verb);
+
+  Writer w(out);
+  w.Open();
+  Common(w, ocsf::kApiActivity, activity, time_ms, status_id, ocsf::kSeverityInformational);
+  if (stage == "Panic") w.Str("status_detail", "Panic");
+  Metadata(w, "Kubernetes", "Kubernetes", audit_id, ts);
+  w.Open("cloud").Str("provider", o.provider).Close();
+  w.Open("actor").Open("user");
+  dom::element user = Child(ev, "user", found);
+  if (found) {
+    w.StrIf("name", Field(user, "username")).StrIf("uid", Field(user, "uid"));
+    dom::array groups;
+    if (!user["groups"].get(groups)) {
+      w.OpenArray("groups");
+      for (dom::element g : groups) {
+        std::string_view name;
+        if (!g.get(name)) w.Open().Str("name", name).Close();
+      }
+      w.CloseArray();
+    }
+  }
+  w.Close().Close();
+  w.Open("src_endpoint");
+  dom::array ips;
+  std::string_view ip;
+  if (!ev["sourceIPs"].get(ips) && ips.size() > 0 && !ips.at(0).get(ip)) w.Str("ip", ip);
+  w.StrIf("svc_name", Field(ev, "userAgent").empty() ? "kube-apiserver" : "");
+  w.Close();
+  w.Open("http_request").StrIf("user_agent", Field(ev, "userAgent")).Open("url").Str("path", Field(ev, "requestURI")).Close().Close();
+  dom::element ref = Child(ev, "objectRef", found);
+  std::string_view group = found ? Field(ref, "apiGroup") : std::string_view();
+  w.Open("api").Str("operation", verb);
+  w.Open("service").Str("name", group.empty() ? "kubernetes" : group).Close();
+  w.Open("request").Str("uid", audit_id).Close().Close();
+  if (found) {
+    w.OpenArray("resources").Open();
+    w.StrIf("type", Field(ref, "resource")).StrIf("name", Field(ref, "name")).StrIf("namespace", Field(ref, "namespace"));
+    w.Close().CloseArray();
+  }
+  w.Str("raw_data", raw);
+  w.Close();
+  sink.Emit(audit_id);
+  return Status::Ok();
+}
+
+}  // namespace causeway::audit::detail

@@ -1,0 +1,91 @@
+#include "audit/importers/importer.h"
+
+namespace causeway::audit::detail {
+
+// One Okta System Log event (the /api/v1/logs array or JSON lines). Sign-ins
+// are Authentication, user lifecycle User Management, the rest API Activity.
+Status Okta(dom::element r, std::string_view raw, const ImportOptions& o, Sink& sink) {
+  std::string_view uuid = Field(r, "uuid");
+  std::string_view type = Field(r, "eventType");
+  std::string_view when = Field(r, "published");
+  if (uuid.empty() || type.empty()) return InvalidArgument("an Okta System Log event needs uuid and eventType");
+  int64_t time_ms = MillisOf(when);
+  if (time_ms <= 0) return InvalidArgument("published is missing or not an RFC 3339 time");
+  bool found = false;
+  dom::element outcome = Child(r, "outcome", found);
+  std::string_view result = found ? Field(outcome, "result") : std::string_view();
+  std::string_view reason = found ? Field(outcome, "reason") : std::string_view();
+  int status_id = result == "SUCCESS" || result == "ALLOW" ? ocsf::kStatusSuccess
+                  : result == "FAILURE" || result == "DENY" ? ocsf::kStatusFailure
+                                                           : ocsf::kStatusUnknown;
+  auto starts = [&](std::string_view prefix) { return type.substr(0, prefix.size()) == prefix; };
+  int class_uid = ocsf::kApiActivity;
+  int activity = 0;
+  if (starts("user.session.") || starts("user.authentication.") || starts("policy.evaluate_sign_on")) {
+    class_uid = ocsf::kAuthentication;
+    activity = type == "user.session.end" ? 2 : 1;  // Logoff : Logon
+  } else if (starts("user.lifecycle.") || starts("user.account.")) {
+    class_uid = ocsf::kUserManagement;
+    std::string_view verb = type.substr(type.rfind('.') + 1);
+    activity = verb == "create"                                                     ? 1
+               : (starts("user.lifecycle.delete") || verb == "delete")              ? 3
+               : (verb == "activate" || verb == "reactivate" || verb == "unsuspend") ? 4
+               : (verb == "deactivate" || verb == "suspend")                        ? 5
+                                                                                    : 2;
+  } else {
+    activity = ActivityOfWord(type.substr(type.rfind('.') + 1));
+  }
+
+  Writer w(sink.out);
+  w.Open();
+  Common(w, class_uid, activity, time_ms, status_id, SeverityOfLevel(Field(r, "severity")));
+  w.StrIf("message", Field(r, "displayMessage")).StrIf("status_detail", reason);
+  Metadata(w, "System Log", "Okta", uuid, when);
+  w.Open("cloud").Str("provider", o.provider).Close();
+  dom::element actor = Child(r, "actor", found);
+  std::string_view actor_name = found ? Field(actor, "alternateId") : std::string_view();
+  w.Open("actor").Open("user");
+  if (found) w.StrIf("name", actor_name).StrIf("uid", Field(actor, "id")).StrIf("full_name", Field(actor, "displayName"));
+  w.Close().Close();
+  dom::element client = Child(r, "client", found);
+  std::string_view ip = found ? Field(client, "ipAddress") : std::string_view();
+  SourceEndpoint(w, ip);
+  // The first target that is a user is the account acted on; sign-ins are
+  // the actor's own.
+  dom::array targets;
+  bool has_targets = !r["target"].get(targets);
+  std::string_view target_user, target_id;
+  if (has_targets) {
+    for (dom::element t : targets) {
+      if (Field(t, "type") == "User") {
+        target_user = Field(t, "alternateId");
+        target_id = Field(t, "id");
+        break;
+      }
+    }
+  }
+  if (class_uid == ocsf::kAuthentication) {
+    w.Open("user").Str("name", actor_name.empty() ? "unknown" : actor_name).Close();
+    w.Open("service").Str("name", "okta").Close();
+    w.Open("dst_endpoint").Str("svc_name", "okta").Close();
+  } else if (class_uid == ocsf::kUserManagement) {
+    w.Open("user").Str("name", target_user.empty() ? (actor_name.empty() ? "unknown" : actor_name) : target_user).StrIf("uid", target_id).Close();
+  }
+  w.Open("api").Str("operation", type).Open("service").Str("name", "okta").Close();
+  dom::element transaction = Child(r, "transaction", found);
+  if (found) w.Open("request").StrIf("uid", Field(transaction, "id")).Close();
+  w.Close();
+  if (has_targets && targets.size() > 0) {
+    w.OpenArray("resources");
+    for (dom::element t : targets) {
+      w.Open().StrIf("uid", Field(t, "id")).StrIf("name", Field(t, "alternateId")).StrIf("type", Field(t, "type")).Close();
+    }
+    w.CloseArray();
+  }
+  w.Str("raw_data", raw);
+  w.Close();
+  sink.Emit(uuid);
+  return Status::Ok();
+}
+
+}  // namespace causeway::audit::detail
