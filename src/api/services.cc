@@ -3,17 +3,13 @@
 #include <spdlog/spdlog.h>
 
 namespace causeway::api {
-namespace {
 
-// What the scheduler learns of the job service's changes, when there is one.
 JobHooks HooksFor(SchedulerService* scheduler) {
   if (!scheduler) return {};
   return JobHooks{[scheduler](const JobRecord& job, const JobSpec& spec) { scheduler->OnSubmitted(job, spec); },
                   [scheduler](const std::string& id) { scheduler->OnCancelled(id); },
                   [scheduler](const std::string& id, const std::string& path) { scheduler->OnCheckpoint(id, path); }};
 }
-
-}  // namespace
 
 Services::Services(Store& store, CommitQueue& queue, const Estate& estate, const Clock& clock,
                    SchedulerService* scheduler, const policy::Chain* policies)

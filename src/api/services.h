@@ -26,6 +26,10 @@
 
 namespace causeway::api {
 
+// What the scheduler learns of the job service's changes: submissions,
+// cancellations and checkpoints, once durable. None without a scheduler.
+JobHooks HooksFor(SchedulerService* scheduler);
+
 class Services {
  public:
   // `scheduler` and `policies` may be null: jobs are then only recorded
