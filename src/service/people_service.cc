@@ -12,7 +12,6 @@
 
 namespace causeway {
 
-
 namespace {
 
 // A person as the directory has them now (no entry: deleted or never
