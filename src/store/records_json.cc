@@ -1,5 +1,7 @@
 #include "store/records_json.h"
 
+#include "causeway/input.h"
+
 namespace causeway {
 
 namespace {
@@ -71,13 +73,24 @@ void to_json(nlohmann::json& j, const DetailValue& v) {
 
 Result<Details> DetailsFromJson(const nlohmann::json& j) { return ObjectFromJson(j, 0); }
 
+namespace {
+
+// Stored text parsed, bounded as any outside text is (a database can be
+// edited by hand): discarded when it nests too deep or is not JSON.
+nlohmann::json ParseStored(std::string_view text) {
+  if (!CheckJsonNesting(text, "stored text").ok()) return nlohmann::json(nlohmann::json::value_t::discarded);
+  return nlohmann::json::parse(text, nullptr, false);
+}
+
+}  // namespace
+
 Details StoredDetails(std::string_view text) {
-  Result<Details> d = DetailsFromJson(nlohmann::json::parse(text, nullptr, false));
+  Result<Details> d = DetailsFromJson(ParseStored(text));
   return d.ok() ? *std::move(d) : Details{{"stored_text", text}};
 }
 
 nlohmann::json ResourceJson(const DirectoryEntry& entry) {
-  nlohmann::json j = nlohmann::json::parse(entry.resource, nullptr, false);
+  nlohmann::json j = ParseStored(entry.resource);
   return j.is_object() ? j : nlohmann::json::object();
 }
 

@@ -57,6 +57,12 @@ TEST(DetailsTest, StoredTextThatIsNoLongerDetailsIsKeptNotLost) {
   EXPECT_EQ(d.String("stored_text"), "{\"a\":1.25}");
   EXPECT_EQ(StoredDetails("not json").String("stored_text"), "not json");
   EXPECT_EQ(StoredDetails("{\"k\":\"v\"}").String("k"), "v");
+  // Edited to nest past the bound: kept as text, never parsed recursively.
+  std::string deep = "{\"a\":" + std::string(100000, '[') + std::string(100000, ']') + "}";
+  EXPECT_EQ(StoredDetails(deep).String("stored_text").size(), deep.size());
+  DirectoryEntry group;
+  group.resource = deep;
+  EXPECT_TRUE(GroupMemberIds(group).empty());
 }
 
 }  // namespace
