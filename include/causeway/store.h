@@ -269,6 +269,10 @@ class Store {
   virtual Result<std::vector<DirectoryEntry>> ListGroupsOf(const std::string& member_id) const = 0;
   virtual Result<std::optional<DirectoryEntry>> FindDirectoryEntry(const std::string& kind,
                                                                    const std::string& id) const = 0;
+  // The entry of `kind` named `name`, ignoring ASCII case as the names'
+  // uniqueness does: an index lookup.
+  virtual Result<std::optional<DirectoryEntry>> FindDirectoryEntryByName(const std::string& kind,
+                                                                         const std::string& name) const = 0;
 
   // Oldest first.
   virtual Result<std::vector<AuditEvent>> ListAudit(const AuditFilter& filter) const = 0;

@@ -105,11 +105,9 @@ std::vector<std::string> OidcVerifier::Groups(const json& claims) const {
 
 Result<std::optional<PersonDirectory::Person>> ReadPerson(const Store& store, const std::string& user) {
   std::optional<PersonDirectory::Person> found;
-  ASSIGN_OR_RETURN(auto users, store.ListDirectory("User"));
-  for (DirectoryEntry& u : users) {
-    if (scim::EqualsIgnoreCase(u.name, user)) found = PersonDirectory::Person{std::move(u), {}};
-  }
-  if (!found) return found;
+  ASSIGN_OR_RETURN(auto entry, store.FindDirectoryEntryByName("User", user));
+  if (!entry) return found;
+  found = PersonDirectory::Person{std::move(*entry), {}};
   ASSIGN_OR_RETURN(auto groups, store.ListGroupsOf(found->user.id));
   for (const DirectoryEntry& g : groups) found->groups.push_back(g.name);
   return found;

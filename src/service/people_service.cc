@@ -255,17 +255,14 @@ Status PeopleService::SyncAccounts(const std::string& user, const std::set<std::
 }
 
 Result<std::vector<SyncReport>> PeopleService::SyncGroup(const std::string& group, const std::string& actor) {
-  ASSIGN_OR_RETURN(auto groups, store_.ListDirectory("Group"));
-  ASSIGN_OR_RETURN(auto users, store_.ListDirectory("User"));
+  ASSIGN_OR_RETURN(auto found, store_.FindDirectoryEntryByName("Group", group));
   std::vector<SyncReport> reports;
-  for (const DirectoryEntry& g : groups) {
-    if (!identity::scim::EqualsIgnoreCase(g.name, group)) continue;
-    for (const std::string& member : GroupMemberIds(g)) {
-      for (const DirectoryEntry& u : users) {
-        if (u.id != member) continue;
-        ASSIGN_OR_RETURN(SyncReport report, Sync(u.name, actor));
-        reports.push_back(std::move(report));
-      }
+  if (found) {
+    for (const std::string& member : GroupMemberIds(*found)) {
+      ASSIGN_OR_RETURN(auto user, store_.FindDirectoryEntry("User", member));
+      if (!user) continue;  // a nested group, or a user gone since
+      ASSIGN_OR_RETURN(SyncReport report, Sync(user->name, actor));
+      reports.push_back(std::move(report));
     }
   }
   return reports;

@@ -393,12 +393,9 @@ Result<json> ScimService::List(const Type& type, const ScimListQuery& query, con
 }
 
 Status ScimService::Deactivate(const std::string& user_name, const ScimCaller& caller) {
-  ASSIGN_OR_RETURN(auto users, store_.ListDirectory("User"));
-  std::string id;
-  for (const DirectoryEntry& u : users) {
-    if (identity::scim::EqualsIgnoreCase(u.name, user_name)) id = u.id;
-  }
-  if (id.empty()) return NotFound("no user " + user_name + " in the directory");
+  ASSIGN_OR_RETURN(auto user, store_.FindDirectoryEntryByName("User", user_name));
+  if (!user) return NotFound("no user " + user_name + " in the directory");
+  const std::string id = user->id;
   const Json patch = {{"schemas", {identity::scim::kPatchOp}},
                       {"Operations", {{{"op", "replace"}, {"path", "active"}, {"value", false}}}}};
   ASSIGN_OR_RETURN(Json updated, Patch(identity::scim::UserType(), id, patch, "", caller));

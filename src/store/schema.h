@@ -376,6 +376,11 @@ inline constexpr const char* kBreakglassColumns =
 inline constexpr const char* kDirectoryColumns =
     "kind, id, name, external_id, active, resource, version, created_at, updated_at";
 
+// The directory entry of a kind ($1) by its name's key ($2).
+inline constexpr const char* kDirectoryByNameSql =
+    "SELECT kind, id, name, external_id, active, resource, version, created_at, updated_at FROM directory "
+    "WHERE kind = $1 AND name_key = $2";
+
 // The key a directory name is unique under: ASCII letters folded to lower
 // case (SCIM's userName is case-insensitive; other scripts compare exactly).
 inline std::string DirectoryNameKey(std::string name) {

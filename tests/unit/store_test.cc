@@ -382,6 +382,13 @@ TEST_P(StoreTest, DirectoryEntriesAreUniqueByNameIgnoringCaseAndReadBackWhole) {
   auto found = store_->FindDirectoryEntry("Group", "grp_1");
   ASSERT_TRUE(found.ok() && found->has_value());
   EXPECT_EQ((*found)->kind, "Group");
+  // By name, ignoring ASCII case as uniqueness does, within the kind.
+  auto named = store_->FindDirectoryEntryByName("User", "ALICE@corp.Example");
+  ASSERT_TRUE(named.ok() && named->has_value()) << named.status().ToString();
+  EXPECT_EQ((*named)->id, "usr_1");
+  EXPECT_EQ((*named)->resource, alice.resource);
+  EXPECT_EQ((*store_->FindDirectoryEntryByName("Group", "alice@corp.example"))->id, "grp_1");
+  EXPECT_FALSE(store_->FindDirectoryEntryByName("User", "bob@corp.example")->has_value());
 
   Status gone = store_->Write([](WriteTx& tx) -> Status {
     RETURN_IF_ERROR(tx.DeleteDirectoryEntry("User", "usr_1"));

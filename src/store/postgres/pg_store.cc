@@ -934,6 +934,12 @@ class PgStore final : public Store {
     return ReadFirst(r, &ReadDirectoryEntry);
   }
 
+  Result<std::optional<DirectoryEntry>> FindDirectoryEntryByName(const std::string& kind,
+                                                                 const std::string& name) const override {
+    ASSIGN_OR_RETURN(Rows r, Query(schema::kDirectoryByNameSql, Params().Add(kind).Add(schema::DirectoryNameKey(name))));
+    return ReadFirst(r, &ReadDirectoryEntry);
+  }
+
   Result<std::vector<TokenRecord>> ListTokens() const override {
     ASSIGN_OR_RETURN(Rows r, Query("SELECT " TOKEN_COLUMNS " FROM api_tokens ORDER BY id"));
     return ReadAll(r, &ReadToken);

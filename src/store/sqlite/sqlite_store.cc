@@ -865,6 +865,17 @@ class SqliteStore final : public Store {
     return FindDirectoryEntryIn(*r.conn, kind, id);
   }
 
+  Result<std::optional<DirectoryEntry>> FindDirectoryEntryByName(const std::string& kind,
+                                                                 const std::string& name) const override {
+    ASSIGN_OR_RETURN(auto r, Reader());
+    CW_STMT(s, *r.conn, schema::kDirectoryByNameSql);
+    s.Bind(1, kind).Bind(2, schema::DirectoryNameKey(name));
+    Status st;
+    if (s.Step(st)) return std::optional<DirectoryEntry>(ReadDirectoryEntry(s));
+    RETURN_IF_ERROR(st);
+    return std::optional<DirectoryEntry>();
+  }
+
   Result<std::vector<TokenRecord>> ListTokens() const override {
     ASSIGN_OR_RETURN(auto r, Reader());
     static const std::string sql = std::string("SELECT ") + kTokenColumns + " FROM api_tokens ORDER BY id";
