@@ -155,9 +155,17 @@ AuditEvent ChangeEvent(const ResourceType& type, const DirectoryEntry* before, c
   return event;
 }
 
-// The resource as a client reads it. `groups`: the groups holding each
-// member, to list a user's memberships.
-json Render(const ResourceType& type, const DirectoryEntry& e, const std::string& base, const MemberOf& groups) {
+// Pointers to `groups`, each of them.
+std::vector<const DirectoryEntry*> AllOf(const std::vector<DirectoryEntry>& groups) {
+  std::vector<const DirectoryEntry*> out;
+  for (const DirectoryEntry& g : groups) out.push_back(&g);
+  return out;
+}
+
+// The resource as a client reads it. `groups`: for a user, the groups that
+// hold it (its memberships).
+json Render(const ResourceType& type, const DirectoryEntry& e, const std::string& base,
+            const std::vector<const DirectoryEntry*>& groups) {
   json r = ResourceJson(e);
   r["id"] = e.id;
   json schemas = json::array({type.core->id});
@@ -166,11 +174,9 @@ json Render(const ResourceType& type, const DirectoryEntry& e, const std::string
   if (IsUser(type)) {
     r["active"] = e.active;
     json member_of = json::array();
-    if (auto held = groups.find(e.id); held != groups.end()) {
-      for (const DirectoryEntry* g : held->second) {
-        member_of.push_back(
-            {{"value", g->id}, {"display", g->name}, {"$ref", base + "/Groups/" + g->id}, {"type", "direct"}});
-      }
+    for (const DirectoryEntry* g : groups) {
+      member_of.push_back(
+          {{"value", g->id}, {"display", g->name}, {"$ref", base + "/Groups/" + g->id}, {"type", "direct"}});
     }
     if (!member_of.empty()) r["groups"] = member_of;
   } else if (r.contains("members")) {
@@ -213,7 +219,7 @@ Result<json> ScimService::Create(const Type& type, const json& body, const ScimC
   if (caller.notify) {
     Changed(IsUser(type) ? std::vector<std::string>{stored.name} : NamesOf(MemberIds(stored)), caller.actor);
   }
-  return Render(type, stored, caller.base, MemberOf());  // a new user belongs to no group yet
+  return Render(type, stored, caller.base, {});  // a new user belongs to no group yet
 }
 
 Result<json> ScimService::Get(const Type& type, const std::string& id, const std::string& base,
@@ -224,8 +230,7 @@ Result<json> ScimService::Get(const Type& type, const std::string& id, const std
   if (IsUser(type)) {
     ASSIGN_OR_RETURN(groups, store_.ListGroupsOf(id));
   }
-  return Project(type, Render(type, *found, base, GroupsByMember(groups)), projection.attributes,
-                 projection.excluded_attributes);
+  return Project(type, Render(type, *found, base, AllOf(groups)), projection.attributes, projection.excluded_attributes);
 }
 
 Result<json> ScimService::Update(const Type& type, const std::string& id, const std::string& if_match,
@@ -271,7 +276,7 @@ Result<json> ScimService::Update(const Type& type, const std::string& id, const 
   if (IsUser(type)) {
     ASSIGN_OR_RETURN(groups, store_.ListGroupsOf(id));
   }
-  return Render(type, stored, caller.base, GroupsByMember(groups));
+  return Render(type, stored, caller.base, AllOf(groups));
 }
 
 Result<json> ScimService::Replace(const Type& type, const std::string& id, const json& body,
@@ -373,7 +378,8 @@ Result<json> ScimService::List(const Type& type, const ScimListQuery& query, con
   const MemberOf member_of = GroupsByMember(groups);
   std::vector<json> matched;
   for (const DirectoryEntry& e : entries) {
-    json r = Render(type, e, base, member_of);
+    auto held = member_of.find(e.id);
+    json r = Render(type, e, base, held == member_of.end() ? std::vector<const DirectoryEntry*>{} : held->second);
     if (!filter || Matches(*filter, r)) matched.push_back(std::move(r));
   }
   int64_t start = std::max<int64_t>(1, query.start_index);

@@ -311,12 +311,6 @@ inline constexpr const char* kInsertMembersPostgres =
     "INSERT INTO directory_members (group_id, member_id) SELECT $1, m FROM jsonb_array_elements_text($2::jsonb) AS m "
     "ON CONFLICT DO NOTHING";
 inline constexpr const char* kGroupsStoredSql = "SELECT id, resource FROM directory WHERE kind = 'Group'";
-// The groups holding member $1, as directory rows.
-inline constexpr const char* kGroupsOfSql =
-    "SELECT d.kind, d.id, d.name, d.external_id, d.active, d.resource, d.version, d.created_at, d.updated_at "
-    "FROM directory_members m JOIN directory d ON d.kind = 'Group' AND d.id = m.group_id "
-    "WHERE m.member_id = $1 ORDER BY d.id";
-
 // An imported audit event's columns, in the order both stores read them.
 inline constexpr const char* kImportedAuditColumns =
     "id, provider, source, source_id, time_ms, class_uid, activity, operation, actor, subject, resource, "
@@ -375,11 +369,13 @@ inline constexpr const char* kBreakglassColumns =
 // A directory entry's columns, in the order both stores read them.
 inline constexpr const char* kDirectoryColumns =
     "kind, id, name, external_id, active, resource, version, created_at, updated_at";
-
+// The groups holding member $1, ordered by id (through the membership index).
+inline const std::string kGroupsOfSql = std::string("SELECT ") + kDirectoryColumns +
+                                        " FROM directory WHERE kind = 'Group' AND id IN "
+                                        "(SELECT group_id FROM directory_members WHERE member_id = $1) ORDER BY id";
 // The directory entry of a kind ($1) by its name's key ($2).
-inline constexpr const char* kDirectoryByNameSql =
-    "SELECT kind, id, name, external_id, active, resource, version, created_at, updated_at FROM directory "
-    "WHERE kind = $1 AND name_key = $2";
+inline const std::string kDirectoryByNameSql =
+    std::string("SELECT ") + kDirectoryColumns + " FROM directory WHERE kind = $1 AND name_key = $2";
 
 // The key a directory name is unique under: ASCII letters folded to lower
 // case (SCIM's userName is case-insensitive; other scripts compare exactly).

@@ -915,7 +915,7 @@ class PgStore final : public Store {
   }
 
   Result<std::vector<DirectoryEntry>> ListGroupsOf(const std::string& member_id) const override {
-    ASSIGN_OR_RETURN(Rows r, Query(schema::kGroupsOfSql, Params().Add(member_id)));
+    ASSIGN_OR_RETURN(Rows r, Query(schema::kGroupsOfSql.c_str(), Params().Add(member_id)));
     return ReadAll(r, &ReadDirectoryEntry);
   }
 
@@ -936,7 +936,8 @@ class PgStore final : public Store {
 
   Result<std::optional<DirectoryEntry>> FindDirectoryEntryByName(const std::string& kind,
                                                                  const std::string& name) const override {
-    ASSIGN_OR_RETURN(Rows r, Query(schema::kDirectoryByNameSql, Params().Add(kind).Add(schema::DirectoryNameKey(name))));
+    ASSIGN_OR_RETURN(Rows r,
+                     Query(schema::kDirectoryByNameSql.c_str(), Params().Add(kind).Add(schema::DirectoryNameKey(name))));
     return ReadFirst(r, &ReadDirectoryEntry);
   }
 

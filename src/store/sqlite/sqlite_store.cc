@@ -837,7 +837,7 @@ class SqliteStore final : public Store {
 
   Result<std::vector<DirectoryEntry>> ListGroupsOf(const std::string& member_id) const override {
     ASSIGN_OR_RETURN(auto r, Reader());
-    CW_STMT(s, *r.conn, schema::kGroupsOfSql);
+    CW_STMT(s, *r.conn, schema::kGroupsOfSql.c_str());
     s.Bind(1, member_id);
     std::vector<DirectoryEntry> out;
     Status st;
@@ -868,7 +868,7 @@ class SqliteStore final : public Store {
   Result<std::optional<DirectoryEntry>> FindDirectoryEntryByName(const std::string& kind,
                                                                  const std::string& name) const override {
     ASSIGN_OR_RETURN(auto r, Reader());
-    CW_STMT(s, *r.conn, schema::kDirectoryByNameSql);
+    CW_STMT(s, *r.conn, schema::kDirectoryByNameSql.c_str());
     s.Bind(1, kind).Bind(2, schema::DirectoryNameKey(name));
     Status st;
     if (s.Step(st)) return std::optional<DirectoryEntry>(ReadDirectoryEntry(s));
