@@ -1,5 +1,7 @@
 #include "store/records_json.h"
 
+#include "store/rows.h"
+
 #include "causeway/input.h"
 
 namespace causeway {
@@ -189,5 +191,21 @@ nlohmann::json ToJson(const Checkpoint& c) {
   j["step"] = c.step ? nlohmann::json(*c.step) : nlohmann::json();
   return j;
 }
+
+namespace rows {
+
+std::string ScopesText(const std::vector<std::string>& scopes) { return nlohmann::json(scopes).dump(); }
+
+std::vector<std::string> ScopesFromText(std::string_view text) {
+  std::vector<std::string> out;
+  auto scopes = nlohmann::json::parse(text, nullptr, false);
+  if (!scopes.is_array()) return out;
+  for (const auto& v : scopes) {
+    if (v.is_string()) out.push_back(v.get<std::string>());
+  }
+  return out;
+}
+
+}  // namespace rows
 
 }  // namespace causeway

@@ -73,6 +73,34 @@ class Rows {
   std::unique_ptr<PGresult, void (*)(PGresult*)> r_;
 };
 
+// Row `row` of a result, read by column alone (a rows:: Row).
+class Row {
+ public:
+  Row(const Rows& rows, int row) : rows_(rows), row_(row) {}
+  std::string Text(int col) const { return rows_.Text(row_, col); }
+  int64_t Int(int col) const { return rows_.Int(row_, col); }
+  std::optional<int64_t> OptInt(int col) const { return rows_.OptInt(row_, col); }
+
+ private:
+  const Rows& rows_;
+  int row_;
+};
+
+// Every row of `r` as read by `read` (a function of a Row).
+template <typename Read>
+auto ReadAll(const Rows& r, Read read) {
+  std::vector<decltype(read(Row(r, 0)))> out;
+  out.reserve(static_cast<size_t>(r.size()));
+  for (int i = 0; i < r.size(); ++i) out.push_back(read(Row(r, i)));
+  return out;
+}
+// The first row of `r` as read by `read`; nullopt when there is none.
+template <typename Read>
+auto ReadFirst(const Rows& r, Read read) {
+  using T = decltype(read(Row(r, 0)));
+  return r.size() == 0 ? std::optional<T>() : std::optional<T>(read(Row(r, 0)));
+}
+
 class Conn {
  public:
   ~Conn();

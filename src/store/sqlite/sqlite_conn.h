@@ -76,6 +76,36 @@ class Stmt {
   bool owned_ = false;
 };
 
+// Binds ?1, ?2, ... in order (a rows:: Sink). Text the caller owns (an
+// lvalue) is bound without a copy and must stay unchanged until the
+// statement has run; a temporary is copied.
+class Binder {
+ public:
+  explicit Binder(Stmt& s, int first = 1) : s_(s), next_(first) {}
+  Binder& Add(const std::string& v) {
+    s_.BindStatic(next_++, v);
+    return *this;
+  }
+  Binder& Add(std::string&& v) {
+    s_.Bind(next_++, std::string_view(v));
+    return *this;
+  }
+  Binder& Add(int64_t v) {
+    s_.Bind(next_++, v);
+    return *this;
+  }
+  Binder& Add(const std::optional<int64_t>& v) {
+    s_.Bind(next_++, v);
+    return *this;
+  }
+  // The next parameter's number.
+  int next() const { return next_; }
+
+ private:
+  Stmt& s_;
+  int next_;
+};
+
 class Conn {
  public:
   ~Conn();

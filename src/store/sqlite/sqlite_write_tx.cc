@@ -1,0 +1,314 @@
+#include "store/sqlite/sqlite_write_tx.h"
+
+#include "store/billing_sql.h"
+#include "store/records_json.h"
+#include "store/rows.h"
+#include "store/sqlite/sqlite_queries.h"
+
+namespace causeway::sqlite {
+namespace {
+
+// "INSERT INTO table (columns) VALUES (?1, ..., ?n)" and what follows.
+std::string Insert(const char* table, const char* columns, int n, const char* rest = "") {
+  return std::string("INSERT INTO ") + table + " (" + columns + ") VALUES " + rows::Placeholders('?', n) + rest;
+}
+
+}  // namespace
+
+std::vector<int64_t> SqliteWriteTx::UnitSeqs() const {
+  std::vector<int64_t> out;
+  for (int64_t seq = unit_start_head_.seq + 1; seq <= head_.seq; ++seq) out.push_back(seq);
+  return out;
+}
+
+Status SqliteWriteTx::Touched(Status st, const std::string& what) {
+  RETURN_IF_ERROR(st);
+  if (sqlite3_changes(conn_.db()) == 0) return NotFound(what + " not found");
+  return Counted(Status::Ok());
+}
+
+Result<std::optional<JobRecord>> SqliteWriteTx::GetJob(const std::string& id) {
+  return QueryOne(conn_, kSelectJobById, id, rows::ReadJob<Stmt>);
+}
+
+Status SqliteWriteTx::InsertJob(const JobRecord& j) {
+  static const std::string sql = Insert("jobs", rows::kJobInsertColumns, rows::kJobInsertColumnCount);
+  CW_STMT(s, conn_, sql.c_str());
+  Binder b(s);
+  rows::JobInsertValues(b, j);
+  Status st = s.Exec();
+  if (st.code() == Code::kAlreadyExists) return AlreadyExists("job " + j.id + " already exists");
+  return Counted(std::move(st));
+}
+
+Status SqliteWriteTx::UpdateJobState(const std::string& id, JobState state, Timestamp at) {
+  CW_STMT(s, conn_, "UPDATE jobs SET state = ?2, updated_at = ?3 WHERE id = ?1");
+  s.Bind(1, id).Bind(2, JobStateName(state)).Bind(3, ToUnixMicros(at));
+  return Touched(s.Exec(), "job " + id);
+}
+
+Status SqliteWriteTx::UpdateJobOwner(const std::string& id, const std::string& owner, Timestamp at) {
+  CW_STMT(s, conn_, "UPDATE jobs SET owner = ?2, updated_at = ?3 WHERE id = ?1");
+  s.Bind(1, id).Bind(2, owner).Bind(3, ToUnixMicros(at));
+  return Touched(s.Exec(), "job " + id);
+}
+
+Status SqliteWriteTx::UpdateJobProgress(const JobRecord& j) {
+  CW_STMT(s, conn_,
+          "UPDATE jobs SET state = ?2, cluster = ?3, attempts = ?4, gpu_seconds = ?5, cost_micros = ?6, "
+          "reason = ?7, updated_at = ?8 WHERE id = ?1");
+  s.Bind(1, j.id).Bind(2, JobStateName(j.state)).Bind(3, j.cluster).Bind(4, j.attempts).Bind(5, j.gpu_seconds);
+  s.Bind(6, j.cost_micros).Bind(7, j.reason).Bind(8, ToUnixMicros(j.updated_at));
+  return Touched(s.Exec(), "job " + j.id);
+}
+
+Status SqliteWriteTx::PutAttempt(const Attempt& a) {
+  static const std::string sql =
+      "INSERT OR REPLACE" + Insert("attempts", rows::kAttemptInsertColumns, rows::kAttemptColumnCount).substr(6);
+  CW_STMT(s, conn_, sql.c_str());
+  Binder b(s);
+  rows::AttemptValues(b, a);
+  return Counted(s.Exec());
+}
+
+Status SqliteWriteTx::AddCheckpoint(Checkpoint& c) {
+  {
+    CW_STMT(q, conn_, "SELECT COALESCE(MAX(seq), 0) + 1 FROM checkpoints WHERE job_id = ?1");
+    q.Bind(1, c.job_id);
+    Status st;
+    if (!q.Step(st)) return st.ok() ? Internal("no next checkpoint seq") : st;
+    c.seq = q.Int(0);
+  }
+  static const std::string sql = Insert("checkpoints", rows::kCheckpointColumns, 6);
+  CW_STMT(s, conn_, sql.c_str());
+  Binder b(s);
+  rows::CheckpointValues(b, c);
+  return Counted(s.Exec());
+}
+
+Status SqliteWriteTx::AddJobEvent(const JobEvent& e) {
+  static const std::string sql = Insert("job_events", rows::kJobEventInsertColumns, 4);
+  CW_STMT(s, conn_, sql.c_str());
+  Binder b(s);
+  rows::JobEventValues(b, e);
+  return Counted(s.Exec());
+}
+
+Result<std::optional<IdempotencyRecord>> SqliteWriteTx::ClaimIdempotency(const IdempotencyRecord& r) {
+  {
+    static const std::string sql = std::string("SELECT ") + rows::kIdempotencyColumns +
+                                   " FROM idempotency_keys WHERE scope = ?1 AND key = ?2";
+    CW_STMT(s, conn_, sql.c_str());
+    s.Bind(1, r.scope).Bind(2, r.key);
+    ASSIGN_OR_RETURN(auto stored, ReadFirst(s, rows::ReadIdempotency<Stmt>));
+    if (stored) return stored;
+  }
+  static const std::string sql = Insert("idempotency_keys", rows::kIdempotencyColumns, 5);
+  CW_STMT(s, conn_, sql.c_str());
+  Binder b(s);
+  rows::IdempotencyValues(b, r);
+  RETURN_IF_ERROR(Counted(s.Exec()));
+  return std::optional<IdempotencyRecord>();
+}
+
+Status SqliteWriteTx::RecordLaunch(const std::string& job_id, int attempt, const std::string& cluster, Timestamp at) {
+  static const std::string sql = Insert("launches", rows::kLaunchColumns, 4,
+                                        " ON CONFLICT(job_id) DO UPDATE SET attempt = excluded.attempt, "
+                                        "cluster = excluded.cluster, at = excluded.at");
+  CW_STMT(s, conn_, sql.c_str());
+  s.Bind(1, job_id).Bind(2, attempt).Bind(3, cluster).Bind(4, ToUnixMicros(at));
+  return Counted(s.Exec());
+}
+
+Result<std::optional<TokenRecord>> SqliteWriteTx::GetToken(const std::string& id) {
+  return QueryOne(conn_, kSelectTokenById, id, rows::ReadToken<Stmt>);
+}
+
+Status SqliteWriteTx::InsertToken(const TokenRecord& t) {
+  static const std::string sql = Insert("api_tokens", rows::kTokenColumns, rows::kTokenColumnCount);
+  CW_STMT(s, conn_, sql.c_str());
+  Binder b(s);
+  rows::TokenValues(b, t);
+  return Counted(s.Exec());
+}
+
+Status SqliteWriteTx::SetTokenCreator(const std::string& id, const std::string& creator) {
+  CW_STMT(s, conn_, "UPDATE api_tokens SET creator = ?2 WHERE id = ?1");
+  s.Bind(1, id).Bind(2, creator);
+  return Touched(s.Exec(), "token " + id);
+}
+
+Status SqliteWriteTx::RevokeToken(const std::string& id, Timestamp at) {
+  CW_STMT(s, conn_, "UPDATE api_tokens SET revoked_at = COALESCE(revoked_at, ?2) WHERE id = ?1");
+  s.Bind(1, id).Bind(2, ToUnixMicros(at));
+  return Touched(s.Exec(), "token " + id);
+}
+
+Status SqliteWriteTx::PutSigningKey(const SigningKeyRecord& k) {
+  static const std::string sql = Insert("signing_keys", rows::kSigningKeyColumns, 5,
+                                        " ON CONFLICT(kid) DO UPDATE SET superseded_at = excluded.superseded_at");
+  CW_STMT(s, conn_, sql.c_str());
+  Binder b(s);
+  rows::SigningKeyValues(b, k);
+  return Counted(s.Exec());
+}
+
+Status SqliteWriteTx::AppendAudit(AuditEvent& e) {
+  e.seq = head_.seq + 1;
+  e.prev_hash = head_.hash;
+  std::string details = audit::CanonicalDetails(e.details);
+  e.hash = audit::ComputeHash(e);
+  static const std::string sql = Insert("audit_events", rows::kAuditColumns, 8);
+  CW_STMT(s, conn_, sql.c_str());
+  Binder b(s);
+  rows::AuditValues(b, e, details);
+  // Fail closed: the unit, and the change it describes, is refused; a
+  // client may retry once the audit trail can be written again.
+  if (Status st = s.Exec(); !st.ok()) {
+    return Unavailable("refused: the change's audit event could not be written (" + st.message() + ")");
+  }
+  head_ = audit::ChainHead{e.seq, e.hash};
+  ++unit_audits_;
+  return Status::Ok();
+}
+
+Status SqliteWriteTx::AppendChange(const Change& c) {
+  if (unit_audits_ == 0) return FailedPrecondition("a change is recorded after the audit event that describes it");
+  static const std::string sql = Insert("changes", rows::kChangeColumns, 5);
+  CW_STMT(s, conn_, sql.c_str());
+  Binder b(s);
+  rows::ChangeValues(b, head_.seq, c);
+  return Counted(s.Exec());
+}
+
+Status SqliteWriteTx::PruneChanges(int64_t through_seq, Timestamp before) {
+  // Bookkeeping of the feed, not a change of state (each change is a copy
+  // of what its audit event records): no audit event is asked for.
+  CW_STMT(s, conn_, "DELETE FROM changes WHERE seq <= ?1 AND at < ?2");
+  s.Bind(1, through_seq).Bind(2, ToUnixMicros(before));
+  return s.Exec();
+}
+
+Result<bool> SqliteWriteTx::InsertImportedAudit(ImportedAuditEvent& e) {
+  static const std::string sql =
+      Insert("imported_audit", rows::kImportedAuditInsertColumns, rows::kImportedAuditInsertColumnCount,
+             " ON CONFLICT (provider, source, source_id) DO NOTHING");
+  CW_STMT(s, conn_, sql.c_str());
+  Binder b(s);
+  rows::ImportedAuditValues(b, e);
+  RETURN_IF_ERROR(s.Exec());
+  if (sqlite3_changes(conn_.db()) == 0) return false;
+  e.id = sqlite3_last_insert_rowid(conn_.db());
+  RETURN_IF_ERROR(Counted(Status::Ok()));
+  return true;
+}
+
+Status SqliteWriteTx::InsertBillingImport(const BillingImport& b, const std::vector<BillingRollup>& rollups) {
+  {
+    static const std::string sql =
+        Insert("billing_imports", rows::kBillingImportColumns, rows::kBillingImportColumnCount);
+    CW_STMT(s, conn_, sql.c_str());
+    Binder values(s);
+    rows::BillingImportValues(values, b);
+    if (Status st = s.Exec(); !st.ok()) {
+      if (st.code() == Code::kAlreadyExists) return AlreadyExists("this file was imported before for " + b.provider);
+      return st;
+    }
+  }
+  // Many rows per statement: a bill has hundreds of thousands of rollups.
+  constexpr size_t kRowsPerInsert = 32;
+  constexpr int kColumns = rows::kRollupInsertColumnCount;
+  auto insert_sql = [](size_t n) {
+    std::string q = std::string("INSERT INTO billing_rollups (import_id, ") + schema::kBillingRollupColumns +
+                    ") VALUES ";
+    for (size_t r = 0; r < n; ++r) {
+      q += r == 0 ? "" : ", ";
+      q += rows::Placeholders('?', kColumns, static_cast<int>(r) * kColumns + 1);
+    }
+    return q;
+  };
+  static const std::string full_sql = insert_sql(kRowsPerInsert);
+  auto bind = [&](Stmt& s, size_t from, size_t to) -> Status {
+    Binder values(s);
+    for (size_t k = from; k < to; ++k) rows::RollupValues(values, b, rollups[k]);
+    return s.Exec();
+  };
+  size_t from = 0;
+  {
+    CW_STMT(s, conn_, full_sql.c_str());
+    for (; from + kRowsPerInsert <= rollups.size(); from += kRowsPerInsert) {
+      RETURN_IF_ERROR(bind(s, from, from + kRowsPerInsert));
+      sqlite3_reset(s_raw);
+    }
+  }
+  if (from < rollups.size()) {
+    ASSIGN_OR_RETURN(sqlite3_stmt * raw, conn_.PrepareOnce(insert_sql(rollups.size() - from)));
+    Stmt s(raw, true);
+    RETURN_IF_ERROR(bind(s, from, rollups.size()));
+  }
+  return Counted(Status::Ok());
+}
+
+Result<std::optional<DirectoryEntry>> SqliteWriteTx::GetDirectoryEntry(const std::string& kind,
+                                                                        const std::string& id) {
+  return FindDirectoryEntryIn(conn_, kind, id);
+}
+
+Status SqliteWriteTx::PutDirectoryEntry(const DirectoryEntry& d) {
+  static const std::string sql =
+      Insert("directory", (std::string(schema::kDirectoryColumns) + ", name_key").c_str(),
+             rows::kDirectoryInsertColumnCount,
+             " ON CONFLICT(kind, id) DO UPDATE SET name = excluded.name, name_key = excluded.name_key, "
+             "external_id = excluded.external_id, active = excluded.active, resource = excluded.resource, "
+             "version = excluded.version, updated_at = excluded.updated_at");
+  CW_STMT(s, conn_, sql.c_str());
+  Binder b(s);
+  rows::DirectoryValues(b, d);
+  Status st = s.Exec();
+  if (st.code() == Code::kAlreadyExists) {
+    return AlreadyExists("another " + d.kind + " is already named \"" + d.name + "\"");
+  }
+  RETURN_IF_ERROR(st);
+  if (d.kind == "Group") RETURN_IF_ERROR(PutMembers(conn_, d.id, GroupMemberIds(d)));
+  return Counted(Status::Ok());
+}
+
+Status SqliteWriteTx::DeleteDirectoryEntry(const std::string& kind, const std::string& id) {
+  CW_STMT(s, conn_, "DELETE FROM directory WHERE kind = ?1 AND id = ?2");
+  s.Bind(1, kind).Bind(2, id);
+  RETURN_IF_ERROR(Touched(s.Exec(), kind + " " + id));
+  if (kind == "Group") RETURN_IF_ERROR(PutMembers(conn_, id, {}));
+  return Status::Ok();
+}
+
+Status SqliteWriteTx::PutBreakglass(const BreakglassRecord& g) {
+  static const std::string sql =
+      "INSERT OR REPLACE" + Insert("breakglass", rows::kBreakglassColumns, rows::kBreakglassColumnCount).substr(6);
+  CW_STMT(s, conn_, sql.c_str());
+  Binder b(s);
+  rows::BreakglassValues(b, g);
+  return Counted(s.Exec());
+}
+
+Result<std::optional<BreakglassRecord>> SqliteWriteTx::GetBreakglass(const std::string& id) {
+  return QueryOne(conn_, kSelectBreakglassById, id, rows::ReadBreakglass<Stmt>);
+}
+
+Status SqliteWriteTx::CheckLease(const std::string& name, const std::string& holder, int64_t epoch) {
+  // The batch holds SQLite's write lock, so nobody can take the lease
+  // before it commits.
+  CW_STMT(s, conn_, "SELECT holder, epoch FROM leases WHERE name = ?1");
+  s.Bind(1, name);
+  Status st;
+  if (!s.Step(st)) {
+    RETURN_IF_ERROR(st);
+    return FailedPrecondition("nobody holds the " + name + " lease");
+  }
+  if (s.Text(0) != holder || s.Int(1) != epoch) {
+    return FailedPrecondition("the " + name + " lease moved to " + s.Text(0) + " (epoch " + std::to_string(s.Int(1)) +
+                              "); epoch " + std::to_string(epoch) + " is stale");
+  }
+  return Status::Ok();
+}
+
+}  // namespace causeway::sqlite
