@@ -65,11 +65,18 @@ inline std::optional<Change::Kind> ParseChangeKind(std::string_view name) {
   return std::nullopt;
 }
 
-// The write operations available inside one unit of work.
-class WriteTx {
- public:
-  virtual ~WriteTx() = default;
+// The store is cut into repositories, one per concern (jobs and attempts,
+// tokens and keys, the directory, the audit trail, billing, break-glass,
+// leases), so that code needing one concern depends on that one alone and
+// a test fakes only it. Reads are the *Reader interfaces that Store
+// implements; writes are the *Writer interfaces that WriteTx, the one
+// transaction of a unit of work, implements: a unit writes through as many
+// repositories as it needs and commits atomically with its audit events.
+// Each record's row mapping is written once for every backend
+// (src/store/rows.h).
 
+class JobWriter {
+ public:
   virtual Result<std::optional<JobRecord>> GetJob(const std::string& id) = 0;
   // kAlreadyExists if the id is taken.
   virtual Status InsertJob(const JobRecord& job) = 0;
@@ -91,6 +98,18 @@ class WriteTx {
   // stores nothing).
   virtual Result<std::optional<IdempotencyRecord>> ClaimIdempotency(const IdempotencyRecord& record) = 0;
 
+  // Records that attempt `attempt` of the job is about to be launched on
+  // `cluster`, before it is: a scheduler that dies between launching and
+  // recording the dispatch leaves this, and its successor does not launch
+  // that attempt number again.
+  virtual Status RecordLaunch(const std::string& job_id, int attempt, const std::string& cluster, Timestamp at) = 0;
+
+ protected:
+  ~JobWriter() = default;
+};
+
+class TokenWriter {
+ public:
   virtual Result<std::optional<TokenRecord>> GetToken(const std::string& id) = 0;
   virtual Status InsertToken(const TokenRecord& token) = 0;
   // kNotFound if there is no such token; revoking twice keeps the first time.
@@ -98,7 +117,15 @@ class WriteTx {
   // Makes `creator` (a directory userName) answerable for the token: it is
   // revoked when that person is deprovisioned. kNotFound if there is none.
   virtual Status SetTokenCreator(const std::string& id, const std::string& creator) = 0;
+  // Inserts or replaces signing key `key.kid`.
+  virtual Status PutSigningKey(const SigningKeyRecord& key) = 0;
 
+ protected:
+  ~TokenWriter() = default;
+};
+
+class AuditWriter {
+ public:
   // Appends `event` to the audit chain. Its seq, prev_hash and hash are
   // fixed when the batch commits; a backend that knows them at once sets
   // them on `event`, but only the commit's answer (Committed::audit_seqs)
@@ -112,40 +139,72 @@ class WriteTx {
   // needs (a term starts from the database and follows the feed from the
   // audit head). The feed stays as long as what is still to be followed.
   virtual Status PruneChanges(int64_t through_seq, Timestamp before) = 0;
+  // Stores an imported audit event and assigns its id; false (storing
+  // nothing) when its (provider, source, source_id) is stored already.
+  virtual Result<bool> InsertImportedAudit(ImportedAuditEvent& event) = 0;
 
-  // Records that attempt `attempt` of the job is about to be launched on
-  // `cluster`, before it is: a scheduler that dies between launching and
-  // recording the dispatch leaves this, and its successor does not launch
-  // that attempt number again.
-  virtual Status RecordLaunch(const std::string& job_id, int attempt, const std::string& cluster, Timestamp at) = 0;
+ protected:
+  ~AuditWriter() = default;
+};
 
+class DirectoryWriter {
+ public:
+  // The directory entry (kind, id), locked until the batch commits so that a
+  // read-modify-write of it is not interleaved with another replica's.
+  virtual Result<std::optional<DirectoryEntry>> GetDirectoryEntry(const std::string& kind, const std::string& id) = 0;
+  // Inserts or replaces entry (kind, id), and a group's membership rows.
+  // kAlreadyExists when another entry of the kind has the same name
+  // ignoring ASCII case.
+  virtual Status PutDirectoryEntry(const DirectoryEntry& entry) = 0;
+  // kNotFound if there is no such entry.
+  virtual Status DeleteDirectoryEntry(const std::string& kind, const std::string& id) = 0;
+
+ protected:
+  ~DirectoryWriter() = default;
+};
+
+class BillingWriter {
+ public:
+  // Stores an imported bill and its rollups. kAlreadyExists when the same
+  // file (provider, digest) was imported before.
+  virtual Status InsertBillingImport(const BillingImport& import, const std::vector<BillingRollup>& rollups) = 0;
+
+ protected:
+  ~BillingWriter() = default;
+};
+
+class BreakglassWriter {
+ public:
+  // Inserts or replaces break-glass grant `grant.id`.
+  virtual Status PutBreakglass(const BreakglassRecord& grant) = 0;
+  // The grant, locked until the batch commits.
+  virtual Result<std::optional<BreakglassRecord>> GetBreakglass(const std::string& id) = 0;
+
+ protected:
+  ~BreakglassWriter() = default;
+};
+
+class LeaseWriter {
+ public:
   // kFailedPrecondition unless `holder` holds lease `name` at `epoch`. The
   // lease cannot change hands until this unit's batch commits, so a unit
   // that checks first writes only while its holder leads.
   virtual Status CheckLease(const std::string& name, const std::string& holder, int64_t epoch) = 0;
 
-  // Stores an imported bill and its rollups. kAlreadyExists when the same
-  // file (provider, digest) was imported before.
-  virtual Status InsertBillingImport(const BillingImport& import, const std::vector<BillingRollup>& rollups) = 0;
+ protected:
+  ~LeaseWriter() = default;
+};
 
-  // The directory entry (kind, id), locked until the batch commits so that a
-  // read-modify-write of it is not interleaved with another replica's.
-  virtual Result<std::optional<DirectoryEntry>> GetDirectoryEntry(const std::string& kind, const std::string& id) = 0;
-  // Inserts or replaces entry (kind, id). kAlreadyExists when another entry
-  // of the kind has the same name ignoring ASCII case.
-  virtual Status PutDirectoryEntry(const DirectoryEntry& entry) = 0;
-  // kNotFound if there is no such entry.
-  virtual Status DeleteDirectoryEntry(const std::string& kind, const std::string& id) = 0;
-
-  // Inserts or replaces signing key `key.kid`.
-  virtual Status PutSigningKey(const SigningKeyRecord& key) = 0;
-
-  // Inserts or replaces break-glass grant `grant.id`.
-  virtual Status PutBreakglass(const BreakglassRecord& grant) = 0;
-  virtual Result<std::optional<BreakglassRecord>> GetBreakglass(const std::string& id) = 0;
-  // Stores an imported audit event and assigns its id; false (storing
-  // nothing) when its (provider, source, source_id) is stored already.
-  virtual Result<bool> InsertImportedAudit(ImportedAuditEvent& event) = 0;
+// The one transaction of a unit of work: every repository's writes.
+class WriteTx : public JobWriter,
+                public TokenWriter,
+                public AuditWriter,
+                public DirectoryWriter,
+                public BillingWriter,
+                public BreakglassWriter,
+                public LeaseWriter {
+ public:
+  virtual ~WriteTx() = default;
 };
 
 using WriteFn = std::function<Status(WriteTx&)>;
@@ -214,7 +273,111 @@ struct MeteredAttempt {
   JobState job_state = JobState::kPending;
 };
 
-class Store {
+class JobReader {
+ public:
+  virtual Result<std::optional<JobRecord>> GetJob(const std::string& id) const = 0;
+  // Those of `ids` that exist, in any order: one read for many jobs.
+  virtual Result<std::vector<JobRecord>> GetJobs(const std::vector<std::string>& ids) const = 0;
+  // Newest first.
+  virtual Result<std::vector<JobRecord>> ListJobs(const JobFilter& filter) const = 0;
+  virtual Result<std::vector<JobEvent>> ListJobEvents(const std::string& job_id) const = 0;
+  virtual Result<std::vector<Attempt>> ListAttempts(const std::string& job_id) const = 0;
+  // Every attempt that ran during [from, to) (one still running has no end),
+  // oldest first.
+  virtual Result<std::vector<MeteredAttempt>> ListAttemptsBetween(Timestamp from, Timestamp to) const = 0;
+  // Oldest first.
+  virtual Result<std::vector<Checkpoint>> ListCheckpoints(const std::string& job_id) const = 0;
+  // The highest attempt number ever set out to launch for the job (0: none).
+  virtual Result<int> LastLaunch(const std::string& job_id) const = 0;
+
+ protected:
+  ~JobReader() = default;
+};
+
+class TokenReader {
+ public:
+  // The token whose secret hashes to `hash`, whether or not it is still valid.
+  virtual Result<std::optional<TokenRecord>> FindTokenByHash(const std::string& hash) const = 0;
+  virtual Result<std::vector<TokenRecord>> ListTokens() const = 0;
+  // Every workload signing key, oldest first.
+  virtual Result<std::vector<SigningKeyRecord>> ListSigningKeys() const = 0;
+
+ protected:
+  ~TokenReader() = default;
+};
+
+class DirectoryReader {
+ public:
+  // Every directory entry of `kind`, ordered by id.
+  virtual Result<std::vector<DirectoryEntry>> ListDirectory(const std::string& kind) const = 0;
+  // The groups whose members include the user or group `member_id`, ordered
+  // by id: an index lookup, not a scan of every group.
+  virtual Result<std::vector<DirectoryEntry>> ListGroupsOf(const std::string& member_id) const = 0;
+  virtual Result<std::optional<DirectoryEntry>> FindDirectoryEntry(const std::string& kind,
+                                                                   const std::string& id) const = 0;
+  // The entry of `kind` named `name`, ignoring ASCII case as the names'
+  // uniqueness does: an index lookup.
+  virtual Result<std::optional<DirectoryEntry>> FindDirectoryEntryByName(const std::string& kind,
+                                                                         const std::string& name) const = 0;
+
+ protected:
+  ~DirectoryReader() = default;
+};
+
+class AuditReader {
+ public:
+  // Oldest first.
+  virtual Result<std::vector<AuditEvent>> ListAudit(const AuditFilter& filter) const = 0;
+  // Up to `limit` changes numbered after `after_seq`, oldest first.
+  virtual Result<std::vector<Change>> ListChanges(int64_t after_seq, int limit) const = 0;
+  // Imported audit events matching `query`, oldest first.
+  virtual Result<std::vector<ImportedAuditEvent>> SearchImportedAudit(const ImportedAuditQuery& query) const = 0;
+  // Imported events after `after_id` in import order (for export), at most `limit`.
+  virtual Result<std::vector<ImportedAuditEvent>> ListImportedAuditSince(int64_t after_id, int limit) const = 0;
+  // What each (provider, source) has had imported.
+  virtual Result<std::vector<ImportedSource>> ListImportedSources() const = 0;
+  // Calls `fn` for every audit event in stored order until it returns false.
+  virtual Status ScanAudit(const std::function<bool(const AuditEvent&)>& fn) const = 0;
+  // The same, as stored columns (verification's fast path). By default
+  // through ScanAudit, `details` re-serialized canonically.
+  virtual Status ScanAuditRaw(const std::function<bool(const audit::RawAuditEvent&)>& fn) const;
+  virtual Result<audit::ChainHead> GetAuditHead() const = 0;
+
+ protected:
+  ~AuditReader() = default;
+};
+
+class BillingReader {
+ public:
+  virtual Result<std::optional<BillingImport>> FindBillingImport(const std::string& provider,
+                                                                 const std::string& digest) const = 0;
+  // Oldest first.
+  virtual Result<std::vector<BillingImport>> ListBillingImports() const = 0;
+  virtual Result<std::vector<BillingRollup>> ListBillingRollups(const std::string& import_id) const = 0;
+  // Sorted by the keys.
+  virtual Result<std::vector<BillingTotal>> QueryBilling(const BillingQuery& query) const = 0;
+
+ protected:
+  ~BillingReader() = default;
+};
+
+class BreakglassReader {
+ public:
+  // Break-glass grants requested since `since`, oldest first.
+  virtual Result<std::vector<BreakglassRecord>> ListBreakglass(Timestamp since) const = 0;
+
+ protected:
+  ~BreakglassReader() = default;
+};
+
+// A database: every repository's reads, and units of work committed in
+// batches.
+class Store : public JobReader,
+              public TokenReader,
+              public DirectoryReader,
+              public AuditReader,
+              public BillingReader,
+              public BreakglassReader {
  public:
   virtual ~Store() = default;
 
@@ -238,69 +401,6 @@ class Store {
   }
   // One unit in its own transaction.
   Status Write(const WriteFn& fn) { return WriteBatch({&fn}).front(); }
-
-  virtual Result<std::optional<JobRecord>> GetJob(const std::string& id) const = 0;
-  // Those of `ids` that exist, in any order: one read for many jobs.
-  virtual Result<std::vector<JobRecord>> GetJobs(const std::vector<std::string>& ids) const = 0;
-  // Newest first.
-  virtual Result<std::vector<JobRecord>> ListJobs(const JobFilter& filter) const = 0;
-  virtual Result<std::vector<JobEvent>> ListJobEvents(const std::string& job_id) const = 0;
-  virtual Result<std::vector<Attempt>> ListAttempts(const std::string& job_id) const = 0;
-  // Every attempt that ran during [from, to) (one still running has no end),
-  // oldest first.
-  virtual Result<std::vector<MeteredAttempt>> ListAttemptsBetween(Timestamp from, Timestamp to) const = 0;
-  // Oldest first.
-  virtual Result<std::vector<Checkpoint>> ListCheckpoints(const std::string& job_id) const = 0;
-
-  // The token whose secret hashes to `hash`, whether or not it is still valid.
-  virtual Result<std::optional<TokenRecord>> FindTokenByHash(const std::string& hash) const = 0;
-  virtual Result<std::vector<TokenRecord>> ListTokens() const = 0;
-
-  // Break-glass grants requested since `since`, oldest first.
-  virtual Result<std::vector<BreakglassRecord>> ListBreakglass(Timestamp since) const = 0;
-
-  // Every workload signing key, oldest first.
-  virtual Result<std::vector<SigningKeyRecord>> ListSigningKeys() const = 0;
-
-  // Every directory entry of `kind`, ordered by id.
-  virtual Result<std::vector<DirectoryEntry>> ListDirectory(const std::string& kind) const = 0;
-  // The groups whose members include the user or group `member_id`, ordered
-  // by id: an index lookup, not a scan of every group.
-  virtual Result<std::vector<DirectoryEntry>> ListGroupsOf(const std::string& member_id) const = 0;
-  virtual Result<std::optional<DirectoryEntry>> FindDirectoryEntry(const std::string& kind,
-                                                                   const std::string& id) const = 0;
-  // The entry of `kind` named `name`, ignoring ASCII case as the names'
-  // uniqueness does: an index lookup.
-  virtual Result<std::optional<DirectoryEntry>> FindDirectoryEntryByName(const std::string& kind,
-                                                                         const std::string& name) const = 0;
-
-  // Oldest first.
-  virtual Result<std::vector<AuditEvent>> ListAudit(const AuditFilter& filter) const = 0;
-  // Up to `limit` changes numbered after `after_seq`, oldest first.
-  virtual Result<std::vector<Change>> ListChanges(int64_t after_seq, int limit) const = 0;
-  // Imported audit events matching `query`, oldest first.
-  virtual Result<std::vector<ImportedAuditEvent>> SearchImportedAudit(const ImportedAuditQuery& query) const = 0;
-  // Imported events after `after_id` in import order (for export), at most `limit`.
-  virtual Result<std::vector<ImportedAuditEvent>> ListImportedAuditSince(int64_t after_id, int limit) const = 0;
-  // What each (provider, source) has had imported.
-  virtual Result<std::vector<ImportedSource>> ListImportedSources() const = 0;
-  // Calls `fn` for every audit event in stored order until it returns false.
-  virtual Status ScanAudit(const std::function<bool(const AuditEvent&)>& fn) const = 0;
-  // The same, as stored columns (verification's fast path). By default
-  // through ScanAudit, `details` re-serialized canonically.
-  virtual Status ScanAuditRaw(const std::function<bool(const audit::RawAuditEvent&)>& fn) const;
-  virtual Result<audit::ChainHead> GetAuditHead() const = 0;
-
-  // The highest attempt number ever set out to launch for the job (0: none).
-  virtual Result<int> LastLaunch(const std::string& job_id) const = 0;
-
-  virtual Result<std::optional<BillingImport>> FindBillingImport(const std::string& provider,
-                                                                 const std::string& digest) const = 0;
-  // Oldest first.
-  virtual Result<std::vector<BillingImport>> ListBillingImports() const = 0;
-  virtual Result<std::vector<BillingRollup>> ListBillingRollups(const std::string& import_id) const = 0;
-  // Sorted by the keys.
-  virtual Result<std::vector<BillingTotal>> QueryBilling(const BillingQuery& query) const = 0;
 
   // The schema version the database is at (the last migration applied).
   virtual Result<int> SchemaVersion() const = 0;

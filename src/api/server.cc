@@ -60,6 +60,41 @@ Result<std::pair<std::string, uint16_t>> ParseListenAddress(const std::string& l
   return std::make_pair(listen.substr(0, colon), static_cast<uint16_t>(port));
 }
 
+// The newest recorded time, where the clock continues from: simulated time
+// may run ahead of the wall clock, and must not jump back on a restart.
+Result<Timestamp> LastRecordedTime(const AuditReader& store) {
+  ASSIGN_OR_RETURN(auto head, store.GetAuditHead());
+  if (head.seq == 0) return Timestamp();
+  ASSIGN_OR_RETURN(auto newest, store.ListAudit(AuditFilter{.after_seq = head.seq - 1, .limit = 1}));
+  return newest.empty() ? Timestamp() : newest.front().time;
+}
+
+Result<HttpServerOptions> ListenerOptions(const ServeOptions& o, const std::pair<std::string, uint16_t>& at) {
+  if (o.header_timeout_s < 1 || o.idle_timeout_s < 1) {
+    return InvalidArgument("--header-timeout and --idle-timeout must be at least 1 second");
+  }
+  HttpServerOptions hso;
+  hso.host = at.first;
+  hso.port = at.second;
+  hso.threads = o.threads > 0 ? o.threads : std::max(2u, std::thread::hardware_concurrency());
+  hso.body_limit = o.body_limit;
+  hso.header_timeout = std::chrono::seconds(o.header_timeout_s);
+  hso.idle_timeout = std::chrono::seconds(o.idle_timeout_s);
+  hso.max_connections = std::max<size_t>(1, o.max_connections);
+  return hso;
+}
+
+void PrintBanner(const ServeOptions& o, const std::string& listening, const std::string& db_path, const Estate& estate,
+                 size_t policies) {
+  std::cout << "causeway listening on http://" << listening << "\n"
+            << "  database: " << DescribeDb(db_path) << "\n"
+            << "  estate:   " << (o.estate_path.empty() ? "<embedded>" : o.estate_path) << " ("
+            << estate.clusters.size() << " clusters, " << estate.queues.size() << " queues, " << policies
+            << " policies)\n";
+  if (o.sim_speed != 1.0) std::cout << "  simulated time runs " << o.sim_speed << "x real time\n";
+  std::cout << std::flush;
+}
+
 }  // namespace
 
 Status Serve(const ServeOptions& o) {
@@ -88,14 +123,7 @@ Status Serve(const ServeOptions& o) {
 
   if (o.sim_speed <= 0 || o.sim_speed > 1e6) return InvalidArgument("--sim-speed must be between 0 and 1000000");
   ASSIGN_OR_RETURN(auto store, OpenStore(db_path));
-  // Continue from the newest recorded time: simulated time may run ahead of
-  // the wall clock, and must not jump back on a restart.
-  Timestamp last_event;
-  ASSIGN_OR_RETURN(auto head, store->GetAuditHead());
-  if (head.seq > 0) {
-    ASSIGN_OR_RETURN(auto newest, store->ListAudit(AuditFilter{.after_seq = head.seq - 1, .limit = 1}));
-    if (!newest.empty()) last_event = newest.front().time;
-  }
+  ASSIGN_OR_RETURN(Timestamp last_event, LastRecordedTime(*store));
   ScaledClock clock(o.sim_speed, last_event);
   CommitQueue queue(*store, CommitQueue::Options{});
   auto policies = policy::Chain::FromEstate(*estate);
@@ -142,15 +170,7 @@ Status Serve(const ServeOptions& o) {
                      return WriteSecretFile(token_file, secret);
                    }));
 
-  HttpServerOptions hso;
-  hso.host = host_port.first;
-  hso.port = host_port.second;
-  hso.threads = o.threads > 0 ? o.threads : std::max(2u, std::thread::hardware_concurrency());
-  hso.body_limit = o.body_limit;
-  if (o.header_timeout_s < 1 || o.idle_timeout_s < 1) return InvalidArgument("--header-timeout and --idle-timeout must be at least 1 second");
-  hso.header_timeout = std::chrono::seconds(o.header_timeout_s);
-  hso.idle_timeout = std::chrono::seconds(o.idle_timeout_s);
-  hso.max_connections = std::max<size_t>(1, o.max_connections);
+  ASSIGN_OR_RETURN(HttpServerOptions hso, ListenerOptions(o, host_port));
   HttpServer http(hso, [&api](HttpRequest& req, Reply reply) { api.Dispatch(req, std::move(reply)); });
   api.connection_stats = [&http] { return http.stats(); };
   ASSIGN_OR_RETURN(uint16_t bound, http.Start());
@@ -175,13 +195,7 @@ Status Serve(const ServeOptions& o) {
     std::cout << "admin token created: its secret is in " << token_file << " (mode 0600)\n";
     if (o.print_admin_token) std::cout << "admin token: " << admin->secret << "\n";
   }
-  std::cout << "causeway listening on http://" << hso.host << ":" << bound << "\n"
-            << "  database: " << DescribeDb(db_path) << "\n"
-            << "  estate:   " << (o.estate_path.empty() ? "<embedded>" : o.estate_path) << " ("
-            << estate->clusters.size() << " clusters, " << estate->queues.size() << " queues, "
-            << policies->size() << " policies)\n";
-  if (o.sim_speed != 1.0) std::cout << "  simulated time runs " << o.sim_speed << "x real time\n";
-  std::cout << std::flush;
+  PrintBanner(o, hso.host + ":" + std::to_string(bound), db_path, *estate, policies->size());
 
   int sig = 0;
   sigwait(&signals, &sig);

@@ -34,9 +34,15 @@ class HttpSink final : public Sink {
   Status Send(const std::vector<std::string>& events) override {
     std::string body;
     for (const std::string& e : events) body.append(e).append("\n");
-    std::vector<std::pair<std::string, std::string>> headers;
-    if (!o_.bearer_token.empty()) headers.emplace_back("Authorization", "Bearer " + o_.bearer_token);
-    ASSIGN_OR_RETURN(net::HttpResult r, net::Post(o_.url, body, "application/x-ndjson", headers, o_.timeout));
+    net::OutboundRequest request;
+    request.method = net::OutboundRequest::Method::kPost;
+    request.url = o_.url;
+    request.body = std::move(body);
+    request.content_type = "application/x-ndjson";
+    if (!o_.bearer_token.empty()) request.headers.emplace_back("Authorization", "Bearer " + o_.bearer_token);
+    request.timeout = o_.timeout;
+    net::Fetcher& http = o_.http ? *o_.http : net::Network();
+    ASSIGN_OR_RETURN(net::HttpResult r, http.Send(request));
     if (r.status >= 200 && r.status < 300) return Status::Ok();
     std::string what = Describe() + " answered " + std::to_string(r.status);
     if (r.status == 408 || r.status == 429 || r.status >= 500) return Unavailable(what);

@@ -13,6 +13,10 @@
 
 #include "causeway/status.h"
 
+namespace causeway::net {
+class Fetcher;
+}
+
 namespace causeway::audit {
 
 class Sink {
@@ -34,6 +38,9 @@ struct SinkOptions {
   // HTTP and syslog: the most one batch may take to be sent (connecting,
   // TLS, writing, reading the answer); the call then fails as unavailable.
   std::chrono::milliseconds timeout{30'000};
+  // HTTP: what carries the batches; the network when null (a test's fake
+  // otherwise, which must outlive the sink).
+  net::Fetcher* http = nullptr;
 };
 
 // kInvalidArgument for a URL of no known kind, naming the kinds.

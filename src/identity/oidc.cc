@@ -1,6 +1,7 @@
 #include "identity/oidc.h"
 
 #include <algorithm>
+#include <optional>
 #include "causeway/json_input.h"
 
 #include "causeway/crypto.h"
@@ -16,8 +17,10 @@ namespace {
 
 constexpr auto kRefreshAtMost = std::chrono::seconds(60);
 
-Result<json> FetchJson(const OidcVerifier::Fetcher& fetch, const std::string& url, const char* what) {
-  auto r = fetch(url);
+Result<json> FetchJson(net::Fetcher& fetch, const std::string& url, const char* what) {
+  net::OutboundRequest request;
+  request.url = url;
+  auto r = fetch.Send(request);
   if (!r.ok()) return Unavailable(std::string("the identity provider's ") + what + " cannot be read: " + r.status().message());
   if (r->status != 200) {
     return Unavailable(std::string("the identity provider's ") + what + " answered HTTP " + std::to_string(r->status));
@@ -36,13 +39,10 @@ bool IsJwtBearer(std::string_view authorization) {
   return token.rfind("cw_", 0) != 0 && std::count(token.begin(), token.end(), '.') == 2;
 }
 
-OidcVerifier::OidcVerifier(OidcConfig config, Fetcher fetch) : config_(std::move(config)), fetch_(std::move(fetch)) {
-  if (!fetch_) fetch_ = [](const std::string& url) { return net::Fetch(url); };
-}
+OidcVerifier::OidcVerifier(OidcConfig config, net::Fetcher& fetch) : config_(std::move(config)), fetch_(fetch) {}
 
-Status OidcVerifier::Refresh() {
-  refreshed_ = std::chrono::steady_clock::now();
-  if (jwks_uri_.empty()) {
+Result<OidcVerifier::ProviderKeys> OidcVerifier::ReadKeys(std::string jwks_uri) const {
+  if (jwks_uri.empty()) {
     ASSIGN_OR_RETURN(json discovery, FetchJson(fetch_, config_.issuer + "/.well-known/openid-configuration",
                                                "discovery document"));
     // OpenID Connect Discovery 1.0, section 4.3: the document must name
@@ -56,27 +56,50 @@ Status OidcVerifier::Refresh() {
     if (uri.empty() || (tls_issuer && uri.rfind("https://", 0) != 0)) {
       return Unavailable("the discovery document has no usable jwks_uri");
     }
-    jwks_uri_ = uri;
+    jwks_uri = uri;
   }
-  ASSIGN_OR_RETURN(json jwks, FetchJson(fetch_, jwks_uri_, "key set (JWKS)"));
+  ASSIGN_OR_RETURN(json jwks, FetchJson(fetch_, jwks_uri, "key set (JWKS)"));
   auto keys = jwt::KeySet::FromJwks(jwks);
   if (!keys.ok()) return Unavailable("the identity provider's key set: " + keys.status().message());
-  keys_ = std::move(*keys);
-  have_keys_ = true;
-  return Status::Ok();
+  return ProviderKeys{std::move(jwks_uri), std::move(*keys)};
 }
 
 Result<json> OidcVerifier::Verify(std::string_view token, Timestamp now) {
   ASSIGN_OR_RETURN(json header, jwt::PeekHeader(token));
   std::string kid = header.contains("kid") && header["kid"].is_string() ? header["kid"].get<std::string>() : "";
   jwt::KeySet keys;
+  std::optional<std::string> read_from;  // set when this thread reads the keys
   {
     MutexLock lock(mu_);
-    bool stale = std::chrono::steady_clock::now() - refreshed_ >= kRefreshAtMost;
-    if (!have_keys_ || (keys_.Find(kid) == nullptr && stale)) {
-      Status refreshed = Refresh();
-      if (!refreshed.ok() && !have_keys_) return refreshed;
+    const int64_t seen = refreshes_;
+    for (;;) {
+      bool stale = std::chrono::steady_clock::now() - refreshed_ >= kRefreshAtMost;
+      if (have_keys_ && (keys_.Find(kid) != nullptr || !stale)) break;  // nothing to read
+      if (!refreshing_) {
+        refreshing_ = true;
+        refreshed_ = std::chrono::steady_clock::now();
+        read_from = jwks_uri_;
+        break;
+      }
+      if (have_keys_) break;  // another thread reads them: go on with those known
+      if (refreshes_ != seen) return last_refresh_;  // the read this thread waited for failed
+      refreshed_cv_.Wait(mu_);
     }
+    keys = keys_;
+  }
+  if (read_from) {
+    auto read = ReadKeys(*read_from);  // no lock held: the provider may be slow
+    MutexLock lock(mu_);
+    refreshing_ = false;
+    ++refreshes_;
+    last_refresh_ = read.ok() ? Status::Ok() : read.status();
+    if (read.ok()) {
+      jwks_uri_ = std::move(read->jwks_uri);
+      keys_ = std::move(read->keys);
+      have_keys_ = true;
+    }
+    refreshed_cv_.NotifyAll();
+    if (!have_keys_) return last_refresh_;
     keys = keys_;
   }
   return jwt::Verify(token, keys, jwt::Expectations{config_.issuer, config_.audiences, now, config_.leeway});
@@ -103,7 +126,7 @@ std::vector<std::string> OidcVerifier::Groups(const json& claims) const {
   return out;
 }
 
-Result<std::optional<PersonDirectory::Person>> ReadPerson(const Store& store, const std::string& user) {
+Result<std::optional<PersonDirectory::Person>> ReadPerson(const DirectoryReader& store, const std::string& user) {
   std::optional<PersonDirectory::Person> found;
   ASSIGN_OR_RETURN(auto entry, store.FindDirectoryEntryByName("User", user));
   if (!entry) return found;
@@ -113,7 +136,7 @@ Result<std::optional<PersonDirectory::Person>> ReadPerson(const Store& store, co
   return found;
 }
 
-Result<std::optional<PersonDirectory::Person>> PersonDirectory::Find(const Store& store, const std::string& user) {
+Result<std::optional<PersonDirectory::Person>> PersonDirectory::Find(const DirectoryReader& store, const std::string& user) {
   std::string key = user;
   for (char& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   auto steady = std::chrono::steady_clock::now();
@@ -128,7 +151,7 @@ Result<std::optional<PersonDirectory::Person>> PersonDirectory::Find(const Store
   return found;
 }
 
-Result<Principal> PersonToken(PersonDirectory& directory, const Store& store, const Principal& token,
+Result<Principal> PersonToken(PersonDirectory& directory, const DirectoryReader& store, const Principal& token,
                               const std::vector<Binding>& bindings) {
   ASSIGN_OR_RETURN(auto person, directory.Find(store, token.user));
   if (!person) return Unauthenticated("token " + token.token_id + " acts for " + token.user + ", who is not in the directory");

@@ -20,15 +20,15 @@
 #include "identity/access.h"
 #include "identity/jwt.h"
 #include "identity/tokens.h"
-#include "net/http_client.h"
+#include "net/fetch.h"
 
 namespace causeway::identity {
 
 class OidcVerifier {
  public:
-  using Fetcher = std::function<Result<net::HttpResult>(const std::string& url)>;
-  // `fetch` defaults to net::Fetch (http and verified https).
-  explicit OidcVerifier(OidcConfig config, Fetcher fetch = nullptr);
+  // Reads the provider's documents through `fetch` (the network unless a
+  // test gives another), which must outlive the verifier.
+  explicit OidcVerifier(OidcConfig config, net::Fetcher& fetch = net::Network());
 
   // The claims of `token` once the provider's signature, the issuer, the
   // audience and the token's times check out. The provider's keys are read
@@ -46,15 +46,28 @@ class OidcVerifier {
   const OidcConfig& config() const { return config_; }
 
  private:
-  Status Refresh() REQUIRES(mu_);
+  struct ProviderKeys {
+    std::string jwks_uri;
+    jwt::KeySet keys;
+  };
+  // The provider's keys read afresh, the discovery document first when its
+  // jwks_uri is not known yet (`jwks_uri` empty). Network I/O: called with
+  // no lock held, by one thread at a time (refreshing_).
+  Result<ProviderKeys> ReadKeys(std::string jwks_uri) const;
 
   const OidcConfig config_;
-  Fetcher fetch_;
+  net::Fetcher& fetch_;
   Mutex mu_;
   jwt::KeySet keys_ GUARDED_BY(mu_);
   std::string jwks_uri_ GUARDED_BY(mu_);
   std::chrono::steady_clock::time_point refreshed_ GUARDED_BY(mu_) {};
   bool have_keys_ GUARDED_BY(mu_) = false;
+  // A thread is reading the provider's keys; those that have no usable key
+  // wait for it (refreshed), others go on with the keys they have.
+  bool refreshing_ GUARDED_BY(mu_) = false;
+  int64_t refreshes_ GUARDED_BY(mu_) = 0;  // reads finished
+  Status last_refresh_ GUARDED_BY(mu_);
+  CondVar refreshed_cv_;
 };
 
 // People as the SCIM directory has them, looked up by userName (ignoring
@@ -68,7 +81,7 @@ class PersonDirectory {
   };
   explicit PersonDirectory(std::chrono::milliseconds ttl = std::chrono::milliseconds(500)) : ttl_(ttl) {}
   // nullopt when the directory has no such user.
-  Result<std::optional<Person>> Find(const Store& store, const std::string& user);
+  Result<std::optional<Person>> Find(const DirectoryReader& store, const std::string& user);
 
  private:
   struct Entry {
@@ -82,12 +95,12 @@ class PersonDirectory {
 
 // The directory's user named `user` (userName, ignoring case) and the
 // display names of its groups, read now; nullopt when there is none.
-Result<std::optional<PersonDirectory::Person>> ReadPerson(const Store& store, const std::string& user);
+Result<std::optional<PersonDirectory::Person>> ReadPerson(const DirectoryReader& store, const std::string& user);
 
 // The principal of a token that acts for a person (TokenRecord::user): the
 // person's current grants, narrowed to the token's scopes. kUnauthenticated
 // when the person is deactivated or gone from the directory.
-Result<Principal> PersonToken(PersonDirectory& directory, const Store& store, const Principal& token,
+Result<Principal> PersonToken(PersonDirectory& directory, const DirectoryReader& store, const Principal& token,
                               const std::vector<Binding>& bindings);
 
 // Turns bearer tokens from the provider into people. A resolved person is

@@ -4,7 +4,7 @@
 
 namespace causeway::identity {
 
-Result<Principal> TokenCache::Authenticate(const Store& store, std::string_view authorization, Timestamp now) {
+Result<Principal> TokenCache::Authenticate(const TokenReader& store, std::string_view authorization, Timestamp now) {
   ASSIGN_OR_RETURN(std::string hash, TokenHashOf(authorization));
   auto steady = std::chrono::steady_clock::now();
   {

@@ -26,7 +26,7 @@ class TokenCache {
       : ttl_(ttl), capacity_(capacity) {}
 
   // Authenticate(), answered from the cache while the entry is fresh.
-  Result<Principal> Authenticate(const Store& store, std::string_view authorization, Timestamp now);
+  Result<Principal> Authenticate(const TokenReader& store, std::string_view authorization, Timestamp now);
 
   // Drops the token's entry: call once its revocation has committed.
   void Forget(const std::string& token_id);

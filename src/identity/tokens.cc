@@ -120,7 +120,7 @@ Result<Principal> CheckToken(const std::optional<TokenRecord>& found, const std:
   return p;
 }
 
-Result<Principal> Authenticate(const Store& store, std::string_view authorization, Timestamp now) {
+Result<Principal> Authenticate(const TokenReader& store, std::string_view authorization, Timestamp now) {
   ASSIGN_OR_RETURN(std::string hash, TokenHashOf(authorization));
   ASSIGN_OR_RETURN(auto found, store.FindTokenByHash(hash));
   return CheckToken(found, hash, now);

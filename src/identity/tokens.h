@@ -118,6 +118,6 @@ Result<Principal> CheckToken(const std::optional<TokenRecord>& found, const std:
 // Resolves an "Authorization" header value to a Principal. kUnauthenticated
 // for a missing, malformed, unknown, expired or revoked token; the message
 // never repeats the token.
-Result<Principal> Authenticate(const Store& store, std::string_view authorization, Timestamp now);
+Result<Principal> Authenticate(const TokenReader& store, std::string_view authorization, Timestamp now);
 
 }  // namespace causeway::identity

@@ -36,7 +36,7 @@ AuditEvent KeyEvent(const std::string& action, const SigningKeyRecord& k, const 
 
 }  // namespace
 
-WorkloadIssuer::WorkloadIssuer(const Store& store, WorkloadIdentityConfig config)
+WorkloadIssuer::WorkloadIssuer(const TokenReader& store, WorkloadIdentityConfig config)
     : store_(store), config_(std::move(config)) {}
 
 void WorkloadIssuer::SetDefaultIssuer(const std::string& url) {

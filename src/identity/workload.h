@@ -33,7 +33,7 @@ struct WorkloadToken {
 
 class WorkloadIssuer {
  public:
-  WorkloadIssuer(const Store& store, WorkloadIdentityConfig config);
+  WorkloadIssuer(const TokenReader& store, WorkloadIdentityConfig config);
 
   // The issuer URL when the estate names none: the server's own address.
   void SetDefaultIssuer(const std::string& url);
@@ -64,7 +64,7 @@ class WorkloadIssuer {
   };
   Status Reload() REQUIRES(mu_);
 
-  const Store& store_;
+  const TokenReader& store_;
   const WorkloadIdentityConfig config_;
   mutable Mutex mu_;
   std::string default_issuer_ GUARDED_BY(mu_);

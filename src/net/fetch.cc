@@ -160,4 +160,21 @@ Result<HttpResult> Post(std::string_view url, const std::string& body, const std
   return Send(url, timeout, 1 << 20, Outgoing{http::verb::post, body, content_type, headers});
 }
 
+namespace {
+
+class NetworkFetcher final : public Fetcher {
+ public:
+  Result<HttpResult> Send(const OutboundRequest& r) override {
+    if (r.method == OutboundRequest::Method::kGet) return Fetch(r.url, r.timeout, r.max_bytes);
+    return Post(r.url, r.body, r.content_type, r.headers, r.timeout);
+  }
+};
+
+}  // namespace
+
+Fetcher& Network() {
+  static NetworkFetcher* network = new NetworkFetcher();  // never destroyed: used until exit
+  return *network;
+}
+
 }  // namespace causeway::net

@@ -6,7 +6,10 @@
 #pragma once
 
 #include <chrono>
+#include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "net/http_client.h"
 
@@ -26,5 +29,32 @@ Result<HttpResult> PostJson(std::string_view url, const std::string& body,
 Result<HttpResult> Post(std::string_view url, const std::string& body, const std::string& content_type,
                         const std::vector<std::pair<std::string, std::string>>& headers,
                         std::chrono::milliseconds timeout = std::chrono::seconds(30));
+
+// One outbound request, as a value.
+struct OutboundRequest {
+  enum class Method { kGet, kPost };
+  Method method = Method::kGet;
+  std::string url;
+  // POST only.
+  std::string body;
+  std::string content_type;
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::chrono::milliseconds timeout{10'000};
+  size_t max_bytes = 1 << 20;  // GET: the largest answer read
+};
+
+// Who carries outbound requests: the network (Network()), or a test's
+// fake. Code that calls out (an identity provider's documents, the
+// break-glass webhook, a SIEM collector) holds a Fetcher and never learns
+// which. Every request has a deadline (its timeout), and the errors are
+// those of Fetch and Post.
+class Fetcher {
+ public:
+  virtual ~Fetcher() = default;
+  virtual Result<HttpResult> Send(const OutboundRequest& request) = 0;
+};
+
+// The network, through Fetch and Post. Thread-safe; lives for the process.
+Fetcher& Network();
 
 }  // namespace causeway::net

@@ -99,25 +99,6 @@ void Engine::RemoveRunning(Job& j) {
   }
 }
 
-std::string Engine::WaitingReason(const Job& j) const {
-  switch (j.wait) {
-    case Job::Wait::kNew: return "waiting for the next scheduling cycle";
-    case Job::Wait::kBudget: return "team " + j.input.spec.team + " has spent its monthly budget; admissions resume next month";
-    case Job::Wait::kNoRoom: return "quota allows it, but no eligible cluster has room for it now";
-    case Job::Wait::kOther: return j.waiting;
-    case Job::Wait::kQuota: break;
-  }
-  // Re-evaluate in words: what blocks it now.
-  std::string out;
-  const JobSpec& spec = j.input.spec;
-  for (const auto& g : spec.accelerators.alternatives) {
-    int64_t gpus = static_cast<int64_t>(g.count) * spec.num_nodes;
-    auto chk = quota_.Evaluate(j.queue, quota_.FlavorIndex(FlavorName(g, spec.use_spot)), gpus, true);
-    out += (out.empty() ? "" : "; ") + chk.reason;
-  }
-  return out;
-}
-
 Engine::PendingKey Engine::KeyOf(const Job& j) const {
   return {-j.input.spec.priority, ToUnixMicros(j.input.created_at), j.input.id};
 }
@@ -277,100 +258,117 @@ Result<std::vector<Transition>> Engine::Cancel(const std::string& job_id, Timest
 std::vector<Transition> Engine::Tick(Timestamp now) {
   now_ = now;
   std::vector<Transition> out;
-
-  // 1. Attempts that ended.
+  // 1. What the backends say of the attempts: handed over, started, ended.
   for (auto& [name, provider] : providers_) {
-    for (const ProviderEvent& ev : provider->Poll(now)) {
-      auto it = jobs_.find(ev.job_id);
-      if (it == jobs_.end() || !it->second.running || it->second.attempt != ev.attempt) continue;
-      Job& j = it->second;
-      if (ev.kind == ProviderEvent::Kind::kHandedOver) {
-        // A held launch named once it was sent: admitted where the backend
-        // queues (and only until it runs there), running where it starts at once.
-        bool queues = !j.provider->StartsOnLaunch();
-        if ((queues && !j.admitted_only) || ev.backend_id.empty() || ev.backend_id == j.backend_id) continue;
-        j.backend_id = ev.backend_id;
-        Transition t = AttemptTransition(j, Transition::Kind::kHandedOver, ev.time);
-        t.new_state = j.admitted_only ? JobState::kAdmitted : JobState::kRunning;
-        t.attempts = j.input.attempts;
-        t.message = "attempt " + std::to_string(j.attempt) + " accepted by " + j.cluster + " as " + j.backend_id;
-        out.push_back(std::move(t));
-        continue;
-      }
-      if (ev.kind == ProviderEvent::Kind::kStarted) {
-        if (!j.admitted_only) continue;
-        j.admitted_only = false;
-        if (!ev.backend_id.empty()) j.backend_id = ev.backend_id;
-        // GPU time counts from here, not from the hand-over.
-        if (ev.time > j.started) j.started = ev.time;
-        Transition t = AttemptTransition(j, Transition::Kind::kStarted, ev.time);
-        t.new_state = JobState::kRunning;
-        t.attempts = j.input.attempts;
-        t.total_gpu_seconds = j.input.gpu_seconds;
-        t.total_cost_micros = j.input.cost_micros;
-        t.message = "attempt " + std::to_string(j.attempt) + " started running on " + j.cluster;
-        out.push_back(std::move(t));
-        continue;
-      }
-      if (ev.started && *ev.started > j.started && *ev.started <= ev.time) j.started = *ev.started;
-      // Never seen running on a backend that queues: no GPU time was used.
-      if (j.admitted_only && !ev.started) j.started = ev.time;
-      if (ev.kind == ProviderEvent::Kind::kNotLaunched) {
-        // The backend never received it: placed again, elsewhere first, and
-        // not counted against the job's retries.
-        Transition t = EndAttempt(j, ev.time, AttemptOutcome::kProviderOutage, -1, ev.reason);
-        t.failure_class = std::string(recovery::FailureClassName(recovery::FailureClass::kProviderOutage));
-        t.owner = std::string(recovery::OwnerName(recovery::Owner::kProvider));
-        t.new_state = JobState::kPending;
-        t.message += "; never launched; requeued";
-        j.avoid = t.cluster;
-        j.unlaunched++;
-        j.wait = Job::Wait::kOther;
-        j.waiting = "requeued: attempt " + std::to_string(j.attempt) + " never reached " + t.cluster + ": " + ev.reason;
-        out.push_back(std::move(t));
-        Enqueue(j);
-        continue;
-      }
-      Transition t = EndAttempt(j, ev.time, ev.outcome, ev.exit_code, ev.reason);
-      auto cls = recovery::Classify(ev.outcome, ev.exit_code, ev.reason, ev.log_tail);
-      auto decision = recovery::Decide(recovery::PolicyFor(j.input.spec), cls, j.input.attempts - j.unlaunched);
-      bool retry = decision.retry;
-      t.failure_class = cls.failure == recovery::FailureClass::kNone ? "" : std::string(recovery::FailureClassName(cls.failure));
-      t.owner = std::string(recovery::OwnerName(cls.owner));
-      if (ev.outcome == AttemptOutcome::kSucceeded) {
-        t.new_state = JobState::kSucceeded;
-      } else {
-        t.message += "; " + t.failure_class + (cls.evidence.empty() || cls.evidence == ev.reason ? "" : " (" + cls.evidence + ")") +
-                     "; " + decision.why;
-        if (retry) {
-          t.new_state = JobState::kPending;
-          t.message += "; requeued";
-          // Another cluster first, when one qualifies: this one just failed it.
-          if (cls.owner == recovery::Owner::kProvider || cls.failure == recovery::FailureClass::kPreemption) {
-            j.avoid = t.cluster;
-          }
-          j.not_before = ev.time + decision.wait;
-          j.wait = Job::Wait::kOther;
-          j.waiting = "requeued after attempt " + std::to_string(j.attempt) + ": " + ev.reason +
-                      (decision.wait.count() > 0 ? "; not before " + FormatRfc3339(j.not_before) : "");
-        } else {
-          t.new_state = JobState::kFailed;
-          if (std::string next = NextAction(cls.owner); !next.empty()) t.message += "; " + next;
-        }
-      }
-      out.push_back(std::move(t));
-      if (retry) {
-        Enqueue(j);
-      } else {
-        jobs_.erase(it);
-      }
-    }
+    for (const ProviderEvent& ev : provider->Poll(now)) Observe(ev, out);
   }
-
   // 2. Budgets.
   CheckBudgets(now, out);
+  // 3. Admission.
+  AdmitPending(now, out);
+  return out;
+}
 
-  // 3. Admission: the queue with the lowest dominant share goes next.
+void Engine::Observe(const ProviderEvent& ev, std::vector<Transition>& out) {
+  auto it = jobs_.find(ev.job_id);
+  if (it == jobs_.end() || !it->second.running || it->second.attempt != ev.attempt) return;
+  Job& j = it->second;
+  switch (ev.kind) {
+    case ProviderEvent::Kind::kHandedOver:
+      return HandedOver(j, ev, out);
+    case ProviderEvent::Kind::kStarted:
+      return Started(j, ev, out);
+    default:
+      return Ended(it, ev, out);
+  }
+}
+
+void Engine::HandedOver(Job& j, const ProviderEvent& ev, std::vector<Transition>& out) {
+  // A held launch named once it was sent: admitted where the backend
+  // queues (and only until it runs there), running where it starts at once.
+  bool queues = !j.provider->StartsOnLaunch();
+  if ((queues && !j.admitted_only) || ev.backend_id.empty() || ev.backend_id == j.backend_id) return;
+  j.backend_id = ev.backend_id;
+  Transition t = AttemptTransition(j, Transition::Kind::kHandedOver, ev.time);
+  t.new_state = j.admitted_only ? JobState::kAdmitted : JobState::kRunning;
+  t.attempts = j.input.attempts;
+  t.message = "attempt " + std::to_string(j.attempt) + " accepted by " + j.cluster + " as " + j.backend_id;
+  out.push_back(std::move(t));
+}
+
+void Engine::Started(Job& j, const ProviderEvent& ev, std::vector<Transition>& out) {
+  if (!j.admitted_only) return;
+  j.admitted_only = false;
+  if (!ev.backend_id.empty()) j.backend_id = ev.backend_id;
+  // GPU time counts from here, not from the hand-over.
+  if (ev.time > j.started) j.started = ev.time;
+  Transition t = AttemptTransition(j, Transition::Kind::kStarted, ev.time);
+  t.new_state = JobState::kRunning;
+  t.attempts = j.input.attempts;
+  t.total_gpu_seconds = j.input.gpu_seconds;
+  t.total_cost_micros = j.input.cost_micros;
+  t.message = "attempt " + std::to_string(j.attempt) + " started running on " + j.cluster;
+  out.push_back(std::move(t));
+}
+
+void Engine::Ended(JobMap::iterator it, const ProviderEvent& ev, std::vector<Transition>& out) {
+  Job& j = it->second;
+  if (ev.started && *ev.started > j.started && *ev.started <= ev.time) j.started = *ev.started;
+  // Never seen running on a backend that queues: no GPU time was used.
+  if (j.admitted_only && !ev.started) j.started = ev.time;
+  if (ev.kind == ProviderEvent::Kind::kNotLaunched) {
+    // The backend never received it: placed again, elsewhere first, and
+    // not counted against the job's retries.
+    Transition t = EndAttempt(j, ev.time, AttemptOutcome::kProviderOutage, -1, ev.reason);
+    t.failure_class = std::string(recovery::FailureClassName(recovery::FailureClass::kProviderOutage));
+    t.owner = std::string(recovery::OwnerName(recovery::Owner::kProvider));
+    t.new_state = JobState::kPending;
+    t.message += "; never launched; requeued";
+    j.avoid = t.cluster;
+    j.unlaunched++;
+    j.wait = Job::Wait::kOther;
+    j.waiting = "requeued: attempt " + std::to_string(j.attempt) + " never reached " + t.cluster + ": " + ev.reason;
+    out.push_back(std::move(t));
+    Enqueue(j);
+    return;
+  }
+  Transition t = EndAttempt(j, ev.time, ev.outcome, ev.exit_code, ev.reason);
+  auto cls = recovery::Classify(ev.outcome, ev.exit_code, ev.reason, ev.log_tail);
+  auto decision = recovery::Decide(recovery::PolicyFor(j.input.spec), cls, j.input.attempts - j.unlaunched);
+  bool retry = decision.retry;
+  t.failure_class = cls.failure == recovery::FailureClass::kNone ? "" : std::string(recovery::FailureClassName(cls.failure));
+  t.owner = std::string(recovery::OwnerName(cls.owner));
+  if (ev.outcome == AttemptOutcome::kSucceeded) {
+    t.new_state = JobState::kSucceeded;
+  } else {
+    t.message += "; " + t.failure_class + (cls.evidence.empty() || cls.evidence == ev.reason ? "" : " (" + cls.evidence + ")") +
+                 "; " + decision.why;
+    if (retry) {
+      t.new_state = JobState::kPending;
+      t.message += "; requeued";
+      // Another cluster first, when one qualifies: this one just failed it.
+      if (cls.owner == recovery::Owner::kProvider || cls.failure == recovery::FailureClass::kPreemption) {
+        j.avoid = t.cluster;
+      }
+      j.not_before = ev.time + decision.wait;
+      j.wait = Job::Wait::kOther;
+      j.waiting = "requeued after attempt " + std::to_string(j.attempt) + ": " + ev.reason +
+                  (decision.wait.count() > 0 ? "; not before " + FormatRfc3339(j.not_before) : "");
+    } else {
+      t.new_state = JobState::kFailed;
+      if (std::string next = NextAction(cls.owner); !next.empty()) t.message += "; " + next;
+    }
+  }
+  out.push_back(std::move(t));
+  if (retry) {
+    Enqueue(j);
+  } else {
+    jobs_.erase(it);
+  }
+}
+
+// The queue with the lowest dominant share goes next.
+void Engine::AdmitPending(Timestamp now, std::vector<Transition>& out) {
   using Entry = std::pair<int64_t, int>;  // share, queue slot
   std::priority_queue<Entry, std::vector<Entry>, std::greater<>> order;
   std::vector<std::set<PendingKey>::iterator> cursor(pending_.size());
@@ -397,7 +395,6 @@ std::vector<Transition> Engine::Tick(Timestamp now) {
     bool strict = slot < static_cast<int>(quota_.queues()) && quota_.config(slot).strict_fifo;
     if (admitted || !strict) order.push({share(slot), slot});
   }
-  return out;
 }
 
 bool Engine::TryAdmit(Job& j, Timestamp now, std::vector<Transition>& out) {
@@ -662,93 +659,6 @@ void Engine::CheckBudgets(Timestamp now, std::vector<Transition>& out) {
       report(Transition::Kind::kBudgetWarning, " (warning at " + std::to_string(team.budget->soft_percent) + "%)");
     }
   }
-}
-
-std::optional<Explanation> Engine::Explain(const std::string& job_id) const {
-  auto it = jobs_.find(job_id);
-  if (it == jobs_.end()) return std::nullopt;
-  const Job& j = it->second;
-  const JobSpec& spec = j.input.spec;
-  Explanation out;
-  out.job = job_id;
-  out.state = !j.running ? "pending" : j.admitted_only ? "admitted" : "running";
-  if (j.admitted_only) out.waiting = "handed to " + j.cluster + ", waiting in its own queue to start";
-  if (j.queue >= 0) out.queue = quota_.config(j.queue).name;
-  if (!j.running) out.waiting = WaitingReason(j);
-  if (!j.placement.empty()) out.placement = j.placement;
-  for (const auto& g : spec.accelerators.alternatives) {
-    Explanation::Alternative a;
-    a.accelerators = g.ToString();
-    a.nodes = spec.num_nodes;
-    a.flavor = FlavorName(g, spec.use_spot);
-    a.gpus = static_cast<int64_t>(g.count) * spec.num_nodes;
-    if (j.queue >= 0 && !j.running) {
-      auto chk = quota_.Evaluate(j.queue, quota_.FlavorIndex(a.flavor), a.gpus, true);
-      static const char* kVerdicts[] = {"fits", "borrows", "needs_reclaim", "no_fit"};
-      a.quota_verdict = kVerdicts[static_cast<int>(chk.verdict)];
-      a.quota_reason = chk.reason;
-    }
-    out.alternatives.push_back(std::move(a));
-  }
-  placement::Resume resume{j.input.resume_from, j.input.resume_cluster};
-  for (const auto& c : router_.Explain(spec, this, resume.path.empty() ? nullptr : &resume)) {
-    Explanation::Candidate cand;
-    cand.cluster = c.option.cluster->name;
-    cand.accelerators = spec.accelerators.alternatives[static_cast<size_t>(c.option.alternative)].ToString();
-    cand.eligible = c.eligible;
-    if (c.option.pool) cand.pool = c.option.pool->name;
-    if (c.eligible) {
-      cand.reserved = c.option.reserved;
-      cand.price_per_gpu_hour = Money(std::max<int64_t>(0, c.option.price_micros), estate_.currency).AmountString();
-      cand.data_local = c.option.data_local;
-      cand.load_percent = c.option.load_permille / 10;
-    } else {
-      cand.reason = c.failure;
-    }
-    out.candidates.push_back(std::move(cand));
-  }
-  return out;
-}
-
-std::vector<QueueStatus> Engine::Queues() const {
-  std::vector<QueueStatus> out;
-  for (size_t q = 0; q < quota_.queues(); ++q) {
-    const int qi = static_cast<int>(q);
-    const QueueConfig& cfg = quota_.config(qi);
-    QueueStatus s;
-    s.name = cfg.name;
-    s.team = cfg.team;
-    s.cohort = cfg.cohort;
-    s.weight = cfg.weight;
-    for (const auto& fq : cfg.quotas) {
-      int64_t used = quota_.Used(qi, quota_.FlavorIndex(fq.flavor));
-      s.flavors.push_back({fq.flavor, fq.nominal, used, std::max<int64_t>(0, used - fq.nominal)});
-    }
-    s.pending = static_cast<int64_t>(pending_[q].size());
-    for (const auto& id : running_) s.running += jobs_.at(id).queue == qi;
-    s.dominant_share_permille = quota_.DominantShare(qi) / 1000;
-    const Team* team = estate_.FindTeam(cfg.team);
-    if (team && team->budget) {
-      s.budget = QueueStatus::Budget{
-          team->budget->monthly.AmountString(),
-          Money((TeamSpend(cfg.team, now_) + 5'000) / 10'000 * 10'000, estate_.currency).AmountString(),
-          estate_.currency, exhausted_.count(cfg.team) > 0};
-    }
-    out.push_back(std::move(s));
-  }
-  return out;
-}
-
-std::vector<ActiveAttempt> Engine::RunningAttempts() const {
-  std::vector<ActiveAttempt> out;
-  for (const std::string& id : running_) {
-    auto it = jobs_.find(id);
-    if (it == jobs_.end() || it->second.admitted_only) continue;
-    const Job& j = it->second;
-    out.push_back(ActiveAttempt{id, j.attempt, j.input.spec.team, j.input.spec.owner, j.input.spec.labels, j.gpus,
-                              j.cluster, j.price_micros});
-  }
-  return out;
 }
 
 }  // namespace causeway::scheduler

@@ -256,6 +256,7 @@ class Engine : private placement::CapacityView {
     std::string waiting;       // for kOther: the words
     Placement placement;  // the last routing decision
   };
+  using JobMap = std::unordered_map<std::string, Job>;
   // Live facts of one pool (index: placement::PoolRef::id).
   struct Slot {
     ProviderAdapter* adapter = nullptr;
@@ -280,6 +281,15 @@ class Engine : private placement::CapacityView {
   int QueueSlot(const Job& j) const;
   void Enqueue(Job& j);
   void Dequeue(Job& j);
+  // Tick's steps: what a backend says of an attempt (handed over, started,
+  // ended), and admission of the pending jobs, the queue with the lowest
+  // dominant share first.
+  void Observe(const ProviderEvent& ev, std::vector<Transition>& out);
+  void HandedOver(Job& j, const ProviderEvent& ev, std::vector<Transition>& out);
+  void Started(Job& j, const ProviderEvent& ev, std::vector<Transition>& out);
+  // Ends the attempt and retries it or finishes the job (erasing `it`).
+  void Ended(JobMap::iterator it, const ProviderEvent& ev, std::vector<Transition>& out);
+  void AdmitPending(Timestamp now, std::vector<Transition>& out);
   // Tries to admit and dispatch `j`; on failure sets j.waiting.
   bool TryAdmit(Job& j, Timestamp now, std::vector<Transition>& out);
   bool Dispatch(Job& j, const placement::Option& option, int flavor, int64_t borrowed, Timestamp now,
@@ -301,7 +311,7 @@ class Engine : private placement::CapacityView {
   EngineOptions options_;
   quota::QuotaBook quota_;
   placement::Router router_;
-  std::unordered_map<std::string, Job> jobs_;
+  JobMap jobs_;
   std::vector<std::set<PendingKey>> pending_;  // per queue (index queues.size() when none are configured)
   size_t pending_count_ = 0;
   std::vector<Slot> slots_;

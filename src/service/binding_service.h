@@ -23,7 +23,7 @@ class BindingService {
   // `grant_active` says whether a break-glass grant is active now: a
   // binding made under one is in force only while it is, until an admin
   // confirms it.
-  BindingService(Store& store, CommitQueue& queue, const Estate& estate, const Clock& clock,
+  BindingService(const DirectoryReader& store, CommitQueue& queue, const Estate& estate, const Clock& clock,
                  std::function<bool(const std::string& grant)> grant_active = nullptr)
       : store_(store), queue_(queue), estate_(estate), clock_(clock), grant_active_(std::move(grant_active)) {}
 
@@ -48,7 +48,7 @@ class BindingService {
   Result<identity::Binding> Delete(const std::string& id, const std::string& actor);
 
  private:
-  Store& store_;
+  const DirectoryReader& store_;
   CommitQueue& queue_;
   const Estate& estate_;
   const Clock& clock_;

@@ -45,14 +45,20 @@ identity::Grant GrantOf(const BreakglassRecord& b) {
 }
 
 BreakglassService::BreakglassService(Store& store, CommitQueue& queue, const Estate& estate, const Clock& clock,
-                                     std::function<void(const std::string&)> forget)
-    : store_(store), queue_(queue), estate_(estate), clock_(clock), forget_(std::move(forget)) {}
+                                     std::function<void(const std::string&)> forget, net::Fetcher& http)
+    : store_(store), queue_(queue), estate_(estate), clock_(clock), forget_(std::move(forget)), http_(http) {}
 
 Status BreakglassService::Announce(const std::string& event, const Details& details) const {
   const std::string& url = estate_.identity.breakglass.webhook;
   if (url.empty()) return Status::Ok();
   json body = {{"event", event}, {"time", FormatRfc3339(clock_.Now())}, {"details", details}};
-  auto r = net::PostJson(url, body.dump(), std::chrono::seconds(5));
+  net::OutboundRequest request;
+  request.method = net::OutboundRequest::Method::kPost;
+  request.url = url;
+  request.body = body.dump();
+  request.content_type = "application/json";
+  request.timeout = std::chrono::seconds(5);
+  auto r = http_.Send(request);
   if (!r.ok()) return r.status();
   if (r->status >= 300) return Unavailable("the break-glass webhook answered HTTP " + std::to_string(r->status));
   return Status::Ok();

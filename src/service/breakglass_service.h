@@ -30,6 +30,7 @@
 #include "causeway/store.h"
 #include "identity/access.h"
 #include "identity/tokens.h"
+#include "net/fetch.h"
 #include "service/coverage.h"
 #include "store/commit_queue.h"
 
@@ -49,8 +50,11 @@ struct GrantArtifacts {
 class BreakglassService {
  public:
   // `forget`: told of each token revoked, so this replica's cache drops it.
+  // `http` carries the webhook's announcements (the network unless a test
+  // gives another).
   BreakglassService(Store& store, CommitQueue& queue, const Estate& estate, const Clock& clock,
-                    std::function<void(const std::string& token_id)> forget = nullptr);
+                    std::function<void(const std::string& token_id)> forget = nullptr,
+                    net::Fetcher& http = net::Network());
 
   struct Issued {
     BreakglassRecord grant;
@@ -111,6 +115,7 @@ class BreakglassService {
   const Estate& estate_;
   const Clock& clock_;
   std::function<void(const std::string&)> forget_;
+  net::Fetcher& http_;
   Mutex mu_;
   std::vector<BreakglassRecord> recent_ GUARDED_BY(mu_);
   std::chrono::steady_clock::time_point read_at_ GUARDED_BY(mu_) {};

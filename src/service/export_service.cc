@@ -50,7 +50,7 @@ namespace {
 
 class StoreFeed final : public AuditFeed {
  public:
-  explicit StoreFeed(const Store& store) : store_(store) {}
+  explicit StoreFeed(const AuditReader& store) : store_(store) {}
   Result<Batch> Own(int64_t after, int limit) override {
     AuditFilter f;
     f.after_seq = after;
@@ -74,12 +74,12 @@ class StoreFeed final : public AuditFeed {
   }
 
  private:
-  const Store& store_;
+  const AuditReader& store_;
 };
 
 }  // namespace
 
-std::unique_ptr<AuditFeed> StoreAuditFeed(const Store& store) { return std::make_unique<StoreFeed>(store); }
+std::unique_ptr<AuditFeed> StoreAuditFeed(const AuditReader& store) { return std::make_unique<StoreFeed>(store); }
 
 Result<ExportStats> ExportAudit(AuditFeed& feed, audit::Sink& sink, const std::string& cursor_path,
                                 const ExportOptions& o, const std::atomic<bool>& stop,

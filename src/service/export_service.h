@@ -47,7 +47,7 @@ class AuditFeed {
   virtual Result<Batch> Imported(int64_t after, int limit) = 0;
 };
 
-std::unique_ptr<AuditFeed> StoreAuditFeed(const Store& store);
+std::unique_ptr<AuditFeed> StoreAuditFeed(const AuditReader& store);
 
 struct ExportOptions {
   int batch = 500;

@@ -66,7 +66,7 @@ Status MayCancel(const identity::Principal& who, const JobRecord& job);
 class JobService {
  public:
   // `policies` may be null (no admission rules).
-  JobService(Store& store, CommitQueue& queue, const Estate& estate, const Clock& clock,
+  JobService(const JobReader& store, CommitQueue& queue, const Estate& estate, const Clock& clock,
              const policy::Chain* policies = nullptr, JobHooks hooks = {})
       : store_(store),
         queue_(queue),
@@ -98,7 +98,7 @@ class JobService {
   Result<std::vector<JobRecord>> List(const JobFilter& filter) const { return store_.ListJobs(filter); }
 
  private:
-  Store& store_;
+  const JobReader& store_;
   CommitQueue& queue_;
   const Estate& estate_;
   const Clock& clock_;

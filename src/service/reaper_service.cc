@@ -147,7 +147,7 @@ Status ReaperService::TickOnce() {
   return Status::Ok();
 }
 
-Result<ReaperService::Pushed> ReaperService::Push(const Store& store, std::vector<GpuSample> samples, Timestamp now) {
+Result<ReaperService::Pushed> ReaperService::Push(const JobReader& store, std::vector<GpuSample> samples, Timestamp now) {
   // The running attempts of the jobs named, read before the lock: (job,
   // attempt) -> GPUs, and job -> its running attempt.
   std::map<std::string, std::vector<Attempt>> attempts;

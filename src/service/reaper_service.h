@@ -56,7 +56,7 @@ class ReaperService {
     size_t stale = 0;
     size_t over_limit = 0;
   };
-  Result<Pushed> Push(const Store& store, std::vector<GpuSample> samples, Timestamp now);
+  Result<Pushed> Push(const JobReader& store, std::vector<GpuSample> samples, Timestamp now);
   // Points and series held now.
   size_t points();
   size_t series();

@@ -41,7 +41,7 @@ struct ScimCaller {
 
 class ScimService {
  public:
-  ScimService(Store& store, CommitQueue& queue, const Clock& clock) : store_(store), queue_(queue), clock_(clock) {}
+  ScimService(const DirectoryReader& store, CommitQueue& queue, const Clock& clock) : store_(store), queue_(queue), clock_(clock) {}
 
   // Called after each committed change with the userNames of the people
   // whose access it may change (a user changed, joined or left a group).
@@ -79,7 +79,7 @@ class ScimService {
   std::vector<std::string> NamesOf(const std::set<std::string>& ids) const;
   void Changed(std::vector<std::string> users, const std::string& actor) const;
 
-  Store& store_;
+  const DirectoryReader& store_;
   CommitQueue& queue_;
   const Clock& clock_;
   PeopleChanged people_changed_;

@@ -4,7 +4,7 @@
 
 namespace causeway {
 
-Status Store::ScanAuditRaw(const std::function<bool(const audit::RawAuditEvent&)>& fn) const {
+Status AuditReader::ScanAuditRaw(const std::function<bool(const audit::RawAuditEvent&)>& fn) const {
   std::string details;
   return ScanAudit([&](const AuditEvent& e) {
     details = audit::CanonicalDetails(e.details);

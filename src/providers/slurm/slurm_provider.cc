@@ -374,6 +374,10 @@ std::vector<ProviderEvent> SlurmProvider::Poll(Timestamp now) {
   return out;
 }
 
+// Longer than the rest on purpose: it takes and releases the lock three
+// times (the controller's list, accounting and the output's tail are read
+// without it), and kept in one function the reader sees at once what each
+// step may assume of `tracked_` after the lock was released.
 void SlurmProvider::Reconcile(int cluster, Timestamp now) {
   ClusterState& c = clusters_[static_cast<size_t>(cluster)];
   {

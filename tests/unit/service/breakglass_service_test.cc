@@ -4,6 +4,9 @@
 // token made under it; each step audited.
 #include "service/breakglass_service.h"
 
+#include <nlohmann/json.hpp>
+
+#include "fakes/fake_fetcher.h"
 #include "unit/service/service_fixture.h"
 
 namespace causeway::testing {
@@ -37,9 +40,10 @@ class BreakglassServiceTest : public ServiceTest {
   }
   std::unique_ptr<BreakglassService> Make() {
     return std::make_unique<BreakglassService>(*store_, *queue_, *estate_, clock_,
-                                               [this](const std::string& id) { forgotten_.push_back(id); });
+                                               [this](const std::string& id) { forgotten_.push_back(id); }, http_);
   }
   std::vector<std::string> forgotten_;
+  FakeFetcher http_;
 };
 
 TEST_F(BreakglassServiceTest, OffUnlessTheEstateConfiguresIt) {
@@ -96,6 +100,35 @@ TEST_F(BreakglassServiceTest, AskedApprovedUsedOnceAndRevokedWithWhatWasMadeUnde
   for (const char* action : {"breakglass.request", "breakglass.approve", "breakglass.revoke"}) {
     EXPECT_EQ(Audit(action).size(), 1u) << action;
   }
+}
+
+TEST_F(BreakglassServiceTest, TheWebhookIsToldOfEachStepAndItsFailureLosesNothing) {
+  Configure();
+  const std::string hook = "https://hooks.example.com/breakglass";
+  estate_->identity.breakglass.webhook = hook;
+  http_.Answer(hook, 204);
+  auto service = Make();
+  auto asked = service->Request(Person("alice@example.com", {"sre-oncall"}), "platform", "", "the queue is stuck",
+                                Micros(3600LL * 1000000));
+  ASSERT_TRUE(asked.ok()) << asked.status().ToString();
+  auto sent = http_.requests();
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(sent[0].url, hook);
+  EXPECT_EQ(sent[0].method, net::OutboundRequest::Method::kPost);
+  EXPECT_EQ(sent[0].content_type, "application/json");
+  EXPECT_LE(sent[0].timeout.count(), 10000) << "an announcement has a deadline";
+  auto body = nlohmann::json::parse(sent[0].body);
+  EXPECT_EQ(body["event"], "breakglass.request");
+  EXPECT_EQ(body["details"]["id"], asked->grant.id);
+  EXPECT_EQ(body["details"]["reason"], "the queue is stuck");
+
+  // A webhook that is down is logged; the approval still stands.
+  http_.Answer(hook, 503);
+  auto approved = service->Approve(Person("bob@example.com", {"platform-admins"}, true), asked->grant.id);
+  ASSERT_TRUE(approved.ok()) << approved.status().ToString();
+  ASSERT_EQ(http_.requests().size(), 2u);
+  EXPECT_EQ(nlohmann::json::parse(http_.requests()[1].body)["event"], "breakglass.approve");
+  EXPECT_TRUE(service->IsActive(asked->grant.id));
 }
 
 }  // namespace

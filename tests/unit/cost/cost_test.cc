@@ -21,7 +21,7 @@
 #include "cost/waste.h"
 #include "causeway/estate.h"
 #include <sstream>
-#include "temp_db.h"
+#include "unit/temp_db.h"
 
 namespace causeway::cost {
 namespace {

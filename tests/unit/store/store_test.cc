@@ -12,7 +12,7 @@
 #include "causeway/ids.h"
 #include "causeway/store.h"
 #include "store/postgres/pg_conn.h"
-#include "temp_db.h"
+#include "unit/temp_db.h"
 
 namespace causeway {
 namespace {

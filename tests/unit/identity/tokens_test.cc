@@ -7,7 +7,7 @@
 #include <filesystem>
 
 #include "causeway/crypto.h"
-#include "temp_db.h"
+#include "unit/temp_db.h"
 
 namespace causeway::identity {
 namespace {

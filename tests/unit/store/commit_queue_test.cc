@@ -8,7 +8,7 @@
 #include <thread>
 
 #include "causeway/ids.h"
-#include "temp_db.h"
+#include "unit/temp_db.h"
 
 namespace causeway {
 namespace {

@@ -3,7 +3,7 @@
 
 #include "placement/router.h"
 #include "providers/registry.h"
-#include "scheduler_fixture.h"
+#include "unit/scheduler_fixture.h"
 
 namespace causeway::placement {
 namespace {

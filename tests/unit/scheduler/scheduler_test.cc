@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "scheduler/explain_json.h"
-#include "scheduler_fixture.h"
+#include "unit/scheduler_fixture.h"
 
 namespace causeway::testing {
 namespace {

@@ -13,7 +13,7 @@
 
 #include "causeway/clock.h"
 #include "cost/billing.h"
-#include "temp_db.h"
+#include "unit/temp_db.h"
 
 namespace causeway::cost {
 namespace {

@@ -14,7 +14,7 @@
 #include "service/scheduler_service.h"
 #include "spec/spec_json.h"
 #include "store/commit_queue.h"
-#include "temp_db.h"
+#include "unit/temp_db.h"
 
 namespace causeway::testing {
 namespace {
