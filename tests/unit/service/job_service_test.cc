@@ -3,20 +3,12 @@
 // them, and who may see or cancel a job.
 #include "service/job_service.h"
 
-#include <fstream>
-#include <sstream>
-
 #include "unit/service/service_fixture.h"
 
 namespace causeway::testing {
 namespace {
 
-std::string Spec(const std::string& name = "eval-sweep") {
-  std::ifstream in(std::string(CAUSEWAY_SOURCE_DIR) + "/examples/jobs/" + name + ".yaml");
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+std::string Spec(const std::string& name = "eval-sweep") { return ExampleSpec(name); }
 
 class JobServiceTest : public ServiceTest {
  protected:

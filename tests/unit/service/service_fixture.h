@@ -5,7 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <future>
+#include <sstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -20,6 +22,14 @@
 #include "unit/temp_db.h"
 
 namespace causeway::testing {
+
+// The text of examples/jobs/NAME.yaml.
+inline std::string ExampleSpec(const std::string& name = "eval-sweep") {
+  std::ifstream in(std::string(CAUSEWAY_SOURCE_DIR) + "/examples/jobs/" + name + ".yaml");
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
 
 class ServiceTest : public ::testing::Test {
  protected:

@@ -2,9 +2,6 @@
 // the caller is told, as a retryable error, nothing half-done is left, no
 // one downstream hears of what was not committed, and the same request
 // succeeds once the database is back.
-#include <fstream>
-#include <sstream>
-
 #include "causeway/clock.h"
 #include "fakes/faulty_store.h"
 #include "identity/tokens.h"
@@ -14,13 +11,6 @@
 
 namespace causeway::testing {
 namespace {
-
-std::string Spec() {
-  std::ifstream in(std::string(CAUSEWAY_SOURCE_DIR) + "/examples/jobs/eval-sweep.yaml");
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 class StoreFailureTest : public ServiceTest {
  protected:
@@ -36,7 +26,7 @@ class StoreFailureTest : public ServiceTest {
   }
   Result<SubmitResult> Submit(const std::string& key) {
     SubmitRequest r;
-    r.spec_yaml = Spec();
+    r.spec_yaml = ExampleSpec();
     r.idempotency_key = key;
     return Wait<SubmitResult>([&](auto done) { jobs_->Submit(Admin(), r, done); });
   }
