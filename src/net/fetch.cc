@@ -150,10 +150,6 @@ Result<HttpResult> Fetch(std::string_view url, std::chrono::milliseconds timeout
   return Send(url, timeout, max_bytes, Outgoing{});
 }
 
-Result<HttpResult> PostJson(std::string_view url, const std::string& body, std::chrono::milliseconds timeout) {
-  return Send(url, timeout, 1 << 20, Outgoing{http::verb::post, body});
-}
-
 Result<HttpResult> Post(std::string_view url, const std::string& body, const std::string& content_type,
                         const std::vector<std::pair<std::string, std::string>>& headers,
                         std::chrono::milliseconds timeout) {

@@ -21,10 +21,6 @@ namespace causeway::net {
 Result<HttpResult> Fetch(std::string_view url, std::chrono::milliseconds timeout = std::chrono::seconds(10),
                          size_t max_bytes = 1 << 20);
 
-// POST `body` (application/json) to `url`, with the same rules as Fetch.
-Result<HttpResult> PostJson(std::string_view url, const std::string& body,
-                            std::chrono::milliseconds timeout = std::chrono::seconds(10));
-
 // POST `body` of `content_type` with extra headers, with the same rules.
 Result<HttpResult> Post(std::string_view url, const std::string& body, const std::string& content_type,
                         const std::vector<std::pair<std::string, std::string>>& headers,

@@ -270,7 +270,14 @@ TEST(DeadlineTest, EveryOutboundClientGivesUpOnAPeerThatNeverAnswers) {
   // (the handshake is never answered).
   EXPECT_EQ(net::Fetch(peer.url("http") + "/", kShort).status().code(), Code::kDeadlineExceeded);
   EXPECT_EQ(net::Fetch(peer.url("https") + "/", kShort).status().code(), Code::kDeadlineExceeded);
-  EXPECT_EQ(net::PostJson(peer.url("http") + "/hook", "{}", kShort).status().code(), Code::kDeadlineExceeded);
+  // What the services hold (net::Network()), a webhook's POST.
+  net::OutboundRequest hook;
+  hook.method = net::OutboundRequest::Method::kPost;
+  hook.url = peer.url("http") + "/hook";
+  hook.body = "{}";
+  hook.content_type = "application/json";
+  hook.timeout = kShort;
+  EXPECT_EQ(net::Network().Send(hook).status().code(), Code::kDeadlineExceeded);
   // The audit sinks.
   for (const char* scheme : {"http", "tcp", "tls"}) {
     audit::SinkOptions o;
