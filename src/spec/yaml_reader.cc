@@ -30,7 +30,20 @@ Result<YAML::Node> LoadYaml(std::string_view text, const std::string& file) {
     return InvalidArgument("malformed YAML: " + d.ToString(), {d});
   }
   try {
-    YAML::Node node = YAML::Load(std::string(text));
+    // Every document, so that none is dropped without a word: a SkyPilot
+    // pipeline or job group is several documents separated by "---".
+    std::vector<YAML::Node> documents;
+    for (YAML::Node& d : YAML::LoadAll(std::string(text))) {
+      if (d.IsDefined() && !d.IsNull()) documents.push_back(std::move(d));
+    }
+    if (documents.size() > 1) {
+      Diagnostic d{file, documents[1].Mark().line + 1, 1, "",
+                   "the file holds " + std::to_string(documents.size()) +
+                       " YAML documents separated by \"---\" (a SkyPilot pipeline or job group); one is expected: "
+                       "put each task in a file of its own (pipelines and job groups are not supported yet)"};
+      return InvalidArgument("several documents: " + d.ToString(), {d});
+    }
+    YAML::Node node = documents.empty() ? YAML::Node() : documents.front();
     if (!node.IsDefined() || node.IsNull()) {
       Diagnostic d{file, 1, 1, "", "the document is empty: expected a mapping"};
       return InvalidArgument("empty document: " + d.ToString(), {d});

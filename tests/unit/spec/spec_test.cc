@@ -48,6 +48,8 @@ const Case kCases[] = {
     {"same_label_twice_same_value", "labels: {team: nlp}\nresources:\n  labels: {team: nlp}\n"},
     {"empty_resources", "resources:\nrun: x\n"},
     {"multiline_run", "run: |\n  echo one\n  echo two\n"},
+    {"document_markers", "---\nrun: x\n...\n"},
+    {"empty_second_document", "run: x\n---\n"},
 
     // ---- invalid ----
     {"empty_document", "", "empty", 1, 1},
@@ -100,6 +102,10 @@ const Case kCases[] = {
     {"priority_unknown", "priority: urgent\n", "expected one of low, normal, high, critical", 1, 11},
     {"priority_out_of_range", "priority: 5000\n", "out of range", 1, 11},
     {"file_mount_bad_mode", "file_mounts:\n  /d:\n    source: s3://b\n    mode: FAST\n", "MOUNT, COPY", 4, 11},
+    // A pipeline (SkyPilot's chain DAG) is several documents: refused, never cut to its first.
+    {"pipeline_documents", "name: pipeline\n---\nname: train\nrun: x\n---\nname: eval\nrun: y\n",
+     "3 YAML documents", 3, 1},
+    {"two_tasks", "run: a\n---\nrun: b\n", "put each task in a file of its own", 3, 1},
 };
 
 class SpecTableTest : public ::testing::TestWithParam<Case> {};
