@@ -21,8 +21,26 @@ speed=${DEMO_SPEED:-600}
 timeout=${DEMO_TIMEOUT:-100}
 
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
-# Prints a command (secrets shortened) and runs it; a failing command is part of the show.
-show() { printf '$ %s\n' "$(sed -e 's/cw_[a-z0-9]\{52\}/cw_…/g' -e "s|$cw|causeway|g" -e "s|$root/||g" <<<"$*")"; "$@" || true; }
+# Prints a command (secrets shortened).
+print() { printf '$ %s\n' "$(sed -e 's/cw_[a-z0-9]\{52\}/cw_…/g' -e "s|$cw|causeway|g" -e "s|$root/||g" <<<"$*")"; }
+# A step that must succeed: its failure ends the demo with that status.
+show() {
+  print "$@"
+  local rc=0
+  "$@" || rc=$?
+  if ((rc != 0)); then
+    echo "demo: this step failed (exit $rc)" >&2
+    exit "$rc"
+  fi
+}
+# A step that shows a refusal: it must fail, and the demo goes on.
+refused() {
+  print "$@"
+  if "$@"; then
+    echo "demo: this step should have been refused" >&2
+    exit 1
+  fi
+}
 submit() { "$cw" --json submit "$jobs/$1.yaml" | grep -o '"id": "job_[0-9A-Z]*"' | head -1 | cut -d'"' -f4; }
 
 "$cw" serve --listen 127.0.0.1:0 --data-dir "$data" --estate "$root/examples/estate.yaml" --sim-speed "$speed" \
@@ -54,7 +72,7 @@ step "Progress as it happens (audit trail; times are simulated)"
 follower=$!
 
 step "Admission policy: no cost owner, no run"
-show "$cw" submit "$jobs/no-owner.yaml"
+refused "$cw" submit "$jobs/no-owner.yaml"
 
 step "Submit work for three teams"
 llama=$(submit train-llama)
