@@ -49,10 +49,16 @@ void ApiService::SubmitJob(HttpRequest& req, Reply reply) {
       sr.spec_yaml = spec.get<std::string>();
     } else if (spec.is_object()) {
       sr.spec_yaml = spec.dump();  // JSON is YAML: the same parser reports positions
-    } else {
+    } else if (spec.is_null()) {
       return reply(ErrorResponse(InvalidArgument(
           "field \"spec\" is missing: expected the job spec as a YAML string or a JSON object",
-          {Diagnostic{"request body", 0, 0, "spec", "expected a string or an object"}})));
+          {Diagnostic{"request body", 0, 0, "spec", "missing: expected a string or an object"}})));
+    } else {
+      // There, with the wrong type: say which (a number is not "missing").
+      std::string got = spec.type_name();
+      return reply(ErrorResponse(InvalidArgument(
+          "field \"spec\" is " + got + ": expected the job spec as a YAML string or a JSON object",
+          {Diagnostic{"request body", 0, 0, "spec", "expected a string or an object, not " + got}})));
     }
     if (!file->empty()) sr.file = *file;
   } else {

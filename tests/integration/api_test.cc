@@ -262,7 +262,14 @@ TEST_F(ApiTest, MalformedJsonGetsTheParserPosition) {
   EXPECT_EQ(d["line"], 3);
   EXPECT_EQ(d["column"], 3);
   ExpectError(Call("POST", "/v1/jobs", "[]"), 400, "invalid_argument");
-  ExpectError(Call("POST", "/v1/jobs", "{}"), 400, "invalid_argument");
+  auto missing = Call("POST", "/v1/jobs", "{}");
+  ExpectError(missing, 400, "invalid_argument");
+  EXPECT_NE(missing.body["error"]["message"].get<std::string>().find("is missing"), std::string::npos) << missing.raw;
+  // There, with the wrong type: named as such, not as missing.
+  auto number = Call("POST", "/v1/jobs", R"({"spec": 42})");
+  ExpectError(number, 400, "invalid_argument");
+  EXPECT_EQ(number.body["error"]["message"].get<std::string>().find("missing"), std::string::npos) << number.raw;
+  EXPECT_NE(number.body["error"]["message"].get<std::string>().find("number"), std::string::npos) << number.raw;
 }
 
 TEST_F(ApiTest, OversizedBodiesAreRefused) {
