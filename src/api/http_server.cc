@@ -24,11 +24,14 @@ namespace http = beast::http;
 namespace net = boost::asio;
 using tcp = net::ip::tcp;
 
+// The same shape as every other error answer (api_helpers.cc ErrorResponse).
+// What the transport refuses (a malformed request, a body or headers over
+// the limit) is not worth sending again unchanged: never retryable.
 std::string ErrorBody(std::string_view code, std::string_view message) {
   // Built by hand: this file stays free of the JSON library, and both strings
   // are fixed text without characters that need escaping.
   return std::string("{\"error\":{\"code\":\"") + std::string(code) + "\",\"message\":\"" +
-         std::string(message) + "\",\"details\":{}}}";
+         std::string(message) + "\",\"details\":{\"retryable\":false}}}";
 }
 
 class Session;

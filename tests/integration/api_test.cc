@@ -278,6 +278,7 @@ TEST_F(ApiTest, OversizedBodiesAreRefused) {
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->status, 413);
   EXPECT_EQ(json::parse(r->body)["error"]["code"], "payload_too_large");
+  EXPECT_EQ(json::parse(r->body)["error"]["details"]["retryable"], false) << "the same shape as every error answer";
 }
 
 TEST_F(ApiTest, UnknownRoutesAndMethods) {
