@@ -483,6 +483,29 @@ void AddDbCommands(Cli& c) {
   version->callback([&] { std::cout << "causeway 0.1.0\n"; });
 }
 
+// After a failed parse at a command that has commands of its own: the word
+// that named none of them ("causeway frobnicate", "causeway cost frob"),
+// or that none was given, with the list, rather than CLI11's "A subcommand
+// is required"; "" when the failure was a command's own options.
+std::string UnknownCommand(CLI::App& app) {
+  CLI::App* at = &app;
+  for (CLI::App* next = at; next != nullptr;) {
+    at = next;
+    next = nullptr;
+    for (CLI::App* sub : at->get_subcommands()) next = sub;  // the one parsed at this level, if any
+  }
+  auto commands = at->get_subcommands([](CLI::App*) { return true; });
+  if (commands.empty()) return "";  // a command's own options: CLI11 says what is wrong
+  std::string names;
+  for (CLI::App* c : commands) names += (names.empty() ? "" : ", ") + c->get_name();
+  std::string where = at == &app ? "causeway" : "causeway " + at->get_name();
+  // Words a command did not take fall through to the ones above it.
+  for (const std::string& word : app.remaining(true)) {
+    if (word.rfind("-", 0) != 0) return "unknown command \"" + word + "\" for " + where + ": expected one of " + names;
+  }
+  return where + " needs a command: one of " + names;
+}
+
 }  // namespace
 
 int Main(int argc, char** argv) {
@@ -523,6 +546,10 @@ int Main(int argc, char** argv) {
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
+    if (std::string unknown = UnknownCommand(app); !unknown.empty()) {
+      std::cerr << "error: " << unknown << "\nRun with --help for more information.\n";
+      return kExitUsage;
+    }
     app.exit(e);
     return kExitUsage;
   }

@@ -43,7 +43,18 @@ TEST(CliTest, ValidateOffline) {
   EXPECT_NE(estate.err.find("did you mean \"H200\""), std::string::npos) << estate.err;
 
   EXPECT_EQ(RunCli({"validate", dir.path() + "/missing.yaml"}).exit_code, 4);
-  EXPECT_EQ(RunCli({"no-such-command"}).exit_code, 2);
+  auto unknown = RunCli({"no-such-command"});
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.err.find("unknown command \"no-such-command\" for causeway: expected one of serve, validate"),
+            std::string::npos)
+      << unknown.err;
+  auto nested = RunCli({"cost", "frob"});
+  EXPECT_EQ(nested.exit_code, 2);
+  EXPECT_NE(nested.err.find("unknown command \"frob\" for causeway cost: expected one of import"), std::string::npos)
+      << nested.err;
+  auto none = RunCli({"token"});
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_NE(none.err.find("causeway token needs a command: one of create"), std::string::npos) << none.err;
   EXPECT_EQ(RunCli({"jobs", "--bogus-flag"}).exit_code, 2);
 }
 
