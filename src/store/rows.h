@@ -38,6 +38,12 @@ inline std::string Placeholders(char style, int n, int first = 1) {
   return out + ")";
 }
 
+// "INSERT INTO table (columns) VALUES ": what every backend's insert of a
+// row starts with.
+inline std::string InsertHead(const char* table, const std::string& columns) {
+  return std::string("INSERT INTO ") + table + " (" + columns + ") VALUES ";
+}
+
 inline std::optional<int64_t> MicrosOf(const std::optional<Timestamp>& t) {
   return t ? std::optional<int64_t>(ToUnixMicros(*t)) : std::nullopt;
 }

@@ -41,9 +41,6 @@ using schema::kMigrations;
 
 // The database's clock, in Unix microseconds.
 #define DB_NOW_US "(extract(epoch from clock_timestamp()) * 1000000)::bigint"
-// rows::kLeaseColumns, spelled where a literal must be.
-#define LEASE_COLUMNS "name, holder, epoch, expires_at"
-static_assert(std::string_view(LEASE_COLUMNS) == rows::kLeaseColumns);
 
 
 static_assert(std::size(kMigrations) == kLatestSchemaVersion);
@@ -354,15 +351,17 @@ class PgStore final : public Store {
 
   Result<Lease> AcquireLease(const std::string& name, const std::string& holder, Micros ttl) override {
     if (read_only_) return FailedPrecondition("the database is open read-only");
+    static const std::string take =
+        std::string("INSERT INTO leases (") + rows::kLeaseColumns + ") VALUES ($1, $2, 1, " DB_NOW_US " + $3) "
+        "ON CONFLICT (name) DO UPDATE SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at, "
+        "epoch = CASE WHEN leases.holder = EXCLUDED.holder THEN leases.epoch ELSE leases.epoch + 1 END "
+        "WHERE leases.holder = EXCLUDED.holder OR leases.expires_at < " DB_NOW_US " RETURNING " +
+        rows::kLeaseColumns;
+    static const std::string read = std::string("SELECT ") + rows::kLeaseColumns + " FROM leases WHERE name = $1";
     ASSIGN_OR_RETURN(Rows r,
-                     Query("INSERT INTO leases (name, holder, epoch, expires_at) VALUES ($1, $2, 1, " DB_NOW_US " + $3) "
-                           "ON CONFLICT (name) DO UPDATE SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at, "
-                           "epoch = CASE WHEN leases.holder = EXCLUDED.holder THEN leases.epoch ELSE leases.epoch + 1 END "
-                           "WHERE leases.holder = EXCLUDED.holder OR leases.expires_at < " DB_NOW_US " "
-                           "RETURNING " LEASE_COLUMNS,
-                           Params().Add(name).Add(holder).Add(static_cast<int64_t>(ttl.count()))));
+                     Query(take.c_str(), Params().Add(name).Add(holder).Add(static_cast<int64_t>(ttl.count()))));
     if (r.size() == 0) {  // someone else holds it
-      ASSIGN_OR_RETURN(r, Query("SELECT " LEASE_COLUMNS " FROM leases WHERE name = $1", Params().Add(name)));
+      ASSIGN_OR_RETURN(r, Query(read.c_str(), Params().Add(name)));
     }
     auto lease = ReadFirst(r, rows::ReadLease<Row>);
     if (!lease) return Internal("lease " + name + " vanished");

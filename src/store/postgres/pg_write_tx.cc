@@ -15,11 +15,8 @@ namespace {
 
 constexpr size_t kRowsPerInsert = 500;
 
-// "INSERT INTO table (columns) VALUES ", kept for the process's life (an
-// Into points at it).
-std::string Head(const char* table, const std::string& columns) {
-  return std::string("INSERT INTO ") + table + " (" + columns + ") VALUES ";
-}
+// Kept for the process's life where an Into points at it.
+using rows::InsertHead;
 
 // `values` (a rows:: writer) as Params.
 template <typename Values, typename... Args>
@@ -73,7 +70,7 @@ Status PgWriteTx::Commit() {
     ASSIGN_OR_RETURN(Rows h, conn_.Script(held_.Take()));
     if (h.size() == 0) return DataLoss("the audit chain's head row is missing");
     audit::ChainHead head{h.Int(0, 0), h.Text(0, 1)};
-    static const std::string audit_head = Head("audit_events", rows::kAuditColumns);
+    static const std::string audit_head = InsertHead("audit_events", rows::kAuditColumns);
     static const std::string audit_row = rows::Placeholders('$', 8);
     for (size_t from = 0; from < audit_.size(); from += kRowsPerInsert) {
       std::string insert = audit_head;
@@ -96,7 +93,7 @@ Status PgWriteTx::Commit() {
                                                       Params().Add(head.seq).Add(head.hash)));
     held_.Statement(std::move(update));
     // Each change takes the number its audit event was just given.
-    static const std::string change_head = Head("changes", rows::kChangeColumns);
+    static const std::string change_head = InsertHead("changes", rows::kChangeColumns);
     static const std::string change_row = rows::Placeholders('$', 5);
     for (size_t from = 0; from < changes_.size(); from += kRowsPerInsert) {
       std::string insert = change_head;
@@ -136,7 +133,7 @@ Result<std::optional<JobRecord>> PgWriteTx::GetJob(const std::string& id) {
 }
 
 Status PgWriteTx::InsertJob(const JobRecord& j) {
-  static const std::string head = Head("jobs", rows::kJobInsertColumns);
+  static const std::string head = InsertHead("jobs", rows::kJobInsertColumns);
   static const Into into{head.c_str(), "", 0, true};
   static const std::string row = rows::Placeholders('$', rows::kJobInsertColumnCount);
   return Defer(into, row, ParamsFrom(rows::JobInsertValues<Params>, j));
@@ -161,7 +158,7 @@ Status PgWriteTx::UpdateJobProgress(const JobRecord& j) {
 }
 
 Status PgWriteTx::PutAttempt(const Attempt& a) {
-  static const std::string head = Head("attempts", rows::kAttemptInsertColumns);
+  static const std::string head = InsertHead("attempts", rows::kAttemptInsertColumns);
   static const Into into{
       head.c_str(),
       " ON CONFLICT (job_id, number) DO UPDATE SET cluster = EXCLUDED.cluster, state = EXCLUDED.state, "
@@ -189,7 +186,7 @@ Status PgWriteTx::AddCheckpoint(Checkpoint& c) {
 }
 
 Status PgWriteTx::AddJobEvent(const JobEvent& e) {
-  static const std::string head = Head("job_events", rows::kJobEventInsertColumns);
+  static const std::string head = InsertHead("job_events", rows::kJobEventInsertColumns);
   static const Into into{head.c_str(), "", 1, true};
   static const std::string row = rows::Placeholders('$', 4);
   return Defer(into, row, ParamsFrom(rows::JobEventValues<Params>, e));
@@ -208,7 +205,7 @@ Result<std::optional<IdempotencyRecord>> PgWriteTx::ClaimIdempotency(const Idemp
     ASSIGN_OR_RETURN(Rows r, Read(sql.c_str(), Params().Add(rec.scope).Add(rec.key)));
     if (auto stored = ReadFirst(r, rows::ReadIdempotency<Row>)) return stored;
   }
-  static const std::string head = Head("idempotency_keys", rows::kIdempotencyColumns);
+  static const std::string head = InsertHead("idempotency_keys", rows::kIdempotencyColumns);
   static const Into into{head.c_str(), "", 1, true};
   static const std::string row = rows::Placeholders('$', 5);
   RETURN_IF_ERROR(Defer(into, row, ParamsFrom(rows::IdempotencyValues<Params>, rec)));
@@ -218,7 +215,7 @@ Result<std::optional<IdempotencyRecord>> PgWriteTx::ClaimIdempotency(const Idemp
 }
 
 Status PgWriteTx::RecordLaunch(const std::string& job_id, int attempt, const std::string& cluster, Timestamp at) {
-  static const std::string head = Head("launches", rows::kLaunchColumns);
+  static const std::string head = InsertHead("launches", rows::kLaunchColumns);
   static const Into into{head.c_str(),
                          " ON CONFLICT (job_id) DO UPDATE SET attempt = EXCLUDED.attempt, "
                          "cluster = EXCLUDED.cluster, at = EXCLUDED.at",
@@ -233,7 +230,7 @@ Result<std::optional<TokenRecord>> PgWriteTx::GetToken(const std::string& id) {
 }
 
 Status PgWriteTx::InsertToken(const TokenRecord& t) {
-  static const std::string head = Head("api_tokens", rows::kTokenColumns);
+  static const std::string head = InsertHead("api_tokens", rows::kTokenColumns);
   static const Into into{head.c_str(), "", 0, true};
   static const std::string row = rows::Placeholders('$', rows::kTokenColumnCount);
   return Defer(into, row, ParamsFrom(rows::TokenValues<Params>, t));
@@ -249,7 +246,7 @@ Status PgWriteTx::RevokeToken(const std::string& id, Timestamp at) {
 }
 
 Status PgWriteTx::PutSigningKey(const SigningKeyRecord& k) {
-  static const std::string sql = Head("signing_keys", rows::kSigningKeyColumns) + rows::Placeholders('$', 5) +
+  static const std::string sql = InsertHead("signing_keys", rows::kSigningKeyColumns) + rows::Placeholders('$', 5) +
                                  " ON CONFLICT (kid) DO UPDATE SET superseded_at = EXCLUDED.superseded_at";
   return Write(sql.c_str(), ParamsFrom(rows::SigningKeyValues<Params>, k)).status();
 }
@@ -280,7 +277,7 @@ Status PgWriteTx::PruneChanges(int64_t through_seq, Timestamp before) {
 }
 
 Result<bool> PgWriteTx::InsertImportedAudit(ImportedAuditEvent& e) {
-  static const std::string sql = Head("imported_audit", rows::kImportedAuditInsertColumns) +
+  static const std::string sql = InsertHead("imported_audit", rows::kImportedAuditInsertColumns) +
                                  rows::Placeholders('$', rows::kImportedAuditInsertColumnCount) +
                                  " ON CONFLICT (provider, source, source_id) DO NOTHING RETURNING id";
   ASSIGN_OR_RETURN(Rows r, Write(sql.c_str(), ParamsFrom(rows::ImportedAuditValues<Params>, e)));
@@ -290,7 +287,7 @@ Result<bool> PgWriteTx::InsertImportedAudit(ImportedAuditEvent& e) {
 }
 
 Status PgWriteTx::InsertBillingImport(const BillingImport& b, const std::vector<BillingRollup>& rollups) {
-  static const std::string sql = Head("billing_imports", rows::kBillingImportColumns) +
+  static const std::string sql = InsertHead("billing_imports", rows::kBillingImportColumns) +
                                  rows::Placeholders('$', rows::kBillingImportColumnCount);
   auto inserted = Write(sql.c_str(), ParamsFrom(rows::BillingImportValues<Params>, b));
   if (!inserted.ok()) {
@@ -301,7 +298,7 @@ Status PgWriteTx::InsertBillingImport(const BillingImport& b, const std::vector<
   }
   constexpr int kColumns = rows::kRollupInsertColumnCount;
   static const std::string head =
-      Head("billing_rollups", std::string("import_id, ") + schema::kBillingRollupColumns);
+      InsertHead("billing_rollups", std::string("import_id, ") + schema::kBillingRollupColumns);
   for (size_t from = 0; from < rollups.size(); from += kRowsPerInsert) {
     std::string q = head;
     Params params;
@@ -343,7 +340,7 @@ Result<std::optional<DirectoryEntry>> PgWriteTx::GetDirectoryEntry(const std::st
 // unit's, with a message that names it.
 Status PgWriteTx::PutDirectoryEntry(const DirectoryEntry& d) {
   static const std::string sql =
-      Head("directory", std::string(schema::kDirectoryColumns) + ", name_key") +
+      InsertHead("directory", std::string(schema::kDirectoryColumns) + ", name_key") +
       rows::Placeholders('$', rows::kDirectoryInsertColumnCount) +
       " ON CONFLICT (kind, id) DO UPDATE SET name = EXCLUDED.name, name_key = EXCLUDED.name_key, "
       "external_id = EXCLUDED.external_id, active = EXCLUDED.active, resource = EXCLUDED.resource, "
@@ -367,7 +364,7 @@ Status PgWriteTx::DeleteDirectoryEntry(const std::string& kind, const std::strin
 }
 
 Status PgWriteTx::PutBreakglass(const BreakglassRecord& b) {
-  static const std::string sql = Head("breakglass", schema::kBreakglassColumns) +
+  static const std::string sql = InsertHead("breakglass", schema::kBreakglassColumns) +
                                  rows::Placeholders('$', rows::kBreakglassColumnCount) +
                                  " ON CONFLICT (id) DO UPDATE SET approved_by = EXCLUDED.approved_by, "
                                  "approved_at = EXCLUDED.approved_at, expires_at = EXCLUDED.expires_at, "

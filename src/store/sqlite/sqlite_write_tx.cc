@@ -10,7 +10,7 @@ namespace {
 
 // "INSERT INTO table (columns) VALUES (?1, ..., ?n)" and what follows.
 std::string Insert(const char* table, const char* columns, int n, const char* rest = "") {
-  return std::string("INSERT INTO ") + table + " (" + columns + ") VALUES " + rows::Placeholders('?', n) + rest;
+  return rows::InsertHead(table, columns) + rows::Placeholders('?', n) + rest;
 }
 
 }  // namespace
