@@ -15,6 +15,36 @@ std::string JoinField(std::string_view a, std::string_view b) {
   return std::string(a) + "." + std::string(b);
 }
 
+namespace {
+
+// How many documents of `text` hold something (not only blank lines,
+// comments and "..."), and the line where the second such one's content
+// starts (0 when there is none).
+std::pair<int, int> CountDocuments(std::string_view text) {
+  int documents = 0;
+  int second_line = 0;
+  bool content = false;  // the current document has some
+  int line = 0;
+  for (size_t at = 0; at <= text.size();) {
+    size_t end = text.find('\n', at);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view l = text.substr(at, end - at);
+    ++line;
+    at = end + 1;
+    if (l.substr(0, 3) == "---" && (l.size() == 3 || l[3] == ' ' || l[3] == '\t' || l[3] == '\r')) {
+      content = false;  // a new document; what follows the marker on its line is its content
+      l.remove_prefix(3);
+    }
+    size_t first = l.find_first_not_of(" \t\r");
+    if (first == std::string_view::npos || l[first] == '#' || l.substr(first) == "..." || content) continue;
+    content = true;
+    if (++documents == 2) second_line = line;
+  }
+  return {documents, second_line};
+}
+
+}  // namespace
+
 Result<YAML::Node> LoadYaml(std::string_view text, const std::string& file) {
   // yaml-cpp hands bytes through unchecked, and a string that is not UTF-8
   // cannot be written back as JSON: refuse it here, where the position is known.
@@ -30,20 +60,20 @@ Result<YAML::Node> LoadYaml(std::string_view text, const std::string& file) {
     return InvalidArgument("malformed YAML: " + d.ToString(), {d});
   }
   try {
-    // Every document, so that none is dropped without a word: a SkyPilot
-    // pipeline or job group is several documents separated by "---".
-    std::vector<YAML::Node> documents;
-    for (YAML::Node& d : YAML::LoadAll(std::string(text))) {
-      if (d.IsDefined() && !d.IsNull()) documents.push_back(std::move(d));
-    }
-    if (documents.size() > 1) {
-      Diagnostic d{file, documents[1].Mark().line + 1, 1, "",
-                   "the file holds " + std::to_string(documents.size()) +
+    // Every document counts, so that none is dropped without a word: a
+    // SkyPilot pipeline or job group is several documents separated by
+    // "---". Counted from the text (yaml-cpp's LoadAll can loop forever on
+    // hostile input): a "---" at the start of a line always starts a
+    // document.
+    auto [documents, second_line] = CountDocuments(text);
+    if (documents > 1) {
+      Diagnostic d{file, second_line, 1, "",
+                   "the file holds " + std::to_string(documents) +
                        " YAML documents separated by \"---\" (a SkyPilot pipeline or job group); one is expected: "
                        "put each task in a file of its own (pipelines and job groups are not supported yet)"};
       return InvalidArgument("several documents: " + d.ToString(), {d});
     }
-    YAML::Node node = documents.empty() ? YAML::Node() : documents.front();
+    YAML::Node node = YAML::Load(std::string(text));
     if (!node.IsDefined() || node.IsNull()) {
       Diagnostic d{file, 1, 1, "", "the document is empty: expected a mapping"};
       return InvalidArgument("empty document: " + d.ToString(), {d});
