@@ -11,6 +11,9 @@ build_pkgs=(
 )
 test_pkgs=(
   libgtest-dev libgmock-dev python3
+  # python3-venv: SkyPilot's own task parser, the reference the job spec is
+  # compared with (tests/oracle), lives in a virtual environment.
+  python3-venv
   # jq: the reference bench/audit_import compares against.
   jq
   # A real Slurm cluster for the Slurm adapter's tests (scripts/slurm/up.sh),
@@ -55,5 +58,18 @@ if [[ "${1:-build}" == "test" ]]; then
   if [[ ! -f "$peers/node_modules/.package-lock.json" || "$peers/package-lock.json" -nt "$peers/node_modules/.package-lock.json" ]]; then
     echo "installing the test peers from npm (tests/peers)"
     (cd "$peers" && npm ci --no-audit --no-fund --silent)
+  fi
+fi
+
+# SkyPilot's own task parser from PyPI, pinned, in a virtual environment
+# outside the repository (kept between runs): the oracle the job spec tests
+# compare with. Without the network the tests that need it skip, saying why.
+if [[ "${1:-build}" == "test" ]]; then
+  sky_venv="${CAUSEWAY_SKYPILOT_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/causeway/skypilot-0.10.3}"
+  if [[ ! -x "$sky_venv/bin/python" ]] || ! "$sky_venv/bin/python" -c "import sky" 2> /dev/null; then
+    echo "installing SkyPilot 0.10.3 from PyPI into $sky_venv (the job spec's reference parser)"
+    if ! { python3 -m venv "$sky_venv" && "$sky_venv/bin/pip" install -q "skypilot==0.10.3"; }; then
+      echo "warning: SkyPilot could not be installed; the tests that compare with it will skip" >&2
+    fi
   fi
 fi

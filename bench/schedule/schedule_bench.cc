@@ -69,7 +69,11 @@ struct World {
 JobSpec Spec(const std::string& team, std::vector<GpuRequest> alts, int nodes, int priority, Micros duration) {
   JobSpec s;
   s.team = team;
-  s.accelerators.alternatives = std::move(alts);
+  for (const GpuRequest& g : alts) {
+    Alternative a;
+    static_cast<GpuRequest&>(a) = g;
+    s.accelerators.alternatives.push_back(std::move(a));
+  }
   s.num_nodes = nodes;
   s.priority = priority;
   s.sim.duration = duration;

@@ -366,7 +366,11 @@ namespace causeway {
 struct JobSpec;
 
 // Checks that a job could run somewhere in `estate`: its GPU types, provider,
-// region, residency zone, team and datasets exist. Diagnostics name the field.
-Status CheckJobAgainstEstate(const JobSpec& spec, const Estate& estate, const std::string& file);
+// region, residency zone, team and datasets exist. Diagnostics name the
+// field; every problem is reported. An alternative the estate cannot serve
+// is an error only when no alternative can be served; otherwise its gaps
+// are appended to `warnings` (when given).
+Status CheckJobAgainstEstate(const JobSpec& spec, const Estate& estate, const std::string& file,
+                             std::vector<Diagnostic>* warnings = nullptr);
 
 }  // namespace causeway

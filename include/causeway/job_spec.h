@@ -104,6 +104,9 @@ struct JobSpec {
   RecoverySpec recovery;
   SimHint sim;
   std::vector<std::string> ignored_fields;  // SkyPilot fields kept but not used
+  // Accelerator names SkyPilot's catalogue does not know (a typo, or a type
+  // of the estate's own): the estate decides; offline validation refuses.
+  std::vector<std::string> unknown_accelerators;
 
   // Total GPUs for the first alternative across all nodes (0 for CPU-only).
   int TotalGpus() const {

@@ -95,6 +95,7 @@ struct ActiveAttempt {
   int64_t gpus = 0;
   std::string cluster;
   int64_t price_micros = 0;  // per GPU-hour
+  std::optional<Timestamp> started;  // when it started running, where known
 };
 
 class ProviderAdapter {

@@ -29,10 +29,27 @@ Result<std::string> NormalizeGpuType(std::string_view type);
 // non-positive counts are rejected with a message saying what is accepted.
 Result<GpuRequest> ParseGpuRequest(std::string_view text);
 
+// One way a job may run: a GPU request and where and how. A job file with
+// several (an accelerator set or list, SkyPilot's `any_of` / `ordered`
+// entries) has one per combination; the parser fills every field, the job's
+// own infra, use_spot and image_id merged into the entries that do not
+// override them, so consumers never look further.
+struct Alternative : GpuRequest {
+  std::string cloud;   // provider; "" = any
+  std::string region;  // "" = any
+  std::string zone;    // "" = any
+  bool use_spot = false;
+  std::string image_id;  // "" = the cluster's default image
+
+  // "H100:8", then " on aws/us-east-1", " spot" and " image …" when set.
+  std::string Describe() const;
+  bool operator==(const Alternative&) const = default;
+};
+
 // A job's accelerator demand: one or more alternatives. With `ordered` the
 // first alternative is preferred, then the next; otherwise any will do.
 struct Accelerators {
-  std::vector<GpuRequest> alternatives;
+  std::vector<Alternative> alternatives;
   bool ordered = false;
 
   bool empty() const { return alternatives.empty(); }

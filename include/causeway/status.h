@@ -46,6 +46,9 @@ struct Diagnostic {
   int column = 0;
   std::string field;    // dotted path such as "resources.accelerators"
   std::string message;  // what is wrong and what would be accepted
+  // A note that does not stop anything (an ignored field, an alternative
+  // left out), carried beside errors so that none is lost when both occur.
+  bool warning = false;
 
   // "file:line:col: field: message", leaving out the parts that are unknown.
   std::string ToString() const;

@@ -349,8 +349,9 @@ class AuditReader {
 
 class BillingReader {
  public:
-  virtual Result<std::optional<BillingImport>> FindBillingImport(const std::string& provider,
-                                                                 const std::string& digest) const = 0;
+  // The bill with these charges, whatever provider it was imported for:
+  // the same rows are one bill under any name.
+  virtual Result<std::optional<BillingImport>> FindBillingImport(const std::string& digest) const = 0;
   // Oldest first.
   virtual Result<std::vector<BillingImport>> ListBillingImports() const = 0;
   virtual Result<std::vector<BillingRollup>> ListBillingRollups(const std::string& import_id) const = 0;

@@ -12,11 +12,12 @@ namespace causeway::api {
 using nlohmann::json;
 
 ApiService::ApiService(Services& services, Store& store, CommitQueue& queue, const Estate& estate, const Clock& clock,
-                       SchedulerService* scheduler)
+                       const Clock& wall, SchedulerService* scheduler)
     : store_(store),
       queue_(queue),
       estate_(estate),
       clock_(clock),
+      wall_(wall),
       scheduler_(scheduler),
       jobs_(services.jobs),
       tokens_(services.tokens),
@@ -38,9 +39,9 @@ Result<identity::Principal> ApiService::Authorize(HttpRequest& req, const std::s
   std::string authorization = req.Header("authorization");
   identity::Principal principal;
   if (people_ && identity::IsJwtBearer(authorization)) {
-    ASSIGN_OR_RETURN(principal, people_->Authenticate(store_, authorization, clock_.Now()));
+    ASSIGN_OR_RETURN(principal, people_->Authenticate(store_, authorization, wall_.Now()));
   } else {
-    ASSIGN_OR_RETURN(principal, token_cache_.Authenticate(store_, authorization, clock_.Now()));
+    ASSIGN_OR_RETURN(principal, token_cache_.Authenticate(store_, authorization, wall_.Now()));
     if (principal.IsPerson()) {
       // A grant's own credential keeps only the granted role, so none of
       // the person's bindings; the directory still decides whether they
@@ -118,6 +119,8 @@ void ApiService::Dispatch(HttpRequest& req, Reply reply) {
     if (r.status >= 500) spdlog::error("request failed method={} route={} status={} body={}", method, pattern, r.status, r.body);
     reply(std::move(r));
   };
+  bool scim = req.path == "/scim/v2" || req.path.rfind("/scim/v2/", 0) == 0;
+  if (scim && match.outcome != Router::Outcome::kFound) return ScimUnrouted(req, match, observed);
   if (match.outcome == Router::Outcome::kNoSuchPath) {
     return observed(ErrorResponse(NotFound("no route for " + req.path)));
   }

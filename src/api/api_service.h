@@ -27,9 +27,11 @@ namespace causeway::api {
 class ApiService {
  public:
   // `services` outlives this; `scheduler` may be null: jobs are then only
-  // recorded.
+  // recorded. `clock` is the scheduler's (simulated time may run fast);
+  // `wall` the real one, for what people and other systems read as a date:
+  // credentials' expiry, the audit trail's searches, signing keys.
   ApiService(Services& services, Store& store, CommitQueue& queue, const Estate& estate, const Clock& clock,
-             SchedulerService* scheduler = nullptr);
+             const Clock& wall, SchedulerService* scheduler = nullptr);
 
   // Where pushed GPU samples go; without it (no reaper policies) pushes are
   // refused.
@@ -71,6 +73,9 @@ class ApiService {
   void AddBreakglassRoutes(); // breakglass_api.cc
   void AddWorkloadRoutes();   // workload_api.cc: OIDC discovery, JWKS, job tokens, key rotation
   void AddScimRoutes();       // scim_api.cc: the SCIM service provider, with SCIM's error bodies
+  // A path under /scim/v2 no route matches, or a method its route lacks:
+  // authenticated, then answered with a SCIM error (RFC 7644 §3.12).
+  void ScimUnrouted(HttpRequest& req, const Router::Match& match, Reply reply);
   void ScimRoute(const char* method, const char* pattern,
                  std::function<Result<nlohmann::json>(HttpRequest&, const std::string& base)> handler,
                  int success_status = 200);
@@ -154,6 +159,7 @@ class ApiService {
   CommitQueue& queue_;
   const Estate& estate_;
   const Clock& clock_;
+  const Clock& wall_;
   SchedulerService* scheduler_;
   ReaperService* reaper_ = nullptr;
   JobService& jobs_;

@@ -27,6 +27,7 @@ json HitsJson(const std::vector<AuditHit>& hits) {
 
 json PersonJson(const PersonTrail& p) {
   json person = {{"userName", p.user_name}};
+  if (p.unlinked) person["unlinked"] = true;
   if (p.entry) {
     person["id"] = p.entry->user.id;
     person["active"] = p.entry->user.active;
@@ -110,7 +111,8 @@ Result<HttpResponse> ApiService::ImportAuditLog(HttpRequest& req) {
   for (const auto& i : report->stats.issues) issues.push_back({{"file", label}, {"line", i.line}, {"reason", i.reason}});
   return JsonResponse(200, {{"records", report->stats.records}, {"events", report->stats.events},
                            {"stored", report->stored}, {"already_stored", report->already},
-                           {"duplicates", report->stats.duplicates}, {"skipped", report->stats.skipped},
+                           {"duplicates", report->stats.duplicates}, {"conflicts", report->stats.conflicts},
+                           {"skipped", report->stats.skipped},
                            {"issues", report->stats.issues_total}, {"first_issues", issues}});
 }
 
@@ -130,7 +132,7 @@ Result<HttpResponse> ApiService::AuditKeys(HttpRequest&) {
 }
 
 Result<HttpResponse> ApiService::AuditCoverage(HttpRequest&) {
-  auto report = audit_.Coverage(estate_.audit, clock_.Now());
+  auto report = audit_.Coverage(estate_.audit, wall_.Now());
   if (!report.ok()) return report.status();
   for (CoverageFinding& f : breakglass_.CoverageFindings(bindings_.All())) report->findings.push_back(std::move(f));
   return JsonResponse(200, ToJson(*report));
@@ -142,7 +144,7 @@ Result<HttpResponse> ApiService::SearchAudit(HttpRequest& req) {
   q.provider = req.Query("provider");
   q.action = req.Query("action");
   q.cursor = req.Query("cursor");
-  Timestamp now = clock_.Now();
+  Timestamp now = wall_.Now();
   auto since = TimeParam(req, "since", now);
   auto until = TimeParam(req, "until", now);
   auto limit = LimitParam(req);
@@ -160,7 +162,7 @@ Result<HttpResponse> ApiService::SearchAudit(HttpRequest& req) {
 }
 
 Result<HttpResponse> ApiService::AuditPerson(HttpRequest& req) {
-  auto since = TimeParam(req, "since", clock_.Now());
+  auto since = TimeParam(req, "since", wall_.Now());
   if (!since.ok()) return since.status();
   auto limit = QueryInt(req, "limit", 1, 1000, "an integer from 1 to 1000");
   if (!limit.ok()) return limit.status();
@@ -211,7 +213,7 @@ Result<HttpResponse> ApiService::ListAudit(HttpRequest& req) {
   auto cursor = QueryInt(req, "cursor", 0, INT64_MAX, "a sequence number");
   if (!cursor.ok()) return cursor.status();
   f.after_seq = cursor->value_or(0);
-  auto since = TimeParam(req, "since", clock_.Now());
+  auto since = TimeParam(req, "since", wall_.Now());
   if (!since.ok()) return since.status();
   f.since = *since;
   auto limit = LimitParam(req);

@@ -161,6 +161,7 @@ Result<HttpResponse> ApiService::ImportBill(HttpRequest& req) {
   cost::ImportOptions options;
   options.provider = req.Query("provider");
   if (options.provider.empty()) return InvalidArgument("query parameter \"provider\" is required");
+  for (const auto& p : estate_.providers) options.known_providers.push_back(p.name);
   ASSIGN_OR_RETURN(options.strict, QueryBool(req, "strict"));
   if (std::string v = req.Query("focus_version"); !v.empty()) {
     options.version = cost::ParseFocusVersion(v);

@@ -110,7 +110,19 @@ Result<HttpResponse> ApiService::ListJobs(HttpRequest& req) {
       next = (*jobs)[i - 1].id;
       break;
     }
-    items.push_back(ToJson((*jobs)[i]));
+    json item = ToJson((*jobs)[i]);
+    if ((*jobs)[i].state == JobState::kRunning) {
+      // What its running attempt has cost so far, as the queues' spend counts it.
+      ASSIGN_OR_RETURN(auto attempts, store_.ListAttempts((*jobs)[i].id));
+      if (!attempts.empty() && attempts.back().state == "running") {
+        const Attempt& a = attempts.back();
+        int64_t seconds = std::max<int64_t>(0, (ToUnixMicros(clock_.Now()) - ToUnixMicros(a.started_at)) / 1'000'000);
+        int64_t accrued = static_cast<int64_t>(static_cast<__int128>(a.price_micros) * a.gpus * seconds / 3600);
+        item["running_cost_micros"] = accrued;
+        item["cost_micros"] = item.value("cost_micros", int64_t{0}) + accrued;
+      }
+    }
+    items.push_back(std::move(item));
   }
   return JsonResponse(200, {{"jobs", items}, {"next_cursor", next}});
 }
@@ -168,7 +180,7 @@ void ApiService::RegisterCheckpoint(HttpRequest& req, Reply reply) {
   if (!visible.ok()) return reply(ErrorResponse(visible.status()));
   if (!req.principal->IsJob(visible->job.id) &&
       !req.principal->AllowsTeam(identity::kScopeJobsWrite, visible->job.team)) {
-    return reply(ErrorResponse(PermissionDenied(req.principal->token_id + " may not write to team " +
+    return reply(ErrorResponse(PermissionDenied(req.principal->Describe() + " may not write to team " +
                                                 visible->job.team + "'s jobs")));
   }
   auto body = JsonBody::Parse(req);

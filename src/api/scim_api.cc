@@ -73,6 +73,22 @@ Result<ScimListQuery> ListQueryOf(const HttpRequest& req) {
 
 }  // namespace
 
+void ApiService::ScimUnrouted(HttpRequest& req, const Router::Match& match, Reply reply) {
+  // Authenticated first, like every SCIM route: an unknown caller learns
+  // nothing about which paths exist.
+  auto principal = Authorize(req, std::string(identity::kScopeScimProvision), false);
+  if (!principal.ok()) return reply(ScimErrorResponse(principal.status()));
+  if (match.outcome == Router::Outcome::kMethodNotAllowed) {
+    // RFC 7644 §3.12: an error in SCIM's own body; 405 exists only at the HTTP layer.
+    HttpResponse r = ScimResponse(405, {{"schemas", {"urn:ietf:params:scim:api:messages:2.0:Error"}},
+                                        {"status", "405"},
+                                        {"detail", req.method + " is not supported on " + req.path + "; allowed: " + match.allowed}});
+    r.headers.emplace_back("Allow", match.allowed);
+    return reply(std::move(r));
+  }
+  reply(ScimErrorResponse(NotFound("no SCIM endpoint at " + req.path)));
+}
+
 void ApiService::ScimRoute(const char* method, const char* pattern,
                            std::function<Result<json>(HttpRequest&, const std::string& base)> handler,
                            int success_status) {

@@ -124,7 +124,11 @@ Status Serve(const ServeOptions& o) {
   if (o.sim_speed <= 0 || o.sim_speed > 1e6) return InvalidArgument("--sim-speed must be between 0 and 1000000");
   ASSIGN_OR_RETURN(auto store, OpenStore(db_path));
   ASSIGN_OR_RETURN(Timestamp last_event, LastRecordedTime(*store));
+  // The scheduler and the simulated estate run on `clock`, which runs
+  // --sim-speed times faster than real time; credentials, the directory and
+  // the audit trail's own dates follow the real one.
   ScaledClock clock(o.sim_speed, last_event);
+  RealClock wall;
   CommitQueue queue(*store, CommitQueue::Options{});
   auto policies = policy::Chain::FromEstate(*estate);
   SchedulerService scheduler(*store, queue, *estate, clock, o.sim_seed,
@@ -133,7 +137,7 @@ Status Serve(const ServeOptions& o) {
   std::unique_ptr<identity::WorkloadIssuer> workload;
   if (estate->identity.workload) {
     workload = std::make_unique<identity::WorkloadIssuer>(*store, *estate->identity.workload);
-    ASSIGN_OR_RETURN(auto first, workload->FirstKeyWrite(clock.Now()));
+    ASSIGN_OR_RETURN(auto first, workload->FirstKeyWrite(wall.Now()));
     if (first) RETURN_IF_ERROR(queue.Run(*first).WithPrefix("making the workload signing key"));
     // Known before the first cycle when the address is; else once bound
     // (launches wait for it).
@@ -144,8 +148,8 @@ Status Serve(const ServeOptions& o) {
   // The first cycle now: a lone server leads (and recovers its jobs) before
   // it takes requests. Failing is not fatal: the loop keeps trying.
   if (Status st = scheduler.TickOnce(); !st.ok()) spdlog::warn("first scheduler cycle: {}", st.ToString());
-  Services services(*store, queue, *estate, clock, &scheduler, policies.get());
-  ApiService api(services, *store, queue, *estate, clock, &scheduler);
+  Services services(*store, queue, *estate, clock, wall, &scheduler, policies.get());
+  ApiService api(services, *store, queue, *estate, clock, wall, &scheduler);
   services.workload.SetIssuer(workload.get());
   // GPU telemetry and the idle reaper, when the estate has a telemetry
   // section or reaper policies; it acts only on the replica that leads, and
@@ -164,7 +168,7 @@ Status Serve(const ServeOptions& o) {
     });
   }
 
-  TokenService bootstrap(*store, queue, clock);
+  TokenService bootstrap(*store, queue, wall);
   std::string token_file = o.data_dir + "/admin.token";
   ASSIGN_OR_RETURN(auto admin, bootstrap.Bootstrap([&](const std::string& secret) {
                      return WriteSecretFile(token_file, secret);

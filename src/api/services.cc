@@ -11,18 +11,18 @@ JobHooks HooksFor(SchedulerService* scheduler) {
                   [scheduler](const std::string& id, const std::string& path) { scheduler->OnCheckpoint(id, path); }};
 }
 
-Services::Services(Store& store, CommitQueue& queue, const Estate& estate, const Clock& clock,
+Services::Services(Store& store, CommitQueue& queue, const Estate& estate, const Clock& clock, const Clock& wall,
                    SchedulerService* scheduler, const policy::Chain* policies)
     : jobs(store, queue, estate, clock, policies, HooksFor(scheduler)),
-      tokens(store, queue, clock),
-      scim(store, queue, clock),
-      bindings(store, queue, estate, clock, [this](const std::string& grant) { return breakglass.IsActive(grant); }),
-      people(store, queue, estate, clock, jobs, [this] { return bindings.Current(); },
+      tokens(store, queue, wall),
+      scim(store, queue, wall),
+      bindings(store, queue, estate, wall, [this](const std::string& grant) { return breakglass.IsActive(grant); }),
+      people(store, queue, estate, wall, jobs, [this] { return bindings.Current(); },
              [this](const std::string& id) { token_cache.Forget(id); }),
-      breakglass(store, queue, estate, clock, [this](const std::string& id) { token_cache.Forget(id); }),
-      audit(store, queue, clock),
-      checkpoints(store, queue, clock),
-      workload(queue, clock) {
+      breakglass(store, queue, estate, wall, [this](const std::string& id) { token_cache.Forget(id); }),
+      audit(store, queue, wall),
+      checkpoints(store, queue, wall),
+      workload(queue, wall) {
   // A directory change that may change someone's access is carried through
   // at once: provider accounts follow, a deactivated person is deprovisioned.
   scim.OnPeopleChanged([this](const std::vector<std::string>& users, const std::string& actor) {

@@ -34,8 +34,12 @@ class Services {
  public:
   // `scheduler` and `policies` may be null: jobs are then only recorded
   // (no admission rules, nothing scheduled).
-  Services(Store& store, CommitQueue& queue, const Estate& estate, const Clock& clock, SchedulerService* scheduler,
-           const policy::Chain* policies);
+  // `clock` runs jobs (the scheduler's, simulated time may run fast);
+  // `wall` runs everything a person or another system reads as a date:
+  // tokens and grants and their expiry, the directory, break-glass, audit
+  // imports and checkpoints, workload tokens.
+  Services(Store& store, CommitQueue& queue, const Estate& estate, const Clock& clock, const Clock& wall,
+           SchedulerService* scheduler, const policy::Chain* policies);
   Services(const Services&) = delete;
   Services& operator=(const Services&) = delete;
 

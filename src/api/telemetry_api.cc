@@ -24,6 +24,11 @@ Result<HttpResponse> ApiService::PushTelemetry(HttpRequest& req) {
     return FailedPrecondition("the estate has no reaper policies: samples would not be kept");
   }
   const std::string job = req.params["id"];
+  if (!job.empty()) {
+    // A job that does not exist takes no samples.
+    ASSIGN_OR_RETURN(auto record, store_.GetJob(job));
+    if (!record) return NotFound("job " + job + " not found");
+  }
   auto attempt = QueryInt(req, "attempt", 1, 1000000, "an attempt number");
   if (!attempt.ok()) return attempt.status();
   std::string format = req.Query("format").empty() ? "exposition" : req.Query("format");
@@ -32,13 +37,11 @@ Result<HttpResponse> ApiService::PushTelemetry(HttpRequest& req) {
     if (job.empty()) return InvalidArgument("nvidia-smi output is pushed to /v1/jobs/{id}/telemetry");
     samples = telemetry::ParseNvidiaSmiCsv(req.body, job, static_cast<int>(attempt->value_or(1)));
   } else if (format == "exposition") {
-    samples = telemetry::ParseExposition(req.body, telemetry::SeriesFormat{}, clock_.Now());
-    if (samples.ok() && !job.empty()) {
-      // Under a job's path every series is that job's.
-      for (GpuSample& s : *samples) {
-        s.job_id = job;
-        if (*attempt) s.attempt = static_cast<int>(**attempt);
-      }
+    telemetry::SeriesFormat series;
+    series.job_id = job;  // under a job's path every series is that job's, labelled or not
+    samples = telemetry::ParseExposition(req.body, series, clock_.Now());
+    if (samples.ok() && !job.empty() && *attempt) {
+      for (GpuSample& s : *samples) s.attempt = static_cast<int>(**attempt);
     }
   } else {
     return InvalidArgument("format \"" + format + "\": expected exposition or nvidia-smi");

@@ -30,7 +30,7 @@ Result<HttpResponse> ApiService::OidcDiscovery(HttpRequest&) {
 Result<HttpResponse> ApiService::Jwks(HttpRequest&) {
   identity::WorkloadIssuer* issuer = workload_.issuer();
   if (!issuer) return NotFound("workload identity is not configured (estate identity.workload)");
-  ASSIGN_OR_RETURN(json jwks, issuer->Jwks(clock_.Now()));
+  ASSIGN_OR_RETURN(json jwks, issuer->Jwks(wall_.Now()));
   HttpResponse r = JsonResponse(200, jwks);
   r.headers.emplace_back("Cache-Control", "public, max-age=300");
   return r;
@@ -56,7 +56,7 @@ Result<HttpResponse> ApiService::RefreshWorkloadToken(HttpRequest& req) {
 
 Result<HttpResponse> ApiService::RotateSigningKeys(HttpRequest& req) {
   RETURN_IF_ERROR(workload_.RotateKeys(req.principal->token_id));
-  ASSIGN_OR_RETURN(json jwks, workload_.issuer()->Jwks(clock_.Now()));
+  ASSIGN_OR_RETURN(json jwks, workload_.issuer()->Jwks(wall_.Now()));
   return JsonResponse(200, jwks);
 }
 

@@ -10,7 +10,7 @@
 #include <cctype>
 #include <cstring>
 #include <optional>
-#include <unordered_set>
+#include <unordered_map>
 
 #include <simdjson.h>
 
@@ -123,6 +123,57 @@ class Input {
   bool eof_ = false;
 };
 
+
+// The arrays of records a one-document file holds them in: CloudTrail's
+// Records, Azure's records and REST page's value, Kubernetes' EventList
+// items, Slurm's jobs.
+bool Container(dom::element doc, dom::array& records) {
+  for (const char* key : {"Records", "records", "value", "items", "jobs"}) {
+    if (!doc[key].get(records)) return true;
+  }
+  return false;
+}
+
+// JSON lines unless the file is one document: a JSON array, an object
+// holding the records, or a pretty-printed object. Judged by the first
+// lines that say something (a UTF-8 byte order mark is dropped first); a
+// first line that is not JSON at all (garbage, a truncated record, a NUL)
+// does not decide it, so it costs that line only. `first_line` is left
+// pointing at it, in the buffer, until `in` next reads.
+Result<bool> LooksLikeOneDocument(Input& in, dom::parser& parser, std::string_view& first_line) {
+  if (in.size() >= 3 && std::memcmp(in.data(), "\xEF\xBB\xBF", 3) == 0) in.Consume(3);
+  // The n-th non-blank line, once whole (false until then).
+  auto nth_line = [&](int n, std::string_view& out) {
+    const char* p = in.data();
+    const char* e = p + in.size();
+    for (;;) {
+      while (p < e && std::isspace(static_cast<unsigned char>(*p))) ++p;
+      const char* nl = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(e - p)));
+      if (!nl && !in.eof()) return false;
+      out = std::string_view(p, static_cast<size_t>((nl ? nl : e) - p));
+      if (--n == 0 || !nl) return n == 0;
+      p = nl + 1;
+    }
+  };
+  std::string_view second_line;
+  for (;;) {
+    bool whole = nth_line(1, first_line) && (nth_line(2, second_line) || in.eof());
+    if (whole || in.eof()) break;
+    RETURN_IF_ERROR(in.ReadMore());
+  }
+  if (!nth_line(2, second_line)) second_line = {};
+  auto parses = [&](std::string_view text, dom::element& out) {
+    return !text.empty() && !parser.parse(text.data(), text.size(), true).get(out);
+  };
+  dom::element probe;
+  dom::array records;
+  if (!first_line.empty() && first_line.front() == '[') return true;
+  if (parses(first_line, probe)) return probe.type() == dom::element_type::OBJECT && Container(probe, records);
+  // Not a whole record: the start of a pretty-printed document, unless the
+  // next line is a record of its own.
+  dom::element next;
+  return !(parses(second_line, next) && next.type() == dom::element_type::OBJECT);
+}
 }  // namespace
 
 Result<LogSource> ParseLogSource(std::string_view name) {
@@ -231,23 +282,40 @@ Result<ImportStats> ImportLog(const std::string& path, const ImportOptions& opti
   ImportStats stats;
   Normalizer normalizer(options);
   dom::parser parser;
-  std::unordered_set<std::string> seen;
+  // Each source id with a hash of its event and the line it came from: the
+  // same id again with other content is a conflict, not a duplicate.
+  struct Seen {
+    size_t hash;
+    int64_t line;
+  };
+  std::unordered_map<std::string, Seen> seen;
   seen.reserve(in.size() / 512 + 16);  // records are rarely smaller
+  int64_t current_line = 0;
+  auto issue = [&](int64_t line, std::string reason) {
+    ++stats.issues_total;
+    if (stats.issues.size() < kMaxIssues) stats.issues.push_back(ImportIssue{path, line, std::move(reason)});
+  };
   Sink sink{{}, [&](std::string_view id, std::string_view json) {
-              if (!seen.emplace(id).second) {
-                ++stats.duplicates;
+              size_t hash = std::hash<std::string_view>{}(json);
+              auto [it, fresh] = seen.emplace(id, Seen{hash, current_line});
+              if (!fresh) {
+                if (it->second.hash == hash) {
+                  ++stats.duplicates;
+                } else {
+                  ++stats.conflicts;
+                  issue(current_line, "event " + std::string(id) + " was already read (line " +
+                                          std::to_string(it->second.line) +
+                                          ") with different content; the first is kept: check which is right");
+                }
                 return;
               }
               ++stats.events;
               emit(id, json);
             }};
   sink.out.reserve(1 << 14);
-  auto issue = [&](int64_t line, std::string reason) {
-    ++stats.issues_total;
-    if (stats.issues.size() < kMaxIssues) stats.issues.push_back(ImportIssue{path, line, std::move(reason)});
-  };
   auto handle = [&](dom::element record, std::string_view raw, int64_t line) {
     ++stats.records;
+    current_line = line;
     Status st = normalizer.Record(record, raw, sink);
     if (st.code() == Code::kNotFound) {
       ++stats.skipped;
@@ -256,46 +324,20 @@ Result<ImportStats> ImportLog(const std::string& path, const ImportOptions& opti
     }
   };
 
-  // JSON lines unless the file is one document: a JSON array, an object
-  // holding the records (CloudTrail's Records, Azure's records, Slurm's
-  // jobs), or a pretty-printed object. Judged by its first line.
-  auto container = [](dom::element doc, dom::array& records) {
-    for (const char* key : {"Records", "records", "jobs"}) {
-      if (!doc[key].get(records)) return true;
-    }
-    return false;
-  };
-  // The first line must be whole to be judged.
-  for (;;) {
-    const char* b = in.data();
-    const char* e = b + in.size();
-    while (b < e && std::isspace(static_cast<unsigned char>(*b))) ++b;
-    if (in.eof() || (b < e && std::memchr(b, '\n', static_cast<size_t>(e - b)))) break;
-    RETURN_IF_ERROR(in.ReadMore());
-  }
-  {
-    dom::array probe_records;
-    const char* begin = in.data();
-    const char* end = begin + in.size();
-    const char* first = begin;
-    while (first < end && std::isspace(static_cast<unsigned char>(*first))) ++first;
-    const char* first_nl = static_cast<const char*>(std::memchr(first, '\n', static_cast<size_t>(end - first)));
-    dom::element probe;
-    bool one_document = first < end && (*first == '[' ||
-                                        parser.parse(first, static_cast<size_t>((first_nl ? first_nl : end) - first), false).get(probe) ||
-                                        (probe.type() == dom::element_type::OBJECT && container(probe, probe_records)));
-    if (one_document) {
-      // One document is parsed whole (a CloudTrail file is tens of MB).
-      RETURN_IF_ERROR(in.FillAll());
-      dom::element doc;
-      if (auto err = parser.parse(in.data(), in.size(), false).get(doc)) {
-        issue(1, std::string("the file is neither JSON lines nor one JSON document: ") + simdjson::error_message(err));
-        return stats;
-      }
+  std::string_view first_line;
+  ASSIGN_OR_RETURN(bool one_document, LooksLikeOneDocument(in, parser, first_line));
+  // Decided before reading on: the buffer `first_line` points into moves.
+  const bool unmistakable = first_line == "{" || (!first_line.empty() && first_line.front() == '[');
+  if (one_document) {
+    // One document is parsed whole (a CloudTrail file is tens of MB).
+    RETURN_IF_ERROR(in.FillAll());
+    dom::element doc;
+    auto err = parser.parse(in.data(), in.size(), false).get(doc);
+    if (!err) {
       dom::array records;
       if (doc.type() == dom::element_type::ARRAY) {
         records = doc.get_array().value_unsafe();
-      } else if (!container(doc, records)) {
+      } else if (!Container(doc, records)) {
         std::string raw = simdjson::minify(doc);
         handle(doc, raw, 1);
         return stats;
@@ -307,6 +349,12 @@ Result<ImportStats> ImportLog(const std::string& path, const ImportOptions& opti
       }
       return stats;
     }
+    if (unmistakable) {  // one document, and a broken one
+      issue(1, std::string("the file is neither JSON lines nor one JSON document: ") + simdjson::error_message(err));
+      return stats;
+    }
+    // Not one document after all: read as JSON lines below, so that a
+    // damaged line costs that line only.
   }
   // JSON lines, a chunk at a time: memory stays bounded by the chunk (and a
   // line longer than it) whatever the file's size.

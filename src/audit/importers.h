@@ -37,7 +37,8 @@ struct ImportStats {
   int64_t records = 0;     // read, good or bad
   int64_t events = 0;      // normalized and handed on
   int64_t skipped = 0;     // not audit-worthy: a request's earlier stages
-  int64_t duplicates = 0;  // a source event id seen before in this file
+  int64_t duplicates = 0;  // a source event id seen before in this file, same content
+  int64_t conflicts = 0;   // a source event id seen before with different content (also an issue)
   int64_t issues_total = 0;
   std::vector<ImportIssue> issues;  // the first 1000
 };

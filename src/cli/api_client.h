@@ -86,17 +86,14 @@ class Api {
         return std::nullopt;
       }
       std::string message = j.is_discarded() ? res->body : j["error"].value("message", res->body);
-      std::cerr << "error: " << message << "\n";
+      std::vector<Diagnostic> diags;
       if (!j.is_discarded() && j["error"]["details"].contains("diagnostics")) {
-        const auto& diags = j["error"]["details"]["diagnostics"];
-        if (diags.size() > 1) {
-          for (const auto& d : diags) {
-            Diagnostic diag{d.value("file", ""), d.value("line", 0), d.value("column", 0), d.value("field", ""),
-                            d.value("message", "")};
-            std::cerr << "  " << diag.ToString() << "\n";
-          }
+        for (const auto& d : j["error"]["details"]["diagnostics"]) {
+          diags.push_back(Diagnostic{d.value("file", ""), d.value("line", 0), d.value("column", 0), d.value("field", ""),
+                                     d.value("message", ""), d.value("severity", "") == "warning"});
         }
       }
+      PrintError(message, diags);
       return std::nullopt;
     }
     exit_code = kExitOk;

@@ -35,10 +35,11 @@ void PrintImportReport(const json& j, bool json_output) {
     std::cerr << j.dump() << "\n";  // stdout may be the events themselves
     return;
   }
-  std::fprintf(stderr, "%lld records: %lld events, %lld earlier stages skipped, %lld duplicates, %lld unreadable",
+  std::fprintf(stderr, "%lld records: %lld events, %lld earlier stages skipped, %lld duplicates, %lld conflicts, %lld unreadable",
                static_cast<long long>(j.value("records", int64_t{0})), static_cast<long long>(j.value("events", int64_t{0})),
                static_cast<long long>(j.value("skipped", int64_t{0})), static_cast<long long>(j.value("duplicates", int64_t{0})),
-               static_cast<long long>(j.value("issues", int64_t{0})));
+               static_cast<long long>(j.value("conflicts", int64_t{0})),
+               static_cast<long long>(j.value("issues", int64_t{0}) - j.value("conflicts", int64_t{0})));
   if (j.contains("stored")) {
     std::fprintf(stderr, "; %lld stored, %lld stored before", static_cast<long long>(j.value("stored", int64_t{0})),
                  static_cast<long long>(j.value("already_stored", int64_t{0})));
@@ -59,7 +60,8 @@ json StatsJson(const audit::ImportStats& stats, const std::string& file) {
   json issues = json::array();
   for (const auto& i : stats.issues) issues.push_back({{"file", file}, {"line", i.line}, {"reason", i.reason}});
   return {{"records", stats.records}, {"events", stats.events}, {"skipped", stats.skipped},
-          {"duplicates", stats.duplicates}, {"issues", stats.issues_total}, {"first_issues", issues}};
+          {"duplicates", stats.duplicates}, {"conflicts", stats.conflicts}, {"issues", stats.issues_total},
+          {"first_issues", issues}};
 }
 
 // Normalizes to OCSF JSON lines in a file (or standard output); stores nothing.
@@ -92,7 +94,8 @@ Result<json> ImportToFile(const ImportArgs& a, audit::LogSource source) {
 // Stores the events in the database directly: for files larger than the
 // API takes in one request.
 Result<json> ImportToDb(const ImportArgs& a, audit::LogSource source) {
-  ASSIGN_OR_RETURN(auto store, OpenStore(a.where.Resolve()));
+  ASSIGN_OR_RETURN(std::string db, a.where.ForLoading());
+  ASSIGN_OR_RETURN(auto store, OpenStore(db));
   CommitQueue queue(*store, CommitQueue::Options{});
   RealClock clock;
   AuditService service(*store, queue, clock);
@@ -234,7 +237,7 @@ void AddImport(CLI::App& audit, const Globals& g, Api& api, int& rc) {
   import->add_option("--source", a->source, "k8s, cloudtrail, gcp, azure, okta or slurm")->required();
   import->add_option("--provider", a->provider, "the estate's provider the log is from")->required();
   import->add_option("-o,--out", a->out, "write the OCSF events to this file, one per line (- for standard output), and store nothing");
-  import->add_flag("--strict", a->strict, "exit 3 when any record could not be read");
+  import->add_flag("--strict", a->strict, "exit 3 (not 9) when any record could not be read");
   a->where.AddTo(import);
   import->callback([&g, &api, &rc, a] {
     auto source = audit::ParseLogSource(a->source);
@@ -266,7 +269,10 @@ void AddImport(CLI::App& audit, const Globals& g, Api& api, int& rc) {
       return;
     }
     PrintImportReport(*report, g.json_output);
-    rc = a->strict && report->value("issues", int64_t{0}) > 0 ? kExitInvalid : kExitOk;
+    // Refused records never pass unnoticed: 9 (the rest is imported), or
+    // 3 under --strict.
+    bool refused = report->value("issues", int64_t{0}) > 0;
+    rc = !refused ? kExitOk : a->strict ? kExitInvalid : kExitPartial;
   });
 }
 
@@ -313,6 +319,10 @@ void AddSearch(CLI::App& audit, const Globals& g, Api& api, int& rc) {
     }
     const json& p = (*j)["person"];
     std::cout << Str(p, "userName") << (p.value("active", true) ? "" : " (deactivated)") << "\n";
+    if (p.value("unlinked", false)) {
+      std::cout << "an identity at a provider that no person is linked to (causeway audit link PROVIDER IDENTITY "
+                   "PERSON); its own events follow\n";
+    }
     std::cout << "groups:      " << (p.contains("groups") ? p["groups"].dump() : "[]") << "\n";
     std::cout << "known as:    " << (*j)["identities"].dump() << "\n";
     std::cout << "could do:\n";

@@ -24,9 +24,11 @@
 #include "cli/audit_commands.h"
 #include "service/checkpoint_service.h"
 #include "service/reports_json.h"
+#include "service/submission_check.h"
 #include "cli/errors.h"
 #include "cli/identity_commands.h"
 #include "cli/job_commands.h"
+#include "cli/local_db.h"
 #include "cli/table.h"
 #include "placement/router.h"
 #include "policy/policy.h"
@@ -95,7 +97,9 @@ int VerifyOffline(const std::string& db_path, const std::string& public_key, boo
     if (!loaded.ok()) return Fail(loaded.status());
     keys = std::move(*loaded);
   }
-  auto store = OpenStore(db_path, true);
+  auto db = DbChoice::ExistingDb(db_path);
+  if (!db.ok()) return Fail(db.status());
+  auto store = OpenStore(*db, true);
   if (!store.ok()) return Fail(store.status());
   auto report = VerifyTrail(**store, keys ? &*keys : nullptr);
   if (!report.ok()) return Fail(report.status());
@@ -153,6 +157,63 @@ void AddServe(Cli& c) {
   });
 }
 
+// validate: the job spec on its own, or (with an estate) every check a
+// submission passes. A refusal lists every problem, warnings beside errors.
+int Validate(const std::string& file, const std::string& estate_file, bool json_output) {
+  auto refuse = [&](const Status& st) {
+    if (!json_output) return Fail(st);
+    json diags = json::array();
+    for (const auto& d : st.diagnostics()) diags.push_back(ToJson(d));
+    PrintJson({{"valid", false}, {"message", st.message()}, {"diagnostics", diags}});
+    return ExitFor(st.code());
+  };
+  auto parsed = LoadJobSpecFile(file);
+  if (!parsed.ok()) {
+    if (json_output) return refuse(parsed.status());
+    std::cerr << "error: " << file << " is not a valid job spec\n";
+    PrintDiagnostics(parsed.status().diagnostics());
+    if (parsed.status().diagnostics().empty()) std::cerr << "  " << parsed.status().message() << "\n";
+    return ExitFor(parsed.status().code());
+  }
+  if (estate_file.empty() && !parsed->spec.unknown_accelerators.empty()) {
+    // No estate to say whether it sells such a type: a name outside the
+    // catalogue is most likely a typo, and is refused here.
+    std::vector<Diagnostic> all;
+    for (const auto& w : parsed->warnings) {
+      bool unknown = w.field.find("accelerators") != std::string::npos && w.message.find("catalogue") != std::string::npos;
+      all.push_back(w);
+      all.back().warning = !unknown;
+    }
+    std::stable_partition(all.begin(), all.end(), [](const Diagnostic& d) { return !d.warning; });
+    return refuse(InvalidArgument("unknown accelerator " + parsed->spec.unknown_accelerators.front() +
+                                      " (give --estate FILE if the estate sells it)",
+                                  std::move(all)));
+  }
+  if (!estate_file.empty()) {
+    // The same checks as a submission: the estate's policies, then the estate.
+    auto estate = providers::LoadEstateFile(estate_file);
+    if (!estate.ok()) return Fail(estate.status());
+    auto chain = policy::Chain::FromEstate(*estate);
+    Status st = CheckSubmission(parsed->spec, chain.get(), *estate, placement::Router(*estate), file, parsed->warnings);
+    if (!st.ok()) {
+      std::vector<Diagnostic> all = st.diagnostics();
+      all.insert(all.end(), parsed->warnings.begin(), parsed->warnings.end());
+      return refuse(Status(st.code(), st.message(), std::move(all)));
+    }
+  }
+  json warnings = json::array();
+  for (const auto& w : parsed->warnings) warnings.push_back(ToJson(w));
+  const JobSpec& spec = parsed->spec;
+  if (json_output) {
+    PrintJson({{"valid", true}, {"spec", ToJson(spec)}, {"warnings", warnings}});
+  } else {
+    for (const auto& w : parsed->warnings) std::cerr << "warning: " << w.ToString() << "\n";
+    std::cout << file << ": valid (" << (spec.accelerators.empty() ? "no GPUs" : spec.accelerators.ToString()) << ", "
+              << spec.num_nodes << (spec.num_nodes == 1 ? " node" : " nodes") << ")\n";
+  }
+  return kExitOk;
+}
+
 // validate: a job spec checked offline, against an estate if given.
 void AddValidate(Cli& c) {
   CLI::App& app = c.app;
@@ -162,49 +223,7 @@ void AddValidate(Cli& c) {
   auto* validate = app.add_subcommand("validate", "check a job spec offline");
   validate->add_option("FILE", validate_file, "job spec YAML")->required();
   validate->add_option("--estate", validate_estate, "also check it against this estate");
-  validate->callback([&] {
-    auto parsed = LoadJobSpecFile(validate_file);
-    if (!parsed.ok()) {
-      if (g.json_output) {
-        json diags = json::array();
-        for (const auto& d : parsed.status().diagnostics()) diags.push_back(ToJson(d));
-        PrintJson({{"valid", false}, {"message", parsed.status().message()}, {"diagnostics", diags}});
-        rc = ExitFor(parsed.status().code());
-      } else {
-        std::cerr << "error: " << validate_file << " is not a valid job spec\n";
-        PrintDiagnostics(parsed.status().diagnostics());
-        if (parsed.status().diagnostics().empty()) std::cerr << "  " << parsed.status().message() << "\n";
-        rc = ExitFor(parsed.status().code());
-      }
-      return;
-    }
-    if (!validate_estate.empty()) {
-      // The same checks as a submission: the estate's policies, then the estate.
-      auto estate = providers::LoadEstateFile(validate_estate);
-      if (!estate.ok()) {
-        rc = Fail(estate.status());
-        return;
-      }
-      std::vector<std::string> changes;
-      Status st = policy::Chain::FromEstate(*estate)->Apply(parsed->spec, changes);
-      if (st.ok()) st = CheckJobAgainstEstate(parsed->spec, *estate, validate_file);
-      if (st.ok()) st = placement::CheckFeasible(placement::Router(*estate), parsed->spec, validate_file);
-      if (!st.ok()) {
-        rc = Fail(st);
-        return;
-      }
-      for (auto& c : changes) parsed->warnings.push_back(Diagnostic{validate_file, 0, 0, "", c});
-    }
-    json warnings = json::array();
-    for (const auto& w : parsed->warnings) warnings.push_back(ToJson(w));
-    if (g.json_output) {
-      PrintJson({{"valid", true}, {"spec", ToJson(parsed->spec)}, {"warnings", warnings}});
-    } else {
-      for (const auto& w : parsed->warnings) std::cerr << "warning: " << w.ToString() << "\n";
-      std::cout << validate_file << ": valid (" << (parsed->spec.accelerators.empty() ? "no GPUs" : parsed->spec.accelerators.ToString())
-                << ", " << parsed->spec.num_nodes << (parsed->spec.num_nodes == 1 ? " node" : " nodes") << ")\n";
-    }
-  });
+  validate->callback([&] { rc = Validate(validate_file, validate_estate, g.json_output); });
 }
 
 // clusters.

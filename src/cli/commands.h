@@ -15,6 +15,7 @@ enum ExitCode : int {
   kExitConflict = 6,     // conflicts with current state
   kExitUnavailable = 7,  // server unreachable, overloaded or timed out
   kExitAuditBroken = 8,  // `audit verify` found a broken chain
+  kExitPartial = 9,      // an import stored what it could read and refused some records
 };
 
 int Main(int argc, char** argv);

@@ -13,6 +13,7 @@
 #include "cost/billing.h"
 #include "cost/focus.h"
 #include "cost/showback.h"
+#include "providers/registry.h"
 
 namespace causeway::cli {
 namespace {
@@ -42,8 +43,8 @@ void PrintImport(const json& report, bool all_issues, bool json_output) {
   }
   const std::string days = Str(report, "first_day") + " to " + Str(report, "last_day");
   if (report.value("already_imported", false)) {
-    std::cout << "already imported as " << Str(report, "id") << " (" << Str(report, "rows") << " rows, " << days
-              << "); nothing changed\n";
+    std::cout << "already imported as " << Str(report, "id") << " for " << Str(report, "provider") << " ("
+              << Str(report, "rows") << " rows, " << days << "); nothing changed\n";
     return;
   }
   std::cout << "imported " << Str(report, "id") << ": " << Str(report, "rows") << " rows of FOCUS "
@@ -67,7 +68,9 @@ void PrintImport(const json& report, bool all_issues, bool json_output) {
 // refusal with every diagnostic (the first 50 unless `all_issues`).
 int ImportIntoDb(const DbChoice& where, const std::string& file, const cost::ImportOptions& options, bool all_issues,
                  json& report) {
-  auto store = OpenStore(where.Resolve());
+  auto db = where.ForLoading();
+  if (!db.ok()) return Fail(db.status());
+  auto store = OpenStore(*db);
   if (!store.ok()) return Fail(store.status());
   auto imported = cost::ImportFocusBill(**store, file, options, RealClock());
   if (!imported.ok()) {
@@ -259,7 +262,7 @@ void Waste(Cli& c, const MeteringArgs& a) {
 
 struct ImportArgs {
   DbChoice where;
-  std::string file, version;
+  std::string file, version, estate;
   cost::ImportOptions options;
   bool all_issues = false;
 };
@@ -275,6 +278,14 @@ void Import(Cli& c, ImportArgs& a) {
   if (a.where.given()) {
     a.options.version = a.version.empty() ? std::nullopt : cost::ParseFocusVersion(a.version);
     a.options.actor = LocalActor();
+    if (!a.estate.empty()) {  // the server checks the provider against its estate; here, when given one
+      auto estate = providers::LoadEstateFile(a.estate);
+      if (!estate.ok()) {
+        c.rc = Fail(estate.status());
+        return;
+      }
+      for (const auto& p : estate->providers) a.options.known_providers.push_back(p.name);
+    }
     c.rc = ImportIntoDb(a.where, a.file, a.options, a.all_issues, report);
     if (c.rc != kExitOk) return;
   } else {
@@ -313,6 +324,8 @@ void AddCostCommands(Cli& c) {
                      "write straight into this database (SQLite file or postgresql:// URL) instead of through the "
                      "server: only one no server is using");
   import->add_option("--data-dir", in.where.data_dir, "write straight into DATA_DIR/causeway.db (see --db)");
+  import->add_option("--estate", in.estate,
+                     "with --db or --data-dir: refuse a provider this estate lacks (the server always checks its own)");
   import->callback([&c, &in] { Import(c, in); });
 
   auto* imports = cost_cmd->add_subcommand("imports", "list imported bills");

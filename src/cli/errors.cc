@@ -37,12 +37,20 @@ int ExitForHttp(int status) {
 }
 
 void PrintDiagnostics(const std::vector<Diagnostic>& diags) {
-  for (const auto& d : diags) std::cerr << "  " << d.ToString() << "\n";
+  for (const auto& d : diags) std::cerr << "  " << (d.warning ? "warning: " : "") << d.ToString() << "\n";
+}
+
+void PrintError(const std::string& message, const std::vector<Diagnostic>& diags) {
+  std::cerr << "error: " << message << "\n";
+  for (const auto& d : diags) {
+    std::string text = d.ToString();
+    if (!d.warning && message.find(text) != std::string::npos) continue;  // already said
+    std::cerr << "  " << (d.warning ? "warning: " : "") << text << "\n";
+  }
 }
 
 int Fail(const Status& st) {
-  std::cerr << "error: " << st.message() << "\n";
-  if (st.diagnostics().size() > 1) PrintDiagnostics(st.diagnostics());
+  PrintError(st.message(), st.diagnostics());
   return ExitFor(st.code());
 }
 

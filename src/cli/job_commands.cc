@@ -29,6 +29,14 @@ std::string Gpus(const json& spec) {
   return nodes > 1 ? std::to_string(nodes) + "x" + out : out;
 }
 
+// How an attempt's GPUs were priced: reserved capacity, spot (its flavor
+// is the spot one) or on-demand.
+std::string PricingOf(const json& attempt) {
+  if (attempt.value("reserved", false)) return "reserved";
+  std::string flavor = attempt.value("flavor", "");
+  return flavor.size() > 5 && flavor.compare(flavor.size() - 5, 5, "-spot") == 0 ? "spot" : "on-demand";
+}
+
 std::string Fixed(double v, int decimals) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
@@ -290,7 +298,7 @@ void AddCostJob(Cli& c) {
       if (!Str(a, "failure_class").empty()) outcome += " (" + Str(a, "failure_class") + ")";
       if (outcome != "succeeded" && outcome != "running" && outcome != "admitted") wasted += cost;
       t.Add({Str(a, "number"), Str(a, "cluster"), Str(a, "flavor"), Str(a, "gpus"),
-             a.value("reserved", false) ? "reserved" : "on-demand", money(a.value("price_micros", int64_t{0})),
+             PricingOf(a), money(a.value("price_micros", int64_t{0})),
              hours(a.value("gpu_seconds", int64_t{0})), money(cost), busy(w, o), outcome});
     }
     t.Print(std::cout);

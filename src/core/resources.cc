@@ -48,6 +48,14 @@ Result<GpuRequest> ParseGpuRequest(std::string_view text) {
   return req;
 }
 
+std::string Alternative::Describe() const {
+  std::string out = ToString();
+  if (!cloud.empty()) out += " on " + cloud + (region.empty() ? "" : "/" + region) + (zone.empty() ? "" : "/" + zone);
+  if (use_spot) out += " spot";
+  if (!image_id.empty()) out += " image " + image_id;
+  return out;
+}
+
 std::string Accelerators::ToString() const {
   std::string out;
   for (size_t i = 0; i < alternatives.size(); ++i) {

@@ -341,8 +341,6 @@ Result<ReadBill> ReadFocusBill(const std::string& path, const ImportOptions& opt
   }
   for (const Status& st : built) RETURN_IF_ERROR(st);
   out.import.digest = digest.HexDigest();
-  // One bill per provider: the same charges imported for two providers are
-  // two bills.
   out.import.id = "bill_" + Sha256Hex(options.provider + "\n" + out.import.digest).substr(0, 20);
   out.issues = std::move(scan.issues);
   return out;
@@ -369,6 +367,12 @@ Status Renamed(const Status& st, const std::string& path, const std::string& nam
 Result<ImportReport> ImportFocusBill(Store& store, const std::string& path, const ImportOptions& options,
                                      const Clock& clock) {
   if (options.provider.empty()) return InvalidArgument("a bill needs the provider it is for (--provider)");
+  const auto& known = options.known_providers;
+  if (!known.empty() && std::find(known.begin(), known.end(), options.provider) == known.end()) {
+    std::string list;
+    for (const auto& p : known) list += (list.empty() ? "" : ", ") + p;
+    return InvalidArgument("unknown provider \"" + options.provider + "\": the estate's providers are " + list);
+  }
   const std::string& name = options.name.empty() ? path : options.name;
   Result<ReadBill> read = ReadFocusBill(path, options);
   if (!read.ok()) return Renamed(read.status(), path, name);
@@ -387,7 +391,7 @@ Result<ImportReport> ImportFocusBill(Store& store, const std::string& path, cons
   ImportReport report;
   report.issues = std::move(bill.issues);
   report.rollups = bill.rollups.size();
-  ASSIGN_OR_RETURN(std::optional<BillingImport> existing, store.FindBillingImport(options.provider, bill.import.digest));
+  ASSIGN_OR_RETURN(std::optional<BillingImport> existing, store.FindBillingImport(bill.import.digest));
   if (existing) {
     report.import = *existing;
     report.already_imported = true;
@@ -411,7 +415,7 @@ Result<ImportReport> ImportFocusBill(Store& store, const std::string& path, cons
   });
   if (st.code() == Code::kAlreadyExists) {
     // Imported by someone else in the meantime.
-    ASSIGN_OR_RETURN(existing, store.FindBillingImport(options.provider, bill.import.digest));
+    ASSIGN_OR_RETURN(existing, store.FindBillingImport(bill.import.digest));
     if (existing) {
       report.import = *existing;
       report.already_imported = true;

@@ -58,6 +58,9 @@ struct ImportOptions {
   // path.
   std::string name;
   int threads = 0;       // parsers; 0: one per core
+  // The estate's providers: when given, a bill for any other is refused
+  // (a misspelt name would start a second, invisible set of charges).
+  std::vector<std::string> known_providers;
 };
 
 // A file read and summed, not yet stored.

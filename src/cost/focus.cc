@@ -284,7 +284,15 @@ void RowReader::ReadColumn(const ColumnPlan& p, CsvField& f, int64_t line, Memo&
     }
     case Field::kBilled: case Field::kEffective: case Field::kList: case Field::kContracted:
     case Field::kConsumed: case Field::kOtherDecimal: {
-      std::optional<Picos> n = ParsePicos(v);
+      bool rounded = false;
+      std::optional<Picos> n = ParsePicos(v, &rounded);
+      if (n && rounded) {
+        // Amounts are kept to the pico (12 decimals): say so where that drops digits.
+        issues.Add(line, p.name, "decimal-precision", [&] {
+          return "'" + std::string(v) + "' has more precision than 12 decimals; read as " + PicosText(*n) +
+                 " (rounded half to even)";
+        });
+      }
       if (!n) {
         // Spreadsheet money ("$10,000.00 ", "(5.00)"): read, and noted.
         n = ParseSpreadsheetMoney(v);

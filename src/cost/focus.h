@@ -80,9 +80,10 @@ class IssueLog {
 using Nanos = int64_t;
 using causeway::Picos;
 // Parses a FOCUS decimal ("12.5", "-0.0000008", "1e-3") to pico-units;
-// digits past the twelfth are rounded half to even. nullopt if it is not a
-// number or is beyond ±1e20.
-std::optional<Picos> ParsePicos(std::string_view text);
+// digits past the twelfth are rounded half to even, and `*rounded` (when
+// given) says whether that changed the value. nullopt if it is not a number
+// or is beyond ±1e20.
+std::optional<Picos> ParsePicos(std::string_view text, bool* rounded = nullptr);
 // Money as spreadsheets write it: "$10,000.00 ", "(5.00)" (negative).
 std::optional<Picos> ParseSpreadsheetMoney(std::string_view text);
 // Exact decimal text of pico-units: at least two decimals, at most twelve,

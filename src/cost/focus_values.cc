@@ -126,8 +126,10 @@ std::optional<int64_t> ParseFocusTime(std::string_view s, bool* exact) {
 
 namespace {
 
-// The decimal `s` times 10^scale, rounded half to even.
-std::optional<__int128> ParseScaled(std::string_view s, int scale) {
+// The decimal `s` times 10^scale, rounded half to even; `*inexact` says
+// whether that rounding dropped anything.
+std::optional<__int128> ParseScaled(std::string_view s, int scale, bool* inexact) {
+  *inexact = false;
   size_t i = 0;
   bool negative = false;
   if (i < s.size() && (s[i] == '-' || s[i] == '+')) negative = s[i++] == '-';
@@ -187,13 +189,16 @@ std::optional<__int128> ParseScaled(std::string_view s, int scale) {
     return m;
   }();
   if (shift >= 0) {
+    *inexact = sticky;  // significant digits past the eighteenth
     if (mantissa != 0 && (shift > 38 || mantissa > kScalable[static_cast<size_t>(shift)])) return std::nullopt;
     if (mantissa != 0) mantissa *= kPow10[static_cast<size_t>(shift)];
   } else if (-shift > 38) {
+    *inexact = mantissa != 0 || sticky;
     mantissa = 0;  // below the smallest unit
   } else {
     const __int128 divisor = kPow10[static_cast<size_t>(-shift)];
     __int128 q = mantissa / divisor, r = mantissa % divisor;
+    *inexact = r != 0 || sticky;
     __int128 twice = 2 * r;
     if (twice > divisor || (twice == divisor && (sticky || (q & 1)))) ++q;
     mantissa = q;
@@ -203,8 +208,10 @@ std::optional<__int128> ParseScaled(std::string_view s, int scale) {
 
 }  // namespace
 
-std::optional<Picos> ParsePicos(std::string_view s) {
-  auto v = ParseScaled(s, 12);
+std::optional<Picos> ParsePicos(std::string_view s, bool* rounded) {
+  bool inexact = false;
+  auto v = ParseScaled(s, 12, &inexact);
+  if (rounded) *rounded = inexact;
   constexpr Picos kLimit = static_cast<Picos>(100000000000000000LL) * 1000 * 1000000000000LL;  // 1e20 units
   if (!v || *v > kLimit || *v < -kLimit) return std::nullopt;
   return v;

@@ -45,6 +45,11 @@ bool Principal::IsJob(const std::string& job_id) const {
   return std::find(scopes.begin(), scopes.end(), scope) != scopes.end();
 }
 
+std::string Principal::Describe() const {
+  if (IsPerson()) return user;
+  return "token " + (name.empty() || name == token_id ? token_id : name + " (" + token_id + ")");
+}
+
 std::string JobScope(const std::string& job_id) { return "job:" + job_id; }
 
 bool IsBreakglassCredential(std::string_view token_id) {

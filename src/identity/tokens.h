@@ -78,6 +78,9 @@ struct Principal {
   // The person answerable for what this principal creates: the person
   // themselves, or the creator of a service token; "" for neither.
   const std::string& Answerable() const { return IsPerson() ? user : creator; }
+  // Who it is in words for an error message: the person's name, or
+  // "token NAME (ID)".
+  std::string Describe() const;
 };
 
 // A break-glass grant's own credential: "tokb_<ulid>", its grant in TokenRecord::grant. It acts as

@@ -40,14 +40,14 @@ bool CheckpointReachable(const Cluster& to, const std::string& path, const std::
 
 bool Router::Evaluate(const JobSpec& spec, int alt, const Entry& e, const CapacityView* view,
                       CandidateReport& report, bool want_reason, const Resume* resume) const {
-  const GpuRequest& want = spec.accelerators.alternatives[static_cast<size_t>(alt)];
+  const Alternative& want = spec.accelerators.alternatives[static_cast<size_t>(alt)];
   Option& o = report.option;
   o.alternative = alt;
   o.pool_id = e.ref.id;
   o.cluster = e.cluster;
   o.pool = e.pool;
-  o.spot = spec.use_spot;
-  o.price_micros = spec.use_spot ? e.spot : e.on_demand;
+  o.spot = want.use_spot;
+  o.price_micros = want.use_spot ? e.spot : e.on_demand;
   o.reserved = false;
   // Reasons are only put into words when asked for: Choose is a hot path.
   auto fail = [&](auto&& words) {
@@ -67,12 +67,12 @@ bool Router::Evaluate(const JobSpec& spec, int alt, const Entry& e, const Capaci
              std::to_string(spec.num_nodes) + " at once";
     });
   }
-  if (spec.use_spot && e.spot < 0) return fail([] { return std::string("no spot capacity is sold here"); });
-  if (!spec.cloud.empty() && spec.cloud != e.cluster->provider) {
-    return fail([&] { return "the job asks for infra " + spec.cloud; });
+  if (want.use_spot && e.spot < 0) return fail([] { return std::string("no spot capacity is sold here"); });
+  if (!want.cloud.empty() && want.cloud != e.cluster->provider) {
+    return fail([&] { return "the job asks for infra " + want.cloud; });
   }
-  if (!spec.region.empty() && spec.region != e.cluster->region) {
-    return fail([&] { return "the job asks for region " + spec.region; });
+  if (!want.region.empty() && want.region != e.cluster->region) {
+    return fail([&] { return "the job asks for region " + want.region; });
   }
   if (!spec.residency.empty() && spec.residency != e.cluster->zone) {
     return fail([&] { return "it is in residency zone " + e.cluster->zone + ", the job must stay in " + spec.residency; });
@@ -110,7 +110,7 @@ bool Router::Evaluate(const JobSpec& spec, int alt, const Entry& e, const Capaci
   }
   int total = e.pool->gpus_per_node * e.pool->nodes;
   o.load_permille = total == 0 ? 1000 : (total - view->FreeGpus(e.ref)) * 1000 / total;
-  if (!spec.use_spot && e.reservation_price >= 0 && view->ReservedFree(e.ref) >= want.count * spec.num_nodes) {
+  if (!want.use_spot && e.reservation_price >= 0 && view->ReservedFree(e.ref) >= want.count * spec.num_nodes) {
     o.reserved = true;
     o.price_micros = e.reservation_price;
   }
@@ -197,7 +197,7 @@ Status CheckFeasible(const Router& router, const JobSpec& spec, const std::strin
   for (const auto& c : router.Explain(spec, nullptr)) {
     const auto& alt = spec.accelerators.alternatives[static_cast<size_t>(c.option.alternative)];
     why.push_back(Diagnostic{file, 0, 0, "resources.accelerators",
-                             alt.ToString() + " on " + c.option.cluster->name + ": " + c.failure});
+                             alt.Describe() + ", cluster " + c.option.cluster->name + ": " + c.failure});
   }
   std::string summary = "no cluster in the estate can ever run this job" +
                         (why.empty() ? std::string(": it asks for no GPUs") : "; each cluster's reason follows");

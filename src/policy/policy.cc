@@ -11,7 +11,7 @@ bool Rule::Covers(const std::string& team) const {
 
 Status Rule::Reject(const std::string& field, const std::string& problem, const std::string& fix) const {
   std::string msg = "policy " + config_.name + " (" + config_.rule + "): " + problem + "; " + fix;
-  return PolicyViolation(msg, {Diagnostic{"", 0, 0, field, problem + "; " + fix}});
+  return PolicyViolation(msg, {Diagnostic{"", 0, 0, field, msg}});
 }
 
 namespace {
@@ -38,30 +38,52 @@ class PinnedImage final : public Rule {
  public:
   using Rule::Rule;
   Status Apply(JobSpec& spec, std::vector<std::string>&) const override {
-    if (spec.image_id.empty()) return Status::Ok();  // the cluster's default image
-    auto at = spec.image_id.find("@sha256:");
-    bool pinned = at != std::string::npos && spec.image_id.size() == at + 8 + 64 &&
-                  std::all_of(spec.image_id.begin() + static_cast<long>(at) + 8, spec.image_id.end(),
-                              [](unsigned char c) { return std::isdigit(c) || (c >= 'a' && c <= 'f'); });
-    if (pinned) return Status::Ok();
-    return Reject("resources.image_id", "image \"" + spec.image_id + "\" is not pinned by digest",
-                  "use IMAGE@sha256:<digest> (tags such as latest can change under you)");
+    // The job's own image, and each alternative's (which may override it).
+    std::vector<const std::string*> images{&spec.image_id};
+    for (const auto& alt : spec.accelerators.alternatives) images.push_back(&alt.image_id);
+    for (const std::string* image : images) {
+      if (image->empty() || Pinned(*image)) continue;  // empty: the cluster's default image
+      return Reject("resources.image_id", "image \"" + *image + "\" is not pinned by digest",
+                    "use IMAGE@sha256:<digest> (tags such as latest can change under you)");
+    }
+    return Status::Ok();
+  }
+
+ private:
+  static bool Pinned(const std::string& image) {
+    auto at = image.find("@sha256:");
+    return at != std::string::npos && image.size() == at + 8 + 64 &&
+           std::all_of(image.begin() + static_cast<long>(at) + 8, image.end(),
+                       [](unsigned char c) { return std::isdigit(c) || (c >= 'a' && c <= 'f'); });
   }
 };
 
+// The GPU types a team may use. Alternatives of other types are left out
+// (with a note); the job is rejected only when none is left.
 class AllowedGpuTypes final : public Rule {
  public:
   using Rule::Rule;
-  Status Apply(JobSpec& spec, std::vector<std::string>&) const override {
+  Status Apply(JobSpec& spec, std::vector<std::string>& changes) const override {
     if (!Covers(spec.team)) return Status::Ok();
-    for (const auto& alt : spec.accelerators.alternatives) {
-      if (std::find(config_.gpu_types.begin(), config_.gpu_types.end(), alt.type) == config_.gpu_types.end()) {
-        std::string allowed;
-        for (const auto& g : config_.gpu_types) allowed += (allowed.empty() ? "" : ", ") + g;
-        return Reject("resources.accelerators", "team \"" + spec.team + "\" may not use " + alt.type,
-                      "use one of " + allowed);
+    auto allowed = [&](const Alternative& alt) {
+      return std::find(config_.gpu_types.begin(), config_.gpu_types.end(), alt.type) != config_.gpu_types.end();
+    };
+    auto& alts = spec.accelerators.alternatives;
+    if (alts.empty() || std::all_of(alts.begin(), alts.end(), allowed)) return Status::Ok();
+    std::string kinds;
+    for (const auto& g : config_.gpu_types) kinds += (kinds.empty() ? "" : ", ") + g;
+    if (std::none_of(alts.begin(), alts.end(), allowed)) {
+      std::string asked;
+      for (const auto& a : alts) asked += (asked.empty() ? "" : ", ") + a.type;
+      return Reject("resources.accelerators", "team \"" + spec.team + "\" may not use " + asked, "use one of " + kinds);
+    }
+    for (const auto& a : alts) {
+      if (!allowed(a)) {
+        changes.push_back("policy " + config_.name + " left out alternative " + a.Describe() + ": team \"" + spec.team +
+                          "\" may use only " + kinds);
       }
     }
+    alts.erase(std::remove_if(alts.begin(), alts.end(), [&](const Alternative& a) { return !allowed(a); }), alts.end());
     return Status::Ok();
   }
 };
@@ -91,16 +113,25 @@ class MaxJobSize final : public Rule {
   using Rule::Rule;
   Status Apply(JobSpec& spec, std::vector<std::string>& changes) const override {
     if (config_.max_gpus) {
-      for (const auto& alt : spec.accelerators.alternatives) {
-        int total = alt.count * spec.num_nodes;
-        if (total > *config_.max_gpus) {
-          return Reject("resources.accelerators",
-                        "the job asks for " + std::to_string(total) + " GPUs (" + std::to_string(spec.num_nodes) +
-                            " nodes x " + alt.ToString() + "), more than the limit of " +
-                            std::to_string(*config_.max_gpus),
-                        "use fewer nodes or GPUs, or ask a platform engineer for an exception");
+      // Alternatives over the limit are left out; rejected when all are.
+      auto& alts = spec.accelerators.alternatives;
+      auto over = [&](const Alternative& a) { return a.count * spec.num_nodes > *config_.max_gpus; };
+      if (!alts.empty() && std::all_of(alts.begin(), alts.end(), over)) {
+        const Alternative& alt = alts.front();
+        return Reject("resources.accelerators",
+                      "the job asks for " + std::to_string(alt.count * spec.num_nodes) + " GPUs (" +
+                          std::to_string(spec.num_nodes) + " nodes x " + alt.ToString() + "), more than the limit of " +
+                          std::to_string(*config_.max_gpus),
+                      "use fewer nodes or GPUs, or ask a platform engineer for an exception");
+      }
+      for (const auto& a : alts) {
+        if (over(a)) {
+          changes.push_back("policy " + config_.name + " left out alternative " + a.Describe() + ": " +
+                            std::to_string(a.count * spec.num_nodes) + " GPUs, more than the limit of " +
+                            std::to_string(*config_.max_gpus));
         }
       }
+      alts.erase(std::remove_if(alts.begin(), alts.end(), over), alts.end());
     }
     if (config_.max_duration) {
       if (!spec.time_limit) {
@@ -131,18 +162,34 @@ std::unique_ptr<Chain> Chain::FromEstate(const Estate& estate) {
 }
 
 Status Chain::Apply(JobSpec& spec, std::vector<std::string>& changes) const {
-  for (const auto& rule : rules_) RETURN_IF_ERROR(rule->Apply(spec, changes));
-  return Status::Ok();
+  // Every rule runs, so a file with several problems needs one round trip.
+  std::vector<Diagnostic> problems;
+  std::string first;
+  for (const auto& rule : rules_) {
+    Status st = rule->Apply(spec, changes);
+    if (st.ok()) continue;
+    if (first.empty()) first = st.message();
+    for (const auto& d : st.diagnostics()) problems.push_back(d);
+  }
+  if (problems.empty()) return Status::Ok();
+  if (problems.size() == 1) return PolicyViolation(first, std::move(problems));
+  std::string message = std::to_string(problems.size()) + " policies reject the job; first: " + first;
+  return PolicyViolation(std::move(message), std::move(problems));
 }
 
 std::map<std::string, std::string> LaunchEnv(const JobSpec& spec, const Cluster& cluster, const std::string& job_id,
-                                             int attempt) {
+                                             int attempt, int gpus_per_node) {
   std::map<std::string, std::string> env = cluster.inject_envs;
   for (const auto& [k, v] : spec.envs) env[k] = v;
   env["CAUSEWAY_JOB_ID"] = job_id;
   env["CAUSEWAY_ATTEMPT"] = std::to_string(attempt);
   env["CAUSEWAY_CLUSTER"] = cluster.name;
   if (spec.checkpoint) env["CAUSEWAY_CHECKPOINT_DIR"] = spec.checkpoint->path;
+  env["SKYPILOT_NUM_NODES"] = std::to_string(spec.num_nodes);
+  env["SKYPILOT_NUM_GPUS_PER_NODE"] = std::to_string(gpus_per_node);
+  env["SKYPILOT_TASK_ID"] = "causeway-" + job_id + "-" + std::to_string(attempt);
+  env["SKYPILOT_NODE_RANK"] = "0";
+  env["SKYPILOT_NODE_IPS"] = "127.0.0.1";
   return env;
 }
 

@@ -39,7 +39,8 @@ class Chain {
   // Builds the chain in the order the estate lists the policies.
   static std::unique_ptr<Chain> FromEstate(const Estate& estate);
 
-  // Runs every rule in order; stops at the first rejection.
+  // Runs every rule in order, even after a rejection: the violation lists
+  // every rule's problem (one diagnostic each).
   Status Apply(JobSpec& spec, std::vector<std::string>& changes) const;
   size_t size() const { return rules_.size(); }
 
@@ -49,8 +50,12 @@ class Chain {
 
 // The environment a job is launched with on `cluster`: the cluster's
 // injected provider settings, then the job's own envs (which win), then
-// Causeway's CAUSEWAY_* variables (which always win).
+// Causeway's CAUSEWAY_* variables and SkyPilot's run-time variables (which
+// always win): SKYPILOT_NUM_NODES, SKYPILOT_NUM_GPUS_PER_NODE (the chosen
+// alternative's), SKYPILOT_TASK_ID, and for one node SKYPILOT_NODE_RANK 0
+// and SKYPILOT_NODE_IPS 127.0.0.1; a backend that spans nodes sets those
+// two per node (the Slurm provider from the allocation).
 std::map<std::string, std::string> LaunchEnv(const JobSpec& spec, const Cluster& cluster, const std::string& job_id,
-                                             int attempt);
+                                             int attempt, int gpus_per_node = 0);
 
 }  // namespace causeway::policy

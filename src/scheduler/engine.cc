@@ -143,12 +143,19 @@ Status Engine::Restore(JobInput input, const RunningAttempt& a) {
   }
   const NodePool* pool = ref->pool;
   ProviderAdapter* provider = slots_[static_cast<size_t>(ref->id)].adapter;
-  int alt = 0;
-  for (size_t i = 0; i < j.input.spec.accelerators.alternatives.size(); ++i) {
-    if (j.input.spec.accelerators.alternatives[i].type == pool->gpu_type) alt = static_cast<int>(i);
+  // The alternative it ran as: the pool's GPU type, at the count the
+  // attempt held when known (one type may be listed at several counts).
+  int alt = -1;
+  const auto& alts = j.input.spec.accelerators.alternatives;
+  for (size_t i = 0; i < alts.size(); ++i) {
+    if (alts[i].type != pool->gpu_type) continue;
+    bool count_matches = a.gpus > 0 && static_cast<int64_t>(alts[i].count) * j.input.spec.num_nodes == a.gpus;
+    if (alt < 0 || count_matches) alt = static_cast<int>(i);
+    if (count_matches) break;
   }
-  const GpuRequest& g = j.input.spec.accelerators.alternatives[static_cast<size_t>(alt)];
-  LaunchRequest req{id, a.attempt, a.cluster, a.pool, g.count, j.input.spec.num_nodes, j.input.spec.use_spot,
+  if (alt < 0) alt = 0;
+  const Alternative& g = alts[static_cast<size_t>(alt)];
+  LaunchRequest req{id, a.attempt, a.cluster, a.pool, g.count, j.input.spec.num_nodes, g.use_spot,
                     {}, j.input.spec.setup, j.input.spec.run, j.input.spec.time_limit, j.input.spec.sim, a.backend_id};
   RETURN_IF_ERROR(provider->Restore(req, a.started));
   j.backend_id = a.backend_id;
@@ -160,13 +167,13 @@ Status Engine::Restore(JobInput input, const RunningAttempt& a) {
   j.provider = provider;
   j.cluster = a.cluster;
   j.pool = a.pool;
-  j.flavor_name = a.flavor.empty() ? FlavorName(g, j.input.spec.use_spot) : a.flavor;
+  j.flavor_name = a.flavor.empty() ? FlavorName(g, g.use_spot) : a.flavor;
   j.flavor = quota_.FlavorIndex(j.flavor_name);
   j.gpus = static_cast<int64_t>(g.count) * j.input.spec.num_nodes;
   j.started = a.started;
   j.reserved = a.reserved;
   const Price* price = estate_.FindPrice(a.cluster, pool->gpu_type);
-  j.price_micros = price ? (j.input.spec.use_spot && price->spot ? price->spot->micros() : price->on_demand.micros()) : 0;
+  j.price_micros = price ? (g.use_spot && price->spot ? price->spot->micros() : price->on_demand.micros()) : 0;
   if (a.reserved) {
     for (size_t i = 0; i < estate_.reservations.size(); ++i) {
       const Reservation& r = estate_.reservations[i];
@@ -418,9 +425,9 @@ bool Engine::TryAdmit(Job& j, Timestamp now, std::vector<Transition>& out) {
   const placement::Resume* resume = resume_at ? &*resume_at : nullptr;
   bool quota_blocked = false;
   for (int a = 0; a < static_cast<int>(alts.size()); ++a) {
-    const GpuRequest& g = alts[static_cast<size_t>(a)];
+    const Alternative& g = alts[static_cast<size_t>(a)];
     int64_t gpus = static_cast<int64_t>(g.count) * spec.num_nodes;
-    int f = j.queue >= 0 ? quota_.FlavorIndex(FlavorName(g, spec.use_spot)) : -1;
+    int f = j.queue >= 0 ? quota_.FlavorIndex(FlavorName(g, g.use_spot)) : -1;
     int64_t borrowed = 0;
     if (j.queue >= 0) {
       auto chk = quota_.Evaluate(j.queue, f, gpus);
@@ -443,9 +450,9 @@ bool Engine::TryAdmit(Job& j, Timestamp now, std::vector<Transition>& out) {
     const auto& prios = running_prio_[static_cast<size_t>(j.queue)];
     bool lower_running = !prios.empty() && *prios.begin() < spec.priority;
     for (int a = 0; a < static_cast<int>(alts.size()); ++a) {
-      const GpuRequest& g = alts[static_cast<size_t>(a)];
+      const Alternative& g = alts[static_cast<size_t>(a)];
       int64_t gpus = static_cast<int64_t>(g.count) * spec.num_nodes;
-      int f = quota_.FlavorIndex(FlavorName(g, spec.use_spot));
+      int f = quota_.FlavorIndex(FlavorName(g, g.use_spot));
       if (f < 0) continue;
       auto chk = quota_.Evaluate(j.queue, f, gpus);
       bool reclaim = chk.verdict == quota::QuotaBook::Verdict::kNeedsReclaim;
@@ -525,11 +532,12 @@ bool Engine::Preempt(Job& j, int f, int64_t gpus, bool reclaim, Timestamp now, s
 bool Engine::Dispatch(Job& j, const placement::Option& o, int flavor, int64_t borrowed, Timestamp now,
                       std::vector<Transition>& out) {
   const JobSpec& spec = j.input.spec;
-  const GpuRequest& g = spec.accelerators.alternatives[static_cast<size_t>(o.alternative)];
+  const Alternative& g = spec.accelerators.alternatives[static_cast<size_t>(o.alternative)];
   int attempt = j.input.attempts + 1;
   ProviderAdapter* provider = slots_[static_cast<size_t>(o.pool_id)].adapter;
-  LaunchRequest req{j.input.id, attempt, o.cluster->name, o.pool->name, g.count, spec.num_nodes, spec.use_spot,
-                    policy::LaunchEnv(spec, *o.cluster, j.input.id, attempt), spec.setup, spec.run, spec.time_limit,
+  LaunchRequest req{j.input.id, attempt, o.cluster->name, o.pool->name, g.count, spec.num_nodes, g.use_spot,
+                    policy::LaunchEnv(spec, *o.cluster, j.input.id, attempt, g.count), spec.setup, spec.run,
+                    spec.time_limit,
                     spec.sim, ""};
   req.held = options_.hold_launches;
   if (!j.input.resume_from.empty()) req.env["CAUSEWAY_RESUME_FROM"] = j.input.resume_from;
@@ -558,9 +566,13 @@ bool Engine::Dispatch(Job& j, const placement::Option& o, int flavor, int64_t bo
   j.cluster = o.cluster->name;
   j.pool = o.pool->name;
   j.flavor = flavor;
-  j.flavor_name = FlavorName(g, spec.use_spot);
+  j.flavor_name = FlavorName(g, g.use_spot);
   j.gpus = static_cast<int64_t>(g.count) * spec.num_nodes;
   j.reserved = o.reserved;
+  // The quota check says how far past nominal the whole queue goes; the
+  // attempt's own part of that is at most its GPUs.
+  const int64_t queue_borrowed = borrowed;
+  borrowed = std::min<int64_t>(borrowed, j.gpus);
   j.borrowed = borrowed;
   j.price_micros = o.price_micros < 0 ? 0 : o.price_micros;
   j.started = now;
@@ -583,7 +595,7 @@ bool Engine::Dispatch(Job& j, const placement::Option& o, int flavor, int64_t bo
   j.waiting.clear();
 
   std::string why = o.reserved ? "reserved capacity already paid for"
-                               : "the cheapest eligible " + std::string(spec.use_spot ? "spot " : "") + "capacity at " +
+                               : "the cheapest eligible " + std::string(g.use_spot ? "spot " : "") + "capacity at " +
                                      Dollars(j.price_micros, estate_.currency) + " per GPU-hour";
   j.placement = Placement{j.cluster,   j.pool,        o.cluster->provider, o.cluster->zone,
                           j.flavor_name, j.gpus,      o.reserved,         borrowed,
@@ -595,7 +607,9 @@ bool Engine::Dispatch(Job& j, const placement::Option& o, int flavor, int64_t bo
   t.total_gpu_seconds = j.input.gpu_seconds;
   t.total_cost_micros = j.input.cost_micros;
   t.message = "attempt " + std::to_string(attempt) + " on " + j.cluster + " (" + std::to_string(j.gpus) + " " +
-              j.flavor_name + " GPUs): " + why + (borrowed > 0 ? ", borrowing " + std::to_string(borrowed) + " GPUs of quota" : "") +
+              j.flavor_name + " GPUs): " + why + (borrowed > 0 ? ", " + std::to_string(borrowed) + " of them on quota borrowed from the cohort" +
+                                    (queue_borrowed > borrowed ? " (the queue borrows " + std::to_string(queue_borrowed) + " in all)" : "")
+                              : "") +
               (j.resumed_from.empty() ? "" : ", resuming from " + j.resumed_from);
   out.push_back(std::move(t));
   return true;

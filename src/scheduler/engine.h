@@ -161,6 +161,7 @@ struct RunningAttempt {
   bool reserved = false;
   Timestamp started;
   bool admitted_only = false;  // handed over but not yet seen running
+  int64_t gpus = 0;            // GPUs it held in all; 0 when not known
 };
 
 struct EngineOptions {

@@ -18,7 +18,7 @@ std::string Engine::WaitingReason(const Job& j) const {
   const JobSpec& spec = j.input.spec;
   for (const auto& g : spec.accelerators.alternatives) {
     int64_t gpus = static_cast<int64_t>(g.count) * spec.num_nodes;
-    auto chk = quota_.Evaluate(j.queue, quota_.FlavorIndex(FlavorName(g, spec.use_spot)), gpus, true);
+    auto chk = quota_.Evaluate(j.queue, quota_.FlavorIndex(FlavorName(g, g.use_spot)), gpus, true);
     out += (out.empty() ? "" : "; ") + chk.reason;
   }
   return out;
@@ -38,9 +38,9 @@ std::optional<Explanation> Engine::Explain(const std::string& job_id) const {
   if (!j.placement.empty()) out.placement = j.placement;
   for (const auto& g : spec.accelerators.alternatives) {
     Explanation::Alternative a;
-    a.accelerators = g.ToString();
+    a.accelerators = g.Describe();
     a.nodes = spec.num_nodes;
-    a.flavor = FlavorName(g, spec.use_spot);
+    a.flavor = FlavorName(g, g.use_spot);
     a.gpus = static_cast<int64_t>(g.count) * spec.num_nodes;
     if (j.queue >= 0 && !j.running) {
       auto chk = quota_.Evaluate(j.queue, quota_.FlavorIndex(a.flavor), a.gpus, true);
@@ -54,7 +54,7 @@ std::optional<Explanation> Engine::Explain(const std::string& job_id) const {
   for (const auto& c : router_.Explain(spec, this, resume.path.empty() ? nullptr : &resume)) {
     Explanation::Candidate cand;
     cand.cluster = c.option.cluster->name;
-    cand.accelerators = spec.accelerators.alternatives[static_cast<size_t>(c.option.alternative)].ToString();
+    cand.accelerators = spec.accelerators.alternatives[static_cast<size_t>(c.option.alternative)].Describe();
     cand.eligible = c.eligible;
     if (c.option.pool) cand.pool = c.option.pool->name;
     if (c.eligible) {
@@ -106,7 +106,7 @@ std::vector<ActiveAttempt> Engine::RunningAttempts() const {
     if (it == jobs_.end() || it->second.admitted_only) continue;
     const Job& j = it->second;
     out.push_back(ActiveAttempt{id, j.attempt, j.input.spec.team, j.input.spec.owner, j.input.spec.labels, j.gpus,
-                              j.cluster, j.price_micros});
+                              j.cluster, j.price_micros, j.started});
   }
   return out;
 }

@@ -283,9 +283,9 @@ Result<AuditPage> AuditService::SearchFor(const AuditSearch& q, const Subject* s
 
 Result<PersonTrail> AuditService::Person(const std::string& who, int64_t since_ms, int limit) const {
   ASSIGN_OR_RETURN(Subject subject, SubjectOf(who));
-  if (!subject.name) return NotFound("nobody in the directory or the identity links is \"" + who + "\"");
   PersonTrail out;
-  out.user_name = *subject.name;
+  out.user_name = subject.name ? *subject.name : who;
+  out.unlinked = !subject.name;
   out.entry = subject.entry;
   out.links = subject.links;
   Timestamp now = clock_.Now();
@@ -296,6 +296,10 @@ Result<PersonTrail> AuditService::Person(const std::string& who, int64_t since_m
   q.since_ms = since_ms;
   q.limit = limit;
   ASSIGN_OR_RETURN(out.events, SearchFor(q, &subject));
+  if (out.unlinked && out.events.hits.empty()) {
+    return NotFound("nobody in the directory or the identity links is \"" + who +
+                    "\", and no event in the trail names it as an identity at a provider");
+  }
   return out;
 }
 

@@ -61,7 +61,10 @@ struct PersonTrail {
     TokenRecord token;
     bool live = false;  // neither revoked nor expired
   };
-  std::string user_name;
+  std::string user_name;  // the person; for an unlinked identity, the identity as asked
+  // An identity at a provider (an ARN, a POSIX user) no person is linked
+  // to: its own trail, and no person's rights.
+  bool unlinked = false;
   std::optional<identity::PersonDirectory::Person> entry;  // absent: known only through links
   std::vector<IdentityLink> links;
   std::vector<Credential> credentials;

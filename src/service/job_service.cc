@@ -5,6 +5,7 @@
 #include "causeway/crypto.h"
 #include "causeway/ids.h"
 #include "causeway/job_spec.h"
+#include "service/submission_check.h"
 #include "spec/spec_json.h"
 
 namespace causeway {
@@ -16,12 +17,18 @@ Status MayRead(const identity::Principal& who, const JobRecord& job) {
 }
 
 Status MayCancel(const identity::Principal& who, const JobRecord& job) {
-  RETURN_IF_ERROR(MayRead(who, job));
+  // jobs:manage cancels any job of the team; jobs:write one's own: a
+  // person's own jobs, or for a token those it submitted or can see.
   if (who.AllowsTeam(identity::kScopeJobsManage, job.team)) return Status::Ok();
-  bool own = who.IsPerson() ? job.owner == who.user : true;  // a token with jobs:write cancels what it sees
+  bool submitted = !who.IsPerson() && job.submitted_by == who.token_id;
+  bool sees = submitted || MayRead(who, job).ok();
+  bool own = who.IsPerson() ? job.owner == who.user : sees;
   if (own && who.AllowsTeam(identity::kScopeJobsWrite, job.team)) return Status::Ok();
-  return PermissionDenied(who.token_id + " may cancel only their own jobs in team " + job.team + "; job " + job.id +
-                          " is " + job.owner + "'s (team-admin may cancel any)");
+  // Whether the job exists is the team's business: not found to a caller
+  // with no rights over it at all, denied to one who sees it.
+  if (!sees && !who.AllowsTeam(identity::kScopeJobsWrite, job.team)) return NotFound("job " + job.id + " not found");
+  return PermissionDenied(who.Describe() + " may cancel only their own jobs in team " + job.team + "; job " + job.id +
+                          " is " + job.owner + "'s (jobs:manage, e.g. team-admin, may cancel any)");
 }
 
 void JobService::Submit(const identity::Principal& who, SubmitRequest request,
@@ -40,19 +47,12 @@ void JobService::Submit(const identity::Principal& who, SubmitRequest request,
     }
   }
   if (!who.AllowsTeam(identity::kScopeJobsWrite, spec.team)) {
-    return done(PermissionDenied(who.token_id + " may not submit to team " + (spec.team.empty() ? "(none)" : spec.team) +
+    return done(PermissionDenied(who.Describe() + " may not submit to team " + (spec.team.empty() ? "(none)" : spec.team) +
                                  "'s queue: no role of theirs covers it (causeway access explain)"));
   }
-  // Policies first: their rejections are the clearest (no owner, no run),
-  // and their amendments (a residency zone, a time limit) are then checked
-  // against the estate like the rest of the spec.
-  if (policies_) {
-    std::vector<std::string> changes;
-    if (Status st = policies_->Apply(spec, changes); !st.ok()) return done(st);
-    for (auto& c : changes) parsed->warnings.push_back(Diagnostic{request.file, 0, 0, "", std::move(c)});
+  if (Status st = CheckSubmission(spec, policies_, estate_, router_, request.file, parsed->warnings); !st.ok()) {
+    return done(st);
   }
-  if (Status st = CheckJobAgainstEstate(spec, estate_, request.file); !st.ok()) return done(st);
-  if (Status st = placement::CheckFeasible(router_, spec, request.file); !st.ok()) return done(st);
   if (request.idempotency_key.size() > 255) {
     return done(InvalidArgument("Idempotency-Key is longer than 255 characters"));
   }

@@ -325,7 +325,10 @@ Result<CredentialReport> PeopleService::Credentials(const std::string& user) {
           if (a.AsString()) token.audiences.push_back(*a.AsString());
         }
       }
-      if (token.running) live.push_back("workload token " + token.jti + " of job " + job.id);
+      // A signed token cannot be called back: whoever holds it (an AWS
+      // role assumption, a bucket) accepts it until it expires, whether its
+      // attempt still runs or not.
+      live.push_back("workload token " + token.jti + " of job " + job.id + " (until " + token.expires_at + ")");
       out.workload_tokens.push_back(std::move(token));
     }
   }

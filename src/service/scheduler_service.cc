@@ -119,7 +119,7 @@ Status SchedulerService::Adopt(const JobRecord& job, const History* history) {
       attempts.back().state == "running") {
     const Attempt& a = attempts.back();
     Status st = engine_->Restore(input, {a.number, a.cluster, a.pool, a.backend_id, a.flavor, a.reserved, a.started_at,
-                                         job.state == JobState::kAdmitted});
+                                         job.state == JobState::kAdmitted, a.gpus});
     if (st.ok()) return st;
     spdlog::warn("job {} could not be re-adopted on {}: {}; requeueing", job.id, a.cluster, st.message());
   }

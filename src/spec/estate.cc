@@ -8,6 +8,7 @@
 
 #include "causeway/job_spec.h"
 #include "causeway/resources.h"
+#include "spec/accelerators.h"
 #include "spec/estate_parser.h"
 #include "spec/settings_reader.h"
 #include "spec/yaml_reader.h"
@@ -404,7 +405,8 @@ Result<Estate> LoadEstateFile(const std::string& path, const EstateKinds& kinds)
 
 namespace causeway {
 
-Status CheckJobAgainstEstate(const JobSpec& spec, const Estate& estate, const std::string& file) {
+Status CheckJobAgainstEstate(const JobSpec& spec, const Estate& estate, const std::string& file,
+                             std::vector<Diagnostic>* warnings) {
   std::vector<Diagnostic> errors;
   auto fail = [&](std::string field, std::string message) {
     errors.push_back(Diagnostic{file, 0, 0, std::move(field), std::move(message)});
@@ -422,32 +424,68 @@ Status CheckJobAgainstEstate(const JobSpec& spec, const Estate& estate, const st
   if (spec.accelerators.empty()) {
     fail("resources.accelerators", "every pool in the estate has GPUs: add resources.accelerators, e.g. L4:1");
   }
-  for (const auto& alt : spec.accelerators.alternatives) {
-    bool offered = false;
-    std::vector<std::string_view> types;
+  // Each alternative on its own: what the estate lacks for it. The job is
+  // refused only when every alternative lacks something; the others' gaps
+  // become warnings, so one portable file serves a smaller estate.
+  std::vector<std::string_view> types;
+  for (const auto& c : estate.clusters) {
+    for (const auto& p : c.node_pools) types.push_back(p.gpu_type);
+  }
+  std::vector<Diagnostic> gaps;
+  bool any_possible = false;
+  std::vector<Alternative> alts = spec.accelerators.alternatives;
+  if (alts.empty()) {  // a CPU-only job (refused above): its infra is still checked
+    Alternative cpu;
+    cpu.type.clear();
+    cpu.cloud = spec.cloud;
+    cpu.region = spec.region;
+    alts.push_back(cpu);
+  }
+  for (const auto& alt : alts) {
+    size_t before = gaps.size();
+    auto gap = [&](const char* field, std::string message) {
+      std::string prefix = alts.size() > 1 ? "alternative " + alt.Describe() + ": " : "";
+      gaps.push_back(Diagnostic{file, 0, 0, field, prefix + message});
+    };
+    bool offered = alt.type.empty();
     for (const auto& c : estate.clusters) {
       for (const auto& p : c.node_pools) {
-        types.push_back(p.gpu_type);
         if (p.gpu_type == alt.type && p.gpus_per_node >= alt.count) offered = true;
       }
     }
     if (!offered) {
       bool any_type = std::find(types.begin(), types.end(), alt.type) != types.end();
-      fail("resources.accelerators",
-           any_type ? "no cluster has " + std::to_string(alt.count) + " " + alt.type + " GPUs on one node"
-                    : "no cluster in the estate offers " + alt.type + hint(alt.type, types));
+      // Hints stay within the family: a V100 is never "did you mean H100".
+      std::vector<std::string_view> kin;
+      for (std::string_view t : types) {
+        if (spec::AcceleratorFamily(t) == spec::AcceleratorFamily(alt.type)) kin.push_back(t);
+      }
+      std::string known = spec::KnownAccelerator(alt.type) ? "" : " (" + alt.type + " is not in SkyPilot's catalogue either)";
+      gap("resources.accelerators",
+          any_type ? "no cluster has " + std::to_string(alt.count) + " " + alt.type + " GPUs on one node"
+                   : "no cluster in the estate offers " + alt.type + hint(alt.type, kin) + known);
     }
+    const Provider* provider = nullptr;
+    if (!alt.cloud.empty()) {
+      provider = estate.FindProvider(alt.cloud);
+      if (!provider) gap("resources.infra", "unknown provider \"" + alt.cloud + "\"" + hint(alt.cloud, names(estate.providers)));
+    }
+    if (provider && !alt.region.empty() &&
+        std::none_of(provider->regions.begin(), provider->regions.end(),
+                     [&](const Region& r) { return r.name == alt.region; })) {
+      gap("resources.region", "provider \"" + alt.cloud + "\" has no region \"" + alt.region + "\"" +
+                                  hint(alt.region, names(provider->regions)));
+    }
+    if (gaps.size() == before) any_possible = true;
   }
-  const Provider* provider = nullptr;
-  if (!spec.cloud.empty()) {
-    provider = estate.FindProvider(spec.cloud);
-    if (!provider) fail("resources.infra", "unknown provider \"" + spec.cloud + "\"" + hint(spec.cloud, names(estate.providers)));
-  }
-  if (provider && !spec.region.empty() &&
-      std::none_of(provider->regions.begin(), provider->regions.end(),
-                   [&](const Region& r) { return r.name == spec.region; })) {
-    fail("resources.region", "provider \"" + spec.cloud + "\" has no region \"" + spec.region + "\"" +
-                                 hint(spec.region, names(provider->regions)));
+  if (!any_possible) {
+    for (auto& d : gaps) errors.push_back(std::move(d));
+  } else if (warnings) {
+    for (auto& d : gaps) {
+      d.message += "; the job can still run as another alternative";
+      d.warning = true;
+      warnings->push_back(std::move(d));
+    }
   }
   if (!spec.residency.empty() &&
       std::none_of(estate.clusters.begin(), estate.clusters.end(),

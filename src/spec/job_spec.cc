@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "spec/accelerators.h"
 #include "spec/yaml_reader.h"
 
 namespace causeway {
@@ -26,9 +27,9 @@ const KeySet kTopKeys{
     {"secrets", "config", "service", "volumes", "experimental", "event_callback"}};
 
 const KeySet kResourceKeys{
-    {"accelerators", "infra", "cloud", "region", "use_spot", "disk_size", "image_id", "labels"},
+    {"accelerators", "infra", "cloud", "region", "use_spot", "disk_size", "image_id", "labels", "any_of", "ordered"},
     {"zone", "cpus", "memory", "instance_type", "ports", "disk_tier", "accelerator_args",
-     "job_recovery", "spot_recovery", "any_of", "ordered", "network_tier", "autostop",
+     "job_recovery", "spot_recovery", "network_tier", "autostop",
      "priority"}};
 
 bool IsLowerIdent(std::string_view s) {
@@ -129,11 +130,22 @@ class JobSpecParser {
     }
     if (auto n = Get(root, "sim"); n.IsDefined() && !n.IsNull()) ParseSim(n);
     if (auto n = Get(root, "recovery"); n.IsDefined() && !n.IsNull()) ParseRecovery(n);
+    if (auto n = Get(root, "service"); n.IsDefined() && !n.IsNull()) CheckService(n);
     auto owner = spec_.labels.find("owner");
     if (owner != spec_.labels.end()) spec_.owner = owner->second;
     auto team = spec_.labels.find("team");
     if (team != spec_.labels.end()) spec_.team = team->second;
   }
+
+  // What one resources block asks for: the job's own, or one entry of
+  // `any_of` / `ordered`, which starts as a copy of the job's own.
+  struct Want {
+    std::vector<GpuRequest> gpus;
+    bool gpus_ordered = false;  // given as a list
+    std::string cloud, region, zone;
+    bool use_spot = false;
+    std::string image_id;
+  };
 
   void ParseResources(const YAML::Node& res) {
     if (!r_.CheckMap(res, "resources", kResourceKeys)) return;
@@ -145,36 +157,129 @@ class JobSpecParser {
         spec_.ignored_fields.push_back("resources." + key);
       }
     }
-    if (auto n = Get(res, "accelerators"); n.IsDefined() && !n.IsNull()) ParseAccelerators(n);
+    Want base;
+    ReadWant(res, "resources", base);
+    spec_.cloud = base.cloud;
+    spec_.region = base.region;
+    spec_.zone = base.zone;
+    spec_.use_spot = base.use_spot;
+    spec_.image_id = base.image_id;
+    if (auto n = Get(res, "disk_size"); n.IsDefined() && !n.IsNull()) ParseDiskSize(n);
+    if (auto n = Get(res, "labels"); n.IsDefined()) MergeLabels(n, "resources.labels");
+
+    YAML::Node any_of = Get(res, "any_of"), ordered = Get(res, "ordered");
+    bool has_any = any_of.IsDefined() && !any_of.IsNull(), has_ordered = ordered.IsDefined() && !ordered.IsNull();
+    if (has_any && has_ordered) {
+      r_.Error(ordered, "resources.ordered", "give either any_of (any will do) or ordered (a preference), not both");
+      return;
+    }
+    std::vector<Want> entries;
+    if (has_any || has_ordered) {
+      ReadEntries(has_any ? any_of : ordered, has_any ? "resources.any_of" : "resources.ordered", base, entries);
+    } else {
+      entries.push_back(base);
+    }
+    spec_.accelerators.ordered = has_ordered || (!has_any && base.gpus_ordered);
+    AddAlternatives(res, entries, has_any || has_ordered);
+  }
+
+  // The entries of `any_of` / `ordered`: each a mapping of resources fields
+  // that override the job's own for that alternative.
+  void ReadEntries(const YAML::Node& list, const std::string& field, const Want& base, std::vector<Want>& out) {
+    static const KeySet kEntryKeys{
+        {"accelerators", "infra", "cloud", "region", "use_spot", "image_id"},
+        {"zone", "cpus", "memory", "instance_type", "ports", "disk_tier", "disk_size", "accelerator_args",
+         "network_tier", "autostop", "labels", "job_recovery", "spot_recovery"}};
+    if (!list.IsSequence() || list.size() == 0) {
+      r_.Error(list, field, "expected a list of resource alternatives such as [{infra: aws}, {accelerators: A100:8}]");
+      return;
+    }
+    for (size_t i = 0; i < list.size(); ++i) {
+      std::string at = field + "[" + std::to_string(i) + "]";
+      YAML::Node item = list[i];
+      if (!r_.CheckMap(item, at, kEntryKeys)) continue;
+      for (auto it = item.begin(); it != item.end(); ++it) {
+        if (!it->first.IsScalar()) continue;
+        std::string key = it->first.Scalar();
+        if (std::find(kEntryKeys.ignored.begin(), kEntryKeys.ignored.end(), key) != kEntryKeys.ignored.end()) {
+          spec_.ignored_fields.push_back(at + "." + key);
+        }
+      }
+      Want w = base;
+      ReadWant(item, at, w);
+      out.push_back(std::move(w));
+    }
+  }
+
+  // Reads accelerators, infra (or cloud/region), use_spot and image_id of
+  // one resources block into `w`, replacing what it holds for each field
+  // the block gives.
+  void ReadWant(const YAML::Node& res, const std::string& field, Want& w) {
+    if (auto n = Get(res, "accelerators"); n.IsDefined() && !n.IsNull()) {
+      w.gpus.clear();
+      ParseAccelerators(n, JoinField(field, "accelerators"), w);
+    }
     YAML::Node infra = Get(res, "infra"), cloud = Get(res, "cloud"), region = Get(res, "region");
     if (infra.IsDefined() && !infra.IsNull()) {
       if (cloud.IsDefined() || region.IsDefined()) {
-        r_.Error(infra, "resources.infra",
-                 "give either infra (\"provider/region\") or cloud and region, not both");
+        r_.Error(infra, JoinField(field, "infra"), "give either infra (\"provider/region\") or cloud and region, not both");
       }
-      if (auto v = r_.String(infra, "resources.infra")) ParseInfra(infra, *v);
+      if (auto v = r_.String(infra, JoinField(field, "infra"))) ParseInfra(infra, JoinField(field, "infra"), *v, w);
     } else {
       if (cloud.IsDefined() && !cloud.IsNull()) {
-        if (auto v = r_.String(cloud, "resources.cloud")) spec_.cloud = Lower(*v);
+        if (auto v = r_.String(cloud, JoinField(field, "cloud"))) {
+          w.cloud = Lower(*v);
+          w.region.clear();  // a new provider: the old one's region means nothing there
+          w.zone.clear();
+        }
       }
       if (region.IsDefined() && !region.IsNull()) {
-        if (auto v = r_.String(region, "resources.region")) spec_.region = *v;
+        if (auto v = r_.String(region, JoinField(field, "region"))) w.region = *v;
       }
     }
     if (auto n = Get(res, "use_spot"); n.IsDefined()) {
-      if (auto v = r_.Bool(n, "resources.use_spot")) spec_.use_spot = *v;
+      if (auto v = r_.Bool(n, JoinField(field, "use_spot"))) w.use_spot = *v;
     }
-    if (auto n = Get(res, "disk_size"); n.IsDefined() && !n.IsNull()) ParseDiskSize(n);
     if (auto n = Get(res, "image_id"); n.IsDefined() && !n.IsNull()) {
-      if (auto v = r_.String(n, "resources.image_id")) {
+      if (auto v = r_.String(n, JoinField(field, "image_id"))) {
         if (v->empty()) {
-          r_.Error(n, "resources.image_id", "expected a container image reference");
+          r_.Error(n, JoinField(field, "image_id"), "expected a container image reference");
         } else {
-          spec_.image_id = *v;
+          w.image_id = *v;
         }
       }
     }
-    if (auto n = Get(res, "labels"); n.IsDefined()) MergeLabels(n, "resources.labels");
+  }
+
+  // One alternative per GPU request of each entry, in order; the same
+  // alternative twice is an error (the same type at several counts is not).
+  void AddAlternatives(const YAML::Node& res, const std::vector<Want>& entries, bool from_list) {
+    bool some_cpu_only = false;
+    for (size_t i = 0; i < entries.size(); ++i) {
+      const Want& w = entries[i];
+      if (w.gpus.empty()) some_cpu_only = true;
+      for (const auto& g : w.gpus) {
+        Alternative a;
+        static_cast<GpuRequest&>(a) = g;
+        a.cloud = w.cloud;
+        a.region = w.region;
+        a.zone = w.zone;
+        a.use_spot = w.use_spot;
+        a.image_id = w.image_id;
+        auto& alts = spec_.accelerators.alternatives;
+        if (std::find(alts.begin(), alts.end(), a) != alts.end()) {
+          r_.Error(res, from_list ? "resources.any_of" : "resources.accelerators",
+                   "alternative " + a.Describe() + " is listed twice");
+          continue;
+        }
+        alts.push_back(std::move(a));
+      }
+    }
+    if (some_cpu_only && !spec_.accelerators.empty()) {
+      r_.Error(res, "resources.any_of",
+               "some alternatives ask for accelerators and some for none; give every alternative its accelerators "
+               "(CPU-only alternatives of a GPU job are not supported)");
+    }
   }
 
   static std::string Lower(std::string s) {
@@ -182,21 +287,24 @@ class JobSpecParser {
     return s;
   }
 
-  void ParseInfra(const YAML::Node& node, const std::string& value) {
-    // "provider", "provider/region" or "provider/region/zone".
+  void ParseInfra(const YAML::Node& node, const std::string& field, const std::string& value, Want& w) {
+    // "provider", "provider/region" or "provider/region/zone"; "*" for any.
     std::vector<std::string> parts;
     std::stringstream ss(value);
     std::string part;
     while (std::getline(ss, part, '/')) parts.push_back(part);
     if (value.empty() || value.back() == '/' || parts.empty() || parts.size() > 3 ||
         std::any_of(parts.begin(), parts.end(), [](const std::string& p) { return p.empty(); })) {
-      r_.Error(node, "resources.infra",
+      r_.Error(node, field,
                "expected \"provider\", \"provider/region\" or \"provider/region/zone\", got \"" + value + "\"");
       return;
     }
-    spec_.cloud = Lower(parts[0]);
-    if (parts.size() > 1) spec_.region = parts[1];
-    if (parts.size() > 2) spec_.zone = parts[2];
+    for (auto& p : parts) {
+      if (p == "*") p.clear();
+    }
+    w.cloud = Lower(parts[0]);
+    w.region = parts.size() > 1 ? parts[1] : "";
+    w.zone = parts.size() > 2 ? parts[2] : "";
   }
 
   void ParseDiskSize(const YAML::Node& n) {
@@ -223,28 +331,37 @@ class JobSpecParser {
     r_.Error(n, field, "expected a size in GB such as 256, \"256GB\" or \"2TB\"");
   }
 
-  void AddAlternative(const YAML::Node& at, Result<GpuRequest> req, std::set<std::string>& seen) {
-    const char* field = "resources.accelerators";
+  void AddGpu(const YAML::Node& at, const std::string& field, Result<GpuRequest> req, Want& w) {
     if (!req.ok()) {
       r_.Error(at, field, req.status().message());
       return;
     }
-    if (!seen.insert(req->type).second) {
-      r_.Error(at, field, "GPU type " + req->type + " is listed twice");
+    if (std::find(w.gpus.begin(), w.gpus.end(), *req) != w.gpus.end()) {
+      r_.Error(at, field, req->ToString() + " is listed twice");
       return;
     }
-    spec_.accelerators.alternatives.push_back(*req);
+    if (!spec::KnownAccelerator(req->type)) {
+      // An estate may sell a type of its own, so this is for the estate to
+      // decide; offline validation refuses it.
+      std::string hint = spec::AcceleratorHint(req->type);
+      r_.Warning(at, field, req->type + " is not an accelerator SkyPilot's catalogue names" +
+                                (hint.empty() ? std::string(": check the spelling") : "; did you mean " + hint + "?"));
+      if (std::find(spec_.unknown_accelerators.begin(), spec_.unknown_accelerators.end(), req->type) ==
+          spec_.unknown_accelerators.end()) {
+        spec_.unknown_accelerators.push_back(req->type);
+      }
+    }
+    w.gpus.push_back(*req);
   }
 
   // One mapping entry: {H100: 8} or {"H100:8": null} (SkyPilot's set form).
-  void AddMapEntry(const YAML::Node& key, const YAML::Node& value, std::set<std::string>& seen) {
-    const char* field = "resources.accelerators";
+  void AddMapEntry(const YAML::Node& key, const YAML::Node& value, const std::string& field, Want& w) {
     if (!key.IsScalar()) {
       r_.Error(key, field, "expected a GPU type such as H100");
       return;
     }
     if (value.IsNull()) {
-      AddAlternative(key, ParseGpuRequest(key.Scalar()), seen);
+      AddGpu(key, field, ParseGpuRequest(key.Scalar()), w);
       return;
     }
     if (key.Scalar().find(':') != std::string::npos) {
@@ -255,31 +372,29 @@ class JobSpecParser {
       r_.Error(value, field, "expected a whole number of GPUs such as 8");
       return;
     }
-    AddAlternative(value, ParseGpuRequest(key.Scalar() + ":" + value.Scalar()), seen);
+    AddGpu(value, field, ParseGpuRequest(key.Scalar() + ":" + value.Scalar()), w);
   }
 
-  void ParseAccelerators(const YAML::Node& n) {
-    const char* field = "resources.accelerators";
-    std::set<std::string> seen;
+  void ParseAccelerators(const YAML::Node& n, const std::string& field, Want& w) {
     size_t errors_before = r_.error_count();
+    w.gpus_ordered = false;
     if (n.IsScalar()) {
-      AddAlternative(n, ParseGpuRequest(n.Scalar()), seen);
+      AddGpu(n, field, ParseGpuRequest(n.Scalar()), w);
     } else if (n.IsMap()) {
-      for (auto it = n.begin(); it != n.end(); ++it) AddMapEntry(it->first, it->second, seen);
-      spec_.accelerators.ordered = false;
+      for (auto it = n.begin(); it != n.end(); ++it) AddMapEntry(it->first, it->second, field, w);
     } else if (n.IsSequence()) {
       for (const auto& item : n) {
         if (item.IsScalar()) {
-          AddAlternative(item, ParseGpuRequest(item.Scalar()), seen);
+          AddGpu(item, field, ParseGpuRequest(item.Scalar()), w);
         } else if (item.IsMap() && item.size() == 1) {
-          AddMapEntry(item.begin()->first, item.begin()->second, seen);
+          AddMapEntry(item.begin()->first, item.begin()->second, field, w);
         } else {
           r_.Error(item, field, "expected each alternative as \"TYPE:COUNT\" or {TYPE: COUNT}");
         }
       }
-      spec_.accelerators.ordered = true;
+      w.gpus_ordered = true;
     }
-    if (spec_.accelerators.empty() && r_.error_count() == errors_before) {
+    if (w.gpus.empty() && r_.error_count() == errors_before) {
       r_.Error(n, field,
                "expected \"TYPE:COUNT\" (H200:8), a mapping ({H100: 8}) or a list of alternatives ([H100:8, A100-80GB:8])");
     }
@@ -466,6 +581,41 @@ class JobSpecParser {
       }
       spec_.recovery.on = std::move(classes);
     }
+  }
+
+  // `service:` (SkyPilot Serve) is kept but not run: its content is still
+  // checked, so a misspelt key or a wrong type is not found only later.
+  void CheckService(const YAML::Node& n) {
+    static const KeySet kKeys{{"readiness_probe", "replicas", "replica_policy", "ports", "load_balancing_policy",
+                               "tls", "pool", "workers", "spot_placer"}};
+    static const KeySet kProbe{{"path", "initial_delay_seconds", "timeout_seconds", "post_data", "headers"}};
+    static const KeySet kPolicy{{"min_replicas", "max_replicas", "target_qps_per_replica", "upscale_delay_seconds",
+                                 "downscale_delay_seconds", "base_ondemand_fallback_replicas",
+                                 "dynamic_ondemand_fallback", "num_overprovision"}};
+    static const KeySet kTls{{"keyfile", "certfile"}};
+    if (!r_.CheckMap(n, "service", kKeys)) return;
+    auto count = [&](const YAML::Node& parent, std::string_view field, const char* key, int64_t max) {
+      if (auto v = Get(parent, key); v.IsDefined() && !v.IsNull()) r_.Int(v, JoinField(field, key), 0, max);
+    };
+    if (auto p = Get(n, "readiness_probe"); p.IsDefined() && !p.IsNull()) {
+      if (p.IsScalar()) {
+        r_.String(p, "service.readiness_probe");
+      } else if (r_.CheckMap(p, "service.readiness_probe", kProbe)) {
+        if (auto path = Get(p, "path"); path.IsDefined()) r_.String(path, "service.readiness_probe.path");
+        count(p, "service.readiness_probe", "initial_delay_seconds", 86400);
+        count(p, "service.readiness_probe", "timeout_seconds", 86400);
+      }
+    }
+    count(n, "service", "replicas", 10000);
+    count(n, "service", "ports", 65535);
+    if (auto p = Get(n, "replica_policy"); p.IsDefined() && !p.IsNull() && r_.CheckMap(p, "service.replica_policy", kPolicy)) {
+      for (const char* key : {"min_replicas", "max_replicas", "upscale_delay_seconds", "downscale_delay_seconds",
+                              "base_ondemand_fallback_replicas", "num_overprovision"}) {
+        count(p, "service.replica_policy", key, 100000);
+      }
+      if (auto d = Get(p, "dynamic_ondemand_fallback"); d.IsDefined()) r_.Bool(d, "service.replica_policy.dynamic_ondemand_fallback");
+    }
+    if (auto t = Get(n, "tls"); t.IsDefined() && !t.IsNull()) r_.CheckMap(t, "service.tls", kTls);
   }
 
   void ParseSim(const YAML::Node& n) {

@@ -8,12 +8,20 @@ nlohmann::json ToJson(const Diagnostic& d) {
   if (d.line > 0) j["line"] = d.line;
   if (d.column > 0) j["column"] = d.column;
   if (!d.field.empty()) j["field"] = d.field;
+  if (d.warning) j["severity"] = "warning";
   return j;
 }
 
 nlohmann::json ToJson(const JobSpec& s) {
   nlohmann::json accels = nlohmann::json::array();
-  for (const auto& a : s.accelerators.alternatives) accels.push_back({{"type", a.type}, {"count", a.count}});
+  for (const auto& a : s.accelerators.alternatives) {
+    nlohmann::json aj = {{"type", a.type}, {"count", a.count}, {"use_spot", a.use_spot}};
+    if (!a.cloud.empty()) aj["cloud"] = a.cloud;
+    if (!a.region.empty()) aj["region"] = a.region;
+    if (!a.zone.empty()) aj["zone"] = a.zone;
+    if (!a.image_id.empty()) aj["image_id"] = a.image_id;
+    accels.push_back(std::move(aj));
+  }
   nlohmann::json mounts = nlohmann::json::array();
   for (const auto& m : s.file_mounts) {
     nlohmann::json mj = {{"target", m.target}, {"source", m.source}};
@@ -100,15 +108,26 @@ Result<JobSpec> JobSpecFromJson(const nlohmann::json& j) {
   try {
     JobSpec s;
     s.name = j.at("name").get<std::string>();
-    for (const auto& a : j.at("accelerators")) {
-      s.accelerators.alternatives.push_back(GpuRequest{a.at("type").get<std::string>(), a.at("count").get<int>()});
-    }
     s.accelerators.ordered = j.at("accelerators_ordered").get<bool>();
     s.cloud = j.at("cloud").get<std::string>();
     s.region = j.at("region").get<std::string>();
     s.zone = j.value("zone", "");
     s.use_spot = j.at("use_spot").get<bool>();
     s.image_id = j.at("image_id").get<std::string>();
+    for (const auto& a : j.at("accelerators")) {
+      // Specs stored before alternatives carried their own placement
+      // (no "use_spot" per alternative) take the job's.
+      bool own = a.contains("use_spot");
+      Alternative alt;
+      alt.type = a.at("type").get<std::string>();
+      alt.count = a.at("count").get<int>();
+      alt.cloud = own ? a.value("cloud", "") : s.cloud;
+      alt.region = own ? a.value("region", "") : s.region;
+      alt.zone = own ? a.value("zone", "") : s.zone;
+      alt.use_spot = own ? a.at("use_spot").get<bool>() : s.use_spot;
+      alt.image_id = own ? a.value("image_id", "") : s.image_id;
+      s.accelerators.alternatives.push_back(std::move(alt));
+    }
     s.labels = j.at("labels").get<std::map<std::string, std::string>>();
     s.owner = j.at("owner").get<std::string>();
     s.team = j.at("team").get<std::string>();

@@ -43,6 +43,34 @@ std::pair<int, int> CountDocuments(std::string_view text) {
   return {documents, second_line};
 }
 
+// yaml-cpp's parser messages, in words a person fixing the file can act
+// on; the original follows in parentheses.
+std::string SyntaxInWords(const std::string& msg) {
+  static const std::pair<std::string_view, std::string_view> kWords[] = {
+      {"end of map not found",
+       "a mapping ends where it should not: check the indentation of this line against the lines above it"},
+      {"end of map flow not found", "a '{' mapping is not closed with '}'"},
+      {"end of sequence not found",
+       "a list ends where it should not: check the indentation of its '- ' items"},
+      {"end of sequence flow not found", "a '[' list is not closed with ']'"},
+      {"illegal EOF in scalar", "a quoted string is not closed: the file ends before its closing quote"},
+      {"illegal map value",
+       "a ':' where a value cannot start: put the value on the key's line, or quote a value that contains ': '"},
+      {"illegal block entry", "a '- ' list item where a mapping is expected: check its indentation"},
+      {"illegal tab when looking for indentation", "a tab in the indentation: YAML indents with spaces only"},
+      {"unknown escape character", "an unknown escape in a double-quoted string: use single quotes, or write \\\\"},
+      {"illegal character in scalar", "a character that cannot start a plain value (such as '@' or '`'): quote the value"},
+      {"illegal flow end", "a ']' or '}' with nothing open before it"},
+      {"invalid character in single-quoted string", "a character that cannot be in a single-quoted string"},
+      {"the referenced anchor is not defined", "an alias (*name) refers to an anchor (&name) that is not defined"},
+      {"illegal document indicator in scalar", "a '---' or '...' inside a value: quote the value"},
+  };
+  for (const auto& [yaml_cpp, words] : kWords) {
+    if (msg.rfind(yaml_cpp, 0) == 0) return std::string(words) + " (" + msg + ")";
+  }
+  return msg;
+}
+
 }  // namespace
 
 Result<YAML::Node> LoadYaml(std::string_view text, const std::string& file) {
@@ -85,7 +113,7 @@ Result<YAML::Node> LoadYaml(std::string_view text, const std::string& file) {
                  "the document nests deeper than the limit of " + std::to_string(e.depth() - 1) + " levels"};
     return InvalidArgument("malformed YAML: " + d.ToString(), {d});
   } catch (const YAML::Exception& e) {
-    Diagnostic d{file, e.mark.line + 1, e.mark.column + 1, "", "YAML syntax error: " + e.msg};
+    Diagnostic d{file, e.mark.line + 1, e.mark.column + 1, "", "YAML syntax error: " + SyntaxInWords(e.msg)};
     return InvalidArgument("malformed YAML: " + d.ToString(), {d});
   }
 }
@@ -146,6 +174,7 @@ void YamlReader::Error(const YAML::Node& at, std::string_view field, std::string
 
 void YamlReader::Warning(const YAML::Node& at, std::string_view field, std::string message) {
   warnings_.push_back(At(at, field, std::move(message)));
+  warnings_.back().warning = true;
 }
 
 bool YamlReader::CheckMap(const YAML::Node& node, std::string_view field, const KeySet& keys) {
@@ -278,7 +307,10 @@ Status YamlReader::Finish(std::string_view what) const {
   std::string msg = std::string(what) + " has " + std::to_string(errors_.size()) +
                     (errors_.size() == 1 ? " error" : " errors");
   msg += ": " + errors_.front().ToString();
-  return InvalidArgument(msg, errors_);
+  // The warnings ride along: fixing the errors should not reveal new notes.
+  std::vector<Diagnostic> all = errors_;
+  all.insert(all.end(), warnings_.begin(), warnings_.end());
+  return InvalidArgument(msg, std::move(all));
 }
 
 }  // namespace causeway::spec

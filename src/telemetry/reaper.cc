@@ -60,7 +60,13 @@ std::vector<ReaperAction> Reaper::Evaluate(Timestamp now, const std::vector<Acti
       continue;
     }
     std::optional<std::pair<int, int>> idle;  // gpu, max percent
-    for (const auto& [gpu, points] : samples.Attempt(a.job_id, a.attempt)) {
+    // An attempt younger than the window is never idle: it has not had a
+    // whole window to be idle in (samples stamped before it started are
+    // not its own).
+    bool young = a.started && now - *a.started < p->window;
+    const auto series = young ? std::map<int, const std::vector<SampleStore::Point>*>{}
+                              : samples.Attempt(a.job_id, a.attempt);
+    for (const auto& [gpu, points] : series) {
       int max_percent = 0;
       if (IdleWindow(*points, now_us, *p, max_percent)) {
         idle = std::make_pair(gpu, max_percent);

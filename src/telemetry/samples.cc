@@ -66,8 +66,13 @@ bool Labels(std::string_view text, size_t& i, std::map<std::string, std::string>
 // job label (a GPU no Causeway job holds).
 bool Attribute(const std::map<std::string, std::string>& labels, const SeriesFormat& f, GpuSample& s) {
   auto job = labels.find(f.job_label);
-  if (job == labels.end() || job->second.empty()) return false;
-  s.job_id = job->second;
+  if (!f.job_id.empty()) {
+    s.job_id = f.job_id;
+  } else if (job == labels.end() || job->second.empty()) {
+    return false;
+  } else {
+    s.job_id = job->second;
+  }
   // Out-of-range numbers count as absent (0) or as no GPU (-1): never truncated.
   auto small = [](const std::string& text, int fallback) {
     auto v = ParseInt(text);

@@ -26,6 +26,9 @@ namespace causeway::telemetry {
 // How series are read: which metrics, and which labels name the job, the
 // attempt and the GPU.
 struct SeriesFormat {
+  // Set for a push to a job's own path: every series is this job's, with or
+  // without the job label (plain DCGM-exporter output has none).
+  std::string job_id;
   std::string job_label = "causeway_job";
   std::string attempt_label = "causeway_attempt";
   std::string gpu_label = "gpu";

@@ -151,9 +151,9 @@ class FaultyStore final : public Store {
     if (Status st = ReadFailure(); !st.ok()) return st;
     return real_.GetAuditHead();
   }
-  Result<std::optional<BillingImport>> FindBillingImport(const std::string& provider, const std::string& digest) const override {
+  Result<std::optional<BillingImport>> FindBillingImport(const std::string& digest) const override {
     if (Status st = ReadFailure(); !st.ok()) return st;
-    return real_.FindBillingImport(provider, digest);
+    return real_.FindBillingImport(digest);
   }
   Result<std::vector<BillingImport>> ListBillingImports() const override {
     if (Status st = ReadFailure(); !st.ok()) return st;

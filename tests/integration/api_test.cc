@@ -173,7 +173,14 @@ TEST_F(ApiTest, TelemetryPushesAreParsedAndAuthorized) {
   EXPECT_EQ(smi.body["accepted"], 1) << smi.raw;
   ExpectError(Call("POST", "/v1/jobs/job_gone/telemetry?format=nvidia-smi&attempt=1",
                    std::string("timestamp, index, utilization.gpu [%]\n") + stamp + ".000, 0, 5 %\n", plain),
-              409, "failed_precondition");
+              404, "not_found");
+  // Plain DCGM-exporter output from the job itself: no causeway_job label,
+  // and under its path every series is its own.
+  auto dcgm = Call("POST", "/v1/jobs/" + job + "/telemetry?attempt=1",
+                   "# TYPE DCGM_FI_DEV_GPU_UTIL gauge\nDCGM_FI_DEV_GPU_UTIL{gpu=\"0\",UUID=\"GPU-1\",Hostname=\"n1\"} 7\n",
+                   plain);
+  ASSERT_EQ(dcgm.status, 202) << dcgm.raw;
+  EXPECT_EQ(dcgm.body["accepted"], 1) << dcgm.raw;
   auto bad = Call("POST", "/v1/jobs/" + job + "/telemetry?format=nvidia-smi", "12:00, zero, lots\n", plain);
   ExpectError(bad, 400, "invalid_argument");
   EXPECT_NE(bad.raw.find("nvidia-smi:1:"), std::string::npos) << bad.raw;

@@ -175,8 +175,9 @@ TEST(CliTest, AuditImportWritesOcsfAndReportsUnreadableRecords) {
   }
   std::string events = dir.path() + "/events.jsonl";
   auto r = RunCli({"audit", "import", log, "--source", "k8s", "--provider", "coreweave", "-o", events});
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.err.find("6 records: 4 events, 1 earlier stages skipped, 0 duplicates, 1 unreadable"), std::string::npos) << r.err;
+  EXPECT_EQ(r.exit_code, 9) << "a run that refused a record says so in its exit status: " << r.err;
+  EXPECT_NE(r.err.find("6 records: 4 events, 1 earlier stages skipped, 0 duplicates, 0 conflicts, 1 unreadable"),
+            std::string::npos) << r.err;
   EXPECT_NE(r.err.find(log + ":6: malformed JSON"), std::string::npos) << r.err;
   std::ifstream in(events);
   std::string line;

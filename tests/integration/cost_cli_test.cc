@@ -2,6 +2,7 @@
 // a FOCUS export through the API, the answers and exit codes for good and
 // bad input, showback, reconciliation, waste and export; the direct import
 // into a database no server is using; and who may do which.
+#include <filesystem>
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -47,15 +48,24 @@ class CostCliTest : public ::testing::Test {
 
 TEST_F(CostCliTest, ImportAgainChangesNothingAndShowbackGroups) {
   std::string bill = WriteFile(dir_.path() + "/bill.csv", kBill);
-  auto first = Cli({"cost", "import", bill, "--provider", "nimbus"});
+  auto first = Cli({"cost", "import", bill, "--provider", "nebius"});
   ASSERT_EQ(first.exit_code, 0) << first.err;
   EXPECT_NE(first.out.find("imported bill_"), std::string::npos) << first.out;
   EXPECT_NE(first.out.find("3 rows of FOCUS"), std::string::npos) << first.out;
   EXPECT_NE(first.out.find("mandatory-column"), std::string::npos) << "a partial file is tolerated, with warnings";
 
-  auto again = Cli({"cost", "import", bill, "--provider", "nimbus"});
+  auto again = Cli({"cost", "import", bill, "--provider", "nebius"});
   ASSERT_EQ(again.exit_code, 0) << again.err;
   EXPECT_NE(again.out.find("already imported"), std::string::npos) << again.out;
+  // The same charges under another of the estate's providers: still one bill.
+  auto renamed = Cli({"cost", "import", bill, "--provider", "coreweave"});
+  ASSERT_EQ(renamed.exit_code, 0) << renamed.err;
+  EXPECT_NE(renamed.out.find("already imported as bill_"), std::string::npos) << renamed.out;
+  EXPECT_NE(renamed.out.find(" for nebius"), std::string::npos) << renamed.out;
+  // A provider the estate lacks is refused.
+  auto unknown = Cli({"cost", "import", bill, "--provider", "nimbus"});
+  EXPECT_EQ(unknown.exit_code, 3) << unknown.err;
+  EXPECT_NE(unknown.err.find("unknown provider \"nimbus\""), std::string::npos) << unknown.err;
 
   auto list = Cli({"--json", "cost", "imports"});
   ASSERT_EQ(list.exit_code, 0) << list.err;
@@ -113,14 +123,14 @@ TEST_F(CostCliTest, ImportAgainChangesNothingAndShowbackGroups) {
 }
 
 TEST_F(CostCliTest, BadInputGetsItsExitCodeAndPlace) {
-  auto missing = Cli({"cost", "import", dir_.path() + "/nope.csv", "--provider", "nimbus"});
+  auto missing = Cli({"cost", "import", dir_.path() + "/nope.csv", "--provider", "nebius"});
   EXPECT_EQ(missing.exit_code, 4) << missing.err;
   EXPECT_NE(missing.err.find("no such file"), std::string::npos);
 
   std::string messy = std::string(kBill);
   messy.replace(messy.find("2026-11-02T01:00:00Z,2026-11-02T02"), 20, "2026-11-02 01:00:00");
   std::string path = WriteFile(dir_.path() + "/messy.csv", messy);
-  auto strict = Cli({"cost", "import", path, "--provider", "nimbus", "--strict"});
+  auto strict = Cli({"cost", "import", path, "--provider", "nebius", "--strict"});
   EXPECT_EQ(strict.exit_code, 3) << strict.err;
   EXPECT_NE(strict.err.find("messy.csv:3: ChargePeriodStart: '2026-11-02 01:00:00' read as UTC"), std::string::npos)
       << strict.err;
@@ -133,7 +143,7 @@ TEST_F(CostCliTest, BadInputGetsItsExitCodeAndPlace) {
   EXPECT_NE(bad_by.err.find("cannot group by 'colour'"), std::string::npos) << bad_by.err;
   auto bad_period = Cli({"cost", "showback", "--period", "Nov"});
   EXPECT_EQ(bad_period.exit_code, 3);
-  auto not_focus = Cli({"cost", "import", WriteFile(dir_.path() + "/x.csv", "a,b\n1,2\n"), "--provider", "n"});
+  auto not_focus = Cli({"cost", "import", WriteFile(dir_.path() + "/x.csv", "a,b\n1,2\n"), "--provider", "nebius"});
   EXPECT_EQ(not_focus.exit_code, 3);
   EXPECT_NE(not_focus.err.find("x.csv:1: not a FOCUS file"), std::string::npos) << not_focus.err;
   EXPECT_EQ(not_focus.err.find("causeway-upload"), std::string::npos) << not_focus.err;
@@ -164,7 +174,7 @@ TEST_F(CostCliTest, EveryCostCommandIsAuthorizedByTheServer) {
     EXPECT_NE(denied.err.find("cost:read"), std::string::npos) << denied.err;
   }
   std::string bill = WriteFile(dir_.path() + "/bill.csv", kBill);
-  auto import = RunCli({"cost", "import", bill, "--provider", "nimbus"}, as_reader);
+  auto import = RunCli({"cost", "import", bill, "--provider", "nebius"}, as_reader);
   EXPECT_EQ(import.exit_code, 5) << import.err;
   EXPECT_NE(import.err.find("\"admin\" scope"), std::string::npos) << import.err;
 }
@@ -181,6 +191,17 @@ TEST(CostCliDirectTest, ImportIntoADatabaseNoServerUses) {
   EXPECT_EQ(report["rows"], 3);
   EXPECT_EQ(report["file"], bill);
   EXPECT_FALSE(report["already_imported"].get<bool>());
+
+  // A mistyped --data-dir is refused, not created; reading a database that
+  // is not there is "not found" (exit 4).
+  auto typo = RunCli({"cost", "import", bill, "--provider", "nimbus", "--data-dir", dir.path() + "/dta"});
+  EXPECT_EQ(typo.exit_code, 4) << typo.err;
+  EXPECT_NE(typo.err.find("is not a directory"), std::string::npos) << typo.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.path() + "/dta"));
+  auto missing = RunCli({"audit", "verify", "--data-dir", dir.path() + "/dta"});
+  EXPECT_EQ(missing.exit_code, 4) << missing.err;
+  EXPECT_NE(missing.err.find("no database at"), std::string::npos) << missing.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.path() + "/dta"));
 
   auto server = ServerProcess::Start(dir.path() + "/data", {"--db", db});
   ASSERT_NE(server, nullptr);

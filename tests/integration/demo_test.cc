@@ -29,7 +29,7 @@ TEST(DemoTest, TheWholeLoopRunsAndEndsWithAVerifiedSummary) {
       "placed on gcp-us-a100 (gcp, us): the cheapest eligible capacity at 0.71 USD per GPU-hour",
       // a team queued behind its quota, then borrowing
       "has 0 of its 48 lendable H100 GPUs unused",
-      "borrowing 8 GPUs of quota",
+      "8 of them on quota borrowed from the cohort",
       // a preemption and requeue
       "preempted by higher-priority job",
       "job.requeue",

@@ -461,6 +461,38 @@ TEST(IdentityTest, TheAcceptanceCommandPassesAndWritesItsEvidence) {
   auto creds = server->Client().Send("GET", "/v1/people/" + report["user"].get<std::string>() + "/credentials", "",
                                      Auth(server->admin_token()));
   EXPECT_EQ(json::parse(creds->body)["directory"]["state"], "not in the directory");
+
+  // A team whose policy forbids some of the estate's GPU types passes too:
+  // the job asks for any type, and the policy leaves out the forbidden ones.
+  auto research = RunCli({"--json", "acceptance", "identity", "--team", "research", "--out", dir.path()},
+                         {{"CAUSEWAY_SERVER", server->url()}, {"CAUSEWAY_TOKEN", server->admin_token()}});
+  EXPECT_EQ(research.exit_code, 0) << research.out << research.err;
+  json r = json::parse(research.out, nullptr, false);
+  ASSERT_TRUE(r.is_object()) << research.out;
+  for (const json& step : r["steps"]) {
+    // What it could not check is said, not passed off as a pass.
+    if (step["step"].get<std::string>().find("provider accounts") != std::string::npos) {
+      EXPECT_EQ(step["result"], "not_applicable") << step;
+    }
+  }
+
+  // An early failure still removes what the test made.
+  auto broken = RunCli({"--json", "acceptance", "identity", "--team", "no-such-team", "--out", dir.path()},
+                       {{"CAUSEWAY_SERVER", server->url()}, {"CAUSEWAY_TOKEN", server->admin_token()}});
+  EXPECT_EQ(broken.exit_code, 1) << broken.out << broken.err;
+  json b = json::parse(broken.out, nullptr, false);
+  ASSERT_TRUE(b.is_object()) << broken.out;
+  auto gone = server->Client().Send("GET", "/v1/people/" + b["user"].get<std::string>() + "/credentials", "",
+                                    Auth(server->admin_token()));
+  json g = json::parse(gone->body);
+  EXPECT_EQ(g["directory"]["state"], "not in the directory") << g;
+  for (const json& t : g["api_tokens"]) EXPECT_NE(t["state"], "active") << t;
+  auto tokens = server->Client().Send("GET", "/v1/tokens", "", Auth(server->admin_token()));
+  json listed = json::parse(tokens->body);
+  for (const json& t : listed["tokens"]) {
+    if (t.value("name", "").rfind("acceptance-", 0) != 0) continue;
+    EXPECT_FALSE(t["revoked_at"].is_null()) << t;
+  }
 }
 
 

@@ -117,6 +117,15 @@ TEST_F(ScimTest, EveryScimRouteNeedsAProvisioningTokenAndAnswersInScim) {
   // The provisioning token reaches nothing else.
   EXPECT_EQ(Call("GET", "/v1/jobs").status, 403);
   EXPECT_EQ(Call("GET", "/v1/audit").status, 403);
+  // A path no route matches, or a method a route lacks: authenticated
+  // first, then a SCIM error (RFC 7644 §3.12), never Causeway's own body.
+  ExpectScimError(Call("GET", "/scim/v2/Nonesuch", "", "none"), 401, "");
+  ExpectScimError(Call("GET", "/scim/v2/Nonesuch", "", jobs_token.body["secret"]), 403, "");
+  ExpectScimError(Call("GET", "/scim/v2/Nonesuch"), 404, "");
+  ExpectScimError(Call("GET", "/scim/v2/Users/usr_x/extra"), 404, "");
+  auto wrong_method = Call("DELETE", "/scim/v2/ServiceProviderConfig");
+  ExpectScimError(wrong_method, 405, "");
+  EXPECT_EQ(wrong_method.headers["allow"], "GET");
 }
 
 TEST_F(ScimTest, DiscoveryEndpointsDescribeTheService) {

@@ -334,7 +334,7 @@ TEST(SecurityTest, TelemetryIsKeptOnlyForRunningAttemptsWithinItsBoundsAndMemory
   EXPECT_EQ(r.second["rejected"]["unknown_attempt"], 1);
   EXPECT_EQ(r.second["rejected"]["outside_window"], 1);
   EXPECT_EQ(r.second["rejected"]["gpu_out_of_range"], 1);
-  EXPECT_EQ(Call(*server, telemetry, "POST", "/v1/jobs/job_none/telemetry", line("x", 0, now_ms), "text/plain").first, 409);
+  EXPECT_EQ(Call(*server, telemetry, "POST", "/v1/jobs/job_none/telemetry", line("x", 0, now_ms), "text/plain").first, 404);
   // More jobs in one push than a node could hold: refused whole.
   std::string many;
   for (int i = 0; i < 300; ++i) many += line("job_" + std::to_string(i), 0, now_ms);

@@ -1,26 +1,65 @@
 #include "audit/importers/importer.h"
 
+#include "causeway/crypto.h"
+
 namespace causeway::audit::detail {
+
+namespace {
+
+// How a CloudTrail call ended. errorCode is the usual sign of a failure;
+// a console sign-in instead says "Failure" in responseElements.ConsoleLogin
+// and gives only errorMessage ("Failed authentication").
+int Outcome(dom::element r, std::string_view error) {
+  if (!error.empty() || !Field(r, "errorMessage").empty()) return ocsf::kStatusFailure;
+  dom::element response;
+  if (!r["responseElements"].get(response) && response.type() == dom::element_type::OBJECT) {
+    for (const char* key : {"ConsoleLogin", "SwitchRole", "CredentialChallenge", "CredentialVerification"}) {
+      std::string_view v = Field(response, key);
+      if (v == "Failure") return ocsf::kStatusFailure;
+      if (v == "Success") return ocsf::kStatusSuccess;
+    }
+  }
+  return ocsf::kStatusSuccess;  // CloudTrail records a call that raised no error
+}
+
+bool IsSignIn(std::string_view event_type, std::string_view name) {
+  return event_type == "AwsConsoleSignIn" || name == "ConsoleLogin";
+}
+
+}  // namespace
 
 // One CloudTrail record.
 Status CloudTrail(dom::element r, std::string_view raw, const ImportOptions& o, Sink& sink) {
   std::string& out = sink.out;
-  std::string_view event_id = Field(r, "eventID");
+  if (!Field(r, "digestStartTime").empty() || !Field(r, "digestS3Bucket").empty()) {
+    return InvalidArgument("this is a CloudTrail digest file (integrity hashes of log files), not a log of events: "
+                           "import the log files it covers");
+  }
   std::string_view name = Field(r, "eventName");
   std::string_view when = Field(r, "eventTime");
-  if (event_id.empty() || name.empty()) return InvalidArgument("a CloudTrail record needs eventID and eventName");
+  if (name.empty()) return InvalidArgument("a CloudTrail record needs eventName");
   int64_t time_ms = MillisOf(when);
   if (time_ms <= 0) return InvalidArgument("eventTime is missing or not an RFC 3339 time");
+  // Older event versions have no eventID: the record's own digest keys it.
+  std::string_view event_id = Field(r, "eventID");
+  std::string fallback_id;
+  if (event_id.empty()) {
+    fallback_id = "sha256:" + Sha256Hex(raw);
+    event_id = fallback_id;
+  }
   bool read_only = false;
   if (r["readOnly"].get(read_only)) read_only = false;
   std::string_view error = Field(r, "errorCode");
-  int status_id = error.empty() ? ocsf::kStatusSuccess : ocsf::kStatusFailure;
+  int status_id = Outcome(r, error);
+  bool sign_in = IsSignIn(Field(r, "eventType"), name);
+  int class_uid = sign_in ? ocsf::kAuthentication : ocsf::kApiActivity;
+  int activity = sign_in ? 1 : read_only ? 2 : ActivityOfWord(name);
 
   Writer w(out);
   w.Open();
-  Common(w, ocsf::kApiActivity, read_only ? 2 : ActivityOfWord(name), time_ms, status_id,
-         ocsf::kSeverityInformational);
-  if (!error.empty()) w.Str("status_code", error).StrIf("status_detail", Field(r, "errorMessage"));
+  Common(w, class_uid, activity, time_ms, status_id,
+         status_id == ocsf::kStatusFailure && sign_in ? ocsf::kSeverityLow : ocsf::kSeverityInformational);
+  w.StrIf("status_code", error).StrIf("status_detail", Field(r, "errorMessage"));
   Metadata(w, "CloudTrail", "AWS", event_id, when);
   w.Open("cloud").Str("provider", o.provider).StrIf("region", Field(r, "awsRegion"));
   std::string_view account = Field(r, "recipientAccountId");
@@ -28,26 +67,48 @@ Status CloudTrail(dom::element r, std::string_view raw, const ImportOptions& o, 
   w.Close();
   bool found = false;
   dom::element who = Child(r, "userIdentity", found);
-  w.Open("actor").Open("user");
+  std::string_view user_name, arn;
   if (found) {
-    std::string_view user_name = Field(who, "userName");
+    user_name = Field(who, "userName");
     if (user_name.empty()) {
       dom::element issuer;
       if (!who["sessionContext"]["sessionIssuer"].get(issuer)) user_name = Field(issuer, "userName");
     }
-    std::string_view arn = Field(who, "arn");
+    arn = Field(who, "arn");
+  }
+  auto write_user = [&](std::string_view key) {
+    w.Open(key);
     w.StrIf("name", user_name.empty() ? arn : user_name)
         .StrIf("uid", arn.empty() ? Field(who, "principalId") : arn)
         .StrIf("type", Field(who, "type"));
     std::string_view owner = Field(who, "accountId");
     if (!owner.empty()) w.Open("account").Str("uid", owner).Close();
+    w.Close();
+  };
+  w.Open("actor");
+  if (found) {
+    write_user("user");
+  } else {
+    UnknownUser(w);
   }
-  w.Close().Close();
-  std::string_view source = Field(r, "sourceIPAddress");
-  SourceEndpoint(w, source);
+  // The AWS service that made the call on the principal's behalf.
+  if (found) w.StrIf("invoked_by", Field(who, "invokedBy"));
+  w.Close();
+  if (sign_in) {
+    if (found) {
+      write_user("user");
+    } else {
+      UnknownUser(w);
+    }
+    w.Open("service").Str("name", Field(r, "eventSource")).Close();
+    bool has_extra = false;
+    dom::element extra = Child(r, "additionalEventData", has_extra);
+    if (has_extra && !Field(extra, "MFAUsed").empty()) w.Bool("is_mfa", Field(extra, "MFAUsed") == "Yes");
+  }
+  SourceEndpoint(w, Field(r, "sourceIPAddress"));
   w.Open("http_request").StrIf("user_agent", Field(r, "userAgent")).Close();
   w.Open("api").Str("operation", name).Open("service").Str("name", Field(r, "eventSource")).Close();
-  w.Open("request").Str("uid", Field(r, "requestID")).Close().Close();
+  w.Open("request").StrIf("uid", Field(r, "requestID")).Close().Close();
   dom::array resources;
   if (!r["resources"].get(resources) && resources.size() > 0) {
     w.OpenArray("resources");

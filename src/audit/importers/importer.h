@@ -5,6 +5,7 @@
 // every event of a million-event import.
 #pragma once
 
+#include <algorithm>
 #include <cctype>
 #include <cstdint>
 #include <functional>
@@ -213,13 +214,16 @@ inline bool LooksLikeIp(std::string_view s) {
 }
 
 // src_endpoint: an IP address as ip, anything else (a service's name,
-// "private", "gce-internal-ip") as domain, "unknown" when there is none.
+// "private", "gce-internal-ip") as domain. A record that names no source
+// says so with OCSF's own "Unknown" endpoint type, never an invented name.
 inline void SourceEndpoint(Writer& w, std::string_view address) {
   w.Open("src_endpoint");
-  if (LooksLikeIp(address)) {
+  if (address.empty()) {
+    w.Int("type_id", 0).Str("type", "Unknown");
+  } else if (LooksLikeIp(address)) {
     w.Str("ip", address);
   } else {
-    w.Str("domain", address.empty() ? "unknown" : address);
+    w.Str("domain", address);
   }
   w.Close();
 }
@@ -243,11 +247,23 @@ inline void Common(Writer& w, int class_uid, int activity, int64_t time_ms, int 
 }
 
 inline void Metadata(Writer& w, std::string_view product, std::string_view vendor, std::string_view uid,
-              std::string_view original_time) {
+                     std::string_view original_time, std::string_view log_name = {}) {
   w.Open("metadata");
   w.Open("product").Str("name", product).Str("vendor_name", vendor).Close();
-  w.Str("version", ocsf::kSchemaVersion).Str("uid", uid).StrIf("original_time", original_time);
+  w.Str("version", ocsf::kSchemaVersion).Str("uid", uid).StrIf("original_time", original_time).StrIf("log_name", log_name);
   w.Close();
+}
+
+// A user the record does not name: OCSF's Unknown type, nothing invented.
+inline void UnknownUser(Writer& w, std::string_view key = "user") { w.Open(key).Int("type_id", 0).Str("type", "Unknown").Close(); }
+
+// Whether a location names a zone ("us-central1-a", "europe-west4-b")
+// rather than a region: a zone is not written as cloud.region.
+inline bool LooksLikeZone(std::string_view location) {
+  size_t dash = location.rfind('-');
+  return dash != std::string_view::npos && dash + 2 == location.size() &&
+         std::islower(static_cast<unsigned char>(location.back())) && dash > 0 &&
+         std::isdigit(static_cast<unsigned char>(location[dash - 1]));
 }
 
 // Where a record's events go: each is written into `out`, then handed on
@@ -269,7 +285,9 @@ inline std::string_view LastWord(std::string_view op) {
 }
 
 // API Activity's activity for an operation's last word ("DeleteAccessKey",
-// "insert", "WRITE"): what it starts with, ignoring case.
+// "insert", "WRITE"): what it starts with, ignoring case; OCSF's Other (99)
+// when the word says nothing known (AssumeRole, SignJwt, ConsoleLogin),
+// never a guess.
 inline int ActivityOfWord(std::string_view word) {
   auto starts = [&](std::initializer_list<std::string_view> prefixes) {
     for (std::string_view p : prefixes) {
@@ -281,18 +299,23 @@ inline int ActivityOfWord(std::string_view word) {
     return false;
   };
   if (starts({"get", "list", "read", "search", "describe", "lookup", "head", "scan", "query", "testiampermissions",
-              "view"})) {
+              "view", "aggregatedlist", "batchget", "watch", "select", "download", "export", "fetch"})) {
     return 2;
   }
   if (starts({"create", "insert", "run", "put", "start", "add", "attach", "register", "import", "allocate", "request",
-              "generate", "issue"})) {
+              "generate", "issue", "copy", "upload", "clone", "launch"})) {
     return 1;
+  }
+  if (starts({"update", "patch", "modify", "set", "write", "change", "edit", "replace", "enable", "disable", "reset",
+              "rotate", "tag", "untag", "associate", "disassociate", "apply", "move", "rename", "resize", "stop",
+              "reboot", "restart", "suspend", "resume"})) {
+    return 3;
   }
   if (starts({"delete", "terminate", "remove", "detach", "deregister", "unregister", "revoke", "release", "destroy",
               "purge"})) {
     return 4;
   }
-  return 3;
+  return 99;
 }
 
 // OCSF severity_id for a syslog-style level name (GCP, Azure, Okta all use one).

@@ -10,13 +10,31 @@ Status Kubernetes(dom::parser& inner_parser, dom::element record, std::string_vi
   std::string_view kind = Field(record, "kind");
   simdjson::padded_string inner_text;
   if (kind != "Event") {
-    // AKS diagnostic logs: {"category": "kube-audit", "properties": {"log": "<event JSON>"}}.
+    bool found = false;
+    Child(record, "protoPayload", found);
+    if (found) {
+      return InvalidArgument("this is a GCP Cloud Audit Logs entry (GKE writes its Kubernetes audit log there): "
+                             "import it with --source gcp");
+    }
+    // AKS diagnostic logs: {"category": "kube-audit", "properties": {"log": <event>}}, the
+    // event as a JSON string or as an object.
     bool has_props = false;
     dom::element props = Child(record, "properties", has_props);
-    std::string_view log = has_props ? Field(props, "log") : Field(record, "log");
-    if (log.empty()) return InvalidArgument("not a Kubernetes audit event: expected kind \"Event\" (or an AKS record with properties.log)");
-    inner_text = simdjson::padded_string(log);
-    if (inner_parser.parse(inner_text).get(ev)) return InvalidArgument("the wrapped event in properties.log is not JSON");
+    dom::element log_el;
+    bool has_log = has_props ? !props["log"].get(log_el) : !record["log"].get(log_el);
+    if (!has_log) {
+      return InvalidArgument("not a Kubernetes audit event: expected kind \"Event\" (or an AKS record with properties.log)");
+    }
+    if (log_el.type() == dom::element_type::OBJECT) {
+      ev = log_el;
+    } else {
+      std::string_view log;
+      if (log_el.get(log) || log.empty()) {
+        return InvalidArgument("properties.log holds neither a Kubernetes audit event nor its JSON text");
+      }
+      inner_text = simdjson::padded_string(log);
+      if (inner_parser.parse(inner_text).get(ev)) return InvalidArgument("the wrapped event in properties.log is not JSON");
+    }
     if (Field(ev, "kind") != "Event") return InvalidArgument("the wrapped record is not a Kubernetes audit event");
   }
   std::string_view audit_id = Field(ev, "auditID");
@@ -42,9 +60,12 @@ Status Kubernetes(dom::parser& inner_parser, dom::element record, std::string_vi
   if (stage == "Panic") w.Str("status_detail", "Panic");
   Metadata(w, "Kubernetes", "Kubernetes", audit_id, ts);
   w.Open("cloud").Str("provider", o.provider).Close();
-  w.Open("actor").Open("user");
+  w.Open("actor");
   dom::element user = Child(ev, "user", found);
-  if (found) {
+  if (!found || (Field(user, "username").empty() && Field(user, "uid").empty())) {
+    UnknownUser(w);
+  } else {
+    w.Open("user");
     w.StrIf("name", Field(user, "username")).StrIf("uid", Field(user, "uid"));
     dom::array groups;
     if (!user["groups"].get(groups)) {
@@ -55,13 +76,14 @@ Status Kubernetes(dom::parser& inner_parser, dom::element record, std::string_vi
       }
       w.CloseArray();
     }
+    w.Close();
   }
-  w.Close().Close();
+  w.Close();
   w.Open("src_endpoint");
   dom::array ips;
   std::string_view ip;
   if (!ev["sourceIPs"].get(ips) && ips.size() > 0 && !ips.at(0).get(ip)) w.Str("ip", ip);
-  w.StrIf("svc_name", Field(ev, "userAgent").empty() ? "kube-apiserver" : "");
+  if (ip.empty()) w.Int("type_id", 0).Str("type", "Unknown");
   w.Close();
   w.Open("http_request").StrIf("user_agent", Field(ev, "userAgent")).Open("url").Str("path", Field(ev, "requestURI")).Close().Close();
   dom::element ref = Child(ev, "objectRef", found);

@@ -22,8 +22,11 @@ Status Okta(dom::element r, std::string_view raw, const ImportOptions& o, Sink& 
   int class_uid = ocsf::kApiActivity;
   int activity = 0;
   if (starts("user.session.") || starts("user.authentication.") || starts("policy.evaluate_sign_on")) {
+    // One sign-in is one Logon (user.session.start); the steps around it
+    // (policy evaluation, factors, SSO into an app) are Other, so logons
+    // are not counted twice.
     class_uid = ocsf::kAuthentication;
-    activity = type == "user.session.end" ? 2 : 1;  // Logoff : Logon
+    activity = type == "user.session.start" ? 1 : type == "user.session.end" ? 2 : 99;
   } else if (starts("user.lifecycle.") || starts("user.account.")) {
     class_uid = ocsf::kUserManagement;
     std::string_view verb = type.substr(type.rfind('.') + 1);
@@ -44,9 +47,14 @@ Status Okta(dom::element r, std::string_view raw, const ImportOptions& o, Sink& 
   w.Open("cloud").Str("provider", o.provider).Close();
   dom::element actor = Child(r, "actor", found);
   std::string_view actor_name = found ? Field(actor, "alternateId") : std::string_view();
-  w.Open("actor").Open("user");
-  if (found) w.StrIf("name", actor_name).StrIf("uid", Field(actor, "id")).StrIf("full_name", Field(actor, "displayName"));
-  w.Close().Close();
+  w.Open("actor");
+  if (found) {
+    w.Open("user").StrIf("name", actor_name).StrIf("uid", Field(actor, "id")).StrIf("full_name", Field(actor, "displayName"));
+    w.Close();
+  } else {
+    UnknownUser(w);
+  }
+  w.Close();
   dom::element client = Child(r, "client", found);
   std::string_view ip = found ? Field(client, "ipAddress") : std::string_view();
   SourceEndpoint(w, ip);
@@ -65,11 +73,20 @@ Status Okta(dom::element r, std::string_view raw, const ImportOptions& o, Sink& 
     }
   }
   if (class_uid == ocsf::kAuthentication) {
-    w.Open("user").Str("name", actor_name.empty() ? "unknown" : actor_name).Close();
+    if (actor_name.empty()) {
+      UnknownUser(w);
+    } else {
+      w.Open("user").Str("name", actor_name).Close();
+    }
     w.Open("service").Str("name", "okta").Close();
     w.Open("dst_endpoint").Str("svc_name", "okta").Close();
   } else if (class_uid == ocsf::kUserManagement) {
-    w.Open("user").Str("name", target_user.empty() ? (actor_name.empty() ? "unknown" : actor_name) : target_user).StrIf("uid", target_id).Close();
+    std::string_view who = target_user.empty() ? actor_name : target_user;
+    if (who.empty() && target_id.empty()) {
+      UnknownUser(w);
+    } else {
+      w.Open("user").StrIf("name", who).StrIf("uid", target_id).Close();
+    }
   }
   w.Open("api").Str("operation", type).Open("service").Str("name", "okta").Close();
   dom::element transaction = Child(r, "transaction", found);

@@ -140,6 +140,7 @@ Status LocalProvider::Start(const LaunchRequest& r, Running& run) {
   }
   ::close(log_fd);
   run.pid = pid;
+  if (r.time_limit) run.deadline = std::chrono::time_point_cast<Micros>(std::chrono::system_clock::now()) + *r.time_limit;
   // Beside the log, for a restart that finds only the placeholder id of a
   // held launch, or no id at all (the process id was reported by the next
   // Poll): its process id, then its GPUs.
@@ -175,7 +176,7 @@ void LocalProvider::Release(const std::string& job_id, int attempt, const std::m
   events_.push_back(std::move(ev));
 }
 
-Status LocalProvider::Restore(const LaunchRequest& r, Timestamp) {
+Status LocalProvider::Restore(const LaunchRequest& r, Timestamp started_at) {
   int pool = ResolvePool(r.cluster, r.pool);
   if (pool < 0) return NotFound("provider " + name_ + " has no pool " + r.cluster + "/" + r.pool);
   Running run;
@@ -212,6 +213,7 @@ Status LocalProvider::Restore(const LaunchRequest& r, Timestamp) {
     pid = written;
   }
   run.pid = static_cast<pid_t>(*pid);
+  if (r.time_limit) run.deadline = started_at + *r.time_limit;
   for (const std::string& index : Split(gpus, ',')) {
     if (index.empty()) continue;  // no GPUs
     auto gpu = ParseInt(index);
@@ -258,12 +260,20 @@ std::vector<ProviderEvent> LocalProvider::Poll(Timestamp now) {
       stat >> pid >> comm >> state;
       alive = state != "Z";
     }
-    if (alive) {
+    bool overdue = alive && r.deadline && std::chrono::system_clock::now() >= *r.deadline;
+    if (alive && !overdue) {
       ++it;
       continue;
     }
     ProviderEvent ev{it->first.first, it->first.second, now, AttemptOutcome::kSucceeded, code, "completed"};
-    if (!exited) {
+    if (overdue) {
+      ::kill(-r.pid, SIGKILL);
+      ::waitpid(r.pid, nullptr, WNOHANG);
+      ev.outcome = AttemptOutcome::kTimeout;
+      ev.exit_code = -1;
+      ev.reason = "ran past its time_limit and was stopped";
+      ev.log_tail = ReadOutputTail(r.log_file);
+    } else if (!exited) {
       ev.outcome = AttemptOutcome::kNodeFailure;
       ev.reason = "the process group of attempt " + std::to_string(it->first.second) + " vanished without an exit status";
     } else if (code != 0) {

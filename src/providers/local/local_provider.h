@@ -3,7 +3,8 @@
 // the pool's GPUs, and output in <output_dir>/<job id>-<attempt>.log. A small
 // shell wrapper records the exit status in a file beside the log, so an
 // attempt that outlives a restart of Causeway is still accounted for. Cancel
-// kills the whole group. A held launch takes its GPUs at Launch and starts
+// kills the whole group, and so does Poll once an attempt has run past its
+// time_limit (reported as a timeout). A held launch takes its GPUs at Launch and starts
 // at Release, whose process id the next Poll reports (kHandedOver). For
 // trying Causeway on a laptop, and a second real backend for tests. Not
 // thread-safe: its owner serializes calls.
@@ -62,6 +63,10 @@ class LocalProvider final : public ProviderAdapter {
     std::string log_file;
     std::optional<LaunchRequest> held;  // what Release starts
     Timestamp launched;                 // when Launch was asked (held launches)
+    // The job's time_limit, on the real clock from when the process
+    // started (a real process runs in real time whatever the scheduler's
+    // clock says); past it, Poll kills the group and reports kTimeout.
+    std::optional<Timestamp> deadline;
   };
   using Key = std::pair<std::string, int>;
 

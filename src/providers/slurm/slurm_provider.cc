@@ -204,7 +204,15 @@ Result<std::string> SlurmProvider::Launch(const LaunchRequest& r, Timestamp now)
   const SlurmSettings& s = c.settings;
   SubmitRequest sub;
   sub.name = JobName(r.job_id, r.attempt);
-  sub.script = "#!/bin/bash\nset -e\n" + (r.setup.empty() ? "" : r.setup + "\n") + (r.run.empty() ? "true" : r.run) + "\n";
+  // SkyPilot's per-node variables from the allocation: every node's
+  // address (one per line, as SkyPilot gives them) and this node's rank.
+  sub.script = "#!/bin/bash\nset -e\n"
+               "if [ -n \"${SLURM_JOB_NODELIST:-}\" ] && command -v scontrol >/dev/null 2>&1; then\n"
+               "  SKYPILOT_NODE_IPS=\"$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" 2>/dev/null || hostname)\"\n"
+               "  export SKYPILOT_NODE_IPS\n"
+               "fi\n"
+               "export SKYPILOT_NODE_RANK=\"${SLURM_NODEID:-0}\"\n" +
+               (r.setup.empty() ? "" : r.setup + "\n") + (r.run.empty() ? "true" : r.run) + "\n";
   sub.partition = s.partition;
   std::string gres_type = s.gres_type.empty() ? Lower(pools_[static_cast<size_t>(pool)].name) : s.gres_type;
   sub.gres = "gpu:" + gres_type + ":" + std::to_string(r.gpus_per_node);

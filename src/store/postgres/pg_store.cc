@@ -373,11 +373,10 @@ class PgStore final : public Store {
     return r.size() == 0 ? 0 : static_cast<int>(r.Int(0, 0));
   }
 
-  Result<std::optional<BillingImport>> FindBillingImport(const std::string& provider,
-                                                         const std::string& digest) const override {
+  Result<std::optional<BillingImport>> FindBillingImport(const std::string& digest) const override {
     static const std::string sql = std::string("SELECT ") + schema::kBillingImportColumns +
-                                   " FROM billing_imports WHERE provider = $1 AND digest = $2";
-    ASSIGN_OR_RETURN(Rows r, Query(sql.c_str(), Params().Add(provider).Add(digest)));
+                                   " FROM billing_imports WHERE digest = $1 ORDER BY imported_at, id LIMIT 1";
+    ASSIGN_OR_RETURN(Rows r, Query(sql.c_str(), Params().Add(digest)));
     return ReadFirst(r, rows::ReadBillingImport<Row>);
   }
 

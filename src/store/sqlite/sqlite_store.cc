@@ -354,13 +354,12 @@ class SqliteStore final : public Store {
     return static_cast<int>(attempt.value_or(0));
   }
 
-  Result<std::optional<BillingImport>> FindBillingImport(const std::string& provider,
-                                                         const std::string& digest) const override {
+  Result<std::optional<BillingImport>> FindBillingImport(const std::string& digest) const override {
     ASSIGN_OR_RETURN(auto r, Reader());
     static const std::string sql = std::string("SELECT ") + schema::kBillingImportColumns +
-                                   " FROM billing_imports WHERE provider = ?1 AND digest = ?2";
+                                   " FROM billing_imports WHERE digest = ?1 ORDER BY imported_at, id LIMIT 1";
     CW_STMT(s, *r.conn, sql.c_str());
-    s.Bind(1, provider).Bind(2, digest);
+    s.Bind(1, digest);
     return ReadFirst(s, rows::ReadBillingImport<Stmt>);
   }
 

@@ -200,7 +200,7 @@ TEST(ImportTest, CloudTrailRecordsArrayAndJsonLines) {
   EXPECT_EQ(stats.issues[0].file, gz);
   EXPECT_NE(stats.issues[0].reason.find("malformed JSON"), std::string::npos);
   EXPECT_EQ(stats.issues[1].line, 6);
-  EXPECT_NE(stats.issues[1].reason.find("needs eventID"), std::string::npos);
+  EXPECT_NE(stats.issues[1].reason.find("eventTime"), std::string::npos);
   EXPECT_EQ(again.at("aa11bb22-cc33-dd44-ee55-ff6677889900")["api"], events.at("aa11bb22-cc33-dd44-ee55-ff6677889900")["api"]);
   std::filesystem::remove_all(dir);
 }
@@ -224,7 +224,8 @@ TEST(ImportTest, GcpCloudAuditLogEntries) {
   EXPECT_EQ(denied["status_code"], "7");
   EXPECT_EQ(denied["severity_id"], ocsf::kSeverityMedium);
   EXPECT_EQ(denied["time"], 1'796'050'920'000);  // 10:02 at -05:00 is 15:02Z
-  EXPECT_EQ(denied["cloud"]["region"], "us-central1-a");
+  EXPECT_EQ(denied["cloud"]["zone"], "us-central1-a");  // a zone, not a region
+  EXPECT_FALSE(denied["cloud"].contains("region"));
   const json& gke = events.at("7c0f1a2b-gke-0001");
   EXPECT_EQ(gke["src_endpoint"]["domain"], "gce-internal-ip");
   EXPECT_EQ(gke["api"]["service"]["name"], "k8s.io");

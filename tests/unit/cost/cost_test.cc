@@ -213,6 +213,16 @@ TEST(FocusValuesTest, DecimalsAreExactPicos) {
   EXPECT_FALSE(ParsePicos("1e400"));
   EXPECT_EQ(*ParsePicos("123456789012345678901234567890e-20"), static_cast<Picos>(123456789012345678LL) * 10000)
       << "eighteen significant digits are kept";
+  // Whether the reading dropped digits is said, so an import can report it.
+  bool rounded = true;
+  EXPECT_EQ(*ParsePicos("0.123456789012", &rounded), static_cast<Picos>(123456789012));
+  EXPECT_FALSE(rounded);
+  EXPECT_EQ(*ParsePicos("0.1234567890125", &rounded), static_cast<Picos>(123456789012));
+  EXPECT_TRUE(rounded);
+  EXPECT_EQ(*ParsePicos("1.000000000000000", &rounded), static_cast<Picos>(1000000000000));
+  EXPECT_FALSE(rounded) << "trailing zeros drop nothing";
+  ParsePicos("123456789012345678901234567890e-20", &rounded);
+  EXPECT_TRUE(rounded) << "digits past the eighteenth";
   EXPECT_EQ(*PicosToNanos(1500), 2) << "half to even";
   EXPECT_EQ(*PicosToNanos(2500), 2);
   EXPECT_EQ(*PicosToNanos(-1500), -2);
@@ -508,13 +518,23 @@ TEST_P(BillImportTest, ImportIsIdempotentAndShowbackGroups) {
   ASSERT_TRUE(again.ok()) << again.status().ToString();
   EXPECT_TRUE(again->already_imported);
   EXPECT_EQ(again->import.id, first->import.id);
-  // For another provider it is another bill.
+  // Under another provider's name it is still the same bill: the charges
+  // are counted once, never twice in a team's showback.
   o.provider = "crusoe";
-  ASSERT_TRUE(ImportFocusBill(*store_, path, o, clock_).ok());
+  auto renamed = ImportFocusBill(*store_, path, o, clock_);
+  ASSERT_TRUE(renamed.ok()) << renamed.status().ToString();
+  EXPECT_TRUE(renamed->already_imported);
+  EXPECT_EQ(renamed->import.provider, "nimbus");
+  // A provider the estate lacks is refused.
+  o.known_providers = {"nimbus", "crusoe"};
+  o.provider = "nimbsu";
+  auto unknown = ImportFocusBill(*store_, path, o, clock_);
+  EXPECT_EQ(unknown.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(unknown.status().message().find("unknown provider \"nimbsu\""), std::string::npos);
 
   auto imports = store_->ListBillingImports();
   ASSERT_TRUE(imports.ok());
-  ASSERT_EQ(imports->size(), 2u);
+  ASSERT_EQ(imports->size(), 1u);
   EXPECT_EQ((*imports)[0].rows, 3000);
   EXPECT_EQ((*imports)[0].imported_by, "local:test");
   auto rollups = store_->ListBillingRollups(first->import.id);
@@ -532,7 +552,7 @@ TEST_P(BillImportTest, ImportIsIdempotentAndShowbackGroups) {
   auto day = store_->QueryBilling(BillingQuery{{BillingDim::kDay}, "2024-09-01", "2024-09-02", ""});
   ASSERT_TRUE(day.ok());
   ASSERT_EQ(day->size(), 1u);
-  EXPECT_EQ((*day)[0].rows, 2 * 24 * 5) << "both providers, 24 hours in each of 5 four-week rounds";
+  EXPECT_EQ((*day)[0].rows, 24 * 5) << "one bill: 24 hours in each of 5 four-week rounds";
 
   // The import is in the audit trail.
   bool seen = false;

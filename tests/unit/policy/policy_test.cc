@@ -1,5 +1,6 @@
 #include "policy/policy.h"
 #include "providers/registry.h"
+#include "service/submission_check.h"
 
 #include <gtest/gtest.h>
 
@@ -90,21 +91,68 @@ TEST_F(PolicyTest, MaximumSizeAndDuration) {
   EXPECT_EQ(changes.back(), "policy size set time_limit to 1d");
 }
 
-TEST_F(PolicyTest, RulesRunInOrderAndStopAtTheFirstRejection) {
-  // Both the owner and the image are wrong: the first rule in the file speaks.
-  ExpectRejected(Apply("resources: {accelerators: H100:1, image_id: x:latest}\n"), "cost-owner", "resources.labels.owner",
-                 "required");
+TEST_F(PolicyTest, EveryRuleSpeaksSoOneRoundTripSuffices) {
+  // Both the owner and the image are wrong: both rules say so, in file order.
+  Status st = Apply("resources: {accelerators: H100:1, image_id: x:latest}\n");
+  EXPECT_EQ(st.code(), Code::kPolicyViolation);
+  EXPECT_NE(st.message().find("2 policies reject the job; first: policy cost-owner"), std::string::npos) << st.message();
+  ASSERT_EQ(st.diagnostics().size(), 2u);
+  EXPECT_EQ(st.diagnostics()[0].field, "resources.labels.owner");
+  EXPECT_EQ(st.diagnostics()[1].field, "resources.image_id");
+  EXPECT_NE(st.diagnostics()[1].message.find("policy pinned"), std::string::npos) << st.diagnostics()[1].message;
+}
+
+// A portable file lists alternatives a team may not use beside one it may:
+// those are left out with a note, and the job stands.
+TEST_F(PolicyTest, ForbiddenOrOversizedAlternativesAreLeftOutNotFatal) {
+  JobSpec spec;
+  std::vector<std::string> changes;
+  ASSERT_TRUE(Apply("resources: {accelerators: {H100:1, L4:1}, labels: {owner: a, team: research}}\n", &spec, &changes).ok());
+  ASSERT_EQ(spec.accelerators.alternatives.size(), 1u);
+  EXPECT_EQ(spec.accelerators.alternatives[0].type, "L4");
+  ASSERT_FALSE(changes.empty());
+  EXPECT_NE(changes.front().find("left out alternative H100:1"), std::string::npos) << changes.front();
+
+  changes.clear();
+  ASSERT_TRUE(Apply("resources: {accelerators: [H100:8, H100:4], labels: {owner: a}}\nnum_nodes: 5\n", &spec, &changes).ok());
+  ASSERT_EQ(spec.accelerators.alternatives.size(), 1u);
+  EXPECT_EQ(spec.accelerators.alternatives[0].count, 4);
+  EXPECT_NE(changes.front().find("left out alternative H100:8: 40 GPUs"), std::string::npos) << changes.front();
+}
+
+// A submission hears every policy and estate problem in one answer.
+TEST_F(PolicyTest, PolicyAndEstateProblemsAreReportedTogether) {
+  JobSpec spec = ParseJobSpec("resources: {accelerators: H100:1, image_id: x:latest}\nresidency: mars\n", "job.yaml")->spec;
+  std::vector<Diagnostic> warnings;
+  placement::Router router(estate_);
+  Status st = CheckSubmission(spec, chain_.get(), estate_, router, "job.yaml", warnings);
+  EXPECT_EQ(st.code(), Code::kPolicyViolation);
+  EXPECT_NE(st.message().find("3 problems; first: policy cost-owner"), std::string::npos) << st.message();
+  ASSERT_EQ(st.diagnostics().size(), 3u) << st.ToString();
+  EXPECT_EQ(st.diagnostics()[2].field, "residency");
+  for (const auto& d : st.diagnostics()) EXPECT_EQ(d.file, "job.yaml");
+}
+
+TEST_F(PolicyTest, AnAlternativesOwnImageMustBePinnedToo) {
+  ExpectRejected(Apply("resources: {accelerators: H100:1, labels: {owner: a}, any_of: [{image_id: \"x:latest\"}]}\n"),
+                 "pinned", "resources.image_id", "image \"x:latest\" is not pinned");
 }
 
 TEST_F(PolicyTest, ClusterSettingsAreInjectedAndTheJobWins) {
   JobSpec spec = ParseJobSpec("envs: {SHARED: from-job}\ncheckpoint: {path: /ckpt}\n", "j")->spec;
-  auto env = LaunchEnv(spec, estate_.clusters[0], "job_1", 2);
+  auto env = LaunchEnv(spec, estate_.clusters[0], "job_1", 2, 4);
   EXPECT_EQ(env["NCCL_IB_HCA"], "mlx5");
   EXPECT_EQ(env["SHARED"], "from-job");
   EXPECT_EQ(env["CAUSEWAY_JOB_ID"], "job_1");
   EXPECT_EQ(env["CAUSEWAY_ATTEMPT"], "2");
   EXPECT_EQ(env["CAUSEWAY_CLUSTER"], "c");
   EXPECT_EQ(env["CAUSEWAY_CHECKPOINT_DIR"], "/ckpt");
+  // SkyPilot's run-time variables, as task files use them ($SKYPILOT_NUM_NODES).
+  EXPECT_EQ(env["SKYPILOT_NUM_NODES"], "1");
+  EXPECT_EQ(env["SKYPILOT_NUM_GPUS_PER_NODE"], "4");
+  EXPECT_EQ(env["SKYPILOT_NODE_RANK"], "0");
+  EXPECT_EQ(env["SKYPILOT_NODE_IPS"], "127.0.0.1");
+  EXPECT_EQ(env["SKYPILOT_TASK_ID"], "causeway-job_1-2");
 }
 
 TEST(PolicyConfigTest, UnknownRulesAndMissingParametersAreEstateErrors) {

@@ -78,6 +78,15 @@ TEST_F(AuditServiceTest, APersonIsFoundByEveryIdentityLinkedToThem) {
   auto unlinked = audit_->Search(by_email);
   ASSERT_TRUE(unlinked.ok());
   EXPECT_EQ(unlinked->hits.size(), direct);
+
+  // An identity at a provider no person is linked to is answered with its
+  // own trail, marked unlinked; a name nothing knows is not found.
+  auto sa = audit_->Person("system:serviceaccount:ml:causeway", 0, 100);
+  ASSERT_TRUE(sa.ok()) << sa.status().ToString();
+  EXPECT_TRUE(sa->unlinked);
+  EXPECT_FALSE(sa->entry.has_value());
+  EXPECT_GT(sa->events.hits.size(), 0u);
+  EXPECT_EQ(audit_->Person("arn:aws:iam::1:user/nobody", 0, 100).status().code(), Code::kNotFound);
 }
 
 }  // namespace

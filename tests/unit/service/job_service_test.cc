@@ -123,6 +123,23 @@ TEST_F(JobServiceTest, WhoMaySeeAndCancelAJob) {
   EXPECT_TRUE(MayCancel(person("alice@example.com", "jobs:write", "nlp"), job).ok());
   EXPECT_EQ(MayCancel(person("bob@example.com", "jobs:write", "nlp"), job).code(), Code::kPermissionDenied);
   EXPECT_TRUE(MayCancel(person("bob@example.com", "jobs:manage", "nlp"), job).ok());
+  // The refusal names the person, not their token.
+  Status denied = MayCancel(person("bob@example.com", "jobs:write", "nlp"), job);
+  EXPECT_EQ(denied.message().rfind("bob@example.com may cancel only their own jobs", 0), 0u) << denied.message();
+  EXPECT_EQ(MayCancel(person("bob@example.com", "jobs:write", "vision"), job).code(), Code::kNotFound);
+
+  // A token with jobs:write alone cancels what it submitted, though it
+  // cannot read it; another token's job stays hidden from it.
+  identity::Principal submitter;
+  submitter.token_id = "tok_ci";
+  submitter.name = "ci";
+  submitter.scopes = {"jobs:write"};
+  job.submitted_by = "tok_ci";
+  EXPECT_TRUE(MayCancel(submitter, job).ok());
+  job.submitted_by = "tok_other";
+  EXPECT_EQ(MayCancel(submitter, job).code(), Code::kPermissionDenied);
+  submitter.scopes = {};
+  EXPECT_EQ(MayCancel(submitter, job).code(), Code::kNotFound);
 }
 
 }  // namespace

@@ -134,6 +134,25 @@ TEST_F(PeopleServiceTest, ALeaverLosesTokensQueuedWorkAndAccountsEachStepWithIts
   ASSERT_TRUE(detail.ok());
   EXPECT_EQ(detail->job.state, JobState::kCancelled);
   EXPECT_EQ(EventAt(report->seq).action, "identity.deprovision");
+
+  // A workload token minted for one of her jobs outlives the job: until it
+  // expires, whoever accepts it (an AWS role) lets it in, so she still
+  // retains access though the job is over.
+  AuditEvent minted;
+  minted.time = clock_.Now();
+  minted.actor = "tok_admin";
+  minted.action = "workload.token.issue";
+  minted.resource = "job/" + job->job.id;
+  minted.details = {{"attempt", 1},
+                    {"jti", "jti-1"},
+                    {"audiences", std::vector<std::string>{"sts.amazonaws.com"}},
+                    {"expires_at", FormatRfc3339(clock_.Now() + std::chrono::hours(1))}};
+  ASSERT_TRUE(queue_->Run([minted](WriteTx& tx) mutable { return tx.AppendAudit(minted); }).ok());
+  auto credentials = people_->Credentials("alice@example.com");
+  ASSERT_TRUE(credentials.ok()) << credentials.status().ToString();
+  ASSERT_EQ(credentials->workload_tokens.size(), 1u);
+  EXPECT_EQ(credentials->workload_tokens[0].audiences, std::vector<std::string>{"sts.amazonaws.com"});
+  EXPECT_TRUE(credentials->retains_access) << ToJson(*credentials).dump();
 }
 
 }  // namespace

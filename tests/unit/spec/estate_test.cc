@@ -318,6 +318,8 @@ TEST(EstateTest, ChecksJobsAgainstTheEstate) {
   EXPECT_TRUE(check("resources: {accelerators: H200:8, infra: nebius/eu-north1}\nresidency: eu\nlabels: {team: nlp}\n").ok());
   EXPECT_NE(check("resources: {accelerators: H300:8}\n").message().find("did you mean \"H200\""), std::string::npos);
   EXPECT_NE(check("resources: {accelerators: L4:8}\n").message().find("on one node"), std::string::npos);
+  // A V100 is not told "did you mean H100": hints stay within the family.
+  EXPECT_EQ(check("resources: {accelerators: V100:8}\n").message().find("did you mean"), std::string::npos);
   EXPECT_NE(all("resources: {infra: nebuis}\n").find("did you mean \"nebius\""), std::string::npos);
   EXPECT_NE(all("resources: {infra: nebius/us-east1}\n").find("has no region"), std::string::npos);
   EXPECT_NE(all("residency: apac\n").find("residency zone"), std::string::npos);
@@ -325,6 +327,37 @@ TEST(EstateTest, ChecksJobsAgainstTheEstate) {
   EXPECT_NE(all("datasets: [c5@1]\n").find("unknown dataset"), std::string::npos);
   EXPECT_NE(check("resources: {accelerators: L4:1}\n").message().find("names no team"), std::string::npos);
   EXPECT_NE(check("run: x\nlabels: {team: nlp}\n").message().find("add resources.accelerators"), std::string::npos);
+}
+
+// A portable file names one alternative per cloud: the estate lacking some
+// of them is a warning per alternative; lacking all of them is the error.
+TEST(EstateTest, RefusesOnlyWhenNoAlternativeCanRun) {
+  auto estate = providers::ParseEstate(DefaultEstateYaml(), "embedded");
+  ASSERT_TRUE(estate.ok());
+  auto check = [&](const char* yaml, std::vector<Diagnostic>& warnings) {
+    auto spec = ParseJobSpec(yaml, "job.yaml");
+    EXPECT_TRUE(spec.ok()) << spec.status().ToString();
+    return CheckJobAgainstEstate(spec->spec, *estate, "job.yaml", &warnings);
+  };
+  std::vector<Diagnostic> w;
+  Status st = check("resources: {accelerators: {H200:8, MI300X:8}}\nlabels: {team: nlp}\n", w);
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_TRUE(w[0].warning);
+  EXPECT_NE(w[0].message.find("alternative MI300X:8: no cluster in the estate offers MI300X"), std::string::npos)
+      << w[0].message;
+
+  w.clear();
+  st = check("resources:\n  accelerators: H200:8\n  any_of: [{infra: nebius}, {infra: azure/eastus}]\nlabels: {team: nlp}\n", w);
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_NE(w[0].message.find("unknown provider \"azure\""), std::string::npos) << w[0].message;
+
+  w.clear();
+  st = check("resources: {accelerators: {MI300X:8, TPU-V5P:8}}\nlabels: {team: nlp}\n", w);
+  EXPECT_FALSE(st.ok());
+  EXPECT_EQ(st.diagnostics().size(), 2u);
+  EXPECT_TRUE(w.empty());
 }
 
 }  // namespace

@@ -50,6 +50,15 @@ const Case kCases[] = {
     {"multiline_run", "run: |\n  echo one\n  echo two\n"},
     {"document_markers", "---\nrun: x\n...\n"},
     {"empty_second_document", "run: x\n---\n"},
+    // Alternatives as SkyPilot documents them.
+    {"accel_one_type_several_counts", "resources:\n  accelerators: {A100:4, A100:8, A100-80GB:2}\n"},
+    {"any_of_infra", "resources:\n  accelerators: H100:8\n  any_of:\n    - infra: aws\n    - infra: gcp/us-central1\n"},
+    {"any_of_own_accelerators",
+     "resources:\n  any_of:\n    - {infra: aws, accelerators: A100:8}\n    - {cloud: gcp, accelerators: {L4:1, L4:4}}\n"},
+    {"ordered_with_spot", "resources:\n  accelerators: H100:8\n  ordered:\n    - {use_spot: true}\n    - {use_spot: false}\n"},
+    {"infra_wildcard_region", "resources:\n  infra: \"*/us-east-1\"\n"},
+    {"service_checked_and_kept", "service:\n  readiness_probe: {path: /health, initial_delay_seconds: 30}\n"
+                                 "  replica_policy: {min_replicas: 1, max_replicas: 4}\nrun: x\n"},
 
     // ---- invalid ----
     {"empty_document", "", "empty", 1, 1},
@@ -71,7 +80,25 @@ const Case kCases[] = {
     {"accel_bad_type", "resources:\n  accelerators: \"H 100:8\"\n", "invalid GPU type", 2, 17},
     {"accel_map_bad_value", "resources:\n  accelerators: {H100: many}\n", "expected TYPE:COUNT", 2, 24},
     {"accel_map_count_twice", "resources:\n  accelerators: {\"H100:8\": 8}\n", "not both", 2, 18},
-    {"accel_duplicate_alternative", "resources:\n  accelerators: [H100:8, h100:4]\n", "listed twice", 2, 26},
+    {"accel_duplicate_alternative", "resources:\n  accelerators: [H100:8, h100:8]\n", "listed twice", 2, 26},
+    {"service_misspelt", "service:\n  replica: 2\nrun: x\n", "did you mean \"replicas\"", 2, 3, "service.replica"},
+    {"service_bad_replicas", "service:\n  replicas: two\n", "expected an integer", 2, 13, "service.replicas"},
+    {"service_policy_misspelt", "service:\n  replica_policy: {min_replica: 1}\n", "did you mean \"min_replicas\"", 2, 20},
+    {"yaml_unclosed_list_in_words", "name: [a, b\n", "a '[' list is not closed with ']'"},
+    {"yaml_tab_in_words", "resources:\n\taccelerators: H100\n", "YAML syntax error"},
+    {"any_of_and_ordered", "resources:\n  any_of: [{infra: aws}]\n  ordered: [{infra: gcp}]\n", "not both", 3, 12,
+     "resources.ordered"},
+    {"any_of_not_list", "resources:\n  any_of: {infra: aws}\n", "a list of resource alternatives", 2, 11},
+    {"any_of_empty", "resources:\n  any_of: []\n", "a list of resource alternatives", 2, 11},
+    {"any_of_misspelled", "resources:\n  any_of:\n    - {infar: aws}\n", "did you mean \"infra\"", 3, 8,
+     "resources.any_of[0].infar"},
+    {"any_of_bad_infra", "resources:\n  accelerators: L4\n  ordered:\n    - {infra: \"a//b\"}\n",
+     "provider/region", 4, 15, "resources.ordered[0].infra"},
+    {"any_of_same_twice", "resources:\n  accelerators: L4\n  any_of:\n    - {infra: aws}\n    - {cloud: AWS}\n",
+     "alternative L4:1 on aws is listed twice"},
+    {"any_of_mixed_cpu", "resources:\n  any_of:\n    - {accelerators: L4}\n    - {infra: aws}\n",
+     "some alternatives ask for accelerators and some for none"},
+
     {"accel_empty_list", "resources:\n  accelerators: []\n", "a list of alternatives", 2, 17},
     {"accel_nested_list", "resources:\n  accelerators: [[H100]]\n", "each alternative", 2, 18},
     {"infra_and_cloud", "resources:\n  infra: gcp\n  cloud: gcp\n", "not both", 2, 10},
@@ -149,8 +176,10 @@ TEST(SpecTest, NormalizesFields) {
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   const JobSpec& s = r->spec;
   ASSERT_EQ(s.accelerators.alternatives.size(), 2u);
-  EXPECT_EQ(s.accelerators.alternatives[0], (GpuRequest{"H100", 8}));
-  EXPECT_EQ(s.accelerators.alternatives[1], (GpuRequest{"A100-80GB", 8}));
+  EXPECT_EQ(s.accelerators.alternatives[0].ToString(), "H100:8");
+  EXPECT_EQ(s.accelerators.alternatives[1].ToString(), "A100-80GB:8");
+  EXPECT_EQ(s.accelerators.alternatives[1].cloud, "nebius");  // the job's infra, merged into each
+  EXPECT_EQ(s.accelerators.alternatives[1].region, "eu-north1");
   EXPECT_TRUE(s.accelerators.ordered);
   EXPECT_EQ(s.cloud, "nebius");
   EXPECT_EQ(s.region, "eu-north1");
@@ -167,7 +196,71 @@ TEST(SpecTest, MapFormIsUnorderedAndCountsDefaultToOne) {
   auto r = ParseJobSpec("resources:\n  accelerators: {H100:8, L4}\n", "f");
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_FALSE(r->spec.accelerators.ordered);
-  EXPECT_EQ(r->spec.accelerators.alternatives[1], (GpuRequest{"L4", 1}));
+  EXPECT_EQ(r->spec.accelerators.alternatives[1].ToString(), "L4:1");
+}
+
+// SkyPilot's any_of / ordered: each entry overrides the job's own resources
+// for one alternative; an entry's accelerator set gives one alternative per
+// member; ordered keeps the order as a preference.
+TEST(SpecTest, AnyOfAndOrderedBecomeAlternativesWithTheirOwnPlacement) {
+  auto r = ParseJobSpec(
+      "resources:\n  accelerators: H100:8\n  use_spot: true\n  image_id: img@sha256:1\n  any_of:\n"
+      "    - infra: aws/us-east-1\n    - {cloud: gcp, use_spot: false, accelerators: {A100:8, A100-80GB:4}}\n"
+      "    - {image_id: other}\n",
+      "f");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const auto& alts = r->spec.accelerators.alternatives;
+  ASSERT_EQ(alts.size(), 4u);
+  EXPECT_FALSE(r->spec.accelerators.ordered);
+  EXPECT_EQ(alts[0].Describe(), "H100:8 on aws/us-east-1 spot image img@sha256:1");
+  EXPECT_EQ(alts[1].Describe(), "A100:8 on gcp image img@sha256:1");
+  EXPECT_EQ(alts[2].Describe(), "A100-80GB:4 on gcp image img@sha256:1");
+  EXPECT_EQ(alts[3].Describe(), "H100:8 spot image other");
+
+  auto o = ParseJobSpec("resources:\n  accelerators: {L4: 1}\n  ordered:\n    - {infra: lambda}\n    - {infra: aws}\n", "f");
+  ASSERT_TRUE(o.ok()) << o.status().ToString();
+  EXPECT_TRUE(o->spec.accelerators.ordered);
+  ASSERT_EQ(o->spec.accelerators.alternatives.size(), 2u);
+  EXPECT_EQ(o->spec.accelerators.alternatives[0].cloud, "lambda");
+  EXPECT_EQ(o->spec.accelerators.alternatives[1].cloud, "aws");
+}
+
+TEST(SpecTest, OneGpuTypeAtSeveralCountsIsASetOfAlternatives) {
+  auto r = ParseJobSpec("resources:\n  accelerators: {A100:4, A100:8, A100-80GB:2}\n", "f");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->spec.accelerators.alternatives.size(), 3u);
+  EXPECT_EQ(r->spec.accelerators.ToString(), "A100:4|A100:8|A100-80GB:2");
+}
+
+// Accelerator names are checked against SkyPilot's catalogue: a typo is
+// told what it most likely meant, within its family; the estate decides
+// whether a name outside the catalogue is one of its own.
+TEST(SpecTest, AcceleratorNamesOutsideTheCatalogueAreNamedWithAHint) {
+  auto hint = [](const std::string& accel) {
+    auto r = ParseJobSpec("resources: {accelerators: \"" + accel + "\"}\n", "f");
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    std::string out;
+    for (const auto& w : r->warnings) out += w.message;
+    EXPECT_EQ(r->spec.unknown_accelerators.empty(), out.empty()) << accel;
+    return out;
+  };
+  EXPECT_NE(hint("H20O:8").find("did you mean H200?"), std::string::npos) << hint("H20O:8");
+  EXPECT_NE(hint("H200-8").find("did you mean H200:8?"), std::string::npos) << hint("H200-8");
+  EXPECT_NE(hint("V200").find("did you mean V100?"), std::string::npos) << hint("V200");
+  EXPECT_EQ(hint("V200").find("H100"), std::string::npos) << "never a hint from another family";
+  for (const char* known : {"H100:8", "A100-80GB:4", "MI300X:8", "TPU-V5P-8", "TPU-V5LITEPOD-16", "L40S", "GAUDI3:8",
+                            "TRAINIUM2:16", "RTX4090"}) {
+    EXPECT_EQ(hint(known), "") << known;
+  }
+}
+
+TEST(SpecTest, WarningsAreKeptBesideErrors) {
+  auto r = ParseJobSpec("service: {replicas: 2}\nnum_nodes: 0\n", "f");
+  ASSERT_FALSE(r.ok());
+  ASSERT_EQ(r.status().diagnostics().size(), 2u);
+  EXPECT_FALSE(r.status().diagnostics()[0].warning);
+  EXPECT_TRUE(r.status().diagnostics()[1].warning);
+  EXPECT_EQ(r.status().diagnostics()[1].field, "service");
 }
 
 TEST(SpecTest, IgnoredFieldsAreKeptAndWarned) {

@@ -124,6 +124,22 @@ TEST(ReaperTest, IdleForTheWholeWindowWarnsThenCancelsAfterTheGrace) {
   EXPECT_EQ(at46[0].kind, ReaperAction::kCancel);
 }
 
+// A young attempt is never idle: samples stamped before it started (a
+// scraper's, a clock ahead) do not give it a whole window.
+TEST(ReaperTest, AnAttemptYoungerThanTheWindowIsNeverIdle) {
+  SampleStore store(Micros(120 * kMinute));
+  store.Add(Minutes("job_young", 0, 0, 120, 0));
+  Reaper reaper({Policy()});
+  ActiveAttempt a = Running("job_young");
+  a.started = At(20);
+  EXPECT_TRUE(reaper.Evaluate(At(31), {a}, store).empty()) << "11 minutes old, window 30";
+  EXPECT_TRUE(reaper.Evaluate(At(49), {a}, store).empty());
+  auto at50 = reaper.Evaluate(At(50), {a}, store);
+  ASSERT_EQ(at50.size(), 1u);
+  EXPECT_EQ(at50[0].kind, ReaperAction::kWarn);
+  EXPECT_LE(at50[0].idle_for, At(50) - *a.started) << "never idle for longer than it has run";
+}
+
 TEST(ReaperTest, PartlyCoveredWindowsAndGapsNeverTrigger) {
   SampleStore store(Micros(120 * kMinute));
   store.Add(Minutes("job_late", 0, 20, 60, 0));     // samples only from minute 20

@@ -139,3 +139,25 @@ TEST_F(LocalProviderTest, ARestartThatFindsOnlyThePlaceholderFindsTheProcessByIt
 
 }  // namespace
 }  // namespace causeway::local
+
+namespace causeway::local {
+namespace {
+
+// A job's time_limit holds on the local executor too: past it the process
+// group is killed and the attempt ends as a timeout, not a success.
+TEST_F(LocalProviderTest, AnAttemptPastItsTimeLimitIsStoppedAsATimeout) {
+  LaunchRequest r = Request("job_t", "sleep 60");
+  r.held = false;
+  r.time_limit = Micros(1);  // over as soon as it starts
+  auto id = provider_->Launch(r, now_);
+  ASSERT_TRUE(id.ok()) << id.status().ToString();
+  auto events = provider_->Poll(now_);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].outcome, AttemptOutcome::kTimeout);
+  EXPECT_NE(events[0].reason.find("time_limit"), std::string::npos);
+  EXPECT_EQ(provider_->FreeGpus(pool_), 2) << "its GPU is free again";
+  EXPECT_TRUE(provider_->Poll(now_).empty());
+}
+
+}  // namespace
+}  // namespace causeway::local

@@ -1,0 +1,115 @@
+// SkyPilot task forms, written from SkyPilot's documentation, read by
+// SkyPilot's own parser (sky.Task.from_yaml, tests/oracle/skypilot_task.py)
+// and by `causeway validate`: the same accelerators and alternatives (each
+// with its cloud, region and spot), preference order, nodes, envs and mount
+// targets. SkyPilot comes from PyPI, pinned (scripts/install-deps.sh test);
+// where it could not be installed the test skips and says why.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "server_process.h"
+
+namespace causeway::testing {
+namespace {
+
+using nlohmann::json;
+
+std::string SkyPython() {
+  if (const char* p = std::getenv("CAUSEWAY_SKYPILOT_PYTHON"); p && *p) return p;
+  std::string venv;
+  if (const char* v = std::getenv("CAUSEWAY_SKYPILOT_VENV"); v && *v) {
+    venv = v;
+  } else if (const char* c = std::getenv("XDG_CACHE_HOME"); c && *c) {
+    venv = std::string(c) + "/causeway/skypilot-0.10.3";
+  } else if (const char* h = std::getenv("HOME"); h && *h) {
+    venv = std::string(h) + "/.cache/causeway/skypilot-0.10.3";
+  }
+  return venv + "/bin/python";
+}
+
+// Standard output of `command`, and whether it exited 0.
+std::pair<std::string, bool> Shell(const std::string& command) {
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (!pipe) return {"", false};
+  std::string out;
+  char buf[4096];
+  while (size_t n = std::fread(buf, 1, sizeof buf, pipe)) out.append(buf, n);
+  int status = ::pclose(pipe);
+  return {out, WIFEXITED(status) && WEXITSTATUS(status) == 0};
+}
+
+// One alternative as a comparable string.
+std::string Key(const json& a) {
+  return a.value("type", "") + ":" + std::to_string(a.value("count", 0)) + " cloud=" + a.value("cloud", "") +
+         " region=" + a.value("region", "") + " spot=" + (a.value("use_spot", false) ? "yes" : "no");
+}
+
+struct Form {
+  const char* name;
+  const char* yaml;
+};
+
+// Each a form SkyPilot's documentation gives for a task file.
+const Form kForms[] = {
+    {"single_gpu_type_nodes_envs",
+     "name: train\nresources:\n  accelerators: H100:8\nnum_nodes: 2\nenvs:\n  EPOCHS: 3\n  MODEL: llama\nrun: echo\n"},
+    {"accelerator_set_several_counts", "resources:\n  accelerators: {A100:4, A100:8, A100-80GB:2}\nrun: echo\n"},
+    {"accelerator_list_is_ordered", "resources:\n  accelerators: [H100:8, A100-80GB:8]\nrun: echo\n"},
+    {"any_of_clouds", "resources:\n  accelerators: A100:8\n  any_of:\n    - infra: aws\n    - infra: gcp\nrun: echo\n"},
+    {"ordered_regions_and_types",
+     "resources:\n  ordered:\n    - infra: gcp/us-central1\n      accelerators: L4:1\n"
+     "    - infra: aws/us-east-1\n      accelerators: A10G:1\nrun: echo\n"},
+    {"any_of_spot_or_not",
+     "resources:\n  accelerators: H100:8\n  any_of:\n    - use_spot: true\n    - use_spot: false\nrun: echo\n"},
+    {"cloud_and_region_older_form", "resources:\n  cloud: aws\n  region: us-west-2\n  accelerators: V100:4\nrun: echo\n"},
+    {"spot_with_infra", "resources:\n  infra: gcp\n  accelerators: {L4: 1}\n  use_spot: true\nrun: echo\n"},
+    {"file_mounts_forms",
+     "resources:\n  accelerators: L4:1\nfile_mounts:\n  /data: s3://my-bucket/data\n"
+     "  /ckpt:\n    name: my-ckpt-bucket\n    mode: MOUNT\nrun: echo\n"},
+};
+
+class SkyPilotOracleTest : public ::testing::TestWithParam<Form> {};
+
+TEST_P(SkyPilotOracleTest, CausewayReadsTheFileAsSkyPilotDoes) {
+  std::string python = SkyPython();
+  if (!std::filesystem::exists(python) || !Shell(python + " -c 'import sky' 2>/dev/null").second) {
+    GTEST_SKIP() << "SkyPilot's parser is not installed at " << python
+                 << " (scripts/install-deps.sh test installs it from PyPI; set CAUSEWAY_SKYPILOT_PYTHON)";
+  }
+  TempDir dir("skypilot-oracle");
+  std::string file = dir.path() + "/task.yaml";
+  std::ofstream(file) << GetParam().yaml;
+
+  auto [sky_out, sky_ok] =
+      Shell(python + " " + std::string(CAUSEWAY_SOURCE_DIR) + "/tests/oracle/skypilot_task.py " + file + " 2>/dev/null");
+  ASSERT_TRUE(sky_ok) << "SkyPilot refused the form: " << sky_out;
+  json sky = json::parse(sky_out);
+
+  auto ours = RunCli({"--json", "validate", file});
+  ASSERT_EQ(ours.exit_code, 0) << ours.out << ours.err;
+  json spec = json::parse(ours.out)["spec"];
+
+  EXPECT_EQ(spec["num_nodes"], sky["num_nodes"]);
+  EXPECT_EQ(spec["envs"], sky["envs"]);
+  std::set<std::string> mounts;
+  for (const json& m : spec["file_mounts"]) mounts.insert(m["target"].get<std::string>());
+  EXPECT_EQ(mounts, sky["file_mounts"].get<std::set<std::string>>());
+  std::set<std::string> theirs, mine;
+  for (const json& a : sky["alternatives"]) theirs.insert(Key(a));
+  for (const json& a : spec["accelerators"]) mine.insert(Key(a));
+  EXPECT_EQ(mine, theirs);
+  EXPECT_EQ(spec["accelerators_ordered"].get<bool>() && spec["accelerators"].size() > 1, sky["ordered"].get<bool>());
+}
+
+INSTANTIATE_TEST_SUITE_P(Forms, SkyPilotOracleTest, ::testing::ValuesIn(kForms),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+}  // namespace
+}  // namespace causeway::testing
