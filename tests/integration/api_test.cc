@@ -153,6 +153,16 @@ TEST_F(ApiTest, TelemetryPushesAreParsedAndAuthorized) {
   ASSERT_EQ(submitted.status, 201) << submitted.raw;
   std::string job = submitted.body["job"]["id"];
   ASSERT_TRUE(Eventually([&] { return Call("GET", "/v1/jobs/" + job).body["state"] == "running"; }));
+  // The jobs list counts what a running job has cost so far, as the queues' spend does.
+  EXPECT_TRUE(Eventually([&] {
+    json listed = Call("GET", "/v1/jobs?state=running").body;
+    for (const json& j : listed["jobs"]) {
+      if (j["id"] == job && j.value("running_cost_micros", int64_t{0}) > 0 && j.value("cost_micros", int64_t{0}) > 0) {
+        return true;
+      }
+    }
+    return false;
+  })) << "a running job's accrued cost is in the list";
   auto pushed = Call("POST", "/v1/telemetry",
                      "# TYPE DCGM_FI_DEV_GPU_UTIL gauge\n"
                      "DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",causeway_job=\"" + job + "\",causeway_attempt=\"1\"} 3\n"
