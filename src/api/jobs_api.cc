@@ -4,6 +4,7 @@
 
 #include "api/api_helpers.h"
 #include "api/api_service.h"
+#include "causeway/money.h"
 #include "scheduler/explain_json.h"
 #include "spec/spec_json.h"
 #include "store/records_json.h"
@@ -117,9 +118,9 @@ Result<HttpResponse> ApiService::ListJobs(HttpRequest& req) {
       if (!attempts.empty() && attempts.back().state == "running") {
         const Attempt& a = attempts.back();
         int64_t seconds = std::max<int64_t>(0, (ToUnixMicros(clock_.Now()) - ToUnixMicros(a.started_at)) / 1'000'000);
-        int64_t accrued = static_cast<int64_t>(static_cast<__int128>(a.price_micros) * a.gpus * seconds / 3600);
-        item["running_cost_micros"] = accrued;
-        item["cost_micros"] = item.value("cost_micros", int64_t{0}) + accrued;
+        ASSIGN_OR_RETURN(Money accrued, Money::Scale(Money(a.price_micros, estate_.currency), a.gpus * seconds, 3600));
+        item["running_cost_micros"] = accrued.micros();
+        item["cost_micros"] = item.value("cost_micros", int64_t{0}) + accrued.micros();
       }
     }
     items.push_back(std::move(item));

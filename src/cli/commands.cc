@@ -2,6 +2,7 @@
 #include "providers/registry.h"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 #include <memory>
@@ -179,10 +180,13 @@ int Validate(const std::string& file, const std::string& estate_file, bool json_
     // No estate to say whether it sells such a type: a name outside the
     // catalogue is most likely a typo, and is refused here.
     std::vector<Diagnostic> all;
+    const auto& unknown = parsed->spec.unknown_accelerators;
     for (const auto& w : parsed->warnings) {
-      bool unknown = w.field.find("accelerators") != std::string::npos && w.message.find("catalogue") != std::string::npos;
+      // The parser's note on each unknown name becomes the error here.
+      bool names_one = std::any_of(unknown.begin(), unknown.end(),
+                                   [&](const std::string& t) { return w.message.rfind(t + " is not an accelerator", 0) == 0; });
       all.push_back(w);
-      all.back().warning = !unknown;
+      all.back().warning = !names_one;
     }
     std::stable_partition(all.begin(), all.end(), [](const Diagnostic& d) { return !d.warning; });
     return refuse(InvalidArgument("unknown accelerator " + parsed->spec.unknown_accelerators.front() +

@@ -107,9 +107,9 @@ Status ReaperService::TickOnce() {
     const ActiveAttempt& view = *by_key.at({a.job_id, a.attempt});
     // What the idle time cost, for `causeway waste`: all the attempt's GPUs
     // for as long as it has been idle, at its price.
-    // Never longer than the attempt has run, so idle cost never exceeds its cost.
-    int64_t idle_seconds = a.idle_for.count() / 1000000;
-    if (view.started) idle_seconds = std::min<int64_t>(idle_seconds, (u.now - *view.started).count() / 1000000);
+    // Never longer than the attempt has run: the reaper judges no attempt
+    // younger than its window.
+    const int64_t idle_seconds = a.idle_for.count() / 1000000;
     Details details = {{"policy", a.policy},         {"attempt", a.attempt},
                               {"gpu", a.gpu},               {"max_percent", a.max_percent},
                               {"dry_run", a.dry_run},       {"reason", a.reason},

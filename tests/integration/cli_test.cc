@@ -141,6 +141,21 @@ TEST(CliTest, ClientCommandsAgainstARunningServer) {
 namespace causeway::testing {
 namespace {
 
+// Offline, a name outside SkyPilot's catalogue is most likely a typo: refused,
+// with what it probably meant; the estate may still sell a type of its own.
+TEST(CliTest, ValidateRefusesAnUnknownAcceleratorOffline) {
+  TempDir dir("cli-catalogue");
+  std::string path = dir.path() + "/j.yaml";
+  std::ofstream(path) << "resources: {accelerators: H20O:8}\nservice: {replicas: 2}\n";
+  auto r = RunCli({"validate", path});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("unknown accelerator H20O"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("did you mean H200?"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("warning: "), std::string::npos) << "the other notes ride along: " << r.err;
+  std::ofstream(path) << "resources: {accelerators: H200:8}\n";
+  EXPECT_EQ(RunCli({"validate", path}).exit_code, 0);
+}
+
 TEST(CliTest, ValidateWithAnEstateRunsItsPoliciesAndFeasibility) {
   TempDir dir("cli-feasible");
   std::string estate = std::string(CAUSEWAY_SOURCE_DIR) + "/examples/estate.yaml";
