@@ -16,6 +16,8 @@ test_pkgs=(
   python3-venv
   # jq: the reference bench/audit_import compares against.
   jq
+  # git: a job's git workdir is cloned by the real backends' scripts.
+  git
   # A real Slurm cluster for the Slurm adapter's tests (scripts/slurm/up.sh),
   # with accounting (slurmdbd on MariaDB).
   munge slurmctld slurmd slurm-client slurmrestd slurm-wlm-jwt-plugin

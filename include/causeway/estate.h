@@ -54,6 +54,18 @@ struct NodePool {
   int gpus_per_node = 0;
   int nodes = 0;
   std::string interconnect;  // one of kInterconnects
+  std::optional<int> disk_gb;  // local disk per node for jobs, where declared
+};
+
+// What a cluster's backend does with the parts of a job spec that change
+// what the job needs beyond its GPUs (`image_id`, `disk_size`, `workdir`,
+// `file_mounts`). The router sends a job only where every part it uses is
+// honoured; each kind says what it honours (EstateKind::honours).
+struct Honours {
+  bool everything = false;     // the simulated estate: every part, in simulation
+  bool git_workdir = false;    // workdir: {url, ref}, cloned before setup
+  bool storage_paths = false;  // workdir and file_mounts from a path on the cluster's storage
+  std::string backend;         // how reasons name it: "the local executor", "Slurm"
 };
 
 struct Cluster {
@@ -73,6 +85,7 @@ struct Cluster {
   // How to reach it, read by its provider's kind from its block (slurm:,
   // local:); null for kinds that need none.
   std::shared_ptr<const KindSettings> settings;
+  Honours honours;  // from its provider's kind
   // Glob patterns of the ResourceIds its provider's bills name its nodes
   // by (cw-h100-*): untagged charges on them can be allocated to the jobs
   // that ran here (`causeway cost showback --allocate`).
@@ -343,6 +356,9 @@ struct EstateKind {
   // When set, a cluster of this kind must have its block; the error says
   // this (e.g. "a cluster of a local provider needs local: {output_dir}").
   std::string cluster_block_required;
+  // What its clusters' backend does with a job's image, disk, workdir and
+  // file mounts (copied onto each cluster).
+  Honours honours;
 };
 using EstateKinds = std::vector<EstateKind>;
 

@@ -8,7 +8,8 @@
 //     image_id: registry.example.com/train@sha256:…
 //     labels: {owner: alice@corp.com, team: nlp}
 //   num_nodes: 2
-//   envs: {EPOCHS: 3}
+//   envs: {EPOCHS: 3, HF_HOME: null}   # null: give it with --env
+//   secrets: {HF_TOKEN: null}          # given with --secret, kept sealed
 //   setup: pip install -r requirements.txt
 //   run: torchrun train.py
 //   datasets: [{name: c4, version: "2024-05"}]
@@ -40,10 +41,29 @@ struct CheckpointSpec {
   Micros interval{0};  // 0: the job decides when to checkpoint
 };
 
+// One entry of `file_mounts`, in any of SkyPilot's forms: a target path
+// mapped to a source (a path or a bucket URL), or to a storage object
+// (`{name, source, store, mode, persistent, config}`).
 struct FileMount {
   std::string target;  // path inside the job
-  std::string source;  // local path or bucket URL
-  std::string mode;    // "", "MOUNT", "COPY", "MOUNT_CACHED"
+  std::string source;  // local path or bucket URL; "" for a bucket named by `name` alone
+  std::vector<std::string> more_sources;  // `source: [a, b, …]`: every one after the first
+  std::string name;    // a bucket's name (SkyPilot Storage); "" when not given
+  std::string store;   // s3, gcs, azure, r2, ibm, oci, nebius, volume; "" when not given
+  std::string mode;    // "", "MOUNT", "COPY", "MOUNT_CACHED" (upper-cased)
+  std::optional<bool> persistent;
+
+  // Whether the source is a path (not a bucket URL or a bucket by name).
+  bool FromPath() const { return !source.empty() && source.find("://") == std::string::npos; }
+};
+
+// `workdir`: a directory (SkyPilot syncs it from the submitter's machine) or
+// a git repository at a ref.
+struct Workdir {
+  std::string path;     // `workdir: PATH`
+  std::string git_url;  // `workdir: {url, ref}`
+  std::string git_ref;  // branch, tag or commit; "" for the default branch
+  bool empty() const { return path.empty() && git_url.empty(); }
 };
 
 // Named priority classes and the integer each stands for (higher runs first).
@@ -90,8 +110,11 @@ struct JobSpec {
   std::string team;                           // labels.team
   int num_nodes = 1;
   std::map<std::string, std::string> envs;
+  // Names of the job's secrets (`secrets:` and --secret), sorted. Their
+  // values are never part of the spec (ParsedJobSpec::secret_values).
+  std::vector<std::string> secrets;
   std::vector<FileMount> file_mounts;
-  std::string workdir;
+  Workdir workdir;
   std::string setup;
   std::string run;
   std::vector<DatasetRef> datasets;
@@ -117,12 +140,41 @@ struct JobSpec {
 struct ParsedJobSpec {
   JobSpec spec;
   std::vector<Diagnostic> warnings;  // ignored fields and other non-fatal notes
+  // Secret values the file itself gives (SkyPilot allows it), by name.
+  std::map<std::string, std::string> secret_values;
+  bool secrets_in_file = false;  // some of them were given by the file itself
+  // Variables the file leaves null (`envs: {HF_TOKEN: null}`, and likewise
+  // `secrets`), which must be given at submission, each with where it is.
+  std::map<std::string, Diagnostic> unset_envs, unset_secrets;
 };
+
+// Values given at submission (`--env`, `--env-file`, `--secret`), which
+// override the file's.
+struct SpecInputs {
+  std::map<std::string, std::string> envs;
+  std::map<std::string, std::string> secrets;
+};
+// Limits on what SpecInputs and a file's `secrets` may carry.
+inline constexpr size_t kMaxSpecInputs = 256;          // variables of each kind
+inline constexpr size_t kMaxSpecInputBytes = 32 << 10;  // one value
+
+// Applies `inputs` to `parsed` (as SkyPilot does: an input wins over the
+// file; an empty string is a value, null is not) and checks that every
+// variable the file leaves null now has one. kInvalidArgument listing every
+// problem otherwise: a variable still unset, a bad name, a name that is both
+// an env and a secret, a value over the limits. No diagnostic ever holds a
+// value. `file` names the spec in diagnostics about inputs.
+Status ApplySpecInputs(ParsedJobSpec& parsed, const SpecInputs& inputs, const std::string& file);
 
 // Parses and validates a job spec. `file` names the input in diagnostics.
 // On failure returns kInvalidArgument whose diagnostics list every problem
 // with its line, column, field and what would be accepted.
 Result<ParsedJobSpec> ParseJobSpec(std::string_view yaml_text, const std::string& file);
+
+// `yaml_text` (a spec ParseJobSpec accepted) with every value of its
+// `secrets` block replaced by null, re-written as YAML (its comments and
+// layout are not kept): what is stored of a file that gives secret values.
+std::string WithoutSecretValues(std::string_view yaml_text);
 
 // Reads `path` and parses it; a missing or unreadable file is kNotFound.
 Result<ParsedJobSpec> LoadJobSpecFile(const std::string& path);

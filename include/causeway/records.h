@@ -41,6 +41,10 @@ struct JobRecord {
   int64_t gpu_seconds = 0;   // over every attempt
   int64_t cost_micros = 0;   // over every attempt, in the estate's currency
   std::string reason;        // why it is pending, or how it ended
+  // The job's secrets (a JSON object of names to values), sealed under the
+  // server's secrets key with the job's id bound in; "" when it has none.
+  // Never shown: only the scheduler opens it, to hand the values to a launch.
+  std::string sealed_secrets;
 };
 
 struct JobEvent {

@@ -19,6 +19,29 @@ json WarningsJson(const std::vector<Diagnostic>& warnings) {
   for (const auto& w : warnings) out.push_back(ToJson(w));
   return out;
 }
+// `envs` / `secrets` of a submission: an object of names to strings (the
+// values of --env / --secret). Absent or null: none. Errors never echo a value.
+Status VariablesField(const json& v, const char* field, std::map<std::string, std::string>& out) {
+  if (v.is_null()) return Status::Ok();
+  if (!v.is_object()) {
+    return InvalidArgument(std::string("field \"") + field + "\" must be an object of variable names to strings",
+                           {Diagnostic{"request body", 0, 0, field, "expected an object of names to strings"}});
+  }
+  if (v.size() > kMaxSpecInputs) {
+    return InvalidArgument(std::string("field \"") + field + "\" has more than " + std::to_string(kMaxSpecInputs) +
+                           " variables");
+  }
+  for (const auto& [name, value] : v.items()) {
+    if (!value.is_string()) {
+      std::string at = std::string(field) + "." + name;
+      return InvalidArgument("field \"" + at + "\" must be a string",
+                             {Diagnostic{"request body", 0, 0, at, std::string("expected a string, not ") + value.type_name()}});
+    }
+    out[name] = value.get<std::string>();
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 void ApiService::AddJobRoutes() {
@@ -62,6 +85,9 @@ void ApiService::SubmitJob(HttpRequest& req, Reply reply) {
           {Diagnostic{"request body", 0, 0, "spec", "expected a string or an object, not " + got}})));
     }
     if (!file->empty()) sr.file = *file;
+    for (auto [field, into] : {std::pair{"envs", &sr.inputs.envs}, std::pair{"secrets", &sr.inputs.secrets}}) {
+      if (Status st = VariablesField(body->Raw(field), field, *into); !st.ok()) return reply(ErrorResponse(st));
+    }
   } else {
     return reply(ErrorResponse(InvalidArgument("unsupported Content-Type \"" + ct +
                                                "\": expected application/json or application/yaml")));

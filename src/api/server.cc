@@ -131,8 +131,12 @@ Status Serve(const ServeOptions& o) {
   RealClock wall;
   CommitQueue queue(*store, CommitQueue::Options{});
   auto policies = policy::Chain::FromEstate(*estate);
+  // Jobs' secrets are sealed under a key kept outside the database.
+  ASSIGN_OR_RETURN(identity::SecretBox secrets,
+                   identity::SecretBox::OpenOrCreate(o.secrets_key.empty() ? o.data_dir + "/secrets.key" : o.secrets_key));
   SchedulerService scheduler(*store, queue, *estate, clock, o.sim_seed,
                              SchedulerService::Options{o.replica, std::chrono::milliseconds(o.lease_ttl_ms)});
+  scheduler.SetSecretBox(&secrets);
   // Workload identity: the first signing key is made on the first start.
   std::unique_ptr<identity::WorkloadIssuer> workload;
   if (estate->identity.workload) {
@@ -151,6 +155,7 @@ Status Serve(const ServeOptions& o) {
   Services services(*store, queue, *estate, clock, wall, &scheduler, policies.get());
   ApiService api(services, *store, queue, *estate, clock, wall, &scheduler);
   services.workload.SetIssuer(workload.get());
+  services.jobs.SetSecretBox(&secrets);
   // GPU telemetry and the idle reaper, when the estate has a telemetry
   // section or reaper policies; it acts only on the replica that leads, and
   // keeps the samples pushed to this one. Ended attempts record what it saw.

@@ -13,6 +13,9 @@ struct ServeOptions {
   std::string data_dir = ".causeway";
   std::string db_path;      // default: DATA_DIR/causeway.db
   std::string estate_path;  // default: the embedded estate
+  // The key jobs' secrets are sealed with, outside the database (made on
+  // the first start); default: DATA_DIR/secrets.key. Replicas share it.
+  std::string secrets_key;
   int threads = 0;          // 0: one per core
   size_t body_limit = 1 << 20;
   // Connections (docs/security.md): seconds to send a request's headers,

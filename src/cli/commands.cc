@@ -30,6 +30,7 @@
 #include "cli/identity_commands.h"
 #include "cli/job_commands.h"
 #include "cli/local_db.h"
+#include "cli/spec_inputs.h"
 #include "cli/table.h"
 #include "placement/router.h"
 #include "policy/policy.h"
@@ -120,6 +121,10 @@ void AddServe(Cli& c) {
                     "database: a SQLite file (default DATA_DIR/causeway.db) or postgresql://USER:PASS@HOST/DB "
                     "(env CAUSEWAY_DB)");
   serve->add_option("--estate", so.estate_path, "estate YAML (default: the embedded simulated estate)");
+  if (const char* key = std::getenv("CAUSEWAY_SECRETS_KEY")) so.secrets_key = key;
+  serve->add_option("--secrets-key", so.secrets_key,
+                    "file of the key jobs' secrets are sealed with, made on the first start (default "
+                    "DATA_DIR/secrets.key; env CAUSEWAY_SECRETS_KEY; replicas share it)");
   serve->add_option("--threads", so.threads, "HTTP threads (default: one per core)");
   serve->add_option("--sim-speed", so.sim_speed, "run simulated providers this many times faster than real time")
       ->capture_default_str();
@@ -160,7 +165,7 @@ void AddServe(Cli& c) {
 
 // validate: the job spec on its own, or (with an estate) every check a
 // submission passes. A refusal lists every problem, warnings beside errors.
-int Validate(const std::string& file, const std::string& estate_file, bool json_output) {
+int Validate(const std::string& file, const std::string& estate_file, const SpecInputFlags& flags, bool json_output) {
   auto refuse = [&](const Status& st) {
     if (!json_output) return Fail(st);
     json diags = json::array();
@@ -175,6 +180,15 @@ int Validate(const std::string& file, const std::string& estate_file, bool json_
     PrintDiagnostics(parsed.status().diagnostics());
     if (parsed.status().diagnostics().empty()) std::cerr << "  " << parsed.status().message() << "\n";
     return ExitFor(parsed.status().code());
+  }
+  // --env / --secret as a submission would apply them: a variable left
+  // null in the file and not given here is an error.
+  auto inputs = ReadSpecInputs(flags);
+  if (!inputs.ok()) return refuse(inputs.status());
+  if (Status st = ApplySpecInputs(*parsed, *inputs, file); !st.ok()) {
+    std::vector<Diagnostic> all = st.diagnostics();
+    all.insert(all.end(), parsed->warnings.begin(), parsed->warnings.end());
+    return refuse(Status(st.code(), st.message(), std::move(all)));
   }
   if (estate_file.empty() && !parsed->spec.unknown_accelerators.empty()) {
     // No estate to say whether it sells such a type: a name outside the
@@ -227,7 +241,9 @@ void AddValidate(Cli& c) {
   auto* validate = app.add_subcommand("validate", "check a job spec offline");
   validate->add_option("FILE", validate_file, "job spec YAML")->required();
   validate->add_option("--estate", validate_estate, "also check it against this estate");
-  validate->callback([&] { rc = Validate(validate_file, validate_estate, g.json_output); });
+  SpecInputFlags& inputs = c.Keep<SpecInputFlags>();
+  AddSpecInputFlags(validate, inputs);
+  validate->callback([&] { rc = Validate(validate_file, validate_estate, inputs, g.json_output); });
 }
 
 // clusters.

@@ -1,5 +1,7 @@
 #include "cli/job_commands.h"
 
+#include "cli/spec_inputs.h"
+
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
@@ -69,14 +71,23 @@ void AddJobCommands(Cli& c) {
   auto* submit = app.add_subcommand("submit", "submit a job spec");
   submit->add_option("FILE", submit_file, "job spec YAML")->required();
   submit->add_option("--idempotency-key", submit_key, "retry-safe key (default: a new random key)");
+  SpecInputFlags& submit_inputs = c.Keep<SpecInputFlags>();
+  AddSpecInputFlags(submit, submit_inputs);
   submit->callback([&] {
     auto text = ReadFile(submit_file);
     if (!text.ok()) {
       rc = Fail(text.status());
       return;
     }
+    auto inputs = ReadSpecInputs(submit_inputs);
+    if (!inputs.ok()) {
+      rc = Fail(inputs.status());
+      return;
+    }
     if (submit_key.empty()) submit_key = HexEncode(RandomBytes(16));
     json body = {{"spec", *text}, {"file", submit_file}};
+    if (!inputs->envs.empty()) body["envs"] = inputs->envs;
+    if (!inputs->secrets.empty()) body["secrets"] = inputs->secrets;
     auto j = api.Call("POST", "/v1/jobs", body.dump(), rc, {{"Idempotency-Key", submit_key}});
     if (!j) return;
     if (g.json_output) return PrintJson(*j);

@@ -38,6 +38,77 @@ bool CheckpointReachable(const Cluster& to, const std::string& path, const std::
   return scheme != std::string::npos && scheme > 0 && path.rfind("file://", 0) != 0;
 }
 
+namespace {
+
+// Whether absolute `path` lies under one of the cluster's storage prefixes
+// that is a path (not an object store).
+bool OnStorage(const Cluster& c, const std::string& path) {
+  if (path.empty() || path.front() != '/' || !c.storage) return false;
+  if (path.find("/../") != std::string::npos || (path.size() >= 3 && path.compare(path.size() - 3, 3, "/..") == 0)) {
+    return false;
+  }
+  for (const std::string& prefix : *c.storage) {
+    if (prefix.empty() || prefix.front() != '/') continue;
+    if (path.rfind(prefix, 0) != 0) continue;
+    if (prefix.back() == '/' || path.size() == prefix.size() || path[prefix.size()] == '/') return true;
+  }
+  return false;
+}
+
+std::string StorageList(const Cluster& c) {
+  std::string out;
+  for (const std::string& p : c.storage.value_or(std::vector<std::string>{})) {
+    if (!p.empty() && p.front() == '/') out += (out.empty() ? "" : ", ") + p;
+  }
+  return out.empty() ? "none declared" : out;
+}
+
+}  // namespace
+
+bool Honoured(const JobSpec& spec, const Alternative& alt, const Cluster& c, const NodePool& pool, std::string* why) {
+  auto no = [&](std::string words) {
+    if (why) *why = std::move(words);
+    return false;
+  };
+  const Honours& h = c.honours;
+  const std::string& backend = h.backend.empty() ? std::string("its backend") : h.backend;
+  if (spec.disk_size_gb) {
+    int want = *spec.disk_size_gb;
+    if (pool.disk_gb && *pool.disk_gb < want) {
+      return no("resources.disk_size: pool " + pool.name + " has " + std::to_string(*pool.disk_gb) +
+                " GB of disk per node, the job asks for " + std::to_string(want));
+    }
+    if (!pool.disk_gb && !h.everything) {
+      return no("resources.disk_size: pool " + pool.name + " declares no disk_gb, so " + std::to_string(want) +
+                " GB per node cannot be promised");
+    }
+  }
+  if (h.everything) return true;
+  if (!alt.image_id.empty()) {
+    return no("resources.image_id: " + backend + " runs jobs on the host, not in a container image");
+  }
+  if (!spec.workdir.git_url.empty() && !h.git_workdir) {
+    return no("workdir: " + backend + " does not clone a git workdir");
+  }
+  if (!spec.workdir.path.empty() && !(h.storage_paths && OnStorage(c, spec.workdir.path))) {
+    return no("workdir: " + spec.workdir.path + " is not on this cluster's storage (" + StorageList(c) +
+              "), and a directory on the submitter's machine is not synced: give workdir: {url, ref}, or a "
+              "directory on the cluster's storage");
+  }
+  for (const FileMount& m : spec.file_mounts) {
+    std::string field = "file_mounts." + m.target;
+    if (!m.FromPath() || !m.more_sources.empty() || !m.name.empty()) {
+      return no(field + ": " + backend + " does not mount or copy buckets (" +
+                (m.source.empty() ? m.name : m.source) + "); copy the data in setup, or use a path on the cluster's storage");
+    }
+    if (!(h.storage_paths && OnStorage(c, m.source))) {
+      return no(field + ": " + m.source + " is not on this cluster's storage (" + StorageList(c) +
+                "), and a path on the submitter's machine is not synced");
+    }
+  }
+  return true;
+}
+
 bool Router::Evaluate(const JobSpec& spec, int alt, const Entry& e, const CapacityView* view,
                       CandidateReport& report, bool want_reason, const Resume* resume) const {
   const Alternative& want = spec.accelerators.alternatives[static_cast<size_t>(alt)];
@@ -76,6 +147,14 @@ bool Router::Evaluate(const JobSpec& spec, int alt, const Entry& e, const Capaci
   }
   if (!spec.residency.empty() && spec.residency != e.cluster->zone) {
     return fail([&] { return "it is in residency zone " + e.cluster->zone + ", the job must stay in " + spec.residency; });
+  }
+  if ((spec.disk_size_gb || !want.image_id.empty() || !spec.workdir.empty() || !spec.file_mounts.empty()) &&
+      !Honoured(spec, want, *e.cluster, *e.pool, nullptr)) {
+    return fail([&] {
+      std::string why;
+      Honoured(spec, want, *e.cluster, *e.pool, &why);
+      return why;
+    });
   }
   o.data_local = true;
   for (const auto& d : spec.datasets) {

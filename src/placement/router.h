@@ -1,6 +1,7 @@
 // Routing: which cluster an admitted job runs on. Filters, in this order:
 // GPU type and gang shape, spot availability, explicit overrides (`infra`),
-// residency, data locality, provider health, free capacity. Among the
+// residency, what the backend honours (image, disk, workdir, file mounts),
+// data locality, provider health, free capacity. Among the
 // clusters that pass, the best by: capacity already paid for (an active
 // reservation with room), then price per GPU-hour, then data locality (for
 // jobs allowed to read remotely), then how full the pool is. Ordered
@@ -65,6 +66,13 @@ struct Resume {
 // cluster's storage prefixes covers it, or, for a cluster that lists no
 // storage, when it is in an object store (scheme://, not file://).
 bool CheckpointReachable(const Cluster& to, const std::string& path, const std::string& written_on);
+
+// Whether pool `pool` of cluster `c` honours what alternative `alt` of
+// `spec` needs beyond its GPUs: its image, its disk (against the pool's
+// declared disk_gb), its workdir and its file mounts (paths on the
+// cluster's storage, where its backend links or enters them). When not, and
+// `why` is given, says which part and why in words.
+bool Honoured(const JobSpec& spec, const Alternative& alt, const Cluster& c, const NodePool& pool, std::string* why);
 
 struct CandidateReport {
   Option option;

@@ -536,7 +536,8 @@ bool Engine::Dispatch(Job& j, const placement::Option& o, int flavor, int64_t bo
   int attempt = j.input.attempts + 1;
   ProviderAdapter* provider = slots_[static_cast<size_t>(o.pool_id)].adapter;
   LaunchRequest req{j.input.id, attempt, o.cluster->name, o.pool->name, g.count, spec.num_nodes, g.use_spot,
-                    policy::LaunchEnv(spec, *o.cluster, j.input.id, attempt, g.count), spec.setup, spec.run,
+                    policy::LaunchEnv(spec, *o.cluster, j.input.id, attempt, g.count),
+                    policy::WorkspaceScript(spec, j.input.id, attempt) + spec.setup, spec.run,
                     spec.time_limit,
                     spec.sim, ""};
   req.held = options_.hold_launches;

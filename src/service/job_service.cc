@@ -8,6 +8,8 @@
 #include "service/submission_check.h"
 #include "spec/spec_json.h"
 
+#include <nlohmann/json.hpp>
+
 namespace causeway {
 
 Status MayRead(const identity::Principal& who, const JobRecord& job) {
@@ -35,7 +37,13 @@ void JobService::Submit(const identity::Principal& who, SubmitRequest request,
                         std::function<void(Result<SubmitResult>)> done) {
   auto parsed = ParseJobSpec(request.spec_yaml, request.file);
   if (!parsed.ok()) return done(parsed.status());
+  if (Status st = ApplySpecInputs(*parsed, request.inputs, request.file); !st.ok()) return done(st);
   JobSpec& spec = parsed->spec;
+  if (!parsed->secret_values.empty() && !secrets_) {
+    return done(FailedPrecondition("this server keeps no secrets (it has no secrets key), so job " +
+                                   std::string(spec.name.empty() ? "" : "\"" + spec.name + "\" ") +
+                                   "cannot be given its secrets"));
+  }
   // A person submits as themselves, to a team whose queue a role of theirs
   // covers; a token's scopes hold for every team.
   if (who.IsPerson()) {
@@ -68,9 +76,24 @@ void JobService::Submit(const identity::Principal& who, SubmitRequest request,
   job.state = JobState::kPending;
   job.priority = spec.priority;
   job.spec_yaml = std::move(request.spec_yaml);
+  if (parsed->secrets_in_file) {
+    // The file gives secret values itself: they are sealed like any other,
+    // and the spec is kept without them.
+    job.spec_yaml = WithoutSecretValues(job.spec_yaml);
+    result->warnings.push_back(Diagnostic{request.file, 0, 0, "secrets",
+                                          "the file gives secret values: they are kept sealed, and the spec is stored "
+                                          "without them (re-written, without its comments); prefer --secret NAME",
+                                          true});
+  }
   job.spec_json = ToJson(spec).dump();
   job.submitted_by = who.token_id;
   job.created_at = job.updated_at = now;
+  std::string secrets_mac;
+  if (!parsed->secret_values.empty()) {
+    std::string plain = nlohmann::json(parsed->secret_values).dump();
+    job.sealed_secrets = secrets_->Seal(plain, job.id);
+    secrets_mac = secrets_->Mac(plain);
+  }
 
   AuditEvent event;
   event.time = now;
@@ -84,9 +107,16 @@ void JobService::Submit(const identity::Principal& who, SubmitRequest request,
                    {"accelerators", spec.accelerators.ToString()},
                    {"num_nodes", spec.num_nodes},
                    {"priority", spec.priority}};
+  if (!spec.secrets.empty()) event.details["secrets"] = spec.secrets;  // names only
 
   std::string key = std::move(request.idempotency_key);
-  std::string request_hash = key.empty() ? "" : Sha256Hex(job.spec_yaml);
+  // The same request is the same text with the same inputs; secret values
+  // are compared by their MAC, never kept.
+  bool plain_request = request.inputs.envs.empty() && secrets_mac.empty();
+  std::string request_hash = key.empty()      ? ""
+                             : plain_request ? Sha256Hex(job.spec_yaml)
+                                             : Sha256Hex(job.spec_yaml + "\n" + nlohmann::json(request.inputs.envs).dump() +
+                                                         "\n" + secrets_mac);
   std::string scope = who.token_id;
   // The job an earlier request with the same key made, if any. Set afresh
   // on every run of the unit (a batch may run it twice).

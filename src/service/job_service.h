@@ -11,6 +11,7 @@
 #include "causeway/estate.h"
 #include "causeway/records.h"
 #include "causeway/store.h"
+#include "identity/secret_box.h"
 #include "identity/tokens.h"
 #include "placement/router.h"
 #include "policy/policy.h"
@@ -22,6 +23,7 @@ struct SubmitRequest {
   std::string spec_yaml;
   std::string file = "spec.yaml";  // names the spec in diagnostics
   std::string idempotency_key;     // optional; scoped to the submitting token
+  SpecInputs inputs;               // --env / --secret values, over the file's
 };
 
 struct SubmitResult {
@@ -83,6 +85,10 @@ class JobService {
   void Submit(const identity::Principal& who, SubmitRequest request,
               std::function<void(Result<SubmitResult>)> done);
 
+  // Where jobs' secrets are sealed. Without one (unset, or null) a job with
+  // secrets is refused. Set before the first submission.
+  void SetSecretBox(const identity::SecretBox* box) { secrets_ = box; }
+
   // Cancels a job that has not finished. kNotFound, or kFailedPrecondition
   // for a finished job. `done` is called exactly once.
   void Cancel(const identity::Principal& who, const std::string& job_id, std::string reason,
@@ -105,6 +111,7 @@ class JobService {
   const policy::Chain* policies_;
   JobHooks hooks_;
   placement::Router router_;  // to refuse jobs no cluster could ever run
+  const identity::SecretBox* secrets_ = nullptr;
 };
 
 }  // namespace causeway

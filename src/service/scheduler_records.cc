@@ -1,9 +1,13 @@
 // What a scheduler cycle records, off the scheduler's lock: the launches it
 // made, with the credentials each attempt carries, and every transition as
 // the job's state, its event and its audit record (scheduler_service.h).
+#include <openssl/crypto.h>
 #include <spdlog/spdlog.h>
 
+#include <memory>
+
 #include "identity/tokens.h"
+#include "service/job_service.h"
 #include "service/scheduler_service.h"
 #include "scheduler/explain_json.h"
 #include "spec/spec_json.h"
@@ -101,6 +105,14 @@ Result<SchedulerService::Launches> SchedulerService::PrepareLaunches(const std::
     const JobRecord& job = *found->second;
     l.owner = job.owner;
     l.submitted_by = job.submitted_by;
+    if (!job.sealed_secrets.empty()) {
+      // First, so that Causeway's own variables below can never be hidden.
+      if (Status st = OpenSecrets(job, l.env); !st.ok()) {
+        l.refused = "its secrets cannot be given to it: " + st.message();
+        spdlog::error("job {}: {}", job_id, l.refused);
+        continue;
+      }
+    }
     if (workload) {
       ASSIGN_OR_RETURN(l.workload, workload->Mint(job, attempt, l.cluster, "", now));
       l.env["CAUSEWAY_WORKLOAD_TOKEN"] = l.workload->token;
@@ -111,6 +123,31 @@ Result<SchedulerService::Launches> SchedulerService::PrepareLaunches(const std::
     l.credential = std::move(minted.record);
   }
   return out;
+}
+
+Status SchedulerService::OpenSecrets(const JobRecord& job, std::map<std::string, std::string>& env) const {
+  if (!secrets_) return FailedPrecondition("this server has no secrets key");
+  ASSIGN_OR_RETURN(std::string plain, secrets_->Open(job.sealed_secrets, job.id));
+  auto values = nlohmann::json::parse(plain, nullptr, false);
+  OPENSSL_cleanse(plain.data(), plain.size());
+  if (!values.is_object()) return FailedPrecondition("its sealed secrets are not a set of variables");
+  for (const auto& [name, value] : values.items()) {
+    if (value.is_string()) env[name] = value.get<std::string>();
+  }
+  return Status::Ok();
+}
+
+void SchedulerService::CancelRefused(const Launches& launches) {
+  for (const auto& [key, l] : launches) {
+    if (l.refused.empty()) continue;
+    std::string job_id = key.first;
+    auto job = std::make_shared<JobRecord>();
+    Status queued = queue_.Enqueue(CancelJobWrite(job_id, kActor, l.refused, clock_.Now(), job),
+                                   [this, job_id](Status st) {
+                                     if (st.ok()) OnCancelled(job_id);
+                                   });
+    if (!queued.ok()) spdlog::warn("job {}: cancelling it: {}", job_id, queued.ToString());
+  }
 }
 
 Status SchedulerService::RecordLaunch(WriteTx& tx, const Transition& t, const Launch& launch) {

@@ -335,7 +335,9 @@ Status SchedulerService::TickOnce() {
   } else {
     written.assign(transitions.size(), launches.status().WithPrefix("preparing the launches"));
   }
-  return ReleaseLaunches(transitions, launches.ok() ? *launches : Launches{}, written, fence);
+  Status released = ReleaseLaunches(transitions, launches.ok() ? *launches : Launches{}, written, fence);
+  if (launches.ok()) CancelRefused(*launches);
+  return released;
 }
 
 Status SchedulerService::ReleaseLaunches(const std::vector<Transition>& transitions, const Launches& launches,
@@ -357,7 +359,7 @@ Status SchedulerService::ReleaseLaunches(const std::vector<Transition>& transiti
     auto adapter = cluster ? adapters_.find(cluster->provider) : adapters_.end();
     if (adapter == adapters_.end()) continue;
     auto l = launches.find({t.job_id, t.attempt});  // one per dispatch whenever its write committed
-    if (l != launches.end()) adapter->second->Release(t.job_id, t.attempt, l->second.env);
+    if (l != launches.end() && l->second.refused.empty()) adapter->second->Release(t.job_id, t.attempt, l->second.env);
   }
   if (lost && same_term) {
     // The engine went on from what could not be written (held launches among

@@ -38,6 +38,7 @@
 #include "dispatch/off_lock_adapter.h"
 #include "providers/registry.h"
 #include "scheduler/engine.h"
+#include "identity/secret_box.h"
 #include "identity/workload.h"
 #include "store/commit_queue.h"
 #include "telemetry/samples.h"
@@ -100,6 +101,10 @@ class SchedulerService {
   // samples), recorded with its end. Set before Start; unset: none.
   using UtilizationSource = std::function<telemetry::Utilization(const std::string& job_id, int attempt)>;
   void SetUtilizationSource(UtilizationSource source) { utilization_ = std::move(source); }
+  // Opens jobs' sealed secrets into their real attempts' environments. Set
+  // before Start; unset: a job with secrets is cancelled when placed, as
+  // its secrets cannot be given to it.
+  void SetSecretBox(const identity::SecretBox* box) { secrets_ = box; }
 
   // For the idle reaper: the attempts running on their backends and every
   // provider's per-GPU utilization now. Nothing on a replica that does not
@@ -124,6 +129,9 @@ class SchedulerService {
     std::optional<TokenRecord> credential;
     std::optional<identity::WorkloadToken> workload;
     std::map<std::string, std::string> env;  // for Release: the secrets
+    // Why it must not run (its secrets cannot be opened): never released,
+    // and the job is cancelled with this reason.
+    std::string refused;
   };
   using Launches = std::map<std::pair<std::string, int>, Launch>;  // by (job, attempt)
   // The lease a transition was decided under.
@@ -136,6 +144,10 @@ class SchedulerService {
   std::vector<WriteFn> Persist(const std::vector<scheduler::Transition>& transitions, const Fence& fence,
                                const Launches& launches);
   static Status RecordLaunch(WriteTx& tx, const scheduler::Transition& t, const Launch& launch);
+  // The job's secrets into `env`; kFailedPrecondition when they cannot be opened.
+  Status OpenSecrets(const JobRecord& job, std::map<std::string, std::string>& env) const;
+  // Cancels the jobs of launches that were refused, once their writes are durable.
+  void CancelRefused(const Launches& launches);
   // Queues the pruning of the feed this leader followed through `followed`.
   void PruneChanges(const Fence& fence, int64_t followed);
   // Reads the jobs and mints the credentials of the attempts dispatched. Off mu_.
@@ -210,6 +222,7 @@ class SchedulerService {
   std::unique_ptr<scheduler::Engine> engine_ GUARDED_BY(mu_);
   std::string server_url_ GUARDED_BY(mu_);
   identity::WorkloadIssuer* workload_ GUARDED_BY(mu_) = nullptr;
+  const identity::SecretBox* secrets_ = nullptr;  // set before Start
   UtilizationSource utilization_;                                  // set before Start
   std::vector<scheduler::Transition> drained_ GUARDED_BY(mu_);  // from the inbox, to persist
   bool leader_ GUARDED_BY(mu_) = false;

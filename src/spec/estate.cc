@@ -150,6 +150,7 @@ void EstateParser::ParseCluster(const YAML::Node& n, const std::string& f) {
   const Provider* owner = e_.FindProvider(Str(n, "provider", f, false));
   const EstateKind* kind = owner ? FindKind(owner->kind) : nullptr;
   c.settings = KindBlock(n, f, kind, &EstateKind::cluster_key, &EstateKind::parse_cluster, "clusters");
+  if (kind) c.honours = kind->honours;
   if (kind && !c.settings && !kind->cluster_block_required.empty()) {
     r_.Error(n, JoinField(f, kind->cluster_key), kind->cluster_block_required);
   }
@@ -183,7 +184,7 @@ void EstateParser::ParseCluster(const YAML::Node& n, const std::string& f) {
     int i = 0;
     for (const auto& pn : pools) {
       std::string pf = JoinField(f, "node_pools[" + std::to_string(i++) + "]");
-      static const KeySet kPoolKeys{{"name", "gpu_type", "gpus_per_node", "nodes", "interconnect"}};
+      static const KeySet kPoolKeys{{"name", "gpu_type", "gpus_per_node", "nodes", "interconnect", "disk_gb"}};
       if (!r_.CheckMap(pn, pf, kPoolKeys)) continue;
       NodePool pool;
       pool.name = NameField(pn, pf, seen, "node pool");
@@ -197,6 +198,9 @@ void EstateParser::ParseCluster(const YAML::Node& n, const std::string& f) {
         pool.nodes = static_cast<int>(r_.Int(g, JoinField(pf, "nodes"), 0, 100000).value_or(0));
       } else {
         r_.Error(pn, JoinField(pf, "nodes"), "missing required field \"nodes\"");
+      }
+      if (auto d = Get(pn, "disk_gb"); d.IsDefined() && !d.IsNull()) {
+        if (auto v = r_.Int(d, JoinField(pf, "disk_gb"), 1, 1 << 20)) pool.disk_gb = static_cast<int>(*v);
       }
       pool.interconnect = Str(pn, "interconnect", pf, false);
       if (pool.interconnect.empty()) pool.interconnect = "ethernet";

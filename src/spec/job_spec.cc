@@ -23,8 +23,8 @@ using spec::YamlReader;
 const KeySet kTopKeys{
     {"name", "resources", "num_nodes", "envs", "file_mounts", "setup", "run", "workdir",
      "labels", "datasets", "checkpoint", "residency", "priority", "time_limit", "allow_remote_data", "sim",
-     "recovery"},
-    {"secrets", "config", "service", "volumes", "experimental", "event_callback"}};
+     "recovery", "secrets"},
+    {"config", "service", "volumes", "experimental", "event_callback"}};
 
 const KeySet kResourceKeys{
     {"accelerators", "infra", "cloud", "region", "use_spot", "disk_size", "image_id", "labels", "any_of", "ordered"},
@@ -68,11 +68,60 @@ class JobSpecParser {
     }
     ParseTop(root);
     RETURN_IF_ERROR(r_.Finish("job spec"));
-    return ParsedJobSpec{std::move(spec_), r_.warnings()};
+    for (const auto& [name, value] : secret_values_) spec_.secrets.push_back(name);
+    for (const auto& [name, at] : unset_secrets_) spec_.secrets.push_back(name);
+    std::sort(spec_.secrets.begin(), spec_.secrets.end());
+    bool in_file = !secret_values_.empty();
+    ParsedJobSpec out{std::move(spec_), r_.warnings(), std::move(secret_values_), in_file, std::move(unset_envs_),
+                      std::move(unset_secrets_)};
+    return out;
   }
 
  private:
   YAML::Node Get(const YAML::Node& map, std::string_view key) { return YamlReader::Child(map, key); }
+
+  // `envs` or `secrets`: NAME: value (a string, number or boolean, as
+  // written; "" is a value), or NAME: null for one given at submission.
+  void ReadVariables(const YAML::Node& n, const std::string& field, std::map<std::string, std::string>& values,
+                     std::map<std::string, Diagnostic>& unset) {
+    if (n.IsNull()) return;
+    if (!n.IsMap()) {
+      r_.Error(n, field, "expected a mapping of variable names to values, such as {EPOCHS: 3, HF_TOKEN: null}");
+      return;
+    }
+    if (n.size() > kMaxSpecInputs) {
+      r_.Error(n, field, "has " + std::to_string(n.size()) + " variables; at most " + std::to_string(kMaxSpecInputs));
+      return;
+    }
+    std::set<std::string> seen;
+    for (auto it = n.begin(); it != n.end(); ++it) {
+      if (!it->first.IsScalar()) {
+        r_.Error(it->first, field, "expected a variable name as the key");
+        continue;
+      }
+      std::string key = it->first.Scalar();
+      std::string path = JoinField(field, key);
+      if (!seen.insert(key).second) {
+        r_.Error(it->first, path, "duplicate key \"" + key + "\"");
+        continue;
+      }
+      if (!IsEnvName(key)) {
+        r_.Error(it->first, path,
+                 "invalid environment variable name: expected letters, digits and '_', not starting with a digit");
+        continue;
+      }
+      YAML::Node v = it->second;  // by value: it-> yields a temporary proxy
+      if (v.IsNull()) {
+        // A missing value has no position of its own: point at its key.
+        std::string flag = field == "envs" ? "--env" : "--secret";
+        unset.emplace(key, r_.At(it->first, path,
+                                 "is null, so it must be given: pass " + flag + " " + key + "=VALUE, or " + flag + " " +
+                                     key + " to take it from your environment"));
+        continue;
+      }
+      if (auto s = r_.String(v, path)) values[key] = *s;
+    }
+  }
 
   void ParseTop(const YAML::Node& root) {
     if (auto n = Get(root, "name"); n.IsDefined()) {
@@ -90,21 +139,26 @@ class JobSpecParser {
     if (auto n = Get(root, "num_nodes"); n.IsDefined()) {
       if (auto v = r_.Int(n, "num_nodes", 1, 1024)) spec_.num_nodes = static_cast<int>(*v);
     }
-    if (auto n = Get(root, "envs"); n.IsDefined()) {
-      if (auto m = r_.StringMap(n, "envs")) {
-        for (auto it = n.begin(); it != n.end(); ++it) {
-          std::string key = it->first.Scalar();
-          if (!IsEnvName(key)) {
-            r_.Error(it->first, JoinField("envs", key),
-                     "invalid environment variable name: expected letters, digits and '_', not starting with a digit");
-          }
+    if (auto n = Get(root, "envs"); n.IsDefined()) ReadVariables(n, "envs", spec_.envs, unset_envs_);
+    if (auto n = Get(root, "secrets"); n.IsDefined()) {
+      ReadVariables(n, "secrets", secret_values_, unset_secrets_);
+      for (const auto& [name, value] : secret_values_) {
+        if (value.size() > kMaxSpecInputBytes) {
+          r_.Error(Get(n, name), JoinField("secrets", name), "is longer than " + std::to_string(kMaxSpecInputBytes) + " bytes");
         }
-        spec_.envs = std::move(*m);
+        if (spec_.envs.count(name) || unset_envs_.count(name)) {
+          r_.Error(Get(n, name), JoinField("secrets", name), name + " is both an env and a secret: give it once");
+        }
+      }
+      for (const auto& [name, at] : unset_secrets_) {
+        if (spec_.envs.count(name) || unset_envs_.count(name)) {
+          r_.Error(Get(n, name), JoinField("secrets", name), name + " is both an env and a secret: give it once");
+        }
       }
     }
     if (auto n = Get(root, "file_mounts"); n.IsDefined() && !n.IsNull()) ParseFileMounts(n);
-    for (auto [key, dest] : {std::pair{"setup", &spec_.setup}, std::pair{"run", &spec_.run},
-                             std::pair{"workdir", &spec_.workdir}}) {
+    if (auto n = Get(root, "workdir"); n.IsDefined() && !n.IsNull()) ParseWorkdir(n);
+    for (auto [key, dest] : {std::pair{"setup", &spec_.setup}, std::pair{"run", &spec_.run}}) {
       if (auto n = Get(root, key); n.IsDefined() && !n.IsNull()) {
         if (auto v = r_.String(n, key)) *dest = *v;
       }
@@ -420,15 +474,79 @@ class JobSpecParser {
     }
   }
 
+  // `workdir: PATH` or `workdir: {url: GIT_URL, ref: REF}`.
+  void ParseWorkdir(const YAML::Node& n) {
+    if (n.IsScalar()) {
+      if (auto v = r_.String(n, "workdir")) {
+        if (v->empty()) {
+          r_.Error(n, "workdir", "expected a directory or {url: GIT_URL, ref: REF}");
+        } else {
+          spec_.workdir.path = *v;
+        }
+      }
+      return;
+    }
+    static const KeySet kKeys{{"url", "ref"}};
+    if (!n.IsMap()) {
+      r_.Error(n, "workdir", "expected a directory or {url: GIT_URL, ref: REF}");
+      return;
+    }
+    if (!r_.CheckMap(n, "workdir", kKeys)) return;
+    YAML::Node url = Get(n, "url"), ref = Get(n, "ref");
+    if (!url.IsDefined() || url.IsNull()) {
+      r_.Error(n, "workdir.url", "a git workdir needs its repository's url");
+      return;
+    }
+    if (auto v = r_.String(url, "workdir.url")) {
+      if (!GitUrl(*v)) {
+        r_.Error(url, "workdir.url",
+                 "expected a git repository URL (https://…, ssh://…, git://…, file://… or user@host:path)");
+      } else {
+        spec_.workdir.git_url = *v;
+      }
+    }
+    if (ref.IsDefined() && !ref.IsNull()) {
+      if (auto v = r_.String(ref, "workdir.ref")) {
+        // Handed to git as an argument: never an option, never a shell word.
+        bool plain = !v->empty() && v->front() != '-' && v->size() <= 255 &&
+                     std::all_of(v->begin(), v->end(), [](unsigned char c) {
+                       return std::isalnum(c) || c == '/' || c == '.' || c == '_' || c == '-' || c == '+';
+                     });
+        if (!plain) {
+          r_.Error(ref, "workdir.ref", "expected a branch, tag or commit (letters, digits and / . _ - +)");
+        } else {
+          spec_.workdir.git_ref = *v;
+        }
+      }
+    }
+  }
+
+  static bool GitUrl(const std::string& v) {
+    if (v.empty() || v.size() > 2048 || v.front() == '-') return false;
+    if (std::any_of(v.begin(), v.end(), [](unsigned char c) { return c <= ' ' || c == '\'' || c == '"' || c == '`' || c == '$' || c == '\\'; })) {
+      return false;
+    }
+    for (const char* scheme : {"https://", "http://", "ssh://", "git://", "file://"}) {
+      if (v.rfind(scheme, 0) == 0) return v.size() > std::strlen(scheme);
+    }
+    // scp-like: user@host:path
+    auto at = v.find('@'), colon = v.find(':');
+    return at != std::string::npos && colon != std::string::npos && at < colon && colon + 1 < v.size();
+  }
+
   void ParseFileMounts(const YAML::Node& n) {
     if (!n.IsMap()) {
       r_.Error(n, "file_mounts", "expected a mapping of target paths to sources");
       return;
     }
-    static const KeySet kMountKeys{{"source", "name", "store", "mode"}, {"persistent", "config"}};
+    // SkyPilot's storage object, with its internal keys (`_is_sky_managed`,
+    // …) and `force_managed` from files written for older releases.
+    static const KeySet kMountKeys{{"source", "name", "store", "mode", "persistent", "config"},
+                                   {"force_managed", "_is_sky_managed", "_bucket_sub_path", "_force_delete"}};
+    static const std::set<std::string> kStores{"s3", "gcs", "azure", "r2", "ibm", "oci", "nebius", "volume"};
     std::set<std::string> seen;
     for (auto it = n.begin(); it != n.end(); ++it) {
-      if (!it->first.IsScalar()) {
+      if (!it->first.IsScalar() || it->first.Scalar().empty()) {
         r_.Error(it->first, "file_mounts", "expected a target path as the key");
         continue;
       }
@@ -442,21 +560,54 @@ class JobSpecParser {
       YAML::Node v = it->second;  // by value: it-> yields a temporary proxy
       if (v.IsScalar()) {
         m.source = v.Scalar();
+        if (m.source.empty()) r_.Error(v, field, "expected a source path or bucket URL");
       } else if (v.IsMap()) {
         if (!r_.CheckMap(v, field, kMountKeys)) continue;
-        for (auto [key, dest] : {std::pair{"source", &m.source}, std::pair{"name", &m.source},
-                                 std::pair{"mode", &m.mode}}) {
-          if (auto c = Get(v, key); c.IsDefined()) {
-            if (auto s = r_.String(c, JoinField(field, key))) *dest = *s;
+        for (auto k = v.begin(); k != v.end(); ++k) {
+          std::string key = k->first.IsScalar() ? k->first.Scalar() : "";
+          if (std::find(kMountKeys.ignored.begin(), kMountKeys.ignored.end(), key) != kMountKeys.ignored.end()) {
+            spec_.ignored_fields.push_back(JoinField(field, key));
           }
         }
-        static const std::set<std::string> kModes{"MOUNT", "COPY", "MOUNT_CACHED"};
-        if (!m.mode.empty() && !kModes.count(m.mode)) {
-          r_.Error(Get(v, "mode"), JoinField(field, "mode"), "expected MOUNT, COPY or MOUNT_CACHED");
+        if (auto c = Get(v, "source"); c.IsDefined() && !c.IsNull()) {
+          if (c.IsSequence() && c.size() > 0) {
+            for (size_t i = 0; i < c.size(); ++i) {
+              auto s = r_.String(c[i], JoinField(field, "source"));
+              if (!s) continue;
+              (m.source.empty() ? m.source : m.more_sources.emplace_back()) = *s;
+            }
+          } else if (auto s = r_.String(c, JoinField(field, "source"))) {
+            m.source = *s;
+          }
         }
-        if (m.source.empty()) r_.Error(v, field, "expected a source or a name");
+        if (auto c = Get(v, "name"); c.IsDefined() && !c.IsNull()) {
+          if (auto s = r_.String(c, JoinField(field, "name"))) m.name = *s;
+        }
+        if (auto c = Get(v, "store"); c.IsDefined() && !c.IsNull()) {
+          if (auto s = r_.String(c, JoinField(field, "store"))) {
+            m.store = Lower(*s);
+            if (!kStores.count(m.store)) {
+              r_.Error(c, JoinField(field, "store"), "expected s3, gcs, azure, r2, ibm, oci, nebius or volume");
+            }
+          }
+        }
+        if (auto c = Get(v, "mode"); c.IsDefined() && !c.IsNull()) {
+          if (auto s = r_.String(c, JoinField(field, "mode"))) {
+            m.mode = *s;
+            std::transform(m.mode.begin(), m.mode.end(), m.mode.begin(), [](unsigned char ch) { return std::toupper(ch); });
+            static const std::set<std::string> kModes{"MOUNT", "COPY", "MOUNT_CACHED"};
+            if (!kModes.count(m.mode)) r_.Error(c, JoinField(field, "mode"), "expected MOUNT, COPY or MOUNT_CACHED");
+          }
+        }
+        if (auto c = Get(v, "persistent"); c.IsDefined() && !c.IsNull()) {
+          if (auto b = r_.Bool(c, JoinField(field, "persistent"))) m.persistent = *b;
+        }
+        if (auto c = Get(v, "config"); c.IsDefined() && !c.IsNull() && !c.IsMap()) {
+          r_.Error(c, JoinField(field, "config"), "expected a mapping of storage settings");
+        }
+        if (m.source.empty() && m.name.empty()) r_.Error(v, field, "expected a source or a name");
       } else {
-        r_.Error(v, field, "expected a source path or a mapping with source/name/mode");
+        r_.Error(v, field, "expected a source path, a bucket URL or a mapping with source/name/store/mode");
         continue;
       }
       spec_.file_mounts.push_back(std::move(m));
@@ -654,6 +805,8 @@ class JobSpecParser {
 
   YamlReader r_;
   JobSpec spec_;
+  std::map<std::string, std::string> secret_values_;
+  std::map<std::string, Diagnostic> unset_envs_, unset_secrets_;
 };
 
 }  // namespace
@@ -661,6 +814,88 @@ class JobSpecParser {
 Result<ParsedJobSpec> ParseJobSpec(std::string_view yaml_text, const std::string& file) {
   JobSpecParser parser(file);
   return parser.Parse(yaml_text);
+}
+
+std::string WithoutSecretValues(std::string_view yaml_text) {
+  auto root = spec::LoadYaml(yaml_text, "spec");
+  if (!root.ok() || !root->IsMap()) return "";  // never the text: it may hold the values
+  YAML::Node secrets = (*root)["secrets"];
+  if (secrets.IsMap()) {
+    std::vector<std::string> names;
+    for (auto it = secrets.begin(); it != secrets.end(); ++it) names.push_back(it->first.Scalar());
+    for (const auto& name : names) secrets[name] = YAML::Node(YAML::NodeType::Null);
+  }
+  YAML::Emitter out;
+  out << *root;
+  return std::string(out.c_str()) + "\n";
+}
+
+Status ApplySpecInputs(ParsedJobSpec& parsed, const SpecInputs& inputs, const std::string& file) {
+  std::vector<Diagnostic> problems;
+  auto problem = [&](const std::string& field, std::string message) {
+    problems.push_back(Diagnostic{file, 0, 0, field, std::move(message)});
+  };
+  JobSpec& spec = parsed.spec;
+  auto is_secret = [&](const std::string& name) {
+    return std::binary_search(spec.secrets.begin(), spec.secrets.end(), name) || inputs.secrets.count(name);
+  };
+  for (auto [kind, given] : {std::pair{"envs", &inputs.envs}, std::pair{"secrets", &inputs.secrets}}) {
+    std::string flag = std::string(kind) == "envs" ? "--env" : "--secret";
+    if (given->size() > kMaxSpecInputs) {
+      problem(kind, flag + " is given " + std::to_string(given->size()) + " times; at most " + std::to_string(kMaxSpecInputs));
+      continue;
+    }
+    for (const auto& [name, value] : *given) {
+      std::string field = JoinField(kind, name);
+      if (!IsEnvName(name)) {
+        problem(field, flag + " " + name + ": invalid variable name: expected letters, digits and '_', not starting with a digit");
+      } else if (value.size() > kMaxSpecInputBytes || value.find('\0') != std::string::npos) {
+        problem(field, flag + " " + name + ": the value must be text of at most " + std::to_string(kMaxSpecInputBytes) + " bytes");
+      }
+    }
+  }
+  // Causeway's and SkyPilot's own variables are set at launch and would
+  // hide a secret of the same name.
+  for (const auto& [name, value] : inputs.secrets) {
+    if (name.rfind("CAUSEWAY_", 0) == 0 || name.rfind("SKYPILOT_", 0) == 0) {
+      problem(JoinField("secrets", name), "--secret " + name + ": names starting CAUSEWAY_ or SKYPILOT_ are set at launch");
+    }
+  }
+  for (const auto& name : spec.secrets) {
+    if (name.rfind("CAUSEWAY_", 0) == 0 || name.rfind("SKYPILOT_", 0) == 0) {
+      problem(JoinField("secrets", name), "names starting CAUSEWAY_ or SKYPILOT_ are set at launch");
+    }
+  }
+  for (const auto& [name, value] : inputs.envs) {
+    if (is_secret(name)) {
+      problem(JoinField("envs", name), name + " is a secret of this job: give it with --secret, not --env");
+      continue;
+    }
+    spec.envs[name] = value;
+    parsed.unset_envs.erase(name);
+  }
+  for (const auto& [name, value] : inputs.secrets) {
+    if (spec.envs.count(name) || parsed.unset_envs.count(name)) {
+      problem(JoinField("secrets", name), name + " is an env of this job: give it once, as an env or as a secret");
+      continue;
+    }
+    parsed.secret_values[name] = value;
+    parsed.unset_secrets.erase(name);
+    if (!std::binary_search(spec.secrets.begin(), spec.secrets.end(), name)) {
+      spec.secrets.insert(std::upper_bound(spec.secrets.begin(), spec.secrets.end(), name), name);
+    }
+  }
+  if (spec.secrets.size() > kMaxSpecInputs) {
+    problem("secrets", "the job has " + std::to_string(spec.secrets.size()) + " secrets; at most " + std::to_string(kMaxSpecInputs));
+  }
+  for (const auto* unset : {&parsed.unset_envs, &parsed.unset_secrets}) {
+    for (const auto& [name, d] : *unset) problems.push_back(d);
+  }
+  if (problems.empty()) return Status::Ok();
+  std::string message = problems.size() == 1 ? problems.front().ToString()
+                                             : std::to_string(problems.size()) + " problems with the job's variables; first: " +
+                                                   problems.front().ToString();
+  return InvalidArgument(std::move(message), std::move(problems));
 }
 
 Result<std::string> ReadFile(const std::string& path) {

@@ -25,7 +25,11 @@ nlohmann::json ToJson(const JobSpec& s) {
   nlohmann::json mounts = nlohmann::json::array();
   for (const auto& m : s.file_mounts) {
     nlohmann::json mj = {{"target", m.target}, {"source", m.source}};
+    if (!m.more_sources.empty()) mj["more_sources"] = m.more_sources;
+    if (!m.name.empty()) mj["name"] = m.name;
+    if (!m.store.empty()) mj["store"] = m.store;
     if (!m.mode.empty()) mj["mode"] = m.mode;
+    if (m.persistent) mj["persistent"] = *m.persistent;
     mounts.push_back(mj);
   }
   nlohmann::json datasets = nlohmann::json::array();
@@ -48,8 +52,9 @@ nlohmann::json ToJson(const JobSpec& s) {
       {"team", s.team},
       {"num_nodes", s.num_nodes},
       {"envs", s.envs},
+      {"secrets", s.secrets},  // names only: values are sealed apart
       {"file_mounts", mounts},
-      {"workdir", s.workdir},
+      {"workdir", s.workdir.path},
       {"setup", s.setup},
       {"run", s.run},
       {"datasets", datasets},
@@ -57,6 +62,7 @@ nlohmann::json ToJson(const JobSpec& s) {
       {"priority", s.priority},
       {"ignored_fields", s.ignored_fields},
   };
+  if (!s.workdir.git_url.empty()) j["workdir_git"] = {{"url", s.workdir.git_url}, {"ref", s.workdir.git_ref}};
   if (!s.zone.empty()) j["zone"] = s.zone;
   if (!s.priority_class.empty()) j["priority_class"] = s.priority_class;
   if (s.disk_size_gb) j["disk_size_gb"] = *s.disk_size_gb;
@@ -133,10 +139,23 @@ Result<JobSpec> JobSpecFromJson(const nlohmann::json& j) {
     s.team = j.at("team").get<std::string>();
     s.num_nodes = j.at("num_nodes").get<int>();
     s.envs = j.at("envs").get<std::map<std::string, std::string>>();
+    s.secrets = j.value("secrets", std::vector<std::string>{});
     for (const auto& m : j.at("file_mounts")) {
-      s.file_mounts.push_back(FileMount{m.at("target").get<std::string>(), m.at("source").get<std::string>(), m.value("mode", "")});
+      FileMount fm;
+      fm.target = m.at("target").get<std::string>();
+      fm.source = m.at("source").get<std::string>();
+      fm.more_sources = m.value("more_sources", std::vector<std::string>{});
+      fm.name = m.value("name", "");
+      fm.store = m.value("store", "");
+      fm.mode = m.value("mode", "");
+      if (m.contains("persistent")) fm.persistent = m["persistent"].get<bool>();
+      s.file_mounts.push_back(std::move(fm));
     }
-    s.workdir = j.at("workdir").get<std::string>();
+    s.workdir.path = j.at("workdir").get<std::string>();
+    if (j.contains("workdir_git")) {
+      s.workdir.git_url = j["workdir_git"].at("url").get<std::string>();
+      s.workdir.git_ref = j["workdir_git"].value("ref", "");
+    }
     s.setup = j.at("setup").get<std::string>();
     s.run = j.at("run").get<std::string>();
     for (const auto& d : j.at("datasets")) {

@@ -64,9 +64,10 @@ class YamlReader {
   const std::vector<Diagnostic>& warnings() const { return warnings_; }
   size_t error_count() const { return errors_.size(); }
   const std::string& file() const { return file_; }
+  // A diagnostic pointing at `at`, reported nowhere (for the caller to keep).
+  Diagnostic At(const YAML::Node& at, std::string_view field, std::string message) const;
 
  private:
-  Diagnostic At(const YAML::Node& at, std::string_view field, std::string message) const;
 
   std::string file_;
   std::vector<Diagnostic> errors_;

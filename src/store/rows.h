@@ -60,12 +60,13 @@ std::vector<std::string> ScopesFromText(std::string_view text);
 
 inline constexpr const char* kJobColumns =
     "id, name, team, owner, state, priority, spec_yaml, spec_json, submitted_by, created_at, updated_at, "
-    "cluster, attempts, gpu_seconds, cost_micros, reason";
+    "cluster, attempts, gpu_seconds, cost_micros, reason, sealed_secrets";
 // What a new job is inserted with (the progress columns start at their
 // defaults).
 inline constexpr const char* kJobInsertColumns =
-    "id, name, team, owner, state, priority, spec_yaml, spec_json, submitted_by, created_at, updated_at";
-inline constexpr int kJobInsertColumnCount = 11;
+    "id, name, team, owner, state, priority, spec_yaml, spec_json, submitted_by, created_at, updated_at, "
+    "sealed_secrets";
+inline constexpr int kJobInsertColumnCount = 12;
 
 template <typename Row>
 JobRecord ReadJob(const Row& r) {
@@ -86,13 +87,14 @@ JobRecord ReadJob(const Row& r) {
   j.gpu_seconds = r.Int(13);
   j.cost_micros = r.Int(14);
   j.reason = r.Text(15);
+  j.sealed_secrets = r.Text(16);
   return j;
 }
 template <typename Sink>
 void JobInsertValues(Sink& s, const JobRecord& j) {
   s.Add(j.id).Add(j.name).Add(j.team).Add(j.owner).Add(std::string(JobStateName(j.state)));
   s.Add(int64_t{j.priority}).Add(j.spec_yaml).Add(j.spec_json).Add(j.submitted_by);
-  s.Add(ToUnixMicros(j.created_at)).Add(ToUnixMicros(j.updated_at));
+  s.Add(ToUnixMicros(j.created_at)).Add(ToUnixMicros(j.updated_at)).Add(j.sealed_secrets);
 }
 
 inline constexpr const char* kJobEventColumns = "id, job_id, time, type, message";

@@ -294,6 +294,10 @@ CREATE TABLE directory_members (
 );
 CREATE INDEX directory_members_by_member ON directory_members (member_id, group_id);
 )sql",
+    // 17: a job's secrets, sealed (identity/secret_box.h): never in clear.
+    R"sql(
+ALTER TABLE jobs ADD COLUMN sealed_secrets TEXT NOT NULL DEFAULT '';
+)sql",
 };
 
 // The migration that adds directory_members: both stores fill it from the

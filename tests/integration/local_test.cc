@@ -4,8 +4,12 @@
 #include <signal.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "causeway/crypto.h"
 
 #include "slurm_cluster.h"
 
@@ -64,6 +68,129 @@ TEST(LocalExecutorTest, RunsFailsCancelsAndSurvivesRestarts) {
   ASSERT_TRUE(Eventually([&] { return s.Get("/v1/jobs/" + survivor)["state"] == "succeeded"; }))
       << s.Get("/v1/jobs/" + survivor).dump(2);
   EXPECT_EQ(s.Get("/v1/jobs/" + survivor)["attempts"].size(), 1u);
+}
+
+// Every file under `dir`, concatenated: where a secret must never be.
+std::string AllBytesUnder(const std::string& dir) {
+  std::string all;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
+    if (!e.is_regular_file()) continue;
+    std::ifstream in(e.path(), std::ios::binary);
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    all += ss.str();
+  }
+  return all;
+}
+
+// --env and --secret as SkyPilot has them: a variable the file leaves null
+// must be given; a secret reaches the job's environment and nothing else
+// (the database and its journal, the job as shown, the audit trail).
+TEST(LocalExecutorTest, EnvsAndSecretsGivenAtSubmissionReachTheJobAndSecretsNothingElse) {
+  TempDir dir("secrets");
+  std::string out = dir.path() + "/out";
+  EstateServer s(dir, "providers: [{name: here, kind: local, regions: [{name: r1, zone: eu}]}]\nclusters:\n" + LocalCluster(out));
+  std::string spec = dir.path() + "/job.yaml";
+  std::ofstream(spec) << "name: hf\nresources: {accelerators: H200:1}\nenvs: {MODE: null, EMPTY: \"\"}\n"
+                         "secrets: {HF_TOKEN: null}\n"
+                         "run: printf %s \"$HF_TOKEN\" | sha256sum; echo \"mode=$MODE empty=[$EMPTY]\"\n";
+  const std::string secret = "hf_Zq8sEcReT0nlyForTheJob";
+  std::map<std::string, std::string> env = {{"CAUSEWAY_SERVER", s.process().url()},
+                                            {"CAUSEWAY_TOKEN", s.process().admin_token()},
+                                            {"HF_TOKEN", secret}};
+
+  // Null means "must be given": both are named, with the flag that gives them.
+  auto refused = RunCli({"submit", spec}, env);
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_NE(refused.err.find("envs.MODE"), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find("--secret HF_TOKEN"), std::string::npos) << refused.err;
+  auto offline = RunCli({"validate", spec, "--env", "MODE=fast"}, env);
+  EXPECT_NE(offline.exit_code, 0) << offline.out;
+  EXPECT_NE(offline.err.find("secrets.HF_TOKEN"), std::string::npos) << offline.err;
+  EXPECT_EQ(RunCli({"validate", spec, "--env", "MODE=fast", "--secret", "HF_TOKEN"}, env).exit_code, 0);
+
+  auto submitted = RunCli({"--json", "submit", spec, "--env", "MODE=fast", "--secret", "HF_TOKEN"}, env);
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+  std::string id = json::parse(submitted.out)["job"]["id"];
+  ASSERT_TRUE(Eventually([&] { return s.Get("/v1/jobs/" + id)["state"] == "succeeded"; })) << s.Get("/v1/jobs/" + id).dump(2);
+  auto logs = RunCli({"logs", id}, env);
+  EXPECT_EQ(logs.out, Sha256Hex(secret) + "  -\nmode=fast empty=[]\n");
+
+  json job = s.Get("/v1/jobs/" + id);
+  EXPECT_EQ(job["spec"]["envs"]["MODE"], "fast");
+  EXPECT_EQ(job["spec"]["secrets"], json::array({"HF_TOKEN"}));
+  std::string audit = s.Get("/v1/audit?limit=1000").dump();
+  EXPECT_NE(audit.find("\"secrets\":[\"HF_TOKEN\"]"), std::string::npos) << "the secret's name is in the trail";
+  s.process().Stop(SIGTERM);
+  for (const std::string& where : {job.dump(), audit, AllBytesUnder(dir.path())}) {
+    EXPECT_EQ(where.find(secret), std::string::npos) << "the secret's value was found in clear";
+  }
+}
+
+// A job whose secrets the server can no longer open (its key file was
+// replaced) is cancelled with the reason when placed, never run without them.
+TEST(LocalExecutorTest, AJobWhoseSecretsCannotBeOpenedIsCancelledNotRunWithoutThem) {
+  TempDir dir("secrets-key");
+  std::string out = dir.path() + "/out";
+  EstateServer s(dir, "providers: [{name: here, kind: local, regions: [{name: r1, zone: eu}]}]\nclusters:\n" + LocalCluster(out));
+  std::string blocker = s.Submit("resources: {accelerators: H200:2}\nrun: sleep 300\n");
+  ASSERT_TRUE(Eventually([&] { return s.Get("/v1/jobs/" + blocker)["state"] == "running"; }));
+  auto c = s.process().Client();
+  auto r = c.Send("POST", "/v1/jobs",
+                  json{{"spec", "resources: {accelerators: H200:1}\nsecrets: {TOKEN: null}\nrun: touch ran\n"},
+                       {"secrets", {{"TOKEN", "value"}}}}
+                      .dump(),
+                  Auth(s.process().admin_token()));
+  ASSERT_EQ(r->status, 201) << r->body;
+  std::string id = json::parse(r->body)["job"]["id"];
+  s.process().Stop(SIGTERM);
+  std::ofstream(dir.path() + "/secrets.key", std::ios::trunc) << std::string(64, 'a') << "\n";
+  s.Start();
+  ASSERT_EQ(s.Post("/v1/jobs/" + blocker + "/cancel"), 200);
+  ASSERT_TRUE(Eventually([&] { return s.Get("/v1/jobs/" + id)["state"] == "cancelled"; })) << s.Get("/v1/jobs/" + id).dump(2);
+  // Its events say why.
+  EXPECT_NE(s.Get("/v1/jobs/" + id).dump().find("secrets cannot be given to it"), std::string::npos)
+      << s.Get("/v1/jobs/" + id).dump(2);
+  EXPECT_FALSE(std::filesystem::exists(out + "/ran"));
+}
+
+// What the local executor honours beyond GPUs: a git workdir is cloned at
+// its ref and entered, a file mount from the cluster's storage is linked at
+// its target; a bucket mount or a container image is refused on submission
+// with the reason, never ignored.
+TEST(LocalExecutorTest, GitWorkdirAndStorageMountsAreHonouredAndWhatIsNotIsRefused) {
+  TempDir dir("workspace");
+  std::string out = dir.path() + "/out", shared = dir.path() + "/shared", repo = dir.path() + "/repo";
+  std::string make_repo = "set -e; git init -q '" + repo + "'; cd '" + repo +
+                          "'; git config user.email t@example.com; git config user.name t; echo one > version;"
+                          " git add version; git commit -qm one; git tag v1; echo two > version; git commit -qam two";
+  ASSERT_EQ(std::system(make_repo.c_str()), 0);
+  std::filesystem::create_directories(shared);
+  std::ofstream(shared + "/data.txt") << "payload\n";
+  EstateServer s(dir, "providers: [{name: here, kind: local, regions: [{name: r1, zone: eu}]}]\nclusters:\n"
+                      "  - name: laptop\n    provider: here\n    region: r1\n"
+                      "    node_pools: [{name: h200, gpu_type: H200, gpus_per_node: 2, nodes: 1}]\n"
+                      "    storage: [" + shared + "/]\n    local: {output_dir: " + out + "}\n");
+
+  std::string id = s.Submit("resources: {accelerators: H200:1}\nworkdir: {url: \"file://" + repo + "\", ref: v1}\n"
+                            "file_mounts: {" + out + "/mnt/data.txt: " + shared + "/data.txt}\n"
+                            "run: cat version; cat " + out + "/mnt/data.txt; basename \"$PWD\"\n");
+  ASSERT_TRUE(Eventually([&] { return s.Get("/v1/jobs/" + id)["state"] == "succeeded"; })) << s.Get("/v1/jobs/" + id).dump(2);
+  auto logs = RunCli({"logs", id}, {{"CAUSEWAY_SERVER", s.process().url()}, {"CAUSEWAY_TOKEN", s.process().admin_token()}});
+  EXPECT_EQ(logs.out, "one\npayload\nworkdir-" + id + "-1\n");
+
+  auto c = s.process().Client();
+  const std::pair<std::string, std::string> refused[] = {
+      {"resources: {accelerators: H200:1}\nfile_mounts: {/data: s3://bucket/data}\n", "does not mount or copy buckets"},
+      {"resources: {accelerators: H200:1, image_id: nvcr.io/nvidia/pytorch:24.05-py3}\n", "runs jobs on the host"},
+      {"resources: {accelerators: H200:1}\nworkdir: ~/my-code\n", "is not on this cluster's storage"},
+  };
+  for (const auto& [spec, why] : refused) {
+    auto r = c.Send("POST", "/v1/jobs", json{{"spec", spec}}.dump(), Auth(s.process().admin_token()));
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->status, 400) << spec << r->body;
+    EXPECT_NE(r->body.find(why), std::string::npos) << r->body;
+  }
 }
 
 TEST(FallbackTest, ACheckpointedJobKilledOnSlurmResumesOnAnotherCluster) {

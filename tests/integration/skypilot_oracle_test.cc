@@ -73,6 +73,13 @@ const Form kForms[] = {
     {"file_mounts_forms",
      "resources:\n  accelerators: L4:1\nfile_mounts:\n  /data: s3://my-bucket/data\n"
      "  /ckpt:\n    name: my-ckpt-bucket\n    mode: MOUNT\nrun: echo\n"},
+    {"storage_objects_every_key",
+     "resources:\n  accelerators: L4:1\nfile_mounts:\n  /datasets:\n    source: s3://my-bucket/ds\n    store: s3\n"
+     "    mode: mount_cached\n    persistent: false\n  /out:\n    name: my-out-bucket\n    store: gcs\n    mode: MOUNT\n"
+     "  ~/.netrc: ~/.netrc\nrun: echo\n"},
+    {"workdir_git", "workdir:\n  url: https://github.com/skypilot-org/skypilot.git\n  ref: v0.10.3\nrun: echo\n"},
+    {"workdir_path", "workdir: ~/my-code\nrun: echo\n"},
+    {"envs_and_secrets", "envs:\n  LR: \"1e-4\"\n  EMPTY: \"\"\nsecrets:\n  HF_TOKEN: hf-from-file\nrun: echo\n"},
 };
 
 class SkyPilotOracleTest : public ::testing::TestWithParam<Form> {};
@@ -101,6 +108,13 @@ TEST_P(SkyPilotOracleTest, CausewayReadsTheFileAsSkyPilotDoes) {
   std::set<std::string> mounts;
   for (const json& m : spec["file_mounts"]) mounts.insert(m["target"].get<std::string>());
   EXPECT_EQ(mounts, sky["file_mounts"].get<std::set<std::string>>());
+  EXPECT_EQ(spec["secrets"], sky["secrets"]);
+  if (sky["workdir"].is_string()) {
+    EXPECT_EQ(spec["workdir"], sky["workdir"]);
+  } else if (!sky["workdir"].empty()) {
+    EXPECT_EQ(spec["workdir_git"]["url"], sky["workdir"]["url"]);
+    EXPECT_EQ(spec["workdir_git"]["ref"], sky["workdir"].value("ref", ""));
+  }
   std::set<std::string> theirs, mine;
   for (const json& a : sky["alternatives"]) theirs.insert(Key(a));
   for (const json& a : spec["accelerators"]) mine.insert(Key(a));

@@ -224,7 +224,10 @@ TEST_F(SlurmTest, CausewayRunsJobsOnSlurm) {
     return json::parse(client.Send("GET", "/v1/jobs/" + id, "", Auth(server->admin_token()))->body);
   };
 
-  std::string ok = submit("ok", "echo $GREETING from $CAUSEWAY_JOB_ID on $CAUSEWAY_CLUSTER with $NCCL_IB_HCA; sleep 2");
+  // Run on each node as an srun task, with SkyPilot's variables.
+  std::string ok = submit("ok", "echo $GREETING from $CAUSEWAY_JOB_ID on $CAUSEWAY_CLUSTER with $NCCL_IB_HCA; "
+                                "echo rank=$SKYPILOT_NODE_RANK of $SKYPILOT_NUM_NODES at $SKYPILOT_NODE_IPS "
+                                "gpus=$SKYPILOT_NUM_GPUS_PER_NODE step=$SLURM_STEP_ID; sleep 2");
   ASSERT_TRUE(Eventually([&] { return cluster_->Run("squeue -h -o %j").find("cw-" + ok + "-1") != std::string::npos; }))
       << "the job never showed up in squeue";
   ASSERT_TRUE(Eventually([&] { return job(ok)["state"] == "succeeded"; })) << job(ok).dump(2);
@@ -239,7 +242,7 @@ TEST_F(SlurmTest, CausewayRunsJobsOnSlurm) {
   std::map<std::string, std::string> env = {{"CAUSEWAY_SERVER", server->url()}, {"CAUSEWAY_TOKEN", server->admin_token()}};
   auto logs = RunCli({"logs", ok}, env);
   EXPECT_EQ(logs.exit_code, 0) << logs.err;
-  EXPECT_EQ(logs.out, "hello from " + ok + " on lab-slurm with mlx5\n");
+  EXPECT_EQ(logs.out, "hello from " + ok + " on lab-slurm with mlx5\nrank=0 of 1 at localhost gpus=2 step=0\n");
   auto none = RunCli({"logs", ok, "--attempt", "9"}, env);
   EXPECT_EQ(none.exit_code, 4);
 

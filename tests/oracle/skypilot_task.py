@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Reads a task file with SkyPilot's own parser (sky.Task.from_yaml) and
-prints what it means as JSON: name, nodes, envs, file-mount targets, and
+prints what it means as JSON: name, nodes, envs, secret names, workdir,
+file-mount targets, and
 every resource alternative as (accelerator, count, cloud, region,
 use_spot). The test beside it compares this with what Causeway reads from
 the same file. Run offline: parsing a task needs no cloud credentials."""
@@ -29,6 +30,8 @@ def main(path):
         "name": task.name or "",
         "num_nodes": task.num_nodes,
         "envs": {k: str(v) for k, v in (task.envs or {}).items()},
+        "secrets": sorted((getattr(task, "secrets", None) or {}).keys()),
+        "workdir": task.workdir if isinstance(task.workdir, str) else dict(task.workdir or {}),
         # Bucket mounts ({name:, mode:}) are kept apart as storage mounts.
         "file_mounts": sorted(set((task.file_mounts or {}).keys()) | set((task.storage_mounts or {}).keys())),
         "alternatives": sorted(alternatives, key=lambda a: json.dumps(a, sort_keys=True)),

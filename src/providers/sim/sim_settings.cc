@@ -22,6 +22,8 @@ EstateKind EstateKindOf() {
   EstateKind k;
   k.name = "sim";
   k.provider_key = "sim";
+  k.honours.everything = true;
+  k.honours.backend = "the simulated estate";
   k.parse_provider = [](SettingsReader& r) -> std::shared_ptr<const KindSettings> {
     if (!r.CheckKeys({"spot_preemption_per_hour", "node_failure_per_hour"})) return nullptr;
     auto s = std::make_shared<SimBehaviour>();

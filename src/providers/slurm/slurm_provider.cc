@@ -6,6 +6,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "causeway/crypto.h"
 #include "causeway/text.h"
 #include "providers/output_file.h"
 #include "providers/registry.h"
@@ -190,6 +191,33 @@ void SlurmProvider::Untrack(std::map<Key, Tracked>::iterator it) {
   tracked_.erase(it);
 }
 
+std::string BatchScript(const LaunchRequest& r) {
+  // What every node runs, as SkyPilot does: setup, then run, with this
+  // node's rank.
+  std::string body = "set -e\nexport SKYPILOT_NODE_RANK=\"${SLURM_NODEID:-0}\"\n" +
+                     (r.setup.empty() ? "" : r.setup + "\n") + (r.run.empty() ? "true" : r.run) + "\n";
+  // The body travels to srun inside a quoted here-document, whose closing
+  // word must not be a line of it.
+  std::string word;
+  do {
+    word = "CAUSEWAY_NODE_SCRIPT_" + HexEncode(RandomBytes(8));
+  } while (body.find("\n" + word + "\n") != std::string::npos);
+  // Every node's address (one per line, as SkyPilot gives them), from the
+  // allocation; then one task per node, each running the body (srun gives
+  // a step all of the job's GPUs), failing as a whole when one fails.
+  return "#!/bin/bash\nset -e\n"
+         "if [ -n \"${SLURM_JOB_NODELIST:-}\" ] && command -v scontrol >/dev/null 2>&1; then\n"
+         "  SKYPILOT_NODE_IPS=\"$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" 2>/dev/null || hostname)\"\n"
+         "  export SKYPILOT_NODE_IPS\n"
+         "fi\n"
+         "CAUSEWAY_NODE_SCRIPT=$(cat <<'" + word + "'\n" + body + word + "\n)\n"
+         "if [ -n \"${SLURM_JOB_ID:-}\" ] && command -v srun >/dev/null 2>&1; then\n"
+         "  exec srun --nodes=\"${SLURM_JOB_NUM_NODES:-1}\" --ntasks-per-node=1 --kill-on-bad-exit=1 "
+         "/bin/bash -c \"$CAUSEWAY_NODE_SCRIPT\"\n"
+         "fi\n"
+         "exec /bin/bash -c \"$CAUSEWAY_NODE_SCRIPT\"\n";
+}
+
 Result<std::string> SlurmProvider::Launch(const LaunchRequest& r, Timestamp now) {
   int index = ClusterIndex(r.cluster);
   if (index < 0) return NotFound("provider " + name_ + " has no cluster " + r.cluster);
@@ -204,15 +232,7 @@ Result<std::string> SlurmProvider::Launch(const LaunchRequest& r, Timestamp now)
   const SlurmSettings& s = c.settings;
   SubmitRequest sub;
   sub.name = JobName(r.job_id, r.attempt);
-  // SkyPilot's per-node variables from the allocation: every node's
-  // address (one per line, as SkyPilot gives them) and this node's rank.
-  sub.script = "#!/bin/bash\nset -e\n"
-               "if [ -n \"${SLURM_JOB_NODELIST:-}\" ] && command -v scontrol >/dev/null 2>&1; then\n"
-               "  SKYPILOT_NODE_IPS=\"$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" 2>/dev/null || hostname)\"\n"
-               "  export SKYPILOT_NODE_IPS\n"
-               "fi\n"
-               "export SKYPILOT_NODE_RANK=\"${SLURM_NODEID:-0}\"\n" +
-               (r.setup.empty() ? "" : r.setup + "\n") + (r.run.empty() ? "true" : r.run) + "\n";
+  sub.script = BatchScript(r);
   sub.partition = s.partition;
   std::string gres_type = s.gres_type.empty() ? Lower(pools_[static_cast<size_t>(pool)].name) : s.gres_type;
   sub.gres = "gpu:" + gres_type + ":" + std::to_string(r.gpus_per_node);

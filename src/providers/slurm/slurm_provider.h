@@ -56,6 +56,11 @@ std::optional<AttemptOutcome> OutcomeOf(const JobInfo& job);
 // accounting users of clusters with accounting (slurm_accounts.h).
 void Register(providers::Registry& registry);
 
+// The batch script of an attempt: SKYPILOT_NODE_IPS from the allocation,
+// then one srun task per node, each running the setup and run with its own
+// SKYPILOT_NODE_RANK (SkyPilot runs both on every node of a gang).
+std::string BatchScript(const LaunchRequest& r);
+
 // The interfaces a cluster's settings ask for, in order of preference.
 std::unique_ptr<SlurmApi> ApiFor(const SlurmSettings& settings);
 

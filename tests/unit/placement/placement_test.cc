@@ -138,5 +138,65 @@ TEST(CheckpointReachableTest, WhereItWasWrittenListedStorageOrAnObjectStore) {
   EXPECT_FALSE(CheckpointReachable(listed, "s3://ckpt-us/run/x", "here")) << "a listed cluster reaches only its list";
 }
 
+// What the backend honours beyond GPUs: the simulated estate everything
+// (disk against what a pool declares); the local executor a git workdir and
+// paths on its storage, never an image, a bucket or an undeclared disk.
+TEST(HonouredTest, JobsGoOnlyWhereTheirImageDiskWorkdirAndMountsAreHonoured) {
+  auto estate = providers::ParseEstate(R"(
+providers:
+  - {name: sim1, kind: sim, regions: [{name: r, zone: eu}]}
+  - {name: here, kind: local, regions: [{name: r, zone: eu}]}
+clusters:
+  - {name: simc, provider: sim1, region: r, node_pools: [{name: p, gpu_type: H200, gpus_per_node: 8, nodes: 1}]}
+  - name: laptop
+    provider: here
+    region: r
+    storage: [/shared/]
+    local: {output_dir: /tmp/laptop}
+    node_pools: [{name: p, gpu_type: H200, gpus_per_node: 8, nodes: 1, disk_gb: 100}]
+prices:
+  - {cluster: simc, gpu_type: H200, on_demand: "9.00"}
+  - {cluster: laptop, gpu_type: H200, on_demand: "1.00"}
+)", "e");
+  ASSERT_TRUE(estate.ok()) << estate.status().ToString();
+  Router router(*estate);
+  // "cluster: eligible or why not" for every cluster.
+  auto where = [&](const std::string& extra) {
+    bool own = extra.rfind("resources:", 0) == 0;  // a resources block of its own
+    auto spec = ParseJobSpec((own ? "" : "resources: {accelerators: H200:1}\n") + extra, "j");
+    EXPECT_TRUE(spec.ok()) << spec.status().ToString();
+    std::map<std::string, std::string> out;
+    for (const auto& r : router.Explain(spec->spec, nullptr)) out[r.option.cluster->name] = r.eligible ? "yes" : r.failure;
+    return out;
+  };
+  EXPECT_EQ(where("")["laptop"], "yes");
+  EXPECT_EQ(where("workdir: {url: https://example.com/r.git, ref: main}\n")["laptop"], "yes");
+  EXPECT_EQ(where("workdir: /shared/code\n")["laptop"], "yes");
+  EXPECT_EQ(where("file_mounts: {/data: /shared/data}\n")["laptop"], "yes");
+  EXPECT_EQ(where("resources: {accelerators: H200:1, disk_size: 100}\n")["laptop"], "yes");
+
+  auto image = where("resources: {accelerators: H200:1, image_id: docker:nvcr.io/nvidia/pytorch:24.05-py3}\n");
+  EXPECT_EQ(image["simc"], "yes");
+  EXPECT_NE(image["laptop"].find("resources.image_id: the local executor runs jobs on the host"), std::string::npos)
+      << image["laptop"];
+  auto disk = where("resources: {accelerators: H200:1, disk_size: 200}\n");
+  EXPECT_EQ(disk["simc"], "yes") << "a simulated pool that declares no disk";
+  EXPECT_NE(disk["laptop"].find("has 100 GB of disk per node, the job asks for 200"), std::string::npos) << disk["laptop"];
+  auto code = where("workdir: ~/my-code\n");
+  EXPECT_EQ(code["simc"], "yes");
+  EXPECT_NE(code["laptop"].find("is not on this cluster's storage (/shared/)"), std::string::npos) << code["laptop"];
+  EXPECT_NE(where("workdir: /shared/../etc\n")["laptop"], "yes");
+  auto bucket = where("file_mounts: {/data: s3://bucket/data}\n");
+  EXPECT_EQ(bucket["simc"], "yes");
+  EXPECT_NE(bucket["laptop"].find("file_mounts./data: the local executor does not mount or copy buckets"), std::string::npos)
+      << bucket["laptop"];
+
+  // Refused at submission when nothing can honour it, with each reason.
+  auto spec = ParseJobSpec("resources: {accelerators: H200:1, infra: here}\nfile_mounts: {/data: s3://b/d}\n", "j");
+  Status st = CheckFeasible(router, spec->spec, "j");
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.ToString().find("does not mount or copy buckets"), std::string::npos) << st.ToString();
+}
+
 }  // namespace
 }  // namespace causeway::placement

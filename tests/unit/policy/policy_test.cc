@@ -164,5 +164,21 @@ TEST(PolicyConfigTest, UnknownRulesAndMissingParametersAreEstateErrors) {
   EXPECT_NE(missing.status().diagnostics()[0].message.find("needs max_gpus"), std::string::npos);
 }
 
+// The lines that prepare a workspace: mounts linked from the cluster's
+// storage, a git workdir cloned at its ref, everything quoted for bash.
+TEST(WorkspaceScriptTest, LinksMountsClonesAndEntersTheWorkdir) {
+  JobSpec spec = ParseJobSpec(
+      "workdir: {url: \"file:///srv/repo.git\", ref: v1.2}\nfile_mounts: {~/.netrc: /shared/netrc, /data: \"/shared/it's\"}\n",
+      "j")->spec;
+  std::string script = WorkspaceScript(spec, "job_1", 2);
+  EXPECT_NE(script.find("ln -sfn -- '/shared/netrc' \"$HOME\"/'.netrc'\n"), std::string::npos) << script;
+  EXPECT_NE(script.find("ln -sfn -- '/shared/it'\\''s' '/data'\n"), std::string::npos) << script;
+  EXPECT_NE(script.find("git clone --quiet -- 'file:///srv/repo.git' \"$PWD\"/'workdir-job_1-2'\n"), std::string::npos)
+      << script;
+  EXPECT_NE(script.find("checkout --quiet 'v1.2' --\n"), std::string::npos) << script;
+  EXPECT_NE(script.find("cd -- \"$PWD\"/'workdir-job_1-2'"), std::string::npos) << script;
+  EXPECT_EQ(WorkspaceScript(ParseJobSpec("run: x\n", "j")->spec, "job_1", 1), "");
+}
+
 }  // namespace
 }  // namespace causeway::policy

@@ -60,6 +60,57 @@ TEST_F(JobServiceTest, AnIdempotencyKeyReplaysTheJobAndRefusesAnotherSpec) {
   EXPECT_EQ(other.status().code(), Code::kConflict);
 }
 
+// Secrets are sealed for the job before anything is written: the stored job
+// holds neither the value given at submission nor one the file gave, the
+// trail names them, and a retry with other values is another request.
+TEST_F(JobServiceTest, SecretsAreStoredSealedAndNamedOnlyInTheTrail) {
+  std::string yaml = Spec();
+  yaml += "\nsecrets:\n  IN_FILE: in-the-file-value\n  GIVEN: null\n";
+  SubmitRequest r;
+  r.spec_yaml = yaml;
+  r.idempotency_key = "secret-key";
+  r.inputs.secrets = {{"GIVEN", "given-value"}};
+  auto refused = Wait<SubmitResult>([&](auto done) { jobs_->Submit(Admin(), r, done); });
+  ASSERT_FALSE(refused.ok()) << "no secrets key: no secrets";
+  EXPECT_EQ(refused.status().code(), Code::kFailedPrecondition);
+
+  auto box = identity::SecretBox::FromKey(std::string(32, 's'));
+  jobs_->SetSecretBox(&*box);
+  auto made = Wait<SubmitResult>([&](auto done) { jobs_->Submit(Admin(), r, done); });
+  ASSERT_TRUE(made.ok()) << made.status().ToString();
+  auto stored = store_->GetJob(made->job.id);
+  ASSERT_TRUE(stored.ok() && *stored);
+  const JobRecord& job = **stored;
+  for (const std::string& field : {job.spec_yaml, job.spec_json, job.sealed_secrets}) {
+    EXPECT_EQ(field.find("in-the-file-value"), std::string::npos) << field;
+    EXPECT_EQ(field.find("given-value"), std::string::npos) << field;
+  }
+  auto opened = box->Open(job.sealed_secrets, job.id);
+  ASSERT_TRUE(opened.ok());
+  EXPECT_EQ(nlohmann::json::parse(*opened),
+            (nlohmann::json{{"GIVEN", "given-value"}, {"IN_FILE", "in-the-file-value"}}));
+  EXPECT_TRUE(std::any_of(made->warnings.begin(), made->warnings.end(),
+                          [](const Diagnostic& d) { return d.field == "secrets"; }));
+  auto events = Audit("job.submit");
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(*events[0].details.Find("secrets"), DetailValue(std::vector<std::string>{"GIVEN", "IN_FILE"}));
+
+  auto replay = Wait<SubmitResult>([&](auto done) { jobs_->Submit(Admin(), r, done); });
+  ASSERT_TRUE(replay.ok());
+  EXPECT_FALSE(replay->created);
+  r.inputs.secrets["GIVEN"] = "another-value";
+  auto other = Wait<SubmitResult>([&](auto done) { jobs_->Submit(Admin(), r, done); });
+  ASSERT_FALSE(other.ok());
+  EXPECT_EQ(other.status().code(), Code::kConflict);
+
+  // A variable the file leaves null and the submission does not give.
+  r.idempotency_key.clear();
+  r.inputs.secrets.clear();
+  auto unset = Wait<SubmitResult>([&](auto done) { jobs_->Submit(Admin(), r, done); });
+  ASSERT_FALSE(unset.ok());
+  EXPECT_EQ(unset.status().diagnostics().at(0).field, "secrets.GIVEN");
+}
+
 TEST_F(JobServiceTest, AnInvalidSpecIsRefusedAtOnceAndWritesNothing) {
   auto r = Submit("name: x\nresources: {accelerators: H200:0}\n");
   ASSERT_FALSE(r.ok());

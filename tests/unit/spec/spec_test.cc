@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "causeway/job_spec.h"
+#include "spec/spec_json.h"
 
 namespace causeway {
 namespace {
@@ -23,6 +24,11 @@ const Case kCases[] = {
     // ---- valid ----
     {"minimal", "run: echo hi\n"},
     {"accel_type_count", "resources:\n  accelerators: H200:8\n"},
+    {"workdir_git", "workdir:\n  url: https://github.com/org/repo.git\n  ref: release/v1.2\n"},
+    {"workdir_git_scp_form", "workdir: {url: \"git@github.com:org/repo.git\"}\n"},
+    {"file_mount_storage_every_key",
+     "file_mounts:\n  /d:\n    source: [./a, ./b]\n    name: my-bucket\n    store: S3\n    mode: mount_cached\n"
+     "    persistent: false\n    config: {disk_size: 100}\n    force_managed: true\n    _is_sky_managed: false\n"},
     {"accel_lowercase", "resources:\n  accelerators: h200\n"},
     {"accel_dashed", "resources:\n  accelerators: A100-80GB:4\n"},
     {"accel_map", "resources:\n  accelerators: {H100: 8}\n"},
@@ -111,7 +117,6 @@ const Case kCases[] = {
     {"num_nodes_float", "num_nodes: 1.5\n", "expected an integer", 1, 12},
     {"disk_size_bad", "resources:\n  disk_size: lots\n", "expected a size in GB", 2, 14},
     {"envs_not_map", "envs: [A, B]\n", "expected a mapping", 1, 7},
-    {"env_no_value", "envs:\n  TOKEN:\n", "has no value", 2, 3},
     {"env_bad_name", "envs:\n  1X: a\n", "invalid environment variable name", 2, 3},
     {"resources_not_map", "resources: H100:8\n", "expected a mapping", 1, 12},
     {"run_not_string", "run: {a: b}\n", "expected a string", 1, 6},
@@ -128,6 +133,12 @@ const Case kCases[] = {
     {"residency_bad", "residency: EU West\n", "residency zone", 1, 12},
     {"priority_unknown", "priority: urgent\n", "expected one of low, normal, high, critical", 1, 11},
     {"priority_out_of_range", "priority: 5000\n", "out of range", 1, 11},
+    {"workdir_git_without_url", "workdir: {ref: main}\n", "needs its repository's url", 1, 10},
+    {"workdir_git_ref_like_an_option", "workdir: {url: \"https://x/r.git\", ref: --upload-pack=x}\n",
+     "expected a branch, tag or commit", 1, 40},
+    {"workdir_git_url_with_shell", "workdir: {url: \"https://x/r.git;rm -rf ~\"}\n", "expected a git repository URL", 1, 16},
+    {"workdir_list", "workdir: [a]\n", "expected a directory or {url", 1, 10},
+    {"file_mount_bad_store", "file_mounts:\n  /d: {name: b, store: dropbox}\n", "expected s3, gcs", 2, 24},
     {"file_mount_bad_mode", "file_mounts:\n  /d:\n    source: s3://b\n    mode: FAST\n", "MOUNT, COPY", 4, 11},
     // A pipeline (SkyPilot's chain DAG) is several documents: refused, never cut to its first.
     {"pipeline_documents", "name: pipeline\n---\nname: train\nrun: x\n---\nname: eval\nrun: y\n",
@@ -290,6 +301,83 @@ TEST(SpecTest, ExampleJobsAreValid) {
     auto r = LoadJobSpecFile(std::string(CAUSEWAY_SOURCE_DIR) + "/examples/jobs/" + f);
     EXPECT_TRUE(r.ok()) << f << ": " << r.status().ToString();
   }
+}
+
+// SkyPilot's placeholders: a null env or secret must be given at submission
+// (--env / --secret); an empty string is a value.
+TEST(SpecInputsTest, NullVariablesMustBeGivenAndEmptyStringsAreValues) {
+  auto r = ParseJobSpec("envs:\n  HF_HOME: null\n  EMPTY: \"\"\n  LR: 1e-4\nsecrets:\n  HF_TOKEN:\n", "job.yaml");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->spec.envs, (std::map<std::string, std::string>{{"EMPTY", ""}, {"LR", "1e-4"}}));
+  EXPECT_EQ(r->spec.secrets, std::vector<std::string>{"HF_TOKEN"});
+  ParsedJobSpec unapplied = *r;
+  Status missing = ApplySpecInputs(unapplied, {}, "job.yaml");
+  ASSERT_FALSE(missing.ok());
+  ASSERT_EQ(missing.diagnostics().size(), 2u);
+  EXPECT_EQ(missing.diagnostics()[0].field, "envs.HF_HOME");
+  EXPECT_EQ(missing.diagnostics()[0].line, 2);
+  EXPECT_NE(missing.diagnostics()[0].message.find("--env HF_HOME=VALUE"), std::string::npos);
+  EXPECT_EQ(missing.diagnostics()[1].field, "secrets.HF_TOKEN");
+  EXPECT_EQ(missing.diagnostics()[1].line, 6);
+
+  SpecInputs in;
+  in.envs = {{"HF_HOME", ""}, {"LR", "3e-4"}};  // "" given is a value; the input wins
+  in.secrets = {{"HF_TOKEN", "hf_secret"}, {"WANDB_API_KEY", "wb_secret"}};
+  ASSERT_TRUE(ApplySpecInputs(*r, in, "job.yaml").ok());
+  EXPECT_EQ(r->spec.envs.at("HF_HOME"), "");
+  EXPECT_EQ(r->spec.envs.at("LR"), "3e-4");
+  EXPECT_EQ(r->spec.secrets, (std::vector<std::string>{"HF_TOKEN", "WANDB_API_KEY"}));
+  EXPECT_EQ(r->secret_values.at("WANDB_API_KEY"), "wb_secret");
+  EXPECT_FALSE(r->secrets_in_file);
+  // The spec as stored and shown names the secrets, never their values.
+  std::string stored = ToJson(r->spec).dump();
+  EXPECT_EQ(stored.find("_secret"), std::string::npos) << stored;
+  auto back = JobSpecFromJson(nlohmann::json::parse(stored));
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->secrets, r->spec.secrets);
+}
+
+TEST(SpecInputsTest, RefusesANameThatIsBothEnvAndSecretAndCausewaysOwnNames) {
+  auto both = ParseJobSpec("envs: {TOKEN: a}\nsecrets: {TOKEN: null}\n", "f");
+  ASSERT_FALSE(both.ok());
+  EXPECT_NE(both.status().message().find("both an env and a secret"), std::string::npos);
+
+  auto r = ParseJobSpec("envs: {MODE: x}\nsecrets: {KEY: null}\n", "f");
+  ASSERT_TRUE(r.ok());
+  SpecInputs in;
+  in.envs = {{"KEY", "v"}, {"1BAD", "v"}};
+  in.secrets = {{"MODE", "v"}, {"CAUSEWAY_TOKEN", "v"}, {"KEY", "v"}};
+  Status st = ApplySpecInputs(*r, in, "f");
+  ASSERT_FALSE(st.ok());
+  std::string all;
+  for (const auto& d : st.diagnostics()) all += d.ToString() + "\n";
+  EXPECT_NE(all.find("--env 1BAD: invalid variable name"), std::string::npos) << all;
+  EXPECT_NE(all.find("KEY is a secret of this job: give it with --secret"), std::string::npos) << all;
+  EXPECT_NE(all.find("MODE is an env of this job"), std::string::npos) << all;
+  EXPECT_NE(all.find("CAUSEWAY_ or SKYPILOT_"), std::string::npos) << all;
+  EXPECT_EQ(all.find("=v"), std::string::npos) << "no diagnostic holds a value";
+
+  SpecInputs big;
+  big.secrets = {{"KEY", std::string(kMaxSpecInputBytes + 1, 'x')}};
+  EXPECT_FALSE(ApplySpecInputs(*r, big, "f").ok());
+}
+
+// A file may give a secret's value itself (SkyPilot allows it): the value is
+// kept apart, and what is stored of the file has it replaced by null.
+TEST(SpecInputsTest, SecretValuesInTheFileAreTakenOutOfTheStoredText) {
+  const char* text = "name: x  # a comment\nsecrets:\n  HF_TOKEN: hf_in_the_file\n  OTHER: null\nrun: echo\n";
+  auto r = ParseJobSpec(text, "f");
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->secrets_in_file);
+  EXPECT_EQ(r->secret_values.at("HF_TOKEN"), "hf_in_the_file");
+  std::string stored = WithoutSecretValues(text);
+  EXPECT_EQ(stored.find("hf_in_the_file"), std::string::npos) << stored;
+  auto again = ParseJobSpec(stored, "f");
+  ASSERT_TRUE(again.ok()) << stored;
+  EXPECT_EQ(again->spec.name, "x");
+  EXPECT_EQ(again->spec.secrets, (std::vector<std::string>{"HF_TOKEN", "OTHER"}));
+  EXPECT_TRUE(again->secret_values.empty());
+  EXPECT_EQ(again->unset_secrets.size(), 2u);
 }
 
 }  // namespace
