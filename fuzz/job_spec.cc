@@ -1,5 +1,6 @@
 // Job specs as the API takes them: YAML, or a JSON object (which the API
-// writes out and parses as YAML, reporting positions).
+// writes out and parses as YAML, reporting positions); then what a
+// submission does with a spec that parses.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -17,6 +18,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;
   }
   auto parsed = causeway::ParseJobSpec(text, "job.yaml");
-  (void)parsed;  // only crashes and hangs matter here
+  if (!parsed.ok()) return 0;
+  // What a submission does next: the spec stored without the file's
+  // secret values (which must parse again), and the null placeholders checked.
+  if (parsed->secrets_in_file) {
+    auto stored = causeway::ParseJobSpec(causeway::WithoutSecretValues(text), "stored.yaml");
+    if (!stored.ok() || !stored->secret_values.empty()) __builtin_trap();
+  }
+  (void)causeway::ApplySpecInputs(*parsed, {}, "job.yaml");
   return 0;
 }

@@ -55,16 +55,19 @@ struct NodePool {
   int nodes = 0;
   std::string interconnect;  // one of kInterconnects
   std::optional<int> disk_gb;  // local disk per node for jobs, where declared
+  std::optional<int> cpus;       // CPUs per node, where declared
+  std::optional<int> memory_gb;  // memory per node, where declared
 };
 
 // What a cluster's backend does with the parts of a job spec that change
-// what the job needs beyond its GPUs (`image_id`, `disk_size`, `workdir`,
-// `file_mounts`). The router sends a job only where every part it uses is
+// what the job needs beyond its GPUs (`image_id`, `disk_size`, `cpus`,
+// `memory`, `workdir`, `file_mounts`). The router sends a job only where every part it uses is
 // honoured; each kind says what it honours (EstateKind::honours).
 struct Honours {
   bool everything = false;     // the simulated estate: every part, in simulation
   bool git_workdir = false;    // workdir: {url, ref}, cloned before setup
   bool storage_paths = false;  // workdir and file_mounts from a path on the cluster's storage
+  bool node_requests = false;  // cpus and memory asked of the backend too (Slurm: --cpus-per-task, --mem)
   std::string backend;         // how reasons name it: "the local executor", "Slurm"
 };
 

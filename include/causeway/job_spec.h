@@ -96,6 +96,16 @@ struct SimHint {
   int exit_code = 0;                       // non-zero: the program fails at the end
 };
 
+// `resources.cpus` / `resources.memory` per node: a number, or SkyPilot's
+// "N+" (at least N). Causeway does not divide a node's CPUs or memory
+// between jobs, so both forms mean "nodes with at least N"; the form given
+// is kept for display.
+struct NodeAmount {
+  double value = 0;     // CPUs, or GB of memory
+  bool or_more = false;  // written "N+"
+  std::string ToString() const;  // "4", "4+", "0.5", "32+"
+};
+
 struct JobSpec {
   std::string name;
   Accelerators accelerators;  // empty for a CPU-only job
@@ -104,6 +114,8 @@ struct JobSpec {
   std::string zone;           // third part of `infra`, if any
   bool use_spot = false;
   std::optional<int> disk_size_gb;
+  std::optional<NodeAmount> cpus;       // resources.cpus, per node
+  std::optional<NodeAmount> memory_gb;  // resources.memory, per node
   std::string image_id;
   std::map<std::string, std::string> labels;  // resources.labels and labels, merged
   std::string owner;                          // labels.owner

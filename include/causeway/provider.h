@@ -35,6 +35,10 @@ struct LaunchRequest {
   // durably and mints its credentials off its lock, then releases it, so no
   // attempt runs that a successor does not know of or that lacks its token.
   bool held = false;
+  // What each node must give the job beyond GPUs, where it asked
+  // (resources.cpus / memory); backends that can reserve them do.
+  std::optional<int> cpus_per_node;
+  std::optional<int> memory_mb_per_node;
 };
 
 // How an attempt ended.

@@ -83,6 +83,26 @@ bool Honoured(const JobSpec& spec, const Alternative& alt, const Cluster& c, con
                 " GB per node cannot be promised");
     }
   }
+  // Nodes with at least what the job asks for, where the pool declares it.
+  struct PerNode {
+    const char* field;
+    const std::optional<NodeAmount>* want;
+    const std::optional<int>* has;
+    const char* key;   // the pool's declaration
+    const char* unit;  // in words
+  };
+  for (const PerNode& n : {PerNode{"resources.cpus", &spec.cpus, &pool.cpus, "cpus", " CPUs"},
+                           PerNode{"resources.memory", &spec.memory_gb, &pool.memory_gb, "memory_gb", " GB of memory"}}) {
+    if (!*n.want) continue;
+    if (*n.has && **n.has < (*n.want)->value) {
+      return no(std::string(n.field) + ": pool " + pool.name + " has " + std::to_string(**n.has) + n.unit +
+                " per node, the job asks for " + (*n.want)->ToString());
+    }
+    if (!*n.has && !h.everything) {
+      return no(std::string(n.field) + ": pool " + pool.name + " declares no " + n.key + ", so " +
+                (*n.want)->ToString() + n.unit + " per node cannot be promised");
+    }
+  }
   if (h.everything) return true;
   if (!alt.image_id.empty()) {
     return no("resources.image_id: " + backend + " runs jobs on the host, not in a container image");
@@ -148,7 +168,8 @@ bool Router::Evaluate(const JobSpec& spec, int alt, const Entry& e, const Capaci
   if (!spec.residency.empty() && spec.residency != e.cluster->zone) {
     return fail([&] { return "it is in residency zone " + e.cluster->zone + ", the job must stay in " + spec.residency; });
   }
-  if ((spec.disk_size_gb || !want.image_id.empty() || !spec.workdir.empty() || !spec.file_mounts.empty()) &&
+  if ((spec.disk_size_gb || spec.cpus || spec.memory_gb || !want.image_id.empty() || !spec.workdir.empty() ||
+       !spec.file_mounts.empty()) &&
       !Honoured(spec, want, *e.cluster, *e.pool, nullptr)) {
     return fail([&] {
       std::string why;

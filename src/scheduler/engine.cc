@@ -1,6 +1,7 @@
 #include "scheduler/engine.h"
 
 #include <algorithm>
+#include <cmath>
 #include <ctime>
 #include <queue>
 
@@ -541,6 +542,8 @@ bool Engine::Dispatch(Job& j, const placement::Option& o, int flavor, int64_t bo
                     spec.time_limit,
                     spec.sim, ""};
   req.held = options_.hold_launches;
+  if (spec.cpus) req.cpus_per_node = static_cast<int>(std::ceil(spec.cpus->value));
+  if (spec.memory_gb) req.memory_mb_per_node = static_cast<int>(std::ceil(spec.memory_gb->value * 1024));
   if (!j.input.resume_from.empty()) req.env["CAUSEWAY_RESUME_FROM"] = j.input.resume_from;
   if (prepare_launch_) {
     auto extra = prepare_launch_(j.input.id, attempt, *o.cluster, now);

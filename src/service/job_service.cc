@@ -1,14 +1,15 @@
 #include "service/job_service.h"
 
+#include <openssl/crypto.h>
+
 #include <memory>
+#include <nlohmann/json.hpp>
 
 #include "causeway/crypto.h"
 #include "causeway/ids.h"
 #include "causeway/job_spec.h"
 #include "service/submission_check.h"
 #include "spec/spec_json.h"
-
-#include <nlohmann/json.hpp>
 
 namespace causeway {
 
@@ -93,6 +94,7 @@ void JobService::Submit(const identity::Principal& who, SubmitRequest request,
     std::string plain = nlohmann::json(parsed->secret_values).dump();
     job.sealed_secrets = secrets_->Seal(plain, job.id);
     secrets_mac = secrets_->Mac(plain);
+    OPENSSL_cleanse(plain.data(), plain.size());
   }
 
   AuditEvent event;

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <functional>
+#include <tuple>
 #include <set>
 
 #include "causeway/job_spec.h"
@@ -184,7 +185,7 @@ void EstateParser::ParseCluster(const YAML::Node& n, const std::string& f) {
     int i = 0;
     for (const auto& pn : pools) {
       std::string pf = JoinField(f, "node_pools[" + std::to_string(i++) + "]");
-      static const KeySet kPoolKeys{{"name", "gpu_type", "gpus_per_node", "nodes", "interconnect", "disk_gb"}};
+      static const KeySet kPoolKeys{{"name", "gpu_type", "gpus_per_node", "nodes", "interconnect", "disk_gb", "cpus", "memory_gb"}};
       if (!r_.CheckMap(pn, pf, kPoolKeys)) continue;
       NodePool pool;
       pool.name = NameField(pn, pf, seen, "node pool");
@@ -199,8 +200,11 @@ void EstateParser::ParseCluster(const YAML::Node& n, const std::string& f) {
       } else {
         r_.Error(pn, JoinField(pf, "nodes"), "missing required field \"nodes\"");
       }
-      if (auto d = Get(pn, "disk_gb"); d.IsDefined() && !d.IsNull()) {
-        if (auto v = r_.Int(d, JoinField(pf, "disk_gb"), 1, 1 << 20)) pool.disk_gb = static_cast<int>(*v);
+      for (auto [key, dest, max] : {std::tuple{"disk_gb", &pool.disk_gb, 1 << 20}, std::tuple{"cpus", &pool.cpus, 1 << 16},
+                                    std::tuple{"memory_gb", &pool.memory_gb, 1 << 24}}) {
+        if (auto d = Get(pn, key); d.IsDefined() && !d.IsNull()) {
+          if (auto v = r_.Int(d, JoinField(pf, key), 1, max)) *dest = static_cast<int>(*v);
+        }
       }
       pool.interconnect = Str(pn, "interconnect", pf, false);
       if (pool.interconnect.empty()) pool.interconnect = "ethernet";

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <set>
@@ -27,8 +28,9 @@ const KeySet kTopKeys{
     {"config", "service", "volumes", "experimental", "event_callback"}};
 
 const KeySet kResourceKeys{
-    {"accelerators", "infra", "cloud", "region", "use_spot", "disk_size", "image_id", "labels", "any_of", "ordered"},
-    {"zone", "cpus", "memory", "instance_type", "ports", "disk_tier", "accelerator_args",
+    {"accelerators", "infra", "cloud", "region", "use_spot", "disk_size", "image_id", "labels", "any_of", "ordered",
+     "cpus", "memory"},
+    {"zone", "instance_type", "ports", "disk_tier", "accelerator_args",
      "job_recovery", "spot_recovery", "network_tier", "autostop",
      "priority"}};
 
@@ -219,6 +221,10 @@ class JobSpecParser {
     spec_.use_spot = base.use_spot;
     spec_.image_id = base.image_id;
     if (auto n = Get(res, "disk_size"); n.IsDefined() && !n.IsNull()) ParseDiskSize(n);
+    if (auto n = Get(res, "cpus"); n.IsDefined() && !n.IsNull()) spec_.cpus = ParseAmount(n, "resources.cpus", false);
+    if (auto n = Get(res, "memory"); n.IsDefined() && !n.IsNull()) {
+      spec_.memory_gb = ParseAmount(n, "resources.memory", true);
+    }
     if (auto n = Get(res, "labels"); n.IsDefined()) MergeLabels(n, "resources.labels");
 
     YAML::Node any_of = Get(res, "any_of"), ordered = Get(res, "ordered");
@@ -383,6 +389,47 @@ class JobSpecParser {
       }
     }
     r_.Error(n, field, "expected a size in GB such as 256, \"256GB\" or \"2TB\"");
+  }
+
+  // SkyPilot's cpus and memory: a positive number or "N+"; memory may carry
+  // a unit (512MB, 32GB, 1TB, 64Gi: binary, as SkyPilot reads them) and is
+  // kept in GB.
+  std::optional<NodeAmount> ParseAmount(const YAML::Node& n, const std::string& field, bool memory) {
+    const std::string expected = memory ? "expected GB per node such as 32, \"32+\" or \"64GB+\""
+                                        : "expected CPUs per node such as 4 or \"4+\"";
+    if (!n.IsScalar() || n.Scalar().empty() || n.Scalar().size() > 32) {
+      r_.Error(n, field, expected);
+      return std::nullopt;
+    }
+    std::string s = Lower(n.Scalar());
+    NodeAmount a;
+    if (s.back() == '+') {
+      a.or_more = true;
+      s.pop_back();
+    }
+    double scale = 1;
+    if (memory) {
+      static const std::pair<const char*, double> kUnits[] = {
+          {"kb", 1.0 / (1 << 20)}, {"ki", 1.0 / (1 << 20)}, {"mb", 1.0 / 1024}, {"mi", 1.0 / 1024}, {"gb", 1},
+          {"gi", 1},           {"tb", 1024},         {"ti", 1024},           {"pb", 1 << 20},   {"pi", 1 << 20}};
+      for (const auto& [unit, factor] : kUnits) {
+        size_t len = std::strlen(unit);
+        if (s.size() > len && s.compare(s.size() - len, len, unit) == 0) {
+          s.resize(s.size() - len);
+          scale = factor;
+          break;
+        }
+      }
+    }
+    bool number = !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c) || c == '.'; }) &&
+                  std::count(s.begin(), s.end(), '.') <= 1 && s != ".";
+    double v = number ? std::strtod(s.c_str(), nullptr) * scale : 0;
+    if (!number || !(v > 0) || v > 1e9) {
+      r_.Error(n, field, expected + (number ? " (it must be positive)" : ""));
+      return std::nullopt;
+    }
+    a.value = v;
+    return a;
   }
 
   void AddGpu(const YAML::Node& at, const std::string& field, Result<GpuRequest> req, Want& w) {
@@ -828,6 +875,12 @@ std::string WithoutSecretValues(std::string_view yaml_text) {
   YAML::Emitter out;
   out << *root;
   return std::string(out.c_str()) + "\n";
+}
+
+std::string NodeAmount::ToString() const {
+  std::ostringstream out;
+  out << value;  // shortest form: 4, 0.5, 1024
+  return out.str() + (or_more ? "+" : "");
 }
 
 Status ApplySpecInputs(ParsedJobSpec& parsed, const SpecInputs& inputs, const std::string& file) {

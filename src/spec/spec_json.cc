@@ -1,5 +1,7 @@
 #include "spec/spec_json.h"
 
+#include <cstdlib>
+
 namespace causeway {
 
 nlohmann::json ToJson(const Diagnostic& d) {
@@ -66,6 +68,8 @@ nlohmann::json ToJson(const JobSpec& s) {
   if (!s.zone.empty()) j["zone"] = s.zone;
   if (!s.priority_class.empty()) j["priority_class"] = s.priority_class;
   if (s.disk_size_gb) j["disk_size_gb"] = *s.disk_size_gb;
+  if (s.cpus) j["cpus"] = s.cpus->ToString();
+  if (s.memory_gb) j["memory_gb"] = s.memory_gb->ToString();
   if (s.time_limit) j["time_limit_seconds"] = s.time_limit->count() / 1'000'000;
   j["allow_remote_data"] = s.allow_remote_data;
   nlohmann::json rec = nlohmann::json::object();
@@ -166,6 +170,14 @@ Result<JobSpec> JobSpecFromJson(const nlohmann::json& j) {
     s.priority_class = j.value("priority_class", "");
     s.ignored_fields = j.at("ignored_fields").get<std::vector<std::string>>();
     if (j.contains("disk_size_gb")) s.disk_size_gb = j["disk_size_gb"].get<int>();
+    auto amount = [](const std::string& text) {
+      NodeAmount a;
+      a.or_more = !text.empty() && text.back() == '+';
+      a.value = std::strtod(text.c_str(), nullptr);
+      return a;
+    };
+    if (j.contains("cpus")) s.cpus = amount(j["cpus"].get<std::string>());
+    if (j.contains("memory_gb")) s.memory_gb = amount(j["memory_gb"].get<std::string>());
     if (j.contains("time_limit_seconds")) s.time_limit = Micros(j["time_limit_seconds"].get<int64_t>() * 1'000'000);
     s.allow_remote_data = j.value("allow_remote_data", false);
     if (j.contains("recovery")) {

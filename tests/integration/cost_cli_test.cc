@@ -122,6 +122,32 @@ TEST_F(CostCliTest, ImportAgainChangesNothingAndShowbackGroups) {
   EXPECT_NE(header.find("x_JobId"), std::string::npos) << header;
 }
 
+// `cost job` says how each attempt's GPUs were priced: a spot attempt is
+// "spot", at the spot price, an on-demand one "on-demand".
+TEST_F(CostCliTest, CostJobLabelsSpotAttemptsSpot) {
+  std::map<bool, std::string> ids;
+  for (bool spot : {true, false}) {
+    std::string file = WriteFile(dir_.path() + (spot ? "/spot.yaml" : "/ondemand.yaml"),
+                                 std::string("resources:\n  accelerators: H100:1\n  use_spot: ") + (spot ? "true" : "false") +
+                                     "\n  labels: {owner: dan@example.com, team: vision}\nrun: train\n");
+    auto submitted = Cli({"--json", "submit", file});
+    ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+    ids[spot] = json::parse(submitted.out)["job"]["id"];
+  }
+  for (bool spot : {true, false}) {
+    std::string out;
+    ASSERT_TRUE(Eventually([&] {
+      out = Cli({"cost", "job", ids[spot]}).out;
+      return out.find("coreweave-us-h100") != std::string::npos;
+    })) << out;
+    EXPECT_NE(out.find(spot ? " spot " : " on-demand "), std::string::npos) << out;
+    EXPECT_NE(out.find(spot ? "2.10" : "4.25"), std::string::npos) << out;
+    if (spot) {
+      EXPECT_EQ(out.find("on-demand"), std::string::npos) << out;
+    }
+  }
+}
+
 TEST_F(CostCliTest, BadInputGetsItsExitCodeAndPlace) {
   auto missing = Cli({"cost", "import", dir_.path() + "/nope.csv", "--provider", "nebius"});
   EXPECT_EQ(missing.exit_code, 4) << missing.err;

@@ -214,7 +214,8 @@ TEST_F(SlurmTest, CausewayRunsJobsOnSlurm) {
   auto server = ServerProcess::Start(dir.path(), {"--estate", estate, "--tick-ms", "50"});
   auto client = server->Client();
   auto submit = [&](const std::string& name, const std::string& run) {
-    json spec = {{"spec", "name: " + name + "\nresources: {accelerators: H200:2}\nenvs: {GREETING: hello}\nrun: |\n  " +
+    json spec = {{"spec", "name: " + name + "\nresources: {accelerators: H200:2, cpus: 2+, memory: 1GB}\n"
+                              "envs: {GREETING: hello}\nrun: |\n  " +
                               run + "\n"}};
     auto r = client.Send("POST", "/v1/jobs", spec.dump(), Auth(server->admin_token()));
     EXPECT_EQ(r->status, 201) << r->body;
@@ -224,10 +225,11 @@ TEST_F(SlurmTest, CausewayRunsJobsOnSlurm) {
     return json::parse(client.Send("GET", "/v1/jobs/" + id, "", Auth(server->admin_token()))->body);
   };
 
-  // Run on each node as an srun task, with SkyPilot's variables.
+  // Run on each node as an srun task, with SkyPilot's variables and the
+  // CPUs and memory the job asked for reserved on the node.
   std::string ok = submit("ok", "echo $GREETING from $CAUSEWAY_JOB_ID on $CAUSEWAY_CLUSTER with $NCCL_IB_HCA; "
                                 "echo rank=$SKYPILOT_NODE_RANK of $SKYPILOT_NUM_NODES at $SKYPILOT_NODE_IPS "
-                                "gpus=$SKYPILOT_NUM_GPUS_PER_NODE step=$SLURM_STEP_ID; sleep 2");
+                                "gpus=$SKYPILOT_NUM_GPUS_PER_NODE step=$SLURM_STEP_ID cpus=$SLURM_CPUS_ON_NODE mem=$SLURM_MEM_PER_NODE; sleep 2");
   ASSERT_TRUE(Eventually([&] { return cluster_->Run("squeue -h -o %j").find("cw-" + ok + "-1") != std::string::npos; }))
       << "the job never showed up in squeue";
   ASSERT_TRUE(Eventually([&] { return job(ok)["state"] == "succeeded"; })) << job(ok).dump(2);
@@ -242,7 +244,7 @@ TEST_F(SlurmTest, CausewayRunsJobsOnSlurm) {
   std::map<std::string, std::string> env = {{"CAUSEWAY_SERVER", server->url()}, {"CAUSEWAY_TOKEN", server->admin_token()}};
   auto logs = RunCli({"logs", ok}, env);
   EXPECT_EQ(logs.exit_code, 0) << logs.err;
-  EXPECT_EQ(logs.out, "hello from " + ok + " on lab-slurm with mlx5\nrank=0 of 1 at localhost gpus=2 step=0\n");
+  EXPECT_EQ(logs.out, "hello from " + ok + " on lab-slurm with mlx5\nrank=0 of 1 at localhost gpus=2 step=0 cpus=2 mem=1024\n");
   auto none = RunCli({"logs", ok, "--attempt", "9"}, env);
   EXPECT_EQ(none.exit_code, 4);
 
@@ -294,6 +296,11 @@ TEST_F(SlurmTest, CausewayRunsJobsOnSlurm) {
   for (const auto& id : {first, second}) {
     ASSERT_EQ(client.Send("POST", "/v1/jobs/" + id + "/cancel", "{}", Auth(server->admin_token()))->status, 200);
   }
+  // Gone from Slurm before the server stops: the next test shares the cluster.
+  ASSERT_TRUE(Eventually([&] {
+    std::string queue = cluster_->Run("squeue -h -o %j");
+    return queue.find("cw-" + first) == std::string::npos && queue.find("cw-" + second) == std::string::npos;
+  }));
 }
 
 // A job killed in Slurm behind Causeway's back is retried; Causeway

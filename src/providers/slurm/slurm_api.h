@@ -31,6 +31,8 @@ struct SubmitRequest {
   std::string gres;    // "gpu:h200:2"
   int nodes = 1;
   std::optional<int> time_limit_minutes;
+  std::optional<int> cpus_per_task;  // one task per node: CPUs on each node
+  std::optional<int> memory_mb;      // memory on each node
   std::map<std::string, std::string> environment;
   std::string working_directory;
   std::string output;  // stdout and stderr, with Slurm's %j

@@ -156,6 +156,8 @@ Result<int64_t> SlurmCli::Submit(const SubmitRequest& r) {
   if (!r.partition.empty()) argv.push_back("--partition=" + r.partition);
   if (!r.gres.empty()) argv.push_back("--gres=" + r.gres);
   if (r.time_limit_minutes) argv.push_back("--time=" + std::to_string(*r.time_limit_minutes));
+  if (r.cpus_per_task) argv.push_back("--cpus-per-task=" + std::to_string(*r.cpus_per_task));
+  if (r.memory_mb) argv.push_back("--mem=" + std::to_string(*r.memory_mb) + "M");
   ASSIGN_OR_RETURN(std::string out, Tool(argv, ScriptWithEnvironment(r)));
   // "ID" or "ID;CLUSTER"
   auto id = ParseInt(Split(FirstLine(out), ';')[0]);

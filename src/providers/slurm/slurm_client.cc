@@ -109,6 +109,8 @@ Result<int64_t> SlurmClient::Submit(const SubmitRequest& r) {
                         {"environment", r.environment}};
   if (!r.gres.empty()) job["gres"] = r.gres;
   if (r.time_limit_minutes) job["time_limit"] = *r.time_limit_minutes;
+  if (r.cpus_per_task) job["cpus_per_task"] = *r.cpus_per_task;
+  if (r.memory_mb) job["memory_per_node"] = *r.memory_mb;
   nlohmann::json body = {{"script", r.script}, {"job", job}};
   ASSIGN_OR_RETURN(auto j, Call("POST", "/slurm/v0.0.38/job/submit", body.dump()));
   if (!j.contains("job_id") || !j["job_id"].is_number_integer()) {

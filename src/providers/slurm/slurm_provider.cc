@@ -238,6 +238,8 @@ Result<std::string> SlurmProvider::Launch(const LaunchRequest& r, Timestamp now)
   sub.gres = "gpu:" + gres_type + ":" + std::to_string(r.gpus_per_node);
   sub.nodes = r.num_nodes;
   if (r.time_limit) sub.time_limit_minutes = static_cast<int>((r.time_limit->count() / 1'000'000 + 59) / 60);
+  sub.cpus_per_task = r.cpus_per_node;
+  sub.memory_mb = r.memory_mb_per_node;
   sub.environment = r.env;
   if (!sub.environment.count("PATH")) sub.environment["PATH"] = "/usr/local/bin:/usr/bin:/bin";
   sub.working_directory = s.output_dir;

@@ -153,7 +153,7 @@ clusters:
     region: r
     storage: [/shared/]
     local: {output_dir: /tmp/laptop}
-    node_pools: [{name: p, gpu_type: H200, gpus_per_node: 8, nodes: 1, disk_gb: 100}]
+    node_pools: [{name: p, gpu_type: H200, gpus_per_node: 8, nodes: 1, disk_gb: 100, cpus: 32}]
 prices:
   - {cluster: simc, gpu_type: H200, on_demand: "9.00"}
   - {cluster: laptop, gpu_type: H200, on_demand: "1.00"}
@@ -182,6 +182,15 @@ prices:
   auto disk = where("resources: {accelerators: H200:1, disk_size: 200}\n");
   EXPECT_EQ(disk["simc"], "yes") << "a simulated pool that declares no disk";
   EXPECT_NE(disk["laptop"].find("has 100 GB of disk per node, the job asks for 200"), std::string::npos) << disk["laptop"];
+  auto cpus = where("resources: {accelerators: H200:1, cpus: 64+}\n");
+  EXPECT_EQ(cpus["simc"], "yes");
+  EXPECT_NE(cpus["laptop"].find("resources.cpus: pool p has 32 CPUs per node, the job asks for 64+"), std::string::npos)
+      << cpus["laptop"];
+  EXPECT_EQ(where("resources: {accelerators: H200:1, cpus: 8}\n")["laptop"], "yes");
+  auto memory = where("resources: {accelerators: H200:1, memory: 16+}\n");
+  EXPECT_EQ(memory["simc"], "yes");
+  EXPECT_NE(memory["laptop"].find("declares no memory_gb, so 16+ GB of memory per node cannot be promised"), std::string::npos)
+      << memory["laptop"];
   auto code = where("workdir: ~/my-code\n");
   EXPECT_EQ(code["simc"], "yes");
   EXPECT_NE(code["laptop"].find("is not on this cluster's storage (/shared/)"), std::string::npos) << code["laptop"];

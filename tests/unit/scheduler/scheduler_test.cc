@@ -503,6 +503,30 @@ TEST(SchedulerTest, AnAdmittedAttemptsBackendIdIsRecordedWhenTheBackendNamesIt) 
   EXPECT_TRUE(w.Tick().empty());
 }
 
+// After a restart, an attempt is adopted as the alternative it ran as: one
+// GPU type listed at several counts is told apart by the GPUs it held.
+TEST(SchedulerTest, ARestoredAttemptIsTheAlternativeWithTheCountItHeld) {
+  for (int held : {8, 4}) {
+    SimWorld w(R"(
+providers: [{name: p, kind: sim, regions: [{name: r, zone: z}]}]
+clusters: [{name: c, provider: p, region: r, node_pools: [{name: a100, gpu_type: A100, gpus_per_node: 8, nodes: 2}]}]
+prices: [{cluster: c, gpu_type: A100, on_demand: "1.00"}]
+)");
+    auto spec = ParseJobSpec("resources: {accelerators: {A100:4, A100:8}}\nrun: x\n", "j.yaml");
+    ASSERT_TRUE(spec.ok());
+    scheduler::RunningAttempt a;
+    a.attempt = 1;
+    a.cluster = "c";
+    a.pool = "a100";
+    a.started = w.now;
+    a.gpus = held;
+    ASSERT_TRUE(w.engine->Restore(scheduler::JobInput{"j", spec->spec, w.now, 0, 0, 0}, a).ok());
+    auto running = w.engine->RunningAttempts();
+    ASSERT_EQ(running.size(), 1u);
+    EXPECT_EQ(running[0].gpus, held);
+  }
+}
+
 TEST(SchedulerTest, RejectsJobsItCannotQueue) {
   SimWorld w(TestEstate());
   EXPECT_EQ(w.Submit("orphan", Job("nobody", "H100:8")).code(), Code::kInvalidArgument);

@@ -24,6 +24,8 @@ const Case kCases[] = {
     // ---- valid ----
     {"minimal", "run: echo hi\n"},
     {"accel_type_count", "resources:\n  accelerators: H200:8\n"},
+    {"cpus_memory_at_least", "resources:\n  cpus: 4+\n  memory: 32GB+\n"},
+    {"cpus_memory_fractions_and_units", "resources: {cpus: 0.5, memory: 512MB}\n"},
     {"workdir_git", "workdir:\n  url: https://github.com/org/repo.git\n  ref: release/v1.2\n"},
     {"workdir_git_scp_form", "workdir: {url: \"git@github.com:org/repo.git\"}\n"},
     {"file_mount_storage_every_key",
@@ -50,7 +52,7 @@ const Case kCases[] = {
     {"priority_integer", "priority: 700\n"},
     {"disk_size_string", "resources:\n  disk_size: 2TB\n"},
     {"ignored_top_field", "service:\n  replicas: 2\nrun: x\n"},
-    {"ignored_resource_field", "resources:\n  cpus: 8+\n  memory: 32+\n"},
+    {"cpus_memory_plain", "resources:\n  cpus: 8+\n  memory: 32+\n"},
     {"same_label_twice_same_value", "labels: {team: nlp}\nresources:\n  labels: {team: nlp}\n"},
     {"empty_resources", "resources:\nrun: x\n"},
     {"multiline_run", "run: |\n  echo one\n  echo two\n"},
@@ -133,6 +135,8 @@ const Case kCases[] = {
     {"residency_bad", "residency: EU West\n", "residency zone", 1, 12},
     {"priority_unknown", "priority: urgent\n", "expected one of low, normal, high, critical", 1, 11},
     {"priority_out_of_range", "priority: 5000\n", "out of range", 1, 11},
+    {"cpus_zero", "resources: {cpus: 0}\n", "it must be positive", 1, 19},
+    {"memory_unknown_unit", "resources: {memory: 32XB}\n", "expected GB per node", 1, 21},
     {"workdir_git_without_url", "workdir: {ref: main}\n", "needs its repository's url", 1, 10},
     {"workdir_git_ref_like_an_option", "workdir: {url: \"https://x/r.git\", ref: --upload-pack=x}\n",
      "expected a branch, tag or commit", 1, 40},
@@ -275,9 +279,9 @@ TEST(SpecTest, WarningsAreKeptBesideErrors) {
 }
 
 TEST(SpecTest, IgnoredFieldsAreKeptAndWarned) {
-  auto r = ParseJobSpec("service: {replicas: 2}\nresources:\n  cpus: 8\nrun: x\n", "f");
+  auto r = ParseJobSpec("service: {replicas: 2}\nresources:\n  ports: 8080\nrun: x\n", "f");
   ASSERT_TRUE(r.ok());
-  EXPECT_EQ(r->spec.ignored_fields, (std::vector<std::string>{"service", "resources.cpus"}));
+  EXPECT_EQ(r->spec.ignored_fields, (std::vector<std::string>{"service", "resources.ports"}));
   ASSERT_EQ(r->warnings.size(), 2u);
   EXPECT_EQ(r->warnings[0].line, 1);
   EXPECT_NE(r->warnings[0].message.find("ignored"), std::string::npos);
@@ -360,6 +364,18 @@ TEST(SpecInputsTest, RefusesANameThatIsBothEnvAndSecretAndCausewaysOwnNames) {
   SpecInputs big;
   big.secrets = {{"KEY", std::string(kMaxSpecInputBytes + 1, 'x')}};
   EXPECT_FALSE(ApplySpecInputs(*r, big, "f").ok());
+}
+
+TEST(SpecTest, CpusAndMemoryKeepTheirFormAndReadBack) {
+  auto r = ParseJobSpec("resources:\n  cpus: 4+\n  memory: 1TB\n", "f");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->spec.cpus->ToString(), "4+");
+  EXPECT_EQ(r->spec.memory_gb->value, 1024);
+  EXPECT_FALSE(r->spec.memory_gb->or_more);
+  auto back = JobSpecFromJson(ToJson(r->spec));
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->cpus->ToString(), "4+");
+  EXPECT_EQ(back->memory_gb->ToString(), "1024");
 }
 
 // A file may give a secret's value itself (SkyPilot allows it): the value is
