@@ -46,6 +46,11 @@ const unsigned char* Bytes(std::string_view s) { return reinterpret_cast<const u
 Result<std::string> ReadKeyFile(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return NotFound("cannot read " + path + ": " + std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && (st.st_mode & 077) != 0) {
+    ::close(fd);
+    return FailedPrecondition("the secrets key " + path + " may be read by others than its owner: chmod 600 it");
+  }
   char buf[256];
   ssize_t n = ::read(fd, buf, sizeof buf);
   ::close(fd);

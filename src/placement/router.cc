@@ -63,15 +63,14 @@ std::string StorageList(const Cluster& c) {
   return out.empty() ? "none declared" : out;
 }
 
-}  // namespace
-
-bool Honoured(const JobSpec& spec, const Alternative& alt, const Cluster& c, const NodePool& pool, std::string* why) {
+// What each node must have (disk, CPUs, memory) against what the pool
+// declares; the simulated estate promises what a pool leaves undeclared.
+bool NodesHonoured(const JobSpec& spec, const Cluster& c, const NodePool& pool, std::string* why) {
   auto no = [&](std::string words) {
     if (why) *why = std::move(words);
     return false;
   };
   const Honours& h = c.honours;
-  const std::string& backend = h.backend.empty() ? std::string("its backend") : h.backend;
   if (spec.disk_size_gb) {
     int want = *spec.disk_size_gb;
     if (pool.disk_gb && *pool.disk_gb < want) {
@@ -103,7 +102,18 @@ bool Honoured(const JobSpec& spec, const Alternative& alt, const Cluster& c, con
                 (*n.want)->ToString() + n.unit + " per node cannot be promised");
     }
   }
+  return true;
+}
+
+// What the backend does with the job: its image, workdir and file mounts.
+bool BackendHonours(const JobSpec& spec, const Alternative& alt, const Cluster& c, std::string* why) {
+  auto no = [&](std::string words) {
+    if (why) *why = std::move(words);
+    return false;
+  };
+  const Honours& h = c.honours;
   if (h.everything) return true;
+  const std::string& backend = h.backend.empty() ? std::string("its backend") : h.backend;
   if (!alt.image_id.empty()) {
     return no("resources.image_id: " + backend + " runs jobs on the host, not in a container image");
   }
@@ -127,6 +137,12 @@ bool Honoured(const JobSpec& spec, const Alternative& alt, const Cluster& c, con
     }
   }
   return true;
+}
+
+}  // namespace
+
+bool Honoured(const JobSpec& spec, const Alternative& alt, const Cluster& c, const NodePool& pool, std::string* why) {
+  return NodesHonoured(spec, c, pool, why) && BackendHonours(spec, alt, c, why);
 }
 
 bool Router::Evaluate(const JobSpec& spec, int alt, const Entry& e, const CapacityView* view,

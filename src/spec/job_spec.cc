@@ -27,6 +27,12 @@ const KeySet kTopKeys{
      "recovery", "secrets"},
     {"config", "service", "volumes", "experimental", "event_callback"}};
 
+// SkyPilot's storage object, with its internal keys (`_is_sky_managed`, …)
+// and `force_managed` from files written for older releases.
+const KeySet kMountKeys{{"source", "name", "store", "mode", "persistent", "config"},
+                        {"force_managed", "_is_sky_managed", "_bucket_sub_path", "_force_delete"}};
+const std::set<std::string> kStores{"s3", "gcs", "azure", "r2", "ibm", "oci", "nebius", "volume"};
+
 const KeySet kResourceKeys{
     {"accelerators", "infra", "cloud", "region", "use_spot", "disk_size", "image_id", "labels", "any_of", "ordered",
      "cpus", "memory"},
@@ -42,7 +48,7 @@ bool IsLowerIdent(std::string_view s) {
 }
 
 bool IsEnvName(std::string_view s) {
-  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  if (s.empty() || s.size() > 256 || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
   return std::all_of(s.begin(), s.end(),
                      [](unsigned char c) { return std::isalnum(c) || c == '_'; });
 }
@@ -109,7 +115,7 @@ class JobSpecParser {
       }
       if (!IsEnvName(key)) {
         r_.Error(it->first, path,
-                 "invalid environment variable name: expected letters, digits and '_', not starting with a digit");
+                 "invalid environment variable name: expected up to 256 letters, digits and '_', not starting with a digit");
         continue;
       }
       YAML::Node v = it->second;  // by value: it-> yields a temporary proxy
@@ -581,16 +587,61 @@ class JobSpecParser {
     return at != std::string::npos && colon != std::string::npos && at < colon && colon + 1 < v.size();
   }
 
+  // A storage object: {source (one or a list), name, store, mode,
+  // persistent, config}. False when `v` is not one at all.
+  bool ReadStorageObject(const YAML::Node& v, const std::string& field, FileMount& m) {
+    if (!r_.CheckMap(v, field, kMountKeys)) return false;
+    for (auto k = v.begin(); k != v.end(); ++k) {
+      std::string key = k->first.IsScalar() ? k->first.Scalar() : "";
+      if (std::find(kMountKeys.ignored.begin(), kMountKeys.ignored.end(), key) != kMountKeys.ignored.end()) {
+        spec_.ignored_fields.push_back(JoinField(field, key));
+      }
+    }
+    if (auto c = Get(v, "source"); c.IsDefined() && !c.IsNull()) {
+      if (c.IsSequence() && c.size() > 0) {
+        for (size_t i = 0; i < c.size(); ++i) {
+          auto s = r_.String(c[i], JoinField(field, "source"));
+          if (!s) continue;
+          (m.source.empty() ? m.source : m.more_sources.emplace_back()) = *s;
+        }
+      } else if (auto s = r_.String(c, JoinField(field, "source"))) {
+        m.source = *s;
+      }
+    }
+    if (auto c = Get(v, "name"); c.IsDefined() && !c.IsNull()) {
+      if (auto s = r_.String(c, JoinField(field, "name"))) m.name = *s;
+    }
+    if (auto c = Get(v, "store"); c.IsDefined() && !c.IsNull()) {
+      if (auto s = r_.String(c, JoinField(field, "store"))) {
+        m.store = Lower(*s);
+        if (!kStores.count(m.store)) {
+          r_.Error(c, JoinField(field, "store"), "expected s3, gcs, azure, r2, ibm, oci, nebius or volume");
+        }
+      }
+    }
+    if (auto c = Get(v, "mode"); c.IsDefined() && !c.IsNull()) {
+      if (auto s = r_.String(c, JoinField(field, "mode"))) {
+        m.mode = *s;
+        std::transform(m.mode.begin(), m.mode.end(), m.mode.begin(), [](unsigned char ch) { return std::toupper(ch); });
+        static const std::set<std::string> kModes{"MOUNT", "COPY", "MOUNT_CACHED"};
+        if (!kModes.count(m.mode)) r_.Error(c, JoinField(field, "mode"), "expected MOUNT, COPY or MOUNT_CACHED");
+      }
+    }
+    if (auto c = Get(v, "persistent"); c.IsDefined() && !c.IsNull()) {
+      if (auto b = r_.Bool(c, JoinField(field, "persistent"))) m.persistent = *b;
+    }
+    if (auto c = Get(v, "config"); c.IsDefined() && !c.IsNull() && !c.IsMap()) {
+      r_.Error(c, JoinField(field, "config"), "expected a mapping of storage settings");
+    }
+    if (m.source.empty() && m.name.empty()) r_.Error(v, field, "expected a source or a name");
+    return true;
+  }
+
   void ParseFileMounts(const YAML::Node& n) {
     if (!n.IsMap()) {
       r_.Error(n, "file_mounts", "expected a mapping of target paths to sources");
       return;
     }
-    // SkyPilot's storage object, with its internal keys (`_is_sky_managed`,
-    // …) and `force_managed` from files written for older releases.
-    static const KeySet kMountKeys{{"source", "name", "store", "mode", "persistent", "config"},
-                                   {"force_managed", "_is_sky_managed", "_bucket_sub_path", "_force_delete"}};
-    static const std::set<std::string> kStores{"s3", "gcs", "azure", "r2", "ibm", "oci", "nebius", "volume"};
     std::set<std::string> seen;
     for (auto it = n.begin(); it != n.end(); ++it) {
       if (!it->first.IsScalar() || it->first.Scalar().empty()) {
@@ -609,50 +660,7 @@ class JobSpecParser {
         m.source = v.Scalar();
         if (m.source.empty()) r_.Error(v, field, "expected a source path or bucket URL");
       } else if (v.IsMap()) {
-        if (!r_.CheckMap(v, field, kMountKeys)) continue;
-        for (auto k = v.begin(); k != v.end(); ++k) {
-          std::string key = k->first.IsScalar() ? k->first.Scalar() : "";
-          if (std::find(kMountKeys.ignored.begin(), kMountKeys.ignored.end(), key) != kMountKeys.ignored.end()) {
-            spec_.ignored_fields.push_back(JoinField(field, key));
-          }
-        }
-        if (auto c = Get(v, "source"); c.IsDefined() && !c.IsNull()) {
-          if (c.IsSequence() && c.size() > 0) {
-            for (size_t i = 0; i < c.size(); ++i) {
-              auto s = r_.String(c[i], JoinField(field, "source"));
-              if (!s) continue;
-              (m.source.empty() ? m.source : m.more_sources.emplace_back()) = *s;
-            }
-          } else if (auto s = r_.String(c, JoinField(field, "source"))) {
-            m.source = *s;
-          }
-        }
-        if (auto c = Get(v, "name"); c.IsDefined() && !c.IsNull()) {
-          if (auto s = r_.String(c, JoinField(field, "name"))) m.name = *s;
-        }
-        if (auto c = Get(v, "store"); c.IsDefined() && !c.IsNull()) {
-          if (auto s = r_.String(c, JoinField(field, "store"))) {
-            m.store = Lower(*s);
-            if (!kStores.count(m.store)) {
-              r_.Error(c, JoinField(field, "store"), "expected s3, gcs, azure, r2, ibm, oci, nebius or volume");
-            }
-          }
-        }
-        if (auto c = Get(v, "mode"); c.IsDefined() && !c.IsNull()) {
-          if (auto s = r_.String(c, JoinField(field, "mode"))) {
-            m.mode = *s;
-            std::transform(m.mode.begin(), m.mode.end(), m.mode.begin(), [](unsigned char ch) { return std::toupper(ch); });
-            static const std::set<std::string> kModes{"MOUNT", "COPY", "MOUNT_CACHED"};
-            if (!kModes.count(m.mode)) r_.Error(c, JoinField(field, "mode"), "expected MOUNT, COPY or MOUNT_CACHED");
-          }
-        }
-        if (auto c = Get(v, "persistent"); c.IsDefined() && !c.IsNull()) {
-          if (auto b = r_.Bool(c, JoinField(field, "persistent"))) m.persistent = *b;
-        }
-        if (auto c = Get(v, "config"); c.IsDefined() && !c.IsNull() && !c.IsMap()) {
-          r_.Error(c, JoinField(field, "config"), "expected a mapping of storage settings");
-        }
-        if (m.source.empty() && m.name.empty()) r_.Error(v, field, "expected a source or a name");
+        if (!ReadStorageObject(v, field, m)) continue;
       } else {
         r_.Error(v, field, "expected a source path, a bucket URL or a mapping with source/name/store/mode");
         continue;
@@ -899,11 +907,15 @@ Status ApplySpecInputs(ParsedJobSpec& parsed, const SpecInputs& inputs, const st
       continue;
     }
     for (const auto& [name, value] : *given) {
-      std::string field = JoinField(kind, name);
       if (!IsEnvName(name)) {
-        problem(field, flag + " " + name + ": invalid variable name: expected letters, digits and '_', not starting with a digit");
-      } else if (value.size() > kMaxSpecInputBytes || value.find('\0') != std::string::npos) {
-        problem(field, flag + " " + name + ": the value must be text of at most " + std::to_string(kMaxSpecInputBytes) + " bytes");
+        std::string shown = name.size() > 64 ? name.substr(0, 64) + "…" : name;
+        problem(JoinField(kind, shown), flag + " " + shown +
+                                            ": invalid variable name: expected up to 256 letters, digits and '_', "
+                                            "not starting with a digit");
+        continue;
+      }
+      if (value.size() > kMaxSpecInputBytes || value.find('\0') != std::string::npos) {
+        problem(JoinField(kind, name), flag + " " + name + ": the value must be text of at most " + std::to_string(kMaxSpecInputBytes) + " bytes");
       }
     }
   }

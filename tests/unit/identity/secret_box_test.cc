@@ -56,6 +56,12 @@ TEST(SecretBoxTest, KeyFileIsMadeOncePrivatelyAndRefusedWhenDamaged) {
   EXPECT_EQ(again->key_id(), first->key_id());
   EXPECT_TRUE(again->Open(first->Seal("v", "j"), "j").ok());
 
+  ::chmod(path.c_str(), 0644);
+  auto shared = SecretBox::OpenOrCreate(path);
+  ASSERT_FALSE(shared.ok()) << "a key others may read is refused";
+  EXPECT_NE(shared.status().message().find("chmod 600"), std::string::npos);
+  ::chmod(path.c_str(), 0600);
+
   std::ofstream(path, std::ios::trunc) << "not a key\n";
   auto bad = SecretBox::OpenOrCreate(path);
   ASSERT_FALSE(bad.ok());
