@@ -169,6 +169,8 @@ struct SpecInputs {
 // Limits on what SpecInputs and a file's `secrets` may carry.
 inline constexpr size_t kMaxSpecInputs = 256;          // variables of each kind
 inline constexpr size_t kMaxSpecInputBytes = 32 << 10;  // one value
+// Every secret value of a job together: they are stored (sealed) with it.
+inline constexpr size_t kMaxSecretBytes = 64 << 10;
 
 // Applies `inputs` to `parsed` (as SkyPilot does: an input wins over the
 // file; an empty string is a value, null is not) and checks that every

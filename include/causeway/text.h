@@ -1,5 +1,5 @@
 // Small text helpers shared by parsers of other programs' output (Slurm,
-// backend ids, configuration values).
+// backend ids, configuration values) and by what is written for a shell.
 #pragma once
 
 #include <charconv>
@@ -39,6 +39,14 @@ inline std::string Trim(std::string_view text) {
   while (b < e && (text[b] == ' ' || text[b] == '\t' || text[b] == '\n' || text[b] == '\r')) ++b;
   while (e > b && (text[e - 1] == ' ' || text[e - 1] == '\t' || text[e - 1] == '\n' || text[e - 1] == '\r')) --e;
   return std::string(text.substr(b, e - b));
+}
+
+// `text` as one bash word: single-quoted, each ' inside closed, escaped and
+// reopened; safe for any bytes but NUL.
+inline std::string ShellQuote(std::string_view text) {
+  std::string out = "'";
+  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
 }
 
 // `text` with ASCII letters in lower case (other bytes as they are).

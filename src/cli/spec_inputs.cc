@@ -2,16 +2,12 @@
 
 #include <cstdlib>
 
+#include "causeway/text.h"
+
 namespace causeway::cli {
 namespace {
 
 constexpr size_t kMaxEnvFileBytes = 1 << 20;
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
-  return s;
-}
 
 // "KEY=VALUE" or "KEY" (the value from this environment) of one flag.
 Status AddFlag(const std::string& flag, const std::string& given, std::map<std::string, std::string>& out) {
@@ -50,7 +46,7 @@ Result<std::map<std::string, std::string>> ParseEnvFile(std::string_view text, c
   while (pos < text.size()) {
     size_t end = text.find('\n', pos);
     if (end == std::string_view::npos) end = text.size();
-    std::string_view line = Trim(text.substr(pos, end - pos));
+    std::string line = Trim(text.substr(pos, end - pos));
     pos = end + 1;
     ++line_no;
     auto where = [&](const std::string& what) {
@@ -58,11 +54,11 @@ Result<std::map<std::string, std::string>> ParseEnvFile(std::string_view text, c
                              {Diagnostic{file, line_no, 0, "", what}});
     };
     if (line.empty() || line.front() == '#') continue;
-    if (line.substr(0, 7) == "export ") line = Trim(line.substr(7));
+    if (line.rfind("export ", 0) == 0) line = Trim(std::string_view(line).substr(7));
     auto eq = line.find('=');
     if (eq == std::string_view::npos || eq == 0) return where("expected KEY=VALUE");
-    std::string name(Trim(line.substr(0, eq)));
-    std::string_view rest = Trim(line.substr(eq + 1));
+    std::string name = Trim(std::string_view(line).substr(0, eq));
+    std::string rest = Trim(std::string_view(line).substr(eq + 1));
     std::string value;
     if (!rest.empty() && (rest.front() == '\'' || rest.front() == '"')) {
       char quote = rest.front();
@@ -82,11 +78,11 @@ Result<std::map<std::string, std::string>> ParseEnvFile(std::string_view text, c
         value.push_back(c);
       }
       if (!closed) return where(name + ": the value's quote is not closed on its line");
-      std::string_view after = Trim(rest.substr(i + 1));
+      std::string after = Trim(std::string_view(rest).substr(i + 1));
       if (!after.empty() && after.front() != '#') return where(name + ": unexpected text after the quoted value");
     } else {
       auto hash = rest.find(" #");
-      value = std::string(Trim(rest.substr(0, hash)));
+      value = Trim(std::string_view(rest).substr(0, hash));
     }
     out[name] = std::move(value);
   }

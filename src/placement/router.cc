@@ -63,23 +63,31 @@ std::string StorageList(const Cluster& c) {
   return out.empty() ? "none declared" : out;
 }
 
+// False, with the reason put into words only when `why` asks for it: these
+// checks run for every candidate on the scheduler's hot path.
+template <typename Words>
+bool Refuse(std::string* why, Words&& words) {
+  if (why) *why = words();
+  return false;
+}
+
 // What each node must have (disk, CPUs, memory) against what the pool
 // declares; the simulated estate promises what a pool leaves undeclared.
 bool NodesHonoured(const JobSpec& spec, const Cluster& c, const NodePool& pool, std::string* why) {
-  auto no = [&](std::string words) {
-    if (why) *why = std::move(words);
-    return false;
-  };
   const Honours& h = c.honours;
   if (spec.disk_size_gb) {
     int want = *spec.disk_size_gb;
     if (pool.disk_gb && *pool.disk_gb < want) {
-      return no("resources.disk_size: pool " + pool.name + " has " + std::to_string(*pool.disk_gb) +
-                " GB of disk per node, the job asks for " + std::to_string(want));
+      return Refuse(why, [&] {
+        return "resources.disk_size: pool " + pool.name + " has " + std::to_string(*pool.disk_gb) +
+               " GB of disk per node, the job asks for " + std::to_string(want);
+      });
     }
     if (!pool.disk_gb && !h.everything) {
-      return no("resources.disk_size: pool " + pool.name + " declares no disk_gb, so " + std::to_string(want) +
-                " GB per node cannot be promised");
+      return Refuse(why, [&] {
+        return "resources.disk_size: pool " + pool.name + " declares no disk_gb, so " + std::to_string(want) +
+               " GB per node cannot be promised";
+      });
     }
   }
   // Nodes with at least what the job asks for, where the pool declares it.
@@ -94,12 +102,16 @@ bool NodesHonoured(const JobSpec& spec, const Cluster& c, const NodePool& pool, 
                            PerNode{"resources.memory", &spec.memory_gb, &pool.memory_gb, "memory_gb", " GB of memory"}}) {
     if (!*n.want) continue;
     if (*n.has && **n.has < (*n.want)->value) {
-      return no(std::string(n.field) + ": pool " + pool.name + " has " + std::to_string(**n.has) + n.unit +
-                " per node, the job asks for " + (*n.want)->ToString());
+      return Refuse(why, [&] {
+        return std::string(n.field) + ": pool " + pool.name + " has " + std::to_string(**n.has) + n.unit +
+               " per node, the job asks for " + (*n.want)->ToString();
+      });
     }
     if (!*n.has && !h.everything) {
-      return no(std::string(n.field) + ": pool " + pool.name + " declares no " + n.key + ", so " +
-                (*n.want)->ToString() + n.unit + " per node cannot be promised");
+      return Refuse(why, [&] {
+        return std::string(n.field) + ": pool " + pool.name + " declares no " + n.key + ", so " +
+               (*n.want)->ToString() + n.unit + " per node cannot be promised";
+      });
     }
   }
   return true;
@@ -107,33 +119,34 @@ bool NodesHonoured(const JobSpec& spec, const Cluster& c, const NodePool& pool, 
 
 // What the backend does with the job: its image, workdir and file mounts.
 bool BackendHonours(const JobSpec& spec, const Alternative& alt, const Cluster& c, std::string* why) {
-  auto no = [&](std::string words) {
-    if (why) *why = std::move(words);
-    return false;
-  };
   const Honours& h = c.honours;
   if (h.everything) return true;
-  const std::string& backend = h.backend.empty() ? std::string("its backend") : h.backend;
+  auto backend = [&h] { return h.backend.empty() ? std::string("its backend") : h.backend; };
   if (!alt.image_id.empty()) {
-    return no("resources.image_id: " + backend + " runs jobs on the host, not in a container image");
+    return Refuse(why, [&] { return "resources.image_id: " + backend() + " runs jobs on the host, not in a container image"; });
   }
   if (!spec.workdir.git_url.empty() && !h.git_workdir) {
-    return no("workdir: " + backend + " does not clone a git workdir");
+    return Refuse(why, [&] { return "workdir: " + backend() + " does not clone a git workdir"; });
   }
   if (!spec.workdir.path.empty() && !(h.storage_paths && OnStorage(c, spec.workdir.path))) {
-    return no("workdir: " + spec.workdir.path + " is not on this cluster's storage (" + StorageList(c) +
-              "), and a directory on the submitter's machine is not synced: give workdir: {url, ref}, or a "
-              "directory on the cluster's storage");
+    return Refuse(why, [&] {
+      return "workdir: " + spec.workdir.path + " is not on this cluster's storage (" + StorageList(c) +
+             "), and a directory on the submitter's machine is not synced: give workdir: {url, ref}, or a "
+             "directory on the cluster's storage";
+    });
   }
   for (const FileMount& m : spec.file_mounts) {
-    std::string field = "file_mounts." + m.target;
     if (!m.FromPath() || !m.more_sources.empty() || !m.name.empty()) {
-      return no(field + ": " + backend + " does not mount or copy buckets (" +
-                (m.source.empty() ? m.name : m.source) + "); copy the data in setup, or use a path on the cluster's storage");
+      return Refuse(why, [&] {
+        return "file_mounts." + m.target + ": " + backend() + " does not mount or copy buckets (" +
+               (m.source.empty() ? m.name : m.source) + "); copy the data in setup, or use a path on the cluster's storage";
+      });
     }
     if (!(h.storage_paths && OnStorage(c, m.source))) {
-      return no(field + ": " + m.source + " is not on this cluster's storage (" + StorageList(c) +
-                "), and a path on the submitter's machine is not synced");
+      return Refuse(why, [&] {
+        return "file_mounts." + m.target + ": " + m.source + " is not on this cluster's storage (" + StorageList(c) +
+               "), and a path on the submitter's machine is not synced";
+      });
     }
   }
   return true;
@@ -184,14 +197,8 @@ bool Router::Evaluate(const JobSpec& spec, int alt, const Entry& e, const Capaci
   if (!spec.residency.empty() && spec.residency != e.cluster->zone) {
     return fail([&] { return "it is in residency zone " + e.cluster->zone + ", the job must stay in " + spec.residency; });
   }
-  if ((spec.disk_size_gb || spec.cpus || spec.memory_gb || !want.image_id.empty() || !spec.workdir.empty() ||
-       !spec.file_mounts.empty()) &&
-      !Honoured(spec, want, *e.cluster, *e.pool, nullptr)) {
-    return fail([&] {
-      std::string why;
-      Honoured(spec, want, *e.cluster, *e.pool, &why);
-      return why;
-    });
+  if (std::string why; !Honoured(spec, want, *e.cluster, *e.pool, want_reason ? &why : nullptr)) {
+    return fail([&] { return why; });
   }
   o.data_local = true;
   for (const auto& d : spec.datasets) {

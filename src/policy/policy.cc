@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "causeway/text.h"
+
 namespace causeway::policy {
 
 bool Rule::Covers(const std::string& team) const {
@@ -178,17 +180,11 @@ Status Chain::Apply(JobSpec& spec, std::vector<std::string>& changes) const {
 }
 
 namespace {
-// `s` as one bash word: single-quoted, a ' inside closed, escaped, reopened.
-std::string Quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
 // A target path as bash should expand it: "~/x" under $HOME.
 std::string TargetPath(const std::string& t) {
   if (t == "~") return "\"$HOME\"";
-  if (t.rfind("~/", 0) == 0) return "\"$HOME\"/" + Quote(t.substr(2));
-  return Quote(t);
+  if (t.rfind("~/", 0) == 0) return "\"$HOME\"/" + ShellQuote(t.substr(2));
+  return ShellQuote(t);
 }
 }  // namespace
 
@@ -196,12 +192,12 @@ std::string WorkspaceScript(const JobSpec& spec, const std::string& job_id, int 
   std::string out;
   for (const FileMount& m : spec.file_mounts) {
     std::string target = TargetPath(m.target);
-    out += "mkdir -p -- \"$(dirname -- " + target + ")\" && ln -sfn -- " + Quote(m.source) + " " + target + "\n";
+    out += "mkdir -p -- \"$(dirname -- " + target + ")\" && ln -sfn -- " + ShellQuote(m.source) + " " + target + "\n";
   }
   if (!spec.workdir.git_url.empty()) {
-    std::string dir = "\"$PWD\"/" + Quote("workdir-" + job_id + "-" + std::to_string(attempt));
-    out += "git clone --quiet -- " + Quote(spec.workdir.git_url) + " " + dir + "\n";
-    if (!spec.workdir.git_ref.empty()) out += "git -C " + dir + " checkout --quiet " + Quote(spec.workdir.git_ref) + " --\n";
+    std::string dir = "\"$PWD\"/" + ShellQuote("workdir-" + job_id + "-" + std::to_string(attempt));
+    out += "git clone --quiet -- " + ShellQuote(spec.workdir.git_url) + " " + dir + "\n";
+    if (!spec.workdir.git_ref.empty()) out += "git -C " + dir + " checkout --quiet " + ShellQuote(spec.workdir.git_ref) + " --\n";
     out += "cd -- " + dir + "\n";
   } else if (!spec.workdir.path.empty()) {
     out += "cd -- " + TargetPath(spec.workdir.path) + "\n";

@@ -48,6 +48,12 @@ class Chain {
   std::vector<std::unique_ptr<Rule>> rules_;
 };
 
+// Shell lines that prepare an attempt's workspace before its setup: each
+// file mount linked from the cluster's storage to its target, then the
+// workdir entered (a git workdir cloned into workdir-JOB-ATTEMPT first).
+// "" when the job has neither. Values are quoted for bash.
+std::string WorkspaceScript(const JobSpec& spec, const std::string& job_id, int attempt);
+
 // The environment a job is launched with on `cluster`: the cluster's
 // injected provider settings, then the job's own envs (which win), then
 // Causeway's CAUSEWAY_* variables and SkyPilot's run-time variables (which
@@ -55,12 +61,6 @@ class Chain {
 // alternative's), SKYPILOT_TASK_ID, and for one node SKYPILOT_NODE_RANK 0
 // and SKYPILOT_NODE_IPS 127.0.0.1; a backend that spans nodes sets those
 // two per node (the Slurm provider from the allocation).
-// Shell lines that prepare an attempt's workspace before its setup: each
-// file mount linked from the cluster's storage to its target, then the
-// workdir entered (a git workdir cloned into workdir-JOB-ATTEMPT first).
-// "" when the job has neither. Values are quoted for bash.
-std::string WorkspaceScript(const JobSpec& spec, const std::string& job_id, int attempt);
-
 std::map<std::string, std::string> LaunchEnv(const JobSpec& spec, const Cluster& cluster, const std::string& job_id,
                                              int attempt, int gpus_per_node = 0);
 

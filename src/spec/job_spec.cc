@@ -150,19 +150,18 @@ class JobSpecParser {
     if (auto n = Get(root, "envs"); n.IsDefined()) ReadVariables(n, "envs", spec_.envs, unset_envs_);
     if (auto n = Get(root, "secrets"); n.IsDefined()) {
       ReadVariables(n, "secrets", secret_values_, unset_secrets_);
+      auto once = [&](const std::string& name) {
+        if (spec_.envs.count(name) || unset_envs_.count(name)) {
+          r_.Error(Get(n, name), JoinField("secrets", name), name + " is both an env and a secret: give it once");
+        }
+      };
       for (const auto& [name, value] : secret_values_) {
         if (value.size() > kMaxSpecInputBytes) {
           r_.Error(Get(n, name), JoinField("secrets", name), "is longer than " + std::to_string(kMaxSpecInputBytes) + " bytes");
         }
-        if (spec_.envs.count(name) || unset_envs_.count(name)) {
-          r_.Error(Get(n, name), JoinField("secrets", name), name + " is both an env and a secret: give it once");
-        }
+        once(name);
       }
-      for (const auto& [name, at] : unset_secrets_) {
-        if (spec_.envs.count(name) || unset_envs_.count(name)) {
-          r_.Error(Get(n, name), JoinField("secrets", name), name + " is both an env and a secret: give it once");
-        }
-      }
+      for (const auto& [name, at] : unset_secrets_) once(name);
     }
     if (auto n = Get(root, "file_mounts"); n.IsDefined() && !n.IsNull()) ParseFileMounts(n);
     if (auto n = Get(root, "workdir"); n.IsDefined() && !n.IsNull()) ParseWorkdir(n);
@@ -919,18 +918,6 @@ Status ApplySpecInputs(ParsedJobSpec& parsed, const SpecInputs& inputs, const st
       }
     }
   }
-  // Causeway's and SkyPilot's own variables are set at launch and would
-  // hide a secret of the same name.
-  for (const auto& [name, value] : inputs.secrets) {
-    if (name.rfind("CAUSEWAY_", 0) == 0 || name.rfind("SKYPILOT_", 0) == 0) {
-      problem(JoinField("secrets", name), "--secret " + name + ": names starting CAUSEWAY_ or SKYPILOT_ are set at launch");
-    }
-  }
-  for (const auto& name : spec.secrets) {
-    if (name.rfind("CAUSEWAY_", 0) == 0 || name.rfind("SKYPILOT_", 0) == 0) {
-      problem(JoinField("secrets", name), "names starting CAUSEWAY_ or SKYPILOT_ are set at launch");
-    }
-  }
   for (const auto& [name, value] : inputs.envs) {
     if (is_secret(name)) {
       problem(JoinField("envs", name), name + " is a secret of this job: give it with --secret, not --env");
@@ -949,6 +936,19 @@ Status ApplySpecInputs(ParsedJobSpec& parsed, const SpecInputs& inputs, const st
     if (!std::binary_search(spec.secrets.begin(), spec.secrets.end(), name)) {
       spec.secrets.insert(std::upper_bound(spec.secrets.begin(), spec.secrets.end(), name), name);
     }
+  }
+  // Causeway's and SkyPilot's own variables are set at launch and would
+  // hide a secret of the same name (the file's or one given).
+  for (const auto& name : spec.secrets) {
+    if (name.rfind("CAUSEWAY_", 0) == 0 || name.rfind("SKYPILOT_", 0) == 0) {
+      problem(JoinField("secrets", name), "names starting CAUSEWAY_ or SKYPILOT_ are set at launch");
+    }
+  }
+  size_t secret_bytes = 0;
+  for (const auto& [name, value] : parsed.secret_values) secret_bytes += name.size() + value.size();
+  if (secret_bytes > kMaxSecretBytes) {
+    problem("secrets", "the job's secrets come to " + std::to_string(secret_bytes) + " bytes; at most " +
+                           std::to_string(kMaxSecretBytes) + " in all");
   }
   if (spec.secrets.size() > kMaxSpecInputs) {
     problem("secrets", "the job has " + std::to_string(spec.secrets.size()) + " secrets; at most " + std::to_string(kMaxSpecInputs));

@@ -28,12 +28,6 @@ bool IsShellName(const std::string& k) {
   return true;
 }
 
-std::string ShellQuote(const std::string& v) {
-  std::string out = "'";
-  for (char c : v) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
 }  // namespace
 
 SlurmCli::SlurmCli(std::string conf, std::chrono::milliseconds timeout) : conf_(std::move(conf)), timeout_(timeout) {}

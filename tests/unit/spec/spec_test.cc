@@ -364,6 +364,12 @@ TEST(SpecInputsTest, RefusesANameThatIsBothEnvAndSecretAndCausewaysOwnNames) {
   SpecInputs big;
   big.secrets = {{"KEY", std::string(kMaxSpecInputBytes + 1, 'x')}};
   EXPECT_FALSE(ApplySpecInputs(*r, big, "f").ok());
+  auto fresh = ParseJobSpec("run: x\n", "f");
+  SpecInputs many;  // each value within its limit, too many bytes in all
+  for (const char* name : {"A", "B", "C"}) many.secrets[name] = std::string(30 << 10, 'x');
+  Status total = ApplySpecInputs(*fresh, many, "f");
+  ASSERT_FALSE(total.ok());
+  EXPECT_NE(total.message().find("in all"), std::string::npos) << total.message();
 }
 
 TEST(SpecTest, CpusAndMemoryKeepTheirFormAndReadBack) {
