@@ -1,6 +1,7 @@
 // Job specs as the API takes them: YAML, or a JSON object (which the API
-// writes out and parses as YAML, reporting positions); then what a
-// submission does with a spec that parses.
+// writes out and parses as YAML, reporting positions), or task files of
+// several documents (pipelines); then what a submission does with each
+// spec that parses.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -17,14 +18,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     (void)parsed;  // only crashes and hangs matter here
     return 0;
   }
-  auto parsed = causeway::ParseJobSpec(text, "job.yaml");
-  if (!parsed.ok()) return 0;
-  // What a submission does next: the spec stored without the file's
-  // secret values (which must parse again), and the null placeholders checked.
-  if (parsed->secrets_in_file) {
-    auto stored = causeway::ParseJobSpec(causeway::WithoutSecretValues(text), "stored.yaml");
-    if (!stored.ok() || !stored->secret_values.empty()) __builtin_trap();
+  // A task file: one spec, or a pipeline of several documents.
+  auto file = causeway::ParseTaskFile(text, "job.yaml");
+  if (!file.ok()) return 0;
+  for (auto& step : file->steps) {
+    // Each step's own document parses alone, as it is stored.
+    auto own = causeway::ParseJobSpec(step.yaml, "step.yaml");
+    if (!own.ok()) __builtin_trap();
+    // What a submission does next: the spec stored without the file's
+    // secret values (which must parse again), and the null placeholders checked.
+    if (step.parsed.secrets_in_file) {
+      auto stored = causeway::ParseJobSpec(causeway::WithoutSecretValues(step.yaml), "stored.yaml");
+      if (!stored.ok() || !stored->secret_values.empty()) __builtin_trap();
+    }
+    (void)causeway::ApplySpecInputs(step.parsed, {}, "job.yaml");
   }
-  (void)causeway::ApplySpecInputs(*parsed, {}, "job.yaml");
   return 0;
 }

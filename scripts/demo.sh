@@ -98,6 +98,9 @@ show "$cw" submit "$jobs/research-urgent.yaml"
 sleep 1
 show "$cw" jobs --team research
 
+step "A pipeline: each step runs once the one before it has succeeded"
+show "$cw" submit "$root/examples/pipelines/vision-nightly.yaml"
+
 step "Waiting for every job to finish (at ${speed}x)"
 deadline=$((SECONDS + timeout))
 while :; do

@@ -185,6 +185,26 @@ Status ApplySpecInputs(ParsedJobSpec& parsed, const SpecInputs& inputs, const st
 // with its line, column, field and what would be accepted.
 Result<ParsedJobSpec> ParseJobSpec(std::string_view yaml_text, const std::string& file);
 
+// A task file: one job spec, or a SkyPilot pipeline: documents separated
+// by "---", each a step that runs once the step before it succeeded, with
+// resources of its own. A first document holding only `name` names the
+// pipeline. A job group (a first document with `execution: parallel`) is
+// refused: its tasks must start together, which Causeway cannot promise.
+struct TaskFile {
+  struct Step {
+    std::string yaml;  // the step's own document, as written
+    ParsedJobSpec parsed;
+  };
+  bool pipeline = false;  // several documents (or a header): a pipeline
+  std::string name;       // the pipeline's, from its header ("" when none)
+  std::vector<Step> steps;
+};
+inline constexpr size_t kMaxPipelineSteps = 32;
+
+// Parses a task file. Positions in diagnostics are those of the whole
+// file; every step's problems are reported at once.
+Result<TaskFile> ParseTaskFile(std::string_view yaml_text, const std::string& file);
+
 // `yaml_text` (a spec ParseJobSpec accepted) with every value of its
 // `secrets` block replaced by null, re-written as YAML (its comments and
 // layout are not kept): what is stored of a file that gives secret values.

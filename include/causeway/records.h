@@ -45,6 +45,15 @@ struct JobRecord {
   // server's secrets key with the job's id bound in; "" when it has none.
   // Never shown: only the scheduler opens it, to hand the values to a launch.
   std::string sealed_secrets;
+  // The pipeline this job is a step of (a task file of several documents),
+  // or none: its id ("pl_<ulid>", "" for none) and name, this step's place
+  // (0-based) among `steps`, and the job it runs after, which must succeed
+  // first ("" for the first step).
+  std::string pipeline;
+  std::string pipeline_name;
+  int step = 0;
+  int steps = 0;
+  std::string after;
 };
 
 struct JobEvent {

@@ -24,7 +24,7 @@
 namespace causeway {
 
 // The schema version this build writes; every backend migrates to it.
-inline constexpr int kLatestSchemaVersion = 17;
+inline constexpr int kLatestSchemaVersion = 18;
 
 // A named lease one process holds at a time: the scheduler's leadership
 // among replicas. `epoch` grows each time the lease changes hands; it is the
@@ -221,6 +221,7 @@ struct JobFilter {
   std::optional<JobState> state;
   std::string team;
   std::string owner;
+  std::string pipeline;   // only the steps of this pipeline
   std::string before_id;  // cursor: only jobs with a smaller (older) id
   int limit = 100;
 };

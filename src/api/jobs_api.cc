@@ -95,8 +95,14 @@ void ApiService::SubmitJob(HttpRequest& req, Reply reply) {
   jobs_.Submit(*req.principal, std::move(sr), [this, reply](Result<SubmitResult> r) {
     if (!r.ok()) return reply(ErrorResponse(r.status()));
     if (r->created) jobs_submitted_.fetch_add(1);
-    HttpResponse resp = JsonResponse(r->created ? 201 : 200,
-                                     {{"job", ToJson(r->job)}, {"created", r->created}, {"warnings", WarningsJson(r->warnings)}});
+    json body = {{"job", ToJson(r->job)}, {"created", r->created}, {"warnings", WarningsJson(r->warnings)}};
+    if (!r->job.pipeline.empty()) {
+      // A pipeline: every step made, in order (on a replay, the first).
+      json steps = json::array();
+      for (const JobRecord& step : r->steps) steps.push_back(ToJson(step));
+      body["jobs"] = std::move(steps);
+    }
+    HttpResponse resp = JsonResponse(r->created ? 201 : 200, body);
     resp.headers.emplace_back("Location", "/v1/jobs/" + r->job.id);
     if (!r->created) resp.headers.emplace_back("Idempotent-Replayed", "true");
     reply(std::move(resp));
@@ -160,11 +166,32 @@ Result<JobDetail> ApiService::VisibleJob(HttpRequest& req) {
   return detail;
 }
 
+Result<json> ApiService::PipelineSteps(const identity::Principal& who, const JobRecord& job) const {
+  if (job.pipeline.empty()) return json();
+  JobFilter f;
+  f.pipeline = job.pipeline;
+  f.limit = static_cast<int>(kMaxPipelineSteps);
+  ASSIGN_OR_RETURN(auto steps, jobs_.List(f));
+  std::sort(steps.begin(), steps.end(), [](const JobRecord& a, const JobRecord& b) { return a.step < b.step; });
+  json out = json::array();
+  for (const JobRecord& s : steps) {
+    if (!MayRead(who, s).ok()) continue;
+    out.push_back({{"id", s.id}, {"name", s.name}, {"step", s.step + 1}, {"state", JobStateName(s.state)},
+                   {"reason", s.reason}});
+  }
+  return out;
+}
+
 Result<HttpResponse> ApiService::GetJob(HttpRequest& req) {
   auto detail = VisibleJob(req);
   if (!detail.ok()) return detail.status();
   json j = ToJson(detail->job);
   j["spec_yaml"] = detail->job.spec_yaml;
+  if (auto steps = PipelineSteps(*req.principal, detail->job); steps.ok()) {
+    if (!steps->is_null()) j["pipeline"]["jobs"] = std::move(*steps);
+  } else {
+    return steps.status();
+  }
   j["attempts"] = json::array();
   for (const auto& a : detail->attempts) j["attempts"].push_back(ToJson(a));
   j["events"] = json::array();
@@ -196,6 +223,11 @@ Result<HttpResponse> ApiService::ExplainJob(HttpRequest& req) {
               {"state", JobStateName(detail->job.state)},
               {"reason", detail->job.reason}};
   if (live) out["scheduler"] = scheduler::ToJson(*live);
+  if (!detail->job.pipeline.empty()) {
+    ASSIGN_OR_RETURN(json steps, PipelineSteps(*req.principal, detail->job));
+    out["pipeline"] = ToJson(detail->job)["pipeline"];
+    out["pipeline"]["jobs"] = std::move(steps);
+  }
   json attempts = json::array();
   for (const auto& a : detail->attempts) attempts.push_back(ToJson(a));
   out["attempts"] = attempts;

@@ -163,8 +163,81 @@ void AddServe(Cli& c) {
   });
 }
 
-// validate: the job spec on its own, or (with an estate) every check a
-// submission passes. A refusal lists every problem, warnings beside errors.
+// Every check a submission makes of one job spec: `inputs` applied, an
+// accelerator outside the catalogue refused when there is no estate to
+// sell it, the estate's policies and the estate itself when given. The
+// refusal holds every error, warnings beside them.
+Status CheckSpec(ParsedJobSpec& parsed, const SpecInputs& inputs, const std::string& file, const Estate* estate) {
+  auto with_warnings = [&](const Status& st) {
+    std::vector<Diagnostic> all = st.diagnostics();
+    all.insert(all.end(), parsed.warnings.begin(), parsed.warnings.end());
+    return Status(st.code(), st.message(), std::move(all));
+  };
+  // --env / --secret as a submission would apply them: a variable left
+  // null in the file and not given here is an error.
+  if (Status st = ApplySpecInputs(parsed, inputs, file); !st.ok()) return with_warnings(st);
+  if (!estate && !parsed.spec.unknown_accelerators.empty()) {
+    // No estate to say whether it sells such a type: a name outside the
+    // catalogue is most likely a typo, and is refused here.
+    std::vector<Diagnostic> all;
+    const auto& unknown = parsed.spec.unknown_accelerators;
+    for (const auto& w : parsed.warnings) {
+      // The parser's note on each unknown name becomes the error here.
+      bool names_one = std::any_of(unknown.begin(), unknown.end(),
+                                   [&](const std::string& t) { return w.message.rfind(t + " is not an accelerator", 0) == 0; });
+      all.push_back(w);
+      all.back().warning = !names_one;
+    }
+    std::stable_partition(all.begin(), all.end(), [](const Diagnostic& d) { return !d.warning; });
+    return InvalidArgument("unknown accelerator " + unknown.front() + " (give --estate FILE if the estate sells it)",
+                           std::move(all));
+  }
+  if (estate) {
+    // The same checks as a submission: the estate's policies, then the estate.
+    auto chain = policy::Chain::FromEstate(*estate);
+    Status st = CheckSubmission(parsed.spec, chain.get(), *estate, placement::Router(*estate), file, parsed.warnings);
+    if (!st.ok()) return with_warnings(st);
+  }
+  return Status::Ok();
+}
+
+// What validate says of a task file that passed: its warnings, then the
+// spec (or each step of a pipeline), as JSON or in words.
+void PrintValid(const std::string& file, const TaskFile& tasks, bool json_output) {
+  json warnings = json::array();
+  json steps = json::array();
+  for (const auto& step : tasks.steps) {
+    for (const auto& w : step.parsed.warnings) warnings.push_back(ToJson(w));
+    steps.push_back(ToJson(step.parsed.spec));
+  }
+  if (json_output) {
+    json out = {{"valid", true}, {"spec", steps.front()}, {"warnings", warnings}};
+    if (tasks.pipeline) out["pipeline"] = {{"name", tasks.name}, {"steps", steps}};
+    return PrintJson(out);
+  }
+  auto describe = [](const JobSpec& spec) {
+    return (spec.accelerators.empty() ? std::string("no GPUs") : spec.accelerators.ToString()) + ", " +
+           std::to_string(spec.num_nodes) + (spec.num_nodes == 1 ? " node" : " nodes");
+  };
+  for (const auto& step : tasks.steps) {
+    for (const auto& w : step.parsed.warnings) std::cerr << "warning: " << w.ToString() << "\n";
+  }
+  if (!tasks.pipeline) {
+    std::cout << file << ": valid (" << describe(tasks.steps.front().parsed.spec) << ")\n";
+    return;
+  }
+  std::cout << file << ": valid pipeline" << (tasks.name.empty() ? "" : " " + tasks.name) << " of "
+            << tasks.steps.size() << (tasks.steps.size() == 1 ? " step" : " steps") << ", each after the one before\n";
+  for (size_t i = 0; i < tasks.steps.size(); ++i) {
+    const JobSpec& spec = tasks.steps[i].parsed.spec;
+    std::cout << "  " << i + 1 << ". " << (spec.name.empty() ? "(unnamed)" : spec.name) << " (" << describe(spec)
+              << ")\n";
+  }
+}
+
+// validate: the job spec (or each step of a pipeline) on its own, or (with
+// an estate) every check a submission passes. A refusal lists every
+// problem of every step, warnings beside errors.
 int Validate(const std::string& file, const std::string& estate_file, const SpecInputFlags& flags, bool json_output) {
   auto refuse = [&](const Status& st) {
     if (!json_output) return Fail(st);
@@ -173,62 +246,34 @@ int Validate(const std::string& file, const std::string& estate_file, const Spec
     PrintJson({{"valid", false}, {"message", st.message()}, {"diagnostics", diags}});
     return ExitFor(st.code());
   };
-  auto parsed = LoadJobSpecFile(file);
-  if (!parsed.ok()) {
-    if (json_output) return refuse(parsed.status());
+  auto text = ReadFile(file);
+  auto tasks = text.ok() ? ParseTaskFile(*text, file) : Result<TaskFile>(text.status());
+  if (!tasks.ok()) {
+    if (json_output) return refuse(tasks.status());
     std::cerr << "error: " << file << " is not a valid job spec\n";
-    PrintDiagnostics(parsed.status().diagnostics());
-    if (parsed.status().diagnostics().empty()) std::cerr << "  " << parsed.status().message() << "\n";
-    return ExitFor(parsed.status().code());
+    PrintDiagnostics(tasks.status().diagnostics());
+    if (tasks.status().diagnostics().empty()) std::cerr << "  " << tasks.status().message() << "\n";
+    return ExitFor(tasks.status().code());
   }
-  // --env / --secret as a submission would apply them: a variable left
-  // null in the file and not given here is an error.
   auto inputs = ReadSpecInputs(flags);
   if (!inputs.ok()) return refuse(inputs.status());
-  if (Status st = ApplySpecInputs(*parsed, *inputs, file); !st.ok()) {
-    std::vector<Diagnostic> all = st.diagnostics();
-    all.insert(all.end(), parsed->warnings.begin(), parsed->warnings.end());
-    return refuse(Status(st.code(), st.message(), std::move(all)));
-  }
-  if (estate_file.empty() && !parsed->spec.unknown_accelerators.empty()) {
-    // No estate to say whether it sells such a type: a name outside the
-    // catalogue is most likely a typo, and is refused here.
-    std::vector<Diagnostic> all;
-    const auto& unknown = parsed->spec.unknown_accelerators;
-    for (const auto& w : parsed->warnings) {
-      // The parser's note on each unknown name becomes the error here.
-      bool names_one = std::any_of(unknown.begin(), unknown.end(),
-                                   [&](const std::string& t) { return w.message.rfind(t + " is not an accelerator", 0) == 0; });
-      all.push_back(w);
-      all.back().warning = !names_one;
-    }
-    std::stable_partition(all.begin(), all.end(), [](const Diagnostic& d) { return !d.warning; });
-    return refuse(InvalidArgument("unknown accelerator " + parsed->spec.unknown_accelerators.front() +
-                                      " (give --estate FILE if the estate sells it)",
-                                  std::move(all)));
-  }
+  std::optional<Estate> estate;
   if (!estate_file.empty()) {
-    // The same checks as a submission: the estate's policies, then the estate.
-    auto estate = providers::LoadEstateFile(estate_file);
-    if (!estate.ok()) return Fail(estate.status());
-    auto chain = policy::Chain::FromEstate(*estate);
-    Status st = CheckSubmission(parsed->spec, chain.get(), *estate, placement::Router(*estate), file, parsed->warnings);
-    if (!st.ok()) {
-      std::vector<Diagnostic> all = st.diagnostics();
-      all.insert(all.end(), parsed->warnings.begin(), parsed->warnings.end());
-      return refuse(Status(st.code(), st.message(), std::move(all)));
-    }
+    auto loaded = providers::LoadEstateFile(estate_file);
+    if (!loaded.ok()) return Fail(loaded.status());
+    estate = std::move(*loaded);
   }
-  json warnings = json::array();
-  for (const auto& w : parsed->warnings) warnings.push_back(ToJson(w));
-  const JobSpec& spec = parsed->spec;
-  if (json_output) {
-    PrintJson({{"valid", true}, {"spec", ToJson(spec)}, {"warnings", warnings}});
-  } else {
-    for (const auto& w : parsed->warnings) std::cerr << "warning: " << w.ToString() << "\n";
-    std::cout << file << ": valid (" << (spec.accelerators.empty() ? "no GPUs" : spec.accelerators.ToString()) << ", "
-              << spec.num_nodes << (spec.num_nodes == 1 ? " node" : " nodes") << ")\n";
+  Status failed = Status::Ok();
+  std::vector<Diagnostic> problems;
+  for (auto& step : tasks->steps) {
+    Status st = CheckSpec(step.parsed, *inputs, file, estate ? &*estate : nullptr);
+    if (st.ok()) continue;
+    if (failed.ok()) failed = st;
+    problems.insert(problems.end(), st.diagnostics().begin(), st.diagnostics().end());
   }
+  if (!failed.ok()) return refuse(Status(failed.code(), failed.message(), std::move(problems)));
+
+  PrintValid(file, *tasks, json_output);
   return kExitOk;
 }
 

@@ -59,6 +59,20 @@ void PrintJobsTable(const json& jobs) {
 // Prints what `migrate`, `db check` and `db copy` found; exit 8 when the
 // chain is broken.
 
+// A job's pipeline: its name and place, and each step (that the caller
+// may see) with its state, `id` marked.
+void PrintPipeline(const json& p, const std::string& id) {
+  std::string name = Str(p, "name");
+  std::cout << "pipeline:  " << (name.empty() ? "" : name + " ") << Str(p, "id") << ", step " << Str(p, "step")
+            << " of " << Str(p, "steps");
+  if (p.contains("after") && p["after"].is_string()) std::cout << ", runs once " << Str(p, "after") << " has succeeded";
+  std::cout << "\n";
+  for (const auto& s : p.value("jobs", json::array())) {
+    std::cout << (Str(s, "id") == id ? "  > " : "    ") << Str(s, "step") << ". " << Str(s, "id") << "  "
+              << Str(s, "name") << "  " << Str(s, "state") << "\n";
+  }
+}
+
 }  // namespace
 
 // submit, jobs, job, cancel.
@@ -96,8 +110,21 @@ void AddJobCommands(Cli& c) {
       std::cerr << "warning: " << (field.empty() ? "" : field + ": ") << Str(w, "message") << "\n";
     }
     const json& job = (*j)["job"];
-    std::cout << ((*j)["created"].get<bool>() ? "submitted " : "already submitted ") << Str(job, "id") << " ("
-              << Str(job, "name") << ", " << Gpus(job["spec"]) << ", " << Str(job, "state") << ")\n";
+    bool created = (*j)["created"].get<bool>();
+    if (!job.contains("pipeline")) {
+      std::cout << (created ? "submitted " : "already submitted ") << Str(job, "id") << " (" << Str(job, "name")
+                << ", " << Gpus(job["spec"]) << ", " << Str(job, "state") << ")\n";
+      return;
+    }
+    const json& p = job["pipeline"];
+    std::string name = Str(p, "name");
+    std::cout << (created ? "submitted " : "already submitted ") << "pipeline " << (name.empty() ? "" : name + " ")
+              << Str(p, "id") << ": " << Str(p, "steps") << " steps, each once the one before it has succeeded\n";
+    const json steps = j->contains("jobs") ? (*j)["jobs"] : json::array({job});
+    for (const auto& s : steps) {
+      std::cout << "  " << Str(s["pipeline"], "step") << ". " << Str(s, "id") << " (" << Str(s, "name") << ", "
+                << Gpus(s["spec"]) << ", " << Str(s, "state") << ")\n";
+    }
   });
 
   // jobs
@@ -129,6 +156,7 @@ void AddJobCommands(Cli& c) {
               << Str(*j, "state") << "\nteam:      " << Str(*j, "team") << "\nowner:     " << Str(*j, "owner")
               << "\ngpus:      " << Gpus((*j)["spec"]) << "\npriority:  " << Str(*j, "priority")
               << "\ncreated:   " << Str(*j, "created_at") << "\n";
+    if (j->contains("pipeline")) PrintPipeline((*j)["pipeline"], Str(*j, "id"));
     std::cout << "attempts:  " << (*j)["attempts"].size() << "\nevents:\n";
     for (const auto& e : (*j)["events"]) {
       std::cout << "  " << Str(e, "time") << "  " << Str(e, "type") << "  " << Str(e, "message") << "\n";
@@ -164,6 +192,7 @@ void AddExplain(Cli& c) {
     std::cout << Str(*j, "job") << " (" << Str(*j, "name") << ", team " << Str(*j, "team") << ") is "
               << Str(*j, "state") << "\n";
     if (!Str(*j, "reason").empty()) std::cout << "  last: " << Str(*j, "reason") << "\n";
+    if (j->contains("pipeline")) PrintPipeline((*j)["pipeline"], Str(*j, "job"));
     const json& s = (*j)["scheduler"];
     const json& attempts = (*j)["attempts"];
     if (s.is_object() && s.contains("waiting")) std::cout << "  waiting: " << Str(s, "waiting") << "\n";

@@ -126,9 +126,62 @@ Status Engine::Submit(JobInput input) {
     j.queue = quota_.QueueIndex(q->name);
   }
   j.input = std::move(input);
+  std::string after = j.input.after;
+  JobState after_state = j.input.after_state;
   auto [it, inserted] = jobs_.emplace(j.input.id, std::move(j));
-  Enqueue(it->second);
+  Job& job = it->second;
+  if (after.empty() || after_state == JobState::kSucceeded) {
+    job.input.after.clear();
+    Enqueue(job);
+  } else if (IsTerminal(after_state)) {
+    abandon_.emplace_back(job.input.id,
+                          "the step before it, job " + after + ", " + std::string(JobStateName(after_state)));
+  } else if (!jobs_.count(after)) {
+    abandon_.emplace_back(job.input.id, "the step before it, job " + after + ", is not scheduled");
+  } else {
+    waiting_for_[after].push_back(job.input.id);
+    job.wait = Job::Wait::kOther;
+    job.waiting = "pipeline step: runs once the step before it, job " + after + ", has succeeded";
+  }
   return Status::Ok();
+}
+
+void Engine::StepEnded(const std::string& id, bool succeeded, const std::string& how, Timestamp now,
+                       std::vector<Transition>& out) {
+  auto found = waiting_for_.find(id);
+  if (found == waiting_for_.end()) return;
+  std::vector<std::string> waiters = std::move(found->second);
+  waiting_for_.erase(found);
+  for (const std::string& w : waiters) {
+    auto it = jobs_.find(w);
+    if (it == jobs_.end()) continue;
+    Job& j = it->second;
+    if (succeeded) {
+      j.input.after.clear();
+      j.wait = Job::Wait::kNew;
+      Enqueue(j);
+      continue;
+    }
+    Abandon(it, "the step before it, job " + id + ", " + how, now, out);
+  }
+}
+
+void Engine::Abandon(JobMap::iterator it, const std::string& why, Timestamp now, std::vector<Transition>& out) {
+  const Job& j = it->second;
+  Transition t;
+  t.kind = Transition::Kind::kAbandoned;
+  t.job_id = j.input.id;
+  t.team = j.input.spec.team;
+  t.time = now;
+  t.new_state = JobState::kCancelled;
+  t.message = "not run: " + why;
+  t.attempts = j.input.attempts;
+  t.total_gpu_seconds = j.input.gpu_seconds;
+  t.total_cost_micros = j.input.cost_micros;
+  out.push_back(std::move(t));
+  std::string id = j.input.id;
+  jobs_.erase(it);
+  StepEnded(id, false, "was not run", now, out);
 }
 
 Status Engine::Restore(JobInput input, const RunningAttempt& a) {
@@ -258,8 +311,13 @@ Result<std::vector<Transition>> Engine::Cancel(const std::string& job_id, Timest
     out.push_back(std::move(t));
   } else {
     Dequeue(j);
+    if (!j.input.after.empty()) {
+      auto& w = waiting_for_[j.input.after];
+      w.erase(std::remove(w.begin(), w.end(), job_id), w.end());
+    }
   }
   jobs_.erase(it);
+  StepEnded(job_id, false, "was cancelled", now, out);
   return out;
 }
 
@@ -269,6 +327,12 @@ std::vector<Transition> Engine::Tick(Timestamp now) {
   // 1. What the backends say of the attempts: handed over, started, ended.
   for (auto& [name, provider] : providers_) {
     for (const ProviderEvent& ev : provider->Poll(now)) Observe(ev, out);
+  }
+  // Pipeline steps found never to run when they were handed over.
+  std::vector<std::pair<std::string, std::string>> abandon;
+  abandon.swap(abandon_);
+  for (const auto& [id, why] : abandon) {
+    if (auto it = jobs_.find(id); it != jobs_.end()) Abandon(it, why, now, out);
   }
   // 2. Budgets.
   CheckBudgets(now, out);
@@ -367,11 +431,15 @@ void Engine::Ended(JobMap::iterator it, const ProviderEvent& ev, std::vector<Tra
       if (std::string next = NextAction(cls.owner); !next.empty()) t.message += "; " + next;
     }
   }
+  bool succeeded = t.new_state == JobState::kSucceeded;
+  std::string how = std::string(JobStateName(t.new_state));
   out.push_back(std::move(t));
   if (retry) {
     Enqueue(j);
   } else {
+    std::string id = j.input.id;
     jobs_.erase(it);
+    StepEnded(id, succeeded, how, ev.time, out);
   }
 }
 

@@ -105,6 +105,7 @@ struct Transition {
     kBudgetWarning,    // a team passed its soft budget limit this month
     kBudgetExhausted,  // a team reached its monthly budget: no new admissions
     kHandedOver,       // an attempt's backend named it (backend_id) once it had it; the job's state is unchanged
+    kAbandoned,        // a pipeline step that will never run (the step before it did not succeed): cancelled
   };
   Kind kind = Kind::kDispatched;
   std::string job_id;
@@ -149,6 +150,13 @@ struct JobInput {
   int64_t cost_micros = 0;
   std::string resume_from;  // the latest registered checkpoint, if any
   std::string resume_cluster;  // the cluster that wrote it, if known
+  // A pipeline's step runs only once the step before it succeeded: that
+  // job's id ("" for none), and its state as the owner last read it. The
+  // engine waits for one it holds; one that ended otherwise than succeeded,
+  // or that it does not hold while unfinished, means this step never runs
+  // (Transition::kAbandoned).
+  std::string after;
+  JobState after_state = JobState::kPending;
 };
 
 // A running attempt handed back to the engine after a restart.
@@ -177,8 +185,9 @@ class Engine : private placement::CapacityView {
   // engine does not own them.
   Engine(const Estate& estate, std::map<std::string, ProviderAdapter*> providers, EngineOptions options = {});
 
-  // Queues a new job. kInvalidArgument if its team has no queue (when queues
-  // are configured) or it asks for no GPUs the estate has.
+  // Queues a new job, or holds it until the pipeline step before it has
+  // succeeded. kInvalidArgument if its team has no queue (when queues are
+  // configured) or it asks for no GPUs the estate has.
   Status Submit(JobInput job);
   // Re-adopts a job whose attempt was running before a restart.
   Status Restore(JobInput job, const RunningAttempt& attempt);
@@ -187,7 +196,8 @@ class Engine : private placement::CapacityView {
   // can read it. kNotFound if the engine does not hold the job.
   Status SetCheckpoint(const std::string& job_id, const std::string& path);
   // Removes a job. A running attempt is stopped and reported (kAttemptEnded,
-  // outcome kCancelled, new_state kCancelled). kNotFound if unknown.
+  // outcome kCancelled, new_state kCancelled), and the pipeline steps
+  // waiting for it are abandoned. kNotFound if unknown.
   Result<std::vector<Transition>> Cancel(const std::string& job_id, Timestamp now);
 
   // Budgets are charged from the ledger: what each team's attempts that
@@ -275,6 +285,13 @@ class Engine : private placement::CapacityView {
   std::string WaitingReason(const Job& j) const;
   void AddRunning(Job& j);
   void RemoveRunning(Job& j);
+  // The pipeline steps waiting for job `id`, which has ended: queued when it
+  // `succeeded`, else abandoned (with theirs in turn) and reported.
+  void StepEnded(const std::string& id, bool succeeded, const std::string& how, Timestamp now,
+                 std::vector<Transition>& out);
+  // Reports pipeline step `it` as never to run (`why`), removes it and
+  // abandons the steps waiting for it.
+  void Abandon(JobMap::iterator it, const std::string& why, Timestamp now, std::vector<Transition>& out);
 
   PendingKey KeyOf(const Job& j) const;
   // Index into pending_ and running_prio_: the queue, or the last slot for
@@ -320,6 +337,10 @@ class Engine : private placement::CapacityView {
   std::vector<std::multiset<int>> running_prio_;  // per queue slot: priorities of running jobs
   std::vector<std::set<Job*>> running_qf_;         // per queue x flavor: running jobs, for preemption
   std::vector<int64_t> reservation_used_;  // per estate reservation, GPUs
+  // Pipeline steps held until the step before them succeeds, by that step's
+  // id; and steps that can never run, reported at the next Tick.
+  std::unordered_map<std::string, std::vector<std::string>> waiting_for_;
+  std::vector<std::pair<std::string, std::string>> abandon_;  // job id, why
   // Budgets: spend of finished attempts this month, and which warnings went out.
   int month_ = -1;
   std::map<std::string, int64_t> month_spend_;

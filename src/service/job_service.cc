@@ -34,71 +34,103 @@ Status MayCancel(const identity::Principal& who, const JobRecord& job) {
                           " is " + job.owner + "'s (jobs:manage, e.g. team-admin, may cancel any)");
 }
 
-void JobService::Submit(const identity::Principal& who, SubmitRequest request,
-                        std::function<void(Result<SubmitResult>)> done) {
-  auto parsed = ParseJobSpec(request.spec_yaml, request.file);
-  if (!parsed.ok()) return done(parsed.status());
-  if (Status st = ApplySpecInputs(*parsed, request.inputs, request.file); !st.ok()) return done(st);
-  JobSpec& spec = parsed->spec;
-  if (!parsed->secret_values.empty() && !secrets_) {
-    return done(FailedPrecondition("this server keeps no secrets (it has no secrets key), so job " +
-                                   std::string(spec.name.empty() ? "" : "\"" + spec.name + "\" ") +
-                                   "cannot be given its secrets"));
+Result<JobService::Step> JobService::PrepareStep(const identity::Principal& who, TaskFile::Step& task,
+                                                 const SubmitRequest& request, Timestamp now) const {
+  ParsedJobSpec& parsed = task.parsed;
+  RETURN_IF_ERROR(ApplySpecInputs(parsed, request.inputs, request.file));
+  JobSpec& spec = parsed.spec;
+  if (!parsed.secret_values.empty() && !secrets_) {
+    return FailedPrecondition("this server keeps no secrets (it has no secrets key), so job " +
+                              std::string(spec.name.empty() ? "" : "\"" + spec.name + "\" ") +
+                              "cannot be given its secrets");
   }
   // A person submits as themselves, to a team whose queue a role of theirs
   // covers; a token's scopes hold for every team.
   if (who.IsPerson()) {
     if (spec.owner.empty()) spec.owner = spec.labels["owner"] = who.user;
     if (spec.owner != who.user) {
-      return done(PermissionDenied(who.user + " cannot submit a job owned by " + spec.owner +
-                                   ": a person's jobs are their own (leave labels.owner out or set it to " + who.user +
-                                   ")"));
+      return PermissionDenied(who.user + " cannot submit a job owned by " + spec.owner +
+                              ": a person's jobs are their own (leave labels.owner out or set it to " + who.user + ")");
     }
   }
   if (!who.AllowsTeam(identity::kScopeJobsWrite, spec.team)) {
-    return done(PermissionDenied(who.Describe() + " may not submit to team " + (spec.team.empty() ? "(none)" : spec.team) +
-                                 "'s queue: no role of theirs covers it (causeway access explain)"));
+    return PermissionDenied(who.Describe() + " may not submit to team " + (spec.team.empty() ? "(none)" : spec.team) +
+                            "'s queue: no role of theirs covers it (causeway access explain)");
   }
-  if (Status st = CheckSubmission(spec, policies_, estate_, router_, request.file, parsed->warnings); !st.ok()) {
-    return done(st);
-  }
-  if (request.idempotency_key.size() > 255) {
-    return done(InvalidArgument("Idempotency-Key is longer than 255 characters"));
-  }
+  RETURN_IF_ERROR(CheckSubmission(spec, policies_, estate_, router_, request.file, parsed.warnings));
 
-  Timestamp now = clock_.Now();
-  auto result = std::make_shared<SubmitResult>();
-  result->warnings = parsed->warnings;
-  JobRecord& job = result->job;
+  Step out;
+  out.spec = spec;
+  out.warnings = parsed.warnings;
+  JobRecord& job = out.job;
   job.id = NewId("job", now);
   job.name = spec.name.empty() ? "unnamed" : spec.name;
   job.team = spec.team;
   job.owner = spec.owner;
   job.state = JobState::kPending;
   job.priority = spec.priority;
-  job.spec_yaml = std::move(request.spec_yaml);
-  if (parsed->secrets_in_file) {
+  job.spec_yaml = task.yaml;
+  if (parsed.secrets_in_file) {
     // The file gives secret values itself: they are sealed like any other,
     // and the spec is kept without them.
     job.spec_yaml = WithoutSecretValues(job.spec_yaml);
-    result->warnings.push_back(Diagnostic{request.file, 0, 0, "secrets",
-                                          "the file gives secret values: they are kept sealed, and the spec is stored "
-                                          "without them (re-written, without its comments); prefer --secret NAME",
-                                          true});
+    out.warnings.push_back(Diagnostic{request.file, 0, 0, "secrets",
+                                      "the file gives secret values: they are kept sealed, and the spec is stored "
+                                      "without them (re-written, without its comments); prefer --secret NAME",
+                                      true});
   }
   job.spec_json = ToJson(spec).dump();
   job.submitted_by = who.token_id;
   job.created_at = job.updated_at = now;
-  std::string secrets_mac;
-  if (!parsed->secret_values.empty()) {
-    std::string plain = nlohmann::json(parsed->secret_values).dump();
+  if (!parsed.secret_values.empty()) {
+    std::string plain = nlohmann::json(parsed.secret_values).dump();
     job.sealed_secrets = secrets_->Seal(plain, job.id);
-    secrets_mac = secrets_->Mac(plain);
+    out.secrets_mac = secrets_->Mac(plain);
     OPENSSL_cleanse(plain.data(), plain.size());
   }
+  return out;
+}
 
+Result<std::vector<JobService::Step>> JobService::PrepareSteps(const identity::Principal& who, TaskFile& tasks,
+                                                               const SubmitRequest& request, Timestamp now) const {
+  std::vector<Step> steps;
+  Status refused = Status::Ok();
+  std::vector<Diagnostic> problems;
+  for (auto& task : tasks.steps) {
+    auto step = PrepareStep(who, task, request, now);
+    if (step.ok()) {
+      steps.push_back(std::move(*step));
+      continue;
+    }
+    Status st = step.status();
+    if (refused.ok()) refused = st;
+    problems.insert(problems.end(), st.diagnostics().begin(), st.diagnostics().end());
+  }
+  if (!refused.ok()) {
+    if (tasks.steps.size() == 1) return refused;
+    return Status(refused.code(), refused.message(), std::move(problems));
+  }
+  if (!tasks.pipeline) return steps;
+  // One pipeline: each step after the one before it.
+  std::string pipeline = NewId("pl", now);
+  for (size_t i = 0; i < steps.size(); ++i) {
+    JobRecord& job = steps[i].job;
+    job.pipeline = pipeline;
+    job.pipeline_name = tasks.name;
+    job.step = static_cast<int>(i);
+    job.steps = static_cast<int>(steps.size());
+    job.after = i == 0 ? "" : steps[i - 1].job.id;
+    if (steps[i].spec.name.empty()) {
+      job.name = (tasks.name.empty() ? std::string("step") : tasks.name + "-step") + "-" + std::to_string(i + 1);
+    }
+  }
+  return steps;
+}
+
+AuditEvent JobService::SubmitEvent(const identity::Principal& who, const Step& step) {
+  const JobRecord& job = step.job;
   AuditEvent event;
-  event.time = now;
+  event.time = job.created_at;
   event.actor = who.token_id;
   event.action = "job.submit";
   event.resource = "job/" + job.id;
@@ -106,29 +138,59 @@ void JobService::Submit(const identity::Principal& who, SubmitRequest request,
   event.details = {{"name", job.name},
                    {"team", job.team},
                    {"owner", job.owner},
-                   {"accelerators", spec.accelerators.ToString()},
-                   {"num_nodes", spec.num_nodes},
-                   {"priority", spec.priority}};
-  if (!spec.secrets.empty()) event.details["secrets"] = spec.secrets;  // names only
+                   {"accelerators", step.spec.accelerators.ToString()},
+                   {"num_nodes", step.spec.num_nodes},
+                   {"priority", step.spec.priority}};
+  if (!step.spec.secrets.empty()) event.details["secrets"] = step.spec.secrets;  // names only
+  if (!job.pipeline.empty()) {
+    event.details["pipeline"] = Details{{"id", job.pipeline}, {"name", job.pipeline_name}, {"step", job.step + 1},
+                                        {"steps", job.steps}, {"after", job.after}};
+  }
+  return event;
+}
+
+void JobService::Submit(const identity::Principal& who, SubmitRequest request,
+                        std::function<void(Result<SubmitResult>)> done) {
+  auto tasks = ParseTaskFile(request.spec_yaml, request.file);
+  if (!tasks.ok()) return done(tasks.status());
+  if (request.idempotency_key.size() > 255) {
+    return done(InvalidArgument("Idempotency-Key is longer than 255 characters"));
+  }
+  // Every step is checked before anything is written: a pipeline is
+  // accepted whole or not at all, and a refusal names every step's problems.
+  auto steps = PrepareSteps(who, *tasks, request, clock_.Now());
+  if (!steps.ok()) return done(steps.status());
+
+  auto result = std::make_shared<SubmitResult>();
+  std::vector<AuditEvent> events;
+  std::string request_text;  // what makes two requests the same
+  for (const Step& step : *steps) {
+    result->warnings.insert(result->warnings.end(), step.warnings.begin(), step.warnings.end());
+    result->steps.push_back(step.job);
+    events.push_back(SubmitEvent(who, step));
+    // The same request is the same text with the same inputs; secret
+    // values are compared by their MAC, never kept.
+    request_text += step.job.spec_yaml + "\n" + step.secrets_mac + "\n";
+  }
+  result->job = result->steps.front();
 
   std::string key = std::move(request.idempotency_key);
-  // The same request is the same text with the same inputs; secret values
-  // are compared by their MAC, never kept.
-  bool plain_request = request.inputs.envs.empty() && secrets_mac.empty();
+  const Step& first = steps->front();
+  bool plain_request = request.inputs.envs.empty() && steps->size() == 1 && first.secrets_mac.empty();
   std::string request_hash = key.empty()      ? ""
-                             : plain_request ? Sha256Hex(job.spec_yaml)
-                                             : Sha256Hex(job.spec_yaml + "\n" + nlohmann::json(request.inputs.envs).dump() +
-                                                         "\n" + secrets_mac);
+                             : plain_request ? Sha256Hex(first.job.spec_yaml)
+                                             : Sha256Hex(request_text + nlohmann::json(request.inputs.envs).dump());
   std::string scope = who.token_id;
-  // The job an earlier request with the same key made, if any. Set afresh
-  // on every run of the unit (a batch may run it twice).
+  // The job an earlier request with the same key made, if any (a
+  // pipeline's first step). Set afresh on every run of the unit (a batch
+  // may run it twice).
   auto replayed = std::make_shared<std::optional<JobRecord>>();
-  WriteFn work = [result, replayed, event, key, request_hash, scope](WriteTx& tx) mutable -> Status {
-    const JobRecord& job = result->job;
+  WriteFn work = [result, replayed, events, key, request_hash, scope](WriteTx& tx) mutable -> Status {
+    const JobRecord& first = result->job;
     replayed->reset();
     if (!key.empty()) {
       ASSIGN_OR_RETURN(auto prior,
-                       tx.ClaimIdempotency(IdempotencyRecord{scope, key, request_hash, job.id, job.created_at}));
+                       tx.ClaimIdempotency(IdempotencyRecord{scope, key, request_hash, first.id, first.created_at}));
       if (prior) {
         if (prior->request_hash != request_hash) {
           return Conflict("Idempotency-Key \"" + key + "\" was already used for a different job spec");
@@ -138,18 +200,30 @@ void JobService::Submit(const identity::Principal& who, SubmitRequest request,
         return Status::Ok();
       }
     }
-    RETURN_IF_ERROR(tx.InsertJob(job));
-    RETURN_IF_ERROR(tx.AddJobEvent(JobEvent{0, job.id, job.created_at, "submitted", "submitted by " + scope}));
-    RETURN_IF_ERROR(tx.AppendAudit(event));
-    return tx.AppendChange(Change{0, Change::Kind::kSubmitted, job.id, "", job.created_at});
+    for (size_t i = 0; i < result->steps.size(); ++i) {
+      const JobRecord& job = result->steps[i];
+      RETURN_IF_ERROR(tx.InsertJob(job));
+      std::string message = "submitted by " + scope;
+      if (!job.after.empty()) message += "; runs once " + job.after + " (the step before it) has succeeded";
+      RETURN_IF_ERROR(tx.AddJobEvent(JobEvent{0, job.id, job.created_at, "submitted", message}));
+      RETURN_IF_ERROR(tx.AppendAudit(events[i]));
+      RETURN_IF_ERROR(tx.AppendChange(Change{0, Change::Kind::kSubmitted, job.id, "", job.created_at}));
+    }
+    return Status::Ok();
   };
-  auto finish = [this, result, replayed, spec, done](Status st) {
+  std::vector<JobSpec> specs;
+  for (Step& step : *steps) specs.push_back(std::move(step.spec));
+  auto finish = [this, result, replayed, specs = std::move(specs), done](Status st) {
     if (!st.ok()) return done(st);
     if (*replayed) {
       result->job = std::move(**replayed);
+      result->steps = {result->job};
       result->created = false;
     }
-    if (result->created && hooks_.submitted) hooks_.submitted(result->job, spec);
+    // In step order: the engine learns of each step after the one it follows.
+    for (size_t i = 0; result->created && hooks_.submitted && i < result->steps.size(); ++i) {
+      hooks_.submitted(result->steps[i], specs[i]);
+    }
     done(std::move(*result));
   };
   if (Status st = queue_.Enqueue(std::move(work), finish); !st.ok()) done(st);

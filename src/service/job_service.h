@@ -9,6 +9,7 @@
 
 #include "causeway/clock.h"
 #include "causeway/estate.h"
+#include "causeway/job_spec.h"
 #include "causeway/records.h"
 #include "causeway/store.h"
 #include "identity/secret_box.h"
@@ -27,7 +28,10 @@ struct SubmitRequest {
 };
 
 struct SubmitResult {
-  JobRecord job;
+  JobRecord job;  // a pipeline's first step
+  // Every job made, in step order: the job alone, or a pipeline's steps (on
+  // a replay, only the first).
+  std::vector<JobRecord> steps;
   bool created = true;  // false when an earlier request with the same key made it
   std::vector<Diagnostic> warnings;
 };
@@ -79,7 +83,8 @@ class JobService {
         router_(estate) {}
 
   // Validates the spec, checks it against the estate and the admission
-  // policies (which may amend it), and queues the job. `done` is called exactly once:
+  // policies (which may amend it), and queues the job; a pipeline's steps
+  // are checked and written together, each to run after the one before. `done` is called exactly once:
   // inline for a validation error, else from the commit thread once the job
   // is durable. Reusing an idempotency key with a different spec is kConflict.
   void Submit(const identity::Principal& who, SubmitRequest request,
@@ -104,6 +109,24 @@ class JobService {
   Result<std::vector<JobRecord>> List(const JobFilter& filter) const { return store_.ListJobs(filter); }
 
  private:
+  // One job of a submission, checked and ready to write.
+  struct Step {
+    JobRecord job;
+    JobSpec spec;
+    std::vector<Diagnostic> warnings;
+    std::string secrets_mac;  // of its secret values, for idempotency; "" when none
+  };
+  // Applies the request's inputs to one step and checks it as `who` may
+  // submit it: the job made of it, or why not.
+  Result<Step> PrepareStep(const identity::Principal& who, TaskFile::Step& task, const SubmitRequest& request,
+                           Timestamp now) const;
+  // Every step of `tasks` prepared, linked into a pipeline when it is one;
+  // or every step's problems at once.
+  Result<std::vector<Step>> PrepareSteps(const identity::Principal& who, TaskFile& tasks, const SubmitRequest& request,
+                                         Timestamp now) const;
+  // The `job.submit` event of one step: what was asked for, secrets by name.
+  static AuditEvent SubmitEvent(const identity::Principal& who, const Step& step);
+
   const JobReader& store_;
   CommitQueue& queue_;
   const Estate& estate_;

@@ -24,6 +24,7 @@ std::string EventType(const Transition& t) {
     case Transition::Kind::kBudgetWarning: return "budget_warning";
     case Transition::Kind::kBudgetExhausted: return "budget_exhausted";
     case Transition::Kind::kHandedOver: return "handed_over";
+    case Transition::Kind::kAbandoned: return "cancelled";
     case Transition::Kind::kAttemptEnded: break;
   }
   if (t.new_state == JobState::kPending) return "requeued";
@@ -37,6 +38,7 @@ std::string AuditAction(const Transition& t) {
     case Transition::Kind::kBudgetWarning: return "budget.warning";
     case Transition::Kind::kBudgetExhausted: return "budget.exhausted";
     case Transition::Kind::kHandedOver: return "job.handover";
+    case Transition::Kind::kAbandoned: return "job.cancel";
     case Transition::Kind::kAttemptEnded: break;
   }
   if (t.new_state == JobState::kPending) return "job.requeue";
@@ -174,6 +176,17 @@ std::vector<WriteFn> SchedulerService::Persist(const std::vector<Transition>& tr
                                                const Launches& launches) {
   std::vector<WriteFn> out;
   for (const Transition& t : transitions) {
+    if (t.kind == Transition::Kind::kAbandoned) {
+      // A pipeline step that will never run: cancelled as a person's
+      // cancellation is, by the scheduler, with the reason.
+      out.push_back([t, fence](WriteTx& tx) -> Status {
+        RETURN_IF_ERROR(tx.CheckLease(kLease, fence.replica, fence.epoch));
+        Status st = CancelJobWrite(t.job_id, kActor, t.message, t.time, std::make_shared<JobRecord>())(tx);
+        // Cancelled or gone meanwhile: nothing more to record.
+        return st.code() == Code::kFailedPrecondition || st.code() == Code::kNotFound ? Status::Ok() : st;
+      });
+      continue;
+    }
     std::optional<Launch> launch;
     if (t.kind == Transition::Kind::kDispatched) {
       auto it = launches.find({t.job_id, t.attempt});

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "causeway/crypto.h"
@@ -93,10 +94,25 @@ bool SchedulerService::Real(const Cluster& cluster) const {
   return kind && !kind->simulated;
 }
 
-Status SchedulerService::Adopt(const JobRecord& job, const History* history) {
+Status SchedulerService::ReadStepsBefore(std::vector<std::string> ids, StepStates& out) const {
+  ids.erase(std::remove_if(ids.begin(), ids.end(), [&](const std::string& id) { return id.empty() || out.count(id); }),
+            ids.end());
+  if (ids.empty()) return Status::Ok();
+  ASSIGN_OR_RETURN(auto found, store_.GetJobs(ids));
+  for (const JobRecord& j : found) out[j.id] = j.state;
+  return Status::Ok();
+}
+
+Status SchedulerService::Adopt(const JobRecord& job, const History* history, const StepStates& before) {
   auto spec = JobSpecFromJson(nlohmann::json::parse(job.spec_json, nullptr, false));
   if (!spec.ok()) return spec.status().WithPrefix("recovering " + job.id);
   scheduler::JobInput input{job.id, std::move(*spec), job.created_at, job.attempts, job.gpu_seconds, job.cost_micros};
+  // A step that has run once has had the step before it succeed.
+  if (!job.after.empty() && job.attempts == 0) {
+    input.after = job.after;
+    auto state = before.find(job.after);
+    input.after_state = state != before.end() ? state->second : JobState::kPending;
+  }
   if (!history) return engine_->Submit(std::move(input));
   const std::vector<Checkpoint>& checkpoints = history->checkpoints;
   const std::vector<Attempt>& attempts = history->attempts;
@@ -158,13 +174,23 @@ Result<SchedulerService::Term> SchedulerService::ReadTerm() {
       if (last_page) break;
     }
   }
+  // Earlier steps first, so that each step finds the one it runs after
+  // already held; and the state of those that are not active.
+  std::stable_sort(term.jobs.begin(), term.jobs.end(),
+                   [](const auto& a, const auto& b) { return a.first.step < b.first.step; });
+  std::vector<std::string> before;
+  for (const auto& [job, history] : term.jobs) {
+    if (!job.after.empty()) before.push_back(job.after);
+    term.before[job.id] = job.state;
+  }
+  RETURN_IF_ERROR(ReadStepsBefore(std::move(before), term.before));
   return term;
 }
 
 void SchedulerService::Recover(const Term& term) {
   engine_->SeedMonthSpend(term.now, term.spend);
   for (const auto& [job, history] : term.jobs) {
-    Status st = Adopt(job, &history);
+    Status st = Adopt(job, &history, term.before);
     if (!st.ok() && st.code() != Code::kAlreadyExists) {
       spdlog::error("job {} cannot be scheduled: {}", job.id, st.message());
     }
@@ -232,7 +258,8 @@ Status SchedulerService::Lead() {
 }
 
 Status SchedulerService::FollowChanges(const std::vector<Change>& changes,
-                                       const std::map<std::string, JobRecord>& jobs, std::vector<Transition>& out) {
+                                       const std::map<std::string, JobRecord>& jobs, const StepStates& before,
+                                       std::vector<Transition>& out) {
   for (const Change& c : changes) {
     if (c.seq <= change_cursor_) continue;
     change_cursor_ = c.seq;
@@ -244,7 +271,7 @@ Status SchedulerService::FollowChanges(const std::vector<Change>& changes,
         // once the lease was ours), so no earlier leader launched it: fenced
         // launches commit before the lease changes hands, after the submit.
         // Nothing to read but the job (three queries a job saved).
-        Status st = Adopt(job->second, nullptr);
+        Status st = Adopt(job->second, nullptr, before);
         if (!st.ok() && st.code() != Code::kAlreadyExists) {
           spdlog::error("job {} cannot be scheduled: {}", c.job_id, st.message());
         }
@@ -298,11 +325,16 @@ Status SchedulerService::TickOnce() {
     }
   }
   std::map<std::string, JobRecord> jobs;  // accepted by other replicas
+  StepStates before;                       // of the pipeline steps they run after
   if (!unseen.empty()) {
     ASSIGN_OR_RETURN(auto found, store_.GetJobs(unseen));
+    std::vector<std::string> after;
     for (JobRecord& job : found) {
-      if (!IsTerminal(job.state)) jobs.emplace(job.id, std::move(job));
+      if (IsTerminal(job.state)) continue;
+      after.push_back(job.after);
+      jobs.emplace(job.id, std::move(job));
     }
+    RETURN_IF_ERROR(ReadStepsBefore(std::move(after), before));
   }
 
   // Decide: the engine ticks under mu_ and holds every launch it makes.
@@ -314,7 +346,7 @@ Status SchedulerService::TickOnce() {
     MutexLock lock(mu_);
     if (!leader_) return Status::Ok();
     transitions.swap(drained_);
-    RETURN_IF_ERROR(FollowChanges(*changes, jobs, transitions));
+    RETURN_IF_ERROR(FollowChanges(*changes, jobs, before, transitions));
     std::vector<Transition> ticked = engine_->Tick(clock_.Now());
     transitions.insert(transitions.end(), ticked.begin(), ticked.end());
     fence = Fence{options_.replica, epoch_};
@@ -393,7 +425,10 @@ void SchedulerService::Tell(News news) {
 }
 
 void SchedulerService::OnSubmitted(const JobRecord& job, const JobSpec& spec) {
-  Tell(News{News::Kind::kSubmitted, scheduler::JobInput{job.id, spec, job.created_at, 0, 0, 0}, job.id, ""});
+  scheduler::JobInput input{job.id, spec, job.created_at, 0, 0, 0};
+  // The step before it was written with it, and told of first: unfinished.
+  input.after = job.after;
+  Tell(News{News::Kind::kSubmitted, std::move(input), job.id, ""});
 }
 
 void SchedulerService::OnCancelled(const std::string& job_id) {

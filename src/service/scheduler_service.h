@@ -170,17 +170,24 @@ class SchedulerService {
     int last_launch = 0;
   };
   // What a new term starts from, read off mu_.
+  // Job states by id: those of the pipeline steps jobs run after.
+  using StepStates = std::map<std::string, JobState>;
+  // Reads the state of each of `ids` (steps that jobs run after) not yet
+  // in `out` into it.
+  Status ReadStepsBefore(std::vector<std::string> ids, StepStates& out) const EXCLUDES(mu_);
   struct Term {
     int64_t change_cursor = 0;  // the audit head when it was read
     Timestamp now;
     std::map<std::string, int64_t> spend;  // this month's, per team
-    std::vector<std::pair<JobRecord, History>> jobs;  // every active job
+    std::vector<std::pair<JobRecord, History>> jobs;  // every active job, earlier pipeline steps first
+    StepStates before;  // the state of each step an active job runs after
   };
   Result<Term> ReadTerm() EXCLUDES(mu_);
   void Recover(const Term& term) REQUIRES(mu_);  // into the fresh engine
   // `history`: the job's past (a job from before this term); null: the job
-  // is taken as never launched.
-  Status Adopt(const JobRecord& job, const History* history) REQUIRES(mu_);
+  // is taken as never launched. `before`: the state of the pipeline step
+  // it runs after, when it does.
+  Status Adopt(const JobRecord& job, const History* history, const StepStates& before) REQUIRES(mu_);
   // The engine's last word before a launch, in memory: the lease is ours.
   Result<std::map<std::string, std::string>> PrepareLaunch(const std::string& job_id, int attempt,
                                                            const Cluster& cluster, Timestamp now) REQUIRES(mu_);
@@ -188,7 +195,7 @@ class SchedulerService {
   // Applies the changes after change_cursor_: `jobs` holds the submitted
   // jobs the engine did not have.
   Status FollowChanges(const std::vector<Change>& changes, const std::map<std::string, JobRecord>& jobs,
-                       std::vector<scheduler::Transition>& out) REQUIRES(mu_);
+                       const StepStates& before, std::vector<scheduler::Transition>& out) REQUIRES(mu_);
 
   Store& store_;
   CommitQueue& queue_;

@@ -15,32 +15,70 @@ std::string JoinField(std::string_view a, std::string_view b) {
   return std::string(a) + "." + std::string(b);
 }
 
-namespace {
-
-// How many documents of `text` hold something (not only blank lines,
-// comments and "..."), and the line where the second such one's content
-// starts (0 when there is none).
-std::pair<int, int> CountDocuments(std::string_view text) {
-  int documents = 0;
-  int second_line = 0;
+std::vector<DocumentSpan> DocumentSpans(std::string_view text) {
+  std::vector<DocumentSpan> out;
+  DocumentSpan current;
   bool content = false;  // the current document has some
   int line = 0;
   for (size_t at = 0; at <= text.size();) {
     size_t end = text.find('\n', at);
     if (end == std::string_view::npos) end = text.size();
     std::string_view l = text.substr(at, end - at);
+    size_t line_start = at;
     ++line;
     at = end + 1;
     if (l.substr(0, 3) == "---" && (l.size() == 3 || l[3] == ' ' || l[3] == '\t' || l[3] == '\r')) {
-      content = false;  // a new document; what follows the marker on its line is its content
+      // A new document; what follows the marker on its line is its content.
+      if (content) {
+        current.end = line_start;
+        out.push_back(current);
+      }
+      current = DocumentSpan{line_start, text.size(), line, 0, true};
+      content = false;
       l.remove_prefix(3);
     }
     size_t first = l.find_first_not_of(" \t\r");
     if (first == std::string_view::npos || l[first] == '#' || l.substr(first) == "..." || content) continue;
     content = true;
-    if (++documents == 2) second_line = line;
+    current.content_line = line;
   }
-  return {documents, second_line};
+  if (content) {
+    current.end = text.size();
+    out.push_back(current);
+  }
+  return out;
+}
+
+std::string DocumentText(std::string_view text, const DocumentSpan& span, bool keep_positions) {
+  std::string_view body = text.substr(span.begin, span.end - span.begin);
+  if (keep_positions) {
+    std::string out(static_cast<size_t>(span.first_line - 1), '\n');
+    size_t at = out.size();
+    out.append(body);
+    if (span.marker) out.replace(at, 3, "   ");
+    return out;
+  }
+  if (span.marker) {
+    // The marker's line goes when nothing but blanks follows the marker;
+    // else the marker becomes blanks, so what follows keeps its column.
+    size_t nl = body.find('\n');
+    std::string_view rest = body.substr(3, nl == std::string_view::npos ? std::string_view::npos : nl - 3);
+    if (rest.find_first_not_of(" \t\r") == std::string_view::npos) {
+      body.remove_prefix(nl == std::string_view::npos ? body.size() : nl + 1);
+    } else {
+      return "   " + std::string(body.substr(3));
+    }
+  }
+  return std::string(body);
+}
+
+namespace {
+
+// How many documents of `text` hold something, and the line where the
+// second such one's content starts (0 when there is none).
+std::pair<int, int> CountDocuments(std::string_view text) {
+  std::vector<DocumentSpan> spans = DocumentSpans(text);
+  return {static_cast<int>(spans.size()), spans.size() > 1 ? spans[1].content_line : 0};
 }
 
 // yaml-cpp's parser messages, in words a person fixing the file can act
@@ -90,15 +128,13 @@ Result<YAML::Node> LoadYaml(std::string_view text, const std::string& file) {
   try {
     // Every document counts, so that none is dropped without a word: a
     // SkyPilot pipeline or job group is several documents separated by
-    // "---". Counted from the text (yaml-cpp's LoadAll can loop forever on
-    // hostile input): a "---" at the start of a line always starts a
-    // document.
+    // "---" (ParseTaskFile splits them; one is expected here).
     auto [documents, second_line] = CountDocuments(text);
     if (documents > 1) {
       Diagnostic d{file, second_line, 1, "",
                    "the file holds " + std::to_string(documents) +
-                       " YAML documents separated by \"---\" (a SkyPilot pipeline or job group); one is expected: "
-                       "put each task in a file of its own (pipelines and job groups are not supported yet)"};
+                       " YAML documents separated by \"---\" (a SkyPilot pipeline or job group); one job "
+                       "spec is expected here (causeway submit and validate take a pipeline whole)"};
       return InvalidArgument("several documents: " + d.ToString(), {d});
     }
     YAML::Node node = YAML::Load(std::string(text));

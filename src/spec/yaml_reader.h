@@ -23,6 +23,26 @@ namespace causeway::spec {
 // with the file, line and column of the problem.
 Result<YAML::Node> LoadYaml(std::string_view text, const std::string& file);
 
+// Where one YAML document of a text is: bytes [begin, end), the line it
+// starts on (its "---" marker's, if any), and the line its content starts
+// on. Only documents that hold something count (not only blank lines,
+// comments and "...").
+struct DocumentSpan {
+  size_t begin = 0, end = 0;
+  int first_line = 1;
+  int content_line = 0;
+  bool marker = false;  // starts with a "---" line
+};
+// The documents of `text`, found from the text alone (a "---" at the start
+// of a line always starts one; yaml-cpp's LoadAll can loop forever on
+// hostile input).
+std::vector<DocumentSpan> DocumentSpans(std::string_view text);
+// One document's text without its "---" marker. With `keep_positions`, the
+// lines before it are kept blank and the marker turned into spaces, so that
+// lines and columns in it are those of `text`; else it starts at its first
+// line of content.
+std::string DocumentText(std::string_view text, const DocumentSpan& span, bool keep_positions);
+
 // The closest of `candidates` to `word` if it is a plausible misspelling
 // (edit distance at most 2, and less than half the word), else "".
 std::string ClosestMatch(std::string_view word, const std::vector<std::string_view>& candidates);

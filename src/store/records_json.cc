@@ -114,7 +114,7 @@ std::vector<std::string> GroupMemberIds(const DirectoryEntry& group) {
 
 nlohmann::json ToJson(const JobRecord& j) {
   nlohmann::json spec = nlohmann::json::parse(j.spec_json, nullptr, false);
-  return {{"id", j.id},
+  nlohmann::json out = {{"id", j.id},
           {"name", j.name},
           {"team", j.team},
           {"owner", j.owner},
@@ -130,6 +130,12 @@ nlohmann::json ToJson(const JobRecord& j) {
           {"cost_micros", j.cost_micros},
           {"reason", j.reason},
           {"spec", spec.is_discarded() ? nlohmann::json() : spec}};
+  if (!j.pipeline.empty()) {
+    // Steps are numbered from 1 where people read them.
+    out["pipeline"] = {{"id", j.pipeline}, {"name", j.pipeline_name}, {"step", j.step + 1}, {"steps", j.steps},
+                       {"after", j.after.empty() ? nlohmann::json() : nlohmann::json(j.after)}};
+  }
+  return out;
 }
 
 nlohmann::json ToJson(const JobEvent& e) {

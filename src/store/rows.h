@@ -60,13 +60,14 @@ std::vector<std::string> ScopesFromText(std::string_view text);
 
 inline constexpr const char* kJobColumns =
     "id, name, team, owner, state, priority, spec_yaml, spec_json, submitted_by, created_at, updated_at, "
-    "cluster, attempts, gpu_seconds, cost_micros, reason, sealed_secrets";
+    "cluster, attempts, gpu_seconds, cost_micros, reason, sealed_secrets, pipeline, pipeline_name, step, steps, "
+    "after_job";
 // What a new job is inserted with (the progress columns start at their
 // defaults).
 inline constexpr const char* kJobInsertColumns =
     "id, name, team, owner, state, priority, spec_yaml, spec_json, submitted_by, created_at, updated_at, "
-    "sealed_secrets";
-inline constexpr int kJobInsertColumnCount = 12;
+    "sealed_secrets, pipeline, pipeline_name, step, steps, after_job";
+inline constexpr int kJobInsertColumnCount = 17;
 
 template <typename Row>
 JobRecord ReadJob(const Row& r) {
@@ -88,6 +89,11 @@ JobRecord ReadJob(const Row& r) {
   j.cost_micros = r.Int(14);
   j.reason = r.Text(15);
   j.sealed_secrets = r.Text(16);
+  j.pipeline = r.Text(17);
+  j.pipeline_name = r.Text(18);
+  j.step = static_cast<int>(r.Int(19));
+  j.steps = static_cast<int>(r.Int(20));
+  j.after = r.Text(21);
   return j;
 }
 template <typename Sink>
@@ -95,6 +101,7 @@ void JobInsertValues(Sink& s, const JobRecord& j) {
   s.Add(j.id).Add(j.name).Add(j.team).Add(j.owner).Add(std::string(JobStateName(j.state)));
   s.Add(int64_t{j.priority}).Add(j.spec_yaml).Add(j.spec_json).Add(j.submitted_by);
   s.Add(ToUnixMicros(j.created_at)).Add(ToUnixMicros(j.updated_at)).Add(j.sealed_secrets);
+  s.Add(j.pipeline).Add(j.pipeline_name).Add(int64_t{j.step}).Add(int64_t{j.steps}).Add(j.after);
 }
 
 inline constexpr const char* kJobEventColumns = "id, job_id, time, type, message";

@@ -298,6 +298,16 @@ CREATE INDEX directory_members_by_member ON directory_members (member_id, group_
     R"sql(
 ALTER TABLE jobs ADD COLUMN sealed_secrets TEXT NOT NULL DEFAULT '';
 )sql",
+    // 18: pipelines: the steps of one task file, each run after the one
+    // before it succeeded.
+    R"sql(
+ALTER TABLE jobs ADD COLUMN pipeline TEXT NOT NULL DEFAULT '';
+ALTER TABLE jobs ADD COLUMN pipeline_name TEXT NOT NULL DEFAULT '';
+ALTER TABLE jobs ADD COLUMN step INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE jobs ADD COLUMN steps INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE jobs ADD COLUMN after_job TEXT NOT NULL DEFAULT '';
+CREATE INDEX jobs_by_pipeline ON jobs (pipeline) WHERE pipeline <> '';
+)sql",
 };
 
 // The migration that adds directory_members: both stores fill it from the

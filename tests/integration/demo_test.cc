@@ -35,6 +35,9 @@ TEST(DemoTest, TheWholeLoopRunsAndEndsWithAVerifiedSummary) {
       "job.requeue",
       // a budget warning
       "budget.warning",
+      // a pipeline, its steps in order
+      "submitted pipeline vision-nightly",
+      "(vision-eval, ",
       // the summary and the verified chain
       "CLUSTER",
       "ATTEMPTS",

@@ -193,6 +193,73 @@ TEST(LocalExecutorTest, GitWorkdirAndStorageMountsAreHonouredAndWhatIsNotIsRefus
   }
 }
 
+// A pipeline on a real backend: each step starts only once the one before
+// it has succeeded (the second reads what the first wrote), across a kill
+// of the server; a failed step stops the rest, which never run.
+TEST(LocalExecutorTest, PipelineStepsRunInOrderAndAFailedStepStopsTheRest) {
+  TempDir dir("pipeline");
+  std::string out = dir.path() + "/out";
+  EstateServer s(dir, "providers: [{name: here, kind: local, regions: [{name: r1, zone: eu}]}]\nclusters:\n" + LocalCluster(out));
+  auto env = [&] {
+    return std::map<std::string, std::string>{{"CAUSEWAY_SERVER", s.process().url()},
+                                              {"CAUSEWAY_TOKEN", s.process().admin_token()}};
+  };
+  std::string file = dir.path() + "/chain.yaml";
+  std::ofstream(file) << "name: chain\n"
+                         "---\n"
+                         "name: first\n"
+                         "resources: {accelerators: H200:1}\n"
+                         "run: sleep 3; echo one > step1.txt\n"
+                         "---\n"
+                         "name: second\n"
+                         "resources: {accelerators: H200:1}\n"
+                         "run: cat step1.txt; echo two\n";
+  auto valid = RunCli({"validate", file});
+  EXPECT_EQ(valid.exit_code, 0) << valid.err;
+  EXPECT_NE(valid.out.find("valid pipeline chain of 2 steps"), std::string::npos) << valid.out;
+  auto submitted = RunCli({"--json", "submit", file}, env());
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.out << submitted.err;
+  json made = json::parse(submitted.out);
+  ASSERT_EQ(made["jobs"].size(), 2u) << made.dump(2);
+  std::string first = made["jobs"][0]["id"], second = made["jobs"][1]["id"];
+  EXPECT_EQ(made["jobs"][1]["pipeline"]["after"], first);
+
+  // The second waits, with the reason, though the cluster has room for it.
+  ASSERT_TRUE(Eventually([&] { return s.Get("/v1/jobs/" + first)["state"] == "running"; }));
+  json why = s.Get("/v1/jobs/" + second + "/explain");
+  EXPECT_EQ(why["state"], "pending");
+  EXPECT_NE(why["scheduler"].value("waiting", "").find(first), std::string::npos) << why.dump(2);
+  EXPECT_EQ(why["pipeline"]["jobs"].size(), 2u) << why.dump(2);
+  s.Restart();  // while the first runs: the second still waits for it
+  ASSERT_TRUE(Eventually([&] { return s.Get("/v1/jobs/" + second)["state"] == "succeeded"; }))
+      << s.Get("/v1/jobs/" + second).dump(2);
+  auto logs = RunCli({"logs", second}, env());
+  EXPECT_EQ(logs.out, "one\ntwo\n");
+  auto shown = RunCli({"job", second}, env());
+  EXPECT_NE(shown.out.find("pipeline:  chain"), std::string::npos) << shown.out;
+  EXPECT_NE(shown.out.find("step 2 of 2, runs once " + first + " has succeeded"), std::string::npos) << shown.out;
+
+  std::string gpu = "resources: {accelerators: H200:1}\n";
+  std::ofstream(file) << gpu << "run: exit 3\n---\n"
+                      << gpu << "run: echo never > never.txt\n---\n"
+                      << gpu << "run: echo never >> never.txt\n";
+  submitted = RunCli({"--json", "submit", file}, env());
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.out << submitted.err;
+  made = json::parse(submitted.out);
+  ASSERT_EQ(made["jobs"].size(), 3u);
+  std::string failing = made["jobs"][0]["id"], skipped = made["jobs"][1]["id"], last = made["jobs"][2]["id"];
+  ASSERT_TRUE(Eventually([&] { return s.Get("/v1/jobs/" + last)["state"] == "cancelled"; }))
+      << s.Get("/v1/jobs/" + last).dump(2);
+  EXPECT_EQ(s.Get("/v1/jobs/" + failing)["state"], "failed");
+  json step2 = s.Get("/v1/jobs/" + skipped);
+  EXPECT_EQ(step2["state"], "cancelled");
+  EXPECT_EQ(step2["attempts"].size(), 0u);
+  bool said = false;
+  for (const auto& e : step2["events"]) said |= e.value("message", "").find("not run: the step before it, job " + failing + ", failed") != std::string::npos;
+  EXPECT_TRUE(said) << step2.dump(2);
+  EXPECT_FALSE(std::filesystem::exists(out + "/never.txt"));
+}
+
 TEST(FallbackTest, ACheckpointedJobKilledOnSlurmResumesOnAnotherCluster) {
   std::string why;
   auto cluster = SlurmCluster::Start(why);

@@ -133,7 +133,13 @@ CliResult RunCli(const std::vector<std::string>& args, const std::map<std::strin
   pollfd fds[2] = {{out_fd, POLLIN, 0}, {err_fd, POLLIN, 0}};
   int open_fds = 2;
   while (open_fds > 0) {
-    if (::poll(fds, 2, 120000) <= 0) break;
+    if (::poll(fds, 2, 120000) <= 0) {
+      // Silent for two minutes: hung. Killed, so that the test fails with
+      // what it printed instead of waiting for ctest's timeout.
+      ::kill(pid, SIGKILL);
+      r.err += "\n[the command printed nothing for 120 s and was killed]\n";
+      break;
+    }
     for (int i = 0; i < 2; ++i) {
       if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP))) continue;
       char buf[4096];
@@ -146,6 +152,9 @@ CliResult RunCli(const std::vector<std::string>& args, const std::map<std::strin
         (i == 0 ? r.out : r.err).append(buf, static_cast<size_t>(n));
       }
     }
+  }
+  for (const pollfd& f : fds) {
+    if (f.fd >= 0) ::close(f.fd);
   }
   int status = 0;
   ::waitpid(pid, &status, 0);

@@ -82,27 +82,8 @@ const Form kForms[] = {
     {"envs_and_secrets", "envs:\n  LR: \"1e-4\"\n  EMPTY: \"\"\nsecrets:\n  HF_TOKEN: hf-from-file\nrun: echo\n"},
 };
 
-class SkyPilotOracleTest : public ::testing::TestWithParam<Form> {};
-
-TEST_P(SkyPilotOracleTest, CausewayReadsTheFileAsSkyPilotDoes) {
-  std::string python = SkyPython();
-  if (!std::filesystem::exists(python) || !Shell(python + " -c 'import sky' 2>/dev/null").second) {
-    GTEST_SKIP() << "SkyPilot's parser is not installed at " << python
-                 << " (scripts/install-deps.sh test installs it from PyPI; set CAUSEWAY_SKYPILOT_PYTHON)";
-  }
-  TempDir dir("skypilot-oracle");
-  std::string file = dir.path() + "/task.yaml";
-  std::ofstream(file) << GetParam().yaml;
-
-  auto [sky_out, sky_ok] =
-      Shell(python + " " + std::string(CAUSEWAY_SOURCE_DIR) + "/tests/oracle/skypilot_task.py " + file + " 2>/dev/null");
-  ASSERT_TRUE(sky_ok) << "SkyPilot refused the form: " << sky_out;
-  json sky = json::parse(sky_out);
-
-  auto ours = RunCli({"--json", "validate", file});
-  ASSERT_EQ(ours.exit_code, 0) << ours.out << ours.err;
-  json spec = json::parse(ours.out)["spec"];
-
+// Causeway's reading of one task (validate's spec) against SkyPilot's.
+void ExpectSameTask(const json& spec, const json& sky) {
   EXPECT_EQ(spec["num_nodes"], sky["num_nodes"]);
   EXPECT_EQ(spec["envs"], sky["envs"]);
   std::set<std::string> mounts;
@@ -122,7 +103,78 @@ TEST_P(SkyPilotOracleTest, CausewayReadsTheFileAsSkyPilotDoes) {
   EXPECT_EQ(spec["accelerators_ordered"].get<bool>() && spec["accelerators"].size() > 1, sky["ordered"].get<bool>());
 }
 
+bool HaveSkyPilot(const std::string& python) {
+  return std::filesystem::exists(python) && Shell(python + " -c 'import sky' 2>/dev/null").second;
+}
+
+class SkyPilotOracleTest : public ::testing::TestWithParam<Form> {};
+
+TEST_P(SkyPilotOracleTest, CausewayReadsTheFileAsSkyPilotDoes) {
+  std::string python = SkyPython();
+  if (!HaveSkyPilot(python)) {
+    GTEST_SKIP() << "SkyPilot's parser is not installed at " << python
+                 << " (scripts/install-deps.sh test installs it from PyPI; set CAUSEWAY_SKYPILOT_PYTHON)";
+  }
+  TempDir dir("skypilot-oracle");
+  std::string file = dir.path() + "/task.yaml";
+  std::ofstream(file) << GetParam().yaml;
+
+  auto [sky_out, sky_ok] =
+      Shell(python + " " + std::string(CAUSEWAY_SOURCE_DIR) + "/tests/oracle/skypilot_task.py " + file + " 2>/dev/null");
+  ASSERT_TRUE(sky_ok) << "SkyPilot refused the form: " << sky_out;
+  json sky = json::parse(sky_out);
+
+  auto ours = RunCli({"--json", "validate", file});
+  ASSERT_EQ(ours.exit_code, 0) << ours.out << ours.err;
+  json spec = json::parse(ours.out)["spec"];
+
+  ExpectSameTask(spec, sky);
+}
+
 INSTANTIATE_TEST_SUITE_P(Forms, SkyPilotOracleTest, ::testing::ValuesIn(kForms),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+// Pipelines (SkyPilot's chain DAGs): the same steps in the same order, each
+// read as SkyPilot reads it, and the same pipeline name.
+const Form kPipelines[] = {
+    {"named_pipeline",
+     "name: nightly\n---\nname: prep\nresources: {accelerators: L4:1}\nrun: echo\n---\nname: train\n"
+     "num_nodes: 2\nresources:\n  accelerators: {A100:8, H100:8}\nrun: echo\n"},
+    {"unnamed_steps", "run: echo a\n---\nresources: {accelerators: H100:8}\nenvs: {X: y}\nrun: echo b\n"},
+    {"marker_first_and_comments",
+     "---\n# prepare\nname: a\nrun: echo\n--- # then train\nname: b\nresources:\n  any_of:\n"
+     "    - {infra: aws, accelerators: A100:8}\n    - {infra: gcp, accelerators: H100:8}\nrun: echo\n"},
+};
+
+class SkyPilotPipelineOracleTest : public ::testing::TestWithParam<Form> {};
+
+TEST_P(SkyPilotPipelineOracleTest, CausewayReadsThePipelineAsSkyPilotDoes) {
+  std::string python = SkyPython();
+  if (!HaveSkyPilot(python)) {
+    GTEST_SKIP() << "SkyPilot's parser is not installed at " << python
+                 << " (scripts/install-deps.sh test installs it from PyPI; set CAUSEWAY_SKYPILOT_PYTHON)";
+  }
+  TempDir dir("skypilot-oracle");
+  std::string file = dir.path() + "/pipeline.yaml";
+  std::ofstream(file) << GetParam().yaml;
+  auto [sky_out, sky_ok] = Shell(python + " " + std::string(CAUSEWAY_SOURCE_DIR) +
+                                 "/tests/oracle/skypilot_task.py --dag " + file + " 2>/dev/null");
+  ASSERT_TRUE(sky_ok) << "SkyPilot refused the pipeline: " << sky_out;
+  json sky = json::parse(sky_out);
+
+  auto ours = RunCli({"--json", "validate", file});
+  ASSERT_EQ(ours.exit_code, 0) << ours.out << ours.err;
+  json pipeline = json::parse(ours.out)["pipeline"];
+  EXPECT_EQ(pipeline["name"], sky["name"]);
+  ASSERT_EQ(pipeline["steps"].size(), sky["tasks"].size()) << ours.out;
+  for (size_t i = 0; i < sky["tasks"].size(); ++i) {
+    SCOPED_TRACE("step " + std::to_string(i + 1));
+    EXPECT_EQ(pipeline["steps"][i].value("name", ""), sky["tasks"][i]["name"]);
+    ExpectSameTask(pipeline["steps"][i], sky["tasks"][i]);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Forms, SkyPilotPipelineOracleTest, ::testing::ValuesIn(kPipelines),
                          [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace

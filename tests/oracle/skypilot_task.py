@@ -3,16 +3,17 @@
 prints what it means as JSON: name, nodes, envs, secret names, workdir,
 file-mount targets, and
 every resource alternative as (accelerator, count, cloud, region,
-use_spot). The test beside it compares this with what Causeway reads from
-the same file. Run offline: parsing a task needs no cloud credentials."""
+use_spot). With --dag, reads it as a pipeline (SkyPilot's chain DAG loader)
+and prints the pipeline's name and each task in order. The test beside it
+compares this with what Causeway reads from the same file. Run offline:
+parsing a task needs no cloud credentials."""
 import json
 import sys
 
 import sky  # pinned by scripts/install-deps.sh test
 
 
-def main(path):
-    task = sky.Task.from_yaml(path)
+def describe(task):
     resources = task.resources
     if not isinstance(resources, (list, set, tuple)):
         resources = [resources]
@@ -26,7 +27,7 @@ def main(path):
                 "region": r.region or "",
                 "use_spot": bool(r.use_spot),
             })
-    print(json.dumps({
+    return {
         "name": task.name or "",
         "num_nodes": task.num_nodes,
         "envs": {k: str(v) for k, v in (task.envs or {}).items()},
@@ -36,8 +37,17 @@ def main(path):
         "file_mounts": sorted(set((task.file_mounts or {}).keys()) | set((task.storage_mounts or {}).keys())),
         "alternatives": sorted(alternatives, key=lambda a: json.dumps(a, sort_keys=True)),
         "ordered": isinstance(task.resources, list) and len(task.resources) > 1,
-    }))
+    }
+
+
+def main(args):
+    if args[0] == "--dag":
+        from sky.utils import dag_utils
+        dag = dag_utils.load_chain_dag_from_yaml(args[1])
+        print(json.dumps({"name": dag.name or "", "tasks": [describe(t) for t in dag.tasks]}))
+    else:
+        print(json.dumps(describe(sky.Task.from_yaml(args[0]))))
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(sys.argv[1:])

@@ -182,9 +182,10 @@ class PgStore final : public Store {
     static const std::string sql = std::string("SELECT ") + kJobColumns +
                                    " FROM jobs WHERE ($1::text IS NULL OR state = $1) "
                                    "AND ($2::text IS NULL OR team = $2) AND ($3::text IS NULL OR owner = $3) "
-                                   "AND ($4::text IS NULL OR id < $4) ORDER BY id DESC LIMIT $5";
+                                   "AND ($4::text IS NULL OR id < $4) AND ($6::text IS NULL OR pipeline = $6) "
+                                   "ORDER BY id DESC LIMIT $5";
     ASSIGN_OR_RETURN(Rows r, Query(sql.c_str(), Params().OrNull(f.state ? JobStateName(*f.state) : "").OrNull(f.team)
-                                       .OrNull(f.owner).OrNull(f.before_id).Add(f.limit)));
+                                       .OrNull(f.owner).OrNull(f.before_id).Add(f.limit).OrNull(f.pipeline)));
     return ReadAll(r, rows::ReadJob<Row>);
   }
 

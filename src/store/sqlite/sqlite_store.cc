@@ -132,13 +132,14 @@ class SqliteStore final : public Store {
     static const std::string sql = std::string("SELECT ") + kJobColumns +
                                    " FROM jobs WHERE (?1 IS NULL OR state = ?1) AND (?2 IS NULL OR team = ?2)"
                                    " AND (?3 IS NULL OR owner = ?3) AND (?4 IS NULL OR id < ?4)"
-                                   " ORDER BY id DESC LIMIT ?5";
+                                   " AND (?6 IS NULL OR pipeline = ?6) ORDER BY id DESC LIMIT ?5";
     CW_STMT(s, *r.conn, sql.c_str());
     if (f.state) s.Bind(1, JobStateName(*f.state));
     if (!f.team.empty()) s.Bind(2, f.team);
     if (!f.owner.empty()) s.Bind(3, f.owner);
     if (!f.before_id.empty()) s.Bind(4, f.before_id);
     s.Bind(5, f.limit);
+    if (!f.pipeline.empty()) s.Bind(6, f.pipeline);
     return ReadAll(s, rows::ReadJob<Stmt>);
   }
 

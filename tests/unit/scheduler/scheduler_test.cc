@@ -193,6 +193,94 @@ TEST(SchedulerTest, BudgetsHoldAcrossRestartsFromTheLedger) {
   EXPECT_EQ(w.state["other"], JobState::kRunning) << "other teams are not held";
 }
 
+// Submits job `id` as a pipeline step that runs after `after` (as the
+// owner read its state).
+Status SubmitStep(SimWorld& w, const std::string& id, const std::string& yaml, const std::string& after,
+                  JobState after_state = JobState::kPending) {
+  auto spec = ParseJobSpec(yaml, id + ".yaml");
+  if (!spec.ok()) return spec.status();
+  scheduler::JobInput in{id, spec->spec, w.now, 0, 0, 0};
+  in.after = after;
+  in.after_state = after_state;
+  return w.engine->Submit(std::move(in));
+}
+
+TEST(SchedulerTest, APipelineStepRunsOnlyOnceTheStepBeforeItSucceeded) {
+  SimWorld w(TestEstate());
+  ASSERT_TRUE(w.Submit("prep", Job("t1", "H100:1", "", "30m")).ok());
+  ASSERT_TRUE(SubmitStep(w, "train", Job("t1", "H100:8", "", "1h"), "prep").ok());
+  ASSERT_TRUE(SubmitStep(w, "eval", Job("t1", "H100:1", "", "10m"), "train").ok());
+  w.Tick();
+  EXPECT_EQ(w.state["prep"], JobState::kRunning);
+  EXPECT_EQ(w.state.count("train"), 0u) << "the cluster has room, but the step before it has not finished";
+  auto explain = ExplainJson(w, "train");
+  EXPECT_NE(explain.value("waiting", "").find("job prep, has succeeded"), std::string::npos) << explain.dump(2);
+  for (int i = 0; i < 200 && w.state["eval"] != JobState::kSucceeded; ++i) w.Tick(std::chrono::minutes(5));
+  ASSERT_EQ(w.state["eval"], JobState::kSucceeded);
+  // In order: each step dispatched only after the one before it ended.
+  auto at = [&](const std::string& id, Transition::Kind kind) {
+    const Transition* t = Find(w.log, id, kind);
+    return t ? t->time : Timestamp{};
+  };
+  EXPECT_GE(at("train", Transition::Kind::kDispatched), at("prep", Transition::Kind::kAttemptEnded));
+  EXPECT_GE(at("eval", Transition::Kind::kDispatched), at("train", Transition::Kind::kAttemptEnded));
+  EXPECT_EQ(w.engine->pending() + w.engine->running(), 0u);
+}
+
+TEST(SchedulerTest, StepsAfterAFailedOrCancelledStepAreAbandonedNeverRun) {
+  SimWorld w(TestEstate());
+  ASSERT_TRUE(w.Submit("prep", "resources: {accelerators: H100:1, labels: {team: t1}}\n"
+                               "sim: {duration: 10m, exit_code: 2}\n").ok());
+  ASSERT_TRUE(SubmitStep(w, "train", Job("t1", "H100:8"), "prep").ok());
+  ASSERT_TRUE(SubmitStep(w, "eval", Job("t1", "H100:1"), "train").ok());
+  for (int i = 0; i < 30 && w.state["prep"] != JobState::kFailed; ++i) w.Tick();
+  ASSERT_EQ(w.state["prep"], JobState::kFailed);
+  const Transition* train = Find(w.log, "train", Transition::Kind::kAbandoned);
+  const Transition* eval = Find(w.log, "eval", Transition::Kind::kAbandoned);
+  ASSERT_NE(train, nullptr);
+  ASSERT_NE(eval, nullptr);
+  EXPECT_EQ(train->new_state, JobState::kCancelled);
+  EXPECT_EQ(train->message, "not run: the step before it, job prep, failed");
+  EXPECT_EQ(eval->message, "not run: the step before it, job train, was not run");
+  EXPECT_EQ(Find(w.log, "train", Transition::Kind::kDispatched), nullptr);
+  EXPECT_FALSE(w.engine->Has("train"));
+  EXPECT_FALSE(w.engine->Has("eval"));
+
+  // Cancelling a step abandons the ones after it; cancelling a waiting
+  // step leaves the one before it running.
+  SimWorld c(TestEstate());
+  ASSERT_TRUE(c.Submit("a", Job("t1", "H100:1", "", "5h")).ok());
+  ASSERT_TRUE(SubmitStep(c, "b", Job("t1", "H100:1"), "a").ok());
+  ASSERT_TRUE(SubmitStep(c, "x", Job("t1", "H100:1"), "a").ok());
+  c.Tick();
+  auto none = c.engine->Cancel("x", c.now);
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty());
+  auto out = c.engine->Cancel("a", c.now);
+  ASSERT_TRUE(out.ok());
+  ASSERT_EQ(out->size(), 2u);  // a's attempt, then b
+  EXPECT_EQ((*out)[1].job_id, "b");
+  EXPECT_EQ((*out)[1].kind, Transition::Kind::kAbandoned);
+  EXPECT_EQ((*out)[1].message, "not run: the step before it, job a, was cancelled");
+  EXPECT_EQ(c.engine->pending() + c.engine->running(), 0u);
+}
+
+TEST(SchedulerTest, AStepHandedOverAfterTheStepBeforeItEndedFollowsThatEnd) {
+  // As after a restart: the owner read how the step before it ended.
+  SimWorld w(TestEstate());
+  ASSERT_TRUE(SubmitStep(w, "done", Job("t1", "H100:1"), "gone", JobState::kSucceeded).ok());
+  ASSERT_TRUE(SubmitStep(w, "never", Job("t1", "H100:1"), "broke", JobState::kFailed).ok());
+  ASSERT_TRUE(SubmitStep(w, "orphan", Job("t1", "H100:1"), "unknown", JobState::kPending).ok());
+  w.Tick();
+  EXPECT_EQ(w.state["done"], JobState::kRunning);
+  const Transition* never = Find(w.log, "never", Transition::Kind::kAbandoned);
+  ASSERT_NE(never, nullptr);
+  EXPECT_EQ(never->message, "not run: the step before it, job broke, failed");
+  const Transition* orphan = Find(w.log, "orphan", Transition::Kind::kAbandoned);
+  ASSERT_NE(orphan, nullptr);
+  EXPECT_EQ(orphan->message, "not run: the step before it, job unknown, is not scheduled");
+}
+
 TEST(SchedulerTest, SpotPreemptionRequeuesAndRetries) {
   SimWorld w(TestEstate());
   ASSERT_TRUE(w.Submit("spot", "resources: {accelerators: H100:8, use_spot: true, labels: {team: t1}}\n"

@@ -120,6 +120,68 @@ TEST_F(JobServiceTest, AnInvalidSpecIsRefusedAtOnceAndWritesNothing) {
   EXPECT_TRUE(submitted_.empty());
 }
 
+// A pipeline is written whole: one job per step, in order, each naming the
+// step it runs after, the scheduler told of them in that order.
+TEST_F(JobServiceTest, APipelineIsOneJobPerStepEachAfterTheOneBefore) {
+  std::string yaml = "name: nightly\n---\n" + Spec() + "\n---\n" + Spec("nlp-eval") + "\n";
+  auto r = Submit(yaml, "pipeline-key");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->steps.size(), 2u);
+  const JobRecord& a = r->steps[0];
+  const JobRecord& b = r->steps[1];
+  EXPECT_EQ(r->job.id, a.id);
+  EXPECT_EQ(a.pipeline.rfind("pl_", 0), 0u) << a.pipeline;
+  EXPECT_EQ(b.pipeline, a.pipeline);
+  EXPECT_EQ(a.pipeline_name, "nightly");
+  EXPECT_EQ(a.step, 0);
+  EXPECT_EQ(b.step, 1);
+  EXPECT_EQ(a.steps, 2);
+  EXPECT_EQ(a.after, "");
+  EXPECT_EQ(b.after, a.id);
+  EXPECT_EQ(b.name, "nlp-eval");
+  EXPECT_EQ(submitted_, (std::vector<std::string>{a.id, b.id}));
+  // Each step keeps its own document.
+  auto stored = jobs_->Get(b.id);
+  ASSERT_TRUE(stored.ok());
+  EXPECT_EQ(stored->job.spec_yaml.find("---"), std::string::npos);
+  EXPECT_EQ(stored->job.after, a.id);
+  JobFilter f;
+  f.pipeline = a.pipeline;
+  auto listed = jobs_->List(f);
+  ASSERT_TRUE(listed.ok());
+  EXPECT_EQ(listed->size(), 2u);
+  auto events = Audit("job.submit");
+  ASSERT_EQ(events.size(), 2u);
+  const Details* pipeline = events[1].details.Object("pipeline");
+  ASSERT_NE(pipeline, nullptr);
+  EXPECT_EQ(pipeline->String("after"), a.id);
+  EXPECT_EQ(pipeline->Int("step"), 2);
+
+  // A replay answers with the first step and makes nothing new.
+  auto again = Submit(yaml, "pipeline-key");
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_FALSE(again->created);
+  EXPECT_EQ(again->job.id, a.id);
+  EXPECT_EQ(submitted_.size(), 2u);
+}
+
+TEST_F(JobServiceTest, APipelineWithOneBadStepIsRefusedWholeWithEveryProblem) {
+  std::string yaml = Spec() + "\n---\nresources: {accelerators: H100:8, labels: {team: nobody}}\n---\n"
+                              "resources: {accelerators: H100:8, labels: {team: nobody-else}}\n";
+  auto r = Submit(yaml);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Code::kInvalidArgument) << r.status().ToString();
+  std::string all;
+  for (const auto& d : r.status().diagnostics()) all += d.ToString() + "\n";
+  EXPECT_NE(all.find("nobody"), std::string::npos) << all;
+  EXPECT_NE(all.find("nobody-else"), std::string::npos) << all;
+  EXPECT_TRUE(Audit("job.").empty());
+  EXPECT_TRUE(submitted_.empty());
+  auto listed = jobs_->List(JobFilter{});
+  ASSERT_TRUE(listed.ok());
+  EXPECT_TRUE(listed->empty());
+}
+
 TEST_F(JobServiceTest, CancelAndCheckpointReachTheSchedulerOnlyForJobsNotFinished) {
   auto r = Submit(Spec());
   ASSERT_TRUE(r.ok());

@@ -144,10 +144,11 @@ const Case kCases[] = {
     {"workdir_list", "workdir: [a]\n", "expected a directory or {url", 1, 10},
     {"file_mount_bad_store", "file_mounts:\n  /d: {name: b, store: dropbox}\n", "expected s3, gcs", 2, 24},
     {"file_mount_bad_mode", "file_mounts:\n  /d:\n    source: s3://b\n    mode: FAST\n", "MOUNT, COPY", 4, 11},
-    // A pipeline (SkyPilot's chain DAG) is several documents: refused, never cut to its first.
+    // A pipeline (SkyPilot's chain DAG) is several documents: one job spec
+    // refuses them, never cut to its first (ParseTaskFile takes them).
     {"pipeline_documents", "name: pipeline\n---\nname: train\nrun: x\n---\nname: eval\nrun: y\n",
      "3 YAML documents", 3, 1},
-    {"two_tasks", "run: a\n---\nrun: b\n", "put each task in a file of its own", 3, 1},
+    {"two_tasks", "run: a\n---\nrun: b\n", "take a pipeline whole", 3, 1},
 };
 
 class SpecTableTest : public ::testing::TestWithParam<Case> {};
@@ -292,6 +293,108 @@ TEST(SpecTest, ReportsEveryErrorNotJustTheFirst) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().diagnostics().size(), 3u);
   EXPECT_NE(r.status().message().find("3 errors"), std::string::npos);
+}
+
+TEST(TaskFileTest, OneDocumentIsOneJobSpec) {
+  for (const char* text : {"run: a\n", "---\nrun: a\n", "# c\n---\nrun: a\n...\n"}) {
+    auto f = ParseTaskFile(text, "job.yaml");
+    ASSERT_TRUE(f.ok()) << text << f.status().ToString();
+    EXPECT_FALSE(f->pipeline);
+    ASSERT_EQ(f->steps.size(), 1u);
+    EXPECT_EQ(f->steps[0].parsed.spec.run, "a");
+  }
+}
+
+TEST(TaskFileTest, APipelineIsItsStepsInOrderWithTheHeadersName) {
+  const char* text =
+      "name: nightly\n"
+      "---\n"
+      "name: prep\n"
+      "resources: {accelerators: L4:1}\n"
+      "run: ./prep.sh\n"
+      "--- # the training\n"
+      "name: train\n"
+      "num_nodes: 2\n"
+      "resources: {accelerators: {H100: 8}}\n"
+      "envs: {MODE: full}\n"
+      "run: ./train.sh\n";
+  auto f = ParseTaskFile(text, "p.yaml");
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  EXPECT_TRUE(f->pipeline);
+  EXPECT_EQ(f->name, "nightly");
+  ASSERT_EQ(f->steps.size(), 2u);
+  EXPECT_EQ(f->steps[0].parsed.spec.name, "prep");
+  EXPECT_EQ(f->steps[0].parsed.spec.accelerators.ToString(), "L4:1");
+  EXPECT_EQ(f->steps[1].parsed.spec.num_nodes, 2);
+  EXPECT_EQ(f->steps[1].parsed.spec.accelerators.ToString(), "H100:8");
+  // Each step keeps its own document, which parses on its own.
+  EXPECT_EQ(f->steps[0].yaml, "name: prep\nresources: {accelerators: L4:1}\nrun: ./prep.sh\n");
+  EXPECT_EQ(f->steps[1].yaml.rfind("    # the training\nname: train\n", 0), 0u) << f->steps[1].yaml;
+  for (const auto& step : f->steps) EXPECT_TRUE(ParseJobSpec(step.yaml, "step.yaml").ok()) << step.yaml;
+
+  // Without a header: every document is a step.
+  auto plain = ParseTaskFile("run: a\n---\nrun: b\n---\nrun: c\n", "p.yaml");
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  EXPECT_TRUE(plain->pipeline);
+  EXPECT_EQ(plain->name, "");
+  ASSERT_EQ(plain->steps.size(), 3u);
+  EXPECT_EQ(plain->steps[2].parsed.spec.run, "c");
+}
+
+TEST(TaskFileTest, EveryStepsProblemsAreReportedAtTheirLinesInTheFile) {
+  const char* text =
+      "name: p\n"                              // 1
+      "---\n"                                  // 2
+      "resources: {accelerators: H100:8}\n"    // 3
+      "num_nodes: 0\n"                         // 4
+      "---\n"                                  // 5
+      "run: ok\n"                              // 6
+      "---\n"                                  // 7
+      "resources:\n"                           // 8
+      "  acelerators: A100:8\n";               // 9
+  auto f = ParseTaskFile(text, "p.yaml");
+  ASSERT_FALSE(f.ok());
+  EXPECT_EQ(f.status().code(), Code::kInvalidArgument);
+  std::vector<std::pair<int, std::string>> at;
+  for (const auto& d : f.status().diagnostics()) {
+    if (!d.warning) at.emplace_back(d.line, d.field);
+  }
+  ASSERT_EQ(at.size(), 2u) << f.status().ToString();
+  EXPECT_EQ(at[0], (std::pair<int, std::string>{4, "num_nodes"}));
+  EXPECT_EQ(at[1].first, 9);
+}
+
+TEST(TaskFileTest, JobGroupsAndBadHeadersAreRefusedWithTheReason) {
+  auto group = ParseTaskFile("name: g\nexecution: parallel\n---\nrun: a\n---\nrun: b\n", "g.yaml");
+  ASSERT_FALSE(group.ok());
+  ASSERT_FALSE(group.status().diagnostics().empty());
+  const Diagnostic& d = group.status().diagnostics().front();
+  EXPECT_EQ(d.line, 2);
+  EXPECT_EQ(d.field, "execution");
+  EXPECT_NE(d.message.find("job groups (execution: parallel) are not supported"), std::string::npos) << d.message;
+
+  auto odd = ParseTaskFile("execution: serial\n---\nrun: a\n", "g.yaml");
+  ASSERT_FALSE(odd.ok());
+  EXPECT_NE(odd.status().ToString().find("expected parallel"), std::string::npos) << odd.status().ToString();
+  auto stray = ParseTaskFile("name: p\nprimary_tasks: [a]\n---\nrun: a\n", "g.yaml");
+  ASSERT_FALSE(stray.ok());
+  EXPECT_NE(stray.status().ToString().find("only a job group's header"), std::string::npos);
+  auto empty = ParseTaskFile("name: p\n---\n# nothing\n", "g.yaml");
+  ASSERT_TRUE(empty.ok()) << "one document: a job spec named p";
+  EXPECT_FALSE(empty->pipeline);
+}
+
+TEST(TaskFileTest, APipelineHasAtMostItsLimitOfSteps) {
+  std::string text;
+  for (size_t i = 0; i <= kMaxPipelineSteps + 1; ++i) text += "run: s" + std::to_string(i) + "\n---\n";
+  auto f = ParseTaskFile(text, "big.yaml");
+  ASSERT_FALSE(f.ok());
+  EXPECT_NE(f.status().ToString().find("a pipeline has at most 32 steps"), std::string::npos) << f.status().ToString();
+  std::string fits;
+  for (size_t i = 0; i < kMaxPipelineSteps; ++i) fits += "run: s" + std::to_string(i) + "\n---\n";
+  auto ok = ParseTaskFile(fits, "fits.yaml");
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_EQ(ok->steps.size(), kMaxPipelineSteps);
 }
 
 TEST(SpecTest, MissingFileIsNotFound) {
