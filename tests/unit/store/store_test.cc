@@ -513,6 +513,34 @@ TEST_P(StoreTest, ListJobsFiltersAndPagesNewestFirst) {
   EXPECT_TRUE(store_->ListJobs(by_state)->empty());
 }
 
+TEST_P(StoreTest, PipelineStepsReadBackAndAreListedByPipeline) {
+  JobRecord first = Job(), second = Job(), other = Job();
+  for (JobRecord* j : {&first, &second}) {
+    j->pipeline = "pl_1";
+    j->pipeline_name = "nightly";
+    j->steps = 2;
+  }
+  second.step = 1;
+  second.after = first.id;
+  for (const JobRecord& j : {first, second, other}) ASSERT_TRUE(store_->Write(InsertWithAudit(j)).ok());
+  auto got = store_->GetJob(second.id);
+  ASSERT_TRUE(got.ok() && got->has_value());
+  EXPECT_EQ((*got)->pipeline, "pl_1");
+  EXPECT_EQ((*got)->pipeline_name, "nightly");
+  EXPECT_EQ((*got)->step, 1);
+  EXPECT_EQ((*got)->steps, 2);
+  EXPECT_EQ((*got)->after, first.id);
+  EXPECT_EQ(store_->GetJob(other.id)->value().pipeline, "");
+  JobFilter f;
+  f.pipeline = "pl_1";
+  auto listed = store_->ListJobs(f);
+  ASSERT_TRUE(listed.ok()) << listed.status().ToString();
+  std::set<std::string> ids;
+  for (const JobRecord& j : *listed) ids.insert(j.id);
+  EXPECT_EQ(ids, (std::set<std::string>{first.id, second.id}));
+  EXPECT_EQ(store_->ListJobs(JobFilter{})->size(), 3u);
+}
+
 TEST_P(StoreTest, IdempotencyTokensAndStateUpdates) {
   JobRecord j = Job();
   ASSERT_TRUE(store_->Write([&](WriteTx& tx) -> Status {
