@@ -96,15 +96,28 @@ Result<std::vector<JobService::Step>> JobService::PrepareSteps(const identity::P
   std::vector<Step> steps;
   Status refused = Status::Ok();
   std::vector<Diagnostic> problems;
-  for (auto& task : tasks.steps) {
-    auto step = PrepareStep(who, task, request, now);
+  // In a pipeline, what has no line of its own (a policy's, the estate's)
+  // names its step.
+  auto name_step = [&](std::vector<Diagnostic> diags, size_t i) {
+    const std::string& name = tasks.steps[i].parsed.spec.name;
+    for (Diagnostic& d : diags) {
+      if (tasks.pipeline && d.line == 0) {
+        d.message = "step " + std::to_string(i + 1) + (name.empty() ? "" : " (" + name + ")") + ": " + d.message;
+      }
+    }
+    return diags;
+  };
+  for (size_t i = 0; i < tasks.steps.size(); ++i) {
+    auto step = PrepareStep(who, tasks.steps[i], request, now);
     if (step.ok()) {
+      step->warnings = name_step(std::move(step->warnings), i);
       steps.push_back(std::move(*step));
       continue;
     }
     Status st = step.status();
     if (refused.ok()) refused = st;
-    problems.insert(problems.end(), st.diagnostics().begin(), st.diagnostics().end());
+    std::vector<Diagnostic> named = name_step(st.diagnostics(), i);
+    problems.insert(problems.end(), named.begin(), named.end());
   }
   if (!refused.ok()) {
     if (tasks.steps.size() == 1) return refused;

@@ -173,8 +173,8 @@ TEST_F(JobServiceTest, APipelineWithOneBadStepIsRefusedWholeWithEveryProblem) {
   EXPECT_EQ(r.status().code(), Code::kInvalidArgument) << r.status().ToString();
   std::string all;
   for (const auto& d : r.status().diagnostics()) all += d.ToString() + "\n";
-  EXPECT_NE(all.find("nobody"), std::string::npos) << all;
-  EXPECT_NE(all.find("nobody-else"), std::string::npos) << all;
+  EXPECT_NE(all.find("step 2: unknown team \"nobody\""), std::string::npos) << all;
+  EXPECT_NE(all.find("step 3: unknown team \"nobody-else\""), std::string::npos) << all;
   EXPECT_TRUE(Audit("job.").empty());
   EXPECT_TRUE(submitted_.empty());
   auto listed = jobs_->List(JobFilter{});
