@@ -5,6 +5,8 @@
 #include <signal.h>
 
 #include <chrono>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -77,6 +79,14 @@ TEST(SchedulerRecoveryTest, RunningJobsAreReadoptedAfterSigkill) {
   }
   auto verify = rc.Send("GET", "/v1/audit/verify", "", Auth(token));
   EXPECT_TRUE(json::parse(verify->body)["ok"].get<bool>()) << verify->body;
+  // The restart found jobs still pending and running: none of them is
+  // reported as already scheduled or unschedulable (the servers' output, in
+  // DATA_DIR/server.log).
+  std::ifstream log_file(dir.path() + "/server.log");
+  std::string log((std::istreambuf_iterator<char>(log_file)), {});
+  EXPECT_NE(log.find("scheduler recovered"), std::string::npos) << log;
+  EXPECT_EQ(log.find("already scheduled"), std::string::npos) << log;
+  EXPECT_EQ(log.find("cannot be scheduled"), std::string::npos) << log;
 }
 
 // Budgets are charged from the ledger: a team that spent its month's budget
