@@ -92,10 +92,10 @@ class ApiService {
   Result<HttpResponse> ListCheckpoints(HttpRequest& req);
   // The job {id} if the caller may see it; kNotFound otherwise.
   Result<JobDetail> VisibleJob(HttpRequest& req);
-  // The steps of the pipeline `job` belongs to that `who` may see (a step
-  // may be another team's), in order, as the job and explain pages show
-  // them; null for a job of no pipeline.
-  Result<nlohmann::json> PipelineSteps(const identity::Principal& who, const JobRecord& job) const;
+  // The pipeline `job` is a step of (PipelineJson), with the steps `who`
+  // may see (a step may be another team's) in order as `jobs`: what the
+  // job and explain pages show.
+  Result<nlohmann::json> PipelineOf(const identity::Principal& who, const JobRecord& job) const;
 
   // Queues, clusters, providers; telemetry.
   Result<HttpResponse> ListQueues(HttpRequest& req);

@@ -166,18 +166,18 @@ Result<JobDetail> ApiService::VisibleJob(HttpRequest& req) {
   return detail;
 }
 
-Result<json> ApiService::PipelineSteps(const identity::Principal& who, const JobRecord& job) const {
-  if (job.pipeline.empty()) return json();
+Result<json> ApiService::PipelineOf(const identity::Principal& who, const JobRecord& job) const {
   JobFilter f;
   f.pipeline = job.pipeline;
   f.limit = static_cast<int>(kMaxPipelineSteps);
   ASSIGN_OR_RETURN(auto steps, jobs_.List(f));
   std::sort(steps.begin(), steps.end(), [](const JobRecord& a, const JobRecord& b) { return a.step < b.step; });
-  json out = json::array();
+  json out = PipelineJson(job);
+  out["jobs"] = json::array();
   for (const JobRecord& s : steps) {
     if (!MayRead(who, s).ok()) continue;
-    out.push_back({{"id", s.id}, {"name", s.name}, {"step", s.step + 1}, {"state", JobStateName(s.state)},
-                   {"reason", s.reason}});
+    out["jobs"].push_back({{"id", s.id}, {"name", s.name}, {"step", s.step + 1}, {"state", JobStateName(s.state)},
+                           {"reason", s.reason}});
   }
   return out;
 }
@@ -187,10 +187,8 @@ Result<HttpResponse> ApiService::GetJob(HttpRequest& req) {
   if (!detail.ok()) return detail.status();
   json j = ToJson(detail->job);
   j["spec_yaml"] = detail->job.spec_yaml;
-  if (auto steps = PipelineSteps(*req.principal, detail->job); steps.ok()) {
-    if (!steps->is_null()) j["pipeline"]["jobs"] = std::move(*steps);
-  } else {
-    return steps.status();
+  if (!detail->job.pipeline.empty()) {
+    ASSIGN_OR_RETURN(j["pipeline"], PipelineOf(*req.principal, detail->job));
   }
   j["attempts"] = json::array();
   for (const auto& a : detail->attempts) j["attempts"].push_back(ToJson(a));
@@ -224,9 +222,7 @@ Result<HttpResponse> ApiService::ExplainJob(HttpRequest& req) {
               {"reason", detail->job.reason}};
   if (live) out["scheduler"] = scheduler::ToJson(*live);
   if (!detail->job.pipeline.empty()) {
-    ASSIGN_OR_RETURN(json steps, PipelineSteps(*req.principal, detail->job));
-    out["pipeline"] = ToJson(detail->job)["pipeline"];
-    out["pipeline"]["jobs"] = std::move(steps);
+    ASSIGN_OR_RETURN(out["pipeline"], PipelineOf(*req.principal, detail->job));
   }
   json attempts = json::array();
   for (const auto& a : detail->attempts) attempts.push_back(ToJson(a));

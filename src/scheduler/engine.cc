@@ -311,9 +311,8 @@ Result<std::vector<Transition>> Engine::Cancel(const std::string& job_id, Timest
     out.push_back(std::move(t));
   } else {
     Dequeue(j);
-    if (!j.input.after.empty()) {
-      auto& w = waiting_for_[j.input.after];
-      w.erase(std::remove(w.begin(), w.end(), job_id), w.end());
+    if (auto w = waiting_for_.find(j.input.after); w != waiting_for_.end()) {
+      w->second.erase(std::remove(w->second.begin(), w->second.end(), job_id), w->second.end());
     }
   }
   jobs_.erase(it);

@@ -130,12 +130,14 @@ nlohmann::json ToJson(const JobRecord& j) {
           {"cost_micros", j.cost_micros},
           {"reason", j.reason},
           {"spec", spec.is_discarded() ? nlohmann::json() : spec}};
-  if (!j.pipeline.empty()) {
-    // Steps are numbered from 1 where people read them.
-    out["pipeline"] = {{"id", j.pipeline}, {"name", j.pipeline_name}, {"step", j.step + 1}, {"steps", j.steps},
-                       {"after", j.after.empty() ? nlohmann::json() : nlohmann::json(j.after)}};
-  }
+  if (!j.pipeline.empty()) out["pipeline"] = PipelineJson(j);
   return out;
+}
+
+nlohmann::json PipelineJson(const JobRecord& j) {
+  // Steps are numbered from 1 where people read them.
+  return {{"id", j.pipeline}, {"name", j.pipeline_name}, {"step", j.step + 1}, {"steps", j.steps},
+          {"after", j.after.empty() ? nlohmann::json() : nlohmann::json(j.after)}};
 }
 
 nlohmann::json ToJson(const JobEvent& e) {

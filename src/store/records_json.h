@@ -32,6 +32,8 @@ std::string ResourceText(const nlohmann::json& resource);
 std::vector<std::string> GroupMemberIds(const DirectoryEntry& group);
 
 nlohmann::json ToJson(const JobRecord& job);  // without spec_yaml
+// The pipeline a job is a step of: id, name, its step (from 1), steps, after.
+nlohmann::json PipelineJson(const JobRecord& job);
 nlohmann::json ToJson(const JobEvent& event);
 nlohmann::json ToJson(const Attempt& attempt);
 nlohmann::json ToJson(const TokenRecord& token);

@@ -107,28 +107,38 @@ bool HaveSkyPilot(const std::string& python) {
   return std::filesystem::exists(python) && Shell(python + " -c 'import sky' 2>/dev/null").second;
 }
 
-class SkyPilotOracleTest : public ::testing::TestWithParam<Form> {};
+// The form read by both: SkyPilot's parser (the oracle script with
+// `oracle_flags`) and `causeway validate --json`. Skipped where SkyPilot
+// could not be installed.
+class OracleTest : public ::testing::TestWithParam<Form> {
+ protected:
+  void SetUp() override {
+    if (!HaveSkyPilot(python_)) {
+      GTEST_SKIP() << "SkyPilot's parser is not installed at " << python_
+                   << " (scripts/install-deps.sh test installs it from PyPI; set CAUSEWAY_SKYPILOT_PYTHON)";
+    }
+  }
+  void ReadBoth(const std::string& oracle_flags, json& sky, json& ours) {
+    std::string file = dir_.path() + "/task.yaml";
+    std::ofstream(file) << GetParam().yaml;
+    auto [sky_out, sky_ok] = Shell(python_ + " " + std::string(CAUSEWAY_SOURCE_DIR) + "/tests/oracle/skypilot_task.py " +
+                                   oracle_flags + file + " 2>/dev/null");
+    ASSERT_TRUE(sky_ok) << "SkyPilot refused the form: " << sky_out;
+    sky = json::parse(sky_out);
+    auto validated = RunCli({"--json", "validate", file});
+    ASSERT_EQ(validated.exit_code, 0) << validated.out << validated.err;
+    ours = json::parse(validated.out);
+  }
+  std::string python_ = SkyPython();
+  TempDir dir_{"skypilot-oracle"};
+};
+
+class SkyPilotOracleTest : public OracleTest {};
 
 TEST_P(SkyPilotOracleTest, CausewayReadsTheFileAsSkyPilotDoes) {
-  std::string python = SkyPython();
-  if (!HaveSkyPilot(python)) {
-    GTEST_SKIP() << "SkyPilot's parser is not installed at " << python
-                 << " (scripts/install-deps.sh test installs it from PyPI; set CAUSEWAY_SKYPILOT_PYTHON)";
-  }
-  TempDir dir("skypilot-oracle");
-  std::string file = dir.path() + "/task.yaml";
-  std::ofstream(file) << GetParam().yaml;
-
-  auto [sky_out, sky_ok] =
-      Shell(python + " " + std::string(CAUSEWAY_SOURCE_DIR) + "/tests/oracle/skypilot_task.py " + file + " 2>/dev/null");
-  ASSERT_TRUE(sky_ok) << "SkyPilot refused the form: " << sky_out;
-  json sky = json::parse(sky_out);
-
-  auto ours = RunCli({"--json", "validate", file});
-  ASSERT_EQ(ours.exit_code, 0) << ours.out << ours.err;
-  json spec = json::parse(ours.out)["spec"];
-
-  ExpectSameTask(spec, sky);
+  json sky, ours;
+  ASSERT_NO_FATAL_FAILURE(ReadBoth("", sky, ours));
+  ExpectSameTask(ours["spec"], sky);
 }
 
 INSTANTIATE_TEST_SUITE_P(Forms, SkyPilotOracleTest, ::testing::ValuesIn(kForms),
@@ -146,27 +156,14 @@ const Form kPipelines[] = {
      "    - {infra: aws, accelerators: A100:8}\n    - {infra: gcp, accelerators: H100:8}\nrun: echo\n"},
 };
 
-class SkyPilotPipelineOracleTest : public ::testing::TestWithParam<Form> {};
+class SkyPilotPipelineOracleTest : public OracleTest {};
 
 TEST_P(SkyPilotPipelineOracleTest, CausewayReadsThePipelineAsSkyPilotDoes) {
-  std::string python = SkyPython();
-  if (!HaveSkyPilot(python)) {
-    GTEST_SKIP() << "SkyPilot's parser is not installed at " << python
-                 << " (scripts/install-deps.sh test installs it from PyPI; set CAUSEWAY_SKYPILOT_PYTHON)";
-  }
-  TempDir dir("skypilot-oracle");
-  std::string file = dir.path() + "/pipeline.yaml";
-  std::ofstream(file) << GetParam().yaml;
-  auto [sky_out, sky_ok] = Shell(python + " " + std::string(CAUSEWAY_SOURCE_DIR) +
-                                 "/tests/oracle/skypilot_task.py --dag " + file + " 2>/dev/null");
-  ASSERT_TRUE(sky_ok) << "SkyPilot refused the pipeline: " << sky_out;
-  json sky = json::parse(sky_out);
-
-  auto ours = RunCli({"--json", "validate", file});
-  ASSERT_EQ(ours.exit_code, 0) << ours.out << ours.err;
-  json pipeline = json::parse(ours.out)["pipeline"];
+  json sky, ours;
+  ASSERT_NO_FATAL_FAILURE(ReadBoth("--dag ", sky, ours));
+  json pipeline = ours["pipeline"];
   EXPECT_EQ(pipeline["name"], sky["name"]);
-  ASSERT_EQ(pipeline["steps"].size(), sky["tasks"].size()) << ours.out;
+  ASSERT_EQ(pipeline["steps"].size(), sky["tasks"].size()) << ours.dump(2);
   for (size_t i = 0; i < sky["tasks"].size(); ++i) {
     SCOPED_TRACE("step " + std::to_string(i + 1));
     EXPECT_EQ(pipeline["steps"][i].value("name", ""), sky["tasks"][i]["name"]);
