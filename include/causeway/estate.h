@@ -13,6 +13,7 @@
 
 #include "causeway/clock.h"
 #include "causeway/money.h"
+#include "causeway/resources.h"
 #include "causeway/status.h"
 
 namespace causeway {
@@ -48,15 +49,20 @@ struct Provider {
 
 inline constexpr std::string_view kInterconnects[] = {"infiniband", "roce", "ethernet", "nvlink", "none"};
 
+// A pool of identical nodes. A CPU-only pool (no gpu_type in the file) has
+// gpu_type kCpuType and counts its CPUs in gpus_per_node, so what counts
+// GPUs elsewhere counts its CPUs (resources.h).
 struct NodePool {
   std::string name;
-  std::string gpu_type;  // normalized, e.g. "H200"
-  int gpus_per_node = 0;
+  std::string gpu_type;  // normalized, e.g. "H200"; kCpuType for a CPU-only pool
+  int gpus_per_node = 0;  // GPUs, or a CPU-only pool's CPUs
   int nodes = 0;
   std::string interconnect;  // one of kInterconnects
   std::optional<int> disk_gb;  // local disk per node for jobs, where declared
   std::optional<int> cpus;       // CPUs per node, where declared
   std::optional<int> memory_gb;  // memory per node, where declared
+
+  bool cpu_only() const { return gpu_type == kCpuType; }
 };
 
 // What a cluster's backend does with the parts of a job spec that change
@@ -94,7 +100,7 @@ struct Cluster {
   // that ran here (`causeway cost showback --allocate`).
   std::vector<std::string> bill_resources;
 
-  int TotalGpus() const;
+  int TotalGpus() const;  // GPUs only, without CPU-only pools
 };
 
 // Price per GPU-hour of one GPU type on one cluster.

@@ -97,9 +97,10 @@ struct SimHint {
 };
 
 // `resources.cpus` / `resources.memory` per node: a number, or SkyPilot's
-// "N+" (at least N). Causeway does not divide a node's CPUs or memory
-// between jobs, so both forms mean "nodes with at least N"; the form given
-// is kept for display.
+// "N+" (at least N). A GPU job takes GPUs, not CPUs or memory, so for it
+// both forms mean "nodes with at least N". A CPU-only job takes N CPUs
+// (rounded up) of a CPU-only node; memory is only checked against the node's.
+// The form given is kept for display.
 struct NodeAmount {
   double value = 0;     // CPUs, or GB of memory
   bool or_more = false;  // written "N+"
@@ -147,6 +148,12 @@ struct JobSpec {
   int TotalGpus() const {
     return accelerators.empty() ? 0 : accelerators.alternatives.front().count * num_nodes;
   }
+  // What the job asks of a pool: its accelerators, or for a CPU-only job one
+  // alternative of kCpuType whose count is the CPUs it takes of each node
+  // (resources.cpus rounded up, kDefaultCpusPerNode when not set), with the
+  // job's own infra, use_spot and image_id. Routing and admission read this.
+  Accelerators Demand() const;
+  bool cpu_only() const { return accelerators.empty(); }
 };
 
 struct ParsedJobSpec {

@@ -22,6 +22,32 @@ struct GpuRequest {
 // Largest count accepted per node; no node sold today carries more.
 inline constexpr int kMaxGpusPerNode = 64;
 
+// CPU-only pools and jobs. Their unit is one CPU, and they go by this name
+// wherever a GPU type is named (pools, quota flavors "CPU" and "CPU-spot",
+// prices per CPU-hour, reservations), so admission, quotas, routing and cost
+// treat them as they treat GPUs. It is never an accelerator a job may ask for.
+inline constexpr std::string_view kCpuType = "CPU";
+// CPUs per node of a CPU-only job that does not set resources.cpus: the size
+// of SkyPilot's default CPU instance.
+inline constexpr int kDefaultCpusPerNode = 8;
+// Largest CPU count of one CPU-only node.
+inline constexpr int kMaxCpusPerNode = 1024;
+
+// Whether a quota flavor (an attempt's) counts CPUs: "CPU" or "CPU-spot".
+inline bool IsCpuFlavor(std::string_view flavor) { return flavor == kCpuType || flavor == "CPU-spot"; }
+
+// What `n` units of a GPU type or quota flavor are called: "H100 GPUs",
+// "H100-spot GPU", and for kCpuType "CPUs", "spot CPU".
+inline std::string UnitName(std::string_view type, long long n) {
+  std::string plural = n == 1 ? "" : "s";
+  if (type == kCpuType) return "CPU" + plural;
+  if (type == "CPU-spot") return "spot CPU" + plural;
+  return std::string(type) + " GPU" + plural;
+}
+
+// `n` of them in words: "8 H100 GPUs", "8 CPUs".
+inline std::string CountOf(std::string_view type, long long n) { return std::to_string(n) + " " + UnitName(type, n); }
+
 // Normalizes and checks a GPU type name: letters, digits and '-', upper-cased.
 Result<std::string> NormalizeGpuType(std::string_view type);
 

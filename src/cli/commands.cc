@@ -216,7 +216,9 @@ void PrintValid(const std::string& file, const TaskFile& tasks, bool json_output
     return PrintJson(out);
   }
   auto describe = [](const JobSpec& spec) {
-    return (spec.accelerators.empty() ? std::string("no GPUs") : spec.accelerators.ToString()) + ", " +
+    return (spec.cpu_only() ? "CPU-only, " + CountOf(kCpuType, spec.Demand().alternatives.front().count) + " per node"
+                            : spec.accelerators.ToString()) +
+           ", " +
            std::to_string(spec.num_nodes) + (spec.num_nodes == 1 ? " node" : " nodes");
   };
   for (const auto& step : tasks.steps) {
@@ -302,15 +304,18 @@ void AddClusters(Cli& c) {
     auto j = api.Call("GET", "/v1/clusters", "", rc);
     if (!j) return;
     if (g.json_output) return PrintJson(*j);
-    Table t({"cluster", "provider", "region", "zone", "pools", "gpus", "on-demand/gpu-h"});
+    Table t({"cluster", "provider", "region", "zone", "pools", "gpus", "on-demand/gpu-h (cpu-h)"});
     for (const auto& c : (*j)["clusters"]) {
       std::string pools, prices;
       for (const auto& p : c["node_pools"]) {
+        bool cpu_only = p.value("cpu_only", false);  // "4x32cpu", priced per CPU-hour
         pools += (pools.empty() ? "" : " ") + std::to_string(p.value("nodes", 0)) + "x" +
-                 std::to_string(p.value("gpus_per_node", 0)) + "x" + p.value("gpu_type", "");
-        if (p.contains("price_per_gpu_hour")) {
-          prices += (prices.empty() ? "" : " ") + p.value("gpu_type", "") + "=" +
-                    p["price_per_gpu_hour"].value("on_demand", "") + " " + p["price_per_gpu_hour"].value("currency", "");
+                 (cpu_only ? std::to_string(p.value("cpus", 0)) + "cpu"
+                           : std::to_string(p.value("gpus_per_node", 0)) + "x" + p.value("gpu_type", ""));
+        const char* key = cpu_only ? "price_per_cpu_hour" : "price_per_gpu_hour";
+        if (p.contains(key)) {
+          prices += (prices.empty() ? "" : " ") + (cpu_only ? std::string("CPU") : p.value("gpu_type", "")) + "=" +
+                    p[key].value("on_demand", "") + " " + p[key].value("currency", "");
         }
       }
       t.Add({Str(c, "name"), Str(c, "provider"), Str(c, "region"), Str(c, "zone"), pools, Str(c, "total_gpus"), prices});

@@ -209,8 +209,8 @@ void AddExplain(Cli& c) {
     }
     if (s.is_object()) {
       for (const auto& a : s["alternatives"]) {
-        std::cout << "  asks for " << Str(a, "nodes") << " x " << Str(a, "accelerators") << " (" << Str(a, "gpus")
-                  << " " << Str(a, "flavor") << " GPUs)";
+        std::cout << "  asks for " << Str(a, "nodes") << " x " << Str(a, "accelerators") << " ("
+                  << CountOf(Str(a, "flavor"), a.value("gpus", 0LL)) << ")";
         if (a.contains("quota")) std::cout << ": quota " << Str(a["quota"], "verdict") << ": " << Str(a["quota"], "reason");
         std::cout << "\n";
       }
@@ -219,7 +219,7 @@ void AddExplain(Cli& c) {
         if (c["eligible"].get<bool>()) {
           std::cout << "    ok    " << Str(c, "cluster") << " " << Str(c, "accelerators") << ": "
                     << (c["reserved"].get<bool>() ? "reserved capacity, " : "") << Str(c, "price_per_gpu_hour")
-                    << "/GPU-h, " << (c["data_local"].get<bool>() ? "data local" : "data remote") << ", "
+                    << (Str(c, "accelerators").rfind("CPU:", 0) == 0 ? "/CPU-h, " : "/GPU-h, ") << (c["data_local"].get<bool>() ? "data local" : "data remote") << ", "
                     << Str(c, "load_percent") << "% full\n";
         } else {
           std::cout << "    no    " << Str(c, "cluster") << " " << Str(c, "accelerators") << ": " << Str(c, "reason") << "\n";

@@ -57,8 +57,10 @@ Result<std::vector<MeteredDay>> MeterByDay(const std::vector<MeteredAttempt>& at
       d.cluster = a.cluster;
       d.source = &m;
       d.seconds = seconds;
-      d.gpu_seconds = seconds * a.gpus;
-      ASSIGN_OR_RETURN(Money cost, Money::Scale(Money(a.price_micros, estate.currency), d.gpu_seconds, 3600));
+      // A CPU-only attempt's count is CPUs: costed by them, no GPU time.
+      int64_t unit_seconds = seconds * a.gpus;
+      d.gpu_seconds = IsCpuFlavor(a.flavor) ? 0 : unit_seconds;
+      ASSIGN_OR_RETURN(Money cost, Money::Scale(Money(a.price_micros, estate.currency), unit_seconds, 3600));
       d.cost_micros = cost.micros();
       out.push_back(std::move(d));
     }

@@ -21,8 +21,8 @@ struct MeteredDay {
   std::string provider, cluster;
   const MeteredAttempt* source = nullptr;  // the attempt (valid while the input lives)
   int64_t seconds = 0;                     // wall time inside the day
-  int64_t gpu_seconds = 0;
-  int64_t cost_micros = 0;  // gpu_seconds at the attempt's price, in the estate's currency
+  int64_t gpu_seconds = 0;  // 0 for a CPU-only attempt
+  int64_t cost_micros = 0;  // the attempt's GPUs (or CPUs) x seconds at its price, in the estate's currency
 };
 
 // Cuts the attempts at day boundaries, within [from, to); an attempt

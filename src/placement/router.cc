@@ -1,6 +1,7 @@
 #include "placement/router.h"
 
 #include <algorithm>
+#include <optional>
 #include <tuple>
 
 namespace causeway::placement {
@@ -178,7 +179,8 @@ bool Router::Evaluate(const JobSpec& spec, int alt, const Entry& e, const Capaci
   if (e.pool->gpus_per_node < want.count) {
     return fail([&] {
       return "its " + e.pool->gpu_type + " nodes have " + std::to_string(e.pool->gpus_per_node) +
-             " GPUs, the job needs " + std::to_string(want.count) + " on each node";
+             (e.pool->cpu_only() ? " CPUs" : " GPUs") + ", the job needs " + std::to_string(want.count) +
+             " on each node";
     });
   }
   if (e.pool->nodes < spec.num_nodes) {
@@ -226,8 +228,8 @@ bool Router::Evaluate(const JobSpec& spec, int alt, const Entry& e, const Capaci
   }
   if (!view->Fits(e.ref, want.count, spec.num_nodes)) {
     return fail([&] {
-      return "no room now: " + std::to_string(view->FreeGpus(e.ref)) + " " +
-             e.pool->gpu_type + " GPUs free, not " + std::to_string(spec.num_nodes) + " node(s) with " +
+      return "no room now: " + CountOf(e.pool->gpu_type, view->FreeGpus(e.ref)) + " free, not " +
+             std::to_string(spec.num_nodes) + " node(s) with " +
              std::to_string(want.count) + " free each";
     });
   }
@@ -311,7 +313,14 @@ std::vector<CandidateReport> Router::Explain(const JobSpec& spec, const Capacity
 
 namespace causeway::placement {
 
-Status CheckFeasible(const Router& router, const JobSpec& spec, const std::string& file) {
+Status CheckFeasible(const Router& router, const JobSpec& job, const std::string& file) {
+  // The router reads what the job asks of a pool: a CPU-only job's CPUs.
+  std::optional<JobSpec> cpu_only;
+  if (job.cpu_only()) {
+    cpu_only = job;
+    cpu_only->accelerators = job.Demand();
+  }
+  const JobSpec& spec = cpu_only ? *cpu_only : job;
   for (int a = 0; a < static_cast<int>(spec.accelerators.alternatives.size()); ++a) {
     if (router.StaticallyPossible(spec, a)) return Status::Ok();
   }
@@ -323,7 +332,7 @@ Status CheckFeasible(const Router& router, const JobSpec& spec, const std::strin
                              alt.Describe() + ", cluster " + c.option.cluster->name + ": " + c.failure});
   }
   std::string summary = "no cluster in the estate can ever run this job" +
-                        (why.empty() ? std::string(": it asks for no GPUs") : "; each cluster's reason follows");
+                        (why.empty() ? std::string(": none offers what it asks for") : "; each cluster's reason follows");
   return InvalidArgument(summary, std::move(why));
 }
 

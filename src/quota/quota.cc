@@ -64,7 +64,7 @@ QuotaBook::Check QuotaBook::Evaluate(int q, int f, int64_t gpus, bool explain) c
   const std::string& flavor = flavors_[static_cast<size_t>(f)];
   int64_t after = cell.used + gpus;
   std::string usage =
-      explain ? std::to_string(after) + " of its nominal " + std::to_string(cell.nominal) + " " + flavor + " GPUs" : "";
+      explain ? std::to_string(after) + " of its nominal " + CountOf(flavor, cell.nominal) : "";
   int c = cohort_of_[static_cast<size_t>(q)];
   if (c < 0) {
     if (after <= cell.nominal) {
@@ -98,12 +98,12 @@ QuotaBook::Check QuotaBook::Evaluate(int q, int f, int64_t gpus, bool explain) c
   if (after <= cell.nominal) {
     out.verdict = Verdict::kNeedsReclaim;
     if (explain) out.reason = "queue " + queue + " would use " + usage + ", but other queues of cohort " + cohort_name +
-                 " are borrowing it: " + std::to_string(out.shortfall) + " GPUs must be reclaimed";
+                 " are borrowing it: " + CountOf(flavor, out.shortfall) + " must be reclaimed";
   } else {
     int64_t unused = std::max<int64_t>(0, pool - cohort.over[static_cast<size_t>(f)]);
     if (explain) out.reason = "queue " + queue + " would use " + usage + ", and cohort " + cohort_name + " has " +
-                 std::to_string(unused) + " of its " + std::to_string(pool) + " lendable " + flavor +
-                 " GPUs unused, " + std::to_string(new_over - cell.Over()) + " needed";
+                 std::to_string(unused) + " of its " + std::to_string(pool) + " lendable " + UnitName(flavor, pool) +
+                 " unused, " + std::to_string(new_over - cell.Over()) + " needed";
   }
   return out;
 }

@@ -19,6 +19,11 @@ int MonthOf(Timestamp t) {
   return (tm.tm_year + 1900) * 12 + tm.tm_mon;
 }
 
+// A CPU-only job, as the engine holds it: one alternative of kCpuType (Submit).
+bool CountsCpus(const JobSpec& spec) {
+  return !spec.accelerators.empty() && spec.accelerators.alternatives.front().type == kCpuType;
+}
+
 std::string Dollars(int64_t micros, const std::string& currency) { return Money(micros, currency).ToString(); }
 
 std::string NextAction(recovery::Owner o) {
@@ -116,9 +121,9 @@ int Engine::QueueSlot(const Job& j) const { return j.queue >= 0 ? j.queue : stat
 
 Status Engine::Submit(JobInput input) {
   if (jobs_.count(input.id)) return AlreadyExists("job " + input.id + " is already scheduled");
-  if (input.spec.accelerators.empty()) {
-    return InvalidArgument("job " + input.id + " asks for no GPUs: add resources.accelerators");
-  }
+  // From here on the engine sees what the job asks of a pool: a CPU-only
+  // job as its CPUs (JobSpec::Demand).
+  if (input.spec.cpu_only()) input.spec.accelerators = input.spec.Demand();
   Job j;
   if (!estate_.queues.empty()) {
     const QueueConfig* q = estate_.QueueForTeam(input.spec.team);
@@ -272,7 +277,8 @@ Transition Engine::EndAttempt(Job& j, Timestamp at, AttemptOutcome outcome, int 
   t.exit_code = exit_code;
   t.message = reason;
   int64_t us = std::max<int64_t>(0, ToUnixMicros(at) - ToUnixMicros(j.started));
-  t.gpu_seconds = j.gpus * us / 1'000'000;
+  // A CPU-only attempt holds CPUs: it is costed by them but adds no GPU time.
+  t.gpu_seconds = CountsCpus(j.input.spec) ? 0 : j.gpus * us / 1'000'000;
   auto cost = Money::Scale(Money(j.price_micros, estate_.currency), j.gpus * us, 3'600'000'000LL);
   t.cost_micros = cost.ok() ? cost->micros() : 0;
 
@@ -604,12 +610,13 @@ bool Engine::Dispatch(Job& j, const placement::Option& o, int flavor, int64_t bo
   int attempt = j.input.attempts + 1;
   ProviderAdapter* provider = slots_[static_cast<size_t>(o.pool_id)].adapter;
   LaunchRequest req{j.input.id, attempt, o.cluster->name, o.pool->name, g.count, spec.num_nodes, g.use_spot,
-                    policy::LaunchEnv(spec, *o.cluster, j.input.id, attempt, g.count),
+                    policy::LaunchEnv(spec, *o.cluster, j.input.id, attempt, g.type == kCpuType ? 0 : g.count),
                     policy::WorkspaceScript(spec, j.input.id, attempt) + spec.setup, spec.run,
                     spec.time_limit,
                     spec.sim, ""};
   req.held = options_.hold_launches;
   if (spec.cpus) req.cpus_per_node = static_cast<int>(std::ceil(spec.cpus->value));
+  if (g.type == kCpuType) req.cpus_per_node = g.count;  // what a CPU-only job takes of each node
   if (spec.memory_gb) req.memory_mb_per_node = static_cast<int>(std::ceil(spec.memory_gb->value * 1024));
   if (!j.input.resume_from.empty()) req.env["CAUSEWAY_RESUME_FROM"] = j.input.resume_from;
   if (prepare_launch_) {
@@ -667,7 +674,8 @@ bool Engine::Dispatch(Job& j, const placement::Option& o, int flavor, int64_t bo
 
   std::string why = o.reserved ? "reserved capacity already paid for"
                                : "the cheapest eligible " + std::string(g.use_spot ? "spot " : "") + "capacity at " +
-                                     Dollars(j.price_micros, estate_.currency) + " per GPU-hour";
+                                     Dollars(j.price_micros, estate_.currency) +
+                                     (g.type == kCpuType ? " per CPU-hour" : " per GPU-hour");
   j.placement = Placement{j.cluster,   j.pool,        o.cluster->provider, o.cluster->zone,
                           j.flavor_name, j.gpus,      o.reserved,         borrowed,
                           Money(j.price_micros, estate_.currency).AmountString(), o.data_local, why};
@@ -677,8 +685,8 @@ bool Engine::Dispatch(Job& j, const placement::Option& o, int flavor, int64_t bo
   t.attempts = attempt;
   t.total_gpu_seconds = j.input.gpu_seconds;
   t.total_cost_micros = j.input.cost_micros;
-  t.message = "attempt " + std::to_string(attempt) + " on " + j.cluster + " (" + std::to_string(j.gpus) + " " +
-              j.flavor_name + " GPUs): " + why + (borrowed > 0 ? ", " + std::to_string(borrowed) + " of them on quota borrowed from the cohort" +
+  t.message = "attempt " + std::to_string(attempt) + " on " + j.cluster + " (" + CountOf(j.flavor_name, j.gpus) +
+              "): " + why + (borrowed > 0 ? ", " + std::to_string(borrowed) + " of them on quota borrowed from the cohort" +
                                     (queue_borrowed > borrowed ? " (the queue borrows " + std::to_string(queue_borrowed) + " in all)" : "")
                               : "") +
               (j.resumed_from.empty() ? "" : ", resuming from " + j.resumed_from);

@@ -232,8 +232,8 @@ class Engine : private placement::CapacityView {
   size_t pending() const { return pending_count_; }
   size_t running() const { return running_.size(); }
 
-  // The attempts running on their backends (not only admitted), for the
-  // idle reaper.
+  // The attempts running on their backends (not only admitted) that hold
+  // GPUs, for the idle reaper: CPU-only attempts have no GPU to be idle.
   std::vector<ActiveAttempt> RunningAttempts() const;
   uint64_t decisions() const { return decisions_; }
 

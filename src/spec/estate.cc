@@ -18,7 +18,9 @@ namespace causeway {
 
 int Cluster::TotalGpus() const {
   int total = 0;
-  for (const auto& p : node_pools) total += p.gpus_per_node * p.nodes;
+  for (const auto& p : node_pools) {
+    if (!p.cpu_only()) total += p.gpus_per_node * p.nodes;
+  }
   return total;
 }
 
@@ -189,10 +191,18 @@ void EstateParser::ParseCluster(const YAML::Node& n, const std::string& f) {
       if (!r_.CheckMap(pn, pf, kPoolKeys)) continue;
       NodePool pool;
       pool.name = NameField(pn, pf, seen, "node pool");
-      pool.gpu_type = GpuType(pn, pf);
-      if (auto g = Get(pn, "gpus_per_node"); g.IsDefined()) {
+      bool cpu_only = !Get(pn, "gpu_type").IsDefined();
+      if (!cpu_only) pool.gpu_type = GpuType(pn, pf);
+      if (pool.gpu_type == kCpuType) {
+        r_.Error(Get(pn, "gpu_type"), JoinField(pf, "gpu_type"),
+                 "CPU is not a GPU type: leave gpu_type and gpus_per_node out for a CPU-only pool, and give its cpus");
+      }
+      if (auto g = Get(pn, "gpus_per_node"); g.IsDefined() && cpu_only) {
+        r_.Error(g, JoinField(pf, "gpus_per_node"),
+                 "a pool with GPUs names their gpu_type; leave gpus_per_node out for a CPU-only pool");
+      } else if (g.IsDefined()) {
         pool.gpus_per_node = static_cast<int>(r_.Int(g, JoinField(pf, "gpus_per_node"), 1, kMaxGpusPerNode).value_or(0));
-      } else {
+      } else if (!cpu_only) {
         r_.Error(pn, JoinField(pf, "gpus_per_node"), "missing required field \"gpus_per_node\"");
       }
       if (auto g = Get(pn, "nodes"); g.IsDefined()) {
@@ -204,6 +214,19 @@ void EstateParser::ParseCluster(const YAML::Node& n, const std::string& f) {
                                     std::tuple{"memory_gb", &pool.memory_gb, 1 << 24}}) {
         if (auto d = Get(pn, key); d.IsDefined() && !d.IsNull()) {
           if (auto v = r_.Int(d, JoinField(pf, key), 1, max)) *dest = static_cast<int>(*v);
+        }
+      }
+      // A CPU-only pool counts CPUs where others count GPUs (kCpuType).
+      if (cpu_only) {
+        pool.gpu_type = std::string(kCpuType);
+        if (!pool.cpus) {
+          r_.Error(pn, JoinField(pf, "cpus"),
+                   "a CPU-only pool (no gpu_type) must give its cpus per node, e.g. {name: cpu, cpus: 32, nodes: 4}");
+        } else if (*pool.cpus > kMaxCpusPerNode) {
+          r_.Error(Get(pn, "cpus"), JoinField(pf, "cpus"),
+                   "a CPU-only pool counts CPUs: at most " + std::to_string(kMaxCpusPerNode) + " per node");
+        } else {
+          pool.gpus_per_node = *pool.cpus;
         }
       }
       pool.interconnect = Str(pn, "interconnect", pf, false);
@@ -254,7 +277,7 @@ void EstateParser::ParseReservation(const YAML::Node& n, const std::string& f) {
       }
       if (res.count > capacity) {
         r_.Error(cn, JoinField(f, "count"),
-                 "reserves " + std::to_string(res.count) + " " + res.gpu_type + " GPUs but cluster \"" +
+                 "reserves " + CountOf(res.gpu_type, res.count) + " but cluster \"" +
                      res.cluster + "\" has only " + std::to_string(capacity));
       }
     }
@@ -366,7 +389,9 @@ void EstateParser::ParseQueue(const YAML::Node& n, const std::string& f) {
       auto norm = NormalizeGpuType(base);
       if (!norm.ok() || !KnownFlavor(*norm)) {
         r_.Error(Get(qn, "flavor"), JoinField(qf, "flavor"),
-                 "unknown flavor \"" + raw + "\": expected a GPU type of a cluster, optionally with -spot (H100, H100-spot)");
+                 "unknown flavor \"" + raw +
+                     "\": expected a GPU type of a cluster (CPU for its CPU-only pools), optionally with -spot "
+                     "(H100, H100-spot, CPU)");
         continue;
       }
       fq.flavor = *norm + (spot ? "-spot" : "");
@@ -429,39 +454,39 @@ Status CheckJobAgainstEstate(const JobSpec& spec, const Estate& estate, const st
     return h.empty() ? std::string() : "; did you mean \"" + h + "\"?";
   };
 
-  if (spec.accelerators.empty()) {
-    fail("resources.accelerators", "every pool in the estate has GPUs: add resources.accelerators, e.g. L4:1");
-  }
   // Each alternative on its own: what the estate lacks for it. The job is
   // refused only when every alternative lacks something; the others' gaps
   // become warnings, so one portable file serves a smaller estate.
   std::vector<std::string_view> types;
   for (const auto& c : estate.clusters) {
-    for (const auto& p : c.node_pools) types.push_back(p.gpu_type);
+    for (const auto& p : c.node_pools) {
+      if (!p.cpu_only()) types.push_back(p.gpu_type);
+    }
   }
   std::vector<Diagnostic> gaps;
   bool any_possible = false;
-  std::vector<Alternative> alts = spec.accelerators.alternatives;
-  if (alts.empty()) {  // a CPU-only job (refused above): its infra is still checked
-    Alternative cpu;
-    cpu.type.clear();
-    cpu.cloud = spec.cloud;
-    cpu.region = spec.region;
-    alts.push_back(cpu);
-  }
+  const std::vector<Alternative> alts = spec.Demand().alternatives;  // a CPU-only job: its CPUs
   for (const auto& alt : alts) {
     size_t before = gaps.size();
     auto gap = [&](const char* field, std::string message) {
       std::string prefix = alts.size() > 1 ? "alternative " + alt.Describe() + ": " : "";
       gaps.push_back(Diagnostic{file, 0, 0, field, prefix + message});
     };
-    bool offered = alt.type.empty();
+    bool offered = false, cpu_pools = false;
     for (const auto& c : estate.clusters) {
       for (const auto& p : c.node_pools) {
         if (p.gpu_type == alt.type && p.gpus_per_node >= alt.count) offered = true;
+        cpu_pools = cpu_pools || p.cpu_only();
       }
     }
-    if (!offered) {
+    if (!offered && spec.cpu_only()) {
+      gap(spec.cpus ? "resources.cpus" : "resources.accelerators",
+          !cpu_pools ? "the job asks for no accelerators, and no pool in the estate is CPU-only: add "
+                       "resources.accelerators, e.g. L4:1"
+                     : "no CPU-only pool has " + std::to_string(alt.count) + " CPUs on one node" +
+                           (spec.cpus ? "" : " (" + std::to_string(kDefaultCpusPerNode) +
+                                                 " when resources.cpus is not set)"));
+    } else if (!offered) {
       bool any_type = std::find(types.begin(), types.end(), alt.type) != types.end();
       // Hints stay within the family: a V100 is never "did you mean H100".
       std::vector<std::string_view> kin;

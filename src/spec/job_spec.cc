@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -345,6 +346,19 @@ class JobSpecParser {
                "some alternatives ask for accelerators and some for none; give every alternative its accelerators "
                "(CPU-only alternatives of a GPU job are not supported)");
     }
+    // A CPU-only job has one place to run (JobSpec::Demand): entries that
+    // differ only in where would be dropped, so they are refused instead.
+    if (some_cpu_only && spec_.accelerators.empty()) {
+      for (const Want& w : entries) {
+        if (w.cloud != spec_.cloud || w.region != spec_.region || w.zone != spec_.zone ||
+            w.use_spot != spec_.use_spot || w.image_id != spec_.image_id) {
+          r_.Error(res, from_list ? "resources.any_of" : "resources.ordered",
+                   "alternatives of a CPU-only job that differ in infra, use_spot or image_id are not supported: "
+                   "give them once under resources");
+          break;
+        }
+      }
+    }
   }
 
   static std::string Lower(std::string s) {
@@ -440,6 +454,11 @@ class JobSpecParser {
   void AddGpu(const YAML::Node& at, const std::string& field, Result<GpuRequest> req, Want& w) {
     if (!req.ok()) {
       r_.Error(at, field, req.status().message());
+      return;
+    }
+    if (req->type == kCpuType) {
+      r_.Error(at, field, "CPU is not an accelerator: leave resources.accelerators out for a CPU-only job, "
+                          "and set resources.cpus (e.g. cpus: 4+)");
       return;
     }
     if (std::find(w.gpus.begin(), w.gpus.end(), *req) != w.gpus.end()) {
@@ -882,6 +901,22 @@ std::string WithoutSecretValues(std::string_view yaml_text) {
   YAML::Emitter out;
   out << *root;
   return std::string(out.c_str()) + "\n";
+}
+
+Accelerators JobSpec::Demand() const {
+  if (!accelerators.empty()) return accelerators;
+  Alternative cpu;
+  cpu.type = std::string(kCpuType);
+  cpu.count = kDefaultCpusPerNode;
+  if (cpus) cpu.count = static_cast<int>(std::min<double>(std::ceil(cpus->value), kMaxCpusPerNode + 1));
+  cpu.cloud = cloud;
+  cpu.region = region;
+  cpu.zone = zone;
+  cpu.use_spot = use_spot;
+  cpu.image_id = image_id;
+  Accelerators out;
+  out.alternatives.push_back(std::move(cpu));
+  return out;
 }
 
 std::string NodeAmount::ToString() const {

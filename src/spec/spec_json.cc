@@ -90,13 +90,20 @@ nlohmann::json ToJson(const JobSpec& s) {
 nlohmann::json ToJson(const Cluster& c, const Estate& e) {
   nlohmann::json pools = nlohmann::json::array();
   for (const auto& p : c.node_pools) {
-    nlohmann::json pj = {{"name", p.name},       {"gpu_type", p.gpu_type},
-                         {"gpus_per_node", p.gpus_per_node}, {"nodes", p.nodes},
-                         {"interconnect", p.interconnect}};
+    nlohmann::json pj = {{"name", p.name}, {"nodes", p.nodes}, {"interconnect", p.interconnect}};
+    if (p.cpu_only()) {
+      pj["cpu_only"] = true;
+    } else {
+      pj["gpu_type"] = p.gpu_type;
+      pj["gpus_per_node"] = p.gpus_per_node;
+    }
+    if (p.cpus) pj["cpus"] = *p.cpus;
+    if (p.memory_gb) pj["memory_gb"] = *p.memory_gb;
     if (const Price* price = e.FindPrice(c.name, p.gpu_type)) {
-      pj["price_per_gpu_hour"] = {{"on_demand", price->on_demand.AmountString()},
-                                  {"currency", price->on_demand.currency()}};
-      if (price->spot) pj["price_per_gpu_hour"]["spot"] = price->spot->AmountString();
+      // A CPU-only pool is priced per CPU-hour.
+      const char* key = p.cpu_only() ? "price_per_cpu_hour" : "price_per_gpu_hour";
+      pj[key] = {{"on_demand", price->on_demand.AmountString()}, {"currency", price->on_demand.currency()}};
+      if (price->spot) pj[key]["spot"] = price->spot->AmountString();
     }
     pools.push_back(pj);
   }

@@ -38,6 +38,8 @@ TEST(DemoTest, TheWholeLoopRunsAndEndsWithAVerifiedSummary) {
       // a pipeline, its steps in order
       "submitted pipeline vision-nightly",
       "(vision-eval, ",
+      // its first step CPU-only, on a CPU-only pool at its price per CPU-hour
+      "(16 CPUs): the cheapest eligible capacity at 0.048 USD per CPU-hour",
       // the summary and the verified chain
       "CLUSTER",
       "ATTEMPTS",

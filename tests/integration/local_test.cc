@@ -196,6 +196,47 @@ TEST(LocalExecutorTest, GitWorkdirAndStorageMountsAreHonouredAndWhatIsNotIsRefus
 // A pipeline on a real backend: each step starts only once the one before
 // it has succeeded (the second reads what the first wrote), across a kill
 // of the server; a failed step stops the rest, which never run.
+// A CPU-only job on a CPU-only pool of a real backend: placed there and not
+// on the GPU pool, it sees no GPU, is told it has none, and is costed by its
+// CPUs with no GPU time.
+TEST(LocalExecutorTest, CpuOnlyJobsRunOnCpuPoolsAndSeeNoGpu) {
+  TempDir dir("cpu");
+  std::string out = dir.path() + "/out";
+  EstateServer s(dir, "providers: [{name: here, kind: local, regions: [{name: r1, zone: eu}]}]\nclusters:\n"
+                      "  - name: laptop\n    provider: here\n    region: r1\n"
+                      "    node_pools:\n"
+                      "      - {name: h200, gpu_type: H200, gpus_per_node: 2, nodes: 1, cpus: 8}\n"
+                      "      - {name: cpu, cpus: 4, memory_gb: 8, nodes: 1}\n"
+                      "    local: {output_dir: " + out + "}\n"
+                      "prices: [{cluster: laptop, gpu_type: CPU, on_demand: \"0.10\"}]\n");
+  std::string job = s.Submit("resources: {cpus: 2+, memory: 4}\n"
+                             "run: sleep 2; echo \"gpus=[$CUDA_VISIBLE_DEVICES] per-node=$SKYPILOT_NUM_GPUS_PER_NODE\"\n");
+  ASSERT_TRUE(Eventually([&] { return s.Get("/v1/jobs/" + job)["state"] == "succeeded"; }))
+      << s.Get("/v1/jobs/" + job).dump(2);
+  std::map<std::string, std::string> env{{"CAUSEWAY_SERVER", s.process().url()},
+                                         {"CAUSEWAY_TOKEN", s.process().admin_token()}};
+  EXPECT_EQ(RunCli({"logs", job}, env).out, "gpus=[] per-node=0\n");
+  json shown = s.Get("/v1/jobs/" + job);
+  const json& attempt = shown["attempts"][0];
+  EXPECT_EQ(attempt["cluster"], "laptop");
+  EXPECT_EQ(attempt["flavor"], "CPU") << attempt.dump(2);
+  EXPECT_EQ(attempt["pool"], "cpu");
+  EXPECT_EQ(attempt["gpus"], 2);  // CPUs, as its flavor says
+  EXPECT_EQ(attempt["price_micros"], 100'000);
+  EXPECT_GT(attempt.value("cost_micros", 0), 0) << attempt.dump(2);  // 2 CPUs for 2 s or more
+  EXPECT_EQ(attempt.value("gpu_seconds", -1), 0) << attempt.dump(2);
+  // More CPUs than a CPU-only node has is refused at submission, with the reason.
+  std::string big = dir.path() + "/big.yaml";
+  std::ofstream(big) << "resources: {cpus: 16}\nrun: x\n";
+  auto refused = RunCli({"submit", big}, env);
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_NE((refused.out + refused.err).find("no CPU-only pool has 16 CPUs on one node"), std::string::npos)
+      << refused.out << refused.err;
+  auto clusters = RunCli({"clusters"}, env);
+  EXPECT_NE(clusters.out.find("1x4cpu"), std::string::npos) << clusters.out;
+  EXPECT_NE(clusters.out.find("CPU=0.10 USD"), std::string::npos) << clusters.out;
+}
+
 TEST(LocalExecutorTest, PipelineStepsRunInOrderAndAFailedStepStopsTheRest) {
   TempDir dir("pipeline");
   std::string out = dir.path() + "/out";

@@ -73,7 +73,9 @@ class SlurmCluster {
     }
     return "providers: [{name: " + provider + ", kind: slurm, regions: [{name: r1, zone: " + zone + "}]}]\n"
            "clusters:\n  - name: " + provider + "-slurm\n    provider: " + provider + "\n    region: r1\n"
-           "    node_pools: [{name: h200, gpu_type: H200, gpus_per_node: 8, nodes: 1, cpus: 16, memory_gb: 62}]\n"
+           "    node_pools:\n"
+           "      - {name: h200, gpu_type: H200, gpus_per_node: 8, nodes: 1, cpus: 16, memory_gb: 62}\n"
+           "      - {name: cpu, cpus: 4, memory_gb: 8, nodes: 1}\n"
            "    inject_envs: {NCCL_IB_HCA: mlx5}\n"
            "    slurm: {" + access + ", accounting: true, partition: gpu, gres_type: h200, output_dir: " + OutputDir() + "}\n"
            "prices: [{cluster: " + provider + "-slurm, gpu_type: H200, on_demand: \"3.00\"}]\n";

@@ -248,6 +248,16 @@ TEST_F(SlurmTest, CausewayRunsJobsOnSlurm) {
   auto none = RunCli({"logs", ok, "--attempt", "9"}, env);
   EXPECT_EQ(none.exit_code, 4);
 
+  // A CPU-only job: Slurm is asked for its CPUs and no GPU.
+  json cpu_spec = {{"spec", "name: cpu\nresources: {cpus: 3}\nrun: echo gpus=[$SLURM_JOB_GPUS] "
+                            "n=$SKYPILOT_NUM_GPUS_PER_NODE cpus=$SLURM_CPUS_ON_NODE\n"}};
+  auto cpu_made = client.Send("POST", "/v1/jobs", cpu_spec.dump(), Auth(server->admin_token()));
+  ASSERT_EQ(cpu_made->status, 201) << cpu_made->body;
+  std::string cpu = json::parse(cpu_made->body)["job"]["id"];
+  ASSERT_TRUE(Eventually([&] { return job(cpu)["state"] == "succeeded"; })) << job(cpu).dump(2);
+  EXPECT_EQ(job(cpu)["attempts"][0]["pool"], "cpu");
+  EXPECT_EQ(RunCli({"logs", cpu}, env).out, "gpus=[] n=0 cpus=3\n");
+
   std::string bad = submit("bad", "exit 7");
   ASSERT_TRUE(Eventually([&] { return job(bad)["state"] == "failed"; }));
   json failed = job(bad);

@@ -32,7 +32,8 @@ LocalProvider::LocalProvider(const Estate& estate, const Provider& provider) : n
     const LocalSettings* s = SettingsAs<LocalSettings>(c);
     output_dirs_[c.name] = s ? s->output_dir : "";
     for (const auto& p : c.node_pools) {
-      pools_.push_back(Pool{c.name, p.name, p.gpus_per_node, std::vector<bool>(static_cast<size_t>(p.gpus_per_node))});
+      pools_.push_back(Pool{c.name, p.name, p.gpus_per_node, std::vector<bool>(static_cast<size_t>(p.gpus_per_node)),
+                            p.cpu_only()});
     }
   }
 }
@@ -66,7 +67,8 @@ Result<std::string> LocalProvider::Launch(const LaunchRequest& r, Timestamp now)
   if (pool < 0) return NotFound("provider " + name_ + " has no pool " + r.cluster + "/" + r.pool);
   if (!Fits(pool, r.gpus_per_node, r.num_nodes)) {
     return ResourceExhausted("no room for " + std::to_string(r.num_nodes) + " x " + std::to_string(r.gpus_per_node) +
-                             " GPUs on " + r.cluster + " (the local executor runs single-node work)");
+                             (pools_[static_cast<size_t>(pool)].cpu_only ? " CPUs" : " GPUs") + " on " + r.cluster +
+                             " (the local executor runs single-node work)");
   }
   Pool& p = pools_[static_cast<size_t>(pool)];
   Running run;
@@ -112,7 +114,7 @@ Status LocalProvider::Start(const LaunchRequest& r, Running& run) {
   std::vector<std::string> env_strings;
   for (const auto& [k, v] : r.env) env_strings.push_back(k + "=" + v);
   if (!r.env.count("PATH")) env_strings.push_back("PATH=/usr/local/bin:/usr/bin:/bin");
-  env_strings.push_back("CUDA_VISIBLE_DEVICES=" + visible);
+  env_strings.push_back("CUDA_VISIBLE_DEVICES=" + (pools_[static_cast<size_t>(run.pool)].cpu_only ? "" : visible));
   env_strings.push_back("CAUSEWAY_EXIT_FILE=" + run.exit_file);
   std::vector<char*> envp;
   for (auto& e : env_strings) envp.push_back(e.data());

@@ -52,8 +52,9 @@ class LocalProvider final : public ProviderAdapter {
   struct Pool {
     std::string cluster;
     std::string name;
-    int gpus_per_node = 0;
+    int gpus_per_node = 0;       // a CPU-only pool's CPUs (counted, not pinned)
     std::vector<bool> gpu_busy;  // one node: local work never spans machines
+    bool cpu_only = false;       // its jobs see no GPU (CUDA_VISIBLE_DEVICES empty)
   };
   struct Running {
     int pool = -1;

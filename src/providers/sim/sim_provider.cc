@@ -71,6 +71,7 @@ SimProvider::SimProvider(const Estate& estate, const Provider& provider, uint64_
     for (const auto& p : c.node_pools) {
       Pool pool;
       pool.gpus_per_node = p.gpus_per_node;
+      pool.cpu_only = p.cpu_only();
       pool.free.assign(static_cast<size_t>(p.nodes), p.gpus_per_node);
       pool.buckets.resize(static_cast<size_t>(p.gpus_per_node) + 1);
       for (int n = 0; n < p.nodes; ++n) {
@@ -124,11 +125,11 @@ Status SimProvider::Place(const LaunchRequest& r, Timestamp started, Timestamp n
   if (!pool) return NotFound("provider " + name_ + " has no pool " + r.cluster + "/" + r.pool);
   if (!Fits(*pool, r.gpus_per_node, r.num_nodes)) {
     return ResourceExhausted("no room for " + std::to_string(r.num_nodes) + " x " + std::to_string(r.gpus_per_node) +
-                             " GPUs on " + r.cluster + "/" + r.pool);
+                             (pool->cpu_only ? " CPUs" : " GPUs") + " on " + r.cluster + "/" + r.pool);
   }
   Key key{r.job_id, r.attempt};
   if (running_.count(key)) return AlreadyExists("attempt " + std::to_string(r.attempt) + " of " + r.job_id + " is running");
-  Running run{r, {}, started, started, AttemptOutcome::kSucceeded, "", 0};
+  Running run{r, {}, pool->cpu_only, started, started, AttemptOutcome::kSucceeded, "", 0};
   // Best fit: fill the fullest nodes that still fit, keeping whole nodes free
   // for large gangs. Ascending free counts never revisit a moved node.
   for (int k = r.gpus_per_node; k <= pool->gpus_per_node && static_cast<int>(run.nodes.size()) < r.num_nodes; ++k) {
@@ -258,6 +259,7 @@ std::vector<GpuSample> SimProvider::SampleUtilization(Timestamp now) const {
   std::vector<GpuSample> out;
   int64_t minute = ToUnixMicros(now) / 60'000'000;
   for (const auto& [key, r] : running_) {
+    if (r.cpu_only) continue;
     int gpus = r.request.gpus_per_node * r.request.num_nodes;
     for (int g = 0; g < gpus; ++g) {
       uint64_t h = Fnv(key.first, static_cast<uint64_t>(minute * 131 + g * 7 + key.second));

@@ -65,7 +65,8 @@ class SimProvider final : public ProviderAdapter, public providers::OutageDrill 
  private:
   // Free GPUs per node, with nodes bucketed by free count for O(1) fits.
   struct Pool {
-    int gpus_per_node = 0;
+    int gpus_per_node = 0;  // GPUs, or a CPU-only pool's CPUs
+    bool cpu_only = false;
     std::vector<int> free;                  // per node
     std::vector<std::vector<int>> buckets;  // free count -> nodes
     std::vector<int> pos;                   // node -> index in its bucket
@@ -75,6 +76,7 @@ class SimProvider final : public ProviderAdapter, public providers::OutageDrill 
   struct Running {
     LaunchRequest request;
     std::vector<int> nodes;
+    bool cpu_only = false;  // on a CPU-only pool: no GPU to sample
     Timestamp started;
     Timestamp ends;
     AttemptOutcome outcome;

@@ -82,7 +82,9 @@ SlurmProvider::SlurmProvider(const Estate& estate, const Provider& provider, Opt
     state.settings = *settings;
     state.api = options_.api(*settings);
     clusters_.push_back(std::move(state));
-    for (const auto& p : c.node_pools) pools_.push_back(Pool{index, p.name, p.gpus_per_node, p.gpus_per_node * p.nodes, 0});
+    for (const auto& p : c.node_pools) {
+      pools_.push_back(Pool{index, p.name, p.gpus_per_node, p.gpus_per_node * p.nodes, 0, p.cpu_only()});
+    }
   }
   // Started once clusters_ no longer moves: tasks name a cluster by index.
   for (ClusterState& c : clusters_) {
@@ -224,7 +226,8 @@ Result<std::string> SlurmProvider::Launch(const LaunchRequest& r, Timestamp now)
   int pool = ResolvePool(r.cluster, r.pool);
   if (!Fits(pool, r.gpus_per_node, r.num_nodes)) {
     return ResourceExhausted("no room for " + std::to_string(r.num_nodes) + " x " + std::to_string(r.gpus_per_node) +
-                             " GPUs on " + r.cluster);
+                             (pool >= 0 && pools_[static_cast<size_t>(pool)].cpu_only ? " CPUs" : " GPUs") + " on " +
+                             r.cluster);
   }
   MutexLock lock(mu_);
   ClusterState& c = clusters_[static_cast<size_t>(index)];
@@ -234,8 +237,12 @@ Result<std::string> SlurmProvider::Launch(const LaunchRequest& r, Timestamp now)
   sub.name = JobName(r.job_id, r.attempt);
   sub.script = BatchScript(r);
   sub.partition = s.partition;
-  std::string gres_type = s.gres_type.empty() ? Lower(pools_[static_cast<size_t>(pool)].name) : s.gres_type;
-  sub.gres = "gpu:" + gres_type + ":" + std::to_string(r.gpus_per_node);
+  // A CPU-only pool's job asks for its CPUs (cpus_per_node, set by the
+  // engine) and no GPU.
+  if (!pools_[static_cast<size_t>(pool)].cpu_only) {
+    std::string gres_type = s.gres_type.empty() ? Lower(pools_[static_cast<size_t>(pool)].name) : s.gres_type;
+    sub.gres = "gpu:" + gres_type + ":" + std::to_string(r.gpus_per_node);
+  }
   sub.nodes = r.num_nodes;
   if (r.time_limit) sub.time_limit_minutes = static_cast<int>((r.time_limit->count() / 1'000'000 + 59) / 60);
   sub.cpus_per_task = r.cpus_per_node;

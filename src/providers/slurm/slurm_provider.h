@@ -112,9 +112,10 @@ class SlurmProvider final : public ProviderAdapter {
   struct Pool {
     int cluster = 0;
     std::string name;
-    int gpus_per_node = 0;
-    int capacity = 0;  // GPUs
-    int used = 0;      // GPUs of attempts Causeway has in Slurm
+    int gpus_per_node = 0;  // GPUs, or a CPU-only pool's CPUs
+    int capacity = 0;       // GPUs (CPUs)
+    int used = 0;           // GPUs (CPUs) of attempts Causeway has in Slurm
+    bool cpu_only = false;  // its jobs ask Slurm for CPUs and no GPU gres
   };
   struct ClusterState {
     std::string name;

@@ -618,7 +618,60 @@ prices: [{cluster: c, gpu_type: A100, on_demand: "1.00"}]
 TEST(SchedulerTest, RejectsJobsItCannotQueue) {
   SimWorld w(TestEstate());
   EXPECT_EQ(w.Submit("orphan", Job("nobody", "H100:8")).code(), Code::kInvalidArgument);
-  EXPECT_EQ(w.Submit("cpu", "resources: {labels: {team: t1}}\n").code(), Code::kInvalidArgument);
+}
+
+// CPU-only work: a pool without GPUs counts CPUs, shared between jobs by
+// their resources.cpus, under the queue's CPU quota, priced per CPU-hour,
+// with no GPU time and nothing for the idle reaper.
+TEST(SchedulerTest, CpuOnlyJobsShareCpuPoolsUnderTheirCpuQuota) {
+  SimWorld w(R"(
+providers: [{name: p, kind: sim, regions: [{name: r, zone: z}]}]
+clusters:
+  - name: c
+    provider: p
+    region: r
+    node_pools:
+      - {name: gpu, gpu_type: L4, gpus_per_node: 4, nodes: 1, cpus: 64}
+      - {name: cpu, cpus: 32, memory_gb: 128, nodes: 1}
+prices:
+  - {cluster: c, gpu_type: L4, on_demand: "1.00"}
+  - {cluster: c, gpu_type: CPU, on_demand: "0.05"}
+teams: [{name: t}]
+queues: [{name: q, team: t, quotas: [{flavor: L4, nominal: 4}, {flavor: CPU, nominal: 48}]}]
+)");
+  auto cpu_job = [](const std::string& cpus) {
+    return "resources: {" + cpus + "labels: {owner: o, team: t}}\nrun: x\nsim: {duration: 1h}\n";
+  };
+  ASSERT_TRUE(w.Submit("a", cpu_job("cpus: 16+, memory: 64, ")).ok());
+  ASSERT_TRUE(w.Submit("b", cpu_job("cpus: 12.5, ")).ok());  // 13 CPUs
+  ASSERT_TRUE(w.Submit("c", cpu_job("cpus: 8, ")).ok());     // no room: 29 of 32 taken
+  ASSERT_TRUE(w.Submit("d", cpu_job("")).ok());              // 8 when not given: no room either
+  w.Tick();
+  const Transition* a = Find(w.log, "a", Transition::Kind::kDispatched);
+  const Transition* b = Find(w.log, "b", Transition::Kind::kDispatched);
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(a->pool, "cpu");  // never the GPU pool, whose nodes also have CPUs
+  EXPECT_EQ(a->flavor, "CPU");
+  EXPECT_EQ(a->gpus, 16);
+  EXPECT_EQ(b->gpus, 13);
+  EXPECT_NE(a->message.find("(16 CPUs)"), std::string::npos) << a->message;
+  EXPECT_EQ(Find(w.log, "c", Transition::Kind::kDispatched), nullptr);
+  EXPECT_EQ(Find(w.log, "d", Transition::Kind::kDispatched), nullptr);
+  nlohmann::json c = ExplainJson(w, "c");
+  EXPECT_EQ(c["alternatives"][0]["accelerators"], "CPU:8") << c.dump();
+  EXPECT_NE(c.dump().find("3 CPUs free"), std::string::npos) << c.dump();
+  // CPU-only attempts hold no GPU: the reaper is not shown them.
+  EXPECT_TRUE(w.engine->RunningAttempts().empty());
+  w.Tick(std::chrono::minutes(61));
+  const Transition* ended = Find(w.log, "a", Transition::Kind::kAttemptEnded);
+  ASSERT_NE(ended, nullptr);
+  EXPECT_EQ(ended->new_state, JobState::kSucceeded);
+  EXPECT_EQ(ended->gpu_seconds, 0);
+  EXPECT_EQ(ended->cost_micros, 16 * 50'000);  // 16 CPUs for an hour at 0.05 per CPU-hour
+  // Once a and b are done, c and d (8 each) fit the node and the quota.
+  EXPECT_NE(Find(w.log, "c", Transition::Kind::kDispatched), nullptr);
+  EXPECT_NE(Find(w.log, "d", Transition::Kind::kDispatched), nullptr);
 }
 
 // ---- properties over random job mixes ----

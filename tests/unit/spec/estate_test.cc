@@ -130,6 +130,24 @@ TEST(EstateTest, ReportsProblemsWithPositions) {
       {"audit_dup", "audit:\n  buckets:\n    - {provider: nebius, name: b}\n    - {provider: nebius, name: b}\n", "duplicate bucket", 13},
       {"audit_since", "audit:\n  data_logging:\n    - {provider: nebius}\n", "missing required field \"since\"", 12},
       {"audit_key", "audit:\n  buckets:\n    - {provider: nebius, name: b, logging: true}\n", "logging", 12},
+      {"cpu_pool_without_cpus",
+       "!providers:\n  - {name: n, kind: sim, regions: [{name: r, zone: eu}]}\nclusters:\n"
+       "  - {name: c, provider: n, region: r, node_pools: [{name: p, nodes: 1}]}\n",
+       "must give its cpus per node", 4},
+      {"gpu_type_cpu",
+       "!providers:\n  - {name: n, kind: sim, regions: [{name: r, zone: eu}]}\nclusters:\n"
+       "  - {name: c, provider: n, region: r, node_pools: [{name: p, gpu_type: cpu, gpus_per_node: 8, nodes: 1}]}\n",
+       "CPU is not a GPU type", 4},
+      {"cpu_pool_gpus_per_node",
+       "!providers:\n  - {name: n, kind: sim, regions: [{name: r, zone: eu}]}\nclusters:\n"
+       "  - {name: c, provider: n, region: r, node_pools: [{name: p, gpus_per_node: 8, cpus: 32, nodes: 1}]}\n",
+       "leave gpus_per_node out for a CPU-only pool", 4},
+      {"cpu_pool_too_many_cpus",
+       "!providers:\n  - {name: n, kind: sim, regions: [{name: r, zone: eu}]}\nclusters:\n"
+       "  - {name: c, provider: n, region: r, node_pools: [{name: p, cpus: 2048, nodes: 1}]}\n",
+       "at most 1024 per node", 4},
+      {"cpu_price_without_cpu_pool", "prices:\n  - {cluster: c1, gpu_type: CPU, on_demand: \"0.05\"}\n",
+       "has no CPU node pool", 11},
       {"missing_pools", "!providers:\n  - {name: n, kind: sim, regions: [{name: r, zone: eu}]}\nclusters:\n  - {name: c, provider: n, region: r}\n",
        "expected a list of node pools", 4},
   };
@@ -300,6 +318,43 @@ TEST(EstateTest, SimulatedProvidersReadTheirMisbehaviour) {
       << wrong.status().ToString();
 }
 
+// A pool without gpu_type is CPU-only: it counts CPUs where others count
+// GPUs, and quotas, prices and reservations name it CPU.
+TEST(EstateTest, CpuOnlyPoolsCountCpusAndAreNamedCpu) {
+  auto e = providers::ParseEstate(std::string(kBase) + R"(
+  - name: c2
+    provider: nebius
+    region: eu-north1
+    node_pools: [{name: cpu, cpus: 64, memory_gb: 256, nodes: 4}]
+prices: [{cluster: c2, gpu_type: cpu, on_demand: "0.04", spot: "0.01"}]
+reservations: [{name: r, cluster: c2, gpu_type: CPU, count: 256, start: 2026-01-01, end: 2027-01-01, price: "0.03"}]
+teams: [{name: t}]
+queues: [{name: q, team: t, quotas: [{flavor: CPU, nominal: 128}, {flavor: CPU-spot, nominal: 64}]}]
+)", "estate.yaml");
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  const Cluster* c = e->FindCluster("c2");
+  ASSERT_NE(c, nullptr);
+  const NodePool& pool = c->node_pools.at(0);
+  EXPECT_TRUE(pool.cpu_only());
+  EXPECT_EQ(pool.gpu_type, "CPU");
+  EXPECT_EQ(pool.gpus_per_node, 64);
+  EXPECT_EQ(c->TotalGpus(), 0);
+  EXPECT_FALSE(e->FindCluster("c1")->node_pools.at(0).cpu_only());
+  ASSERT_NE(e->FindPrice("c2", "CPU"), nullptr);
+  EXPECT_EQ(e->FindPrice("c2", "CPU")->on_demand.micros(), 40'000);
+  EXPECT_EQ(CountOf("CPU", 8), "8 CPUs");
+  EXPECT_EQ(CountOf("CPU-spot", 1), "1 spot CPU");
+  EXPECT_EQ(CountOf("H100", 8), "8 H100 GPUs");
+  // A reservation counts CPUs against the pool's.
+  auto over = providers::ParseEstate(std::string(kBase) + R"(
+  - {name: c2, provider: nebius, region: eu-north1, node_pools: [{name: cpu, cpus: 64, nodes: 4}]}
+reservations: [{name: r, cluster: c2, gpu_type: CPU, count: 512, start: 2026-01-01, end: 2027-01-01, price: "0.03"}]
+)", "estate.yaml");
+  ASSERT_FALSE(over.ok());
+  EXPECT_NE(over.status().ToString().find("reserves 512 CPUs but cluster \"c2\" has only 256"), std::string::npos)
+      << over.status().ToString();
+}
+
 TEST(EstateTest, ChecksJobsAgainstTheEstate) {
   auto estate = providers::ParseEstate(DefaultEstateYaml(), "embedded");
   ASSERT_TRUE(estate.ok());
@@ -326,7 +381,18 @@ TEST(EstateTest, ChecksJobsAgainstTheEstate) {
   EXPECT_NE(all("labels: {team: nlpp}\n").find("did you mean \"nlp\""), std::string::npos);
   EXPECT_NE(all("datasets: [c5@1]\n").find("unknown dataset"), std::string::npos);
   EXPECT_NE(check("resources: {accelerators: L4:1}\n").message().find("names no team"), std::string::npos);
-  EXPECT_NE(check("run: x\nlabels: {team: nlp}\n").message().find("add resources.accelerators"), std::string::npos);
+  // CPU-only work goes to the estate's CPU-only pools (32 CPUs per node).
+  EXPECT_TRUE(check("run: x\nlabels: {team: nlp}\n").ok());
+  EXPECT_TRUE(check("resources: {cpus: 32, memory: 128GB}\nlabels: {team: nlp}\n").ok());
+  EXPECT_NE(check("resources: {cpus: 48+}\nlabels: {team: nlp}\n").message().find("no CPU-only pool has 48 CPUs on one node"),
+            std::string::npos);
+  // An estate without them says so.
+  auto gpus_only = providers::ParseEstate(kBase, "estate.yaml");
+  ASSERT_TRUE(gpus_only.ok());
+  auto cpu_job = ParseJobSpec("run: x\n", "job.yaml");
+  ASSERT_TRUE(cpu_job.ok());
+  EXPECT_NE(CheckJobAgainstEstate(cpu_job->spec, *gpus_only, "job.yaml").message().find("no pool in the estate is CPU-only"),
+            std::string::npos);
 }
 
 // A portable file names one alternative per cloud: the estate lacking some

@@ -149,6 +149,10 @@ const Case kCases[] = {
     {"pipeline_documents", "name: pipeline\n---\nname: train\nrun: x\n---\nname: eval\nrun: y\n",
      "3 YAML documents", 3, 1},
     {"two_tasks", "run: a\n---\nrun: b\n", "take a pipeline whole", 3, 1},
+    // CPU is what a CPU-only job takes, never an accelerator to ask for.
+    {"accelerator_cpu", "resources: {accelerators: CPU:4}\n", "CPU is not an accelerator", 1, 27},
+    {"cpu_only_alternatives_apart", "resources:\n  any_of: [{infra: aws}, {infra: gcp}]\n",
+     "alternatives of a CPU-only job that differ", 2, 3},
 };
 
 class SpecTableTest : public ::testing::TestWithParam<Case> {};
@@ -485,6 +489,32 @@ TEST(SpecTest, CpusAndMemoryKeepTheirFormAndReadBack) {
   ASSERT_TRUE(back.ok());
   EXPECT_EQ(back->cpus->ToString(), "4+");
   EXPECT_EQ(back->memory_gb->ToString(), "1024");
+}
+
+// A job without accelerators is CPU-only (SkyPilot's form): the spec keeps
+// no accelerators, and what it asks of a pool is its CPUs, rounded up.
+TEST(SpecTest, CpuOnlyJobsAskForTheirCpus) {
+  auto demand = [](const char* yaml) {
+    auto r = ParseJobSpec(yaml, "f");
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_TRUE(!r.ok() || r->spec.accelerators.empty());
+    return r.ok() ? r->spec.Demand().ToString() : std::string();
+  };
+  EXPECT_EQ(demand("run: x\n"), "CPU:8");  // SkyPilot's default CPU instance
+  EXPECT_EQ(demand("resources: {cpus: 16+, memory: 64+}\n"), "CPU:16");
+  EXPECT_EQ(demand("resources: {cpus: 0.5}\n"), "CPU:1");
+  auto r = ParseJobSpec("resources: {infra: gcp/us-central1, use_spot: true, cpus: 2}\n", "f");
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->spec.cpu_only());
+  EXPECT_EQ(r->spec.TotalGpus(), 0);
+  Alternative cpu = r->spec.Demand().alternatives.at(0);
+  EXPECT_EQ(cpu.cloud, "gcp");
+  EXPECT_EQ(cpu.region, "us-central1");
+  EXPECT_TRUE(cpu.use_spot);
+  // A GPU job's demand is its accelerators.
+  auto gpu = ParseJobSpec("resources: {accelerators: {H100:8, A100:8}, cpus: 32}\n", "f");
+  ASSERT_TRUE(gpu.ok());
+  EXPECT_EQ(gpu->spec.Demand().alternatives, gpu->spec.accelerators.alternatives);
 }
 
 // A file may give a secret's value itself (SkyPilot allows it): the value is
