@@ -189,57 +189,61 @@ void EstateParser::ParseCluster(const YAML::Node& n, const std::string& f) {
       std::string pf = JoinField(f, "node_pools[" + std::to_string(i++) + "]");
       static const KeySet kPoolKeys{{"name", "gpu_type", "gpus_per_node", "nodes", "interconnect", "disk_gb", "cpus", "memory_gb"}};
       if (!r_.CheckMap(pn, pf, kPoolKeys)) continue;
-      NodePool pool;
-      pool.name = NameField(pn, pf, seen, "node pool");
-      bool cpu_only = !Get(pn, "gpu_type").IsDefined();
-      if (!cpu_only) pool.gpu_type = GpuType(pn, pf);
-      if (pool.gpu_type == kCpuType) {
-        r_.Error(Get(pn, "gpu_type"), JoinField(pf, "gpu_type"),
-                 "CPU is not a GPU type: leave gpu_type and gpus_per_node out for a CPU-only pool, and give its cpus");
-      }
-      if (auto g = Get(pn, "gpus_per_node"); g.IsDefined() && cpu_only) {
-        r_.Error(g, JoinField(pf, "gpus_per_node"),
-                 "a pool with GPUs names their gpu_type; leave gpus_per_node out for a CPU-only pool");
-      } else if (g.IsDefined()) {
-        pool.gpus_per_node = static_cast<int>(r_.Int(g, JoinField(pf, "gpus_per_node"), 1, kMaxGpusPerNode).value_or(0));
-      } else if (!cpu_only) {
-        r_.Error(pn, JoinField(pf, "gpus_per_node"), "missing required field \"gpus_per_node\"");
-      }
-      if (auto g = Get(pn, "nodes"); g.IsDefined()) {
-        pool.nodes = static_cast<int>(r_.Int(g, JoinField(pf, "nodes"), 0, 100000).value_or(0));
-      } else {
-        r_.Error(pn, JoinField(pf, "nodes"), "missing required field \"nodes\"");
-      }
-      for (auto [key, dest, max] : {std::tuple{"disk_gb", &pool.disk_gb, 1 << 20}, std::tuple{"cpus", &pool.cpus, 1 << 16},
-                                    std::tuple{"memory_gb", &pool.memory_gb, 1 << 24}}) {
-        if (auto d = Get(pn, key); d.IsDefined() && !d.IsNull()) {
-          if (auto v = r_.Int(d, JoinField(pf, key), 1, max)) *dest = static_cast<int>(*v);
-        }
-      }
-      // A CPU-only pool counts CPUs where others count GPUs (kCpuType).
-      if (cpu_only) {
-        pool.gpu_type = std::string(kCpuType);
-        if (!pool.cpus) {
-          r_.Error(pn, JoinField(pf, "cpus"),
-                   "a CPU-only pool (no gpu_type) must give its cpus per node, e.g. {name: cpu, cpus: 32, nodes: 4}");
-        } else if (*pool.cpus > kMaxCpusPerNode) {
-          r_.Error(Get(pn, "cpus"), JoinField(pf, "cpus"),
-                   "a CPU-only pool counts CPUs: at most " + std::to_string(kMaxCpusPerNode) + " per node");
-        } else {
-          pool.gpus_per_node = *pool.cpus;
-        }
-      }
-      pool.interconnect = Str(pn, "interconnect", pf, false);
-      if (pool.interconnect.empty()) pool.interconnect = "ethernet";
-      if (std::find(std::begin(kInterconnects), std::end(kInterconnects), pool.interconnect) ==
-          std::end(kInterconnects)) {
-        r_.Error(Get(pn, "interconnect"), JoinField(pf, "interconnect"),
-                 "unknown interconnect \"" + pool.interconnect + "\": expected infiniband, roce, ethernet, nvlink or none");
-      }
-      c.node_pools.push_back(std::move(pool));
+      c.node_pools.push_back(ParseNodePool(pn, pf, seen));
     }
   }
   if (!c.name.empty()) e_.clusters.push_back(std::move(c));
+}
+
+NodePool EstateParser::ParseNodePool(const YAML::Node& pn, const std::string& pf, std::set<std::string>& seen) {
+  NodePool pool;
+  pool.name = NameField(pn, pf, seen, "node pool");
+  bool cpu_only = !Get(pn, "gpu_type").IsDefined();
+  if (!cpu_only) pool.gpu_type = GpuType(pn, pf);
+  if (pool.gpu_type == kCpuType) {
+    r_.Error(Get(pn, "gpu_type"), JoinField(pf, "gpu_type"),
+             "CPU is not a GPU type: leave gpu_type and gpus_per_node out for a CPU-only pool, and give its cpus");
+  }
+  if (auto g = Get(pn, "gpus_per_node"); g.IsDefined() && cpu_only) {
+    r_.Error(g, JoinField(pf, "gpus_per_node"),
+             "a pool with GPUs names their gpu_type; leave gpus_per_node out for a CPU-only pool");
+  } else if (g.IsDefined()) {
+    pool.gpus_per_node = static_cast<int>(r_.Int(g, JoinField(pf, "gpus_per_node"), 1, kMaxGpusPerNode).value_or(0));
+  } else if (!cpu_only) {
+    r_.Error(pn, JoinField(pf, "gpus_per_node"), "missing required field \"gpus_per_node\"");
+  }
+  if (auto g = Get(pn, "nodes"); g.IsDefined()) {
+    pool.nodes = static_cast<int>(r_.Int(g, JoinField(pf, "nodes"), 0, 100000).value_or(0));
+  } else {
+    r_.Error(pn, JoinField(pf, "nodes"), "missing required field \"nodes\"");
+  }
+  for (auto [key, dest, max] : {std::tuple{"disk_gb", &pool.disk_gb, 1 << 20}, std::tuple{"cpus", &pool.cpus, 1 << 16},
+                                std::tuple{"memory_gb", &pool.memory_gb, 1 << 24}}) {
+    if (auto d = Get(pn, key); d.IsDefined() && !d.IsNull()) {
+      if (auto v = r_.Int(d, JoinField(pf, key), 1, max)) *dest = static_cast<int>(*v);
+    }
+  }
+  // A CPU-only pool counts CPUs where others count GPUs (kCpuType).
+  if (cpu_only) {
+    pool.gpu_type = std::string(kCpuType);
+    if (!pool.cpus) {
+      r_.Error(pn, JoinField(pf, "cpus"),
+               "a CPU-only pool (no gpu_type) must give its cpus per node, e.g. {name: cpu, cpus: 32, nodes: 4}");
+    } else if (*pool.cpus > kMaxCpusPerNode) {
+      r_.Error(Get(pn, "cpus"), JoinField(pf, "cpus"),
+               "a CPU-only pool counts CPUs: at most " + std::to_string(kMaxCpusPerNode) + " per node");
+    } else {
+      pool.gpus_per_node = *pool.cpus;
+    }
+  }
+  pool.interconnect = Str(pn, "interconnect", pf, false);
+  if (pool.interconnect.empty()) pool.interconnect = "ethernet";
+  if (std::find(std::begin(kInterconnects), std::end(kInterconnects), pool.interconnect) ==
+      std::end(kInterconnects)) {
+    r_.Error(Get(pn, "interconnect"), JoinField(pf, "interconnect"),
+             "unknown interconnect \"" + pool.interconnect + "\": expected infiniband, roce, ethernet, nvlink or none");
+  }
+  return pool;
 }
 
 void EstateParser::ParsePrice(const YAML::Node& n, const std::string& f) {

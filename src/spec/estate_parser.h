@@ -188,6 +188,10 @@ class EstateParser {
     return c;
   }
 
+  // One entry of a cluster's node_pools (a CPU-only pool when it has no
+  // gpu_type); `seen` holds the cluster's pool names so far.
+  NodePool ParseNodePool(const YAML::Node& pn, const std::string& pf, std::set<std::string>& seen);
+
   void ParsePrice(const YAML::Node& n, const std::string& f);
 
   void ParseReservation(const YAML::Node& n, const std::string& f);

@@ -68,6 +68,7 @@ const Form kForms[] = {
      "    - infra: aws/us-east-1\n      accelerators: A10G:1\nrun: echo\n"},
     {"any_of_spot_or_not",
      "resources:\n  accelerators: H100:8\n  any_of:\n    - use_spot: true\n    - use_spot: false\nrun: echo\n"},
+    {"cpu_only_with_cpus_and_memory", "resources:\n  infra: gcp\n  cpus: 4+\n  memory: 32+\nrun: echo\n"},
     {"cloud_and_region_older_form", "resources:\n  cloud: aws\n  region: us-west-2\n  accelerators: V100:4\nrun: echo\n"},
     {"spot_with_infra", "resources:\n  infra: gcp\n  accelerators: {L4: 1}\n  use_spot: true\nrun: echo\n"},
     {"file_mounts_forms",
