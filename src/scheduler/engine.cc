@@ -19,11 +19,6 @@ int MonthOf(Timestamp t) {
   return (tm.tm_year + 1900) * 12 + tm.tm_mon;
 }
 
-// A CPU-only job, as the engine holds it: one alternative of kCpuType (Submit).
-bool CountsCpus(const JobSpec& spec) {
-  return !spec.accelerators.empty() && spec.accelerators.alternatives.front().type == kCpuType;
-}
-
 std::string Dollars(int64_t micros, const std::string& currency) { return Money(micros, currency).ToString(); }
 
 std::string NextAction(recovery::Owner o) {
@@ -278,7 +273,7 @@ Transition Engine::EndAttempt(Job& j, Timestamp at, AttemptOutcome outcome, int 
   t.message = reason;
   int64_t us = std::max<int64_t>(0, ToUnixMicros(at) - ToUnixMicros(j.started));
   // A CPU-only attempt holds CPUs: it is costed by them but adds no GPU time.
-  t.gpu_seconds = CountsCpus(j.input.spec) ? 0 : j.gpus * us / 1'000'000;
+  t.gpu_seconds = IsCpuFlavor(j.flavor_name) ? 0 : j.gpus * us / 1'000'000;
   auto cost = Money::Scale(Money(j.price_micros, estate_.currency), j.gpus * us, 3'600'000'000LL);
   t.cost_micros = cost.ok() ? cost->micros() : 0;
 

@@ -105,8 +105,7 @@ std::vector<ActiveAttempt> Engine::RunningAttempts() const {
     auto it = jobs_.find(id);
     if (it == jobs_.end() || it->second.admitted_only) continue;
     const Job& j = it->second;
-    const auto& alts = j.input.spec.accelerators.alternatives;  // never empty here (Submit)
-    if (!alts.empty() && alts.front().type == kCpuType) continue;
+    if (IsCpuFlavor(j.flavor_name)) continue;
     out.push_back(ActiveAttempt{id, j.attempt, j.input.spec.team, j.input.spec.owner, j.input.spec.labels, j.gpus,
                               j.cluster, j.price_micros, j.started});
   }
