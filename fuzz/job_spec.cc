@@ -18,7 +18,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     (void)parsed;  // only crashes and hangs matter here
     return 0;
   }
-  // A task file: one spec, or a pipeline of several documents.
+  // A task file: one spec, or a pipeline or job group of several documents.
   auto file = causeway::ParseTaskFile(text, "job.yaml");
   if (!file.ok()) return 0;
   for (auto& step : file->steps) {
@@ -32,6 +32,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (!stored.ok() || !stored->secret_values.empty()) __builtin_trap();
     }
     (void)causeway::ApplySpecInputs(step.parsed, {}, "job.yaml");
+    // A job group that passed names every task, and no delay is past its
+    // bound or on a primary task.
+    if (file->job_group && (step.parsed.spec.name.empty() || step.termination_delay_seconds < 0 ||
+                            step.termination_delay_seconds > 30 * 86400 ||
+                            (!step.auxiliary && step.termination_delay_seconds != 0))) {
+      __builtin_trap();
+    }
   }
   return 0;
 }

@@ -101,6 +101,9 @@ show "$cw" jobs --team research
 step "A pipeline: each step runs once the one before it has succeeded"
 show "$cw" submit "$root/examples/pipelines/vision-nightly.yaml"
 
+step "A job group: its tasks start together; the auxiliary one ends after the primary one"
+show "$cw" submit "$root/examples/job-groups/nlp-rl.yaml"
+
 step "Waiting for every job to finish (at ${speed}x)"
 deadline=$((SECONDS + timeout))
 while :; do

@@ -67,10 +67,10 @@ fi
 # outside the repository (kept between runs): the oracle the job spec tests
 # compare with. Without the network the tests that need it skip, saying why.
 if [[ "${1:-build}" == "test" ]]; then
-  sky_venv="${CAUSEWAY_SKYPILOT_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/causeway/skypilot-0.10.3}"
+  sky_venv="${CAUSEWAY_SKYPILOT_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/causeway/skypilot-0.14.1}"
   if [[ ! -x "$sky_venv/bin/python" ]] || ! "$sky_venv/bin/python" -c "import sky" 2> /dev/null; then
-    echo "installing SkyPilot 0.10.3 from PyPI into $sky_venv (the job spec's reference parser)"
-    if ! { python3 -m venv "$sky_venv" && "$sky_venv/bin/pip" install -q "skypilot==0.10.3"; }; then
+    echo "installing SkyPilot 0.14.1 from PyPI into $sky_venv (the job spec's reference parser)"
+    if ! { python3 -m venv "$sky_venv" && "$sky_venv/bin/pip" install -q "skypilot==0.14.1"; }; then
       echo "warning: SkyPilot could not be installed; the tests that compare with it will skip" >&2
     fi
   fi

@@ -192,18 +192,27 @@ Status ApplySpecInputs(ParsedJobSpec& parsed, const SpecInputs& inputs, const st
 // with its line, column, field and what would be accepted.
 Result<ParsedJobSpec> ParseJobSpec(std::string_view yaml_text, const std::string& file);
 
-// A task file: one job spec, or a SkyPilot pipeline: documents separated
-// by "---", each a step that runs once the step before it succeeded, with
-// resources of its own. A first document holding only `name` names the
-// pipeline. A job group (a first document with `execution: parallel`) is
-// refused: its tasks must start together, which Causeway cannot promise.
+// A task file: one job spec, or several documents separated by "---", each
+// a step (a task) with resources of its own, as SkyPilot reads them:
+//  - a pipeline: each step runs once the step before it succeeded. A first
+//    document holding only `name` (and `execution: serial`) names it;
+//  - a job group: a first document with `execution: parallel`. Its tasks
+//    (each named, names unique) start together, all or none. Tasks named in
+//    the header's `primary_tasks` are primary, the others auxiliary (none
+//    are when it is absent or empty); once every primary task has ended,
+//    the auxiliary ones are ended too, after `termination_delay` (seconds,
+//    or "30s", "5m", "1h", or a map of task names and `default` to those)
+//    when every primary task succeeded, at once otherwise.
 struct TaskFile {
   struct Step {
     std::string yaml;  // the step's own document, as written
     ParsedJobSpec parsed;
+    bool auxiliary = false;              // job groups only
+    int64_t termination_delay_seconds = 0;  // job groups, auxiliary tasks only
   };
-  bool pipeline = false;  // several documents (or a header): a pipeline
-  std::string name;       // the pipeline's, from its header ("" when none)
+  bool pipeline = false;   // several documents (or a header)
+  bool job_group = false;  // ...whose header says `execution: parallel`
+  std::string name;        // from the header ("" when none)
   std::vector<Step> steps;
 };
 inline constexpr size_t kMaxPipelineSteps = 32;

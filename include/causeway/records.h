@@ -54,6 +54,14 @@ struct JobRecord {
   int step = 0;
   int steps = 0;
   std::string after;
+  // A job group (a task file whose header says `execution: parallel`) uses
+  // the same columns: `pipeline` is the group's id ("jg_<ulid>"), `step` the
+  // task's place, `after` stays empty, and its tasks start together. An
+  // auxiliary task is ended once the group's primary tasks have all ended,
+  // `termination_delay_seconds` after they did when they all succeeded.
+  bool job_group = false;
+  bool auxiliary = false;
+  int64_t termination_delay_seconds = 0;
 };
 
 struct JobEvent {

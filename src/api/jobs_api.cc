@@ -178,6 +178,7 @@ Result<json> ApiService::PipelineOf(const identity::Principal& who, const JobRec
     if (!MayRead(who, s).ok()) continue;
     out["jobs"].push_back({{"id", s.id}, {"name", s.name}, {"step", s.step + 1}, {"state", JobStateName(s.state)},
                            {"reason", s.reason}});
+    if (s.job_group) out["jobs"].back()["auxiliary"] = s.auxiliary;
   }
   return out;
 }

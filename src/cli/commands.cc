@@ -212,7 +212,18 @@ void PrintValid(const std::string& file, const TaskFile& tasks, bool json_output
   }
   if (json_output) {
     json out = {{"valid", true}, {"spec", steps.front()}, {"warnings", warnings}};
-    if (tasks.pipeline) out["pipeline"] = {{"name", tasks.name}, {"steps", steps}};
+    if (tasks.pipeline) {
+      out["pipeline"] = {{"name", tasks.name}, {"execution", tasks.job_group ? "parallel" : "serial"}, {"steps", steps}};
+    }
+    if (tasks.job_group) {
+      json roles = json::array();
+      for (const auto& step : tasks.steps) {
+        roles.push_back({{"name", step.parsed.spec.name},
+                         {"auxiliary", step.auxiliary},
+                         {"termination_delay_seconds", step.termination_delay_seconds}});
+      }
+      out["pipeline"]["tasks"] = roles;
+    }
     return PrintJson(out);
   }
   auto describe = [](const JobSpec& spec) {
@@ -228,12 +239,24 @@ void PrintValid(const std::string& file, const TaskFile& tasks, bool json_output
     std::cout << file << ": valid (" << describe(tasks.steps.front().parsed.spec) << ")\n";
     return;
   }
-  std::cout << file << ": valid pipeline" << (tasks.name.empty() ? "" : " " + tasks.name) << " of "
-            << tasks.steps.size() << (tasks.steps.size() == 1 ? " step" : " steps") << ", each after the one before\n";
+  if (tasks.job_group) {
+    std::cout << file << ": valid job group " << tasks.name << " of " << tasks.steps.size()
+              << (tasks.steps.size() == 1 ? " task" : " tasks") << ", started together\n";
+  } else {
+    std::cout << file << ": valid pipeline" << (tasks.name.empty() ? "" : " " + tasks.name) << " of "
+              << tasks.steps.size() << (tasks.steps.size() == 1 ? " step" : " steps") << ", each after the one before\n";
+  }
   for (size_t i = 0; i < tasks.steps.size(); ++i) {
-    const JobSpec& spec = tasks.steps[i].parsed.spec;
+    const TaskFile::Step& step = tasks.steps[i];
+    const JobSpec& spec = step.parsed.spec;
+    std::string role;
+    if (tasks.job_group) {
+      role = step.auxiliary ? ", auxiliary: ended " + FormatDuration(Micros(step.termination_delay_seconds * 1'000'000)) +
+                                  " after the primary tasks succeed"
+                            : ", primary";
+    }
     std::cout << "  " << i + 1 << ". " << (spec.name.empty() ? "(unnamed)" : spec.name) << " (" << describe(spec)
-              << ")\n";
+              << role << ")\n";
   }
 }
 

@@ -61,15 +61,32 @@ void PrintJobsTable(const json& jobs) {
 
 // A job's pipeline: its name and place, and each step (that the caller
 // may see) with its state, `id` marked.
+bool JobGroup(const json& p) { return Str(p, "execution") == "parallel"; }
+
+// A task's role in its job group, in words.
+std::string Role(const json& task) {
+  return task.value("auxiliary", false) ? "auxiliary" : "primary";
+}
+
+// A job's pipeline or job group: its name and place, and each step or task
+// (that the caller may see) with its state, `id` marked.
 void PrintPipeline(const json& p, const std::string& id) {
   std::string name = Str(p, "name");
-  std::cout << "pipeline:  " << (name.empty() ? "" : name + " ") << Str(p, "id") << ", step " << Str(p, "step")
-            << " of " << Str(p, "steps");
+  bool group = JobGroup(p);
+  std::cout << (group ? "job group: " : "pipeline:  ") << (name.empty() ? "" : name + " ") << Str(p, "id")
+            << (group ? ", task " : ", step ") << Str(p, "step") << " of " << Str(p, "steps");
   if (p.contains("after") && p["after"].is_string()) std::cout << ", runs once " << Str(p, "after") << " has succeeded";
+  if (group) {
+    std::cout << ", " << Role(p) << "; its tasks start together";
+    if (p.value("auxiliary", false)) {
+      std::cout << "; ended " << FormatDuration(Micros(p.value("termination_delay_seconds", int64_t{0}) * 1'000'000))
+                << " after the primary tasks succeed";
+    }
+  }
   std::cout << "\n";
   for (const auto& s : p.value("jobs", json::array())) {
     std::cout << (Str(s, "id") == id ? "  > " : "    ") << Str(s, "step") << ". " << Str(s, "id") << "  "
-              << Str(s, "name") << "  " << Str(s, "state") << "\n";
+              << Str(s, "name") << "  " << Str(s, "state") << (group ? "  " + Role(s) : "") << "\n";
   }
 }
 
@@ -118,12 +135,14 @@ void AddJobCommands(Cli& c) {
     }
     const json& p = job["pipeline"];
     std::string name = Str(p, "name");
-    std::cout << (created ? "submitted " : "already submitted ") << "pipeline " << (name.empty() ? "" : name + " ")
-              << Str(p, "id") << ": " << Str(p, "steps") << " steps, each once the one before it has succeeded\n";
+    bool group = JobGroup(p);
+    std::cout << (created ? "submitted " : "already submitted ") << (group ? "job group " : "pipeline ")
+              << (name.empty() ? "" : name + " ") << Str(p, "id") << ": " << Str(p, "steps")
+              << (group ? " tasks, started together" : " steps, each once the one before it has succeeded") << "\n";
     const json steps = j->contains("jobs") ? (*j)["jobs"] : json::array({job});
     for (const auto& s : steps) {
       std::cout << "  " << Str(s["pipeline"], "step") << ". " << Str(s, "id") << " (" << Str(s, "name") << ", "
-                << Gpus(s["spec"]) << ", " << Str(s, "state") << ")\n";
+                << Gpus(s["spec"]) << ", " << Str(s, "state") << (group ? ", " + Role(s["pipeline"]) : "") << ")\n";
     }
   });
 

@@ -130,6 +130,7 @@ Status Engine::Submit(JobInput input) {
   JobState after_state = j.input.after_state;
   auto [it, inserted] = jobs_.emplace(j.input.id, std::move(j));
   Job& job = it->second;
+  if (!job.input.group.empty()) JoinGroup(job);
   if (after.empty() || after_state == JobState::kSucceeded) {
     job.input.after.clear();
     Enqueue(job);
@@ -316,13 +317,103 @@ Result<std::vector<Transition>> Engine::Cancel(const std::string& job_id, Timest
       w->second.erase(std::remove(w->second.begin(), w->second.end(), job_id), w->second.end());
     }
   }
+  LeaveGroup(j, false);
   jobs_.erase(it);
   StepEnded(job_id, false, "was cancelled", now, out);
   return out;
 }
 
+void Engine::JoinGroup(const Job& j) {
+  Group& g = groups_[j.input.group];
+  g.name = j.input.group_name;
+  // Handed over on its own: the group has started (a task ran already).
+  if (j.input.gang.empty()) {
+    g.started = true;
+    g.gang.clear();
+  } else if (!g.started && g.gang.empty()) {
+    g.gang = j.input.gang;
+  }
+  if (j.input.auxiliary) {
+    g.auxiliary.insert(j.input.id);
+    g.delay[j.input.id] = j.input.termination_delay;
+  } else {
+    g.primary.insert(j.input.id);
+  }
+  g.primary_failed = g.primary_failed || j.input.primary_failed;
+  if (g.primary.empty() && !g.auxiliary.empty()) groups_ending_.insert(j.input.group);
+}
+
+void Engine::LeaveGroup(const Job& j, bool succeeded) {
+  auto it = groups_.find(j.input.group);
+  if (it == groups_.end()) return;
+  Group& g = it->second;
+  const std::string& id = j.input.id;
+  // One that ends before the group started no longer starts with the others.
+  g.gang.erase(std::remove(g.gang.begin(), g.gang.end(), id), g.gang.end());
+  if (g.primary.erase(id)) {
+    if (!succeeded) g.primary_failed = true;
+    if (g.primary.empty() && !g.auxiliary.empty()) groups_ending_.insert(it->first);
+  }
+  g.auxiliary.erase(id);
+  g.delay.erase(id);
+  if (g.primary.empty() && g.auxiliary.empty()) {
+    groups_ending_.erase(it->first);
+    groups_.erase(it);
+  }
+}
+
+void Engine::EndAuxiliaries(Timestamp now, std::vector<Transition>& out) {
+  // Copied: ending a task may end its group.
+  std::vector<std::string> ending(groups_ending_.begin(), groups_ending_.end());
+  for (const std::string& id : ending) {
+    auto gi = groups_.find(id);
+    if (gi == groups_.end() || !gi->second.primary.empty() || gi->second.auxiliary.empty()) {
+      groups_ending_.erase(id);
+      continue;
+    }
+    Group& g = gi->second;
+    if (!g.started) continue;  // nothing of it has run: its primary tasks may still come
+    if (!g.primaries_ended) g.primaries_ended = now;
+    std::vector<std::pair<std::string, Micros>> due;
+    for (const std::string& a : g.auxiliary) {
+      Micros delay = g.primary_failed ? Micros(0) : g.delay[a];
+      if (now >= *g.primaries_ended + delay) due.emplace_back(a, delay);
+    }
+    std::string why = "ended: the primary tasks of job group " + g.name + " have " +
+                      (g.primary_failed ? "ended, not all of them succeeded" : "all succeeded");
+    for (const auto& [a, delay] : due) {
+      auto it = jobs_.find(a);
+      if (it == jobs_.end()) continue;
+      Job& j = it->second;
+      std::string reason = why + (delay.count() > 0 ? " (termination_delay " + FormatDuration(delay) + ")" : "");
+      if (j.running) {
+        (void)j.provider->Cancel(j.input.id, j.attempt);
+        Transition t = EndAttempt(j, now, AttemptOutcome::kCancelled, -1, reason);
+        t.new_state = JobState::kCancelled;
+        out.push_back(std::move(t));
+      } else {
+        Dequeue(j);
+        Transition t;
+        t.kind = Transition::Kind::kAbandoned;
+        t.job_id = j.input.id;
+        t.team = j.input.spec.team;
+        t.time = now;
+        t.new_state = JobState::kCancelled;
+        t.message = reason;
+        t.attempts = j.input.attempts;
+        t.total_gpu_seconds = j.input.gpu_seconds;
+        t.total_cost_micros = j.input.cost_micros;
+        out.push_back(std::move(t));
+      }
+      LeaveGroup(j, false);
+      jobs_.erase(it);
+    }
+  }
+}
+
 std::vector<Transition> Engine::Tick(Timestamp now) {
   now_ = now;
+  ++ticks_;
   std::vector<Transition> out;
   // 1. What the backends say of the attempts: handed over, started, ended.
   for (auto& [name, provider] : providers_) {
@@ -334,6 +425,8 @@ std::vector<Transition> Engine::Tick(Timestamp now) {
   for (const auto& [id, why] : abandon) {
     if (auto it = jobs_.find(id); it != jobs_.end()) Abandon(it, why, now, out);
   }
+  // Auxiliary tasks of job groups whose primary tasks have ended.
+  if (!groups_ending_.empty()) EndAuxiliaries(now, out);
   // 2. Budgets.
   CheckBudgets(now, out);
   // 3. Admission.
@@ -438,6 +531,7 @@ void Engine::Ended(JobMap::iterator it, const ProviderEvent& ev, std::vector<Tra
     Enqueue(j);
   } else {
     std::string id = j.input.id;
+    LeaveGroup(j, succeeded);
     jobs_.erase(it);
     StepEnded(id, succeeded, how, ev.time, out);
   }
@@ -447,11 +541,12 @@ void Engine::Ended(JobMap::iterator it, const ProviderEvent& ev, std::vector<Tra
 void Engine::AdmitPending(Timestamp now, std::vector<Transition>& out) {
   using Entry = std::pair<int64_t, int>;  // share, queue slot
   std::priority_queue<Entry, std::vector<Entry>, std::greater<>> order;
-  std::vector<std::set<PendingKey>::iterator> cursor(pending_.size());
+  // Per queue slot, the last job tried: a key, not an iterator, since a job
+  // group's start takes tasks out of any queue.
+  std::vector<std::optional<PendingKey>> tried(pending_.size());
   auto share = [&](int slot) { return slot < static_cast<int>(quota_.queues()) ? quota_.DominantShare(slot) : 0; };
   for (size_t s = 0; s < pending_.size(); ++s) {
     if (pending_[s].empty()) continue;
-    cursor[s] = pending_[s].begin();
     order.push({share(static_cast<int>(s)), static_cast<int>(s)});
   }
   while (!order.empty()) {
@@ -462,12 +557,19 @@ void Engine::AdmitPending(Timestamp now, std::vector<Transition>& out) {
       continue;
     }
     auto& set = pending_[static_cast<size_t>(slot)];
-    auto& it = cursor[static_cast<size_t>(slot)];
+    auto& last = tried[static_cast<size_t>(slot)];
+    auto it = last ? set.upper_bound(*last) : set.begin();
     if (it == set.end()) continue;
-    auto next = std::next(it);
+    last = *it;
     Job& j = jobs_.at(std::get<2>(*it));
-    bool admitted = TryAdmit(j, now, out);
-    it = next;
+    bool admitted = false;
+    auto group = j.input.group.empty() ? groups_.end() : groups_.find(j.input.group);
+    if (group != groups_.end() && !group->second.started) {
+      // Once per cycle for the whole gang, whichever of its tasks comes first.
+      admitted = group->second.tried != ticks_ && TryAdmitGang(group->second, now, out);
+    } else {
+      admitted = TryAdmit(j, now, out);
+    }
     bool strict = slot < static_cast<int>(quota_.queues()) && quota_.config(slot).strict_fifo;
     if (admitted || !strict) order.push({share(slot), slot});
   }
@@ -515,7 +617,9 @@ bool Engine::TryAdmit(Job& j, Timestamp now, std::vector<Transition>& out) {
 
   // Nothing fits as things are: preempt lower-priority work of the queue, or
   // reclaim quota that other queues of the cohort borrowed.
-  if (j.queue >= 0 && quota_blocked) {
+  // Not for a job group's start: what it preempted could not be undone
+  // when another of its tasks does not fit.
+  if (j.queue >= 0 && quota_blocked && !gang_launch_) {
     const auto& prios = running_prio_[static_cast<size_t>(j.queue)];
     bool lower_running = !prios.empty() && *prios.begin() < spec.priority;
     for (int a = 0; a < static_cast<int>(alts.size()); ++a) {
@@ -538,6 +642,67 @@ bool Engine::TryAdmit(Job& j, Timestamp now, std::vector<Transition>& out) {
   }
   if (j.wait != Job::Wait::kOther) j.wait = quota_blocked ? Job::Wait::kQuota : Job::Wait::kNoRoom;
   return false;
+}
+
+bool Engine::TryAdmitGang(Group& g, Timestamp now, std::vector<Transition>& out) {
+  g.tried = ticks_;
+  auto wait_all = [&](const std::string& why) {
+    for (const std::string& id : g.gang) {
+      if (auto it = jobs_.find(id); it != jobs_.end()) {
+        it->second.wait = Job::Wait::kOther;
+        it->second.waiting = "job group " + g.name + ": its tasks start together; " + why;
+      }
+    }
+  };
+  for (const std::string& id : g.gang) {
+    auto it = jobs_.find(id);
+    if (it == jobs_.end() || it->second.running) {
+      wait_all("task " + id + " has not been handed to the scheduler yet");
+      return false;
+    }
+  }
+  // Each task placed as it would be alone, its launch held; all undone when
+  // one does not fit.
+  const size_t mark = out.size();
+  std::vector<std::pair<Job*, Job>> placed;  // the task, and what it was before
+  const Job* blocker = nullptr;
+  gang_launch_ = true;
+  for (const std::string& id : g.gang) {
+    Job& m = jobs_.at(id);
+    Job before = m;
+    m.wait = Job::Wait::kNew;
+    m.waiting.clear();
+    if (!TryAdmit(m, now, out)) {
+      blocker = &m;
+      break;
+    }
+    placed.emplace_back(&m, std::move(before));
+  }
+  gang_launch_ = false;
+  if (blocker) {
+    // In words while the others still hold their room: what it lacks.
+    std::string why = "task " + (blocker->input.spec.name.empty() ? blocker->input.id : blocker->input.spec.name) +
+                      " cannot start now: " + WaitingReason(*blocker);
+    for (auto p = placed.rbegin(); p != placed.rend(); ++p) Undispatch(*p->first, std::move(p->second));
+    out.resize(mark);
+    wait_all(why);
+    return false;
+  }
+  if (!options_.hold_launches) {
+    for (auto& [m, before] : placed) m->provider->Release(m->input.id, m->attempt, {});
+  }
+  g.gang.clear();
+  g.started = true;
+  return true;
+}
+
+void Engine::Undispatch(Job& j, Job before) {
+  (void)j.provider->Cancel(j.input.id, j.attempt);  // held: it never reached the backend
+  if (j.queue >= 0 && j.flavor >= 0) quota_.Remove(j.queue, j.flavor, j.gpus);
+  if (j.reservation >= 0) reservation_used_[static_cast<size_t>(j.reservation)] -= j.gpus;
+  RemoveRunning(j);
+  j = std::move(before);
+  Enqueue(j);
 }
 
 bool Engine::Preempt(Job& j, int f, int64_t gpus, bool reclaim, Timestamp now, std::vector<Transition>& out) {
@@ -609,7 +774,8 @@ bool Engine::Dispatch(Job& j, const placement::Option& o, int flavor, int64_t bo
                     policy::WorkspaceScript(spec, j.input.id, attempt) + spec.setup, spec.run,
                     spec.time_limit,
                     spec.sim, ""};
-  req.held = options_.hold_launches;
+  req.held = options_.hold_launches || gang_launch_;
+  if (!j.input.group.empty()) req.env["SKYPILOT_JOBGROUP_NAME"] = j.input.group_name;
   if (spec.cpus) req.cpus_per_node = static_cast<int>(std::ceil(spec.cpus->value));
   if (g.type == kCpuType) req.cpus_per_node = g.count;  // what a CPU-only job takes of each node
   if (spec.memory_gb) req.memory_mb_per_node = static_cast<int>(std::ceil(spec.memory_gb->value * 1024));

@@ -20,6 +20,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <tuple>
@@ -105,7 +106,8 @@ struct Transition {
     kBudgetWarning,    // a team passed its soft budget limit this month
     kBudgetExhausted,  // a team reached its monthly budget: no new admissions
     kHandedOver,       // an attempt's backend named it (backend_id) once it had it; the job's state is unchanged
-    kAbandoned,        // a pipeline step that will never run (the step before it did not succeed): cancelled
+    kAbandoned,        // cancelled by the scheduler while not running: a pipeline step that will never run (the
+                       // step before it did not succeed), or a job group's auxiliary task once its primary ones ended
   };
   Kind kind = Kind::kDispatched;
   std::string job_id;
@@ -157,6 +159,19 @@ struct JobInput {
   // (Transition::kAbandoned).
   std::string after;
   JobState after_state = JobState::kPending;
+  // A job group's task ("" for none): the group's id and name. Until one of
+  // its tasks has started, `gang` lists the tasks (ids, this one included)
+  // that start together, all or none; a task handed over with an empty
+  // `gang` is placed on its own (a retry, or after a restart). An
+  // auxiliary task is ended once the group's primary tasks it holds have
+  // all ended: `termination_delay` after, or at once when
+  // `primary_failed` or one of them did not succeed.
+  std::string group;
+  std::string group_name;
+  std::vector<std::string> gang;
+  bool auxiliary = false;
+  Micros termination_delay{0};
+  bool primary_failed = false;
 };
 
 // A running attempt handed back to the engine after a restart.
@@ -293,6 +308,33 @@ class Engine : private placement::CapacityView {
   // abandons the steps waiting for it.
   void Abandon(JobMap::iterator it, const std::string& why, Timestamp now, std::vector<Transition>& out);
 
+  // Job groups: the tasks the engine holds, by group id.
+  struct Group {
+    std::string name;
+    std::vector<std::string> gang;  // to start together; empty once one has started
+    bool started = false;
+    std::set<std::string> primary, auxiliary;  // held tasks
+    std::map<std::string, Micros> delay;       // auxiliary task -> its termination delay
+    bool primary_failed = false;
+    std::optional<Timestamp> primaries_ended;  // when the engine saw the last primary task end
+    uint64_t tried = 0;                        // the Tick that last tried the gang
+  };
+  void JoinGroup(const Job& j);
+  // Task `j` leaves its group (it ended, `succeeded` or not, or was
+  // cancelled); when it was the last primary task, the auxiliary ones are
+  // due to end.
+  void LeaveGroup(const Job& j, bool succeeded);
+  // Tries to start every task of `g`'s gang at once: each is placed as it
+  // would be alone (no preemption), launched held, and all are undone when
+  // one does not fit. Sets each task's wait on failure.
+  bool TryAdmitGang(Group& g, Timestamp now, std::vector<Transition>& out);
+  // Undoes a Dispatch made by TryAdmitGang (its held launch is cancelled),
+  // leaving `j` as it was `before` it, pending.
+  void Undispatch(Job& j, Job before);
+  // Ends the auxiliary tasks whose group's primary tasks have ended, once
+  // their delay has passed.
+  void EndAuxiliaries(Timestamp now, std::vector<Transition>& out);
+
   PendingKey KeyOf(const Job& j) const;
   // Index into pending_ and running_prio_: the queue, or the last slot for
   // jobs of an estate without queues.
@@ -341,6 +383,10 @@ class Engine : private placement::CapacityView {
   // id; and steps that can never run, reported at the next Tick.
   std::unordered_map<std::string, std::vector<std::string>> waiting_for_;
   std::vector<std::pair<std::string, std::string>> abandon_;  // job id, why
+  std::unordered_map<std::string, Group> groups_;
+  std::set<std::string> groups_ending_;  // whose primary tasks have all ended, with auxiliary tasks left
+  bool gang_launch_ = false;             // Dispatch launches held, for TryAdmitGang
+  uint64_t ticks_ = 0;
   // Budgets: spend of finished attempts this month, and which warnings went out.
   int month_ = -1;
   std::map<std::string, int64_t> month_spend_;

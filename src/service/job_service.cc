@@ -102,7 +102,7 @@ Result<std::vector<JobService::Step>> JobService::PrepareSteps(const identity::P
     const std::string& name = tasks.steps[i].parsed.spec.name;
     for (Diagnostic& d : diags) {
       if (tasks.pipeline && d.line == 0) {
-        d.message = "step " + std::to_string(i + 1) + (name.empty() ? "" : " (" + name + ")") + ": " + d.message;
+        d.message = (tasks.job_group ? "task " : "step ") + std::to_string(i + 1) + (name.empty() ? "" : " (" + name + ")") + ": " + d.message;
       }
     }
     return diags;
@@ -124,15 +124,19 @@ Result<std::vector<JobService::Step>> JobService::PrepareSteps(const identity::P
     return Status(refused.code(), refused.message(), std::move(problems));
   }
   if (!tasks.pipeline) return steps;
-  // One pipeline: each step after the one before it.
-  std::string pipeline = NewId("pl", now);
+  // One pipeline: each step after the one before it; or one job group: its
+  // tasks started together.
+  std::string pipeline = NewId(tasks.job_group ? "jg" : "pl", now);
   for (size_t i = 0; i < steps.size(); ++i) {
     JobRecord& job = steps[i].job;
     job.pipeline = pipeline;
     job.pipeline_name = tasks.name;
     job.step = static_cast<int>(i);
     job.steps = static_cast<int>(steps.size());
-    job.after = i == 0 ? "" : steps[i - 1].job.id;
+    job.job_group = tasks.job_group;
+    job.auxiliary = tasks.steps[i].auxiliary;
+    job.termination_delay_seconds = tasks.steps[i].termination_delay_seconds;
+    job.after = i == 0 || tasks.job_group ? "" : steps[i - 1].job.id;
     if (steps[i].spec.name.empty()) {
       job.name = (tasks.name.empty() ? std::string("step") : tasks.name + "-step") + "-" + std::to_string(i + 1);
     }
@@ -156,8 +160,14 @@ AuditEvent JobService::SubmitEvent(const identity::Principal& who, const Step& s
                    {"priority", step.spec.priority}};
   if (!step.spec.secrets.empty()) event.details["secrets"] = step.spec.secrets;  // names only
   if (!job.pipeline.empty()) {
-    event.details["pipeline"] = Details{{"id", job.pipeline}, {"name", job.pipeline_name}, {"step", job.step + 1},
-                                        {"steps", job.steps}, {"after", job.after}};
+    if (job.job_group) {
+      event.details["job_group"] = Details{{"id", job.pipeline},        {"name", job.pipeline_name},
+                                           {"task", job.step + 1},      {"tasks", job.steps},
+                                           {"auxiliary", job.auxiliary}, {"termination_delay_seconds", job.termination_delay_seconds}};
+    } else {
+      event.details["pipeline"] = Details{{"id", job.pipeline}, {"name", job.pipeline_name}, {"step", job.step + 1},
+                                          {"steps", job.steps}, {"after", job.after}};
+    }
   }
   return event;
 }
@@ -218,6 +228,9 @@ void JobService::Submit(const identity::Principal& who, SubmitRequest request,
       RETURN_IF_ERROR(tx.InsertJob(job));
       std::string message = "submitted by " + scope;
       if (!job.after.empty()) message += "; runs once " + job.after + " (the step before it) has succeeded";
+      if (job.job_group) {
+        message += "; starts together with the other tasks of job group " + job.pipeline_name + " (" + job.pipeline + ")";
+      }
       RETURN_IF_ERROR(tx.AddJobEvent(JobEvent{0, job.id, job.created_at, "submitted", message}));
       RETURN_IF_ERROR(tx.AppendAudit(events[i]));
       RETURN_IF_ERROR(tx.AppendChange(Change{0, Change::Kind::kSubmitted, job.id, "", job.created_at}));

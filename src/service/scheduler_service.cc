@@ -103,7 +103,42 @@ Status SchedulerService::ReadStepsBefore(std::vector<std::string> ids, StepState
   return Status::Ok();
 }
 
-Status SchedulerService::Adopt(const JobRecord& job, const History* history, const StepStates& before) {
+Status SchedulerService::ReadGroups(std::vector<std::string> groups, GroupTasks& out) const {
+  for (const std::string& g : groups) {
+    if (g.empty() || out.count(g)) continue;
+    JobFilter f;
+    f.pipeline = g;
+    f.limit = static_cast<int>(kMaxPipelineSteps);
+    ASSIGN_OR_RETURN(auto tasks, store_.ListJobs(f));
+    std::sort(tasks.begin(), tasks.end(), [](const JobRecord& a, const JobRecord& b) { return a.step < b.step; });
+    std::vector<GroupTask>& into = out[g];
+    for (const JobRecord& t : tasks) into.push_back(GroupTask{t.id, t.state, t.attempts, t.auxiliary});
+  }
+  return Status::Ok();
+}
+
+// Until one of its tasks has run, the unfinished ones start together; a
+// primary task that ended otherwise than succeeded ends the auxiliary ones
+// at once.
+void SchedulerService::GroupInput(const JobRecord& job, const std::vector<GroupTask>* tasks,
+                                  scheduler::JobInput& input) {
+  input.group = job.pipeline;
+  input.group_name = job.pipeline_name;
+  input.auxiliary = job.auxiliary;
+  input.termination_delay = Micros(job.termination_delay_seconds * 1'000'000);
+  if (!tasks) return;  // not read: placed on its own
+  bool started = job.attempts > 0;
+  std::vector<std::string> gang;
+  for (const auto& t : *tasks) {
+    started = started || t.attempts > 0;
+    if (!t.auxiliary && IsTerminal(t.state) && t.state != JobState::kSucceeded) input.primary_failed = true;
+    if (!IsTerminal(t.state)) gang.push_back(t.id);
+  }
+  if (!started) input.gang = std::move(gang);
+}
+
+Status SchedulerService::Adopt(const JobRecord& job, const History* history, const StepStates& before,
+                               const GroupTasks& groups) {
   auto spec = JobSpecFromJson(nlohmann::json::parse(job.spec_json, nullptr, false));
   if (!spec.ok()) return spec.status().WithPrefix("recovering " + job.id);
   scheduler::JobInput input{job.id, std::move(*spec), job.created_at, job.attempts, job.gpu_seconds, job.cost_micros};
@@ -112,6 +147,10 @@ Status SchedulerService::Adopt(const JobRecord& job, const History* history, con
     input.after = job.after;
     auto state = before.find(job.after);
     input.after_state = state != before.end() ? state->second : JobState::kPending;
+  }
+  if (job.job_group) {
+    auto tasks = groups.find(job.pipeline);
+    GroupInput(job, tasks != groups.end() ? &tasks->second : nullptr, input);
   }
   if (!history) return engine_->Submit(std::move(input));
   const std::vector<Checkpoint>& checkpoints = history->checkpoints;
@@ -178,19 +217,21 @@ Result<SchedulerService::Term> SchedulerService::ReadTerm() {
   // already held; and the state of those that are not active.
   std::stable_sort(term.jobs.begin(), term.jobs.end(),
                    [](const auto& a, const auto& b) { return a.first.step < b.first.step; });
-  std::vector<std::string> before;
+  std::vector<std::string> before, groups;
   for (const auto& [job, history] : term.jobs) {
     if (!job.after.empty()) before.push_back(job.after);
+    if (job.job_group) groups.push_back(job.pipeline);
     term.before[job.id] = job.state;
   }
   RETURN_IF_ERROR(ReadStepsBefore(std::move(before), term.before));
+  RETURN_IF_ERROR(ReadGroups(std::move(groups), term.groups));
   return term;
 }
 
 void SchedulerService::Recover(const Term& term) {
   engine_->SeedMonthSpend(term.now, term.spend);
   for (const auto& [job, history] : term.jobs) {
-    Status st = Adopt(job, &history, term.before);
+    Status st = Adopt(job, &history, term.before, term.groups);
     if (!st.ok() && st.code() != Code::kAlreadyExists) {
       spdlog::error("job {} cannot be scheduled: {}", job.id, st.message());
     }
@@ -259,7 +300,7 @@ Status SchedulerService::Lead() {
 
 Status SchedulerService::FollowChanges(const std::vector<Change>& changes,
                                        const std::map<std::string, JobRecord>& jobs, const StepStates& before,
-                                       std::vector<Transition>& out) {
+                                       const GroupTasks& groups, std::vector<Transition>& out) {
   for (const Change& c : changes) {
     if (c.seq <= change_cursor_) continue;
     change_cursor_ = c.seq;
@@ -271,7 +312,7 @@ Status SchedulerService::FollowChanges(const std::vector<Change>& changes,
         // once the lease was ours), so no earlier leader launched it: fenced
         // launches commit before the lease changes hands, after the submit.
         // Nothing to read but the job (three queries a job saved).
-        Status st = Adopt(job->second, nullptr, before);
+        Status st = Adopt(job->second, nullptr, before, groups);
         if (!st.ok() && st.code() != Code::kAlreadyExists) {
           spdlog::error("job {} cannot be scheduled: {}", c.job_id, st.message());
         }
@@ -326,15 +367,18 @@ Status SchedulerService::TickOnce() {
   }
   std::map<std::string, JobRecord> jobs;  // accepted by other replicas
   StepStates before;                       // of the pipeline steps they run after
+  GroupTasks groups;                       // of the job groups they are tasks of
   if (!unseen.empty()) {
     ASSIGN_OR_RETURN(auto found, store_.GetJobs(unseen));
-    std::vector<std::string> after;
+    std::vector<std::string> after, group_ids;
     for (JobRecord& job : found) {
       if (IsTerminal(job.state)) continue;
       after.push_back(job.after);
+      if (job.job_group) group_ids.push_back(job.pipeline);
       jobs.emplace(job.id, std::move(job));
     }
     RETURN_IF_ERROR(ReadStepsBefore(std::move(after), before));
+    RETURN_IF_ERROR(ReadGroups(std::move(group_ids), groups));
   }
 
   // Decide: the engine ticks under mu_ and holds every launch it makes.
@@ -346,7 +390,7 @@ Status SchedulerService::TickOnce() {
     MutexLock lock(mu_);
     if (!leader_) return Status::Ok();
     transitions.swap(drained_);
-    RETURN_IF_ERROR(FollowChanges(*changes, jobs, before, transitions));
+    RETURN_IF_ERROR(FollowChanges(*changes, jobs, before, groups, transitions));
     std::vector<Transition> ticked = engine_->Tick(clock_.Now());
     transitions.insert(transitions.end(), ticked.begin(), ticked.end());
     fence = Fence{options_.replica, epoch_};
@@ -425,6 +469,9 @@ void SchedulerService::Tell(News news) {
 }
 
 void SchedulerService::OnSubmitted(const JobRecord& job, const JobSpec& spec) {
+  // A job group's tasks come from the change feed, which reads the whole
+  // group with them.
+  if (job.job_group) return;
   scheduler::JobInput input{job.id, spec, job.created_at, 0, 0, 0};
   // The step before it was written with it, and told of first: unfinished.
   input.after = job.after;

@@ -175,19 +175,36 @@ class SchedulerService {
   // Reads the state of each of `ids` (steps that jobs run after) not yet
   // in `out` into it.
   Status ReadStepsBefore(std::vector<std::string> ids, StepStates& out) const EXCLUDES(mu_);
+  // Each job group's tasks (by group id), in order: whether the group has
+  // started, which tasks start together, whether a primary one failed.
+  struct GroupTask {
+    std::string id;
+    JobState state = JobState::kPending;
+    int attempts = 0;
+    bool auxiliary = false;
+  };
+  using GroupTasks = std::map<std::string, std::vector<GroupTask>>;
+  // Reads the tasks of each of `groups` not yet in `out` into it.
+  Status ReadGroups(std::vector<std::string> groups, GroupTasks& out) const EXCLUDES(mu_);
+  // What the engine needs of `job`'s job group, from its `tasks` (null when
+  // not read: then it is placed on its own).
+  static void GroupInput(const JobRecord& job, const std::vector<GroupTask>* tasks, scheduler::JobInput& input);
   struct Term {
     int64_t change_cursor = 0;  // the audit head when it was read
     Timestamp now;
     std::map<std::string, int64_t> spend;  // this month's, per team
     std::vector<std::pair<JobRecord, History>> jobs;  // every active job, earlier pipeline steps first
     StepStates before;  // the state of each step an active job runs after
+    GroupTasks groups;  // the tasks of each job group an active job is one of
   };
   Result<Term> ReadTerm() EXCLUDES(mu_);
   void Recover(const Term& term) REQUIRES(mu_);  // into the fresh engine
   // `history`: the job's past (a job from before this term); null: the job
   // is taken as never launched. `before`: the state of the pipeline step
-  // it runs after, when it does.
-  Status Adopt(const JobRecord& job, const History* history, const StepStates& before) REQUIRES(mu_);
+  // it runs after, when it does; `groups`: its job group's tasks, when it
+  // is one.
+  Status Adopt(const JobRecord& job, const History* history, const StepStates& before, const GroupTasks& groups)
+      REQUIRES(mu_);
   // The engine's last word before a launch, in memory: the lease is ours.
   Result<std::map<std::string, std::string>> PrepareLaunch(const std::string& job_id, int attempt,
                                                            const Cluster& cluster, Timestamp now) REQUIRES(mu_);
@@ -195,7 +212,8 @@ class SchedulerService {
   // Applies the changes after change_cursor_: `jobs` holds the submitted
   // jobs the engine did not have.
   Status FollowChanges(const std::vector<Change>& changes, const std::map<std::string, JobRecord>& jobs,
-                       const StepStates& before, std::vector<scheduler::Transition>& out) REQUIRES(mu_);
+                       const StepStates& before, const GroupTasks& groups, std::vector<scheduler::Transition>& out)
+      REQUIRES(mu_);
 
   Store& store_;
   CommitQueue& queue_;

@@ -135,9 +135,20 @@ nlohmann::json ToJson(const JobRecord& j) {
 }
 
 nlohmann::json PipelineJson(const JobRecord& j) {
-  // Steps are numbered from 1 where people read them.
-  return {{"id", j.pipeline}, {"name", j.pipeline_name}, {"step", j.step + 1}, {"steps", j.steps},
-          {"after", j.after.empty() ? nlohmann::json() : nlohmann::json(j.after)}};
+  // Steps are numbered from 1 where people read them. A job group's tasks
+  // run together (execution: parallel, as in its file), a pipeline's steps
+  // one after another (serial).
+  nlohmann::json out = {{"id", j.pipeline},
+                        {"name", j.pipeline_name},
+                        {"execution", j.job_group ? "parallel" : "serial"},
+                        {"step", j.step + 1},
+                        {"steps", j.steps},
+                        {"after", j.after.empty() ? nlohmann::json() : nlohmann::json(j.after)}};
+  if (j.job_group) {
+    out["auxiliary"] = j.auxiliary;
+    if (j.auxiliary) out["termination_delay_seconds"] = j.termination_delay_seconds;
+  }
+  return out;
 }
 
 nlohmann::json ToJson(const JobEvent& e) {

@@ -61,13 +61,13 @@ std::vector<std::string> ScopesFromText(std::string_view text);
 inline constexpr const char* kJobColumns =
     "id, name, team, owner, state, priority, spec_yaml, spec_json, submitted_by, created_at, updated_at, "
     "cluster, attempts, gpu_seconds, cost_micros, reason, sealed_secrets, pipeline, pipeline_name, step, steps, "
-    "after_job";
+    "after_job, job_group, auxiliary, termination_delay_s";
 // What a new job is inserted with (the progress columns start at their
 // defaults).
 inline constexpr const char* kJobInsertColumns =
     "id, name, team, owner, state, priority, spec_yaml, spec_json, submitted_by, created_at, updated_at, "
-    "sealed_secrets, pipeline, pipeline_name, step, steps, after_job";
-inline constexpr int kJobInsertColumnCount = 17;
+    "sealed_secrets, pipeline, pipeline_name, step, steps, after_job, job_group, auxiliary, termination_delay_s";
+inline constexpr int kJobInsertColumnCount = 20;
 
 template <typename Row>
 JobRecord ReadJob(const Row& r) {
@@ -94,6 +94,9 @@ JobRecord ReadJob(const Row& r) {
   j.step = static_cast<int>(r.Int(19));
   j.steps = static_cast<int>(r.Int(20));
   j.after = r.Text(21);
+  j.job_group = r.Int(22) != 0;
+  j.auxiliary = r.Int(23) != 0;
+  j.termination_delay_seconds = r.Int(24);
   return j;
 }
 template <typename Sink>
@@ -102,6 +105,7 @@ void JobInsertValues(Sink& s, const JobRecord& j) {
   s.Add(int64_t{j.priority}).Add(j.spec_yaml).Add(j.spec_json).Add(j.submitted_by);
   s.Add(ToUnixMicros(j.created_at)).Add(ToUnixMicros(j.updated_at)).Add(j.sealed_secrets);
   s.Add(j.pipeline).Add(j.pipeline_name).Add(int64_t{j.step}).Add(int64_t{j.steps}).Add(j.after);
+  s.Add(int64_t{j.job_group ? 1 : 0}).Add(int64_t{j.auxiliary ? 1 : 0}).Add(j.termination_delay_seconds);
 }
 
 inline constexpr const char* kJobEventColumns = "id, job_id, time, type, message";

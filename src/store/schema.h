@@ -308,6 +308,13 @@ ALTER TABLE jobs ADD COLUMN steps INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE jobs ADD COLUMN after_job TEXT NOT NULL DEFAULT '';
 CREATE INDEX jobs_by_pipeline ON jobs (pipeline) WHERE pipeline <> '';
 )sql",
+    // 19: job groups: the tasks of one task file started together (the
+    // pipeline columns name the group), primary or auxiliary.
+    R"sql(
+ALTER TABLE jobs ADD COLUMN job_group INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE jobs ADD COLUMN auxiliary INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE jobs ADD COLUMN termination_delay_s BIGINT NOT NULL DEFAULT 0;
+)sql",
 };
 
 // The migration that adds directory_members: both stores fill it from the

@@ -38,6 +38,10 @@ TEST(DemoTest, TheWholeLoopRunsAndEndsWithAVerifiedSummary) {
       // a pipeline, its steps in order
       "submitted pipeline vision-nightly",
       "(vision-eval, ",
+      // a job group, its tasks started together, the auxiliary one ended
+      "submitted job group nlp-rl",
+      "2 tasks, started together",
+      "ended: the primary tasks of job group nlp-rl have all succeeded (termination_delay 5m)",
       // its first step CPU-only, on a CPU-only pool at its price per CPU-hour
       "(16 CPUs): the cheapest eligible capacity at 0.048 USD per CPU-hour",
       // the summary and the verified chain

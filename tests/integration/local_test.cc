@@ -301,6 +301,84 @@ TEST(LocalExecutorTest, PipelineStepsRunInOrderAndAFailedStepStopsTheRest) {
   EXPECT_FALSE(std::filesystem::exists(out + "/never.txt"));
 }
 
+TEST(LocalExecutorTest, AJobGroupsTasksStartTogetherAndAuxiliaryOnesEndAfterThePrimary) {
+  TempDir dir("group");
+  std::string out = dir.path() + "/out";
+  EstateServer s(dir, "providers: [{name: here, kind: local, regions: [{name: r1, zone: eu}]}]\nclusters:\n" + LocalCluster(out));
+  auto env = [&] {
+    return std::map<std::string, std::string>{{"CAUSEWAY_SERVER", s.process().url()},
+                                              {"CAUSEWAY_TOKEN", s.process().admin_token()}};
+  };
+  // Three tasks of one GPU each on a laptop of two: none may start.
+  std::string file = dir.path() + "/group.yaml";
+  std::ofstream(file) << "name: rl\n"
+                         "execution: parallel\n"
+                         "primary_tasks: [trainer]\n"
+                         "termination_delay: 1s\n"
+                         "inter_connection: false\n"
+                         "---\n"
+                         "name: trainer\n"
+                         "resources: {accelerators: H200:1}\n"
+                         "run: while [ ! -e go ]; do sleep 0.2; done; echo $SKYPILOT_JOBGROUP_NAME > trainer.txt\n"
+                         "---\n"
+                         "name: buffer\n"
+                         "resources: {accelerators: H200:1}\n"
+                         "run: echo up > buffer.txt; sleep 600\n"
+                         "---\n"
+                         "name: eval\n"
+                         "resources: {accelerators: H200:1}\n"
+                         "run: echo eval > eval.txt\n";
+  auto valid = RunCli({"validate", file});
+  EXPECT_EQ(valid.exit_code, 0) << valid.err;
+  EXPECT_NE(valid.out.find("valid job group rl of 3 tasks, started together"), std::string::npos) << valid.out;
+  EXPECT_NE(valid.out.find("2. buffer (H200:1, 1 node, auxiliary: ended 1s after the primary tasks succeed)"),
+            std::string::npos)
+      << valid.out;
+  auto submitted = RunCli({"--json", "submit", file}, env());
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.out << submitted.err;
+  json made = json::parse(submitted.out);
+  ASSERT_EQ(made["jobs"].size(), 3u) << made.dump(2);
+  std::string trainer = made["jobs"][0]["id"], buffer = made["jobs"][1]["id"], eval = made["jobs"][2]["id"];
+  EXPECT_EQ(made["jobs"][1]["pipeline"]["execution"], "parallel");
+  EXPECT_EQ(made["jobs"][1]["pipeline"]["auxiliary"], true);
+
+  ASSERT_TRUE(Eventually([&] {
+    json why = s.Get("/v1/jobs/" + trainer + "/explain");
+    return why["scheduler"].value("waiting", "").find("its tasks start together; task ") != std::string::npos;
+  })) << s.Get("/v1/jobs/" + trainer + "/explain").dump(2);
+  for (const std::string& id : {trainer, buffer, eval}) {
+    json j = s.Get("/v1/jobs/" + id);
+    EXPECT_EQ(j["state"], "pending") << j.dump(2);
+    EXPECT_EQ(j["attempts"].size(), 0u) << j.dump(2);
+  }
+  auto shown = RunCli({"job", buffer}, env());
+  EXPECT_NE(shown.out.find("job group: rl"), std::string::npos) << shown.out;
+  EXPECT_NE(shown.out.find("task 2 of 3, auxiliary; its tasks start together"), std::string::npos) << shown.out;
+
+  // Without eval the other two fit: they start together.
+  auto cancelled = RunCli({"cancel", eval}, env());
+  ASSERT_EQ(cancelled.exit_code, 0) << cancelled.out << cancelled.err;
+  ASSERT_TRUE(Eventually([&] {
+    return s.Get("/v1/jobs/" + trainer)["state"] == "running" && s.Get("/v1/jobs/" + buffer)["state"] == "running";
+  })) << s.Get("/v1/jobs/" + buffer).dump(2);
+  ASSERT_TRUE(Eventually([&] { return std::filesystem::exists(out + "/buffer.txt"); }));
+  s.Restart();  // while both run: re-adopted, the group already started
+  std::ofstream(out + "/go") << "go\n";
+  ASSERT_TRUE(Eventually([&] { return s.Get("/v1/jobs/" + trainer)["state"] == "succeeded"; }))
+      << s.Get("/v1/jobs/" + trainer).dump(2);
+  ASSERT_TRUE(Eventually([&] { return s.Get("/v1/jobs/" + buffer)["state"] == "cancelled"; }))
+      << s.Get("/v1/jobs/" + buffer).dump(2);
+  json aux = s.Get("/v1/jobs/" + buffer);
+  EXPECT_NE(aux.value("reason", "").find("ended: the primary tasks of job group rl have all succeeded"),
+            std::string::npos)
+      << aux.dump(2);
+  std::ifstream named(out + "/trainer.txt");
+  std::string group_name;
+  std::getline(named, group_name);
+  EXPECT_EQ(group_name, "rl") << "SKYPILOT_JOBGROUP_NAME";
+  EXPECT_FALSE(std::filesystem::exists(out + "/eval.txt"));
+}
+
 TEST(FallbackTest, ACheckpointedJobKilledOnSlurmResumesOnAnotherCluster) {
   std::string why;
   auto cluster = SlurmCluster::Start(why);

@@ -27,9 +27,9 @@ std::string SkyPython() {
   if (const char* v = std::getenv("CAUSEWAY_SKYPILOT_VENV"); v && *v) {
     venv = v;
   } else if (const char* c = std::getenv("XDG_CACHE_HOME"); c && *c) {
-    venv = std::string(c) + "/causeway/skypilot-0.10.3";
+    venv = std::string(c) + "/causeway/skypilot-0.14.1";
   } else if (const char* h = std::getenv("HOME"); h && *h) {
-    venv = std::string(h) + "/.cache/causeway/skypilot-0.10.3";
+    venv = std::string(h) + "/.cache/causeway/skypilot-0.14.1";
   }
   return venv + "/bin/python";
 }
@@ -125,7 +125,9 @@ class OracleTest : public ::testing::TestWithParam<Form> {
     auto [sky_out, sky_ok] = Shell(python_ + " " + std::string(CAUSEWAY_SOURCE_DIR) + "/tests/oracle/skypilot_task.py " +
                                    oracle_flags + file + " 2>/dev/null");
     ASSERT_TRUE(sky_ok) << "SkyPilot refused the form: " << sky_out;
-    sky = json::parse(sky_out);
+    // The JSON is the last line: SkyPilot's loaders may log before it.
+    std::string last = sky_out.substr(0, sky_out.find_last_not_of('\n') + 1);
+    sky = json::parse(last.substr(last.find_last_of('\n') + 1));
     auto validated = RunCli({"--json", "validate", file});
     ASSERT_EQ(validated.exit_code, 0) << validated.out << validated.err;
     ours = json::parse(validated.out);
@@ -152,6 +154,7 @@ const Form kPipelines[] = {
      "name: nightly\n---\nname: prep\nresources: {accelerators: L4:1}\nrun: echo\n---\nname: train\n"
      "num_nodes: 2\nresources:\n  accelerators: {A100:8, H100:8}\nrun: echo\n"},
     {"unnamed_steps", "run: echo a\n---\nresources: {accelerators: H100:8}\nenvs: {X: y}\nrun: echo b\n"},
+    {"explicit_serial_header", "name: chain\nexecution: serial\n---\nname: a\nrun: echo\n---\nname: b\nrun: echo\n"},
     {"marker_first_and_comments",
      "---\n# prepare\nname: a\nrun: echo\n--- # then train\nname: b\nresources:\n  any_of:\n"
      "    - {infra: aws, accelerators: A100:8}\n    - {infra: gcp, accelerators: H100:8}\nrun: echo\n"},
@@ -173,6 +176,74 @@ TEST_P(SkyPilotPipelineOracleTest, CausewayReadsThePipelineAsSkyPilotDoes) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Forms, SkyPilotPipelineOracleTest, ::testing::ValuesIn(kPipelines),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+// Job groups (SkyPilot's parallel DAGs): the same tasks, each read as
+// SkyPilot reads it, the same primary and auxiliary tasks, and the same
+// termination delay for each auxiliary one.
+const Form kGroups[] = {
+    {"all_primary", "name: train-eval\nexecution: parallel\n---\nname: trainer\nresources: {accelerators: A100:1}\n"
+                    "run: echo\n---\nname: evaluator\nresources: {accelerators: A100:1}\nrun: echo\n"},
+    {"primary_and_one_delay",
+     "name: rl\nexecution: parallel\nprimary_tasks: [ppo-trainer]\ntermination_delay: 30s\n---\n"
+     "name: ppo-trainer\nnum_nodes: 2\nresources: {accelerators: H100:8}\nrun: echo\n---\n"
+     "name: rollout-server\nresources:\n  accelerators: {L4: 1, A10G: 1}\nrun: echo\n---\n"
+     "name: replay_buffer\nresources: {cpus: 8+, memory: 64+}\nenvs: {SIZE: \"1000\"}\nrun: echo\n"},
+    {"delay_per_task_and_default",
+     "name: rl2\nexecution: parallel\nprimary_tasks: [trainer]\ntermination_delay:\n  default: 1m\n  buffer: 90\n"
+     "inter_connection: false\n---\nname: trainer\nresources: {accelerators: H100:1}\nrun: echo\n---\n"
+     "name: buffer\nrun: echo\n---\nname: server\nresources: {accelerators: L4:1}\nrun: echo\n"},
+};
+
+class SkyPilotJobGroupOracleTest : public OracleTest {};
+
+TEST_P(SkyPilotJobGroupOracleTest, CausewayReadsTheJobGroupAsSkyPilotDoes) {
+  json sky, ours;
+  ASSERT_NO_FATAL_FAILURE(ReadBoth("--group ", sky, ours));
+  ASSERT_TRUE(sky["job_group"].get<bool>());
+  json group = ours["pipeline"];
+  EXPECT_EQ(group["name"], sky["name"]);
+  EXPECT_EQ(group["execution"], "parallel");
+  ASSERT_EQ(group["steps"].size(), sky["tasks"].size()) << ours.dump(2);
+  ASSERT_EQ(group["tasks"].size(), sky["tasks"].size()) << ours.dump(2);
+  for (size_t i = 0; i < sky["tasks"].size(); ++i) {
+    SCOPED_TRACE("task " + std::to_string(i + 1));
+    EXPECT_EQ(group["steps"][i].value("name", ""), sky["tasks"][i]["name"]);
+    ExpectSameTask(group["steps"][i], sky["tasks"][i]);
+    EXPECT_EQ(group["tasks"][i]["auxiliary"], sky["tasks"][i]["auxiliary"]);
+    EXPECT_EQ(group["tasks"][i]["termination_delay_seconds"], sky["tasks"][i]["termination_delay_seconds"]);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Forms, SkyPilotJobGroupOracleTest, ::testing::ValuesIn(kGroups),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+// Job groups SkyPilot refuses: Causeway refuses them too.
+const Form kBadGroups[] = {
+    {"task_without_a_name", "name: g\nexecution: parallel\n---\nname: a\nrun: echo\n---\nrun: echo\n"},
+    {"same_name_twice", "name: g\nexecution: parallel\n---\nname: a\nrun: echo\n---\nname: a\nrun: echo\n"},
+    {"unknown_primary_task", "name: g\nexecution: parallel\nprimary_tasks: [b]\n---\nname: a\nrun: echo\n"},
+    {"bad_delay", "name: g\nexecution: parallel\nprimary_tasks: [a]\ntermination_delay: soon\n---\nname: a\n"
+                  "run: echo\n---\nname: x\nrun: echo\n"},
+    {"delay_for_unknown_task",
+     "name: g\nexecution: parallel\ntermination_delay: {y: 5m}\n---\nname: a\nrun: echo\n"},
+    {"group_name_with_a_space", "name: my group\nexecution: parallel\n---\nname: a\nrun: echo\n"},
+};
+
+class SkyPilotBadJobGroupOracleTest : public OracleTest {};
+
+TEST_P(SkyPilotBadJobGroupOracleTest, CausewayRefusesWhatSkyPilotRefuses) {
+  std::string file = dir_.path() + "/group.yaml";
+  std::ofstream(file) << GetParam().yaml;
+  auto [sky_out, sky_ok] = Shell(python_ + " " + std::string(CAUSEWAY_SOURCE_DIR) +
+                                 "/tests/oracle/skypilot_task.py --group " + file + " 2>&1");
+  EXPECT_FALSE(sky_ok) << "SkyPilot accepted it: " << sky_out;
+  auto validated = RunCli({"validate", file});
+  EXPECT_NE(validated.exit_code, 0) << validated.out;
+  EXPECT_NE(validated.err.find("group.yaml:"), std::string::npos) << "with the place: " << validated.err;
+}
+
+INSTANTIATE_TEST_SUITE_P(Forms, SkyPilotBadJobGroupOracleTest, ::testing::ValuesIn(kBadGroups),
                          [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace

@@ -4,8 +4,11 @@ prints what it means as JSON: name, nodes, envs, secret names, workdir,
 file-mount targets, and
 every resource alternative as (accelerator, count, cloud, region,
 use_spot). With --dag, reads it as a pipeline (SkyPilot's chain DAG loader)
-and prints the pipeline's name and each task in order. The test beside it
-compares this with what Causeway reads from the same file. Run offline:
+and prints the pipeline's name and each task in order; with --group, as a
+job group, each task also with whether it is auxiliary and its termination
+delay in seconds. The test beside it
+compares this with what Causeway reads from the same file (the last line
+of the output: SkyPilot's loaders may log before it). Run offline:
 parsing a task needs no cloud credentials."""
 import json
 import sys
@@ -45,6 +48,17 @@ def main(args):
         from sky.utils import dag_utils
         dag = dag_utils.load_chain_dag_from_yaml(args[1])
         print(json.dumps({"name": dag.name or "", "tasks": [describe(t) for t in dag.tasks]}))
+    elif args[0] == "--group":
+        from sky.utils import dag_utils
+        dag = dag_utils.load_job_group_from_yaml(args[1])
+        tasks = []
+        for t in dag.tasks:
+            d = describe(t)
+            d["auxiliary"] = not dag.is_primary_task(t.name)
+            d["termination_delay_seconds"] = (
+                dag.get_termination_delay_secs(t.name) if d["auxiliary"] else 0)
+            tasks.append(d)
+        print(json.dumps({"name": dag.name or "", "job_group": dag.is_job_group(), "tasks": tasks}))
     else:
         print(json.dumps(describe(sky.Task.from_yaml(args[0]))))
 

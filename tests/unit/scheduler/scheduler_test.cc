@@ -281,6 +281,118 @@ TEST(SchedulerTest, AStepHandedOverAfterTheStepBeforeItEndedFollowsThatEnd) {
   EXPECT_EQ(orphan->message, "not run: the step before it, job unknown, is not scheduled");
 }
 
+// Hands the engine task `id` of job group "g", which starts with `gang`.
+Status SubmitTask(SimWorld& w, const std::string& id, const std::string& yaml, std::vector<std::string> gang,
+                  bool auxiliary = false, Micros delay = Micros(0)) {
+  auto spec = ParseJobSpec(yaml, id + ".yaml");
+  if (!spec.ok()) return spec.status();
+  scheduler::JobInput in{id, spec->spec, w.now, 0, 0, 0};
+  in.group = "jg_1";
+  in.group_name = "g";
+  in.gang = std::move(gang);
+  in.auxiliary = auxiliary;
+  in.termination_delay = delay;
+  return w.engine->Submit(std::move(in));
+}
+
+TEST(SchedulerTest, AJobGroupsTasksStartTogetherOrNotAtAll) {
+  SimWorld w(TestEstate());
+  // q3 has 8 H100s: trainer and eval together ask for 16, so none starts,
+  // though the trainer and the helper would fit on their own.
+  std::vector<std::string> gang = {"trainer", "helper", "eval"};
+  ASSERT_TRUE(SubmitTask(w, "trainer", Job("t3", "H100:8"), gang).ok());
+  ASSERT_TRUE(SubmitTask(w, "helper", Job("t3", "L4:4"), gang).ok());
+  ASSERT_TRUE(SubmitTask(w, "eval", Job("t3", "H100:8"), gang).ok());
+  w.Tick();
+  w.Tick();
+  for (const auto& t : w.log) ADD_FAILURE() << "nothing may start: " << t.job_id << " " << t.message;
+  EXPECT_EQ(w.engine->running(), 0u) << "the tasks that fitted hold nothing";
+  EXPECT_EQ(w.engine->pending(), 3u);
+  auto explain = ExplainJson(w, "helper");
+  EXPECT_NE(explain.value("waiting", "").find("job group g: its tasks start together; task eval cannot start now"),
+            std::string::npos)
+      << explain.dump(2);
+  // The room the others took while it was tried is free again: a job of
+  // the same queue that fits alone starts.
+  ASSERT_TRUE(w.Submit("other", Job("t3", "L4:4")).ok());
+  w.Tick();
+  EXPECT_EQ(w.state["other"], JobState::kRunning);
+  auto cancelled = w.engine->Cancel("other", w.now);
+  ASSERT_TRUE(cancelled.ok());
+
+  // Without eval the rest fit: both start in the same cycle.
+  ASSERT_TRUE(w.engine->Cancel("eval", w.now).ok());
+  w.Tick();
+  const Transition* trainer = Find(w.log, "trainer", Transition::Kind::kDispatched);
+  const Transition* helper = Find(w.log, "helper", Transition::Kind::kDispatched);
+  ASSERT_NE(trainer, nullptr);
+  ASSERT_NE(helper, nullptr);
+  EXPECT_EQ(trainer->time, helper->time);
+  EXPECT_EQ(w.engine->running(), 2u);
+}
+
+TEST(SchedulerTest, AuxiliaryTasksEndOnceThePrimaryTasksHaveEnded) {
+  SimWorld w(TestEstate());
+  std::vector<std::string> gang = {"trainer", "buffer", "server"};
+  ASSERT_TRUE(SubmitTask(w, "trainer", Job("t1", "H100:1", "", "30m"), gang).ok());
+  ASSERT_TRUE(SubmitTask(w, "buffer", Job("t1", "H100:1", "", "9h"), gang, true, std::chrono::minutes(10)).ok());
+  ASSERT_TRUE(SubmitTask(w, "server", Job("t1", "H100:1", "", "9h"), gang, true).ok());
+  for (int i = 0; i < 120 && w.engine->Has("buffer"); ++i) w.Tick();
+  ASSERT_EQ(w.state["trainer"], JobState::kSucceeded);
+  const Transition* done = Find(w.log, "trainer", Transition::Kind::kAttemptEnded);
+  const Transition* buffer = Find(w.log, "buffer", Transition::Kind::kAttemptEnded);
+  const Transition* server = Find(w.log, "server", Transition::Kind::kAttemptEnded);
+  ASSERT_NE(buffer, nullptr);
+  ASSERT_NE(server, nullptr);
+  EXPECT_EQ(buffer->new_state, JobState::kCancelled);
+  EXPECT_EQ(buffer->outcome, AttemptOutcome::kCancelled);
+  EXPECT_EQ(buffer->message,
+            "ended: the primary tasks of job group g have all succeeded (termination_delay 10m)");
+  EXPECT_EQ(server->message, "ended: the primary tasks of job group g have all succeeded");
+  // The server at once, the buffer after its delay.
+  EXPECT_LT(server->time - done->time, std::chrono::minutes(2));
+  EXPECT_GE(buffer->time - done->time, std::chrono::minutes(10));
+  EXPECT_LT(buffer->time - done->time, std::chrono::minutes(12));
+  EXPECT_EQ(w.engine->pending() + w.engine->running(), 0u);
+
+  // A primary task that fails ends them at once, delay or not.
+  SimWorld f(TestEstate());
+  ASSERT_TRUE(SubmitTask(f, "trainer",
+                         "resources: {accelerators: H100:1, labels: {team: t1}}\n"
+                         "sim: {duration: 10m, exit_code: 2}\n",
+                         {"trainer", "buffer"})
+                  .ok());
+  ASSERT_TRUE(SubmitTask(f, "buffer", Job("t1", "H100:1", "", "9h"), {"trainer", "buffer"}, true,
+                         std::chrono::hours(1))
+                  .ok());
+  for (int i = 0; i < 60 && f.engine->Has("buffer"); ++i) f.Tick();
+  ASSERT_EQ(f.state["trainer"], JobState::kFailed);
+  const Transition* failed = Find(f.log, "trainer", Transition::Kind::kAttemptEnded);
+  const Transition* ended = Find(f.log, "buffer", Transition::Kind::kAttemptEnded);
+  ASSERT_NE(ended, nullptr);
+  EXPECT_EQ(ended->time, failed->time);
+  EXPECT_EQ(ended->message, "ended: the primary tasks of job group g have ended, not all of them succeeded");
+}
+
+TEST(SchedulerTest, AJobGroupTaskHandedOverAloneIsPlacedOnItsOwn) {
+  // As after a restart once the group had started: no gang to wait for,
+  // and an auxiliary task whose primary tasks already ended is ended.
+  SimWorld w(TestEstate());
+  ASSERT_TRUE(SubmitTask(w, "again", Job("t1", "H100:1"), {}).ok());
+  ASSERT_TRUE(SubmitTask(w, "left", Job("t2", "H100:1"), {}, true).ok());
+  w.Tick();
+  EXPECT_EQ(w.state["again"], JobState::kRunning);
+  EXPECT_EQ(w.state["left"], JobState::kRunning) << "its primary task runs";
+
+  SimWorld a(TestEstate());
+  ASSERT_TRUE(SubmitTask(a, "orphan", Job("t2", "H100:1"), {}, true).ok());
+  a.Tick();
+  const Transition* orphan = Find(a.log, "orphan", Transition::Kind::kAbandoned);
+  ASSERT_NE(orphan, nullptr);
+  EXPECT_EQ(orphan->new_state, JobState::kCancelled);
+  EXPECT_FALSE(a.engine->Has("orphan"));
+}
+
 TEST(SchedulerTest, SpotPreemptionRequeuesAndRetries) {
   SimWorld w(TestEstate());
   ASSERT_TRUE(w.Submit("spot", "resources: {accelerators: H100:8, use_spot: true, labels: {team: t1}}\n"

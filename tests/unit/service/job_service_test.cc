@@ -165,6 +165,35 @@ TEST_F(JobServiceTest, APipelineIsOneJobPerStepEachAfterTheOneBefore) {
   EXPECT_EQ(submitted_.size(), 2u);
 }
 
+// A job group is written whole too: one job per task, none after another,
+// each with its role, as the scheduler and a later reader need them.
+TEST_F(JobServiceTest, AJobGroupIsOneJobPerTaskWithItsRole) {
+  std::string yaml = "name: g\nexecution: parallel\nprimary_tasks: [eval-sweep]\ntermination_delay: 90\n---\n" +
+                     Spec() + "\n---\n" + Spec("nlp-eval") + "\n";
+  auto r = Submit(yaml);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->steps.size(), 2u);
+  for (const JobRecord& t : r->steps) {
+    auto stored = jobs_->Get(t.id);
+    ASSERT_TRUE(stored.ok());
+    const JobRecord& j = stored->job;
+    EXPECT_EQ(j.pipeline.rfind("jg_", 0), 0u) << j.pipeline;
+    EXPECT_EQ(j.pipeline_name, "g");
+    EXPECT_TRUE(j.job_group);
+    EXPECT_EQ(j.after, "") << "a group's tasks start together";
+    EXPECT_EQ(j.auxiliary, j.name == "nlp-eval");
+    EXPECT_EQ(j.termination_delay_seconds, j.name == "nlp-eval" ? 90 : 0);
+  }
+  auto events = Audit("job.submit");
+  ASSERT_EQ(events.size(), 2u);
+  const Details* group = events[1].details.Object("job_group");
+  ASSERT_NE(group, nullptr);
+  EXPECT_EQ(group->String("name"), "g");
+  EXPECT_EQ(group->Int("task"), 2);
+  EXPECT_EQ(group->Int("termination_delay_seconds"), 90);
+  EXPECT_EQ(events[1].details.Object("pipeline"), nullptr);
+}
+
 TEST_F(JobServiceTest, APipelineWithOneBadStepIsRefusedWholeWithEveryProblem) {
   std::string yaml = Spec() + "\n---\nresources: {accelerators: H100:8, labels: {team: nobody}}\n---\n"
                               "resources: {accelerators: H100:8, labels: {team: nobody-else}}\n";

@@ -368,21 +368,108 @@ TEST(TaskFileTest, EveryStepsProblemsAreReportedAtTheirLinesInTheFile) {
   EXPECT_EQ(at[1].first, 9);
 }
 
-TEST(TaskFileTest, JobGroupsAndBadHeadersAreRefusedWithTheReason) {
-  auto group = ParseTaskFile("name: g\nexecution: parallel\n---\nrun: a\n---\nrun: b\n", "g.yaml");
-  ASSERT_FALSE(group.ok());
-  ASSERT_FALSE(group.status().diagnostics().empty());
-  const Diagnostic& d = group.status().diagnostics().front();
-  EXPECT_EQ(d.line, 2);
-  EXPECT_EQ(d.field, "execution");
-  EXPECT_NE(d.message.find("job groups (execution: parallel) are not supported"), std::string::npos) << d.message;
+TEST(TaskFileTest, AJobGroupIsItsTasksWithTheirRolesAndDelays) {
+  const char* text =
+      "name: rl-post-train\n"
+      "execution: parallel\n"
+      "primary_tasks: [trainer]\n"
+      "termination_delay: {default: 30s, replay-buffer: 2m}\n"
+      "---\n"
+      "name: trainer\n"
+      "resources: {accelerators: H100:8}\n"
+      "run: ./train.sh\n"
+      "---\n"
+      "name: replay-buffer\n"
+      "resources: {cpus: 16+}\n"
+      "run: ./buffer.sh\n"
+      "---\n"
+      "name: data_server\n"
+      "run: ./serve.sh\n";
+  auto f = ParseTaskFile(text, "g.yaml");
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  EXPECT_TRUE(f->pipeline);
+  EXPECT_TRUE(f->job_group);
+  EXPECT_EQ(f->name, "rl-post-train");
+  ASSERT_EQ(f->steps.size(), 3u);
+  EXPECT_FALSE(f->steps[0].auxiliary);
+  EXPECT_EQ(f->steps[0].termination_delay_seconds, 0);
+  EXPECT_TRUE(f->steps[1].auxiliary);
+  EXPECT_EQ(f->steps[1].termination_delay_seconds, 120);
+  EXPECT_TRUE(f->steps[2].auxiliary);
+  EXPECT_EQ(f->steps[2].termination_delay_seconds, 30);
+  // What Causeway does not do for a group is said, at the header.
+  ASSERT_FALSE(f->steps[0].parsed.warnings.empty());
+  EXPECT_EQ(f->steps[0].parsed.warnings.back().field, "inter_connection");
+  EXPECT_EQ(f->steps[0].parsed.warnings.back().line, 1);
 
-  auto odd = ParseTaskFile("execution: serial\n---\nrun: a\n", "g.yaml");
+  // Without primary_tasks (or with an empty list) every task is primary;
+  // one delay for all; inter_connection: false says no network is needed.
+  for (const char* head : {"name: g\nexecution: parallel\ntermination_delay: 45\ninter_connection: false\n",
+                           "name: g\nexecution: parallel\nprimary_tasks: []\ninter_connection: false\n"}) {
+    auto all = ParseTaskFile(std::string(head) + "---\nname: a\nrun: a\n---\nname: b\nrun: b\n", "g.yaml");
+    ASSERT_TRUE(all.ok()) << head << all.status().ToString();
+    for (const auto& t : all->steps) {
+      EXPECT_FALSE(t.auxiliary);
+      EXPECT_TRUE(t.parsed.warnings.empty()) << t.parsed.warnings.front().ToString();
+    }
+  }
+  auto units = ParseTaskFile(
+      "name: g\nexecution: parallel\nprimary_tasks: [a]\ntermination_delay: 1H\n---\nname: a\nrun: a\n---\nname: b\nrun: b\n",
+      "g.yaml");
+  ASSERT_TRUE(units.ok()) << units.status().ToString();
+  EXPECT_EQ(units->steps[1].termination_delay_seconds, 3600);
+
+  // An explicit serial header is a pipeline's.
+  auto serial = ParseTaskFile("name: p\nexecution: serial\n---\nrun: a\n---\nrun: b\n", "p.yaml");
+  ASSERT_TRUE(serial.ok()) << serial.status().ToString();
+  EXPECT_TRUE(serial->pipeline);
+  EXPECT_FALSE(serial->job_group);
+}
+
+TEST(TaskFileTest, ABadJobGroupIsRefusedAtTheLineOfEachProblem) {
+  const char* text =
+      "name: g\n"                                          // 1
+      "execution: parallel\n"                              // 2
+      "primary_tasks: [trainer, ghost]\n"                  // 3
+      "termination_delay: {default: soon, eval: 5m}\n"     // 4
+      "---\n"                                              // 5
+      "name: trainer\n"                                    // 6
+      "run: a\n"                                           // 7
+      "---\n"                                              // 8
+      "run: b\n"                                           // 9
+      "---\n"                                              // 10
+      "name: trainer\n"                                    // 11
+      "run: c\n"                                           // 12
+      "---\n"                                              // 13
+      "name: bad name\n"                                   // 14
+      "run: d\n";                                          // 15
+  auto f = ParseTaskFile(text, "g.yaml");
+  ASSERT_FALSE(f.ok());
+  std::map<int, std::string> at;
+  for (const auto& d : f.status().diagnostics()) {
+    if (!d.warning) at[d.line] += d.message + "|";
+  }
+  EXPECT_NE(at[3].find("no task of the group is named \"ghost\""), std::string::npos) << at[3];
+  EXPECT_NE(at[4].find("expected a duration"), std::string::npos) << at[4];
+  EXPECT_NE(at[4].find("no task of the group is named \"eval\""), std::string::npos) << at[4];
+  EXPECT_NE(at[9].find("task 2 of a job group must have a name"), std::string::npos) << at[9];
+  EXPECT_NE(at[11].find("used twice"), std::string::npos) << at[11];
+  EXPECT_NE(at[14].find("letters, digits"), std::string::npos) << at[14];
+  EXPECT_NE(f.status().message().find("invalid job group"), std::string::npos) << f.status().message();
+
+  auto unnamed = ParseTaskFile("execution: parallel\n---\nname: a\nrun: a\n", "g.yaml");
+  ASSERT_FALSE(unnamed.ok());
+  EXPECT_NE(unnamed.status().ToString().find("must name the group"), std::string::npos) << unnamed.status().ToString();
+  auto odd = ParseTaskFile("name: g\nexecution: sideways\n---\nrun: a\n", "g.yaml");
   ASSERT_FALSE(odd.ok());
-  EXPECT_NE(odd.status().ToString().find("expected parallel"), std::string::npos) << odd.status().ToString();
+  EXPECT_NE(odd.status().ToString().find("expected parallel (a job group) or serial"), std::string::npos)
+      << odd.status().ToString();
   auto stray = ParseTaskFile("name: p\nprimary_tasks: [a]\n---\nrun: a\n", "g.yaml");
   ASSERT_FALSE(stray.ok());
   EXPECT_NE(stray.status().ToString().find("only a job group's header"), std::string::npos);
+  auto far = ParseTaskFile("name: g\nexecution: parallel\ntermination_delay: 31d\n---\nname: a\nrun: a\n", "g.yaml");
+  ASSERT_FALSE(far.ok());
+  EXPECT_NE(far.status().ToString().find("at most 30 days"), std::string::npos) << far.status().ToString();
   auto empty = ParseTaskFile("name: p\n---\n# nothing\n", "g.yaml");
   ASSERT_TRUE(empty.ok()) << "one document: a job spec named p";
   EXPECT_FALSE(empty->pipeline);
@@ -393,7 +480,7 @@ TEST(TaskFileTest, APipelineHasAtMostItsLimitOfSteps) {
   for (size_t i = 0; i <= kMaxPipelineSteps + 1; ++i) text += "run: s" + std::to_string(i) + "\n---\n";
   auto f = ParseTaskFile(text, "big.yaml");
   ASSERT_FALSE(f.ok());
-  EXPECT_NE(f.status().ToString().find("a pipeline has at most 32 steps"), std::string::npos) << f.status().ToString();
+  EXPECT_NE(f.status().ToString().find("a pipeline or job group has at most 32 steps"), std::string::npos) << f.status().ToString();
   std::string fits;
   for (size_t i = 0; i < kMaxPipelineSteps; ++i) fits += "run: s" + std::to_string(i) + "\n---\n";
   auto ok = ParseTaskFile(fits, "fits.yaml");

@@ -541,6 +541,29 @@ TEST_P(StoreTest, PipelineStepsReadBackAndAreListedByPipeline) {
   EXPECT_EQ(store_->ListJobs(JobFilter{})->size(), 3u);
 }
 
+TEST_P(StoreTest, JobGroupTasksReadBackWithTheirRoles) {
+  JobRecord primary = Job(), auxiliary = Job();
+  for (JobRecord* j : {&primary, &auxiliary}) {
+    j->pipeline = "jg_1";
+    j->pipeline_name = "rl";
+    j->steps = 2;
+    j->job_group = true;
+  }
+  auxiliary.step = 1;
+  auxiliary.auxiliary = true;
+  auxiliary.termination_delay_seconds = 90;
+  for (const JobRecord& j : {primary, auxiliary}) ASSERT_TRUE(store_->Write(InsertWithAudit(j)).ok());
+  auto a = store_->GetJob(auxiliary.id);
+  ASSERT_TRUE(a.ok() && a->has_value());
+  EXPECT_TRUE((*a)->job_group);
+  EXPECT_TRUE((*a)->auxiliary);
+  EXPECT_EQ((*a)->termination_delay_seconds, 90);
+  auto p = store_->GetJob(primary.id);
+  ASSERT_TRUE(p.ok() && p->has_value());
+  EXPECT_TRUE((*p)->job_group);
+  EXPECT_FALSE((*p)->auxiliary);
+}
+
 TEST_P(StoreTest, IdempotencyTokensAndStateUpdates) {
   JobRecord j = Job();
   ASSERT_TRUE(store_->Write([&](WriteTx& tx) -> Status {
