@@ -32,9 +32,9 @@ bool IsHeader(const YAML::Node& doc) {
 }
 
 // A name SkyPilot accepts for a job group and its tasks: letters, digits,
-// "-" and "_".
+// "-" and "_" (and, as every name here, at most 128 characters).
 bool SafeName(std::string_view s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+  return !s.empty() && s.size() <= 128 && std::all_of(s.begin(), s.end(), [](char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_';
   });
 }
@@ -91,10 +91,10 @@ void ReadHeader(const YAML::Node& doc, spec::YamlReader& r, TaskFile& out, Group
     }
     return;
   }
-  if (!name.IsDefined() || name.IsNull()) {
-    r.Error(doc, "name", "a job group's header must name the group");
-  } else if (!out.name.empty() && !SafeName(out.name)) {
-    r.Error(name, "name", "expected letters, digits, \"-\" and \"_\" only, got \"" + out.name + "\"");
+  if (out.name.empty()) {
+    r.Error(name.IsDefined() ? name : doc, "name", "a job group's header must name the group");
+  } else if (!SafeName(out.name)) {
+    r.Error(name, "name", "expected 1 to 128 letters, digits, \"-\" and \"_\", got \"" + out.name + "\"");
   }
   group.primary_tasks = spec::YamlReader::Child(doc, "primary_tasks");
   group.termination_delay = spec::YamlReader::Child(doc, "termination_delay");

@@ -460,6 +460,9 @@ TEST(TaskFileTest, ABadJobGroupIsRefusedAtTheLineOfEachProblem) {
   auto unnamed = ParseTaskFile("execution: parallel\n---\nname: a\nrun: a\n", "g.yaml");
   ASSERT_FALSE(unnamed.ok());
   EXPECT_NE(unnamed.status().ToString().find("must name the group"), std::string::npos) << unnamed.status().ToString();
+  auto blank = ParseTaskFile("name: \"\"\nexecution: parallel\n---\nname: a\nrun: a\n", "g.yaml");
+  ASSERT_FALSE(blank.ok());
+  EXPECT_NE(blank.status().ToString().find("must name the group"), std::string::npos) << blank.status().ToString();
   auto odd = ParseTaskFile("name: g\nexecution: sideways\n---\nrun: a\n", "g.yaml");
   ASSERT_FALSE(odd.ok());
   EXPECT_NE(odd.status().ToString().find("expected parallel (a job group) or serial"), std::string::npos)
