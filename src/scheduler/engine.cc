@@ -541,13 +541,11 @@ void Engine::Ended(JobMap::iterator it, const ProviderEvent& ev, std::vector<Tra
 void Engine::AdmitPending(Timestamp now, std::vector<Transition>& out) {
   using Entry = std::pair<int64_t, int>;  // share, queue slot
   std::priority_queue<Entry, std::vector<Entry>, std::greater<>> order;
-  // Per queue slot, the last job tried: a key, not an iterator, since a job
-  // group's start takes tasks out of any queue.
-  std::vector<std::optional<PendingKey>> tried(pending_.size());
+  std::vector<std::set<PendingKey>::iterator> cursor(pending_.size());
   auto share = [&](int slot) { return slot < static_cast<int>(quota_.queues()) ? quota_.DominantShare(slot) : 0; };
   for (size_t s = 0; s < pending_.size(); ++s) {
-    if (pending_[s].empty()) continue;
-    order.push({share(static_cast<int>(s)), static_cast<int>(s)});
+    cursor[s] = pending_[s].begin();
+    if (!pending_[s].empty()) order.push({share(static_cast<int>(s)), static_cast<int>(s)});
   }
   while (!order.empty()) {
     auto [sh, slot] = order.top();
@@ -557,18 +555,30 @@ void Engine::AdmitPending(Timestamp now, std::vector<Transition>& out) {
       continue;
     }
     auto& set = pending_[static_cast<size_t>(slot)];
-    auto& last = tried[static_cast<size_t>(slot)];
-    auto it = last ? set.upper_bound(*last) : set.begin();
+    auto& it = cursor[static_cast<size_t>(slot)];
     if (it == set.end()) continue;
-    last = *it;
+    auto next = std::next(it);
     Job& j = jobs_.at(std::get<2>(*it));
     bool admitted = false;
     auto group = j.input.group.empty() ? groups_.end() : groups_.find(j.input.group);
     if (group != groups_.end() && !group->second.started) {
-      // Once per cycle for the whole gang, whichever of its tasks comes first.
-      admitted = group->second.tried != ticks_ && TryAdmitGang(group->second, now, out);
+      // Once per cycle for the whole gang, whichever of its tasks comes
+      // first. Its start takes tasks out of any queue: every cursor is found
+      // again by the job it points at.
+      it = next;
+      if (group->second.tried != ticks_) {
+        std::vector<std::optional<PendingKey>> at(pending_.size());
+        for (size_t s = 0; s < pending_.size(); ++s) {
+          if (cursor[s] != pending_[s].end()) at[s] = *cursor[s];
+        }
+        admitted = TryAdmitGang(group->second, now, out);
+        for (size_t s = 0; s < pending_.size(); ++s) {
+          cursor[s] = at[s] ? pending_[s].lower_bound(*at[s]) : pending_[s].end();
+        }
+      }
     } else {
       admitted = TryAdmit(j, now, out);
+      it = next;
     }
     bool strict = slot < static_cast<int>(quota_.queues()) && quota_.config(slot).strict_fifo;
     if (admitted || !strict) order.push({share(slot), slot});
