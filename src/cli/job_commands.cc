@@ -59,8 +59,7 @@ void PrintJobsTable(const json& jobs) {
 // Prints what `migrate`, `db check` and `db copy` found; exit 8 when the
 // chain is broken.
 
-// A job's pipeline: its name and place, and each step (that the caller
-// may see) with its state, `id` marked.
+// Whether a job's pipeline block is a job group's.
 bool JobGroup(const json& p) { return Str(p, "execution") == "parallel"; }
 
 // A task's role in its job group, in words.

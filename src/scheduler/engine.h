@@ -13,6 +13,9 @@
 //      not fit does not block the ones behind it, unless its queue is
 //      strict FIFO. A job may preempt lower-priority work of its own queue,
 //      and a queue within its nominal quota reclaims what others borrowed.
+//      The tasks of a job group start in the same Tick or none does.
+//   Before admission, auxiliary tasks of job groups whose primary tasks
+//   have ended are ended once their termination delay has passed.
 //
 // Not thread-safe: the owner serializes calls.
 #pragma once

@@ -102,7 +102,8 @@ Result<std::vector<JobService::Step>> JobService::PrepareSteps(const identity::P
     const std::string& name = tasks.steps[i].parsed.spec.name;
     for (Diagnostic& d : diags) {
       if (tasks.pipeline && d.line == 0) {
-        d.message = (tasks.job_group ? "task " : "step ") + std::to_string(i + 1) + (name.empty() ? "" : " (" + name + ")") + ": " + d.message;
+        d.message = (tasks.job_group ? "task " : "step ") + std::to_string(i + 1) +
+                    (name.empty() ? "" : " (" + name + ")") + ": " + d.message;
       }
     }
     return diags;
