@@ -18,6 +18,8 @@ test_pkgs=(
   jq
   # git: a job's git workdir is cloned by the real backends' scripts.
   git
+  # openssl: the command checks provenance signatures as any verifier would.
+  openssl
   # A real Slurm cluster for the Slurm adapter's tests (scripts/slurm/up.sh),
   # with accounting (slurmdbd on MariaDB).
   munge slurmctld slurmd slurm-client slurmrestd slurm-wlm-jwt-plugin

@@ -207,13 +207,12 @@ Result<PublicKey> PublicKey::FromJwk(const json& jwk) {
 }
 
 bool PublicKey::Verify(std::string_view input, std::string_view signature) const {
-  std::string der;
-  if (alg_ == Alg::kES256) {
-    auto converted = EcRawToDer(signature);
-    if (!converted) return false;
-    der = std::move(*converted);
-    signature = der;
-  }
+  if (alg_ != Alg::kES256) return VerifyDer(input, signature);
+  auto der = EcRawToDer(signature);
+  return der && VerifyDer(input, *der);
+}
+
+bool PublicKey::VerifyDer(std::string_view input, std::string_view signature) const {
   MdCtx md(EVP_MD_CTX_new());
   if (!md || EVP_DigestVerifyInit(md.get(), nullptr, EVP_sha256(), nullptr, key_.get()) != 1) return false;
   return EVP_DigestVerify(md.get(), reinterpret_cast<const unsigned char*>(signature.data()), signature.size(),
@@ -276,6 +275,16 @@ json SigningKey::PublicJwk() const {
 Result<std::string> SigningKey::Sign(const json& claims) const {
   json header = {{"alg", AlgName(alg_)}, {"kid", kid_}, {"typ", "JWT"}};
   std::string input = Base64UrlEncode(header.dump()) + "." + Base64UrlEncode(claims.dump());
+  ASSIGN_OR_RETURN(std::string sig, SignDer(input));
+  if (alg_ == Alg::kES256) {
+    auto raw = EcDerToRaw(sig);
+    if (!raw) return Internal("signing failed");
+    sig = std::move(*raw);
+  }
+  return input + "." + Base64UrlEncode(sig);
+}
+
+Result<std::string> SigningKey::SignDer(std::string_view input) const {
   MdCtx md(EVP_MD_CTX_new());
   size_t n = 0;
   if (!md || EVP_DigestSignInit(md.get(), nullptr, EVP_sha256(), nullptr, key_.get()) != 1 ||
@@ -288,12 +297,7 @@ Result<std::string> SigningKey::Sign(const json& claims) const {
     return Internal("signing failed");
   }
   sig.resize(n);
-  if (alg_ == Alg::kES256) {
-    auto raw = EcDerToRaw(sig);
-    if (!raw) return Internal("signing failed");
-    sig = std::move(*raw);
-  }
-  return input + "." + Base64UrlEncode(sig);
+  return sig;
 }
 
 Result<KeySet> KeySet::FromJwks(const json& jwks) {

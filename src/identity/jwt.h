@@ -43,6 +43,9 @@ class PublicKey {
   Alg alg() const { return alg_; }
   // Whether `signature` (raw JWS bytes) signs `input` under this key.
   bool Verify(std::string_view input, std::string_view signature) const;
+  // The same for a signature in the algorithm's own encoding (ASN.1 DER
+  // for ES256, as DSSE carries it; PKCS#1 v1.5 bytes for RS256).
+  bool VerifyDer(std::string_view input, std::string_view signature) const;
 
  private:
   std::shared_ptr<EVP_PKEY> key_;
@@ -67,6 +70,9 @@ class SigningKey {
   nlohmann::json PublicJwk() const;
   // A compact JWS of `claims` with header {"alg", "kid", "typ": "JWT"}.
   Result<std::string> Sign(const nlohmann::json& claims) const;
+  // The signature of `input` (SHA-256) in the algorithm's own encoding
+  // (ASN.1 DER for ES256).
+  Result<std::string> SignDer(std::string_view input) const;
 
  private:
   std::shared_ptr<EVP_PKEY> key_;
