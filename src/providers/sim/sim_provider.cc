@@ -176,14 +176,25 @@ Status SimProvider::Place(const LaunchRequest& r, Timestamp started, Timestamp n
 Result<std::string> SimProvider::Launch(const LaunchRequest& request, Timestamp now) {
   RETURN_IF_ERROR(Place(request, now, now));
   if (!dispatch_log_.empty()) {
-    int fd = ::open(dispatch_log_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (fd >= 0) {
-      std::string line = request.job_id + " " + std::to_string(request.attempt) + "\n";
-      (void)!::write(fd, line.data(), line.size());
-      ::close(fd);
+    if (request.held) {
+      held_.insert({request.job_id, request.attempt});
+    } else {
+      LogDispatch(request.job_id, request.attempt);
     }
   }
   return "sim:" + request.job_id + ":" + std::to_string(request.attempt);
+}
+
+void SimProvider::Release(const std::string& job_id, int attempt, const std::map<std::string, std::string>&) {
+  if (held_.erase({job_id, attempt})) LogDispatch(job_id, attempt);
+}
+
+void SimProvider::LogDispatch(const std::string& job_id, int attempt) const {
+  int fd = ::open(dispatch_log_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  std::string line = job_id + " " + std::to_string(attempt) + "\n";
+  (void)!::write(fd, line.data(), line.size());
+  ::close(fd);
 }
 
 Status SimProvider::Restore(const LaunchRequest& request, Timestamp started_at) {
@@ -196,6 +207,7 @@ void SimProvider::FreeRoom(const Running& r) {
 }
 
 Status SimProvider::Cancel(const std::string& job_id, int attempt) {
+  held_.erase({job_id, attempt});
   auto it = running_.find({job_id, attempt});
   if (it == running_.end()) return NotFound("attempt " + std::to_string(attempt) + " of " + job_id + " is not running");
   FreeRoom(it->second);

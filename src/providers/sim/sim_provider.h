@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <optional>
 #include <queue>
 #include <string>
@@ -39,6 +40,9 @@ class SimProvider final : public ProviderAdapter, public providers::OutageDrill 
   Result<std::string> Launch(const LaunchRequest& request, Timestamp now) override;
   Status Restore(const LaunchRequest& request, Timestamp started_at) override;
   Status Cancel(const std::string& job_id, int attempt) override;
+  // The simulated run starts at Launch, held or not; Release only marks the
+  // moment a real backend would have received it (the dispatch log).
+  void Release(const std::string& job_id, int attempt, const std::map<std::string, std::string>& env) override;
   std::vector<ProviderEvent> Poll(Timestamp now) override;
   int ResolvePool(const std::string& cluster, const std::string& pool) const override;
   bool Fits(int pool, int gpus_per_node, int nodes) const override;
@@ -49,9 +53,11 @@ class SimProvider final : public ProviderAdapter, public providers::OutageDrill 
     return NotFound("job " + job_id + " ran on the simulated estate, which runs no programs and keeps no output");
   }
 
-  // Appends "JOB ATTEMPT" to `path` for every launch (not re-adoptions),
-  // one write each, so several processes can share the file: a check that
-  // no attempt is ever dispatched twice across replicas.
+  // Appends "JOB ATTEMPT" to `path` for every launch (not re-adoptions)
+  // when a real backend would receive it: at Launch, or at Release for a
+  // held launch (one cancelled first is never written). One write each, so
+  // several processes can share the file: a check that no attempt is ever
+  // dispatched twice across replicas.
   void SetDispatchLog(std::string path) { dispatch_log_ = std::move(path); }
 
   // When the next running attempt ends, if any: lets virtual-time drivers
@@ -101,6 +107,8 @@ class SimProvider final : public ProviderAdapter, public providers::OutageDrill 
   std::priority_queue<std::pair<int64_t, Key>, std::vector<std::pair<int64_t, Key>>, std::greater<>> ends_;
   std::vector<ProviderEvent> outage_events_;
   std::string dispatch_log_;
+  std::set<Key> held_;  // held launches not yet released, while dispatch_log_ is set
+  void LogDispatch(const std::string& job_id, int attempt) const;
 };
 
 }  // namespace causeway::sim
