@@ -167,19 +167,30 @@ void Engine::StepEnded(const std::string& id, bool succeeded, const std::string&
   }
 }
 
-void Engine::Abandon(JobMap::iterator it, const std::string& why, Timestamp now, std::vector<Transition>& out) {
-  const Job& j = it->second;
+Transition Engine::CancelledWaiting(const Job& j, Timestamp now, std::string message) const {
   Transition t;
   t.kind = Transition::Kind::kAbandoned;
   t.job_id = j.input.id;
   t.team = j.input.spec.team;
   t.time = now;
   t.new_state = JobState::kCancelled;
-  t.message = "not run: " + why;
+  t.message = std::move(message);
   t.attempts = j.input.attempts;
   t.total_gpu_seconds = j.input.gpu_seconds;
   t.total_cost_micros = j.input.cost_micros;
-  out.push_back(std::move(t));
+  return t;
+}
+
+Transition Engine::CancelRunning(Job& j, Timestamp now, const std::string& reason) {
+  (void)j.provider->Cancel(j.input.id, j.attempt);
+  Transition t = EndAttempt(j, now, AttemptOutcome::kCancelled, -1, reason);
+  t.new_state = JobState::kCancelled;
+  return t;
+}
+
+void Engine::Abandon(JobMap::iterator it, const std::string& why, Timestamp now, std::vector<Transition>& out) {
+  const Job& j = it->second;
+  out.push_back(CancelledWaiting(j, now, "not run: " + why));
   std::string id = j.input.id;
   jobs_.erase(it);
   StepEnded(id, false, "was not run", now, out);
@@ -307,10 +318,7 @@ Result<std::vector<Transition>> Engine::Cancel(const std::string& job_id, Timest
   Job& j = it->second;
   std::vector<Transition> out;
   if (j.running) {
-    (void)j.provider->Cancel(j.input.id, j.attempt);
-    Transition t = EndAttempt(j, now, AttemptOutcome::kCancelled, -1, "cancelled");
-    t.new_state = JobState::kCancelled;
-    out.push_back(std::move(t));
+    out.push_back(CancelRunning(j, now, "cancelled"));
   } else {
     Dequeue(j);
     if (auto w = waiting_for_.find(j.input.after); w != waiting_for_.end()) {
@@ -387,23 +395,10 @@ void Engine::EndAuxiliaries(Timestamp now, std::vector<Transition>& out) {
       Job& j = it->second;
       std::string reason = why + (delay.count() > 0 ? " (termination_delay " + FormatDuration(delay) + ")" : "");
       if (j.running) {
-        (void)j.provider->Cancel(j.input.id, j.attempt);
-        Transition t = EndAttempt(j, now, AttemptOutcome::kCancelled, -1, reason);
-        t.new_state = JobState::kCancelled;
-        out.push_back(std::move(t));
+        out.push_back(CancelRunning(j, now, reason));
       } else {
         Dequeue(j);
-        Transition t;
-        t.kind = Transition::Kind::kAbandoned;
-        t.job_id = j.input.id;
-        t.team = j.input.spec.team;
-        t.time = now;
-        t.new_state = JobState::kCancelled;
-        t.message = reason;
-        t.attempts = j.input.attempts;
-        t.total_gpu_seconds = j.input.gpu_seconds;
-        t.total_cost_micros = j.input.cost_micros;
-        out.push_back(std::move(t));
+        out.push_back(CancelledWaiting(j, now, reason));
       }
       LeaveGroup(j, false);
       jobs_.erase(it);

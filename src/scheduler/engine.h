@@ -307,6 +307,10 @@ class Engine : private placement::CapacityView {
   // `succeeded`, else abandoned (with theirs in turn) and reported.
   void StepEnded(const std::string& id, bool succeeded, const std::string& how, Timestamp now,
                  std::vector<Transition>& out);
+  // The report of `j`, not running, cancelled by the scheduler (kAbandoned).
+  Transition CancelledWaiting(const Job& j, Timestamp now, std::string message) const;
+  // Stops `j`'s running attempt and reports it ended, the job cancelled.
+  Transition CancelRunning(Job& j, Timestamp now, const std::string& reason);
   // Reports pipeline step `it` as never to run (`why`), removes it and
   // abandons the steps waiting for it.
   void Abandon(JobMap::iterator it, const std::string& why, Timestamp now, std::vector<Transition>& out);
