@@ -104,6 +104,10 @@ show "$cw" submit "$root/examples/pipelines/vision-nightly.yaml"
 step "A job group: its tasks start together; the auxiliary one ends after the primary one"
 show "$cw" submit "$root/examples/job-groups/nlp-rl.yaml"
 
+step "A job that needs CUDA 12.4 goes only where the estate declares it"
+cuda_id=$(submit eval-cuda)
+show "$cw" explain "$cuda_id"
+
 step "Waiting for every job to finish (at ${speed}x)"
 deadline=$((SECONDS + timeout))
 while :; do
@@ -124,6 +128,21 @@ show "$cw" audit log --action reaper. --since 7d
 
 step "What a job cost, attempt by attempt (preempted attempts are cost too)"
 show "$cw" cost job "$llama"
+
+step "Provenance: the signed record of what ran, where, on what, resumed from which checkpoint"
+show "$cw" provenance "$llama" -o "$data/train-llama.provenance.json"
+show "$cw" provenance verify "$data/train-llama.provenance.json"
+"$cw" provenance "$llama" --statement > "$data/train-llama.statement.json"
+attempts=$(grep -c '"name": "attempt/' "$data/train-llama.statement.json" || true)
+if (( attempts > 1 )); then
+  step "What changed between its first and last attempts"
+  show "$cw" provenance diff "$llama@1" "$llama@$attempts"
+else
+  step "What differed between two runs"
+  show "$cw" provenance diff "$llama" "$eval_id"
+fi
+step "A rerun pinned to what the record says (GPU type and count, nodes, CUDA, driver, image digest)"
+show "$cw" rerun "$llama" --dry-run
 
 step "The provider's bill (FOCUS 1.2), joined to teams by the tags Causeway sets on what it launches"
 show "$cw" cost import "$root/examples/bills/nebius-2026-10.csv" --provider nebius

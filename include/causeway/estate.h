@@ -61,6 +61,11 @@ struct NodePool {
   std::optional<int> disk_gb;  // local disk per node for jobs, where declared
   std::optional<int> cpus;       // CPUs per node, where declared
   std::optional<int> memory_gb;  // memory per node, where declared
+  // Software its nodes declare (`software: {driver: 550.54.15, cuda: "12.4",
+  // image: registry/x@sha256:…}`), by name (one of kDeclaredSoftware): what
+  // a job's requirements are matched against and what the simulated estate
+  // reports as the facts of its attempts.
+  std::map<std::string, std::string> software;
 
   bool cpu_only() const { return gpu_type == kCpuType; }
 };

@@ -118,6 +118,11 @@ struct JobSpec {
   std::optional<NodeAmount> cpus;       // resources.cpus, per node
   std::optional<NodeAmount> memory_gb;  // resources.memory, per node
   std::string image_id;
+  // Software the nodes must declare (Causeway's own `resources.cuda`,
+  // `resources.driver`): a version requirement (">=12.4", "12.4", "==12.4",
+  // "<13"), matched against what each pool declares.
+  std::string cuda;
+  std::string driver;
   std::map<std::string, std::string> labels;  // resources.labels and labels, merged
   std::string owner;                          // labels.owner
   std::string team;                           // labels.team

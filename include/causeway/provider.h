@@ -77,6 +77,10 @@ struct ProviderEvent {
   // kStarted, kHandedOver: the backend's id for the attempt, where Launch
   // could not know it yet ("" keeps the one Launch returned).
   std::string backend_id;
+  // kEnded: what the attempt's probe wrote on each of its nodes, as written
+  // (provenance::ParseProbe reads it; bounded by the backend as it reads),
+  // where the backend runs one.
+  std::vector<std::string> node_facts;
 };
 
 // One GPU's utilization at one moment.

@@ -97,6 +97,10 @@ struct Attempt {
   // them (utilization integrated over time). Goodput = work / gpu_seconds.
   int64_t observed_gpu_seconds = 0;
   int64_t work_gpu_seconds = 0;
+  // What is known of where and on what it ran (provenance::AttemptFacts as
+  // JSON): the pool's declared facts from its dispatch, and what the
+  // backend's probe found on each node once it ended.
+  std::string facts = "{}";
 };
 
 // A checkpoint a running job registered; the next attempt resumes from the
@@ -108,6 +112,20 @@ struct Checkpoint {
   std::string path;  // URI or path where the job wrote it
   std::optional<int64_t> step;
   Timestamp created_at;
+  std::string digest;  // "sha256:<64 hex>" when the job gave one
+};
+
+// A fact a job added to its own record through its attempt credential (an
+// experiment tracker's run id, hyperparameters, a metrics summary, an
+// artifact's digest). `value` is JSON text, bounded when recorded.
+struct JobFact {
+  std::string job_id;
+  int64_t seq = 0;  // 1, 2, ... per job; assigned by the store
+  int attempt = 0;
+  std::string name;
+  std::string value;
+  std::string recorded_by;  // the credential's id
+  Timestamp recorded_at;
 };
 
 struct IdempotencyRecord {
@@ -159,9 +177,14 @@ struct DirectoryEntry {
 // A key Causeway signs workload identity tokens with (identity/workload.h).
 // The private key is kept in the database so every replica signs with the
 // same keys; whoever can read the database can mint workload tokens.
-// Keys whose kid starts with this sign the audit chain's checkpoints; the
-// others sign workload tokens. Neither kind is ever used for the other.
+// Keys whose kid starts with this sign the audit chain's checkpoints, with
+// kProvenanceKeyPrefix provenance records; the others sign workload tokens.
+// No kind is ever used for another.
 inline constexpr std::string_view kAuditKeyPrefix = "audit-";
+inline constexpr std::string_view kProvenanceKeyPrefix = "provenance-";
+inline bool IsWorkloadKey(std::string_view kid) {
+  return kid.rfind(kAuditKeyPrefix, 0) != 0 && kid.rfind(kProvenanceKeyPrefix, 0) != 0;
+}
 
 struct SigningKeyRecord {
   std::string kid;

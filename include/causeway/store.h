@@ -24,7 +24,7 @@
 namespace causeway {
 
 // The schema version this build writes; every backend migrates to it.
-inline constexpr int kLatestSchemaVersion = 19;
+inline constexpr int kLatestSchemaVersion = 20;
 
 // A named lease one process holds at a time: the scheduler's leadership
 // among replicas. `epoch` grows each time the lease changes hands; it is the
@@ -92,6 +92,8 @@ class JobWriter {
   virtual Status PutAttempt(const Attempt& attempt) = 0;
   // Appends a checkpoint; assigns its seq.
   virtual Status AddCheckpoint(Checkpoint& checkpoint) = 0;
+  // Appends a fact the job recorded; assigns its seq.
+  virtual Status AddJobFact(JobFact& fact) = 0;
 
   // Stores `record` unless its (scope, key) is stored already. Returns
   // nullopt when this unit claimed the key, or the record stored before (and
@@ -226,6 +228,10 @@ struct JobFilter {
   int limit = 100;
 };
 
+struct AuditRange {
+  int64_t first = 0, last = 0, count = 0;
+};
+
 struct AuditFilter {
   std::string actor;
   std::string action;     // exact, or a prefix ending in '.', e.g. "job."
@@ -288,6 +294,8 @@ class JobReader {
   virtual Result<std::vector<MeteredAttempt>> ListAttemptsBetween(Timestamp from, Timestamp to) const = 0;
   // Oldest first.
   virtual Result<std::vector<Checkpoint>> ListCheckpoints(const std::string& job_id) const = 0;
+  // Oldest first.
+  virtual Result<std::vector<JobFact>> ListJobFacts(const std::string& job_id) const = 0;
   // The highest attempt number ever set out to launch for the job (0: none).
   virtual Result<int> LastLaunch(const std::string& job_id) const = 0;
 
@@ -343,6 +351,10 @@ class AuditReader {
   // through ScanAudit, `details` re-serialized canonically.
   virtual Status ScanAuditRaw(const std::function<bool(const audit::RawAuditEvent&)>& fn) const;
   virtual Result<audit::ChainHead> GetAuditHead() const = 0;
+  // The sequence numbers of the first and last audit events about
+  // `resource` (exact), and how many there are; {0, 0, 0} when none. An
+  // index lookup.
+  virtual Result<AuditRange> GetAuditRange(const std::string& resource) const = 0;
 
  protected:
   ~AuditReader() = default;

@@ -27,6 +27,7 @@ ApiService::ApiService(Services& services, Store& store, CommitQueue& queue, con
       breakglass_(services.breakglass),
       audit_(services.audit),
       checkpoints_(services.checkpoints),
+      provenance_(services.provenance),
       workload_(services.workload),
       token_cache_(services.token_cache),
       directory_(services.directory),
@@ -97,6 +98,7 @@ void ApiService::AddRoutes() {
   Public("GET", "/healthz", Bind(&ApiService::Health));
   Route("GET", "/metrics", kScopeMetricsRead, Bind(&ApiService::RenderMetrics));
   AddAuditRoutes();
+  AddProvenanceRoutes();
   AddCostRoutes();
   AddJobRoutes();
   AddClusterRoutes();

@@ -68,6 +68,7 @@ class ApiService {
   void AddTelemetryRoutes();  // telemetry_api.cc
   void AddCostRoutes();       // cost_api.cc
   void AddAuditRoutes();      // audit_api.cc
+  void AddProvenanceRoutes(); // provenance_api.cc
   void AddAccessRoutes();     // access_api.cc: tokens, whoami, bindings, access explained
   void AddPeopleRoutes();     // people_api.cc
   void AddBreakglassRoutes(); // breakglass_api.cc
@@ -156,6 +157,13 @@ class ApiService {
   Result<HttpResponse> RefreshWorkloadToken(HttpRequest& req);
   Result<HttpResponse> RotateSigningKeys(HttpRequest& req);
 
+  // Provenance.
+  Result<HttpResponse> JobProvenance(HttpRequest& req);
+  Result<HttpResponse> ProvenanceKeys(HttpRequest& req);
+  Result<HttpResponse> ExportProvenance(HttpRequest& req);
+  Result<HttpResponse> RecordJobFacts(HttpRequest& req);
+  Result<HttpResponse> RerunSpec(HttpRequest& req);
+
   Result<HttpResponse> Health(HttpRequest& req);
   Result<HttpResponse> RenderMetrics(HttpRequest& req);
 
@@ -174,6 +182,7 @@ class ApiService {
   BreakglassService& breakglass_;
   AuditService& audit_;
   CheckpointService& checkpoints_;
+  ProvenanceService& provenance_;
   WorkloadService& workload_;
   identity::TokenCache& token_cache_;
   identity::PersonDirectory& directory_;

@@ -245,11 +245,15 @@ void ApiService::RegisterCheckpoint(HttpRequest& req, Reply reply) {
   if (!path.ok()) return reply(ErrorResponse(path.status()));
   auto step = body->Int("step", 0, INT64_MAX);
   if (!step.ok()) return reply(ErrorResponse(step.status()));
-  jobs_.RegisterCheckpoint(*req.principal, req.params["id"], *path, *step,
-                           [reply](Result<Checkpoint> r) {
-                             if (!r.ok()) return reply(ErrorResponse(r.status()));
-                             reply(JsonResponse(201, {{"checkpoint", ToJson(*r)}}));
-                           });
+  auto digest = body->String("digest");
+  if (!digest.ok()) return reply(ErrorResponse(digest.status()));
+  jobs_.RegisterCheckpoint(
+      *req.principal, req.params["id"], *path, *step,
+      [reply](Result<Checkpoint> r) {
+        if (!r.ok()) return reply(ErrorResponse(r.status()));
+        reply(JsonResponse(201, {{"checkpoint", ToJson(*r)}}));
+      },
+      *digest);
 }
 
 Result<HttpResponse> ApiService::JobLogs(HttpRequest& req) {

@@ -186,6 +186,7 @@ Status Serve(const ServeOptions& o) {
   std::string own_url = o.advertise_url.empty() ? "http://" + hso.host + ":" + std::to_string(bound) : o.advertise_url;
   scheduler.SetServerUrl(own_url);
   if (workload) workload->SetDefaultIssuer(own_url);
+  services.provenance.SetBuilderId(own_url);  // who provenance records name as their builder
   scheduler.Start(std::chrono::milliseconds(std::max(10, o.tick_ms)));
   if (reaper) reaper->Start(std::chrono::milliseconds(std::max(10, o.tick_ms)));
   Ticker checkpoints;

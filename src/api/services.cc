@@ -22,6 +22,7 @@ Services::Services(Store& store, CommitQueue& queue, const Estate& estate, const
       breakglass(store, queue, estate, wall, [this](const std::string& id) { token_cache.Forget(id); }),
       audit(store, queue, wall),
       checkpoints(store, queue, wall),
+      provenance(store, queue, estate, wall, provenance::Builder{"causeway", CAUSEWAY_VERSION_STRING}),
       workload(queue, wall) {
   // A directory change that may change someone's access is carried through
   // at once: provider accounts follow, a deactivated person is deprovisioned.

@@ -18,6 +18,7 @@
 #include "service/checkpoint_service.h"
 #include "service/job_service.h"
 #include "service/people_service.h"
+#include "service/provenance_service.h"
 #include "service/scheduler_service.h"
 #include "service/scim_service.h"
 #include "service/token_service.h"
@@ -51,6 +52,8 @@ class Services {
   BreakglassService breakglass;
   AuditService audit;
   CheckpointService checkpoints;
+  // Jobs' signed provenance records, and the facts jobs add to them.
+  ProvenanceService provenance;
   // Refreshes attempts' workload tokens once the server has an issuer
   // (workload.SetIssuer); refuses without one.
   WorkloadService workload;

@@ -29,6 +29,7 @@
 #include "cli/errors.h"
 #include "cli/identity_commands.h"
 #include "cli/job_commands.h"
+#include "cli/provenance_commands.h"
 #include "cli/local_db.h"
 #include "cli/spec_inputs.h"
 #include "cli/table.h"
@@ -95,7 +96,7 @@ int PrintVerify(const json& j, bool json_output) {
 int VerifyOffline(const std::string& db_path, const std::string& public_key, bool json_output) {
   std::optional<identity::jwt::KeySet> keys;
   if (!public_key.empty()) {
-    auto loaded = LoadAuditKeys(public_key);
+    auto loaded = LoadPublicKeys(public_key);
     if (!loaded.ok()) return Fail(loaded.status());
     keys = std::move(*loaded);
   }
@@ -645,6 +646,7 @@ int Main(int argc, char** argv) {
   AddExplain(c);
   AddQueuesAndProviders(c);
   AddCheckpointsAndLogs(c);
+  AddProvenanceCommands(c);
   AddWhoami(c);
   AddCostCommands(c);
   AddIdentityCommands(app, api, g, rc);

@@ -267,9 +267,12 @@ void AddCheckpointsAndLogs(Cli& c) {
   cp_register->add_option("--job", cp_job, "job id (inside a job: $CAUSEWAY_JOB_ID)")->required();
   cp_register->add_option("--path", cp_path, "where it was written, e.g. s3://bucket/run/step-1000")->required();
   cp_register->add_option("--step", cp_step, "training step");
+  std::string& cp_digest = c.Keep<std::string>();
+  cp_register->add_option("--digest", cp_digest, "its digest, sha256:HEX: it becomes an output of the job's provenance record");
   cp_register->callback([&] {
     json body = {{"path", cp_path}};
     if (cp_step >= 0) body["step"] = cp_step;
+    if (!cp_digest.empty()) body["digest"] = cp_digest;
     auto j = api.Call("POST", "/v1/jobs/" + net::UrlEncode(cp_job) + "/checkpoints", body.dump(), rc);
     if (!j) return;
     if (g.json_output) return PrintJson(*j);

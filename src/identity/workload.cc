@@ -52,7 +52,7 @@ std::string WorkloadIssuer::issuer() const {
 Result<std::optional<WriteFn>> WorkloadIssuer::FirstKeyWrite(Timestamp now) {
   ASSIGN_OR_RETURN(auto keys, store_.ListSigningKeys());
   for (const SigningKeyRecord& k : keys) {
-    if (k.kid.rfind(kAuditKeyPrefix, 0) != 0) return std::optional<WriteFn>();
+    if (IsWorkloadKey(k.kid)) return std::optional<WriteFn>();
   }
   ASSIGN_OR_RETURN(SigningKeyRecord first, NewKey(config_.alg, now));
   return std::optional<WriteFn>([first, now](WriteTx& tx) -> Status {
@@ -67,7 +67,7 @@ Result<WriteFn> WorkloadIssuer::RotateWrite(Timestamp now, const std::string& ac
   ASSIGN_OR_RETURN(SigningKeyRecord next, NewKey(config_.alg, now));
   std::vector<SigningKeyRecord> retiring;
   for (SigningKeyRecord& k : keys) {
-    if (k.superseded_at || k.kid.rfind(kAuditKeyPrefix, 0) == 0) continue;
+    if (k.superseded_at || !IsWorkloadKey(k.kid)) continue;
     k.superseded_at = now;
     retiring.push_back(std::move(k));
   }
@@ -92,7 +92,7 @@ Status WorkloadIssuer::Reload() {
   ASSIGN_OR_RETURN(auto records, store_.ListSigningKeys());
   std::vector<Loaded> keys;
   for (SigningKeyRecord& r : records) {
-    if (r.kid.rfind(kAuditKeyPrefix, 0) == 0) continue;  // the audit chain's
+    if (!IsWorkloadKey(r.kid)) continue;  // the audit chain's, the provenance's
     ASSIGN_OR_RETURN(jwt::SigningKey key, jwt::SigningKey::FromPem(r.private_pem, AlgOf(r.alg), r.kid));
     keys.push_back(Loaded{std::move(r), std::move(key)});
   }

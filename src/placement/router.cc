@@ -1,4 +1,5 @@
 #include "placement/router.h"
+#include "spec/software.h"
 
 #include <algorithm>
 #include <optional>
@@ -118,6 +119,30 @@ bool NodesHonoured(const JobSpec& spec, const Cluster& c, const NodePool& pool, 
   return true;
 }
 
+// The software the job requires (resources.cuda, resources.driver) against
+// what the pool declares: a pool that declares nothing is not promised to
+// have it, on any backend.
+bool SoftwareDeclared(const JobSpec& spec, const NodePool& pool, std::string* why) {
+  for (auto [name, want, words] : {std::tuple{"cuda", &spec.cuda, "CUDA"}, std::tuple{"driver", &spec.driver, "driver"}}) {
+    if (want->empty()) continue;
+    auto req = ParseVersionRequirement(*want);
+    auto has = pool.software.find(name);
+    if (has == pool.software.end()) {
+      return Refuse(why, [&] {
+        return std::string("resources.") + name + ": pool " + pool.name + " declares no " + words +
+               " version (software." + name + "), the job requires " + *want;
+      });
+    }
+    if (!req.ok() || !req->Matches(has->second)) {
+      return Refuse(why, [&] {
+        return std::string("resources.") + name + ": pool " + pool.name + " declares " + words + " " + has->second +
+               ", the job requires " + *want;
+      });
+    }
+  }
+  return true;
+}
+
 // What the backend does with the job: its image, workdir and file mounts.
 bool BackendHonours(const JobSpec& spec, const Alternative& alt, const Cluster& c, std::string* why) {
   const Honours& h = c.honours;
@@ -156,7 +181,7 @@ bool BackendHonours(const JobSpec& spec, const Alternative& alt, const Cluster& 
 }  // namespace
 
 bool Honoured(const JobSpec& spec, const Alternative& alt, const Cluster& c, const NodePool& pool, std::string* why) {
-  return NodesHonoured(spec, c, pool, why) && BackendHonours(spec, alt, c, why);
+  return NodesHonoured(spec, c, pool, why) && SoftwareDeclared(spec, pool, why) && BackendHonours(spec, alt, c, why);
 }
 
 bool Router::Evaluate(const JobSpec& spec, int alt, const Entry& e, const CapacityView* view,

@@ -1,4 +1,5 @@
 #include "policy/policy.h"
+#include "provenance/probe.h"
 
 #include <algorithm>
 #include <cctype>
@@ -202,6 +203,8 @@ std::string WorkspaceScript(const JobSpec& spec, const std::string& job_id, int 
   } else if (!spec.workdir.path.empty()) {
     out += "cd -- " + TargetPath(spec.workdir.path) + "\n";
   }
+  // The code's revision, for the attempt's provenance.
+  if (!spec.workdir.empty()) out += provenance::CodeRevisionScript();
   return out;
 }
 

@@ -78,4 +78,13 @@ Result<std::string> Verify(const json& envelope, std::string_view payload_type, 
   return PermissionDenied("DSSE envelope: no signature verifies with the given keys");
 }
 
+Result<std::string> UnverifiedPayload(const json& envelope) {
+  if (!envelope.is_object()) return InvalidArgument("DSSE envelope: expected a JSON object");
+  ASSIGN_OR_RETURN(std::string payload, Field(envelope, "payload", ""));
+  if (payload.size() > kMaxPayloadBytes / 3 * 4 + 4) return InvalidArgument("DSSE envelope: payload too large");
+  auto bytes = FromBase64(payload);
+  if (!bytes) return InvalidArgument("DSSE envelope: payload is not base64");
+  return *bytes;
+}
+
 }  // namespace causeway::provenance

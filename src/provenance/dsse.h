@@ -41,4 +41,9 @@ Result<nlohmann::json> Sign(std::string_view payload_type, std::string_view payl
 Result<std::string> Verify(const nlohmann::json& envelope, std::string_view payload_type,
                            const identity::jwt::KeySet& keys);
 
+// The payload of `envelope` decoded, checking no signature: for reading a
+// record already verified, or one compared but not trusted.
+// kInvalidArgument for a malformed envelope.
+Result<std::string> UnverifiedPayload(const nlohmann::json& envelope);
+
 }  // namespace causeway::provenance

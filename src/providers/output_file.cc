@@ -1,4 +1,5 @@
 #include "providers/output_file.h"
+#include "provenance/probe.h"
 
 #include <algorithm>
 #include <fstream>
@@ -23,6 +24,16 @@ std::string ReadOutputTail(const std::string& path, int64_t bytes) {
   std::streamoff size = in.tellg();
   auto tail = ReadOutputRange(path, std::max<std::streamoff>(0, size - bytes), bytes);
   return tail.ok() ? *tail : "";
+}
+
+std::vector<std::string> ReadNodeFacts(const std::string& facts_file) {
+  std::vector<std::string> out;
+  for (int node = 0; node < provenance::kMaxProbedNodes; ++node) {
+    auto text = ReadOutputRange(facts_file + "." + std::to_string(node), 0, provenance::kMaxFactsFileBytes);
+    if (!text.ok()) break;
+    out.push_back(std::move(*text));
+  }
+  return out;
 }
 
 }  // namespace causeway

@@ -72,6 +72,22 @@ std::string_view OwnerName(Owner o) {
   return "nobody";
 }
 
+Owner OwnerOf(FailureClass c) {
+  switch (c) {
+    case FailureClass::kNodeFault:
+    case FailureClass::kProviderOutage: return Owner::kProvider;
+    case FailureClass::kStorageFull:
+    case FailureClass::kDataPath: return Owner::kPlatform;
+    case FailureClass::kOutOfMemory:
+    case FailureClass::kTimeout:
+    case FailureClass::kUserError: return Owner::kResearcher;
+    case FailureClass::kNone:
+    case FailureClass::kPreemption:
+    case FailureClass::kCancelled: return Owner::kNobody;
+  }
+  return Owner::kNobody;
+}
+
 Classification Classify(AttemptOutcome outcome, int exit_code, const std::string& reason, const std::string& log_tail) {
   std::string text = Lower(reason + "\n" + log_tail);
   // NVIDIA XID errors name a GPU fault whatever the exit looked like.

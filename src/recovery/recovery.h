@@ -36,6 +36,8 @@ std::optional<FailureClass> ParseFailureClass(std::string_view name);
 // Who has to act next.
 enum class Owner { kNobody, kResearcher, kPlatform, kProvider };
 std::string_view OwnerName(Owner o);
+// Who acts next after a failure of class `c` (what Classify decides with it).
+Owner OwnerOf(FailureClass c);
 
 struct Classification {
   FailureClass failure = FailureClass::kNone;

@@ -270,6 +270,7 @@ Transition Engine::AttemptTransition(const Job& j, Transition::Kind kind, Timest
   t.resumed_from = j.resumed_from;
   t.flavor = j.flavor_name;
   t.gpus = j.gpus;
+  t.nodes = j.input.spec.num_nodes;
   t.reserved = j.reserved;
   t.borrowed = j.borrowed;
   t.price_micros = j.price_micros;
@@ -493,6 +494,7 @@ void Engine::Ended(JobMap::iterator it, const ProviderEvent& ev, std::vector<Tra
     return;
   }
   Transition t = EndAttempt(j, ev.time, ev.outcome, ev.exit_code, ev.reason);
+  t.node_facts = ev.node_facts;
   auto cls = recovery::Classify(ev.outcome, ev.exit_code, ev.reason, ev.log_tail);
   auto decision = recovery::Decide(recovery::PolicyFor(j.input.spec), cls, j.input.attempts - j.unlaunched);
   bool retry = decision.retry;

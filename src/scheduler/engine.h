@@ -125,6 +125,7 @@ struct Transition {
   std::string backend_id;  // the provider's id for the attempt
   std::string flavor;
   int64_t gpus = 0;
+  int nodes = 0;  // of the attempt's gang
   bool reserved = false;
   int64_t borrowed = 0;
   int64_t price_micros = 0;  // per GPU-hour
@@ -143,6 +144,7 @@ struct Transition {
   int64_t total_gpu_seconds = 0;
   int64_t total_cost_micros = 0;
   Placement placement;  // the routing decision of the attempt, for explain
+  std::vector<std::string> node_facts;  // kAttemptEnded: ProviderEvent::node_facts
 };
 
 // A job handed to the engine.

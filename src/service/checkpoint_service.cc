@@ -227,7 +227,7 @@ Result<TrailReport> VerifyTrail(const Store& store, const jwt::KeySet* given) {
   return report;
 }
 
-Result<jwt::KeySet> LoadAuditKeys(const std::string& path) {
+Result<jwt::KeySet> LoadPublicKeys(const std::string& path) {
   ASSIGN_OR_RETURN(std::string text, ReadFile(path));
   json doc = json::parse(text, nullptr, false);
   if (doc.is_discarded() || !doc.is_object()) return InvalidArgument(path + ": expected a JWKS or a JWK (JSON object)");

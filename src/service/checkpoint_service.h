@@ -54,8 +54,9 @@ struct TrailReport {
 // audit keys in the store when `keys` is null.
 Result<TrailReport> VerifyTrail(const Store& store, const identity::jwt::KeySet* keys = nullptr);
 
-// The audit keys of a JWKS file (as GET /v1/audit/keys serves it), or of a
-// single JWK. kInvalidArgument naming the file.
-Result<identity::jwt::KeySet> LoadAuditKeys(const std::string& path);
+// The keys of a JWKS file (as GET /v1/audit/keys and GET
+// /v1/provenance/keys serve them), or of a single JWK. kInvalidArgument
+// naming the file.
+Result<identity::jwt::KeySet> LoadPublicKeys(const std::string& path);
 
 }  // namespace causeway

@@ -1,5 +1,7 @@
 #include "service/job_service.h"
 
+#include <algorithm>
+#include <cctype>
 #include <openssl/crypto.h>
 
 #include <memory>
@@ -305,16 +307,23 @@ void JobService::Cancel(const identity::Principal& who, const std::string& job_i
 }
 
 void JobService::RegisterCheckpoint(const identity::Principal& who, const std::string& job_id, std::string path,
-                                    std::optional<int64_t> step, std::function<void(Result<Checkpoint>)> done) {
+                                    std::optional<int64_t> step, std::function<void(Result<Checkpoint>)> done,
+                                    std::string digest) {
   if (path.empty() || path.size() > 2048 || path.find('\n') != std::string::npos) {
     return done(InvalidArgument("field \"path\" must be a checkpoint location of 1 to 2048 characters, such as "
                                 "s3://bucket/run/step-1000 or /checkpoints/run/step-1000"));
   }
   if (step && *step < 0) return done(InvalidArgument("field \"step\" cannot be negative"));
+  bool hex = digest.size() == 71 && digest.rfind("sha256:", 0) == 0 &&
+             std::all_of(digest.begin() + 7, digest.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)) || (c >= 'a' && c <= 'f'); });
+  if (!digest.empty() && !hex) {
+    return done(InvalidArgument("field \"digest\" must be sha256: followed by 64 lower-case hex digits"));
+  }
   auto cp = std::make_shared<Checkpoint>();
   cp->job_id = job_id;
   cp->path = std::move(path);
   cp->step = step;
+  cp->digest = std::move(digest);
   cp->created_at = clock_.Now();
   std::string actor = who.token_id;
   WriteFn work = [cp, actor](WriteTx& tx) -> Status {
@@ -332,6 +341,7 @@ void JobService::RegisterCheckpoint(const identity::Principal& who, const std::s
     e.resource = "job/" + cp->job_id;
     e.details = {{"seq", cp->seq}, {"attempt", cp->attempt}, {"path", cp->path}};
     if (cp->step) e.details["step"] = *cp->step;
+    if (!cp->digest.empty()) e.details["digest"] = cp->digest;
     RETURN_IF_ERROR(tx.AppendAudit(e));
     return tx.AppendChange(Change{0, Change::Kind::kCheckpoint, cp->job_id, cp->path, cp->created_at});
   };

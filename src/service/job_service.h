@@ -100,9 +100,12 @@ class JobService {
               std::function<void(Result<Cancellation>)> done);
 
   // Records a checkpoint of a job that has not finished; its next attempt
-  // resumes from the latest one. `done` is called exactly once.
+  // resumes from the latest one. `digest` ("sha256:<64 hex>", or "") makes
+  // it an output of the job's provenance record. `done` is called exactly
+  // once.
   void RegisterCheckpoint(const identity::Principal& who, const std::string& job_id, std::string path,
-                          std::optional<int64_t> step, std::function<void(Result<Checkpoint>)> done);
+                          std::optional<int64_t> step, std::function<void(Result<Checkpoint>)> done,
+                          std::string digest = "");
   Result<std::vector<Checkpoint>> Checkpoints(const std::string& job_id) const;
 
   Result<JobDetail> Get(const std::string& job_id) const;

@@ -9,6 +9,7 @@
 #include "identity/tokens.h"
 #include "service/job_service.h"
 #include "service/scheduler_service.h"
+#include "provenance/facts.h"
 #include "scheduler/explain_json.h"
 #include "spec/spec_json.h"
 
@@ -73,6 +74,22 @@ Attempt AttemptOf(const Transition& t) {
     a.cost_micros = t.cost_micros;
   }
   return a;
+}
+
+// What is known of where the attempt ran (provenance/facts.h): the
+// estate's word from its placement and, once it ended, what the backend's
+// probe found on its nodes.
+std::string FactsOf(const Estate& estate, const Transition& t) {
+  int per_node = static_cast<int>(t.nodes > 0 ? t.gpus / t.nodes : t.gpus);
+  provenance::AttemptFacts facts = provenance::FactsAtPlacement(estate, t.cluster, t.pool, per_node, t.nodes);
+  if (t.kind == Transition::Kind::kAttemptEnded) {
+    const Cluster* c = estate.FindCluster(t.cluster);
+    bool simulated = c && c->honours.everything;
+    std::string backend = simulated ? "the simulated estate" : c && !c->honours.backend.empty() ? c->honours.backend
+                                                                                                : "its backend";
+    provenance::AddProbe(facts, t.node_facts, !simulated, backend);
+  }
+  return provenance::ToJson(facts).dump();
 }
 
 }  // namespace
@@ -194,6 +211,7 @@ std::vector<WriteFn> SchedulerService::Persist(const std::vector<Transition>& tr
       launch->env.clear();  // secrets: not kept in the write
     }
     Attempt attempt = AttemptOf(t);
+    if (!t.cluster.empty()) attempt.facts = FactsOf(estate_, t);
     if (t.kind == Transition::Kind::kAttemptEnded && utilization_) {
       telemetry::Utilization u = utilization_(t.job_id, t.attempt);
       int64_t observed = u.observed_gpu_seconds(), work = u.work_gpu_seconds();

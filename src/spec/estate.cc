@@ -12,6 +12,7 @@
 #include "spec/accelerators.h"
 #include "spec/estate_parser.h"
 #include "spec/settings_reader.h"
+#include "spec/software.h"
 #include "spec/yaml_reader.h"
 
 namespace causeway {
@@ -187,7 +188,8 @@ void EstateParser::ParseCluster(const YAML::Node& n, const std::string& f) {
     int i = 0;
     for (const auto& pn : pools) {
       std::string pf = JoinField(f, "node_pools[" + std::to_string(i++) + "]");
-      static const KeySet kPoolKeys{{"name", "gpu_type", "gpus_per_node", "nodes", "interconnect", "disk_gb", "cpus", "memory_gb"}};
+      static const KeySet kPoolKeys{{"name", "gpu_type", "gpus_per_node", "nodes", "interconnect", "disk_gb", "cpus", "memory_gb",
+                                     "software"}};
       if (!r_.CheckMap(pn, pf, kPoolKeys)) continue;
       c.node_pools.push_back(ParseNodePool(pn, pf, seen));
     }
@@ -243,7 +245,27 @@ NodePool EstateParser::ParseNodePool(const YAML::Node& pn, const std::string& pf
     r_.Error(Get(pn, "interconnect"), JoinField(pf, "interconnect"),
              "unknown interconnect \"" + pool.interconnect + "\": expected infiniband, roce, ethernet, nvlink or none");
   }
+  if (auto sw = Get(pn, "software"); sw.IsDefined() && !sw.IsNull()) ParseSoftware(sw, JoinField(pf, "software"), pool);
   return pool;
+}
+
+void EstateParser::ParseSoftware(const YAML::Node& n, const std::string& f, NodePool& pool) {
+  auto values = r_.StringMap(n, f);
+  if (!values) return;
+  for (const auto& [name, value] : *values) {
+    if (std::find(std::begin(kDeclaredSoftware), std::end(kDeclaredSoftware), name) == std::end(kDeclaredSoftware)) {
+      r_.Error(Get(n, name), JoinField(f, name),
+               "unknown software \"" + name + "\": expected driver, cuda, os, kernel, image, nccl, cudnn or torch");
+    } else if (value.empty() || value.size() > 256 ||
+               std::any_of(value.begin(), value.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20; })) {
+      r_.Error(Get(n, name), JoinField(f, name), "expected a version or image reference of 1 to 256 characters");
+    } else if ((name == "cuda" || name == "driver") && (!ParseVersionRequirement(value).ok() || !std::isdigit(
+                                                                                    static_cast<unsigned char>(value[0])))) {
+      r_.Error(Get(n, name), JoinField(f, name), "expected a version such as 12.4 or 550.54.15");
+    } else {
+      pool.software[name] = value;
+    }
+  }
 }
 
 void EstateParser::ParsePrice(const YAML::Node& n, const std::string& f) {

@@ -191,6 +191,8 @@ class EstateParser {
   // One entry of a cluster's node_pools (a CPU-only pool when it has no
   // gpu_type); `seen` holds the cluster's pool names so far.
   NodePool ParseNodePool(const YAML::Node& pn, const std::string& pf, std::set<std::string>& seen);
+  // `software:` of a pool: names of kDeclaredSoftware to versions or images.
+  void ParseSoftware(const YAML::Node& n, const std::string& f, NodePool& pool);
 
   void ParsePrice(const YAML::Node& n, const std::string& f);
 

@@ -12,6 +12,7 @@
 #include <set>
 #include <sstream>
 
+#include "spec/software.h"
 #include "spec/accelerators.h"
 #include "spec/yaml_reader.h"
 
@@ -36,7 +37,7 @@ const std::set<std::string> kStores{"s3", "gcs", "azure", "r2", "ibm", "oci", "n
 
 const KeySet kResourceKeys{
     {"accelerators", "infra", "cloud", "region", "use_spot", "disk_size", "image_id", "labels", "any_of", "ordered",
-     "cpus", "memory"},
+     "cpus", "memory", "cuda", "driver"},
     {"zone", "instance_type", "ports", "disk_tier", "accelerator_args",
      "job_recovery", "spot_recovery", "network_tier", "autostop",
      "priority"}};
@@ -226,6 +227,20 @@ class JobSpecParser {
     spec_.zone = base.zone;
     spec_.use_spot = base.use_spot;
     spec_.image_id = base.image_id;
+    // Causeway's own: software the nodes must declare.
+    for (auto [key, dest] : {std::pair{"cuda", &spec_.cuda}, std::pair{"driver", &spec_.driver}}) {
+      auto n = Get(res, key);
+      if (!n.IsDefined() || n.IsNull()) continue;
+      std::string field = std::string("resources.") + key;
+      auto v = r_.String(n, field);
+      if (!v) continue;
+      auto req = ParseVersionRequirement(*v);
+      if (!req.ok()) {
+        r_.Error(n, field, req.status().message());
+      } else {
+        *dest = req->ToString();
+      }
+    }
     if (auto n = Get(res, "disk_size"); n.IsDefined() && !n.IsNull()) ParseDiskSize(n);
     if (auto n = Get(res, "cpus"); n.IsDefined() && !n.IsNull()) spec_.cpus = ParseAmount(n, "resources.cpus", false);
     if (auto n = Get(res, "memory"); n.IsDefined() && !n.IsNull()) {

@@ -68,6 +68,8 @@ nlohmann::json ToJson(const JobSpec& s) {
   if (!s.zone.empty()) j["zone"] = s.zone;
   if (!s.priority_class.empty()) j["priority_class"] = s.priority_class;
   if (s.disk_size_gb) j["disk_size_gb"] = *s.disk_size_gb;
+  if (!s.cuda.empty()) j["cuda"] = s.cuda;
+  if (!s.driver.empty()) j["driver"] = s.driver;
   if (s.cpus) j["cpus"] = s.cpus->ToString();
   if (s.memory_gb) j["memory_gb"] = s.memory_gb->ToString();
   if (s.time_limit) j["time_limit_seconds"] = s.time_limit->count() / 1'000'000;
@@ -177,6 +179,8 @@ Result<JobSpec> JobSpecFromJson(const nlohmann::json& j) {
     s.priority_class = j.value("priority_class", "");
     s.ignored_fields = j.at("ignored_fields").get<std::vector<std::string>>();
     if (j.contains("disk_size_gb")) s.disk_size_gb = j["disk_size_gb"].get<int>();
+    s.cuda = j.value("cuda", "");
+    s.driver = j.value("driver", "");
     auto amount = [](const std::string& text) {
       NodeAmount a;
       a.or_more = !text.empty() && text.back() == '+';

@@ -177,6 +177,8 @@ nlohmann::json ToJson(const Attempt& a) {
                       {"placement", placement.is_discarded() ? nlohmann::json::object() : placement}};
   if (a.ended_at) j["ended_at"] = FormatRfc3339(*a.ended_at);
   if (a.exit_code) j["exit_code"] = *a.exit_code;
+  nlohmann::json facts = nlohmann::json::parse(a.facts, nullptr, false);
+  j["facts"] = facts.is_object() ? facts : nlohmann::json::object();
   return j;
 }
 
@@ -208,6 +210,7 @@ nlohmann::json ToJson(const Checkpoint& c) {
   nlohmann::json j = {{"job", c.job_id}, {"seq", c.seq}, {"attempt", c.attempt}, {"path", c.path},
                       {"created_at", FormatRfc3339(c.created_at)}};
   j["step"] = c.step ? nlohmann::json(*c.step) : nlohmann::json();
+  if (!c.digest.empty()) j["digest"] = c.digest;
   return j;
 }
 

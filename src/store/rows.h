@@ -123,7 +123,7 @@ void JobEventValues(Sink& s, const JobEvent& e) {
 inline constexpr const char* kAttemptInsertColumns =
     "job_id, number, cluster, state, started_at, ended_at, exit_code, failure_class, pool, flavor, gpus, reserved, "
     "borrowed, price_micros, gpu_seconds, cost_micros, placement, backend_id, resumed_from, observed_gpu_seconds, "
-    "work_gpu_seconds";
+    "work_gpu_seconds, facts";
 using schema::kAttemptColumnCount;
 using schema::kAttemptColumns;
 template <typename Row>
@@ -150,6 +150,7 @@ Attempt ReadAttempt(const Row& r) {
   a.resumed_from = r.Text(18);
   a.observed_gpu_seconds = r.Int(19);
   a.work_gpu_seconds = r.Int(20);
+  a.facts = r.Text(21);
   return a;
 }
 template <typename Sink>
@@ -159,7 +160,7 @@ void AttemptValues(Sink& s, const Attempt& a) {
   s.Add(a.failure_class).Add(a.pool).Add(a.flavor).Add(int64_t{a.gpus}).Add(int64_t{a.reserved ? 1 : 0});
   s.Add(int64_t{a.borrowed}).Add(int64_t{a.price_micros}).Add(int64_t{a.gpu_seconds}).Add(int64_t{a.cost_micros});
   s.Add(a.placement).Add(a.backend_id).Add(a.resumed_from).Add(int64_t{a.observed_gpu_seconds});
-  s.Add(int64_t{a.work_gpu_seconds});
+  s.Add(int64_t{a.work_gpu_seconds}).Add(a.facts);
 }
 // An attempt followed by its job's team, owner and state.
 template <typename Row>
@@ -168,14 +169,23 @@ MeteredAttempt ReadMeteredAttempt(const Row& r) {
                         ParseJobState(r.Text(kAttemptColumnCount + 2)).value_or(JobState::kPending)};
 }
 
-inline constexpr const char* kCheckpointColumns = "job_id, seq, attempt, path, step, created_at";
+inline constexpr const char* kCheckpointColumns = "job_id, seq, attempt, path, step, created_at, digest";
 template <typename Row>
 Checkpoint ReadCheckpoint(const Row& r) {
-  return Checkpoint{r.Text(0), r.Int(1), static_cast<int>(r.Int(2)), r.Text(3), r.OptInt(4), FromUnixMicros(r.Int(5))};
+  return Checkpoint{r.Text(0),        r.Int(1), static_cast<int>(r.Int(2)), r.Text(3), r.OptInt(4),
+                    FromUnixMicros(r.Int(5)), r.Text(6)};
 }
 template <typename Sink>
 void CheckpointValues(Sink& s, const Checkpoint& c) {
   s.Add(c.job_id).Add(int64_t{c.seq}).Add(int64_t{c.attempt}).Add(c.path).Add(c.step).Add(ToUnixMicros(c.created_at));
+  s.Add(c.digest);
+}
+
+inline constexpr const char* kJobFactColumns = "job_id, seq, attempt, name, value, recorded_by, recorded_at";
+template <typename Row>
+JobFact ReadJobFact(const Row& r) {
+  return JobFact{r.Text(0), r.Int(1), static_cast<int>(r.Int(2)), r.Text(3), r.Text(4), r.Text(5),
+                 FromUnixMicros(r.Int(6))};
 }
 
 inline constexpr const char* kIdempotencyColumns = "scope, key, request_hash, job_id, created_at";

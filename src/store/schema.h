@@ -315,6 +315,24 @@ ALTER TABLE jobs ADD COLUMN job_group INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE jobs ADD COLUMN auxiliary INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE jobs ADD COLUMN termination_delay_s BIGINT NOT NULL DEFAULT 0;
 )sql",
+    // 20: provenance: what each attempt ran on, checkpoints' digests, the
+    // facts jobs record about themselves, and audit events found by
+    // resource (a job's range of the chain).
+    R"sql(
+ALTER TABLE attempts ADD COLUMN facts TEXT NOT NULL DEFAULT '{}';
+ALTER TABLE checkpoints ADD COLUMN digest TEXT NOT NULL DEFAULT '';
+CREATE TABLE job_facts (
+  job_id TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  attempt INTEGER NOT NULL,
+  name TEXT NOT NULL,
+  value TEXT NOT NULL,
+  recorded_by TEXT NOT NULL,
+  recorded_at INTEGER NOT NULL,
+  PRIMARY KEY (job_id, seq)
+);
+CREATE INDEX audit_by_resource ON audit_events(resource, seq);
+)sql",
 };
 
 // The migration that adds directory_members: both stores fill it from the
@@ -411,8 +429,8 @@ inline std::string DirectoryNameKey(std::string name) {
 inline constexpr const char* kAttemptColumns =
     "a.job_id, a.number, a.cluster, a.state, a.started_at, a.ended_at, a.exit_code, a.failure_class, a.pool, "
     "a.flavor, a.gpus, a.reserved, a.borrowed, a.price_micros, a.gpu_seconds, a.cost_micros, a.placement, "
-    "a.backend_id, a.resumed_from, a.observed_gpu_seconds, a.work_gpu_seconds";
-inline constexpr int kAttemptColumnCount = 21;
+    "a.backend_id, a.resumed_from, a.observed_gpu_seconds, a.work_gpu_seconds, a.facts";
+inline constexpr int kAttemptColumnCount = 22;
 
 
 // The same DDL in PostgreSQL's words: 64-bit integers, and a sequence for the

@@ -87,6 +87,10 @@ class FaultyStore final : public Store {
     if (Status st = ReadFailure(); !st.ok()) return st;
     return real_.ListCheckpoints(job_id);
   }
+  Result<std::vector<JobFact>> ListJobFacts(const std::string& job_id) const override {
+    if (Status st = ReadFailure(); !st.ok()) return st;
+    return real_.ListJobFacts(job_id);
+  }
   Result<int> LastLaunch(const std::string& job_id) const override {
     if (Status st = ReadFailure(); !st.ok()) return st;
     return real_.LastLaunch(job_id);
@@ -150,6 +154,10 @@ class FaultyStore final : public Store {
   Result<audit::ChainHead> GetAuditHead() const override {
     if (Status st = ReadFailure(); !st.ok()) return st;
     return real_.GetAuditHead();
+  }
+  Result<AuditRange> GetAuditRange(const std::string& resource) const override {
+    if (Status st = ReadFailure(); !st.ok()) return st;
+    return real_.GetAuditRange(resource);
   }
   Result<std::optional<BillingImport>> FindBillingImport(const std::string& digest) const override {
     if (Status st = ReadFailure(); !st.ok()) return st;

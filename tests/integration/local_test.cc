@@ -2,6 +2,7 @@
 // real Slurm and resuming on a second cluster (the local executor).
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
@@ -388,6 +389,54 @@ TEST(LocalExecutorTest, AJobGroupsTasksStartTogetherAndAuxiliaryOnesEndAfterTheP
   EXPECT_FALSE(std::filesystem::exists(out + "/eval.txt"));
 }
 
+// Each attempt records what the probe found where it ran: this machine's
+// name, kernel and OS, and (it has no NVIDIA driver) GPU facts not detected,
+// with the reason, never invented; the job adds facts of its own through its
+// attempt credential, and they are part of its record.
+TEST(LocalExecutorTest, AttemptsCarryTheProbesFactsAndTheJobsOwn) {
+  TempDir dir("local-facts");
+  std::string out = dir.path() + "/out";
+  EstateServer s(dir, "providers: [{name: here, kind: local, regions: [{name: r1, zone: eu}]}]\nclusters:\n" + LocalCluster(out));
+  std::string digest = "sha256:" + Sha256Hex("model");
+  std::string id = s.Submit("resources: {accelerators: H200:1}\nenvs: {CW: " + std::string(CAUSEWAY_BINARY) +
+                            "}\nrun: $CW record stage=eval 'metrics={\"loss\": 0.25}' --artifact model.pt=" + digest + "\n");
+  ASSERT_TRUE(Eventually([&] { return s.Get("/v1/jobs/" + id)["state"] == "succeeded"; })) << s.Get("/v1/jobs/" + id).dump(2);
+  json attempt = s.Get("/v1/jobs/" + id)["attempts"][0];
+  const json& facts = attempt["facts"];
+  EXPECT_EQ(facts["probe"], "ran") << facts.dump(2);
+  ASSERT_EQ(facts["nodes"].size(), 1u) << facts.dump(2);
+  const json& node = facts["nodes"][0];
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  EXPECT_EQ(node["name"], host);
+  EXPECT_TRUE(node["facts"]["kernel"].is_string()) << node.dump(2);
+  EXPECT_TRUE(node["facts"]["os"].is_string()) << node.dump(2);
+  EXPECT_TRUE(node["facts"]["image"].is_object()) << "the local executor runs no image: not detected";
+  if (std::system("command -v nvidia-smi > /dev/null 2>&1") != 0) {
+    // No GPU on this machine: the record says so and why.
+    EXPECT_TRUE(node["gpus"].empty());
+    EXPECT_NE(node["gpus_not_detected"].get<std::string>().find("nvidia-smi is not on the PATH"), std::string::npos)
+        << node.dump(2);
+    EXPECT_TRUE(node["facts"]["driver"].contains("not_detected")) << node.dump(2);
+  } else {
+    EXPECT_FALSE(node["gpus"].empty()) << node.dump(2);
+  }
+  json statement = s.Get("/v1/jobs/" + id + "/provenance?format=statement");
+  ASSERT_EQ(statement["subject"].size(), 1u) << statement.dump(2);
+  EXPECT_EQ(statement["subject"][0]["name"], "model.pt");
+  EXPECT_EQ(statement["subject"][0]["digest"]["sha256"], digest.substr(7));
+  std::string text = statement.dump();
+  EXPECT_NE(text.find("\"stage\""), std::string::npos);
+  EXPECT_NE(text.find("0.25"), std::string::npos);
+  // Recorded with the attempt's own credential, which ended with it.
+  json audit = s.Get("/v1/audit?action=job.record&limit=10");
+  ASSERT_EQ(audit["events"].size(), 1u) << audit.dump(2);
+  EXPECT_EQ(audit["events"][0]["actor"], "tokj_" + id + "_1");
+  auto late = s.process().Client().Send("POST", "/v1/jobs/" + id + "/facts", json{{"facts", {{"x", 1}}}}.dump(),
+                                        Auth(s.process().admin_token()));
+  EXPECT_EQ(late->status, 409) << "a record closes when its job ends: " << late->body;
+}
+
 TEST(FallbackTest, ACheckpointedJobKilledOnSlurmResumesOnAnotherCluster) {
   std::string why;
   auto cluster = SlurmCluster::Start(why);
@@ -424,6 +473,26 @@ TEST(FallbackTest, ACheckpointedJobKilledOnSlurmResumesOnAnotherCluster) {
   std::string line;
   std::getline(log, line);
   EXPECT_EQ(line, "resumed from /shared/ckpt/step-500 on laptop");
+
+  // The record: Slurm's attempt with what the probe found on its node, the
+  // checkpoint it registered, and the laptop's attempt resumed from it.
+  json statement = s.Get("/v1/jobs/" + id + "/provenance?format=statement");
+  const json& by = statement["predicate"]["runDetails"]["byproducts"];
+  ASSERT_GE(by.size(), 2u) << statement.dump(2);
+  EXPECT_EQ(by[0]["annotations"]["cluster"], "lab-slurm");
+  EXPECT_EQ(by[0]["annotations"]["checkpoints"][0]["path"], "/shared/ckpt/step-500");
+  const json& slurm = by[0]["annotations"]["facts"];
+  EXPECT_EQ(slurm["probe"], "ran") << slurm.dump(2);
+  ASSERT_EQ(slurm["nodes"].size(), 1u) << slurm.dump(2);
+  EXPECT_FALSE(slurm["nodes"][0]["name"].get<std::string>().empty());
+  EXPECT_TRUE(slurm["nodes"][0]["facts"]["kernel"].is_string()) << slurm.dump(2);
+  EXPECT_EQ(by[1]["annotations"]["resumed_from"], "/shared/ckpt/step-500");
+  EXPECT_EQ(by[1]["annotations"]["facts"]["probe"], "ran");
+  auto diff = RunCli({"--json", "provenance", "diff", id + "@1", id + "@2"},
+                     {{"CAUSEWAY_SERVER", s.process().url()}, {"CAUSEWAY_TOKEN", s.process().admin_token()}});
+  ASSERT_EQ(diff.exit_code, 0) << diff.err;
+  EXPECT_NE(diff.out.find("\"lab-slurm\""), std::string::npos) << diff.out;
+  EXPECT_NE(diff.out.find("\"laptop\""), std::string::npos) << diff.out;
 }
 
 }  // namespace

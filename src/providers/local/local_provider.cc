@@ -3,6 +3,7 @@
 
 #include "causeway/text.h"
 #include "providers/output_file.h"
+#include "provenance/probe.h"
 #include "providers/registry.h"
 
 #include <fcntl.h>
@@ -107,7 +108,9 @@ Status LocalProvider::Start(const LaunchRequest& r, Running& run) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   std::filesystem::remove(run.exit_file, ec);
-  std::string script = "set -e\n" + (r.setup.empty() ? "" : r.setup + "\n") + (r.run.empty() ? "true" : r.run) + "\n";
+  // The probe first, in the attempt's own environment (provenance/probe.h).
+  std::string script = "set -e\n" + provenance::ProbeScript() + (r.setup.empty() ? "" : r.setup + "\n") +
+                       (r.run.empty() ? "true" : r.run) + "\n";
 
   // Everything the child needs is prepared before fork: it only calls
   // async-signal-safe functions.
@@ -116,6 +119,7 @@ Status LocalProvider::Start(const LaunchRequest& r, Running& run) {
   if (!r.env.count("PATH")) env_strings.push_back("PATH=/usr/local/bin:/usr/bin:/bin");
   env_strings.push_back("CUDA_VISIBLE_DEVICES=" + (pools_[static_cast<size_t>(run.pool)].cpu_only ? "" : visible));
   env_strings.push_back("CAUSEWAY_EXIT_FILE=" + run.exit_file);
+  env_strings.push_back(std::string(provenance::kFactsFileVariable) + "=" + FactsFile(run));
   std::vector<char*> envp;
   for (auto& e : env_strings) envp.push_back(e.data());
   envp.push_back(nullptr);
@@ -148,6 +152,10 @@ Status LocalProvider::Start(const LaunchRequest& r, Running& run) {
   // Poll): its process id, then its GPUs.
   std::ofstream(PidFile(run)) << pid << "\n" << visible << "\n";
   return Status::Ok();
+}
+
+std::string LocalProvider::FactsFile(const Running& run) {
+  return run.log_file.substr(0, run.log_file.size() - 4) + ".facts";
 }
 
 std::string LocalProvider::PidFile(const Running& run) {
@@ -283,6 +291,7 @@ std::vector<ProviderEvent> LocalProvider::Poll(Timestamp now) {
       ev.reason = "the program exited with code " + std::to_string(code);
       ev.log_tail = ReadOutputTail(r.log_file);
     }
+    ev.node_facts = ReadNodeFacts(FactsFile(r));
     for (int g : r.gpus) pools_[static_cast<size_t>(r.pool)].gpu_busy[static_cast<size_t>(g)] = false;
     out.push_back(std::move(ev));
     it = running_.erase(it);

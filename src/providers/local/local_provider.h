@@ -77,6 +77,8 @@ class LocalProvider final : public ProviderAdapter {
   // "local:CLUSTER:PID:GPUS"; PID 0 for a held launch.
   static std::string BackendId(const std::string& cluster, pid_t pid, const std::vector<int>& gpus);
   static std::string PidFile(const Running& run);
+  // Where the attempt's probe writes ("….facts", and ".N" per node).
+  static std::string FactsFile(const Running& run);
   // Forks the attempt's process group; sets run.pid.
   Status Start(const LaunchRequest& request, Running& run);
 

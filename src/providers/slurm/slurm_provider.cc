@@ -9,6 +9,7 @@
 #include "causeway/crypto.h"
 #include "causeway/text.h"
 #include "providers/output_file.h"
+#include "provenance/probe.h"
 #include "providers/registry.h"
 #include "providers/slurm/slurm_accounts.h"
 #include "providers/slurm/slurm_cli.h"
@@ -105,6 +106,10 @@ std::string SlurmProvider::LogPath(const SlurmSettings& s, const std::string& jo
   return s.output_dir + "/" + job_id + "-" + std::to_string(attempt) + ".log";
 }
 
+std::string SlurmProvider::FactsPath(const SlurmSettings& s, const std::string& job_id, int attempt) {
+  return s.output_dir + "/" + job_id + "-" + std::to_string(attempt) + ".facts";
+}
+
 std::string SlurmProvider::BackendId(const std::string& cluster, const std::string& id) {
   return "slurm:" + cluster + ":" + id;
 }
@@ -196,7 +201,7 @@ void SlurmProvider::Untrack(std::map<Key, Tracked>::iterator it) {
 std::string BatchScript(const LaunchRequest& r) {
   // What every node runs, as SkyPilot does: setup, then run, with this
   // node's rank.
-  std::string body = "set -e\nexport SKYPILOT_NODE_RANK=\"${SLURM_NODEID:-0}\"\n" +
+  std::string body = "set -e\nexport SKYPILOT_NODE_RANK=\"${SLURM_NODEID:-0}\"\n" + provenance::ProbeScript() +
                      (r.setup.empty() ? "" : r.setup + "\n") + (r.run.empty() ? "true" : r.run) + "\n";
   // The body travels to srun inside a quoted here-document, whose closing
   // word must not be a line of it.
@@ -251,6 +256,7 @@ Result<std::string> SlurmProvider::Launch(const LaunchRequest& r, Timestamp now)
   if (!sub.environment.count("PATH")) sub.environment["PATH"] = "/usr/local/bin:/usr/bin:/bin";
   sub.working_directory = s.output_dir;
   sub.output = LogPath(s, r.job_id, r.attempt);
+  sub.environment[std::string(provenance::kFactsFileVariable)] = FactsPath(s, r.job_id, r.attempt);
   RETURN_IF_ERROR(Track(r, 0, now));
   Key key{r.job_id, r.attempt};
   tracked_[key].submitting = true;
@@ -543,8 +549,11 @@ void SlurmProvider::Reconcile(int cluster, Timestamp now) {
   lock.Unlock();
   // The end of the output tells an out-of-memory, a full disk or an XID
   // from a plain bug.
+  // And what the probe found on each node, for the attempt's provenance.
   for (size_t i = 0; i < learned.size(); ++i) {
-    if (wants_tail[i]) learned[i].log_tail = ReadOutputTail(LogPath(c.settings, learned[i].job_id, learned[i].attempt));
+    ProviderEvent& ev = learned[i];
+    if (wants_tail[i]) ev.log_tail = ReadOutputTail(LogPath(c.settings, ev.job_id, ev.attempt));
+    if (ev.kind == ProviderEvent::Kind::kEnded) ev.node_facts = ReadNodeFacts(FactsPath(c.settings, ev.job_id, ev.attempt));
   }
   for (int64_t id : requeued_copies) (void)c.api->Cancel(id);
   lock.Lock();

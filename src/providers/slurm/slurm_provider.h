@@ -107,6 +107,8 @@ class SlurmProvider final : public ProviderAdapter {
 
   // Where an attempt's output is written.
   static std::string LogPath(const SlurmSettings& s, const std::string& job_id, int attempt);
+  // Where its probe writes ("….facts", and ".N" per node).
+  static std::string FactsPath(const SlurmSettings& s, const std::string& job_id, int attempt);
 
  private:
   struct Pool {

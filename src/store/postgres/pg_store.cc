@@ -219,6 +219,21 @@ class PgStore final : public Store {
     return ReadAll(r, rows::ReadCheckpoint<Row>);
   }
 
+  Result<std::vector<JobFact>> ListJobFacts(const std::string& job_id) const override {
+    static const std::string sql =
+        std::string("SELECT ") + rows::kJobFactColumns + " FROM job_facts WHERE job_id = $1 ORDER BY seq";
+    ASSIGN_OR_RETURN(Rows r, Query(sql.c_str(), Params().Add(job_id)));
+    return ReadAll(r, rows::ReadJobFact<Row>);
+  }
+
+  Result<AuditRange> GetAuditRange(const std::string& resource) const override {
+    ASSIGN_OR_RETURN(Rows r, Query("SELECT COALESCE(MIN(seq), 0), COALESCE(MAX(seq), 0), COUNT(*) FROM audit_events "
+                                   "WHERE resource = $1",
+                                   Params().Add(resource)));
+    if (r.size() != 1) return Internal("no audit range");
+    return AuditRange{r.Int(0, 0), r.Int(0, 1), r.Int(0, 2)};
+  }
+
   Result<std::optional<TokenRecord>> FindTokenByHash(const std::string& hash) const override {
     static const std::string sql = std::string("SELECT ") + kTokenColumns + " FROM api_tokens WHERE hash = $1";
     ASSIGN_OR_RETURN(Rows r, Query(sql.c_str(), Params().Add(hash)));

@@ -167,7 +167,8 @@ Status PgWriteTx::PutAttempt(const Attempt& a) {
       "reserved = EXCLUDED.reserved, borrowed = EXCLUDED.borrowed, price_micros = EXCLUDED.price_micros, "
       "gpu_seconds = EXCLUDED.gpu_seconds, cost_micros = EXCLUDED.cost_micros, placement = EXCLUDED.placement, "
       "backend_id = EXCLUDED.backend_id, resumed_from = EXCLUDED.resumed_from, "
-      "observed_gpu_seconds = EXCLUDED.observed_gpu_seconds, work_gpu_seconds = EXCLUDED.work_gpu_seconds",
+      "observed_gpu_seconds = EXCLUDED.observed_gpu_seconds, work_gpu_seconds = EXCLUDED.work_gpu_seconds, "
+      "facts = EXCLUDED.facts",
       1, false};
   static const std::string row = rows::Placeholders('$', rows::kAttemptColumnCount);
   return Defer(into, row, ParamsFrom(rows::AttemptValues<Params>, a));
@@ -175,13 +176,24 @@ Status PgWriteTx::PutAttempt(const Attempt& a) {
 
 Status PgWriteTx::AddCheckpoint(Checkpoint& c) {
   // The number is the job's next, taken in the same statement.
-  ASSIGN_OR_RETURN(Rows r, Write("INSERT INTO checkpoints (job_id, seq, attempt, path, step, created_at) "
-                                 "SELECT $1, COALESCE(MAX(seq), 0) + 1, $2, $3, $4, $5 FROM checkpoints "
+  ASSIGN_OR_RETURN(Rows r, Write("INSERT INTO checkpoints (job_id, seq, attempt, path, step, created_at, digest) "
+                                 "SELECT $1, COALESCE(MAX(seq), 0) + 1, $2, $3, $4, $5, $6 FROM checkpoints "
                                  "WHERE job_id = $1 RETURNING seq",
                                  Params().Add(c.job_id).Add(c.attempt).Add(c.path).Add(c.step)
-                                     .Add(ToUnixMicros(c.created_at))));
+                                     .Add(ToUnixMicros(c.created_at)).Add(c.digest)));
   if (r.size() != 1) return Internal("no checkpoint seq assigned");
   c.seq = r.Int(0, 0);
+  return Status::Ok();
+}
+
+Status PgWriteTx::AddJobFact(JobFact& f) {
+  ASSIGN_OR_RETURN(Rows r, Write("INSERT INTO job_facts (job_id, seq, attempt, name, value, recorded_by, recorded_at) "
+                                 "SELECT $1, COALESCE(MAX(seq), 0) + 1, $2, $3, $4, $5, $6 FROM job_facts "
+                                 "WHERE job_id = $1 RETURNING seq",
+                                 Params().Add(f.job_id).Add(f.attempt).Add(f.name).Add(f.value).Add(f.recorded_by)
+                                     .Add(ToUnixMicros(f.recorded_at))));
+  if (r.size() != 1) return Internal("no job fact seq assigned");
+  f.seq = r.Int(0, 0);
   return Status::Ok();
 }
 

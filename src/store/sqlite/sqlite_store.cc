@@ -181,6 +181,25 @@ class SqliteStore final : public Store {
     return ReadAll(s, rows::ReadCheckpoint<Stmt>);
   }
 
+  Result<std::vector<JobFact>> ListJobFacts(const std::string& job_id) const override {
+    ASSIGN_OR_RETURN(auto r, Reader());
+    static const std::string sql =
+        std::string("SELECT ") + rows::kJobFactColumns + " FROM job_facts WHERE job_id = ?1 ORDER BY seq";
+    CW_STMT(s, *r.conn, sql.c_str());
+    s.Bind(1, job_id);
+    return ReadAll(s, rows::ReadJobFact<Stmt>);
+  }
+
+  Result<AuditRange> GetAuditRange(const std::string& resource) const override {
+    ASSIGN_OR_RETURN(auto r, Reader());
+    CW_STMT(s, *r.conn, "SELECT COALESCE(MIN(seq), 0), COALESCE(MAX(seq), 0), COUNT(*) FROM audit_events "
+                        "WHERE resource = ?1");
+    s.Bind(1, resource);
+    Status st;
+    if (!s.Step(st)) return st.ok() ? Internal("no audit range") : st;
+    return AuditRange{s.Int(0), s.Int(1), s.Int(2)};
+  }
+
   Result<std::optional<TokenRecord>> FindTokenByHash(const std::string& hash) const override {
     ASSIGN_OR_RETURN(auto r, Reader());
     return QueryOne(*r.conn, sqlite::kSelectTokenByHash, hash, rows::ReadToken<Stmt>);

@@ -79,11 +79,23 @@ Status SqliteWriteTx::AddCheckpoint(Checkpoint& c) {
     if (!q.Step(st)) return st.ok() ? Internal("no next checkpoint seq") : st;
     c.seq = q.Int(0);
   }
-  static const std::string sql = Insert("checkpoints", rows::kCheckpointColumns, 6);
+  static const std::string sql = Insert("checkpoints", rows::kCheckpointColumns, 7);
   CW_STMT(s, conn_, sql.c_str());
   Binder b(s);
   rows::CheckpointValues(b, c);
   return Counted(s.Exec());
+}
+
+Status SqliteWriteTx::AddJobFact(JobFact& f) {
+  CW_STMT(s, conn_,
+          "INSERT INTO job_facts (job_id, seq, attempt, name, value, recorded_by, recorded_at) "
+          "SELECT ?1, COALESCE(MAX(seq), 0) + 1, ?2, ?3, ?4, ?5, ?6 FROM job_facts WHERE job_id = ?1 RETURNING seq");
+  s.Bind(1, f.job_id).Bind(2, f.attempt).Bind(3, f.name).Bind(4, f.value).Bind(5, f.recorded_by);
+  s.Bind(6, ToUnixMicros(f.recorded_at));
+  Status st;
+  if (!s.Step(st)) return st.ok() ? Internal("no job fact seq assigned") : st;
+  f.seq = s.Int(0);
+  return Status::Ok();
 }
 
 Status SqliteWriteTx::AddJobEvent(const JobEvent& e) {

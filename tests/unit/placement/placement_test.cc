@@ -207,5 +207,67 @@ prices:
   EXPECT_NE(st.ToString().find("does not mount or copy buckets"), std::string::npos) << st.ToString();
 }
 
+// A job that requires a CUDA version or a driver is placed only on pools
+// that declare one that satisfies it, on every backend; explain says why
+// each other pool was passed over.
+TEST(SoftwareTest, ACudaRequirementPlacesOnlyOnPoolsThatDeclareIt) {
+  auto estate = providers::ParseEstate(R"(
+providers:
+  - {name: sim1, kind: sim, regions: [{name: r, zone: eu}]}
+clusters:
+  - name: new
+    provider: sim1
+    region: r
+    node_pools: [{name: p, gpu_type: H100, gpus_per_node: 8, nodes: 1, software: {cuda: "12.4", driver: 550.54.15}}]
+  - name: old
+    provider: sim1
+    region: r
+    node_pools: [{name: p, gpu_type: H100, gpus_per_node: 8, nodes: 1, software: {cuda: "12.2", driver: 535.183.01}}]
+  - {name: bare, provider: sim1, region: r, node_pools: [{name: p, gpu_type: H100, gpus_per_node: 8, nodes: 1}]}
+prices:
+  - {cluster: new, gpu_type: H100, on_demand: "9.00"}
+  - {cluster: old, gpu_type: H100, on_demand: "1.00"}
+  - {cluster: bare, gpu_type: H100, on_demand: "0.50"}
+)", "e");
+  ASSERT_TRUE(estate.ok()) << estate.status().ToString();
+  EXPECT_EQ(estate->clusters[0].node_pools[0].software.at("cuda"), "12.4");
+  Router router(*estate);
+  auto where = [&](const std::string& res) {
+    auto spec = ParseJobSpec("resources: {accelerators: H100:8" + res + "}\n", "j");
+    EXPECT_TRUE(spec.ok()) << spec.status().ToString();
+    std::map<std::string, std::string> out;
+    for (const auto& r : router.Explain(spec->spec, nullptr)) out[r.option.cluster->name] = r.eligible ? "yes" : r.failure;
+    return out;
+  };
+  auto cuda = where(", cuda: \">=12.4\"");
+  EXPECT_EQ(cuda["new"], "yes");
+  EXPECT_NE(cuda["old"].find("resources.cuda: pool p declares CUDA 12.2, the job requires >=12.4"), std::string::npos)
+      << cuda["old"];
+  EXPECT_NE(cuda["bare"].find("declares no CUDA version"), std::string::npos) << cuda["bare"];
+  auto driver = where(", driver: 535.183.01");
+  EXPECT_EQ(driver["old"], "yes");
+  EXPECT_NE(driver["new"], "yes");
+  // Without a requirement the cheapest is chosen, whatever it declares.
+  auto any = where("");
+  EXPECT_EQ(any["bare"], "yes");
+  EXPECT_EQ(any["old"], "yes");
+  // A declaration that is not a version is refused at its line.
+  auto bad = providers::ParseEstate(R"(
+providers:
+  - {name: sim1, kind: sim, regions: [{name: r, zone: eu}]}
+clusters:
+  - name: c
+    provider: sim1
+    region: r
+    node_pools:
+      - {name: p, gpu_type: H100, gpus_per_node: 8, nodes: 1, software: {cuda: ">=12", gpu: x}}
+)", "e");
+  ASSERT_FALSE(bad.ok());
+  std::string all = bad.status().ToString();
+  for (const auto& d : bad.status().diagnostics()) all += "\n" + d.field;
+  EXPECT_NE(all.find("software.cuda"), std::string::npos) << all;
+  EXPECT_NE(all.find("software.gpu"), std::string::npos) << all;
+}
+
 }  // namespace
 }  // namespace causeway::placement
