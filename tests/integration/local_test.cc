@@ -399,7 +399,7 @@ TEST(LocalExecutorTest, AttemptsCarryTheProbesFactsAndTheJobsOwn) {
   EstateServer s(dir, "providers: [{name: here, kind: local, regions: [{name: r1, zone: eu}]}]\nclusters:\n" + LocalCluster(out));
   std::string digest = "sha256:" + Sha256Hex("model");
   std::string id = s.Submit("resources: {accelerators: H200:1}\nenvs: {CW: " + std::string(CAUSEWAY_BINARY) +
-                            "}\nrun: $CW record stage=eval 'metrics={\"loss\": 0.25}' --artifact model.pt=" + digest + "\n");
+                            "}\nrun: |\n  $CW record stage=eval 'metrics={\"loss\": 0.25}' --artifact model.pt=" + digest + "\n");
   ASSERT_TRUE(Eventually([&] { return s.Get("/v1/jobs/" + id)["state"] == "succeeded"; })) << s.Get("/v1/jobs/" + id).dump(2);
   json attempt = s.Get("/v1/jobs/" + id)["attempts"][0];
   const json& facts = attempt["facts"];

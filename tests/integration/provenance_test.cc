@@ -140,7 +140,8 @@ TEST_F(ProvenanceTest, AResumedRunsRecordVerifiesIndependentlyAndTamperingIsCaug
   auto diff = RunCli({"--json", "provenance", "diff", id + "@1", id + "@2"}, env_);
   ASSERT_EQ(diff.exit_code, 0) << diff.err;
   std::map<std::string, json> changed;
-  for (const json& d : json::parse(diff.out)["differences"]) changed[d["field"]] = d;
+  json differences = json::parse(diff.out)["differences"];
+  for (const json& d : differences) changed[d["field"]] = d;
   EXPECT_EQ(changed["cluster"]["a"], "alpha-gpu");
   EXPECT_EQ(changed["cluster"]["b"], "beta-a100");
   EXPECT_EQ(changed["gpu_model"]["a"], "H100");

@@ -3,9 +3,8 @@
 // Causeway. Usage: node verify-dsse.js RECORD.json KEYS.json (a JWKS).
 // Prints "verified JOB_ID" and exits 0 when a signature verifies with a key
 // of the set; exits 1 otherwise.
-'use strict';
-const fs = require('fs');
-const crypto = require('crypto');
+import fs from 'node:fs';
+import crypto from 'node:crypto';
 
 const [recordPath, keysPath] = process.argv.slice(2);
 const envelope = JSON.parse(fs.readFileSync(recordPath, 'utf8'));

@@ -564,6 +564,55 @@ TEST_P(StoreTest, JobGroupTasksReadBackWithTheirRoles) {
   EXPECT_FALSE((*p)->auxiliary);
 }
 
+// What provenance reads: an attempt's facts, a checkpoint's digest, the
+// facts a job recorded (numbered per job), and the job's range of the audit
+// chain.
+TEST_P(StoreTest, ProvenanceFactsDigestsAndAuditRangesReadBack) {
+  JobRecord j = Job(), other = Job();
+  ASSERT_TRUE(store_->Write(InsertWithAudit(j)).ok());
+  ASSERT_TRUE(store_->Write(InsertWithAudit(other)).ok());
+  std::string digest = "sha256:" + std::string(64, 'a');
+  ASSERT_TRUE(store_->Write([&](WriteTx& tx) -> Status {
+    Attempt a;
+    a.job_id = j.id;
+    a.number = 1;
+    a.cluster = "c";
+    a.state = "running";
+    a.started_at = j.created_at;
+    a.facts = R"({"probe":"ran"})";
+    RETURN_IF_ERROR(tx.PutAttempt(a));
+    Checkpoint cp{j.id, 0, 1, "s3://b/step-1", 1, j.created_at, digest};
+    RETURN_IF_ERROR(tx.AddCheckpoint(cp));
+    for (const char* name : {"mlflow.run_id", "artifact:model"}) {
+      JobFact f{j.id, 0, 1, name, "\"x\"", "tokj", j.created_at};
+      RETURN_IF_ERROR(tx.AddJobFact(f));
+    }
+    AuditEvent e = Event("job.record", "job/" + j.id);
+    return tx.AppendAudit(e);
+  }).ok());
+  auto attempts = store_->ListAttempts(j.id);
+  ASSERT_TRUE(attempts.ok() && attempts->size() == 1u);
+  EXPECT_EQ((*attempts)[0].facts, R"({"probe":"ran"})");
+  auto cps = store_->ListCheckpoints(j.id);
+  ASSERT_TRUE(cps.ok() && cps->size() == 1u);
+  EXPECT_EQ((*cps)[0].digest, digest);
+  auto facts = store_->ListJobFacts(j.id);
+  ASSERT_TRUE(facts.ok() && facts->size() == 2u);
+  EXPECT_EQ((*facts)[0].seq, 1);
+  EXPECT_EQ((*facts)[1].seq, 2);
+  EXPECT_EQ((*facts)[1].name, "artifact:model");
+  EXPECT_EQ((*facts)[1].recorded_by, "tokj");
+  EXPECT_TRUE(store_->ListJobFacts(other.id)->empty());
+  auto range = store_->GetAuditRange("job/" + j.id);
+  ASSERT_TRUE(range.ok());
+  EXPECT_EQ(range->count, 2);
+  EXPECT_LT(range->first, range->last);
+  auto none = store_->GetAuditRange("job/none");
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->count, 0);
+  EXPECT_EQ(none->first, 0);
+}
+
 TEST_P(StoreTest, IdempotencyTokensAndStateUpdates) {
   JobRecord j = Job();
   ASSERT_TRUE(store_->Write([&](WriteTx& tx) -> Status {
