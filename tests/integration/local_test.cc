@@ -7,6 +7,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -482,7 +483,11 @@ TEST(FallbackTest, ACheckpointedJobKilledOnSlurmResumesOnAnotherCluster) {
   EXPECT_EQ(by[0]["annotations"]["cluster"], "lab-slurm");
   EXPECT_EQ(by[0]["annotations"]["checkpoints"][0]["path"], "/shared/ckpt/step-500");
   const json& slurm = by[0]["annotations"]["facts"];
-  EXPECT_EQ(slurm["probe"], "ran") << slurm.dump(2);
+  std::string listing;
+  for (const auto& f : std::filesystem::directory_iterator(cluster->OutputDir())) listing += f.path().string() + "\n";
+  std::ifstream first_log(cluster->OutputDir() + "/" + id + "-1.log");
+  std::string first((std::istreambuf_iterator<char>(first_log)), {});
+  EXPECT_EQ(slurm["probe"], "ran") << slurm.dump(2) << listing << first;
   ASSERT_EQ(slurm["nodes"].size(), 1u) << slurm.dump(2);
   EXPECT_FALSE(slurm["nodes"][0]["name"].get<std::string>().empty());
   EXPECT_TRUE(slurm["nodes"][0]["facts"]["kernel"].is_string()) << slurm.dump(2);
