@@ -20,6 +20,7 @@
 
 #include "causeway/clock.h"
 #include "causeway/crypto.h"
+#include "causeway/ids.h"
 #include "causeway/store.h"
 #include "provenance/dsse.h"
 #include "provenance/facts.h"
@@ -137,10 +138,10 @@ int main(int argc, char** argv) {
   size_t record_bytes = 0;
   auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < rounds; ++i) {
-    json statement = provenance::BuildStatement(h, estate, builder);
-    auto envelope = provenance::Sign(provenance::kInTotoPayloadType, statement.dump(), *key);
+    std::string statement = provenance::StatementText(h, estate, builder);
+    auto envelope = provenance::SignToText(provenance::kInTotoPayloadType, statement, *key);
     if (!envelope.ok()) return 1;
-    record_bytes = envelope->dump().size();
+    record_bytes = envelope->size();
   }
   double record_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / rounds;
 

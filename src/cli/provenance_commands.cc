@@ -83,9 +83,8 @@ Result<std::string> TimeArg(const std::string& text, const char* flag) {
   return FormatRfc3339(RealClock().Now() - *d);
 }
 
-}  // namespace
-
-void AddProvenanceCommands(Cli& c) {
+// provenance JOB
+CLI::App* AddProvenance(Cli& c) {
   Api& api = c.api;
   Globals& g = c.g;
   int& rc = c.rc;
@@ -108,8 +107,12 @@ void AddProvenanceCommands(Cli& c) {
     if (Status st = WriteOut(out_file, j->dump(statement_only || g.json_output ? 2 : -1) + "\n"); !st.ok()) rc = Fail(st);
     if (!out_file.empty() && out_file != "-" && rc == kExitOk) std::cerr << "wrote the record of " << job << " to " << out_file << "\n";
   });
+  return prov;
+}
 
-  // verify FILE
+void AddVerify(Cli& c, CLI::App* prov) {
+  Api& api = c.api;
+  int& rc = c.rc;
   std::string &verify_file = c.Keep<std::string>(), &public_key = c.Keep<std::string>();
   auto* verify = prov->add_subcommand("verify", "check a record's signature and, with a server, that it still matches");
   verify->add_option("FILE", verify_file, "the record (a DSSE envelope)")->required();
@@ -156,8 +159,12 @@ void AddProvenanceCommands(Cli& c) {
     for (const std::string& p : problems) std::cout << "mismatch: " << p << "\n";
     rc = kExitFailure;
   });
+}
 
-  // diff A B
+void AddDiff(Cli& c, CLI::App* prov) {
+  Api& api = c.api;
+  Globals& g = c.g;
+  int& rc = c.rc;
   std::string &diff_a = c.Keep<std::string>(), &diff_b = c.Keep<std::string>();
   auto* diff = prov->add_subcommand("diff", "what differed between two runs: JOB, JOB@ATTEMPT or a record file each");
   diff->add_option("A", diff_a, "the first run")->required();
@@ -196,8 +203,11 @@ void AddProvenanceCommands(Cli& c) {
     for (const auto& d : diffs) t.Add({d.field, d.a.empty() ? "-" : d.a, d.b.empty() ? "-" : d.b});
     t.Print(std::cout);
   });
+}
 
-  // export
+void AddExport(Cli& c, CLI::App* prov) {
+  Api& api = c.api;
+  int& rc = c.rc;
   std::string &ex_team = c.Keep<std::string>(), &ex_since = c.Keep<std::string>(), &ex_until = c.Keep<std::string>(),
               &ex_out = c.Keep<std::string>();
   bool& ex_finished = c.Keep<bool>(false);
@@ -235,8 +245,13 @@ void AddProvenanceCommands(Cli& c) {
     if (!out) return void(rc = Fail(Unavailable("cannot write " + ex_out)));
     if (file.is_open()) std::cerr << "wrote " << total << " records to " << ex_out << "\n";
   });
+}
 
-  // record NAME=VALUE ...
+// record NAME=VALUE ...
+void AddRecordFacts(Cli& c) {
+  Api& api = c.api;
+  Globals& g = c.g;
+  int& rc = c.rc;
   std::string& rec_job = c.Keep<std::string>();
   auto& rec_facts = c.Keep<std::vector<std::string>>();
   auto& rec_artifacts = c.Keep<std::vector<std::string>>();
@@ -278,8 +293,13 @@ void AddProvenanceCommands(Cli& c) {
     if (g.json_output) return PrintJson(*j);
     std::cout << "recorded " << (*j)["recorded"].size() << " fact(s) in the record of " << rec_job << "\n";
   });
+}
 
-  // rerun JOB
+// rerun JOB
+void AddRerun(Cli& c) {
+  Api& api = c.api;
+  Globals& g = c.g;
+  int& rc = c.rc;
   std::string &rerun_job = c.Keep<std::string>(), &rerun_on = c.Keep<std::string>();
   bool& rerun_dry = c.Keep<bool>(false);
   auto* rerun = c.app.add_subcommand("rerun", "submit a job again, pinned to what its record says it ran on");
@@ -305,6 +325,17 @@ void AddProvenanceCommands(Cli& c) {
     for (const auto& u : (*plan)["unpinned"]) std::cout << "  not pinned: " << u.get<std::string>() << "\n";
     std::cout << "where the pins narrowed its placement: causeway explain " << id << "\n";
   });
+}
+
+}  // namespace
+
+void AddProvenanceCommands(Cli& c) {
+  CLI::App* prov = AddProvenance(c);
+  AddVerify(c, prov);
+  AddDiff(c, prov);
+  AddExport(c, prov);
+  AddRecordFacts(c);
+  AddRerun(c);
 }
 
 }  // namespace causeway::cli

@@ -1,16 +1,33 @@
 #include "provenance/dsse.h"
 
+#include <cstdint>
+
 namespace causeway::provenance {
 namespace {
 
 using nlohmann::json;
 
-// Standard base64 with padding, as DSSE writes it.
+// Standard base64 with padding, as DSSE writes it (written directly: a
+// record's payload is kilobytes, and bulk export encodes one per job).
 std::string Base64(std::string_view bytes) {
-  std::string s = identity::jwt::Base64UrlEncode(bytes);
-  for (char& c : s) c = c == '-' ? '+' : c == '_' ? '/' : c;
-  s.append((4 - s.size() % 4) % 4, '=');
-  return s;
+  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out((bytes.size() + 2) / 3 * 4, '=');
+  const auto* in = reinterpret_cast<const unsigned char*>(bytes.data());
+  size_t i = 0, o = 0;
+  for (; i + 3 <= bytes.size(); i += 3) {
+    uint32_t v = (uint32_t{in[i]} << 16) | (uint32_t{in[i + 1]} << 8) | in[i + 2];
+    out[o++] = kAlphabet[v >> 18];
+    out[o++] = kAlphabet[(v >> 12) & 63];
+    out[o++] = kAlphabet[(v >> 6) & 63];
+    out[o++] = kAlphabet[v & 63];
+  }
+  if (size_t rest = bytes.size() - i; rest > 0) {
+    uint32_t v = uint32_t{in[i]} << 16 | (rest == 2 ? uint32_t{in[i + 1]} << 8 : 0);
+    out[o++] = kAlphabet[v >> 18];
+    out[o++] = kAlphabet[(v >> 12) & 63];
+    if (rest == 2) out[o] = kAlphabet[(v >> 6) & 63];
+  }
+  return out;
 }
 
 // Standard or URL-safe base64, padded or not: DSSE readers take both.
@@ -48,6 +65,17 @@ Result<json> Sign(std::string_view payload_type, std::string_view payload, const
   return json{{"payloadType", payload_type},
               {"payload", Base64(payload)},
               {"signatures", json::array({{{"keyid", key.kid()}, {"sig", Base64(sig)}}})}};
+}
+
+Result<std::string> SignToText(std::string_view payload_type, std::string_view payload,
+                               const identity::jwt::SigningKey& key) {
+  ASSIGN_OR_RETURN(std::string sig, key.SignDer(Pae(payload_type, payload)));
+  // Base64 needs no escaping; the type and key id are escaped as JSON.
+  std::string out = "{\"payload\":\"";
+  out += Base64(payload);
+  out += "\",\"payloadType\":" + json(payload_type).dump() + ",\"signatures\":[{\"keyid\":" + json(key.kid()).dump() +
+         ",\"sig\":\"" + Base64(sig) + "\"}]}";
+  return out;
 }
 
 Result<std::string> Verify(const json& envelope, std::string_view payload_type, const identity::jwt::KeySet& keys) {

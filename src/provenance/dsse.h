@@ -34,6 +34,11 @@ std::string Pae(std::string_view type, std::string_view body);
 Result<nlohmann::json> Sign(std::string_view payload_type, std::string_view payload,
                             const identity::jwt::SigningKey& key);
 
+// The same envelope as JSON text (what Sign(...).dump() writes, keys
+// sorted), written without building it: what bulk export streams.
+Result<std::string> SignToText(std::string_view payload_type, std::string_view payload,
+                               const identity::jwt::SigningKey& key);
+
 // The payload of `envelope` when at least one of its signatures verifies
 // with a key of `keys` (matched by keyid, or the only key when it names
 // none). kInvalidArgument for a malformed envelope (the field named),

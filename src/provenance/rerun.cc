@@ -16,6 +16,66 @@ const Attempt* Basis(const JobHistory& h) {
   return basis;
 }
 
+// The hardware it ran on: the GPU type and count per node (alternatives
+// give way to the one that ran), and the number of nodes.
+void PinHardware(const AttemptFacts& f, YAML::Node& spec, YAML::Node& res, RerunPlan& plan) {
+  res.remove("any_of");
+  res.remove("ordered");
+  if (!f.placement.gpu_type.empty() && f.placement.gpu_type != "CPU") {
+    YAML::Node acc(YAML::NodeType::Map);
+    acc[f.placement.gpu_type] = f.placement.gpus_per_node;
+    res["accelerators"] = acc;
+    plan.pins.push_back(
+        {"resources.accelerators", f.placement.gpu_type + ":" + std::to_string(f.placement.gpus_per_node), "record"});
+  }
+  if (f.placement.nodes > 0) {
+    spec["num_nodes"] = f.placement.nodes;
+    plan.pins.push_back({"num_nodes", std::to_string(f.placement.nodes), "record"});
+  }
+}
+
+// The software: CUDA (a driver's "CUDA Version" is the newest it supports,
+// so at least that) and the exact driver; the image by digest.
+void PinSoftware(const AttemptFacts& f, YAML::Node& res, RerunPlan& plan) {
+  for (auto [name, field] : {std::pair{"cuda", "resources.cuda"}, std::pair{"driver", "resources.driver"}}) {
+    std::string why;
+    std::string value = FactValue(f, name, &why);
+    if (value.empty()) {
+      plan.unpinned.push_back(std::string(field) + ": " + why);
+      continue;
+    }
+    std::string want = std::string(name) == "cuda" ? ">=" + value : value;
+    res[std::string(name)] = want;
+    bool probed = f.probed && !f.nodes.empty() && f.nodes.front().facts.count(name);
+    plan.pins.push_back({field, want, probed ? "probe" : "estate"});
+  }
+  std::string image = res["image_id"] ? res["image_id"].as<std::string>("") : "";
+  if (auto d = f.declared.find("image"); image.empty() && d != f.declared.end()) image = d->second;
+  if (image.empty()) return;
+  if (image.find("@sha256:") != std::string::npos) {
+    res["image_id"] = image;
+    plan.pins.push_back({"resources.image_id", image, "record"});
+  } else {
+    plan.unpinned.push_back("resources.image_id: " + image + " is a tag and no digest was recorded for it");
+  }
+}
+
+// A git workdir at the commit the probe found.
+void PinCommit(const JobHistory& h, YAML::Node& spec, RerunPlan& plan) {
+  YAML::Node wd = spec["workdir"];
+  if (!wd.IsMap() || !wd["url"]) return;
+  std::string revision;
+  for (const Attempt& a : h.attempts) {
+    if (revision.empty()) revision = FactValue(FactsFromJson(a.facts), "code_revision");
+  }
+  if (revision.empty()) {
+    plan.unpinned.push_back("workdir.ref: no commit was recorded for the workdir");
+    return;
+  }
+  wd["ref"] = revision;
+  plan.pins.push_back({"workdir.ref", revision, "probe"});
+}
+
 }  // namespace
 
 Result<RerunPlan> PlanRerun(const JobHistory& h, const Estate& estate, const std::string& on) {
@@ -32,66 +92,18 @@ Result<RerunPlan> PlanRerun(const JobHistory& h, const Estate& estate, const std
   AttemptFacts f = FactsFromJson(basis->facts);
   YAML::Node res = spec["resources"];
   if (!res.IsMap()) res = YAML::Node(YAML::NodeType::Map);
-  // Alternatives give way to the one that ran.
-  res.remove("any_of");
-  res.remove("ordered");
-  auto pin = [&](const std::string& field, const std::string& value, const std::string& from) {
-    plan.pins.push_back(Pin{field, value, from});
-  };
-  if (!f.placement.gpu_type.empty() && f.placement.gpu_type != "CPU") {
-    YAML::Node acc(YAML::NodeType::Map);
-    acc[f.placement.gpu_type] = f.placement.gpus_per_node;
-    res["accelerators"] = acc;
-    pin("resources.accelerators", f.placement.gpu_type + ":" + std::to_string(f.placement.gpus_per_node), "record");
-  }
-  if (f.placement.nodes > 0) {
-    spec["num_nodes"] = f.placement.nodes;
-    pin("num_nodes", std::to_string(f.placement.nodes), "record");
-  }
-  for (auto [name, field] : {std::pair{"cuda", "resources.cuda"}, std::pair{"driver", "resources.driver"}}) {
-    std::string why;
-    std::string value = FactValue(f, name, &why);
-    // A driver's "CUDA Version" is the newest it supports: the rerun needs
-    // at least that, a driver exactly that.
-    if (value.empty()) {
-      plan.unpinned.push_back(std::string(field) + ": " + why);
-      continue;
-    }
-    std::string want = std::string(name) == "cuda" ? ">=" + value : value;
-    res[std::string(name)] = want;
-    pin(field, want, f.probed && !f.nodes.empty() && f.nodes.front().facts.count(name) ? "probe" : "estate");
-  }
-  std::string image = res["image_id"] ? res["image_id"].as<std::string>("") : "";
-  if (auto d = f.declared.find("image"); image.empty() && d != f.declared.end()) image = d->second;
-  if (!image.empty()) {
-    if (image.find("@sha256:") != std::string::npos) {
-      res["image_id"] = image;
-      pin("resources.image_id", image, "record");
-    } else {
-      plan.unpinned.push_back("resources.image_id: " + image + " is a tag and no digest was recorded for it");
-    }
-  }
+  PinHardware(f, spec, res, plan);
+  PinSoftware(f, res, plan);
   if (!on.empty()) {
     const Cluster* c = estate.FindCluster(on);
     if (!c) return NotFound("there is no cluster " + on + " in the estate");
     res["infra"] = c->provider + "/" + c->region;
     res.remove("cloud");
     res.remove("region");
-    pin("resources.infra", c->provider + "/" + c->region, "--on " + on);
+    plan.pins.push_back({"resources.infra", c->provider + "/" + c->region, "--on " + on});
   }
   spec["resources"] = res;
-  if (YAML::Node wd = spec["workdir"]; wd.IsMap() && wd["url"]) {
-    std::string revision;
-    for (const Attempt& a : h.attempts) {
-      if (revision.empty()) revision = FactValue(FactsFromJson(a.facts), "code_revision");
-    }
-    if (!revision.empty()) {
-      wd["ref"] = revision;
-      pin("workdir.ref", revision, "probe");
-    } else {
-      plan.unpinned.push_back("workdir.ref: no commit was recorded for the workdir");
-    }
-  }
+  PinCommit(h, spec, plan);
   if (spec["name"]) spec["name"] = spec["name"].as<std::string>("job") + "-rerun";
   YAML::Emitter out;
   out << spec;

@@ -56,9 +56,11 @@ std::string WithoutUserInfo(const std::string& url) {
 
 // Where the attempt read each dataset: the replica in its own provider and
 // region, else remotely from the first.
-json DataRead(const JobSpec& spec, const AttemptFacts& facts, const Estate& estate) {
+json DataRead(const JobSpec& spec, const Attempt& a, const Estate& estate) {
   json out = json::object();
-  std::string here = facts.placement.provider + "/" + facts.placement.region;
+  if (spec.datasets.empty()) return out;
+  const Cluster* c = estate.FindCluster(a.cluster);
+  std::string here = c ? c->provider + "/" + c->region : "";
   for (const DatasetRef& d : spec.datasets) {
     const Dataset* ds = estate.FindDataset(d.name);
     if (!ds || ds->replicas.empty()) {
@@ -72,9 +74,16 @@ json DataRead(const JobSpec& spec, const AttemptFacts& facts, const Estate& esta
   return out;
 }
 
+// Where an attempt's facts go in the Statement's text: a string no value
+// can dump to (a control character is always escaped), replaced by the
+// facts as stored (their own canonical JSON) once the rest is written, so
+// the facts are never parsed and written again.
+std::string FactsMark(int attempt) { return std::string(1, '\x01') + "facts-" + std::to_string(attempt); }
+// The same, as JSON text writes it.
+std::string DumpedFactsMark(int attempt) { return "\"\\u0001facts-" + std::to_string(attempt) + "\""; }
+
 json AttemptJson(const Attempt& a, const JobHistory& h, const JobSpec& spec, const Estate& estate,
                  const std::string& currency) {
-  AttemptFacts facts = FactsFromJson(a.facts);
   json cps = json::array();
   for (const Checkpoint& c : h.checkpoints) {
     if (c.attempt != a.number) continue;
@@ -97,9 +106,8 @@ json AttemptJson(const Attempt& a, const JobHistory& h, const JobSpec& spec, con
               {"price_micros_per_gpu_hour", a.price_micros},
               {"resumed_from", a.resumed_from},
               {"checkpoints", std::move(cps)},
-              {"data_read_from", DataRead(spec, facts, estate)},
-              {"facts", a.facts.empty() ? json::object() : json::parse(a.facts, nullptr, false)}};
-  if (!ann["facts"].is_object()) ann["facts"] = json::object();
+              {"data_read_from", DataRead(spec, a, estate)},
+              {"facts", FactsMark(a.number)}};
   if (a.ended_at) ann["ended_at"] = FormatRfc3339(*a.ended_at);
   if (a.exit_code) ann["exit_code"] = *a.exit_code;
   if (!a.failure_class.empty()) {
@@ -116,6 +124,7 @@ json AttemptJson(const Attempt& a, const JobHistory& h, const JobSpec& spec, con
 // job recorded as `code_revision`.
 std::string CodeRevision(const JobHistory& h) {
   for (const Attempt& a : h.attempts) {
+    if (a.facts.find("\"code_revision\"") == std::string::npos) continue;  // parsed only when it may hold one
     std::string v = FactValue(FactsFromJson(a.facts), "code_revision");
     if (!v.empty()) return v;
   }
@@ -127,11 +136,21 @@ std::string CodeRevision(const JobHistory& h) {
   return "";
 }
 
+// Whether stored facts hold a declared image (looked for in the text, so
+// that facts without one are never parsed here).
+bool DeclaresImage(const std::string& facts) {
+  size_t declared = facts.find("\"declared\":{");
+  if (declared == std::string::npos) return false;
+  size_t end = facts.find('}', declared);
+  size_t image = facts.find("\"image\":", declared);
+  return image != std::string::npos && image < end;
+}
+
 json Dependencies(const JobHistory& h, const JobSpec& spec) {
   json deps = json::array();
   std::string image = spec.image_id;
   std::string declared_image;  // what the pool of the last attempt declares
-  if (!h.attempts.empty()) {
+  if (!h.attempts.empty() && DeclaresImage(h.attempts.back().facts)) {
     AttemptFacts last = FactsFromJson(h.attempts.back().facts);
     if (auto it = last.declared.find("image"); it != last.declared.end()) declared_image = it->second;
   }
@@ -196,7 +215,10 @@ json Subjects(const JobHistory& h) {
 
 }  // namespace
 
-json BuildStatement(const JobHistory& h, const Estate& estate, const Builder& builder) {
+namespace {
+
+// The Statement with each attempt's facts marked (FactsMark).
+json MarkedStatement(const JobHistory& h, const Estate& estate, const Builder& builder) {
   JobSpec spec;
   json spec_json = json::parse(h.job.spec_json, nullptr, false);
   if (auto s = JobSpecFromJson(spec_json); s.ok()) spec = std::move(*s);
@@ -249,6 +271,29 @@ json BuildStatement(const JobHistory& h, const Estate& estate, const Builder& bu
               {"predicate", std::move(predicate)}};
 }
 
+}  // namespace
+
+std::string StatementText(const JobHistory& h, const Estate& estate, const Builder& builder) {
+  std::string text = MarkedStatement(h, estate, builder).dump();
+  size_t from = 0;
+  for (const Attempt& a : h.attempts) {
+    std::string mark = DumpedFactsMark(a.number);
+    size_t at = text.find(mark, from);
+    if (at == std::string::npos) continue;
+    // What the store holds is what ToJson wrote (only Causeway writes the
+    // column); anything that is not even an object is left out.
+    bool object = a.facts.size() >= 2 && a.facts.front() == '{' && a.facts.back() == '}';
+    const std::string& facts = object ? a.facts : "{}";
+    text.replace(at, mark.size(), facts);
+    from = at + facts.size();
+  }
+  return text;
+}
+
+json BuildStatement(const JobHistory& h, const Estate& estate, const Builder& builder) {
+  return json::parse(StatementText(h, estate, builder));
+}
+
 namespace {
 
 const json* Path(const json& j, std::initializer_list<const char*> keys) {
@@ -267,6 +312,27 @@ std::string Text(const json* j) {
   if (j->is_string()) return j->get<std::string>();
   if (j->is_number() || j->is_boolean()) return j->dump();
   return "";
+}
+
+// What a Statement's dependencies say of its inputs, for comparing.
+struct Inputs {
+  std::string datasets, image_digest, code;
+};
+
+Inputs InputsOf(const json& statement) {
+  Inputs in;
+  const json* deps = Path(statement, {"predicate", "buildDefinition", "resolvedDependencies"});
+  if (!deps || !deps->is_array()) return in;
+  for (const json& d : *deps) {
+    std::string name = Text(Path(d, {"name"}));
+    if (name == "image") in.image_digest = Text(Path(d, {"digest", "sha256"}));
+    if (name == "code") in.code = Text(Path(d, {"digest", "gitCommit"}));
+    if (name.rfind("dataset:", 0) != 0) continue;
+    std::string v = name.substr(8) + "@" + Text(Path(d, {"annotations", "version"}));
+    if (std::string digest = Text(Path(d, {"digest", "sha256"})); !digest.empty()) v += " sha256:" + digest.substr(0, 12);
+    in.datasets += (in.datasets.empty() ? "" : ", ") + v;
+  }
+  return in;
 }
 
 }  // namespace
@@ -295,24 +361,7 @@ Result<RunSummary> Summarize(const json& statement, int attempt) {
   const json* facts_json = Path(ann, {"facts"});
   AttemptFacts f = FactsFromJson(facts_json ? facts_json->dump() : "{}");
   auto fact = [&](const std::string& name) { return FactValue(f, name); };
-  std::string datasets;
-  if (const json* deps = Path(statement, {"predicate", "buildDefinition", "resolvedDependencies"}); deps && deps->is_array()) {
-    for (const json& d : *deps) {
-      std::string name = Text(Path(d, {"name"}));
-      if (name.rfind("dataset:", 0) != 0) continue;
-      std::string v = name.substr(8) + "@" + Text(Path(d, {"annotations", "version"}));
-      if (std::string digest = Text(Path(d, {"digest", "sha256"})); !digest.empty()) v += " sha256:" + digest.substr(0, 12);
-      datasets += (datasets.empty() ? "" : ", ") + v;
-    }
-  }
-  std::string image_digest, code;
-  if (const json* deps = Path(statement, {"predicate", "buildDefinition", "resolvedDependencies"}); deps && deps->is_array()) {
-    for (const json& d : *deps) {
-      std::string name = Text(Path(d, {"name"}));
-      if (name == "image") image_digest = Text(Path(d, {"digest", "sha256"}));
-      if (name == "code") code = Text(Path(d, {"digest", "gitCommit"}));
-    }
-  }
+  Inputs in = InputsOf(statement);
   int gpus_total = f.placement.gpus_per_node * std::max(1, f.placement.nodes);
   std::string gpu_uuids;
   for (const NodeFacts& n : f.nodes) {
@@ -332,9 +381,9 @@ Result<RunSummary> Summarize(const json& statement, int attempt) {
               {"nccl", fact("nccl")},
               {"os", fact("os")},
               {"kernel", fact("kernel")},
-              {"image_digest", image_digest.empty() ? "" : "sha256:" + image_digest},
-              {"datasets", datasets},
-              {"code_revision", code},
+              {"image_digest", in.image_digest.empty() ? "" : "sha256:" + in.image_digest},
+              {"datasets", in.datasets},
+              {"code_revision", in.code},
               {"started_from", Text(Path(ann, {"resumed_from"}))},
               {"node_names", [&] {
                  std::string names;

@@ -58,6 +58,9 @@ Result<JobHistory> ReadHistory(const Store& store, const JobRecord& job);
 // The Statement for `history`. `estate` finds dataset replicas; the rest is
 // the history's own.
 nlohmann::json BuildStatement(const JobHistory& history, const Estate& estate, const Builder& builder);
+// The same as JSON text (what BuildStatement(...).dump() writes), made
+// without parsing each attempt's stored facts: what records are signed over.
+std::string StatementText(const JobHistory& history, const Estate& estate, const Builder& builder);
 
 // What two runs are compared on, read back from a Statement: one attempt of
 // it (the last when `attempt` is 0).

@@ -151,9 +151,10 @@ Result<jwt::SigningKey> ProvenanceService::Key() {
 }
 
 Result<json> ProvenanceService::Record(const std::string& job_id) {
-  ASSIGN_OR_RETURN(json statement, Statement(job_id));
+  ASSIGN_OR_RETURN(provenance::JobHistory history, provenance::ReadHistory(store_, job_id));
+  std::string statement = provenance::StatementText(history, estate_, builder());
   ASSIGN_OR_RETURN(jwt::SigningKey key, Key());
-  return provenance::Sign(provenance::kInTotoPayloadType, statement.dump(), key);
+  return provenance::Sign(provenance::kInTotoPayloadType, statement, key);
 }
 
 Result<ProvenancePage> ProvenanceService::Export(const ProvenanceExport& which,
@@ -175,11 +176,11 @@ Result<ProvenancePage> ProvenanceService::Export(const ProvenanceExport& which,
         return out;
       }
       ASSIGN_OR_RETURN(provenance::JobHistory h, provenance::ReadHistory(store_, job));
-      json statement = provenance::BuildStatement(h, estate_, b);
-      ASSIGN_OR_RETURN(json envelope, provenance::Sign(provenance::kInTotoPayloadType, statement.dump(), key));
+      std::string statement = provenance::StatementText(h, estate_, b);
+      ASSIGN_OR_RETURN(std::string envelope, provenance::SignToText(provenance::kInTotoPayloadType, statement, key));
       ++out.emitted;
       filter.before_id = h.job.id;
-      if (!emit(envelope.dump())) return out;
+      if (!emit(envelope)) return out;
     }
     if (page.size() < static_cast<size_t>(filter.limit)) return out;
     filter.before_id = page.back().id;

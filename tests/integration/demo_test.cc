@@ -44,6 +44,12 @@ TEST(DemoTest, TheWholeLoopRunsAndEndsWithAVerifiedSummary) {
       "ended: the primary tasks of job group nlp-rl have all succeeded (termination_delay 5m)",
       // its first step CPU-only, on a CPU-only pool at its price per CPU-hour
       "(16 CPUs): the cheapest eligible capacity at 0.048 USD per CPU-hour",
+      // a CUDA requirement: the pool that declares 12.2 passed over
+      "resources.cuda: pool a100 declares CUDA 12.2, the job requires >=12.4",
+      // provenance: the record signed and verified, attempts compared, a rerun pinned
+      "signature valid; the record of",
+      "matches the server's record and its intact audit chain",
+      "driver: 550.90.07",
       // the summary and the verified chain
       "CLUSTER",
       "ATTEMPTS",

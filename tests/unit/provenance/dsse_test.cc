@@ -109,5 +109,28 @@ TEST(DsseTest, TheSignatureIsOneAnyEcdsaVerifierAccepts) {
   std::filesystem::remove_all(dir);
 }
 
+// The text bulk export streams is the same envelope: the same fields in
+// the same order, standard base64 of every length, and it verifies.
+TEST(DsseTest, TheEnvelopeWrittenAsTextIsTheSameEnvelope) {
+  auto key = jwt::SigningKey::Generate(jwt::Alg::kES256, "prov-\"1");
+  ASSERT_TRUE(key.ok());
+  for (std::string payload : {"", "a", "ab", "abc", "abcd", "{\"_type\":\"x\",\"n\":\"\xc3\xa9\\u0001\"}"}) {
+    auto text = SignToText(kInTotoPayloadType, payload, *key);
+    ASSERT_TRUE(text.ok());
+    json parsed = json::parse(*text);
+    auto signed_json = Sign(kInTotoPayloadType, payload, *key);
+    ASSERT_TRUE(signed_json.ok());
+    EXPECT_EQ(parsed["payload"], (*signed_json)["payload"]) << payload;
+    EXPECT_EQ(parsed["payloadType"], (*signed_json)["payloadType"]);
+    EXPECT_EQ(parsed["signatures"][0]["keyid"], "prov-\"1");
+    // Only the (randomized) signature differs: the same keys, in order.
+    parsed["signatures"][0]["sig"] = (*signed_json)["signatures"][0]["sig"];
+    EXPECT_EQ(parsed.dump(), signed_json->dump());
+    auto back = Verify(json::parse(*text), kInTotoPayloadType, KeysOf(*key));
+    ASSERT_TRUE(back.ok()) << back.status().ToString();
+    EXPECT_EQ(*back, payload);
+  }
+}
+
 }  // namespace
 }  // namespace causeway::provenance
