@@ -106,6 +106,7 @@ show "$cw" submit "$root/examples/job-groups/nlp-rl.yaml"
 
 step "A job that needs CUDA 12.4 goes only where the estate declares it"
 cuda_id=$(submit eval-cuda)
+sleep 1  # placed by the next scheduler cycle
 show "$cw" explain "$cuda_id"
 
 step "Waiting for every job to finish (at ${speed}x)"
