@@ -21,7 +21,7 @@ const Attempt* Basis(const JobHistory& h) {
 void PinHardware(const AttemptFacts& f, YAML::Node& spec, YAML::Node& res, RerunPlan& plan) {
   res.remove("any_of");
   res.remove("ordered");
-  if (!f.placement.gpu_type.empty() && f.placement.gpu_type != "CPU") {
+  if (!f.placement.gpu_type.empty() && f.placement.gpu_type != kCpuType) {
     YAML::Node acc(YAML::NodeType::Map);
     acc[f.placement.gpu_type] = f.placement.gpus_per_node;
     res["accelerators"] = acc;

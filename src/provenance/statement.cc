@@ -371,7 +371,7 @@ Result<RunSummary> Summarize(const json& statement, int attempt) {
               {"cluster", f.placement.cluster},
               {"region", f.placement.region},
               {"gpu_model", fact("gpu_model")},
-              {"gpus", f.placement.gpu_type == "CPU" ? "0" : std::to_string(gpus_total)},
+              {"gpus", f.placement.gpu_type == kCpuType ? "0" : std::to_string(gpus_total)},
               {"nodes", std::to_string(f.placement.nodes)},
               {"interconnect", fact("interconnect")},
               {"driver", fact("driver")},

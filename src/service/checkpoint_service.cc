@@ -22,18 +22,7 @@ namespace {
 // a head read just before it was appended, a few events back at most.
 constexpr size_t kRecentHashes = 65536;
 
-bool IsAuditKey(const SigningKeyRecord& k) { return k.kid.rfind(kAuditKeyPrefix, 0) == 0; }
-
-Result<std::vector<jwt::SigningKey>> AuditKeys(const Store& store) {
-  ASSIGN_OR_RETURN(auto records, store.ListSigningKeys());
-  std::vector<jwt::SigningKey> keys;
-  for (const SigningKeyRecord& r : records) {
-    if (!IsAuditKey(r)) continue;
-    ASSIGN_OR_RETURN(jwt::SigningKey key, jwt::SigningKey::FromPem(r.private_pem, jwt::Alg::kES256, r.kid));
-    keys.push_back(std::move(key));
-  }
-  return keys;
-}
+Result<std::vector<jwt::SigningKey>> AuditKeys(const Store& store) { return ServiceKeys(store, kAuditKeyPrefix); }
 
 // ScanAuditRaw with `fn` on a second thread: reading rows (SQLite) and
 // hashing them (fn) overlap. Rows travel in batches copied into an arena;
@@ -168,6 +157,21 @@ Result<std::optional<AuditEvent>> CheckpointService::Checkpoint(const std::strin
 
 Result<json> CheckpointService::PublicKeys() const {
   ASSIGN_OR_RETURN(auto keys, AuditKeys(store_));
+  return Jwks(keys);
+}
+
+Result<std::vector<jwt::SigningKey>> ServiceKeys(const Store& store, std::string_view prefix) {
+  ASSIGN_OR_RETURN(auto records, store.ListSigningKeys());
+  std::vector<jwt::SigningKey> keys;
+  for (const SigningKeyRecord& r : records) {
+    if (r.kid.rfind(prefix, 0) != 0) continue;
+    ASSIGN_OR_RETURN(jwt::SigningKey key, jwt::SigningKey::FromPem(r.private_pem, jwt::Alg::kES256, r.kid));
+    keys.push_back(std::move(key));
+  }
+  return keys;
+}
+
+json Jwks(const std::vector<jwt::SigningKey>& keys) {
   json out = json::array();
   for (const jwt::SigningKey& k : keys) out.push_back(k.PublicJwk());
   return json{{"keys", out}};

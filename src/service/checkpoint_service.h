@@ -54,6 +54,12 @@ struct TrailReport {
 // audit keys in the store when `keys` is null.
 Result<TrailReport> VerifyTrail(const Store& store, const identity::jwt::KeySet* keys = nullptr);
 
+// The ES256 keys stored for one service's signatures (kid starting with
+// `prefix`: kAuditKeyPrefix, kProvenanceKeyPrefix), oldest first.
+Result<std::vector<identity::jwt::SigningKey>> ServiceKeys(const Store& store, std::string_view prefix);
+// Their public halves as a JWKS (RFC 7517).
+nlohmann::json Jwks(const std::vector<identity::jwt::SigningKey>& keys);
+
 // The keys of a JWKS file (as GET /v1/audit/keys and GET
 // /v1/provenance/keys serve them), or of a single JWK. kInvalidArgument
 // naming the file.

@@ -4,6 +4,7 @@
 
 #include "causeway/crypto.h"
 #include "provenance/dsse.h"
+#include "service/checkpoint_service.h"
 
 namespace causeway {
 
@@ -12,17 +13,8 @@ namespace jwt = identity::jwt;
 
 namespace {
 
-bool IsProvenanceKey(const SigningKeyRecord& k) { return k.kid.rfind(kProvenanceKeyPrefix, 0) == 0; }
-
 Result<std::vector<jwt::SigningKey>> ProvenanceKeys(const Store& store) {
-  ASSIGN_OR_RETURN(auto records, store.ListSigningKeys());
-  std::vector<jwt::SigningKey> keys;
-  for (const SigningKeyRecord& r : records) {
-    if (!IsProvenanceKey(r)) continue;
-    ASSIGN_OR_RETURN(jwt::SigningKey key, jwt::SigningKey::FromPem(r.private_pem, jwt::Alg::kES256, r.kid));
-    keys.push_back(std::move(key));
-  }
-  return keys;
+  return ServiceKeys(store, kProvenanceKeyPrefix);
 }
 
 // A fact's name: letters, digits and . _ - : / (an artifact's "artifact:"
@@ -189,9 +181,7 @@ Result<ProvenancePage> ProvenanceService::Export(const ProvenanceExport& which,
 
 Result<json> ProvenanceService::PublicKeys() const {
   ASSIGN_OR_RETURN(auto keys, ProvenanceKeys(store_));
-  json out = json::array();
-  for (const jwt::SigningKey& k : keys) out.push_back(k.PublicJwk());
-  return json{{"keys", out}};
+  return Jwks(keys);
 }
 
 Result<std::vector<JobFact>> ProvenanceService::RecordFacts(const identity::Principal& who, const std::string& job_id,
