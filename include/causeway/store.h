@@ -24,7 +24,7 @@
 namespace causeway {
 
 // The schema version this build writes; every backend migrates to it.
-inline constexpr int kLatestSchemaVersion = 20;
+inline constexpr int kLatestSchemaVersion = 21;
 
 // A named lease one process holds at a time: the scheduler's leadership
 // among replicas. `epoch` grows each time the lease changes hands; it is the
@@ -65,6 +65,15 @@ inline std::optional<Change::Kind> ParseChangeKind(std::string_view name) {
   return std::nullopt;
 }
 
+// A finished job's provenance record as it was signed once, when sealed:
+// the DSSE envelope as one line of JSON, and the id of the key that signed.
+struct SealedRecord {
+  std::string job_id;
+  std::string kid;
+  Timestamp sealed_at;
+  std::string envelope;
+};
+
 // The store is cut into repositories, one per concern (jobs and attempts,
 // tokens and keys, the directory, the audit trail, billing, break-glass,
 // leases), so that code needing one concern depends on that one alone and
@@ -94,6 +103,10 @@ class JobWriter {
   virtual Status AddCheckpoint(Checkpoint& checkpoint) = 0;
   // Appends a fact the job recorded; assigns its seq.
   virtual Status AddJobFact(JobFact& fact) = 0;
+  // Stores a finished job's sealed provenance record and marks the job
+  // sealed. A job sealed already keeps its first record (two replicas may
+  // seal the same job at once; both records are valid, one is kept).
+  virtual Status PutSealedRecord(const SealedRecord& record) = 0;
 
   // Stores `record` unless its (scope, key) is stored already. Returns
   // nullopt when this unit claimed the key, or the record stored before (and
@@ -296,6 +309,11 @@ class JobReader {
   virtual Result<std::vector<Checkpoint>> ListCheckpoints(const std::string& job_id) const = 0;
   // Oldest first.
   virtual Result<std::vector<JobFact>> ListJobFacts(const std::string& job_id) const = 0;
+  // The sealed provenance records of those of `ids` that have one, in any
+  // order: one read for a page of jobs.
+  virtual Result<std::vector<SealedRecord>> GetSealedRecords(const std::vector<std::string>& ids) const = 0;
+  // Up to `limit` ids of finished jobs not sealed yet, oldest first.
+  virtual Result<std::vector<std::string>> ListUnsealedJobs(int limit) const = 0;
   // The highest attempt number ever set out to launch for the job (0: none).
   virtual Result<int> LastLaunch(const std::string& job_id) const = 0;
 

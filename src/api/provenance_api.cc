@@ -32,8 +32,10 @@ Result<HttpResponse> ApiService::JobProvenance(HttpRequest& req) {
   if (!format.empty() && format != "dsse") {
     return InvalidArgument("query parameter \"format\" must be dsse (the default) or statement");
   }
-  ASSIGN_OR_RETURN(json envelope, provenance_.Record(detail.job.id));
-  return JsonResponse(200, envelope);
+  HttpResponse r;
+  r.content_type = "application/json";
+  ASSIGN_OR_RETURN(r.body, provenance_.Record(detail.job.id));
+  return r;
 }
 
 Result<HttpResponse> ApiService::ProvenanceKeys(HttpRequest&) {

@@ -189,6 +189,15 @@ Status Serve(const ServeOptions& o) {
   services.provenance.SetBuilderId(own_url);  // who provenance records name as their builder
   scheduler.Start(std::chrono::milliseconds(std::max(10, o.tick_ms)));
   if (reaper) reaper->Start(std::chrono::milliseconds(std::max(10, o.tick_ms)));
+  // Finished jobs' provenance records signed once and stored, a batch at a
+  // time (one that lags or fails is sealed on a later tick: the store knows
+  // which are left).
+  Ticker sealer;
+  sealer.Start(std::chrono::milliseconds(500), [&services] {
+    if (auto sealed = services.provenance.SealFinished(kSealBatch); !sealed.ok()) {
+      spdlog::warn("sealing provenance records: {}", sealed.status().ToString());
+    }
+  });
   Ticker checkpoints;
   if (o.audit_checkpoint_s > 0) {
     // The chain's head signed now and then (see CheckpointService).
@@ -214,6 +223,7 @@ Status Serve(const ServeOptions& o) {
   // for commit, then let the HTTP machinery go.
   http.Stop();
   checkpoints.Stop();
+  sealer.Stop();
   if (reaper) reaper->Stop();
   scheduler.Stop();
   queue.Stop();

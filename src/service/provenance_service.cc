@@ -1,6 +1,7 @@
 #include "service/provenance_service.h"
 
 #include <set>
+#include <unordered_map>
 
 #include "causeway/crypto.h"
 #include "provenance/dsse.h"
@@ -142,11 +143,51 @@ Result<jwt::SigningKey> ProvenanceService::Key() {
   return *key_;
 }
 
-Result<json> ProvenanceService::Record(const std::string& job_id) {
+Result<std::string> ProvenanceService::Record(const std::string& job_id) {
+  ASSIGN_OR_RETURN(std::vector<SealedRecord> sealed, store_.GetSealedRecords({job_id}));
+  if (!sealed.empty()) return std::move(sealed.front().envelope);
   ASSIGN_OR_RETURN(provenance::JobHistory history, provenance::ReadHistory(store_, job_id));
   std::string statement = provenance::StatementText(history, estate_, builder());
   ASSIGN_OR_RETURN(jwt::SigningKey key, Key());
-  return provenance::Sign(provenance::kInTotoPayloadType, statement, key);
+  return provenance::SignToText(provenance::kInTotoPayloadType, statement, key);
+}
+
+Result<int> ProvenanceService::SealFinished(int limit) {
+  ASSIGN_OR_RETURN(std::vector<std::string> ids, store_.ListUnsealedJobs(limit));
+  if (ids.empty()) return 0;
+  ASSIGN_OR_RETURN(jwt::SigningKey key, Key());
+  provenance::Builder b = builder();
+  Timestamp now = clock_.Now();
+  // Read and signed before the write, outside it: the unit only stores.
+  auto records = std::make_shared<std::vector<SealedRecord>>();
+  for (const std::string& id : ids) {
+    ASSIGN_OR_RETURN(provenance::JobHistory h, provenance::ReadHistory(store_, id));
+    std::string statement = provenance::StatementText(h, estate_, b);
+    ASSIGN_OR_RETURN(std::string envelope, provenance::SignToText(provenance::kInTotoPayloadType, statement, key));
+    records->push_back(SealedRecord{id, key.kid(), now, std::move(envelope)});
+  }
+  RETURN_IF_ERROR(queue_.RunAudited([records, ids, kid = key.kid(), now](WriteTx& tx) -> Status {
+                    for (const SealedRecord& r : *records) RETURN_IF_ERROR(tx.PutSealedRecord(r));
+                    // One event per batch, not per job: a job's own range of
+                    // the chain stays as its sealed record states it.
+                    AuditEvent e;
+                    e.time = now;
+                    e.actor = "causeway";
+                    e.action = "provenance.seal";
+                    e.resource = "signing-key/" + kid;
+                    e.details = {{"kid", kid}, {"records", static_cast<int64_t>(ids.size())}, {"jobs", ids}};
+                    return tx.AppendAudit(e);
+                  }).status());
+  return static_cast<int>(records->size());
+}
+
+Result<int64_t> ProvenanceService::SealAllFinished() {
+  int64_t sealed = 0;
+  for (;;) {
+    ASSIGN_OR_RETURN(int n, SealFinished(kSealBatch));
+    sealed += n;
+    if (n < kSealBatch) return sealed;
+  }
 }
 
 Result<ProvenancePage> ProvenanceService::Export(const ProvenanceExport& which,
@@ -160,21 +201,47 @@ Result<ProvenancePage> ProvenanceService::Export(const ProvenanceExport& which,
   ProvenancePage out;
   while (true) {
     ASSIGN_OR_RETURN(std::vector<JobRecord> page, store_.ListJobs(filter));
+    // The page's jobs this export covers, up to the limit; `more`: the
+    // limit cut it; `older`: the rest are older than `since` (newest first).
+    std::vector<const JobRecord*> chosen;
+    std::vector<std::string> ids;
+    bool more = false, older = false;
     for (const JobRecord& job : page) {
-      if (which.since && job.created_at < *which.since) return out;  // newest first: the rest are older
-      if ((which.until && job.created_at >= *which.until) || (which.finished_only && !IsTerminal(job.state))) continue;
-      if (which.limit > 0 && out.emitted == which.limit) {
-        out.next = filter.before_id;  // the last one emitted
-        return out;
+      if (which.since && job.created_at < *which.since) {
+        older = true;
+        break;
       }
-      ASSIGN_OR_RETURN(provenance::JobHistory h, provenance::ReadHistory(store_, job));
-      std::string statement = provenance::StatementText(h, estate_, b);
-      ASSIGN_OR_RETURN(std::string envelope, provenance::SignToText(provenance::kInTotoPayloadType, statement, key));
+      if ((which.until && job.created_at >= *which.until) || (which.finished_only && !IsTerminal(job.state))) continue;
+      if (which.limit > 0 && out.emitted + static_cast<int64_t>(chosen.size()) == which.limit) {
+        more = true;
+        break;
+      }
+      chosen.push_back(&job);
+      ids.push_back(job.id);
+    }
+    // Finished jobs' records were signed once, when sealed: streamed as
+    // stored. The others (running, or not sealed yet) are signed now.
+    ASSIGN_OR_RETURN(std::vector<SealedRecord> stored, store_.GetSealedRecords(ids));
+    std::unordered_map<std::string, std::string> sealed;
+    for (SealedRecord& r : stored) sealed.emplace(r.job_id, std::move(r.envelope));
+    for (const JobRecord* job : chosen) {
+      std::string envelope;
+      if (auto it = sealed.find(job->id); it != sealed.end()) {
+        envelope = std::move(it->second);
+      } else {
+        ASSIGN_OR_RETURN(provenance::JobHistory h, provenance::ReadHistory(store_, *job));
+        std::string statement = provenance::StatementText(h, estate_, b);
+        ASSIGN_OR_RETURN(envelope, provenance::SignToText(provenance::kInTotoPayloadType, statement, key));
+      }
       ++out.emitted;
-      filter.before_id = h.job.id;
+      filter.before_id = job->id;
       if (!emit(envelope)) return out;
     }
-    if (page.size() < static_cast<size_t>(filter.limit)) return out;
+    if (more) {
+      out.next = filter.before_id;  // the last one emitted
+      return out;
+    }
+    if (older || page.size() < static_cast<size_t>(filter.limit)) return out;
     filter.before_id = page.back().id;
   }
 }

@@ -31,6 +31,8 @@ namespace causeway {
 inline constexpr size_t kMaxJobFacts = 256;              // per job
 inline constexpr size_t kMaxJobFactBytes = 16 << 10;     // one value, as JSON
 inline constexpr size_t kMaxJobFactsPerCall = 64;
+// Finished jobs sealed per write unit.
+inline constexpr int kSealBatch = 200;
 
 // Which jobs an export covers.
 struct ProvenanceExport {
@@ -57,13 +59,23 @@ class ProvenanceService {
 
   // The job's Statement, unsigned.
   Result<nlohmann::json> Statement(const std::string& job_id) const EXCLUDES(mu_);
-  // The job's Statement in a DSSE envelope signed with the provenance key
-  // (made on first use).
-  Result<nlohmann::json> Record(const std::string& job_id) EXCLUDES(mu_);
+  // The job's record: the Statement in a DSSE envelope signed with the
+  // provenance key (made on first use), as one line of JSON. A finished
+  // job's record is sealed once (SealFinished) and read back as stored, byte
+  // for byte, from then on; until then it is built and signed on each call
+  // (a running job's record so far).
+  Result<std::string> Record(const std::string& job_id) EXCLUDES(mu_);
+  // Seals up to `limit` finished jobs not sealed yet, oldest first: each
+  // one's record built, signed and stored, so that it reads the same ever
+  // after and export streams it without signing again. Returns how many.
+  // Safe to run on several replicas at once (a job keeps its first record).
+  Result<int> SealFinished(int limit) EXCLUDES(mu_);
+  // SealFinished until none is left; how many were sealed.
+  Result<int64_t> SealAllFinished() EXCLUDES(mu_);
   // Every record `which` covers, newest job first, each as one line of JSON
-  // (no newline) handed to `emit` as soon as it is signed; `emit` returning
-  // false stops. Pages through the store: memory stays flat whatever the
-  // count.
+  // (no newline) handed to `emit` as soon as it is read (sealed) or signed;
+  // `emit` returning false stops. Pages through the store: memory stays
+  // flat whatever the count.
   Result<ProvenancePage> Export(const ProvenanceExport& which, const std::function<bool(const std::string&)>& emit)
       EXCLUDES(mu_);
 

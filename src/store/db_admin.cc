@@ -74,6 +74,10 @@ Result<DbReport> CopyDb(const std::string& from, const std::string& to,
         for (const auto& a : attempts) RETURN_IF_ERROR(tx.PutAttempt(a));
         ASSIGN_OR_RETURN(auto checkpoints, source->ListCheckpoints(job.id));
         for (Checkpoint c : checkpoints) RETURN_IF_ERROR(tx.AddCheckpoint(c));
+        ASSIGN_OR_RETURN(auto facts, source->ListJobFacts(job.id));
+        for (JobFact f : facts) RETURN_IF_ERROR(tx.AddJobFact(f));
+        ASSIGN_OR_RETURN(auto sealed, source->GetSealedRecords({job.id}));
+        for (const SealedRecord& r : sealed) RETURN_IF_ERROR(tx.PutSealedRecord(r));
         ++jobs;
       }
       if (static_cast<int>(list.size()) < page.limit) break;

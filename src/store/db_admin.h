@@ -26,11 +26,12 @@ Result<DbReport> Migrate(const std::string& db);
 // Connects without writing, and checks the schema version and the whole
 // audit chain.
 Result<DbReport> CheckDb(const std::string& db);
-// Copies every job (with its attempts, events and checkpoints), token and
-// audit event from `from` into `to`, which must hold no jobs and no audit
-// events yet, in one transaction; the audit chain is carried over event by
-// event, each re-linked and checked against its original hash, then one
-// `db.copy` event is appended. Idempotency keys are not copied: a retried
+// Copies every job (with its attempts, events, checkpoints, recorded facts
+// and sealed provenance record), token and audit event from `from` into
+// `to`, which must hold no jobs and no audit events yet, in one
+// transaction; the audit chain is carried over event by event, each
+// re-linked and checked against its original hash, then one `db.copy` event
+// is appended. Idempotency keys are not copied: a retried
 // submission after a move is a new job. `progress` hears what is done.
 Result<DbReport> CopyDb(const std::string& from, const std::string& to,
                         const std::function<void(const std::string&)>& progress = {});

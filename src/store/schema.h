@@ -333,6 +333,19 @@ CREATE TABLE job_facts (
 );
 CREATE INDEX audit_by_resource ON audit_events(resource, seq);
 )sql",
+    // 21: finished jobs' provenance records, signed once when sealed, and
+    // which finished jobs still wait for theirs (a partial index: the
+    // sealer's look-up costs what is unsealed, not the whole ledger).
+    R"sql(
+CREATE TABLE provenance_records (
+  job_id TEXT PRIMARY KEY,
+  kid TEXT NOT NULL,
+  sealed_at INTEGER NOT NULL,
+  envelope TEXT NOT NULL
+);
+ALTER TABLE jobs ADD COLUMN sealed INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX jobs_unsealed ON jobs(id) WHERE sealed = 0 AND state IN ('succeeded', 'failed', 'cancelled');
+)sql",
 };
 
 // The migration that adds directory_members: both stores fill it from the

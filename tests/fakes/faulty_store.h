@@ -91,6 +91,14 @@ class FaultyStore final : public Store {
     if (Status st = ReadFailure(); !st.ok()) return st;
     return real_.ListJobFacts(job_id);
   }
+  Result<std::vector<SealedRecord>> GetSealedRecords(const std::vector<std::string>& ids) const override {
+    if (Status st = ReadFailure(); !st.ok()) return st;
+    return real_.GetSealedRecords(ids);
+  }
+  Result<std::vector<std::string>> ListUnsealedJobs(int limit) const override {
+    if (Status st = ReadFailure(); !st.ok()) return st;
+    return real_.ListUnsealedJobs(limit);
+  }
   Result<int> LastLaunch(const std::string& job_id) const override {
     if (Status st = ReadFailure(); !st.ok()) return st;
     return real_.LastLaunch(job_id);

@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "causeway/crypto.h"
@@ -213,14 +214,30 @@ TEST_F(ProvenanceTest, RecordsExportInBulkAndARerunIsPinnedWhereExplainSaysSo) {
     }
     return true;
   }));
+  // Finished, each record is sealed once: every read returns the same bytes
+  // (ECDSA signs afresh with a random nonce each time, so equal signatures
+  // can only be the stored record).
+  auto record = [&](const std::string& id) {
+    auto r = server_->Client().Send("GET", "/v1/jobs/" + id + "/provenance", "", Auth(server_->admin_token()));
+    return r.ok() && r->status == 200 ? r->body : std::string();
+  };
+  for (const auto& id : ids) {
+    ASSERT_TRUE(Eventually([&] {
+      std::string first = record(id);
+      return !first.empty() && first == record(id);
+    })) << id << " was never sealed";
+  }
   auto exported = RunCli({"provenance", "export", "--team", "nlp", "--since", "1d", "-o", Path("all.jsonl")}, env_);
   ASSERT_EQ(exported.exit_code, 0) << exported.err;
   std::ifstream lines(Path("all.jsonl"));
   int count = 0;
+  std::set<std::string> sealed;
+  for (const auto& id : ids) sealed.insert(record(id));
   for (std::string line; std::getline(lines, line); ++count) {
     std::ofstream(Path("one.json")) << line;
     auto verified = RunCli({"provenance", "verify", Path("one.json")}, env_);
     EXPECT_EQ(verified.exit_code, 0) << line << verified.err;
+    EXPECT_EQ(sealed.count(line), 1u) << "export streams the sealed record, byte for byte: " << line.substr(0, 200);
   }
   EXPECT_EQ(count, 3);
   EXPECT_TRUE(RunCli({"provenance", "export", "--team", "nobody", "-o", Path("none.jsonl")}, env_).exit_code == 0);

@@ -226,6 +226,27 @@ class PgStore final : public Store {
     return ReadAll(r, rows::ReadJobFact<Row>);
   }
 
+  Result<std::vector<SealedRecord>> GetSealedRecords(const std::vector<std::string>& ids) const override {
+    if (ids.empty()) return std::vector<SealedRecord>();
+    ASSIGN_OR_RETURN(Rows r, Query("SELECT job_id, kid, sealed_at, envelope FROM provenance_records "
+                                   "WHERE job_id = ANY($1::text[])",
+                                   Params().AddArray(ids)));
+    std::vector<SealedRecord> out;
+    for (int i = 0; i < r.size(); ++i) {
+      out.push_back(SealedRecord{r.Text(i, 0), r.Text(i, 1), FromUnixMicros(r.Int(i, 2)), r.Text(i, 3)});
+    }
+    return out;
+  }
+
+  Result<std::vector<std::string>> ListUnsealedJobs(int limit) const override {
+    ASSIGN_OR_RETURN(Rows r, Query("SELECT id FROM jobs WHERE sealed = 0 AND state IN ('succeeded', 'failed', "
+                                   "'cancelled') ORDER BY id LIMIT $1",
+                                   Params().Add(limit)));
+    std::vector<std::string> out;
+    for (int i = 0; i < r.size(); ++i) out.push_back(r.Text(i, 0));
+    return out;
+  }
+
   Result<AuditRange> GetAuditRange(const std::string& resource) const override {
     ASSIGN_OR_RETURN(Rows r, Query("SELECT COALESCE(MIN(seq), 0), COALESCE(MAX(seq), 0), COUNT(*) FROM audit_events "
                                    "WHERE resource = $1",

@@ -197,6 +197,14 @@ Status PgWriteTx::AddJobFact(JobFact& f) {
   return Status::Ok();
 }
 
+Status PgWriteTx::PutSealedRecord(const SealedRecord& r) {
+  RETURN_IF_ERROR(Write("INSERT INTO provenance_records (job_id, kid, sealed_at, envelope) VALUES ($1, $2, $3, $4) "
+                        "ON CONFLICT (job_id) DO NOTHING",
+                        Params().Add(r.job_id).Add(r.kid).Add(ToUnixMicros(r.sealed_at)).Add(r.envelope))
+                      .status());
+  return Write("UPDATE jobs SET sealed = 1 WHERE id = $1", Params().Add(r.job_id)).status();
+}
+
 Status PgWriteTx::AddJobEvent(const JobEvent& e) {
   static const std::string head = InsertHead("job_events", rows::kJobEventInsertColumns);
   static const Into into{head.c_str(), "", 1, true};

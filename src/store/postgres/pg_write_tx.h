@@ -67,6 +67,7 @@ class PgWriteTx final : public WriteTx {
   Status PutAttempt(const Attempt& a) override;
   Status AddCheckpoint(Checkpoint& c) override;
   Status AddJobFact(JobFact& f) override;
+  Status PutSealedRecord(const SealedRecord& r) override;
   Status AddJobEvent(const JobEvent& e) override;
   Result<std::optional<IdempotencyRecord>> ClaimIdempotency(const IdempotencyRecord& rec) override;
   Status RecordLaunch(const std::string& job_id, int attempt, const std::string& cluster, Timestamp at) override;

@@ -190,6 +190,31 @@ class SqliteStore final : public Store {
     return ReadAll(s, rows::ReadJobFact<Stmt>);
   }
 
+  Result<std::vector<SealedRecord>> GetSealedRecords(const std::vector<std::string>& ids) const override {
+    ASSIGN_OR_RETURN(auto r, Reader());
+    std::vector<SealedRecord> out;
+    for (const std::string& id : ids) {
+      CW_STMT(s, *r.conn, "SELECT job_id, kid, sealed_at, envelope FROM provenance_records WHERE job_id = ?1");
+      s.Bind(1, id);
+      Status st;
+      if (s.Step(st)) out.push_back(SealedRecord{s.Text(0), s.Text(1), FromUnixMicros(s.Int(2)), s.Text(3)});
+      RETURN_IF_ERROR(st);
+    }
+    return out;
+  }
+
+  Result<std::vector<std::string>> ListUnsealedJobs(int limit) const override {
+    ASSIGN_OR_RETURN(auto r, Reader());
+    CW_STMT(s, *r.conn, "SELECT id FROM jobs WHERE sealed = 0 AND state IN ('succeeded', 'failed', 'cancelled') "
+                        "ORDER BY id LIMIT ?1");
+    s.Bind(1, limit);
+    std::vector<std::string> out;
+    Status st;
+    while (s.Step(st)) out.push_back(s.Text(0));
+    RETURN_IF_ERROR(st);
+    return out;
+  }
+
   Result<AuditRange> GetAuditRange(const std::string& resource) const override {
     ASSIGN_OR_RETURN(auto r, Reader());
     CW_STMT(s, *r.conn, "SELECT COALESCE(MIN(seq), 0), COALESCE(MAX(seq), 0), COUNT(*) FROM audit_events "

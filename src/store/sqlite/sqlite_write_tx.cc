@@ -98,6 +98,18 @@ Status SqliteWriteTx::AddJobFact(JobFact& f) {
   return Status::Ok();
 }
 
+Status SqliteWriteTx::PutSealedRecord(const SealedRecord& r) {
+  {
+    CW_STMT(s, conn_, "INSERT INTO provenance_records (job_id, kid, sealed_at, envelope) VALUES (?1, ?2, ?3, ?4) "
+                      "ON CONFLICT (job_id) DO NOTHING");
+    s.Bind(1, r.job_id).Bind(2, r.kid).Bind(3, ToUnixMicros(r.sealed_at)).Bind(4, r.envelope);
+    RETURN_IF_ERROR(s.Exec());
+  }
+  CW_STMT(s, conn_, "UPDATE jobs SET sealed = 1 WHERE id = ?1");
+  s.Bind(1, r.job_id);
+  return Counted(s.Exec());
+}
+
 Status SqliteWriteTx::AddJobEvent(const JobEvent& e) {
   static const std::string sql = Insert("job_events", rows::kJobEventInsertColumns, 4);
   CW_STMT(s, conn_, sql.c_str());

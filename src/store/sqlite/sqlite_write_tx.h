@@ -39,6 +39,7 @@ class SqliteWriteTx final : public WriteTx {
   Status PutAttempt(const Attempt& a) override;
   Status AddCheckpoint(Checkpoint& c) override;
   Status AddJobFact(JobFact& f) override;
+  Status PutSealedRecord(const SealedRecord& r) override;
   Status AddJobEvent(const JobEvent& e) override;
   Result<std::optional<IdempotencyRecord>> ClaimIdempotency(const IdempotencyRecord& r) override;
   Status RecordLaunch(const std::string& job_id, int attempt, const std::string& cluster, Timestamp at) override;

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <functional>
@@ -611,6 +612,48 @@ TEST_P(StoreTest, ProvenanceFactsDigestsAndAuditRangesReadBack) {
   ASSERT_TRUE(none.ok());
   EXPECT_EQ(none->count, 0);
   EXPECT_EQ(none->first, 0);
+}
+
+// Only finished jobs wait to be sealed, oldest first; a sealed one leaves
+// the list, keeps its first record when sealed twice, and reads back by id.
+TEST_P(StoreTest, SealedRecordsAreKeptOnceAndFinishedJobsWaitForThem) {
+  JobRecord running = Job(), done = Job(), failed = Job();
+  for (JobRecord* j : {&running, &done, &failed}) ASSERT_TRUE(store_->Write(InsertWithAudit(*j)).ok());
+  auto none = store_->ListUnsealedJobs(10);
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty()) << "no job has finished";
+  Status ended = store_->Write([&](WriteTx& tx) -> Status {
+    RETURN_IF_ERROR(tx.UpdateJobState(done.id, JobState::kSucceeded, done.created_at));
+    RETURN_IF_ERROR(tx.UpdateJobState(failed.id, JobState::kFailed, failed.created_at));
+    AuditEvent e = Event("job.finish", "job/" + done.id);
+    return tx.AppendAudit(e);
+  });
+  ASSERT_TRUE(ended.ok()) << ended.ToString();
+  auto waiting = store_->ListUnsealedJobs(10);
+  ASSERT_TRUE(waiting.ok());
+  std::vector<std::string> finished = {done.id, failed.id};
+  std::sort(finished.begin(), finished.end());
+  EXPECT_EQ(*waiting, finished);
+  EXPECT_EQ(store_->ListUnsealedJobs(1)->size(), 1u);
+
+  SealedRecord first{done.id, "provenance-k1", done.created_at, R"({"payload":"first"})"};
+  SealedRecord second{done.id, "provenance-k2", done.created_at, R"({"payload":"second"})"};
+  for (const SealedRecord& r : {first, second}) {
+    ASSERT_TRUE(store_->Write([&](WriteTx& tx) -> Status {
+      RETURN_IF_ERROR(tx.PutSealedRecord(r));
+      AuditEvent e = Event("provenance.seal", "signing-key/" + r.kid);
+      return tx.AppendAudit(e);
+    }).ok());
+  }
+  EXPECT_EQ(*store_->ListUnsealedJobs(10), std::vector<std::string>{failed.id});
+  auto read = store_->GetSealedRecords({done.id, failed.id, running.id, "job_none"});
+  ASSERT_TRUE(read.ok());
+  ASSERT_EQ(read->size(), 1u);
+  EXPECT_EQ((*read)[0].job_id, done.id);
+  EXPECT_EQ((*read)[0].kid, "provenance-k1");
+  EXPECT_EQ((*read)[0].envelope, first.envelope) << "the first record is kept";
+  EXPECT_EQ((*read)[0].sealed_at, done.created_at);
+  EXPECT_TRUE(store_->GetSealedRecords({})->empty());
 }
 
 TEST_P(StoreTest, IdempotencyTokensAndStateUpdates) {
