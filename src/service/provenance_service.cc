@@ -39,6 +39,50 @@ bool IsDigest(const std::string& d) {
   return true;
 }
 
+Status TooMany() {
+  return InvalidArgument("at most " + std::to_string(kMaxJobFactsPerCall) + " facts and artifacts in one call");
+}
+
+// The named facts of one call ({name: JSON value}), appended to `out`.
+Status AddNamedFacts(const json& facts, std::vector<JobFact>& out) {
+  for (const auto& [name, value] : facts.items()) {
+    if (out.size() == kMaxJobFactsPerCall) return TooMany();
+    if (!IsFactName(name)) {
+      return InvalidArgument("field \"facts\": name \"" + name.substr(0, 64) +
+                             "\" must be 1 to 128 letters, digits and . _ - : / (not starting artifact:)");
+    }
+    std::string text = value.dump();
+    if (text.size() > kMaxJobFactBytes) {
+      return InvalidArgument("field \"facts." + name + "\": at most " + std::to_string(kMaxJobFactBytes) +
+                             " bytes of JSON");
+    }
+    out.push_back(JobFact{"", 0, 0, name, std::move(text), "", {}});
+  }
+  return Status::Ok();
+}
+
+// The artifacts of one call ([{name, digest, uri?}]), appended to `out`.
+Status AddArtifacts(const json& artifacts, std::vector<JobFact>& out) {
+  int i = 0;
+  for (const json& a : artifacts) {
+    if (out.size() == kMaxJobFactsPerCall) return TooMany();
+    std::string field = "artifacts[" + std::to_string(i++) + "]";
+    if (!a.is_object() || !a.contains("name") || !a["name"].is_string() || !a.contains("digest") ||
+        !a["digest"].is_string()) {
+      return InvalidArgument("field \"" + field + "\" must be {\"name\": …, \"digest\": \"sha256:…\"}");
+    }
+    std::string name = a["name"].get<std::string>(), digest = a["digest"].get<std::string>();
+    if (name.empty() || name.size() > 1024 || name.find_first_of("\n\r\t") != std::string::npos) {
+      return InvalidArgument("field \"" + field + ".name\" must be 1 to 1024 characters on one line");
+    }
+    if (!IsDigest(digest)) return InvalidArgument("field \"" + field + ".digest\" must be sha256: and 64 hex digits");
+    json value = {{"digest", digest}};
+    if (a.contains("uri") && a["uri"].is_string()) value["uri"] = a["uri"].get<std::string>().substr(0, 2048);
+    out.push_back(JobFact{"", 0, 0, "artifact:" + name, value.dump(), "", {}});
+  }
+  return Status::Ok();
+}
+
 // The facts and artifacts of one call as records (attempt and time set by
 // the write), each checked.
 Result<std::vector<JobFact>> FactsOf(const json& facts, const json& artifacts) {
@@ -49,43 +93,35 @@ Result<std::vector<JobFact>> FactsOf(const json& facts, const json& artifacts) {
   if (!artifacts.is_null() && !artifacts.is_array()) {
     return InvalidArgument("field \"artifacts\" must be a list of {name, digest, uri}");
   }
-  if (facts.is_object()) {
-    for (const auto& [name, value] : facts.items()) {
-      if (!IsFactName(name)) {
-        return InvalidArgument("field \"facts\": name \"" + name.substr(0, 64) +
-                               "\" must be 1 to 128 letters, digits and . _ - : / (not starting artifact:)");
-      }
-      std::string text = value.dump();
-      if (text.size() > kMaxJobFactBytes) {
-        return InvalidArgument("field \"facts." + name + "\": at most " + std::to_string(kMaxJobFactBytes) +
-                               " bytes of JSON");
-      }
-      out.push_back(JobFact{"", 0, 0, name, std::move(text), "", {}});
-    }
-  }
-  if (artifacts.is_array()) {
-    int i = 0;
-    for (const json& a : artifacts) {
-      std::string field = "artifacts[" + std::to_string(i++) + "]";
-      if (!a.is_object() || !a.contains("name") || !a["name"].is_string() || !a.contains("digest") ||
-          !a["digest"].is_string()) {
-        return InvalidArgument("field \"" + field + "\" must be {\"name\": …, \"digest\": \"sha256:…\"}");
-      }
-      std::string name = a["name"].get<std::string>(), digest = a["digest"].get<std::string>();
-      if (name.empty() || name.size() > 1024 || name.find_first_of("\n\r\t") != std::string::npos) {
-        return InvalidArgument("field \"" + field + ".name\" must be 1 to 1024 characters on one line");
-      }
-      if (!IsDigest(digest)) return InvalidArgument("field \"" + field + ".digest\" must be sha256: and 64 hex digits");
-      json value = {{"digest", digest}};
-      if (a.contains("uri") && a["uri"].is_string()) value["uri"] = a["uri"].get<std::string>().substr(0, 2048);
-      out.push_back(JobFact{"", 0, 0, "artifact:" + name, value.dump(), "", {}});
-    }
-  }
+  if (facts.is_object()) RETURN_IF_ERROR(AddNamedFacts(facts, out));
+  if (artifacts.is_array()) RETURN_IF_ERROR(AddArtifacts(artifacts, out));
   if (out.empty()) return InvalidArgument("give \"facts\" or \"artifacts\": nothing to record");
-  if (out.size() > kMaxJobFactsPerCall) {
-    return InvalidArgument("at most " + std::to_string(kMaxJobFactsPerCall) + " facts and artifacts in one call");
-  }
   return out;
+}
+
+// The jobs of one page (newest first) an export covers, up to its limit
+// (`emitted` are out already); `more`: the limit cut the page short;
+// `older`: the rest of the ledger is older than `since`.
+struct ExportChoice {
+  std::vector<const JobRecord*> jobs;
+  bool more = false, older = false;
+};
+
+ExportChoice Choose(const std::vector<JobRecord>& page, const ProvenanceExport& which, int64_t emitted) {
+  ExportChoice c;
+  for (const JobRecord& job : page) {
+    if (which.since && job.created_at < *which.since) {
+      c.older = true;
+      break;
+    }
+    if ((which.until && job.created_at >= *which.until) || (which.finished_only && !IsTerminal(job.state))) continue;
+    if (which.limit > 0 && emitted + static_cast<int64_t>(c.jobs.size()) == which.limit) {
+      c.more = true;
+      break;
+    }
+    c.jobs.push_back(&job);
+  }
+  return c;
 }
 
 }  // namespace
@@ -201,30 +237,15 @@ Result<ProvenancePage> ProvenanceService::Export(const ProvenanceExport& which,
   ProvenancePage out;
   while (true) {
     ASSIGN_OR_RETURN(std::vector<JobRecord> page, store_.ListJobs(filter));
-    // The page's jobs this export covers, up to the limit; `more`: the
-    // limit cut it; `older`: the rest are older than `since` (newest first).
-    std::vector<const JobRecord*> chosen;
-    std::vector<std::string> ids;
-    bool more = false, older = false;
-    for (const JobRecord& job : page) {
-      if (which.since && job.created_at < *which.since) {
-        older = true;
-        break;
-      }
-      if ((which.until && job.created_at >= *which.until) || (which.finished_only && !IsTerminal(job.state))) continue;
-      if (which.limit > 0 && out.emitted + static_cast<int64_t>(chosen.size()) == which.limit) {
-        more = true;
-        break;
-      }
-      chosen.push_back(&job);
-      ids.push_back(job.id);
-    }
+    ExportChoice choice = Choose(page, which, out.emitted);
     // Finished jobs' records were signed once, when sealed: streamed as
     // stored. The others (running, or not sealed yet) are signed now.
+    std::vector<std::string> ids;
+    for (const JobRecord* job : choice.jobs) ids.push_back(job->id);
     ASSIGN_OR_RETURN(std::vector<SealedRecord> stored, store_.GetSealedRecords(ids));
     std::unordered_map<std::string, std::string> sealed;
     for (SealedRecord& r : stored) sealed.emplace(r.job_id, std::move(r.envelope));
-    for (const JobRecord* job : chosen) {
+    for (const JobRecord* job : choice.jobs) {
       std::string envelope;
       if (auto it = sealed.find(job->id); it != sealed.end()) {
         envelope = std::move(it->second);
@@ -237,11 +258,11 @@ Result<ProvenancePage> ProvenanceService::Export(const ProvenanceExport& which,
       filter.before_id = job->id;
       if (!emit(envelope)) return out;
     }
-    if (more) {
+    if (choice.more) {
       out.next = filter.before_id;  // the last one emitted
       return out;
     }
-    if (older || page.size() < static_cast<size_t>(filter.limit)) return out;
+    if (choice.older || page.size() < static_cast<size_t>(filter.limit)) return out;
     filter.before_id = page.back().id;
   }
 }
