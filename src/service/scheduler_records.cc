@@ -88,6 +88,13 @@ std::string FactsOf(const Estate& estate, const Transition& t) {
     std::string backend = simulated ? "the simulated estate" : c && !c->honours.backend.empty() ? c->honours.backend
                                                                                                 : "its backend";
     provenance::AddProbe(facts, t.node_facts, !simulated, backend);
+    if (!simulated && t.node_facts.empty() && t.outcome == AttemptOutcome::kCancelled) {
+      // Stopped by Causeway (a person, a policy or a preemption), not seen
+      // to end by the backend: what the probe wrote is not read back.
+      std::string why = t.preempted_by.empty() ? "cancelled it" : "preempted it for job " + t.preempted_by;
+      facts.probe_not_detected = "Causeway " + why + ": the facts its probe wrote are read back only when " + backend +
+                                 " reports an attempt's end";
+    }
   }
   return provenance::ToJson(facts).dump();
 }
