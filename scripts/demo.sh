@@ -189,6 +189,9 @@ show "$cw" audit checkpoint
 show "$cw" audit export --to "file:$data/siem/audit.jsonl" --cursor "$data/siem.cursor"
 show "$cw" audit verify
 
+step "Readiness at nebius: each control with its owner and evidence (no owner in the directory: not in place)"
+show "$cw" readiness --provider nebius
+
 if [[ "$keep" == "--keep" ]]; then
   step "The server keeps running (pid $pid)"
   echo "export CAUSEWAY_SERVER=$CAUSEWAY_SERVER CAUSEWAY_TOKEN_FILE=$CAUSEWAY_TOKEN_FILE"

@@ -302,6 +302,58 @@ struct AuditCoverageConfig {
   std::vector<AuditLogSource> log_sources;
 };
 
+// Readiness (docs/readiness.md): who owns each control, and per provider
+// its service model, who is responsible for each control and what the
+// provider itself declares.
+inline constexpr std::string_view kServiceModels[] = {"infrastructure", "self-managed-slurm",
+                                                      "self-managed-kubernetes", "managed-kubernetes",
+                                                      "managed-inference"};
+inline constexpr std::string_view kResponsibleParties[] = {"provider", "platform", "model-team", "partner"};
+
+// A control's owner: a person (a directory userName) or a group (its
+// displayName) from the directory.
+struct ControlOwner {
+  std::string name;
+  bool group = false;
+};
+
+// Something a provider says of itself (a certification, its regions,
+// subprocessors, where its support staff are): recorded with its source and
+// date, never mistaken for evidence Causeway measured.
+struct ProviderDeclaration {
+  std::string kind;       // certification, region, subprocessor, support-location, escalation, other
+  std::string statement;  // "ISO/IEC 27001:2022 certified"
+  std::string source;     // where it was read: a URL or a contract clause
+  Timestamp date;         // when it was read
+  std::vector<std::string> controls;  // the control ids it speaks to
+};
+
+struct ProviderReadiness {
+  std::string provider;
+  std::string service_model;                        // one of kServiceModels
+  std::map<std::string, std::string> responsible;   // control id -> one of kResponsibleParties
+  std::map<std::string, ControlOwner> owners;       // control id -> owner here, over the estate-wide one
+  std::map<std::string, std::string> not_applicable;  // control id -> why
+  std::vector<ProviderDeclaration> declarations;
+};
+
+// A control the estate adds, or its text over a built-in one's.
+struct ControlDeclaration {
+  std::string id;
+  std::string title;
+  std::string description;
+  std::vector<std::string> nist;
+};
+
+struct ReadinessConfig {
+  std::map<std::string, ControlOwner> owners;  // control id -> owner for every provider
+  std::vector<ProviderReadiness> providers;
+  std::vector<ControlDeclaration> controls;
+  std::optional<Micros> recovery_objective;  // how soon work must resume elsewhere after an outage
+
+  const ProviderReadiness* FindProvider(std::string_view name) const;
+};
+
 struct Estate {
   std::string currency = "USD";
   std::vector<Provider> providers;
@@ -317,6 +369,7 @@ struct Estate {
   std::vector<AccessBinding> access;
   IdentityConfig identity;
   AuditCoverageConfig audit;
+  ReadinessConfig readiness;
 
   const Provider* FindProvider(std::string_view name) const;
   const Cluster* FindCluster(std::string_view name) const;

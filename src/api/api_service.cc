@@ -28,6 +28,7 @@ ApiService::ApiService(Services& services, Store& store, CommitQueue& queue, con
       audit_(services.audit),
       checkpoints_(services.checkpoints),
       provenance_(services.provenance),
+      readiness_(services.readiness),
       workload_(services.workload),
       token_cache_(services.token_cache),
       directory_(services.directory),
@@ -99,6 +100,7 @@ void ApiService::AddRoutes() {
   Route("GET", "/metrics", kScopeMetricsRead, Bind(&ApiService::RenderMetrics));
   AddAuditRoutes();
   AddProvenanceRoutes();
+  AddReadinessRoutes();
   AddCostRoutes();
   AddJobRoutes();
   AddClusterRoutes();

@@ -69,6 +69,7 @@ class ApiService {
   void AddCostRoutes();       // cost_api.cc
   void AddAuditRoutes();      // audit_api.cc
   void AddProvenanceRoutes(); // provenance_api.cc
+  void AddReadinessRoutes();  // readiness_api.cc
   void AddAccessRoutes();     // access_api.cc: tokens, whoami, bindings, access explained
   void AddPeopleRoutes();     // people_api.cc
   void AddBreakglassRoutes(); // breakglass_api.cc
@@ -164,6 +165,10 @@ class ApiService {
   Result<HttpResponse> RecordJobFacts(HttpRequest& req);
   Result<HttpResponse> RerunSpec(HttpRequest& req);
 
+  // Readiness.
+  Result<HttpResponse> Readiness(HttpRequest& req);
+  Result<HttpResponse> ReadinessControls(HttpRequest& req);
+
   Result<HttpResponse> Health(HttpRequest& req);
   Result<HttpResponse> RenderMetrics(HttpRequest& req);
 
@@ -183,6 +188,7 @@ class ApiService {
   AuditService& audit_;
   CheckpointService& checkpoints_;
   ProvenanceService& provenance_;
+  ReadinessService& readiness_;
   WorkloadService& workload_;
   identity::TokenCache& token_cache_;
   identity::PersonDirectory& directory_;

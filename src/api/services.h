@@ -19,6 +19,7 @@
 #include "service/job_service.h"
 #include "service/people_service.h"
 #include "service/provenance_service.h"
+#include "service/readiness_service.h"
 #include "service/scheduler_service.h"
 #include "service/scim_service.h"
 #include "service/token_service.h"
@@ -54,6 +55,8 @@ class Services {
   CheckpointService checkpoints;
   // Jobs' signed provenance records, and the facts jobs add to them.
   ProvenanceService provenance;
+  // Every control per provider, evaluated from what Causeway knows.
+  ReadinessService readiness;
   // Refreshes attempts' workload tokens once the server has an issuer
   // (workload.SetIssuer); refuses without one.
   WorkloadService workload;

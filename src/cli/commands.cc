@@ -30,6 +30,7 @@
 #include "cli/identity_commands.h"
 #include "cli/job_commands.h"
 #include "cli/provenance_commands.h"
+#include "cli/readiness_commands.h"
 #include "cli/local_db.h"
 #include "cli/spec_inputs.h"
 #include "cli/table.h"
@@ -647,6 +648,7 @@ int Main(int argc, char** argv) {
   AddQueuesAndProviders(c);
   AddCheckpointsAndLogs(c);
   AddProvenanceCommands(c);
+  AddReadinessCommands(c);
   AddWhoami(c);
   AddCostCommands(c);
   AddIdentityCommands(app, api, g, rc);

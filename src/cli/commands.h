@@ -16,6 +16,7 @@ enum ExitCode : int {
   kExitUnavailable = 7,  // server unreachable, overloaded or timed out
   kExitAuditBroken = 8,  // `audit verify` found a broken chain
   kExitPartial = 9,      // an import stored what it could read and refused some records
+  kExitGaps = 10,        // `readiness --fail-on-gaps` found a control not in place
 };
 
 int Main(int argc, char** argv);

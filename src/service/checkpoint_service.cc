@@ -189,6 +189,10 @@ Result<TrailReport> VerifyTrail(const Store& store, const jwt::KeySet* given) {
   const jwt::KeySet& keys = given ? *given : stored;
   TrailReport report;
   audit::ChainVerifier chain;
+  // A running server may append while the trail is read: the head before
+  // the scan and after it bound what the scan must find.
+  ASSIGN_OR_RETURN(audit::ChainHead before, store.GetAuditHead());
+  chain.Begin(before);
   // (seq, hash) of the latest events, a ring: a checkpoint's signed seq is
   // looked up here.
   struct Recent {

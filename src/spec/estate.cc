@@ -39,6 +39,12 @@ const Provider* Estate::FindProvider(std::string_view name) const { return FindB
 const Cluster* Estate::FindCluster(std::string_view name) const { return FindByName(clusters, name); }
 const Team* Estate::FindTeam(std::string_view name) const { return FindByName(teams, name); }
 const Dataset* Estate::FindDataset(std::string_view name) const { return FindByName(datasets, name); }
+const ProviderReadiness* ReadinessConfig::FindProvider(std::string_view name) const {
+  for (const auto& p : providers) {
+    if (p.provider == name) return &p;
+  }
+  return nullptr;
+}
 const QueueConfig* Estate::QueueForTeam(std::string_view team) const {
   for (const auto& q : queues) {
     if (q.team == team) return &q;
@@ -58,7 +64,7 @@ Result<Estate> EstateParser::Parse(std::string_view text) {
   ASSIGN_OR_RETURN(YAML::Node root, spec::LoadYaml(text, r_.file()));
   static const KeySet kKeys{
       {"currency", "providers", "clusters", "prices", "reservations", "teams", "datasets", "queues", "policies",
-       "reaper", "telemetry", "access", "identity", "audit"}};
+       "reaper", "telemetry", "access", "identity", "audit", "readiness"}};
   if (!r_.CheckMap(root, "", kKeys)) return r_.Finish("estate");
   if (auto n = Get(root, "currency"); n.IsDefined()) {
     if (auto s = r_.String(n, "currency")) {
@@ -83,6 +89,7 @@ Result<Estate> EstateParser::Parse(std::string_view text) {
   List(root, "access", [&](const YAML::Node& n, const std::string& f) { ParseAccess(n, f); });
   if (YAML::Node t = Get(root, "identity"); t.IsDefined()) ParseIdentity(t, "identity");
   if (YAML::Node t = Get(root, "audit"); t.IsDefined()) ParseAudit(t, "audit");
+  if (YAML::Node t = Get(root, "readiness"); t.IsDefined()) ParseReadiness(t, "readiness");
   RETURN_IF_ERROR(r_.Finish("estate"));
   return std::move(e_);
 }

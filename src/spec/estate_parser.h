@@ -265,6 +265,28 @@ class EstateParser {
 
   void ParseAudit(const YAML::Node& n, const std::string& f);
 
+  // estate_readiness.cc
+  void ParseReadiness(const YAML::Node& n, const std::string& f);
+  void ParseControl(const YAML::Node& n, const std::string& f, std::set<std::string>& declared,
+                    std::set<std::string>& ids);
+  ControlOwner Owner(const YAML::Node& n, const std::string& f);
+  std::map<std::string, ControlOwner> OwnerMap(const YAML::Node& n, const std::string& f,
+                                               const std::set<std::string>& ids);
+  // Reports `id` at `at` unless it is a built-in or added control.
+  bool KnownControl(const YAML::Node& at, const std::string& f, const std::string& id, const std::set<std::string>& ids);
+  void ParseProviderReadiness(const YAML::Node& n, const std::string& f, const std::set<std::string>& ids,
+                              std::set<std::string>& seen);
+  // `key` of `n` as a list, each item with its field ("f.key[i]").
+  void SubList(const YAML::Node& n, const std::string& f, const char* key, const char* items,
+               const std::function<void(const YAML::Node&, const std::string&)>& each);
+  // `key` of `n` as a map of control ids to text, each text `valid` (which
+  // reports what is wrong with it).
+  std::map<std::string, std::string> ControlTexts(
+      const YAML::Node& n, const std::string& f, const char* key, const std::set<std::string>& ids,
+      const std::function<bool(const YAML::Node&, const std::string&, const std::string&)>& valid);
+  std::optional<ProviderDeclaration> Declaration(const YAML::Node& n, const std::string& f,
+                                                 const std::set<std::string>& ids);
+
   void ParseReaper(const YAML::Node& n, const std::string& f);
 
   void ParsePolicy(const YAML::Node& n, const std::string& f);

@@ -109,9 +109,12 @@ bool ChainVerifier::Accept(int64_t seq, bool hash_matches, std::string_view hash
     return Fail(seq, "event " + std::to_string(seq) + " was modified: its content does not match its hash");
   }
   prev_hash_.assign(hash);
+  if (before_ && seq == before_->seq) hash_at_before_.assign(hash);
   ++expected_seq_;
   return true;
 }
+
+void ChainVerifier::Begin(const ChainHead& before) { before_ = before; }
 
 bool ChainVerifier::Add(const AuditEvent& e) {
   return Links(e.seq, e.prev_hash) && Accept(e.seq, ComputeHash(e) == e.hash, e.hash);
@@ -136,6 +139,20 @@ bool ChainVerifier::AddRaw(const RawAuditEvent& e) {
 }
 
 VerifyReport ChainVerifier::Finish(const ChainHead& head) {
+  if (report_.ok && before_) {
+    int64_t last = expected_seq_ - 1;
+    if (last < before_->seq) {
+      Fail(last + 1, "events " + std::to_string(last + 1) + " to " + std::to_string(before_->seq) +
+                         " are missing from the end of the chain");
+    } else if (before_->seq > 0 && hash_at_before_ != before_->hash) {
+      Fail(before_->seq, "event " + std::to_string(before_->seq) + " does not match the recorded head");
+    } else if (last > head.seq) {
+      Fail(head.seq + 1, "event " + std::to_string(head.seq + 1) + " was added after the recorded head");
+    } else if (last == head.seq && head.hash != prev_hash_) {
+      Fail(last, "event " + std::to_string(last) + " does not match the recorded head");
+    }
+    return report_;
+  }
   if (report_.ok) {
     int64_t last = expected_seq_ - 1;
     if (head.seq > last) {

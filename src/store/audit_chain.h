@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "causeway/records.h"
@@ -40,6 +41,12 @@ class ChainVerifier {
   // (falling back to parsing `details` when the stored text is not
   // canonical, so both read the chain alike).
   bool AddRaw(const RawAuditEvent& event);
+  // On a trail others may be appending to: `before` is the head read before
+  // the first event was fed, and Finish is given the head read after the
+  // last. The chain must reach `before` (and hold its hash there) and not go
+  // past the later head; events appended while it was read are accepted.
+  // Without Begin, Finish's head must be exactly the chain's end.
+  void Begin(const ChainHead& before);
   // Checks the end of the chain against the recorded head and returns the
   // verdict.
   VerifyReport Finish(const ChainHead& head);
@@ -55,6 +62,8 @@ class ChainVerifier {
   VerifyReport report_;
   int64_t expected_seq_ = 1;
   std::string prev_hash_ = kGenesisHash;
+  std::optional<ChainHead> before_;  // Begin's head
+  std::string hash_at_before_;       // the chain's hash at before_->seq, once read
 };
 
 }  // namespace causeway::audit

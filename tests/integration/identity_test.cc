@@ -120,6 +120,8 @@ const std::vector<RouteCase>& Routes() {
       {"GET", "/v1/jobs/job_none/rerun", "jobs:read"},
       {"GET", "/v1/provenance/keys", ""},
       {"GET", "/v1/provenance/export", "audit:read"},
+      {"GET", "/v1/readiness", "audit:read"},
+      {"GET", "/v1/readiness/controls", "audit:read"},
       {"GET", "/v1/queues", "jobs:read"},
       {"POST", "/v1/providers/nebius/outage", "providers:write"},
       {"GET", "/v1/clusters", "clusters:read"},

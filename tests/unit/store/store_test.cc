@@ -912,10 +912,11 @@ TEST(PostgresStoreTest, AnUnreachableServerIsUnavailableAndThePasswordStaysSecre
 
 // The verifier on its own: every kind of tampering is named at the first bad
 // sequence number.
-TEST(ChainVerifierTest, NamesTheFirstBadEvent) {
+// A well-linked chain of `n` events.
+std::vector<AuditEvent> Chain(int n) {
   std::vector<AuditEvent> chain;
   std::string prev = audit::kGenesisHash;
-  for (int i = 1; i <= 5; ++i) {
+  for (int i = 1; i <= n; ++i) {
     AuditEvent e;
     e.seq = i;
     e.time = FromUnixMicros(i);
@@ -927,7 +928,12 @@ TEST(ChainVerifierTest, NamesTheFirstBadEvent) {
     prev = e.hash;
     chain.push_back(e);
   }
-  audit::ChainHead head{5, prev};
+  return chain;
+}
+
+TEST(ChainVerifierTest, NamesTheFirstBadEvent) {
+  std::vector<AuditEvent> chain = Chain(5);
+  audit::ChainHead head{5, chain.back().hash};
   auto run = [&](std::vector<AuditEvent> events, audit::ChainHead h) {
     audit::ChainVerifier v;
     for (const auto& e : events) {
@@ -958,6 +964,37 @@ TEST(ChainVerifierTest, NamesTheFirstBadEvent) {
   auto details = chain;
   details[4].details = {{"inserted", true}};
   EXPECT_EQ(run(details, head).first_bad_seq, 5);
+}
+
+// On a trail being appended to: events past the head read first are
+// accepted up to the head read after; a short chain, a head that does not
+// match, or an event beyond the later head are still found.
+TEST(ChainVerifierTest, ATrailGrowingWhileReadIsCheckedBetweenTheHeadsBeforeAndAfter) {
+  std::vector<AuditEvent> chain = Chain(6);
+  std::vector<std::string> hashes = {audit::kGenesisHash};
+  for (const AuditEvent& e : chain) hashes.push_back(e.hash);
+  auto run = [&](size_t fed, audit::ChainHead before, audit::ChainHead after) {
+    audit::ChainVerifier v;
+    v.Begin(before);
+    for (size_t i = 0; i < fed; ++i) {
+      if (!v.Add(chain[i])) break;
+    }
+    return v.Finish(after);
+  };
+  // Head at 4 before, 6 after; the scan saw 5 (the sixth came after it passed).
+  EXPECT_TRUE(run(5, {4, hashes[4]}, {6, hashes[6]}).ok);
+  EXPECT_TRUE(run(6, {4, hashes[4]}, {6, hashes[6]}).ok);
+  EXPECT_TRUE(run(4, {4, hashes[4]}, {4, hashes[4]}).ok);
+  auto short_of = run(3, {4, hashes[4]}, {4, hashes[4]});
+  EXPECT_FALSE(short_of.ok);
+  EXPECT_EQ(short_of.first_bad_seq, 4);
+  EXPECT_NE(short_of.reason.find("missing from the end"), std::string::npos);
+  auto other_head = run(5, {4, hashes[3]}, {5, hashes[5]});
+  EXPECT_FALSE(other_head.ok);
+  EXPECT_EQ(other_head.first_bad_seq, 4);
+  auto beyond = run(6, {4, hashes[4]}, {5, hashes[5]});
+  EXPECT_FALSE(beyond.ok);
+  EXPECT_NE(beyond.reason.find("added after the recorded head"), std::string::npos);
 }
 
 }  // namespace

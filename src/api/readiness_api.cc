@@ -1,0 +1,80 @@
+// Readiness: every control per provider with its state, owner, reason and
+// evidence, and the controls catalog as the estate has it. Both need
+// audit:read (security and auditors).
+#include "api/api_helpers.h"
+#include "api/api_service.h"
+
+namespace causeway::api {
+
+using nlohmann::json;
+using namespace identity;
+
+namespace {
+
+json ControlJson(const readiness::Control& c) {
+  return {{"id", c.id}, {"title", c.title}, {"description", c.description}, {"nist", c.nist}, {"evidenced_by", c.how}};
+}
+
+json FindingJson(const readiness::Finding& f) {
+  json evidence = json::array();
+  for (const readiness::EvidenceItem& e : f.evidence) {
+    json item = {{"what", e.what}, {"source", e.source}};
+    if (!e.link.empty()) item["link"] = e.link;
+    if (e.first_seq) item["first_seq"] = *e.first_seq;
+    if (e.last_seq) item["last_seq"] = *e.last_seq;
+    evidence.push_back(std::move(item));
+  }
+  json declarations = json::array();
+  for (const ProviderDeclaration& d : f.declarations) {
+    declarations.push_back({{"kind", d.kind}, {"statement", d.statement}, {"source", d.source},
+                            {"date", FormatRfc3339(d.date).substr(0, 10)}});
+  }
+  json out = {{"control", f.control},
+              {"provider", f.provider},
+              {"state", readiness::StateCode(f.state)},
+              {"reason", f.reason},
+              {"responsible", f.responsible.empty() ? json(nullptr) : json(f.responsible)},
+              {"owner", nullptr},
+              {"evidence", evidence},
+              {"declarations", declarations}};
+  if (f.owner) out["owner"] = {{f.owner->group ? "group" : "user", f.owner->name}};
+  return out;
+}
+
+}  // namespace
+
+void ApiService::AddReadinessRoutes() {
+  Route("GET", "/v1/readiness", kScopeAuditRead, Bind(&ApiService::Readiness));
+  Route("GET", "/v1/readiness/controls", kScopeAuditRead, Bind(&ApiService::ReadinessControls));
+}
+
+// ?provider=P: that provider's findings only. `summary` counts the states.
+Result<HttpResponse> ApiService::Readiness(HttpRequest& req) {
+  std::string provider = req.Query("provider");
+  if (!provider.empty() && !estate_.FindProvider(provider)) {
+    return NotFound("the estate has no provider \"" + provider.substr(0, 64) + "\"");
+  }
+  ASSIGN_OR_RETURN(readiness::Report report, readiness_.Report());
+  json findings = json::array();
+  std::map<std::string, int> summary;
+  for (const readiness::Finding* f : readiness::FindingsFor(report, provider)) {
+    ++summary[std::string(readiness::StateCode(f->state))];
+    findings.push_back(FindingJson(*f));
+  }
+  json providers = json::array();
+  for (const std::string& p : report.providers) {
+    if (provider.empty() || p == provider) providers.push_back(p);
+  }
+  return JsonResponse(200, {{"at", FormatRfc3339(report.at)},
+                            {"providers", providers},
+                            {"summary", summary},
+                            {"findings", findings}});
+}
+
+Result<HttpResponse> ApiService::ReadinessControls(HttpRequest&) {
+  json controls = json::array();
+  for (const readiness::Control& c : readiness::EffectiveCatalog(estate_.readiness)) controls.push_back(ControlJson(c));
+  return JsonResponse(200, {{"controls", controls}});
+}
+
+}  // namespace causeway::api

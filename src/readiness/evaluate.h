@@ -1,0 +1,88 @@
+// Readiness evaluation: each control's state per provider, computed from
+// what Causeway knows (a Snapshot the service reads from the store) and the
+// estate's readiness section, never asserted. Pure: the same estate and
+// snapshot give the same report.
+//
+// A control without an owner, or whose owner is not an active person or a
+// group in the directory, is not in place whatever else is true. A
+// provider's own declarations are shown beside the evidence and can make a
+// control that only the provider can answer for in place, but they are
+// named as declarations, with their source and date.
+#pragma once
+
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "causeway/clock.h"
+#include "causeway/estate.h"
+#include "readiness/catalog.h"
+
+namespace causeway::readiness {
+
+enum class State { kInPlace, kPartly, kNotInPlace, kNotApplicable };
+std::string_view StateName(State s);  // "in place", "partly", "not in place", "not applicable"
+std::string_view StateCode(State s);  // "in_place", "partly", "not_in_place", "not_applicable"
+
+// One fact behind a state: what it says, where it comes from (estate,
+// directory, audit, provenance, declaration) and, for the audit trail, the
+// range of sequence numbers it rests on.
+struct EvidenceItem {
+  std::string what;
+  std::string source;
+  std::string link;  // the API path that shows it, where there is one
+  std::optional<int64_t> first_seq, last_seq;
+};
+
+struct Finding {
+  std::string control;
+  std::string provider;
+  State state = State::kNotInPlace;
+  std::string reason;
+  std::string responsible;            // one of kResponsibleParties, "" when the estate does not say
+  std::optional<ControlOwner> owner;  // as the estate names it
+  std::vector<EvidenceItem> evidence;
+  std::vector<ProviderDeclaration> declarations;  // the provider's, about this control
+};
+
+// What Causeway knows at `at`, read by the service before Evaluate.
+struct Snapshot {
+  Timestamp at;
+  std::set<std::string> active_users;  // directory userNames of active users
+  std::set<std::string> groups;        // directory group names
+  // Break-glass grants asked for in the last 90 days, and how many of them
+  // were used without another person's approval.
+  int breakglass_grants = 0;
+  int breakglass_self_approved = 0;
+  // The audit chain's head.
+  int64_t audit_head_seq = 0;
+  // Each bucket the estate's audit section declares, as audit coverage
+  // finds it: its data-plane access logged, dark or unknown, and why.
+  struct Bucket {
+    std::string provider, name, state, why;
+  };
+  std::vector<Bucket> buckets;
+  // Of the latest jobs read (at most kJobsRead), those that ended and those
+  // of them with a sealed provenance record.
+  int64_t jobs_read = 0, ended_jobs = 0, sealed_jobs = 0;
+};
+
+struct Report {
+  Timestamp at;
+  std::vector<Control> controls;       // the catalog as the estate has it
+  std::vector<std::string> providers;  // the estate's, in its order
+  std::vector<Finding> findings;       // controls × providers, in catalog order
+};
+
+// The built-in controls (with the estate's text over theirs), then the
+// estate's own.
+std::vector<Control> EffectiveCatalog(const ReadinessConfig& config);
+
+Report Evaluate(const Estate& estate, const Snapshot& snapshot);
+
+// The findings of `report` for `provider` ("" for every provider).
+std::vector<const Finding*> FindingsFor(const Report& report, std::string_view provider);
+
+}  // namespace causeway::readiness
