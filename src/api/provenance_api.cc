@@ -32,8 +32,7 @@ Result<HttpResponse> ApiService::JobProvenance(HttpRequest& req) {
   if (!format.empty() && format != "dsse") {
     return InvalidArgument("query parameter \"format\" must be dsse (the default) or statement");
   }
-  HttpResponse r;
-  r.content_type = "application/json";
+  HttpResponse r;  // application/json: the envelope's own text
   ASSIGN_OR_RETURN(r.body, provenance_.Record(detail.job.id));
   return r;
 }

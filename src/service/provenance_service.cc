@@ -202,7 +202,7 @@ Result<int> ProvenanceService::SealFinished(int limit) {
     ASSIGN_OR_RETURN(std::string envelope, provenance::SignToText(provenance::kInTotoPayloadType, statement, key));
     records->push_back(SealedRecord{id, key.kid(), now, std::move(envelope)});
   }
-  RETURN_IF_ERROR(queue_.RunAudited([records, ids, kid = key.kid(), now](WriteTx& tx) -> Status {
+  RETURN_IF_ERROR(queue_.RunAudited([records, ids = std::move(ids), kid = key.kid(), now](WriteTx& tx) -> Status {
                     for (const SealedRecord& r : *records) RETURN_IF_ERROR(tx.PutSealedRecord(r));
                     // One event per batch, not per job: a job's own range of
                     // the chain stays as its sealed record states it.
