@@ -189,6 +189,16 @@ show "$cw" audit checkpoint
 show "$cw" audit export --to "file:$data/siem/audit.jsonl" --cursor "$data/siem.cursor"
 show "$cw" audit verify
 
+step "Recovery proven live: a checkpointing job's provider taken down, resumed elsewhere from its checkpoint"
+show "$cw" acceptance recovery --team vision --out "$data"
+step "Residency proven live: a job bound to the EU keeps its checkpoints and logs there; one outside is refused"
+show "$cw" acceptance residency --team nlp --zone eu --hold 3 --out "$data"
+show "$cw" acceptance list
+
+step "The four questions before production work goes to a provider, answered from the running system"
+show "$cw" readiness questions --provider nebius
+show "$cw" readiness export --oscal -o "$data/readiness.oscal.json"
+
 step "Readiness at nebius: each control with its owner and evidence (no owner in the directory: not in place)"
 show "$cw" readiness --provider nebius
 

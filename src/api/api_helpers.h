@@ -40,9 +40,11 @@ class JsonBody {
   Result<std::optional<bool>> Bool(std::string_view field) const;
   // The field as JSON, whatever its type (null when absent).
   const nlohmann::json& Raw(std::string_view field) const;
+  // The error for a field that is not what it must be (for fields read
+  // through Raw).
+  Status Wrong(std::string_view field, std::string_view expected) const;
 
  private:
-  Status Wrong(std::string_view field, std::string_view expected) const;
   nlohmann::json j_;
 };
 // The integer query parameter `name`, nullopt when absent; kInvalidArgument

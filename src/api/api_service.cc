@@ -29,6 +29,8 @@ ApiService::ApiService(Services& services, Store& store, CommitQueue& queue, con
       checkpoints_(services.checkpoints),
       provenance_(services.provenance),
       readiness_(services.readiness),
+      acceptance_(services.acceptance),
+      feed_readers_(services.feed_readers),
       workload_(services.workload),
       token_cache_(services.token_cache),
       directory_(services.directory),
@@ -101,6 +103,7 @@ void ApiService::AddRoutes() {
   AddAuditRoutes();
   AddProvenanceRoutes();
   AddReadinessRoutes();
+  AddAcceptanceRoutes();
   AddCostRoutes();
   AddJobRoutes();
   AddClusterRoutes();

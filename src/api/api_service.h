@@ -70,6 +70,7 @@ class ApiService {
   void AddAuditRoutes();      // audit_api.cc
   void AddProvenanceRoutes(); // provenance_api.cc
   void AddReadinessRoutes();  // readiness_api.cc
+  void AddAcceptanceRoutes();  // acceptance_api.cc
   void AddAccessRoutes();     // access_api.cc: tokens, whoami, bindings, access explained
   void AddPeopleRoutes();     // people_api.cc
   void AddBreakglassRoutes(); // breakglass_api.cc
@@ -168,6 +169,10 @@ class ApiService {
   // Readiness.
   Result<HttpResponse> Readiness(HttpRequest& req);
   Result<HttpResponse> ReadinessControls(HttpRequest& req);
+  Result<HttpResponse> ReadinessOscal(HttpRequest& req);
+  Result<HttpResponse> ReadinessQuestions(HttpRequest& req);
+  Result<HttpResponse> RecordAcceptance(HttpRequest& req);
+  Result<HttpResponse> AcceptanceRuns(HttpRequest& req);
 
   Result<HttpResponse> Health(HttpRequest& req);
   Result<HttpResponse> RenderMetrics(HttpRequest& req);
@@ -189,6 +194,8 @@ class ApiService {
   CheckpointService& checkpoints_;
   ProvenanceService& provenance_;
   ReadinessService& readiness_;
+  AcceptanceService& acceptance_;
+  FeedReaders& feed_readers_;
   WorkloadService& workload_;
   identity::TokenCache& token_cache_;
   identity::PersonDirectory& directory_;

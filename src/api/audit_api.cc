@@ -248,6 +248,8 @@ Result<HttpResponse> ApiService::ReadAuditFeed(HttpRequest& req) {
   const int64_t from = after.value_or(0);
   const int size = static_cast<int>(limit.value_or(500));
   ASSIGN_OR_RETURN(AuditFeed::Batch batch, source == "own" ? feed->Own(from, size) : feed->Imported(from, size));
+  // An exporter asks for what follows what its sink has taken.
+  if (source == "own") feed_readers_.Saw(req.principal->token_id, from, wall_.Now());
   HttpResponse r;
   r.content_type = "application/x-ndjson";
   for (const std::string& e : batch.events) r.body.append(e).append("\n");

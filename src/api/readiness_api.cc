@@ -3,6 +3,8 @@
 // audit:read (security and auditors).
 #include "api/api_helpers.h"
 #include "api/api_service.h"
+#include "causeway/crypto.h"
+#include "readiness/oscal.h"
 
 namespace causeway::api {
 
@@ -46,6 +48,8 @@ json FindingJson(const readiness::Finding& f) {
 void ApiService::AddReadinessRoutes() {
   Route("GET", "/v1/readiness", kScopeAuditRead, Bind(&ApiService::Readiness));
   Route("GET", "/v1/readiness/controls", kScopeAuditRead, Bind(&ApiService::ReadinessControls));
+  Route("GET", "/v1/readiness/oscal", kScopeAuditRead, Bind(&ApiService::ReadinessOscal));
+  Route("GET", "/v1/readiness/questions", kScopeAuditRead, Bind(&ApiService::ReadinessQuestions));
 }
 
 // ?provider=P: that provider's findings only. `summary` counts the states.
@@ -75,6 +79,39 @@ Result<HttpResponse> ApiService::ReadinessControls(HttpRequest&) {
   json controls = json::array();
   for (const readiness::Control& c : readiness::EffectiveCatalog(estate_.readiness)) controls.push_back(ControlJson(c));
   return JsonResponse(200, {{"controls", controls}});
+}
+
+// The four procurement questions per provider (?provider=P: one), each with
+// the findings it rests on.
+Result<HttpResponse> ApiService::ReadinessQuestions(HttpRequest& req) {
+  std::string provider = req.Query("provider");
+  if (!provider.empty() && !estate_.FindProvider(provider)) {
+    return NotFound("the estate has no provider \"" + provider.substr(0, 64) + "\"");
+  }
+  ASSIGN_OR_RETURN(readiness::Report report, readiness_.Report());
+  json answers = json::array();
+  for (const readiness::QuestionAnswer& a : readiness::AnswerQuestions(report, provider)) {
+    json basis = json::array();
+    for (const readiness::Finding* f : a.basis) {
+      basis.push_back({{"control", f->control}, {"state", readiness::StateCode(f->state)}, {"reason", f->reason}});
+    }
+    answers.push_back({{"question", a.question->id},
+                       {"text", a.question->text},
+                       {"provider", a.provider},
+                       {"answer", a.answer},
+                       {"reason", a.reason},
+                       {"controls", basis}});
+  }
+  return JsonResponse(200, {{"at", FormatRfc3339(report.at)}, {"answers", answers}});
+}
+
+// The report as an OSCAL 1.1 assessment-results document, a fresh document
+// UUID each time (its findings keep theirs).
+Result<HttpResponse> ApiService::ReadinessOscal(HttpRequest&) {
+  ASSIGN_OR_RETURN(readiness::Report report, readiness_.Report());
+  std::string uuid = readiness::NameUuid("document/" + Sha256Hex(RandomBytes(16)));
+  uuid[14] = '4';  // random, not derived from a name
+  return JsonResponse(200, readiness::ToOscalAssessmentResults(report, uuid, CAUSEWAY_VERSION_STRING));
 }
 
 }  // namespace causeway::api

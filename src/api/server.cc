@@ -207,6 +207,16 @@ Status Serve(const ServeOptions& o) {
       }
     });
   }
+  Ticker readiness;
+  if (o.readiness_check_s > 0) {
+    // Every control whose state changed is an audit event (see
+    // ReadinessService::RecordChanges); the first pass records them all.
+    readiness.Start(std::chrono::seconds(o.readiness_check_s), [&services] {
+      if (auto changed = services.readiness.RecordChanges("causeway"); !changed.ok()) {
+        spdlog::warn("recording readiness changes: {}", changed.status().ToString());
+      }
+    });
+  }
 
   // The secret goes to the file only: standard output is often shipped to
   // central logging by a service manager.
@@ -222,6 +232,7 @@ Status Serve(const ServeOptions& o) {
   // Order matters: stop taking requests, then commit what was acknowledged
   // for commit, then let the HTTP machinery go.
   http.Stop();
+  readiness.Stop();
   checkpoints.Stop();
   sealer.Stop();
   if (reaper) reaper->Stop();

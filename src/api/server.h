@@ -37,6 +37,9 @@ struct ServeOptions {
   // How often the audit chain's head is signed (a checkpoint); 0: never by
   // itself (POST /v1/audit/checkpoints still signs).
   int audit_checkpoint_s = 300;
+  // How often readiness is evaluated to record the controls whose state
+  // changed (a readiness.change audit event); 0: never.
+  int readiness_check_s = 60;
   // Also print the first admin token's secret (it is always written to
   // DATA_DIR/admin.token); off because standard output often reaches logs.
   bool print_admin_token = false;

@@ -23,7 +23,8 @@ Services::Services(Store& store, CommitQueue& queue, const Estate& estate, const
       audit(store, queue, wall),
       checkpoints(store, queue, wall),
       provenance(store, queue, estate, wall, provenance::Builder{"causeway", CAUSEWAY_VERSION_STRING}),
-      readiness(store, estate, wall, audit),
+      acceptance(store, queue, wall),
+      readiness(store, queue, estate, wall, audit, acceptance, feed_readers),
       workload(queue, wall) {
   // A directory change that may change someone's access is carried through
   // at once: provider accounts follow, a deactivated person is deprovisioned.

@@ -19,6 +19,8 @@
 #include "service/job_service.h"
 #include "service/people_service.h"
 #include "service/provenance_service.h"
+#include "service/acceptance_service.h"
+#include "service/feed_readers.h"
 #include "service/readiness_service.h"
 #include "service/scheduler_service.h"
 #include "service/scim_service.h"
@@ -55,6 +57,10 @@ class Services {
   CheckpointService checkpoints;
   // Jobs' signed provenance records, and the facts jobs add to them.
   ProvenanceService provenance;
+  // Who reads the audit feed and how far each has delivered.
+  FeedReaders feed_readers;
+  // The acceptance tests' verdicts, kept in the audit trail.
+  AcceptanceService acceptance;
   // Every control per provider, evaluated from what Causeway knows.
   ReadinessService readiness;
   // Refreshes attempts' workload tokens once the server has an issuer

@@ -8,6 +8,8 @@
 // written as JSON and as text. What it made is removed at the end.
 #include "cli/acceptance.h"
 
+#include "cli/acceptance_kit.h"
+
 #include <chrono>
 #include <deque>
 #include <set>
@@ -26,117 +28,25 @@ using nlohmann::json;
 
 namespace {
 
+using namespace acceptance;
+
 constexpr const char* kUserSchema = "urn:ietf:params:scim:schemas:core:2.0:User";
 constexpr const char* kGroupSchema = "urn:ietf:params:scim:schemas:core:2.0:Group";
 constexpr const char* kPatchOp = "urn:ietf:params:scim:api:messages:2.0:PatchOp";
 constexpr auto kPropagationBound = std::chrono::milliseconds(1000);
 
-// A raw exchange with the server: status and parsed body, never exiting.
-struct Answer {
-  int status = 0;
-  json body;
-};
-
-class Session {
- public:
-  Session(const Globals& g, std::string token) : g_(g) {
-    g_.token = std::move(token);
-    g_.token_file.clear();
-  }
-  Answer Do(const std::string& method, const std::string& target, const json& body = nullptr,
-            const std::string& content_type = "application/json") {
-    auto hp = net::ParseServerUrl(g_.server);
-    if (!hp.ok()) return Answer{0, json{{"error", hp.status().message()}}};
-    if (!client_) client_.emplace(hp->first, hp->second);
-    auto r = client_->Send(method, target, body.is_null() ? "" : body.dump(),
-                           {{"Authorization", "Bearer " + g_.token}, {"Content-Type", content_type}});
-    if (!r.ok()) return Answer{0, json{{"error", r.status().message()}}};
-    return Answer{r->status, json::parse(r->body, nullptr, false)};
-  }
-
- private:
-  Globals g_;
-  std::optional<net::HttpClient> client_;
-};
-
-struct Step {
-  std::string name;
-  bool ok = false;
-  // Nothing to check on this estate (no cluster keeps accounts, no other
-  // team): said so, never counted as a pass. Such a step has ok true.
-  bool not_applicable = false;
-  std::string detail;
-  std::vector<int64_t> evidence;  // audit event seqs
-  std::optional<int64_t> ms;      // how long it took to apply, where measured
-};
-
-std::string ErrorOf(const Answer& a) {
-  if (a.body.is_object() && a.body.contains("error")) {
-    const json& e = a.body["error"];
-    return "HTTP " + std::to_string(a.status) + ": " + (e.is_object() ? e.value("message", e.dump()) : e.dump());
-  }
-  if (a.body.is_object() && a.body.contains("detail")) return "HTTP " + std::to_string(a.status) + ": " + a.body.value("detail", "");
-  return "HTTP " + std::to_string(a.status);
-}
-
-// The seqs of events on `resource` whose action starts with `action` (and,
-// with `user`, whose details name that user).
-std::vector<int64_t> Evidence(Session& admin, const std::string& resource, const std::string& action,
-                              const std::string& user = "") {
-  std::vector<int64_t> seqs;
-  auto r = admin.Do("GET", "/v1/audit?limit=1000&resource=" + net::UrlEncode(resource) +
-                               (action.empty() ? "" : "&action=" + net::UrlEncode(action)));
-  if (r.status != 200) return seqs;
-  for (const json& e : r.body["events"]) {
-    if (!user.empty() && !(e["details"].is_object() && e["details"].value("user", "") == user)) continue;
-    seqs.push_back(e["seq"].get<int64_t>());
-  }
-  return seqs;
-}
-
-// Polls `done` until it holds or `limit` passes; the milliseconds it took.
-template <typename F>
-std::optional<int64_t> TimeUntil(F done, std::chrono::milliseconds limit) {
-  auto start = std::chrono::steady_clock::now();
-  for (;;) {
-    if (done()) {
-      return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
-    }
-    if (std::chrono::steady_clock::now() - start > limit) return std::nullopt;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-}
-
-struct Options {
-  std::string team;
-  std::string out_dir = ".";
-  int job_timeout_s = 120;
-};
-
-// The admin token the command runs with (--token or --token-file).
-std::string AdminToken(const Globals& g) {
-  if (!g.token.empty() || g.token_file.empty()) return g.token;
-  auto t = ReadFile(g.token_file);
-  std::string token = t.ok() ? *t : "";
-  while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' ')) token.pop_back();
-  return token;
-}
-
 // Steps are kept in a deque: each is filled in while later ones are added.
 // Longer than the rest on purpose: it is the acceptance test's script, read
 // top to bottom as a security reviewer reads the report, each step using what
 // the ones before made (tokens, ids, sessions).
-json RunIdentity(const Globals& g, const Options& o, std::deque<Step>& steps, bool& passed) {
+json RunIdentity(const Globals& g, const Options& o, Steps& steps) {
   Session admin(g, AdminToken(g));
   std::string tag = Sha256Hex(RandomBytes(8)).substr(0, 10);
   std::string user = "acceptance-" + tag + "@causeway.invalid";
   std::string group_name = "causeway-acceptance-" + tag;
   json made = json::object();  // what to remove at the end
   std::string scim_secret;      // the provisioning token, to remove the user and group with
-  auto step = [&](std::string name) -> Step& {
-    steps.push_back(Step{std::move(name)});
-    return steps.back();
-  };
+  auto step = [&](std::string name) -> Step& { return AddStep(steps, std::move(name)); };
   // Whatever step the test stopped at, what it made goes away (not part of
   // the verdict): the binding, the user's and the IdP's tokens, the SCIM
   // user and group.
@@ -155,9 +65,9 @@ json RunIdentity(const Globals& g, const Options& o, std::deque<Step>& steps, bo
     }
   };
   auto finish = [&]() {
-    passed = std::all_of(steps.begin(), steps.end(), [](const Step& s) { return s.ok; });
     clean_up();
-    return json{{"user", user}, {"group", group_name}, {"team", o.team}};
+    return json{{"user", user}, {"group", group_name}, {"team", o.team},
+                {"summary", "throwaway user " + user + ", group " + group_name + ", team " + o.team}};
   };
 
   // 1. A provisioning-only token, as the IdP would hold.
@@ -376,68 +286,90 @@ json RunIdentity(const Globals& g, const Options& o, std::deque<Step>& steps, bo
 }  // namespace
 
 void AddAcceptanceCommands(CLI::App& app, const Globals& g, int& rc) {
-  auto* acceptance = app.add_subcommand("acceptance", "acceptance tests against the live system, with evidence reports");
-  acceptance->require_subcommand(1);
+  using namespace acceptance;
+  auto* cmd = app.add_subcommand("acceptance", "acceptance tests against the live system, with evidence reports");
+  cmd->require_subcommand(1);
   auto options = std::make_shared<Options>();
-  auto* identity = acceptance->add_subcommand(
-      "identity", "onboard a throwaway user, run a job, change their group, revoke them, prove nothing retains access");
-  identity->add_option("--team", options->team, "the team the throwaway user works in (default: the first queue's)");
-  identity->add_option("--out", options->out_dir, "where the report is written (JSON and text)");
-  identity->add_option("--job-timeout", options->job_timeout_s, "seconds the job may take to start");
-  identity->callback([&g, &rc, options] {
-    Options o = *options;
+  // The team a test works in: --team, or the first queue's.
+  auto team = [&g, &rc](Options& o) {
+    if (!o.team.empty()) return true;
+    Session probe(g, AdminToken(g));
+    auto q = probe.Do("GET", "/v1/queues");
+    if (q.status == 200 && !q.body["queues"].empty()) o.team = q.body["queues"][0].value("team", "");
     if (o.team.empty()) {
-      Session probe(g, AdminToken(g));
-      auto q = probe.Do("GET", "/v1/queues");
-      if (q.status == 200 && !q.body["queues"].empty()) o.team = q.body["queues"][0].value("team", "");
-      if (o.team.empty()) {
-        std::cerr << "error: name a team with --team (the server listed no queues: " << ErrorOf(q) << ")\n";
-        rc = kExitUsage;
-        return;
-      }
+      std::cerr << "error: name a team with --team (the server listed no queues: " << ErrorOf(q) << ")\n";
+      rc = kExitUsage;
+      return false;
     }
+    return true;
+  };
+  auto common = [options](CLI::App* sub) {
+    sub->add_option("--team", options->team, "the team the test works in (default: the first queue's)");
+    sub->add_option("--out", options->out_dir, "where the report is written (JSON and text)");
+    sub->add_option("--job-timeout", options->job_timeout_s, "seconds the test's job may take to start");
+  };
+  auto run = [&g, &rc, options, team](const std::string& test, auto runner) {
+    Options o = *options;
+    if (!team(o)) return;
     std::string started = FormatRfc3339(RealClock().Now());
-    std::deque<Step> steps;
-    bool passed = false;
-    json subject = RunIdentity(g, o, steps, passed);
-    json report = {{"test", "identity"}, {"server", g.server}, {"started", started},
-                   {"finished", FormatRfc3339(RealClock().Now())}, {"passed", passed}};
-    report.update(subject);
-    json js = json::array();
-    Table t({"#", "STEP", "RESULT", "AUDIT EVENTS", "DETAIL"});
-    int n = 0;
-    for (const Step& s : steps) {
-      json j = {{"step", s.name},
-                {"ok", s.ok},
-                {"result", s.not_applicable ? "not_applicable" : s.ok ? "pass" : "fail"},
-                {"detail", s.detail},
-                {"audit_seqs", s.evidence}};
-      if (s.ms) j["applied_ms"] = *s.ms;
-      js.push_back(j);
-      std::string seqs;
-      for (int64_t q : s.evidence) seqs += (seqs.empty() ? "" : ",") + std::to_string(q);
-      t.Add({std::to_string(++n), s.name, s.not_applicable ? "not applicable" : s.ok ? "pass" : "FAIL",
-             seqs.empty() ? "-" : seqs, s.detail});
+    Steps steps;
+    json subject = runner(g, o, steps);
+    rc = Conclude(g, o, test, started, steps, std::move(subject));
+  };
+
+  auto* identity = cmd->add_subcommand(
+      "identity", "onboard a throwaway user, run a job, change their group, revoke them, prove nothing retains access");
+  common(identity);
+  identity->callback([run] { run("identity", RunIdentity); });
+
+  auto* recovery = cmd->add_subcommand(
+      "recovery", "run a checkpointing job, take its provider down, prove it resumes elsewhere from its latest "
+                  "checkpoint within the recovery objective");
+  common(recovery);
+  recovery->add_option("--checkpoint-path", options->checkpoint_path,
+                       "where the job checkpoints (default: an object store every cluster can read)");
+  recovery->add_option("--recovery-timeout", options->recovery_timeout_s,
+                       "seconds to wait for the job to resume (default: the estate's recovery objective)");
+  recovery->callback([run] { run("recovery", RunRecovery); });
+
+  auto* residency = cmd->add_subcommand(
+      "residency", "bind a job to a zone, prove its checkpoints and logs stay there, a checkpoint outside is "
+                   "refused, and it is never resumed outside");
+  common(residency);
+  residency->add_option("--zone", options->zone, "the residency zone (default: the first zone with clusters)");
+  residency->add_option("--hold", options->hold_s, "seconds the job must stay in its zone while its provider is down");
+  residency->callback([run] { run("residency", RunResidency); });
+
+  auto* list = cmd->add_subcommand("list", "each test's last run and result, as recorded on the server");
+  list->callback([&g, &rc] {
+    Session s(g, AdminToken(g));
+    auto r = s.Do("GET", "/v1/acceptance/runs");
+    if (r.status != 200) {
+      std::cerr << "error: " << ErrorOf(r) << "\n";
+      rc = r.status == 401 || r.status == 403 ? kExitAuth : kExitFailure;
+      return;
     }
-    report["steps"] = js;
-    std::ostringstream text;
-    text << "identity acceptance test against " << g.server << " (" << started << ")\n"
-         << "throwaway user " << report.value("user", "") << ", group " << report.value("group", "") << ", team "
-         << o.team << "\n\n";
-    t.Print(text);
-    text << "\n" << (passed ? "PASSED" : "FAILED") << "\n";
-    std::string base = o.out_dir + "/acceptance-identity-" + started.substr(0, 19);
-    for (char& c : base) {
-      if (c == ':') c = '-';
-    }
-    std::ofstream(base + ".json") << report.dump(2) << "\n";
-    std::ofstream(base + ".txt") << text.str();
     if (g.json_output) {
-      std::cout << report.dump(2) << "\n";
-    } else {
-      std::cout << text.str() << "report: " << base << ".json, " << base << ".txt\n";
+      std::cout << r.body.dump(2) << "\n";
+      return;
     }
-    rc = passed ? kExitOk : kExitFailure;
+    Table t({"TEST", "LAST RUN", "RESULT", "AUDIT SEQ", "DETAIL"});
+    for (const json& run : r.body["runs"]) {
+      if (run["seq"].is_null()) {
+        t.Add({run.value("test", ""), "-", "never run", "-", ""});
+        continue;
+      }
+      std::string detail;
+      for (const json& step : run["steps"]) {
+        if (step.value("result", "") == "fail" && detail.empty()) detail = step.value("step", "") + ": " + step.value("detail", "");
+      }
+      if (detail.empty() && run.contains("recovery_ms")) {
+        detail = "resumed after " + std::to_string(run["recovery_ms"].get<int64_t>() / 1000) + " s";
+      }
+      t.Add({run.value("test", ""), run.value("finished", ""), run.value("passed", false) ? "passed" : "FAILED",
+             std::to_string(run["seq"].get<int64_t>()), detail});
+    }
+    t.Print(std::cout);
   });
 }
 

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "causeway/status.h"
 #include "cli/api_client.h"
 
 namespace causeway::cli {
@@ -33,5 +34,8 @@ struct Cli {
 
 // Pretty JSON on stdout (--json).
 inline void PrintJson(const nlohmann::json& j) { std::cout << j.dump(2) << "\n"; }
+
+// Writes `text` to `path` ("" or "-": stdout), as a whole.
+Status WriteOut(const std::string& path, const std::string& text);
 
 }  // namespace causeway::cli

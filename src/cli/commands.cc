@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -138,6 +139,9 @@ void AddServe(Cli& c) {
       ->capture_default_str();
   serve->add_option("--audit-checkpoint-interval", so.audit_checkpoint_s,
                     "seconds between signed checkpoints of the audit chain's head (0: only on request)")
+      ->capture_default_str();
+  serve->add_option("--readiness-interval", so.readiness_check_s,
+                    "seconds between evaluations of readiness that record controls whose state changed (0: never)")
       ->capture_default_str();
   serve->add_option("--header-timeout", so.header_timeout_s, "seconds a client has to send a request's headers")
       ->capture_default_str();
@@ -670,6 +674,19 @@ int Main(int argc, char** argv) {
     return kExitUsage;
   }
   return rc;
+}
+
+// Writes `text` to `path` ("" or "-": stdout), as a whole.
+Status WriteOut(const std::string& path, const std::string& text) {
+  if (path.empty() || path == "-") {
+    std::cout << text;
+    return Status::Ok();
+  }
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  out.close();
+  if (!out) return Unavailable("cannot write " + path);
+  return Status::Ok();
 }
 
 }  // namespace causeway::cli

@@ -62,19 +62,6 @@ RunRef ParseRunRef(const std::string& text) {
   return r;
 }
 
-// Writes `text` to `path` ("" or "-": stdout), as a whole.
-Status WriteOut(const std::string& path, const std::string& text) {
-  if (path.empty() || path == "-") {
-    std::cout << text;
-    return Status::Ok();
-  }
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-  out.close();
-  if (!out) return Unavailable("cannot write " + path);
-  return Status::Ok();
-}
-
 // --since/--until: an RFC 3339 time, or a duration ago ("90d").
 Result<std::string> TimeArg(const std::string& text, const char* flag) {
   if (auto t = ParseRfc3339(text); t.ok()) return FormatRfc3339(*t);

@@ -1,6 +1,7 @@
 #include "cli/readiness_commands.h"
 
 #include "cli/commands.h"
+#include "cli/errors.h"
 #include "cli/table.h"
 #include "net/http_client.h"
 
@@ -41,6 +42,49 @@ void AddControls(Cli& c, CLI::App* readiness) {
   });
 }
 
+// readiness questions [--provider P]: the four procurement questions.
+void AddQuestions(Cli& c, CLI::App* readiness) {
+  Api& api = c.api;
+  Globals& g = c.g;
+  int& rc = c.rc;
+  auto* q = readiness->add_subcommand("questions", "the four questions before placing a production workload, per provider");
+  std::string& provider = c.Keep<std::string>();
+  q->add_option("--provider", provider, "only this provider's answers");
+  q->callback([&] {
+    auto j = api.Call("GET", "/v1/readiness/questions" + (provider.empty() ? "" : "?provider=" + net::UrlEncode(provider)),
+                      "", rc);
+    if (!j) return;
+    if (g.json_output) return PrintJson(*j);
+    Table t({"provider", "question", "answer", "why"});
+    for (const json& a : (*j)["answers"]) t.Add({a["provider"], a["text"], a["answer"], a["reason"]});
+    t.Print(std::cout);
+  });
+}
+
+// readiness export --oscal -o FILE: the report as an OSCAL 1.1
+// assessment-results document.
+void AddExport(Cli& c, CLI::App* readiness) {
+  Api& api = c.api;
+  int& rc = c.rc;
+  auto* exp = readiness->add_subcommand("export", "the readiness report as an OSCAL 1.1 assessment-results document");
+  bool& oscal = c.Keep<bool>(false);
+  std::string& out = c.Keep<std::string>();
+  exp->add_flag("--oscal", oscal, "OSCAL 1.1 assessment results (JSON); the only format so far")->required();
+  exp->add_option("-o,--output", out, "write to this file (default: stdout)");
+  exp->callback([&] {
+    auto j = api.Call("GET", "/v1/readiness/oscal", "", rc);
+    if (!j) return;
+    if (Status st = WriteOut(out, j->dump(2) + "\n"); !st.ok()) {
+      rc = Fail(st);
+      return;
+    }
+    if (!out.empty() && out != "-") {
+      std::cerr << "wrote " << (*j)["assessment-results"]["results"][0]["findings"].size() << " findings to " << out
+                << "\n";
+    }
+  });
+}
+
 }  // namespace
 
 void AddReadinessCommands(Cli& c) {
@@ -77,6 +121,8 @@ void AddReadinessCommands(Cli& c) {
     if (fail_on_gaps && gaps > 0 && rc == kExitOk) rc = kExitGaps;
   });
   AddControls(c, readiness);
+  AddExport(c, readiness);
+  AddQuestions(c, readiness);
 }
 
 }  // namespace causeway::cli

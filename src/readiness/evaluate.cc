@@ -54,7 +54,8 @@ Verdict Of(State s, std::string reason, std::vector<EvidenceItem> evidence = {})
   return Verdict{s, std::move(reason), std::move(evidence)};
 }
 
-EvidenceItem FromEstate(std::string what) { return EvidenceItem{std::move(what), "estate", "/v1/estate", {}, {}}; }
+// The estate file is read by the server at start; no route shows it.
+EvidenceItem FromEstate(std::string what) { return EvidenceItem{std::move(what), "estate", "", {}, {}}; }
 
 std::string Percent(int64_t part, int64_t whole) {
   return whole == 0 ? "0%" : std::to_string(part * 100 / whole) + "%";
@@ -94,6 +95,45 @@ struct Context {
   }
 };
 
+// Forwarding counts as working while the export is at most this many
+// events behind the head, and, when behind at all, has asked within this
+// long.
+constexpr int64_t kMaxForwardingLag = 1000;
+constexpr auto kMaxForwardingSilence = std::chrono::minutes(15);
+
+// An acceptance run counts as evidence for 90 days; after that it is
+// history, and the control is only partly shown.
+constexpr auto kAcceptanceFresh = std::chrono::hours(24 * 90);
+
+const AcceptanceResult* LatestRun(const Context& c, const std::string& test) {
+  auto it = c.snap.acceptance.find(test);
+  return it == c.snap.acceptance.end() ? nullptr : &it->second;
+}
+
+EvidenceItem RunEvidence(const std::string& test, const AcceptanceResult& run) {
+  std::string what = "the " + test + " acceptance run of " + FormatRfc3339(run.finished).substr(0, 10) +
+                     (run.passed ? " passed" : " failed");
+  if (run.recovery_ms) {
+    what += ": work resumed elsewhere after " + std::to_string(*run.recovery_ms / 1000) + " s";
+    if (run.objective_ms) what += " (objective " + std::to_string(*run.objective_ms / 1000) + " s)";
+  }
+  return EvidenceItem{what, "audit", "/v1/acceptance/runs", run.seq, run.seq};
+}
+
+// The verdict of the latest run of `test`: a failed run is not in place, a
+// stale one partly, a fresh pass in place.
+Verdict FromRun(const Context& c, const std::string& test, const AcceptanceResult& run, std::vector<EvidenceItem> ev) {
+  ev.push_back(RunEvidence(test, run));
+  std::string date = FormatRfc3339(run.finished).substr(0, 10);
+  if (!run.passed) {
+    return Of(State::kNotInPlace, "the latest " + test + " acceptance run (" + date + ") failed: " + run.failed_step, ev);
+  }
+  if (c.snap.at - run.finished > kAcceptanceFresh) {
+    return Of(State::kPartly, "the " + test + " acceptance run last passed on " + date + ", over 90 days ago", ev);
+  }
+  return Of(State::kInPlace, "the " + test + " acceptance run passed on " + date, ev);
+}
+
 Verdict IdentityFederation(const Context& c) {
   const auto& oidc = c.estate.identity.oidc;
   if (!oidc) return Of(State::kNotInPlace, "no identity provider: the estate has no identity.oidc");
@@ -122,6 +162,7 @@ Verdict Deprovisioning(const Context& c) {
   const DeprovisionConfig& d = c.estate.identity.deprovision;
   std::vector<EvidenceItem> ev{FromEstate("a leaver's queued jobs: " + d.queued + "; running jobs: " + d.running)};
   if (!c.estate.identity.oidc) return Of(State::kNotInPlace, "no identity provider tells Causeway who has left", ev);
+  if (const AcceptanceResult* run = LatestRun(c, "identity")) return FromRun(c, "identity", *run, ev);
   return Of(State::kPartly,
             "the deprovisioning policy is set; no identity acceptance run is recorded to show it works (causeway "
             "acceptance identity)",
@@ -141,13 +182,28 @@ Verdict LeastPrivilege(const Context& c) {
   return Of(State::kInPlace, "every team role is bound to one team", ev);
 }
 
+const Snapshot::ProviderJobs& JobsAt(const Context& c) {
+  static const Snapshot::ProviderJobs kNone;
+  auto it = c.snap.jobs_by_provider.find(c.provider);
+  return it == c.snap.jobs_by_provider.end() ? kNone : it->second;
+}
+
 Verdict WorkloadIdentity(const Context& c) {
   const auto& w = c.estate.identity.workload;
-  if (!w) return Of(State::kNotInPlace, "no workload token issuer (identity.workload): jobs would need static keys");
-  return Of(State::kPartly,
-            "jobs get workload tokens; their environments are not yet scanned for static cloud keys",
-            {FromEstate("workload tokens issued by " + w->issuer + " for " + std::to_string(w->audiences.size()) +
-                        " audience(s)")});
+  const Snapshot::ProviderJobs& jobs = JobsAt(c);
+  std::vector<EvidenceItem> ev{EvidenceItem{std::to_string(jobs.static_keys) + " of " + std::to_string(jobs.ran) +
+                                                " jobs that ran here carried a static cloud key in the environment "
+                                                "Causeway passed" +
+                                                (jobs.example.empty() ? "" : " (" + jobs.example + ")"),
+                                            "jobs", "/v1/jobs", {}, {}}};
+  if (jobs.static_keys > 0) {
+    return Of(State::kNotInPlace, "jobs here ran with static cloud keys: " + jobs.example, ev);
+  }
+  if (!w) return Of(State::kNotInPlace, "no workload token issuer (identity.workload): jobs would need static keys", ev);
+  ev.push_back(FromEstate("workload tokens issued by " + w->issuer + " for " + std::to_string(w->audiences.size()) +
+                          " audience(s)"));
+  if (jobs.ran == 0) return Of(State::kPartly, "jobs get workload tokens; no job has run here yet to scan", ev);
+  return Of(State::kInPlace, "jobs get workload tokens, and none that ran here carried a static cloud key", ev);
 }
 
 Verdict SecretsDistribution(const Context&) {
@@ -162,8 +218,31 @@ Verdict AuditForwarding(const Context& c) {
   if (!c.estate.audit.retention) {
     return Of(State::kNotInPlace, "no retention is declared for the audit trail (audit.retention)", ev);
   }
-  return Of(State::kPartly, "the trail is chained and its retention declared; forwarding lag to the SIEM is not yet measured",
-            ev);
+  // The exporter furthest ahead stands for forwarding.
+  const Snapshot::Exporter* best = nullptr;
+  for (const Snapshot::Exporter& e : c.snap.exporters) {
+    if (!best || e.delivered_seq > best->delivered_seq) best = &e;
+  }
+  if (!best) {
+    return Of(State::kPartly,
+              "the trail is chained and its retention declared, but nothing has read it for a SIEM since the server "
+              "started (causeway audit export --follow)",
+              ev);
+  }
+  int64_t lag = std::max<int64_t>(0, c.snap.audit_head_seq - best->delivered_seq);
+  auto silent = std::chrono::duration_cast<std::chrono::minutes>(c.snap.at - best->at);
+  ev.push_back(EvidenceItem{"delivered through seq " + std::to_string(best->delivered_seq) + " (" + std::to_string(lag) +
+                                " events behind the head), last asked " + FormatRfc3339(best->at),
+                            "audit feed", "/v1/audit/feed", best->delivered_seq, c.snap.audit_head_seq});
+  if (lag > kMaxForwardingLag) {
+    return Of(State::kPartly, "the SIEM export is " + std::to_string(lag) + " events behind the trail", ev);
+  }
+  if (lag > 0 && silent > kMaxForwardingSilence) {
+    return Of(State::kPartly, "the SIEM export has not asked for new events for " + std::to_string(silent.count()) +
+                                  " minutes",
+              ev);
+  }
+  return Of(State::kInPlace, "the trail reaches the SIEM: the export is " + std::to_string(lag) + " events behind", ev);
 }
 
 Verdict DataPlaneLogging(const Context& c) {
@@ -190,14 +269,21 @@ Verdict Residency(const Context& c) {
   if (!c.HasPolicy("require-residency")) {
     return Of(State::kPartly, "regions are zoned, but no require-residency policy binds work to a zone", ev);
   }
-  return Of(State::kInPlace, "work bound to a zone is placed only in that zone's regions", ev);
+  const AcceptanceResult* run = LatestRun(c, "residency");
+  if (!run) {
+    return Of(State::kPartly,
+              "work bound to a zone is placed only in that zone's regions; no residency acceptance run is recorded "
+              "(causeway acceptance residency)",
+              ev);
+  }
+  return FromRun(c, "residency", *run, ev);
 }
 
 Verdict DeclaredBy(const Context& c, const std::string& control, std::string_view kind, const std::string& what) {
   auto decls = c.Declarations(control, kind);
   if (decls.empty()) return Of(State::kNotInPlace, "the provider has declared nothing about " + what);
   const ProviderDeclaration* d = decls.back();
-  std::vector<EvidenceItem> ev{EvidenceItem{d->statement, "declaration", d->source, {}, {}}};
+  std::vector<EvidenceItem> ev{EvidenceItem{d->statement + " (" + d->source + ")", "declaration", "", {}, {}}};
   if (c.snap.at - d->date > std::chrono::hours(24 * 365)) {
     return Of(State::kPartly, "declared by the provider over a year ago (" + FormatRfc3339(d->date).substr(0, 10) + ")",
               ev);
@@ -262,17 +348,41 @@ Verdict CapacityFallback(const Context& c) {
 }
 
 Verdict ImagePinning(const Context& c) {
-  if (!c.HasPolicy("pinned-image")) return Of(State::kNotInPlace, "no pinned-image policy: jobs may run images by tag");
-  return Of(State::kInPlace, "a pinned-image policy refuses images not pinned by digest",
-            {FromEstate("admission policy pinned-image")});
+  const Snapshot::ProviderJobs& jobs = JobsAt(c);
+  bool policy = c.HasPolicy("pinned-image");
+  std::vector<EvidenceItem> ev{EvidenceItem{std::to_string(jobs.pinned) + " of " + std::to_string(jobs.with_image) +
+                                                " jobs that ran here with an image pinned it by digest (" +
+                                                Percent(jobs.pinned, jobs.with_image) + ")",
+                                            "jobs", "/v1/jobs", {}, {}}};
+  if (policy) ev.push_back(FromEstate("admission policy pinned-image"));
+  if (jobs.pinned < jobs.with_image) {
+    return Of(policy ? State::kPartly : State::kNotInPlace,
+              std::to_string(jobs.with_image - jobs.pinned) + " job(s) here ran an image by tag" +
+                  (policy ? " (before the pinned-image policy, or exempt from it)" : "; no pinned-image policy"),
+              ev);
+  }
+  if (!policy) return Of(State::kPartly, "every image so far was pinned, but no pinned-image policy requires it", ev);
+  return Of(State::kInPlace, "a pinned-image policy refuses images not pinned by digest, and every image here was", ev);
 }
 
+// Spend with an owner: what the provider billed in the last 90 days, and
+// the part of it an owner answers for (a tag, or an allocation to a job).
 Verdict CostLabels(const Context& c) {
   bool budgets = std::any_of(c.estate.teams.begin(), c.estate.teams.end(), [](const Team& t) { return t.budget; });
   std::vector<EvidenceItem> ev{FromEstate("every job carries its team and owner; " +
                                           std::string(budgets ? "some teams have budgets" : "no team has a budget"))};
+  auto it = c.snap.spend_by_provider.find(c.provider);
+  if (it == c.snap.spend_by_provider.end() || it->second.billed_micros == 0) {
+    return Of(State::kPartly, "no bill of this provider imported in the last 90 days to show spend has owners", ev);
+  }
+  const Snapshot::Spend& s = it->second;
+  ev.push_back(EvidenceItem{Percent(s.owned_micros, s.billed_micros) + " of " + std::to_string(s.billed_micros / 1'000'000) +
+                                " " + s.currency + " billed in the last 90 days has an owner",
+                            "bills", "/v1/cost/showback?by=owner", {}, {}});
+  if (s.owned_micros == 0) return Of(State::kNotInPlace, "none of the billed spend has an owner", ev);
+  if (s.owned_micros < s.billed_micros) return Of(State::kPartly, "some billed spend has no owner", ev);
   if (!budgets) return Of(State::kPartly, "spend has owners, but no team has a budget to answer against", ev);
-  return Of(State::kInPlace, "every job is charged to a team and an owner, and teams have budgets", ev);
+  return Of(State::kInPlace, "all billed spend has an owner, and teams have budgets", ev);
 }
 
 Verdict IdleReaping(const Context& c) {
@@ -294,6 +404,19 @@ Verdict Reproducibility(const Context& c) {
   return Of(State::kPartly, "some ended jobs are not sealed yet", ev);
 }
 
+// The recovery acceptance run takes one provider down; it rehearses a
+// restore away from that provider only.
+Verdict RestoreRehearsal(const Context& c) {
+  const AcceptanceResult* run = LatestRun(c, "recovery");
+  if (!run) return Of(State::kNotInPlace, "no recovery acceptance run is recorded (causeway acceptance recovery)");
+  if (run->passed && run->provider != c.provider) {
+    return Of(State::kPartly,
+              "the latest recovery acceptance run rehearsed losing " + run->provider + ", not " + c.provider,
+              {RunEvidence("recovery", *run)});
+  }
+  return FromRun(c, "recovery", *run, {});
+}
+
 Verdict Judge(const Control& control, const Context& c) {
   switch (control.evidence) {
     case Evidence::kIdentityFederation: return IdentityFederation(c);
@@ -310,8 +433,7 @@ Verdict Judge(const Control& control, const Context& c) {
     case Evidence::kPrivilegedAccessReview: return PrivilegedAccessReview(c);
     case Evidence::kBreakglass: return Breakglass(c);
     case Evidence::kOnCall: return DeclaredBy(c, control.id, "escalation", "its support and escalation terms");
-    case Evidence::kRestoreRehearsal:
-      return Of(State::kNotInPlace, "no recovery acceptance run is recorded");
+    case Evidence::kRestoreRehearsal: return RestoreRehearsal(c);
     case Evidence::kCapacityFallback: return CapacityFallback(c);
     case Evidence::kImagePinning: return ImagePinning(c);
     case Evidence::kCostLabels: return CostLabels(c);
@@ -381,6 +503,54 @@ std::vector<const Finding*> FindingsFor(const Report& report, std::string_view p
   std::vector<const Finding*> out;
   for (const Finding& f : report.findings) {
     if (provider.empty() || f.provider == provider) out.push_back(&f);
+  }
+  return out;
+}
+
+const std::vector<Question>& ProcurementQuestions() {
+  static const std::vector<Question> kQuestions = {
+      {"identity", "Can corporate identities be federated with least privilege?",
+       {"identity-federation", "group-role-mapping", "least-privilege", "deprovisioning", "workload-identity",
+        "privileged-access-review", "break-glass"}},
+      {"siem", "Can control-plane and data-plane events reach the enterprise SIEM with a known retention period?",
+       {"audit-forwarding", "data-plane-logging"}},
+      {"recreate",
+       "Can the exact workload be recreated from versioned infrastructure-as-code and immutable artifacts?",
+       {"image-pinning", "reproducibility", "patching"}},
+      {"resume", "Can it resume or serve traffic in another environment after an outage?",
+       {"restore-rehearsal", "capacity-fallback", "on-call"}},
+  };
+  return kQuestions;
+}
+
+std::vector<QuestionAnswer> AnswerQuestions(const Report& report, std::string_view provider) {
+  std::vector<QuestionAnswer> out;
+  for (const std::string& p : report.providers) {
+    if (!provider.empty() && p != provider) continue;
+    for (const Question& q : ProcurementQuestions()) {
+      QuestionAnswer a{&q, p, "", "", {}};
+      int counted = 0, in_place = 0, partly = 0;
+      std::string short_of;
+      for (const Finding& f : report.findings) {
+        if (f.provider != p || std::find(q.controls.begin(), q.controls.end(), f.control) == q.controls.end()) continue;
+        a.basis.push_back(&f);
+        if (f.state == State::kNotApplicable) continue;
+        ++counted;
+        in_place += f.state == State::kInPlace ? 1 : 0;
+        partly += f.state == State::kPartly ? 1 : 0;
+        if (f.state != State::kInPlace) {
+          short_of += (short_of.empty() ? "" : "; ") + f.control + " " + std::string(StateName(f.state));
+        }
+      }
+      if (counted == in_place) {
+        a.answer = "yes";
+        a.reason = "every control it rests on is in place";
+      } else {
+        a.answer = in_place + partly == 0 ? "no" : "partly";
+        a.reason = std::to_string(in_place) + " of " + std::to_string(counted) + " controls in place; " + short_of;
+      }
+      out.push_back(std::move(a));
+    }
   }
   return out;
 }

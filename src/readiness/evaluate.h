@@ -10,6 +10,7 @@
 // named as declarations, with their source and date.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -47,6 +48,17 @@ struct Finding {
   std::vector<ProviderDeclaration> declarations;  // the provider's, about this control
 };
 
+// The latest run of an acceptance test (`causeway acceptance ...`), as
+// recorded in the audit trail.
+struct AcceptanceResult {
+  bool passed = false;
+  Timestamp finished;
+  int64_t seq = 0;           // its acceptance.run audit event
+  std::string provider;      // the provider it exercised, where it names one
+  std::string failed_step;   // the first step that failed, and why
+  std::optional<int64_t> recovery_ms, objective_ms;
+};
+
 // What Causeway knows at `at`, read by the service before Evaluate.
 struct Snapshot {
   Timestamp at;
@@ -67,6 +79,34 @@ struct Snapshot {
   // Of the latest jobs read (at most kJobsRead), those that ended and those
   // of them with a sealed provenance record.
   int64_t jobs_read = 0, ended_jobs = 0, sealed_jobs = 0;
+  // The latest run of each acceptance test: identity, recovery, residency.
+  std::map<std::string, AcceptanceResult> acceptance;
+  // Of the latest jobs read that have run, per provider (of the cluster
+  // their latest attempt ran on): how many, how many carried a static cloud
+  // key in the environment Causeway passed (readiness/key_scan.h), with one
+  // example, and how many named an image and how many of those pinned it
+  // by digest.
+  struct ProviderJobs {
+    int64_t ran = 0, static_keys = 0, with_image = 0, pinned = 0;
+    std::string example;  // "job_x: AWS_SECRET_ACCESS_KEY (AWS secret key)"
+  };
+  std::map<std::string, ProviderJobs> jobs_by_provider;
+  // Billed amounts of the last 90 days per provider (from imported bills),
+  // and how much of it has an owner. One currency per provider is assumed;
+  // `currency` is the first seen.
+  struct Spend {
+    std::string currency;
+    int64_t billed_micros = 0, owned_micros = 0;
+  };
+  std::map<std::string, Spend> spend_by_provider;
+  // The audit feed's readers since the server started: how far each has
+  // delivered and when it last asked (service/feed_readers.h).
+  struct Exporter {
+    std::string reader;
+    int64_t delivered_seq = 0;
+    Timestamp at;
+  };
+  std::vector<Exporter> exporters;
 };
 
 struct Report {
@@ -84,5 +124,26 @@ Report Evaluate(const Estate& estate, const Snapshot& snapshot);
 
 // The findings of `report` for `provider` ("" for every provider).
 std::vector<const Finding*> FindingsFor(const Report& report, std::string_view provider);
+
+// The four questions to answer before placing a production workload with
+// a provider, each answered from the controls it rests on.
+struct Question {
+  std::string id;    // identity, siem, recreate, resume
+  std::string text;
+  std::vector<std::string> controls;
+};
+const std::vector<Question>& ProcurementQuestions();
+
+// A question answered for one provider: yes when every control it rests on
+// is in place (not applicable ones aside), no when none is even partly,
+// partly otherwise; the reason names the controls that fall short.
+struct QuestionAnswer {
+  const Question* question = nullptr;
+  std::string provider;
+  std::string answer;  // yes, partly, no
+  std::string reason;
+  std::vector<const Finding*> basis;  // the findings it rests on
+};
+std::vector<QuestionAnswer> AnswerQuestions(const Report& report, std::string_view provider);
 
 }  // namespace causeway::readiness

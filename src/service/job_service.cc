@@ -5,6 +5,7 @@
 #include <openssl/crypto.h>
 
 #include <memory>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "causeway/crypto.h"
@@ -306,6 +307,34 @@ void JobService::Cancel(const identity::Principal& who, const std::string& job_i
   if (Status st = queue_.Enqueue(std::move(work), std::move(finish)); !st.ok()) done(st);
 }
 
+namespace {
+
+// Why a checkpoint at `path` may not be registered for a job bound to
+// residency zone `zone` whose latest attempt runs on `running_on`, or "".
+// A location is in a zone when the clusters whose storage covers it are
+// all in that zone (a local path also lives on the cluster that wrote it);
+// a location no cluster declares, or that clusters of several zones share,
+// cannot be shown to stay in the zone and is refused.
+std::string ResidencyBreach(const Estate& estate, const std::string& zone, const std::string& path,
+                            const std::string& running_on) {
+  std::set<std::string> zones;
+  for (const Cluster& c : estate.clusters) {
+    if (!c.storage) continue;
+    for (const std::string& prefix : *c.storage) {
+      if (!prefix.empty() && path.rfind(prefix, 0) == 0) zones.insert(c.zone);
+    }
+  }
+  bool local = path.find("://") == std::string::npos || path.rfind("file://", 0) == 0;
+  if (const Cluster* c = estate.FindCluster(running_on); c && local) zones.insert(c->zone);
+  if (zones.size() == 1 && *zones.begin() == zone) return "";
+  std::string where = zones.empty() ? "storage no cluster of the estate declares" : "storage of clusters in zone";
+  for (const std::string& z : zones) where += " " + z;
+  return "the job is bound to residency zone " + zone + ", and " + path.substr(0, 256) + " is " + where +
+         "; write checkpoints to storage the clusters of " + zone + " declare (clusters[].storage)";
+}
+
+}  // namespace
+
 void JobService::RegisterCheckpoint(const identity::Principal& who, const std::string& job_id, std::string path,
                                     std::optional<int64_t> step, std::function<void(Result<Checkpoint>)> done,
                                     std::string digest) {
@@ -326,11 +355,19 @@ void JobService::RegisterCheckpoint(const identity::Principal& who, const std::s
   cp->digest = std::move(digest);
   cp->created_at = clock_.Now();
   std::string actor = who.token_id;
-  WriteFn work = [cp, actor](WriteTx& tx) -> Status {
+  const Estate& estate = estate_;
+  WriteFn work = [cp, actor, &estate](WriteTx& tx) -> Status {
     ASSIGN_OR_RETURN(auto job, tx.GetJob(cp->job_id));
     if (!job) return NotFound("job " + cp->job_id + " not found");
     if (IsTerminal(job->state)) {
       return FailedPrecondition("job " + cp->job_id + " is already " + std::string(JobStateName(job->state)));
+    }
+    nlohmann::json spec = nlohmann::json::parse(job->spec_json, nullptr, false);
+    std::string zone = spec.is_object() && spec["residency"].is_string() ? spec["residency"].get<std::string>() : "";
+    if (!zone.empty()) {
+      if (std::string why = ResidencyBreach(estate, zone, cp->path, job->cluster); !why.empty()) {
+        return FailedPrecondition(why);
+      }
     }
     cp->attempt = job->attempts;
     RETURN_IF_ERROR(tx.AddCheckpoint(*cp));

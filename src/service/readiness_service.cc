@@ -1,6 +1,53 @@
 #include "service/readiness_service.h"
 
+#include <nlohmann/json.hpp>
+
+#include "readiness/key_scan.h"
+#include "spec/spec_json.h"
+
 namespace causeway {
+
+// Per provider, what the latest jobs that ran carried: static cloud keys in
+// the environment Causeway passed (their envs, their secrets' names, what
+// their cluster injects) and images pinned by digest.
+void ReadinessService::ReadJobs(const std::vector<JobRecord>& jobs, readiness::Snapshot& s) const {
+  for (const JobRecord& j : jobs) {
+    const Cluster* cluster = estate_.FindCluster(j.cluster);
+    if (!cluster) continue;  // not run yet
+    auto spec = JobSpecFromJson(nlohmann::json::parse(j.spec_json, nullptr, false));
+    if (!spec.ok()) continue;
+    readiness::Snapshot::ProviderJobs& p = s.jobs_by_provider[cluster->provider];
+    ++p.ran;
+    std::map<std::string, std::string> envs = cluster->inject_envs;
+    for (const auto& [k, v] : spec->envs) envs[k] = v;
+    auto keys = readiness::ScanForStaticKeys(envs, spec->secrets);
+    if (!keys.empty()) {
+      ++p.static_keys;
+      if (p.example.empty()) p.example = j.id + ": " + keys.front().variable + " (" + keys.front().kind + ")";
+    }
+    if (!spec->image_id.empty()) {
+      ++p.with_image;
+      p.pinned += spec->image_id.find("@sha256:") != std::string::npos ? 1 : 0;
+    }
+  }
+}
+
+// Billed amounts of the last 90 days per provider, and the part with an owner.
+Status ReadinessService::ReadSpend(readiness::Snapshot& s) const {
+  BillingQuery q;
+  q.group_by = {BillingDim::kProvider, BillingDim::kOwner};
+  q.from_day = FormatRfc3339(s.at - std::chrono::hours(24 * 90)).substr(0, 10);
+  ASSIGN_OR_RETURN(auto totals, store_.QueryBilling(q));
+  for (const BillingTotal& t : totals) {
+    readiness::Snapshot::Spend& spend = s.spend_by_provider[t.keys.at(0)];
+    if (spend.currency.empty()) spend.currency = t.currency;
+    if (t.currency != spend.currency) continue;
+    auto micros = static_cast<int64_t>(t.billed / 1'000'000);
+    spend.billed_micros += micros;
+    spend.owned_micros += t.keys.at(1).empty() ? 0 : micros;
+  }
+  return Status::Ok();
+}
 
 Result<readiness::Snapshot> ReadinessService::Gather() const {
   readiness::Snapshot s;
@@ -28,10 +75,68 @@ Result<readiness::Snapshot> ReadinessService::Gather() const {
     if (IsTerminal(j.state)) ended.push_back(j.id);
   }
   ASSIGN_OR_RETURN(auto sealed, store_.GetSealedRecords(ended));
+  ReadJobs(jobs, s);
+  RETURN_IF_ERROR(ReadSpend(s));
+  for (const FeedReaders::Reader& r : feed_readers_.All()) s.exporters.push_back({r.reader, r.delivered_seq, r.at});
+  ASSIGN_OR_RETURN(auto runs, acceptance_.Latest());
+  for (const auto& [test, run] : runs) {
+    readiness::AcceptanceResult a{run.passed, run.finished, run.seq, run.provider, "", run.recovery_ms, run.objective_ms};
+    for (const AcceptanceStep& step : run.steps) {
+      if (step.result == "fail" && a.failed_step.empty()) a.failed_step = step.name + ": " + step.detail;
+    }
+    s.acceptance[test] = std::move(a);
+  }
   s.jobs_read = static_cast<int64_t>(jobs.size());
   s.ended_jobs = static_cast<int64_t>(ended.size());
   s.sealed_jobs = static_cast<int64_t>(sealed.size());
   return s;
+}
+
+Result<int> ReadinessService::RecordChanges(const std::string& actor) {
+  ASSIGN_OR_RETURN(readiness::Report report, Report());
+  // The states as last recorded.
+  std::map<std::string, std::string> before;
+  ASSIGN_OR_RETURN(AuditRange range, store_.GetAuditRange("readiness"));
+  if (range.count > 0) {
+    AuditFilter f;
+    f.resource = "readiness";
+    f.action = "readiness.change";
+    f.after_seq = range.last - 1;
+    f.limit = 1;
+    ASSIGN_OR_RETURN(auto last, store_.ListAudit(f));
+    if (!last.empty()) {
+      if (const Details* states = last.front().details.Object("states")) {
+        for (const auto& [key, value] : *states) {
+          if (const std::string* s = value.AsString()) before[key] = *s;
+        }
+      }
+    }
+  }
+  Details states;
+  DetailValue::List changes;
+  for (const readiness::Finding& f : report.findings) {
+    std::string key = f.control + "@" + f.provider;
+    std::string now(readiness::StateCode(f.state));
+    states.Set(key, now);
+    auto was = before.find(key);
+    if (was != before.end() && was->second == now) continue;
+    changes.emplace_back(Details{{"control", f.control},
+                                 {"provider", f.provider},
+                                 {"from", was == before.end() ? "unrecorded" : was->second},
+                                 {"to", now},
+                                 {"reason", f.reason.substr(0, 300)}});
+  }
+  if (changes.empty()) return 0;
+  int count = static_cast<int>(changes.size());
+  AuditEvent e;
+  e.time = clock_.Now();
+  e.actor = actor;
+  e.action = "readiness.change";
+  e.resource = "readiness";
+  e.details = Details{{"changed", count}, {"changes", std::move(changes)}, {"states", std::move(states)}};
+  ASSIGN_OR_RETURN(auto seqs, queue_.RunAudited([e](WriteTx& tx) mutable -> Status { return tx.AppendAudit(e); }));
+  if (seqs.size() != 1) return Internal("recording readiness changes committed " + std::to_string(seqs.size()) + " events");
+  return count;
 }
 
 Result<readiness::Report> ReadinessService::Report() const {

@@ -110,13 +110,15 @@ nlohmann::json ToJson(const Cluster& c, const Estate& e) {
     pools.push_back(pj);
   }
   const Provider* provider = e.FindProvider(c.provider);
-  return {{"name", c.name},
-          {"provider", c.provider},
-          {"kind", provider ? provider->kind : ""},
-          {"region", c.region},
-          {"zone", c.zone},
-          {"total_gpus", c.TotalGpus()},
-          {"node_pools", pools}};
+  nlohmann::json out = {{"name", c.name},
+                        {"provider", c.provider},
+                        {"kind", provider ? provider->kind : ""},
+                        {"region", c.region},
+                        {"zone", c.zone},
+                        {"total_gpus", c.TotalGpus()},
+                        {"node_pools", pools}};
+  if (c.storage) out["storage"] = *c.storage;
+  return out;
 }
 
 }  // namespace causeway

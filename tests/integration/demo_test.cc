@@ -66,6 +66,12 @@ TEST(DemoTest, TheWholeLoopRunsAndEndsWithAVerifiedSummary) {
       "bucket-dark  gcp/llama-checkpoints",
       "signed seq ",
       "signed checkpoints verified",
+      // recovery and residency proven live, recorded, and the four questions
+      "recovery acceptance test against",
+      "residency acceptance test against",
+      "a checkpoint outside eu is refused",
+      "recorded as audit event",
+      "Can corporate identities be federated with least privilege?",
       // readiness: controls per provider, owned or not
       "audit-forwarding",
       "no owner: a control no one owns does not exist in practice",

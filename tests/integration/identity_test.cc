@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "causeway/crypto.h"
 #include "causeway/estate.h"
 #include "node_peer.h"
 #include "server_process.h"
@@ -122,6 +123,10 @@ const std::vector<RouteCase>& Routes() {
       {"GET", "/v1/provenance/export", "audit:read"},
       {"GET", "/v1/readiness", "audit:read"},
       {"GET", "/v1/readiness/controls", "audit:read"},
+      {"GET", "/v1/readiness/oscal", "audit:read"},
+      {"GET", "/v1/readiness/questions", "audit:read"},
+      {"POST", "/v1/acceptance/runs", "admin"},
+      {"GET", "/v1/acceptance/runs", "audit:read"},
       {"GET", "/v1/queues", "jobs:read"},
       {"POST", "/v1/providers/nebius/outage", "providers:write"},
       {"GET", "/v1/clusters", "clusters:read"},
@@ -464,6 +469,18 @@ TEST(IdentityTest, TheAcceptanceCommandPassesAndWritesItsEvidence) {
   int with_evidence = 0;
   for (const json& step : report["steps"]) with_evidence += !step["audit_seqs"].empty();
   EXPECT_GE(with_evidence, 7) << report.dump(2);
+  // The verdict is recorded on the server, and `acceptance list` shows it.
+  auto listed_runs = RunCli({"--json", "acceptance", "list"},
+                            {{"CAUSEWAY_SERVER", server->url()}, {"CAUSEWAY_TOKEN", server->admin_token()}});
+  ASSERT_EQ(listed_runs.exit_code, 0) << listed_runs.err;
+  json runs = json::parse(listed_runs.out, nullptr, false);
+  ASSERT_TRUE(runs.is_object()) << listed_runs.out;
+  EXPECT_EQ(runs["runs"][0]["test"], "identity");
+  EXPECT_TRUE(runs["runs"][0]["passed"]) << runs.dump(2);
+  std::ifstream again(json_file);
+  std::string written((std::istreambuf_iterator<char>(again)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(runs["runs"][0]["report_sha256"], Sha256Hex(written)) << "names the report as written";
+  EXPECT_TRUE(runs["runs"][1]["seq"].is_null()) << "no recovery run yet";
   // What it made is gone: the throwaway user is not in the directory.
   auto creds = server->Client().Send("GET", "/v1/people/" + report["user"].get<std::string>() + "/credentials", "",
                                      Auth(server->admin_token()));

@@ -3,12 +3,15 @@
 // is true; evidence decides the rest; declarations are named as such.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
 
 #include "causeway/estate.h"
 #include "providers/registry.h"
 #include "readiness/catalog.h"
 #include "readiness/evaluate.h"
+#include "readiness/key_scan.h"
+#include "readiness/oscal.h"
 
 namespace causeway::readiness {
 namespace {
@@ -218,6 +221,180 @@ TEST(ReadinessEvaluateTest, EstateEvidenceFollowsTheEstate) {
     EXPECT_NE(f.state, State::kNotApplicable) << p;
     EXPECT_FALSE(f.evidence.empty()) << p;
   }
+}
+
+// Measured evidence: static keys in what jobs were handed, images pinned by
+// digest, spend with owners, how far the SIEM export has got, and the
+// latest acceptance runs, each moving its control.
+TEST(ReadinessEvaluateTest, MeasuredEvidenceMovesItsControl) {
+  std::string owners = "  owners:\n";
+  for (const Control& c : BuiltinCatalog()) owners += "    " + c.id + ": {group: platform}\n";
+  auto e = WithReadiness(owners);
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  e->identity.workload = WorkloadIdentityConfig{};
+  e->identity.workload->issuer = "https://causeway.example";
+  Snapshot s;
+  s.at = ParseRfc3339("2026-12-01T00:00:00Z").value();
+  s.groups = {"platform"};
+  s.audit_head_seq = 5000;
+
+  // Workload identity: nothing ran yet, then clean jobs, then one with a key.
+  EXPECT_EQ(Find(Evaluate(*e, s), "workload-identity", "nebius").state, State::kPartly);
+  s.jobs_by_provider["nebius"] = {10, 0, 4, 4, ""};
+  EXPECT_EQ(Find(Evaluate(*e, s), "workload-identity", "nebius").state, State::kInPlace);
+  s.jobs_by_provider["nebius"] = {10, 1, 4, 3, "job_1: AWS_SECRET_ACCESS_KEY (AWS secret key)"};
+  Report r = Evaluate(*e, s);
+  const Finding& keyed = Find(r, "workload-identity", "nebius");
+  EXPECT_EQ(keyed.state, State::kNotInPlace);
+  EXPECT_NE(keyed.reason.find("AWS_SECRET_ACCESS_KEY"), std::string::npos) << keyed.reason;
+  // Image pinning: the demo's pinned-image policy, but one job ran by tag.
+  const Finding& pin = Find(r, "image-pinning", "nebius");
+  EXPECT_EQ(pin.state, State::kPartly);
+  EXPECT_NE(pin.evidence[0].what.find("3 of 4"), std::string::npos) << pin.evidence[0].what;
+  EXPECT_EQ(Find(r, "image-pinning", "gcp").state, State::kInPlace) << "no job ran there by tag";
+
+  // Cost labels from bills: none imported, then part owned, then all.
+  EXPECT_EQ(Find(r, "cost-labels", "gcp").state, State::kPartly);
+  s.spend_by_provider["gcp"] = {"USD", 1000'000000, 0};
+  EXPECT_EQ(Find(Evaluate(*e, s), "cost-labels", "gcp").state, State::kNotInPlace);
+  s.spend_by_provider["gcp"] = {"USD", 1000'000000, 900'000000};
+  EXPECT_EQ(Find(Evaluate(*e, s), "cost-labels", "gcp").state, State::kPartly);
+  s.spend_by_provider["gcp"].owned_micros = 1000'000000;
+  EXPECT_EQ(Find(Evaluate(*e, s), "cost-labels", "gcp").state, State::kInPlace);
+
+  // Audit forwarding: no exporter, one close behind, one far behind, one
+  // behind and silent.
+  EXPECT_EQ(Find(Evaluate(*e, s), "audit-forwarding", "gcp").state, State::kPartly);
+  s.exporters = {{"tok_siem", 4990, s.at - std::chrono::minutes(1)}};
+  EXPECT_EQ(Find(Evaluate(*e, s), "audit-forwarding", "gcp").state, State::kInPlace);
+  s.exporters = {{"tok_siem", 3000, s.at - std::chrono::minutes(1)}};
+  r = Evaluate(*e, s);
+  const Finding& behind = Find(r, "audit-forwarding", "gcp");
+  EXPECT_EQ(behind.state, State::kPartly);
+  EXPECT_NE(behind.reason.find("2000 events behind"), std::string::npos) << behind.reason;
+  s.exporters = {{"tok_siem", 4990, s.at - std::chrono::hours(2)}};
+  EXPECT_EQ(Find(Evaluate(*e, s), "audit-forwarding", "gcp").state, State::kPartly);
+
+  // Acceptance runs: recovery rehearsed at nebius (in place there, partly
+  // elsewhere), then failed; a stale identity run is partly.
+  s.acceptance["recovery"] = {true, s.at - std::chrono::hours(1), 77, "nebius", "", 4000, 1800000};
+  r = Evaluate(*e, s);
+  EXPECT_EQ(Find(r, "restore-rehearsal", "nebius").state, State::kInPlace);
+  EXPECT_EQ(Find(r, "restore-rehearsal", "nebius").evidence.back().last_seq, 77);
+  EXPECT_EQ(Find(r, "restore-rehearsal", "gcp").state, State::kPartly);
+  s.acceptance["recovery"] = {false, s.at, 78, "nebius", "it resumes: not resumed after 3 s", {}, 1800000};
+  EXPECT_EQ(Find(Evaluate(*e, s), "restore-rehearsal", "gcp").state, State::kNotInPlace);
+  e->identity.oidc = OidcConfig{};
+  s.acceptance["identity"] = {true, s.at - std::chrono::hours(24 * 100), 5, "", "", {}, {}};
+  EXPECT_EQ(Find(Evaluate(*e, s), "deprovisioning", "gcp").state, State::kPartly);
+  s.acceptance["identity"].finished = s.at - std::chrono::hours(1);
+  EXPECT_EQ(Find(Evaluate(*e, s), "deprovisioning", "gcp").state, State::kInPlace);
+}
+
+TEST(ReadinessKeyScanTest, CloudKeysAreFoundByNameAndByValueAndNeverQuoted) {
+  auto found = ScanForStaticKeys({{"EPOCHS", "3"},
+                                  {"MY_KEY", "AKIAIOSFODNN7EXAMPLE"},
+                                  {"R2_SECRET_ACCESS_KEY", "x"},
+                                  {"CERT", "-----BEGIN RSA PRIVATE KEY-----\nMIIE..."},
+                                  {"NOTE", "see AKIAIOSFODNN7EXAMPLEX and XAKIAIOSFODNN7EXAMPLE"},
+                                  {"CONN", "DefaultEndpointsProtocol=https;AccountName=a;AccountKey=abc"}},
+                                 {"aws_secret_access_key", "HF_TOKEN"});
+  std::map<std::string, std::string> by;
+  for (const KeyFinding& k : found) by[k.variable] = k.kind;
+  EXPECT_EQ(by.size(), 5u);
+  EXPECT_EQ(by["MY_KEY"], "AWS access key");
+  EXPECT_EQ(by["R2_SECRET_ACCESS_KEY"], "S3 secret key");
+  EXPECT_EQ(by["CERT"], "private key");
+  EXPECT_EQ(by["CONN"], "Azure storage connection string");
+  EXPECT_EQ(by["aws_secret_access_key"], "AWS secret key (a secret)");
+  EXPECT_FALSE(by.count("NOTE")) << "an id inside a longer word is not one";
+  for (const KeyFinding& k : found) EXPECT_EQ(k.kind.find("AKIA"), std::string::npos);
+}
+
+TEST(ReadinessQuestionsTest, EachQuestionIsAnsweredFromItsControls) {
+  std::string owners = "  owners:\n";
+  for (const Control& c : BuiltinCatalog()) owners += "    " + c.id + ": {group: platform}\n";
+  auto e = WithReadiness(owners);
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  Snapshot s;
+  s.at = ParseRfc3339("2026-12-01T00:00:00Z").value();
+  Report r = Evaluate(*e, s);  // platform not in the directory: nothing is in place
+  auto answers = AnswerQuestions(r, "nebius");
+  ASSERT_EQ(answers.size(), 4u);
+  for (const QuestionAnswer& a : answers) {
+    EXPECT_EQ(a.answer, "no") << a.question->id << ": " << a.reason;
+    EXPECT_EQ(a.basis.size(), a.question->controls.size());
+  }
+  s.groups = {"platform"};
+  r = Evaluate(*e, s);
+  std::map<std::string, std::string> by;
+  for (const QuestionAnswer& a : AnswerQuestions(r, "")) {
+    if (a.provider == "gcp") by[a.question->id] = a.answer;
+  }
+  EXPECT_EQ(by.size(), 4u);
+  EXPECT_EQ(by["resume"], "partly") << "capacity fallback may hold while no recovery run is recorded";
+  EXPECT_EQ(AnswerQuestions(r, "").size(), 4 * r.providers.size());
+  // All in place: yes.
+  Report all = r;
+  for (Finding& f : all.findings) f.state = State::kInPlace;
+  for (const QuestionAnswer& a : AnswerQuestions(all, "gcp")) EXPECT_EQ(a.answer, "yes");
+}
+
+// The OSCAL serializer's own rules (the schema itself is checked against
+// a real export in tests/integration/readiness_test.cc): stable UUIDs of
+// RFC 4122's shape, NIST ids as OSCAL catalogs spell them, and each state
+// mapped to OSCAL's status and implementation state.
+TEST(ReadinessOscalTest, FindingsCarryTheirStateOwnerAndEvidence) {
+  std::string uuid = NameUuid("finding/residency/nebius");
+  EXPECT_EQ(uuid, NameUuid("finding/residency/nebius"));
+  EXPECT_NE(uuid, NameUuid("finding/residency/gcp"));
+  ASSERT_EQ(uuid.size(), 36u);
+  EXPECT_EQ(uuid[14], '5');
+  EXPECT_NE(std::string("89ab").find(uuid[19]), std::string::npos) << uuid;
+  EXPECT_EQ(OscalControlId("AC-2"), "ac-2");
+  EXPECT_EQ(OscalControlId("AC-2(3)"), "ac-2.3");
+
+  auto e = WithReadiness("  owners:\n    break-glass: {user: ciso@corp.example}\n    residency: {group: security}\n");
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  Snapshot s;
+  s.at = ParseRfc3339("2026-12-01T00:00:00Z").value();
+  s.active_users = {"ciso@corp.example"};
+  Report r = Evaluate(*e, s);
+  nlohmann::json doc = ToOscalAssessmentResults(r, "0b0b0b0b-0b0b-4b0b-8b0b-0b0b0b0b0b0b", "1.2.3");
+  const nlohmann::json& ar = doc["assessment-results"];
+  EXPECT_EQ(ar["metadata"]["version"], "1.2.3");
+  EXPECT_EQ(ar["metadata"]["last-modified"], FormatRfc3339(s.at));
+  const nlohmann::json& result = ar["results"][0];
+  EXPECT_EQ(result["findings"].size(), r.findings.size());
+  EXPECT_EQ(result["observations"].size(), r.findings.size());
+  std::map<std::string, nlohmann::json> by;  // "control/provider" -> finding
+  for (const nlohmann::json& f : result["findings"]) {
+    std::map<std::string, std::string> props;
+    for (const nlohmann::json& p : f["props"]) {
+      EXPECT_EQ(p["ns"], "urn:causeway:readiness");
+      props[p["name"]] = p["value"];
+    }
+    by[props["control"] + "/" + props["provider"]] = f;
+  }
+  // Owned by an active person, off by default: in place.
+  nlohmann::json bg = by["break-glass/nebius"];
+  EXPECT_EQ(bg["target"]["status"], nlohmann::json({{"state", "satisfied"}, {"reason", "pass"}, {"remarks", "in place: " + Find(r, "break-glass", "nebius").reason}}));
+  EXPECT_EQ(bg["target"]["implementation-status"]["state"], "implemented");
+  // Owned by a group not in the directory: not in place, a failure.
+  nlohmann::json res = by["residency/gcp"];
+  EXPECT_EQ(res["target"]["status"]["reason"], "fail");
+  EXPECT_EQ(res["target"]["implementation-status"]["state"], "planned");
+  // The owners are parties; each owned control's role names them.
+  std::set<std::string> parties;
+  for (const nlohmann::json& p : ar["metadata"]["parties"]) parties.insert(p["name"].get<std::string>() + "/" + p["type"].get<std::string>());
+  EXPECT_EQ(parties, (std::set<std::string>{"ciso@corp.example/person", "group security/organization"}));
+  ASSERT_EQ(ar["metadata"]["responsible-parties"].size(), 2u);
+  // Every NIST control the catalog maps to is a reviewed control.
+  std::set<std::string> reviewed;
+  for (const nlohmann::json& c : result["reviewed-controls"]["control-selections"][0]["include-controls"]) {
+    reviewed.insert(c["control-id"]);
+  }
+  EXPECT_TRUE(reviewed.count("ac-2") && reviewed.count("cp-10") && reviewed.count("ia-5")) << result["reviewed-controls"].dump();
 }
 
 }  // namespace

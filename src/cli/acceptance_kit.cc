@@ -1,0 +1,80 @@
+#include "cli/acceptance_kit.h"
+
+#include <algorithm>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "causeway/clock.h"
+#include "causeway/crypto.h"
+#include "cli/commands.h"
+#include "cli/table.h"
+
+namespace causeway::cli::acceptance {
+
+int Conclude(const Globals& g, const Options& o, const std::string& test, const std::string& started,
+             const Steps& steps, json subject) {
+  bool passed = !steps.empty() && std::all_of(steps.begin(), steps.end(), [](const Step& s) { return s.ok; });
+  json report = {{"test", test}, {"server", g.server}, {"started", started},
+                 {"finished", FormatRfc3339(RealClock().Now())}, {"passed", passed}};
+  report.update(subject);
+  json js = json::array();
+  Table t({"#", "STEP", "RESULT", "AUDIT EVENTS", "DETAIL"});
+  int n = 0;
+  for (const Step& s : steps) {
+    json j = {{"step", s.name},
+              {"ok", s.ok},
+              {"result", s.not_applicable ? "not_applicable" : s.ok ? "pass" : "fail"},
+              {"detail", s.detail},
+              {"audit_seqs", s.evidence}};
+    if (s.ms) j["applied_ms"] = *s.ms;
+    js.push_back(j);
+    std::string seqs;
+    for (int64_t q : s.evidence) seqs += (seqs.empty() ? "" : ",") + std::to_string(q);
+    t.Add({std::to_string(++n), s.name, s.not_applicable ? "not applicable" : s.ok ? "pass" : "FAIL",
+           seqs.empty() ? "-" : seqs, s.detail});
+  }
+  report["steps"] = js;
+  std::string base = o.out_dir + "/acceptance-" + test + "-" + started.substr(0, 19);
+  for (char& c : base) {
+    if (c == ':') c = '-';
+  }
+  std::string as_json = report.dump(2) + "\n";
+  std::ofstream(base + ".json") << as_json;
+
+  // The verdict is kept on the server (in its audit trail), named by the
+  // digest of the report as written.
+  json run = {{"test", test},           {"passed", passed},
+              {"started", started},     {"finished", report["finished"]},
+              {"report_sha256", Sha256Hex(as_json)}, {"steps", json::array()}};
+  for (const json& s : js) {
+    run["steps"].push_back({{"step", s["step"]}, {"result", s["result"]}, {"detail", s["detail"]},
+                            {"audit_seqs", s["audit_seqs"]}});
+  }
+  for (const char* key : {"provider", "recovery_ms", "objective_ms"}) {
+    if (subject.contains(key) && !subject[key].is_null()) run[key] = subject[key];
+  }
+  Session admin(g, AdminToken(g));
+  auto recorded = admin.Do("POST", "/v1/acceptance/runs", run);
+  std::string recorded_as = recorded.status == 201
+                                ? "recorded as audit event " + std::to_string(recorded.body["run"].value("seq", 0))
+                                : "NOT recorded on the server: " + ErrorOf(recorded);
+
+  std::ostringstream text;
+  text << test << " acceptance test against " << g.server << " (" << started << ")\n";
+  if (subject.contains("summary")) text << subject["summary"].get<std::string>() << "\n";
+  text << "\n";
+  t.Print(text);
+  text << "\n" << (passed ? "PASSED" : "FAILED") << "; " << recorded_as << "\n";
+  std::ofstream(base + ".txt") << text.str();
+  if (g.json_output) {
+    report["recorded"] = recorded.status == 201 ? recorded.body["run"]["seq"] : json(nullptr);
+    std::cout << report.dump(2) << "\n";
+  } else {
+    std::cout << text.str() << "report: " << base << ".json, " << base << ".txt\n";
+  }
+  if (!passed) return kExitFailure;
+  return recorded.status == 201 ? kExitOk : kExitFailure;
+}
+
+}  // namespace causeway::cli::acceptance
