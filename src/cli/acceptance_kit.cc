@@ -12,14 +12,11 @@
 
 namespace causeway::cli::acceptance {
 
-int Conclude(const Globals& g, const Options& o, const std::string& test, const std::string& started,
-             const Steps& steps, json subject) {
-  bool passed = !steps.empty() && std::all_of(steps.begin(), steps.end(), [](const Step& s) { return s.ok; });
-  json report = {{"test", test}, {"server", g.server}, {"started", started},
-                 {"finished", FormatRfc3339(RealClock().Now())}, {"passed", passed}};
-  report.update(subject);
+namespace {
+
+// The steps as the report lists them, and as a table.
+json StepsJson(const Steps& steps, Table& t) {
   json js = json::array();
-  Table t({"#", "STEP", "RESULT", "AUDIT EVENTS", "DETAIL"});
   int n = 0;
   for (const Step& s : steps) {
     json j = {{"step", s.name},
@@ -34,20 +31,16 @@ int Conclude(const Globals& g, const Options& o, const std::string& test, const 
     t.Add({std::to_string(++n), s.name, s.not_applicable ? "not applicable" : s.ok ? "pass" : "FAIL",
            seqs.empty() ? "-" : seqs, s.detail});
   }
-  report["steps"] = js;
-  std::string base = o.out_dir + "/acceptance-" + test + "-" + started.substr(0, 19);
-  for (char& c : base) {
-    if (c == ':') c = '-';
-  }
-  std::string as_json = report.dump(2) + "\n";
-  std::ofstream(base + ".json") << as_json;
+  return js;
+}
 
-  // The verdict is kept on the server (in its audit trail), named by the
-  // digest of the report as written.
-  json run = {{"test", test},           {"passed", passed},
-              {"started", started},     {"finished", report["finished"]},
+// Records the run's verdict on the server (in its audit trail), naming the
+// report by the digest of its JSON as written. The server's answer.
+Answer Record(const Globals& g, const json& report, const std::string& as_json, const json& subject) {
+  json run = {{"test", report["test"]},         {"passed", report["passed"]},
+              {"started", report["started"]},   {"finished", report["finished"]},
               {"report_sha256", Sha256Hex(as_json)}, {"steps", json::array()}};
-  for (const json& s : js) {
+  for (const json& s : report["steps"]) {
     run["steps"].push_back({{"step", s["step"]}, {"result", s["result"]}, {"detail", s["detail"]},
                             {"audit_seqs", s["audit_seqs"]}});
   }
@@ -55,7 +48,26 @@ int Conclude(const Globals& g, const Options& o, const std::string& test, const 
     if (subject.contains(key) && !subject[key].is_null()) run[key] = subject[key];
   }
   Session admin(g, AdminToken(g));
-  auto recorded = admin.Do("POST", "/v1/acceptance/runs", run);
+  return admin.Do("POST", "/v1/acceptance/runs", run);
+}
+
+}  // namespace
+
+int Conclude(const Globals& g, const Options& o, const std::string& test, const std::string& started,
+             const Steps& steps, json subject) {
+  bool passed = !steps.empty() && std::all_of(steps.begin(), steps.end(), [](const Step& s) { return s.ok; });
+  json report = {{"test", test}, {"server", g.server}, {"started", started},
+                 {"finished", FormatRfc3339(RealClock().Now())}, {"passed", passed}};
+  report.update(subject);
+  Table t({"#", "STEP", "RESULT", "AUDIT EVENTS", "DETAIL"});
+  report["steps"] = StepsJson(steps, t);
+  std::string base = o.out_dir + "/acceptance-" + test + "-" + started.substr(0, 19);
+  for (char& c : base) {
+    if (c == ':') c = '-';
+  }
+  std::string as_json = report.dump(2) + "\n";
+  std::ofstream(base + ".json") << as_json;
+  Answer recorded = Record(g, report, as_json, subject);
   std::string recorded_as = recorded.status == 201
                                 ? "recorded as audit event " + std::to_string(recorded.body["run"].value("seq", 0))
                                 : "NOT recorded on the server: " + ErrorOf(recorded);

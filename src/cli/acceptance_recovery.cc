@@ -105,8 +105,63 @@ std::string WhyPending(Session& admin, const std::string& job) {
 
 std::string Tag() { return Sha256Hex(RandomBytes(8)).substr(0, 10); }
 
+// Declares `provider` down (the outage drill), to be ended by `made`.
+bool TakeDown(Session& admin, const std::string& provider, Made& made, Step& step) {
+  auto down = admin.Do("POST", "/v1/providers/" + provider + "/outage", {{"down", true}});
+  if (down.status != 200) {
+    step.detail = ErrorOf(down);
+    return false;
+  }
+  made.down = provider;
+  step.detail = "outage declared";
+  return true;
+}
+
+// Waits up to `timeout_s` for a later attempt of `job` running on a cluster
+// of another provider than `lost`; that attempt (null when none came).
+json WaitResumedElsewhere(Session& admin, EstateView& estate, const std::string& job, const std::string& lost,
+                          int timeout_s, Step& step) {
+  json resumed;
+  step.ms = TimeUntil(
+      [&] {
+        auto j = admin.Do("GET", "/v1/jobs/" + job);
+        if (j.status != 200 || !j.body.contains("attempts")) return false;
+        for (const json& a : j.body["attempts"]) {
+          bool elsewhere = estate.clusters[a.value("cluster", "")].provider != lost;
+          if (a.value("number", 0) > 1 && a.value("state", "") == "running" && elsewhere) {
+            resumed = a;
+            return true;
+          }
+        }
+        return false;
+      },
+      std::chrono::seconds(timeout_s));
+  step.evidence = Evidence(admin, "job/" + job, "job.");
+  return resumed;
+}
+
+// Who acts next when `provider` is lost: the owner of restore-rehearsal
+// there, as the readiness report names it (null when no one is named).
+json NextActionOwner(Session& admin, const std::string& provider, Step& step) {
+  auto r = admin.Do("GET", "/v1/readiness?provider=" + net::UrlEncode(provider));
+  json owner;
+  if (r.status == 200) {
+    for (const json& f : r.body["findings"]) {
+      if (f.value("control", "") == "restore-rehearsal") owner = f["owner"];
+    }
+  }
+  step.ok = owner.is_object();
+  step.detail = step.ok ? "restore-rehearsal is owned by " + (owner.contains("group") ? "group " + owner.value("group", "")
+                                                                                       : owner.value("user", ""))
+                : r.status == 200 ? "no one owns restore-rehearsal at " + provider + " (readiness.owners)"
+                                  : ErrorOf(r);
+  return owner;
+}
+
 }  // namespace
 
+// Like the identity test, each runner reads top to bottom as its report
+// does, each step using what the ones before made.
 json RunRecovery(const Globals& g, const Options& o, Steps& steps) {
   Session admin(g, AdminToken(g));
   EstateView estate = ReadEstate(admin);
@@ -144,34 +199,16 @@ json RunRecovery(const Globals& g, const Options& o, Steps& steps) {
   if (!s2.ok) return subject;
 
   Step& s3 = AddStep(steps, "take " + provider + " down");
-  auto down = admin.Do("POST", "/v1/providers/" + provider + "/outage", {{"down", true}});
-  s3.ok = down.status == 200;
-  s3.detail = s3.ok ? "outage declared" : ErrorOf(down);
+  s3.ok = TakeDown(admin, provider, made, s3);
   if (!s3.ok) return subject;
-  made.down = provider;
 
   std::string objective = objective_ms ? std::to_string(*objective_ms / 1000) + " s" : "no objective";
   Step& s4 = AddStep(steps, "it resumes on another provider from " + checkpoint + " within the objective (" +
                                 objective + ")");
-  json resumed;
   int timeout_s = o.recovery_timeout_s > 0 ? o.recovery_timeout_s
                   : objective_ms          ? static_cast<int>(*objective_ms / 1000) + 1
                                           : 120;
-  s4.ms = TimeUntil(
-      [&] {
-        auto j = admin.Do("GET", "/v1/jobs/" + job);
-        if (j.status != 200 || !j.body.contains("attempts")) return false;
-        for (const json& a : j.body["attempts"]) {
-          bool elsewhere = estate.clusters[a.value("cluster", "")].provider != provider;
-          if (a.value("number", 0) > 1 && a.value("state", "") == "running" && elsewhere) {
-            resumed = a;
-            return true;
-          }
-        }
-        return false;
-      },
-      std::chrono::seconds(timeout_s));
-  s4.evidence = Evidence(admin, "job/" + job, "job.");
+  json resumed = WaitResumedElsewhere(admin, estate, job, provider, timeout_s, s4);
   if (!s4.ms) {
     s4.detail = "not resumed after " + std::to_string(timeout_s) + " s: " + WhyPending(admin, job);
     return subject;
@@ -186,18 +223,7 @@ json RunRecovery(const Globals& g, const Options& o, Steps& steps) {
   if (!within) s4.detail += "; over the objective";
 
   Step& s5 = AddStep(steps, "the owner of the next action at " + provider + " is named");
-  auto r = admin.Do("GET", "/v1/readiness?provider=" + net::UrlEncode(provider));
-  json owner;
-  if (r.status == 200) {
-    for (const json& f : r.body["findings"]) {
-      if (f.value("control", "") == "restore-rehearsal") owner = f["owner"];
-    }
-  }
-  s5.ok = owner.is_object();
-  s5.detail = s5.ok ? "restore-rehearsal is owned by " + (owner.contains("group") ? "group " + owner.value("group", "")
-                                                                                   : owner.value("user", ""))
-                    : r.status == 200 ? "no one owns restore-rehearsal at " + provider + " (readiness.owners)"
-                                      : ErrorOf(r);
+  json owner = NextActionOwner(admin, provider, s5);
   if (s5.ok) subject["owner"] = owner;
   subject["summary"] = "job " + job + " in team " + o.team + ", " + provider + " taken down, objective " + objective;
   return subject;
@@ -262,11 +288,7 @@ json RunResidency(const Globals& g, const Options& o, Steps& steps) {
   std::string provider = estate.clusters[cluster].provider;
   Step& s5 = AddStep(steps, "with " + provider + " down it is never resumed outside " + zone + " (" +
                                 std::to_string(o.hold_s) + " s)");
-  auto down = admin.Do("POST", "/v1/providers/" + provider + "/outage", {{"down", true}});
-  if (down.status != 200) {
-    s5.detail = ErrorOf(down);
-  } else {
-    made.down = provider;
+  if (TakeDown(admin, provider, made, s5)) {
     std::string breach;
     TimeUntil(
         [&] {

@@ -127,6 +127,55 @@ json FindingOf(const Finding& f, const Control& c, const json& observation) {
           {"related-observations", {{{"observation-uuid", observation["uuid"]}}}}};
 }
 
+// The document's metadata: the owners as parties, and per owned control a
+// role whose responsible parties are its owners at every provider.
+json Metadata(const Report& report, const std::string& at, const std::string& product_version) {
+  std::map<std::string, json> parties;
+  std::map<std::string, std::set<std::string>> owners_of;  // control -> party uuids
+  for (const Finding& f : report.findings) {
+    if (!f.owner) continue;
+    std::string uuid = NameUuid("party/" + PartyKey(*f.owner));
+    parties.emplace(PartyKey(*f.owner), json{{"uuid", uuid},
+                                             {"type", f.owner->group ? "organization" : "person"},
+                                             {"name", (f.owner->group ? "group " : "") + f.owner->name}});
+    owners_of[f.control].insert(uuid);
+  }
+  json roles = json::array(), responsible = json::array(), party_list = json::array();
+  for (const Control& c : report.controls) {
+    auto it = owners_of.find(c.id);
+    if (it == owners_of.end()) continue;
+    std::string role = "owner-" + Token(c.id);
+    roles.push_back({{"id", role}, {"title", "Owner of " + c.title}});
+    responsible.push_back({{"role-id", role}, {"party-uuids", std::vector<std::string>(it->second.begin(), it->second.end())}});
+  }
+  for (auto& [key, p] : parties) party_list.push_back(p);
+  json metadata = {{"title", "Causeway readiness: controls by provider"},
+                   {"last-modified", at},
+                   {"version", product_version},
+                   {"oscal-version", std::string(kOscalVersion)}};
+  if (!roles.empty()) metadata["roles"] = roles;
+  if (!party_list.empty()) metadata["parties"] = party_list;
+  if (!responsible.empty()) metadata["responsible-parties"] = responsible;
+  return metadata;
+}
+
+// The NIST SP 800-53 controls the catalog maps to, as OSCAL selects them.
+json ReviewedControls(const Report& report) {
+  std::set<std::string> nist;
+  for (const Control& c : report.controls) {
+    for (const std::string& n : c.nist) nist.insert(OscalControlId(n));
+  }
+  json selection = json::object();
+  if (nist.empty()) {
+    selection["include-all"] = json::object();
+  } else {
+    json include = json::array();
+    for (const std::string& n : nist) include.push_back({{"control-id", n}});
+    selection["include-controls"] = include;
+  }
+  return {{"description", "The NIST SP 800-53 rev5 controls the catalog maps to."}, {"control-selections", {selection}}};
+}
+
 }  // namespace
 
 std::string NameUuid(std::string_view name) {
@@ -152,51 +201,13 @@ json ToOscalAssessmentResults(const Report& report, const std::string& document_
                               const std::string& product_version) {
   std::string at = FormatRfc3339(report.at);
   std::map<std::string, const Control*> controls;
-  std::set<std::string> nist;
-  for (const Control& c : report.controls) {
-    controls[c.id] = &c;
-    for (const std::string& n : c.nist) nist.insert(OscalControlId(n));
-  }
-  // Owners: one party each, and per control a role whose responsible
-  // parties are its owners at every provider.
-  std::map<std::string, json> parties;
-  std::map<std::string, std::set<std::string>> owners_of;  // control -> party uuids
+  for (const Control& c : report.controls) controls[c.id] = &c;
   json observations = json::array(), findings = json::array();
   for (const Finding& f : report.findings) {
     const Control& c = *controls.at(f.control);
-    if (f.owner) {
-      std::string key = PartyKey(*f.owner);
-      std::string uuid = NameUuid("party/" + key);
-      parties.emplace(key, json{{"uuid", uuid},
-                                {"type", f.owner->group ? "organization" : "person"},
-                                {"name", (f.owner->group ? "group " : "") + f.owner->name}});
-      owners_of[f.control].insert(uuid);
-    }
     json o = Observation(f, c, at);
     findings.push_back(FindingOf(f, c, o));
     observations.push_back(std::move(o));
-  }
-  json roles = json::array(), responsible = json::array(), party_list = json::array();
-  for (const Control& c : report.controls) {
-    auto it = owners_of.find(c.id);
-    if (it == owners_of.end()) continue;
-    std::string role = "owner-" + Token(c.id);
-    roles.push_back({{"id", role}, {"title", "Owner of " + c.title}});
-    responsible.push_back({{"role-id", role}, {"party-uuids", std::vector<std::string>(it->second.begin(), it->second.end())}});
-  }
-  for (auto& [key, p] : parties) party_list.push_back(p);
-  json metadata = {{"title", "Causeway readiness: controls by provider"},
-                   {"last-modified", at},
-                   {"version", product_version},
-                   {"oscal-version", std::string(kOscalVersion)}};
-  if (!roles.empty()) metadata["roles"] = roles;
-  if (!party_list.empty()) metadata["parties"] = party_list;
-  if (!responsible.empty()) metadata["responsible-parties"] = responsible;
-  json selection = nist.empty() ? json{{"include-all", json::object()}} : json::object();
-  if (!nist.empty()) {
-    json include = json::array();
-    for (const std::string& n : nist) include.push_back({{"control-id", n}});
-    selection["include-controls"] = include;
   }
   json result = {{"uuid", NameUuid("result/" + at)},
                  {"title", "Readiness at " + at},
@@ -205,14 +216,12 @@ json ToOscalAssessmentResults(const Report& report, const std::string& document_
                   "system, its owner and the providers' declarations."},
                  {"start", at},
                  {"end", at},
-                 {"reviewed-controls",
-                  {{"description", "The NIST SP 800-53 rev5 controls the catalog maps to."},
-                   {"control-selections", {selection}}}}};
+                 {"reviewed-controls", ReviewedControls(report)}};
   if (!observations.empty()) result["observations"] = observations;
   if (!findings.empty()) result["findings"] = findings;
   return {{"assessment-results",
            {{"uuid", document_uuid},
-            {"metadata", metadata},
+            {"metadata", Metadata(report, at, product_version)},
             {"import-ap",
              {{"href", "/v1/readiness/controls"},
               {"remarks", "The plan assessed is Causeway's controls catalog as the estate has it."}}},

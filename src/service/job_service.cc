@@ -333,21 +333,24 @@ std::string ResidencyBreach(const Estate& estate, const std::string& zone, const
          "; write checkpoints to storage the clusters of " + zone + " declare (clusters[].storage)";
 }
 
+Status CheckCheckpointFields(const std::string& path, std::optional<int64_t> step, const std::string& digest) {
+  if (path.empty() || path.size() > 2048 || path.find('\n') != std::string::npos) {
+    return InvalidArgument("field \"path\" must be a checkpoint location of 1 to 2048 characters, such as "
+                           "s3://bucket/run/step-1000 or /checkpoints/run/step-1000");
+  }
+  if (step && *step < 0) return InvalidArgument("field \"step\" cannot be negative");
+  bool hex = digest.size() == 71 && digest.rfind("sha256:", 0) == 0 &&
+             std::all_of(digest.begin() + 7, digest.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)) || (c >= 'a' && c <= 'f'); });
+  if (!digest.empty() && !hex) return InvalidArgument("field \"digest\" must be sha256: followed by 64 lower-case hex digits");
+  return Status::Ok();
+}
+
 }  // namespace
 
 void JobService::RegisterCheckpoint(const identity::Principal& who, const std::string& job_id, std::string path,
                                     std::optional<int64_t> step, std::function<void(Result<Checkpoint>)> done,
                                     std::string digest) {
-  if (path.empty() || path.size() > 2048 || path.find('\n') != std::string::npos) {
-    return done(InvalidArgument("field \"path\" must be a checkpoint location of 1 to 2048 characters, such as "
-                                "s3://bucket/run/step-1000 or /checkpoints/run/step-1000"));
-  }
-  if (step && *step < 0) return done(InvalidArgument("field \"step\" cannot be negative"));
-  bool hex = digest.size() == 71 && digest.rfind("sha256:", 0) == 0 &&
-             std::all_of(digest.begin() + 7, digest.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)) || (c >= 'a' && c <= 'f'); });
-  if (!digest.empty() && !hex) {
-    return done(InvalidArgument("field \"digest\" must be sha256: followed by 64 lower-case hex digits"));
-  }
+  if (Status st = CheckCheckpointFields(path, step, digest); !st.ok()) return done(st);
   auto cp = std::make_shared<Checkpoint>();
   cp->job_id = job_id;
   cp->path = std::move(path);

@@ -549,7 +549,7 @@ Status SchedulerService::SetOutage(const std::string& provider, bool down, const
     MutexLock lock(mu_);
     auto it = adapters_.find(provider);
     auto* drill = it == adapters_.end() ? nullptr : providers::Capability<providers::OutageDrill>(it->second.get());
-    if (!drill) return NotFound("no simulated provider named " + provider);
+    if (!drill) return NotFound("no provider named " + provider + " with an outage drill (simulated and Slurm providers have one)");
     drill->SetOutage(down, clock_.Now());
   }
   Timestamp now = clock_.Now();

@@ -600,5 +600,66 @@ TEST_F(SlurmTest, TheIdentityAcceptanceTestPassesOnRealSlurm) {
   EXPECT_EQ(report["credentials"]["provider_accounts"][0]["state"], "absent");
 }
 
+// The recovery and residency acceptance tests on real Slurm: three clusters
+// of three providers on the test's slurmctld, two in the EU and one in the
+// US. Recovery: the job's provider is taken down, its Slurm job is stopped,
+// and it resumes from its checkpoint on another provider's cluster, a real
+// Slurm job again. Residency: bound to the EU, it never lands on the US
+// cluster, and a checkpoint outside the EU is refused.
+TEST_F(SlurmTest, TheRecoveryAndResidencyAcceptanceTestsPassOnRealSlurm) {
+  TempDir dir("acceptance-slurm");
+  std::string access = "url: \"" + cluster_->Get("CAUSEWAY_SLURM_URL") + "\", user: root, token_file: " +
+                       cluster_->Get("CAUSEWAY_SLURM_TOKEN_FILE");
+  std::string estate = "providers:\n";
+  std::string clusters = "clusters:\n", prices = "prices:\n";
+  for (auto [name, zone] : std::vector<std::pair<std::string, std::string>>{{"lab-a", "eu"}, {"lab-b", "eu"}, {"lab-c", "us"}}) {
+    estate += "  - {name: " + name + ", kind: slurm, regions: [{name: r1, zone: " + zone + "}]}\n";
+    clusters += "  - name: " + name + "-slurm\n    provider: " + name + "\n    region: r1\n    node_pools:\n"
+                "      - {name: h200, gpu_type: H200, gpus_per_node: 8, nodes: 1, cpus: 16, memory_gb: 62}\n"
+                "    slurm: {" + access + ", partition: gpu, gres_type: h200, output_dir: " + cluster_->OutputDir() + "}\n";
+    prices += "  - {cluster: " + name + "-slurm, gpu_type: H200, on_demand: \"3.00\"}\n";
+  }
+  std::ofstream(dir.path() + "/estate.yaml")
+      << estate << clusters << prices << "teams: [{name: nlp}]\nreadiness:\n  recovery_objective: 2m\n"
+      << "  owners: {restore-rehearsal: {group: platform}}\n";
+  auto server = ServerProcess::Start(dir.path() + "/data", {"--estate", dir.path() + "/estate.yaml", "--tick-ms", "50"});
+  std::map<std::string, std::string> env = {{"CAUSEWAY_SERVER", server->url()}, {"CAUSEWAY_TOKEN", server->admin_token()}};
+  auto get = [&](const std::string& path) {
+    auto r = server->Client().Send("GET", path, "", Auth(server->admin_token()));
+    return json::parse(r.ok() ? r->body : "{}", nullptr, false);
+  };
+
+  auto recovery = RunCli({"--json", "acceptance", "recovery", "--team", "nlp", "--out", dir.path()}, env);
+  json r = json::parse(recovery.out, nullptr, false);
+  ASSERT_TRUE(r.is_object()) << recovery.out << recovery.err;
+  EXPECT_EQ(recovery.exit_code, 0) << r.dump(2);
+  for (const json& step : r["steps"]) EXPECT_EQ(step["result"], "pass") << step.dump();
+  std::string job = r["job"];
+  json attempts = get("/v1/jobs/" + job)["attempts"];
+  ASSERT_GE(attempts.size(), 2u) << attempts.dump(2);
+  EXPECT_NE(attempts[0]["cluster"], attempts[1]["cluster"]);
+  EXPECT_FALSE(attempts[1]["backend_id"].get<std::string>().empty()) << "a real Slurm job id";
+  // Cleaned up: no Slurm job of it is left.
+  EXPECT_TRUE(Eventually([&] { return cluster_->Run("squeue -h -o %j").find("cw-" + job) == std::string::npos; }));
+
+  auto residency = RunCli({"--json", "acceptance", "residency", "--team", "nlp", "--zone", "eu", "--hold", "3",
+                           "--out", dir.path()},
+                          env);
+  json z = json::parse(residency.out, nullptr, false);
+  ASSERT_TRUE(z.is_object()) << residency.out << residency.err;
+  EXPECT_EQ(residency.exit_code, 0) << z.dump(2);
+  for (const json& step : z["steps"]) EXPECT_EQ(step["result"], "pass") << step.dump();
+  json held = get("/v1/jobs/" + z["job"].get<std::string>());
+  for (const json& a : held["attempts"]) {
+    EXPECT_NE(a["cluster"], "lab-c-slurm") << "resumed outside its zone";
+  }
+  EXPECT_TRUE(Eventually([&] {
+    return cluster_->Run("squeue -h -o %j").find("cw-" + z["job"].get<std::string>()) == std::string::npos;
+  }));
+  json runs = get("/v1/acceptance/runs");
+  EXPECT_TRUE(runs["runs"][1]["passed"]) << runs.dump(2);
+  EXPECT_TRUE(runs["runs"][2]["passed"]) << runs.dump(2);
+}
+
 }  // namespace
 }  // namespace causeway::testing

@@ -136,6 +136,7 @@ void SlurmProvider::Note(ClusterState& c, const Status& st) {
 }
 
 std::string SlurmProvider::Unavailability(const ClusterState& c) const {
+  if (drill_down_) return "provider " + name_ + " is down (outage drill)";
   // Down until it answers again (Poll asks once the backoff has passed).
   if (c.backoff.failing()) {
     auto wait = std::chrono::duration_cast<std::chrono::seconds>(c.backoff.next() - options_.now());
@@ -374,6 +375,25 @@ Status SlurmProvider::Cancel(const std::string& job_id, int attempt) {
     w.PostAlways([this, cluster, name = JobName(job_id, attempt)] { CancelByName(cluster, name); });
   }
   return Status::Ok();
+}
+
+void SlurmProvider::SetOutage(bool down, Timestamp now) {
+  std::vector<Key> stopped;
+  {
+    MutexLock lock(mu_);
+    drill_down_ = down;
+    if (!down) return;
+    for (const auto& [key, t] : tracked_) stopped.push_back(key);
+  }
+  // Each attempt is Causeway's no longer (Cancel posts the scancel to its
+  // cluster's worker: no call to Slurm under the lock), and ends as an
+  // outage, to be resumed elsewhere.
+  for (const Key& key : stopped) {
+    if (!Cancel(key.first, key.second).ok()) continue;  // ended meanwhile: reported by Poll
+    MutexLock lock(mu_);
+    events_.push_back(ProviderEvent{key.first, key.second, now, AttemptOutcome::kProviderOutage, -1,
+                                    "provider " + name_ + " is down (outage drill)", "", std::nullopt});
+  }
 }
 
 void SlurmProvider::CancelByName(int cluster, std::string name) {

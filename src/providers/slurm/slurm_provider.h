@@ -38,6 +38,7 @@
 #include "causeway/mutex.h"
 #include "causeway/provider.h"
 #include "dispatch/worker.h"
+#include "providers/capabilities.h"
 #include "providers/slurm/slurm_api.h"
 #include "providers/slurm/slurm_settings.h"
 
@@ -76,7 +77,7 @@ struct SlurmProviderOptions {
   dispatch::SteadyNow now = dispatch::SteadyClockNow;
 };
 
-class SlurmProvider final : public ProviderAdapter {
+class SlurmProvider final : public ProviderAdapter, public providers::OutageDrill {
  public:
   using Options = SlurmProviderOptions;
   SlurmProvider(const Estate& estate, const Provider& provider, Options options = {});
@@ -97,6 +98,10 @@ class SlurmProvider final : public ProviderAdapter {
   std::vector<GpuSample> SampleUtilization(Timestamp) const override { return {}; }
   Result<std::string> ReadLog(const std::string& cluster, const std::string& job_id, int attempt, int64_t offset,
                               int64_t max) const override;
+  // The outage drill on real Slurm (a recovery rehearsal): down, every
+  // attempt here is cancelled in Slurm and ends as a provider outage, and
+  // no cluster of the provider takes work until it is switched on again.
+  void SetOutage(bool down, Timestamp now) override EXCLUDES(mu_);
 
   // Returns once no cluster's worker has a call queued or running (for
   // tests: what the workers learned is then in the next Poll).
@@ -185,6 +190,7 @@ class SlurmProvider final : public ProviderAdapter {
   std::map<Key, Tracked> tracked_ GUARDED_BY(mu_);
   std::map<Key, Held> held_ GUARDED_BY(mu_);  // tracked, not yet released
   std::vector<ProviderEvent> events_ GUARDED_BY(mu_);  // learned since the last Poll
+  bool drill_down_ GUARDED_BY(mu_) = false;             // taken down by the outage drill
 };
 
 }  // namespace causeway::slurm

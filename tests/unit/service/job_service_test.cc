@@ -240,6 +240,39 @@ TEST_F(JobServiceTest, CancelAndCheckpointReachTheSchedulerOnlyForJobsNotFinishe
   EXPECT_EQ(checkpoints_.size(), 1u);
 }
 
+// A job bound to a residency zone registers checkpoints only in storage
+// that the zone's clusters alone declare; storage of another zone, storage
+// clusters of several zones share, and storage no cluster declares are
+// refused with the reason. A job bound to no zone may checkpoint anywhere.
+TEST_F(JobServiceTest, AZoneBoundJobsCheckpointOutsideItsZoneIsRefused) {
+  for (Cluster& c : estate_->clusters) {
+    c.storage = std::vector<std::string>{c.zone == "eu" ? "s3://ckpt-eu/" : "s3://ckpt-us/", "s3://shared/"};
+  }
+  auto bound = Submit("name: bound\nresources: {accelerators: H100:1}\nlabels: {team: vision, owner: a@corp.example}\n"
+                      "residency: eu\nrun: echo\n");
+  ASSERT_TRUE(bound.ok()) << bound.status().ToString();
+  auto register_at = [&](const std::string& id, const std::string& path) {
+    return Wait<Checkpoint>([&](auto done) { jobs_->RegisterCheckpoint(Admin(), id, path, 1, done); });
+  };
+  EXPECT_TRUE(register_at(bound->job.id, "s3://ckpt-eu/run/step-1").ok());
+  for (const char* outside : {"s3://ckpt-us/run/step-2", "s3://shared/run/step-3", "s3://nowhere/step-4"}) {
+    auto refused = register_at(bound->job.id, outside);
+    ASSERT_FALSE(refused.ok()) << outside;
+    EXPECT_EQ(refused.status().code(), Code::kFailedPrecondition);
+    EXPECT_NE(refused.status().message().find("bound to residency zone eu"), std::string::npos)
+        << refused.status().message();
+  }
+  auto listed = jobs_->Checkpoints(bound->job.id);
+  ASSERT_TRUE(listed.ok());
+  EXPECT_EQ(listed->size(), 1u) << "nothing refused was stored";
+  EXPECT_EQ(Audit("checkpoint.register").size(), 1u);
+
+  auto free = Submit("name: free\nresources: {accelerators: H100:1}\nlabels: {team: vision, owner: a@corp.example}\n"
+                     "run: echo\n");
+  ASSERT_TRUE(free.ok()) << free.status().ToString();
+  EXPECT_TRUE(register_at(free->job.id, "s3://nowhere/step-1").ok());
+}
+
 // Another team's job is not even confirmed to exist; one's own may be
 // cancelled with jobs:write, another's in the team only with jobs:manage.
 TEST_F(JobServiceTest, WhoMaySeeAndCancelAJob) {

@@ -215,6 +215,38 @@ TEST_F(SlurmProviderTest, TheSlurmIdIsReportedWhenSlurmAcceptsTheJobAndCancellin
   EXPECT_EQ(fake_.cancelled, (std::vector<int64_t>{100, 101}));
 }
 
+// The outage drill on Slurm: taken down, each attempt is cancelled in Slurm
+// and ends as a provider outage (to be resumed elsewhere), and the
+// provider takes no work, saying why, until it is switched on again.
+TEST_F(SlurmProviderTest, TheOutageDrillCancelsItsAttemptsAndTakesNoWorkUntilSwitchedOn) {
+  ASSERT_TRUE(provider_->Launch(Request("job_a"), now_).ok());
+  auto handed = PollUntil([](const auto& e) { return !e.empty(); });
+  ASSERT_EQ(handed.size(), 1u);
+  auto* drill = providers::Capability<providers::OutageDrill>(provider_.get());
+  ASSERT_NE(drill, nullptr) << "Slurm providers have the outage drill";
+  drill->SetOutage(true, now_);
+  auto ended = PollUntil([&](const auto& e) {
+    std::lock_guard<std::mutex> lock(fake_.mu);
+    return !e.empty() && fake_.cancelled.size() == 1;
+  });
+  ASSERT_EQ(ended.size(), 1u);
+  EXPECT_EQ(ended[0].job_id, "job_a");
+  EXPECT_EQ(ended[0].outcome, AttemptOutcome::kProviderOutage);
+  EXPECT_NE(ended[0].reason.find("outage drill"), std::string::npos);
+  {
+    std::lock_guard<std::mutex> lock(fake_.mu);
+    EXPECT_EQ(fake_.cancelled, std::vector<int64_t>{100});
+  }
+  EXPECT_FALSE(provider_->Healthy(pool_));
+  EXPECT_EQ(provider_->FreeGpus(pool_), 8);
+  auto refused = provider_->Launch(Request("job_b"), now_);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("is down (outage drill)"), std::string::npos) << refused.status().message();
+  drill->SetOutage(false, now_);
+  EXPECT_TRUE(provider_->Healthy(pool_));
+  EXPECT_TRUE(provider_->Launch(Request("job_b"), now_).ok());
+}
+
 TEST_F(SlurmProviderTest, AHeldLaunchTakesItsRoomAndIsSentOnlyWhenReleasedWithTheReleasedEnvironment) {
   LaunchRequest r = Request("job_a");
   r.held = true;
