@@ -266,6 +266,15 @@ Verdict Residency(const Context& c) {
                std::all_of(p->regions.begin(), p->regions.end(), [](const Region& r) { return !r.zone.empty(); });
   if (!zoned) return Of(State::kNotInPlace, "not every region of this provider declares its residency zone");
   std::vector<EvidenceItem> ev{FromEstate("every region of " + c.provider + " declares its residency zone")};
+  const Snapshot::ProviderJobs& jobs = JobsAt(c);
+  ev.push_back(EvidenceItem{std::to_string(jobs.zone_bound - jobs.left_zone) + " of " + std::to_string(jobs.zone_bound) +
+                                " zone-bound jobs that ran here kept to their zone (attempts and checkpoints)",
+                            "jobs", "/v1/jobs", {}, {}});
+  if (jobs.left_zone > 0) {
+    return Of(State::kNotInPlace, std::to_string(jobs.left_zone) + " zone-bound job(s) here left their zone: " +
+                                      jobs.left_example,
+              ev);
+  }
   if (!c.HasPolicy("require-residency")) {
     return Of(State::kPartly, "regions are zoned, but no require-residency policy binds work to a zone", ev);
   }

@@ -11,6 +11,7 @@
 #include "causeway/crypto.h"
 #include "causeway/ids.h"
 #include "causeway/job_spec.h"
+#include "readiness/residency.h"
 #include "service/submission_check.h"
 #include "spec/spec_json.h"
 
@@ -309,30 +310,6 @@ void JobService::Cancel(const identity::Principal& who, const std::string& job_i
 
 namespace {
 
-// Why a checkpoint at `path` may not be registered for a job bound to
-// residency zone `zone` whose latest attempt runs on `running_on`, or "".
-// A location is in a zone when the clusters whose storage covers it are
-// all in that zone (a local path also lives on the cluster that wrote it);
-// a location no cluster declares, or that clusters of several zones share,
-// cannot be shown to stay in the zone and is refused.
-std::string ResidencyBreach(const Estate& estate, const std::string& zone, const std::string& path,
-                            const std::string& running_on) {
-  std::set<std::string> zones;
-  for (const Cluster& c : estate.clusters) {
-    if (!c.storage) continue;
-    for (const std::string& prefix : *c.storage) {
-      if (!prefix.empty() && path.rfind(prefix, 0) == 0) zones.insert(c.zone);
-    }
-  }
-  bool local = path.find("://") == std::string::npos || path.rfind("file://", 0) == 0;
-  if (const Cluster* c = estate.FindCluster(running_on); c && local) zones.insert(c->zone);
-  if (zones.size() == 1 && *zones.begin() == zone) return "";
-  std::string where = zones.empty() ? "storage no cluster of the estate declares" : "storage of clusters in zone";
-  for (const std::string& z : zones) where += " " + z;
-  return "the job is bound to residency zone " + zone + ", and " + path.substr(0, 256) + " is " + where +
-         "; write checkpoints to storage the clusters of " + zone + " declare (clusters[].storage)";
-}
-
 Status CheckCheckpointFields(const std::string& path, std::optional<int64_t> step, const std::string& digest) {
   if (path.empty() || path.size() > 2048 || path.find('\n') != std::string::npos) {
     return InvalidArgument("field \"path\" must be a checkpoint location of 1 to 2048 characters, such as "
@@ -368,7 +345,7 @@ void JobService::RegisterCheckpoint(const identity::Principal& who, const std::s
     nlohmann::json spec = nlohmann::json::parse(job->spec_json, nullptr, false);
     std::string zone = spec.is_object() && spec["residency"].is_string() ? spec["residency"].get<std::string>() : "";
     if (!zone.empty()) {
-      if (std::string why = ResidencyBreach(estate, zone, cp->path, job->cluster); !why.empty()) {
+      if (std::string why = readiness::ResidencyBreach(estate, zone, cp->path, job->cluster); !why.empty()) {
         return FailedPrecondition(why);
       }
     }

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "readiness/key_scan.h"
+#include "readiness/residency.h"
 #include "spec/spec_json.h"
 
 namespace causeway {
@@ -29,7 +30,27 @@ void ReadinessService::ReadJobs(const std::vector<JobRecord>& jobs, readiness::S
       ++p.with_image;
       p.pinned += spec->image_id.find("@sha256:") != std::string::npos ? 1 : 0;
     }
+    if (!spec->residency.empty()) {
+      ++p.zone_bound;
+      std::string left = LeftZone(j, spec->residency, *cluster);
+      if (!left.empty()) {
+        ++p.left_zone;
+        if (p.left_example.empty()) p.left_example = j.id + ": " + left;
+      }
+    }
   }
+}
+
+// How a job bound to `zone` left it: it ran outside the zone, or one of
+// its checkpoints is not shown to be in it; "" when neither.
+std::string ReadinessService::LeftZone(const JobRecord& j, const std::string& zone, const Cluster& ran_on) const {
+  if (ran_on.zone != zone) return "ran on " + ran_on.name + " in zone " + ran_on.zone;
+  auto checkpoints = store_.ListCheckpoints(j.id);
+  if (!checkpoints.ok()) return "";
+  for (const Checkpoint& c : *checkpoints) {
+    if (!readiness::ResidencyBreach(estate_, zone, c.path, ran_on.name).empty()) return "checkpoint " + c.path.substr(0, 200);
+  }
+  return "";
 }
 
 // Billed amounts of the last 90 days per provider, and the part with an owner.

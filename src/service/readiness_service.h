@@ -42,6 +42,7 @@ class ReadinessService {
 
  private:
   void ReadJobs(const std::vector<JobRecord>& jobs, readiness::Snapshot& s) const;
+  std::string LeftZone(const JobRecord& j, const std::string& zone, const Cluster& ran_on) const;
   Status ReadSpend(readiness::Snapshot& s) const;
 
   const Store& store_;

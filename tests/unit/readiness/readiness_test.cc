@@ -253,6 +253,14 @@ TEST(ReadinessEvaluateTest, MeasuredEvidenceMovesItsControl) {
   EXPECT_NE(pin.evidence[0].what.find("3 of 4"), std::string::npos) << pin.evidence[0].what;
   EXPECT_EQ(Find(r, "image-pinning", "gcp").state, State::kInPlace) << "no job ran there by tag";
 
+  // Residency: a zone-bound job that wrote a checkpoint outside its zone.
+  EXPECT_EQ(Find(r, "residency", "coreweave").state, State::kPartly) << "no residency acceptance run yet";
+  s.jobs_by_provider["coreweave"] = {5, 0, 0, 0, "", 3, 1, "job_z: checkpoint s3://ckpt-us/x"};
+  Report with_left = Evaluate(*e, s);
+  const Finding& left = Find(with_left, "residency", "coreweave");
+  EXPECT_EQ(left.state, State::kNotInPlace);
+  EXPECT_NE(left.reason.find("job_z: checkpoint s3://ckpt-us/x"), std::string::npos) << left.reason;
+
   // Cost labels from bills: none imported, then part owned, then all.
   EXPECT_EQ(Find(r, "cost-labels", "gcp").state, State::kPartly);
   s.spend_by_provider["gcp"] = {"USD", 1000'000000, 0};

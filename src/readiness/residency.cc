@@ -1,0 +1,25 @@
+#include "readiness/residency.h"
+
+#include <set>
+
+namespace causeway::readiness {
+
+std::string ResidencyBreach(const Estate& estate, const std::string& zone, const std::string& path,
+                            const std::string& written_on) {
+  std::set<std::string> zones;
+  for (const Cluster& c : estate.clusters) {
+    if (!c.storage) continue;
+    for (const std::string& prefix : *c.storage) {
+      if (!prefix.empty() && path.rfind(prefix, 0) == 0) zones.insert(c.zone);
+    }
+  }
+  bool local = path.find("://") == std::string::npos || path.rfind("file://", 0) == 0;
+  if (const Cluster* c = estate.FindCluster(written_on); c && local) zones.insert(c->zone);
+  if (zones.size() == 1 && *zones.begin() == zone) return "";
+  std::string where = zones.empty() ? "storage no cluster of the estate declares" : "storage of clusters in zone";
+  for (const std::string& z : zones) where += " " + z;
+  return "the job is bound to residency zone " + zone + ", and " + path.substr(0, 256) + " is " + where +
+         "; write checkpoints to storage the clusters of " + zone + " declare (clusters[].storage)";
+}
+
+}  // namespace causeway::readiness
