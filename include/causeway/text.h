@@ -49,6 +49,15 @@ inline std::string ShellQuote(std::string_view text) {
   return out + "'";
 }
 
+// At most the first `max` bytes of UTF-8 `text`, never ending inside a
+// character (a cut would leave invalid UTF-8 in what is stored or shown).
+inline std::string Utf8Prefix(std::string_view text, size_t max) {
+  if (text.size() <= max) return std::string(text);
+  size_t end = max;
+  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
+  return std::string(text.substr(0, end));
+}
+
 // `text` with ASCII letters in lower case (other bytes as they are).
 inline std::string AsciiLower(std::string_view text) {
   std::string out(text);

@@ -2,6 +2,8 @@
 
 #include <set>
 
+#include "causeway/text.h"
+
 namespace causeway::readiness {
 
 std::string ResidencyBreach(const Estate& estate, const std::string& zone, const std::string& path,
@@ -18,7 +20,7 @@ std::string ResidencyBreach(const Estate& estate, const std::string& zone, const
   if (zones.size() == 1 && *zones.begin() == zone) return "";
   std::string where = zones.empty() ? "storage no cluster of the estate declares" : "storage of clusters in zone";
   for (const std::string& z : zones) where += " " + z;
-  return "the job is bound to residency zone " + zone + ", and " + path.substr(0, 256) + " is " + where +
+  return "the job is bound to residency zone " + zone + ", and " + Utf8Prefix(path, 256) + " is " + where +
          "; write checkpoints to storage the clusters of " + zone + " declare (clusters[].storage)";
 }
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "causeway/text.h"
+
 namespace causeway {
 
 namespace {
@@ -60,7 +62,7 @@ AcceptanceRun FromEvent(const AuditEvent& e) {
 
 Result<AcceptanceRun> AcceptanceService::Record(AcceptanceRun run, const std::string& actor) {
   if (std::find(std::begin(kAcceptanceTests), std::end(kAcceptanceTests), run.test) == std::end(kAcceptanceTests)) {
-    return InvalidArgument("test: expected identity, recovery or residency, not \"" + run.test.substr(0, 64) + "\"");
+    return InvalidArgument("test: expected identity, recovery or residency, not \"" + Utf8Prefix(run.test, 64) + "\"");
   }
   if (run.steps.empty() || run.steps.size() > kMaxSteps) {
     return InvalidArgument("steps: expected 1 to " + std::to_string(kMaxSteps) + " steps");
@@ -71,8 +73,8 @@ Result<AcceptanceRun> AcceptanceService::Record(AcceptanceRun run, const std::st
       return InvalidArgument("steps[].result: expected pass, fail or not_applicable");
     }
     if (s.name.empty()) return InvalidArgument("steps[].step: expected what the step checked");
-    s.name.resize(std::min(s.name.size(), kMaxDetail));
-    s.detail.resize(std::min(s.detail.size(), kMaxDetail));
+    s.name = Utf8Prefix(s.name, kMaxDetail);
+    s.detail = Utf8Prefix(s.detail, kMaxDetail);
     s.audit_seqs.resize(std::min(s.audit_seqs.size(), kMaxSeqs));
   }
   // A run passes only when no step failed, whatever the caller says.

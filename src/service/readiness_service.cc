@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "causeway/text.h"
 #include "readiness/key_scan.h"
 #include "readiness/residency.h"
 #include "spec/spec_json.h"
@@ -48,7 +49,7 @@ std::string ReadinessService::LeftZone(const JobRecord& j, const std::string& zo
   auto checkpoints = store_.ListCheckpoints(j.id);
   if (!checkpoints.ok()) return "";
   for (const Checkpoint& c : *checkpoints) {
-    if (!readiness::ResidencyBreach(estate_, zone, c.path, ran_on.name).empty()) return "checkpoint " + c.path.substr(0, 200);
+    if (!readiness::ResidencyBreach(estate_, zone, c.path, ran_on.name).empty()) return "checkpoint " + Utf8Prefix(c.path, 200);
   }
   return "";
 }
@@ -145,7 +146,7 @@ Result<int> ReadinessService::RecordChanges(const std::string& actor) {
                                  {"provider", f.provider},
                                  {"from", was == before.end() ? "unrecorded" : was->second},
                                  {"to", now},
-                                 {"reason", f.reason.substr(0, 300)}});
+                                 {"reason", Utf8Prefix(f.reason, 300)}});
   }
   if (changes.empty()) return 0;
   int count = static_cast<int>(changes.size());

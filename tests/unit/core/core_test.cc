@@ -9,6 +9,7 @@
 #include "causeway/resources.h"
 #include "causeway/status.h"
 #include "causeway/subprocess.h"
+#include "causeway/text.h"
 
 namespace causeway {
 namespace {
@@ -78,6 +79,16 @@ TEST(ResultTest, OkStatusIsAnInternalError) {
   Result<int> r{Status::Ok()};
   EXPECT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), Code::kInternal);
+}
+
+TEST(TextTest, Utf8PrefixNeverCutsACharacter) {
+  EXPECT_EQ(Utf8Prefix("abc", 10), "abc");
+  EXPECT_EQ(Utf8Prefix("abcdef", 3), "abc");
+  // "é" is two bytes, "€" three: a cut inside either backs off to its start.
+  EXPECT_EQ(Utf8Prefix("a\xC3\xA9" "b", 2), "a");
+  EXPECT_EQ(Utf8Prefix("a\xC3\xA9" "b", 3), "a\xC3\xA9");
+  EXPECT_EQ(Utf8Prefix("\xE2\x82\xAC\xE2\x82\xAC", 5), "\xE2\x82\xAC");
+  EXPECT_EQ(Utf8Prefix("\xE2\x82\xAC", 0), "");
 }
 
 TEST(IdsTest, SortableUniqueAndWellFormed) {
