@@ -364,7 +364,8 @@ void AddAcceptanceCommands(CLI::App& app, const Globals& g, int& rc) {
         if (step.value("result", "") == "fail" && detail.empty()) detail = step.value("step", "") + ": " + step.value("detail", "");
       }
       if (detail.empty() && run.contains("recovery_ms")) {
-        detail = "resumed after " + std::to_string(run["recovery_ms"].get<int64_t>() / 1000) + " s";
+        int64_t ms = run["recovery_ms"].get<int64_t>();
+        detail = "resumed after " + (ms < 10'000 ? std::to_string(ms) + " ms" : std::to_string(ms / 1000) + " s");
       }
       t.Add({run.value("test", ""), run.value("finished", ""), run.value("passed", false) ? "passed" : "FAILED",
              std::to_string(run["seq"].get<int64_t>()), detail});

@@ -12,6 +12,7 @@
 #include <set>
 
 #include "causeway/crypto.h"
+#include "causeway/text.h"
 #include "cli/acceptance_kit.h"
 #include "net/http_client.h"
 
@@ -100,7 +101,7 @@ std::string WhyPending(Session& admin, const std::string& job) {
       out += (out.empty() ? "" : "; ") + c.value("cluster", "") + ": " + c.value("reason", "");
     }
   }
-  return out.empty() ? e.body.dump().substr(0, 600) : out;
+  return out.empty() ? "the job is " + e.body.value("state", "unknown") : out;
 }
 
 std::string Tag() { return Sha256Hex(RandomBytes(8)).substr(0, 10); }
@@ -300,7 +301,7 @@ json RunResidency(const Globals& g, const Options& o, Steps& steps) {
         },
         std::chrono::seconds(o.hold_s));
     s5.ok = breach.empty();
-    s5.detail = s5.ok ? "every attempt stayed in " + zone + "; " + WhyPending(admin, job).substr(0, 300) : breach;
+    s5.detail = s5.ok ? "every attempt stayed in " + zone + "; " + Utf8Prefix(WhyPending(admin, job), 300) : breach;
     s5.evidence = Evidence(admin, "job/" + job, "job.");
   }
 

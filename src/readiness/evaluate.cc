@@ -114,7 +114,9 @@ EvidenceItem RunEvidence(const std::string& test, const AcceptanceResult& run) {
   std::string what = "the " + test + " acceptance run of " + FormatRfc3339(run.finished).substr(0, 10) +
                      (run.passed ? " passed" : " failed");
   if (run.recovery_ms) {
-    what += ": work resumed elsewhere after " + std::to_string(*run.recovery_ms / 1000) + " s";
+    int64_t ms = *run.recovery_ms;
+    what += ": work resumed elsewhere after " +
+            (ms < 10'000 ? std::to_string(ms) + " ms" : std::to_string(ms / 1000) + " s");
     if (run.objective_ms) what += " (objective " + std::to_string(*run.objective_ms / 1000) + " s)";
   }
   return EvidenceItem{what, "audit", "/v1/acceptance/runs", run.seq, run.seq};
