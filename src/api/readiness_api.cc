@@ -4,6 +4,7 @@
 #include "api/api_helpers.h"
 #include "api/api_service.h"
 #include "causeway/crypto.h"
+#include "causeway/text.h"
 #include "readiness/oscal.h"
 
 namespace causeway::api {
@@ -43,6 +44,15 @@ json FindingJson(const readiness::Finding& f) {
   return out;
 }
 
+// ?provider=P: "" for every provider; kNotFound for one the estate lacks.
+Result<std::string> ProviderParam(const HttpRequest& req, const Estate& estate) {
+  std::string provider = req.Query("provider");
+  if (!provider.empty() && !estate.FindProvider(provider)) {
+    return NotFound("the estate has no provider \"" + Utf8Prefix(provider, 64) + "\"");
+  }
+  return provider;
+}
+
 }  // namespace
 
 void ApiService::AddReadinessRoutes() {
@@ -54,10 +64,7 @@ void ApiService::AddReadinessRoutes() {
 
 // ?provider=P: that provider's findings only. `summary` counts the states.
 Result<HttpResponse> ApiService::Readiness(HttpRequest& req) {
-  std::string provider = req.Query("provider");
-  if (!provider.empty() && !estate_.FindProvider(provider)) {
-    return NotFound("the estate has no provider \"" + provider.substr(0, 64) + "\"");
-  }
+  ASSIGN_OR_RETURN(std::string provider, ProviderParam(req, estate_));
   ASSIGN_OR_RETURN(readiness::Report report, readiness_.Report());
   json findings = json::array();
   std::map<std::string, int> summary;
@@ -84,10 +91,7 @@ Result<HttpResponse> ApiService::ReadinessControls(HttpRequest&) {
 // The four procurement questions per provider (?provider=P: one), each with
 // the findings it rests on.
 Result<HttpResponse> ApiService::ReadinessQuestions(HttpRequest& req) {
-  std::string provider = req.Query("provider");
-  if (!provider.empty() && !estate_.FindProvider(provider)) {
-    return NotFound("the estate has no provider \"" + provider.substr(0, 64) + "\"");
-  }
+  ASSIGN_OR_RETURN(std::string provider, ProviderParam(req, estate_));
   ASSIGN_OR_RETURN(readiness::Report report, readiness_.Report());
   json answers = json::array();
   for (const readiness::QuestionAnswer& a : readiness::AnswerQuestions(report, provider)) {

@@ -106,6 +106,14 @@ std::string WhyPending(Session& admin, const std::string& job) {
 
 std::string Tag() { return Sha256Hex(RandomBytes(8)).substr(0, 10); }
 
+// A long-running job of the test in `team` that asks for one GPU of any
+// type the estate has, with `extra` spec lines (residency, checkpoint).
+std::string TestJobSpec(const std::string& name, const EstateView& estate, const std::string& team,
+                        const std::string& extra) {
+  return "name: acceptance-" + name + "\nresources: {accelerators: " + estate.any_gpu + "}\nlabels: {team: " + team +
+         ", owner: causeway-acceptance}\n" + extra + "run: sleep 3600\nsim: {duration: 2h}\n";
+}
+
 // Declares `provider` down (the outage drill), to be ended by `made`.
 bool TakeDown(Session& admin, const std::string& provider, Made& made, Step& step) {
   auto down = admin.Do("POST", "/v1/providers/" + provider + "/outage", {{"down", true}});
@@ -180,9 +188,7 @@ json RunRecovery(const Globals& g, const Options& o, Steps& steps) {
   Made made{admin, "", ""};
 
   Step& s1 = AddStep(steps, "run a checkpointing job in team " + o.team);
-  std::string spec = "name: acceptance-recovery-" + tag + "\nresources: {accelerators: " + estate.any_gpu +
-                     "}\nlabels: {team: " + o.team + ", owner: causeway-acceptance}\ncheckpoint: {path: " + path +
-                     "}\nrun: sleep 3600\nsim: {duration: 2h}\n";
+  std::string spec = TestJobSpec("recovery-" + tag, estate, o.team, "checkpoint: {path: " + path + "}\n");
   auto [job, attempt] = SubmitAndRun(admin, spec, o.job_timeout_s, s1);
   made.job = job;
   subject["job"] = job;
@@ -255,9 +261,8 @@ json RunResidency(const Globals& g, const Options& o, Steps& steps) {
   auto in_zone = [&](const json& a) { return estate.clusters[a.value("cluster", "")].zone == zone; };
 
   Step& s1 = AddStep(steps, "run a job bound to zone " + zone);
-  std::string spec = "name: acceptance-residency-" + tag + "\nresources: {accelerators: " + estate.any_gpu +
-                     "}\nlabels: {team: " + o.team + ", owner: causeway-acceptance}\nresidency: " + zone + "\ncheckpoint: {path: " + inside +
-                     "}\nrun: sleep 3600\nsim: {duration: 2h}\n";
+  std::string spec = TestJobSpec("residency-" + tag, estate, o.team,
+                                 "residency: " + zone + "\ncheckpoint: {path: " + inside + "}\n");
   auto [job, attempt] = SubmitAndRun(admin, spec, o.job_timeout_s, s1);
   made.job = job;
   subject["job"] = job;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "causeway/text.h"
+#include "service/audit_service.h"
 
 namespace causeway {
 
@@ -96,16 +97,8 @@ Result<AcceptanceRun> AcceptanceService::Record(AcceptanceRun run, const std::st
 Result<std::map<std::string, AcceptanceRun>> AcceptanceService::Latest() const {
   std::map<std::string, AcceptanceRun> out;
   for (std::string_view test : kAcceptanceTests) {
-    std::string resource = Resource(std::string(test));
-    ASSIGN_OR_RETURN(AuditRange range, store_.GetAuditRange(resource));
-    if (range.count == 0) continue;
-    AuditFilter f;
-    f.resource = resource;
-    f.action = "acceptance.run";
-    f.after_seq = range.last - 1;
-    f.limit = 1;
-    ASSIGN_OR_RETURN(auto events, store_.ListAudit(f));
-    if (!events.empty()) out[std::string(test)] = FromEvent(events.front());
+    ASSIGN_OR_RETURN(auto last, LatestAuditEvent(store_, Resource(std::string(test)), "acceptance.run"));
+    if (last) out[std::string(test)] = FromEvent(*last);
   }
   return out;
 }

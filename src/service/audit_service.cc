@@ -424,4 +424,18 @@ Result<std::vector<IdentityLink>> AuditService::Links() const {
   return out;
 }
 
+Result<std::optional<AuditEvent>> LatestAuditEvent(const AuditReader& store, const std::string& resource,
+                                                   const std::string& action) {
+  ASSIGN_OR_RETURN(AuditRange range, store.GetAuditRange(resource));
+  if (range.count == 0) return std::optional<AuditEvent>();
+  AuditFilter f;
+  f.resource = resource;
+  f.action = action;
+  f.after_seq = range.last - 1;
+  f.limit = 1;
+  ASSIGN_OR_RETURN(auto events, store.ListAudit(f));
+  if (events.empty()) return std::optional<AuditEvent>();
+  return std::optional<AuditEvent>(std::move(events.front()));
+}
+
 }  // namespace causeway

@@ -91,6 +91,12 @@ struct CoverageReport {
   std::vector<Source> log_sources;
 };
 
+// The newest event on `resource` with action `action`, or none: the
+// resource's range says where its last event is, so this is one indexed
+// read however long the trail.
+Result<std::optional<AuditEvent>> LatestAuditEvent(const AuditReader& store, const std::string& resource,
+                                                   const std::string& action);
+
 class AuditService {
  public:
   AuditService(Store& store, CommitQueue& queue, const Clock& clock) : store_(store), queue_(queue), clock_(clock) {}

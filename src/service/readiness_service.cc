@@ -118,20 +118,10 @@ Result<int> ReadinessService::RecordChanges(const std::string& actor) {
   ASSIGN_OR_RETURN(readiness::Report report, Report());
   // The states as last recorded.
   std::map<std::string, std::string> before;
-  ASSIGN_OR_RETURN(AuditRange range, store_.GetAuditRange("readiness"));
-  if (range.count > 0) {
-    AuditFilter f;
-    f.resource = "readiness";
-    f.action = "readiness.change";
-    f.after_seq = range.last - 1;
-    f.limit = 1;
-    ASSIGN_OR_RETURN(auto last, store_.ListAudit(f));
-    if (!last.empty()) {
-      if (const Details* states = last.front().details.Object("states")) {
-        for (const auto& [key, value] : *states) {
-          if (const std::string* s = value.AsString()) before[key] = *s;
-        }
-      }
+  ASSIGN_OR_RETURN(auto last, LatestAuditEvent(store_, "readiness", "readiness.change"));
+  if (const Details* states = last ? last->details.Object("states") : nullptr) {
+    for (const auto& [key, value] : *states) {
+      if (const std::string* s = value.AsString()) before[key] = *s;
     }
   }
   Details states;

@@ -17,6 +17,18 @@ using nlohmann::json;
 
 constexpr const char* kGroupSchema = "urn:ietf:params:scim:schemas:core:2.0:Group";
 
+// Provisions group `name` through SCIM, as the company's IdP would.
+void ProvisionGroup(ServerProcess& server, const std::string& name) {
+  auto c = server.Client();
+  auto token = c.Send("POST", "/v1/tokens", json{{"name", "idp"}, {"scopes", {"scim:provision"}}}.dump(),
+                      Auth(server.admin_token()));
+  ASSERT_TRUE(token.ok() && token->status == 201) << (token.ok() ? token->body : "");
+  std::string scim = json::parse(token->body)["secret"];
+  auto group = c.Send("POST", "/scim/v2/Groups", json{{"schemas", {kGroupSchema}}, {"displayName", name}}.dump(),
+                      Auth(scim));
+  ASSERT_TRUE(group.ok() && group->status == 201) << (group.ok() ? group->body : "");
+}
+
 json Finding(const json& report, const std::string& control, const std::string& provider) {
   for (const json& f : report["findings"]) {
     if (f["control"] == control && f["provider"] == provider) return f;
@@ -74,13 +86,7 @@ TEST(ReadinessTest, AnOwnerProvisionedInTheDirectoryPutsItsControlOnItsEvidence)
   // The group is provisioned: the control now stands on its evidence (the
   // demo estate declares a retention, and no export has read the trail
   // yet: partly).
-  std::string scim = json::parse(c.Send("POST", "/v1/tokens",
-                                        json{{"name", "idp"}, {"scopes", {"scim:provision"}}}.dump(),
-                                        Auth(server->admin_token()))
-                                     ->body)["secret"];
-  auto group = c.Send("POST", "/scim/v2/Groups",
-                      json{{"schemas", {kGroupSchema}}, {"displayName", "security"}}.dump(), Auth(scim));
-  ASSERT_TRUE(group.ok() && group->status == 201) << (group.ok() ? group->body : "");
+  ASSERT_NO_FATAL_FAILURE(ProvisionGroup(*server, "security"));
   json after = get("/v1/readiness?provider=nebius");
   EXPECT_EQ(after["providers"], json({"nebius"}));
   forwarding = Finding(after, "audit-forwarding", "nebius");
@@ -129,7 +135,6 @@ TEST(ReadinessTest, TheOscalExportIsValidAssessmentResultsAndFollowsTheEvidence)
   if (std::string why = PeersMissing(); !why.empty()) GTEST_SKIP() << why;
   TempDir dir("readiness-oscal");
   auto server = ServerProcess::Start(dir.path(), {"--tick-ms", "3600000"});
-  auto c = server->Client();
   std::map<std::string, std::string> env = {{"CAUSEWAY_SERVER", server->url()},
                                             {"CAUSEWAY_TOKEN", server->admin_token()}};
   std::string schema = std::string(CAUSEWAY_SOURCE_DIR) + "/tests/data/oscal/oscal_complete_schema-1.1.3.json";
@@ -170,13 +175,7 @@ TEST(ReadinessTest, TheOscalExportIsValidAssessmentResultsAndFollowsTheEvidence)
   }
   EXPECT_TRUE(linked);
 
-  std::string scim = json::parse(c.Send("POST", "/v1/tokens",
-                                        json{{"name", "idp"}, {"scopes", {"scim:provision"}}}.dump(),
-                                        Auth(server->admin_token()))
-                                     ->body)["secret"];
-  auto group = c.Send("POST", "/scim/v2/Groups",
-                      json{{"schemas", {kGroupSchema}}, {"displayName", "security"}}.dump(), Auth(scim));
-  ASSERT_TRUE(group.ok() && group->status == 201) << (group.ok() ? group->body : "");
+  ASSERT_NO_FATAL_FAILURE(ProvisionGroup(*server, "security"));
   json after = export_and_validate(dir.path() + "/after.json");
   json changed = finding(after, "audit-forwarding", "nebius");
   EXPECT_EQ(changed["uuid"], forwarding["uuid"]) << "the same subject keeps its UUID";

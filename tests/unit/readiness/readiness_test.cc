@@ -30,6 +30,13 @@ Result<Estate> WithReadiness(const std::string& section) {
   return providers::ParseEstate(base + "\nreadiness:\n" + section, "estate.yaml");
 }
 
+// An owners section naming group platform for every built-in control.
+std::string AllOwnedByPlatform() {
+  std::string owners = "  owners:\n";
+  for (const Control& c : BuiltinCatalog()) owners += "    " + c.id + ": {group: platform}\n";
+  return owners;
+}
+
 const Finding& Find(const Report& r, const std::string& control, const std::string& provider) {
   for (const Finding& f : r.findings) {
     if (f.control == control && f.provider == provider) return f;
@@ -196,9 +203,7 @@ TEST(ReadinessEvaluateTest, AControlWithoutAnOwnerIsNotInPlaceWhateverElseIsTrue
 }
 
 TEST(ReadinessEvaluateTest, EstateEvidenceFollowsTheEstate) {
-  std::string owners = "  owners:\n";
-  for (const Control& c : BuiltinCatalog()) owners += "    " + c.id + ": {group: platform}\n";
-  auto e = WithReadiness(owners);
+  auto e = WithReadiness(AllOwnedByPlatform());
   ASSERT_TRUE(e.ok()) << e.status().ToString();
   Snapshot s;
   s.at = ParseRfc3339("2026-12-01T00:00:00Z").value();
@@ -227,9 +232,7 @@ TEST(ReadinessEvaluateTest, EstateEvidenceFollowsTheEstate) {
 // digest, spend with owners, how far the SIEM export has got, and the
 // latest acceptance runs, each moving its control.
 TEST(ReadinessEvaluateTest, MeasuredEvidenceMovesItsControl) {
-  std::string owners = "  owners:\n";
-  for (const Control& c : BuiltinCatalog()) owners += "    " + c.id + ": {group: platform}\n";
-  auto e = WithReadiness(owners);
+  auto e = WithReadiness(AllOwnedByPlatform());
   ASSERT_TRUE(e.ok()) << e.status().ToString();
   e->identity.workload = WorkloadIdentityConfig{};
   e->identity.workload->issuer = "https://causeway.example";
@@ -320,9 +323,7 @@ TEST(ReadinessKeyScanTest, CloudKeysAreFoundByNameAndByValueAndNeverQuoted) {
 }
 
 TEST(ReadinessQuestionsTest, EachQuestionIsAnsweredFromItsControls) {
-  std::string owners = "  owners:\n";
-  for (const Control& c : BuiltinCatalog()) owners += "    " + c.id + ": {group: platform}\n";
-  auto e = WithReadiness(owners);
+  auto e = WithReadiness(AllOwnedByPlatform());
   ASSERT_TRUE(e.ok()) << e.status().ToString();
   Snapshot s;
   s.at = ParseRfc3339("2026-12-01T00:00:00Z").value();
