@@ -31,6 +31,7 @@
 #include "cli/identity_commands.h"
 #include "cli/job_commands.h"
 #include "cli/provenance_commands.h"
+#include "cli/plan_commands.h"
 #include "cli/readiness_commands.h"
 #include "cli/local_db.h"
 #include "cli/spec_inputs.h"
@@ -653,6 +654,7 @@ int Main(int argc, char** argv) {
   AddCheckpointsAndLogs(c);
   AddProvenanceCommands(c);
   AddReadinessCommands(c);
+  AddPlanCommands(c);
   AddWhoami(c);
   AddCostCommands(c);
   AddIdentityCommands(app, api, g, rc);

@@ -12,6 +12,23 @@
 namespace causeway::scheduler {
 namespace {
 
+// What routing and quota read of a job's spec, as one string: jobs with the
+// same key and queue fit in the same places.
+std::string DemandKey(const JobSpec& s) {
+  std::string k = s.team + "\x1f" + std::to_string(s.num_nodes) + (s.accelerators.ordered ? "o" : "a");
+  for (const auto& a : s.accelerators.alternatives) k += "\x1f" + a.Describe() + (a.use_spot ? "+s" : "");
+  k += "\x1f" + (s.cpus ? s.cpus->ToString() : "") + "\x1f" + (s.memory_gb ? s.memory_gb->ToString() : "") + "\x1f" +
+       s.cuda + "\x1f" + s.driver + "\x1f" + (s.disk_size_gb ? std::to_string(*s.disk_size_gb) : "") + "\x1f" +
+       s.residency + (s.allow_remote_data ? "\x1fr" : "\x1f") + s.workdir.path + "\x1f" + s.workdir.git_url + "\x1f" +
+       s.workdir.git_ref;
+  for (const auto& d : s.datasets) k += "\x1f" + d.name + "@" + d.version + d.digest;
+  for (const auto& m : s.file_mounts) {
+    k += "\x1f" + m.target + "=" + m.source + "," + m.name + "," + m.store + "," + m.mode;
+    for (const auto& more : m.more_sources) k += "," + more;
+  }
+  return k;
+}
+
 int MonthOf(Timestamp t) {
   time_t secs = static_cast<time_t>(ToUnixMicros(t) / 1'000'000);
   struct tm tm {};
@@ -100,8 +117,8 @@ void Engine::RemoveRunning(Job& j) {
   }
 }
 
-Engine::PendingKey Engine::KeyOf(const Job& j) const {
-  return {-j.input.spec.priority, ToUnixMicros(j.input.created_at), j.input.id};
+Engine::PendingKey Engine::KeyOf(Job& j) const {
+  return {-j.input.spec.priority, ToUnixMicros(j.input.created_at), j.input.id, &j};
 }
 
 void Engine::Enqueue(Job& j) {
@@ -536,6 +553,7 @@ void Engine::Ended(JobMap::iterator it, const ProviderEvent& ev, std::vector<Tra
 
 // The queue with the lowest dominant share goes next.
 void Engine::AdmitPending(Timestamp now, std::vector<Transition>& out) {
+  no_room_.clear();
   using Entry = std::pair<int64_t, int>;  // share, queue slot
   std::priority_queue<Entry, std::vector<Entry>, std::greater<>> order;
   std::vector<std::set<PendingKey>::iterator> cursor(pending_.size());
@@ -553,32 +571,40 @@ void Engine::AdmitPending(Timestamp now, std::vector<Transition>& out) {
     }
     auto& set = pending_[static_cast<size_t>(slot)];
     auto& it = cursor[static_cast<size_t>(slot)];
-    if (it == set.end()) continue;
-    auto next = std::next(it);
-    Job& j = jobs_.at(std::get<2>(*it));
-    bool admitted = false;
-    auto group = j.input.group.empty() ? groups_.end() : groups_.find(j.input.group);
-    if (group != groups_.end() && !group->second.started) {
-      // Once per cycle for the whole gang, whichever of its tasks comes
-      // first. Its start takes tasks out of any queue: every cursor is found
-      // again by the job it points at.
-      it = next;
-      if (group->second.tried != ticks_) {
-        std::vector<std::optional<PendingKey>> at(pending_.size());
-        for (size_t s = 0; s < pending_.size(); ++s) {
-          if (cursor[s] != pending_[s].end()) at[s] = *cursor[s];
+    const bool strict = slot < static_cast<int>(quota_.queues()) && quota_.config(slot).strict_fifo;
+    // The queue's jobs in turn while nothing changes: a job that did not
+    // start changed no share, so its queue is still the one to serve.
+    while (it != set.end()) {
+      auto next = std::next(it);
+      Job& j = *it->job;
+      const size_t reported = out.size();
+      bool admitted = false;
+      auto group = j.input.group.empty() ? groups_.end() : groups_.find(j.input.group);
+      if (group != groups_.end() && !group->second.started) {
+        // Once per cycle for the whole gang, whichever of its tasks comes
+        // first. Its start takes tasks out of any queue: every cursor is found
+        // again by the job it points at.
+        it = next;
+        if (group->second.tried != ticks_) {
+          std::vector<std::optional<PendingKey>> at(pending_.size());
+          for (size_t s = 0; s < pending_.size(); ++s) {
+            if (cursor[s] != pending_[s].end()) at[s] = *cursor[s];
+          }
+          admitted = TryAdmitGang(group->second, now, out);
+          for (size_t s = 0; s < pending_.size(); ++s) {
+            cursor[s] = at[s] ? pending_[s].lower_bound(*at[s]) : pending_[s].end();
+          }
         }
-        admitted = TryAdmitGang(group->second, now, out);
-        for (size_t s = 0; s < pending_.size(); ++s) {
-          cursor[s] = at[s] ? pending_[s].lower_bound(*at[s]) : pending_[s].end();
-        }
+      } else {
+        admitted = TryAdmit(j, now, out);
+        it = next;
       }
-    } else {
-      admitted = TryAdmit(j, now, out);
-      it = next;
+      if (!admitted && strict) break;  // strict FIFO: nothing behind it goes first
+      if (admitted || out.size() != reported) {
+        order.push({share(slot), slot});
+        break;
+      }
     }
-    bool strict = slot < static_cast<int>(quota_.queues()) && quota_.config(slot).strict_fifo;
-    if (admitted || !strict) order.push({share(slot), slot});
   }
 }
 
@@ -601,7 +627,17 @@ bool Engine::TryAdmit(Job& j, Timestamp now, std::vector<Transition>& out) {
   std::optional<placement::Resume> resume_at;
   if (!j.input.resume_from.empty()) resume_at = placement::Resume{j.input.resume_from, j.input.resume_cluster};
   const placement::Resume* resume = resume_at ? &*resume_at : nullptr;
-  bool quota_blocked = false;
+  // Only a job with nothing of its own to route by (a checkpoint to resume,
+  // a cluster to avoid) and outside a gang's start shares its verdict.
+  const bool shares = !resume && j.avoid.empty() && !gang_launch_;
+  if (shares) {
+    if (j.demand.empty()) j.demand = DemandKey(spec) + "\x1e" + std::to_string(j.queue);
+    if (auto hit = no_room_.find(j.demand); hit != no_room_.end() && spec.priority <= hit->second.first) {
+      if (j.wait != Job::Wait::kOther) j.wait = hit->second.second ? Job::Wait::kQuota : Job::Wait::kNoRoom;
+      return false;
+    }
+  }
+  bool quota_blocked = false, preempted = false;
   for (int a = 0; a < static_cast<int>(alts.size()); ++a) {
     const Alternative& g = alts[static_cast<size_t>(a)];
     int64_t gpus = static_cast<int64_t>(g.count) * spec.num_nodes;
@@ -639,6 +675,7 @@ bool Engine::TryAdmit(Job& j, Timestamp now, std::vector<Transition>& out) {
       if (!reclaim && !lower_running) continue;
       if (!router_.StaticallyPossible(spec, a)) continue;
       if (!Preempt(j, f, gpus, reclaim, now, out)) continue;
+      preempted = true;
       auto again = quota_.Evaluate(j.queue, f, gpus);
       auto option = router_.Choose(spec, *this, [a](int i) { return i == a; }, "", resume);
       if (option && (again.verdict == quota::QuotaBook::Verdict::kFits ||
@@ -648,6 +685,10 @@ bool Engine::TryAdmit(Job& j, Timestamp now, std::vector<Transition>& out) {
     }
   }
   if (j.wait != Job::Wait::kOther) j.wait = quota_blocked ? Job::Wait::kQuota : Job::Wait::kNoRoom;
+  if (shares && !preempted) {
+    auto& memo = no_room_[j.demand];
+    if (spec.priority >= memo.first) memo = {spec.priority, quota_blocked};
+  }
   return false;
 }
 

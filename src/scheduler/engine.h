@@ -281,6 +281,7 @@ class Engine : private placement::CapacityView {
     int pool_id = -1;
     Timestamp not_before;  // recovery backoff: not admitted before this time
     std::string avoid;     // the cluster its last attempt failed on (infrastructure), tried last
+    std::string demand;    // DemandKey of its spec, once asked
     int unlaunched = 0;    // attempts the backend never received (this term): not retries
     // Why it is pending: a code on the hot path, words only when needed.
     enum class Wait { kNew, kQuota, kNoRoom, kBudget, kOther } wait = Wait::kNew;
@@ -294,7 +295,17 @@ class Engine : private placement::CapacityView {
     int handle = -1;
     std::vector<int> reservations;  // indices into estate.reservations
   };
-  using PendingKey = std::tuple<int, int64_t, std::string>;  // -priority, created, id
+  // A queued job, in admission order: higher priority, then older, then
+  // by id. `job` saves a lookup; ordering ignores it.
+  struct PendingKey {
+    int neg_priority = 0;
+    int64_t created = 0;
+    std::string id;
+    Job* job = nullptr;
+    bool operator<(const PendingKey& o) const {
+      return std::tie(neg_priority, created, id) < std::tie(o.neg_priority, o.created, o.id);
+    }
+  };
 
   // CapacityView.
   bool Healthy(const placement::PoolRef& pool) const override;
@@ -344,7 +355,7 @@ class Engine : private placement::CapacityView {
   // their delay has passed.
   void EndAuxiliaries(Timestamp now, std::vector<Transition>& out);
 
-  PendingKey KeyOf(const Job& j) const;
+  PendingKey KeyOf(Job& j) const;
   // Index into pending_ and running_prio_: the queue, or the last slot for
   // jobs of an estate without queues.
   int QueueSlot(const Job& j) const;
@@ -401,6 +412,12 @@ class Engine : private placement::CapacityView {
   std::map<std::string, int64_t> month_spend_;
   std::set<std::string> warned_, exhausted_;
   uint64_t decisions_ = 0;
+  // Within one admission pass capacity and quota only shrink (preemption
+  // aside), so a job whose demand found no room cannot find it for another
+  // job of the same demand and no higher priority: demand key -> (the
+  // highest priority that found none, whether quota blocked it). Cleared
+  // at every pass; never filled by a pass that preempted.
+  std::unordered_map<std::string, std::pair<int, bool>> no_room_;
   Timestamp now_;  // time of the current Tick
 };
 

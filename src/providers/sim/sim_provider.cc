@@ -119,6 +119,18 @@ int SimProvider::FreeGpus(int pool) const {
   return handles_[static_cast<size_t>(pool)]->free_total;
 }
 
+std::pair<int, int> SimProvider::FreeOn(int pool, int at_least) const {
+  if (pool < 0 || pool >= static_cast<int>(handles_.size())) return {0, 0};
+  const Pool& p = *handles_[static_cast<size_t>(pool)];
+  int nodes = 0, gpus = 0;
+  for (int k = std::max(at_least, 1); k <= p.gpus_per_node; ++k) {
+    int n = static_cast<int>(p.buckets[static_cast<size_t>(k)].size());
+    nodes += n;
+    gpus += n * k;
+  }
+  return {nodes, gpus};
+}
+
 Status SimProvider::Place(const LaunchRequest& r, Timestamp started, Timestamp now) {
   if (outage_) return Unavailable("provider " + name_ + " is down");
   Pool* pool = FindPool(r.cluster, r.pool);

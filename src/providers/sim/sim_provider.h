@@ -60,6 +60,11 @@ class SimProvider final : public ProviderAdapter, public providers::OutageDrill 
   // dispatched twice across replicas.
   void SetDispatchLog(std::string path) { dispatch_log_ = std::move(path); }
 
+  // The nodes of pool `pool` (a ResolvePool handle) with at least
+  // `at_least` GPUs free, and the free GPUs on them: {nodes, gpus}. For
+  // planning's measure of stranded GPUs.
+  std::pair<int, int> FreeOn(int pool, int at_least) const;
+
   // When the next running attempt ends, if any: lets virtual-time drivers
   // (planning, benchmarks) jump straight to the next event.
   std::optional<Timestamp> NextEventTime();

@@ -1,0 +1,124 @@
+#include "cli/plan_commands.h"
+
+#include <iostream>
+
+#include "causeway/estate.h"
+#include "cli/commands.h"
+#include "cli/errors.h"
+#include "planning/plan.h"
+#include "planning/report.h"
+#include "providers/registry.h"
+
+namespace causeway::cli {
+namespace {
+
+struct TraceFlags {
+  std::string file, format = "causeway", start, default_team, html, output;
+  std::vector<std::string> estates, reservations, removals, prices, gpu_types;
+  int seeds = 1;
+  uint64_t seed = 1;
+  bool any_gpu_type = false;
+};
+
+// The estates to compare: files, "trace" (the trace's own machines), or the
+// embedded estate when none is named.
+Result<std::vector<planning::NamedEstate>> Estates(const TraceFlags& f, const planning::Trace& trace) {
+  std::vector<planning::NamedEstate> out;
+  if (f.estates.empty()) {
+    ASSIGN_OR_RETURN(auto e, providers::ParseEstate(DefaultEstateYaml(), "the embedded estate"));
+    out.push_back({"embedded estate", std::move(e)});
+  }
+  for (const auto& name : f.estates) {
+    if (name == "trace") {
+      ASSIGN_OR_RETURN(auto e, planning::TraceEstate(trace));
+      out.push_back({"trace's machines", std::move(e)});
+    } else {
+      ASSIGN_OR_RETURN(auto e, providers::LoadEstateFile(name));
+      out.push_back({name, std::move(e)});
+    }
+  }
+  return out;
+}
+
+Result<planning::PlanRequest> Request(const TraceFlags& f, const planning::Trace& trace) {
+  planning::PlanRequest req;
+  ASSIGN_OR_RETURN(req.estates, Estates(f, trace));
+  using K = planning::EstateChange::Kind;
+  for (auto [kind, list] : {std::pair{K::kAddReservation, &f.reservations}, {K::kRemoveCluster, &f.removals},
+                            {K::kPrice, &f.prices}}) {
+    for (const auto& text : *list) {
+      ASSIGN_OR_RETURN(auto change, planning::ParseChange(kind, text));
+      req.changes.push_back(std::move(change));
+    }
+  }
+  req.seeds = f.seeds;
+  req.options.seed = f.seed;
+  req.options.default_team = f.default_team;
+  req.options.any_gpu_type = f.any_gpu_type;
+  for (const auto& m : f.gpu_types) {
+    size_t eq = m.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == m.size()) {
+      return InvalidArgument("--gpu-type " + m + ": expected FROM=TO, e.g. V100M32=A100-80GB");
+    }
+    req.options.gpu_types[m.substr(0, eq)] = m.substr(eq + 1);
+  }
+  if (!f.start.empty()) {
+    ASSIGN_OR_RETURN(req.options.start, ParseRfc3339(f.start));
+  } else {
+    // Today, from midnight UTC: reservations dated in the estate apply as
+    // they would to work starting now.
+    auto now = std::chrono::floor<std::chrono::days>(std::chrono::system_clock::now());
+    req.options.start = std::chrono::time_point_cast<Micros>(now);
+  }
+  return req;
+}
+
+int PlanTraceCommand(const TraceFlags& f, bool json_output) {
+  auto format = planning::ParseTraceFormat(f.format);
+  if (!format.ok()) return Fail(format.status());
+  auto trace = planning::ReadTrace(f.file, *format);
+  if (!trace.ok()) return Fail(trace.status());
+  auto req = Request(f, *trace);
+  if (!req.ok()) return Fail(req.status());
+  auto report = planning::PlanTrace(*trace, std::move(*req));
+  if (!report.ok()) return Fail(report.status());
+  if (!f.html.empty()) {
+    if (Status st = WriteOut(f.html, planning::ReportHtml(*report)); !st.ok()) return Fail(st);
+    std::cerr << "wrote the HTML report to " << f.html << "\n";
+  }
+  std::string text = json_output ? report->dump(2) + "\n" : planning::ReportTable(*report);
+  if (Status st = WriteOut(f.output, text); !st.ok()) return Fail(st);
+  return kExitOk;
+}
+
+}  // namespace
+
+void AddPlanCommands(Cli& c) {
+  auto* plan = c.app.add_subcommand("plan", "planning: replay traces through the scheduler on candidate estates");
+  plan->require_subcommand(1);
+  auto* trace = plan->add_subcommand("trace", "replay a trace on one or more estates and compare them (offline)");
+  TraceFlags& f = c.Keep<TraceFlags>();
+  trace->add_option("FILE", f.file, "the trace")->required();
+  trace->add_option("--format", f.format, "causeway (CSV or JSON lines), alibaba-2023, alibaba-dlrm-2025");
+  trace->add_option("--estate", f.estates,
+                    "an estate to replay on (repeat to compare; \"trace\": the trace's own machines; default: the "
+                    "embedded estate)");
+  trace->add_option("--add-reservation", f.reservations,
+                    "CLUSTER:GPU_TYPE:COUNT:TERM:PRICE, e.g. nebius-eu-h200:H200:128:12mo:2.30 (a candidate: the first "
+                    "estate with these changes)");
+  trace->add_option("--remove-cluster", f.removals, "CLUSTER (a change, as --add-reservation)");
+  trace->add_option("--price", f.prices, "CLUSTER:GPU_TYPE:ON_DEMAND[:SPOT] per GPU-hour (a change)");
+  trace->add_option("--seeds", f.seeds, "replays per estate, each with its own seed (median and 5th-95th percentile)");
+  trace->add_option("--seed", f.seed, "the first seed (default 1)");
+  trace->add_option("--start", f.start, "when the trace's time 0 is, RFC 3339 (default: today, 00:00 UTC)");
+  trace->add_option("--default-team", f.default_team, "the team of jobs whose team has no queue in the estate");
+  trace->add_option("--gpu-type", f.gpu_types, "FROM=TO: the trace's GPU type FROM runs as the estate's TO");
+  trace->add_flag("--any-gpu-type", f.any_gpu_type, "every job may use any GPU type of the estate");
+  trace->add_option("--html", f.html, "also write a self-contained HTML report with plots");
+  trace->add_option("-o,--output", f.output, "write the table (or --json) to this file (default: stdout)");
+  int& rc = c.rc;
+  Globals& g = c.g;
+  trace->callback([&] { rc = PlanTraceCommand(f, g.json_output); });
+}
+
+}  // namespace causeway::cli

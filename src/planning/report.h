@@ -1,0 +1,54 @@
+// A planning report: the replays of one trace on each candidate estate, one
+// per seed, summarised as the median and the 5th-95th percentile across
+// seeds of every figure, per estate and per team, GPU type and zone, with
+// the differences from the first estate largest first. As JSON (the API and
+// --json), a table (the terminal) and a self-contained HTML page whose plots
+// are inline SVG (no script, no network).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "planning/replay.h"
+
+namespace causeway::planning {
+
+struct EstateRuns {
+  std::string name;         // as the reader calls it: the file, or "current + changes"
+  std::string currency = "USD";
+  std::vector<std::string> changes;  // what was changed on top of the base, in words
+  std::vector<RunResult> runs;  // one per seed
+};
+
+// One figure across seeds.
+struct Spread {
+  double median = 0, p5 = 0, p95 = 0;
+};
+
+// The figures of one run, flat: "GROUP.FIGURE" (groups as in RunResult,
+// reservations as "reservation:NAME"). Waits and times are seconds, costs
+// in the estate's currency, utilization and shares in [0, 1].
+std::map<std::string, double> Figures(RunResult& run);
+
+// Every figure of `runs` across its seeds.
+std::map<std::string, Spread> Summarise(std::vector<RunResult>& runs);
+
+struct ReportInput {
+  const Trace* trace = nullptr;
+  std::vector<EstateRuns> estates;
+  ReplayOptions options;  // of the first seed
+  int seeds = 1;
+  double wall_seconds = 0;
+};
+
+nlohmann::json ReportJson(ReportInput& in);
+// The JSON report as a table for the terminal: the headline figures per
+// estate, then the largest changes.
+std::string ReportTable(const nlohmann::json& report);
+// A self-contained HTML page with the report and its plots.
+std::string ReportHtml(const nlohmann::json& report);
+
+}  // namespace causeway::planning
