@@ -553,7 +553,7 @@ void Engine::Ended(JobMap::iterator it, const ProviderEvent& ev, std::vector<Tra
 
 // The queue with the lowest dominant share goes next.
 void Engine::AdmitPending(Timestamp now, std::vector<Transition>& out) {
-  no_room_.clear();
+  ++pass_;
   using Entry = std::pair<int64_t, int>;  // share, queue slot
   std::priority_queue<Entry, std::vector<Entry>, std::greater<>> order;
   std::vector<std::set<PendingKey>::iterator> cursor(pending_.size());
@@ -631,9 +631,21 @@ bool Engine::TryAdmit(Job& j, Timestamp now, std::vector<Transition>& out) {
   // a cluster to avoid) and outside a gang's start shares its verdict.
   const bool shares = !resume && j.avoid.empty() && !gang_launch_;
   if (shares) {
-    if (j.demand.empty()) j.demand = DemandKey(spec) + "\x1e" + std::to_string(j.queue);
-    if (auto hit = no_room_.find(j.demand); hit != no_room_.end() && spec.priority <= hit->second.first) {
-      if (j.wait != Job::Wait::kOther) j.wait = hit->second.second ? Job::Wait::kQuota : Job::Wait::kNoRoom;
+    if (j.demand_gen != demand_gen_) {
+      if (demand_ids_.size() >= 65'536) {
+        demand_ids_.clear();
+        no_room_.clear();
+        ++demand_gen_;
+      }
+      auto id = demand_ids_.try_emplace(DemandKey(spec) + "\x1e" + std::to_string(j.queue),
+                                        static_cast<uint32_t>(demand_ids_.size()));
+      j.demand = id.first->second;
+      j.demand_gen = demand_gen_;
+      if (no_room_.size() <= j.demand) no_room_.resize(j.demand + 1);
+    }
+    const NoRoom& hit = no_room_[j.demand];
+    if (hit.pass == pass_ && spec.priority <= hit.priority) {
+      if (j.wait != Job::Wait::kOther) j.wait = hit.quota ? Job::Wait::kQuota : Job::Wait::kNoRoom;
       return false;
     }
   }
@@ -686,8 +698,8 @@ bool Engine::TryAdmit(Job& j, Timestamp now, std::vector<Transition>& out) {
   }
   if (j.wait != Job::Wait::kOther) j.wait = quota_blocked ? Job::Wait::kQuota : Job::Wait::kNoRoom;
   if (shares && !preempted) {
-    auto& memo = no_room_[j.demand];
-    if (spec.priority >= memo.first) memo = {spec.priority, quota_blocked};
+    NoRoom& memo = no_room_[j.demand];
+    if (memo.pass != pass_ || spec.priority >= memo.priority) memo = {pass_, spec.priority, quota_blocked};
   }
   return false;
 }

@@ -281,7 +281,9 @@ class Engine : private placement::CapacityView {
     int pool_id = -1;
     Timestamp not_before;  // recovery backoff: not admitted before this time
     std::string avoid;     // the cluster its last attempt failed on (infrastructure), tried last
-    std::string demand;    // DemandKey of its spec, once asked
+    // Its demand (DemandKey and queue) as a number of demand_ids_, once
+    // asked; valid while demand_gen matches the engine's.
+    uint32_t demand = 0, demand_gen = 0;
     int unlaunched = 0;    // attempts the backend never received (this term): not retries
     // Why it is pending: a code on the hot path, words only when needed.
     enum class Wait { kNew, kQuota, kNoRoom, kBudget, kOther } wait = Wait::kNew;
@@ -414,10 +416,19 @@ class Engine : private placement::CapacityView {
   uint64_t decisions_ = 0;
   // Within one admission pass capacity and quota only shrink (preemption
   // aside), so a job whose demand found no room cannot find it for another
-  // job of the same demand and no higher priority: demand key -> (the
-  // highest priority that found none, whether quota blocked it). Cleared
-  // at every pass; never filled by a pass that preempted.
-  std::unordered_map<std::string, std::pair<int, bool>> no_room_;
+  // job of the same demand and no higher priority. Per demand number:
+  // the pass it was found in, the highest priority that found none, and
+  // whether quota blocked it. Never filled by an attempt that preempted.
+  struct NoRoom {
+    uint64_t pass = 0;
+    int priority = 0;
+    bool quota = false;
+  };
+  std::vector<NoRoom> no_room_;
+  // Demands by number; renumbered from scratch (demand_gen_ + 1) past 65,536.
+  std::unordered_map<std::string, uint32_t> demand_ids_;
+  uint32_t demand_gen_ = 1;
+  uint64_t pass_ = 0;
   Timestamp now_;  // time of the current Tick
 };
 

@@ -119,6 +119,28 @@ TEST(SchedulerTest, BorrowingStopsAtTheBorrowingLimit) {
   EXPECT_NE(explain["waiting"].get<std::string>().find("borrowing limit of 8"), std::string::npos) << explain.dump(2);
 }
 
+// A pass shares "no room" among jobs of one demand, but never with a job of
+// higher priority (which may preempt) or of another demand (which may fit),
+// and every job that waits still says why.
+TEST(SchedulerTest, JobsOfOneDemandShareANoRoomVerdictOnlyAtOrBelowItsPriority) {
+  SimWorld w(TestEstate());
+  for (const char* id : {"r1", "r2", "r3", "r4"}) ASSERT_TRUE(w.Submit(id, Job("t1", "H100:8", "priority: low\n")).ok());
+  w.Tick();  // 32 of t1's 16 + 16 borrowable H100s: all four run
+  for (const char* id : {"w1", "w2", "w3"}) ASSERT_TRUE(w.Submit(id, Job("t1", "H100:8", "priority: low\n")).ok());
+  ASSERT_TRUE(w.Submit("small", Job("t1", "L4:2")).ok());
+  ASSERT_TRUE(w.Submit("urgent", Job("t1", "H100:8", "priority: high\n")).ok());
+  auto out = w.Tick(std::chrono::seconds(1));
+  EXPECT_EQ(w.state["urgent"], JobState::kRunning) << ExplainJson(w, "urgent").dump(2);
+  EXPECT_NE(Find(out, "urgent", Transition::Kind::kDispatched), nullptr);
+  for (const char* id : {"w1", "w2", "w3"}) {
+    EXPECT_EQ(w.state.count(id), 0u) << id;
+    EXPECT_FALSE(ExplainJson(w, id)["waiting"].get<std::string>().empty()) << id;
+  }
+  // No L4 quota for t1: refused by quota, not by the H100s' verdict.
+  EXPECT_NE(ExplainJson(w, "small")["waiting"].get<std::string>().find("L4"), std::string::npos)
+      << ExplainJson(w, "small").dump(2);
+}
+
 TEST(SchedulerTest, BestEffortFifoLetsSmallerJobsPassStrictFifoDoesNot) {
   for (bool strict : {false, true}) {
     SimWorld w(TestEstate(strict));
