@@ -1,10 +1,13 @@
 #include "cli/plan_commands.h"
 
+#include <filesystem>
 #include <iostream>
 
 #include "causeway/estate.h"
 #include "cli/commands.h"
 #include "cli/errors.h"
+#include "cli/local_db.h"
+#include "planning/history.h"
 #include "planning/plan.h"
 #include "planning/report.h"
 #include "providers/registry.h"
@@ -13,7 +16,9 @@ namespace causeway::cli {
 namespace {
 
 struct TraceFlags {
-  std::string file, format = "causeway", start, default_team, html, output;
+  std::string file, format = "causeway", start, default_team, html, output, since = "90d";
+  bool from_history = false, fidelity = false;
+  DbChoice db;
   std::vector<std::string> estates, reservations, removals, prices, gpu_types;
   int seeds = 1;
   uint64_t seed = 1;
@@ -73,13 +78,39 @@ Result<planning::PlanRequest> Request(const TraceFlags& f, const planning::Trace
   return req;
 }
 
+// The ledger's jobs of the last `since`, read from the database file.
+Result<planning::Trace> History(const TraceFlags& f, Timestamp& origin) {
+  ASSIGN_OR_RETURN(Micros window, ParseDuration(f.since));
+  if (window <= Micros(0)) return InvalidArgument("--since must be a positive duration, e.g. 90d");
+  std::string path = f.db.Resolve();
+  if (!std::filesystem::exists(path)) return NotFound("no database at " + path + " (give --db FILE or --data-dir DIR)");
+  ASSIGN_OR_RETURN(auto store, OpenStore(path, true));
+  Timestamp until = std::chrono::time_point_cast<Micros>(std::chrono::system_clock::now());
+  // A recorded run's clock may run ahead of this one (--sim-speed): read up
+  // to the newest job, whenever that is.
+  origin = until - window;
+  return planning::ReadHistory(*store, origin, Timestamp::max());
+}
+
 int PlanTraceCommand(const TraceFlags& f, bool json_output) {
-  auto format = planning::ParseTraceFormat(f.format);
-  if (!format.ok()) return Fail(format.status());
-  auto trace = planning::ReadTrace(f.file, *format);
+  if (f.from_history == !f.file.empty()) {
+    return Fail(InvalidArgument("give a trace FILE or --from-history, not both or neither"));
+  }
+  if (f.fidelity && !f.from_history) return Fail(InvalidArgument("--fidelity replays a recorded run: add --from-history"));
+  Result<planning::Trace> trace = InvalidArgument("no trace");
+  Timestamp origin;
+  if (f.from_history) {
+    trace = History(f, origin);
+  } else {
+    auto format = planning::ParseTraceFormat(f.format);
+    if (!format.ok()) return Fail(format.status());
+    trace = planning::ReadTrace(f.file, *format);
+  }
   if (!trace.ok()) return Fail(trace.status());
   auto req = Request(f, *trace);
   if (!req.ok()) return Fail(req.status());
+  if (f.from_history) req->options.start = origin;
+  req->options.fidelity = f.fidelity;
   auto report = planning::PlanTrace(*trace, std::move(*req));
   if (!report.ok()) return Fail(report.status());
   if (!f.html.empty()) {
@@ -98,7 +129,14 @@ void AddPlanCommands(Cli& c) {
   plan->require_subcommand(1);
   auto* trace = plan->add_subcommand("trace", "replay a trace on one or more estates and compare them (offline)");
   TraceFlags& f = c.Keep<TraceFlags>();
-  trace->add_option("FILE", f.file, "the trace")->required();
+  trace->add_option("FILE", f.file, "the trace (or --from-history)");
+  trace->add_flag("--from-history", f.from_history, "the ledger's own jobs (read from the database) as the trace");
+  trace->add_option("--since", f.since, "with --from-history: jobs submitted in the last DURATION (default 90d)");
+  trace->add_option("--db", f.db.db, "with --from-history: the database file (default: the server's)");
+  trace->add_option("--data-dir", f.db.data_dir, "with --from-history: the server's data directory");
+  trace->add_flag("--fidelity", f.fidelity,
+                  "with --from-history: replay the recorded run itself and say whether the scheduler made the same "
+                  "decisions (admission order, placements)");
   trace->add_option("--format", f.format, "causeway (CSV or JSON lines), alibaba-2023, alibaba-dlrm-2025");
   trace->add_option("--estate", f.estates,
                     "an estate to replay on (repeat to compare; \"trace\": the trace's own machines; default: the "

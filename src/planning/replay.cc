@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <unordered_map>
 
 #include "providers/sim/sim_provider.h"
 #include "scheduler/engine.h"
@@ -35,6 +36,7 @@ struct JobRun {
   int32_t pool = -1;  // of its latest attempt
   bool pending = false;
   bool done = false;
+  bool succeeded = false;
 };
 
 // A waiting job's shape: what decides whether a pool's free GPUs are of use to it.
@@ -52,7 +54,15 @@ class Replayer {
 
  private:
   Status Setup();
-  JobSpec SpecOf(const TraceJob& j) const;
+  JobSpec SpecOf(size_t i) const;
+  std::string IdOf(size_t i) const { return trace_.history ? trace_.history->ids[i] : std::to_string(i); }
+  Timestamp SubmitTime(size_t i) const {
+    return trace_.history ? trace_.history->origin + Micros(trace_.history->submit_us[i])
+                          : o_.start + std::chrono::seconds(trace_.jobs[i].submit_s);
+  }
+  // Fidelity: scripts each attempt the provider ended, and lists people's cancellations.
+  void Script();
+  void CompareWithRecord();
   const std::string& TeamOf(const TraceJob& j) const;
   void Submit(size_t i, Timestamp now);
   void Observe(const Transition& t);
@@ -82,6 +92,12 @@ class Replayer {
   std::set<std::string> queue_teams_;
   bool has_queues_ = false;
   std::vector<JobRun> runs_;
+  // History traces: engine ids are the recorded ones.
+  std::unordered_map<std::string, size_t> index_;
+  // Fidelity: people's cancellations (time, job), and what the replay did
+  // of each job's attempts (start, "cluster/pool").
+  std::vector<std::pair<int64_t, size_t>> cancels_;
+  std::vector<std::vector<std::pair<int64_t, std::string>>> replayed_;
   GroupStats* all_ = nullptr;
   std::vector<GroupStats*> team_groups_, zone_groups_;  // by trace team / zone index
   std::map<Shape, int64_t> waiting_;  // shape -> waiting jobs
@@ -140,6 +156,10 @@ Status Replayer::Setup() {
     return InvalidArgument("default team \"" + o_.default_team + "\" has no queue in the estate");
   }
   runs_.assign(trace_.jobs.size(), {});
+  if (trace_.history) {
+    for (size_t i = 0; i < trace_.history->ids.size(); ++i) index_[trace_.history->ids[i]] = i;
+  }
+  if (o_.fidelity && !trace_.history) return InvalidArgument("a replay of the recorded run needs a history trace (--from-history)");
   all_ = &r_.groups["all"];
   for (size_t k = 0; k < trace_.teams.size(); ++k) {
     TraceJob j;
@@ -157,19 +177,25 @@ const std::string& Replayer::TeamOf(const TraceJob& j) const {
   return served || o_.default_team.empty() ? team : o_.default_team;
 }
 
-JobSpec Replayer::SpecOf(const TraceJob& j) const {
+JobSpec Replayer::SpecOf(size_t i) const {
+  const TraceJob& j = trace_.jobs[i];
   JobSpec s;
-  s.team = TeamOf(j);
-  for (const auto& type : types_[j.types]) {
-    Alternative a;
-    a.type = type;
-    a.count = j.gpus;
-    s.accelerators.alternatives.push_back(std::move(a));
+  if (trace_.history) {
+    s = trace_.history->specs[i];  // as recorded, routed on everything it asks for
+  } else {
+    for (const auto& type : types_[j.types]) {
+      Alternative a;
+      a.type = type;
+      a.count = j.gpus;
+      a.use_spot = j.spot;
+      s.accelerators.alternatives.push_back(std::move(a));
+    }
+    s.num_nodes = j.nodes;
+    s.priority = j.priority;
+    s.use_spot = j.spot;
+    s.residency = trace_.zones[j.zone];
   }
-  s.num_nodes = j.nodes;
-  s.priority = j.priority;
-  s.use_spot = j.spot;
-  s.residency = trace_.zones[j.zone];
+  s.team = TeamOf(j);
   s.sim.duration = std::chrono::seconds(j.duration_s);
   s.sim.utilization_percent = j.util_permille / 10;
   s.sim.exit_code = j.status == TraceStatus::kFailed ? 1 : j.status == TraceStatus::kCancelled ? 130 : 0;
@@ -204,9 +230,18 @@ void Replayer::Submit(size_t i, Timestamp now) {
   const TraceJob& j = trace_.jobs[i];
   if (first_us_ < 0) first_us_ = ToUnixMicros(now);
   scheduler::JobInput in;
-  in.id = std::to_string(i);
-  in.spec = SpecOf(j);
-  in.created_at = now;
+  in.id = IdOf(i);
+  in.spec = SpecOf(i);
+  in.created_at = trace_.history ? SubmitTime(i) : now;
+  if (trace_.history && !trace_.history->after[i].empty()) {
+    auto before = index_.find(trace_.history->after[i]);
+    if (before != index_.end()) {
+      in.after = trace_.history->after[i];
+      const JobRun& b = runs_[before->second];
+      in.after_state = b.done ? (b.succeeded ? JobState::kSucceeded : JobState::kFailed) : JobState::kPending;
+    }
+  }
+  (void)j;
   Status st = engine_->Submit(std::move(in));
   if (!st.ok()) {
     ++r_.refused;
@@ -219,8 +254,14 @@ void Replayer::Submit(size_t i, Timestamp now) {
 
 void Replayer::Observe(const Transition& t) {
   size_t i = 0;
-  auto [p, ec] = std::from_chars(t.job_id.data(), t.job_id.data() + t.job_id.size(), i);
-  if (ec != std::errc() || i >= runs_.size()) return;
+  if (trace_.history) {
+    auto found = index_.find(t.job_id);
+    if (found == index_.end()) return;
+    i = found->second;
+  } else {
+    auto [p, ec] = std::from_chars(t.job_id.data(), t.job_id.data() + t.job_id.size(), i);
+    if (ec != std::errc() || i >= runs_.size()) return;
+  }
   JobRun& run = runs_[i];
   auto pool_it = pool_index_.find(t.cluster + "/" + t.pool);
   int pool = pool_it == pool_index_.end() ? -1 : pool_it->second;
@@ -232,8 +273,9 @@ void Replayer::Observe(const Transition& t) {
       run.pool = pool;
       if (run.first_start_us < 0) {
         run.first_start_us = at_us;
-        for (GroupStats* g : GroupsOf(i, pool)) g->waits_s.push_back((at_us - ToUnixMicros(o_.start) - trace_.jobs[i].submit_s * kUs) / kUs);
+        for (GroupStats* g : GroupsOf(i, pool)) g->waits_s.push_back((at_us - ToUnixMicros(SubmitTime(i))) / kUs);
       }
+      if (!replayed_.empty()) replayed_[i].push_back({at_us, t.cluster + "/" + t.pool});
       if (pool >= 0) pools_[static_cast<size_t>(pool)].allocated += t.gpus;
       allocated_total_ += t.gpus;
       if (t.reserved) reserved_now_[reserved_key] += t.gpus;
@@ -263,8 +305,9 @@ void Replayer::Observe(const Transition& t) {
         break;
       }
       run.done = true;
+      run.succeeded = t.new_state == JobState::kSucceeded;
       last_us_ = std::max(last_us_, at_us);
-      int64_t since_submit = (at_us - ToUnixMicros(o_.start)) / kUs - trace_.jobs[i].submit_s;
+      int64_t since_submit = (at_us - ToUnixMicros(SubmitTime(i))) / kUs;
       for (GroupStats* g : groups) {
         ++g->jobs;
         if (t.new_state == JobState::kSucceeded) {
@@ -405,6 +448,62 @@ void Replayer::Finish(Timestamp end) {
   all_->cost_micros += r_.unused_reservation_micros;
 }
 
+void Replayer::Script() {
+  const History& h = *trace_.history;
+  replayed_.assign(trace_.jobs.size(), {});
+  for (size_t i = 0; i < h.attempts.size(); ++i) {
+    const auto& attempts = h.attempts[i];
+    for (size_t k = 0; k < attempts.size(); ++k) {
+      const RecordedAttempt& a = attempts[k];
+      if (a.end_us < a.start_us) continue;  // still running when read: its spec's run time
+      if (a.state == "cancelled") {
+        // A person's cancellation ends the job; Causeway's own (preemption)
+        // is the replay's to decide again.
+        if (k + 1 == attempts.size() && h.final_state[i] == JobState::kCancelled) cancels_.push_back({a.end_us, i});
+        continue;
+      }
+      AttemptOutcome outcome = AttemptOutcome::kSucceeded;
+      for (AttemptOutcome o : {AttemptOutcome::kSucceeded, AttemptOutcome::kFailed, AttemptOutcome::kPreempted,
+                               AttemptOutcome::kNodeFailure, AttemptOutcome::kTimeout, AttemptOutcome::kProviderOutage}) {
+        if (a.state == AttemptOutcomeName(o)) outcome = o;
+      }
+      for (auto& sim : sims_) sim->Script(h.ids[i], a.number, Micros(a.end_us - a.start_us), outcome, a.exit_code);
+    }
+  }
+  std::sort(cancels_.begin(), cancels_.end());
+}
+
+void Replayer::CompareWithRecord() {
+  const History& h = *trace_.history;
+  Fidelity f;
+  auto differ = [&](std::string what) {
+    if (f.differences.size() < 20) f.differences.push_back(std::move(what));
+  };
+  for (size_t i = 0; i < h.attempts.size(); ++i) {
+    ++f.jobs;
+    const auto& rec = h.attempts[i];
+    const auto& rep = replayed_[i];
+    f.attempts += static_cast<int64_t>(rec.size());
+    int64_t rec_first = rec.empty() ? -1 : rec.front().start_us, rep_first = rep.empty() ? -1 : rep.front().first;
+    if (rec_first != rep_first) {
+      f.same_order = false;
+      differ("job " + h.ids[i] + " first started " +
+             (rec_first < 0 ? std::string("never") : FormatRfc3339(FromUnixMicros(rec_first))) + " in the record, " +
+             (rep_first < 0 ? std::string("never") : FormatRfc3339(FromUnixMicros(rep_first))) + " in the replay");
+    }
+    for (size_t k = 0; k < std::max(rec.size(), rep.size()); ++k) {
+      std::string was = k < rec.size() ? rec[k].cluster + "/" + rec[k].pool : "(none)";
+      std::string is = k < rep.size() ? rep[k].second : "(none)";
+      if (was != is) {
+        f.same_placements = false;
+        differ("job " + h.ids[i] + " attempt " + std::to_string(k + 1) + " ran on " + was + " in the record, " + is +
+               " in the replay");
+      }
+    }
+  }
+  r_.fidelity = std::move(f);
+}
+
 Result<RunResult> Replayer::Run() {
   RETURN_IF_ERROR(Setup());
   r_.seed = o_.seed;
@@ -413,24 +512,45 @@ Result<RunResult> Replayer::Run() {
   int64_t horizon_s = 1;
   for (const auto& j : trace_.jobs) horizon_s = std::max(horizon_s, j.submit_s + j.duration_s);
   r_.series.interval_s = std::max<int64_t>(60, (horizon_s + o_.series_points - 1) / std::max(1, o_.series_points));
-  size_t next = 0;
+  // A recorded run is replayed at the moments its scheduler decided: each
+  // recorded start and cancellation; then on events until everything ends.
+  std::vector<int64_t> moments;
+  size_t next_cancel = 0;
+  if (o_.fidelity) {
+    Script();
+    for (const auto& attempts : trace_.history->attempts) {
+      for (const auto& a : attempts) moments.push_back(a.start_us);
+    }
+    for (const auto& [at, job] : cancels_) moments.push_back(at);
+    std::sort(moments.begin(), moments.end());
+    moments.erase(std::unique(moments.begin(), moments.end()), moments.end());
+  }
+  size_t next = 0, next_moment = 0;
   Timestamp now = o_.start;
   bool idle_jump = false;  // the last step jumped a month with nothing else to do
   while (true) {
-    while (next < trace_.jobs.size() && o_.start + std::chrono::seconds(trace_.jobs[next].submit_s) <= now) Submit(next++, now);
-    auto transitions = engine_->Tick(now);
+    while (next < trace_.jobs.size() && SubmitTime(next) <= now) Submit(next++, now);
+    std::vector<Transition> transitions;
+    while (next_cancel < cancels_.size() && cancels_[next_cancel].first <= ToUnixMicros(now)) {
+      auto cancelled = engine_->Cancel(IdOf(cancels_[next_cancel++].second), now);
+      if (cancelled.ok()) transitions.insert(transitions.end(), cancelled->begin(), cancelled->end());
+    }
+    auto ticked = engine_->Tick(now);
+    transitions.insert(transitions.end(), ticked.begin(), ticked.end());
     if (!transitions.empty()) idle_jump = false;
     for (const Transition& t : transitions) Observe(t);
     ++r_.ticks;
     MeasureStranded();
     std::optional<Timestamp> jump;
-    for (auto& s : sims_) {
-      auto t = s->NextEventTime();
-      if (t && (!jump || *t < *jump)) jump = t;
-    }
-    if (next < trace_.jobs.size()) {
-      Timestamp arrival = o_.start + std::chrono::seconds(trace_.jobs[next].submit_s);
-      if (!jump || arrival < *jump) jump = arrival;
+    while (next_moment < moments.size() && moments[next_moment] <= ToUnixMicros(now)) ++next_moment;
+    if (next_moment < moments.size()) {
+      jump = FromUnixMicros(moments[next_moment]);  // the recorded run's next decision
+    } else {
+      for (auto& s : sims_) {
+        auto t = s->NextEventTime();
+        if (t && (!jump || *t < *jump)) jump = t;
+      }
+      if (next < trace_.jobs.size() && (!jump || SubmitTime(next) < *jump)) jump = SubmitTime(next);
     }
     if (!jump && pending_ > 0 && !idle_jump) {
       // Nothing runs and nothing arrives: work held by a spent budget waits
@@ -443,6 +563,7 @@ Result<RunResult> Replayer::Run() {
     now = std::max(now, *jump);
   }
   Finish(last_us_ >= 0 ? FromUnixMicros(last_us_) : now);
+  if (o_.fidelity) CompareWithRecord();
   return std::move(r_);
 }
 

@@ -24,6 +24,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,20 @@ struct ReplayOptions {
   bool any_gpu_type = false;
   // At most this many points in each time series.
   int series_points = 400;
+  // For a history trace: replay the recorded run itself. Every attempt
+  // the provider ended runs as long as it did and ends as it did, people's
+  // cancellations happen when they did, and the scheduler decides at the
+  // moments the live one did (the recorded starts), so the replay must make
+  // the same decisions: RunResult::fidelity says whether it did.
+  bool fidelity = false;
+};
+
+// How a replay of a recorded run compares with the record.
+struct Fidelity {
+  int64_t jobs = 0, attempts = 0;
+  bool same_order = true;       // every job first started when it did
+  bool same_placements = true;  // every attempt on the cluster and pool it had
+  std::vector<std::string> differences;  // the first 20, in words
 };
 
 // What one group of jobs (all, a team, a GPU type, a zone) saw.
@@ -87,6 +102,7 @@ struct RunResult {
   Series series;
   int64_t unused_reservation_micros = 0;
   uint64_t ticks = 0;
+  std::optional<Fidelity> fidelity;  // ReplayOptions::fidelity
 };
 
 // Replays `trace` on `estate` (each provider simulated, whatever its kind).

@@ -142,6 +142,11 @@ json ReportJson(ReportInput& in) {
                       {"pending", first.series.pending}};
       ej["wait_cdf"] = WaitCdf(first.groups["all"].waits_s);
       ej["ticks"] = first.ticks;
+      if (first.fidelity) {
+        const Fidelity& f = *first.fidelity;
+        ej["fidelity"] = {{"jobs", f.jobs}, {"attempts", f.attempts}, {"same_order", f.same_order},
+                          {"same_placements", f.same_placements}, {"differences", f.differences}};
+      }
     }
     ej["headline"] = headline;
     ej["groups"] = groups;

@@ -233,6 +233,14 @@ std::string ReportTable(const json& report) {
         << SpreadText("utilization", r["utilization"], "") << ", unused "
         << SpreadText("cost", r["unused_cost"], e.value("currency", "USD")) << "\n";
     }
+    if (e.contains("fidelity")) {
+      const json& f = e["fidelity"];
+      s << "replay of the recorded run on " << e.value("name", "") << ": " << f.value("jobs", 0) << " jobs, "
+        << f.value("attempts", 0) << " attempts; admission order "
+        << (f.value("same_order", false) ? "identical" : "DIFFERS") << "; placements "
+        << (f.value("same_placements", false) ? "identical" : "DIFFER") << "\n";
+      for (const auto& d : f["differences"]) s << "  " << d.get<std::string>() << "\n";
+    }
     for (const auto& [reason, n] : e["refusals"].items()) {
       s << "refused in " << e.value("name", "") << ": " << n.get<int64_t>() << " jobs: " << reason << "\n";
     }

@@ -19,11 +19,15 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "causeway/clock.h"
+#include "causeway/job_spec.h"
+#include "causeway/records.h"
 #include "causeway/status.h"
 
 namespace causeway::planning {
@@ -47,6 +51,29 @@ struct TraceJob {
   TraceStatus status = TraceStatus::kCompleted;
 };
 
+// What the ledger recorded of one attempt (history traces).
+struct RecordedAttempt {
+  int number = 0;
+  int64_t start_us = 0;
+  int64_t end_us = -1;  // -1: still running when read
+  std::string cluster, pool;
+  std::string state;  // "running", or how it ended: succeeded, failed, preempted, ...
+  int exit_code = 0;
+};
+
+// A trace read from the ledger: each job's recorded id, full spec, exact
+// submission time and attempts, beside its TraceJob. Replays submit the
+// recorded spec itself (its infra, residency, datasets and all).
+struct History {
+  Timestamp origin;  // the trace's time 0
+  std::vector<std::string> ids;
+  std::vector<JobSpec> specs;
+  std::vector<int64_t> submit_us;  // after origin
+  std::vector<std::string> after;  // the pipeline step each runs after ("" for none)
+  std::vector<JobState> final_state;
+  std::vector<std::vector<RecordedAttempt>> attempts;
+};
+
 struct Trace {
   std::string format;  // as given to ReadTrace
   std::string source;  // the file
@@ -61,6 +88,8 @@ struct Trace {
   std::string estate_yaml;
   // How the source was read where it is not one-to-one, in words.
   std::vector<std::string> notes;
+  // Set for a trace read from the ledger (planning/history.h).
+  std::shared_ptr<const History> history;
 
   // The index of `name` in `table` (teams or zones), added when new; and of
   // a set of GPU types. Past 65,534 names every new one maps to the last

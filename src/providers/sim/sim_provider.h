@@ -65,6 +65,13 @@ class SimProvider final : public ProviderAdapter, public providers::OutageDrill 
   // planning's measure of stranded GPUs.
   std::pair<int, int> FreeOn(int pool, int at_least) const;
 
+  // Replays of a recorded run (planning): attempt `attempt` of `job_id`
+  // runs `run_for` and ends as `outcome` with `exit_code`, whatever the
+  // provider's rates would draw.
+  void Script(const std::string& job_id, int attempt, Micros run_for, AttemptOutcome outcome, int exit_code) {
+    scripts_[{job_id, attempt}] = {run_for, outcome, exit_code};
+  }
+
   // When the next running attempt ends, if any: lets virtual-time drivers
   // (planning, benchmarks) jump straight to the next event.
   std::optional<Timestamp> NextEventTime();
@@ -113,6 +120,12 @@ class SimProvider final : public ProviderAdapter, public providers::OutageDrill 
   std::vector<ProviderEvent> outage_events_;
   std::string dispatch_log_;
   std::set<Key> held_;  // held launches not yet released, while dispatch_log_ is set
+  struct Fate {
+    Micros run_for{0};
+    AttemptOutcome outcome = AttemptOutcome::kSucceeded;
+    int exit_code = 0;
+  };
+  std::map<Key, Fate> scripts_;
   void LogDispatch(const std::string& job_id, int attempt) const;
 };
 

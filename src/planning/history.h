@@ -1,0 +1,20 @@
+// The company's own history as a trace (`causeway plan trace
+// --from-history --since 90d`): every job the ledger holds that was
+// submitted in the window, with its recorded spec, submission time,
+// attempts and outcome.
+#pragma once
+
+#include "causeway/clock.h"
+#include "causeway/store.h"
+#include "planning/trace.h"
+
+namespace causeway::planning {
+
+// Jobs submitted in [since, until), oldest first, at most limits.max_jobs
+// (the newest kept). A job's run time is its successful attempt's, else its
+// last attempt's; a job that never ran is kept with a run time of 1 s and
+// its final state. Pipeline steps keep the step they run after; job groups'
+// tasks are replayed one by one (noted).
+Result<Trace> ReadHistory(const Store& store, Timestamp since, Timestamp until, const TraceLimits& limits = {});
+
+}  // namespace causeway::planning
