@@ -195,6 +195,10 @@ step "Residency proven live: a job bound to the EU keeps its checkpoints and log
 show "$cw" acceptance residency --team nlp --zone eu --hold 3 --out "$data"
 show "$cw" acceptance list
 
+step "Planning before signing: the demo's own history replayed through the scheduler, as the estate is and with 64 more reserved H200s"
+show "$cw" plan trace --from-history --since 30d --data-dir "$data" --estate "$root/examples/estate.yaml" \
+  --add-reservation nebius-eu-h200:H200:64:12mo:2.30 --seeds 3 --html "$data/plan.html"
+
 step "The four questions before production work goes to a provider, answered from the running system"
 show "$cw" readiness questions --provider nebius
 show "$cw" readiness export --oscal -o "$data/readiness.oscal.json"

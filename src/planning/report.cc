@@ -28,7 +28,7 @@ json SpreadJson(const Spread& s) { return {{"median", s.median}, {"p5", s.p5}, {
 constexpr const char* kHeadline[] = {
     "jobs", "completed", "wait_p50_s", "wait_p95_s", "wait_p99_s", "completion_p50_s", "utilization", "goodput",
     "stranded_gpus", "stranded_share", "reservation_utilization", "unused_reservation_cost", "preemptions",
-    "borrowed_gpu_hours", "cost", "cost_per_completed_job", "refused"};
+    "borrowed_gpu_hours", "cost", "cost_per_completed_job", "refused", "span_hours"};
 
 // Up to 100 points of the distribution of waits: [seconds, share at most].
 json WaitCdf(std::vector<int64_t> waits) {
@@ -172,6 +172,10 @@ json ReportJson(ReportInput& in) {
     std::stable_sort(rows.begin(), rows.end(), [](const json& a, const json& b) {
       bool a_all = a["figure"].get<std::string>().rfind("all.", 0) == 0, b_all = b["figure"].get<std::string>().rfind("all.", 0) == 0;
       if (a_all != b_all) return a_all;  // the whole estate's figures first
+      // Then changes of something there was before, largest first; what
+      // appears from nothing (a new reservation's figures) after them.
+      bool a_new = a["base"].get<double>() == 0, b_new = b["base"].get<double>() == 0;
+      if (a_new != b_new) return b_new;
       return std::abs(a["relative"].get<double>()) > std::abs(b["relative"].get<double>());
     });
     if (rows.size() > 60) rows.resize(60);

@@ -60,6 +60,7 @@ const char* kLabels[][2] = {
     {"cost", "cost"},
     {"cost_per_completed_job", "cost per completed job"},
     {"refused", "refused by the scheduler"},
+    {"span_hours", "span (first submission to last end), hours"},
 };
 
 std::string Escape(const std::string& s) {

@@ -72,6 +72,10 @@ TEST(DemoTest, TheWholeLoopRunsAndEndsWithAVerifiedSummary) {
       "a checkpoint outside eu is refused",
       "recorded as audit event",
       "Can corporate identities be federated with least privilege?",
+      // planning on the demo's own history, with a reservation's what-if
+      "wrote the HTML report to",
+      "reserved 64 H200 on nebius-eu-h200",
+      "Largest changes against",
       // readiness: controls per provider, owned or not
       "audit-forwarding",
       "no owner: a control no one owns does not exist in practice",
