@@ -30,6 +30,8 @@ test_pkgs=(
   prometheus
   # clang and libFuzzer for the fuzz targets (scripts/fuzz.sh).
   clang-14 libclang-rt-14-dev
+  # A real browser for the HTML reports (driven by playwright-core from npm).
+  chromium
 )
 
 wanted=("${build_pkgs[@]}")

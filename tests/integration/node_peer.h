@@ -21,11 +21,19 @@ inline std::string PeersDir() { return std::string(CAUSEWAY_SOURCE_DIR) + "/test
 // Why the peers cannot run here, or "" when they can.
 inline std::string PeersMissing() {
   if (std::system("node --version > /dev/null 2>&1") != 0) return "Node.js is not installed";
-  for (const char* pkg : {"oauth2-mock-server", "jose", "ajv", "ajv-formats"}) {
+  for (const char* pkg : {"oauth2-mock-server", "jose", "ajv", "ajv-formats", "playwright-core"}) {
     if (!std::filesystem::exists(PeersDir() + "/node_modules/" + pkg)) {
       return std::string("tests/peers/node_modules/") + pkg + " is missing (run: make test-deps)";
     }
   }
+  return "";
+}
+
+// Why Chromium cannot be driven here, or "" when it can: the peers and
+// Debian's chromium.
+inline std::string ChromiumMissing() {
+  if (std::string why = PeersMissing(); !why.empty()) return why;
+  if (!std::filesystem::exists("/usr/bin/chromium")) return "Debian's chromium is not installed (run: make test-deps)";
   return "";
 }
 
