@@ -18,11 +18,9 @@ TraceStatus StatusOf(JobState s) {
   }
 }
 
-}  // namespace
-
-Result<Trace> ReadHistory(const Store& store, Timestamp since, Timestamp until, const TraceLimits& limits) {
-  if (until <= since) return InvalidArgument("the history's window is empty");
-  // Newest first, a page at a time, until the window's start.
+// The jobs submitted in [since, until), at most `max` (the newest), oldest
+// first: newest first a page at a time until the window's start.
+Result<std::vector<JobRecord>> JobsIn(const Store& store, Timestamp since, Timestamp until, size_t max) {
   std::vector<JobRecord> jobs;
   JobFilter filter;
   filter.limit = 500;
@@ -30,19 +28,44 @@ Result<Trace> ReadHistory(const Store& store, Timestamp since, Timestamp until, 
   while (more) {
     ASSIGN_OR_RETURN(auto page, store.ListJobs(filter));
     more = static_cast<int>(page.size()) == filter.limit;
+    if (!page.empty()) filter.before_id = page.back().id;
     for (auto& j : page) {
       if (j.created_at < since) {
         more = false;
         break;
       }
       if (j.created_at < until) jobs.push_back(std::move(j));
-      if (jobs.size() >= limits.max_jobs) more = false;
+      if (jobs.size() >= max) more = false;
     }
-    if (!page.empty()) filter.before_id = page.back().id;
   }
   std::reverse(jobs.begin(), jobs.end());
   std::stable_sort(jobs.begin(), jobs.end(), [](const JobRecord& a, const JobRecord& b) { return a.created_at < b.created_at; });
+  return jobs;
+}
 
+// What the ledger recorded of a job's attempts, and its run time: its
+// successful attempt's, else its last ended attempt's (1 s if none ended).
+std::vector<RecordedAttempt> Recorded(const std::vector<Attempt>& attempts, int64_t& run_s) {
+  std::vector<RecordedAttempt> recorded;
+  run_s = 1;
+  bool succeeded = false;
+  for (const Attempt& a : attempts) {
+    RecordedAttempt x{a.number, ToUnixMicros(a.started_at), a.ended_at ? ToUnixMicros(*a.ended_at) : -1,
+                      a.cluster, a.pool, a.state, a.exit_code.value_or(0)};
+    if (x.end_us >= x.start_us && !succeeded) {
+      run_s = std::max<int64_t>(1, (x.end_us - x.start_us + kUs - 1) / kUs);
+      succeeded = a.state == "succeeded";
+    }
+    recorded.push_back(std::move(x));
+  }
+  return recorded;
+}
+
+}  // namespace
+
+Result<Trace> ReadHistory(const Store& store, Timestamp since, Timestamp until, const TraceLimits& limits) {
+  if (until <= since) return InvalidArgument("the history's window is empty");
+  ASSIGN_OR_RETURN(auto jobs, JobsIn(store, since, until, limits.max_jobs));
   Trace t;
   t.format = "history";
   t.source = "the ledger, jobs submitted since " + FormatRfc3339(since);
@@ -58,18 +81,8 @@ Result<Trace> ReadHistory(const Store& store, Timestamp since, Timestamp until, 
       continue;
     }
     ASSIGN_OR_RETURN(auto attempts, store.ListAttempts(r.id));
-    std::vector<RecordedAttempt> recorded;
     int64_t run_s = 1;
-    bool succeeded = false;
-    for (const Attempt& a : attempts) {
-      RecordedAttempt x{a.number, ToUnixMicros(a.started_at), a.ended_at ? ToUnixMicros(*a.ended_at) : -1,
-                        a.cluster, a.pool, a.state, a.exit_code.value_or(0)};
-      if (x.end_us >= x.start_us && !succeeded) {
-        run_s = std::max<int64_t>(1, (x.end_us - x.start_us + kUs - 1) / kUs);
-        succeeded = a.state == "succeeded";
-      }
-      recorded.push_back(std::move(x));
-    }
+    std::vector<RecordedAttempt> recorded = Recorded(attempts, run_s);
     groups += r.job_group;
     const auto& alt = spec->accelerators.alternatives.front();
     TraceJob j;

@@ -54,6 +54,7 @@ class Replayer {
 
  private:
   Status Setup();
+  void SetupPools();
   JobSpec SpecOf(size_t i) const;
   std::string IdOf(size_t i) const { return trace_.history ? trace_.history->ids[i] : std::to_string(i); }
   Timestamp SubmitTime(size_t i) const {
@@ -63,9 +64,19 @@ class Replayer {
   // Fidelity: scripts each attempt the provider ended, and lists people's cancellations.
   void Script();
   void CompareWithRecord();
+  // The recorded run's decision moments (fidelity), ascending.
+  std::vector<int64_t> DecisionMoments();
+  // The next attempt end or arrival after job `next`, if any.
+  std::optional<Timestamp> NextEvent(size_t next);
+  // One scheduling step at `now`: arrivals, people's cancellations, Tick,
+  // and what it changed observed. Returns the transitions.
+  std::vector<Transition> Step(Timestamp now, size_t& next, size_t& next_cancel);
   const std::string& TeamOf(const TraceJob& j) const;
   void Submit(size_t i, Timestamp now);
+  std::optional<size_t> IndexOf(const std::string& job_id) const;
   void Observe(const Transition& t);
+  void Dispatched(size_t i, const Transition& t, int pool);
+  void AttemptEnded(size_t i, const Transition& t, int pool);
   void Advance(Timestamp to);
   // Stranded GPUs per pool now (only while some job waits).
   void MeasureStranded();
@@ -117,29 +128,52 @@ class Replayer {
 };
 
 Status Replayer::Setup() {
+  if (o_.fidelity && !trace_.history) return InvalidArgument("a replay of the recorded run needs a history trace (--from-history)");
+  for (const auto& q : estate_.queues) queue_teams_.insert(q.team);
+  has_queues_ = !estate_.queues.empty();
+  if (!o_.default_team.empty() && has_queues_ && !queue_teams_.count(o_.default_team)) {
+    return InvalidArgument("default team \"" + o_.default_team + "\" has no queue in the estate");
+  }
   for (const auto& p : estate_.providers) {
     sims_.push_back(std::make_unique<sim::SimProvider>(estate_, p, o_.seed));
   }
   std::map<std::string, ProviderAdapter*> adapters;
   for (auto& s : sims_) adapters[s->name()] = s.get();
   engine_ = std::make_unique<scheduler::Engine>(estate_, adapters);
+  SetupPools();
+  runs_.assign(trace_.jobs.size(), {});
+  if (trace_.history) {
+    for (size_t i = 0; i < trace_.history->ids.size(); ++i) index_[trace_.history->ids[i]] = i;
+  }
+  all_ = &r_.groups["all"];
+  for (size_t k = 0; k < trace_.teams.size(); ++k) {
+    TraceJob j;
+    j.team = static_cast<uint16_t>(k);
+    const std::string& as = TeamOf(j);
+    team_groups_.push_back(as.empty() ? nullptr : &r_.groups["team:" + as]);
+  }
+  for (const auto& zone : trace_.zones) zone_groups_.push_back(zone.empty() ? nullptr : &r_.groups["zone:" + zone]);
+  return Status::Ok();
+}
+
+void Replayer::SetupPools() {
   std::set<std::string> estate_types;
   for (const auto& c : estate_.clusters) {
-    sim::SimProvider* sim = nullptr;
-    for (auto& s : sims_) {
-      if (s->name() == c.provider) sim = s.get();
-    }
+    auto sim = std::find_if(sims_.begin(), sims_.end(), [&](const auto& s) { return s->name() == c.provider; });
+    if (sim == sims_.end()) continue;
     for (const auto& p : c.node_pools) {
-      if (p.cpu_only() || !sim) continue;
+      if (p.cpu_only()) continue;
       pool_index_[c.name + "/" + p.name] = static_cast<int>(pools_.size());
-      pools_.push_back({sim, &r_.groups["gpu:" + p.gpu_type], &r_.groups["zone:" + c.zone],
-                        sim->ResolvePool(c.name, p.name), p.gpu_type, c.zone, p.gpus_per_node,
+      pools_.push_back({sim->get(), &r_.groups["gpu:" + p.gpu_type], &r_.groups["zone:" + c.zone],
+                        (*sim)->ResolvePool(c.name, p.name), p.gpu_type, c.zone, p.gpus_per_node,
                         static_cast<int64_t>(p.gpus_per_node) * p.nodes, 0});
       estate_types.insert(p.gpu_type);
       r_.series.available_gpus += pools_.back().capacity;
     }
   }
   stranded_.assign(pools_.size(), 0);
+  // Each of the trace's GPU type sets as estate types: mapped, or every
+  // type of the estate for "any".
   std::vector<std::string> all(estate_types.begin(), estate_types.end());
   for (const auto& set : trace_.type_sets) {
     std::vector<std::string> mapped;
@@ -150,25 +184,6 @@ Status Replayer::Setup() {
     }
     types_.push_back(set.empty() || o_.any_gpu_type ? all : mapped);
   }
-  for (const auto& q : estate_.queues) queue_teams_.insert(q.team);
-  has_queues_ = !estate_.queues.empty();
-  if (!o_.default_team.empty() && has_queues_ && !queue_teams_.count(o_.default_team)) {
-    return InvalidArgument("default team \"" + o_.default_team + "\" has no queue in the estate");
-  }
-  runs_.assign(trace_.jobs.size(), {});
-  if (trace_.history) {
-    for (size_t i = 0; i < trace_.history->ids.size(); ++i) index_[trace_.history->ids[i]] = i;
-  }
-  if (o_.fidelity && !trace_.history) return InvalidArgument("a replay of the recorded run needs a history trace (--from-history)");
-  all_ = &r_.groups["all"];
-  for (size_t k = 0; k < trace_.teams.size(); ++k) {
-    TraceJob j;
-    j.team = static_cast<uint16_t>(k);
-    const std::string& as = TeamOf(j);
-    team_groups_.push_back(as.empty() ? nullptr : &r_.groups["team:" + as]);
-  }
-  for (const auto& zone : trace_.zones) zone_groups_.push_back(zone.empty() ? nullptr : &r_.groups["zone:" + zone]);
-  return Status::Ok();
 }
 
 const std::string& Replayer::TeamOf(const TraceJob& j) const {
@@ -252,82 +267,92 @@ void Replayer::Submit(size_t i, Timestamp now) {
   AddShape(i, +1);
 }
 
-void Replayer::Observe(const Transition& t) {
-  size_t i = 0;
+std::optional<size_t> Replayer::IndexOf(const std::string& job_id) const {
   if (trace_.history) {
-    auto found = index_.find(t.job_id);
-    if (found == index_.end()) return;
-    i = found->second;
-  } else {
-    auto [p, ec] = std::from_chars(t.job_id.data(), t.job_id.data() + t.job_id.size(), i);
-    if (ec != std::errc() || i >= runs_.size()) return;
+    auto found = index_.find(job_id);
+    return found == index_.end() ? std::nullopt : std::optional<size_t>(found->second);
   }
-  JobRun& run = runs_[i];
+  size_t i = 0;
+  auto [p, ec] = std::from_chars(job_id.data(), job_id.data() + job_id.size(), i);
+  return ec != std::errc() || i >= runs_.size() ? std::nullopt : std::optional<size_t>(i);
+}
+
+void Replayer::Observe(const Transition& t) {
+  std::optional<size_t> i = IndexOf(t.job_id);
+  if (!i) return;
   auto pool_it = pool_index_.find(t.cluster + "/" + t.pool);
   int pool = pool_it == pool_index_.end() ? -1 : pool_it->second;
-  std::string reserved_key = t.reserved ? t.cluster + "/" + t.flavor.substr(0, t.flavor.find("-spot")) : "";
-  int64_t at_us = ToUnixMicros(t.time);
   switch (t.kind) {
-    case Transition::Kind::kDispatched: {
-      if (run.pending) AddShape(i, -1);
-      run.pool = pool;
-      if (run.first_start_us < 0) {
-        run.first_start_us = at_us;
-        for (GroupStats* g : GroupsOf(i, pool)) g->waits_s.push_back((at_us - ToUnixMicros(SubmitTime(i))) / kUs);
-      }
-      if (!replayed_.empty()) replayed_[i].push_back({at_us, t.cluster + "/" + t.pool});
-      if (pool >= 0) pools_[static_cast<size_t>(pool)].allocated += t.gpus;
-      allocated_total_ += t.gpus;
-      if (t.reserved) reserved_now_[reserved_key] += t.gpus;
-      if (t.borrowed > 0) borrowed_now_[i] = t.borrowed;
+    case Transition::Kind::kDispatched:
+      Dispatched(*i, t, pool);
       break;
-    }
-    case Transition::Kind::kAttemptEnded: {
-      if (pool >= 0) pools_[static_cast<size_t>(pool)].allocated -= t.gpus;
-      allocated_total_ -= t.gpus;
-      if (t.reserved) reserved_now_[reserved_key] -= t.gpus;
-      auto groups = GroupsOf(i, pool);
-      double secs = static_cast<double>(t.gpu_seconds);
-      bool preempted = t.outcome == AttemptOutcome::kPreempted || !t.preempted_by.empty();
-      for (GroupStats* g : groups) {
-        g->allocated_gpu_s += secs;
-        g->cost_micros += t.cost_micros;
-        if (t.outcome == AttemptOutcome::kSucceeded) g->goodput_gpu_s += secs * trace_.jobs[i].util_permille / 1000.0;
-        g->preemptions += preempted;
-      }
-      if (auto b = borrowed_now_.find(i); b != borrowed_now_.end()) {
-        double borrowed = static_cast<double>(b->second) * static_cast<double>(at_us - ToUnixMicros(t.started)) / kUs;
-        for (GroupStats* g : groups) g->borrowed_gpu_s += borrowed;
-        borrowed_now_.erase(b);
-      }
-      if (!IsTerminal(t.new_state)) {
-        AddShape(i, +1);
-        break;
-      }
-      run.done = true;
-      run.succeeded = t.new_state == JobState::kSucceeded;
-      last_us_ = std::max(last_us_, at_us);
-      int64_t since_submit = (at_us - ToUnixMicros(SubmitTime(i))) / kUs;
-      for (GroupStats* g : groups) {
-        ++g->jobs;
-        if (t.new_state == JobState::kSucceeded) {
-          ++g->completed;
-          g->completion_s.push_back(since_submit);
-        } else if (t.new_state == JobState::kFailed) {
-          ++g->failed;
-        } else {
-          ++g->cancelled;
-        }
-      }
+    case Transition::Kind::kAttemptEnded:
+      AttemptEnded(*i, t, pool);
       break;
-    }
     case Transition::Kind::kAbandoned:
-      if (run.pending) AddShape(i, -1);
-      run.done = true;
-      for (GroupStats* g : GroupsOf(i, -1)) ++g->jobs, ++g->cancelled;
+      if (runs_[*i].pending) AddShape(*i, -1);
+      runs_[*i].done = true;
+      for (GroupStats* g : GroupsOf(*i, -1)) ++g->jobs, ++g->cancelled;
       break;
     default:
       break;
+  }
+}
+
+// The reserved capacity an attempt holds, by cluster and GPU type.
+std::string ReservedKey(const Transition& t) { return t.cluster + "/" + t.flavor.substr(0, t.flavor.find("-spot")); }
+
+void Replayer::Dispatched(size_t i, const Transition& t, int pool) {
+  JobRun& run = runs_[i];
+  int64_t at_us = ToUnixMicros(t.time);
+  if (run.pending) AddShape(i, -1);
+  run.pool = pool;
+  if (run.first_start_us < 0) {
+    run.first_start_us = at_us;
+    for (GroupStats* g : GroupsOf(i, pool)) g->waits_s.push_back((at_us - ToUnixMicros(SubmitTime(i))) / kUs);
+  }
+  if (!replayed_.empty()) replayed_[i].push_back({at_us, t.cluster + "/" + t.pool});
+  if (pool >= 0) pools_[static_cast<size_t>(pool)].allocated += t.gpus;
+  allocated_total_ += t.gpus;
+  if (t.reserved) reserved_now_[ReservedKey(t)] += t.gpus;
+  if (t.borrowed > 0) borrowed_now_[i] = t.borrowed;
+}
+
+void Replayer::AttemptEnded(size_t i, const Transition& t, int pool) {
+  int64_t at_us = ToUnixMicros(t.time);
+  if (pool >= 0) pools_[static_cast<size_t>(pool)].allocated -= t.gpus;
+  allocated_total_ -= t.gpus;
+  if (t.reserved) reserved_now_[ReservedKey(t)] -= t.gpus;
+  auto groups = GroupsOf(i, pool);
+  double secs = static_cast<double>(t.gpu_seconds);
+  bool preempted = t.outcome == AttemptOutcome::kPreempted || !t.preempted_by.empty();
+  double useful = t.outcome == AttemptOutcome::kSucceeded ? secs * trace_.jobs[i].util_permille / 1000.0 : 0;
+  double borrowed = 0;
+  if (auto b = borrowed_now_.find(i); b != borrowed_now_.end()) {
+    borrowed = static_cast<double>(b->second) * static_cast<double>(at_us - ToUnixMicros(t.started)) / kUs;
+    borrowed_now_.erase(b);
+  }
+  for (GroupStats* g : groups) {
+    g->allocated_gpu_s += secs;
+    g->cost_micros += t.cost_micros;
+    g->goodput_gpu_s += useful;
+    g->preemptions += preempted;
+    g->borrowed_gpu_s += borrowed;
+  }
+  if (!IsTerminal(t.new_state)) {
+    AddShape(i, +1);  // back in its queue
+    return;
+  }
+  runs_[i].done = true;
+  runs_[i].succeeded = t.new_state == JobState::kSucceeded;
+  last_us_ = std::max(last_us_, at_us);
+  int64_t since_submit = (at_us - ToUnixMicros(SubmitTime(i))) / kUs;
+  for (GroupStats* g : groups) {
+    ++g->jobs;
+    g->completed += t.new_state == JobState::kSucceeded;
+    g->failed += t.new_state == JobState::kFailed;
+    g->cancelled += t.new_state == JobState::kCancelled;
+    if (t.new_state == JobState::kSucceeded) g->completion_s.push_back(since_submit);
   }
 }
 
@@ -504,6 +529,42 @@ void Replayer::CompareWithRecord() {
   r_.fidelity = std::move(f);
 }
 
+std::vector<int64_t> Replayer::DecisionMoments() {
+  std::vector<int64_t> moments;
+  for (const auto& attempts : trace_.history->attempts) {
+    for (const auto& a : attempts) moments.push_back(a.start_us);
+  }
+  for (const auto& [at, job] : cancels_) moments.push_back(at);
+  std::sort(moments.begin(), moments.end());
+  moments.erase(std::unique(moments.begin(), moments.end()), moments.end());
+  return moments;
+}
+
+std::optional<Timestamp> Replayer::NextEvent(size_t next) {
+  std::optional<Timestamp> jump;
+  for (auto& s : sims_) {
+    auto t = s->NextEventTime();
+    if (t && (!jump || *t < *jump)) jump = t;
+  }
+  if (next < trace_.jobs.size() && (!jump || SubmitTime(next) < *jump)) jump = SubmitTime(next);
+  return jump;
+}
+
+std::vector<Transition> Replayer::Step(Timestamp now, size_t& next, size_t& next_cancel) {
+  while (next < trace_.jobs.size() && SubmitTime(next) <= now) Submit(next++, now);
+  std::vector<Transition> transitions;
+  while (next_cancel < cancels_.size() && cancels_[next_cancel].first <= ToUnixMicros(now)) {
+    auto cancelled = engine_->Cancel(IdOf(cancels_[next_cancel++].second), now);
+    if (cancelled.ok()) transitions.insert(transitions.end(), cancelled->begin(), cancelled->end());
+  }
+  auto ticked = engine_->Tick(now);
+  transitions.insert(transitions.end(), ticked.begin(), ticked.end());
+  for (const Transition& t : transitions) Observe(t);
+  ++r_.ticks;
+  MeasureStranded();
+  return transitions;
+}
+
 Result<RunResult> Replayer::Run() {
   RETURN_IF_ERROR(Setup());
   r_.seed = o_.seed;
@@ -515,43 +576,18 @@ Result<RunResult> Replayer::Run() {
   // A recorded run is replayed at the moments its scheduler decided: each
   // recorded start and cancellation; then on events until everything ends.
   std::vector<int64_t> moments;
-  size_t next_cancel = 0;
   if (o_.fidelity) {
     Script();
-    for (const auto& attempts : trace_.history->attempts) {
-      for (const auto& a : attempts) moments.push_back(a.start_us);
-    }
-    for (const auto& [at, job] : cancels_) moments.push_back(at);
-    std::sort(moments.begin(), moments.end());
-    moments.erase(std::unique(moments.begin(), moments.end()), moments.end());
+    moments = DecisionMoments();
   }
-  size_t next = 0, next_moment = 0;
+  size_t next = 0, next_moment = 0, next_cancel = 0;
   Timestamp now = o_.start;
   bool idle_jump = false;  // the last step jumped a month with nothing else to do
   while (true) {
-    while (next < trace_.jobs.size() && SubmitTime(next) <= now) Submit(next++, now);
-    std::vector<Transition> transitions;
-    while (next_cancel < cancels_.size() && cancels_[next_cancel].first <= ToUnixMicros(now)) {
-      auto cancelled = engine_->Cancel(IdOf(cancels_[next_cancel++].second), now);
-      if (cancelled.ok()) transitions.insert(transitions.end(), cancelled->begin(), cancelled->end());
-    }
-    auto ticked = engine_->Tick(now);
-    transitions.insert(transitions.end(), ticked.begin(), ticked.end());
-    if (!transitions.empty()) idle_jump = false;
-    for (const Transition& t : transitions) Observe(t);
-    ++r_.ticks;
-    MeasureStranded();
-    std::optional<Timestamp> jump;
+    if (!Step(now, next, next_cancel).empty()) idle_jump = false;
     while (next_moment < moments.size() && moments[next_moment] <= ToUnixMicros(now)) ++next_moment;
-    if (next_moment < moments.size()) {
-      jump = FromUnixMicros(moments[next_moment]);  // the recorded run's next decision
-    } else {
-      for (auto& s : sims_) {
-        auto t = s->NextEventTime();
-        if (t && (!jump || *t < *jump)) jump = t;
-      }
-      if (next < trace_.jobs.size() && (!jump || SubmitTime(next) < *jump)) jump = SubmitTime(next);
-    }
+    std::optional<Timestamp> jump =
+        next_moment < moments.size() ? std::optional<Timestamp>(FromUnixMicros(moments[next_moment])) : NextEvent(next);
     if (!jump && pending_ > 0 && !idle_jump) {
       // Nothing runs and nothing arrives: work held by a spent budget waits
       // for the next month; when that admits nothing either, nothing will.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <tuple>
 #include <sstream>
 
 #include "causeway/clock.h"
@@ -102,6 +103,78 @@ std::map<std::string, Spread> Summarise(std::vector<RunResult>& runs) {
   return out;
 }
 
+namespace {
+
+// One estate's part of the report: the headline, every group's figures,
+// reservations, and the first seed's series, wait distribution and fidelity.
+json EstateJson(EstateRuns& e, std::map<std::string, Spread>& summary) {
+  json ej = {{"name", e.name}, {"currency", e.currency}, {"changes", e.changes}};
+  json headline = json::object(), groups = json::object(), reservations = json::array();
+  for (const char* h : kHeadline) {
+    if (auto it = summary.find(std::string("all.") + h); it != summary.end()) headline[h] = SpreadJson(it->second);
+  }
+  for (const auto& [k, s] : summary) {
+    size_t dot = k.rfind('.');
+    std::string group = k.substr(0, dot), figure = k.substr(dot + 1);
+    if (group != "all" && group.rfind("reservation:", 0) != 0) groups[group][figure] = SpreadJson(s);
+  }
+  ej["headline"] = headline;
+  ej["groups"] = groups;
+  if (e.runs.empty()) {
+    ej["reservations"] = reservations;
+    return ej;
+  }
+  RunResult& first = e.runs.front();
+  for (const auto& r : first.reservations) {
+    std::string p = "reservation:" + r.name + ".";
+    reservations.push_back({{"name", r.name}, {"cluster", r.cluster}, {"gpu_type", r.gpu_type}, {"gpus", r.gpus},
+                            {"utilization", SpreadJson(summary[p + "utilization"])},
+                            {"committed_cost", SpreadJson(summary[p + "committed_cost"])},
+                            {"unused_cost", SpreadJson(summary[p + "unused_cost"])}});
+  }
+  ej["reservations"] = reservations;
+  ej["refusals"] = first.refusals;
+  ej["series"] = {{"interval_s", first.series.interval_s}, {"available_gpus", first.series.available_gpus},
+                  {"allocated", first.series.allocated}, {"stranded", first.series.stranded},
+                  {"pending", first.series.pending}};
+  ej["wait_cdf"] = WaitCdf(first.groups["all"].waits_s);
+  ej["ticks"] = first.ticks;
+  if (first.fidelity) {
+    const Fidelity& f = *first.fidelity;
+    ej["fidelity"] = {{"jobs", f.jobs}, {"attempts", f.attempts}, {"same_order", f.same_order},
+                      {"same_placements", f.same_placements}, {"differences", f.differences}};
+  }
+  return ej;
+}
+
+// What changes from `base` to `other` (named `name`): the whole estate's
+// figures first; among them changes of something there was before,
+// largest relative change first, then what appears from nothing (a new
+// reservation's figures). At most 60.
+std::vector<json> Differences(const std::map<std::string, Spread>& base, const std::map<std::string, Spread>& other,
+                              const std::string& name) {
+  std::set<std::string> keys;
+  for (const auto& [k, s] : base) keys.insert(k);
+  for (const auto& [k, s] : other) keys.insert(k);
+  std::vector<json> rows;
+  for (const auto& k : keys) {
+    double was = base.count(k) ? base.at(k).median : 0, is = other.count(k) ? other.at(k).median : 0;
+    if (k == "all.span_hours" || std::abs(is - was) < 1e-9) continue;
+    double relative = was != 0 ? (is - was) / std::abs(was) : (is > 0 ? 1.0 : -1.0);
+    rows.push_back({{"estate", name}, {"figure", k}, {"base", was}, {"value", is}, {"change", is - was},
+                    {"relative", relative}});
+  }
+  auto rank = [](const json& d) {
+    bool whole = d["figure"].get<std::string>().rfind("all.", 0) == 0, from_nothing = d["base"].get<double>() == 0;
+    return std::tuple(!whole, from_nothing, -std::abs(d["relative"].get<double>()));
+  };
+  std::stable_sort(rows.begin(), rows.end(), [&](const json& a, const json& b) { return rank(a) < rank(b); });
+  if (rows.size() > 60) rows.resize(60);
+  return rows;
+}
+
+}  // namespace
+
 json ReportJson(ReportInput& in) {
   json report;
   const Trace& t = *in.trace;
@@ -114,72 +187,12 @@ json ReportJson(ReportInput& in) {
   report["estates"] = json::array();
   std::vector<std::map<std::string, Spread>> summaries;
   for (auto& e : in.estates) {
-    auto summary = Summarise(e.runs);
-    json ej = {{"name", e.name}, {"currency", e.currency}, {"changes", e.changes}};
-    json headline = json::object(), groups = json::object(), reservations = json::array();
-    for (const char* h : kHeadline) {
-      if (auto it = summary.find(std::string("all.") + h); it != summary.end()) headline[h] = SpreadJson(it->second);
-    }
-    for (const auto& [k, s] : summary) {
-      size_t dot = k.rfind('.');
-      std::string group = k.substr(0, dot), figure = k.substr(dot + 1);
-      if (group == "all") continue;
-      if (group.rfind("reservation:", 0) == 0) continue;
-      groups[group][figure] = SpreadJson(s);
-    }
-    if (!e.runs.empty()) {
-      RunResult& first = e.runs.front();
-      for (const auto& r : first.reservations) {
-        std::string p = "reservation:" + r.name + ".";
-        reservations.push_back({{"name", r.name}, {"cluster", r.cluster}, {"gpu_type", r.gpu_type}, {"gpus", r.gpus},
-                                {"utilization", SpreadJson(summary[p + "utilization"])},
-                                {"committed_cost", SpreadJson(summary[p + "committed_cost"])},
-                                {"unused_cost", SpreadJson(summary[p + "unused_cost"])}});
-      }
-      ej["refusals"] = first.refusals;
-      ej["series"] = {{"interval_s", first.series.interval_s}, {"available_gpus", first.series.available_gpus},
-                      {"allocated", first.series.allocated}, {"stranded", first.series.stranded},
-                      {"pending", first.series.pending}};
-      ej["wait_cdf"] = WaitCdf(first.groups["all"].waits_s);
-      ej["ticks"] = first.ticks;
-      if (first.fidelity) {
-        const Fidelity& f = *first.fidelity;
-        ej["fidelity"] = {{"jobs", f.jobs}, {"attempts", f.attempts}, {"same_order", f.same_order},
-                          {"same_placements", f.same_placements}, {"differences", f.differences}};
-      }
-    }
-    ej["headline"] = headline;
-    ej["groups"] = groups;
-    ej["reservations"] = reservations;
-    report["estates"].push_back(ej);
-    summaries.push_back(std::move(summary));
+    summaries.push_back(Summarise(e.runs));
+    report["estates"].push_back(EstateJson(e, summaries.back()));
   }
-  // What changes against the first estate, largest relative change first.
   json diffs = json::array();
   for (size_t e = 1; e < summaries.size(); ++e) {
-    std::vector<json> rows;
-    std::set<std::string> keys;
-    for (const auto& [k, s] : summaries[0]) keys.insert(k);
-    for (const auto& [k, s] : summaries[e]) keys.insert(k);
-    for (const auto& k : keys) {
-      double base = summaries[0].count(k) ? summaries[0].at(k).median : 0;
-      double value = summaries[e].count(k) ? summaries[e].at(k).median : 0;
-      if (k == "all.span_hours" || std::abs(value - base) < 1e-9) continue;
-      double relative = base != 0 ? (value - base) / std::abs(base) : (value > 0 ? 1.0 : -1.0);
-      rows.push_back({{"estate", in.estates[e].name}, {"figure", k}, {"base", base}, {"value", value},
-                      {"change", value - base}, {"relative", relative}});
-    }
-    std::stable_sort(rows.begin(), rows.end(), [](const json& a, const json& b) {
-      bool a_all = a["figure"].get<std::string>().rfind("all.", 0) == 0, b_all = b["figure"].get<std::string>().rfind("all.", 0) == 0;
-      if (a_all != b_all) return a_all;  // the whole estate's figures first
-      // Then changes of something there was before, largest first; what
-      // appears from nothing (a new reservation's figures) after them.
-      bool a_new = a["base"].get<double>() == 0, b_new = b["base"].get<double>() == 0;
-      if (a_new != b_new) return b_new;
-      return std::abs(a["relative"].get<double>()) > std::abs(b["relative"].get<double>());
-    });
-    if (rows.size() > 60) rows.resize(60);
-    for (auto& r : rows) diffs.push_back(std::move(r));
+    for (auto& d : Differences(summaries[0], summaries[e], in.estates[e].name)) diffs.push_back(std::move(d));
   }
   report["differences"] = diffs;
   return report;

@@ -213,6 +213,61 @@ std::string ChangeText(const json& d, const std::string& currency) {
          " (" + (rel >= 0 ? "+" : "") + Fixed(rel * 100, 1) + "%)";
 }
 
+// The four plots: the wait distribution, utilization and stranded GPUs
+// over time (the first seed's), and cost per completed job with its spread.
+std::string Plots(const json& estates) {
+  std::ostringstream s;
+  std::vector<Line> waits, util, stranded;
+  std::vector<std::pair<std::string, json>> cost;
+  for (size_t i = 0; i < estates.size(); ++i) {
+    const json& e = estates[i];
+    std::string name = e.value("name", ""), color = kColors[i % 8];
+    Line w{name, color, {}};
+    for (const auto& p : e["wait_cdf"]) w.points.push_back({p[0].get<double>() / 60, p[1].get<double>()});
+    waits.push_back(std::move(w));
+    const json& series = e["series"];
+    double interval_h = series.value("interval_s", 60) / 3600.0, avail = series.value("available_gpus", 0);
+    Line u{name, color, {}}, st{name, color, {}};
+    size_t k = 0;
+    for (const auto& v : series["allocated"]) u.points.push_back({interval_h * static_cast<double>(k++), avail > 0 ? v.get<double>() / avail : 0});
+    k = 0;
+    for (const auto& v : series["stranded"]) st.points.push_back({interval_h * static_cast<double>(k++), v.get<double>()});
+    util.push_back(std::move(u));
+    stranded.push_back(std::move(st));
+    if (e["headline"].contains("cost_per_completed_job")) cost.push_back({name, e["headline"]["cost_per_completed_job"]});
+  }
+  s << "<h2>Plots</h2>\n";
+  s << LineChart("Queue wait: share of jobs started within", "wait (minutes)", "share of jobs", waits, 1.0);
+  s << LineChart("GPU utilization over time (allocated / available)", "hours since the first submission", "utilization", util, 1.0);
+  s << LineChart("Stranded GPUs over time", "hours since the first submission", "GPUs", stranded);
+  s << BarChart("Cost per completed job", cost, estates.empty() ? "" : estates[0].value("currency", "USD"));
+  return s.str();
+}
+
+// Per estate, each team's, GPU type's and zone's headline figures.
+std::string GroupTables(const json& estates) {
+  std::ostringstream s;
+  s << "<h2>Per team, GPU type and zone</h2>\n";
+  for (const auto& e : estates) {
+    s << "<h3>" << Escape(e.value("name", "")) << "</h3><table><thead><tr><th scope=\"col\">group</th>"
+         "<th scope=\"col\">jobs</th><th scope=\"col\">wait p50</th><th scope=\"col\">wait p95</th><th scope=\"col\">wait p99</th>"
+         "<th scope=\"col\">utilization</th><th scope=\"col\">stranded GPUs</th><th scope=\"col\">cost per completed job</th>"
+         "</tr></thead><tbody>";
+    int shown = 0;
+    for (const auto& [group, f] : e["groups"].items()) {
+      if (shown++ >= 200) break;
+      auto cell = [&](const char* k) {
+        return f.contains(k) ? Escape(SpreadText(k, f[k], e.value("currency", "USD"))) : std::string("—");
+      };
+      s << "<tr><th scope=\"row\">" << Escape(group) << "</th><td>" << cell("jobs") << "</td><td>" << cell("wait_p50_s")
+        << "</td><td>" << cell("wait_p95_s") << "</td><td>" << cell("wait_p99_s") << "</td><td>" << cell("utilization")
+        << "</td><td>" << cell("stranded_gpus") << "</td><td>" << cell("cost_per_completed_job") << "</td></tr>";
+    }
+    s << "</tbody></table>\n";
+  }
+  return s.str();
+}
+
 }  // namespace
 
 std::string ReportTable(const json& report) {
@@ -279,31 +334,7 @@ std::string ReportHtml(const json& report) {
   s << "</ul>\n<h2>Estates</h2>\n" << HeadlineTable(report, true)
     << "<p>Median across seeds; the 5th–95th percentile in brackets where they differ.</p>\n";
 
-  // Wait distribution.
-  std::vector<Line> waits, util, stranded;
-  std::vector<std::pair<std::string, json>> cost;
-  for (size_t i = 0; i < estates.size(); ++i) {
-    const json& e = estates[i];
-    std::string name = e.value("name", ""), color = kColors[i % 8];
-    Line w{name, color, {}};
-    for (const auto& p : e["wait_cdf"]) w.points.push_back({p[0].get<double>() / 60, p[1].get<double>()});
-    waits.push_back(std::move(w));
-    const json& series = e["series"];
-    double interval_h = series.value("interval_s", 60) / 3600.0, avail = series.value("available_gpus", 0);
-    Line u{name, color, {}}, st{name, color, {}};
-    size_t k = 0;
-    for (const auto& v : series["allocated"]) u.points.push_back({interval_h * static_cast<double>(k++), avail > 0 ? v.get<double>() / avail : 0});
-    k = 0;
-    for (const auto& v : series["stranded"]) st.points.push_back({interval_h * static_cast<double>(k++), v.get<double>()});
-    util.push_back(std::move(u));
-    stranded.push_back(std::move(st));
-    if (e["headline"].contains("cost_per_completed_job")) cost.push_back({name, e["headline"]["cost_per_completed_job"]});
-  }
-  s << "<h2>Plots</h2>\n";
-  s << LineChart("Queue wait: share of jobs started within", "wait (minutes)", "share of jobs", waits, 1.0);
-  s << LineChart("GPU utilization over time (allocated / available)", "hours since the first submission", "utilization", util, 1.0);
-  s << LineChart("Stranded GPUs over time", "hours since the first submission", "GPUs", stranded);
-  s << BarChart("Cost per completed job", cost, estates.empty() ? "" : estates[0].value("currency", "USD"));
+  s << Plots(estates);
 
   s << "<h2>Reservations</h2>\n<table><thead><tr><th scope=\"col\">estate</th><th scope=\"col\">reservation</th>"
        "<th scope=\"col\">GPUs</th><th scope=\"col\">used</th><th scope=\"col\">unused cost</th></tr></thead><tbody>";
@@ -325,24 +356,7 @@ std::string ReportHtml(const json& report) {
     }
     s << "</ol>\n";
   }
-  s << "<h2>Per team, GPU type and zone</h2>\n";
-  for (const auto& e : estates) {
-    s << "<h3>" << Escape(e.value("name", "")) << "</h3><table><thead><tr><th scope=\"col\">group</th>"
-         "<th scope=\"col\">jobs</th><th scope=\"col\">wait p50</th><th scope=\"col\">wait p95</th><th scope=\"col\">wait p99</th>"
-         "<th scope=\"col\">utilization</th><th scope=\"col\">stranded GPUs</th><th scope=\"col\">cost per completed job</th>"
-         "</tr></thead><tbody>";
-    int shown = 0;
-    for (const auto& [group, f] : e["groups"].items()) {
-      if (shown++ >= 200) break;
-      auto cell = [&](const char* k) {
-        return f.contains(k) ? Escape(SpreadText(k, f[k], e.value("currency", "USD"))) : std::string("—");
-      };
-      s << "<tr><th scope=\"row\">" << Escape(group) << "</th><td>" << cell("jobs") << "</td><td>" << cell("wait_p50_s")
-        << "</td><td>" << cell("wait_p95_s") << "</td><td>" << cell("wait_p99_s") << "</td><td>" << cell("utilization")
-        << "</td><td>" << cell("stranded_gpus") << "</td><td>" << cell("cost_per_completed_job") << "</td></tr>";
-    }
-    s << "</tbody></table>\n";
-  }
+  s << GroupTables(estates);
   s << "</main></body></html>\n";
   return s.str();
 }

@@ -79,6 +79,25 @@ Result<int> Priority(const Row& row, const Where& w) {
   return static_cast<int>(*v);
 }
 
+// `spot` and `status` of a row of Causeway's own format.
+Status SpotAndStatus(const Row& row, const Where& w, TraceJob& j) {
+  std::string spot = row("spot").value_or("");
+  if (spot == "true" || spot == "1") {
+    j.spot = true;
+  } else if (!spot.empty() && spot != "false" && spot != "0") {
+    return w.Bad("spot", "expected true or false");
+  }
+  std::string status = row("status").value_or("");
+  if (status == "failed") {
+    j.status = TraceStatus::kFailed;
+  } else if (status == "cancelled" || status == "canceled") {
+    j.status = TraceStatus::kCancelled;
+  } else if (!status.empty() && status != "completed") {
+    return w.Bad("status", "expected completed, failed or cancelled");
+  }
+  return Status::Ok();
+}
+
 // A row of Causeway's own format.
 Status OwnRow(Trace& t, const Row& row, const Where& w) {
   constexpr double kMaxSeconds = 1e11;  // about 3,000 years: no overflow in micros
@@ -107,20 +126,7 @@ Status OwnRow(Trace& t, const Row& row, const Where& w) {
     j.util_permille = static_cast<uint16_t>(std::lround(*util * 1000));
     t.has_utilization = true;
   }
-  std::string spot = row("spot").value_or("");
-  if (spot == "true" || spot == "1") {
-    j.spot = true;
-  } else if (!spot.empty() && spot != "false" && spot != "0") {
-    return w.Bad("spot", "expected true or false");
-  }
-  std::string status = row("status").value_or("");
-  if (status == "failed") {
-    j.status = TraceStatus::kFailed;
-  } else if (status == "cancelled" || status == "canceled") {
-    j.status = TraceStatus::kCancelled;
-  } else if (!status.empty() && status != "completed") {
-    return w.Bad("status", "expected completed, failed or cancelled");
-  }
+  RETURN_IF_ERROR(SpotAndStatus(row, w, j));
   j.team = t.Intern(t.teams, row("team").value_or(""));
   j.zone = t.Intern(t.zones, row("zone").value_or(""));
   j.types = t.InternTypes(SplitTypes(row("gpu_type").value_or("")));
@@ -215,6 +221,33 @@ Result<Trace> ReadOwn(const std::string& path, const TraceLimits& limits) {
   return t;
 }
 
+// alibaba-2023's machines (openb_node_list_gpu_node.csv) as an estate: one
+// cluster, one pool per GPU model and GPUs per node.
+Result<std::string> MachinesYaml(const std::string& nodes_path, const TraceLimits& limits) {
+  std::map<std::pair<std::string, int>, int> pools;
+  RETURN_IF_ERROR(ForEachCsvRow(nodes_path, limits, [&](const Row& r, const Where& w) -> Status {
+    ASSIGN_OR_RETURN(auto gpus, Field(r, "gpu", w, 0, 1024));
+    std::string model = r("model").value_or("");
+    if (gpus && *gpus > 0 && !model.empty()) {
+      if (model.size() > 32 || model.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-") != std::string::npos) {
+        return w.Bad("model", "expected a GPU model name");
+      }
+      ++pools[{model, static_cast<int>(*gpus)}];
+    }
+    return Status::Ok();
+  }));
+  std::ostringstream y;
+  y << "providers: [{name: openb, kind: sim, regions: [{name: cn, zone: cn}]}]\n"
+       "clusters:\n  - name: openb\n    provider: openb\n    region: cn\n    node_pools:\n";
+  for (const auto& [key, count] : pools) {
+    std::string pool = key.first + "-x" + std::to_string(key.second);
+    std::transform(pool.begin(), pool.end(), pool.begin(), [](unsigned char c) { return std::tolower(c); });
+    y << "      - {name: " << pool << ", gpu_type: " << key.first << ", gpus_per_node: " << key.second
+      << ", nodes: " << count << "}\n";
+  }
+  return y.str();
+}
+
 // alibaba-2023 (openb): a pod list, and the GPU node list beside it.
 Result<Trace> ReadAlibaba2023(const std::string& path, const TraceLimits& limits) {
   Trace t;
@@ -257,34 +290,12 @@ Result<Trace> ReadAlibaba2023(const std::string& path, const TraceLimits& limits
                       " tasks still pending in the source are replayed as demand, running from creation to deletion");
   }
 
-  // The trace's machines: one pool per GPU model and GPUs per node.
   std::string nodes_path = (std::filesystem::path(path).parent_path() / "openb_node_list_gpu_node.csv").string();
   if (!std::filesystem::exists(nodes_path)) {
     t.notes.push_back("no openb_node_list_gpu_node.csv beside the pod list: --estate trace is not available");
     return t;
   }
-  std::map<std::pair<std::string, int>, int> pools;
-  RETURN_IF_ERROR(ForEachCsvRow(nodes_path, limits, [&](const Row& r, const Where& w) -> Status {
-    ASSIGN_OR_RETURN(auto gpus, Field(r, "gpu", w, 0, 1024));
-    std::string model = r("model").value_or("");
-    if (gpus && *gpus > 0 && !model.empty()) {
-      if (model.size() > 32 || model.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-") != std::string::npos) {
-        return w.Bad("model", "expected a GPU model name");
-      }
-      ++pools[{model, static_cast<int>(*gpus)}];
-    }
-    return Status::Ok();
-  }));
-  std::ostringstream y;
-  y << "providers: [{name: openb, kind: sim, regions: [{name: cn, zone: cn}]}]\n"
-       "clusters:\n  - name: openb\n    provider: openb\n    region: cn\n    node_pools:\n";
-  for (const auto& [key, count] : pools) {
-    std::string pool = key.first + "-x" + std::to_string(key.second);
-    std::transform(pool.begin(), pool.end(), pool.begin(), [](unsigned char c) { return std::tolower(c); });
-    y << "      - {name: " << pool << ", gpu_type: " << key.first << ", gpus_per_node: " << key.second
-      << ", nodes: " << count << "}\n";
-  }
-  t.estate_yaml = y.str();
+  ASSIGN_OR_RETURN(t.estate_yaml, MachinesYaml(nodes_path, limits));
   return t;
 }
 
