@@ -1,13 +1,17 @@
 #include "cli/plan_commands.h"
 
+#include <cmath>
 #include <filesystem>
+#include <optional>
 #include <iostream>
 
 #include "causeway/estate.h"
 #include "cli/commands.h"
 #include "cli/errors.h"
 #include "cli/local_db.h"
+#include "planning/demand.h"
 #include "planning/history.h"
+#include "planning/rows.h"
 #include "planning/plan.h"
 #include "planning/report.h"
 #include "providers/registry.h"
@@ -122,6 +126,37 @@ int PlanTraceCommand(const TraceFlags& f, bool json_output) {
   return kExitOk;
 }
 
+struct DemandFlags {
+  std::string dir, format = "helios-earth";
+  std::vector<std::string> quotas;
+  std::optional<int64_t> reservation;
+  std::optional<double> reserved_price, on_demand_price;
+};
+
+int PlanDemandCommand(const DemandFlags& f, bool json_output) {
+  if (f.format != "helios-earth") return Fail(InvalidArgument("--format: expected helios-earth"));
+  planning::DemandOptions o;
+  for (const auto& q : f.quotas) {
+    size_t eq = q.find('=');
+    auto n = eq == std::string::npos ? std::nullopt : planning::Number(q.substr(eq + 1));
+    if (eq == 0 || !n || *n < 0 || *n != std::floor(*n)) return Fail(InvalidArgument("--quota " + q + ": expected TEAM=GPUS"));
+    o.quotas[q.substr(0, eq)] = static_cast<int64_t>(*n);
+  }
+  if (f.reservation && *f.reservation < 0) return Fail(InvalidArgument("--reservation must be 0 or more GPUs"));
+  if ((f.reserved_price && *f.reserved_price < 0) || (f.on_demand_price && *f.on_demand_price < 0)) {
+    return Fail(InvalidArgument("prices cannot be negative"));
+  }
+  o.reservation = f.reservation;
+  o.reserved_price = f.reserved_price;
+  o.on_demand_price = f.on_demand_price;
+  auto trace = planning::ReadHeliosEarth(f.dir);
+  if (!trace.ok()) return Fail(trace.status());
+  auto report = planning::DemandReport(*trace, o);
+  if (!report.ok()) return Fail(report.status());
+  std::cout << (json_output ? report->dump(2) + "\n" : planning::DemandTable(*report));
+  return kExitOk;
+}
+
 }  // namespace
 
 void AddPlanCommands(Cli& c) {
@@ -157,6 +192,17 @@ void AddPlanCommands(Cli& c) {
   int& rc = c.rc;
   Globals& g = c.g;
   trace->callback([&] { rc = PlanTraceCommand(f, g.json_output); });
+
+  auto* demand = plan->add_subcommand(
+      "demand", "per-team demand curves (Helios Earth) against quotas and a reservation (offline)");
+  DemandFlags& d = c.Keep<DemandFlags>();
+  demand->add_option("DIR", d.dir, "the curves: Helios' Earth_vcs folder")->required();
+  demand->add_option("--format", d.format, "helios-earth (the only form so far)");
+  demand->add_option("--quota", d.quotas, "TEAM=GPUS in place of the source's quota (repeat)");
+  demand->add_option("--reservation", d.reservation, "GPUs reserved for the whole demand");
+  demand->add_option("--reserved-price", d.reserved_price, "per GPU-hour of the reservation");
+  demand->add_option("--on-demand-price", d.on_demand_price, "per GPU-hour beyond it (with --reserved-price: the break-even size)");
+  demand->callback([&] { rc = PlanDemandCommand(d, g.json_output); });
 }
 
 }  // namespace causeway::cli

@@ -121,6 +121,18 @@ TEST(PlanningCliTest, ATraceReplaysToATableJsonAndAnOfflineHtmlReport) {
   EXPECT_NE(bad.err.find("trace.csv:2: gpus: expected a number"), std::string::npos) << bad.err;
   EXPECT_EQ(RunCli({"plan", "trace", trace, "--format", "philly"}).exit_code, 3);
   EXPECT_EQ(RunCli({"plan", "trace", dir.path() + "/absent.csv"}).exit_code, 4);
+
+  // Demand curves: a team over its quota, a reservation, the break-even size.
+  std::filesystem::create_directories(dir.path() + "/vcs/vcA");
+  std::ofstream(dir.path() + "/vcs/vcA/cluster_sequence_vc.csv.gz")
+      << "time,total_gpu_num,running_gpu_num,pending_gpu_num\nt0,8,8,8\nt1,8,4,0\n";
+  auto demand = RunCli({"plan", "demand", dir.path() + "/vcs", "--reservation", "8", "--reserved-price", "1",
+                        "--on-demand-price", "2"});
+  ASSERT_EQ(demand.exit_code, 0) << demand.err;
+  EXPECT_NE(demand.out.find("a reservation of 8 GPUs: 75.0% used"), std::string::npos) << demand.out;
+  EXPECT_EQ(RunCli({"plan", "demand", dir.path() + "/vcs", "--quota", "vcA=lots"}).exit_code, 3);
+  EXPECT_EQ(RunCli({"plan", "demand", dir.path() + "/vcs", "--quota", "vcZ=8"}).exit_code, 3);
+  EXPECT_EQ(RunCli({"plan", "demand", dir.path() + "/none"}).exit_code, 4);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 
 #include "causeway/estate.h"
 #include "planning/changes.h"
+#include "planning/demand.h"
 #include "planning/plan.h"
 #include "planning/replay.h"
 #include "planning/report.h"
@@ -371,6 +372,76 @@ TEST_F(PlanningTest, TheReportComparesEstatesInEveryForm) {
   EXPECT_EQ(html.find("<script"), std::string::npos);
   EXPECT_EQ(html.find("src="), std::string::npos);  // nothing fetched
   EXPECT_EQ(html.find("href="), std::string::npos);
+}
+
+// Two teams over four minutes: a's demand passes its quota of 4 twice (by 2
+// and 4), b never uses its 2 GPUs.
+TEST_F(PlanningTest, DemandCurvesAreCheckedAgainstQuotasAndReservationsByHand) {
+  std::string head = "time,total_gpu_num,running_gpu_num,pending_gpu_num\n";
+  fs::create_directories(dir_ / "vcs/a");
+  fs::create_directories(dir_ / "vcs/b");
+  Write("vcs/a/cluster_sequence_vc.csv.gz", head + "t0,4,4,2\nt1,4,4,0\nt2,4,2,0\nt3,4,4,4\n");
+  Write("vcs/b/cluster_sequence_vc.csv.gz", head + "t0,2,0,0\nt1,2,0,0\nt2,2,0,0\nt3,2,0,0\n");
+  auto trace = ReadHeliosEarth((dir_ / "vcs").string());
+  ASSERT_TRUE(trace.ok()) << trace.status().ToString();
+  ASSERT_EQ(trace->teams.size(), 2u);
+  DemandOptions o;
+  o.reservation = 5;
+  o.reserved_price = 1.0;
+  o.on_demand_price = 2.0;
+  auto report = DemandReport(*trace, o);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  const auto& a = (*report)["teams"][0];
+  EXPECT_EQ(a["team"], "a");
+  EXPECT_EQ(a["quota"], 4);
+  EXPECT_DOUBLE_EQ(a["demand"]["mean"].get<double>(), 5.0);  // 6, 4, 2, 8
+  EXPECT_EQ(a["demand"]["max"], 8);
+  EXPECT_DOUBLE_EQ(a["over_quota_share"].get<double>(), 0.5);
+  EXPECT_DOUBLE_EQ(a["unmet_gpu_hours"].get<double>(), 6.0 / 60);
+  EXPECT_DOUBLE_EQ(a["idle_quota_gpu_hours"].get<double>(), 2.0 / 60);
+  EXPECT_DOUBLE_EQ(a["running_mean"].get<double>(), 3.5);
+  const auto& b = (*report)["teams"][1];
+  EXPECT_DOUBLE_EQ(b["idle_quota_gpu_hours"].get<double>(), 8.0 / 60);
+  // Reserving 5 for demand 6, 4, 2, 8: 5 + 4 + 2 + 5 = 16 of 20 used.
+  const auto& r = (*report)["reservation"];
+  EXPECT_DOUBLE_EQ(r["utilization"].get<double>(), 0.8);
+  EXPECT_DOUBLE_EQ(r["unused_gpu_hours"].get<double>(), 4.0 / 60);
+  EXPECT_DOUBLE_EQ(r["above_gpu_hours"].get<double>(), 4.0 / 60);
+  EXPECT_DOUBLE_EQ(r["cost"].get<double>(), 5 * 4.0 / 60 * 1.0 + 4.0 / 60 * 2.0);
+  // Half the on-demand price: worth it for GPUs wanted at least half the
+  // time: demand's 50th percentile (4).
+  EXPECT_EQ((*report)["break_even_reservation"]["gpus"], 4);
+  EXPECT_NE(DemandTable(*report).find("break-even reservation: 4 GPUs"), std::string::npos) << DemandTable(*report);
+
+  o.quotas["a"] = 8;
+  EXPECT_DOUBLE_EQ((*DemandReport(*trace, o))["teams"][0]["over_quota_share"].get<double>(), 0);
+  o.quotas["nobody"] = 1;
+  EXPECT_FALSE(DemandReport(*trace, o).ok());
+  Write("vcs/b/cluster_sequence_vc.csv.gz", head + "t0,2,x,0\n");
+  auto bad = ReadHeliosEarth((dir_ / "vcs").string());
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("cluster_sequence_vc.csv.gz:2: running_gpu_num: expected a number"),
+            std::string::npos)
+      << bad.status().message();
+  EXPECT_EQ(ReadHeliosEarth((dir_ / "none").string()).status().code(), Code::kNotFound);
+}
+
+TEST_F(PlanningTest, HeliosEarthReadsWithItsPublishedQuotasAndMeans) {
+  const char* env = std::getenv("CAUSEWAY_SHARED_DATA");
+  fs::path data = env ? env : fs::path(CAUSEWAY_SOURCE_DIR) / ".." / "shared" / "data";
+  fs::path vcs = data / "traces/helios-earth-2020/Earth_vcs";
+  if (!fs::exists(vcs)) GTEST_SKIP() << "Helios Earth is not in " << data << " (set CAUSEWAY_SHARED_DATA)";
+  auto trace = ReadHeliosEarth(vcs.string());
+  ASSERT_TRUE(trace.ok()) << trace.status().ToString();
+  EXPECT_EQ(trace->teams.size(), 16u);
+  auto report = DemandReport(*trace, {});
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ((*report)["steps"], 44640);  // SCHEMA.md: one row a minute of May 2020
+  for (const auto& t : (*report)["teams"]) {
+    if (t["team"] != "vc6YE") continue;
+    EXPECT_EQ(t["quota"], 208);  // SCHEMA.md: vc6YE 208 / 187.7 mean running
+    EXPECT_NEAR(t["running_mean"].get<double>(), 187.7, 0.05);
+  }
 }
 
 }  // namespace
