@@ -133,25 +133,31 @@ struct DemandFlags {
   std::optional<double> reserved_price, on_demand_price;
 };
 
-int PlanDemandCommand(const DemandFlags& f, bool json_output) {
-  if (f.format != "helios-earth") return Fail(InvalidArgument("--format: expected helios-earth"));
+Result<planning::DemandOptions> DemandOptionsOf(const DemandFlags& f) {
+  if (f.format != "helios-earth") return InvalidArgument("--format: expected helios-earth");
   planning::DemandOptions o;
   for (const auto& q : f.quotas) {
     size_t eq = q.find('=');
     auto n = eq == std::string::npos ? std::nullopt : planning::Number(q.substr(eq + 1));
-    if (eq == 0 || !n || *n < 0 || *n != std::floor(*n)) return Fail(InvalidArgument("--quota " + q + ": expected TEAM=GPUS"));
+    if (eq == 0 || !n || *n < 0 || *n != std::floor(*n)) return InvalidArgument("--quota " + q + ": expected TEAM=GPUS");
     o.quotas[q.substr(0, eq)] = static_cast<int64_t>(*n);
   }
-  if (f.reservation && *f.reservation < 0) return Fail(InvalidArgument("--reservation must be 0 or more GPUs"));
-  if ((f.reserved_price && *f.reserved_price < 0) || (f.on_demand_price && *f.on_demand_price < 0)) {
-    return Fail(InvalidArgument("prices cannot be negative"));
+  if (f.reservation && *f.reservation < 0) return InvalidArgument("--reservation must be 0 or more GPUs");
+  for (const auto& price : {f.reserved_price, f.on_demand_price}) {
+    if (price && *price < 0) return InvalidArgument("prices cannot be negative");
   }
   o.reservation = f.reservation;
   o.reserved_price = f.reserved_price;
   o.on_demand_price = f.on_demand_price;
+  return o;
+}
+
+int PlanDemandCommand(const DemandFlags& f, bool json_output) {
+  auto o = DemandOptionsOf(f);
+  if (!o.ok()) return Fail(o.status());
   auto trace = planning::ReadHeliosEarth(f.dir);
   if (!trace.ok()) return Fail(trace.status());
-  auto report = planning::DemandReport(*trace, o);
+  auto report = planning::DemandReport(*trace, *o);
   if (!report.ok()) return Fail(report.status());
   std::cout << (json_output ? report->dump(2) + "\n" : planning::DemandTable(*report));
   return kExitOk;
