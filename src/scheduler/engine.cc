@@ -630,25 +630,7 @@ bool Engine::TryAdmit(Job& j, Timestamp now, std::vector<Transition>& out) {
   // Only a job with nothing of its own to route by (a checkpoint to resume,
   // a cluster to avoid) and outside a gang's start shares its verdict.
   const bool shares = !resume && j.avoid.empty() && !gang_launch_;
-  if (shares) {
-    if (j.demand_gen != demand_gen_) {
-      if (demand_ids_.size() >= 65'536) {
-        demand_ids_.clear();
-        no_room_.clear();
-        ++demand_gen_;
-      }
-      auto id = demand_ids_.try_emplace(DemandKey(spec) + "\x1e" + std::to_string(j.queue),
-                                        static_cast<uint32_t>(demand_ids_.size()));
-      j.demand = id.first->second;
-      j.demand_gen = demand_gen_;
-      if (no_room_.size() <= j.demand) no_room_.resize(j.demand + 1);
-    }
-    const NoRoom& hit = no_room_[j.demand];
-    if (hit.pass == pass_ && spec.priority <= hit.priority) {
-      if (j.wait != Job::Wait::kOther) j.wait = hit.quota ? Job::Wait::kQuota : Job::Wait::kNoRoom;
-      return false;
-    }
-  }
+  if (shares && KnownNoRoom(j)) return false;
   bool quota_blocked = false, preempted = false;
   for (int a = 0; a < static_cast<int>(alts.size()); ++a) {
     const Alternative& g = alts[static_cast<size_t>(a)];
@@ -697,11 +679,32 @@ bool Engine::TryAdmit(Job& j, Timestamp now, std::vector<Transition>& out) {
     }
   }
   if (j.wait != Job::Wait::kOther) j.wait = quota_blocked ? Job::Wait::kQuota : Job::Wait::kNoRoom;
-  if (shares && !preempted) {
-    NoRoom& memo = no_room_[j.demand];
-    if (memo.pass != pass_ || spec.priority >= memo.priority) memo = {pass_, spec.priority, quota_blocked};
-  }
+  if (shares && !preempted) RememberNoRoom(j, quota_blocked);
   return false;
+}
+
+bool Engine::KnownNoRoom(Job& j) {
+  if (j.demand_gen != demand_gen_) {
+    if (demand_ids_.size() >= 65'536) {
+      demand_ids_.clear();
+      no_room_.clear();
+      ++demand_gen_;
+    }
+    auto id = demand_ids_.try_emplace(DemandKey(j.input.spec) + "\x1e" + std::to_string(j.queue),
+                                      static_cast<uint32_t>(demand_ids_.size()));
+    j.demand = id.first->second;
+    j.demand_gen = demand_gen_;
+    if (no_room_.size() <= j.demand) no_room_.resize(j.demand + 1);
+  }
+  const NoRoom& hit = no_room_[j.demand];
+  if (hit.pass != pass_ || j.input.spec.priority > hit.priority) return false;
+  if (j.wait != Job::Wait::kOther) j.wait = hit.quota ? Job::Wait::kQuota : Job::Wait::kNoRoom;
+  return true;
+}
+
+void Engine::RememberNoRoom(const Job& j, bool quota_blocked) {
+  NoRoom& memo = no_room_[j.demand];
+  if (memo.pass != pass_ || j.input.spec.priority >= memo.priority) memo = {pass_, j.input.spec.priority, quota_blocked};
 }
 
 bool Engine::TryAdmitGang(Group& g, Timestamp now, std::vector<Transition>& out) {

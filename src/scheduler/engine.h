@@ -374,6 +374,11 @@ class Engine : private placement::CapacityView {
   void AdmitPending(Timestamp now, std::vector<Transition>& out);
   // Tries to admit and dispatch `j`; on failure sets j.waiting.
   bool TryAdmit(Job& j, Timestamp now, std::vector<Transition>& out);
+  // Whether this pass already found no room for `j`'s demand at its
+  // priority or above (numbering its demand first); then sets its wait.
+  bool KnownNoRoom(Job& j);
+  // Records that this pass found no room for `j`'s demand.
+  void RememberNoRoom(const Job& j, bool quota_blocked);
   bool Dispatch(Job& j, const placement::Option& option, int flavor, int64_t borrowed, Timestamp now,
                 std::vector<Transition>& out);
   // A transition carrying the facts of `j`'s current attempt.

@@ -119,6 +119,15 @@ int SimProvider::FreeGpus(int pool) const {
   return handles_[static_cast<size_t>(pool)]->free_total;
 }
 
+void SimProvider::ApplyScript(const Key& key, Micros& run_for, Running& run) const {
+  auto script = scripts_.find(key);
+  if (script == scripts_.end()) return;
+  run_for = script->second.run_for;
+  run.outcome = script->second.outcome;
+  run.exit_code = script->second.exit_code;
+  run.reason = std::string("as recorded: ") + std::string(AttemptOutcomeName(run.outcome));
+}
+
 std::pair<int, int> SimProvider::FreeOn(int pool, int at_least) const {
   if (pool < 0 || pool >= static_cast<int>(handles_.size())) return {0, 0};
   const Pool& p = *handles_[static_cast<size_t>(pool)];
@@ -178,12 +187,7 @@ Status SimProvider::Place(const LaunchRequest& r, Timestamp started, Timestamp n
                  " failed (GPU fell off the bus, XID 79)";
   }
   if (run.outcome != AttemptOutcome::kSucceeded) run.exit_code = run.outcome == AttemptOutcome::kFailed ? run.exit_code : -1;
-  if (auto script = scripts_.find(key); script != scripts_.end()) {
-    run_for = script->second.run_for;
-    run.outcome = script->second.outcome;
-    run.exit_code = script->second.exit_code;
-    run.reason = std::string("as recorded: ") + std::string(AttemptOutcomeName(run.outcome));
-  }
+  ApplyScript(key, run_for, run);
   run.ends = started + run_for;
   (void)now;
   ends_.push({ToUnixMicros(run.ends), key});

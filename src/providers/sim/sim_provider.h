@@ -126,6 +126,8 @@ class SimProvider final : public ProviderAdapter, public providers::OutageDrill 
     int exit_code = 0;
   };
   std::map<Key, Fate> scripts_;
+  // A scripted attempt's run time and end in place of the drawn ones.
+  void ApplyScript(const Key& key, Micros& run_for, Running& run) const;
   void LogDispatch(const std::string& job_id, int attempt) const;
 };
 
