@@ -1,6 +1,7 @@
 #include "planning/history.h"
 
 #include <algorithm>
+#include <chrono>
 
 #include "causeway/json_input.h"
 #include "spec/spec_json.h"
@@ -44,10 +45,10 @@ Result<std::vector<JobRecord>> JobsIn(const Store& store, Timestamp since, Times
 }
 
 // What the ledger recorded of a job's attempts, and its run time: its
-// successful attempt's, else its last ended attempt's (1 s if none ended).
+// successful attempt's, else its last ended attempt's (`run_s` unchanged
+// when none ended).
 std::vector<RecordedAttempt> Recorded(const std::vector<Attempt>& attempts, int64_t& run_s) {
   std::vector<RecordedAttempt> recorded;
-  run_s = 1;
   bool succeeded = false;
   for (const Attempt& a : attempts) {
     RecordedAttempt x{a.number, ToUnixMicros(a.started_at), a.ended_at ? ToUnixMicros(*a.ended_at) : -1,
@@ -81,7 +82,8 @@ Result<Trace> ReadHistory(const Store& store, Timestamp since, Timestamp until, 
       continue;
     }
     ASSIGN_OR_RETURN(auto attempts, store.ListAttempts(r.id));
-    int64_t run_s = 1;
+    // A job with no attempt ended yet runs as long as its spec's hint.
+    int64_t run_s = std::max<int64_t>(1, std::chrono::duration_cast<std::chrono::seconds>(spec->sim.duration).count());
     std::vector<RecordedAttempt> recorded = Recorded(attempts, run_s);
     groups += r.job_group;
     const auto& alt = spec->accelerators.alternatives.front();

@@ -12,8 +12,8 @@ namespace causeway::planning {
 
 // Jobs submitted in [since, until), oldest first, at most limits.max_jobs
 // (the newest kept). A job's run time is its successful attempt's, else its
-// last attempt's; a job that never ran is kept with a run time of 1 s and
-// its final state. Pipeline steps keep the step they run after; job groups'
+// last ended attempt's, else (nothing ended yet) its spec's `sim.duration`
+// hint; it keeps its final state. Pipeline steps keep the step they run after; job groups'
 // tasks are replayed one by one (noted).
 Result<Trace> ReadHistory(const Store& store, Timestamp since, Timestamp until, const TraceLimits& limits = {});
 
