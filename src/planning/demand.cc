@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "planning/replay.h"
 #include "planning/rows.h"
 
 namespace causeway::planning {
@@ -14,12 +15,7 @@ namespace {
 using nlohmann::json;
 
 // Nearest-rank percentile of a copy.
-int64_t Pct(std::vector<int32_t> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  auto rank = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(v.size())));
-  return v[std::min(v.size(), std::max<size_t>(rank, 1)) - 1];
-}
+int64_t Pct(std::vector<int32_t> v, double p) { return Percentile(v, p); }
 
 double Mean(const std::vector<int32_t>& v) {
   double sum = 0;

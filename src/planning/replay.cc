@@ -605,13 +605,6 @@ Result<RunResult> Replayer::Run() {
 
 }  // namespace
 
-int64_t Percentile(std::vector<int64_t>& values, double p) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  auto rank = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(values.size())));
-  return values[std::min(values.size(), std::max<size_t>(rank, 1)) - 1];
-}
-
 Result<RunResult> Replay(const Estate& estate, const Trace& trace, const ReplayOptions& options) {
   Replayer r(estate, trace, options);
   return r.Run();

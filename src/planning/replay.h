@@ -22,6 +22,8 @@
 //   cost        every attempt at its price, plus unused reservations
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -111,7 +113,13 @@ struct RunResult {
 Result<RunResult> Replay(const Estate& estate, const Trace& trace, const ReplayOptions& options);
 
 // The p-th percentile (nearest rank) of `values` (sorted in place); 0 when
-// empty.
-int64_t Percentile(std::vector<int64_t>& values, double p);
+// empty. Every percentile planning reports is this one.
+template <typename T>
+T Percentile(std::vector<T>& values, double p) {
+  if (values.empty()) return T{};
+  std::sort(values.begin(), values.end());
+  auto rank = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(values.size())));
+  return values[std::min(values.size(), std::max<size_t>(rank, 1)) - 1];
+}
 
 }  // namespace causeway::planning

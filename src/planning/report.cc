@@ -15,14 +15,6 @@ using nlohmann::json;
 
 double Share(double a, double b) { return b > 0 ? a / b : 0; }
 
-// Nearest-rank percentile of doubles (sorted in place).
-double PercentileOf(std::vector<double>& v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  auto rank = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(v.size())));
-  return v[std::min(v.size(), std::max<size_t>(rank, 1)) - 1];
-}
-
 json SpreadJson(const Spread& s) { return {{"median", s.median}, {"p5", s.p5}, {"p95", s.p95}}; }
 
 // The figures a reader looks at first, in this order.
@@ -98,7 +90,7 @@ std::map<std::string, Spread> Summarise(std::vector<RunResult>& runs) {
   for (auto& [k, v] : values) {
     // A figure missing from some seeds (a group a seed never saw) counts 0 there.
     v.resize(runs.size(), 0);
-    out[k] = {PercentileOf(v, 50), PercentileOf(v, 5), PercentileOf(v, 95)};
+    out[k] = {Percentile(v, 50), Percentile(v, 5), Percentile(v, 95)};
   }
   return out;
 }

@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
 
 #include "causeway/estate.h"
@@ -41,6 +42,17 @@ class PlanningTest : public ::testing::Test {
     auto t = ReadTrace(Write(name, text), format);
     EXPECT_TRUE(t.ok()) << t.status().ToString();
     return t.ok() ? std::move(*t) : Trace{};
+  }
+  // The figures of `trace` replayed on `yaml` with default options.
+  std::map<std::string, double> Figured(const std::string& yaml, const Trace& trace) {
+    auto run = Replay(Parse(yaml), trace, {});
+    EXPECT_TRUE(run.ok()) << run.status().ToString();
+    return run.ok() ? Figures(*run) : std::map<std::string, double>{};
+  }
+  // The shared data folder ($CAUSEWAY_SHARED_DATA, else ../shared/data).
+  static fs::path SharedData() {
+    const char* env = std::getenv("CAUSEWAY_SHARED_DATA");
+    return env ? fs::path(env) : fs::path(CAUSEWAY_SOURCE_DIR) / ".." / "shared" / "data";
   }
   static Estate Parse(const std::string& yaml) {
     auto e = providers::ParseEstate(yaml, "estate.yaml");
@@ -104,11 +116,9 @@ TEST_F(PlanningTest, AHandMadeTraceGivesTheFiguresWorkedOutByHand) {
 
 TEST_F(PlanningTest, AReservationIsUsedFirstAndWhatItLeftUnusedIsCharged) {
   Trace trace = Read("hand.csv", kHandTrace);
-  Estate estate = Parse(SmallEstate(2, "", "reservations:\n  - {name: r4, cluster: c, gpu_type: H100, count: 4, "
-                                           "start: 2026-01-01T00:00:00Z, end: 2027-01-01T00:00:00Z, price: \"0.50\"}\n"));
-  auto run = Replay(estate, trace, {});
-  ASSERT_TRUE(run.ok()) << run.status().ToString();
-  auto f = Figures(*run);
+  auto f = Figured(SmallEstate(2, "", "reservations:\n  - {name: r4, cluster: c, gpu_type: H100, count: 4, "
+                                      "start: 2026-01-01T00:00:00Z, end: 2027-01-01T00:00:00Z, price: \"0.50\"}\n"),
+                   trace);
   // A holds the 4 reserved GPUs for its hour; the reservation runs the whole
   // 1.5 h: 4 of 6 GPU-hours used, 1 GPU-hour x 0.50 x 2 unused.
   EXPECT_NEAR(f["reservation:r4.utilization"], 2.0 / 3, 1e-9);
@@ -121,12 +131,10 @@ TEST_F(PlanningTest, AReservationIsUsedFirstAndWhatItLeftUnusedIsCharged) {
 
 TEST_F(PlanningTest, AReservationNobodysWorkFitsIsReportedEntirelyUnused) {
   Trace trace = Read("hand.csv", kHandTrace);
-  Estate estate = Parse(SmallEstate(2, "      - {name: a, gpu_type: A100-80GB, gpus_per_node: 8, nodes: 1}\n",
-                                    "reservations:\n  - {name: idle, cluster: c, gpu_type: A100-80GB, count: 8, "
-                                    "start: 2026-01-01T00:00:00Z, end: 2027-01-01T00:00:00Z, price: \"2.00\"}\n"));
-  auto run = Replay(estate, trace, {});
-  ASSERT_TRUE(run.ok());
-  auto f = Figures(*run);
+  auto f = Figured(SmallEstate(2, "      - {name: a, gpu_type: A100-80GB, gpus_per_node: 8, nodes: 1}\n",
+                               "reservations:\n  - {name: idle, cluster: c, gpu_type: A100-80GB, count: 8, "
+                               "start: 2026-01-01T00:00:00Z, end: 2027-01-01T00:00:00Z, price: \"2.00\"}\n"),
+                   trace);
   EXPECT_EQ(f["reservation:idle.utilization"], 0);
   EXPECT_DOUBLE_EQ(f["reservation:idle.committed_cost"], 8 * 1.5 * 2.00);
   EXPECT_DOUBLE_EQ(f["reservation:idle.unused_cost"], f["reservation:idle.committed_cost"]);
@@ -177,9 +185,7 @@ TEST_F(PlanningTest, AddingCapacityNeverLengthensTheMedianWait) {
     Trace trace = Read("p" + std::to_string(seed) + ".csv", RandomTrace(400, seed, false));
     double last = -1;
     for (int nodes : {3, 4, 6, 9, 14}) {
-      auto run = Replay(Parse(SmallEstate(nodes)), trace, {});
-      ASSERT_TRUE(run.ok());
-      double median = Figures(*run)["all.wait_p50_s"];
+      double median = Figured(SmallEstate(nodes), trace)["all.wait_p50_s"];
       if (last >= 0) {
         EXPECT_LE(median, last) << "seed " << seed << ", " << nodes << " nodes";
       }
@@ -283,8 +289,7 @@ TEST_F(PlanningTest, TheAlibabaFormatsReadTheirColumnsAndMachines) {
 }
 
 TEST_F(PlanningTest, TheSharedTracesReadWithTheirPublishedCounts) {
-  const char* env = std::getenv("CAUSEWAY_SHARED_DATA");
-  fs::path data = env ? env : fs::path(CAUSEWAY_SOURCE_DIR) / ".." / "shared" / "data";
+  fs::path data = SharedData();
   fs::path pods = data / "traces/alibaba-gpu-2023/openb_pod_list_default.csv";
   fs::path dlrm = data / "traces/alibaba-dlrm-2025/disaggregated_DLRM_trace.csv";
   if (!fs::exists(pods) || !fs::exists(dlrm)) GTEST_SKIP() << "the shared traces are not in " << data << " (set CAUSEWAY_SHARED_DATA)";
@@ -427,8 +432,7 @@ TEST_F(PlanningTest, DemandCurvesAreCheckedAgainstQuotasAndReservationsByHand) {
 }
 
 TEST_F(PlanningTest, HeliosEarthReadsWithItsPublishedQuotasAndMeans) {
-  const char* env = std::getenv("CAUSEWAY_SHARED_DATA");
-  fs::path data = env ? env : fs::path(CAUSEWAY_SOURCE_DIR) / ".." / "shared" / "data";
+  fs::path data = SharedData();
   fs::path vcs = data / "traces/helios-earth-2020/Earth_vcs";
   if (!fs::exists(vcs)) GTEST_SKIP() << "Helios Earth is not in " << data << " (set CAUSEWAY_SHARED_DATA)";
   auto trace = ReadHeliosEarth(vcs.string());
