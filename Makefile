@@ -55,6 +55,7 @@ bench: build
 	bench/submit/run.sh $(RELEASE_DIR)
 	CAUSEWAY_SHARED_DATA=$${CAUSEWAY_SHARED_DATA:-../shared/data} $(RELEASE_DIR)/bench/schedule_bench
 	CAUSEWAY_SHARED_DATA=$${CAUSEWAY_SHARED_DATA:-../shared/data} $(RELEASE_DIR)/bench/plan_bench
+	$(RELEASE_DIR)/bench/forecast_bench 300 examples
 	$(RELEASE_DIR)/bench/reaper_bench
 	bench/focus/run.sh $(RELEASE_DIR)
 	bench/audit_import/run.sh $(RELEASE_DIR)

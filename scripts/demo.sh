@@ -92,6 +92,8 @@ show "$cw" explain "$llama"
 show "$cw" explain "$eval_id"
 step "A team queued behind its quota, waiting to borrow"
 show "$cw" explain "$borrower"
+step "Before submitting another: when would it start, where, at what cost? (the scheduler run ahead; nothing submitted)"
+show "$cw" plan job "$jobs/vision-sweep.yaml"
 
 step "Urgent work preempts low-priority work of its own queue"
 show "$cw" submit "$jobs/research-urgent.yaml"

@@ -25,98 +25,27 @@
 #include <string>
 #include <vector>
 
-#include "providers/sim/sim_provider.h"
-#include "providers/registry.h"
-#include "scheduler/engine.h"
+#include "common/synthetic.h"
 
 using namespace causeway;
+using causeway::bench::Spec;
+using causeway::bench::World;
 using SteadyClock = std::chrono::steady_clock;
 
 namespace {
 
 double Seconds(SteadyClock::time_point since) { return std::chrono::duration<double>(SteadyClock::now() - since).count(); }
 
-struct World {
-  std::unique_ptr<Estate> estate;
-  std::vector<std::unique_ptr<sim::SimProvider>> sims;
-  std::unique_ptr<scheduler::Engine> engine;
-
-  explicit World(const std::string& yaml) {
-    auto e = providers::ParseEstate(yaml, "bench-estate");
-    if (!e.ok()) {
-      std::fprintf(stderr, "%s\n", e.status().ToString().c_str());
-      std::exit(1);
-    }
-    estate = std::make_unique<Estate>(std::move(*e));
-    std::map<std::string, ProviderAdapter*> adapters;
-    for (const auto& p : estate->providers) {
-      sims.push_back(std::make_unique<sim::SimProvider>(*estate, p, 42));
-      adapters[p.name] = sims.back().get();
-    }
-    engine = std::make_unique<scheduler::Engine>(*estate, adapters);
-  }
-
-  std::optional<Timestamp> NextEnd() {
-    std::optional<Timestamp> next;
-    for (auto& s : sims) {
-      auto t = s->NextEventTime();
-      if (t && (!next || *t < *next)) next = t;
-    }
-    return next;
-  }
-};
-
-JobSpec Spec(const std::string& team, std::vector<GpuRequest> alts, int nodes, int priority, Micros duration) {
-  JobSpec s;
-  s.team = team;
-  for (const GpuRequest& g : alts) {
-    Alternative a;
-    static_cast<GpuRequest&>(a) = g;
-    s.accelerators.alternatives.push_back(std::move(a));
-  }
-  s.num_nodes = nodes;
-  s.priority = priority;
-  s.sim.duration = duration;
-  return s;
-}
-
 // ---- 1. synthetic ----
 
 void Synthetic() {
-  const char* types[] = {"H100", "H200", "A100-80GB", "L4", "B200"};
   std::mt19937_64 rng(7);
-  std::ostringstream y;
-  y << "providers:\n";
-  for (int p = 0; p < 10; ++p) y << "  - {name: p" << p << ", kind: sim, regions: [{name: r, zone: z" << p % 3 << "}]}\n";
-  y << "clusters:\n";
-  for (int c = 0; c < 1000; ++c) {
-    y << "  - {name: c" << c << ", provider: p" << c % 10 << ", region: r, node_pools: [{name: n, gpu_type: "
-      << types[c % 5] << ", gpus_per_node: 8, nodes: " << 4 + rng() % 13 << "}]}\n";
-  }
-  y << "prices:\n";
-  for (int c = 0; c < 1000; ++c) {
-    y << "  - {cluster: c" << c << ", gpu_type: " << types[c % 5] << ", on_demand: \"" << 1 + rng() % 5 << "."
-      << rng() % 100 << "\"}\n";
-  }
-  y << "teams:\n";
-  for (int t = 0; t < 100; ++t) y << "  - {name: t" << t << "}\n";
-  y << "queues:\n";
-  for (int q = 0; q < 100; ++q) {
-    y << "  - {name: q" << q << ", team: t" << q << ", cohort: k" << q % 10 << ", quotas: [";
-    for (int f = 0; f < 5; ++f) y << (f ? ", " : "") << "{flavor: " << types[f] << ", nominal: " << 40 + rng() % 60 << "}";
-    y << "]}\n";
-  }
-  World w(y.str());
+  World w(bench::SyntheticEstate(rng));
   Timestamp now = FromUnixMicros(1'780'000'000'000'000);
   int next_id = 0;
   auto add = [&] {
-    std::vector<GpuRequest> alts = {{types[rng() % 5], 1 << (rng() % 4)}};
-    if (rng() % 4 == 0) alts.push_back({types[rng() % 5], 8});
-    if (alts.size() == 2 && alts[0].type == alts[1].type) alts.pop_back();
-    JobSpec spec = Spec("t" + std::to_string(rng() % 100), alts, rng() % 10 == 0 ? 2 : 1, static_cast<int>(rng() % 3) * 50,
-                        std::chrono::minutes(30 + rng() % 600));
     std::string id = "job" + std::to_string(next_id++);
-    (void)w.engine->Submit(scheduler::JobInput{id, spec, now, 0, 0, 0});
+    (void)w.engine->Submit(scheduler::JobInput{id, bench::SyntheticJob(rng), now, 0, 0, 0});
   };
   for (int i = 0; i < 10'000; ++i) add();
 

@@ -29,6 +29,7 @@ ApiService::ApiService(Services& services, Store& store, CommitQueue& queue, con
       checkpoints_(services.checkpoints),
       provenance_(services.provenance),
       readiness_(services.readiness),
+      plans_(services.plans),
       acceptance_(services.acceptance),
       feed_readers_(services.feed_readers),
       workload_(services.workload),
@@ -106,6 +107,7 @@ void ApiService::AddRoutes() {
   AddAcceptanceRoutes();
   AddCostRoutes();
   AddJobRoutes();
+  AddPlanRoutes();
   AddClusterRoutes();
   AddTelemetryRoutes();
   AddAccessRoutes();

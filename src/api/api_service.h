@@ -64,6 +64,7 @@ class ApiService {
   // Each area adds its routes (in the file named after it).
   void AddRoutes();           // api_service.cc: health, metrics, and the areas below
   void AddJobRoutes();        // jobs_api.cc
+  void AddPlanRoutes();       // plan_api.cc: when a job would likely start
   void AddClusterRoutes();    // clusters_api.cc: queues, clusters, provider outages
   void AddTelemetryRoutes();  // telemetry_api.cc
   void AddCostRoutes();       // cost_api.cc
@@ -95,6 +96,15 @@ class ApiService {
   Result<HttpResponse> ListCheckpoints(HttpRequest& req);
   // The job {id} if the caller may see it; kNotFound otherwise.
   Result<JobDetail> VisibleJob(HttpRequest& req);
+  // A submission's body: the spec as YAML (application/yaml), or JSON with
+  // `spec` (a YAML string or an object), `file`, `envs` and `secrets`.
+  static Result<SubmitRequest> ReadSubmission(HttpRequest& req);
+
+  // Planning: a job not yet submitted, and a queued one.
+  Result<HttpResponse> PlanJob(HttpRequest& req);
+  Result<HttpResponse> PlanQueuedJob(HttpRequest& req);
+  // A queued job's forecast for explain: {"error": ...} when there is none.
+  nlohmann::json ExpectedStart(const std::string& job_id);
   // The pipeline `job` is a step of (PipelineJson), with the steps `who`
   // may see (a step may be another team's) in order as `jobs`: what the
   // job and explain pages show.
@@ -194,6 +204,7 @@ class ApiService {
   CheckpointService& checkpoints_;
   ProvenanceService& provenance_;
   ReadinessService& readiness_;
+  PlanService& plans_;
   AcceptanceService& acceptance_;
   FeedReaders& feed_readers_;
   WorkloadService& workload_;

@@ -56,42 +56,45 @@ void ApiService::AddJobRoutes() {
   Route("GET", "/v1/jobs/{id}/checkpoints", kScopeJobsRead, Bind(&ApiService::ListCheckpoints), true);
 }
 
-void ApiService::SubmitJob(HttpRequest& req, Reply reply) {
+Result<SubmitRequest> ApiService::ReadSubmission(HttpRequest& req) {
   SubmitRequest sr;
   sr.idempotency_key = req.Header("idempotency-key");
   std::string ct = ContentType(req);
   if (ct == "application/yaml" || ct == "application/x-yaml" || ct == "text/yaml" || ct == "text/x-yaml") {
     sr.spec_yaml = std::move(req.body);
     if (std::string f = req.Query("file"); !f.empty()) sr.file = f;
-  } else if (ct.empty() || ct == "application/json") {
-    auto body = JsonBody::Parse(req);
-    if (!body.ok()) return reply(ErrorResponse(body.status()));
-    auto file = body->String("file");
-    if (!file.ok()) return reply(ErrorResponse(file.status()));
-    const json& spec = body->Raw("spec");
-    if (spec.is_string()) {
-      sr.spec_yaml = spec.get<std::string>();
-    } else if (spec.is_object()) {
-      sr.spec_yaml = spec.dump();  // JSON is YAML: the same parser reports positions
-    } else if (spec.is_null()) {
-      return reply(ErrorResponse(InvalidArgument(
-          "field \"spec\" is missing: expected the job spec as a YAML string or a JSON object",
-          {Diagnostic{"request body", 0, 0, "spec", "missing: expected a string or an object"}})));
-    } else {
-      // There, with the wrong type: say which (a number is not "missing").
-      std::string got = spec.type_name();
-      return reply(ErrorResponse(InvalidArgument(
-          "field \"spec\" is " + got + ": expected the job spec as a YAML string or a JSON object",
-          {Diagnostic{"request body", 0, 0, "spec", "expected a string or an object, not " + got}})));
-    }
-    if (!file->empty()) sr.file = *file;
-    for (auto [field, into] : {std::pair{"envs", &sr.inputs.envs}, std::pair{"secrets", &sr.inputs.secrets}}) {
-      if (Status st = VariablesField(body->Raw(field), field, *into); !st.ok()) return reply(ErrorResponse(st));
-    }
-  } else {
-    return reply(ErrorResponse(InvalidArgument("unsupported Content-Type \"" + ct +
-                                               "\": expected application/json or application/yaml")));
+    return sr;
   }
+  if (!ct.empty() && ct != "application/json") {
+    return InvalidArgument("unsupported Content-Type \"" + ct + "\": expected application/json or application/yaml");
+  }
+  ASSIGN_OR_RETURN(auto body, JsonBody::Parse(req));
+  ASSIGN_OR_RETURN(auto file, body.String("file"));
+  const json& spec = body.Raw("spec");
+  if (spec.is_string()) {
+    sr.spec_yaml = spec.get<std::string>();
+  } else if (spec.is_object()) {
+    sr.spec_yaml = spec.dump();  // JSON is YAML: the same parser reports positions
+  } else if (spec.is_null()) {
+    return InvalidArgument("field \"spec\" is missing: expected the job spec as a YAML string or a JSON object",
+                           {Diagnostic{"request body", 0, 0, "spec", "missing: expected a string or an object"}});
+  } else {
+    // There, with the wrong type: say which (a number is not "missing").
+    std::string got = spec.type_name();
+    return InvalidArgument("field \"spec\" is " + got + ": expected the job spec as a YAML string or a JSON object",
+                           {Diagnostic{"request body", 0, 0, "spec", "expected a string or an object, not " + got}});
+  }
+  if (!file.empty()) sr.file = file;
+  for (auto [field, into] : {std::pair{"envs", &sr.inputs.envs}, std::pair{"secrets", &sr.inputs.secrets}}) {
+    RETURN_IF_ERROR(VariablesField(body.Raw(field), field, *into));
+  }
+  return sr;
+}
+
+void ApiService::SubmitJob(HttpRequest& req, Reply reply) {
+  auto read = ReadSubmission(req);
+  if (!read.ok()) return reply(ErrorResponse(read.status()));
+  SubmitRequest sr = std::move(*read);
   jobs_.Submit(*req.principal, std::move(sr), [this, reply](Result<SubmitResult> r) {
     if (!r.ok()) return reply(ErrorResponse(r.status()));
     if (r->created) jobs_submitted_.fetch_add(1);
@@ -222,6 +225,7 @@ Result<HttpResponse> ApiService::ExplainJob(HttpRequest& req) {
               {"state", JobStateName(detail->job.state)},
               {"reason", detail->job.reason}};
   if (live) out["scheduler"] = scheduler::ToJson(*live);
+  if (live && live->state == "pending") out["expected"] = ExpectedStart(detail->job.id);
   if (!detail->job.pipeline.empty()) {
     ASSIGN_OR_RETURN(out["pipeline"], PipelineOf(*req.principal, detail->job));
   }

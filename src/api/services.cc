@@ -25,6 +25,7 @@ Services::Services(Store& store, CommitQueue& queue, const Estate& estate, const
       provenance(store, queue, estate, wall, provenance::Builder{"causeway", CAUSEWAY_VERSION_STRING}),
       acceptance(store, queue, wall),
       readiness(store, queue, estate, wall, audit, acceptance, feed_readers),
+      plans(estate, scheduler, jobs, clock),
       workload(queue, wall) {
   // A directory change that may change someone's access is carried through
   // at once: provider accounts follow, a deactivated person is deprovisioned.

@@ -18,6 +18,7 @@
 #include "service/checkpoint_service.h"
 #include "service/job_service.h"
 #include "service/people_service.h"
+#include "service/plan_service.h"
 #include "service/provenance_service.h"
 #include "service/acceptance_service.h"
 #include "service/feed_readers.h"
@@ -63,6 +64,8 @@ class Services {
   AcceptanceService acceptance;
   // Every control per provider, evaluated from what Causeway knows.
   ReadinessService readiness;
+  // When a job would likely start: the scheduler run ahead.
+  PlanService plans;
   // Refreshes attempts' workload tokens once the server has an issuer
   // (workload.SetIssuer); refuses without one.
   WorkloadService workload;

@@ -10,6 +10,7 @@
 #include "causeway/crypto.h"
 #include "causeway/job_spec.h"
 #include "cli/errors.h"
+#include "cli/plan_commands.h"
 #include "cli/table.h"
 #include "cost/focus.h"
 #include "net/http_client.h"
@@ -104,21 +105,13 @@ void AddJobCommands(Cli& c) {
   SpecInputFlags& submit_inputs = c.Keep<SpecInputFlags>();
   AddSpecInputFlags(submit, submit_inputs);
   submit->callback([&] {
-    auto text = ReadFile(submit_file);
-    if (!text.ok()) {
-      rc = Fail(text.status());
-      return;
-    }
-    auto inputs = ReadSpecInputs(submit_inputs);
-    if (!inputs.ok()) {
-      rc = Fail(inputs.status());
+    auto body = SubmissionBody(submit_file, submit_inputs);
+    if (!body.ok()) {
+      rc = Fail(body.status());
       return;
     }
     if (submit_key.empty()) submit_key = HexEncode(RandomBytes(16));
-    json body = {{"spec", *text}, {"file", submit_file}};
-    if (!inputs->envs.empty()) body["envs"] = inputs->envs;
-    if (!inputs->secrets.empty()) body["secrets"] = inputs->secrets;
-    auto j = api.Call("POST", "/v1/jobs", body.dump(), rc, {{"Idempotency-Key", submit_key}});
+    auto j = api.Call("POST", "/v1/jobs", body->dump(), rc, {{"Idempotency-Key", submit_key}});
     if (!j) return;
     if (g.json_output) return PrintJson(*j);
     for (const auto& w : (*j)["warnings"]) {
@@ -214,6 +207,7 @@ void AddExplain(Cli& c) {
     const json& s = (*j)["scheduler"];
     const json& attempts = (*j)["attempts"];
     if (s.is_object() && s.contains("waiting")) std::cout << "  waiting: " << Str(s, "waiting") << "\n";
+    if (j->contains("expected")) PrintExpected((*j)["expected"], std::cout);
     // Where it runs: the scheduler's live decision, or, for a job the
     // scheduler no longer holds, its last attempt's, so a finished job
     // still says where it ran and why.

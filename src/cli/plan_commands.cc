@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "cli/errors.h"
 #include "cli/local_db.h"
+#include "cli/spec_inputs.h"
 #include "planning/demand.h"
 #include "planning/history.h"
 #include "planning/rows.h"
@@ -163,7 +164,68 @@ int PlanDemandCommand(const DemandFlags& f, bool json_output) {
   return kExitOk;
 }
 
+// "in about 40 min": a forecast is no more precise than that.
+std::string About(int64_t seconds) {
+  if (seconds <= 30) return "now";
+  if (seconds < 90) return "in about a minute";
+  if (seconds < 90 * 60) return "in about " + std::to_string((seconds + 30) / 60) + " min";
+  char buf[64];
+  if (seconds < 48 * 3600) {
+    std::snprintf(buf, sizeof buf, "in about %.1f h", static_cast<double>(seconds) / 3600);
+  } else {
+    std::snprintf(buf, sizeof buf, "in about %.0f days", static_cast<double>(seconds) / 86400);
+  }
+  return buf;
+}
+
+int PlanJobCommand(Api& api, const std::string& file, const SpecInputFlags& inputs, bool json_output) {
+  auto body = SubmissionBody(file, inputs);
+  if (!body.ok()) return Fail(body.status());
+  int rc = kExitOk;
+  auto j = api.Call("POST", "/v1/plan/job", body->dump(), rc);
+  if (!j) return rc;
+  if (json_output) {
+    PrintJson(*j);
+    return kExitOk;
+  }
+  for (const auto& w : (*j)["warnings"]) {
+    std::string field = Str(w, "field");
+    std::cerr << "warning: " << (field.empty() ? "" : field + ": ") << Str(w, "message") << "\n";
+  }
+  for (const auto& job : (*j)["jobs"]) {
+    std::cout << "job " << Str(job, "name") << " (team " << Str(job, "team") << "), if submitted now:\n";
+    PrintExpected(job, std::cout);
+  }
+  std::cout << "as of " << Str(*j, "as_of") << ", assuming " << Str(*j, "assumes") << "\n";
+  return kExitOk;
+}
+
 }  // namespace
+
+void PrintExpected(const nlohmann::json& f, std::ostream& out) {
+  if (f.contains("error")) {
+    out << "  expected start: not known (" << Str(f["error"], "message") << ")\n";
+    return;
+  }
+  if (f.contains("position")) {
+    out << "  position " << Str(f["position"], "position") << " of " << Str(f["position"], "queued") << " in queue "
+        << Str(f, "queue") << "\n";
+  }
+  if (!f.value("starts", false)) {
+    out << "  not expected to start: " << Str(f, "waiting") << "\n";
+    return;
+  }
+  const nlohmann::json& p = f["placement"];
+  int64_t precision = f.value("precision_seconds", int64_t{0});
+  out << "  expected start " << About(f.value("start_in_seconds", int64_t{0})) << " (" << Str(f, "start")
+      << (precision >= 120 ? ", to within " + std::to_string(precision / 60) + " min" : "") << ") on "
+      << Str(p, "cluster") << " (" << Str(p, "provider") << ", " << Str(p, "zone") << "; " << Str(p, "gpus") << " "
+      << Str(p, "flavor") << (p.value("reserved", false) ? ", reserved" : "") << " at " << Str(p, "price_per_gpu_hour")
+      << "/GPU-h)\n";
+  out << "  expected cost " << Str(f["expected_cost"], "amount") << " " << Str(f["expected_cost"], "currency")
+      << " for an expected run of " << FormatDuration(Micros(f.value("expected_run_seconds", int64_t{0}) * 1'000'000))
+      << "\n";
+}
 
 void AddPlanCommands(Cli& c) {
   auto* plan = c.app.add_subcommand("plan", "planning: replay traces through the scheduler on candidate estates");
@@ -209,6 +271,15 @@ void AddPlanCommands(Cli& c) {
   demand->add_option("--reserved-price", d.reserved_price, "per GPU-hour of the reservation");
   demand->add_option("--on-demand-price", d.on_demand_price, "per GPU-hour beyond it (with --reserved-price: the break-even size)");
   demand->callback([&] { rc = PlanDemandCommand(d, g.json_output); });
+
+  auto* job = plan->add_subcommand(
+      "job", "when a job would likely start, where, and what it would cost (asks the server; submits nothing)");
+  std::string& job_file = c.Keep<std::string>();
+  job->add_option("FILE", job_file, "job spec YAML")->required();
+  SpecInputFlags& job_inputs = c.Keep<SpecInputFlags>();
+  AddSpecInputFlags(job, job_inputs);
+  Api& api = c.api;
+  job->callback([&] { rc = PlanJobCommand(api, job_file, job_inputs, g.json_output); });
 }
 
 }  // namespace causeway::cli

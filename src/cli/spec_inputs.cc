@@ -102,4 +102,13 @@ Result<SpecInputs> ReadSpecInputs(const SpecInputFlags& flags) {
   return in;
 }
 
+Result<nlohmann::json> SubmissionBody(const std::string& file, const SpecInputFlags& flags) {
+  ASSIGN_OR_RETURN(std::string text, ReadFile(file));
+  ASSIGN_OR_RETURN(SpecInputs inputs, ReadSpecInputs(flags));
+  nlohmann::json body = {{"spec", std::move(text)}, {"file", file}};
+  if (!inputs.envs.empty()) body["envs"] = inputs.envs;
+  if (!inputs.secrets.empty()) body["secrets"] = inputs.secrets;
+  return body;
+}
+
 }  // namespace causeway::cli

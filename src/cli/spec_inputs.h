@@ -5,6 +5,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include <string>
 #include <vector>
@@ -25,6 +26,10 @@ void AddSpecInputFlags(CLI::App* command, SpecInputFlags& flags);
 // file and line of an env file) for a KEY=VALUE that is malformed or a KEY
 // this environment lacks; no message ever holds a value.
 Result<SpecInputs> ReadSpecInputs(const SpecInputFlags& flags);
+
+// The body of a submission (POST /v1/jobs, POST /v1/plan/job): the spec
+// file's text and name, and the values the flags give.
+Result<nlohmann::json> SubmissionBody(const std::string& file, const SpecInputFlags& flags);
 
 // One dotenv file's variables: `KEY=VALUE` lines, optionally `export`ed,
 // with '…' or "…" quoting ("…" knows \n, \", \\), `#` comments and blank

@@ -102,7 +102,7 @@ int Engine::ReservedFree(const placement::PoolRef& pool) const {
 
 void Engine::AddRunning(Job& j) {
   running_.insert(j.input.id);
-  running_prio_[static_cast<size_t>(QueueSlot(j))].insert(j.input.spec.priority);
+  running_prio_[static_cast<size_t>(QueueSlot(j))].insert(j.spec().priority);
   if (j.queue >= 0 && j.flavor >= 0) {
     running_qf_[static_cast<size_t>(j.queue) * quota_.flavors() + static_cast<size_t>(j.flavor)].insert(&j);
   }
@@ -111,14 +111,14 @@ void Engine::AddRunning(Job& j) {
 void Engine::RemoveRunning(Job& j) {
   running_.erase(j.input.id);
   auto& prios = running_prio_[static_cast<size_t>(QueueSlot(j))];
-  if (auto it = prios.find(j.input.spec.priority); it != prios.end()) prios.erase(it);
+  if (auto it = prios.find(j.spec().priority); it != prios.end()) prios.erase(it);
   if (j.queue >= 0 && j.flavor >= 0) {
     running_qf_[static_cast<size_t>(j.queue) * quota_.flavors() + static_cast<size_t>(j.flavor)].erase(&j);
   }
 }
 
 Engine::PendingKey Engine::KeyOf(Job& j) const {
-  return {-j.input.spec.priority, ToUnixMicros(j.input.created_at), j.input.id, &j};
+  return {-j.spec().priority, ToUnixMicros(j.input.created_at), j.input.id, &j};
 }
 
 void Engine::Enqueue(Job& j) {
@@ -135,11 +135,17 @@ Status Engine::Submit(JobInput input) {
   if (jobs_.count(input.id)) return AlreadyExists("job " + input.id + " is already scheduled");
   // From here on the engine sees what the job asks of a pool: a CPU-only
   // job as its CPUs (JobSpec::Demand).
-  if (input.spec.cpu_only()) input.spec.accelerators = input.spec.Demand();
+  if (input.spec->cpu_only()) {
+    JobSpec spec = *input.spec;
+    spec.accelerators = spec.Demand();
+    input.spec = std::move(spec);
+  }
+  ++version_;
   Job j;
+  j.not_before = input.not_before;
   if (!estate_.queues.empty()) {
-    const QueueConfig* q = estate_.QueueForTeam(input.spec.team);
-    if (!q) return InvalidArgument("team \"" + input.spec.team + "\" has no queue in the estate");
+    const QueueConfig* q = estate_.QueueForTeam(input.spec->team);
+    if (!q) return InvalidArgument("team \"" + input.spec->team + "\" has no queue in the estate");
     j.queue = quota_.QueueIndex(q->name);
   }
   j.input = std::move(input);
@@ -188,7 +194,7 @@ Transition Engine::CancelledWaiting(const Job& j, Timestamp now, std::string mes
   Transition t;
   t.kind = Transition::Kind::kAbandoned;
   t.job_id = j.input.id;
-  t.team = j.input.spec.team;
+  t.team = j.spec().team;
   t.time = now;
   t.new_state = JobState::kCancelled;
   t.message = std::move(message);
@@ -229,17 +235,17 @@ Status Engine::Restore(JobInput input, const RunningAttempt& a) {
   // The alternative it ran as: the pool's GPU type, at the count the
   // attempt held when known (one type may be listed at several counts).
   int alt = -1;
-  const auto& alts = j.input.spec.accelerators.alternatives;
+  const auto& alts = j.spec().accelerators.alternatives;
   for (size_t i = 0; i < alts.size(); ++i) {
     if (alts[i].type != pool->gpu_type) continue;
-    bool count_matches = a.gpus > 0 && static_cast<int64_t>(alts[i].count) * j.input.spec.num_nodes == a.gpus;
+    bool count_matches = a.gpus > 0 && static_cast<int64_t>(alts[i].count) * j.spec().num_nodes == a.gpus;
     if (alt < 0 || count_matches) alt = static_cast<int>(i);
     if (count_matches) break;
   }
   if (alt < 0) alt = 0;
   const Alternative& g = alts[static_cast<size_t>(alt)];
-  LaunchRequest req{id, a.attempt, a.cluster, a.pool, g.count, j.input.spec.num_nodes, g.use_spot,
-                    {}, j.input.spec.setup, j.input.spec.run, j.input.spec.time_limit, j.input.spec.sim, a.backend_id};
+  LaunchRequest req{id, a.attempt, a.cluster, a.pool, g.count, j.spec().num_nodes, g.use_spot,
+                    {}, j.spec().setup, j.spec().run, j.spec().time_limit, j.spec().sim, a.backend_id};
   RETURN_IF_ERROR(provider->Restore(req, a.started));
   j.backend_id = a.backend_id;
   j.admitted_only = a.admitted_only;
@@ -252,7 +258,7 @@ Status Engine::Restore(JobInput input, const RunningAttempt& a) {
   j.pool = a.pool;
   j.flavor_name = a.flavor.empty() ? FlavorName(g, g.use_spot) : a.flavor;
   j.flavor = quota_.FlavorIndex(j.flavor_name);
-  j.gpus = static_cast<int64_t>(g.count) * j.input.spec.num_nodes;
+  j.gpus = static_cast<int64_t>(g.count) * j.spec().num_nodes;
   j.started = a.started;
   j.reserved = a.reserved;
   const Price* price = estate_.FindPrice(a.cluster, pool->gpu_type);
@@ -278,7 +284,7 @@ Transition Engine::AttemptTransition(const Job& j, Transition::Kind kind, Timest
   Transition t;
   t.kind = kind;
   t.job_id = j.input.id;
-  t.team = j.input.spec.team;
+  t.team = j.spec().team;
   t.attempt = j.attempt;
   t.time = at;
   t.cluster = j.cluster;
@@ -287,7 +293,7 @@ Transition Engine::AttemptTransition(const Job& j, Transition::Kind kind, Timest
   t.resumed_from = j.resumed_from;
   t.flavor = j.flavor_name;
   t.gpus = j.gpus;
-  t.nodes = j.input.spec.num_nodes;
+  t.nodes = j.spec().num_nodes;
   t.reserved = j.reserved;
   t.borrowed = j.borrowed;
   t.price_micros = j.price_micros;
@@ -310,7 +316,7 @@ Transition Engine::EndAttempt(Job& j, Timestamp at, AttemptOutcome outcome, int 
   if (j.queue >= 0 && j.flavor >= 0) quota_.Remove(j.queue, j.flavor, j.gpus);
   if (j.reservation >= 0) reservation_used_[static_cast<size_t>(j.reservation)] -= j.gpus;
   RemoveRunning(j);
-  month_spend_[j.input.spec.team] += t.cost_micros;
+  month_spend_[j.spec().team] += t.cost_micros;
   j.input.gpu_seconds += t.gpu_seconds;
   j.input.cost_micros += t.cost_micros;
   j.running = false;
@@ -325,6 +331,7 @@ Transition Engine::EndAttempt(Job& j, Timestamp at, AttemptOutcome outcome, int 
 Status Engine::SetCheckpoint(const std::string& job_id, const std::string& path) {
   auto it = jobs_.find(job_id);
   if (it == jobs_.end()) return NotFound("job " + job_id + " is not scheduled");
+  ++version_;
   it->second.input.resume_from = path;
   it->second.input.resume_cluster = it->second.cluster;
   return Status::Ok();
@@ -333,6 +340,7 @@ Status Engine::SetCheckpoint(const std::string& job_id, const std::string& path)
 Result<std::vector<Transition>> Engine::Cancel(const std::string& job_id, Timestamp now) {
   auto it = jobs_.find(job_id);
   if (it == jobs_.end()) return NotFound("job " + job_id + " is not scheduled");
+  ++version_;
   Job& j = it->second;
   std::vector<Transition> out;
   if (j.running) {
@@ -444,6 +452,7 @@ std::vector<Transition> Engine::Tick(Timestamp now) {
   CheckBudgets(now, out);
   // 3. Admission.
   AdmitPending(now, out);
+  if (!out.empty()) ++version_;
   return out;
 }
 
@@ -513,7 +522,7 @@ void Engine::Ended(JobMap::iterator it, const ProviderEvent& ev, std::vector<Tra
   Transition t = EndAttempt(j, ev.time, ev.outcome, ev.exit_code, ev.reason);
   t.node_facts = ev.node_facts;
   auto cls = recovery::Classify(ev.outcome, ev.exit_code, ev.reason, ev.log_tail);
-  auto decision = recovery::Decide(recovery::PolicyFor(j.input.spec), cls, j.input.attempts - j.unlaunched);
+  auto decision = recovery::Decide(recovery::PolicyFor(j.spec()), cls, j.input.attempts - j.unlaunched);
   bool retry = decision.retry;
   t.failure_class = cls.failure == recovery::FailureClass::kNone ? "" : std::string(recovery::FailureClassName(cls.failure));
   t.owner = std::string(recovery::OwnerName(cls.owner));
@@ -557,6 +566,7 @@ void Engine::AdmitPending(Timestamp now, std::vector<Transition>& out) {
   using Entry = std::pair<int64_t, int>;  // share, queue slot
   std::priority_queue<Entry, std::vector<Entry>, std::greater<>> order;
   std::vector<std::set<PendingKey>::iterator> cursor(pending_.size());
+  std::vector<size_t> misses(pending_.size(), 0);  // jobs tried that did not start, per queue
   auto share = [&](int slot) { return slot < static_cast<int>(quota_.queues()) ? quota_.DominantShare(slot) : 0; };
   for (size_t s = 0; s < pending_.size(); ++s) {
     cursor[s] = pending_[s].begin();
@@ -604,13 +614,14 @@ void Engine::AdmitPending(Timestamp now, std::vector<Transition>& out) {
         order.push({share(slot), slot});
         break;
       }
+      if (options_.queue_depth && ++misses[static_cast<size_t>(slot)] >= options_.queue_depth) break;
     }
   }
 }
 
 bool Engine::TryAdmit(Job& j, Timestamp now, std::vector<Transition>& out) {
   ++decisions_;
-  const JobSpec& spec = j.input.spec;
+  const JobSpec& spec = j.spec();
   if (now < j.not_before) return false;  // backing off after a failure; waiting says until when
   if (!exhausted_.empty() && exhausted_.count(spec.team)) {
     j.wait = Job::Wait::kBudget;
@@ -690,21 +701,21 @@ bool Engine::KnownNoRoom(Job& j) {
       no_room_.clear();
       ++demand_gen_;
     }
-    auto id = demand_ids_.try_emplace(DemandKey(j.input.spec) + "\x1e" + std::to_string(j.queue),
+    auto id = demand_ids_.try_emplace(DemandKey(j.spec()) + "\x1e" + std::to_string(j.queue),
                                       static_cast<uint32_t>(demand_ids_.size()));
     j.demand = id.first->second;
     j.demand_gen = demand_gen_;
     if (no_room_.size() <= j.demand) no_room_.resize(j.demand + 1);
   }
   const NoRoom& hit = no_room_[j.demand];
-  if (hit.pass != pass_ || j.input.spec.priority > hit.priority) return false;
+  if (hit.pass != pass_ || j.spec().priority > hit.priority) return false;
   if (j.wait != Job::Wait::kOther) j.wait = hit.quota ? Job::Wait::kQuota : Job::Wait::kNoRoom;
   return true;
 }
 
 void Engine::RememberNoRoom(const Job& j, bool quota_blocked) {
   NoRoom& memo = no_room_[j.demand];
-  if (memo.pass != pass_ || j.input.spec.priority >= memo.priority) memo = {pass_, j.input.spec.priority, quota_blocked};
+  if (memo.pass != pass_ || j.spec().priority >= memo.priority) memo = {pass_, j.spec().priority, quota_blocked};
 }
 
 bool Engine::TryAdmitGang(Group& g, Timestamp now, std::vector<Transition>& out) {
@@ -744,7 +755,7 @@ bool Engine::TryAdmitGang(Group& g, Timestamp now, std::vector<Transition>& out)
   gang_launch_ = false;
   if (blocker) {
     // In words while the others still hold their room: what it lacks.
-    std::string why = "task " + (blocker->input.spec.name.empty() ? blocker->input.id : blocker->input.spec.name) +
+    std::string why = "task " + (blocker->spec().name.empty() ? blocker->input.id : blocker->spec().name) +
                       " cannot start now: " + WaitingReason(*blocker);
     for (auto p = placed.rbegin(); p != placed.rend(); ++p) Undispatch(*p->first, std::move(p->second));
     out.resize(mark);
@@ -778,7 +789,7 @@ bool Engine::Preempt(Job& j, int f, int64_t gpus, bool reclaim, Timestamp now, s
   };
   if (!reclaim) {
     for (Job* r : bucket(j.queue)) {
-      if (r->input.spec.priority < j.input.spec.priority) candidates.push_back(r);
+      if (r->spec().priority < j.spec().priority) candidates.push_back(r);
     }
   } else {
     for (int q : quota_.CohortMembers(j.queue)) {
@@ -787,7 +798,7 @@ bool Engine::Preempt(Job& j, int f, int64_t gpus, bool reclaim, Timestamp now, s
     }
   }
   std::sort(candidates.begin(), candidates.end(), [](const Job* a, const Job* b) {
-    if (a->input.spec.priority != b->input.spec.priority) return a->input.spec.priority < b->input.spec.priority;
+    if (a->spec().priority != b->spec().priority) return a->spec().priority < b->spec().priority;
     if (a->started != b->started) return a->started > b->started;
     return a->input.id > b->input.id;
   });
@@ -811,8 +822,8 @@ bool Engine::Preempt(Job& j, int f, int64_t gpus, bool reclaim, Timestamp now, s
     std::string why = reclaim ? "preempted: queue " + quota_.config(j.queue).name + " reclaimed quota its job " +
                                     j.input.id + " needs"
                               : "preempted by higher-priority job " + j.input.id + " (priority " +
-                                    std::to_string(j.input.spec.priority) + " over " +
-                                    std::to_string(v->input.spec.priority) + ")";
+                                    std::to_string(j.spec().priority) + " over " +
+                                    std::to_string(v->spec().priority) + ")";
     Transition t = EndAttempt(*v, now, AttemptOutcome::kCancelled, -1, why + "; requeued");
     t.new_state = JobState::kPending;
     t.failure_class = std::string(recovery::FailureClassName(recovery::FailureClass::kPreemption));
@@ -828,7 +839,7 @@ bool Engine::Preempt(Job& j, int f, int64_t gpus, bool reclaim, Timestamp now, s
 
 bool Engine::Dispatch(Job& j, const placement::Option& o, int flavor, int64_t borrowed, Timestamp now,
                       std::vector<Transition>& out) {
-  const JobSpec& spec = j.input.spec;
+  const JobSpec& spec = j.spec();
   const Alternative& g = spec.accelerators.alternatives[static_cast<size_t>(o.alternative)];
   int attempt = j.input.attempts + 1;
   ProviderAdapter* provider = slots_[static_cast<size_t>(o.pool_id)].adapter;
@@ -919,6 +930,7 @@ bool Engine::Dispatch(Job& j, const placement::Option& o, int flavor, int64_t bo
 }
 
 void Engine::SeedMonthSpend(Timestamp now, std::map<std::string, int64_t> spend_micros) {
+  ++version_;
   month_ = MonthOf(now);
   month_spend_ = std::move(spend_micros);
   warned_.clear();
@@ -939,7 +951,7 @@ int64_t Engine::TeamSpend(const std::string& team, Timestamp now) const {
   if (auto it = month_spend_.find(team); it != month_spend_.end()) spend = it->second;
   for (const auto& id : running_) {
     const Job& j = jobs_.at(id);
-    if (j.input.spec.team != team) continue;
+    if (j.spec().team != team) continue;
     int64_t us = std::max<int64_t>(0, ToUnixMicros(now) - ToUnixMicros(j.started));
     auto cost = Money::Scale(Money(j.price_micros, estate_.currency), j.gpus * us, 3'600'000'000LL);
     if (cost.ok()) spend += cost->micros();

@@ -11,7 +11,8 @@
 //   3. admits pending jobs: queues in order of fair share (lowest dominant
 //      share first), each queue's jobs by priority then age. A job that does
 //      not fit does not block the ones behind it, unless its queue is
-//      strict FIFO. A job may preempt lower-priority work of its own queue,
+//      strict FIFO; a pass tries at most EngineOptions::queue_depth jobs of
+//      a queue that do not start. A job may preempt lower-priority work of its own queue,
 //      and a queue within its nominal quota reclaims what others borrowed.
 //      The tasks of a job group start in the same Tick or none does.
 //   Before admission, auxiliary tasks of job groups whose primary tasks
@@ -77,6 +78,7 @@ struct Explanation {
   std::string state;    // pending, admitted, running
   std::string waiting;  // why it waits, "" when it does not
   std::string queue;    // "" when it has none
+  int64_t position = 0, queued = 0;  // while queued: its place in the queue's admission order (1 is next), of how many
   std::optional<Placement> placement;
   std::vector<Alternative> alternatives;
   std::vector<Candidate> candidates;
@@ -147,10 +149,27 @@ struct Transition {
   std::vector<std::string> node_facts;  // kAttemptEnded: ProviderEvent::node_facts
 };
 
+// A job's spec as the engine holds it: never changed once given, so
+// shared rather than copied (a snapshot of 10,000 jobs copies none).
+class SharedSpec {
+ public:
+  SharedSpec() : p_(Empty()) {}
+  SharedSpec(JobSpec spec) : p_(std::make_shared<const JobSpec>(std::move(spec))) {}  // implicit: a JobInput takes a JobSpec
+  const JobSpec& operator*() const { return *p_; }
+  const JobSpec* operator->() const { return p_.get(); }
+
+ private:
+  static const std::shared_ptr<const JobSpec>& Empty() {
+    static const auto* empty = new std::shared_ptr<const JobSpec>(std::make_shared<const JobSpec>());
+    return *empty;
+  }
+  std::shared_ptr<const JobSpec> p_;
+};
+
 // A job handed to the engine.
 struct JobInput {
   std::string id;
-  JobSpec spec;
+  SharedSpec spec;
   Timestamp created_at;
   int attempts = 0;  // attempts already made (on recovery)
   int64_t gpu_seconds = 0;
@@ -177,6 +196,8 @@ struct JobInput {
   bool auxiliary = false;
   Micros termination_delay{0};
   bool primary_failed = false;
+  // Not admitted before this moment: a retry backing off (a snapshot's job).
+  Timestamp not_before;
 };
 
 // A running attempt handed back to the engine after a restart.
@@ -192,11 +213,32 @@ struct RunningAttempt {
   int64_t gpus = 0;            // GPUs it held in all; 0 when not known
 };
 
+// A copy of what an engine holds, for planning's run-ahead
+// (planning/forecast.h): each job as a new engine takes it, a queued one
+// to Submit, one holding capacity to Restore with its attempt, in an order
+// a new engine accepts (a pipeline step after the step it waits for).
+struct HeldJob {
+  JobInput input;
+  std::optional<RunningAttempt> attempt;  // while it holds capacity
+};
+struct EngineSnapshot {
+  Timestamp now;         // the engine's last Tick
+  uint64_t version = 0;  // Engine::version() when taken
+  std::vector<HeldJob> jobs;
+  std::map<std::string, int64_t> month_spend;  // of attempts ended this month, per team
+};
+
 struct EngineOptions {
   // Every launch is held (LaunchRequest::held): the owner releases each one
   // once it has recorded it (the server does). Off: launched at once, as
   // planning, benchmarks and tests want.
   bool hold_launches = false;
+  // Each admission pass tries at most this many jobs of one queue that do
+  // not start (Slurm bounds its passes alike: default_queue_depth,
+  // bf_max_job_test), so a pass's work stays bounded however many jobs
+  // wait; a job further back waits for those ahead of it to start or
+  // leave. 0: no bound.
+  size_t queue_depth = 500;
 };
 
 class Engine : private placement::CapacityView {
@@ -249,6 +291,15 @@ class Engine : private placement::CapacityView {
   // Queue usage for `causeway queues`.
   std::vector<QueueStatus> Queues() const;
 
+  // Every job it holds, copied (planning's run-ahead). CPU work only, in
+  // proportion to the jobs held.
+  EngineSnapshot Snapshot() const;
+  // Changes whenever what Snapshot copies changes.
+  uint64_t version() const { return version_; }
+  // A queued job's place in its queue's admission order: {position (1 is
+  // next), jobs queued}; nullopt for a job that is not queued.
+  std::optional<std::pair<int64_t, int64_t>> QueuePosition(const std::string& job_id) const;
+
   size_t pending() const { return pending_count_; }
   size_t running() const { return running_.size(); }
 
@@ -260,6 +311,7 @@ class Engine : private placement::CapacityView {
  private:
   struct Job {
     JobInput input;
+    const JobSpec& spec() const { return *input.spec; }
     int queue = -1;
     bool running = false;        // holds capacity: admitted to a backend or running there
     bool admitted_only = false;  // handed to a backend that has not started it yet
@@ -434,6 +486,7 @@ class Engine : private placement::CapacityView {
   std::unordered_map<std::string, uint32_t> demand_ids_;
   uint32_t demand_gen_ = 1;
   uint64_t pass_ = 0;
+  uint64_t version_ = 0;  // see version()
   Timestamp now_;  // time of the current Tick
 };
 

@@ -1,6 +1,10 @@
 // What the engine says of its jobs and queues without changing them: why
 // a job waits (in words), the explanation of one job, each queue's state and
 // the running attempts.
+#include <algorithm>
+#include <tuple>
+#include <unordered_set>
+
 #include "scheduler/engine.h"
 
 namespace causeway::scheduler {
@@ -8,14 +12,14 @@ namespace causeway::scheduler {
 std::string Engine::WaitingReason(const Job& j) const {
   switch (j.wait) {
     case Job::Wait::kNew: return "waiting for the next scheduling cycle";
-    case Job::Wait::kBudget: return "team " + j.input.spec.team + " has spent its monthly budget; admissions resume next month";
+    case Job::Wait::kBudget: return "team " + j.spec().team + " has spent its monthly budget; admissions resume next month";
     case Job::Wait::kNoRoom: return "quota allows it, but no eligible cluster has room for it now";
     case Job::Wait::kOther: return j.waiting;
     case Job::Wait::kQuota: break;
   }
   // Re-evaluate in words: what blocks it now.
   std::string out;
-  const JobSpec& spec = j.input.spec;
+  const JobSpec& spec = j.spec();
   for (const auto& g : spec.accelerators.alternatives) {
     int64_t gpus = static_cast<int64_t>(g.count) * spec.num_nodes;
     auto chk = quota_.Evaluate(j.queue, quota_.FlavorIndex(FlavorName(g, g.use_spot)), gpus, true);
@@ -28,13 +32,19 @@ std::optional<Explanation> Engine::Explain(const std::string& job_id) const {
   auto it = jobs_.find(job_id);
   if (it == jobs_.end()) return std::nullopt;
   const Job& j = it->second;
-  const JobSpec& spec = j.input.spec;
+  const JobSpec& spec = j.spec();
   Explanation out;
   out.job = job_id;
   out.state = !j.running ? "pending" : j.admitted_only ? "admitted" : "running";
   if (j.admitted_only) out.waiting = "handed to " + j.cluster + ", waiting in its own queue to start";
   if (j.queue >= 0) out.queue = quota_.config(j.queue).name;
   if (!j.running) out.waiting = WaitingReason(j);
+  if (auto at = QueuePosition(job_id)) std::tie(out.position, out.queued) = *at;
+  if (options_.queue_depth && out.position > static_cast<int64_t>(options_.queue_depth) && j.wait == Job::Wait::kNew) {
+    out.waiting = "position " + std::to_string(out.position) + " in its queue: a scheduling cycle tries at most " +
+                  std::to_string(options_.queue_depth) +
+                  " of a queue's jobs that cannot start, so it waits for jobs ahead of it to start or leave";
+  }
   if (!j.placement.empty()) out.placement = j.placement;
   for (const auto& g : spec.accelerators.alternatives) {
     Explanation::Alternative a;
@@ -99,6 +109,61 @@ std::vector<QueueStatus> Engine::Queues() const {
   return out;
 }
 
+std::optional<std::pair<int64_t, int64_t>> Engine::QueuePosition(const std::string& job_id) const {
+  auto it = jobs_.find(job_id);
+  if (it == jobs_.end() || it->second.running) return std::nullopt;
+  const Job& j = it->second;
+  const auto& queue = pending_[static_cast<size_t>(QueueSlot(j))];
+  auto at = queue.find(PendingKey{-j.spec().priority, ToUnixMicros(j.input.created_at), j.input.id, nullptr});
+  if (at == queue.end()) return std::nullopt;  // held for a pipeline step, not queued
+  return std::pair<int64_t, int64_t>{std::distance(queue.begin(), at) + 1, static_cast<int64_t>(queue.size())};
+}
+
+EngineSnapshot Engine::Snapshot() const {
+  EngineSnapshot s;
+  s.now = now_;
+  s.version = version_;
+  s.month_spend = month_spend_;
+  // Running attempts in the order they started (simulated backends place
+  // restored attempts in the order given, so this comes closest to where
+  // they are), then queued jobs, each pipeline step after the one it
+  // waits for.
+  std::vector<const Job*> order;
+  order.reserve(jobs_.size());
+  std::unordered_set<std::string> waits;
+  for (const auto& [before, steps] : waiting_for_) waits.insert(steps.begin(), steps.end());
+  for (const auto& [id, j] : jobs_) {
+    if (!waits.count(id)) order.push_back(&j);
+  }
+  // (A queued job's place is its priority, age and id, whatever order it
+  // is handed over in: only the running ones need sorting.)
+  auto queued = std::partition(order.begin(), order.end(), [](const Job* j) { return j->running; });
+  std::sort(order.begin(), queued, [](const Job* a, const Job* b) {
+    return std::tie(a->started, a->input.id) < std::tie(b->started, b->input.id);
+  });
+  for (size_t i = 0; i < order.size(); ++i) {
+    auto w = waiting_for_.find(order[i]->input.id);
+    if (w == waiting_for_.end()) continue;
+    for (const std::string& id : w->second) {
+      if (auto it = jobs_.find(id); it != jobs_.end()) order.push_back(&it->second);
+    }
+  }
+  s.jobs.reserve(order.size());
+  for (const Job* j : order) {
+    HeldJob h{j->input, std::nullopt};
+    h.input.not_before = j->not_before;
+    if (!h.input.after.empty()) h.input.after_state = JobState::kPending;  // held until it succeeds
+    auto g = j->input.group.empty() ? groups_.end() : groups_.find(j->input.group);
+    if (g != groups_.end() && g->second.started) h.input.gang.clear();  // placed on its own now
+    if (j->running) {
+      h.attempt = RunningAttempt{j->attempt, j->cluster,  j->pool,          j->backend_id, j->flavor_name,
+                                 j->reserved, j->started, j->admitted_only, j->gpus};
+    }
+    s.jobs.push_back(std::move(h));
+  }
+  return s;
+}
+
 std::vector<ActiveAttempt> Engine::RunningAttempts() const {
   std::vector<ActiveAttempt> out;
   for (const std::string& id : running_) {
@@ -106,7 +171,7 @@ std::vector<ActiveAttempt> Engine::RunningAttempts() const {
     if (it == jobs_.end() || it->second.admitted_only) continue;
     const Job& j = it->second;
     if (IsCpuFlavor(j.flavor_name)) continue;
-    out.push_back(ActiveAttempt{id, j.attempt, j.input.spec.team, j.input.spec.owner, j.input.spec.labels, j.gpus,
+    out.push_back(ActiveAttempt{id, j.attempt, j.spec().team, j.spec().owner, j.spec().labels, j.gpus,
                               j.cluster, j.price_micros, j.started});
   }
   return out;

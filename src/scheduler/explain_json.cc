@@ -15,6 +15,7 @@ json ToJson(const Explanation& e) {
   json out = {{"job", e.job}, {"state", e.state}};
   if (!e.waiting.empty()) out["waiting"] = e.waiting;
   if (!e.queue.empty()) out["queue"] = e.queue;
+  if (e.position > 0) out["position"] = {{"position", e.position}, {"queued", e.queued}};
   if (e.placement) out["placement"] = ToJson(*e.placement);
   json alternatives = json::array();
   for (const Explanation::Alternative& a : e.alternatives) {

@@ -177,6 +177,18 @@ AuditEvent JobService::SubmitEvent(const identity::Principal& who, const Step& s
   return event;
 }
 
+Result<CheckedSubmission> JobService::Check(const identity::Principal& who, SubmitRequest request) const {
+  ASSIGN_OR_RETURN(auto tasks, ParseTaskFile(request.spec_yaml, request.file));
+  ASSIGN_OR_RETURN(auto steps, PrepareSteps(who, tasks, request, clock_.Now()));
+  CheckedSubmission out;
+  for (Step& step : steps) {
+    out.warnings.insert(out.warnings.end(), step.warnings.begin(), step.warnings.end());
+    out.jobs.push_back(std::move(step.job));
+    out.specs.push_back(std::move(step.spec));
+  }
+  return out;
+}
+
 void JobService::Submit(const identity::Principal& who, SubmitRequest request,
                         std::function<void(Result<SubmitResult>)> done) {
   auto tasks = ParseTaskFile(request.spec_yaml, request.file);

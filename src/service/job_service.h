@@ -36,6 +36,13 @@ struct SubmitResult {
   std::vector<Diagnostic> warnings;
 };
 
+// What a submission would make, checked and not written (JobService::Check).
+struct CheckedSubmission {
+  std::vector<JobRecord> jobs;  // in step order
+  std::vector<JobSpec> specs;   // one per job, as the scheduler would get it
+  std::vector<Diagnostic> warnings;
+};
+
 // A job cancelled, and the number of the `job.cancel` event that says so.
 struct Cancellation {
   JobRecord job;
@@ -89,6 +96,10 @@ class JobService {
   // is durable. Reusing an idempotency key with a different spec is kConflict.
   void Submit(const identity::Principal& who, SubmitRequest request,
               std::function<void(Result<SubmitResult>)> done);
+
+  // Checks `request` exactly as Submit does, as `who`, and writes nothing:
+  // the jobs it would make (`causeway plan job`).
+  Result<CheckedSubmission> Check(const identity::Principal& who, SubmitRequest request) const;
 
   // Where jobs' secrets are sealed. Without one (unset, or null) a job with
   // secrets is refused. Set before the first submission.

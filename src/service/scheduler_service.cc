@@ -36,6 +36,7 @@ SchedulerService::SchedulerService(Store& store, CommitQueue& queue, const Estat
 
 void SchedulerService::Build() {
   drained_.clear();  // nothing of an old term is recorded
+  snapshot_.reset();  // of the old engine
   // The old term's adapters go first, here under mu_: each finishes the
   // backend call it is making (within that call's deadline) and drops the
   // rest, so the new term's adapters never race the old ones' last calls
@@ -537,6 +538,17 @@ Result<std::vector<scheduler::QueueStatus>> SchedulerService::Queues() {
   MutexLock lock(mu_);
   if (!leader_) return Unavailable("this replica does not run the scheduler now; ask again (another replica does)");
   return engine_->Queues();
+}
+
+Result<std::shared_ptr<const scheduler::EngineSnapshot>> SchedulerService::Snapshot() {
+  MutexLock lock(mu_);
+  if (!leader_) return Unavailable("this replica does not run the scheduler now; ask again (another replica does)");
+  // A copy of every job held: CPU work under mu_, no I/O, and only when
+  // something changed since the last one.
+  if (!snapshot_ || snapshot_->version != engine_->version()) {
+    snapshot_ = std::make_shared<const scheduler::EngineSnapshot>(engine_->Snapshot());
+  }
+  return snapshot_;
 }
 
 bool SchedulerService::leader() {

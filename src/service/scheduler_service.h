@@ -88,6 +88,10 @@ class SchedulerService {
   std::optional<scheduler::Explanation> Explain(const std::string& job_id);
   // kUnavailable on a replica that does not lead.
   Result<std::vector<scheduler::QueueStatus>> Queues();
+  // A copy of what the engine holds, for planning's run-ahead
+  // (planning/forecast.h); the same copy while the engine has not changed.
+  // kUnavailable on a replica that does not lead.
+  Result<std::shared_ptr<const scheduler::EngineSnapshot>> Snapshot();
   // An attempt's output from the provider that ran it on `cluster`. Waits
   // for the backend (within the dispatcher's deadline), off the scheduler's lock.
   Result<std::string> ReadLog(const std::string& cluster, const std::string& job_id, int attempt, int64_t offset,
@@ -245,6 +249,7 @@ class SchedulerService {
   // By provider name. Shared: a log read holds its adapter off mu_.
   std::map<std::string, std::shared_ptr<ProviderAdapter>> adapters_ GUARDED_BY(mu_);
   std::unique_ptr<scheduler::Engine> engine_ GUARDED_BY(mu_);
+  std::shared_ptr<const scheduler::EngineSnapshot> snapshot_ GUARDED_BY(mu_);  // the last copy taken, of engine_
   std::string server_url_ GUARDED_BY(mu_);
   identity::WorkloadIssuer* workload_ GUARDED_BY(mu_) = nullptr;
   const identity::SecretBox* secrets_ = nullptr;  // set before Start

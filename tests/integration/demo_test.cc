@@ -72,6 +72,9 @@ TEST(DemoTest, TheWholeLoopRunsAndEndsWithAVerifiedSummary) {
       "a checkpoint outside eu is refused",
       "recorded as audit event",
       "Can corporate identities be federated with least privilege?",
+      // before submitting: the scheduler run ahead for a job not submitted
+      "job vision-sweep (team vision), if submitted now:",
+      "expected cost ",
       // planning on the demo's own history, with a reservation's what-if
       "wrote the HTML report to",
       "reserved 64 H200 on nebius-eu-h200",

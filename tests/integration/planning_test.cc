@@ -135,5 +135,112 @@ TEST(PlanningCliTest, ATraceReplaysToATableJsonAndAnOfflineHtmlReport) {
   EXPECT_EQ(RunCli({"plan", "demand", dir.path() + "/none"}).exit_code, 4);
 }
 
+// `causeway plan job` and /v1/plan against a live server: where and when a
+// job would start behind the work there, what it would cost, the same in
+// explain, nothing written, and a plan sees only what its asker may.
+TEST(PlanningCliTest, APlanSaysWhenAndWhereAJobWouldStartAndWritesNothing) {
+  TempDir dir("plan-job");
+  const std::string estate = dir.path() + "/estate.yaml";
+  std::ofstream(estate) << R"(providers: [{name: p, kind: sim, regions: [{name: r, zone: eu}]}]
+clusters:
+  - {name: big, provider: p, region: r, node_pools: [{name: h, gpu_type: H100, gpus_per_node: 8, nodes: 2}]}
+prices: [{cluster: big, gpu_type: H100, on_demand: "2.00"}]
+teams: [{name: ml}, {name: cv}]
+queues:
+  - {name: ml, team: ml, quotas: [{flavor: H100, nominal: 16}]}
+  - {name: cv, team: cv, quotas: [{flavor: H100, nominal: 16}]}
+access: [{group: cv-people, role: researcher, team: cv}]
+)";
+  auto server = ServerProcess::Start(dir.path() + "/data", {"--estate", estate, "--sim-speed", "1"});
+  auto client = server->Client();
+  const auto admin = Auth(server->admin_token());
+  auto job = [](const std::string& nodes, const std::string& duration) {
+    return "resources: {accelerators: H100:8}\nnum_nodes: " + nodes +
+           "\nlabels: {team: ml, owner: ann}\nsim: {duration: " + duration + "}\nrun: train\n";
+  };
+  auto submit = [&](const std::string& yaml) {
+    auto r = client.Send("POST", "/v1/jobs", json{{"spec", yaml}}.dump(), admin);
+    EXPECT_EQ(r->status, 201) << r->body;
+    return json::parse(r->body)["job"]["id"].get<std::string>();
+  };
+  const std::string whole = submit(job("2", "2h"));  // both nodes for two hours
+  ASSERT_TRUE(Eventually([&] {
+    return json::parse(client.Send("GET", "/v1/jobs/" + whole, "", admin)->body)["state"] == "running";
+  }));
+  const std::string next = submit(job("1", "1h"));
+  ASSERT_TRUE(Eventually([&] {
+    auto e = json::parse(client.Send("GET", "/v1/jobs/" + next + "/explain", "", admin)->body);
+    return e.contains("scheduler") && e["scheduler"].contains("position");
+  }));
+
+  // The API: behind both, when the two-hour job ends; 8 GPUs x 2.00 x 0.5 h.
+  const std::string spec = job("1", "30m");
+  auto r = client.Send("POST", "/v1/plan/job", json{{"spec", spec}}.dump(), admin);
+  ASSERT_EQ(r->status, 200) << r->body;
+  json plan = json::parse(r->body);
+  ASSERT_EQ(plan["jobs"].size(), 1u) << plan.dump(2);
+  const json& p = plan["jobs"][0];
+  EXPECT_TRUE(p["starts"].get<bool>()) << p.dump(2);
+  EXPECT_EQ(p["queue"], "ml");
+  EXPECT_EQ(p["position"]["position"], 2);
+  EXPECT_EQ(p["position"]["queued"], 2);
+  EXPECT_EQ(p["placement"]["cluster"], "big");
+  EXPECT_EQ(p["expected_cost"]["amount"], "8.00");
+  EXPECT_EQ(p["expected_run_seconds"], 1800);
+  EXPECT_GT(p["start_in_seconds"].get<int64_t>(), 7000);  // the test takes well under 200 s
+  EXPECT_LE(p["start_in_seconds"].get<int64_t>(), 7200);
+
+  // The CLI, in words.
+  const std::string file = dir.path() + "/short.yaml";
+  std::ofstream(file) << spec;
+  std::map<std::string, std::string> env = {{"CAUSEWAY_SERVER", server->url()}, {"CAUSEWAY_TOKEN", server->admin_token()}};
+  auto out = RunCli({"plan", "job", file}, env);
+  ASSERT_EQ(out.exit_code, 0) << out.err;
+  EXPECT_NE(out.out.find("position 2 of 2 in queue ml"), std::string::npos) << out.out;
+  EXPECT_NE(out.out.find("expected start in about 2.0 h"), std::string::npos) << out.out;
+  EXPECT_NE(out.out.find("on big (p, eu; 8 H100 at 2.00/GPU-h)"), std::string::npos) << out.out;
+  EXPECT_NE(out.out.find("expected cost 8.00"), std::string::npos) << out.out;
+
+  // Explain for the waiting job says the same kind of answer; so does its plan route.
+  auto explained = RunCli({"explain", next}, env);
+  ASSERT_EQ(explained.exit_code, 0) << explained.err;
+  EXPECT_NE(explained.out.find("position 1 of 1 in queue ml"), std::string::npos) << explained.out;
+  EXPECT_NE(explained.out.find("expected start in about 2.0 h"), std::string::npos) << explained.out;
+  auto queued = client.Send("GET", "/v1/plan/jobs/" + next, "", admin);
+  ASSERT_EQ(queued->status, 200) << queued->body;
+  EXPECT_EQ(json::parse(queued->body)["jobs"][0]["placement"]["cluster"], "big");
+  EXPECT_EQ(client.Send("GET", "/v1/plan/jobs/" + whole, "", admin)->status, 409) << "running: nothing to forecast";
+
+  // Nothing was written: still two jobs.
+  EXPECT_EQ(json::parse(client.Send("GET", "/v1/jobs", "", admin)->body)["jobs"].size(), 2u);
+
+  // A bad spec is refused as a submission would be: the field and line.
+  auto bad = client.Send("POST", "/v1/plan/job", json{{"spec", "resources: {accelerators: H100:lots}\nrun: x\n"}}.dump(), admin);
+  EXPECT_EQ(bad->status, 400) << bad->body;
+  EXPECT_NE(bad->body.find("accelerators"), std::string::npos) << bad->body;
+
+  // A cv researcher may not plan for ml, nor see ml's job through its plan.
+  auto scim = json::parse(client.Send("POST", "/v1/tokens", json{{"name", "idp"}, {"scopes", {"scim:provision"}}}.dump(), admin)->body)["secret"].get<std::string>();
+  auto user = client.Send("POST", "/scim/v2/Users",
+                          json{{"schemas", {"urn:ietf:params:scim:schemas:core:2.0:User"}}, {"userName", "cy@corp.example"}}.dump(),
+                          Auth(scim));
+  ASSERT_EQ(user->status, 201) << user->body;
+  auto group = client.Send("POST", "/scim/v2/Groups",
+                           json{{"schemas", {"urn:ietf:params:scim:schemas:core:2.0:Group"}}, {"displayName", "cv-people"},
+                                {"members", {{{"value", json::parse(user->body)["id"]}}}}}.dump(),
+                           Auth(scim));
+  ASSERT_EQ(group->status, 201) << group->body;
+  auto cy = json::parse(client.Send("POST", "/v1/tokens", json{{"name", "cy"}, {"scopes", {"admin"}}, {"user", "cy@corp.example"}}.dump(), admin)->body)["secret"].get<std::string>();
+  auto theirs = client.Send("POST", "/v1/plan/job", json{{"spec", spec}}.dump(), Auth(cy));
+  EXPECT_EQ(theirs->status, 403) << theirs->body;
+  EXPECT_EQ(client.Send("GET", "/v1/plan/jobs/" + next, "", Auth(cy))->status, 404);
+  std::string own = spec;
+  own.replace(own.find("team: ml, owner: ann"), 20, "team: cv");
+  auto mine = client.Send("POST", "/v1/plan/job", json{{"spec", own}}.dump(), Auth(cy));
+  EXPECT_EQ(mine->status, 200) << mine->body;
+  EXPECT_GT(json::parse(mine->body)["jobs"][0]["start_in_seconds"].get<int64_t>(), 7000)
+      << "cv's queue is empty, but no node is free before the two-hour job ends";
+}
+
 }  // namespace
 }  // namespace causeway::testing

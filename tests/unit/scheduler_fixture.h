@@ -18,7 +18,7 @@ namespace causeway::testing {
 
 class SimWorld {
  public:
-  explicit SimWorld(const std::string& estate_yaml, uint64_t seed = 1) {
+  explicit SimWorld(const std::string& estate_yaml, uint64_t seed = 1, scheduler::EngineOptions options = {}) {
     auto e = providers::ParseEstate(estate_yaml, "estate.yaml");
     if (!e.ok()) throw std::runtime_error(e.status().ToString());
     estate = std::make_unique<Estate>(std::move(*e));
@@ -27,7 +27,7 @@ class SimWorld {
       sims[p.name] = std::make_unique<sim::SimProvider>(*estate, p, seed);
       adapters[p.name] = sims[p.name].get();
     }
-    engine = std::make_unique<scheduler::Engine>(*estate, adapters);
+    engine = std::make_unique<scheduler::Engine>(*estate, adapters, options);
   }
 
   // Parses `yaml` and submits it as job `id`, created now.

@@ -73,6 +73,7 @@ SimProvider::SimProvider(const Estate& estate, const Provider& provider, uint64_
       pool.gpus_per_node = p.gpus_per_node;
       pool.cpu_only = p.cpu_only();
       pool.free.assign(static_cast<size_t>(p.nodes), p.gpus_per_node);
+      pool.freed_at.assign(static_cast<size_t>(p.nodes), INT64_MIN);
       pool.buckets.resize(static_cast<size_t>(p.gpus_per_node) + 1);
       for (int n = 0; n < p.nodes; ++n) {
         pool.buckets[p.gpus_per_node].push_back(n);
@@ -161,6 +162,11 @@ Status SimProvider::Place(const LaunchRequest& r, Timestamp started, Timestamp n
       run.nodes.push_back(node);
     }
   }
+  if (backdate_floor_ && started == now) {  // a launch, not a re-adoption
+    int64_t at = ToUnixMicros(*backdate_floor_);
+    for (int node : run.nodes) at = std::max(at, pool->freed_at[static_cast<size_t>(node)]);
+    started = run.started = FromUnixMicros(std::min(at, ToUnixMicros(now)));
+  }
 
   // The attempt's fate is drawn once, from a stream of its own, so it does
   // not depend on what else runs.
@@ -225,7 +231,16 @@ Status SimProvider::Restore(const LaunchRequest& request, Timestamp started_at) 
 
 void SimProvider::FreeRoom(const Running& r) {
   Pool* pool = FindPool(r.request.cluster, r.request.pool);
-  for (int node : r.nodes) pool->Move(node, pool->free[static_cast<size_t>(node)] + r.request.gpus_per_node);
+  for (int node : r.nodes) {
+    pool->Move(node, pool->free[static_cast<size_t>(node)] + r.request.gpus_per_node);
+    pool->freed_at[static_cast<size_t>(node)] = ToUnixMicros(r.ends);  // a cancelled one: later, capped at its next launch
+  }
+}
+
+std::optional<Timestamp> SimProvider::StartedAt(const std::string& job_id, int attempt) const {
+  auto it = running_.find({job_id, attempt});
+  if (it == running_.end()) return std::nullopt;
+  return it->second.started;
 }
 
 Status SimProvider::Cancel(const std::string& job_id, int attempt) {

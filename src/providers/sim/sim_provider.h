@@ -72,6 +72,19 @@ class SimProvider final : public ProviderAdapter, public providers::OutageDrill 
     scripts_[{job_id, attempt}] = {run_for, outcome, exit_code};
   }
 
+  // Draws no spot preemption or node failure from here on: every attempt
+  // runs its expected time (planning's run-ahead, planning/forecast.h).
+  void ExpectedTimesOnly() { behaviour_.spot_preemption_per_hour = behaviour_.node_failure_per_hour = 0; }
+
+  // For a driver that decides less often than attempts end (planning's
+  // coarse steps): an attempt launched at `now` starts when its nodes were
+  // last freed, no earlier than `floor` (the first end the step took in),
+  // so capacity freed within the step is not left idle until it. Unset
+  // (the default): attempts start when launched.
+  void BackdateLaunchesTo(std::optional<Timestamp> floor) { backdate_floor_ = floor; }
+  // When the attempt started on this provider, while it runs.
+  std::optional<Timestamp> StartedAt(const std::string& job_id, int attempt) const;
+
   // When the next running attempt ends, if any: lets virtual-time drivers
   // (planning, benchmarks) jump straight to the next event.
   std::optional<Timestamp> NextEventTime();
@@ -88,6 +101,7 @@ class SimProvider final : public ProviderAdapter, public providers::OutageDrill 
     std::vector<int> free;                  // per node
     std::vector<std::vector<int>> buckets;  // free count -> nodes
     std::vector<int> pos;                   // node -> index in its bucket
+    std::vector<int64_t> freed_at;          // per node: when GPUs on it were last freed (unix micros), once any were
     int free_total = 0;
     void Move(int node, int new_free);
   };
@@ -119,6 +133,7 @@ class SimProvider final : public ProviderAdapter, public providers::OutageDrill 
   std::priority_queue<std::pair<int64_t, Key>, std::vector<std::pair<int64_t, Key>>, std::greater<>> ends_;
   std::vector<ProviderEvent> outage_events_;
   std::string dispatch_log_;
+  std::optional<Timestamp> backdate_floor_;  // BackdateLaunchesTo
   std::set<Key> held_;  // held launches not yet released, while dispatch_log_ is set
   struct Fate {
     Micros run_for{0};

@@ -155,6 +155,34 @@ TEST(SchedulerTest, BestEffortFifoLetsSmallerJobsPassStrictFifoDoesNot) {
   }
 }
 
+// A pass tries a bounded number of a queue's jobs that cannot start: one
+// that could start further back waits, says why in explain, and starts
+// once it is within reach, or at once without the bound.
+TEST(SchedulerTest, APassTriesABoundedNumberOfAQueuesJobsThatCannotStart) {
+  for (size_t depth : {size_t{3}, size_t{0}}) {
+    scheduler::EngineOptions options;
+    options.queue_depth = depth;
+    SimWorld w(TestEstate(), 1, options);
+    // q3's quota holds 8 H100: a 16-GPU job never fits it.
+    for (int i = 0; i < 4; ++i) ASSERT_TRUE(w.Submit("big" + std::to_string(i), Job("t3", "H100:8", "num_nodes: 2\n")).ok());
+    w.Tick(std::chrono::seconds(1));
+    ASSERT_TRUE(w.Submit("small", Job("t3", "L4:4")).ok());
+    w.Tick(std::chrono::seconds(1));
+    if (depth == 0) {
+      EXPECT_EQ(w.state["small"], JobState::kRunning) << "no bound: the small job passes them all";
+      continue;
+    }
+    EXPECT_EQ(w.state.count("small"), 0u) << "fifth in its queue, past the 3 tried per pass";
+    nlohmann::json why = ExplainJson(w, "small");
+    EXPECT_EQ(why["position"]["position"], 5) << why.dump(2);
+    EXPECT_NE(why["waiting"].get<std::string>().find("tries at most 3"), std::string::npos) << why.dump(2);
+    ASSERT_TRUE(w.engine->Cancel("big0", w.now).ok());
+    ASSERT_TRUE(w.engine->Cancel("big1", w.now).ok());
+    w.Tick(std::chrono::seconds(1));
+    EXPECT_EQ(w.state["small"], JobState::kRunning) << "within reach once two ahead of it left";
+  }
+}
+
 TEST(SchedulerTest, FairSharingAdmitsTheQueueWithTheLowerShareFirst) {
   SimWorld w(R"(
 providers: [{name: p, kind: sim, regions: [{name: r, zone: eu}]}]
