@@ -12,8 +12,9 @@
 //      share first), each queue's jobs by priority then age. A job that does
 //      not fit does not block the ones behind it, unless its queue is
 //      strict FIFO; a pass tries at most EngineOptions::queue_depth jobs of
-//      a queue that do not start. A job may preempt lower-priority work of its own queue,
-//      and a queue within its nominal quota reclaims what others borrowed.
+//      a queue that do not start. A job may preempt lower-priority work of
+//      its own queue, and a queue within its nominal quota reclaims what
+//      others borrowed.
 //      The tasks of a job group start in the same Tick or none does.
 //   Before admission, auxiliary tasks of job groups whose primary tasks
 //   have ended are ended once their termination delay has passed.
