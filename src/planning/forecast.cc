@@ -55,7 +55,7 @@ class RunAheadLoop {
       if (event > f_.horizon) break;
       if (std::chrono::steady_clock::now() >= deadline) {
         f_.cut_short = true;
-        f_.horizon = now;
+        f_.horizon = event;  // nothing changes before the next end
         break;
       }
       first = event;
