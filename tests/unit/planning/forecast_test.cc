@@ -182,6 +182,20 @@ TEST(ForecastTest, NothingBeyondTheHorizonAndWhyIsSaid) {
   EXPECT_LT(f.steps, 200) << "steps are bounded however far it looks";
 }
 
+TEST(ForecastTest, ARunAheadOutOfTimeSaysHowFarItGot) {
+  SimWorld w(kEstate);
+  ASSERT_TRUE(w.Submit("a", Job("ml", "H100:8", "2h", 2)).ok());
+  w.Tick();
+  ForecastOptions none;
+  none.budget = std::chrono::milliseconds(0);
+  Forecast f = Ahead(w, {Candidate("b", Job("ml", "H100:8", "1h"), w.now)}, {"b"}, w.now, none);
+  EXPECT_TRUE(f.cut_short);
+  EXPECT_FALSE(f.jobs[0].starts);
+  EXPECT_EQ(f.horizon, w.now + 2h) << "nothing changes before a's end";
+  EXPECT_NE(f.jobs[0].waiting.find("would not start before " + FormatRfc3339(w.now + 2h)), std::string::npos)
+      << f.jobs[0].waiting;
+}
+
 TEST(ForecastTest, RefusesWhatTheSchedulerRefusesAndJobsItDoesNotHold) {
   SimWorld w(kEstate);
   auto nobody = RunAhead(*w.estate, w.engine->Snapshot(), w.now, {Candidate("x", Job("nobody", "H100:1", "1h"), w.now)},
