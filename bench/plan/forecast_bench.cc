@@ -15,7 +15,6 @@
 //   forecast_bench [QUERIES] [EXAMPLES_DIR]   (default 300, ./examples)
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -24,6 +23,7 @@
 
 #include "common/synthetic.h"
 #include "planning/forecast.h"
+#include "planning/replay.h"  // Percentile
 
 using namespace causeway;
 using SteadyClock = std::chrono::steady_clock;
@@ -76,16 +76,11 @@ void Measure(const char* name, bench::World& w, Timestamp now, int queries, Make
     steps += f->steps;
     started += f->jobs[0].starts;
   }
-  std::sort(ms.begin(), ms.end());
-  auto pct = [&](double p) {
-    size_t rank = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(ms.size())));
-    return ms[std::min(ms.size(), std::max<size_t>(rank, 1)) - 1];
-  };
-  const double p99 = pct(99);
+  const double p50 = planning::Percentile(ms, 50), p99 = planning::Percentile(ms, 99);
   std::printf("{\"bench\": \"plan/forecast/%s\", \"pending\": %zu, \"running\": %zu, \"queries\": %d, "
               "\"started_within_horizon\": %lld, \"p50_ms\": %.2f, \"p99_ms\": %.2f, \"max_ms\": %.2f, "
               "\"snapshot_copy_ms_mean\": %.2f, \"steps_mean\": %.1f}\n",
-              name, w.engine->pending(), w.engine->running(), queries, static_cast<long long>(started), pct(50), p99,
+              name, w.engine->pending(), w.engine->running(), queries, static_cast<long long>(started), p50, p99,
               ms.back(), copy_ms / queries, static_cast<double>(steps) / queries);
   std::printf("  target p99 < 50 ms with 10,000 pending: %s (p99 is %.2fx the target)\n", p99 < 50 ? "met" : "NOT met",
               p99 / 50);

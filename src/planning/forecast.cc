@@ -5,19 +5,13 @@
 #include <memory>
 #include <unordered_map>
 
+#include "causeway/money.h"
 #include "providers/sim/sim_provider.h"
 
 namespace causeway::planning {
 namespace {
 
 using scheduler::Transition;
-
-// What the job is expected to run: its `sim.duration`, cut at its
-// `time_limit` (as the simulated backends run it).
-Micros ExpectedRun(const scheduler::JobInput& job) {
-  const JobSpec& spec = *job.spec;
-  return spec.time_limit ? std::min(spec.sim.duration, *spec.time_limit) : spec.sim.duration;
-}
 
 class RunAheadLoop {
  public:
@@ -81,12 +75,12 @@ class RunAheadLoop {
     engine_->SeedMonthSpend(snapshot_.now, snapshot_.month_spend);
     for (size_t i = 0; i < jobs.size(); ++i) want_.emplace(jobs[i], i);
     for (const auto& h : snapshot_.jobs) {
-      if (want_.count(h.input.id)) run_for_[h.input.id] = ExpectedRun(h.input);
+      if (want_.count(h.input.id)) run_for_[h.input.id] = sim::ExpectedRun(h.input.spec->sim, h.input.spec->time_limit);
       Status st = h.attempt ? engine_->Restore(h.input, *h.attempt) : engine_->Submit(h.input);
       ++(st.ok() ? f_.held : f_.not_carried);
     }
     for (auto& c : candidates) {
-      run_for_[c.id] = ExpectedRun(c);
+      run_for_[c.id] = sim::ExpectedRun(c.spec->sim, c.spec->time_limit);
       RETURN_IF_ERROR(engine_->Submit(std::move(c)));
     }
     for (const std::string& id : jobs) {
@@ -119,9 +113,9 @@ class RunAheadLoop {
       jf.start = started.value_or(now);
       jf.precision = now - first;
       jf.placement = t.placement;
-      // Price per GPU-hour, times GPUs, times hours.
-      jf.cost_micros = static_cast<int64_t>(static_cast<__int128>(t.price_micros) * t.gpus * jf.run_for.count() /
-                                            3'600'000'000LL);
+      // Priced as the engine prices an attempt: per GPU-hour, times GPUs, times hours.
+      auto cost = Money::Scale(Money(t.price_micros, ""), t.gpus * jf.run_for.count(), 3'600'000'000LL);
+      jf.cost_micros = cost.ok() ? cost->micros() : 0;
       --left_;
     } else if (t.kind == Transition::Kind::kAbandoned ||
                (t.kind == Transition::Kind::kAttemptEnded && IsTerminal(t.new_state))) {

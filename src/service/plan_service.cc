@@ -4,23 +4,17 @@ namespace causeway {
 namespace {
 
 // The jobs of a submission as the scheduler would be handed them: a
-// pipeline's steps each after the one before, a job group's tasks started
-// together.
+// pipeline's steps each after the one before, a job group's tasks (none
+// started yet) as the scheduler reads a group.
 std::vector<scheduler::JobInput> InputsOf(const CheckedSubmission& checked) {
-  std::vector<std::string> gang;
-  for (const JobRecord& job : checked.jobs) gang.push_back(job.id);
+  std::vector<SchedulerService::GroupTask> tasks;
+  for (const JobRecord& job : checked.jobs) tasks.push_back({job.id, job.state, 0, job.auxiliary});
   std::vector<scheduler::JobInput> out;
   for (size_t i = 0; i < checked.jobs.size(); ++i) {
     const JobRecord& job = checked.jobs[i];
     scheduler::JobInput in{job.id, checked.specs[i], job.created_at};
     in.after = job.after;
-    if (job.job_group) {
-      in.group = job.pipeline;
-      in.group_name = job.pipeline_name;
-      in.auxiliary = job.auxiliary;
-      in.termination_delay = Micros(job.termination_delay_seconds * 1'000'000);
-      in.gang = gang;
-    }
+    if (job.job_group) SchedulerService::GroupInput(job, &tasks, in);
     out.push_back(std::move(in));
   }
   return out;

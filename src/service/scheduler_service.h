@@ -124,6 +124,19 @@ class SchedulerService {
   // Takes a simulated provider down or brings it back; audited.
   Status SetOutage(const std::string& provider, bool down, const std::string& actor);
 
+  // A job group's tasks, in order: whether the group has started, which
+  // tasks start together, whether a primary one failed.
+  struct GroupTask {
+    std::string id;
+    JobState state = JobState::kPending;
+    int attempts = 0;
+    bool auxiliary = false;
+  };
+  // What the engine needs of `job`'s job group, from its `tasks` (null when
+  // not read: then it is placed on its own). Planning hands a submission's
+  // tasks over the same way (PlanService).
+  static void GroupInput(const JobRecord& job, const std::vector<GroupTask>* tasks, scheduler::JobInput& input);
+
  private:
   // What an attempt dispatched needs before its backend receives it.
   struct Launch {
@@ -179,20 +192,9 @@ class SchedulerService {
   // Reads the state of each of `ids` (steps that jobs run after) not yet
   // in `out` into it.
   Status ReadStepsBefore(std::vector<std::string> ids, StepStates& out) const EXCLUDES(mu_);
-  // Each job group's tasks (by group id), in order: whether the group has
-  // started, which tasks start together, whether a primary one failed.
-  struct GroupTask {
-    std::string id;
-    JobState state = JobState::kPending;
-    int attempts = 0;
-    bool auxiliary = false;
-  };
   using GroupTasks = std::map<std::string, std::vector<GroupTask>>;
   // Reads the tasks of each of `groups` not yet in `out` into it.
   Status ReadGroups(std::vector<std::string> groups, GroupTasks& out) const EXCLUDES(mu_);
-  // What the engine needs of `job`'s job group, from its `tasks` (null when
-  // not read: then it is placed on its own).
-  static void GroupInput(const JobRecord& job, const std::vector<GroupTask>* tasks, scheduler::JobInput& input);
   struct Term {
     int64_t change_cursor = 0;  // the audit head when it was read
     Timestamp now;

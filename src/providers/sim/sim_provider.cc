@@ -171,12 +171,11 @@ Status SimProvider::Place(const LaunchRequest& r, Timestamp started, Timestamp n
   // The attempt's fate is drawn once, from a stream of its own, so it does
   // not depend on what else runs.
   uint64_t state = seed_ ^ Fnv(r.job_id) ^ (static_cast<uint64_t>(r.attempt) * 0x9e3779b97f4a7c15ULL);
-  Micros run_for = r.sim.duration;
+  Micros run_for = ExpectedRun(r.sim, r.time_limit);
   run.outcome = r.sim.exit_code == 0 ? AttemptOutcome::kSucceeded : AttemptOutcome::kFailed;
   run.exit_code = r.sim.exit_code;
   run.reason = r.sim.exit_code == 0 ? "completed" : "the program exited with code " + std::to_string(r.sim.exit_code);
-  if (r.time_limit && *r.time_limit < run_for) {
-    run_for = *r.time_limit;
+  if (run_for < r.sim.duration) {
     run.outcome = AttemptOutcome::kTimeout;
     run.reason = "ran past its time_limit of " + FormatDuration(*r.time_limit);
   }

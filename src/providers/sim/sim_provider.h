@@ -30,6 +30,12 @@ namespace causeway::sim {
 // when set, names each adapter's dispatch log.
 void Register(providers::Registry& registry);
 
+// How long an attempt runs when nothing cuts it short: its `sim.duration`,
+// cut at its `time_limit` (a timeout).
+inline Micros ExpectedRun(const SimHint& sim, const std::optional<Micros>& time_limit) {
+  return time_limit && *time_limit < sim.duration ? *time_limit : sim.duration;
+}
+
 class SimProvider final : public ProviderAdapter, public providers::OutageDrill {
  public:
   // Simulates every cluster of `provider` in `estate`. The same seed and the
