@@ -141,6 +141,10 @@ class ProviderAdapter {
   // queue of its own says no, and reports kStarted events; its attempts are
   // "admitted" until then.
   virtual bool StartsOnLaunch() const { return true; }
+  // Whether an attempt runs the job's commands. A backend that runs
+  // nothing real (the simulated estate) says no, and its launches carry no
+  // environment and no scripts.
+  virtual bool RunsCommands() const { return true; }
 
   // A handle for one of the provider's pools, or -1 if it has no such pool.
   // Resolve once; capacity queries by handle are on the scheduler's hot path.

@@ -73,6 +73,7 @@ class RunAheadLoop {
   // known of each job asked about before anything moves.
   Status Load(std::vector<scheduler::JobInput> candidates, const std::vector<std::string>& jobs) {
     engine_->SeedMonthSpend(snapshot_.now, snapshot_.month_spend);
+    engine_->Reserve(snapshot_.jobs.size() + candidates.size());
     for (size_t i = 0; i < jobs.size(); ++i) want_.emplace(jobs[i], i);
     for (const auto& h : snapshot_.jobs) {
       if (want_.count(h.input.id)) run_for_[h.input.id] = sim::ExpectedRun(h.input.spec->sim, h.input.spec->time_limit);
@@ -145,7 +146,11 @@ class RunAheadLoop {
     Timestamp event = *next;  // may lie before `now`: an attempt backdated by the last step
     Timestamp at = std::max(event, now + Micros(1));
     if (f_.steps > options_.exact_steps) {
-      at = std::max(at, now + Micros(static_cast<int64_t>(static_cast<double>(ahead.count()) * options_.coarse_share)));
+      // The share is of the time the events looked ahead, not the steps: a
+      // step's attempts start when their nodes were freed, so the steps may
+      // run ahead of the events they take in.
+      const Micros window(static_cast<int64_t>(static_cast<double>((event - from_).count()) * options_.coarse_share));
+      at = std::max(at, event + window);
     }
     return {event, at};
   }

@@ -12,23 +12,6 @@
 namespace causeway::scheduler {
 namespace {
 
-// What routing and quota read of a job's spec, as one string: jobs with the
-// same key and queue fit in the same places.
-std::string DemandKey(const JobSpec& s) {
-  std::string k = s.team + "\x1f" + std::to_string(s.num_nodes) + (s.accelerators.ordered ? "o" : "a");
-  for (const auto& a : s.accelerators.alternatives) k += "\x1f" + a.Describe() + (a.use_spot ? "+s" : "");
-  k += "\x1f" + (s.cpus ? s.cpus->ToString() : "") + "\x1f" + (s.memory_gb ? s.memory_gb->ToString() : "") + "\x1f" +
-       s.cuda + "\x1f" + s.driver + "\x1f" + (s.disk_size_gb ? std::to_string(*s.disk_size_gb) : "") + "\x1f" +
-       s.residency + (s.allow_remote_data ? "\x1fr" : "\x1f") + s.workdir.path + "\x1f" + s.workdir.git_url + "\x1f" +
-       s.workdir.git_ref;
-  for (const auto& d : s.datasets) k += "\x1f" + d.name + "@" + d.version + d.digest;
-  for (const auto& m : s.file_mounts) {
-    k += "\x1f" + m.target + "=" + m.source + "," + m.name + "," + m.store + "," + m.mode;
-    for (const auto& more : m.more_sources) k += "," + more;
-  }
-  return k;
-}
-
 int MonthOf(Timestamp t) {
   time_t secs = static_cast<time_t>(ToUnixMicros(t) / 1'000'000);
   struct tm tm {};
@@ -49,6 +32,21 @@ std::string NextAction(recovery::Owner o) {
 }
 
 }  // namespace
+
+std::string DemandKey(const JobSpec& s) {
+  std::string k = s.team + "\x1f" + std::to_string(s.num_nodes) + (s.accelerators.ordered ? "o" : "a");
+  for (const auto& a : s.accelerators.alternatives) k += "\x1f" + a.Describe() + (a.use_spot ? "+s" : "");
+  k += "\x1f" + (s.cpus ? s.cpus->ToString() : "") + "\x1f" + (s.memory_gb ? s.memory_gb->ToString() : "") + "\x1f" +
+       s.cuda + "\x1f" + s.driver + "\x1f" + (s.disk_size_gb ? std::to_string(*s.disk_size_gb) : "") + "\x1f" +
+       s.residency + (s.allow_remote_data ? "\x1fr" : "\x1f") + s.workdir.path + "\x1f" + s.workdir.git_url + "\x1f" +
+       s.workdir.git_ref;
+  for (const auto& d : s.datasets) k += "\x1f" + d.name + "@" + d.version + d.digest;
+  for (const auto& m : s.file_mounts) {
+    k += "\x1f" + m.target + "=" + m.source + "," + m.name + "," + m.store + "," + m.mode;
+    for (const auto& more : m.more_sources) k += "," + more;
+  }
+  return k;
+}
 
 Engine::Engine(const Estate& estate, std::map<std::string, ProviderAdapter*> providers, EngineOptions options)
     : estate_(estate),
@@ -72,6 +70,10 @@ Engine::Engine(const Estate& estate, std::map<std::string, ProviderAdapter*> pro
     slots_.push_back(std::move(slot));
   }
   running_prio_.resize(estate.queues.size() + 1);
+  class_ids_.resize(pending_.size());
+  counted_.resize(pending_.size(), 0);
+  unknown_.resize(pending_.size(), 0);
+  apart_.resize(pending_.size());
   running_qf_.resize(quota_.queues() * quota_.flavors());
 }
 
@@ -118,15 +120,68 @@ void Engine::RemoveRunning(Job& j) {
 }
 
 Engine::PendingKey Engine::KeyOf(Job& j) const {
-  return {-j.spec().priority, ToUnixMicros(j.input.created_at), j.input.id, &j};
+  return {-j.spec().priority, ToUnixMicros(j.input.created_at), j.input.id, &j, j.cls, j.apart};
 }
 
+// A queued job holds its demand class. It is kept apart from the class's
+// count when it has something of its own to route or wait by (a gang, a
+// checkpoint to resume, a cluster to avoid, a backoff): such a job may
+// start where others of its demand cannot, so a pass never skips it.
 void Engine::Enqueue(Job& j) {
-  if (pending_[static_cast<size_t>(QueueSlot(j))].insert(KeyOf(j)).second) ++pending_count_;
+  const size_t slot = static_cast<size_t>(QueueSlot(j));
+  auto [queued, inserted] = pending_[slot].insert(KeyOf(j));
+  if (!inserted) return;
+  ++pending_count_;
+  // Demands by queue slot: the queue is not part of the key.
+  auto& ids = class_ids_[slot];
+  auto id = ids.find(std::string_view(j.input.spec.demand()));
+  if (id == ids.end()) {
+    int32_t n;
+    if (free_classes_.empty()) {
+      n = static_cast<int32_t>(classes_.size());
+      classes_.emplace_back();
+    } else {
+      n = free_classes_.back();
+      free_classes_.pop_back();
+    }
+    id = ids.emplace(j.input.spec.demand(), n).first;
+    classes_[static_cast<size_t>(n)] = DemandClass{};
+  }
+  j.cls = id->second;
+  j.queued_after_pass = pass_;
+  j.apart = !j.input.group.empty() || !j.input.resume_from.empty() || !j.avoid.empty() || j.not_before != Timestamp{};
+  queued->cls = j.cls;
+  queued->apart = j.apart;
+  DemandClass& c = classes_[static_cast<size_t>(j.cls)];
+  ++c.holders;
+  if (j.apart) {
+    apart_[slot].insert(*queued);
+    return;
+  }
+  ++c.counted;
+  ++counted_[slot];
+  if (c.no_room.pass != pass_) ++unknown_[slot];  // (outside a pass: reset when the next begins)
 }
 
 void Engine::Dequeue(Job& j) {
-  if (pending_[static_cast<size_t>(QueueSlot(j))].erase(KeyOf(j))) --pending_count_;
+  const size_t slot = static_cast<size_t>(QueueSlot(j));
+  PendingKey key = KeyOf(j);
+  if (!pending_[slot].erase(key)) return;
+  --pending_count_;
+  DemandClass& c = classes_[static_cast<size_t>(j.cls)];
+  if (j.apart) {
+    apart_[slot].erase(key);
+  } else {
+    --c.counted;
+    --counted_[slot];
+    if (c.no_room.pass != pass_) --unknown_[slot];
+  }
+  if (--c.holders == 0) {
+    auto& ids = class_ids_[slot];
+    if (auto id = ids.find(std::string_view(j.input.spec.demand())); id != ids.end()) ids.erase(id);
+    free_classes_.push_back(j.cls);
+  }
+  j.cls = -1;
 }
 
 int Engine::QueueSlot(const Job& j) const { return j.queue >= 0 ? j.queue : static_cast<int>(quota_.queues()); }
@@ -140,19 +195,19 @@ Status Engine::Submit(JobInput input) {
     spec.accelerators = spec.Demand();
     input.spec = std::move(spec);
   }
-  ++version_;
-  Job j;
-  j.not_before = input.not_before;
+  int queue = -1;
   if (!estate_.queues.empty()) {
     const QueueConfig* q = estate_.QueueForTeam(input.spec->team);
     if (!q) return InvalidArgument("team \"" + input.spec->team + "\" has no queue in the estate");
-    j.queue = quota_.QueueIndex(q->name);
+    queue = quota_.QueueIndex(q->name);
   }
-  j.input = std::move(input);
-  std::string after = j.input.after;
-  JobState after_state = j.input.after_state;
-  auto [it, inserted] = jobs_.emplace(j.input.id, std::move(j));
-  Job& job = it->second;
+  ++version_;
+  Job& job = jobs_.try_emplace(input.id).first->second;  // made in place: a Job is large
+  job.not_before = input.not_before;
+  job.queue = queue;
+  job.input = std::move(input);
+  const std::string after = job.input.after;
+  const JobState after_state = job.input.after_state;
   if (!job.input.group.empty()) JoinGroup(job);
   if (after.empty() || after_state == JobState::kSucceeded) {
     job.input.after.clear();
@@ -332,8 +387,13 @@ Status Engine::SetCheckpoint(const std::string& job_id, const std::string& path)
   auto it = jobs_.find(job_id);
   if (it == jobs_.end()) return NotFound("job " + job_id + " is not scheduled");
   ++version_;
-  it->second.input.resume_from = path;
-  it->second.input.resume_cluster = it->second.cluster;
+  Job& j = it->second;
+  // A queued job is queued again: a checkpoint of its own sets it apart.
+  const bool queued = j.cls >= 0;
+  if (queued) Dequeue(j);
+  j.input.resume_from = path;
+  j.input.resume_cluster = j.cluster;
+  if (queued) Enqueue(j);
   return Status::Ok();
 }
 
@@ -569,6 +629,7 @@ void Engine::AdmitPending(Timestamp now, std::vector<Transition>& out) {
   std::vector<size_t> misses(pending_.size(), 0);  // jobs tried that did not start, per queue
   auto share = [&](int slot) { return slot < static_cast<int>(quota_.queues()) ? quota_.DominantShare(slot) : 0; };
   for (size_t s = 0; s < pending_.size(); ++s) {
+    unknown_[s] = counted_[s];
     cursor[s] = pending_[s].begin();
     if (!pending_[s].empty()) order.push({share(static_cast<int>(s)), static_cast<int>(s)});
   }
@@ -586,9 +647,17 @@ void Engine::AdmitPending(Timestamp now, std::vector<Transition>& out) {
     // start changed no share, so its queue is still the one to serve.
     while (it != set.end()) {
       auto next = std::next(it);
-      Job& j = *it->job;
       const size_t reported = out.size();
       bool admitted = false;
+      if (KnownNoRoom(*it)) {  // refused unseen
+        ++decisions_;
+        it = next;
+        if (strict) break;
+        if (options_.queue_depth && ++misses[static_cast<size_t>(slot)] >= options_.queue_depth) break;
+        if (RestKnownNoRoom(static_cast<size_t>(slot), it)) break;
+        continue;
+      }
+      Job& j = *it->job;
       auto group = j.input.group.empty() ? groups_.end() : groups_.find(j.input.group);
       if (group != groups_.end() && !group->second.started) {
         // Once per cycle for the whole gang, whichever of its tasks comes
@@ -615,6 +684,7 @@ void Engine::AdmitPending(Timestamp now, std::vector<Transition>& out) {
         break;
       }
       if (options_.queue_depth && ++misses[static_cast<size_t>(slot)] >= options_.queue_depth) break;
+      if (RestKnownNoRoom(static_cast<size_t>(slot), it)) break;  // the rest would be refused unseen
     }
   }
 }
@@ -623,8 +693,12 @@ bool Engine::TryAdmit(Job& j, Timestamp now, std::vector<Transition>& out) {
   ++decisions_;
   const JobSpec& spec = j.spec();
   if (now < j.not_before) return false;  // backing off after a failure; waiting says until when
+  // Only a job with nothing of its own to route by (a checkpoint to resume,
+  // a cluster to avoid) and outside a gang's start shares its verdict.
+  const bool shares = j.input.resume_from.empty() && j.avoid.empty() && !gang_launch_;
   if (!exhausted_.empty() && exhausted_.count(spec.team)) {
     j.wait = Job::Wait::kBudget;
+    if (shares) RememberNoRoom(j, Job::Wait::kBudget);
     return false;
   }
   const auto& alts = spec.accelerators.alternatives;
@@ -638,10 +712,6 @@ bool Engine::TryAdmit(Job& j, Timestamp now, std::vector<Transition>& out) {
   std::optional<placement::Resume> resume_at;
   if (!j.input.resume_from.empty()) resume_at = placement::Resume{j.input.resume_from, j.input.resume_cluster};
   const placement::Resume* resume = resume_at ? &*resume_at : nullptr;
-  // Only a job with nothing of its own to route by (a checkpoint to resume,
-  // a cluster to avoid) and outside a gang's start shares its verdict.
-  const bool shares = !resume && j.avoid.empty() && !gang_launch_;
-  if (shares && KnownNoRoom(j)) return false;
   bool quota_blocked = false, preempted = false;
   for (int a = 0; a < static_cast<int>(alts.size()); ++a) {
     const Alternative& g = alts[static_cast<size_t>(a)];
@@ -690,32 +760,33 @@ bool Engine::TryAdmit(Job& j, Timestamp now, std::vector<Transition>& out) {
     }
   }
   if (j.wait != Job::Wait::kOther) j.wait = quota_blocked ? Job::Wait::kQuota : Job::Wait::kNoRoom;
-  if (shares && !preempted) RememberNoRoom(j, quota_blocked);
+  if (shares && !preempted) RememberNoRoom(j, quota_blocked ? Job::Wait::kQuota : Job::Wait::kNoRoom);
   return false;
 }
 
-bool Engine::KnownNoRoom(Job& j) {
-  if (j.demand_gen != demand_gen_) {
-    if (demand_ids_.size() >= 65'536) {
-      demand_ids_.clear();
-      no_room_.clear();
-      ++demand_gen_;
-    }
-    auto id = demand_ids_.try_emplace(DemandKey(j.spec()) + "\x1e" + std::to_string(j.queue),
-                                      static_cast<uint32_t>(demand_ids_.size()));
-    j.demand = id.first->second;
-    j.demand_gen = demand_gen_;
-    if (no_room_.size() <= j.demand) no_room_.resize(j.demand + 1);
-  }
-  const NoRoom& hit = no_room_[j.demand];
-  if (hit.pass != pass_ || j.spec().priority > hit.priority) return false;
-  if (j.wait != Job::Wait::kOther) j.wait = hit.quota ? Job::Wait::kQuota : Job::Wait::kNoRoom;
-  return true;
+bool Engine::KnownNoRoom(const PendingKey& queued) const {
+  if (queued.apart || queued.cls < 0) return false;
+  const NoRoom& hit = classes_[static_cast<size_t>(queued.cls)].no_room;
+  return hit.pass == pass_ && -queued.neg_priority <= hit.priority;
 }
 
-void Engine::RememberNoRoom(const Job& j, bool quota_blocked) {
-  NoRoom& memo = no_room_[j.demand];
-  if (memo.pass != pass_ || j.spec().priority >= memo.priority) memo = {pass_, j.spec().priority, quota_blocked};
+void Engine::RememberNoRoom(const Job& j, Job::Wait why) {
+  if (j.cls < 0) return;
+  DemandClass& c = classes_[static_cast<size_t>(j.cls)];
+  if (c.no_room.pass != pass_) {
+    // Every counted job of this demand is now known: the queue's later
+    // ones have no higher priority.
+    unknown_[static_cast<size_t>(QueueSlot(j))] -= c.counted;
+  } else if (j.spec().priority < c.no_room.priority) {
+    return;
+  }
+  c.no_room = {pass_, j.spec().priority, why};
+}
+
+bool Engine::RestKnownNoRoom(size_t slot, std::set<PendingKey>::const_iterator next) const {
+  if (unknown_[slot] != 0 || next == pending_[slot].end()) return false;
+  const auto& apart = apart_[slot];
+  return apart.empty() || *apart.rbegin() < *next;
 }
 
 bool Engine::TryAdmitGang(Group& g, Timestamp now, std::vector<Transition>& out) {
@@ -844,16 +915,18 @@ bool Engine::Dispatch(Job& j, const placement::Option& o, int flavor, int64_t bo
   int attempt = j.input.attempts + 1;
   ProviderAdapter* provider = slots_[static_cast<size_t>(o.pool_id)].adapter;
   LaunchRequest req{j.input.id, attempt, o.cluster->name, o.pool->name, g.count, spec.num_nodes, g.use_spot,
-                    policy::LaunchEnv(spec, *o.cluster, j.input.id, attempt, g.type == kCpuType ? 0 : g.count),
-                    policy::WorkspaceScript(spec, j.input.id, attempt) + spec.setup, spec.run,
-                    spec.time_limit,
-                    spec.sim, ""};
+                    {}, "", "", spec.time_limit, spec.sim, ""};
+  if (provider->RunsCommands()) {
+    req.env = policy::LaunchEnv(spec, *o.cluster, j.input.id, attempt, g.type == kCpuType ? 0 : g.count);
+    req.setup = policy::WorkspaceScript(spec, j.input.id, attempt) + spec.setup;
+    req.run = spec.run;
+    if (!j.input.group.empty()) req.env["SKYPILOT_JOBGROUP_NAME"] = j.input.group_name;
+    if (!j.input.resume_from.empty()) req.env["CAUSEWAY_RESUME_FROM"] = j.input.resume_from;
+  }
   req.held = options_.hold_launches || gang_launch_;
-  if (!j.input.group.empty()) req.env["SKYPILOT_JOBGROUP_NAME"] = j.input.group_name;
   if (spec.cpus) req.cpus_per_node = static_cast<int>(std::ceil(spec.cpus->value));
   if (g.type == kCpuType) req.cpus_per_node = g.count;  // what a CPU-only job takes of each node
   if (spec.memory_gb) req.memory_mb_per_node = static_cast<int>(std::ceil(spec.memory_gb->value * 1024));
-  if (!j.input.resume_from.empty()) req.env["CAUSEWAY_RESUME_FROM"] = j.input.resume_from;
   if (prepare_launch_) {
     auto extra = prepare_launch_(j.input.id, attempt, *o.cluster, now);
     if (!extra.ok()) {

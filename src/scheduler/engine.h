@@ -28,6 +28,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <unordered_map>
 #include <vector>
@@ -150,21 +151,33 @@ struct Transition {
   std::vector<std::string> node_facts;  // kAttemptEnded: ProviderEvent::node_facts
 };
 
+// What a job asks of a pool, as a key: jobs with equal keys (and queue)
+// fit or do not fit alike (team, nodes, accelerators, CPUs, memory,
+// software, residency, data, mounts); priority and run time are not part.
+std::string DemandKey(const JobSpec& spec);
+
 // A job's spec as the engine holds it: never changed once given, so
-// shared rather than copied (a snapshot of 10,000 jobs copies none).
+// shared rather than copied (a snapshot of 10,000 jobs copies none), with
+// its DemandKey made once.
 class SharedSpec {
  public:
   SharedSpec() : p_(Empty()) {}
-  SharedSpec(JobSpec spec) : p_(std::make_shared<const JobSpec>(std::move(spec))) {}  // implicit: a JobInput takes a JobSpec
-  const JobSpec& operator*() const { return *p_; }
-  const JobSpec* operator->() const { return p_.get(); }
+  SharedSpec(JobSpec spec) : p_(std::make_shared<const Held>(std::move(spec))) {}  // implicit: a JobInput takes a JobSpec
+  const JobSpec& operator*() const { return p_->spec; }
+  const JobSpec* operator->() const { return &p_->spec; }
+  const std::string& demand() const { return p_->demand; }
 
  private:
-  static const std::shared_ptr<const JobSpec>& Empty() {
-    static const auto* empty = new std::shared_ptr<const JobSpec>(std::make_shared<const JobSpec>());
+  struct Held {
+    explicit Held(JobSpec s) : spec(std::move(s)), demand(DemandKey(spec)) {}
+    JobSpec spec;
+    std::string demand;
+  };
+  static const std::shared_ptr<const Held>& Empty() {
+    static const auto* empty = new std::shared_ptr<const Held>(std::make_shared<const Held>(JobSpec{}));
     return *empty;
   }
-  std::shared_ptr<const JobSpec> p_;
+  std::shared_ptr<const Held> p_;
 };
 
 // A job handed to the engine.
@@ -254,6 +267,9 @@ class Engine : private placement::CapacityView {
   Status Submit(JobInput job);
   // Re-adopts a job whose attempt was running before a restart.
   Status Restore(JobInput job, const RunningAttempt& attempt);
+  // Room for `jobs` jobs in all, made at once (before a known number of
+  // Submit and Restore calls).
+  void Reserve(size_t jobs) { jobs_.reserve(jobs); }
   // Records the job's latest checkpoint, written by its latest attempt: its
   // next attempt resumes from it (CAUSEWAY_RESUME_FROM), on a cluster that
   // can read it. kNotFound if the engine does not hold the job.
@@ -334,9 +350,12 @@ class Engine : private placement::CapacityView {
     int pool_id = -1;
     Timestamp not_before;  // recovery backoff: not admitted before this time
     std::string avoid;     // the cluster its last attempt failed on (infrastructure), tried last
-    // Its demand (DemandKey and queue) as a number of demand_ids_, once
-    // asked; valid while demand_gen matches the engine's.
-    uint32_t demand = 0, demand_gen = 0;
+    // While queued: its demand class (index into classes_; -1 when not
+    // queued), whether it is kept apart from its class's count (see
+    // Enqueue), and the last pass begun when it was queued.
+    int32_t cls = -1;
+    bool apart = false;
+    uint64_t queued_after_pass = 0;
     int unlaunched = 0;    // attempts the backend never received (this term): not retries
     // Why it is pending: a code on the hot path, words only when needed.
     enum class Wait { kNew, kQuota, kNoRoom, kBudget, kOther } wait = Wait::kNew;
@@ -357,6 +376,10 @@ class Engine : private placement::CapacityView {
     int64_t created = 0;
     std::string id;
     Job* job = nullptr;
+    // The job's demand class and whether it is kept apart (Job::cls,
+    // Job::apart): read here, a known verdict needs no look at the job.
+    mutable int32_t cls = -1;
+    mutable bool apart = true;
     bool operator<(const PendingKey& o) const {
       return std::tie(neg_priority, created, id) < std::tie(o.neg_priority, o.created, o.id);
     }
@@ -427,11 +450,19 @@ class Engine : private placement::CapacityView {
   void AdmitPending(Timestamp now, std::vector<Transition>& out);
   // Tries to admit and dispatch `j`; on failure sets j.waiting.
   bool TryAdmit(Job& j, Timestamp now, std::vector<Transition>& out);
-  // Whether this pass already found no room for `j`'s demand at its
-  // priority or above (numbering its demand first); then sets its wait.
-  bool KnownNoRoom(Job& j);
-  // Records that this pass found no room for `j`'s demand.
-  void RememberNoRoom(const Job& j, bool quota_blocked);
+  // Whether this pass already found no room for the queued job's demand
+  // at its priority or above (never for a job kept apart). Its wait is
+  // then that verdict (WaitOf).
+  bool KnownNoRoom(const PendingKey& queued) const;
+  // Records that this pass found no room for `j`'s demand, and why.
+  void RememberNoRoom(const Job& j, Job::Wait why);
+  // Whether every job of queue `slot` from `next` on would be refused by
+  // KnownNoRoom in this pass: all its counted jobs are of demands already
+  // found no room, and none kept apart is still ahead.
+  bool RestKnownNoRoom(size_t slot, std::set<PendingKey>::const_iterator next) const;
+  // Why `j` waits: its own last verdict, or its demand's verdict in the
+  // last pass when that pass left it untried (RestKnownNoRoom).
+  Job::Wait WaitOf(const Job& j) const;
   bool Dispatch(Job& j, const placement::Option& option, int flavor, int64_t borrowed, Timestamp now,
                 std::vector<Transition>& out);
   // A transition carrying the facts of `j`'s current attempt.
@@ -474,18 +505,35 @@ class Engine : private placement::CapacityView {
   uint64_t decisions_ = 0;
   // Within one admission pass capacity and quota only shrink (preemption
   // aside), so a job whose demand found no room cannot find it for another
-  // job of the same demand and no higher priority. Per demand number:
-  // the pass it was found in, the highest priority that found none, and
-  // whether quota blocked it. Never filled by an attempt that preempted.
+  // job of the same demand and no higher priority: the pass it was found
+  // in, the highest priority that found none, and why (quota, room or
+  // budget). Never filled by an attempt that preempted.
   struct NoRoom {
     uint64_t pass = 0;
     int priority = 0;
-    bool quota = false;
+    Job::Wait why = Job::Wait::kNoRoom;
   };
-  std::vector<NoRoom> no_room_;
-  // Demands by number; renumbered from scratch (demand_gen_ + 1) past 65,536.
-  std::unordered_map<std::string, uint32_t> demand_ids_;
-  uint32_t demand_gen_ = 1;
+  // A demand class: pending jobs of one queue asking the same of a pool
+  // (DemandKey). Numbered while a pending job holds it; the number is
+  // reused once the last leaves, so there are never more than pending jobs.
+  struct DemandClass {
+    int64_t holders = 0;  // pending jobs of this demand
+    int64_t counted = 0;  // of them, those not kept apart
+    NoRoom no_room;
+  };
+  std::vector<DemandClass> classes_;
+  std::vector<int32_t> free_classes_;
+  // Per queue slot: DemandKey -> class number (looked up without a copy).
+  struct KeyHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::vector<std::unordered_map<std::string, int32_t, KeyHash, std::equal_to<>>> class_ids_;
+  // Per queue slot: its counted pending jobs; during a pass, how many of
+  // them are of demands not yet found no room (0: the rest of the queue
+  // need not be tried); the keys of its jobs kept apart.
+  std::vector<int64_t> counted_, unknown_;
+  std::vector<std::set<PendingKey>> apart_;
   uint64_t pass_ = 0;
   uint64_t version_ = 0;  // see version()
   Timestamp now_;  // time of the current Tick

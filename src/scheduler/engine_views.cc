@@ -9,8 +9,14 @@
 
 namespace causeway::scheduler {
 
+Engine::Job::Wait Engine::WaitOf(const Job& j) const {
+  if (j.wait == Job::Wait::kOther || j.cls < 0 || j.apart || j.queued_after_pass >= pass_) return j.wait;
+  const NoRoom& m = classes_[static_cast<size_t>(j.cls)].no_room;
+  return m.pass == pass_ && j.spec().priority <= m.priority ? m.why : j.wait;
+}
+
 std::string Engine::WaitingReason(const Job& j) const {
-  switch (j.wait) {
+  switch (WaitOf(j)) {
     case Job::Wait::kNew: return "waiting for the next scheduling cycle";
     case Job::Wait::kBudget: return "team " + j.spec().team + " has spent its monthly budget; admissions resume next month";
     case Job::Wait::kNoRoom: return "quota allows it, but no eligible cluster has room for it now";
@@ -40,7 +46,7 @@ std::optional<Explanation> Engine::Explain(const std::string& job_id) const {
   if (j.queue >= 0) out.queue = quota_.config(j.queue).name;
   if (!j.running) out.waiting = WaitingReason(j);
   if (auto at = QueuePosition(job_id)) std::tie(out.position, out.queued) = *at;
-  if (options_.queue_depth && out.position > static_cast<int64_t>(options_.queue_depth) && j.wait == Job::Wait::kNew) {
+  if (options_.queue_depth && out.position > static_cast<int64_t>(options_.queue_depth) && WaitOf(j) == Job::Wait::kNew) {
     out.waiting = "position " + std::to_string(out.position) + " in its queue: a scheduling cycle tries at most " +
                   std::to_string(options_.queue_depth) +
                   " of a queue's jobs that cannot start, so it waits for jobs ahead of it to start or leave";
@@ -133,7 +139,7 @@ EngineSnapshot Engine::Snapshot() const {
   std::unordered_set<std::string> waits;
   for (const auto& [before, steps] : waiting_for_) waits.insert(steps.begin(), steps.end());
   for (const auto& [id, j] : jobs_) {
-    if (!waits.count(id)) order.push_back(&j);
+    if (waits.empty() || !waits.count(id)) order.push_back(&j);
   }
   // (A queued job's place is its priority, age and id, whatever order it
   // is handed over in: only the running ones need sorting.)
@@ -141,7 +147,7 @@ EngineSnapshot Engine::Snapshot() const {
   std::sort(order.begin(), queued, [](const Job* a, const Job* b) {
     return std::tie(a->started, a->input.id) < std::tie(b->started, b->input.id);
   });
-  for (size_t i = 0; i < order.size(); ++i) {
+  for (size_t i = 0; i < order.size() && !waiting_for_.empty(); ++i) {
     auto w = waiting_for_.find(order[i]->input.id);
     if (w == waiting_for_.end()) continue;
     for (const std::string& id : w->second) {

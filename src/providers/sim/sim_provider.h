@@ -54,6 +54,7 @@ class SimProvider final : public ProviderAdapter, public providers::OutageDrill 
   bool Fits(int pool, int gpus_per_node, int nodes) const override;
   int FreeGpus(int pool) const override;
   bool Healthy(int) const override { return !outage_; }
+  bool RunsCommands() const override { return false; }
   std::vector<GpuSample> SampleUtilization(Timestamp now) const override;
   Result<std::string> ReadLog(const std::string&, const std::string& job_id, int, int64_t, int64_t) const override {
     return NotFound("job " + job_id + " ran on the simulated estate, which runs no programs and keeps no output");

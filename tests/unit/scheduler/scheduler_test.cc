@@ -183,6 +183,39 @@ TEST(SchedulerTest, APassTriesABoundedNumberOfAQueuesJobsThatCannotStart) {
   }
 }
 
+TEST(SchedulerTest, APassStopsTryingAQueueOnceEveryDemandInItIsKnownNotToFit) {
+  SimWorld w(TestEstate());
+  // q3's quota holds 8 H100: none of these 16-GPU jobs fits, and all ask the same.
+  for (int i = 0; i < 30; ++i) ASSERT_TRUE(w.Submit("big" + std::to_string(i), Job("t3", "H100:8", "num_nodes: 2\n")).ok());
+  uint64_t before = w.engine->decisions();
+  w.Tick(std::chrono::seconds(1));
+  EXPECT_EQ(w.engine->decisions() - before, 1u) << "the first said no for all 30";
+  // The ones not looked at wait for the verdict their demand got.
+  nlohmann::json why = ExplainJson(w, "big29");
+  EXPECT_EQ(why["state"], "pending");
+  EXPECT_NE(why["waiting"].get<std::string>().find("H100"), std::string::npos) << why.dump(2);
+  EXPECT_EQ(why["waiting"].get<std::string>().find("next scheduling cycle"), std::string::npos) << why.dump(2);
+
+  // Another demand behind them is still reached, past the known ones.
+  ASSERT_TRUE(w.Submit("small", Job("t3", "L4:4")).ok());
+  before = w.engine->decisions();
+  w.Tick(std::chrono::seconds(1));
+  EXPECT_EQ(w.state["small"], JobState::kRunning);
+  EXPECT_EQ(w.engine->decisions() - before, 31u) << "1 tried, 29 known, then the small job";
+
+  // So is a job of the same demand with something of its own to wait by
+  // (a backoff, already over): it is tried for itself.
+  auto spec = ParseJobSpec(Job("t3", "H100:8", "num_nodes: 2\n"), "apart.yaml");
+  ASSERT_TRUE(spec.ok());
+  scheduler::JobInput apart{"apart", spec->spec, w.now, 0, 0, 0};
+  apart.not_before = w.now - std::chrono::seconds(1);
+  ASSERT_TRUE(w.engine->Submit(std::move(apart)).ok());
+  before = w.engine->decisions();
+  w.Tick(std::chrono::seconds(1));
+  EXPECT_EQ(w.engine->decisions() - before, 31u) << "1 tried, 29 known, then the one kept apart";
+  EXPECT_EQ(w.state.count("apart"), 0u);
+}
+
 TEST(SchedulerTest, FairSharingAdmitsTheQueueWithTheLowerShareFirst) {
   SimWorld w(R"(
 providers: [{name: p, kind: sim, regions: [{name: r, zone: eu}]}]
