@@ -654,7 +654,7 @@ void Engine::AdmitPending(Timestamp now, std::vector<Transition>& out) {
         it = next;
         if (strict) break;
         if (options_.queue_depth && ++misses[static_cast<size_t>(slot)] >= options_.queue_depth) break;
-        if (RestKnownNoRoom(static_cast<size_t>(slot), it)) break;
+        if (options_.leave_known_queues && RestKnownNoRoom(static_cast<size_t>(slot), it)) break;
         continue;
       }
       Job& j = *it->job;
@@ -684,7 +684,7 @@ void Engine::AdmitPending(Timestamp now, std::vector<Transition>& out) {
         break;
       }
       if (options_.queue_depth && ++misses[static_cast<size_t>(slot)] >= options_.queue_depth) break;
-      if (RestKnownNoRoom(static_cast<size_t>(slot), it)) break;  // the rest would be refused unseen
+      if (options_.leave_known_queues && RestKnownNoRoom(static_cast<size_t>(slot), it)) break;  // the rest would be refused unseen
     }
   }
 }

@@ -253,6 +253,10 @@ struct EngineOptions {
   // wait; a job further back waits for those ahead of it to start or
   // leave. 0: no bound.
   size_t queue_depth = 500;
+  // A pass leaves a queue once every job left in it would be refused on a
+  // verdict its demand already got in the pass. Off, it walks on to refuse
+  // them one by one: the same decisions, slower (tests compare the two).
+  bool leave_known_queues = true;
 };
 
 class Engine : private placement::CapacityView {

@@ -959,8 +959,8 @@ std::string RandomJob(std::mt19937_64& rng) {
 
 // Runs a random mix to completion, checking the invariants on every cycle,
 // and returns a fingerprint of every decision.
-std::string RunMix(uint64_t seed, int jobs) {
-  SimWorld w(kPropertyEstate, seed);
+std::string RunMix(uint64_t seed, int jobs, scheduler::EngineOptions options = {}) {
+  SimWorld w(kPropertyEstate, seed, options);
   std::mt19937_64 rng(seed);
   std::map<std::string, std::string> queue_of;
   for (const auto& q : w.estate->queues) queue_of[q.team] = q.name;
@@ -1017,6 +1017,10 @@ TEST_P(SchedulerPropertyTest, InvariantsHoldAndTheSameSeedReplays) {
   std::string first = RunMix(GetParam(), 120);
   if (::testing::Test::HasFailure()) return;
   EXPECT_EQ(first, RunMix(GetParam(), 120)) << "the same seed made different decisions";
+  scheduler::EngineOptions walk_on;
+  walk_on.leave_known_queues = false;
+  EXPECT_EQ(first, RunMix(GetParam(), 120, walk_on))
+      << "leaving a queue whose demands all found no room changed a decision";
 }
 
 INSTANTIATE_TEST_SUITE_P(Seeds, SchedulerPropertyTest, ::testing::Values(1, 2, 3, 4, 5, 6, 7, 8));
