@@ -649,17 +649,14 @@ void Engine::AdmitPending(Timestamp now, std::vector<Transition>& out) {
       auto next = std::next(it);
       const size_t reported = out.size();
       bool admitted = false;
-      if (KnownNoRoom(*it)) {  // refused unseen
+      Job& j = *it->job;
+      // Refused unseen (the job itself is not read): its demand found no room in this pass.
+      const bool known = KnownNoRoom(*it);
+      auto group = known || j.input.group.empty() ? groups_.end() : groups_.find(j.input.group);
+      if (known) {
         ++decisions_;
         it = next;
-        if (strict) break;
-        if (options_.queue_depth && ++misses[static_cast<size_t>(slot)] >= options_.queue_depth) break;
-        if (options_.leave_known_queues && RestKnownNoRoom(static_cast<size_t>(slot), it)) break;
-        continue;
-      }
-      Job& j = *it->job;
-      auto group = j.input.group.empty() ? groups_.end() : groups_.find(j.input.group);
-      if (group != groups_.end() && !group->second.started) {
+      } else if (group != groups_.end() && !group->second.started) {
         // Once per cycle for the whole gang, whichever of its tasks comes
         // first. Its start takes tasks out of any queue: every cursor is found
         // again by the job it points at.
@@ -765,7 +762,7 @@ bool Engine::TryAdmit(Job& j, Timestamp now, std::vector<Transition>& out) {
 }
 
 bool Engine::KnownNoRoom(const PendingKey& queued) const {
-  if (queued.apart || queued.cls < 0) return false;
+  if (queued.apart) return false;
   const NoRoom& hit = classes_[static_cast<size_t>(queued.cls)].no_room;
   return hit.pass == pass_ && -queued.neg_priority <= hit.priority;
 }
@@ -934,7 +931,9 @@ bool Engine::Dispatch(Job& j, const placement::Option& o, int flavor, int64_t bo
       j.waiting = "launch on " + o.cluster->name + " not started: " + extra.status().message();
       return false;
     }
-    for (auto& [k, v] : *extra) req.env.emplace(k, std::move(v));
+    if (provider->RunsCommands()) {
+      for (auto& [k, v] : *extra) req.env.emplace(k, std::move(v));
+    }
   }
   auto launched = provider->Launch(req, now);
   if (!launched.ok()) {
