@@ -36,12 +36,22 @@ ApiService::ApiService(Services& services, Store& store, CommitQueue& queue, con
       token_cache_(services.token_cache),
       directory_(services.directory),
       people_(services.people_tokens.get()) {
+  if (services.oidc) {
+    const auto& audiences = services.oidc->config().audiences;
+    sign_in_ = std::make_unique<console::OidcSignIn>(audiences.empty() ? "causeway" : audiences.front(), *services.oidc,
+                                                     net::Network());
+  }
   AddRoutes();
   AddScimRoutes();
+  AddConsoleRoutes();
 }
 
 Result<identity::Principal> ApiService::Authorize(HttpRequest& req, const std::string& needed, bool job_credential) {
   std::string authorization = req.Header("authorization");
+  // The console's session cookie stands for a bearer (console_api.cc).
+  if (authorization.empty()) {
+    ASSIGN_OR_RETURN(authorization, SessionBearer(req));
+  }
   identity::Principal principal;
   if (people_ && identity::IsJwtBearer(authorization)) {
     ASSIGN_OR_RETURN(principal, people_->Authenticate(store_, authorization, wall_.Now()));

@@ -19,7 +19,11 @@
 #include "api/services.h"
 #include "causeway/clock.h"
 #include "causeway/estate.h"
+#include "causeway/mutex.h"
 #include "causeway/store.h"
+#include "console/oidc_sign_in.h"
+#include "console/sessions.h"
+#include "dispatch/worker.h"
 #include "service/reaper_service.h"
 
 namespace causeway::api {
@@ -43,6 +47,11 @@ class ApiService {
   // What the HTTP server did with connections, shown in /metrics; set by
   // the owner of the HTTP server.
   std::function<ConnectionStats()> connection_stats;
+
+  // Where people reach this server (--advertise-url, else the address it
+  // is bound to): the console's origin, its IdP redirect, and whether its
+  // cookie is Secure (https).
+  void SetPublicUrl(std::string url) EXCLUDES(public_url_mu_);
 
  private:
   // A handler that answers at once, and one that answers later (when the
@@ -77,6 +86,7 @@ class ApiService {
   void AddBreakglassRoutes(); // breakglass_api.cc
   void AddWorkloadRoutes();   // workload_api.cc: OIDC discovery, JWKS, job tokens, key rotation
   void AddScimRoutes();       // scim_api.cc: the SCIM service provider, with SCIM's error bodies
+  void AddConsoleRoutes();    // console_api.cc: the web console's files, signing in and out
   // A path under /scim/v2 no route matches, or a method its route lacks:
   // authenticated, then answered with a SCIM error (RFC 7644 §3.12).
   void ScimUnrouted(HttpRequest& req, const Router::Match& match, Reply reply);
@@ -187,6 +197,26 @@ class ApiService {
   Result<HttpResponse> Health(HttpRequest& req);
   Result<HttpResponse> RenderMetrics(HttpRequest& req);
 
+  // The web console's sessions (console_api.cc).
+  Result<HttpResponse> ConsoleSession(HttpRequest& req);
+  Result<HttpResponse> ConsoleTokenSignIn(HttpRequest& req);
+  Result<HttpResponse> ConsoleSignOut(HttpRequest& req);
+  void ConsoleLogin(HttpRequest& req, Reply reply);
+  void ConsoleCallback(HttpRequest& req, Reply reply);
+  // The credential of the request's session cookie, checked for origin and
+  // (on writes) CSRF; "" when the request has no session cookie.
+  Result<std::string> SessionBearer(HttpRequest& req);
+  // kPermissionDenied for a request another site's page made.
+  Status SameOrigin(const HttpRequest& req) const;
+  std::string PublicUrl(const HttpRequest& req) const EXCLUDES(public_url_mu_);
+  bool Secure() const EXCLUDES(public_url_mu_);
+  Result<identity::Principal> AuthenticateBearer(const std::string& bearer, const char* path);
+  Status AuditSession(const identity::Principal& who, const std::string& action, const std::string& method);
+  // A new session for `who`: its cookie, and either the JSON answer
+  // (`location` empty) or a redirect there.
+  Result<HttpResponse> StartSession(const identity::Principal& who, std::string bearer, const std::string& method,
+                                    std::optional<Timestamp> expires, std::string location);
+
   Store& store_;
   CommitQueue& queue_;
   const Estate& estate_;
@@ -214,6 +244,13 @@ class ApiService {
   Router router_;
   Metrics metrics_;
   std::atomic<uint64_t> jobs_submitted_{0};
+  console::SessionStore sessions_;
+  std::unique_ptr<console::OidcSignIn> sign_in_;  // null without an IdP
+  mutable Mutex public_url_mu_;
+  std::string public_url_ GUARDED_BY(public_url_mu_);
+  // Sign-ins talk to the IdP here, off the HTTP server's threads; declared
+  // last so it stops first.
+  dispatch::Worker sign_in_worker_{"console sign-in", 16};
 };
 
 }  // namespace causeway::api

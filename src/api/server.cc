@@ -87,6 +87,7 @@ Result<HttpServerOptions> ListenerOptions(const ServeOptions& o, const std::pair
 void PrintBanner(const ServeOptions& o, const std::string& listening, const std::string& db_path, const Estate& estate,
                  size_t policies) {
   std::cout << "causeway listening on http://" << listening << "\n"
+            << "  console:  " << (o.advertise_url.empty() ? "http://" + listening : o.advertise_url) << "/\n"
             << "  database: " << DescribeDb(db_path) << "\n"
             << "  estate:   " << (o.estate_path.empty() ? "<embedded>" : o.estate_path) << " ("
             << estate.clusters.size() << " clusters, " << estate.queues.size() << " queues, " << policies
@@ -185,6 +186,7 @@ Status Serve(const ServeOptions& o) {
   ASSIGN_OR_RETURN(uint16_t bound, http.Start());
   std::string own_url = o.advertise_url.empty() ? "http://" + hso.host + ":" + std::to_string(bound) : o.advertise_url;
   scheduler.SetServerUrl(own_url);
+  api.SetPublicUrl(own_url);
   if (workload) workload->SetDefaultIssuer(own_url);
   services.provenance.SetBuilderId(own_url);  // who provenance records name as their builder
   scheduler.Start(std::chrono::milliseconds(std::max(10, o.tick_ms)));

@@ -21,7 +21,7 @@ inline std::string PeersDir() { return std::string(CAUSEWAY_SOURCE_DIR) + "/test
 // Why the peers cannot run here, or "" when they can.
 inline std::string PeersMissing() {
   if (std::system("node --version > /dev/null 2>&1") != 0) return "Node.js is not installed";
-  for (const char* pkg : {"oauth2-mock-server", "jose", "ajv", "ajv-formats", "playwright-core"}) {
+  for (const char* pkg : {"oauth2-mock-server", "jose", "ajv", "ajv-formats", "playwright-core", "axe-core"}) {
     if (!std::filesystem::exists(PeersDir() + "/node_modules/" + pkg)) {
       return std::string("tests/peers/node_modules/") + pkg + " is missing (run: make test-deps)";
     }

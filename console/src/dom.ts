@@ -1,0 +1,81 @@
+// Building the page from data without ever parsing data as HTML: text goes
+// in through text nodes only, so nothing a job name or an audit event holds
+// can become markup (and the CSP forbids inline script besides).
+
+export type Kid = Node | string | number | null | undefined | false | Kid[];
+type Attrs = Record<string, string | number | boolean | EventListener | undefined>;
+
+export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Attrs = {}, ...kids: Kid[]): HTMLElementTagNameMap[K] {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === undefined || v === false) continue;
+    if (typeof v === 'function') el.addEventListener(k.replace(/^on/, ''), v);
+    // Through the CSSOM: the CSP refuses style attributes (no 'unsafe-inline').
+    else if (k === 'style') el.style.cssText = String(v);
+    else el.setAttribute(k, v === true ? '' : String(v));
+  }
+  append(el, kids);
+  return el;
+}
+
+export function append(el: Node, kids: Kid[]): void {
+  for (const k of kids) {
+    if (k === null || k === undefined || k === false) continue;
+    if (Array.isArray(k)) append(el, k);
+    else el.appendChild(typeof k === 'object' ? k : document.createTextNode(String(k)));
+  }
+}
+
+// A table: `head` names the columns; a column whose name starts with '#'
+// is numeric (right-aligned; the '#' is not shown).
+export function table(caption: string, head: string[], rows: Kid[][]): HTMLTableElement {
+  const num = head.map((c) => c.startsWith('#'));
+  return h('table', {},
+    h('caption', { class: 'muted', style: 'text-align:left' }, caption),
+    h('thead', {}, h('tr', {}, head.map((c, i) => h('th', { scope: 'col', class: num[i] ? 'num' : undefined }, num[i] ? c.slice(1) : c)))),
+    h('tbody', {}, rows.length === 0
+      ? h('tr', {}, h('td', { colspan: head.length, class: 'muted' }, 'None.'))
+      : rows.map((r) => h('tr', {}, r.map((c, i) => h('td', { class: num[i] ? 'num' : undefined }, c))))));
+}
+
+export function kv(pairs: [string, Kid][]): HTMLDListElement {
+  return h('dl', { class: 'kv' }, pairs.map(([k, v]) => [h('dt', {}, k), h('dd', {}, v ?? '—')]));
+}
+
+export function stateBadge(state: string): HTMLSpanElement {
+  return h('span', { class: `state state-${state}` }, state);
+}
+
+// Money as the API gives it: integer micros of the estate's currency.
+export function money(micros: number | undefined, currency = 'USD'): string {
+  if (micros === undefined || micros === null) return '—';
+  return `${(micros / 1e6).toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 })} ${currency}`;
+}
+
+export function when(iso: string | undefined): string {
+  if (!iso) return '—';
+  const d = new Date(iso);
+  return isNaN(d.getTime()) ? iso : d.toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z');
+}
+
+export function link(href: string, text: Kid): HTMLAnchorElement {
+  return h('a', { href }, text);
+}
+
+// Asks before a consequential action, in a modal <dialog> (focus moves into
+// it, Escape cancels). Resolves true only for the confirm button.
+export function confirmDialog(question: string, confirmLabel: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const yes = h('button', { class: 'danger', value: 'yes' }, confirmLabel);
+    const no = h('button', { class: 'secondary', value: 'no' }, 'Keep it');
+    const form = h('form', { method: 'dialog' }, h('p', { id: 'confirm-q' }, question), h('div', { class: 'pager' }, no, yes));
+    const dlg = h('dialog', { 'aria-labelledby': 'confirm-q' }, form);
+    dlg.addEventListener('close', () => {
+      resolve(dlg.returnValue === 'yes');
+      dlg.remove();
+    });
+    document.body.appendChild(dlg);
+    dlg.showModal();
+    no.focus();
+  });
+}

@@ -1,0 +1,204 @@
+// Queues, cost, GPUs and waste, readiness, people: each a read of the API
+// the CLI also uses, shown as tables with a chart where a picture helps.
+import { api, qs } from '../api';
+import { h, kv, link, table, when, type Kid } from '../dom';
+import { quotaBar, stackedBars } from '../charts';
+import type { Page } from '../main';
+
+const num = (s: unknown) => Number(s ?? 0) || 0;
+// An exact decimal from the API, shown to `places` (the API keeps the exact value; the CSV does too).
+const dec = (s: unknown, places = 2) => (s === null || s === undefined || s === '' ? '—' : num(s).toFixed(places));
+
+export const queuesPage: Page = async (_p, _q, live) => {
+  const holder = h('div', { 'aria-live': 'polite' });
+  const load = async () => {
+    const data = await api('/v1/queues');
+    holder.replaceChildren(...(data.queues as any[]).map((q) => h('section', { class: 'panel' },
+      h('h2', {}, `Queue ${q.name}`),
+      kv([['Team', q.team], ['Cohort', q.cohort || '—'], ['Weight', q.weight], ['Running', q.running], ['Pending', q.pending],
+          ['Budget', q.budget ? `${q.budget.spent} of ${q.budget.monthly} ${q.budget.currency} this month${q.budget.exhausted ? ' (exhausted)' : ''}` : 'none'],
+          ['Pending jobs', link(`#/jobs${qs({ team: q.team, state: 'pending' })}`, 'in order, oldest first')]]),
+      table(`Quota of ${q.name} per flavor (GPUs or CPUs)`, ['Flavor', '#Nominal', '#Used', '#Borrowed', 'Use'],
+        (q.flavors as any[]).map((f) => [f.flavor, f.nominal, f.used, f.borrowing,
+                                         quotaBar(`${q.name} ${f.flavor}`, f.nominal, f.used, f.borrowing)])))));
+  };
+  await load();
+  live(load, 5000);
+  return [h('h1', {}, 'Queues'), h('p', { class: 'muted' }, 'Blue: used within the nominal quota; orange: borrowed from the cohort.'), holder];
+};
+
+function monthsBack(n: number): string {
+  const d = new Date();
+  const from = new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() - (n - 1), 1));
+  const to = new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1));
+  return `${from.toISOString().slice(0, 10)}..${to.toISOString().slice(0, 10)}`;
+}
+
+function csvCell(v: unknown): string {
+  const s = String(v ?? '');
+  // Quoted, and a leading formula character neutralised for spreadsheets.
+  return `"${(/^[=+\-@]/.test(s) ? "'" + s : s).replace(/"/g, '""')}"`;
+}
+
+export const costPage: Page = async (_p, q) => {
+  const period = q.get('period') || monthsBack(12);
+  const [metered, byProvider, waste] = await Promise.all([
+    api(`/v1/cost/showback${qs({ source: 'metered', by: 'team,month', period })}`),
+    api(`/v1/cost/showback${qs({ source: 'metered', by: 'provider', period })}`),
+    api(`/v1/cost/waste${qs({ period })}`),
+  ]);
+  const rows: any[] = metered.rows;
+  const months = [...new Set(rows.map((r) => r.month))].sort();
+  const teams = [...new Set(rows.map((r) => r.team))].sort();
+  const total = rows.reduce((t, r) => t + num(r.cost), 0);
+  const completed = rows.reduce((t, r) => t + num(r.completed_jobs), 0);
+  const wasted = rows.reduce((t, r) => t + num(r.wasted_cost), 0);
+  const header = ['team', 'month', 'attempts', 'gpu_hours', 'cost', 'completed_jobs', 'cost_per_completed_job', 'wasted_cost'];
+  const csv = [header.join(','), ...rows.map((r) => header.map((k) => csvCell(r[k])).join(','))].join('\n') + '\n';
+  const download = h('a', { href: URL.createObjectURL(new Blob([csv], { type: 'text/csv' })), download: `showback-${period}.csv`, id: 'csv' },
+                     'Download CSV of this table');
+  const form = h('form', { class: 'filters', 'aria-label': 'Period' },
+    h('label', {}, 'Period (2026-11, or FROM..TO days)', h('input', { name: 'period', value: period, size: 26 })),
+    h('button', { type: 'submit' }, 'Show'));
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    location.hash = '#/cost' + qs({ period: String(new FormData(form).get('period') ?? '') });
+  });
+  return [
+    h('h1', {}, 'Cost'), form,
+    h('div', { class: 'cards' },
+      h('div', { class: 'card' }, h('div', {}, 'Total'), h('div', { class: 'v', id: 'cost-total' }, `${total.toFixed(2)} ${metered.currency}`)),
+      h('div', { class: 'card' }, h('div', {}, 'Completed jobs'), h('div', { class: 'v' }, completed)),
+      h('div', { class: 'card' }, h('div', {}, 'Per completed job'), h('div', { class: 'v' }, completed ? (total / completed).toFixed(2) : '—')),
+      h('div', { class: 'card' }, h('div', {}, 'Failed or preempted attempts'), h('div', { class: 'v' }, wasted.toFixed(2)))),
+    h('h2', {}, 'Showback by team and month'),
+    stackedBars(`Cost in ${metered.currency} by month, stacked by team`, months, teams,
+                (m, t) => num(rows.find((r) => r.month === m && r.team === t)?.cost)),
+    table('What each team spent per month, at the estate\'s prices', ['Team', 'Month', '#Attempts', '#GPU-hours', '#Cost', '#Completed', '#Per completed job', '#Wasted'],
+      rows.map((r) => [r.team, r.month, r.attempts, dec(r.gpu_hours, 1), dec(r.cost), r.completed_jobs, dec(r.cost_per_completed_job), dec(r.wasted_cost)])),
+    download,
+    h('h2', {}, 'Providers compared'),
+    table('Cost and cost per completed job by provider', ['Provider', '#GPU-hours', '#Cost', '#Completed', '#Per completed job', '#Wasted'],
+      (byProvider.rows as any[]).map((r) => [r.provider, dec(r.gpu_hours, 1), dec(r.cost), r.completed_jobs, dec(r.cost_per_completed_job), dec(r.wasted_cost)])),
+    h('h2', {}, 'Waste'),
+    table('Failed attempts and idle time reaped, by team', ['Team', '#Failed attempts', '#Failed cost', '#Reaped jobs', '#Idle GPU-hours', '#Idle cost', '#Unused reserved share'],
+      (waste.teams as any[]).map((t) => [t.team, t.failed_attempts, dec(t.failed_cost), t.reaped_jobs, dec(t.idle_gpu_hours, 1), dec(t.idle_cost), dec(t.unused_reserved_share)])),
+    table('Reservations: committed against used', ['Cluster', 'GPU', '#Reserved GPU-hours', '#Used GPU-hours', '#Committed', '#Unused'],
+      (waste.reservations as any[]).map((r) => [r.cluster, r.gpu_type, dec(r.reserved_gpu_hours, 1), dec(r.used_gpu_hours, 1), dec(r.committed_cost), dec(r.unused_cost)])),
+  ];
+};
+
+function auditRows(events: any[]): Kid[][] {
+  return events.map((e) => [when(new Date(e.time).toISOString()), e.actor?.user?.name ?? '—', e.api?.operation ?? e.message ?? '—',
+                            e.cloud?.provider ?? '—', e.message ?? '']);
+}
+
+export const gpusPage: Page = async (_p, _q, live) => {
+  const holder = h('div', { 'aria-live': 'polite' });
+  const load = async () => {
+    const [running, reaper, waste] = await Promise.all([
+      api('/v1/jobs?state=running&limit=100').catch((e) => ({ error: e.message, jobs: [] })),
+      api('/v1/audit/search?action=reaper.&limit=50').catch((e) => ({ error: e.message, events: [] })),
+      api(`/v1/cost/waste${qs({ period: monthsBack(1) })}`).catch((e) => ({ error: e.message, teams: [] })),
+    ]);
+    const reclaimed = (waste.teams as any[]).reduce((t, x) => t + num(x.idle_cost), 0);
+    holder.replaceChildren(
+      h('div', { class: 'cards' },
+        h('div', { class: 'card' }, h('div', {}, 'Running jobs'), h('div', { class: 'v' }, running.jobs.length)),
+        h('div', { class: 'card' }, h('div', {}, 'Idle cost reaped this month'), h('div', { class: 'v' }, reclaimed.toFixed(2)))),
+      table('Running now', ['Job', 'Team', 'Cluster'],
+        (running.jobs as any[]).map((j) => [link(`#/jobs/${encodeURIComponent(j.id)}`, j.name), j.team, j.cluster])),
+      h('h2', {}, 'Reaper warnings and cancellations'),
+      reaper.error ? h('p', { class: 'muted' }, reaper.error) : table('Idle GPU reaper', ['Time', 'Actor', 'Action', 'Provider', 'Message'], auditRows(reaper.events)));
+  };
+  await load();
+  live(load, 10000);
+  return [h('h1', {}, 'GPUs and waste'), holder];
+};
+
+export const auditPage: Page = async (_p, q) => {
+  const f = { actor: q.get('actor') ?? '', action: q.get('action') ?? '', provider: q.get('provider') ?? '',
+              since: q.get('since') ?? '', until: q.get('until') ?? '', cursor: q.get('cursor') ?? '' };
+  const input = (name: keyof typeof f, label: string) =>
+    h('label', {}, label, h('input', { name, value: f[name], size: 16, autocomplete: 'off' }));
+  const form = h('form', { class: 'filters', role: 'search', 'aria-label': 'Search the audit trail' },
+    input('actor', 'Person or actor'), input('action', 'Action (or prefix.)'), input('provider', 'Provider'),
+    input('since', 'Since (24h, RFC 3339)'), input('until', 'Until'), h('button', { type: 'submit' }, 'Search'));
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    const d = new FormData(form);
+    location.hash = '#/audit' + qs(Object.fromEntries([...d.entries()].map(([k, v]) => [k, String(v)])));
+  });
+  const [found, verify, coverage] = await Promise.all([
+    api(`/v1/audit/search${qs({ ...f, limit: 100 })}`),
+    api('/v1/audit/verify').catch((e) => ({ error: e.message })),
+    api('/v1/audit/coverage').catch((e) => ({ error: e.message, findings: [] })),
+  ]);
+  return [
+    h('h1', {}, 'Audit'),
+    h('section', { class: 'panel' }, h('h2', {}, 'Chain'),
+      verify.error ? h('p', { class: 'error' }, verify.error)
+                   : kv(Object.entries(verify).filter(([, v]) => typeof v !== 'object').map(([k, v]) => [k, String(v)]))),
+    form,
+    f.actor ? h('p', {}, link(`#/audit/people/${encodeURIComponent(f.actor)}`, `${f.actor}'s page`)) : null,
+    table('Events across Causeway and the providers, newest first', ['Time', 'Actor', 'Action', 'Provider', 'Message'], auditRows(found.events)),
+    found.next_cursor ? link('#/audit' + qs({ ...f, cursor: found.next_cursor }), 'Older events') : null,
+    h('h2', {}, 'Coverage findings'),
+    table('What the audit trail does not cover', ['Finding'],
+      (coverage.findings as any[]).map((x) => [x.message ?? x.reason ?? JSON.stringify(x)])),
+  ];
+};
+
+export const personPage: Page = async (params) => {
+  const user = params[0];
+  const [person, creds] = await Promise.all([
+    api(`/v1/audit/people/${encodeURIComponent(user)}`),
+    api(`/v1/people/${encodeURIComponent(user)}/credentials`).catch((e) => ({ error: e.message })),
+  ]);
+  const events: any[] = person.events ?? [];
+  return [
+    h('h1', {}, user),
+    h('h2', {}, 'Credentials and grants'),
+    creds.error ? h('p', { class: 'muted' }, creds.error) : h('pre', {}, JSON.stringify(creds, null, 2)),
+    h('h2', {}, 'What they did, where'),
+    table(`Events by ${user}`, ['Time', 'Actor', 'Action', 'Provider', 'Message'], auditRows(events)),
+  ];
+};
+
+export const readinessPage: Page = async () => {
+  const [r, questions, runs] = await Promise.all([
+    api('/v1/readiness'),
+    api('/v1/readiness/questions').catch((e) => ({ error: e.message })),
+    api('/v1/acceptance/runs').catch((e) => ({ error: e.message, runs: [] })),
+  ]);
+  return [
+    h('h1', {}, 'Readiness'),
+    h('p', { class: 'muted' }, `Evaluated ${when(r.at)}`),
+    table('Controls per provider', ['Control', 'Provider', 'State', 'Owner', 'Why'],
+      (r.findings as any[]).map((f) => [f.control, f.provider, f.state, f.owner ?? '—', f.reason])),
+    h('h2', {}, 'The four questions'),
+    questions.error ? h('p', { class: 'muted' }, questions.error) : h('pre', {}, JSON.stringify(questions, null, 2)),
+    h('h2', {}, 'Acceptance tests'),
+    table('Recorded acceptance runs', ['Run', 'Verdict'],
+      ((runs.runs ?? []) as any[]).map((x) => [x.id ?? x.name ?? '—', x.verdict ?? x.state ?? JSON.stringify(x)])),
+  ];
+};
+
+export const peoplePage: Page = async () => {
+  const data = await api('/v1/breakglass');
+  const status = h('p', { role: 'status' });
+  const rows = (data.breakglass as any[]).map((g) => {
+    const approve = g.state === 'requested' ? h('button', {}, 'Approve') : null;
+    approve?.addEventListener('click', async () => {
+      try {
+        await api(`/v1/breakglass/${encodeURIComponent(g.id)}/approve`, 'POST', {});
+        location.reload();
+      } catch (e) {
+        status.textContent = `Not approved: ${(e as Error).message}`;
+      }
+    });
+    return [g.id, g.requester ?? g.user, g.role, g.reason, g.state, approve];
+  });
+  return [h('h1', {}, 'People'), h('h2', {}, 'Break-glass requests'), status,
+          table('Requests for time-boxed elevation, with their reasons', ['Request', 'Person', 'Role', 'Reason', 'State', 'Action'], rows)];
+};

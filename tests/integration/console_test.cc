@@ -1,0 +1,240 @@
+// The web console end to end: the real server, a real OpenID Connect
+// provider (oauth2-mock-server) and Debian's Chromium driven by
+// playwright-core (tests/peers/console-e2e.mjs), plus the security checks
+// a browser cannot make on purpose: a write without the CSRF token, from
+// another origin, or signing a browser in from another site. Screenshots
+// go to the test's output (console-screenshots/ in the build directory).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "causeway/estate.h"
+#include "causeway/subprocess.h"
+#include "node_peer.h"
+#include "server_process.h"
+
+namespace causeway::testing {
+namespace {
+
+using nlohmann::json;
+
+std::string Spec(const std::string& name, const std::string& team, const std::string& gpus, const std::string& duration) {
+  return "name: " + name + "\nresources:\n  accelerators: " + gpus + "\n  labels: {team: " + team +
+         ", owner: alice@corp.example}\nrun: python " + name + ".py\nsim: {duration: " + duration + "}\n";
+}
+
+class ConsoleTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (std::string why = ChromiumMissing(); !why.empty()) GTEST_SKIP() << "the console in Chromium: " << why;
+    idp_ = std::make_unique<NodePeer>("idp.mjs", std::vector<std::string>{"0"},
+                                      std::vector<std::string>{"LOGIN_EMAIL=alice@corp.example",
+                                                               "LOGIN_GROUPS=[\"nlp-researchers\"]"});
+    issuer_ = idp_->first_line().substr(idp_->first_line().find(' ') + 1);
+    dir_ = std::make_unique<TempDir>("console");
+    std::ofstream(dir_->path() + "/estate.yaml") << DefaultEstateYaml() << R"(
+identity:
+  oidc:
+    issuer: )" << issuer_ << R"(
+    audience: causeway
+access:
+  - {group: nlp-researchers, role: researcher, team: nlp}
+)";
+    server_ = ServerProcess::Start(dir_->path() + "/data",
+                                   {"--estate", dir_->path() + "/estate.yaml", "--sim-speed", "600"});
+    ASSERT_TRUE(server_);
+  }
+
+  json Call(const std::string& method, const std::string& target, const std::string& body = "",
+            std::map<std::string, std::string> headers = {}, int* status = nullptr) {
+    if (!headers.count("Cookie")) headers["Authorization"] = "Bearer " + server_->admin_token();
+    if (!body.empty() && !headers.count("Content-Type")) headers["Content-Type"] = "application/json";
+    auto r = server_->Client().Send(method, target, body, {headers.begin(), headers.end()});
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    if (!r.ok()) return json();
+    if (status) *status = r->status;
+    last_headers_ = r->headers;
+    return json::parse(r->body, nullptr, false);
+  }
+  std::string Submit(const std::string& spec) {
+    json r = Call("POST", "/v1/jobs", json{{"spec", spec}}.dump());
+    EXPECT_TRUE(r.contains("job")) << r.dump();
+    return r.contains("job") ? r["job"]["id"].get<std::string>() : "";
+  }
+  std::string StateOf(const std::string& id) { return Call("GET", "/v1/jobs/" + id).value("state", ""); }
+
+  std::unique_ptr<NodePeer> idp_;
+  std::string issuer_;
+  std::unique_ptr<TempDir> dir_;
+  std::unique_ptr<ServerProcess> server_;
+  std::map<std::string, std::string> last_headers_;
+};
+
+TEST_F(ConsoleTest, PeopleSignInSeeTheirJobsAndActAsThemselvesInChromium) {
+  // Work that finishes (costs that no longer move), for three teams.
+  std::vector<std::string> done = {Submit(Spec("nlp-eval", "nlp", "H100:1", "10m")),
+                                   Submit(Spec("vision-train", "vision", "H100:8", "20m")),
+                                   Submit(Spec("research-batch", "research", "L4:1", "10m"))};
+  for (int i = 0; i < 600; ++i) {
+    bool all = true;
+    for (const auto& id : done) all = all && StateOf(id) == "succeeded";
+    if (all) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  for (const auto& id : done) ASSERT_EQ(StateOf(id), "succeeded") << id;
+  // Then every provider down: what is submitted now waits, and says why.
+  std::set<std::string> providers;
+  json clusters = Call("GET", "/v1/clusters");
+  for (const json& c : clusters["clusters"]) providers.insert(c["provider"].get<std::string>());
+  for (const auto& p : providers) Call("POST", "/v1/providers/" + p + "/outage", R"({"down": true})");
+  std::string pending = Submit(Spec("vision-sweep", "vision", "H100:8", "1h"));
+  std::string cancel = Submit(Spec("research-a", "research", "L4:1", "1h"));
+  std::string keyboard_cancel = Submit(Spec("research-b", "research", "L4:1", "1h"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // a scheduling cycle or two
+  ASSERT_EQ(StateOf(pending), "pending");
+
+  // A provider's own log, imported: alice's actions on CoreWeave's Kubernetes.
+  std::ifstream in(std::string(CAUSEWAY_SOURCE_DIR) + "/examples/audit/k8s-audit.jsonl");
+  std::stringstream log;
+  log << in.rdbuf();
+  int status = 0;
+  json imported = Call("POST", "/v1/audit/imports?source=k8s&provider=coreweave", log.str(),
+                       {{"Content-Type", "application/octet-stream"}}, &status);
+  ASSERT_EQ(status, 200) << imported.dump();
+
+  std::string shots = std::filesystem::current_path().string() + "/console-screenshots";
+  std::string config = dir_->path() + "/e2e.json";
+  std::ofstream(config) << json{{"base", server_->url()},
+                                {"admin_token", server_->admin_token()},
+                                {"shots", shots},
+                                {"pending", pending},
+                                {"cancel", cancel},
+                                {"keyboard_cancel", keyboard_cancel},
+                                {"other_team_job", done[1]},
+                                {"researcher", "alice@corp.example"},
+                                {"researcher_team", "nlp"},
+                                {"provider_person", "alice@corp.example"},
+                                {"provider", "coreweave"}}
+                               .dump();
+  auto run = RunProcess({"node", PeersDir() + "/console-e2e.mjs", config}, {}, "", std::chrono::seconds(240));
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  json report = json::parse(run->out, nullptr, false);
+  ASSERT_TRUE(report.is_object()) << run->out << run->err;
+  EXPECT_EQ(run->exit_code, 0) << report["failures"].dump(1) << "\n" << run->err;
+  const json& seen = report["seen"];
+
+  // What the browser showed agrees with the server.
+  EXPECT_EQ(seen["whoami"], "bootstrap-admin");
+  EXPECT_EQ(seen["researcher_whoami"], "alice@corp.example");
+  EXPECT_EQ(seen["researcher_teams"], json::array({"nlp"}));
+  EXPECT_EQ(StateOf(cancel), "cancelled");
+  EXPECT_EQ(StateOf(keyboard_cancel), "cancelled");
+  EXPECT_EQ(StateOf(pending), "pending");
+  // The cancellations were audited as the person who signed in.
+  json audit = Call("GET", "/v1/audit?action=job.cancel&resource=job/" + cancel);
+  ASSERT_EQ(audit["events"].size(), 1u) << audit.dump();
+  EXPECT_EQ(audit["events"][0]["actor"], Call("GET", "/v1/whoami")["token_id"]);
+  json signins = Call("GET", "/v1/audit?action=console.sign_in");
+  ASSERT_EQ(signins["events"].size(), 2u) << signins.dump();
+  EXPECT_EQ(signins["events"][1]["actor"], "user:alice@corp.example");
+  EXPECT_EQ(signins["events"][1]["details"]["method"], "oidc");
+
+  // The cost page's total is the API's.
+  std::string period = seen.value("cost_period", "");
+  json showback = Call("GET", "/v1/cost/showback?source=metered&by=team,month&period=" + net::UrlEncode(period));
+  double api_total = 0;
+  for (const json& row : showback["rows"]) api_total += std::stod(row["cost"].get<std::string>());
+  ASSERT_GT(api_total, 0);
+  std::string shown = seen.value("cost_total", "");
+  ASSERT_FALSE(shown.empty());
+  EXPECT_NEAR(std::stod(shown), api_total, 0.006) << shown;
+  EXPECT_NE(shown.find(showback["currency"].get<std::string>()), std::string::npos);
+
+  for (const char* shot : {"jobs.png", "pending-job.png", "cost.png", "audit.png", "researcher-jobs.png"}) {
+    EXPECT_TRUE(std::filesystem::exists(shots + "/" + shot)) << shot;
+  }
+}
+
+TEST_F(ConsoleTest, TheServerRefusesWhatABrowserWouldNotSendOnPurpose) {
+  int status = 0;
+  // The page: strict CSP, served from the binary.
+  auto page = server_->Client().Send("GET", "/", "", {});
+  ASSERT_TRUE(page.ok());
+  EXPECT_EQ(page->status, 200);
+  EXPECT_NE(page->headers["content-security-policy"].find("default-src 'none'"), std::string::npos);
+  EXPECT_EQ(page->headers["content-security-policy"].find("unsafe"), std::string::npos);
+  EXPECT_NE(page->body.find("/assets/app.js"), std::string::npos);
+
+  std::string token_body = json{{"token", server_->admin_token()}}.dump();
+  std::string origin = server_->url();
+  // Signing a browser in from another site, or with no Origin: refused.
+  Call("POST", "/auth/token", token_body, {{"Cookie", ""}, {"Origin", "http://evil.example"}}, &status);
+  EXPECT_EQ(status, 403);
+  Call("POST", "/auth/token", token_body, {{"Cookie", ""}, {"Sec-Fetch-Site", "cross-site"}, {"Origin", origin}}, &status);
+  EXPECT_EQ(status, 403);
+  Call("POST", "/auth/token", json{{"token", "cw_not_a_token"}}.dump(), {{"Cookie", ""}, {"Origin", origin}}, &status);
+  EXPECT_EQ(status, 401);
+  json in = Call("POST", "/auth/token", token_body, {{"Cookie", ""}, {"Origin", origin}}, &status);
+  ASSERT_EQ(status, 200) << in.dump();
+  std::string set_cookie = last_headers_["set-cookie"];
+  EXPECT_NE(set_cookie.find("HttpOnly"), std::string::npos) << set_cookie;
+  EXPECT_NE(set_cookie.find("SameSite=Strict"), std::string::npos) << set_cookie;
+  EXPECT_NE(set_cookie.find("Max-Age="), std::string::npos) << set_cookie;
+  EXPECT_EQ(set_cookie.find("Secure"), std::string::npos) << "plain http: not Secure, " << set_cookie;
+  std::string cookie = set_cookie.substr(0, set_cookie.find(';'));
+  std::string csrf = in["csrf"];
+  // The secret token is not in what the browser keeps.
+  EXPECT_EQ(set_cookie.find(server_->admin_token()), std::string::npos);
+
+  std::string job = Submit(Spec("research-a", "research", "L4:1", "1h"));
+  // Reads with the cookie work; a write needs the CSRF token and our Origin.
+  Call("GET", "/v1/jobs/" + job, "", {{"Cookie", cookie}}, &status);
+  EXPECT_EQ(status, 200);
+  json refused = Call("POST", "/v1/jobs/" + job + "/cancel", "{}", {{"Cookie", cookie}, {"Origin", origin}}, &status);
+  EXPECT_EQ(status, 403);
+  EXPECT_NE(refused.dump().find("CSRF"), std::string::npos) << refused.dump();
+  Call("POST", "/v1/jobs/" + job + "/cancel", "{}",
+       {{"Cookie", cookie}, {"Origin", origin}, {"X-CSRF-Token", csrf + "x"}}, &status);
+  EXPECT_EQ(status, 403);
+  refused = Call("POST", "/v1/jobs/" + job + "/cancel", "{}",
+                 {{"Cookie", cookie}, {"Origin", "http://evil.example"}, {"X-CSRF-Token", csrf}}, &status);
+  EXPECT_EQ(status, 403);
+  EXPECT_NE(refused.dump().find("cross-origin"), std::string::npos) << refused.dump();
+  Call("GET", "/v1/jobs/" + job, "", {{"Cookie", cookie}, {"Origin", "http://evil.example"}}, &status);
+  EXPECT_EQ(status, 403);
+  Call("POST", "/v1/jobs/" + job + "/cancel", "{}", {{"Cookie", cookie}, {"X-CSRF-Token", csrf}}, &status);
+  EXPECT_EQ(status, 403) << "a write without an Origin";
+  EXPECT_NE(StateOf(job), "cancelled");
+  Call("POST", "/v1/jobs/" + job + "/cancel", "{}", {{"Cookie", cookie}, {"Origin", origin}, {"X-CSRF-Token", csrf}},
+       &status);
+  EXPECT_EQ(status, 200);
+  EXPECT_EQ(StateOf(job), "cancelled");
+
+  // Signing out ends the session and clears the cookie.
+  Call("POST", "/auth/logout", "{}", {{"Cookie", cookie}, {"Origin", origin}, {"X-CSRF-Token", csrf}}, &status);
+  EXPECT_EQ(status, 200);
+  EXPECT_NE(last_headers_["set-cookie"].find("Max-Age=0"), std::string::npos);
+  Call("GET", "/v1/whoami", "", {{"Cookie", cookie}}, &status);
+  EXPECT_EQ(status, 401);
+  json session = Call("GET", "/auth/session", "", {{"Cookie", cookie}}, &status);
+  EXPECT_EQ(session["signed_in"], false);
+  EXPECT_EQ(session["oidc"], true);
+  // A made-up or oversized cookie is no session.
+  Call("GET", "/v1/whoami", "", {{"Cookie", "causeway_session=" + std::string(5000, 'a')}}, &status);
+  EXPECT_EQ(status, 401);
+  // A sign-in the IdP returns with an unknown state: back to sign-in, no cookie.
+  auto cb = server_->Client().Send("GET", "/auth/callback?state=forged&code=x", "", {});
+  ASSERT_TRUE(cb.ok());
+  EXPECT_EQ(cb->status, 302);
+  EXPECT_EQ(cb->headers.count("set-cookie"), 0u);
+  EXPECT_NE(cb->headers["location"].find("/#/signin/"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace causeway::testing

@@ -1,0 +1,225 @@
+// Drives Causeway's web console in Debian's Chromium (headless, through
+// playwright-core) the way people use it, and checks what they would see.
+//   node console-e2e.mjs CONFIG.json
+// CONFIG: {base, admin_token, shots (a directory for screenshots), pending,
+// cancel, keyboard_cancel, other_team_job, researcher, researcher_team,
+// provider_person, provider}. Prints one JSON object: {failures: [...],
+// seen: {...}}; exit 0 when nothing failed, 1 otherwise, 2 on usage or
+// launch errors.
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium } from 'playwright-core';
+
+const cfg = JSON.parse(readFileSync(process.argv[2], 'utf8'));
+mkdirSync(cfg.shots, { recursive: true });
+const failures = [];
+const seen = {};
+const check = (ok, what) => { if (!ok) failures.push(what); };
+const axeSource = readFileSync(new URL('./node_modules/axe-core/axe.min.js', import.meta.url), 'utf8');
+
+const profiles = [];
+async function browser() {
+  const profile = mkdtempSync(join(tmpdir(), 'cw-console-'));
+  profiles.push(profile);
+  return chromium.launchPersistentContext(profile, {
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+           '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    timeout: 60000,
+  });
+}
+
+// Every page: nothing fetched from elsewhere, no script errors, no CSP violations.
+const outside = [];
+const pageErrors = [];
+function watch(page) {
+  page.on('pageerror', (e) => pageErrors.push(e.message));
+  page.on('console', (m) => { if (m.type() === 'error') pageErrors.push(m.text()); });
+  page.on('request', (r) => {
+    const u = new URL(r.url());
+    if (!['127.0.0.1', 'localhost'].includes(u.hostname) && u.protocol !== 'blob:' && u.protocol !== 'data:') outside.push(r.url());
+  });
+}
+
+async function axe(page, name) {
+  await page.evaluate(axeSource);
+  const r = await page.evaluate(() => globalThis.axe.run(document, { resultTypes: ['violations'] }));
+  const bad = r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+  seen.axe = seen.axe || {};
+  seen.axe[name] = bad.map((v) => `${v.id}: ${v.help} (${v.nodes.length})`);
+  check(bad.length === 0, `axe on ${name}: ${seen.axe[name].join('; ')}`);
+}
+
+// Opens a page of the console and waits until it shows it (main's data-at).
+async function show(page, hash, heading) {
+  await page.goto(`${cfg.base}/${hash}`);
+  await page.waitForFunction(() => document.getElementById('main')?.dataset.at === location.hash, null, { timeout: 20000 });
+  if (heading) await page.locator('main h1', { hasText: heading }).first().waitFor({ timeout: 5000 });
+}
+
+let admin;
+let researcher;
+try {
+  admin = await browser();
+  const page = admin.pages()[0] ?? await admin.newPage();
+  watch(page);
+
+  // The page itself: its CSP and security headers.
+  const first = await page.goto(`${cfg.base}/`);
+  const headers = first.headers();
+  seen.csp = headers['content-security-policy'];
+  check(/default-src 'none'/.test(seen.csp ?? '') && /script-src 'self'/.test(seen.csp ?? '') && !/unsafe-inline/.test(seen.csp ?? ''),
+        `Content-Security-Policy is strict: ${seen.csp}`);
+  check(headers['x-content-type-options'] === 'nosniff', 'X-Content-Type-Options: nosniff');
+
+  // Sign in with a token, from the keyboard.
+  await page.locator('#token').waitFor();
+  await page.focus('#token');
+  await page.keyboard.type(cfg.admin_token);
+  await page.keyboard.press('Enter');
+  await page.locator('main h1', { hasText: 'Jobs' }).waitFor({ timeout: 20000 });
+  await page.locator('main table tbody tr').first().waitFor();
+  seen.whoami = await page.locator('#whoami').textContent();
+  const cookies = await admin.cookies();
+  const session = cookies.find((c) => c.name === 'causeway_session');
+  seen.cookie = session && { httpOnly: session.httpOnly, sameSite: session.sameSite, secure: session.secure, expires: session.expires };
+  check(session && session.httpOnly && session.sameSite === 'Strict' && session.expires > Date.now() / 1000,
+        `session cookie is HttpOnly, SameSite=Strict and expires: ${JSON.stringify(seen.cookie)}`);
+  check(!(await page.evaluate(() => document.cookie)).includes('causeway_session'), 'the session cookie is not readable by script');
+  seen.jobs_listed = await page.locator('main table tbody tr').count();
+  const names = await page.locator('main table tbody tr td:first-child').allTextContents();
+  seen.job_names = [...new Set(names)];
+  await page.screenshot({ path: join(cfg.shots, 'jobs.png'), fullPage: true });
+  await axe(page, 'jobs');
+
+  // Filter by team.
+  await page.fill('input[name=team]', 'vision');
+  await page.press('input[name=team]', 'Enter');
+  await page.waitForURL(/team=vision/);
+  await page.waitForFunction(() => [...document.querySelectorAll('main tbody tr td:nth-child(2)')].every((td) => td.textContent === 'vision'));
+  const teams = await page.locator('main tbody tr td:nth-child(2)').allTextContents();
+  seen.filtered_teams = [...new Set(teams)];
+  check(teams.length > 0 && teams.every((t) => t === 'vision'), `filter team=vision shows only vision: ${teams}`);
+
+  // A pending job: why it waits.
+  await show(page, `#/jobs/${cfg.pending}`, '');
+  await page.locator('#why-text').waitFor();
+  seen.why_pending = await page.locator('#why-text').textContent();
+  seen.why_heading = await page.locator('#why').textContent();
+  check(seen.why_heading === 'Why pending' && (seen.why_pending ?? '').length > 10, `a pending job says why it waits: ${seen.why_pending}`);
+  seen.expected_start = await page.locator('#expected-start').textContent().catch(() => null);
+  await page.screenshot({ path: join(cfg.shots, 'pending-job.png'), fullPage: true });
+  await axe(page, 'job');
+
+  // Cancel with a confirmation (mouse).
+  await show(page, `#/jobs/${cfg.cancel}`, '');
+  await page.click('#cancel');
+  await page.locator('dialog[open]').waitFor();
+  await page.screenshot({ path: join(cfg.shots, 'cancel-confirm.png') });
+  await page.locator('dialog button', { hasText: 'Cancel job' }).click();
+  await page.locator('main h1 .state', { hasText: 'cancelled' }).waitFor({ timeout: 20000 });
+  seen.cancelled = true;
+
+  // Cancel from the keyboard alone: Tab to the button, Enter, Tab to confirm, Enter.
+  await show(page, `#/jobs/${cfg.keyboard_cancel}`, '');
+  for (let i = 0; i < 40; i++) {
+    await page.keyboard.press('Tab');
+    if (await page.evaluate(() => document.activeElement?.id === 'cancel')) break;
+  }
+  check(await page.evaluate(() => document.activeElement?.id === 'cancel'), 'the cancel button is reached with Tab');
+  await page.keyboard.press('Enter');
+  await page.locator('dialog[open]').waitFor();
+  await page.keyboard.press('Tab');
+  await page.keyboard.press('Enter');
+  await page.locator('main h1 .state', { hasText: 'cancelled' }).waitFor({ timeout: 20000 });
+  seen.keyboard_cancelled = true;
+
+  // The cancellation in the audit trail, as who did it.
+  await show(page, `#/audit?action=job.cancel`, 'Audit');
+  await page.locator('main table').nth(0).waitFor();
+  const auditText = await page.locator('main').textContent();
+  seen.cancel_audited = auditText.includes(cfg.cancel) && auditText.includes(cfg.keyboard_cancel);
+  check(seen.cancel_audited, 'both cancellations are in the audit trail');
+  await axe(page, 'audit');
+
+  // A provider's event found by the person.
+  await show(page, `#/audit?actor=${encodeURIComponent(cfg.provider_person)}`, 'Audit');
+  const rows = await page.locator('main table').nth(0).locator('tbody tr').allTextContents();
+  seen.provider_events = rows.filter((r) => r.includes(cfg.provider)).length;
+  check(seen.provider_events > 0, `an imported ${cfg.provider} event is found by ${cfg.provider_person}`);
+  await page.screenshot({ path: join(cfg.shots, 'audit.png'), fullPage: true });
+
+  // Cost: the totals shown.
+  await show(page, '#/cost', 'Cost');
+  seen.cost_total = await page.locator('#cost-total').textContent();
+  seen.cost_period = await page.locator('input[name=period]').inputValue();
+  seen.csv = await page.locator('#csv').getAttribute('download');
+  await page.screenshot({ path: join(cfg.shots, 'cost.png'), fullPage: true });
+  await axe(page, 'cost');
+
+  for (const [hash, heading, name] of [['#/queues', 'Queues', 'queues'], ['#/gpus', 'GPUs and waste', 'gpus'],
+                                       ['#/readiness', 'Readiness', 'readiness'], ['#/people', 'People', 'people']]) {
+    await show(page, hash, heading);
+    await page.screenshot({ path: join(cfg.shots, `${name}.png`), fullPage: true });
+    await axe(page, name);
+  }
+
+  // A write without the CSRF token, from the console's own page: refused.
+  seen.csrf_refused = await page.evaluate(async (id) =>
+    (await fetch(`/v1/jobs/${id}/cancel`, { method: 'POST', credentials: 'same-origin', body: '{}',
+                                           headers: { 'Content-Type': 'application/json' } })).status, cfg.pending);
+  check(seen.csrf_refused === 403, `a write without the CSRF token is refused: ${seen.csrf_refused}`);
+
+  // The same write from another origin's page (localhost is another site than 127.0.0.1).
+  // The request goes out opaque (no-cors); what counts is that the job is
+  // still there afterwards.
+  const evil = await admin.newPage();
+  await evil.goto(cfg.base.replace('127.0.0.1', 'localhost') + '/');
+  await evil.evaluate(async ({ base, id }) => {
+    await fetch(`${base}/v1/jobs/${id}/cancel`, { method: 'POST', credentials: 'include', mode: 'no-cors', body: '{}' }).catch(() => {});
+  }, { base: cfg.base, id: cfg.pending });
+  await evil.close();
+  seen.after_cross_origin = await page.evaluate(async (id) => (await (await fetch(`/v1/jobs/${id}`)).json()).state, cfg.pending);
+  check(seen.after_cross_origin === 'pending', `a write from another origin's page changes nothing: ${seen.after_cross_origin}`);
+
+  // Sign out: the session ends.
+  await page.click('#sign-out');
+  await page.locator('#token').waitFor();
+  seen.signed_out = (await page.evaluate(async () => (await fetch('/v1/whoami')).status)) === 401;
+  check(seen.signed_out, 'after signing out the API answers 401');
+
+  // A researcher signs in with the IdP, sees their team only, and cannot
+  // open another team's job by its URL.
+  researcher = await browser();
+  const rp = researcher.pages()[0] ?? await researcher.newPage();
+  watch(rp);
+  await rp.goto(`${cfg.base}/`);
+  await rp.locator('#oidc-login').click();
+  await rp.locator('main h1', { hasText: 'Jobs' }).waitFor({ timeout: 30000 });
+  seen.researcher_whoami = await rp.locator('#whoami').textContent();
+  check(seen.researcher_whoami === cfg.researcher, `signed in with the IdP as ${cfg.researcher}: ${seen.researcher_whoami}`);
+  await rp.locator('main table tbody tr').first().waitFor();
+  const rteams = await rp.locator('main tbody tr td:nth-child(2)').allTextContents();
+  seen.researcher_teams = [...new Set(rteams)];
+  check(rteams.every((t) => t === cfg.researcher_team), `the researcher sees only ${cfg.researcher_team}: ${rteams}`);
+  await rp.screenshot({ path: join(cfg.shots, 'researcher-jobs.png'), fullPage: true });
+  await rp.goto(`${cfg.base}/#/jobs/${cfg.other_team_job}`);
+  await rp.locator('#not-found').waitFor({ timeout: 20000 });
+  seen.other_team_job = await rp.locator('#not-found').textContent();
+  const rcookie = (await researcher.cookies()).find((c) => c.name === 'causeway_session');
+  check(rcookie && rcookie.httpOnly && rcookie.sameSite === 'Strict', 'the IdP session cookie is HttpOnly and SameSite=Strict');
+} catch (e) {
+  failures.push(`stopped: ${e.message.split('\n')[0]}`);
+} finally {
+  seen.outside_requests = outside;
+  seen.page_errors = pageErrors.filter((m) => !/status of 40[134]/.test(m));
+  check(outside.length === 0, `nothing fetched from elsewhere: ${outside}`);
+  check(seen.page_errors.length === 0, `no script errors or CSP violations: ${seen.page_errors}`);
+  await researcher?.close().catch(() => {});
+  await admin?.close().catch(() => {});
+  for (const p of profiles) rmSync(p, { recursive: true, force: true });
+}
+console.log(JSON.stringify({ failures, seen }, null, 1));
+process.exit(failures.length ? 1 : 0);
