@@ -1,5 +1,6 @@
 // The HTTP request reader: Beast's parser with the server's limits, the
-// framing rule (Transfer-Encoding), and the query and path decoding.
+// framing rule (Transfer-Encoding), the query and path decoding, and the
+// console's session cookie read out of the Cookie header.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -9,6 +10,7 @@
 #include <boost/beast/http.hpp>
 
 #include "api/http_types.h"
+#include "console/sessions.h"
 
 namespace http = boost::beast::http;
 
@@ -30,5 +32,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto q = target.find('?');
   if (q != std::string_view::npos) (void)causeway::api::ParseQuery(target.substr(q + 1));
   (void)causeway::api::PercentDecode(target.substr(0, q), false);
+  for (auto [it, end] = msg.equal_range(http::field::cookie); it != end; ++it) {
+    std::string_view cookie(it->value().data(), it->value().size());
+    (void)causeway::console::CookieValue(cookie, causeway::console::kSessionCookie);
+  }
   return 0;
 }

@@ -208,8 +208,11 @@ show "$cw" readiness export --oscal -o "$data/readiness.oscal.json"
 step "Readiness at nebius: each control with its owner and evidence (no owner in the directory: not in place)"
 show "$cw" readiness --provider nebius
 
+step "The web console, on the same address: jobs, queues, cost, GPUs, audit, readiness and people in a browser"
+echo "console: $CAUSEWAY_SERVER/ (sign in with the API token in $CAUSEWAY_TOKEN_FILE)"
 if [[ "$keep" == "--keep" ]]; then
   step "The server keeps running (pid $pid)"
+  echo "open $CAUSEWAY_SERVER/ in a browser, or:"
   echo "export CAUSEWAY_SERVER=$CAUSEWAY_SERVER CAUSEWAY_TOKEN_FILE=$CAUSEWAY_TOKEN_FILE"
   echo "then try: causeway jobs, causeway explain ID, causeway queues; stop it with: kill $pid"
 else

@@ -35,11 +35,12 @@ test_pkgs=(
 )
 
 wanted=("${build_pkgs[@]}")
+# Node.js and npm build the web console (console/, with esbuild from npm) and
+# run the tests' peers, unless the machine has them.
+command -v node > /dev/null || wanted+=(nodejs)
+command -v npm > /dev/null || wanted+=(npm)
 if [[ "${1:-build}" == "test" ]]; then
   wanted+=("${test_pkgs[@]}")
-  # Node.js and npm for the identity tests' peers, unless the machine has them.
-  command -v node > /dev/null || wanted+=(nodejs)
-  command -v npm > /dev/null || wanted+=(npm)
 fi
 
 missing=()
