@@ -98,7 +98,8 @@ export const gpusPage: Page = async (_p, _q, live) => {
   const load = async () => {
     const [running, reaper, waste] = await Promise.all([
       api('/v1/jobs?state=running&limit=100').catch((e) => ({ error: e.message, jobs: [] })),
-      api('/v1/audit/search?action=reaper.&limit=50').catch((e) => ({ error: e.message, events: [] })),
+      // The trail's own events, filtered by the store on the action prefix.
+      api('/v1/audit?action=reaper.&limit=100').catch((e) => ({ error: e.message, events: [] })),
       api(`/v1/cost/waste${qs({ period: monthsBack(1) })}`).catch((e) => ({ error: e.message, teams: [] })),
     ]);
     const reclaimed = (waste.teams as any[]).reduce((t, x) => t + num(x.idle_cost), 0);
@@ -109,7 +110,9 @@ export const gpusPage: Page = async (_p, _q, live) => {
       table('Running now', ['Job', 'Team', 'Cluster'],
         (running.jobs as any[]).map((j) => [link(`#/jobs/${encodeURIComponent(j.id)}`, j.name), j.team, j.cluster])),
       h('h2', {}, 'Reaper warnings and cancellations'),
-      reaper.error ? h('p', { class: 'muted' }, reaper.error) : table('Idle GPU reaper', ['Time', 'Actor', 'Action', 'Provider', 'Message'], auditRows(reaper.events)));
+      reaper.error ? h('p', { class: 'muted' }, reaper.error)
+        : table('Idle GPU reaper: warnings and cancellations', ['Time', 'Action', 'Job', 'Details'],
+                (reaper.events as any[]).map((e) => [when(e.time), e.action, e.resource, JSON.stringify(e.details ?? {})])));
   };
   await load();
   live(load, 10000);
@@ -141,7 +144,7 @@ export const auditPage: Page = async (_p, q) => {
                    : kv(Object.entries(verify).filter(([, v]) => typeof v !== 'object').map(([k, v]) => [k, String(v)]))),
     form,
     f.actor ? h('p', {}, link(`#/audit/people/${encodeURIComponent(f.actor)}`, `${f.actor}'s page`)) : null,
-    table('Events across Causeway and the providers, newest first', ['Time', 'Actor', 'Action', 'Provider', 'Message'], auditRows(found.events)),
+    table('Events across Causeway and the providers, in time order (narrow with Since)', ['Time', 'Actor', 'Action', 'Provider', 'Message'], auditRows(found.events)),
     found.next_cursor ? link('#/audit' + qs({ ...f, cursor: found.next_cursor }), 'Older events') : null,
     h('h2', {}, 'Coverage findings'),
     table('What the audit trail does not cover', ['Finding'],
