@@ -225,7 +225,11 @@ Result<HttpResponse> ApiService::ExplainJob(HttpRequest& req) {
               {"state", JobStateName(detail->job.state)},
               {"reason", detail->job.reason}};
   if (live) out["scheduler"] = scheduler::ToJson(*live);
-  if (live && live->state == "pending") out["expected"] = ExpectedStart(detail->job.id);
+  // The forecast runs the scheduler ahead (up to 300 ms); ?forecast=false
+  // leaves it out for callers that ask /v1/plan/jobs/{id} separately.
+  if (live && live->state == "pending" && req.Query("forecast") != "false") {
+    out["expected"] = ExpectedStart(detail->job.id);
+  }
   if (!detail->job.pipeline.empty()) {
     ASSIGN_OR_RETURN(out["pipeline"], PipelineOf(*req.principal, detail->job));
   }

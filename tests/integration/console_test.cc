@@ -145,6 +145,11 @@ TEST_F(ConsoleTest, PeopleSignInSeeTheirJobsAndActAsThemselvesInChromium) {
   EXPECT_EQ(signins["events"][1]["actor"], "user:alice@corp.example");
   EXPECT_EQ(signins["events"][1]["details"]["method"], "oidc");
 
+  // The job page asks explain without the forecast and planning after.
+  EXPECT_TRUE(Call("GET", "/v1/jobs/" + pending + "/explain").contains("expected"));
+  EXPECT_FALSE(Call("GET", "/v1/jobs/" + pending + "/explain?forecast=false").contains("expected"));
+  EXPECT_NE(seen.value("expected_start", "").find("xpected"), std::string::npos) << seen.dump();
+
   // The cost page's total is the API's.
   std::string period = seen.value("cost_period", "");
   json showback = Call("GET", "/v1/cost/showback?source=metered&by=team,month&period=" + net::UrlEncode(period));

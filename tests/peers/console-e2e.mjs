@@ -109,7 +109,12 @@ try {
   seen.why_pending = await page.locator('#why-text').textContent();
   seen.why_heading = await page.locator('#why').textContent();
   check(seen.why_heading === 'Why pending' && (seen.why_pending ?? '').length > 10, `a pending job says why it waits: ${seen.why_pending}`);
-  seen.expected_start = await page.locator('#expected-start').textContent().catch(() => null);
+  // The expected start comes from planning once the page is drawn.
+  await page.waitForFunction(() => !document.getElementById('expected-start')?.textContent?.includes('asking the planner'),
+                             null, { timeout: 30000 });
+  seen.expected_start = await page.locator('#expected-start').textContent();
+  check(/^(Expected start: \d{4}-|Not expected to start)/.test(seen.expected_start ?? ''),
+        `a pending job shows when it is expected to start: ${seen.expected_start}`);
   await page.screenshot({ path: join(cfg.shots, 'pending-job.png'), fullPage: true });
   await axe(page, 'job');
 

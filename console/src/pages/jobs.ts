@@ -48,19 +48,28 @@ export const jobsPage: Page = async (_params, q, live) => {
   return [h('h1', {}, 'Jobs'), form, holder, pager];
 };
 
+// When a pending job is expected to start: planning runs the scheduler
+// ahead, which takes longer than the rest of the page, so it is asked for
+// once the page is drawn and filled in when it comes.
+function expectedStart(id: string): HTMLElement {
+  const p = h('p', { id: 'expected-start', 'aria-live': 'polite', class: 'muted' }, 'Expected start: asking the planner…');
+  api(`/v1/plan/jobs/${encodeURIComponent(id)}`).then((f) => {
+    const e = (f.jobs ?? []).find((j: any) => j.job === id) ?? f.jobs?.[0];
+    if (!e) throw new Error('no forecast for this job');
+    const pos = e.position ? ` Position ${e.position.position} of ${e.position.queued} in queue ${e.queue ?? ''}.` : '';
+    p.className = '';
+    p.textContent = e.starts
+      ? `Expected start: ${when(e.start)} (in about ${Math.round(e.start_in_seconds / 60)} min, ± ${Math.round(e.precision_seconds / 60)} min) ` +
+        `on ${e.placement?.cluster ?? '?'}, expected cost ${e.expected_cost?.amount} ${e.expected_cost?.currency}.${pos}`
+      : `Not expected to start within the planning horizon: ${e.waiting ?? ''}.${pos}`;
+  }).catch((err) => { p.textContent = `Expected start: ${(err as Error).message}`; });
+  return p;
+}
+
 function explainPanel(ex: any): Kid {
   const sched = ex.scheduler ?? {};
   const cands: any[] = sched.candidates ?? [];
-  const expected = ex.expected;
-  let forecast: Kid = null;
-  if (expected && !expected.error) {
-    const pos = expected.position ? `position ${expected.position.position} of ${expected.position.queued} in queue ${expected.queue ?? ''}` : '';
-    forecast = expected.starts
-      ? h('p', { id: 'expected-start' }, `Expected start: ${when(expected.start)} (in about ${Math.round(expected.start_in_seconds / 60)} min, ` +
-          `± ${Math.round(expected.precision_seconds / 60)} min) on ${expected.placement?.cluster ?? '?'}, ` +
-          `expected cost ${expected.expected_cost?.amount} ${expected.expected_cost?.currency}. ${pos}`)
-      : h('p', { id: 'expected-start' }, `Not expected to start within the planning horizon: ${expected.waiting ?? ''} ${pos}`);
-  }
+  const forecast = ex.state === 'pending' ? expectedStart(ex.job) : null;
   return h('section', { 'aria-labelledby': 'why' },
     h('h2', { id: 'why' }, ex.state === 'pending' || ex.state === 'admitted' ? 'Why pending' : 'Why here'),
     h('p', { id: 'why-text' }, ex.reason || sched.placement?.why || sched.reason || sched.waiting || '—'),
@@ -123,7 +132,7 @@ export const jobPage: Page = async (params, _q, live) => {
     throw e;
   }
   const [ex, cps] = await Promise.all([
-    api(`/v1/jobs/${encodeURIComponent(id)}/explain`).catch((e) => ({ error: e.message })),
+    api(`/v1/jobs/${encodeURIComponent(id)}/explain?forecast=false`).catch((e) => ({ error: e.message })),
     api(`/v1/jobs/${encodeURIComponent(id)}/checkpoints`).catch(() => ({ checkpoints: [] })),
   ]);
   const status = h('p', { role: 'status' });
