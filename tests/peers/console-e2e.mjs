@@ -118,6 +118,14 @@ try {
   await page.screenshot({ path: join(cfg.shots, 'pending-job.png'), fullPage: true });
   await axe(page, 'job');
 
+  // A finished job's provenance record, read when opened.
+  await show(page, `#/jobs/${cfg.other_team_job}`, '');
+  await page.locator('#provenance summary').click();
+  await page.waitForFunction(() => !document.querySelector('#provenance pre')?.textContent?.startsWith('Reading'), null, { timeout: 20000 });
+  seen.provenance = (await page.locator('#provenance pre').textContent()).slice(0, 120);
+  check(seen.provenance.includes('in-toto'), `a finished job's page shows its provenance record: ${seen.provenance}`);
+  await page.screenshot({ path: join(cfg.shots, 'finished-job.png'), fullPage: true });
+
   // Cancel with a confirmation (mouse).
   await show(page, `#/jobs/${cfg.cancel}`, '');
   await page.click('#cancel');

@@ -120,6 +120,26 @@ async function logsPanel(job: any, live: (fn: () => Promise<void>, ms: number) =
   return h('section', {}, h('h2', {}, 'Logs'), pre);
 }
 
+// The job's provenance record (an in-toto Statement), read when opened; the
+// signed DSSE envelope is one link away for anyone who wants to verify it.
+function provenancePanel(id: string): HTMLElement {
+  const body = h('pre', { tabindex: 0, 'aria-label': 'Provenance statement' }, 'Reading…');
+  const panel = h('details', { id: 'provenance' },
+    h('summary', {}, 'Provenance record'),
+    h('p', {}, link(`/v1/jobs/${encodeURIComponent(id)}/provenance`, 'The signed envelope (DSSE)'),
+      ' — verify it with causeway provenance verify or the published key.'),
+    body);
+  let read = false;
+  panel.addEventListener('toggle', () => {
+    if (!panel.open || read) return;
+    read = true;
+    api(`/v1/jobs/${encodeURIComponent(id)}/provenance?format=statement`)
+      .then((st) => { body.textContent = JSON.stringify(st, null, 2); })
+      .catch((e) => { body.textContent = (e as Error).message; });
+  });
+  return panel;
+}
+
 export const jobPage: Page = async (params, _q, live) => {
   const id = params[0];
   let job: any;
@@ -169,5 +189,6 @@ export const jobPage: Page = async (params, _q, live) => {
         (cps.checkpoints ?? []).map((c: any) => [c.path ?? c.uri, c.step ?? '—', when(c.created_at ?? c.time)]))),
     await logsPanel(job, live),
     h('details', {}, h('summary', {}, 'Job spec'), h('pre', {}, job.spec_yaml ?? JSON.stringify(job.spec, null, 2))),
+    provenancePanel(job.id),
   ];
 };
