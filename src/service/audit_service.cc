@@ -203,10 +203,16 @@ Result<std::vector<AuditHit>> AuditService::OwnEvents(const AuditSearch& q, cons
                                                       int64_t after_ms, int64_t after_seq) const {
   std::vector<AuditHit> out;
   std::string action = AsciiLower(q.action);
+  // Causeway's own actions have a dot ("job.cancel", or a prefix "job."):
+  // the store filters on those, so a rare action is found without turning
+  // every event into OCSF first. An activity name ("delete") is matched
+  // after conversion.
+  const bool own_action = action.find('.') != std::string::npos;
   std::vector<std::string> wanted = actors.empty() ? std::vector<std::string>{""} : actors;
   for (const std::string& actor : wanted) {
     AuditFilter f;
     f.actor = actor;
+    if (own_action) f.action = action;
     f.limit = 1000;
     if (q.since_ms > 0 || after_ms > 0) f.since = FromUnixMicros(std::max(q.since_ms, after_ms) * 1000);
     int found = 0;
@@ -223,7 +229,7 @@ Result<std::vector<AuditHit>> AuditService::OwnEvents(const AuditSearch& q, cons
         Cursor key = KeyOf(h);
         if (!(Cursor{after_ms, 0, after_seq} < key)) continue;
         if (q.until_ms > 0 && h.row.time_ms >= q.until_ms) continue;
-        if (!action.empty() && h.row.activity != action && AsciiLower(h.row.operation) != action) continue;
+        if (!action.empty() && !own_action && h.row.activity != action && AsciiLower(h.row.operation) != action) continue;
         out.push_back(std::move(h));
         ++found;
       }

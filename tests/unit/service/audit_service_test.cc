@@ -89,5 +89,30 @@ TEST_F(AuditServiceTest, APersonIsFoundByEveryIdentityLinkedToThem) {
   EXPECT_EQ(audit_->Person("arn:aws:iam::1:user/nobody", 0, 100).status().code(), Code::kNotFound);
 }
 
+TEST_F(AuditServiceTest, CausewaysOwnEventsAreFoundByActionOrByAPrefixOfOne) {
+  ASSERT_TRUE(ImportK8s().ok());
+  ASSERT_TRUE(ImportK8s().ok());
+  AuditSearch q;
+  q.provider = "causeway";
+  q.action = "audit.import";
+  auto exact = audit_->Search(q);
+  ASSERT_TRUE(exact.ok()) << exact.status().ToString();
+  EXPECT_EQ(exact->hits.size(), 2u);
+  q.action = "AUDIT.";  // a prefix, any case
+  auto prefix = audit_->Search(q);
+  ASSERT_TRUE(prefix.ok());
+  EXPECT_EQ(prefix->hits.size(), 2u);
+  for (const AuditHit& h : prefix->hits) EXPECT_EQ(h.row.operation, "audit.import");
+  q.action = "audit.imp";  // not a prefix ending in '.': no match
+  EXPECT_TRUE(audit_->Search(q)->hits.empty());
+  q.action = "reaper.";
+  EXPECT_TRUE(audit_->Search(q)->hits.empty());
+  // An activity name is still matched on the OCSF events.
+  q.action = "create";
+  auto created = audit_->Search(q);
+  ASSERT_TRUE(created.ok());
+  for (const AuditHit& h : created->hits) EXPECT_EQ(h.row.activity, "create");
+}
+
 }  // namespace
 }  // namespace causeway::testing
