@@ -57,7 +57,7 @@ for _ in $(seq 1 200); do
   kill -0 "$pid" 2>/dev/null || { cat "$data/serve.log"; exit 1; }
   sleep 0.05
 done
-export CAUSEWAY_SERVER=$(grep -o 'http://127.0.0.1:[0-9]*' "$data/serve.log")
+export CAUSEWAY_SERVER=$(grep -o 'http://127.0.0.1:[0-9]*' "$data/serve.log" | head -1)
 export CAUSEWAY_TOKEN_FILE="$data/admin.token"
 
 step "A server on the simulated estate (state in $data)"

@@ -87,7 +87,6 @@ Result<HttpServerOptions> ListenerOptions(const ServeOptions& o, const std::pair
 void PrintBanner(const ServeOptions& o, const std::string& listening, const std::string& db_path, const Estate& estate,
                  size_t policies) {
   std::cout << "causeway listening on http://" << listening << "\n"
-            << "  console:  " << (o.advertise_url.empty() ? "http://" + listening : o.advertise_url) << "/\n"
             << "  database: " << DescribeDb(db_path) << "\n"
             << "  estate:   " << (o.estate_path.empty() ? "<embedded>" : o.estate_path) << " ("
             << estate.clusters.size() << " clusters, " << estate.queues.size() << " queues, " << policies

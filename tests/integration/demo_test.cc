@@ -85,7 +85,6 @@ TEST(DemoTest, TheWholeLoopRunsAndEndsWithAVerifiedSummary) {
       "control checks are not (fully) in place",
       // the web console's address, on the server's own listener
       "console: http://127.0.0.1:",
-      "  console:  http://127.0.0.1:",
   };
   for (const char* e : expected) EXPECT_NE(out.find(e), std::string::npos) << "missing: " << e << "\n" << out;
   // Every job in the summary finished.
