@@ -17,7 +17,7 @@ export const queuesPage: Page = async (_p, _q, live) => {
       h('h2', {}, `Queue ${q.name}`),
       kv([['Team', q.team], ['Cohort', q.cohort || '—'], ['Weight', q.weight], ['Running', q.running], ['Pending', q.pending],
           ['Budget', q.budget ? `${q.budget.spent} of ${q.budget.monthly} ${q.budget.currency} this month${q.budget.exhausted ? ' (exhausted)' : ''}` : 'none'],
-          ['Pending jobs', link(`#/jobs${qs({ team: q.team, state: 'pending' })}`, 'in order, oldest first')]]),
+          ['Pending jobs', link(`#/jobs${qs({ team: q.team, state: 'pending' })}`, `the ${q.pending} waiting, newest first`)]]),
       table(`Quota of ${q.name} per flavor (GPUs or CPUs)`, ['Flavor', '#Nominal', '#Used', '#Borrowed', 'Use'],
         (q.flavors as any[]).map((f) => [f.flavor, f.nominal, f.used, f.borrowing,
                                          quotaBar(`${q.name} ${f.flavor}`, f.nominal, f.used, f.borrowing)])))));
