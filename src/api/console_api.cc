@@ -109,9 +109,10 @@ Result<std::string> ApiService::SessionBearer(HttpRequest& req) {
 }
 
 void ApiService::AddConsoleRoutes() {
-  auto page = [](std::string path) {
-    return Answer([path](HttpRequest& req) -> Result<HttpResponse> {
-      const console::Asset* asset = console::FindAsset(path == "*" ? "/assets/" + req.params["name"] : path);
+  // The embedded files are named by the paths they are served at.
+  auto page = [] {
+    return Answer([](HttpRequest& req) -> Result<HttpResponse> {
+      const console::Asset* asset = console::FindAsset(req.path);
       if (!asset) return NotFound("no console file " + req.path);
       HttpResponse r;
       r.content_type = std::string(asset->content_type);
@@ -132,8 +133,8 @@ void ApiService::AddConsoleRoutes() {
       return r;
     });
   };
-  Public("GET", "/", page("/"));
-  Public("GET", "/assets/{name}", page("*"));
+  Public("GET", "/", page());
+  Public("GET", "/assets/{name}", page());
   Public("GET", "/auth/session", Bind(&ApiService::ConsoleSession));
   Public("POST", "/auth/token", Bind(&ApiService::ConsoleTokenSignIn));
   Public("POST", "/auth/logout", Bind(&ApiService::ConsoleSignOut));

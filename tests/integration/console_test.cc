@@ -6,7 +6,9 @@
 // go to the test's output (console-screenshots/ in the build directory).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -68,6 +70,16 @@ access:
     return r.contains("job") ? r["job"]["id"].get<std::string>() : "";
   }
   std::string StateOf(const std::string& id) { return Call("GET", "/v1/jobs/" + id).value("state", ""); }
+  // Asks `done` until it holds, for up to 60 s; each question is a request
+  // to the server, so the wait ends as soon as the server's state does.
+  static bool Eventually(const std::function<bool()>& done) {
+    for (auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+         std::chrono::steady_clock::now() < until;) {
+      if (done()) return true;
+      std::this_thread::yield();
+    }
+    return done();
+  }
 
   std::unique_ptr<NodePeer> idp_;
   std::string issuer_;
@@ -81,13 +93,9 @@ TEST_F(ConsoleTest, PeopleSignInSeeTheirJobsAndActAsThemselvesInChromium) {
   std::vector<std::string> done = {Submit(Spec("nlp-eval", "nlp", "H100:1", "10m")),
                                    Submit(Spec("vision-train", "vision", "H100:8", "20m")),
                                    Submit(Spec("research-batch", "research", "L4:1", "10m"))};
-  for (int i = 0; i < 600; ++i) {
-    bool all = true;
-    for (const auto& id : done) all = all && StateOf(id) == "succeeded";
-    if (all) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  for (const auto& id : done) ASSERT_EQ(StateOf(id), "succeeded") << id;
+  ASSERT_TRUE(Eventually([&] {
+    return std::all_of(done.begin(), done.end(), [&](const std::string& id) { return StateOf(id) == "succeeded"; });
+  }));
   // Then every provider down: what is submitted now waits, and says why.
   std::set<std::string> providers;
   json clusters = Call("GET", "/v1/clusters");
@@ -96,7 +104,8 @@ TEST_F(ConsoleTest, PeopleSignInSeeTheirJobsAndActAsThemselvesInChromium) {
   std::string pending = Submit(Spec("vision-sweep", "vision", "H100:8", "1h"));
   std::string cancel = Submit(Spec("research-a", "research", "L4:1", "1h"));
   std::string keyboard_cancel = Submit(Spec("research-b", "research", "L4:1", "1h"));
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // a scheduling cycle or two
+  // Once the scheduler has weighed it (its candidates are in explain), it stays pending.
+  ASSERT_TRUE(Eventually([&] { return Call("GET", "/v1/jobs/" + pending + "/explain").contains("scheduler"); }));
   ASSERT_EQ(StateOf(pending), "pending");
 
   // A provider's own log, imported: alice's actions on CoreWeave's Kubernetes.
