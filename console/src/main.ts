@@ -4,7 +4,8 @@
 import { api, ApiError, setCsrf, whenSignedOut, type Session } from './api';
 import { append, h, type Kid } from './dom';
 import { jobPage, jobsPage } from './pages/jobs';
-import { auditPage, costPage, gpusPage, peoplePage, personPage, queuesPage, readinessPage } from './pages/overview';
+import { planningPage } from './pages/planning';
+import { auditPage, costPage, gpusPage, peoplePage, personPage, queuePage, queuesPage, readinessPage } from './pages/overview';
 
 export type Live = (fn: () => Promise<void>, ms: number) => void;
 export type Page = (params: string[], query: URLSearchParams, live: Live) => Promise<Kid>;
@@ -13,11 +14,13 @@ const PAGES: { path: string; title: string; page: Page; nav?: boolean }[] = [
   { path: 'jobs', title: 'Jobs', page: jobsPage, nav: true },
   { path: 'jobs/*', title: 'Job', page: jobPage },
   { path: 'queues', title: 'Queues', page: queuesPage, nav: true },
+  { path: 'queues/*', title: 'Queue', page: queuePage },
   { path: 'cost', title: 'Cost', page: costPage, nav: true },
   { path: 'gpus', title: 'GPUs and waste', page: gpusPage, nav: true },
   { path: 'audit', title: 'Audit', page: auditPage, nav: true },
   { path: 'audit/people/*', title: 'Person', page: personPage },
   { path: 'readiness', title: 'Readiness', page: readinessPage, nav: true },
+  { path: 'planning', title: 'Planning', page: planningPage, nav: true },
   { path: 'people', title: 'People', page: peoplePage, nav: true },
 ];
 

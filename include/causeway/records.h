@@ -295,8 +295,10 @@ struct ImportedAuditQuery {
   std::string provider;                 // "" = every provider
   std::string action;                   // an activity (delete) or an operation, ignoring case; "" = any
   int64_t since_ms = 0, until_ms = 0;   // [since, until); 0 = unbounded
-  // Cursor: only events after (after_time_ms, after_id).
+  // Cursor: only events after (after_time_ms, after_id); newest first,
+  // only events before it.
   int64_t after_time_ms = 0, after_id = 0;
+  bool newest_first = false;
   int limit = 100;
 };
 

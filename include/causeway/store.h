@@ -238,6 +238,9 @@ struct JobFilter {
   std::string owner;
   std::string pipeline;   // only the steps of this pipeline
   std::string before_id;  // cursor: only jobs with a smaller (older) id
+  // Only jobs with an attempt on one of these clusters (a provider's, say);
+  // empty: no such filter.
+  std::vector<std::string> clusters;
   int limit = 100;
 };
 
@@ -250,7 +253,12 @@ struct AuditFilter {
   std::string action;     // exact, or a prefix ending in '.', e.g. "job."
   std::string resource;   // exact
   int64_t after_seq = 0;  // cursor: only events with a larger seq
+  // Newest first (the latest `limit` events); then before_seq, when set, is
+  // the cursor: only events with a smaller seq.
+  bool newest_first = false;
+  int64_t before_seq = 0;
   std::optional<Timestamp> since;
+  std::optional<Timestamp> until;  // only events before it
   int limit = 100;
 };
 

@@ -113,6 +113,7 @@ class ApiService {
   // Planning: a job not yet submitted, and a queued one.
   Result<HttpResponse> PlanJob(HttpRequest& req);
   Result<HttpResponse> PlanQueuedJob(HttpRequest& req);
+  Result<HttpResponse> PlanHistory(HttpRequest& req);
   // A queued job's forecast for explain: {"error": ...} when there is none.
   nlohmann::json ExpectedStart(const std::string& job_id);
   // The pipeline `job` is a step of (PipelineJson), with the steps `who`
@@ -122,6 +123,7 @@ class ApiService {
 
   // Queues, clusters, providers; telemetry.
   Result<HttpResponse> ListQueues(HttpRequest& req);
+  Result<HttpResponse> ListQueuedJobs(HttpRequest& req);
   Result<HttpResponse> SetOutage(HttpRequest& req);
   Result<HttpResponse> ListClusters(HttpRequest& req);
   Result<HttpResponse> PushTelemetry(HttpRequest& req);
@@ -244,6 +246,7 @@ class ApiService {
   Router router_;
   Metrics metrics_;
   std::atomic<uint64_t> jobs_submitted_{0};
+  std::atomic<bool> plan_replaying_{false};  // PlanHistory runs one replay at a time
   console::SessionStore sessions_;
   std::unique_ptr<console::OidcSignIn> sign_in_;  // null without an IdP
   mutable Mutex public_url_mu_;

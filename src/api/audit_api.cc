@@ -70,6 +70,14 @@ json ToJson(const CoverageReport& r) {
   return {{"findings", findings}, {"buckets", buckets}, {"log_sources", sources}};
 }
 
+// order=newest|oldest (the default).
+Result<bool> NewestFirst(const HttpRequest& req) {
+  std::string order = req.Query("order");
+  if (order.empty() || order == "oldest") return false;
+  if (order == "newest") return true;
+  return InvalidArgument("query parameter \"order\": expected newest or oldest, not \"" + order + "\"");
+}
+
 json LinkJson(const IdentityLink& l) {
   return {{"id", l.id}, {"provider", l.provider}, {"identity", l.identity}, {"person", l.person}};
 }
@@ -144,6 +152,7 @@ Result<HttpResponse> ApiService::SearchAudit(HttpRequest& req) {
   q.provider = req.Query("provider");
   q.action = req.Query("action");
   q.cursor = req.Query("cursor");
+  ASSIGN_OR_RETURN(q.newest_first, NewestFirst(req));
   Timestamp now = wall_.Now();
   auto since = TimeParam(req, "since", now);
   auto until = TimeParam(req, "until", now);
@@ -212,7 +221,8 @@ Result<HttpResponse> ApiService::ListAudit(HttpRequest& req) {
   f.resource = req.Query("resource");
   auto cursor = QueryInt(req, "cursor", 0, INT64_MAX, "a sequence number");
   if (!cursor.ok()) return cursor.status();
-  f.after_seq = cursor->value_or(0);
+  ASSIGN_OR_RETURN(f.newest_first, NewestFirst(req));
+  (f.newest_first ? f.before_seq : f.after_seq) = cursor->value_or(0);
   auto since = TimeParam(req, "since", wall_.Now());
   if (!since.ok()) return since.status();
   f.since = *since;

@@ -123,6 +123,13 @@ Result<HttpResponse> ApiService::ListJobs(HttpRequest& req) {
   }
   f.team = req.Query("team");
   f.owner = req.Query("owner");
+  // provider=P: jobs with an attempt on one of P's clusters.
+  if (std::string provider = req.Query("provider"); !provider.empty()) {
+    for (const Cluster& c : estate_.clusters) {
+      if (c.provider == provider) f.clusters.push_back(c.name);
+    }
+    if (f.clusters.empty()) return InvalidArgument("provider \"" + provider + "\": no cluster in the estate is at it");
+  }
   // Someone who may read only some teams' jobs lists one of those teams.
   if (std::vector<std::string> teams = req.principal->TeamsFor(identity::kScopeJobsRead); !teams.empty()) {
     std::string list;

@@ -6,6 +6,10 @@
 #include "api/api_helpers.h"
 #include "api/api_service.h"
 #include "causeway/money.h"
+#include "planning/changes.h"
+#include "planning/history.h"
+#include "planning/plan.h"
+#include "planning/report.h"
 #include "scheduler/explain_json.h"
 #include "spec/spec_json.h"
 #include "store/records_json.h"
@@ -52,6 +56,57 @@ void ApiService::AddPlanRoutes() {
   using namespace identity;
   Route("POST", "/v1/plan/job", kScopeJobsRead, Bind(&ApiService::PlanJob));
   Route("GET", "/v1/plan/jobs/{id}", kScopeJobsRead, Bind(&ApiService::PlanQueuedJob));
+  // Every team's history, compared in cost and capacity: finance's and
+  // platform's question, so cost:read.
+  Route("POST", "/v1/plan/history", kScopeCostRead, Bind(&ApiService::PlanHistory));
+}
+
+// POST /v1/plan/history {since, seeds, add_reservation[], remove_cluster[],
+// price[]}: the ledger's jobs submitted in the window replayed through the
+// scheduler on the estate as it is and, when changes are given, on the
+// estate with them (planning/plan.h), as `causeway plan trace
+// --from-history` reports it, with the headline rows as the table shows
+// them. One replay at a time (a second is refused, not queued); at most
+// 200,000 jobs, 5 seeds and 20 changes.
+Result<HttpResponse> ApiService::PlanHistory(HttpRequest& req) {
+  ASSIGN_OR_RETURN(JsonBody body, JsonBody::Parse(req));
+  ASSIGN_OR_RETURN(std::string since, body.String("since", "30d"));
+  auto window = ParseDuration(since);
+  if (!window.ok() || *window <= Micros(0) || *window > std::chrono::hours(24 * 400)) {
+    return InvalidArgument("field \"since\": expected a duration from 1s to 400d, e.g. 30d, not \"" + since + "\"");
+  }
+  ASSIGN_OR_RETURN(auto seeds, body.Int("seeds", 1, 5));
+  planning::PlanRequest plan;
+  plan.seeds = static_cast<int>(seeds.value_or(1));
+  using K = planning::EstateChange::Kind;
+  for (auto [kind, field] : {std::pair{K::kAddReservation, "add_reservation"}, {K::kRemoveCluster, "remove_cluster"},
+                             {K::kPrice, "price"}}) {
+    ASSIGN_OR_RETURN(std::vector<std::string> texts, body.Strings(field));
+    for (const std::string& text : texts) {
+      if (plan.changes.size() >= 20) return InvalidArgument("at most 20 changes in one plan");
+      auto change = planning::ParseChange(kind, text);
+      if (!change.ok()) return change.status().WithPrefix(std::string("field \"") + field + "\"");
+      plan.changes.push_back(std::move(*change));
+    }
+  }
+  bool idle = false;
+  if (!plan_replaying_.compare_exchange_strong(idle, true)) {
+    return Unavailable("another plan is being replayed; ask again when it is done");
+  }
+  struct Done {
+    std::atomic<bool>& flag;
+    ~Done() { flag = false; }
+  } done{plan_replaying_};
+  // The server's clock (it may run ahead of the wall's under --sim-speed).
+  const Timestamp origin = clock_.Now() - *window;
+  planning::TraceLimits limits;
+  limits.max_jobs = 200'000;
+  ASSIGN_OR_RETURN(planning::Trace trace, planning::ReadHistory(store_, origin, Timestamp::max(), limits));
+  plan.estates.push_back({"the estate as it is", estate_});
+  plan.options.start = origin;
+  ASSIGN_OR_RETURN(json report, planning::PlanTrace(trace, std::move(plan)));
+  report["headline_rows"] = planning::HeadlineRows(report);
+  return JsonResponse(200, report);
 }
 
 Result<HttpResponse> ApiService::PlanJob(HttpRequest& req) {

@@ -48,6 +48,10 @@ nlohmann::json ReportJson(ReportInput& in);
 // The JSON report as a table for the terminal: the headline figures per
 // estate, then the largest changes.
 std::string ReportTable(const nlohmann::json& report);
+// The headline figures as rows of text: a header (figure, then each
+// estate's name), then one row per figure any estate has, as the table
+// shows them (median, with the 5th-95th percentile where they differ).
+std::vector<std::vector<std::string>> HeadlineRows(const nlohmann::json& report);
 // A self-contained HTML page with the report and its plots.
 std::string ReportHtml(const nlohmann::json& report);
 

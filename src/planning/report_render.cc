@@ -160,7 +160,9 @@ std::string BarChart(const std::string& title, const std::vector<std::pair<std::
   return s.str();
 }
 
-std::string HeadlineTable(const json& report, bool html) {
+}  // namespace
+
+std::vector<std::vector<std::string>> HeadlineRows(const json& report) {
   const json& estates = report["estates"];
   std::vector<std::vector<std::string>> rows;
   std::vector<std::string> head{"figure"};
@@ -180,6 +182,13 @@ std::string HeadlineTable(const json& report, bool html) {
     }
     if (any) rows.push_back(row);
   }
+  return rows;
+}
+
+namespace {
+
+std::string HeadlineTable(const json& report, bool html) {
+  std::vector<std::vector<std::string>> rows = HeadlineRows(report);
   std::ostringstream s;
   if (html) {
     s << "<table><thead><tr>";

@@ -320,6 +320,15 @@ class Engine : private placement::CapacityView {
   // A queued job's place in its queue's admission order: {position (1 is
   // next), jobs queued}; nullopt for a job that is not queued.
   std::optional<std::pair<int64_t, int64_t>> QueuePosition(const std::string& job_id) const;
+  // The jobs queued in `queue`, in admission order from position offset+1,
+  // at most `limit` of them: {job id, priority, submitted}. Empty for a
+  // queue it does not know. Walks `offset` entries, so callers bound it.
+  struct Queued {
+    std::string id;
+    int priority = 0;
+    Timestamp created_at;
+  };
+  std::vector<Queued> QueuedJobs(const std::string& queue, size_t offset, size_t limit) const;
 
   size_t pending() const { return pending_count_; }
   size_t running() const { return running_.size(); }

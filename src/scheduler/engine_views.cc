@@ -125,6 +125,21 @@ std::optional<std::pair<int64_t, int64_t>> Engine::QueuePosition(const std::stri
   return std::pair<int64_t, int64_t>{std::distance(queue.begin(), at) + 1, static_cast<int64_t>(queue.size())};
 }
 
+std::vector<Engine::Queued> Engine::QueuedJobs(const std::string& queue, size_t offset, size_t limit) const {
+  std::vector<Queued> out;
+  for (size_t q = 0; q < quota_.queues(); ++q) {
+    if (quota_.config(static_cast<int>(q)).name != queue) continue;
+    const auto& pending = pending_[q];
+    if (offset >= pending.size()) return out;
+    for (auto it = std::next(pending.begin(), static_cast<std::ptrdiff_t>(offset)); it != pending.end() && out.size() < limit;
+         ++it) {
+      out.push_back({it->id, -it->neg_priority, FromUnixMicros(it->created)});
+    }
+    break;
+  }
+  return out;
+}
+
 EngineSnapshot Engine::Snapshot() const {
   EngineSnapshot s;
   s.now = now_;

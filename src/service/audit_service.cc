@@ -208,18 +208,31 @@ Result<std::vector<AuditHit>> AuditService::OwnEvents(const AuditSearch& q, cons
   // every event into OCSF first. An activity name ("delete") is matched
   // after conversion.
   const bool own_action = action.find('.') != std::string::npos;
+  const bool after_conversion = !action.empty() && !own_action;
+  // The cursor (none: 0, 0): past it in the order asked for.
+  const bool has_cursor = after_ms > 0 || after_seq > 0;
+  const Cursor cursor{after_ms, 0, after_seq};
   std::vector<std::string> wanted = actors.empty() ? std::vector<std::string>{""} : actors;
   for (const std::string& actor : wanted) {
     AuditFilter f;
     f.actor = actor;
     if (own_action) f.action = action;
-    f.limit = 1000;
-    if (q.since_ms > 0 || after_ms > 0) f.since = FromUnixMicros(std::max(q.since_ms, after_ms) * 1000);
+    f.newest_first = q.newest_first;
+    // Only what the page needs is turned into OCSF, unless a filter on the
+    // converted event may drop most of it.
+    f.limit = after_conversion ? 1000 : q.limit + 1;
+    if (q.since_ms > 0) f.since = FromUnixMicros(q.since_ms * 1000);
+    if (q.until_ms > 0) f.until = FromUnixMicros(q.until_ms * 1000);
+    if (has_cursor && !q.newest_first) f.since = FromUnixMicros(std::max(q.since_ms, after_ms) * 1000);
+    if (has_cursor && q.newest_first) {
+      const int64_t until_ms = q.until_ms > 0 ? std::min(q.until_ms, after_ms + 1) : after_ms + 1;
+      f.until = FromUnixMicros(until_ms * 1000);
+    }
     int found = 0;
     for (;;) {
       ASSIGN_OR_RETURN(auto page, store_.ListAudit(f));
       for (const AuditEvent& e : page) {
-        f.after_seq = e.seq;
+        (q.newest_first ? f.before_seq : f.after_seq) = e.seq;
         AuditHit h;
         h.row.provider = h.row.source = std::string(kOwnProvider);
         h.row.source_id = "causeway:" + std::to_string(e.seq);
@@ -227,16 +240,15 @@ Result<std::vector<AuditHit>> AuditService::OwnEvents(const AuditSearch& q, cons
         h.row.event = audit::ocsf::FromCauseway(e).dump();
         RETURN_IF_ERROR(audit::IndexEvent(h.row.event, h.row));
         Cursor key = KeyOf(h);
-        if (!(Cursor{after_ms, 0, after_seq} < key)) continue;
+        if (has_cursor && !(q.newest_first ? key < cursor : cursor < key)) continue;
         if (q.until_ms > 0 && h.row.time_ms >= q.until_ms) continue;
-        if (!action.empty() && !own_action && h.row.activity != action && AsciiLower(h.row.operation) != action) continue;
+        if (after_conversion && h.row.activity != action && AsciiLower(h.row.operation) != action) continue;
         out.push_back(std::move(h));
         ++found;
       }
       if (static_cast<int>(page.size()) < f.limit || found > q.limit) break;
     }
   }
-  std::sort(out.begin(), out.end(), [](const AuditHit& a, const AuditHit& b) { return KeyOf(a) < KeyOf(b); });
   return out;
 }
 
@@ -269,6 +281,7 @@ Result<AuditPage> AuditService::SearchFor(const AuditSearch& q, const Subject* s
     iq.since_ms = q.since_ms;
     iq.until_ms = q.until_ms;
     iq.after_time_ms = after.time_ms;
+    iq.newest_first = q.newest_first;
     iq.after_id = after.origin == 1 ? after.id : 0;
     iq.limit = q.limit + 1;
     ASSIGN_OR_RETURN(auto rows, store_.SearchImportedAudit(iq));
@@ -278,7 +291,9 @@ Result<AuditPage> AuditService::SearchFor(const AuditSearch& q, const Subject* s
       hits.push_back(std::move(h));
     }
   }
-  std::stable_sort(hits.begin(), hits.end(), [](const AuditHit& a, const AuditHit& b) { return KeyOf(a) < KeyOf(b); });
+  std::stable_sort(hits.begin(), hits.end(), [&](const AuditHit& a, const AuditHit& b) {
+    return q.newest_first ? KeyOf(b) < KeyOf(a) : KeyOf(a) < KeyOf(b);
+  });
   if (static_cast<int>(hits.size()) > q.limit) {
     hits.resize(static_cast<size_t>(q.limit));
     page.next_cursor = CursorText(KeyOf(hits.back()));

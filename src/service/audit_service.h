@@ -37,10 +37,11 @@ struct AuditSearch {
   int64_t since_ms = 0, until_ms = 0;
   std::string cursor;    // from the previous page's next_cursor
   int limit = 100;       // 1-1000
+  bool newest_first = false;
 };
 
 struct AuditPage {
-  std::vector<AuditHit> hits;  // oldest first
+  std::vector<AuditHit> hits;  // oldest first, or newest first when asked
   std::string next_cursor;     // "" on the last page
   std::vector<std::string> identities;  // what `who` was matched as
 };

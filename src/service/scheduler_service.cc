@@ -540,6 +540,13 @@ Result<std::vector<scheduler::QueueStatus>> SchedulerService::Queues() {
   return engine_->Queues();
 }
 
+Result<std::vector<scheduler::Engine::Queued>> SchedulerService::QueuedJobs(const std::string& queue, size_t offset,
+                                                                            size_t limit) {
+  MutexLock lock(mu_);
+  if (!leader_) return Unavailable("this replica does not run the scheduler now; ask again (another replica does)");
+  return engine_->QueuedJobs(queue, offset, limit);
+}
+
 Result<std::shared_ptr<const scheduler::EngineSnapshot>> SchedulerService::Snapshot() {
   MutexLock lock(mu_);
   if (!leader_) return Unavailable("this replica does not run the scheduler now; ask again (another replica does)");

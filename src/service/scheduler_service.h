@@ -88,6 +88,9 @@ class SchedulerService {
   std::optional<scheduler::Explanation> Explain(const std::string& job_id);
   // kUnavailable on a replica that does not lead.
   Result<std::vector<scheduler::QueueStatus>> Queues();
+  // A queue's waiting jobs in admission order (Engine::QueuedJobs).
+  // kUnavailable on a replica that does not lead.
+  Result<std::vector<scheduler::Engine::Queued>> QueuedJobs(const std::string& queue, size_t offset, size_t limit);
   // A copy of what the engine holds, for planning's run-ahead
   // (planning/forecast.h); the same copy while the engine has not changed.
   // kUnavailable on a replica that does not lead.

@@ -406,11 +406,14 @@ SqlWithParams ImportedAuditSearch(const ImportedAuditQuery& q, Placeholder place
   }
   if (q.since_ms > 0) out.sql += " AND time_ms >= " + param(q.since_ms);
   if (q.until_ms > 0) out.sql += " AND time_ms < " + param(q.until_ms);
+  // The cursor: past it in the order asked for.
+  const char* past = q.newest_first ? " < " : " > ";
   if (q.after_time_ms > 0 || q.after_id > 0) {
     std::string t = param(q.after_time_ms);
-    out.sql += " AND (time_ms > " + t + " OR (time_ms = " + t + " AND id > " + param(q.after_id) + "))";
+    out.sql += " AND (time_ms" + std::string(past) + t + " OR (time_ms = " + t + " AND id" + past + param(q.after_id) + "))";
   }
-  out.sql += " ORDER BY time_ms, id LIMIT " + param(int64_t{q.limit});
+  out.sql += q.newest_first ? " ORDER BY time_ms DESC, id DESC" : " ORDER BY time_ms, id";
+  out.sql += " LIMIT " + param(int64_t{q.limit});
   return out;
 }
 

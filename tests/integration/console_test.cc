@@ -104,9 +104,32 @@ TEST_F(ConsoleTest, PeopleSignInSeeTheirJobsAndActAsThemselvesInChromium) {
   std::string pending = Submit(Spec("vision-sweep", "vision", "H100:8", "1h"));
   std::string cancel = Submit(Spec("research-a", "research", "L4:1", "1h"));
   std::string keyboard_cancel = Submit(Spec("research-b", "research", "L4:1", "1h"));
-  // Once the scheduler has weighed it (its candidates are in explain), it stays pending.
-  ASSERT_TRUE(Eventually([&] { return Call("GET", "/v1/jobs/" + pending + "/explain").contains("scheduler"); }));
-  ASSERT_EQ(StateOf(pending), "pending");
+  // Two more for vision's queue: a later one, and a later urgent one that goes first.
+  std::string later = Submit(Spec("vision-later", "vision", "H100:8", "1h"));
+  std::string urgent = Submit(Spec("vision-urgent", "vision", "H100:8", "1h") + "priority: high\n");
+  // Once the scheduler has weighed them (their candidates are in explain), they stay pending.
+  for (const std::string& id : {pending, later, urgent}) {
+    ASSERT_TRUE(Eventually([&] { return Call("GET", "/v1/jobs/" + id + "/explain").contains("scheduler"); }));
+    ASSERT_EQ(StateOf(id), "pending");
+  }
+  // The provider the vision job ran at, and which finished jobs ran there.
+  auto provider_of = [&](const std::string& cluster) {
+    for (const json& c : clusters["clusters"]) {
+      if (c["name"] == cluster) return c["provider"].get<std::string>();
+    }
+    return std::string();
+  };
+  auto cluster_of = [&](const std::string& id) {
+    json job = Call("GET", "/v1/jobs/" + id);
+    return job["attempts"].empty() ? std::string() : job["attempts"].back().value("cluster", "");
+  };
+  const std::string filter_provider = provider_of(cluster_of(done[1]));
+  ASSERT_FALSE(filter_provider.empty());
+  json ran_there = json::array();
+  for (const std::string& id : done) {
+    if (provider_of(cluster_of(id)) == filter_provider) ran_there.push_back(Call("GET", "/v1/jobs/" + id)["name"]);
+  }
+  std::sort(ran_there.begin(), ran_there.end());
 
   // A provider's own log, imported: alice's actions on CoreWeave's Kubernetes.
   std::ifstream in(std::string(CAUSEWAY_SOURCE_DIR) + "/examples/audit/k8s-audit.jsonl");
@@ -129,7 +152,10 @@ TEST_F(ConsoleTest, PeopleSignInSeeTheirJobsAndActAsThemselvesInChromium) {
                                 {"researcher", "alice@corp.example"},
                                 {"researcher_team", "nlp"},
                                 {"provider_person", "alice@corp.example"},
-                                {"provider", "coreweave"}}
+                                {"provider", "coreweave"},
+                                {"filter_provider", filter_provider},
+                                {"queue", "vision"},
+                                {"remove_cluster", clusters["clusters"][0]["name"]}}
                                .dump();
   auto run = RunProcess({"node", PeersDir() + "/console-e2e.mjs", config}, {}, "", std::chrono::seconds(240));
   ASSERT_TRUE(run.ok()) << run.status().ToString();
@@ -153,6 +179,25 @@ TEST_F(ConsoleTest, PeopleSignInSeeTheirJobsAndActAsThemselvesInChromium) {
   ASSERT_EQ(signins["events"].size(), 2u) << signins.dump();
   EXPECT_EQ(signins["events"][1]["actor"], "user:alice@corp.example");
   EXPECT_EQ(signins["events"][1]["details"]["method"], "oidc");
+
+  // The provider filter showed exactly the finished jobs that ran there, on its clusters.
+  EXPECT_EQ(seen["provider_filtered"], ran_there) << seen.dump();
+  for (const json& c : seen["provider_filtered_clusters"]) EXPECT_EQ(provider_of(c.get<std::string>()), filter_provider);
+  // The queue page's order is the scheduler's: priority first, then age;
+  // and the pending job's position there is the one planning gives.
+  EXPECT_EQ(seen["queue_order"], json::parse(R"([[1, "vision-urgent"], [2, "vision-sweep"], [3, "vision-later"]])"))
+      << seen.dump();
+  EXPECT_EQ(Call("GET", "/v1/plan/jobs/" + pending)["jobs"][0]["position"]["position"], 2);
+  // The audit page: newest first, and the chain's state once verified.
+  EXPECT_EQ(seen["audit_newest_first"], true);
+  EXPECT_NE(seen.value("chain", "").find("true"), std::string::npos) << seen.dump();
+
+  // The planning page showed the replay the API gives for the same question.
+  json plan = Call("POST", "/v1/plan/history", json{{"since", "30d"}, {"remove_cluster", {clusters["clusters"][0]["name"]}}}.dump());
+  ASSERT_TRUE(plan.contains("headline_rows")) << plan.dump();
+  EXPECT_EQ(seen["plan_head"], plan["headline_rows"][0]) << seen.dump();
+  EXPECT_EQ(seen["plan_first_row"], plan["headline_rows"][1]) << seen.dump();
+  EXPECT_EQ(plan["headline_rows"][1][0], "jobs");
 
   // The job page asks explain without the forecast and planning after.
   EXPECT_TRUE(Call("GET", "/v1/jobs/" + pending + "/explain").contains("expected"));

@@ -240,6 +240,27 @@ access: [{group: cv-people, role: researcher, team: cv}]
   EXPECT_EQ(mine->status, 200) << mine->body;
   EXPECT_GT(json::parse(mine->body)["jobs"][0]["start_in_seconds"].get<int64_t>(), 7000)
       << "cv's queue is empty, but no node is free before the two-hour job ends";
+
+  // The ledger's own history replayed on the estate as it is and with a
+  // change (the console's planning page): both jobs, at half the price.
+  auto replay = client.Send("POST", "/v1/plan/history", json{{"since", "1d"}, {"price", {"big:H100:1.00"}}}.dump(), admin);
+  ASSERT_EQ(replay->status, 200) << replay->body;
+  json report = json::parse(replay->body);
+  EXPECT_EQ(report["trace"]["jobs"], 2) << report["trace"].dump();
+  ASSERT_EQ(report["estates"].size(), 2u);
+  const double as_is = report["estates"][0]["headline"]["cost"]["median"].get<double>();
+  EXPECT_GT(as_is, 0);
+  EXPECT_NEAR(report["estates"][1]["headline"]["cost"]["median"].get<double>(), as_is / 2, 0.01);
+  ASSERT_GE(report["headline_rows"].size(), 3u);
+  EXPECT_EQ(report["headline_rows"][0][1], "the estate as it is");
+  EXPECT_EQ(report["headline_rows"][1], json::array({"jobs", "2", "2"})) << report["headline_rows"].dump();
+  // Bad input names the field; a researcher may not see every team's history.
+  for (const json& bad_plan : {json{{"since", "lots"}}, json{{"remove_cluster", {"nowhere"}}},
+                               json{{"seeds", 6}}, json{{"price", {"big"}}}}) {
+    auto refused = client.Send("POST", "/v1/plan/history", bad_plan.dump(), admin);
+    EXPECT_EQ(refused->status, 400) << bad_plan.dump() << " " << refused->body;
+  }
+  EXPECT_EQ(client.Send("POST", "/v1/plan/history", "{}", Auth(cy))->status, 403);
 }
 
 }  // namespace

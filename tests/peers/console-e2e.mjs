@@ -3,7 +3,7 @@
 //   node console-e2e.mjs CONFIG.json
 // CONFIG: {base, admin_token, shots (a directory for screenshots), pending,
 // cancel, keyboard_cancel, other_team_job, researcher, researcher_team,
-// provider_person, provider}. Prints one JSON object: {failures: [...],
+// provider_person, provider, filter_provider, queue, remove_cluster}. Prints one JSON object: {failures: [...],
 // seen: {...}}; exit 0 when nothing failed, 1 otherwise, 2 on usage or
 // launch errors.
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -103,6 +103,22 @@ try {
   seen.filtered_teams = [...new Set(teams)];
   check(teams.length > 0 && teams.every((t) => t === 'vision'), `filter team=vision shows only vision: ${teams}`);
 
+  // Filter by provider, from the form: only the jobs that ran there.
+  await show(page, '#/jobs', 'Jobs');
+  await page.fill('input[name=provider]', cfg.filter_provider);
+  await page.press('input[name=provider]', 'Enter');
+  await page.waitForURL(/provider=/);
+  await page.waitForFunction(() => document.getElementById('main')?.dataset.at === location.hash);
+  seen.provider_filtered = [...new Set(await page.locator('main tbody tr td:first-child').allTextContents())].sort();
+  seen.provider_filtered_clusters = [...new Set(await page.locator('main tbody tr td:nth-child(5)').allTextContents())].sort();
+
+  // A queue's waiting jobs in the order they will be tried, with positions.
+  await show(page, `#/queues/${encodeURIComponent(cfg.queue)}`, `Queue ${cfg.queue}`);
+  seen.queue_order = await page.locator('main tbody tr').evaluateAll(
+    (trs) => trs.map((tr) => [Number(tr.children[0].textContent), tr.children[1].textContent]));
+  await page.screenshot({ path: join(cfg.shots, 'queue.png'), fullPage: true });
+  await axe(page, 'queue');
+
   // A pending job: why it waits.
   await show(page, `#/jobs/${cfg.pending}`, '');
   await page.locator('#why-text').waitFor();
@@ -155,6 +171,13 @@ try {
   const auditText = await page.locator('main').textContent();
   seen.cancel_audited = auditText.includes(cfg.cancel) && auditText.includes(cfg.keyboard_cancel);
   check(seen.cancel_audited, 'both cancellations are in the audit trail');
+  // Newest first: the keyboard's cancellation (the later one) comes first.
+  const cancels = await page.locator('main table').nth(0).locator('tbody tr').allTextContents();
+  seen.audit_newest_first = cancels.length === 2 && cancels[0].includes(cfg.keyboard_cancel) && cancels[1].includes(cfg.cancel);
+  check(seen.audit_newest_first, `the audit search shows the newest first: ${cancels}`);
+  // The chain's state is filled in once verified.
+  await page.waitForFunction(() => !document.getElementById('chain')?.textContent?.includes('Verifying'), null, { timeout: 20000 });
+  seen.chain = await page.locator('#chain').textContent();
   await axe(page, 'audit');
 
   // A provider's event found by the person.
@@ -178,6 +201,17 @@ try {
     await page.screenshot({ path: join(cfg.shots, `${name}.png`), fullPage: true });
     await axe(page, name);
   }
+
+  // Planning: the ledger's history replayed on the estate as it is and without one cluster.
+  await show(page, '#/planning', 'Planning');
+  await page.fill('textarea[name=remove_cluster]', cfg.remove_cluster);
+  await page.click('#replay');
+  const planTable = page.locator('#plan-report table').first();
+  await planTable.waitFor({ timeout: 60000 });
+  seen.plan_head = await planTable.locator('thead th').allTextContents();
+  seen.plan_first_row = await planTable.locator('tbody tr').first().locator('td').allTextContents();
+  await page.screenshot({ path: join(cfg.shots, 'planning.png'), fullPage: true });
+  await axe(page, 'planning');
 
   // A write without the CSRF token, from the console's own page: refused.
   seen.csrf_refused = await page.evaluate(async (id) =>

@@ -23,16 +23,16 @@ export const jobsPage: Page = async (_params, q, live) => {
   const state = h('select', { name: 'state' },
     STATES.map((s) => h('option', { value: s, selected: (q.get('state') ?? '') === s }, s || 'any')));
   const form = h('form', { class: 'filters', role: 'search', 'aria-label': 'Filter jobs' },
-    field('team', 'Team'), field('owner', 'Owner'), h('label', {}, 'State', state),
+    field('team', 'Team'), field('owner', 'Owner'), field('provider', 'Provider'), h('label', {}, 'State', state),
     h('button', { type: 'submit' }, 'Filter'));
   form.addEventListener('submit', (e) => {
     e.preventDefault();
     const f = new FormData(form);
     location.hash = '#/jobs' + qs({ team: String(f.get('team') ?? ''), owner: String(f.get('owner') ?? ''),
-                                     state: String(f.get('state') ?? '') });
+                                     provider: String(f.get('provider') ?? ''), state: String(f.get('state') ?? '') });
   });
-  const params = { team: q.get('team') ?? '', owner: q.get('owner') ?? '', state: q.get('state') ?? '',
-                   cursor: q.get('cursor') ?? '', limit: 50 };
+  const params = { team: q.get('team') ?? '', owner: q.get('owner') ?? '', provider: q.get('provider') ?? '',
+                   state: q.get('state') ?? '', cursor: q.get('cursor') ?? '', limit: 50 };
   const holder = h('div', { 'aria-live': 'polite' });
   const pager = h('div', { class: 'pager' });
   const load = async () => {

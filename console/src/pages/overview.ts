@@ -17,7 +17,7 @@ export const queuesPage: Page = async (_p, _q, live) => {
       h('h2', {}, `Queue ${q.name}`),
       kv([['Team', q.team], ['Cohort', q.cohort || '—'], ['Weight', q.weight], ['Running', q.running], ['Pending', q.pending],
           ['Budget', q.budget ? `${q.budget.spent} of ${q.budget.monthly} ${q.budget.currency} this month${q.budget.exhausted ? ' (exhausted)' : ''}` : 'none'],
-          ['Pending jobs', link(`#/jobs${qs({ team: q.team, state: 'pending' })}`, `the ${q.pending} waiting, newest first`)]]),
+          ['Pending jobs', link(`#/queues/${encodeURIComponent(q.name)}`, `the ${q.pending} waiting, in the order they will be tried`)]]),
       table(`Quota of ${q.name} per flavor (GPUs or CPUs)`, ['Flavor', '#Nominal', '#Used', '#Borrowed', 'Use'],
         (q.flavors as any[]).map((f) => [f.flavor, f.nominal, f.used, f.borrowing,
                                          quotaBar(`${q.name} ${f.flavor}`, f.nominal, f.used, f.borrowing)])))));
@@ -25,6 +25,29 @@ export const queuesPage: Page = async (_p, _q, live) => {
   await load();
   live(load, 5000);
   return [h('h1', {}, 'Queues'), h('p', { class: 'muted' }, 'Blue: used within the nominal quota; orange: borrowed from the cohort.'), holder];
+};
+
+// A queue's waiting jobs in the order the scheduler tries them (priority,
+// then age), with their positions, a page at a time.
+export const queuePage: Page = async (params, q, live) => {
+  const name = params[0];
+  const offset = Math.max(0, Number(q.get('offset') ?? 0) || 0);
+  const holder = h('div', { 'aria-live': 'polite' });
+  const pager = h('div', { class: 'pager' });
+  const load = async () => {
+    const data = await api(`/v1/queues/${encodeURIComponent(name)}/jobs${qs({ offset, limit: 50 })}`);
+    holder.replaceChildren(
+      h('p', {}, `${data.queued} waiting.`),
+      table(`Waiting in ${name}, in admission order (1 is tried next)`, ['#Position', 'Job', 'Owner', '#Priority', 'Submitted'],
+        (data.jobs as any[]).map((j) => [j.position, link(`#/jobs/${encodeURIComponent(j.id)}`, j.name ?? j.id), j.owner ?? '—',
+                                         j.priority, when(j.submitted_at)])));
+    const to = (o: number) => `#/queues/${encodeURIComponent(name)}${qs({ offset: o || undefined })}`;
+    pager.replaceChildren(offset > 0 ? link(to(Math.max(0, offset - 50)), 'Earlier positions') : '',
+                          offset + 50 < data.queued ? link(to(offset + 50), 'Later positions') : '');
+  };
+  await load();
+  live(load, 5000);
+  return [h('h1', {}, `Queue ${name}`), holder, pager];
 };
 
 function monthsBack(n: number): string {
@@ -77,6 +100,12 @@ export const costPage: Page = async (_p, q) => {
     table('What each team spent per month, at the estate\'s prices', ['Team', 'Month', '#Attempts', '#GPU-hours', '#Cost', '#Completed', '#Per completed job', '#Wasted'],
       rows.map((r) => [r.team, r.month, r.attempts, dec(r.gpu_hours, 1), dec(r.cost), r.completed_jobs, dec(r.cost_per_completed_job), dec(r.wasted_cost)])),
     download,
+    h('h2', {}, 'Cost per completed job over time'),
+    stackedBars(`Cost per completed job in ${metered.currency}, by month`, months, ['per completed job'], (m) => {
+      const inMonth = rows.filter((r) => r.month === m);
+      const n = inMonth.reduce((t, r) => t + num(r.completed_jobs), 0);
+      return n ? inMonth.reduce((t, r) => t + num(r.cost), 0) / n : 0;
+    }),
     h('h2', {}, 'Providers compared'),
     table('Cost and cost per completed job by provider', ['Provider', '#GPU-hours', '#Cost', '#Completed', '#Per completed job', '#Wasted'],
       (byProvider.rows as any[]).map((r) => [r.provider, dec(r.gpu_hours, 1), dec(r.cost), r.completed_jobs, dec(r.cost_per_completed_job), dec(r.wasted_cost)])),
@@ -99,7 +128,7 @@ export const gpusPage: Page = async (_p, _q, live) => {
     const [running, reaper, waste] = await Promise.all([
       api('/v1/jobs?state=running&limit=100').catch((e) => ({ error: e.message, jobs: [] })),
       // The trail's own events, filtered by the store on the action prefix.
-      api('/v1/audit?action=reaper.&limit=100').catch((e) => ({ error: e.message, events: [] })),
+      api('/v1/audit?action=reaper.&order=newest&limit=100').catch((e) => ({ error: e.message, events: [] })),
       api(`/v1/cost/waste${qs({ period: monthsBack(1) })}`).catch((e) => ({ error: e.message, teams: [] })),
     ]);
     const reclaimed = (waste.teams as any[]).reduce((t, x) => t + num(x.idle_cost), 0);
@@ -111,7 +140,7 @@ export const gpusPage: Page = async (_p, _q, live) => {
         (running.jobs as any[]).map((j) => [link(`#/jobs/${encodeURIComponent(j.id)}`, j.name), j.team, j.cluster])),
       h('h2', {}, 'Reaper warnings and cancellations'),
       reaper.error ? h('p', { class: 'muted' }, reaper.error)
-        : table('Idle GPU reaper: warnings and cancellations', ['Time', 'Action', 'Job', 'Details'],
+        : table('Idle GPU reaper: warnings and cancellations, newest first', ['Time', 'Action', 'Job', 'Details'],
                 (reaper.events as any[]).map((e) => [when(e.time), e.action, e.resource, JSON.stringify(e.details ?? {})])));
   };
   await load();
@@ -132,19 +161,22 @@ export const auditPage: Page = async (_p, q) => {
     const d = new FormData(form);
     location.hash = '#/audit' + qs(Object.fromEntries([...d.entries()].map(([k, v]) => [k, String(v)])));
   });
-  const [found, verify, coverage] = await Promise.all([
-    api(`/v1/audit/search${qs({ ...f, limit: 100 })}`),
-    api('/v1/audit/verify').catch((e) => ({ error: e.message })),
+  const [found, coverage] = await Promise.all([
+    api(`/v1/audit/search${qs({ ...f, order: 'newest', limit: 100 })}`),
     api('/v1/audit/coverage').catch((e) => ({ error: e.message, findings: [] })),
   ]);
+  // Verifying reads the whole chain, which takes longer than the rest of
+  // the page: it is filled in when it comes.
+  const chain = h('div', { id: 'chain', 'aria-live': 'polite' }, h('p', { class: 'muted' }, 'Verifying the chain…'));
+  api('/v1/audit/verify').then((verify) => {
+    chain.replaceChildren(kv(Object.entries(verify).filter(([, v]) => typeof v !== 'object').map(([k, v]) => [k, String(v)])));
+  }).catch((e) => { chain.replaceChildren(h('p', { class: 'error' }, (e as Error).message)); });
   return [
     h('h1', {}, 'Audit'),
-    h('section', { class: 'panel' }, h('h2', {}, 'Chain'),
-      verify.error ? h('p', { class: 'error' }, verify.error)
-                   : kv(Object.entries(verify).filter(([, v]) => typeof v !== 'object').map(([k, v]) => [k, String(v)]))),
+    h('section', { class: 'panel' }, h('h2', {}, 'Chain'), chain),
     form,
     f.actor ? h('p', {}, link(`#/audit/people/${encodeURIComponent(f.actor)}`, `${f.actor}'s page`)) : null,
-    table('Events across Causeway and the providers, in time order (narrow with Since)', ['Time', 'Actor', 'Action', 'Provider', 'Message'], auditRows(found.events)),
+    table('Events across Causeway and the providers, newest first', ['Time', 'Actor', 'Action', 'Provider', 'Message'], auditRows(found.events)),
     found.next_cursor ? link('#/audit' + qs({ ...f, cursor: found.next_cursor }), 'Older events') : null,
     h('h2', {}, 'Coverage findings'),
     table('What the audit trail does not cover', ['Finding'],

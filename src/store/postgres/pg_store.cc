@@ -183,9 +183,14 @@ class PgStore final : public Store {
                                    " FROM jobs WHERE ($1::text IS NULL OR state = $1) "
                                    "AND ($2::text IS NULL OR team = $2) AND ($3::text IS NULL OR owner = $3) "
                                    "AND ($4::text IS NULL OR id < $4) AND ($6::text IS NULL OR pipeline = $6) "
+                                   "AND ($7::text[] IS NULL OR EXISTS (SELECT 1 FROM attempts a "
+                                   "WHERE a.job_id = jobs.id AND a.cluster = ANY($7::text[]))) "
                                    "ORDER BY id DESC LIMIT $5";
-    ASSIGN_OR_RETURN(Rows r, Query(sql.c_str(), Params().OrNull(f.state ? JobStateName(*f.state) : "").OrNull(f.team)
-                                       .OrNull(f.owner).OrNull(f.before_id).Add(f.limit).OrNull(f.pipeline)));
+    Params p;
+    p.OrNull(f.state ? JobStateName(*f.state) : "").OrNull(f.team).OrNull(f.owner).OrNull(f.before_id).Add(f.limit)
+        .OrNull(f.pipeline);
+    if (f.clusters.empty()) p.Null(); else p.AddArray(f.clusters);
+    ASSIGN_OR_RETURN(Rows r, Query(sql.c_str(), p));
     return ReadAll(r, rows::ReadJob<Row>);
   }
 
@@ -328,14 +333,20 @@ class PgStore final : public Store {
   }
 
   Result<std::vector<AuditEvent>> ListAudit(const AuditFilter& f) const override {
-    static const std::string sql = std::string("SELECT ") + kAuditColumns + " FROM audit_events WHERE seq > $1 "
-                                   "AND ($2::text IS NULL OR actor = $2) "
-                                   "AND ($3::text IS NULL OR action = $3 OR (right($3, 1) = '.' AND "
-                                   "left(action, length($3)) = $3)) "
-                                   "AND ($4::text IS NULL OR resource = $4) AND ($5::bigint IS NULL OR time >= $5) "
-                                   "ORDER BY seq LIMIT $6";
-    ASSIGN_OR_RETURN(Rows r, Query(sql.c_str(), Params().Add(f.after_seq).OrNull(f.actor).OrNull(f.action).OrNull(f.resource)
-                                       .Add(MicrosOf(f.since)).Add(f.limit)));
+    static const std::string where = std::string("SELECT ") + kAuditColumns + " FROM audit_events WHERE seq > $1 "
+                                     "AND ($7::bigint IS NULL OR seq < $7) "
+                                     "AND ($2::text IS NULL OR actor = $2) "
+                                     "AND ($3::text IS NULL OR action = $3 OR (right($3, 1) = '.' AND "
+                                     "left(action, length($3)) = $3)) "
+                                     "AND ($4::text IS NULL OR resource = $4) AND ($5::bigint IS NULL OR time >= $5) "
+                                     "AND ($8::bigint IS NULL OR time < $8) ";
+    static const std::string oldest = where + "ORDER BY seq LIMIT $6";
+    static const std::string newest = where + "ORDER BY seq DESC LIMIT $6";
+    Params p;
+    p.Add(f.after_seq).OrNull(f.actor).OrNull(f.action).OrNull(f.resource).Add(MicrosOf(f.since)).Add(f.limit);
+    if (f.newest_first && f.before_seq > 0) p.Add(f.before_seq); else p.Null();
+    p.Add(MicrosOf(f.until));
+    ASSIGN_OR_RETURN(Rows r, Query((f.newest_first ? newest : oldest).c_str(), p));
     return ReadAll(r, rows::ReadAudit<Row>);
   }
 

@@ -129,10 +129,13 @@ class SqliteStore final : public Store {
 
   Result<std::vector<JobRecord>> ListJobs(const JobFilter& f) const override {
     ASSIGN_OR_RETURN(auto r, Reader());
+    // ?7: a JSON array of cluster names; a job matches with an attempt on one.
     static const std::string sql = std::string("SELECT ") + kJobColumns +
                                    " FROM jobs WHERE (?1 IS NULL OR state = ?1) AND (?2 IS NULL OR team = ?2)"
                                    " AND (?3 IS NULL OR owner = ?3) AND (?4 IS NULL OR id < ?4)"
-                                   " AND (?6 IS NULL OR pipeline = ?6) ORDER BY id DESC LIMIT ?5";
+                                   " AND (?6 IS NULL OR pipeline = ?6)"
+                                   " AND (?7 IS NULL OR EXISTS (SELECT 1 FROM attempts a WHERE a.job_id = jobs.id"
+                                   " AND a.cluster IN (SELECT value FROM json_each(?7)))) ORDER BY id DESC LIMIT ?5";
     CW_STMT(s, *r.conn, sql.c_str());
     if (f.state) s.Bind(1, JobStateName(*f.state));
     if (!f.team.empty()) s.Bind(2, f.team);
@@ -140,6 +143,7 @@ class SqliteStore final : public Store {
     if (!f.before_id.empty()) s.Bind(4, f.before_id);
     s.Bind(5, f.limit);
     if (!f.pipeline.empty()) s.Bind(6, f.pipeline);
+    if (!f.clusters.empty()) s.Bind(7, nlohmann::json(f.clusters).dump());
     return ReadAll(s, rows::ReadJob<Stmt>);
   }
 
@@ -306,18 +310,22 @@ class SqliteStore final : public Store {
 
   Result<std::vector<AuditEvent>> ListAudit(const AuditFilter& f) const override {
     ASSIGN_OR_RETURN(auto r, Reader());
-    static const std::string sql =
+    static const std::string where =
         std::string("SELECT ") + rows::kAuditColumns +
-        " FROM audit_events WHERE seq > ?1 AND (?2 IS NULL OR actor = ?2) "
+        " FROM audit_events WHERE seq > ?1 AND (?7 IS NULL OR seq < ?7) AND (?2 IS NULL OR actor = ?2) "
         "AND (?3 IS NULL OR action = ?3 OR (substr(?3, -1) = '.' AND substr(action, 1, length(?3)) = ?3)) "
-        "AND (?4 IS NULL OR resource = ?4) AND (?5 IS NULL OR time >= ?5) ORDER BY seq LIMIT ?6";
-    CW_STMT(s, *r.conn, sql.c_str());
+        "AND (?4 IS NULL OR resource = ?4) AND (?5 IS NULL OR time >= ?5) AND (?8 IS NULL OR time < ?8) ";
+    static const std::string oldest = where + "ORDER BY seq LIMIT ?6";
+    static const std::string newest = where + "ORDER BY seq DESC LIMIT ?6";
+    CW_STMT(s, *r.conn, (f.newest_first ? newest : oldest).c_str());
     s.Bind(1, f.after_seq);
     if (!f.actor.empty()) s.Bind(2, f.actor);
     if (!f.action.empty()) s.Bind(3, f.action);
     if (!f.resource.empty()) s.Bind(4, f.resource);
     if (f.since) s.Bind(5, ToUnixMicros(*f.since));
     s.Bind(6, f.limit);
+    if (f.newest_first && f.before_seq > 0) s.Bind(7, f.before_seq);
+    if (f.until) s.Bind(8, ToUnixMicros(*f.until));
     return ReadAll(s, rows::ReadAudit<Stmt>);
   }
 

@@ -514,6 +514,41 @@ TEST_P(StoreTest, ListJobsFiltersAndPagesNewestFirst) {
   EXPECT_TRUE(store_->ListJobs(by_state)->empty());
 }
 
+TEST_P(StoreTest, ListJobsByTheClustersTheyRanOn) {
+  std::vector<JobRecord> jobs = {Job(), Job(), Job()};
+  for (JobRecord& j : jobs) ASSERT_TRUE(store_->Write(InsertWithAudit(j)).ok());
+  // The first ran on a, then b (a retry); the second on c; the third nowhere yet.
+  ASSERT_TRUE(store_->Write([&](WriteTx& tx) -> Status {
+    int n = 0;
+    for (auto [job, cluster] : {std::pair{0, "a"}, {0, "b"}, {1, "c"}}) {
+      Attempt a;
+      a.job_id = jobs[static_cast<size_t>(job)].id;
+      a.number = ++n;
+      a.cluster = cluster;
+      a.state = "succeeded";
+      a.started_at = clock_.Now();
+      RETURN_IF_ERROR(tx.PutAttempt(a));
+    }
+    AuditEvent e = Event("job.record", "job/" + jobs[0].id);
+    return tx.AppendAudit(e);
+  }).ok());
+  auto ids = [&](std::vector<std::string> clusters) {
+    JobFilter f;
+    f.clusters = std::move(clusters);
+    std::vector<std::string> out;
+    auto listed = store_->ListJobs(f);
+    EXPECT_TRUE(listed.ok()) << listed.status().ToString();
+    if (listed.ok()) {
+      for (const JobRecord& j : *listed) out.push_back(j.id);
+    }
+    return out;
+  };
+  EXPECT_EQ(ids({"b"}), std::vector<std::string>{jobs[0].id});
+  EXPECT_EQ(ids({"a", "c"}), (std::vector<std::string>{jobs[1].id, jobs[0].id}));  // newest first, once each
+  EXPECT_TRUE(ids({"d", "it's \"quoted\", {braced}"}).empty());
+  EXPECT_EQ(ids({}).size(), 3u);  // no filter
+}
+
 TEST_P(StoreTest, PipelineStepsReadBackAndAreListedByPipeline) {
   JobRecord first = Job(), second = Job(), other = Job();
   for (JobRecord* j : {&first, &second}) {
@@ -713,6 +748,24 @@ TEST_P(StoreTest, AuditFilters) {
   AuditFilter after;
   after.after_seq = 2;
   EXPECT_EQ(store_->ListAudit(after)->size(), 1u);
+  // Newest first, paged back with before_seq.
+  AuditFilter newest;
+  newest.newest_first = true;
+  newest.limit = 2;
+  auto page = store_->ListAudit(newest);
+  ASSERT_TRUE(page.ok() && page->size() == 2u);
+  EXPECT_EQ((*page)[0].seq, 3);
+  EXPECT_EQ((*page)[1].seq, 2);
+  newest.before_seq = (*page)[1].seq;
+  page = store_->ListAudit(newest);
+  ASSERT_TRUE(page.ok() && page->size() == 1u);
+  EXPECT_EQ((*page)[0].seq, 1);
+  // Until: only events before it.
+  AuditFilter until;
+  until.until = (*page)[0].time;
+  EXPECT_TRUE(store_->ListAudit(until)->empty());
+  until.until = (*page)[0].time + std::chrono::microseconds(1);
+  EXPECT_EQ(store_->ListAudit(until)->size(), 1u);
 }
 
 TEST_P(StoreTest, ReadOnlyOpenRefusesWritesAndMissingDatabasesFail) {
@@ -842,6 +895,15 @@ TEST_P(StoreTest, ImportedAuditEventsAreStoredOnceAndSearchedByIdentityProviderA
   window.after_time_ms = first->back().time_ms;
   window.after_id = first->back().id;
   EXPECT_EQ(ids(store_->SearchImportedAudit(window)), (std::vector<std::string>{"aws/a"}));
+  // Newest first, the cursor pages back.
+  ImportedAuditQuery newest;
+  newest.newest_first = true;
+  newest.limit = 2;
+  auto latest = store_->SearchImportedAudit(newest);
+  EXPECT_EQ(ids(latest), (std::vector<std::string>{"coreweave/a", "aws/a"}));
+  newest.after_time_ms = latest->back().time_ms;
+  newest.after_id = latest->back().id;
+  EXPECT_EQ(ids(store_->SearchImportedAudit(newest)), (std::vector<std::string>{"aws/c", "coreweave/b"}));
   EXPECT_EQ(ids(store_->ListImportedAuditSince(rows[1].id, 10)), (std::vector<std::string>{"aws/c", "aws/a"}));
   auto sources = store_->ListImportedSources();
   ASSERT_TRUE(sources.ok());
