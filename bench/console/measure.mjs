@@ -59,8 +59,10 @@ if (opt('--bill')) {
 }
 
 const oneJob = (await call('GET', '/v1/jobs?limit=1')).jobs[0]?.id;
-const pages = { jobs: '#/jobs', job: `#/jobs/${oneJob}`, queues: '#/queues', cost: '#/cost', gpus: '#/gpus',
-                audit: '#/audit', readiness: '#/readiness', people: '#/people' };
+// The queue with the most waiting (its page lists them in order).
+const queue = (await call('GET', '/v1/queues')).queues.sort((a, b) => b.pending - a.pending)[0]?.name;
+const pages = { jobs: '#/jobs', job: `#/jobs/${oneJob}`, queues: '#/queues', queue: `#/queues/${queue}`, cost: '#/cost',
+                gpus: '#/gpus', audit: '#/audit', readiness: '#/readiness', planning: '#/planning', people: '#/people' };
 const profile = mkdtempSync(join(tmpdir(), 'cw-bench-'));
 const context = await chromium.launchPersistentContext(profile, {
   executablePath: '/usr/bin/chromium', headless: true,

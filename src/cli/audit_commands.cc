@@ -280,6 +280,7 @@ void AddImport(CLI::App& audit, const Globals& g, Api& api, int& rc) {
 void AddSearch(CLI::App& audit, const Globals& g, Api& api, int& rc) {
   struct SearchArgs {
     std::string actor, provider, action, since, until, cursor, limit;
+    bool newest = false;
   };
   auto s = std::make_shared<SearchArgs>();
   auto* search = audit.add_subcommand("search", "search the trail across providers: Causeway's events and imported ones");
@@ -290,11 +291,13 @@ void AddSearch(CLI::App& audit, const Globals& g, Api& api, int& rc) {
   search->add_option("--until", s->until, "a duration (1d) or a timestamp");
   search->add_option("--limit", s->limit, "page size, 1-1000 (default 100)");
   search->add_option("--cursor", s->cursor, "continue from a previous page");
+  search->add_flag("--newest", s->newest, "newest first (default: oldest first)");
   search->callback([&g, &api, &rc, s] {
     auto j = api.Call("GET", "/v1/audit/search" + QueryString({{"actor", s->actor}, {"provider", s->provider},
                                                                {"action", s->action}, {"since", s->since},
                                                                {"until", s->until}, {"limit", s->limit},
-                                                               {"cursor", s->cursor}}),
+                                                               {"cursor", s->cursor},
+                                                               {"order", s->newest ? "newest" : ""}}),
                       "", rc);
     if (!j) return;
     if (g.json_output) {

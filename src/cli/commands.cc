@@ -517,7 +517,24 @@ void AddQueuesAndProviders(Cli& c) {
   Globals& g = c.g;
   int& rc = c.rc;
   auto* queues = app.add_subcommand("queues", "team queues: quota use, borrowing, pending work, budgets");
+  std::string &queue_name = c.Keep<std::string>(), &queue_offset = c.Keep<std::string>(), &queue_limit = c.Keep<std::string>();
+  queues->add_option("NAME", queue_name, "one queue: its waiting jobs in the order they will be tried");
+  queues->add_option("--offset", queue_offset, "with NAME: start after this many positions");
+  queues->add_option("--limit", queue_limit, "with NAME: how many, 1-1000 (default 100)");
   queues->callback([&] {
+    if (!queue_name.empty()) {
+      auto j = api.Call("GET", "/v1/queues/" + net::UrlEncode(queue_name) + "/jobs" +
+                                   QueryString({{"offset", queue_offset}, {"limit", queue_limit}}), "", rc);
+      if (!j) return;
+      if (g.json_output) return PrintJson(*j);
+      std::cout << Str(*j, "queued") << " waiting in " << queue_name << ", in admission order (priority, then age):\n";
+      Table t({"position", "job", "name", "owner", "priority", "submitted"});
+      for (const auto& q : (*j)["jobs"]) {
+        t.Add({Str(q, "position"), Str(q, "id"), Str(q, "name"), Str(q, "owner"), Str(q, "priority"), Str(q, "submitted_at")});
+      }
+      t.Print(std::cout);
+      return;
+    }
     auto j = api.Call("GET", "/v1/queues", "", rc);
     if (!j) return;
     if (g.json_output) return PrintJson(*j);

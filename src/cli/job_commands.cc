@@ -139,16 +139,17 @@ void AddJobCommands(Cli& c) {
   });
 
   // jobs
-  std::string &f_state = c.Keep<std::string>(), &f_team = c.Keep<std::string>(), &f_owner = c.Keep<std::string>(), &f_cursor = c.Keep<std::string>(), &f_limit = c.Keep<std::string>();
+  std::string &f_state = c.Keep<std::string>(), &f_team = c.Keep<std::string>(), &f_owner = c.Keep<std::string>(), &f_cursor = c.Keep<std::string>(), &f_limit = c.Keep<std::string>(), &f_provider = c.Keep<std::string>();
   auto* jobs = app.add_subcommand("jobs", "list jobs, newest first");
   jobs->add_option("--state", f_state, "pending, admitted, running, succeeded, failed or cancelled");
   jobs->add_option("--team", f_team, "only this team's jobs");
   jobs->add_option("--owner", f_owner, "only this owner's jobs");
+  jobs->add_option("--provider", f_provider, "only jobs with an attempt at this provider");
   jobs->add_option("--limit", f_limit, "page size, 1-1000 (default 100)");
   jobs->add_option("--cursor", f_cursor, "continue after this job id (next_cursor)");
   jobs->callback([&] {
     auto j = api.Call("GET", "/v1/jobs" + QueryString({{"state", f_state}, {"team", f_team}, {"owner", f_owner},
-                                                       {"limit", f_limit}, {"cursor", f_cursor}}), "", rc);
+                                                       {"provider", f_provider}, {"limit", f_limit}, {"cursor", f_cursor}}), "", rc);
     if (!j) return;
     if (g.json_output) return PrintJson(*j);
     PrintJobsTable((*j)["jobs"]);

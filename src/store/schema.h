@@ -346,7 +346,28 @@ CREATE TABLE provenance_records (
 ALTER TABLE jobs ADD COLUMN sealed INTEGER NOT NULL DEFAULT 0;
 CREATE INDEX jobs_unsealed ON jobs(id) WHERE sealed = 0 AND state IN ('succeeded', 'failed', 'cancelled');
 )sql",
+    // 22: audit events found by action (an action or a prefix such as
+    // "reaper."): a rare action is read through the index, not by reading
+    // the whole trail.
+    R"sql(
+CREATE INDEX audit_by_action ON audit_events(action, seq);
+)sql",
 };
+
+// The audit listing's condition on the action, as an index can serve it:
+// kind 0 none, 1 exact (`a`), 2 a prefix (from `a` to `end`, see
+// ActionRangeEnd). Both parameters appear whatever the kind (PostgreSQL
+// must see every parameter it is given); unused ones are bound NULL.
+inline std::string AuditActionClause(int kind, const std::string& a, const std::string& end) {
+  if (kind == 1) return " AND action = " + a + " AND " + end + " IS NULL";
+  if (kind == 2) return " AND action >= " + a + " AND action < " + end;
+  return " AND " + a + " IS NULL AND " + end + " IS NULL";
+}
+// A prefix's range ends just past it: "reaper." -> "reaper/" ('/' follows '.').
+inline std::string ActionRangeEnd(std::string prefix) {
+  prefix.back() = static_cast<char>(prefix.back() + 1);
+  return prefix;
+}
 
 // The migration that adds directory_members: both stores fill it from the
 // groups already stored when they apply it.

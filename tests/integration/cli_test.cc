@@ -103,6 +103,26 @@ TEST(CliTest, ClientCommandsAgainstARunningServer) {
 
   auto clusters = RunCli({"clusters"}, env);
   EXPECT_NE(clusters.out.find("nebius-eu-h200"), std::string::npos);
+  // Listed by the provider it ran at, and not by another.
+  json ran = json::parse(RunCli({"--json", "job", id}, env).out);
+  ASSERT_FALSE(ran["attempts"].empty()) << ran.dump();
+  std::string ran_at, elsewhere;
+  const json estate_clusters = json::parse(RunCli({"--json", "clusters"}, env).out)["clusters"];
+  for (const json& c : estate_clusters) {
+    (c["name"] == ran["attempts"][0]["cluster"] ? ran_at : elsewhere) = c["provider"].get<std::string>();
+  }
+  ASSERT_FALSE(ran_at.empty());
+  if (elsewhere == ran_at) elsewhere.clear();
+  EXPECT_NE(RunCli({"jobs", "--provider", ran_at}, env).out.find(id), std::string::npos);
+  if (!elsewhere.empty()) {
+    EXPECT_EQ(RunCli({"jobs", "--provider", elsewhere}, env).out.find(id), std::string::npos);
+  }
+  EXPECT_EQ(RunCli({"jobs", "--provider", "nowhere"}, env).exit_code, 3);
+  // A queue's waiting jobs in order (none wait now); an unknown queue is not found.
+  auto waiting = RunCli({"queues", "vision"}, env);
+  EXPECT_EQ(waiting.exit_code, 0) << waiting.err;
+  EXPECT_NE(waiting.out.find("waiting in vision, in admission order"), std::string::npos) << waiting.out;
+  EXPECT_EQ(RunCli({"queues", "nope"}, env).exit_code, 4);
   auto log = RunCli({"audit", "log", "--action", "job."}, env);
   EXPECT_NE(log.out.find("job.cancel"), std::string::npos) << log.out;
   auto verify = RunCli({"audit", "verify"}, env);

@@ -7,6 +7,10 @@ import { api } from '../api';
 import { h, table, type Kid } from '../dom';
 import type { Page } from '../main';
 
+// A figure's value as the report means it: shares as percentages.
+const figure = (name: string, v: unknown) =>
+  /(utilization|goodput|share)$/.test(name) ? `${(Number(v) * 100).toFixed(1)}%` : Number(v).toFixed(2);
+
 const lines = (v: FormDataEntryValue | null) => String(v ?? '').split('\n').map((l) => l.trim()).filter(Boolean);
 
 function report(r: any): Kid[] {
@@ -21,7 +25,7 @@ function report(r: any): Kid[] {
     table('Headline figures per candidate estate (median across seeds; 5th–95th percentile in brackets)', head, body),
     (r.differences ?? []).length
       ? table(`Largest changes against ${base}`, ['Estate', 'Figure', 'From', 'To', '#Change'],
-              (r.differences as any[]).slice(0, 15).map((d) => [d.estate, d.figure, Number(d.base).toFixed(2), Number(d.value).toFixed(2),
+              (r.differences as any[]).slice(0, 15).map((d) => [d.estate, d.figure, figure(d.figure, d.base), figure(d.figure, d.value),
                                                                 `${d.relative >= 0 ? '+' : ''}${(d.relative * 100).toFixed(1)}%`]))
       : null,
   ];

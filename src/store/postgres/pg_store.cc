@@ -7,6 +7,7 @@
 // request that found it fails with kUnavailable, so clients retry and the
 // next request connects again.
 #include <algorithm>
+#include <array>
 #include <mutex>
 #include <optional>
 #include <unordered_map>
@@ -333,20 +334,27 @@ class PgStore final : public Store {
   }
 
   Result<std::vector<AuditEvent>> ListAudit(const AuditFilter& f) const override {
-    static const std::string where = std::string("SELECT ") + kAuditColumns + " FROM audit_events WHERE seq > $1 "
-                                     "AND ($7::bigint IS NULL OR seq < $7) "
-                                     "AND ($2::text IS NULL OR actor = $2) "
-                                     "AND ($3::text IS NULL OR action = $3 OR (right($3, 1) = '.' AND "
-                                     "left(action, length($3)) = $3)) "
-                                     "AND ($4::text IS NULL OR resource = $4) AND ($5::bigint IS NULL OR time >= $5) "
-                                     "AND ($8::bigint IS NULL OR time < $8) ";
-    static const std::string oldest = where + "ORDER BY seq LIMIT $6";
-    static const std::string newest = where + "ORDER BY seq DESC LIMIT $6";
+    // One statement per order and kind of action filter, so that an index
+    // (audit_by_action) serves a rare action.
+    static const std::array<std::string, 6> sqls = [] {
+      std::array<std::string, 6> out;
+      for (int i = 0; i < 6; ++i) {
+        out[static_cast<size_t>(i)] =
+            std::string("SELECT ") + kAuditColumns + " FROM audit_events WHERE seq > $1 "
+            "AND ($7::bigint IS NULL OR seq < $7) AND ($2::text IS NULL OR actor = $2)" +
+            schema::AuditActionClause(i % 3, "$3::text", "$9::text") +
+            " AND ($4::text IS NULL OR resource = $4) AND ($5::bigint IS NULL OR time >= $5) "
+            "AND ($8::bigint IS NULL OR time < $8) ORDER BY seq" + (i >= 3 ? " DESC" : "") + " LIMIT $6";
+      }
+      return out;
+    }();
+    const int kind = f.action.empty() ? 0 : f.action.back() == '.' ? 2 : 1;
     Params p;
     p.Add(f.after_seq).OrNull(f.actor).OrNull(f.action).OrNull(f.resource).Add(MicrosOf(f.since)).Add(f.limit);
     if (f.newest_first && f.before_seq > 0) p.Add(f.before_seq); else p.Null();
     p.Add(MicrosOf(f.until));
-    ASSIGN_OR_RETURN(Rows r, Query((f.newest_first ? newest : oldest).c_str(), p));
+    if (kind == 2) p.Add(schema::ActionRangeEnd(f.action)); else p.Null();
+    ASSIGN_OR_RETURN(Rows r, Query(sqls[static_cast<size_t>((f.newest_first ? 3 : 0) + kind)].c_str(), p));
     return ReadAll(r, rows::ReadAudit<Row>);
   }
 

@@ -2,6 +2,7 @@
 // serialized and group-committed by WriteBatch) and a pool of reader
 // connections, which WAL lets run beside the writer.
 #include <algorithm>
+#include <array>
 #include <mutex>
 #include <tuple>
 #include <unordered_map>
@@ -310,17 +311,26 @@ class SqliteStore final : public Store {
 
   Result<std::vector<AuditEvent>> ListAudit(const AuditFilter& f) const override {
     ASSIGN_OR_RETURN(auto r, Reader());
-    static const std::string where =
-        std::string("SELECT ") + rows::kAuditColumns +
-        " FROM audit_events WHERE seq > ?1 AND (?7 IS NULL OR seq < ?7) AND (?2 IS NULL OR actor = ?2) "
-        "AND (?3 IS NULL OR action = ?3 OR (substr(?3, -1) = '.' AND substr(action, 1, length(?3)) = ?3)) "
-        "AND (?4 IS NULL OR resource = ?4) AND (?5 IS NULL OR time >= ?5) AND (?8 IS NULL OR time < ?8) ";
-    static const std::string oldest = where + "ORDER BY seq LIMIT ?6";
-    static const std::string newest = where + "ORDER BY seq DESC LIMIT ?6";
-    CW_STMT(s, *r.conn, (f.newest_first ? newest : oldest).c_str());
+    // One statement per order and kind of action filter, so that an index
+    // (audit_by_action) serves a rare action.
+    static const std::array<std::string, 6> sqls = [] {
+      std::array<std::string, 6> out;
+      for (int i = 0; i < 6; ++i) {
+        out[static_cast<size_t>(i)] =
+            std::string("SELECT ") + rows::kAuditColumns +
+            " FROM audit_events WHERE seq > ?1 AND (?7 IS NULL OR seq < ?7) AND (?2 IS NULL OR actor = ?2)" +
+            schema::AuditActionClause(i % 3, "?3", "?9") +
+            " AND (?4 IS NULL OR resource = ?4) AND (?5 IS NULL OR time >= ?5) AND (?8 IS NULL OR time < ?8) ORDER BY seq" +
+            (i >= 3 ? " DESC" : "") + " LIMIT ?6";
+      }
+      return out;
+    }();
+    const int kind = f.action.empty() ? 0 : f.action.back() == '.' ? 2 : 1;
+    CW_STMT(s, *r.conn, sqls[static_cast<size_t>((f.newest_first ? 3 : 0) + kind)].c_str());
     s.Bind(1, f.after_seq);
     if (!f.actor.empty()) s.Bind(2, f.actor);
-    if (!f.action.empty()) s.Bind(3, f.action);
+    if (kind > 0) s.Bind(3, f.action);
+    if (kind == 2) s.Bind(9, schema::ActionRangeEnd(f.action));
     if (!f.resource.empty()) s.Bind(4, f.resource);
     if (f.since) s.Bind(5, ToUnixMicros(*f.since));
     s.Bind(6, f.limit);
