@@ -27,6 +27,16 @@ const PAGES: { path: string; title: string; page: Page; nav?: boolean }[] = [
 let timers: number[] = [];
 let session: Session = { signed_in: false, oidc: false };
 
+// Why a sign-in through the IdP failed, by the reason the server names in
+// the URL; no text from the URL is ever shown (see SignInFailed).
+const SIGN_IN_FAILED: Record<string, string> = {
+  'not-allowed': 'Signed in at the identity provider, but Causeway does not know you or you have no roles here. Ask your administrator.',
+  expired: 'That sign-in expired or was already used. Sign in again.',
+  'idp-unreachable': 'The identity provider could not be reached. Try again in a moment.',
+  'idp-refused': 'The identity provider did not sign you in.',
+  failed: 'Signing in failed. Try again, or ask your administrator.',
+};
+
 function signInPage(error: string): Kid {
   const token = h('input', { id: 'token', name: 'token', type: 'password', autocomplete: 'off', required: true, size: 40 });
   const status = h('p', { role: 'alert', class: 'error' }, error);
@@ -77,7 +87,8 @@ async function route(): Promise<void> {
   drawChrome();
   if (!session.signed_in || path.startsWith('signin')) {
     document.title = 'Sign in · Causeway';
-    main.replaceChildren(h('div', {}, signInPage(path.startsWith('signin/') ? decodeURIComponent(path.slice(7)) : '')));
+    const reason = path.startsWith('signin/') ? path.slice(7) : '';
+    main.replaceChildren(h('div', {}, signInPage(reason ? SIGN_IN_FAILED[reason] ?? SIGN_IN_FAILED.failed : '')));
     main.dataset.at = location.hash;
     return;
   }

@@ -124,6 +124,7 @@ class ApiService {
   // Queues, clusters, providers; telemetry.
   Result<HttpResponse> ListQueues(HttpRequest& req);
   Result<HttpResponse> ListQueuedJobs(HttpRequest& req);
+  Result<HttpResponse> QueueHistory(HttpRequest& req);
   Result<HttpResponse> SetOutage(HttpRequest& req);
   Result<HttpResponse> ListClusters(HttpRequest& req);
   Result<HttpResponse> PushTelemetry(HttpRequest& req);
@@ -251,6 +252,12 @@ class ApiService {
   std::unique_ptr<console::OidcSignIn> sign_in_;  // null without an IdP
   mutable Mutex public_url_mu_;
   std::string public_url_ GUARDED_BY(public_url_mu_);
+  // The last verification of the whole trail and when it was made
+  // (VerifyAudit). Only verifications take verify_mu_, and they hold it
+  // while they read the chain, so that requests arriving meanwhile wait
+  // for that one instead of each reading it again.
+  Mutex verify_mu_;
+  std::optional<std::pair<Timestamp, nlohmann::json>> verified_ GUARDED_BY(verify_mu_);
   // Sign-ins talk to the IdP here, off the HTTP server's threads; declared
   // last so it stops first.
   dispatch::Worker sign_in_worker_{"console sign-in", 16};

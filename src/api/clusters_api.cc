@@ -18,6 +18,7 @@ void ApiService::AddClusterRoutes() {
   using namespace identity;
   Route("GET", "/v1/queues", kScopeJobsRead, Bind(&ApiService::ListQueues));
   Route("GET", "/v1/queues/{name}/jobs", kScopeJobsRead, Bind(&ApiService::ListQueuedJobs));
+  Route("GET", "/v1/queues/history", kScopeJobsRead, Bind(&ApiService::QueueHistory));
   Route("POST", "/v1/providers/{name}/outage", kScopeProvidersWrite, Bind(&ApiService::SetOutage));
   Route("GET", "/v1/clusters", kScopeClustersRead, Bind(&ApiService::ListClusters));
 }
@@ -72,6 +73,65 @@ Result<HttpResponse> ApiService::ListQueuedJobs(HttpRequest& req) {
     items.push_back(std::move(item));
   }
   return JsonResponse(200, {{"queue", name}, {"queued", total}, {"jobs", items}});
+}
+
+// GET /v1/queues/history?days=N (1-90, default 14): per day (UTC) and
+// team, from the ledger: how many jobs started their first attempt, how
+// long they had waited since submission (p50 and p95, seconds), and how
+// many attempts were preempted. Someone who may read only some teams'
+// jobs sees only those teams.
+Result<HttpResponse> ApiService::QueueHistory(HttpRequest& req) {
+  ASSIGN_OR_RETURN(auto days, QueryInt(req, "days", 1, 90, "a number of days from 1 to 90"));
+  const Timestamp now = clock_.Now();
+  const Timestamp from = std::chrono::floor<std::chrono::days>(now) - std::chrono::days(days.value_or(14) - 1);
+  const std::vector<std::string> teams = req.principal->TeamsFor(identity::kScopeJobsRead);
+  auto visible = [&](const std::string& team) {
+    return teams.empty() || std::find(teams.begin(), teams.end(), team) != teams.end();
+  };
+  ASSIGN_OR_RETURN(auto attempts, store_.ListAttemptsBetween(from, now + Micros(1)));
+  struct Day {
+    std::vector<int64_t> waits;  // seconds
+    int64_t preemptions = 0;
+  };
+  std::map<std::pair<std::string, std::string>, Day> by;  // (day, team)
+  auto day_of = [](Timestamp t) { return FormatRfc3339(t).substr(0, 10); };
+  // First attempts that started in the window: their jobs' submission times.
+  std::map<std::string, std::pair<std::string, Timestamp>> first;  // job -> (team, started)
+  for (const MeteredAttempt& m : attempts) {
+    if (!visible(m.team)) continue;
+    const Attempt& a = m.attempt;
+    if (a.number == 1 && a.started_at >= from) first[a.job_id] = {m.team, a.started_at};
+    if (a.state == "preempted" && a.ended_at && *a.ended_at >= from) ++by[{day_of(*a.ended_at), m.team}].preemptions;
+  }
+  std::vector<std::string> ids;
+  auto flush = [&]() -> Status {
+    ASSIGN_OR_RETURN(auto jobs, store_.GetJobs(ids));
+    for (const JobRecord& j : jobs) {
+      const auto& [team, started] = first[j.id];
+      by[{day_of(started), team}].waits.push_back(
+          std::max<int64_t>(0, std::chrono::duration_cast<std::chrono::seconds>(started - j.created_at).count()));
+    }
+    ids.clear();
+    return Status::Ok();
+  };
+  for (const auto& [id, _] : first) {
+    ids.push_back(id);
+    if (ids.size() == 500) RETURN_IF_ERROR(flush());
+  }
+  if (!ids.empty()) RETURN_IF_ERROR(flush());
+  auto quantile = [](std::vector<int64_t>& v, double q) -> int64_t {
+    if (v.empty()) return 0;
+    auto at = v.begin() + static_cast<std::ptrdiff_t>(q * static_cast<double>(v.size() - 1));
+    std::nth_element(v.begin(), at, v.end());
+    return *at;
+  };
+  json rows = json::array();
+  for (auto& [key, d] : by) {
+    rows.push_back({{"day", key.first}, {"team", key.second}, {"started", d.waits.size()},
+                    {"wait_p50_seconds", quantile(d.waits, 0.5)}, {"wait_p95_seconds", quantile(d.waits, 0.95)},
+                    {"preemptions", d.preemptions}});
+  }
+  return JsonResponse(200, {{"from", day_of(from)}, {"rows", rows}});
 }
 
 Result<HttpResponse> ApiService::SetOutage(HttpRequest& req) {

@@ -224,6 +224,23 @@ Result<HttpResponse> ApiService::ConsoleSignOut(HttpRequest& req) {
   return r;
 }
 
+namespace {
+
+// Where a failed sign-in (at `step`: begin, exchange, authorize, session)
+// sends the browser: the sign-in page with one of a few fixed reasons,
+// which the console words itself. The URL carries no text of ours or the
+// IdP's, so a link cannot make the console's page say what its maker
+// wants; the details go to the server's log.
+std::string SignInFailed(const Status& why, std::string_view step) {
+  spdlog::warn("console sign-in ({}): {}", step, why.ToString());
+  if (why.code() == Code::kUnavailable || why.code() == Code::kDeadlineExceeded) return "/#/signin/idp-unreachable";
+  if (step == "exchange") return "/#/signin/expired";    // unknown, used, late or refused code
+  if (step == "authorize") return "/#/signin/not-allowed";  // not in the directory, or no roles
+  return "/#/signin/failed";
+}
+
+}  // namespace
+
 // GET /auth/login: to the IdP (authorization code with PKCE). The IdP's
 // documents are read on the sign-in worker, off the server's threads.
 void ApiService::ConsoleLogin(HttpRequest& req, Reply reply) {
@@ -231,10 +248,7 @@ void ApiService::ConsoleLogin(HttpRequest& req, Reply reply) {
   std::string redirect_uri = PublicUrl(req) + "/auth/callback";
   bool posted = sign_in_worker_.Post([this, redirect_uri, reply] {
     auto url = sign_in_->Begin(redirect_uri, wall_.Now());
-    if (!url.ok()) {
-      spdlog::warn("console sign-in: {}", url.status().ToString());
-      return reply(Redirect("/#/signin/" + net::UrlEncode(url.status().message())));
-    }
+    if (!url.ok()) return reply(Redirect(SignInFailed(url.status(), "begin")));
     reply(Redirect(*url));
   });
   if (!posted) reply(ErrorResponse(Unavailable("too many sign-ins at once: try again in a moment")));
@@ -244,18 +258,18 @@ void ApiService::ConsoleLogin(HttpRequest& req, Reply reply) {
 void ApiService::ConsoleCallback(HttpRequest& req, Reply reply) {
   if (!sign_in_) return reply(ErrorResponse(NotFound("no identity provider: the estate has no identity.oidc")));
   if (std::string error = req.Query("error"); !error.empty()) {
-    return reply(Redirect("/#/signin/" + net::UrlEncode("the identity provider refused: " + error.substr(0, 100))));
+    spdlog::warn("console sign-in: the identity provider answered error={}", error.substr(0, 100));
+    return reply(Redirect("/#/signin/idp-refused"));
   }
   bool posted = sign_in_worker_.Post([this, state = req.Query("state"), code = req.Query("code"), reply] {
-    auto finish = [&]() -> Result<HttpResponse> {
-      ASSIGN_OR_RETURN(console::SignedIn in, sign_in_->Finish(state, code, wall_.Now()));
-      std::string bearer = "Bearer " + in.id_token;
-      ASSIGN_OR_RETURN(identity::Principal who, AuthenticateBearer(bearer, "/auth/callback"));
-      return StartSession(who, std::move(bearer), "oidc", in.expires, "/#/jobs");
-    };
-    auto r = finish();
-    if (!r.ok()) return reply(Redirect("/#/signin/" + net::UrlEncode(r.status().message())));
-    reply(std::move(*r));
+    auto in = sign_in_->Finish(state, code, wall_.Now());
+    if (!in.ok()) return reply(Redirect(SignInFailed(in.status(), "exchange")));
+    std::string bearer = "Bearer " + in->id_token;
+    auto who = AuthenticateBearer(bearer, "/auth/callback");
+    if (!who.ok()) return reply(Redirect(SignInFailed(who.status(), "authorize")));
+    auto session = StartSession(*who, std::move(bearer), "oidc", in->expires, "/#/jobs");
+    if (!session.ok()) return reply(Redirect(SignInFailed(session.status(), "session")));
+    reply(std::move(*session));
   });
   if (!posted) reply(ErrorResponse(Unavailable("too many sign-ins at once: try again in a moment")));
 }

@@ -410,6 +410,22 @@ TEST_F(ApiTest, AuditIsPagedAndVerifies) {
   ExpectError(Call("GET", "/v1/audit?since=whenever"), 400, "invalid_argument");
   auto verify = Call("GET", "/v1/audit/verify");
   EXPECT_TRUE(verify.body["ok"].get<bool>()) << verify.raw;
+  // Newest first, paged back.
+  auto newest = Call("GET", "/v1/audit?limit=2&order=newest");
+  ASSERT_EQ(newest.body["events"].size(), 2u);
+  const int64_t head = newest.body["events"][0]["seq"].get<int64_t>();
+  EXPECT_EQ(newest.body["events"][1]["seq"], head - 1);
+  auto older = Call("GET", "/v1/audit?limit=2&order=newest&cursor=" + newest.body["next_cursor"].get<std::string>());
+  EXPECT_EQ(older.body["events"][0]["seq"], head - 2);
+  ExpectError(Call("GET", "/v1/audit?order=sideways"), 400, "invalid_argument");
+  // A report under 30 s old is served again; fresh=true reads the chain again.
+  Submit(kSpec);
+  auto again = Call("GET", "/v1/audit/verify");
+  EXPECT_EQ(again.body["verified_at"], verify.body["verified_at"]);
+  EXPECT_EQ(again.body["events"], verify.body["events"]);
+  auto fresh = Call("GET", "/v1/audit/verify?fresh=true");
+  EXPECT_GT(fresh.body["events"].get<int64_t>(), verify.body["events"].get<int64_t>()) << fresh.raw;
+  EXPECT_TRUE(fresh.body["ok"].get<bool>());
 }
 
 TEST_F(ApiTest, ClustersAndMetrics) {

@@ -188,6 +188,13 @@ TEST_F(ConsoleTest, PeopleSignInSeeTheirJobsAndActAsThemselvesInChromium) {
   EXPECT_EQ(seen["queue_order"], json::parse(R"([[1, "vision-urgent"], [2, "vision-sweep"], [3, "vision-later"]])"))
       << seen.dump();
   EXPECT_EQ(Call("GET", "/v1/plan/jobs/" + pending)["jobs"][0]["position"]["position"], 2);
+  // The queues page's history counted the three jobs that started, as the API does.
+  EXPECT_EQ(seen["history_started"], 3) << seen.dump();
+  int64_t started = 0;
+  json history = Call("GET", "/v1/queues/history?days=14");
+  for (const json& row : history["rows"]) started += row["started"].get<int64_t>();
+  EXPECT_EQ(started, 3) << history.dump();
+
   // The audit page: newest first, and the chain's state once verified.
   EXPECT_EQ(seen["audit_newest_first"], true);
   EXPECT_NE(seen.value("chain", "").find("true"), std::string::npos) << seen.dump();
@@ -292,7 +299,11 @@ TEST_F(ConsoleTest, TheServerRefusesWhatABrowserWouldNotSendOnPurpose) {
   ASSERT_TRUE(cb.ok());
   EXPECT_EQ(cb->status, 302);
   EXPECT_EQ(cb->headers.count("set-cookie"), 0u);
-  EXPECT_NE(cb->headers["location"].find("/#/signin/"), std::string::npos);
+  // With a fixed reason, never text of the request's (a link cannot put words on the page).
+  EXPECT_EQ(cb->headers["location"], "/#/signin/expired");
+  auto idp_refused = server_->Client().Send("GET", "/auth/callback?error=Call%20555-0100%20to%20unlock", "", {});
+  ASSERT_TRUE(idp_refused.ok());
+  EXPECT_EQ(idp_refused->headers["location"], "/#/signin/idp-refused");
 }
 
 }  // namespace

@@ -118,6 +118,11 @@ try {
     (trs) => trs.map((tr) => [Number(tr.children[0].textContent), tr.children[1].textContent]));
   await page.screenshot({ path: join(cfg.shots, 'queue.png'), fullPage: true });
   await axe(page, 'queue');
+  // The queues' history: jobs started per day and team, read after the page is drawn.
+  await show(page, '#/queues', 'Queues');
+  await page.locator('#queue-history table').waitFor({ timeout: 30000 });
+  seen.history_started = (await page.locator('#queue-history tbody tr td:nth-child(3)').allTextContents())
+    .reduce((t, x) => t + Number(x), 0);
 
   // A pending job: why it waits.
   await show(page, `#/jobs/${cfg.pending}`, '');

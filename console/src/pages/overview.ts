@@ -24,8 +24,29 @@ export const queuesPage: Page = async (_p, _q, live) => {
   };
   await load();
   live(load, 5000);
-  return [h('h1', {}, 'Queues'), h('p', { class: 'muted' }, 'Blue: used within the nominal quota; orange: borrowed from the cohort.'), holder];
+  return [h('h1', {}, 'Queues'), h('p', { class: 'muted' }, 'Blue: used within the nominal quota; orange: borrowed from the cohort.'), holder,
+          queueHistory()];
 };
+
+// How long jobs waited and how often they were preempted, day by day: read
+// from the ledger after the page is drawn (it reads two weeks of attempts).
+function queueHistory(): HTMLElement {
+  const out = h('section', { class: 'panel', id: 'queue-history', 'aria-live': 'polite' },
+    h('h2', {}, 'The last 14 days'), h('p', { class: 'muted' }, 'Reading the ledger…'));
+  api('/v1/queues/history?days=14').then((r) => {
+    const rows: any[] = r.rows;
+    const days = [...new Set(rows.map((x) => x.day))].sort();
+    const teams = [...new Set(rows.map((x) => x.team))].sort();
+    const minutes = (s: number) => (s / 60).toFixed(1);
+    out.replaceChildren(h('h2', {}, 'The last 14 days'),
+      stackedBars('Preempted attempts per day, stacked by team', days, teams,
+                  (d, t) => num(rows.find((x) => x.day === d && x.team === t)?.preemptions)),
+      table('Per day and team: jobs started, how long they had waited, attempts preempted',
+        ['Day', 'Team', '#Started', '#Wait p50 (min)', '#Wait p95 (min)', '#Preempted'],
+        rows.map((x) => [x.day, x.team, x.started, minutes(x.wait_p50_seconds), minutes(x.wait_p95_seconds), x.preemptions])));
+  }).catch((e) => { out.replaceChildren(h('h2', {}, 'The last 14 days'), h('p', { class: 'error' }, (e as Error).message)); });
+  return out;
+}
 
 // A queue's waiting jobs in the order the scheduler tries them (priority,
 // then age), with their positions, a page at a time.
@@ -162,15 +183,22 @@ export const auditPage: Page = async (_p, q) => {
     location.hash = '#/audit' + qs(Object.fromEntries([...d.entries()].map(([k, v]) => [k, String(v)])));
   });
   const [found, coverage] = await Promise.all([
-    api(`/v1/audit/search${qs({ ...f, order: 'newest', limit: 100 })}`),
+    api(`/v1/audit/search${qs({ ...f, order: 'newest', limit: 50 })}`),
     api('/v1/audit/coverage').catch((e) => ({ error: e.message, findings: [] })),
   ]);
   // Verifying reads the whole chain, which takes longer than the rest of
   // the page: it is filled in when it comes.
-  const chain = h('div', { id: 'chain', 'aria-live': 'polite' }, h('p', { class: 'muted' }, 'Verifying the chain…'));
-  api('/v1/audit/verify').then((verify) => {
-    chain.replaceChildren(kv(Object.entries(verify).filter(([, v]) => typeof v !== 'object').map(([k, v]) => [k, String(v)])));
-  }).catch((e) => { chain.replaceChildren(h('p', { class: 'error' }, (e as Error).message)); });
+  // (The server reuses a report for 30 s; "Verify again now" reads the chain afresh.)
+  const chain = h('div', { id: 'chain', 'aria-live': 'polite' });
+  const verify = (fresh: boolean) => {
+    chain.replaceChildren(h('p', { class: 'muted' }, 'Verifying the chain…'));
+    api(`/v1/audit/verify${qs({ fresh: fresh ? 'true' : undefined })}`).then((v) => {
+      const again = h('button', { type: 'button', id: 'verify-again' }, 'Verify again now');
+      again.addEventListener('click', () => verify(true));
+      chain.replaceChildren(kv(Object.entries(v).filter(([, x]) => typeof x !== 'object').map(([k, x]) => [k, String(x)])), again);
+    }).catch((e) => { chain.replaceChildren(h('p', { class: 'error' }, (e as Error).message)); });
+  };
+  verify(false);
   return [
     h('h1', {}, 'Audit'),
     h('section', { class: 'panel' }, h('h2', {}, 'Chain'), chain),
