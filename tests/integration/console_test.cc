@@ -40,7 +40,12 @@ class ConsoleTest : public ::testing::Test {
                                                                "LOGIN_GROUPS=[\"nlp-researchers\"]"});
     issuer_ = idp_->first_line().substr(idp_->first_line().find(' ') + 1);
     dir_ = std::make_unique<TempDir>("console");
-    std::ofstream(dir_->path() + "/estate.yaml") << DefaultEstateYaml() << R"(
+    // The reaper only warns here, so an idle job stays idle (and running) for the GPUs page.
+    std::string estate(DefaultEstateYaml());
+    const std::string exempt = "exempt_labels: [keep-alive]}";
+    ASSERT_NE(estate.find(exempt), std::string::npos);
+    estate.replace(estate.find(exempt), exempt.size(), "exempt_labels: [keep-alive], action: warn}");
+    std::ofstream(dir_->path() + "/estate.yaml") << estate << R"(
 identity:
   oidc:
     issuer: )" << issuer_ << R"(
@@ -93,16 +98,25 @@ TEST_F(ConsoleTest, PeopleSignInSeeTheirJobsAndActAsThemselvesInChromium) {
   std::vector<std::string> done = {Submit(Spec("nlp-eval", "nlp", "H100:1", "10m")),
                                    Submit(Spec("vision-train", "vision", "H100:8", "20m")),
                                    Submit(Spec("research-batch", "research", "L4:1", "10m"))};
+  // A notebook that holds an H200 and does nothing (nebius, the only H200s): the reaper warns it.
+  std::string idle = Submit("name: idle-notebook\nresources:\n  accelerators: H200:1\n  labels: {team: nlp, owner: "
+                            "alice@corp.example}\nrun: jupyter lab\nsim: {duration: 100h, utilization: 0}\n");
   ASSERT_TRUE(Eventually([&] {
     return std::all_of(done.begin(), done.end(), [&](const std::string& id) { return StateOf(id) == "succeeded"; });
   }));
-  // Then every provider down: what is submitted now waits, and says why.
+  ASSERT_TRUE(Eventually([&] { return !Call("GET", "/v1/audit?action=reaper.warn&resource=job/" + idle)["events"].empty(); }));
+  ASSERT_EQ(StateOf(idle), "running");
+  // Then every provider down but nebius (which has no H100 or L4): what is
+  // submitted now waits, and says why.
   std::set<std::string> providers;
   json clusters = Call("GET", "/v1/clusters");
   for (const json& c : clusters["clusters"]) providers.insert(c["provider"].get<std::string>());
-  for (const auto& p : providers) Call("POST", "/v1/providers/" + p + "/outage", R"({"down": true})");
+  for (const auto& p : providers) {
+    if (p != "nebius") Call("POST", "/v1/providers/" + p + "/outage", R"({"down": true})");
+  }
   std::string pending = Submit(Spec("vision-sweep", "vision", "H100:8", "1h"));
-  std::string cancel = Submit(Spec("research-a", "research", "L4:1", "1h"));
+  // The idle notebook is the one cancelled with the mouse (once the GPUs page has shown it idle).
+  std::string cancel = idle;
   std::string keyboard_cancel = Submit(Spec("research-b", "research", "L4:1", "1h"));
   // Two more for vision's queue: a later one, and a later urgent one that goes first.
   std::string later = Submit(Spec("vision-later", "vision", "H100:8", "1h"));
@@ -126,7 +140,7 @@ TEST_F(ConsoleTest, PeopleSignInSeeTheirJobsAndActAsThemselvesInChromium) {
   const std::string filter_provider = provider_of(cluster_of(done[1]));
   ASSERT_FALSE(filter_provider.empty());
   json ran_there = json::array();
-  for (const std::string& id : done) {
+  for (const std::string& id : {done[0], done[1], done[2], idle}) {
     if (provider_of(cluster_of(id)) == filter_provider) ran_there.push_back(Call("GET", "/v1/jobs/" + id)["name"]);
   }
   std::sort(ran_there.begin(), ran_there.end());
@@ -188,12 +202,14 @@ TEST_F(ConsoleTest, PeopleSignInSeeTheirJobsAndActAsThemselvesInChromium) {
   EXPECT_EQ(seen["queue_order"], json::parse(R"([[1, "vision-urgent"], [2, "vision-sweep"], [3, "vision-later"]])"))
       << seen.dump();
   EXPECT_EQ(Call("GET", "/v1/plan/jobs/" + pending)["jobs"][0]["position"]["position"], 2);
-  // The queues page's history counted the three jobs that started, as the API does.
-  EXPECT_EQ(seen["history_started"], 3) << seen.dump();
+  // The queues page's history counted the four jobs that started, as the API does.
+  EXPECT_EQ(seen["history_started"], 4) << seen.dump();
   int64_t started = 0;
   json history = Call("GET", "/v1/queues/history?days=14");
   for (const json& row : history["rows"]) started += row["started"].get<int64_t>();
-  EXPECT_EQ(started, 3) << history.dump();
+  EXPECT_EQ(started, 4) << history.dump();
+  // The GPUs page showed the warned notebook as idle now, while it ran.
+  EXPECT_EQ(seen["idle_now"], json::array({"idle-notebook"})) << seen.dump();
 
   // The audit page: newest first, and the chain's state once verified.
   EXPECT_EQ(seen["audit_newest_first"], true);

@@ -124,6 +124,10 @@ try {
   seen.history_started = (await page.locator('#queue-history tbody tr td:nth-child(3)').allTextContents())
     .reduce((t, x) => t + Number(x), 0);
 
+  // GPUs and waste: the notebook the reaper warned is idle now (it is cancelled below).
+  await show(page, '#/gpus', 'GPUs and waste');
+  seen.idle_now = await page.locator('#idle-now tbody tr td:first-child').allTextContents();
+
   // A pending job: why it waits.
   await show(page, `#/jobs/${cfg.pending}`, '');
   await page.locator('#why-text').waitFor();

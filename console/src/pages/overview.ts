@@ -153,16 +153,33 @@ export const gpusPage: Page = async (_p, _q, live) => {
       api(`/v1/cost/waste${qs({ period: monthsBack(1) })}`).catch((e) => ({ error: e.message, teams: [] })),
     ]);
     const reclaimed = (waste.teams as any[]).reduce((t, x) => t + num(x.idle_cost), 0);
+    // Idle now: the reaper's last word on the job is a warning (not a
+    // recovery or a cancel) and the job still runs.
+    const last = new Map<string, any>();
+    for (const e of reaper.events as any[]) if (!last.has(e.resource)) last.set(e.resource, e);
+    const warned = [...last.values()].filter((e) => e.action === 'reaper.warn' && String(e.resource).startsWith('job/')).slice(0, 20);
+    const idle = (await Promise.all(warned.map(async (e) => {
+      const job = await api(`/v1/jobs/${encodeURIComponent(String(e.resource).slice(4))}`).catch(() => null);
+      return job?.state === 'running' ? [e, job] : null;
+    }))).filter(Boolean) as [any, any][];
+    const idleNow = table('Idle now: warned by the reaper and not busy since', ['Job', 'Team', 'Owner', 'Idle since', '#GPUs', '#Busiest GPU in the window (%)', 'Policy'],
+      idle.map(([e, j]) => [link(`#/jobs/${encodeURIComponent(j.id)}`, j.name), j.team, j.owner, when(e.time),
+                            e.details?.gpus ?? '—', e.details?.max_percent ?? '—', e.details?.policy ?? '—']));
+    idleNow.id = 'idle-now';
     holder.replaceChildren(
       h('div', { class: 'cards' },
         h('div', { class: 'card' }, h('div', {}, 'Running jobs'), h('div', { class: 'v' }, running.jobs.length)),
+        h('div', { class: 'card' }, h('div', {}, 'Idle now'), h('div', { class: 'v' }, idle.length)),
         h('div', { class: 'card' }, h('div', {}, 'Idle cost reaped this month'), h('div', { class: 'v' }, reclaimed.toFixed(2)))),
+      idleNow,
       table('Running now', ['Job', 'Team', 'Cluster'],
         (running.jobs as any[]).map((j) => [link(`#/jobs/${encodeURIComponent(j.id)}`, j.name), j.team, j.cluster])),
       h('h2', {}, 'Reaper warnings and cancellations'),
       reaper.error ? h('p', { class: 'muted' }, reaper.error)
-        : table('Idle GPU reaper: warnings and cancellations, newest first', ['Time', 'Action', 'Job', 'Details'],
-                (reaper.events as any[]).map((e) => [when(e.time), e.action, e.resource, JSON.stringify(e.details ?? {})])));
+        : table('Idle GPU reaper: warnings and cancellations, newest first', ['Time', 'Action', 'Job', 'Why'],
+                (reaper.events as any[]).map((e) => [when(e.time), e.action,
+                  String(e.resource).startsWith('job/') ? link(`#/jobs/${encodeURIComponent(String(e.resource).slice(4))}`, String(e.resource).slice(4)) : e.resource,
+                  `${e.details?.dry_run ? '(dry run) ' : ''}${e.details?.reason ?? ''}`])));
   };
   await load();
   live(load, 10000);
