@@ -9,10 +9,12 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "causeway/subprocess.h"
+#include "server_process.h"
 
 namespace causeway::testing {
 
@@ -43,6 +45,21 @@ class NodePeer {
  public:
   NodePeer(const std::string& script, const std::vector<std::string>& args,
            const std::vector<std::string>& env = {}) {
+    // Made before the fork: the child only execs (see Spawn in server_process.cc).
+    std::vector<std::string> argv = {"node", PeersDir() + "/" + script};
+    argv.insert(argv.end(), args.begin(), args.end());
+    std::vector<char*> cargv;
+    for (auto& a : argv) cargv.push_back(a.data());
+    cargv.push_back(nullptr);
+    std::map<std::string, std::string> overrides;
+    for (const std::string& e : env) {
+      size_t eq = e.find('=');
+      if (eq != std::string::npos) overrides[e.substr(0, eq)] = e.substr(eq + 1);
+    }
+    std::vector<std::string> env_strings = ChildEnvironment(overrides);
+    std::vector<char*> envp;
+    for (auto& e : env_strings) envp.push_back(e.data());
+    envp.push_back(nullptr);
     int out[2];
     if (::pipe(out) != 0) return;
     pid_ = ::fork();
@@ -50,13 +67,7 @@ class NodePeer {
       ::dup2(out[1], STDOUT_FILENO);
       ::close(out[0]);
       ::close(out[1]);
-      for (const std::string& e : env) ::putenv(const_cast<char*>(e.c_str()));
-      std::vector<std::string> argv = {"node", PeersDir() + "/" + script};
-      argv.insert(argv.end(), args.begin(), args.end());
-      std::vector<char*> cargv;
-      for (auto& a : argv) cargv.push_back(a.data());
-      cargv.push_back(nullptr);
-      ::execvp("node", cargv.data());
+      ::execvpe("node", cargv.data(), envp.data());
       ::_exit(127);
     }
     ::close(out[1]);

@@ -3,6 +3,7 @@
 // scrape), Prometheus is started on a free loopback port and stopped by pid,
 // and the reaper judges the series read back through its HTTP API. Skipped
 // when Prometheus is not installed (scripts/install-deps.sh test).
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -44,17 +45,19 @@ class Prometheus {
                            {}, "", std::chrono::seconds(60));
     EXPECT_TRUE(fill.ok() && fill->exit_code == 0) << (fill.ok() ? fill->err : fill.status().ToString());
     port_ = FreePort();
+    // Made before the fork: the child only execs (see Spawn in server_process.cc).
+    std::string log = dir + "/prometheus.log";
+    std::string listen = "--web.listen-address=127.0.0.1:" + std::to_string(port_);
+    std::string storage = "--storage.tsdb.path=" + dir + "/data";
+    std::string config = "--config.file=" + dir + "/prometheus.yml";
+    int log_fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     pid_ = ::fork();
     if (pid_ == 0) {
-      std::string log = dir + "/prometheus.log";
-      FILE* f = std::freopen(log.c_str(), "w", stderr);
-      (void)f;
-      std::string listen = "--web.listen-address=127.0.0.1:" + std::to_string(port_);
-      std::string storage = "--storage.tsdb.path=" + dir + "/data";
-      std::string config = "--config.file=" + dir + "/prometheus.yml";
+      if (log_fd >= 0) ::dup2(log_fd, STDERR_FILENO);
       ::execlp("prometheus", "prometheus", config.c_str(), storage.c_str(), listen.c_str(), nullptr);
       ::_exit(127);
     }
+    if (log_fd >= 0) ::close(log_fd);
   }
   ~Prometheus() {
     if (pid_ > 0) {

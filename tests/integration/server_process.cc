@@ -25,12 +25,39 @@ TempDir::~TempDir() {
   std::filesystem::remove_all(path_, ec);
 }
 
+std::vector<std::string> ChildEnvironment(const std::map<std::string, std::string>& overrides) {
+  std::map<std::string, std::string> merged;
+  for (char** e = environ; *e; ++e) {
+    std::string kv(*e);
+    size_t eq = kv.find('=');
+    if (eq != std::string::npos) merged[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  for (const auto& [k, v] : overrides) merged[k] = v;
+  std::vector<std::string> out;
+  for (const auto& [k, v] : merged) out.push_back(k + "=" + v);
+  return out;
+}
+
 namespace {
 
 // fork+exec `causeway` with the given arguments; stdout (and stderr, when
-// `err_fd` is given) go to pipes.
+// `err_fd` is given) go to pipes. Everything the child needs is made before
+// the fork: between fork and exec the child calls only async-signal-safe
+// functions. (Another thread of this process, a server's output drain, may
+// hold the allocator's lock at the moment of the fork; a child that
+// allocated would wait for it forever, print nothing, and hang its test.)
 pid_t Spawn(const std::vector<std::string>& args, const std::map<std::string, std::string>& env, int* out_fd,
             int* err_fd, int open_files = 0) {
+  std::string bin = CAUSEWAY_BINARY;
+  std::vector<std::string> arg_copy = args;
+  std::vector<char*> argv{bin.data()};
+  for (auto& a : arg_copy) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::vector<std::string> env_strings = ChildEnvironment(env);
+  std::vector<char*> envp;
+  for (auto& e : env_strings) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  const rlimit files{static_cast<rlim_t>(open_files), static_cast<rlim_t>(open_files)};
   int out[2], err[2] = {-1, -1};
   if (::pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
   if (err_fd && ::pipe2(err, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
@@ -38,18 +65,8 @@ pid_t Spawn(const std::vector<std::string>& args, const std::map<std::string, st
   if (pid == 0) {
     ::dup2(out[1], 1);
     if (err_fd) ::dup2(err[1], 2);
-    for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
-    if (open_files > 0) {
-      rlimit r{static_cast<rlim_t>(open_files), static_cast<rlim_t>(open_files)};
-      if (::setrlimit(RLIMIT_NOFILE, &r) != 0) ::_exit(126);
-    }
-    std::vector<char*> argv;
-    std::string bin = CAUSEWAY_BINARY;
-    argv.push_back(bin.data());
-    std::vector<std::string> copy = args;
-    for (auto& a : copy) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execv(bin.c_str(), argv.data());
+    if (open_files > 0 && ::setrlimit(RLIMIT_NOFILE, &files) != 0) ::_exit(126);
+    ::execve(bin.c_str(), argv.data(), envp.data());
     ::_exit(127);
   }
   ::close(out[1]);

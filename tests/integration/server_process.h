@@ -78,6 +78,11 @@ struct CliResult {
 // Runs `causeway ARGS...` with extra environment variables and waits for it.
 CliResult RunCli(const std::vector<std::string>& args, const std::map<std::string, std::string>& env = {});
 
+// This process's environment with `overrides` ("NAME" -> value) applied,
+// as "NAME=value" strings: made before a fork, for the child's execve
+// (after a fork a child may not allocate; see Spawn).
+std::vector<std::string> ChildEnvironment(const std::map<std::string, std::string>& overrides);
+
 // Re-checks `done` until it holds or `limit` passes (never sleeps: each
 // check is a real request or a file read). Returns whether it held.
 template <typename F>
