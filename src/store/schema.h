@@ -355,12 +355,17 @@ CREATE INDEX audit_by_action ON audit_events(action, seq);
 };
 
 // The audit listing's condition on the action, as an index can serve it:
-// kind 0 none, 1 exact (`a`), 2 a prefix (from `a` to `end`, see
-// ActionRangeEnd). Both parameters appear whatever the kind (PostgreSQL
-// must see every parameter it is given); unused ones are bound NULL.
-inline std::string AuditActionClause(int kind, const std::string& a, const std::string& end) {
+// kind 0 none, 1 exact (`a`), 2 a prefix (`a`; `end` is ActionRangeEnd's).
+// Both parameters appear whatever the kind (PostgreSQL must see every
+// parameter it is given); unused ones are bound NULL. A prefix is a range
+// only where text compares byte by byte (`bytewise`: SQLite's BINARY); a
+// PostgreSQL database's collation may not (en_US ignores punctuation at
+// first), so there it is compared as a prefix, and the index serves exact
+// actions only.
+inline std::string AuditActionClause(int kind, const std::string& a, const std::string& end, bool bytewise) {
   if (kind == 1) return " AND action = " + a + " AND " + end + " IS NULL";
-  if (kind == 2) return " AND action >= " + a + " AND action < " + end;
+  if (kind == 2 && bytewise) return " AND action >= " + a + " AND action < " + end;
+  if (kind == 2) return " AND left(action, length(" + a + ")) = " + a + " AND " + end + " IS NOT NULL";
   return " AND " + a + " IS NULL AND " + end + " IS NULL";
 }
 // A prefix's range ends just past it: "reaper." -> "reaper/" ('/' follows '.').

@@ -342,7 +342,7 @@ class PgStore final : public Store {
         out[static_cast<size_t>(i)] =
             std::string("SELECT ") + kAuditColumns + " FROM audit_events WHERE seq > $1 "
             "AND ($7::bigint IS NULL OR seq < $7) AND ($2::text IS NULL OR actor = $2)" +
-            schema::AuditActionClause(i % 3, "$3::text", "$9::text") +
+            schema::AuditActionClause(i % 3, "$3::text", "$9::text", false) +
             " AND ($4::text IS NULL OR resource = $4) AND ($5::bigint IS NULL OR time >= $5) "
             "AND ($8::bigint IS NULL OR time < $8) ORDER BY seq" + (i >= 3 ? " DESC" : "") + " LIMIT $6";
       }

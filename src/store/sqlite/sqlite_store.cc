@@ -319,7 +319,7 @@ class SqliteStore final : public Store {
         out[static_cast<size_t>(i)] =
             std::string("SELECT ") + rows::kAuditColumns +
             " FROM audit_events WHERE seq > ?1 AND (?7 IS NULL OR seq < ?7) AND (?2 IS NULL OR actor = ?2)" +
-            schema::AuditActionClause(i % 3, "?3", "?9") +
+            schema::AuditActionClause(i % 3, "?3", "?9", true) +
             " AND (?4 IS NULL OR resource = ?4) AND (?5 IS NULL OR time >= ?5) AND (?8 IS NULL OR time < ?8) ORDER BY seq" +
             (i >= 3 ? " DESC" : "") + " LIMIT ?6";
       }
