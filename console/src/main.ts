@@ -88,7 +88,8 @@ async function route(): Promise<void> {
   if (!session.signed_in || path.startsWith('signin')) {
     document.title = 'Sign in · Causeway';
     const reason = path.startsWith('signin/') ? path.slice(7) : '';
-    main.replaceChildren(h('div', {}, signInPage(reason ? SIGN_IN_FAILED[reason] ?? SIGN_IN_FAILED.failed : '')));
+    const known = Object.prototype.hasOwnProperty.call(SIGN_IN_FAILED, reason);
+    main.replaceChildren(h('div', {}, signInPage(reason ? (known ? SIGN_IN_FAILED[reason] : SIGN_IN_FAILED.failed) : '')));
     main.dataset.at = location.hash;
     return;
   }
