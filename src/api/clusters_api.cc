@@ -41,8 +41,7 @@ Result<HttpResponse> ApiService::ListQueuedJobs(HttpRequest& req) {
   for (const QueueConfig& q : estate_.queues) {
     if (q.name == name) queue = &q;
   }
-  std::vector<std::string> teams = req.principal->TeamsFor(identity::kScopeJobsRead);
-  if (!queue || (!teams.empty() && std::find(teams.begin(), teams.end(), queue->team) == teams.end())) {
+  if (!queue || !req.principal->AllowsTeam(identity::kScopeJobsRead, queue->team)) {
     return NotFound("no queue \"" + name + "\" that you may read");
   }
   ASSIGN_OR_RETURN(auto offset, QueryInt(req, "offset", 0, 1'000'000, "a position from 0 to 1000000"));
@@ -84,10 +83,6 @@ Result<HttpResponse> ApiService::QueueHistory(HttpRequest& req) {
   ASSIGN_OR_RETURN(auto days, QueryInt(req, "days", 1, 90, "a number of days from 1 to 90"));
   const Timestamp now = clock_.Now();
   const Timestamp from = std::chrono::floor<std::chrono::days>(now) - std::chrono::days(days.value_or(14) - 1);
-  const std::vector<std::string> teams = req.principal->TeamsFor(identity::kScopeJobsRead);
-  auto visible = [&](const std::string& team) {
-    return teams.empty() || std::find(teams.begin(), teams.end(), team) != teams.end();
-  };
   ASSIGN_OR_RETURN(auto attempts, store_.ListAttemptsBetween(from, now + Micros(1)));
   struct Day {
     std::vector<int64_t> waits;  // seconds
@@ -98,7 +93,7 @@ Result<HttpResponse> ApiService::QueueHistory(HttpRequest& req) {
   // First attempts that started in the window: their jobs' submission times.
   std::map<std::string, std::pair<std::string, Timestamp>> first;  // job -> (team, started)
   for (const MeteredAttempt& m : attempts) {
-    if (!visible(m.team)) continue;
+    if (!req.principal->AllowsTeam(identity::kScopeJobsRead, m.team)) continue;
     const Attempt& a = m.attempt;
     if (a.number == 1 && a.started_at >= from) first[a.job_id] = {m.team, a.started_at};
     if (a.state == "preempted" && a.ended_at && *a.ended_at >= from) ++by[{day_of(*a.ended_at), m.team}].preemptions;
