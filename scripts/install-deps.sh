@@ -32,6 +32,9 @@ test_pkgs=(
   clang-14 libclang-rt-14-dev
   # A real browser for the HTML reports (driven by playwright-core from npm).
   chromium
+  # rclone moves and lists dataset objects (src/data/rclone.h); fuse3 lets
+  # it mount buckets (file_mounts MOUNT).
+  rclone fuse3
 )
 
 wanted=("${build_pkgs[@]}")
@@ -77,6 +80,20 @@ if [[ "${1:-build}" == "test" ]]; then
     echo "installing SkyPilot 0.14.1 from PyPI into $sky_venv (the job spec's reference parser)"
     if ! { python3 -m venv "$sky_venv" && "$sky_venv/bin/pip" install -q "skypilot==0.14.1"; }; then
       echo "warning: SkyPilot could not be installed; the tests that compare with it will skip" >&2
+    fi
+  fi
+fi
+
+# Two S3 servers on loopback for the dataset tests: moto's server mode from
+# PyPI (tests/peers/s3/requirements.txt), in a virtual environment outside
+# the repository. Without the network the tests that need it skip.
+if [[ "${1:-build}" == "test" ]]; then
+  moto_venv="${CAUSEWAY_MOTO_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/causeway/moto-5.2.6}"
+  if [[ ! -x "$moto_venv/bin/moto_server" ]]; then
+    echo "installing moto 5.2.6 from PyPI into $moto_venv (the dataset tests' S3 servers)"
+    if ! { python3 -m venv "$moto_venv" &&
+           "$moto_venv/bin/pip" install -q -r "$(dirname "$0")/../tests/peers/s3/requirements.txt"; }; then
+      echo "warning: moto could not be installed; the dataset tests that need S3 will skip" >&2
     fi
   fi
 fi

@@ -267,6 +267,47 @@ struct IdentityConfig {
 struct Dataset {
   std::string name;
   std::vector<std::string> replicas;  // "provider/region" where a copy lives
+  std::string owner;      // the team its replicas' storage is charged to ("" : none)
+  // The residency zone it must stay in ("" : none): never replicated to a
+  // location outside it, read only by jobs that run in it.
+  std::string residency;
+};
+
+// Object storage Causeway keeps dataset replicas in, reached through
+// rclone: `remote` is an rclone remote and path ("nebius-eu:datasets"),
+// whose credentials live in rclone's own config file (DataConfig), never
+// in the estate.
+struct StorageLocation {
+  std::string name;
+  std::string provider;
+  std::string region;
+  std::string zone;  // residency zone, filled in from the provider's region
+  std::string remote;
+  std::string url;  // the same storage as people name it (s3://bucket), "" when not given
+  std::optional<Money> storage_per_gb_month;  // what a GB kept here costs a month
+  std::string Location() const { return provider + "/" + region; }  // "provider/region"
+};
+
+// What moving a GB costs from one place to another. `from` and `to` are
+// "provider/region", "provider" or "*"; the most specific match wins, and
+// within one provider and region moving is free unless a price says not.
+struct TransferPrice {
+  std::string from, to;
+  Money per_gb;
+  std::string kind;  // egress, inter-region, interconnect (for people)
+};
+
+// Datasets' storage and how to move data (`data:` in the estate).
+struct DataConfig {
+  std::string rclone = "rclone";  // the program, looked up on PATH unless a path
+  std::string rclone_config;      // rclone.conf holding the remotes ("" : rclone's own default)
+  std::vector<StorageLocation> locations;
+  std::vector<TransferPrice> transfer_prices;
+
+  const StorageLocation* FindLocation(std::string_view name) const;
+  // The price of moving a GB from `from` to `to` ("provider/region" each):
+  // zero within a region unless priced, nullopt when nothing prices it.
+  std::optional<Money> TransferPerGb(const std::string& from, const std::string& to, const std::string& currency) const;
 };
 
 // The log sources `causeway audit import` reads, by their --source names.
@@ -362,6 +403,7 @@ struct Estate {
   std::vector<Reservation> reservations;
   std::vector<Team> teams;
   std::vector<Dataset> datasets;
+  DataConfig data;
   std::vector<QueueConfig> queues;
   std::vector<PolicyConfig> policies;
   std::vector<ReaperConfig> reaper;

@@ -213,6 +213,37 @@ struct BreakglassRecord {
   bool ActiveAt(Timestamp now) const { return expires_at && now < *expires_at && !revoked_at; }
 };
 
+// One version of a dataset: an immutable content manifest (every object's
+// path, size and content hash) named by the SHA-256 of its canonical text
+// (src/data/manifest.h). (dataset, version) and digest are each unique.
+struct DatasetVersion {
+  std::string dataset;
+  std::string version;    // the label it was registered under, e.g. "2024-05"
+  std::string digest;     // "sha256:<64 hex>"
+  std::string source;     // where it was listed: "LOCATION:path", or "manifest"
+  std::string hash_type;  // the objects' content hash: "md5", "sha256", ...
+  int64_t objects = 0;
+  int64_t bytes = 0;
+  std::string registered_by;
+  Timestamp registered_at;
+};
+
+inline constexpr std::string_view kReplicaStates[] = {"copying", "verified", "failed", "corrupt"};
+
+// A copy of one dataset version in one storage location (the estate's
+// data.locations). Only a `verified` replica counts for routing: its
+// objects were listed and matched the manifest at `verified_at`.
+struct DatasetReplica {
+  std::string digest;    // the version's
+  std::string location;  // a storage location's name
+  std::string path;      // under the location's remote ("c4/2024-05")
+  std::string state;     // one of kReplicaStates
+  int64_t bytes_moved = 0;  // by every replication into it, summed
+  std::string detail;       // why it failed or what did not match; "" when verified
+  std::optional<Timestamp> verified_at;
+  Timestamp updated_at;
+};
+
 // One imported billing file (FOCUS). `provider` is the estate's provider the
 // bill is for; (provider, digest) is unique, so importing a file again
 // changes nothing.

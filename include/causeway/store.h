@@ -24,7 +24,7 @@
 namespace causeway {
 
 // The schema version this build writes; every backend migrates to it.
-inline constexpr int kLatestSchemaVersion = 22;
+inline constexpr int kLatestSchemaVersion = 23;
 
 // A named lease one process holds at a time: the scheduler's leadership
 // among replicas. `epoch` grows each time the lease changes hands; it is the
@@ -199,6 +199,19 @@ class BreakglassWriter {
   ~BreakglassWriter() = default;
 };
 
+class DatasetWriter {
+ public:
+  // Stores a new version and its manifest's canonical text. kAlreadyExists
+  // when the dataset has that version label already, or the same digest
+  // under another label (a version is registered once).
+  virtual Status InsertDatasetVersion(const DatasetVersion& version, const std::string& manifest) = 0;
+  // Inserts or replaces replica (digest, location).
+  virtual Status PutDatasetReplica(const DatasetReplica& replica) = 0;
+
+ protected:
+  ~DatasetWriter() = default;
+};
+
 class LeaseWriter {
  public:
   // kFailedPrecondition unless `holder` holds lease `name` at `epoch`. The
@@ -217,6 +230,7 @@ class WriteTx : public JobWriter,
                 public DirectoryWriter,
                 public BillingWriter,
                 public BreakglassWriter,
+                public DatasetWriter,
                 public LeaseWriter {
  public:
   virtual ~WriteTx() = default;
@@ -410,6 +424,20 @@ class BreakglassReader {
   ~BreakglassReader() = default;
 };
 
+class DatasetReader {
+ public:
+  // The versions of `dataset` ("" : of every dataset), oldest first.
+  virtual Result<std::vector<DatasetVersion>> ListDatasetVersions(const std::string& dataset) const = 0;
+  // The canonical text of the manifest with `digest`, or nullopt.
+  virtual Result<std::optional<std::string>> GetDatasetManifest(const std::string& digest) const = 0;
+  // The replicas of the version with `digest` ("" : of every version),
+  // ordered by digest and location.
+  virtual Result<std::vector<DatasetReplica>> ListDatasetReplicas(const std::string& digest) const = 0;
+
+ protected:
+  ~DatasetReader() = default;
+};
+
 // A database: every repository's reads, and units of work committed in
 // batches.
 class Store : public JobReader,
@@ -417,7 +445,8 @@ class Store : public JobReader,
               public DirectoryReader,
               public AuditReader,
               public BillingReader,
-              public BreakglassReader {
+              public BreakglassReader,
+              public DatasetReader {
  public:
   virtual ~Store() = default;
 

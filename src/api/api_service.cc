@@ -31,6 +31,7 @@ ApiService::ApiService(Services& services, Store& store, CommitQueue& queue, con
       readiness_(services.readiness),
       plans_(services.plans),
       acceptance_(services.acceptance),
+      datasets_(services.datasets),
       feed_readers_(services.feed_readers),
       workload_(services.workload),
       token_cache_(services.token_cache),
@@ -115,6 +116,7 @@ void ApiService::AddRoutes() {
   AddProvenanceRoutes();
   AddReadinessRoutes();
   AddAcceptanceRoutes();
+  AddDatasetRoutes();
   AddCostRoutes();
   AddJobRoutes();
   AddPlanRoutes();

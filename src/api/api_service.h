@@ -81,6 +81,7 @@ class ApiService {
   void AddProvenanceRoutes(); // provenance_api.cc
   void AddReadinessRoutes();  // readiness_api.cc
   void AddAcceptanceRoutes();  // acceptance_api.cc
+  void AddDatasetRoutes();    // datasets_api.cc: the dataset registry, verification, replication
   void AddAccessRoutes();     // access_api.cc: tokens, whoami, bindings, access explained
   void AddPeopleRoutes();     // people_api.cc
   void AddBreakglassRoutes(); // breakglass_api.cc
@@ -128,6 +129,16 @@ class ApiService {
   Result<HttpResponse> SetOutage(HttpRequest& req);
   Result<HttpResponse> ListClusters(HttpRequest& req);
   Result<HttpResponse> PushTelemetry(HttpRequest& req);
+
+  // Datasets.
+  Result<HttpResponse> ListDatasets(HttpRequest& req);
+  Result<HttpResponse> DatasetVersions(HttpRequest& req);
+  Result<HttpResponse> ShowDataset(HttpRequest& req);
+  Result<HttpResponse> DatasetManifest(HttpRequest& req);
+  Result<HttpResponse> RegisterDataset(HttpRequest& req);
+  Result<HttpResponse> VerifyDataset(HttpRequest& req);
+  Result<HttpResponse> ReplicateDataset(HttpRequest& req);
+  Result<HttpResponse> GetReplication(HttpRequest& req);
 
   // Cost.
   Result<HttpResponse> CostShowback(HttpRequest& req);
@@ -239,6 +250,7 @@ class ApiService {
   ReadinessService& readiness_;
   PlanService& plans_;
   AcceptanceService& acceptance_;
+  DatasetService& datasets_;
   FeedReaders& feed_readers_;
   WorkloadService& workload_;
   identity::TokenCache& token_cache_;

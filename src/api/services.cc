@@ -26,7 +26,11 @@ Services::Services(Store& store, CommitQueue& queue, const Estate& estate, const
       acceptance(store, queue, wall),
       readiness(store, queue, estate, wall, audit, acceptance, feed_readers),
       plans(estate, scheduler, jobs, clock),
+      datasets(store, queue, estate, wall),
       workload(queue, wall) {
+  jobs.SetDatasetCheck([this](JobSpec& spec, const std::string& file, std::vector<Diagnostic>& warnings) {
+    return datasets.CheckJob(spec, file, warnings);
+  });
   // A directory change that may change someone's access is carried through
   // at once: provider accounts follow, a deactivated person is deprovisioned.
   scim.OnPeopleChanged([this](const std::vector<std::string>& users, const std::string& actor) {

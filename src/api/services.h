@@ -16,6 +16,7 @@
 #include "service/binding_service.h"
 #include "service/breakglass_service.h"
 #include "service/checkpoint_service.h"
+#include "service/dataset_service.h"
 #include "service/job_service.h"
 #include "service/people_service.h"
 #include "service/plan_service.h"
@@ -66,6 +67,8 @@ class Services {
   ReadinessService readiness;
   // When a job would likely start: the scheduler run ahead.
   PlanService plans;
+  // The dataset registry: versions, replicas, replication with rclone.
+  DatasetService datasets;
   // Refreshes attempts' workload tokens once the server has an issuer
   // (workload.SetIssuer); refuses without one.
   WorkloadService workload;

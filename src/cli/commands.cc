@@ -33,6 +33,7 @@
 #include "cli/provenance_commands.h"
 #include "cli/plan_commands.h"
 #include "cli/readiness_commands.h"
+#include "cli/dataset_commands.h"
 #include "cli/local_db.h"
 #include "cli/spec_inputs.h"
 #include "cli/table.h"
@@ -671,6 +672,7 @@ int Main(int argc, char** argv) {
   AddCheckpointsAndLogs(c);
   AddProvenanceCommands(c);
   AddReadinessCommands(c);
+  AddDatasetCommands(c);
   AddPlanCommands(c);
   AddWhoami(c);
   AddCostCommands(c);

@@ -14,7 +14,7 @@ const std::map<std::string_view, std::vector<std::string_view>>& RoleTable() {
       {"admin", {kScopeAdmin}},
       {"platform",
        {kScopeJobsRead, kScopeJobsWrite, kScopeJobsManage, kScopeClustersRead, kScopeMetricsRead, kScopeTelemetryWrite,
-        kScopeProvidersWrite}},
+        kScopeProvidersWrite, kScopeDatasetsWrite}},
       {"team-admin", {kScopeJobsRead, kScopeJobsWrite, kScopeJobsManage, kScopeClustersRead}},
       {"researcher", {kScopeJobsRead, kScopeJobsWrite, kScopeClustersRead}},
       {"finance", {kScopeCostRead, kScopeClustersRead}},

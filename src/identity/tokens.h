@@ -31,10 +31,13 @@ inline constexpr std::string_view kScopeProvidersWrite = "providers:write";
 // Cancelling other people's jobs (people hold it through team-admin,
 // platform or admin; a token with jobs:write may cancel any job it sees).
 inline constexpr std::string_view kScopeJobsManage = "jobs:manage";
+// Registering dataset versions, replicating and verifying them (reading
+// the registry needs jobs:read).
+inline constexpr std::string_view kScopeDatasetsWrite = "datasets:write";
 inline constexpr std::string_view kAllScopes[] = {
     kScopeAdmin,       kScopeJobsRead,       kScopeJobsWrite,     kScopeJobsManage,     kScopeAuditRead,
     kScopeClustersRead, kScopeMetricsRead,   kScopeCostRead,      kScopeTelemetryWrite, kScopeScimProvision,
-    kScopeProvidersWrite};
+    kScopeProvidersWrite, kScopeDatasetsWrite};
 
 // A role a person holds through one of their groups, for one team or all.
 struct Grant {

@@ -62,6 +62,7 @@ Result<JobService::Step> JobService::PrepareStep(const identity::Principal& who,
                             "'s queue: no role of theirs covers it (causeway access explain)");
   }
   RETURN_IF_ERROR(CheckSubmission(spec, policies_, estate_, router_, request.file, parsed.warnings));
+  if (dataset_check_ && !spec.datasets.empty()) RETURN_IF_ERROR(dataset_check_(spec, request.file, parsed.warnings));
 
   Step out;
   out.spec = spec;

@@ -105,6 +105,12 @@ class JobService {
   // secrets is refused. Set before the first submission.
   void SetSecretBox(const identity::SecretBox* box) { secrets_ = box; }
 
+  // Checks a job's datasets against the registry (DatasetService::CheckJob)
+  // and records the digest each reference resolves to; without one, only
+  // the estate's names are checked. Set before the first submission.
+  using DatasetCheck = std::function<Status(JobSpec& spec, const std::string& file, std::vector<Diagnostic>& warnings)>;
+  void SetDatasetCheck(DatasetCheck check) { dataset_check_ = std::move(check); }
+
   // Cancels a job that has not finished. kNotFound, or kFailedPrecondition
   // for a finished job. `done` is called exactly once.
   void Cancel(const identity::Principal& who, const std::string& job_id, std::string reason,
@@ -148,6 +154,7 @@ class JobService {
   const policy::Chain* policies_;
   JobHooks hooks_;
   placement::Router router_;  // to refuse jobs no cluster could ever run
+  DatasetCheck dataset_check_;
   const identity::SecretBox* secrets_ = nullptr;
 };
 

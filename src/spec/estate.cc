@@ -64,7 +64,7 @@ Result<Estate> EstateParser::Parse(std::string_view text) {
   ASSIGN_OR_RETURN(YAML::Node root, spec::LoadYaml(text, r_.file()));
   static const KeySet kKeys{
       {"currency", "providers", "clusters", "prices", "reservations", "teams", "datasets", "queues", "policies",
-       "reaper", "telemetry", "access", "identity", "audit", "readiness"}};
+       "reaper", "telemetry", "access", "identity", "audit", "readiness", "data"}};
   if (!r_.CheckMap(root, "", kKeys)) return r_.Finish("estate");
   if (auto n = Get(root, "currency"); n.IsDefined()) {
     if (auto s = r_.String(n, "currency")) {
@@ -81,6 +81,7 @@ Result<Estate> EstateParser::Parse(std::string_view text) {
   List(root, "prices", [&](const YAML::Node& n, const std::string& f) { ParsePrice(n, f); });
   List(root, "reservations", [&](const YAML::Node& n, const std::string& f) { ParseReservation(n, f); });
   List(root, "teams", [&](const YAML::Node& n, const std::string& f) { ParseTeam(n, f); });
+  if (YAML::Node t = Get(root, "data"); t.IsDefined()) ParseData(t, "data");
   List(root, "datasets", [&](const YAML::Node& n, const std::string& f) { ParseDataset(n, f); });
   List(root, "queues", [&](const YAML::Node& n, const std::string& f) { ParseQueue(n, f); });
   List(root, "policies", [&](const YAML::Node& n, const std::string& f) { ParsePolicy(n, f); });
@@ -357,12 +358,24 @@ void EstateParser::ParseTeam(const YAML::Node& n, const std::string& f) {
 }
 
 void EstateParser::ParseDataset(const YAML::Node& n, const std::string& f) {
-  static const KeySet kKeys{{"name", "replicas"}};
+  static const KeySet kKeys{{"name", "replicas", "owner", "residency"}};
   if (!r_.CheckMap(n, f, kKeys)) return;
   Dataset d;
   d.name = NameField(n, f, dataset_names_, "dataset");
+  d.owner = Str(n, "owner", f, false);
+  if (!d.owner.empty() && !e_.FindTeam(d.owner)) {
+    r_.Error(Get(n, "owner"), JoinField(f, "owner"), "unknown team \"" + d.owner + "\"");
+  }
+  d.residency = Str(n, "residency", f, false);
+  if (!d.residency.empty() && !KnownZone(d.residency)) {
+    r_.Error(Get(n, "residency"), JoinField(f, "residency"),
+             "no region of any provider is in residency zone \"" + d.residency + "\"");
+  }
   YAML::Node reps = Get(n, "replicas");
-  if (!reps.IsDefined() || !reps.IsSequence()) {
+  if (!reps.IsDefined()) {
+    reps = YAML::Node(YAML::NodeType::Sequence);  // only registered replicas (causeway dataset)
+  }
+  if (!reps.IsSequence()) {
     r_.Error(reps.IsDefined() ? reps : n, JoinField(f, "replicas"),
              "expected a list of \"provider/region\" locations");
   } else {

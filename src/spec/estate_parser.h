@@ -201,6 +201,18 @@ class EstateParser {
   void ParseTeam(const YAML::Node& n, const std::string& f);
 
   void ParseDataset(const YAML::Node& n, const std::string& f);
+  // `data:` (estate_data.cc): storage locations and transfer prices.
+  void ParseData(const YAML::Node& n, const std::string& f);
+  // "provider/region", "provider" or "*" as a transfer price's end.
+  bool KnownPlace(const std::string& place) const;
+  bool KnownZone(const std::string& zone) const {
+    for (const auto& p : e_.providers) {
+      for (const auto& r : p.regions) {
+        if (r.zone == zone) return true;
+      }
+    }
+    return false;
+  }
 
   // Whether some cluster offers GPU type `type`.
   bool KnownFlavor(const std::string& type) const {
@@ -295,7 +307,8 @@ class EstateParser {
   const EstateKinds& kinds_;
   Estate e_;
   std::set<std::string> queue_names_, queue_teams_, policy_names_, reaper_names_;
-  std::set<std::string> provider_names_, cluster_names_, reservation_names_, team_names_, dataset_names_;
+  std::set<std::string> provider_names_, cluster_names_, reservation_names_, team_names_, dataset_names_,
+      location_names_;
 };
 
 }  // namespace causeway::estate_detail

@@ -287,6 +287,47 @@ void BreakglassValues(Sink& s, const BreakglassRecord& b) {
   s.Add(MicrosOf(b.approved_at)).Add(MicrosOf(b.expires_at)).Add(MicrosOf(b.revoked_at));
 }
 
+// --- datasets -------------------------------------------------------------
+
+template <typename Row>
+DatasetVersion ReadDatasetVersion(const Row& r) {
+  DatasetVersion v;
+  v.dataset = r.Text(0);
+  v.version = r.Text(1);
+  v.digest = r.Text(2);
+  v.source = r.Text(3);
+  v.hash_type = r.Text(4);
+  v.objects = r.Int(5);
+  v.bytes = r.Int(6);
+  v.registered_by = r.Text(7);
+  v.registered_at = FromUnixMicros(r.Int(8));
+  return v;
+}
+// The version's columns, then the manifest ($10).
+template <typename Sink>
+void DatasetVersionValues(Sink& s, const DatasetVersion& v, const std::string& manifest) {
+  s.Add(v.dataset).Add(v.version).Add(v.digest).Add(v.source).Add(v.hash_type).Add(v.objects).Add(v.bytes);
+  s.Add(v.registered_by).Add(ToUnixMicros(v.registered_at)).Add(manifest);
+}
+template <typename Row>
+DatasetReplica ReadDatasetReplica(const Row& r) {
+  DatasetReplica d;
+  d.digest = r.Text(0);
+  d.location = r.Text(1);
+  d.path = r.Text(2);
+  d.state = r.Text(3);
+  d.bytes_moved = r.Int(4);
+  d.detail = r.Text(5);
+  d.verified_at = TimeOf(r.OptInt(6));
+  d.updated_at = FromUnixMicros(r.Int(7));
+  return d;
+}
+template <typename Sink>
+void DatasetReplicaValues(Sink& s, const DatasetReplica& d) {
+  s.Add(d.digest).Add(d.location).Add(d.path).Add(d.state).Add(d.bytes_moved).Add(d.detail);
+  s.Add(MicrosOf(d.verified_at)).Add(ToUnixMicros(d.updated_at));
+}
+
 // --- audit ----------------------------------------------------------------
 
 inline constexpr const char* kAuditColumns = "seq, time, actor, action, resource, details, prev_hash, hash";

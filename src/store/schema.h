@@ -352,6 +352,34 @@ CREATE INDEX jobs_unsealed ON jobs(id) WHERE sealed = 0 AND state IN ('succeeded
     R"sql(
 CREATE INDEX audit_by_action ON audit_events(action, seq);
 )sql",
+    // 23: datasets: each version's manifest, named by its digest, and the
+    // replicas of each version.
+    R"sql(
+CREATE TABLE dataset_versions (
+  digest TEXT PRIMARY KEY,
+  dataset TEXT NOT NULL,
+  version TEXT NOT NULL,
+  source TEXT NOT NULL,
+  hash_type TEXT NOT NULL,
+  objects BIGINT NOT NULL,
+  bytes BIGINT NOT NULL,
+  registered_by TEXT NOT NULL,
+  registered_at BIGINT NOT NULL,
+  manifest TEXT NOT NULL,
+  UNIQUE (dataset, version)
+);
+CREATE TABLE dataset_replicas (
+  digest TEXT NOT NULL,
+  location TEXT NOT NULL,
+  path TEXT NOT NULL,
+  state TEXT NOT NULL,
+  bytes_moved BIGINT NOT NULL,
+  detail TEXT NOT NULL,
+  verified_at BIGINT,
+  updated_at BIGINT NOT NULL,
+  PRIMARY KEY (digest, location)
+);
+)sql",
 };
 
 // The audit listing's condition on the action, as an index can serve it:
@@ -446,6 +474,31 @@ SqlWithParams ImportedAuditSearch(const ImportedAuditQuery& q, Placeholder place
 // A break-glass grant's columns, in the order both stores read them.
 inline constexpr const char* kBreakglassColumns =
     "id, user_name, role, team, reason, requested_at, duration, approved_by, approved_at, expires_at, revoked_at";
+
+// A dataset version's and a replica's columns, in the order both stores
+// read them (the manifest is read on its own).
+inline constexpr const char* kDatasetVersionColumns =
+    "dataset, version, digest, source, hash_type, objects, bytes, registered_by, registered_at";
+inline constexpr const char* kDatasetReplicaColumns =
+    "digest, location, path, state, bytes_moved, detail, verified_at, updated_at";
+inline constexpr const char* kListDatasetVersionsSql =
+    "SELECT dataset, version, digest, source, hash_type, objects, bytes, registered_by, registered_at "
+    "FROM dataset_versions WHERE ($1 = '' OR dataset = $1) ORDER BY registered_at, dataset, version";
+inline constexpr const char* kDatasetManifestSql = "SELECT manifest FROM dataset_versions WHERE digest = $1";
+inline constexpr const char* kListDatasetReplicasSql =
+    "SELECT digest, location, path, state, bytes_moved, detail, verified_at, updated_at "
+    "FROM dataset_replicas WHERE ($1 = '' OR digest = $1) ORDER BY digest, location";
+inline constexpr const char* kInsertDatasetVersionSql =
+    "INSERT INTO dataset_versions (dataset, version, digest, source, hash_type, objects, bytes, registered_by, "
+    "registered_at, manifest) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)";
+inline constexpr const char* kPutDatasetReplicaSql =
+    "INSERT INTO dataset_replicas (digest, location, path, state, bytes_moved, detail, verified_at, updated_at) "
+    "VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (digest, location) DO UPDATE SET path = excluded.path, "
+    "state = excluded.state, bytes_moved = excluded.bytes_moved, detail = excluded.detail, "
+    "verified_at = excluded.verified_at, updated_at = excluded.updated_at";
+// Whether a version with the label or the digest is stored ($1 dataset, $2 version, $3 digest).
+inline constexpr const char* kDatasetVersionTakenSql =
+    "SELECT digest FROM dataset_versions WHERE (dataset = $1 AND version = $2) OR digest = $3";
 
 // A directory entry's columns, in the order both stores read them.
 inline constexpr const char* kDirectoryColumns =

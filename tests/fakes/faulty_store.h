@@ -187,6 +187,18 @@ class FaultyStore final : public Store {
     if (Status st = ReadFailure(); !st.ok()) return st;
     return real_.ListBreakglass(since);
   }
+  Result<std::vector<DatasetVersion>> ListDatasetVersions(const std::string& dataset) const override {
+    if (Status st = ReadFailure(); !st.ok()) return st;
+    return real_.ListDatasetVersions(dataset);
+  }
+  Result<std::optional<std::string>> GetDatasetManifest(const std::string& digest) const override {
+    if (Status st = ReadFailure(); !st.ok()) return st;
+    return real_.GetDatasetManifest(digest);
+  }
+  Result<std::vector<DatasetReplica>> ListDatasetReplicas(const std::string& digest) const override {
+    if (Status st = ReadFailure(); !st.ok()) return st;
+    return real_.ListDatasetReplicas(digest);
+  }
 
  private:
   Status ReadFailure() const {

@@ -293,6 +293,21 @@ class PgStore final : public Store {
     return ReadAll(r, rows::ReadBreakglass<Row>);
   }
 
+  Result<std::vector<DatasetVersion>> ListDatasetVersions(const std::string& dataset) const override {
+    ASSIGN_OR_RETURN(Rows r, Query(schema::kListDatasetVersionsSql, Params().Add(dataset)));
+    return ReadAll(r, rows::ReadDatasetVersion<Row>);
+  }
+
+  Result<std::optional<std::string>> GetDatasetManifest(const std::string& digest) const override {
+    ASSIGN_OR_RETURN(Rows r, Query(schema::kDatasetManifestSql, Params().Add(digest)));
+    return ReadFirst(r, [](const Row& row) { return row.Text(0); });
+  }
+
+  Result<std::vector<DatasetReplica>> ListDatasetReplicas(const std::string& digest) const override {
+    ASSIGN_OR_RETURN(Rows r, Query(schema::kListDatasetReplicasSql, Params().Add(digest)));
+    return ReadAll(r, rows::ReadDatasetReplica<Row>);
+  }
+
   Result<std::vector<SigningKeyRecord>> ListSigningKeys() const override {
     static const std::string sql =
         std::string("SELECT ") + rows::kSigningKeyColumns + " FROM signing_keys ORDER BY created_at, kid";

@@ -392,6 +392,23 @@ Status PgWriteTx::PutBreakglass(const BreakglassRecord& b) {
   return Write(sql.c_str(), ParamsFrom(rows::BreakglassValues<Params>, b)).status();
 }
 
+Status PgWriteTx::InsertDatasetVersion(const DatasetVersion& v, const std::string& manifest) {
+  ASSIGN_OR_RETURN(Rows taken, Read(schema::kDatasetVersionTakenSql, Params().Add(v.dataset).Add(v.version).Add(v.digest)));
+  auto clash = [&](const std::string& digest) {
+    return AlreadyExists("dataset " + v.dataset + " has version " + v.version + " or these contents (" + digest +
+                         ") already");
+  };
+  if (taken.size() > 0) return clash(Row(taken, 0).Text(0));
+  auto inserted = Write(schema::kInsertDatasetVersionSql,
+                        ParamsFrom(rows::DatasetVersionValues<Params>, v, manifest));
+  if (inserted.status().code() == Code::kAlreadyExists) return clash(v.digest);
+  return inserted.status();
+}
+
+Status PgWriteTx::PutDatasetReplica(const DatasetReplica& d) {
+  return Write(schema::kPutDatasetReplicaSql, ParamsFrom(rows::DatasetReplicaValues<Params>, d)).status();
+}
+
 Result<std::optional<BreakglassRecord>> PgWriteTx::GetBreakglass(const std::string& id) {
   static const std::string sql =
       std::string("SELECT ") + schema::kBreakglassColumns + " FROM breakglass WHERE id = $1 FOR UPDATE";

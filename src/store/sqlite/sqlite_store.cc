@@ -264,6 +264,27 @@ class SqliteStore final : public Store {
     return ReadAll(s, rows::ReadBreakglass<Stmt>);
   }
 
+  Result<std::vector<DatasetVersion>> ListDatasetVersions(const std::string& dataset) const override {
+    ASSIGN_OR_RETURN(auto r, Reader());
+    CW_STMT(s, *r.conn, schema::kListDatasetVersionsSql);
+    s.Bind(1, dataset);
+    return ReadAll(s, rows::ReadDatasetVersion<Stmt>);
+  }
+
+  Result<std::optional<std::string>> GetDatasetManifest(const std::string& digest) const override {
+    ASSIGN_OR_RETURN(auto r, Reader());
+    CW_STMT(s, *r.conn, schema::kDatasetManifestSql);
+    s.Bind(1, digest);
+    return ReadFirst(s, [](const Stmt& row) { return row.Text(0); });
+  }
+
+  Result<std::vector<DatasetReplica>> ListDatasetReplicas(const std::string& digest) const override {
+    ASSIGN_OR_RETURN(auto r, Reader());
+    CW_STMT(s, *r.conn, schema::kListDatasetReplicasSql);
+    s.Bind(1, digest);
+    return ReadAll(s, rows::ReadDatasetReplica<Stmt>);
+  }
+
   Result<std::vector<SigningKeyRecord>> ListSigningKeys() const override {
     ASSIGN_OR_RETURN(auto r, Reader());
     static const std::string sql =

@@ -318,6 +318,30 @@ Result<std::optional<BreakglassRecord>> SqliteWriteTx::GetBreakglass(const std::
   return QueryOne(conn_, kSelectBreakglassById, id, rows::ReadBreakglass<Stmt>);
 }
 
+Status SqliteWriteTx::InsertDatasetVersion(const DatasetVersion& v, const std::string& manifest) {
+  {
+    CW_STMT(q, conn_, schema::kDatasetVersionTakenSql);
+    q.Bind(1, v.dataset).Bind(2, v.version).Bind(3, v.digest);
+    Status st;
+    if (q.Step(st)) {
+      return AlreadyExists("dataset " + v.dataset + " has version " + v.version + " or these contents (" + q.Text(0) +
+                           ") already");
+    }
+    RETURN_IF_ERROR(st);
+  }
+  CW_STMT(s, conn_, schema::kInsertDatasetVersionSql);
+  Binder b(s);
+  rows::DatasetVersionValues(b, v, manifest);
+  return Counted(s.Exec());
+}
+
+Status SqliteWriteTx::PutDatasetReplica(const DatasetReplica& d) {
+  CW_STMT(s, conn_, schema::kPutDatasetReplicaSql);
+  Binder b(s);
+  rows::DatasetReplicaValues(b, d);
+  return Counted(s.Exec());
+}
+
 Status SqliteWriteTx::CheckLease(const std::string& name, const std::string& holder, int64_t epoch) {
   // The batch holds SQLite's write lock, so nobody can take the lease
   // before it commits.

@@ -63,6 +63,8 @@ class SqliteWriteTx final : public WriteTx {
 
   Status PutBreakglass(const BreakglassRecord& b) override;
   Result<std::optional<BreakglassRecord>> GetBreakglass(const std::string& id) override;
+  Status InsertDatasetVersion(const DatasetVersion& version, const std::string& manifest) override;
+  Status PutDatasetReplica(const DatasetReplica& replica) override;
 
   Status CheckLease(const std::string& name, const std::string& holder, int64_t epoch) override;
 

@@ -1061,3 +1061,69 @@ TEST(ChainVerifierTest, ATrailGrowingWhileReadIsCheckedBetweenTheHeadsBeforeAndA
 
 }  // namespace
 }  // namespace causeway
+
+namespace causeway {
+namespace {
+
+TEST_P(StoreTest, DatasetVersionsAreRegisteredOnceAndReplicasUpdated) {
+  DatasetVersion v{"c4", "2024-05", "sha256:" + std::string(64, 'a'), "nebius-eu:c4", "md5", 3, 300, "alice",
+                   FromUnixMicros(1'000'000)};
+  std::string manifest = "causeway-manifest 1 md5\n" + std::string(32, 'b') + " 100 train/it's \"odd\"\n";
+  auto insert = [&](const DatasetVersion& version) {
+    return store_->Write([=](WriteTx& tx) -> Status {
+      RETURN_IF_ERROR(tx.InsertDatasetVersion(version, manifest));
+      AuditEvent e = Event("dataset.register", "dataset/" + version.dataset + "@" + version.version);
+      return tx.AppendAudit(e);
+    });
+  };
+  ASSERT_TRUE(insert(v).ok());
+  // The same label again, or the same contents under another label.
+  DatasetVersion same_label = v;
+  same_label.digest = "sha256:" + std::string(64, 'c');
+  EXPECT_EQ(insert(same_label).code(), Code::kAlreadyExists);
+  DatasetVersion same_digest = v;
+  same_digest.version = "2024-06";
+  EXPECT_EQ(insert(same_digest).code(), Code::kAlreadyExists);
+  DatasetVersion other = same_label;
+  other.dataset = "imagenet";
+  other.registered_at = FromUnixMicros(2'000'000);
+  ASSERT_TRUE(insert(other).ok());
+
+  auto all = store_->ListDatasetVersions("");
+  ASSERT_TRUE(all.ok()) << all.status().ToString();
+  ASSERT_EQ(all->size(), 2u);
+  EXPECT_EQ((*all)[0].dataset, "c4");
+  EXPECT_EQ((*all)[0].objects, 3);
+  EXPECT_EQ((*all)[0].bytes, 300);
+  EXPECT_EQ((*all)[0].registered_at, v.registered_at);
+  EXPECT_EQ(store_->ListDatasetVersions("imagenet")->size(), 1u);
+  EXPECT_EQ(**store_->GetDatasetManifest(v.digest), manifest);
+  EXPECT_FALSE(store_->GetDatasetManifest("sha256:none")->has_value());
+
+  DatasetReplica r{v.digest, "coreweave-us", "c4/2024-05", "copying", 0, "", std::nullopt, FromUnixMicros(3'000'000)};
+  auto put = [&](const DatasetReplica& replica) {
+    return store_->Write([=](WriteTx& tx) -> Status {
+      RETURN_IF_ERROR(tx.PutDatasetReplica(replica));
+      AuditEvent e = Event("dataset.replicate", "dataset/c4@2024-05");
+      return tx.AppendAudit(e);
+    });
+  };
+  ASSERT_TRUE(put(r).ok());
+  r.state = "verified";
+  r.bytes_moved = 300;
+  r.verified_at = FromUnixMicros(4'000'000);
+  ASSERT_TRUE(put(r).ok());
+  auto replicas = store_->ListDatasetReplicas(v.digest);
+  ASSERT_TRUE(replicas.ok());
+  ASSERT_EQ(replicas->size(), 1u);
+  EXPECT_EQ((*replicas)[0].state, "verified");
+  EXPECT_EQ((*replicas)[0].bytes_moved, 300);
+  EXPECT_EQ((*replicas)[0].verified_at, r.verified_at);
+  EXPECT_EQ((*replicas)[0].path, "c4/2024-05");
+  EXPECT_TRUE(store_->ListDatasetReplicas(other.digest)->empty());
+  EXPECT_EQ(store_->ListDatasetReplicas("")->size(), 1u);
+  EXPECT_TRUE(Verify().ok);
+}
+
+}  // namespace
+}  // namespace causeway

@@ -1,0 +1,177 @@
+#include "data/rclone.h"
+
+#include <charconv>
+#include <cstdlib>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "causeway/subprocess.h"
+
+namespace causeway::data {
+
+std::string RcloneHashName(const std::string& hash_type) {
+  if (hash_type == "md5") return "MD5";
+  if (hash_type == "sha1") return "SHA-1";
+  if (hash_type == "sha256") return "SHA-256";
+  return "";
+}
+
+std::optional<std::vector<std::string>> SplitCsvRecord(std::string_view record) {
+  std::vector<std::string> fields(1);
+  bool quoted = false;
+  for (size_t i = 0; i < record.size(); ++i) {
+    char c = record[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < record.size() && record[i + 1] == '"') {
+        fields.back() += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        fields.back() += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      fields.emplace_back();
+    } else {
+      fields.back() += c;
+    }
+  }
+  if (quoted) return std::nullopt;
+  return fields;
+}
+
+std::map<std::string, std::string> Rclone::Environment() const {
+  std::map<std::string, std::string> env{{"PATH", "/usr/local/bin:/usr/bin:/bin"},
+                                         {"HOME", s_.home.empty() ? "/tmp" : s_.home}};
+  if (!s_.config.empty()) env["RCLONE_CONFIG"] = s_.config;
+  return env;
+}
+
+std::vector<std::string> Rclone::Base() const {
+  std::vector<std::string> argv{s_.binary};
+  if (!s_.config.empty()) argv.insert(argv.end(), {"--config", s_.config});
+  return argv;
+}
+
+Result<Manifest> Rclone::List(const std::string& remote, const std::string& hash_type, const ManifestLimits& limits,
+                              const std::atomic<bool>* stop) const {
+  std::string hash_name = RcloneHashName(hash_type);
+  if (hash_name.empty()) return InvalidArgument("unknown hash type \"" + hash_type + "\" (md5, sha1, sha256)");
+  std::vector<std::string> argv = Base();
+  argv.insert(argv.end(), {"lsf", "-R", "--files-only", "--csv", "--format", "psh", "--hash", hash_name, remote});
+  ManifestBuilder builder(hash_type, limits);
+  Status problem = Status::Ok();
+  std::string pending, err_tail;
+  size_t record_no = 0;
+  ProcessStreams streams;
+  streams.stop = stop;
+  streams.on_out = [&](std::string_view line) {
+    if (!pending.empty()) pending += '\n';
+    pending += line;
+    if (pending.size() > limits.max_path * 4 + 200) {
+      problem = InvalidArgument("rclone listed a record longer than any path may be");
+      return false;
+    }
+    auto fields = SplitCsvRecord(pending);
+    if (!fields) return true;  // a quoted newline: the record goes on
+    ++record_no;
+    std::string where = "object " + std::to_string(record_no) + " of " + remote;
+    pending.clear();
+    if (fields->size() != 3) {
+      problem = InvalidArgument(where + ": rclone listed " + std::to_string(fields->size()) + " fields, not 3");
+      return false;
+    }
+    int64_t size = 0;
+    const std::string& st = (*fields)[1];
+    auto r = std::from_chars(st.data(), st.data() + st.size(), size);
+    if (r.ec != std::errc() || r.ptr != st.data() + st.size()) {
+      problem = InvalidArgument(where + ": a size that is not a number");
+      return false;
+    }
+    problem = builder.Add(std::move((*fields)[0]), size, std::move((*fields)[2]), where);
+    return problem.ok();
+  };
+  streams.on_err = [&](std::string_view line) {
+    if (err_tail.size() < 4096) err_tail += std::string(line.substr(0, 1024)) + "\n";
+    return true;
+  };
+  auto rc = RunProcessStreaming(argv, Environment(), s_.timeout, streams);
+  if (!problem.ok()) return problem;
+  if (!rc.ok()) return rc.status();
+  if (*rc != 0) {
+    return Unavailable("rclone could not list " + remote + " (exit " + std::to_string(*rc) + "): " + err_tail);
+  }
+  return std::move(builder).Finish();
+}
+
+Result<CopyResult> Rclone::Copy(const std::string& from, const std::string& to, const CopyOptions& options,
+                                CopyResult* partial) const {
+  CopyResult total;
+  auto backoff = options.backoff;
+  for (int run = 1; run <= std::max(1, options.attempts); ++run) {
+    std::vector<std::string> argv = Base();
+    argv.insert(argv.end(), {"copy", from, to, "--checksum", "--use-json-log", "-v", "--stats", "1s",
+                             "--retries", "1", "--low-level-retries", "3"});
+    if (!options.bwlimit.empty()) argv.insert(argv.end(), {"--bwlimit", options.bwlimit});
+    CopyProgress last;
+    last.run = run;
+    std::string error;
+    ProcessStreams streams;
+    streams.stop = options.stop;
+    streams.max_line = 64 * 1024;
+    streams.on_out = [](std::string_view) { return true; };
+    streams.on_err = [&](std::string_view line) {
+      auto j = nlohmann::json::parse(line, nullptr, false);
+      if (!j.is_object()) {
+        if (error.size() < 2048) error += std::string(line.substr(0, 512)) + " ";
+        return true;
+      }
+      if (j.value("level", "") == "error" && error.size() < 2048) {
+        error += j.value("msg", "") + (j.contains("object") ? " (" + j.value("object", "") + ")" : "") + "; ";
+      }
+      auto it = j.find("stats");
+      if (it != j.end() && it->is_object()) {
+        const auto& s = *it;
+        auto num = [&](const char* k) { return s.contains(k) && s[k].is_number() ? s[k].get<int64_t>() : 0; };
+        last.bytes = num("bytes");
+        last.total_bytes = num("totalBytes");
+        last.transfers = num("transfers");
+        last.total_transfers = num("totalTransfers");
+        last.checks = num("checks");
+        last.errors = num("errors");
+        last.speed = s.contains("speed") && s["speed"].is_number() ? s["speed"].get<double>() : 0;
+        if (options.progress) options.progress(last);
+      }
+      return true;
+    };
+    auto rc = RunProcessStreaming(argv, Environment(), s_.timeout, streams);
+    total.runs = run;
+    total.bytes_moved += last.bytes;
+    total.transfers += last.transfers;
+    total.checks += last.checks;
+    if (rc.ok() && *rc == 0) return total;
+    std::string why = !rc.ok() ? rc.status().message()
+                               : "rclone exited " + std::to_string(*rc) + (error.empty() ? "" : ": " + error);
+    total.errors.push_back(why);
+    if (partial) *partial = total;
+    if (!rc.ok() && rc.status().code() == Code::kUnavailable) return rc.status();  // stopped: no retry
+    if (rc.ok() && *rc == 127) return FailedPrecondition(why);
+    if (run < options.attempts) {
+      if (options.retrying) options.retrying(run, why);
+      auto until = std::chrono::steady_clock::now() + backoff;
+      while (std::chrono::steady_clock::now() < until) {
+        if (options.stop && options.stop->load()) return Unavailable("stopped");
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+      backoff *= 2;
+    }
+  }
+  if (partial) *partial = total;
+  return Unavailable("copying " + from + " to " + to + " failed " + std::to_string(total.runs) +
+                     " time(s); last: " + total.errors.back());
+}
+
+}  // namespace causeway::data

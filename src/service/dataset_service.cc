@@ -1,0 +1,538 @@
+#include "service/dataset_service.h"
+
+#include <algorithm>
+
+#include "causeway/ids.h"
+
+namespace causeway {
+namespace {
+
+bool GoodLabel(const std::string& v) {
+  if (v.empty() || v.size() > 64 || v == "." || v == ".." || v.rfind("sha256:", 0) == 0) return false;
+  return std::all_of(v.begin(), v.end(), [](unsigned char c) {
+    return std::isalnum(c) || c == '.' || c == '_' || c == '-';
+  });
+}
+
+// A path under a location: relative, no "." or ".." segment, no empty one.
+bool GoodPath(const std::string& p) {
+  if (p.size() > 1024 || p.find('\0') != std::string::npos) return false;
+  if (p.empty()) return true;
+  size_t start = 0;
+  while (start <= p.size()) {
+    size_t end = p.find('/', start);
+    if (end == std::string::npos) end = p.size();
+    std::string seg = p.substr(start, end - start);
+    if (seg.empty() || seg == "." || seg == "..") return false;
+    start = end + 1;
+  }
+  return true;
+}
+
+std::string Ref(const DatasetVersion& v) { return v.dataset + "@" + v.version; }
+
+Details VersionDetails(const DatasetVersion& v) {
+  return Details{{"dataset", v.dataset}, {"version", v.version},   {"digest", v.digest},
+                 {"objects", v.objects}, {"bytes", v.bytes},       {"source", v.source}};
+}
+
+// Bytes as GB for pricing: per GB of 10^9 bytes, rounded to the micro.
+Result<Money> PriceOf(const Money& per_gb, int64_t bytes) { return Money::Scale(per_gb, bytes, 1'000'000'000); }
+
+// A storage location by its name, or by "provider/region" when exactly one
+// location is there.
+Result<const StorageLocation*> FindLocation(const Estate& estate, const std::string& name) {
+  if (const StorageLocation* l = estate.data.FindLocation(name)) return l;
+  const StorageLocation* found = nullptr;
+  for (const auto& l : estate.data.locations) {
+    if (l.Location() != name) continue;
+    if (found) return InvalidArgument("more than one storage location is in " + name + ": name one of them");
+    found = &l;
+  }
+  if (found) return found;
+  std::string names;
+  for (const auto& l : estate.data.locations) names += (names.empty() ? "" : ", ") + l.name + " (" + l.Location() + ")";
+  return NotFound("no storage location \"" + name + "\" in the estate (data.locations: " +
+                  (names.empty() ? "none" : names) + ")");
+}
+
+}  // namespace
+
+struct DatasetService::Running {
+  std::string id, key;
+  DatasetVersion version;
+  DatasetReplica replica;
+  std::string from_place, to_place;
+};
+
+DatasetService::DatasetService(Store& store, CommitQueue& queue, const Estate& estate, const Clock& clock,
+                               std::optional<data::RcloneSettings> rclone)
+    : store_(store),
+      queue_(queue),
+      estate_(estate),
+      clock_(clock),
+      rclone_(rclone ? *rclone : data::RcloneSettings{estate.data.rclone, estate.data.rclone_config, "", {}}) {}
+
+DatasetService::~DatasetService() {
+  stop_ = true;
+  std::vector<Worker> threads;
+  {
+    MutexLock lock(mu_);
+    threads.swap(threads_);
+  }
+  for (auto& w : threads) {
+    if (w.thread.joinable()) w.thread.join();
+  }
+}
+
+Result<DatasetRef> DatasetService::ParseRef(const std::string& text) {
+  DatasetRef ref;
+  auto at = text.find('@');
+  ref.name = text.substr(0, at);
+  if (ref.name.empty() || ref.name.size() > 128) return InvalidArgument("expected NAME@VERSION, not \"" + text + "\"");
+  if (at != std::string::npos) {
+    std::string v = text.substr(at + 1);
+    if (data::IsDigest(v)) {
+      ref.digest = v;
+    } else if (GoodLabel(v)) {
+      ref.version = v;
+    } else {
+      return InvalidArgument("\"" + v + "\" is neither a version label nor a digest (sha256:<64 hex>)");
+    }
+  }
+  return ref;
+}
+
+Result<std::vector<DatasetVersion>> DatasetService::Versions(const std::string& name) const {
+  return store_.ListDatasetVersions(name);
+}
+
+Result<DatasetVersion> DatasetService::Resolve(const DatasetRef& ref) const {
+  ASSIGN_OR_RETURN(auto versions, store_.ListDatasetVersions(ref.name));
+  if (versions.empty()) return NotFound("dataset " + ref.name + " has no registered version");
+  for (auto it = versions.rbegin(); it != versions.rend(); ++it) {
+    bool match = ref.version.empty() && ref.digest.empty();
+    if (!ref.version.empty()) match = it->version == ref.version;
+    if (!ref.digest.empty()) match = it->digest == ref.digest && (ref.version.empty() || it->version == ref.version);
+    if (match) return *it;
+  }
+  std::string known;
+  for (const auto& v : versions) known += (known.empty() ? "" : ", ") + v.version;
+  return NotFound("dataset " + ref.name + " has no version " + (ref.version.empty() ? ref.digest : ref.version) +
+                  (ref.version.empty() || ref.digest.empty() ? "" : " with digest " + ref.digest) +
+                  " (registered: " + known + ")");
+}
+
+Status DatasetService::CheckJob(JobSpec& spec, const std::string& file, std::vector<Diagnostic>& warnings) const {
+  std::vector<Diagnostic> errors;
+  bool policy = false;
+  for (size_t i = 0; i < spec.datasets.size(); ++i) {
+    DatasetRef& d = spec.datasets[i];
+    std::string field = "datasets[" + std::to_string(i) + "]";
+    const Dataset* ds = estate_.FindDataset(d.name);
+    if (ds && !ds->residency.empty() && spec.residency != ds->residency) {
+      policy = true;
+      errors.push_back(Diagnostic{file, 0, 0, field,
+                                  "dataset " + d.name + " must stay in residency zone " + ds->residency +
+                                      ": a job reading it must be bound there too (residency: " + ds->residency + ")"});
+      continue;
+    }
+    ASSIGN_OR_RETURN(auto versions, store_.ListDatasetVersions(d.name));
+    if (versions.empty()) {
+      warnings.push_back(Diagnostic{file, 0, 0, field,
+                                    "dataset " + d.name + " has no registered version, so " +
+                                        (d.version.empty() ? d.digest : d.version) +
+                                        " is not checked (causeway dataset register)",
+                                    true});
+      continue;
+    }
+    auto v = Resolve(d);
+    if (!v.ok()) {
+      errors.push_back(Diagnostic{file, 0, 0, field, v.status().message()});
+      continue;
+    }
+    d.version = v->version;
+    d.digest = v->digest;
+  }
+  if (errors.empty()) return Status::Ok();
+  std::string message = errors.front().message;
+  if (policy) return PolicyViolation(message, std::move(errors));
+  return Status(Code::kInvalidArgument, message, std::move(errors));
+}
+
+Result<std::vector<DatasetReplica>> DatasetService::Replicas(const std::string& digest) const {
+  return store_.ListDatasetReplicas(digest);
+}
+
+Result<std::string> DatasetService::Manifest(const std::string& digest) const {
+  ASSIGN_OR_RETURN(auto text, store_.GetDatasetManifest(digest));
+  if (!text) return NotFound("no dataset version has digest " + digest);
+  return *text;
+}
+
+Result<data::Manifest> DatasetService::LoadManifest(const std::string& digest) const {
+  ASSIGN_OR_RETURN(std::string text, Manifest(digest));
+  return data::ParseManifest(text, "manifest " + digest);
+}
+
+std::string DatasetService::RemotePath(const StorageLocation& l, const std::string& path) const {
+  if (path.empty()) return l.remote;
+  return l.remote + (l.remote.back() == ':' ? "" : "/") + path;
+}
+
+Result<std::vector<std::string>> DatasetService::VerifiedPlaces(const std::string& digest) const {
+  ASSIGN_OR_RETURN(auto replicas, store_.ListDatasetReplicas(digest));
+  std::vector<std::string> out;
+  for (const auto& r : replicas) {
+    const StorageLocation* l = estate_.data.FindLocation(r.location);
+    if (r.state == "verified" && l && std::find(out.begin(), out.end(), l->Location()) == out.end()) {
+      out.push_back(l->Location());
+    }
+  }
+  return out;
+}
+
+Result<DatasetVersion> DatasetService::Register(const identity::Principal& who, const RegisterDataset& req) {
+  const Dataset* ds = estate_.FindDataset(req.name);
+  if (!ds) return NotFound("the estate declares no dataset \"" + req.name + "\" (add it under datasets:)");
+  std::string label = req.version;
+  if (label.empty()) {
+    ASSIGN_OR_RETURN(auto versions, store_.ListDatasetVersions(req.name));
+    label = "v" + std::to_string(versions.size() + 1);
+  }
+  if (!GoodLabel(label)) {
+    return InvalidArgument("version \"" + label + "\": expected a label of letters, digits, '.', '_' and '-' "
+                           "(at most 64), such as 2024-05");
+  }
+  if (req.from.empty() == req.manifest.empty()) {
+    return InvalidArgument("give either where the objects are (from) or a manifest, not both");
+  }
+  DatasetVersion v;
+  v.dataset = req.name;
+  v.version = label;
+  v.registered_by = who.Answerable().empty() ? who.token_id : who.Answerable();
+  data::Manifest m;
+  const StorageLocation* at = nullptr;
+  std::string path;
+  if (!req.manifest.empty()) {
+    ASSIGN_OR_RETURN(m, data::ParseManifest(req.manifest, "manifest"));
+    v.source = "manifest";
+  } else {
+    // "s3://bucket/prefix" through a location's url, or "LOCATION:path".
+    for (const auto& l : estate_.data.locations) {
+      if (!l.url.empty() && (req.from == l.url || req.from.rfind(l.url + "/", 0) == 0)) {
+        at = &l;
+        path = req.from.size() > l.url.size() ? req.from.substr(l.url.size() + 1) : "";
+        break;
+      }
+    }
+    if (!at && req.from.find("://") == std::string::npos) {
+      auto colon = req.from.find(':');
+      at = estate_.data.FindLocation(req.from.substr(0, colon));
+      if (at) path = colon == std::string::npos ? "" : req.from.substr(colon + 1);
+    }
+    if (!at) {
+      std::string names;
+      for (const auto& l : estate_.data.locations) names += (names.empty() ? "" : ", ") + l.name;
+      return NotFound("\"" + req.from + "\" is in no storage location of the estate (data.locations: " +
+                      (names.empty() ? "none" : names) + ")");
+    }
+    while (!path.empty() && path.back() == '/') path.pop_back();
+    if (!GoodPath(path)) return InvalidArgument("path \"" + path + "\": expected a relative path without . or ..");
+    if (!ds->residency.empty() && at->zone != ds->residency) {
+      return PolicyViolation("dataset " + req.name + " must stay in residency zone " + ds->residency + "; location " +
+                             at->name + " is in " + (at->zone.empty() ? "no zone" : at->zone));
+    }
+    if (!data::KnownHashType(req.hash_type)) return InvalidArgument("unknown hash \"" + req.hash_type + "\"");
+    ASSIGN_OR_RETURN(m, rclone_.List(RemotePath(*at, path), req.hash_type, {}, &stop_));
+    v.source = at->name + ":" + path;
+  }
+  if (m.objects.empty()) return InvalidArgument("the dataset version would hold no object");
+  std::string text = data::CanonicalText(m);
+  v.digest = data::ManifestDigest(text);
+  v.hash_type = m.hash_type;
+  v.objects = static_cast<int64_t>(m.objects.size());
+  v.bytes = m.bytes;
+  v.registered_at = clock_.Now();
+  std::optional<DatasetReplica> replica;
+  if (at) {
+    replica = DatasetReplica{v.digest, at->name, path, "verified", 0, "", v.registered_at, v.registered_at};
+  }
+  RETURN_IF_ERROR(queue_.Run([&, text = std::move(text)](WriteTx& tx) -> Status {
+    RETURN_IF_ERROR(tx.InsertDatasetVersion(v, text));
+    if (replica) RETURN_IF_ERROR(tx.PutDatasetReplica(*replica));
+    AuditEvent e;
+    e.time = v.registered_at;
+    e.actor = who.token_id;
+    e.action = "dataset.register";
+    e.resource = "dataset/" + Ref(v);
+    e.details = VersionDetails(v);
+    if (replica) e.details["location"] = replica->location;
+    return tx.AppendAudit(e);
+  }));
+  return v;
+}
+
+Result<DatasetReplica> DatasetService::Verify(const identity::Principal& who, const DatasetRef& ref,
+                                              const std::string& location_name) {
+  ASSIGN_OR_RETURN(DatasetVersion v, Resolve(ref));
+  ASSIGN_OR_RETURN(const StorageLocation* l, FindLocation(estate_, location_name));
+  const std::string& location = l->name;
+  ASSIGN_OR_RETURN(auto replicas, store_.ListDatasetReplicas(v.digest));
+  auto it = std::find_if(replicas.begin(), replicas.end(), [&](const DatasetReplica& r) { return r.location == location; });
+  if (it == replicas.end()) return NotFound(Ref(v) + " has no replica at " + location);
+  DatasetReplica r = *it;
+  ASSIGN_OR_RETURN(data::Manifest want, LoadManifest(v.digest));
+  auto have = rclone_.List(RemotePath(*l, r.path), want.hash_type, {}, &stop_);
+  Timestamp now = clock_.Now();
+  data::ManifestDiff diff;
+  if (have.ok()) {
+    diff = data::Compare(want, *have);
+    r.state = diff.Matches() ? "verified" : "corrupt";
+    r.detail = diff.Matches() ? "" : diff.Describe();
+  } else {
+    // An object with no hash or a path that cannot be an object: the
+    // replica does not hold the version.
+    if (have.status().code() == Code::kUnavailable || have.status().code() == Code::kDeadlineExceeded) {
+      return have.status();
+    }
+    r.state = "corrupt";
+    r.detail = have.status().message();
+  }
+  if (r.state == "verified") r.verified_at = now;
+  r.updated_at = now;
+  RETURN_IF_ERROR(queue_.Run([&](WriteTx& tx) -> Status {
+    RETURN_IF_ERROR(tx.PutDatasetReplica(r));
+    AuditEvent e;
+    e.time = now;
+    e.actor = who.token_id;
+    e.action = "dataset.verify";
+    e.resource = "dataset/" + Ref(v);
+    e.details = Details{{"digest", v.digest},
+                        {"location", location},
+                        {"state", r.state},
+                        {"missing", static_cast<int64_t>(diff.missing.size())},
+                        {"changed", static_cast<int64_t>(diff.changed.size())},
+                        {"detail", r.detail}};
+    return tx.AppendAudit(e);
+  }));
+  return r;
+}
+
+Result<Replication> DatasetService::Replicate(const identity::Principal& who, const DatasetRef& ref,
+                                              const std::string& location_name, const ReplicationOptions& options) {
+  ASSIGN_OR_RETURN(DatasetVersion v, Resolve(ref));
+  ASSIGN_OR_RETURN(const StorageLocation* to, FindLocation(estate_, location_name));
+  const std::string& location = to->name;
+  const Dataset* ds = estate_.FindDataset(v.dataset);
+  if (ds && !ds->residency.empty() && to->zone != ds->residency) {
+    return PolicyViolation("dataset " + v.dataset + " must stay in residency zone " + ds->residency + "; " +
+                           location + " is in " + (to->zone.empty() ? "no zone" : to->zone) +
+                           ", so it is never copied there");
+  }
+  if (options.attempts < 1 || options.attempts > 10) return InvalidArgument("attempts: expected 1 to 10");
+  if (options.bwlimit.size() > 32 ||
+      !std::all_of(options.bwlimit.begin(), options.bwlimit.end(),
+                   [](unsigned char c) { return std::isalnum(c) || c == '.' || c == ':' || c == '-'; })) {
+    return InvalidArgument("bwlimit: expected a rate such as 10M or 512k");
+  }
+  ASSIGN_OR_RETURN(auto replicas, store_.ListDatasetReplicas(v.digest));
+  // The nearest verified replica: same region, then provider, then any.
+  const DatasetReplica* src = nullptr;
+  const StorageLocation* from = nullptr;
+  int best = -1;
+  for (const auto& r : replicas) {
+    const StorageLocation* l = estate_.data.FindLocation(r.location);
+    if (!l || r.state != "verified" || r.location == location) continue;
+    int score = l->Location() == to->Location() ? 2 : l->provider == to->provider ? 1 : 0;
+    if (score > best) {
+      best = score;
+      src = &r;
+      from = l;
+    }
+  }
+  if (!src) return FailedPrecondition(Ref(v) + " has no verified replica to copy from");
+  std::string path = v.dataset + "/" + v.version;
+  auto existing = std::find_if(replicas.begin(), replicas.end(), [&](const DatasetReplica& r) { return r.location == location; });
+  if (existing != replicas.end() && !existing->path.empty()) path = existing->path;
+
+  Replication rep;
+  Timestamp now = clock_.Now();
+  rep.id = NewId("rep", now);
+  rep.dataset = v.dataset;
+  rep.version = v.version;
+  rep.digest = v.digest;
+  rep.from = from->name;
+  rep.to = location;
+  rep.state = "running";
+  rep.actor = who.token_id;
+  rep.started_at = now;
+  std::string key = v.digest + "\n" + location;
+  {
+    MutexLock lock(mu_);
+    if (auto b = busy_.find(key); b != busy_.end()) {
+      return FailedPrecondition(Ref(v) + " is being copied to " + location + " already (" + b->second + ")");
+    }
+    if (static_cast<int>(busy_.size()) >= kMaxRunning) {
+      return ResourceExhausted(std::to_string(kMaxRunning) + " replications are running; try again when one ends");
+    }
+    busy_[key] = rep.id;
+    replications_[rep.id] = rep;
+    order_.push_back(rep.id);
+    while (order_.size() > 256) {
+      auto old = replications_.find(order_.front());
+      if (old != replications_.end() && old->second.state == "running") break;
+      if (old != replications_.end()) replications_.erase(old);
+      order_.pop_front();
+    }
+  }
+  DatasetReplica copying{v.digest, location, path, "copying", existing != replicas.end() ? existing->bytes_moved : 0,
+                         "", std::nullopt, now};
+  Status started = queue_.Run([&](WriteTx& tx) -> Status {
+    RETURN_IF_ERROR(tx.PutDatasetReplica(copying));
+    AuditEvent e;
+    e.time = now;
+    e.actor = who.token_id;
+    e.action = "dataset.replicate.start";
+    e.resource = "dataset/" + Ref(v);
+    e.details = Details{{"digest", v.digest}, {"from", rep.from}, {"to", location}, {"replication", rep.id},
+                        {"bwlimit", options.bwlimit}};
+    return tx.AppendAudit(e);
+  });
+  if (!started.ok()) {
+    MutexLock lock(mu_);
+    busy_.erase(key);
+    replications_.erase(rep.id);
+    return started;
+  }
+  auto state = std::make_shared<Running>();
+  state->id = rep.id;
+  state->key = key;
+  state->version = v;
+  state->replica = copying;
+  state->from_place = from->Location();
+  state->to_place = to->Location();
+  std::string from_remote = RemotePath(*from, src->path), to_remote = RemotePath(*to, path);
+  std::vector<Worker> ended;
+  {
+    MutexLock lock(mu_);
+    // Threads of replications that ended are joined here (they only have
+    // their last lock to release), so they do not pile up.
+    for (auto it = threads_.begin(); it != threads_.end();) {
+      if (it->ended->load()) {
+        ended.push_back(std::move(*it));
+        it = threads_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    Worker w;
+    w.ended = std::make_shared<std::atomic<bool>>(false);
+    w.thread = std::thread([this, state, from_remote, to_remote, options, ended = w.ended] {
+      Run(state, from_remote, to_remote, options);
+      ended->store(true);
+    });
+    threads_.push_back(std::move(w));
+  }
+  for (auto& w : ended) w.thread.join();
+  return rep;
+}
+
+void DatasetService::Update(const std::string& id, const std::function<void(Replication&)>& fn) {
+  MutexLock lock(mu_);
+  if (auto it = replications_.find(id); it != replications_.end()) fn(it->second);
+}
+
+void DatasetService::Run(std::shared_ptr<Running> r, std::string from_remote, std::string to_remote,
+                         ReplicationOptions options) {
+  data::CopyOptions copy;
+  copy.bwlimit = options.bwlimit;
+  copy.attempts = options.attempts;
+  copy.backoff = std::chrono::duration_cast<std::chrono::milliseconds>(options.backoff);
+  copy.stop = &stop_;
+  copy.progress = [&](const data::CopyProgress& p) { Update(r->id, [&](Replication& rep) { rep.progress = p; }); };
+  copy.retrying = [&](int run, const std::string& error) {
+    Update(r->id, [&](Replication& rep) {
+      rep.runs = run;
+      rep.errors.push_back(error);
+    });
+  };
+  data::CopyResult partial;
+  auto copied = rclone_.Copy(from_remote, to_remote, copy, &partial);
+  const data::CopyResult& done = copied.ok() ? *copied : partial;
+  DatasetReplica replica = r->replica;
+  replica.bytes_moved += done.bytes_moved;
+  std::string state, detail;
+  if (!copied.ok()) {
+    state = "failed";
+    detail = copied.status().message();
+  } else {
+    // What arrived is checked against the manifest before it counts.
+    auto want = LoadManifest(r->version.digest);
+    auto have = want.ok() ? rclone_.List(to_remote, want->hash_type, {}, &stop_) : Result<data::Manifest>(want.status());
+    if (!have.ok()) {
+      state = "failed";
+      detail = "the copy could not be listed: " + have.status().message();
+    } else {
+      data::ManifestDiff diff = data::Compare(*want, *have);
+      state = diff.Matches() ? "verified" : "corrupt";
+      detail = diff.Matches() ? "" : diff.Describe();
+    }
+  }
+  Timestamp now = clock_.Now();
+  replica.state = state;
+  replica.detail = detail;
+  replica.updated_at = now;
+  if (state == "verified") replica.verified_at = now;
+  std::optional<Money> cost;
+  if (auto per_gb = estate_.data.TransferPerGb(r->from_place, r->to_place, estate_.currency)) {
+    if (auto c = PriceOf(*per_gb, done.bytes_moved); c.ok()) cost = *c;
+  }
+  std::string actor;
+  Update(r->id, [&](Replication& rep) { actor = rep.actor; });
+  Status written = queue_.Run([&](WriteTx& tx) -> Status {
+    RETURN_IF_ERROR(tx.PutDatasetReplica(replica));
+    AuditEvent e;
+    e.time = now;
+    e.actor = actor;
+    e.action = "dataset.replicate";
+    e.resource = "dataset/" + Ref(r->version);
+    e.details = Details{{"digest", r->version.digest},
+                        {"to", replica.location},
+                        {"state", state},
+                        {"bytes_moved", done.bytes_moved},
+                        {"transfers", done.transfers},
+                        {"runs", static_cast<int64_t>(done.runs)},
+                        {"errors", done.errors},
+                        {"detail", detail},
+                        {"replication", r->id},
+                        {"from_place", r->from_place},
+                        {"to_place", r->to_place}};
+    if (cost) e.details["transfer_cost"] = cost->ToString();
+    if (const Dataset* ds = estate_.FindDataset(r->version.dataset); ds && !ds->owner.empty()) {
+      e.details["team"] = ds->owner;
+    }
+    return tx.AppendAudit(e);
+  });
+  MutexLock lock(mu_);
+  busy_.erase(r->key);
+  if (auto it = replications_.find(r->id); it != replications_.end()) {
+    Replication& rep = it->second;
+    rep.state = written.ok() ? state : "failed";
+    rep.detail = written.ok() ? detail : "the result could not be recorded: " + written.message();
+    rep.bytes_moved = done.bytes_moved;
+    rep.runs = done.runs;
+    rep.errors = done.errors;
+    rep.finished_at = now;
+    rep.transfer_cost = cost;
+  }
+}
+
+Result<Replication> DatasetService::GetReplication(const std::string& id) const {
+  MutexLock lock(mu_);
+  auto it = replications_.find(id);
+  if (it == replications_.end()) return NotFound("no replication " + id + " on this server");
+  return it->second;
+}
+
+}  // namespace causeway
