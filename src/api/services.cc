@@ -27,7 +27,10 @@ Services::Services(Store& store, CommitQueue& queue, const Estate& estate, const
       readiness(store, queue, estate, wall, audit, acceptance, feed_readers),
       plans(estate, scheduler, jobs, clock),
       datasets(store, queue, estate, wall),
-      workload(queue, wall) {
+      workload(queue, wall),
+      scheduler_(scheduler) {
+  jobs.SetDataPlaces(&datasets);
+  if (scheduler) scheduler->SetDataPlaces(&datasets);
   jobs.SetDatasetCheck([this](JobSpec& spec, const std::string& file, std::vector<Diagnostic>& warnings) {
     return datasets.CheckJob(spec, file, warnings);
   });
@@ -48,6 +51,10 @@ Services::Services(Store& store, CommitQueue& queue, const Estate& estate, const
     people_tokens =
         std::make_unique<identity::PeopleAuthenticator>(*oidc, directory, [this] { return bindings.Current(); });
   }
+}
+
+Services::~Services() {
+  if (scheduler_) scheduler_->SetDataPlaces(nullptr);
 }
 
 }  // namespace causeway::api

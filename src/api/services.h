@@ -46,6 +46,7 @@ class Services {
   // imports and checkpoints, workload tokens.
   Services(Store& store, CommitQueue& queue, const Estate& estate, const Clock& clock, const Clock& wall,
            SchedulerService* scheduler, const policy::Chain* policies);
+  ~Services();  // routing stops reading the dataset registry
   Services(const Services&) = delete;
   Services& operator=(const Services&) = delete;
 
@@ -79,6 +80,9 @@ class Services {
   identity::PersonDirectory directory;
   std::unique_ptr<identity::OidcVerifier> oidc;
   std::unique_ptr<identity::PeopleAuthenticator> people_tokens;
+
+ private:
+  SchedulerService* scheduler_;
 };
 
 }  // namespace causeway::api

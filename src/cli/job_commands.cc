@@ -233,7 +233,9 @@ void AddExplain(Cli& c) {
           std::cout << "    ok    " << Str(c, "cluster") << " " << Str(c, "accelerators") << ": "
                     << (c["reserved"].get<bool>() ? "reserved capacity, " : "") << Str(c, "price_per_gpu_hour")
                     << (Str(c, "accelerators").rfind("CPU:", 0) == 0 ? "/CPU-h, " : "/GPU-h, ")
-                    << (c["data_local"].get<bool>() ? "data local" : "data remote") << ", "
+                    << (c.contains("data") ? Str(c, "data")
+                                           : c["data_local"].get<bool>() ? "data local" : "data remote")
+                    << ", "
                     << Str(c, "load_percent") << "% full\n";
         } else {
           std::cout << "    no    " << Str(c, "cluster") << " " << Str(c, "accelerators") << ": " << Str(c, "reason") << "\n";

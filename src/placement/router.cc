@@ -2,6 +2,7 @@
 #include "spec/software.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <optional>
 #include <tuple>
 
@@ -184,6 +185,30 @@ bool Honoured(const JobSpec& spec, const Alternative& alt, const Cluster& c, con
   return NodesHonoured(spec, c, pool, why) && SoftwareDeclared(spec, pool, why) && BackendHonours(spec, alt, c, why);
 }
 
+bool Router::DataAt(const DatasetRef& d, const std::string& location, int64_t* bytes, std::string* from) const {
+  const DataPlaces* places = places_.load();
+  std::optional<DataPlace> known;
+  if (places && !d.digest.empty()) known = places->Verified(d.digest);
+  std::vector<std::string> at;
+  if (known) {
+    at = known->places;
+    *bytes = known->bytes;
+  } else if (const Dataset* ds = estate_.FindDataset(d.name)) {
+    at = ds->replicas;
+  }
+  if (std::find(at.begin(), at.end(), location) != at.end()) return true;
+  // The nearest copy to read from: same provider first.
+  std::string provider = location.substr(0, location.find('/'));
+  for (const std::string& p : at) {
+    if (p.rfind(provider + "/", 0) == 0) {
+      *from = p;
+      return false;
+    }
+  }
+  if (!at.empty()) *from = at.front();
+  return false;
+}
+
 bool Router::Evaluate(const JobSpec& spec, int alt, const Entry& e, const CapacityView* view,
                       CandidateReport& report, bool want_reason, const Resume* resume) const {
   const Alternative& want = spec.accelerators.alternatives[static_cast<size_t>(alt)];
@@ -228,17 +253,48 @@ bool Router::Evaluate(const JobSpec& spec, int alt, const Entry& e, const Capaci
     return fail([&] { return why; });
   }
   o.data_local = true;
+  int64_t remote_bytes = 0;
+  std::optional<Money> remote_cost = Money(0, estate_.currency);
   for (const auto& d : spec.datasets) {
-    const Dataset* ds = estate_.FindDataset(d.name);
-    bool here = ds && std::find(ds->replicas.begin(), ds->replicas.end(), e.location) != ds->replicas.end();
-    if (!here) {
+    int64_t bytes = -1;
+    std::string from;
+    if (!DataAt(d, e.location, &bytes, &from)) {
       o.data_local = false;
       if (!spec.allow_remote_data) {
         return fail([&] {
-          return "no replica of dataset " + d.name + " in " + e.location +
-                 " (set allow_remote_data: true to read it remotely)";
+          return "no verified replica of dataset " + d.name + (d.version.empty() ? "" : "@" + d.version) + " in " +
+                 e.location + " (set allow_remote_data: true to read it remotely)";
         });
       }
+      if (!want_reason) continue;
+      if (bytes < 0 || from.empty()) {
+        remote_bytes = -1;
+        continue;
+      }
+      if (remote_bytes >= 0) remote_bytes += bytes;
+      auto per_gb = estate_.data.TransferPerGb(from, e.location, estate_.currency);
+      auto cost = per_gb ? Money::Scale(*per_gb, bytes, 1'000'000'000) : Result<Money>(NotFound(""));
+      if (remote_cost && cost.ok() && remote_cost->Add(*cost).ok()) {
+        remote_cost = *remote_cost->Add(*cost);
+      } else {
+        remote_cost.reset();
+      }
+    }
+  }
+  if (want_reason && !spec.datasets.empty()) {
+    if (o.data_local) {
+      report.data = "data local";
+    } else if (remote_bytes < 0) {
+      report.data = "would read its data across regions (size unknown: not registered)";
+    } else {
+      static const char* kUnits[] = {"B", "KB", "MB", "GB", "TB", "PB"};
+      double v = static_cast<double>(remote_bytes);
+      int u = 0;
+      for (; v >= 1000 && u < 5; ++u) v /= 1000;
+      char size[32];
+      std::snprintf(size, sizeof size, "%.1f %s", v, kUnits[u]);
+      report.data = std::string("would read ") + size + " across regions" +
+                    (remote_cost ? " at " + remote_cost->ToString() : " (no transfer price in the estate)");
     }
   }
   if (resume && !resume->path.empty() && !CheckpointReachable(*e.cluster, resume->path, resume->cluster)) {

@@ -8,6 +8,7 @@
 // alternatives are tried in order; unordered ones compete on score.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <optional>
@@ -78,6 +79,27 @@ struct CandidateReport {
   Option option;
   bool eligible = false;
   std::string failure;  // why not, in words, when not eligible
+  // Where an eligible candidate's data comes from, in words: "data local",
+  // or "would read 1.2 GB across regions at 0.06 USD" (filled in when
+  // reasons are asked for and the job names datasets).
+  std::string data;
+};
+
+// What the dataset registry knows of a version (by digest): the places
+// ("provider/region") where it has a verified replica, and its size.
+struct DataPlace {
+  std::vector<std::string> places;
+  int64_t bytes = 0;
+};
+
+// The registry as routing reads it. Called while the scheduler holds its
+// lock: an implementation answers from memory, never from the database.
+class DataPlaces {
+ public:
+  virtual ~DataPlaces() = default;
+  // nullopt when the registry does not know the version: the estate's
+  // `datasets[].replicas` are then its places.
+  virtual std::optional<DataPlace> Verified(const std::string& digest) const = 0;
 };
 
 class Router {
@@ -104,6 +126,10 @@ class Router {
   // Every pool of the estate, indexed by PoolRef::id.
   const std::vector<PoolRef>& pools() const { return pools_; }
 
+  // Where registered dataset versions are (may be set at any time; null:
+  // only the estate's replicas). `places` outlives the router.
+  void SetDataPlaces(const DataPlaces* places) { places_.store(places); }
+
  private:
   struct Entry {
     PoolRef ref;
@@ -120,7 +146,12 @@ class Router {
   bool Evaluate(const JobSpec& spec, int alt, const Entry& e, const CapacityView* view, CandidateReport& report,
                 bool want_reason, const Resume* resume = nullptr) const;
 
+  // Whether a dataset the job names has a copy at `location`; `bytes` and
+  // `from` say, when known, its size and the nearest place it is at.
+  bool DataAt(const DatasetRef& d, const std::string& location, int64_t* bytes, std::string* from) const;
+
   const Estate& estate_;
+  std::atomic<const DataPlaces*> places_{nullptr};
   std::vector<PoolRef> pools_;
   std::map<std::string, std::vector<Entry>> by_type_;  // GPU type -> pools offering it
 };

@@ -15,13 +15,18 @@ std::string ResidencyBreach(const Estate& estate, const std::string& zone, const
       if (!prefix.empty() && path.rfind(prefix, 0) == 0) zones.insert(c.zone);
     }
   }
+  // A storage location of the estate's `data:` lives in its region's zone.
+  for (const StorageLocation& l : estate.data.locations) {
+    if (!l.url.empty() && (path == l.url || path.rfind(l.url + "/", 0) == 0)) zones.insert(l.zone);
+  }
   bool local = path.find("://") == std::string::npos || path.rfind("file://", 0) == 0;
   if (const Cluster* c = estate.FindCluster(written_on); c && local) zones.insert(c->zone);
   if (zones.size() == 1 && *zones.begin() == zone) return "";
   std::string where = zones.empty() ? "storage no cluster of the estate declares" : "storage of clusters in zone";
   for (const std::string& z : zones) where += " " + z;
   return "the job is bound to residency zone " + zone + ", and " + Utf8Prefix(path, 256) + " is " + where +
-         "; write checkpoints to storage the clusters of " + zone + " declare (clusters[].storage)";
+         "; write checkpoints to storage the clusters of " + zone +
+         " declare (clusters[].storage) or to a storage location there (data.locations)";
 }
 
 }  // namespace causeway::readiness

@@ -15,7 +15,8 @@ namespace causeway::readiness {
 // Why `path`, written by a job bound to `zone` whose latest attempt ran on
 // cluster `written_on` ("" if none yet), is not shown to be in the zone, or
 // "" when it is. A location no cluster declares, or that clusters of
-// several zones share, cannot be shown to stay in the zone.
+// several zones share, cannot be shown to stay in the zone. A path under a
+// storage location's url (data.locations) is in that location's zone.
 std::string ResidencyBreach(const Estate& estate, const std::string& zone, const std::string& path,
                             const std::string& written_on);
 

@@ -73,6 +73,7 @@ struct Explanation {
     bool reserved = false;
     std::string price_per_gpu_hour;
     bool data_local = false;
+    std::string data;  // "data local", or what reading remotely moves and costs
     int load_percent = 0;
     std::string reason;  // why not, for the others
   };
@@ -264,6 +265,10 @@ class Engine : private placement::CapacityView {
   // `providers` maps provider names of the estate to their adapters; the
   // engine does not own them.
   Engine(const Estate& estate, std::map<std::string, ProviderAdapter*> providers, EngineOptions options = {});
+
+  // Where registered dataset versions have verified replicas (routing's
+  // data locality); null: the estate's replicas only.
+  void SetDataPlaces(const placement::DataPlaces* places) { router_.SetDataPlaces(places); }
 
   // Queues a new job, or holds it until the pipeline step before it has
   // succeeded. kInvalidArgument if its team has no queue (when queues are

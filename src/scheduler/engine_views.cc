@@ -77,6 +77,7 @@ std::optional<Explanation> Engine::Explain(const std::string& job_id) const {
       cand.reserved = c.option.reserved;
       cand.price_per_gpu_hour = Money(std::max<int64_t>(0, c.option.price_micros), estate_.currency).AmountString();
       cand.data_local = c.option.data_local;
+      cand.data = c.data;
       cand.load_percent = c.option.load_permille / 10;
     } else {
       cand.reason = c.failure;

@@ -32,6 +32,7 @@ json ToJson(const Explanation& e) {
       j["reserved"] = c.reserved;
       j["price_per_gpu_hour"] = c.price_per_gpu_hour;
       j["data_local"] = c.data_local;
+      if (!c.data.empty()) j["data"] = c.data;
       j["load_percent"] = c.load_percent;
     } else {
       j["reason"] = c.reason;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <spdlog/spdlog.h>
+
 #include "causeway/ids.h"
 
 namespace causeway {
@@ -71,7 +73,41 @@ DatasetService::DatasetService(Store& store, CommitQueue& queue, const Estate& e
       queue_(queue),
       estate_(estate),
       clock_(clock),
-      rclone_(rclone ? *rclone : data::RcloneSettings{estate.data.rclone, estate.data.rclone_config, "", {}}) {}
+      rclone_(rclone ? *rclone : data::RcloneSettings{estate.data.rclone, estate.data.rclone_config, "", {}}) {
+  if (Status st = RefreshPlaces(""); !st.ok()) {
+    spdlog::warn("the dataset registry could not be read for routing: {}", st.ToString());
+  }
+}
+
+std::optional<placement::DataPlace> DatasetService::Verified(const std::string& digest) const {
+  MutexLock lock(places_mu_);
+  auto it = places_.find(digest);
+  if (it == places_.end()) return std::nullopt;
+  return it->second;
+}
+
+Status DatasetService::RefreshPlaces(const std::string& digest) {
+  ASSIGN_OR_RETURN(auto versions, store_.ListDatasetVersions(""));
+  ASSIGN_OR_RETURN(auto replicas, store_.ListDatasetReplicas(digest));
+  std::map<std::string, placement::DataPlace> fresh;
+  for (const DatasetVersion& v : versions) {
+    if (digest.empty() || v.digest == digest) fresh[v.digest].bytes = v.bytes;
+  }
+  for (const DatasetReplica& r : replicas) {
+    const StorageLocation* l = estate_.data.FindLocation(r.location);
+    auto it = fresh.find(r.digest);
+    if (r.state != "verified" || !l || it == fresh.end()) continue;
+    auto& places = it->second.places;
+    if (std::find(places.begin(), places.end(), l->Location()) == places.end()) places.push_back(l->Location());
+  }
+  MutexLock lock(places_mu_);
+  if (digest.empty()) {
+    places_ = std::move(fresh);
+  } else {
+    for (auto& [d, p] : fresh) places_[d] = std::move(p);
+  }
+  return Status::Ok();
+}
 
 DatasetService::~DatasetService() {
   stop_ = true;
@@ -270,6 +306,7 @@ Result<DatasetVersion> DatasetService::Register(const identity::Principal& who, 
     if (replica) e.details["location"] = replica->location;
     return tx.AppendAudit(e);
   }));
+  if (Status st = RefreshPlaces(v.digest); !st.ok()) spdlog::warn("dataset registry: {}", st.ToString());
   return v;
 }
 
@@ -316,6 +353,7 @@ Result<DatasetReplica> DatasetService::Verify(const identity::Principal& who, co
                         {"detail", r.detail}};
     return tx.AppendAudit(e);
   }));
+  if (Status st = RefreshPlaces(v.digest); !st.ok()) spdlog::warn("dataset registry: {}", st.ToString());
   return r;
 }
 
@@ -405,6 +443,8 @@ Result<Replication> DatasetService::Replicate(const identity::Principal& who, co
     replications_.erase(rep.id);
     return started;
   }
+  // A replica being written to does not count until it is verified again.
+  if (Status st = RefreshPlaces(v.digest); !st.ok()) spdlog::warn("dataset registry: {}", st.ToString());
   auto state = std::make_shared<Running>();
   state->id = rep.id;
   state->key = key;
@@ -514,6 +554,7 @@ void DatasetService::Run(std::shared_ptr<Running> r, std::string from_remote, st
     }
     return tx.AppendAudit(e);
   });
+  if (Status st = RefreshPlaces(r->version.digest); !st.ok()) spdlog::warn("dataset registry: {}", st.ToString());
   MutexLock lock(mu_);
   busy_.erase(r->key);
   if (auto it = replications_.find(r->id); it != replications_.end()) {

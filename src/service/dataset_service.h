@@ -30,6 +30,7 @@
 #include "data/manifest.h"
 #include "data/rclone.h"
 #include "identity/tokens.h"
+#include "placement/router.h"
 #include "store/commit_queue.h"
 
 namespace causeway {
@@ -68,7 +69,10 @@ struct Replication {
   std::optional<Money> transfer_cost;  // bytes moved at the estate's transfer price
 };
 
-class DatasetService {
+// It is also routing's view of where versions are verified
+// (placement::DataPlaces), kept in memory: loaded when it starts and
+// updated after each of its own writes.
+class DatasetService : public placement::DataPlaces {
  public:
   // `rclone` overrides the estate's rclone settings (tests give their own
   // HOME); by default they come from the estate's `data:`.
@@ -124,7 +128,11 @@ class DatasetService {
 
   static constexpr int kMaxRunning = 4;
 
+  std::optional<placement::DataPlace> Verified(const std::string& digest) const override EXCLUDES(places_mu_);
+
  private:
+  // Reads what the store has of `digest` ("" : every version) into places_.
+  Status RefreshPlaces(const std::string& digest) EXCLUDES(places_mu_);
   struct Running;
   Result<data::Manifest> LoadManifest(const std::string& digest) const;
   std::string RemotePath(const StorageLocation& l, const std::string& path) const;
@@ -146,6 +154,8 @@ class DatasetService {
     std::shared_ptr<std::atomic<bool>> ended;
   };
   std::vector<Worker> threads_ GUARDED_BY(mu_);
+  mutable Mutex places_mu_;
+  std::map<std::string, placement::DataPlace> places_ GUARDED_BY(places_mu_);
 };
 
 }  // namespace causeway

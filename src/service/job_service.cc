@@ -61,8 +61,10 @@ Result<JobService::Step> JobService::PrepareStep(const identity::Principal& who,
     return PermissionDenied(who.Describe() + " may not submit to team " + (spec.team.empty() ? "(none)" : spec.team) +
                             "'s queue: no role of theirs covers it (causeway access explain)");
   }
-  RETURN_IF_ERROR(CheckSubmission(spec, policies_, estate_, router_, request.file, parsed.warnings));
+  // Datasets first: the digests they resolve to decide where the job may
+  // run by its data.
   if (dataset_check_ && !spec.datasets.empty()) RETURN_IF_ERROR(dataset_check_(spec, request.file, parsed.warnings));
+  RETURN_IF_ERROR(CheckSubmission(spec, policies_, estate_, router_, request.file, parsed.warnings));
 
   Step out;
   out.spec = spec;

@@ -110,6 +110,9 @@ class JobService {
   // the estate's names are checked. Set before the first submission.
   using DatasetCheck = std::function<Status(JobSpec& spec, const std::string& file, std::vector<Diagnostic>& warnings)>;
   void SetDatasetCheck(DatasetCheck check) { dataset_check_ = std::move(check); }
+  // Where registered dataset versions are verified, so that a job that
+  // must run by its data is refused when no cluster is near it.
+  void SetDataPlaces(const placement::DataPlaces* places) { router_.SetDataPlaces(places); }
 
   // Cancels a job that has not finished. kNotFound, or kFailedPrecondition
   // for a finished job. `done` is called exactly once.

@@ -74,6 +74,11 @@ void SchedulerService::Build() {
 
 SchedulerService::~SchedulerService() { Stop(); }
 
+void SchedulerService::SetDataPlaces(const placement::DataPlaces* places) {
+  MutexLock lock(mu_);
+  engine_->SetDataPlaces(places);
+}
+
 Result<std::map<std::string, std::string>> SchedulerService::PrepareLaunch(const std::string&, int,
                                                                          const Cluster& cluster, Timestamp) {
   // Only while the lease is surely still ours: a replica that may have lost

@@ -112,6 +112,9 @@ class SchedulerService {
   // before Start; unset: a job with secrets is cancelled when placed, as
   // its secrets cannot be given to it.
   void SetSecretBox(const identity::SecretBox* box) { secrets_ = box; }
+  // Where registered dataset versions are verified (the dataset registry),
+  // for routing; unset: the estate's replicas only.
+  void SetDataPlaces(const placement::DataPlaces* places) EXCLUDES(mu_);
 
   // For the idle reaper: the attempts running on their backends and every
   // provider's per-GPU utilization now. Nothing on a replica that does not

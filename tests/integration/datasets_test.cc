@@ -68,7 +68,8 @@ class DatasetsTest : public ::testing::Test {
               "  locations:\n"
               "    - {name: nebius-eu, provider: nebius, region: eu-north1, remote: \"eu:eu-datasets\",\n"
               "       url: \"s3://eu-datasets\", storage_per_gb_month: \"0.02\"}\n"
-              "    - {name: coreweave-us, provider: coreweave, region: us-east-04, remote: \"us:us-datasets\"}\n"
+              "    - {name: coreweave-us, provider: coreweave, region: us-east-04, remote: \"us:us-datasets\",\n"
+              "       url: \"s3://us-datasets\"}\n"
               "  transfer_prices:\n"
               "    - {from: nebius, to: \"*\", per_gb: \"0.05\", kind: egress}\n";
     std::string path = dir_.path() + "/estate.yaml";
@@ -145,6 +146,25 @@ TEST_F(DatasetsTest, RegisterReplicateVerifyRepairAndSubmit) {
   EXPECT_EQ(unknown.exit_code, 4);
   EXPECT_NE(unknown.err.find("registered: 2024-05"), std::string::npos) << unknown.err;
 
+  // Routing reads the registry: with the only verified copy in the EU, an
+  // H100 job that must run by its data has nowhere to go (the estate's
+  // static replica list, which names coreweave/us-east-04, no longer
+  // counts for a registered version); one allowed to read remotely is
+  // told what it would move, and at what price.
+  const std::string h100 = "name: t\nresources: {accelerators: H100:8}\nlabels: {team: nlp}\nrun: echo\n";
+  auto nowhere = Api("POST", "/v1/jobs", {{"spec", h100 + "datasets: [c4@2024-05]\n"}});
+  ASSERT_TRUE(nowhere);
+  EXPECT_EQ(nowhere->status, 400) << nowhere->body;
+  EXPECT_NE(nowhere->body.find("no verified replica of dataset c4@2024-05 in coreweave/us-east-04"), std::string::npos)
+      << nowhere->body;
+  auto remote = Api("POST", "/v1/jobs", {{"spec", h100 + "datasets: [c4@2024-05]\nallow_remote_data: true\n"}});
+  ASSERT_TRUE(remote && remote->status == 201) << (remote ? remote->body : "");
+  std::string remote_id = json::parse(remote->body)["job"]["id"];
+  auto explain = Api("GET", "/v1/jobs/" + remote_id + "/explain");
+  ASSERT_TRUE(explain);
+  EXPECT_NE(explain->body.find("would read 200.0 KB across regions at 0.00001 USD"), std::string::npos)
+      << explain->body;
+
   // Replicated to the other region: everything moves once, then nothing.
   json rep = CliJson({"dataset", "replicate", "c4@2024-05", "--to", "coreweave/us-east-04"});
   EXPECT_EQ(rep["state"], "verified") << rep.dump();
@@ -152,6 +172,15 @@ TEST_F(DatasetsTest, RegisterReplicateVerifyRepairAndSubmit) {
   EXPECT_EQ(rep["from"], "nebius-eu");
   // 0.05 USD a GB leaving nebius.
   EXPECT_EQ(rep["transfer_cost"], Money::Scale(Money(50'000, "USD"), total, 1'000'000'000)->ToString());
+  // Now the same job that must run by its data is placed by it.
+  auto local = Api("POST", "/v1/jobs", {{"spec", h100 + "datasets: [c4@2024-05]\n"}});
+  ASSERT_TRUE(local && local->status == 201) << (local ? local->body : "");
+  auto local_explain = Api("GET", "/v1/jobs/" + json::parse(local->body)["job"]["id"].get<std::string>() + "/explain");
+  ASSERT_TRUE(local_explain);
+  EXPECT_NE(local_explain->body.find("data local"), std::string::npos) << local_explain->body;
+  EXPECT_NE(local_explain->body.find("no verified replica of dataset c4@2024-05 in coreweave/eu-west-01"),
+            std::string::npos)
+      << local_explain->body;
   json twice = CliJson({"dataset", "replicate", "c4@2024-05", "--to", "coreweave-us"});
   EXPECT_EQ(twice["state"], "verified");
   EXPECT_EQ(twice["bytes_moved"], 0);
@@ -209,6 +238,21 @@ TEST_F(DatasetsTest, RegisterReplicateVerifyRepairAndSubmit) {
   ASSERT_TRUE(unbound);
   EXPECT_EQ(unbound->status, 422) << unbound->body;
   EXPECT_NE(unbound->body.find("residency: eu"), std::string::npos) << unbound->body;
+
+  // Bound to the EU, it may read the EU dataset, and it may register a
+  // checkpoint in the EU's storage location but not in the US one.
+  auto bound = Api("POST", "/v1/jobs",
+                   {{"spec", "name: t\nresources: {accelerators: H200:8}\nlabels: {team: vision}\nresidency: eu\n"
+                             "datasets: [patients@v1]\nrun: echo\n"}});
+  ASSERT_TRUE(bound && bound->status == 201) << (bound ? bound->body : "");
+  std::string bound_id = json::parse(bound->body)["job"]["id"];
+  auto us_ckpt = Api("POST", "/v1/jobs/" + bound_id + "/checkpoints", {{"path", "s3://us-datasets/ckpt/step-1"}});
+  ASSERT_TRUE(us_ckpt);
+  EXPECT_EQ(us_ckpt->status, 409) << us_ckpt->body;
+  EXPECT_NE(us_ckpt->body.find("zone us"), std::string::npos) << us_ckpt->body;
+  auto eu_ckpt = Api("POST", "/v1/jobs/" + bound_id + "/checkpoints", {{"path", "s3://eu-datasets/ckpt/step-1"}});
+  ASSERT_TRUE(eu_ckpt);
+  EXPECT_EQ(eu_ckpt->status, 201) << eu_ckpt->body;
 
   // Every step is in the audit trail, with the bytes each copy moved.
   auto audit = Api("GET", "/v1/audit?action=dataset.&limit=100");
