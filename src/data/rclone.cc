@@ -1,5 +1,6 @@
 #include "data/rclone.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdlib>
 #include <thread>
@@ -116,7 +117,9 @@ Result<CopyResult> Rclone::Copy(const std::string& from, const std::string& to, 
     argv.insert(argv.end(), {"copy", from, to, "--checksum", "--use-json-log", "-v", "--stats", "1s",
                              "--retries", "1", "--low-level-retries", "3"});
     if (!options.bwlimit.empty()) argv.insert(argv.end(), {"--bwlimit", options.bwlimit});
+    if (!options.copy_dest.empty()) argv.insert(argv.end(), {"--copy-dest", options.copy_dest});
     CopyProgress last;
+    int64_t server_side = 0;
     last.run = run;
     std::string error;
     ProcessStreams streams;
@@ -128,6 +131,10 @@ Result<CopyResult> Rclone::Copy(const std::string& from, const std::string& to, 
       if (!j.is_object()) {
         if (error.size() < 2048) error += std::string(line.substr(0, 512)) + " ";
         return true;
+      }
+      if (j.value("msg", "") == "Copied (server-side copy)" && options.object_size && j.contains("object") &&
+          j["object"].is_string()) {
+        server_side += options.object_size(j["object"].get<std::string>());
       }
       if (j.value("level", "") == "error" && error.size() < 2048) {
         error += j.value("msg", "") + (j.contains("object") ? " (" + j.value("object", "") + ")" : "") + "; ";
@@ -149,7 +156,8 @@ Result<CopyResult> Rclone::Copy(const std::string& from, const std::string& to, 
     };
     auto rc = RunProcessStreaming(argv, Environment(), s_.timeout, streams);
     total.runs = run;
-    total.bytes_moved += last.bytes;
+    total.bytes_moved += std::max<int64_t>(0, last.bytes - server_side);
+    total.server_side_bytes += server_side;
     total.transfers += last.transfers;
     total.checks += last.checks;
     if (rc.ok() && *rc == 0) return total;

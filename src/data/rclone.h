@@ -35,6 +35,13 @@ struct CopyProgress {
 
 struct CopyOptions {
   std::string bwlimit;  // rclone's --bwlimit ("10M", "512k"); "" : none
+  // A path at the target holding an earlier version (rclone's
+  // --copy-dest): objects found there unchanged are copied within the
+  // target's store, not moved across the network.
+  std::string copy_dest;
+  // An object's size by its path (the manifest's), to tell the bytes that
+  // crossed the network from those copied within the target.
+  std::function<int64_t(std::string_view object)> object_size;
   int attempts = 3;     // runs of rclone before giving up
   std::chrono::milliseconds backoff{std::chrono::seconds(2)};  // before run 2; doubled after each
   std::function<void(const CopyProgress&)> progress;
@@ -44,7 +51,10 @@ struct CopyOptions {
 };
 
 struct CopyResult {
-  int64_t bytes_moved = 0;  // every run's bytes, summed
+  // Every run's bytes across the network, summed: rclone's count less what
+  // was copied within the target's store (server-side).
+  int64_t bytes_moved = 0;
+  int64_t server_side_bytes = 0;
   int64_t transfers = 0, checks = 0;
   int runs = 0;
   std::vector<std::string> errors;  // one per failed run

@@ -65,6 +65,7 @@ struct DatasetService::Running {
   DatasetVersion version;
   DatasetReplica replica;
   std::string from_place, to_place;
+  std::string copy_dest;  // an earlier version's replica at the target, or ""
 };
 
 DatasetService::DatasetService(Store& store, CommitQueue& queue, const Estate& estate, const Clock& clock,
@@ -394,6 +395,18 @@ Result<Replication> DatasetService::Replicate(const identity::Principal& who, co
   auto existing = std::find_if(replicas.begin(), replicas.end(), [&](const DatasetReplica& r) { return r.location == location; });
   if (existing != replicas.end() && !existing->path.empty()) path = existing->path;
 
+  // An earlier version verified at the target: what it shares with this
+  // one is copied there within the store instead of across the network.
+  std::string copy_dest;
+  ASSIGN_OR_RETURN(auto versions, store_.ListDatasetVersions(v.dataset));
+  for (auto it = versions.rbegin(); it != versions.rend() && copy_dest.empty(); ++it) {
+    if (it->digest == v.digest) continue;
+    ASSIGN_OR_RETURN(auto others, store_.ListDatasetReplicas(it->digest));
+    for (const DatasetReplica& o : others) {
+      if (o.location == location && o.state == "verified" && o.path != path) copy_dest = RemotePath(*to, o.path);
+    }
+  }
+
   Replication rep;
   Timestamp now = clock_.Now();
   rep.id = NewId("rep", now);
@@ -452,6 +465,7 @@ Result<Replication> DatasetService::Replicate(const identity::Principal& who, co
   state->replica = copying;
   state->from_place = from->Location();
   state->to_place = to->Location();
+  state->copy_dest = copy_dest;
   std::string from_remote = RemotePath(*from, src->path), to_remote = RemotePath(*to, path);
   std::vector<Worker> ended;
   {
@@ -485,8 +499,17 @@ void DatasetService::Update(const std::string& id, const std::function<void(Repl
 
 void DatasetService::Run(std::shared_ptr<Running> r, std::string from_remote, std::string to_remote,
                          ReplicationOptions options) {
+  auto manifest = LoadManifest(r->version.digest);
   data::CopyOptions copy;
   copy.bwlimit = options.bwlimit;
+  copy.copy_dest = r->copy_dest;
+  copy.object_size = [&](std::string_view object) -> int64_t {
+    if (!manifest.ok()) return 0;
+    const auto& objects = manifest->objects;
+    auto it = std::lower_bound(objects.begin(), objects.end(), object,
+                               [](const data::ObjectEntry& e, std::string_view p) { return e.path < p; });
+    return it != objects.end() && it->path == object ? it->size : 0;
+  };
   copy.attempts = options.attempts;
   copy.backoff = std::chrono::duration_cast<std::chrono::milliseconds>(options.backoff);
   copy.stop = &stop_;
@@ -508,7 +531,7 @@ void DatasetService::Run(std::shared_ptr<Running> r, std::string from_remote, st
     detail = copied.status().message();
   } else {
     // What arrived is checked against the manifest before it counts.
-    auto want = LoadManifest(r->version.digest);
+    const auto& want = manifest;
     auto have = want.ok() ? rclone_.List(to_remote, want->hash_type, {}, &stop_) : Result<data::Manifest>(want.status());
     if (!have.ok()) {
       state = "failed";
@@ -541,6 +564,7 @@ void DatasetService::Run(std::shared_ptr<Running> r, std::string from_remote, st
                         {"to", replica.location},
                         {"state", state},
                         {"bytes_moved", done.bytes_moved},
+                        {"bytes_copied_within", done.server_side_bytes},
                         {"transfers", done.transfers},
                         {"runs", static_cast<int64_t>(done.runs)},
                         {"errors", done.errors},

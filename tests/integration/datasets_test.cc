@@ -208,6 +208,18 @@ TEST_F(DatasetsTest, RegisterReplicateVerifyRepairAndSubmit) {
   EXPECT_EQ(repaired["bytes_moved"], 50'000);
   EXPECT_EQ(CliJson({"dataset", "verify", "c4@2024-05", "--at", "coreweave-us"})["state"], "verified");
 
+  // A new version that changes one object of five: only that object
+  // crosses to the other region; the rest is copied there from 2024-05's
+  // replica, within the store.
+  Rclone(conf_, {"copy", "eu:eu-datasets/c4/2024-05", "eu:eu-datasets/c4/2024-06"});
+  std::string changed = dir_.path() + "/changed.bin";
+  std::ofstream(changed) << RandomBytes(50'000, 42);
+  Rclone(conf_, {"copyto", changed, "eu:eu-datasets/c4/2024-06/train/s2.bin"});
+  ASSERT_EQ(Cli({"dataset", "register", "c4", "--from", "nebius-eu:c4/2024-06", "--version", "2024-06"}).exit_code, 0);
+  json next = CliJson({"dataset", "replicate", "c4@2024-06", "--to", "coreweave-us"});
+  EXPECT_EQ(next["state"], "verified") << next.dump();
+  EXPECT_EQ(next["bytes_moved"], 50'000) << next.dump();
+
   // A dataset bound to the EU is never copied out of it.
   Upload("patients/v1", 1, 1'000, 7);
   ASSERT_EQ(Cli({"dataset", "register", "patients", "--from", "nebius-eu:patients/v1", "--version", "v1"}).exit_code, 0);
@@ -265,9 +277,9 @@ TEST_F(DatasetsTest, RegisterReplicateVerifyRepairAndSubmit) {
     if (e["action"] == "dataset.verify") ++verified;
     if (e["action"] == "dataset.replicate") moved.push_back(e["details"]["bytes_moved"]);
   }
-  EXPECT_EQ(registered, 2);
+  EXPECT_EQ(registered, 3);
   EXPECT_EQ(verified, 2);
-  EXPECT_EQ(moved, (std::vector<int64_t>{total, 0, 50'000}));
+  EXPECT_EQ(moved, (std::vector<int64_t>{total, 0, 50'000, 50'000}));
 }
 
 TEST_F(DatasetsTest, AnInterruptedCopyIsRetriedAndResumesWhereItStopped) {
