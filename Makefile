@@ -60,6 +60,8 @@ bench: build
 	bench/focus/run.sh $(RELEASE_DIR)
 	bench/audit_import/run.sh $(RELEASE_DIR)
 	$(RELEASE_DIR)/bench/verify_bench 1000000
+	@if command -v rclone >/dev/null && [ -x "$${CAUSEWAY_MOTO_VENV:-$$HOME/.cache/causeway/moto-5.2.6}/bin/moto_server" ]; then bench/datasets/run.sh $(RELEASE_DIR); \
+	else echo "bench/datasets skipped: needs rclone and moto (scripts/install-deps.sh test)"; fi
 	@if [ "$$(id -u)" = 0 ] && command -v slurmctld >/dev/null; then bench/slurm_submit/run.sh $(RELEASE_DIR) 100; \
 	else echo "bench/slurm_submit skipped: needs root and Slurm (scripts/install-deps.sh test)"; fi
 
