@@ -244,6 +244,21 @@ struct DatasetReplica {
   Timestamp updated_at;
 };
 
+// What moving or keeping data cost, charged to the team (and job) that
+// caused it: a replication (to the dataset's owner), a job reading a
+// dataset from another region (to the job), at the estate's prices.
+struct DataCharge {
+  std::string id;    // "dch_<ulid>"
+  Timestamp at;
+  std::string kind;  // "replication" or "remote-read"
+  std::string team;  // "" when nobody owns it
+  std::string job_id;  // "" unless a job caused it
+  std::string dataset, digest;
+  std::string from_place, to_place;  // "provider/region"
+  int64_t bytes = 0;
+  int64_t amount_micros = 0;  // in the estate's currency
+};
+
 // One imported billing file (FOCUS). `provider` is the estate's provider the
 // bill is for; (provider, digest) is unique, so importing a file again
 // changes nothing.

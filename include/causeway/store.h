@@ -207,6 +207,8 @@ class DatasetWriter {
   virtual Status InsertDatasetVersion(const DatasetVersion& version, const std::string& manifest) = 0;
   // Inserts or replaces replica (digest, location).
   virtual Status PutDatasetReplica(const DatasetReplica& replica) = 0;
+  // Records what moving data cost; kAlreadyExists when the id is taken.
+  virtual Status InsertDataCharge(const DataCharge& charge) = 0;
 
  protected:
   ~DatasetWriter() = default;
@@ -433,6 +435,10 @@ class DatasetReader {
   // The replicas of the version with `digest` ("" : of every version),
   // ordered by digest and location.
   virtual Result<std::vector<DatasetReplica>> ListDatasetReplicas(const std::string& digest) const = 0;
+  // The data charges of `job_id` ("" : of every job and none) made in
+  // [from, to), oldest first.
+  virtual Result<std::vector<DataCharge>> ListDataCharges(const std::string& job_id, Timestamp from,
+                                                          Timestamp to) const = 0;
 
  protected:
   ~DatasetReader() = default;

@@ -2,6 +2,8 @@
 // checkpoints; a job is visible to whoever may read its team.
 #include <algorithm>
 
+#include <limits>
+
 #include "api/api_helpers.h"
 #include "api/api_service.h"
 #include "causeway/money.h"
@@ -205,6 +207,15 @@ Result<HttpResponse> ApiService::GetJob(HttpRequest& req) {
   for (const auto& a : detail->attempts) j["attempts"].push_back(ToJson(a));
   j["events"] = json::array();
   for (const auto& e : detail->events) j["events"].push_back(ToJson(e));
+  // What moving its data cost (docs/datasets.md): its own lines in `cost job`.
+  ASSIGN_OR_RETURN(auto charges, store_.ListDataCharges(detail->job.id, FromUnixMicros(0),
+                                                        FromUnixMicros(std::numeric_limits<int64_t>::max())));
+  j["data_charges"] = json::array();
+  for (const DataCharge& c : charges) {
+    j["data_charges"].push_back({{"id", c.id}, {"kind", c.kind}, {"dataset", c.dataset}, {"digest", c.digest},
+                                 {"from", c.from_place}, {"to", c.to_place}, {"bytes", c.bytes},
+                                 {"amount_micros", c.amount_micros}, {"at", FormatRfc3339(c.at)}});
+  }
   return JsonResponse(200, j);
 }
 

@@ -361,10 +361,22 @@ void AddCostJob(Cli& c) {
              hours(a.value("gpu_seconds", int64_t{0})), money(cost), busy(w, o), outcome});
     }
     t.Print(std::cout);
+    // Moving its data: each charge on a line of its own.
+    int64_t data = 0;
+    if (j->contains("data_charges") && !(*j)["data_charges"].empty()) {
+      Table d({"data", "dataset", "from", "to", "bytes", "cost"});
+      for (const auto& c : (*j)["data_charges"]) {
+        int64_t amount = c.value("amount_micros", int64_t{0});
+        data += amount;
+        d.Add({Str(c, "kind"), Str(c, "dataset"), Str(c, "from"), Str(c, "to"), Str(c, "bytes"), money(amount)});
+      }
+      d.Print(std::cout);
+    }
     size_t n = (*j)["attempts"].size();
-    std::cout << "total " << money(total) << " over " << n << (n == 1 ? " attempt" : " attempts");
+    std::cout << "total " << money(total + data) << " over " << n << (n == 1 ? " attempt" : " attempts");
+    if (data > 0) std::cout << " (" << money(data) << " of it moving data)";
     if (wasted > 0) std::cout << "; " << money(wasted) << " of it on attempts that did not finish the work";
-    if (Str(job, "state") == "succeeded") std::cout << "; cost of the completed job: " << money(total);
+    if (Str(job, "state") == "succeeded") std::cout << "; cost of the completed job: " << money(total + data);
     std::cout << "\n";
     if (observed > 0) {
       // Goodput: GPU time doing work over the GPU time allocated.

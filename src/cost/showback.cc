@@ -1,6 +1,7 @@
 #include "cost/showback.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -116,6 +117,34 @@ Result<MeteredShowback> RunMeteredShowback(const Store& store, const Estate& est
       ++line.completed_jobs;
     }
   }
+  // What moving data cost in the period, on the same lines (a dimension a
+  // charge has no value for, such as its GPU, is "").
+  auto bound = [](const std::string& day, int64_t none) {
+    auto t = ParseRfc3339(day + "T00:00:00Z");
+    return day.empty() || !t.ok() ? FromUnixMicros(none) : *t;
+  };
+  ASSIGN_OR_RETURN(auto charges, store.ListDataCharges("", bound(days.first, 0),
+                                                        bound(days.second, std::numeric_limits<int64_t>::max())));
+  for (const DataCharge& c : charges) {
+    std::string provider = c.to_place.substr(0, c.to_place.find('/'));
+    if (!request.provider.empty() && provider != request.provider) continue;
+    std::string day = DayOf(ToUnixMicros(c.at));
+    std::vector<std::string> keys;
+    for (Dim dim : dims) {
+      switch (dim) {
+        case Dim::kTeam: keys.push_back(c.team); break;
+        case Dim::kJob: keys.push_back(c.job_id); break;
+        case Dim::kProvider: keys.push_back(provider); break;
+        case Dim::kMonth: keys.push_back(day.substr(0, 7)); break;
+        case Dim::kDay: keys.push_back(day); break;
+        case Dim::kOwner: case Dim::kCluster: case Dim::kGpu: keys.push_back(""); break;
+      }
+    }
+    MeteredLine& line = lines[keys];
+    line.keys = keys;
+    line.data_bytes += c.bytes;
+    line.data_micros += c.amount_micros;
+  }
   for (auto& [keys, line] : lines) out.lines.push_back(std::move(line));
   return out;
 }
@@ -128,9 +157,13 @@ nlohmann::json ToJson(const MeteredShowback& s) {
     r["attempts"] = line.attempts;
     r["gpu_hours"] = GpuHoursText(line.gpu_seconds);
     r["cost"] = MicrosText(line.cost_micros);
+    r["data_cost"] = MicrosText(line.data_micros);
+    r["data_bytes"] = line.data_bytes;
+    r["total_cost"] = MicrosText(line.cost_micros + line.data_micros);
     r["completed_jobs"] = line.completed_jobs;
     r["cost_per_completed_job"] =
-        line.completed_jobs > 0 ? nlohmann::json(MicrosText(line.cost_micros / line.completed_jobs)) : nlohmann::json();
+        line.completed_jobs > 0 ? nlohmann::json(MicrosText((line.cost_micros + line.data_micros) / line.completed_jobs))
+                                : nlohmann::json();
     r["wasted_cost"] = MicrosText(line.wasted_micros);
     rows.push_back(std::move(r));
   }

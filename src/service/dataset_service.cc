@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include "causeway/ids.h"
@@ -59,6 +60,45 @@ Result<const StorageLocation*> FindLocation(const Estate& estate, const std::str
 }
 
 }  // namespace
+
+std::vector<DataCharge> RemoteReadCharges(const Estate& estate, const placement::DataPlaces& places,
+                                          const JobRecord& job, const std::string& cluster_name, Timestamp at,
+                                          const std::string& id_prefix) {
+  std::vector<DataCharge> out;
+  const Cluster* cluster = estate.FindCluster(cluster_name);
+  if (!cluster) return out;
+  std::string location = cluster->provider + "/" + cluster->region;
+  nlohmann::json spec = nlohmann::json::parse(job.spec_json, nullptr, false);
+  if (!spec.is_object() || !spec.contains("datasets") || !spec["datasets"].is_array()) return out;
+  for (const auto& d : spec["datasets"]) {
+    if (!d.is_object() || !d.contains("digest") || !d["digest"].is_string()) continue;
+    std::string digest = d["digest"];
+    auto place = places.Verified(digest);
+    if (!place || place->places.empty()) continue;
+    const auto& at_places = place->places;
+    if (std::find(at_places.begin(), at_places.end(), location) != at_places.end()) continue;
+    std::string from = at_places.front();
+    for (const std::string& p : at_places) {
+      if (p.rfind(cluster->provider + "/", 0) == 0) from = p;
+    }
+    DataCharge c;
+    c.id = id_prefix + "-" + std::to_string(out.size() + 1);
+    c.at = at;
+    c.kind = "remote-read";
+    c.team = job.team;
+    c.job_id = job.id;
+    c.dataset = d.value("name", "");
+    c.digest = digest;
+    c.from_place = from;
+    c.to_place = location;
+    c.bytes = place->bytes;
+    if (auto per_gb = estate.data.TransferPerGb(from, location, estate.currency)) {
+      if (auto amount = PriceOf(*per_gb, c.bytes); amount.ok()) c.amount_micros = amount->micros();
+    }
+    out.push_back(std::move(c));
+  }
+  return out;
+}
 
 struct DatasetService::Running {
   std::string id, key;
@@ -553,6 +593,7 @@ void DatasetService::Run(std::shared_ptr<Running> r, std::string from_remote, st
   }
   std::string actor;
   Update(r->id, [&](Replication& rep) { actor = rep.actor; });
+  const std::string charge_id = NewId("dch", now);
   Status written = queue_.Run([&](WriteTx& tx) -> Status {
     RETURN_IF_ERROR(tx.PutDatasetReplica(replica));
     AuditEvent e;
@@ -573,8 +614,22 @@ void DatasetService::Run(std::shared_ptr<Running> r, std::string from_remote, st
                         {"from_place", r->from_place},
                         {"to_place", r->to_place}};
     if (cost) e.details["transfer_cost"] = cost->ToString();
-    if (const Dataset* ds = estate_.FindDataset(r->version.dataset); ds && !ds->owner.empty()) {
-      e.details["team"] = ds->owner;
+    const Dataset* ds = estate_.FindDataset(r->version.dataset);
+    if (ds && !ds->owner.empty()) e.details["team"] = ds->owner;
+    if (cost && done.bytes_moved > 0) {
+      DataCharge c;
+      c.id = charge_id;
+      c.at = now;
+      c.kind = "replication";
+      c.team = ds ? ds->owner : "";
+      c.dataset = r->version.dataset;
+      c.digest = r->version.digest;
+      c.from_place = r->from_place;
+      c.to_place = r->to_place;
+      c.bytes = done.bytes_moved;
+      c.amount_micros = cost->micros();
+      RETURN_IF_ERROR(tx.InsertDataCharge(c));
+      e.details["charge"] = c.id;
     }
     return tx.AppendAudit(e);
   });

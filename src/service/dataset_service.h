@@ -35,6 +35,16 @@
 
 namespace causeway {
 
+// What a job reads across regions when its attempt runs on `cluster`: one
+// charge per dataset version (by the digest in its stored spec) with no
+// verified replica in the cluster's place, its bytes at the estate's
+// transfer price from the nearest verified replica, charged to the job's
+// team and the job. Ids are `<id_prefix>-<n>`. Versions the registry does
+// not know are not charged (their size is unknown).
+std::vector<DataCharge> RemoteReadCharges(const Estate& estate, const placement::DataPlaces& places,
+                                          const JobRecord& job, const std::string& cluster, Timestamp at,
+                                          const std::string& id_prefix);
+
 struct RegisterDataset {
   std::string name;
   std::string version;  // the label; [A-Za-z0-9._-], at most 64; "" : v<N>, N the versions so far + 1

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "identity/tokens.h"
+#include "service/dataset_service.h"
 #include "service/job_service.h"
 #include "service/scheduler_service.h"
 #include "provenance/facts.h"
@@ -232,7 +233,8 @@ std::vector<WriteFn> SchedulerService::Persist(const std::vector<Transition>& tr
       attempt.observed_gpu_seconds = observed;
       attempt.work_gpu_seconds = work;
     }
-    out.push_back([t, attempt, launch, fence](WriteTx& tx) -> Status {
+    const placement::DataPlaces* places = t.kind == Transition::Kind::kDispatched ? data_places_.load() : nullptr;
+    out.push_back([this, t, attempt, launch, fence, places](WriteTx& tx) -> Status {
       // Fencing: a replica that lost the lease records nothing more.
       RETURN_IF_ERROR(tx.CheckLease(kLease, fence.replica, fence.epoch));
       // A launch is recorded before its backend receives it (it is released
@@ -272,6 +274,16 @@ std::vector<WriteFn> SchedulerService::Persist(const std::vector<Transition>& tr
       e.details = {{"attempt", t.attempt},       {"cluster", t.cluster}, {"flavor", t.flavor},
                    {"gpus", t.gpus},             {"reserved", t.reserved}, {"borrowed", t.borrowed},
                    {"state", JobStateName(job->state)}, {"message", t.message}};
+      // A job placed away from its data pays for reading it across.
+      if (places) {
+        std::vector<std::string> charged;
+        for (const DataCharge& c : RemoteReadCharges(estate_, *places, *job, t.cluster, t.time,
+                                                     "dch_" + t.job_id + "_" + std::to_string(t.attempt))) {
+          RETURN_IF_ERROR(tx.InsertDataCharge(c));
+          charged.push_back(c.id);
+        }
+        if (!charged.empty()) e.details["data_charges"] = charged;
+      }
       // The attempt's credential lives exactly as long as the attempt.
       if (launch && launch->credential) {
         RETURN_IF_ERROR(tx.InsertToken(*launch->credential));

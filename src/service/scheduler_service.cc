@@ -75,6 +75,7 @@ void SchedulerService::Build() {
 SchedulerService::~SchedulerService() { Stop(); }
 
 void SchedulerService::SetDataPlaces(const placement::DataPlaces* places) {
+  data_places_.store(places);
   MutexLock lock(mu_);
   engine_->SetDataPlaces(places);
 }

@@ -22,6 +22,7 @@
 // attempt launched twice, and an attempt's token exists before it runs.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <map>
@@ -261,6 +262,9 @@ class SchedulerService {
   std::string server_url_ GUARDED_BY(mu_);
   identity::WorkloadIssuer* workload_ GUARDED_BY(mu_) = nullptr;
   const identity::SecretBox* secrets_ = nullptr;  // set before Start
+  // The dataset registry's places, for routing and for charging a job that
+  // reads its data from another region (SetDataPlaces).
+  std::atomic<const placement::DataPlaces*> data_places_{nullptr};
   UtilizationSource utilization_;                                  // set before Start
   std::vector<scheduler::Transition> drained_ GUARDED_BY(mu_);  // from the inbox, to persist
   bool leader_ GUARDED_BY(mu_) = false;

@@ -328,6 +328,28 @@ void DatasetReplicaValues(Sink& s, const DatasetReplica& d) {
   s.Add(MicrosOf(d.verified_at)).Add(ToUnixMicros(d.updated_at));
 }
 
+template <typename Row>
+DataCharge ReadDataCharge(const Row& r) {
+  DataCharge c;
+  c.id = r.Text(0);
+  c.at = FromUnixMicros(r.Int(1));
+  c.kind = r.Text(2);
+  c.team = r.Text(3);
+  c.job_id = r.Text(4);
+  c.dataset = r.Text(5);
+  c.digest = r.Text(6);
+  c.from_place = r.Text(7);
+  c.to_place = r.Text(8);
+  c.bytes = r.Int(9);
+  c.amount_micros = r.Int(10);
+  return c;
+}
+template <typename Sink>
+void DataChargeValues(Sink& s, const DataCharge& c) {
+  s.Add(c.id).Add(ToUnixMicros(c.at)).Add(c.kind).Add(c.team).Add(c.job_id).Add(c.dataset).Add(c.digest);
+  s.Add(c.from_place).Add(c.to_place).Add(c.bytes).Add(c.amount_micros);
+}
+
 // --- audit ----------------------------------------------------------------
 
 inline constexpr const char* kAuditColumns = "seq, time, actor, action, resource, details, prev_hash, hash";

@@ -352,8 +352,8 @@ CREATE INDEX jobs_unsealed ON jobs(id) WHERE sealed = 0 AND state IN ('succeeded
     R"sql(
 CREATE INDEX audit_by_action ON audit_events(action, seq);
 )sql",
-    // 23: datasets: each version's manifest, named by its digest, and the
-    // replicas of each version.
+    // 23: datasets: each version's manifest, named by its digest, the
+    // replicas of each version, and what moving data cost.
     R"sql(
 CREATE TABLE dataset_versions (
   digest TEXT PRIMARY KEY,
@@ -379,6 +379,21 @@ CREATE TABLE dataset_replicas (
   updated_at BIGINT NOT NULL,
   PRIMARY KEY (digest, location)
 );
+CREATE TABLE data_charges (
+  id TEXT PRIMARY KEY,
+  at BIGINT NOT NULL,
+  kind TEXT NOT NULL,
+  team TEXT NOT NULL,
+  job_id TEXT NOT NULL,
+  dataset TEXT NOT NULL,
+  digest TEXT NOT NULL,
+  from_place TEXT NOT NULL,
+  to_place TEXT NOT NULL,
+  bytes BIGINT NOT NULL,
+  amount_micros BIGINT NOT NULL
+);
+CREATE INDEX data_charges_by_time ON data_charges(at);
+CREATE INDEX data_charges_by_job ON data_charges(job_id, at);
 )sql",
 };
 
@@ -496,6 +511,13 @@ inline constexpr const char* kPutDatasetReplicaSql =
     "VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (digest, location) DO UPDATE SET path = excluded.path, "
     "state = excluded.state, bytes_moved = excluded.bytes_moved, detail = excluded.detail, "
     "verified_at = excluded.verified_at, updated_at = excluded.updated_at";
+inline constexpr const char* kInsertDataChargeSql =
+    "INSERT INTO data_charges (id, at, kind, team, job_id, dataset, digest, from_place, to_place, bytes, "
+    "amount_micros) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)";
+// $1 job ("" : every one), $2 from, $3 to.
+inline constexpr const char* kListDataChargesSql =
+    "SELECT id, at, kind, team, job_id, dataset, digest, from_place, to_place, bytes, amount_micros "
+    "FROM data_charges WHERE ($1 = '' OR job_id = $1) AND at >= $2 AND at < $3 ORDER BY at, id";
 // Whether a version with the label or the digest is stored ($1 dataset, $2 version, $3 digest).
 inline constexpr const char* kDatasetVersionTakenSql =
     "SELECT digest FROM dataset_versions WHERE (dataset = $1 AND version = $2) OR digest = $3";

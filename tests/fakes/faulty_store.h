@@ -199,6 +199,11 @@ class FaultyStore final : public Store {
     if (Status st = ReadFailure(); !st.ok()) return st;
     return real_.ListDatasetReplicas(digest);
   }
+  Result<std::vector<DataCharge>> ListDataCharges(const std::string& job_id, Timestamp from,
+                                                  Timestamp to) const override {
+    if (Status st = ReadFailure(); !st.ok()) return st;
+    return real_.ListDataCharges(job_id, from, to);
+  }
 
  private:
   Status ReadFailure() const {

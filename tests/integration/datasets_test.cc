@@ -266,6 +266,29 @@ TEST_F(DatasetsTest, RegisterReplicateVerifyRepairAndSubmit) {
   ASSERT_TRUE(eu_ckpt);
   EXPECT_EQ(eu_ckpt->status, 201) << eu_ckpt->body;
 
+  // The job placed away from its data paid for reading it across (once,
+  // when its attempt was placed), and showback has every byte moved on
+  // the team's line: the remote read and the replications of nlp's c4.
+  ASSERT_TRUE(Eventually([&] {
+    auto r = Api("GET", "/v1/jobs/" + remote_id);
+    return r && !json::parse(r->body)["data_charges"].empty();
+  })) << Api("GET", "/v1/jobs/" + remote_id)->body;
+  json remote_job = json::parse(Api("GET", "/v1/jobs/" + remote_id)->body);
+  ASSERT_EQ(remote_job["data_charges"].size(), 1u) << remote_job.dump();
+  EXPECT_EQ(remote_job["data_charges"][0]["kind"], "remote-read");
+  EXPECT_EQ(remote_job["data_charges"][0]["bytes"], total);
+  EXPECT_EQ(remote_job["data_charges"][0]["from"], "nebius/eu-north1");
+  EXPECT_EQ(remote_job["data_charges"][0]["amount_micros"], 10);  // 0.05 USD/GB x 200,003 B
+  CliResult cost_job = Cli({"cost", "job", remote_id});
+  EXPECT_NE(cost_job.out.find("remote-read"), std::string::npos) << cost_job.out;
+  auto showback = Api("GET", "/v1/cost/showback?source=metered&by=team");
+  ASSERT_TRUE(showback);
+  int64_t nlp_bytes = -1;
+  for (const json& row : json::parse(showback->body)["rows"]) {
+    if (row["team"] == "nlp") nlp_bytes = row["data_bytes"];
+  }
+  EXPECT_EQ(nlp_bytes, 2 * total + 2 * 50'000) << showback->body;
+
   // Every step is in the audit trail, with the bytes each copy moved.
   auto audit = Api("GET", "/v1/audit?action=dataset.&limit=100");
   ASSERT_TRUE(audit);

@@ -308,6 +308,13 @@ class PgStore final : public Store {
     return ReadAll(r, rows::ReadDatasetReplica<Row>);
   }
 
+  Result<std::vector<DataCharge>> ListDataCharges(const std::string& job_id, Timestamp from,
+                                                  Timestamp to) const override {
+    ASSIGN_OR_RETURN(Rows r, Query(schema::kListDataChargesSql,
+                                   Params().Add(job_id).Add(ToUnixMicros(from)).Add(ToUnixMicros(to))));
+    return ReadAll(r, rows::ReadDataCharge<Row>);
+  }
+
   Result<std::vector<SigningKeyRecord>> ListSigningKeys() const override {
     static const std::string sql =
         std::string("SELECT ") + rows::kSigningKeyColumns + " FROM signing_keys ORDER BY created_at, kid";

@@ -409,6 +409,10 @@ Status PgWriteTx::PutDatasetReplica(const DatasetReplica& d) {
   return Write(schema::kPutDatasetReplicaSql, ParamsFrom(rows::DatasetReplicaValues<Params>, d)).status();
 }
 
+Status PgWriteTx::InsertDataCharge(const DataCharge& c) {
+  return Write(schema::kInsertDataChargeSql, ParamsFrom(rows::DataChargeValues<Params>, c)).status();
+}
+
 Result<std::optional<BreakglassRecord>> PgWriteTx::GetBreakglass(const std::string& id) {
   static const std::string sql =
       std::string("SELECT ") + schema::kBreakglassColumns + " FROM breakglass WHERE id = $1 FOR UPDATE";

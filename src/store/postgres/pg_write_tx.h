@@ -94,6 +94,7 @@ class PgWriteTx final : public WriteTx {
 
   Status InsertDatasetVersion(const DatasetVersion& version, const std::string& manifest) override;
   Status PutDatasetReplica(const DatasetReplica& replica) override;
+  Status InsertDataCharge(const DataCharge& charge) override;
 
   Status CheckLease(const std::string& name, const std::string& holder, int64_t epoch) override;
 

@@ -285,6 +285,14 @@ class SqliteStore final : public Store {
     return ReadAll(s, rows::ReadDatasetReplica<Stmt>);
   }
 
+  Result<std::vector<DataCharge>> ListDataCharges(const std::string& job_id, Timestamp from,
+                                                  Timestamp to) const override {
+    ASSIGN_OR_RETURN(auto r, Reader());
+    CW_STMT(s, *r.conn, schema::kListDataChargesSql);
+    s.Bind(1, job_id).Bind(2, ToUnixMicros(from)).Bind(3, ToUnixMicros(to));
+    return ReadAll(s, rows::ReadDataCharge<Stmt>);
+  }
+
   Result<std::vector<SigningKeyRecord>> ListSigningKeys() const override {
     ASSIGN_OR_RETURN(auto r, Reader());
     static const std::string sql =

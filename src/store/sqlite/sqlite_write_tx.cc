@@ -342,6 +342,13 @@ Status SqliteWriteTx::PutDatasetReplica(const DatasetReplica& d) {
   return Counted(s.Exec());
 }
 
+Status SqliteWriteTx::InsertDataCharge(const DataCharge& c) {
+  CW_STMT(s, conn_, schema::kInsertDataChargeSql);
+  Binder b(s);
+  rows::DataChargeValues(b, c);
+  return Counted(s.Exec());
+}
+
 Status SqliteWriteTx::CheckLease(const std::string& name, const std::string& holder, int64_t epoch) {
   // The batch holds SQLite's write lock, so nobody can take the lease
   // before it commits.
