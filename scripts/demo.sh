@@ -4,7 +4,8 @@
 # quotas, routed to the right provider, run, preempted, finished and
 # accounted for; an idle notebook is reaped; a provider's FOCUS bill is
 # imported and shown back by team, and a per-node untagged one allocated to
-# the jobs that ran on those nodes;
+# the jobs that ran on those nodes; a dataset version is registered,
+# replicated with rclone and verified;
 # the audit trail is verified at the end.
 #
 # Usage: scripts/demo.sh PATH/TO/causeway [--keep]
@@ -43,7 +44,20 @@ refused() {
 }
 submit() { "$cw" --json submit "$jobs/$1.yaml" | grep -o '"id": "job_[0-9A-Z]*"' | head -1 | cut -d'"' -f4; }
 
-"$cw" serve --listen 127.0.0.1:0 --data-dir "$data" --estate "$root/examples/estate.yaml" --sim-speed "$speed" \
+# The example estate, with two storage locations for datasets: directories
+# here standing for object storage in two regions (rclone's local backend;
+# real ones are S3 remotes in rclone's config, docs/datasets.md).
+estate="$data/estate.yaml"
+cat "$root/examples/estate.yaml" - > "$estate" <<YAML
+
+data:
+  locations:
+    - {name: nebius-eu, provider: nebius, region: eu-north1, remote: ":local:$data/storage/nebius-eu"}
+    - {name: coreweave-us, provider: coreweave, region: us-east-04, remote: ":local:$data/storage/coreweave-us"}
+  transfer_prices:
+    - {from: nebius, to: "*", per_gb: "0.05", kind: egress}
+YAML
+"$cw" serve --listen 127.0.0.1:0 --data-dir "$data" --estate "$estate" --sim-speed "$speed" \
   > "$data/serve.log" 2>&1 &
 pid=$!
 follower=
@@ -196,6 +210,18 @@ show "$cw" acceptance recovery --team vision --out "$data"
 step "Residency proven live: a job bound to the EU keeps its checkpoints and logs there; one outside is refused"
 show "$cw" acceptance residency --team nlp --zone eu --hold 3 --out "$data"
 show "$cw" acceptance list
+
+step "Datasets: a version named by its contents, copied to another region with rclone, verified; a changed object is caught"
+mkdir -p "$data/storage/nebius-eu/c4/2024-05/train" "$data/storage/coreweave-us"
+for i in 0 1 2 3; do
+  head -c 200000 /dev/urandom | base64 > "$data/storage/nebius-eu/c4/2024-05/train/shard-$i.jsonl"
+done
+show "$cw" dataset register c4 --from nebius-eu:c4/2024-05 --version 2024-05
+show "$cw" dataset replicate c4@2024-05 --to coreweave/us-east-04 --bwlimit 50M
+echo "tampered" >> "$data/storage/coreweave-us/c4/2024-05/train/shard-2.jsonl"
+refused "$cw" dataset verify c4@2024-05 --at coreweave-us
+show "$cw" dataset replicate c4@2024-05 --to coreweave-us
+show "$cw" dataset show c4@2024-05
 
 step "Planning before signing: the demo's own history replayed through the scheduler, as the estate is and with 64 more reserved H200s"
 show "$cw" plan trace --from-history --since 30d --data-dir "$data" --estate "$root/examples/estate.yaml" \

@@ -8,6 +8,8 @@ build_pkgs=(
   g++ cmake make pkg-config
   libboost1.81-dev libssl-dev libsqlite3-dev sqlite3
   libyaml-cpp-dev nlohmann-json3-dev libsimdjson-dev libcli11-dev libspdlog-dev libfmt-dev curl libpq-dev zlib1g-dev
+  # rclone moves and lists dataset objects (src/data/rclone.h), at run time.
+  rclone
 )
 test_pkgs=(
   libgtest-dev libgmock-dev python3
@@ -32,9 +34,8 @@ test_pkgs=(
   clang-14 libclang-rt-14-dev
   # A real browser for the HTML reports (driven by playwright-core from npm).
   chromium
-  # rclone moves and lists dataset objects (src/data/rclone.h); fuse3 lets
-  # it mount buckets (file_mounts MOUNT).
-  rclone fuse3
+  # fuse3 lets rclone mount buckets (file_mounts MOUNT).
+  fuse3
 )
 
 wanted=("${build_pkgs[@]}")
