@@ -148,7 +148,7 @@ Result<HttpResponse> ApiService::RegisterDataset(HttpRequest& req) {
   ASSIGN_OR_RETURN(JsonBody body, JsonBody::Parse(req));
   causeway::RegisterDataset r;
   ASSIGN_OR_RETURN(r.name, body.RequiredString("name", "a dataset the estate declares"));
-  ASSIGN_OR_RETURN(r.version, body.RequiredString("version", "a version label such as 2024-05"));
+  ASSIGN_OR_RETURN(r.version, body.String("version"));
   ASSIGN_OR_RETURN(r.from, body.String("from"));
   ASSIGN_OR_RETURN(r.manifest, body.String("manifest"));
   ASSIGN_OR_RETURN(r.hash_type, body.String("hash", "md5"));

@@ -59,6 +59,14 @@ Result<const StorageLocation*> FindLocation(const Estate& estate, const std::str
                   (names.empty() ? "none" : names) + ")");
 }
 
+// rclone as the estate's `data:` says, with the default deadline.
+data::RcloneSettings EstateRclone(const Estate& estate) {
+  data::RcloneSettings s;
+  s.binary = estate.data.rclone;
+  s.config = estate.data.rclone_config;
+  return s;
+}
+
 }  // namespace
 
 std::vector<DataCharge> RemoteReadCharges(const Estate& estate, const placement::DataPlaces& places,
@@ -114,7 +122,7 @@ DatasetService::DatasetService(Store& store, CommitQueue& queue, const Estate& e
       queue_(queue),
       estate_(estate),
       clock_(clock),
-      rclone_(rclone ? *rclone : data::RcloneSettings{estate.data.rclone, estate.data.rclone_config, "", {}}) {
+      rclone_(rclone ? *rclone : EstateRclone(estate)) {
   if (Status st = RefreshPlaces(""); !st.ok()) {
     spdlog::warn("the dataset registry could not be read for routing: {}", st.ToString());
   }

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "causeway/crypto.h"
+#include "causeway/money.h"
 #include "s3_peer.h"
 #include "server_process.h"
 
@@ -151,7 +152,8 @@ TEST_F(DatasetsTest, RegisterReplicateVerifyRepairAndSubmit) {
   // static replica list, which names coreweave/us-east-04, no longer
   // counts for a registered version); one allowed to read remotely is
   // told what it would move, and at what price.
-  const std::string h100 = "name: t\nresources: {accelerators: H100:8}\nlabels: {team: nlp}\nrun: echo\n";
+  const std::string h100 =
+      "name: t\nresources: {accelerators: H100:8}\nlabels: {team: vision, owner: bob@example.com}\nrun: echo\n";
   auto nowhere = Api("POST", "/v1/jobs", {{"spec", h100 + "datasets: [c4@2024-05]\n"}});
   ASSERT_TRUE(nowhere);
   EXPECT_EQ(nowhere->status, 400) << nowhere->body;
@@ -160,7 +162,16 @@ TEST_F(DatasetsTest, RegisterReplicateVerifyRepairAndSubmit) {
   auto remote = Api("POST", "/v1/jobs", {{"spec", h100 + "datasets: [c4@2024-05]\nallow_remote_data: true\n"}});
   ASSERT_TRUE(remote && remote->status == 201) << (remote ? remote->body : "");
   std::string remote_id = json::parse(remote->body)["job"]["id"];
-  auto explain = Api("GET", "/v1/jobs/" + remote_id + "/explain");
+  // Explained once the scheduler holds it.
+  auto explained = [&](const std::string& id) {
+    std::optional<net::HttpResult> r;
+    Eventually([&] {
+      r = Api("GET", "/v1/jobs/" + id + "/explain");
+      return r && r->body.find("\"candidates\"") != std::string::npos;
+    });
+    return r;
+  };
+  auto explain = explained(remote_id);
   ASSERT_TRUE(explain);
   EXPECT_NE(explain->body.find("would read 200.0 KB across regions at 0.00001 USD"), std::string::npos)
       << explain->body;
@@ -175,7 +186,7 @@ TEST_F(DatasetsTest, RegisterReplicateVerifyRepairAndSubmit) {
   // Now the same job that must run by its data is placed by it.
   auto local = Api("POST", "/v1/jobs", {{"spec", h100 + "datasets: [c4@2024-05]\n"}});
   ASSERT_TRUE(local && local->status == 201) << (local ? local->body : "");
-  auto local_explain = Api("GET", "/v1/jobs/" + json::parse(local->body)["job"]["id"].get<std::string>() + "/explain");
+  auto local_explain = explained(json::parse(local->body)["job"]["id"].get<std::string>());
   ASSERT_TRUE(local_explain);
   EXPECT_NE(local_explain->body.find("data local"), std::string::npos) << local_explain->body;
   EXPECT_NE(local_explain->body.find("no verified replica of dataset c4@2024-05 in coreweave/eu-west-01"),
@@ -230,13 +241,13 @@ TEST_F(DatasetsTest, RegisterReplicateVerifyRepairAndSubmit) {
   // Submission: an unknown version is refused, a known one is recorded by
   // digest in the job's spec; a job reading the EU dataset must be bound there.
   auto refused = Api("POST", "/v1/jobs",
-                     {{"spec", "name: t\nresources: {accelerators: H100:8}\nlabels: {team: nlp}\n"
+                     {{"spec", "name: t\nresources: {accelerators: H100:8}\nlabels: {team: nlp, owner: alice@example.com}\n"
                                "datasets: [{name: c4, version: \"1999-01\"}]\nrun: echo\n"}});
   ASSERT_TRUE(refused);
   EXPECT_EQ(refused->status, 400) << refused->body;
   EXPECT_NE(refused->body.find("datasets[0]"), std::string::npos) << refused->body;
   auto accepted = Api("POST", "/v1/jobs",
-                      {{"spec", "name: t\nresources: {accelerators: H100:8}\nlabels: {team: nlp}\n"
+                      {{"spec", "name: t\nresources: {accelerators: H100:8}\nlabels: {team: vision, owner: bob@example.com}\n"
                                 "datasets: [c4@2024-05]\nallow_remote_data: true\nrun: echo\n"}});
   ASSERT_TRUE(accepted);
   ASSERT_EQ(accepted->status, 201) << accepted->body;
@@ -245,7 +256,7 @@ TEST_F(DatasetsTest, RegisterReplicateVerifyRepairAndSubmit) {
   ASSERT_TRUE(job);
   EXPECT_NE(job->body.find(digest), std::string::npos) << job->body;
   auto unbound = Api("POST", "/v1/jobs",
-                     {{"spec", "name: t\nresources: {accelerators: H200:8}\nlabels: {team: vision}\n"
+                     {{"spec", "name: t\nresources: {accelerators: H200:8}\nlabels: {team: vision, owner: bob@example.com}\n"
                                "datasets: [patients@v1]\nallow_remote_data: true\nrun: echo\n"}});
   ASSERT_TRUE(unbound);
   EXPECT_EQ(unbound->status, 422) << unbound->body;
@@ -254,7 +265,7 @@ TEST_F(DatasetsTest, RegisterReplicateVerifyRepairAndSubmit) {
   // Bound to the EU, it may read the EU dataset, and it may register a
   // checkpoint in the EU's storage location but not in the US one.
   auto bound = Api("POST", "/v1/jobs",
-                   {{"spec", "name: t\nresources: {accelerators: H200:8}\nlabels: {team: vision}\nresidency: eu\n"
+                   {{"spec", "name: t\nresources: {accelerators: H200:8}\nlabels: {team: vision, owner: bob@example.com}\nresidency: eu\n"
                              "datasets: [patients@v1]\nrun: echo\n"}});
   ASSERT_TRUE(bound && bound->status == 201) << (bound ? bound->body : "");
   std::string bound_id = json::parse(bound->body)["job"]["id"];
@@ -268,7 +279,8 @@ TEST_F(DatasetsTest, RegisterReplicateVerifyRepairAndSubmit) {
 
   // The job placed away from its data paid for reading it across (once,
   // when its attempt was placed), and showback has every byte moved on
-  // the team's line: the remote read and the replications of nlp's c4.
+  // the line of the team that caused it: the replications of c4 on its
+  // owner's (nlp), the remote read on the job's (vision).
   ASSERT_TRUE(Eventually([&] {
     auto r = Api("GET", "/v1/jobs/" + remote_id);
     return r && !json::parse(r->body)["data_charges"].empty();
@@ -283,11 +295,11 @@ TEST_F(DatasetsTest, RegisterReplicateVerifyRepairAndSubmit) {
   EXPECT_NE(cost_job.out.find("remote-read"), std::string::npos) << cost_job.out;
   auto showback = Api("GET", "/v1/cost/showback?source=metered&by=team");
   ASSERT_TRUE(showback);
-  int64_t nlp_bytes = -1;
-  for (const json& row : json::parse(showback->body)["rows"]) {
-    if (row["team"] == "nlp") nlp_bytes = row["data_bytes"];
-  }
-  EXPECT_EQ(nlp_bytes, 2 * total + 2 * 50'000) << showback->body;
+  std::map<std::string, int64_t> data_bytes;
+  json rows = json::parse(showback->body)["rows"];
+  for (const json& row : rows) data_bytes[row["team"]] = row["data_bytes"];
+  EXPECT_EQ(data_bytes["nlp"], total + 2 * 50'000) << showback->body;  // c4's replications
+  EXPECT_EQ(data_bytes["vision"], total) << showback->body;            // the remote read
 
   // Every step is in the audit trail, with the bytes each copy moved.
   auto audit = Api("GET", "/v1/audit?action=dataset.&limit=100");
