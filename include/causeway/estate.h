@@ -79,6 +79,9 @@ struct Honours {
   bool git_workdir = false;    // workdir: {url, ref}, cloned before setup
   bool storage_paths = false;  // workdir and file_mounts from a path on the cluster's storage
   bool node_requests = false;  // cpus and memory asked of the backend too (Slurm: --cpus-per-task, --mem)
+  // file_mounts from buckets (a storage location's url) copied with rclone
+  // before setup, or mounted where the cluster has FUSE (Cluster::fuse).
+  bool buckets = false;
   std::string backend;         // how reasons name it: "the local executor", "Slurm"
 };
 
@@ -100,6 +103,10 @@ struct Cluster {
   // local:); null for kinds that need none.
   std::shared_ptr<const KindSettings> settings;
   Honours honours;  // from its provider's kind
+  // Its nodes can mount buckets (rclone mount needs FUSE): `fuse: true` in
+  // the estate. Without it, file_mounts MOUNT and MOUNT_CACHED are refused
+  // here rather than pretended.
+  bool fuse = false;
   // Glob patterns of the ResourceIds its provider's bills name its nodes
   // by (cw-h100-*): untagged charges on them can be allocated to the jobs
   // that ran here (`causeway cost showback --allocate`).
@@ -301,6 +308,10 @@ struct TransferPrice {
 struct DataConfig {
   std::string rclone = "rclone";  // the program, looked up on PATH unless a path
   std::string rclone_config;      // rclone.conf holding the remotes ("" : rclone's own default)
+  // rclone.conf as the clusters' nodes read it, for file_mounts from
+  // buckets: a path on their storage, with credentials that may only read
+  // (jobs can read it). "" : buckets are not delivered to nodes.
+  std::string node_rclone_config;
   std::vector<StorageLocation> locations;
   std::vector<TransferPrice> transfer_prices;
 

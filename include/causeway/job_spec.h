@@ -34,6 +34,10 @@ struct DatasetRef {
   std::string name;
   std::string version;  // at least one of version and digest is set
   std::string digest;   // "sha256:<64 hex>"
+  // "on-demand": where the job is placed and no verified copy is, one is
+  // made (replicated) and the job waits for it; "" : the job runs only
+  // where a copy is, or reads remotely with allow_remote_data.
+  std::string replicate;
 };
 
 struct CheckpointSpec {
@@ -52,9 +56,13 @@ struct FileMount {
   std::string store;   // s3, gcs, azure, r2, ibm, oci, nebius, volume; "" when not given
   std::string mode;    // "", "MOUNT", "COPY", "MOUNT_CACHED" (upper-cased)
   std::optional<bool> persistent;
+  bool object = false;  // written as a storage object ({source, mode, ...}), not `target: source`
 
   // Whether the source is a path (not a bucket URL or a bucket by name).
   bool FromPath() const { return !source.empty() && source.find("://") == std::string::npos; }
+  // How a bucket is delivered, as SkyPilot defaults it: `target: s3://…`
+  // is copied, a storage object is mounted unless its mode says otherwise.
+  std::string Mode() const { return !mode.empty() ? mode : object ? "MOUNT" : "COPY"; }
 };
 
 // `workdir`: a directory (SkyPilot syncs it from the submitter's machine) or

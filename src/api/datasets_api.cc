@@ -34,6 +34,8 @@ json ReplicaJson(const DatasetReplica& r, const Estate& estate) {
   if (const StorageLocation* l = estate.data.FindLocation(r.location)) {
     out["place"] = l->Location();
     out["zone"] = l->zone;
+    // How jobs name it (file_mounts), where the location has a url.
+    if (!l->url.empty()) out["url"] = l->url + (r.path.empty() ? "" : "/" + r.path);
   }
   return out;
 }

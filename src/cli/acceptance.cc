@@ -340,6 +340,17 @@ void AddAcceptanceCommands(CLI::App& app, const Globals& g, int& rc) {
   residency->add_option("--hold", options->hold_s, "seconds the job must stay in its zone while its provider is down");
   residency->callback([run] { run("residency", RunResidency); });
 
+  auto* data = cmd->add_subcommand(
+      "data", "run a dataset's loading pattern on a cluster: read throughput and time, the data's way there, and "
+              "the cost per completed job with data movement");
+  common(data);
+  data->add_option("--dataset", options->dataset, "the version to read, NAME@VERSION")->required();
+  data->add_option("--cluster", options->cluster, "where the loading pattern runs")->required();
+  data->add_option("--read-command", options->read_command,
+                   "the job's own read command, run in bash with the data at $CAUSEWAY_DATA_DIR (default: read "
+                   "every object once, printing the bytes read)");
+  data->callback([run] { run("data", RunData); });
+
   auto* list = cmd->add_subcommand("list", "each test's last run and result, as recorded on the server");
   list->callback([&g, &rc] {
     Session s(g, AdminToken(g));

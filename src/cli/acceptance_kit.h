@@ -41,6 +41,15 @@ class Session {
     if (!r.ok()) return Answer{0, json{{"error", r.status().message()}}};
     return Answer{r->status, json::parse(r->body, nullptr, false)};
   }
+  // A GET whose answer is text (a job's logs): status and body.
+  std::pair<int, std::string> Text(const std::string& target) {
+    auto hp = net::ParseServerUrl(g_.server);
+    if (!hp.ok()) return {0, ""};
+    if (!client_) client_.emplace(hp->first, hp->second);
+    auto r = client_->Send("GET", target, "", {{"Authorization", "Bearer " + g_.token}});
+    if (!r.ok()) return {0, ""};
+    return {r->status, r->body};
+  }
 
  private:
   Globals g_;
@@ -104,6 +113,10 @@ struct Options {
   std::string zone;             // residency: the zone to bind the job to ("" : the first with clusters)
   int recovery_timeout_s = 0;   // recovery: how long to wait for the job to resume (0: the objective)
   int hold_s = 10;              // residency: how long the job must stay in its zone while its provider is down
+  // data
+  std::string dataset;       // NAME@VERSION
+  std::string cluster;       // where the loading pattern runs
+  std::string read_command;  // the job's own read ("" : every object read once, in full)
 };
 
 // The admin token the command runs with (--token or --token-file).
@@ -133,5 +146,7 @@ int Conclude(const Globals& g, const Options& o, const std::string& test, const 
 // The test runners (acceptance_recovery.cc).
 json RunRecovery(const Globals& g, const Options& o, Steps& steps);
 json RunResidency(const Globals& g, const Options& o, Steps& steps);
+// acceptance_data.cc
+json RunData(const Globals& g, const Options& o, Steps& steps);
 
 }  // namespace causeway::cli::acceptance

@@ -145,7 +145,16 @@ bool SoftwareDeclared(const JobSpec& spec, const NodePool& pool, std::string* wh
 }
 
 // What the backend does with the job: its image, workdir and file mounts.
-bool BackendHonours(const JobSpec& spec, const Alternative& alt, const Cluster& c, std::string* why) {
+// The storage location whose url `source` is under, or null.
+const StorageLocation* BucketLocation(const DataConfig& data, const std::string& source) {
+  for (const StorageLocation& l : data.locations) {
+    if (!l.url.empty() && (source == l.url || source.rfind(l.url + "/", 0) == 0)) return &l;
+  }
+  return nullptr;
+}
+
+bool BackendHonours(const JobSpec& spec, const Alternative& alt, const Cluster& c, const DataConfig* data,
+                    std::string* why) {
   const Honours& h = c.honours;
   if (h.everything) return true;
   auto backend = [&h] { return h.backend.empty() ? std::string("its backend") : h.backend; };
@@ -163,6 +172,33 @@ bool BackendHonours(const JobSpec& spec, const Alternative& alt, const Cluster& 
     });
   }
   for (const FileMount& m : spec.file_mounts) {
+    if (!m.FromPath() && h.buckets) {
+      // A bucket: copied with rclone before setup, or mounted with FUSE.
+      if (!m.more_sources.empty() || m.source.empty()) {
+        return Refuse(why, [&] {
+          return "file_mounts." + m.target + ": a bucket is delivered from one source URL under a storage location of "
+                 "the estate (" + (m.source.empty() ? "a bucket by name alone is created by SkyPilot, not here" : "not a list") + ")";
+        });
+      }
+      if (!data || !BucketLocation(*data, m.source)) {
+        return Refuse(why, [&] {
+          return "file_mounts." + m.target + ": " + m.source + " is under no storage location's url (data.locations)";
+        });
+      }
+      if (data->node_rclone_config.empty()) {
+        return Refuse(why, [&] {
+          return "file_mounts." + m.target + ": the estate gives the nodes no rclone config for buckets "
+                 "(data.node_rclone_config)";
+        });
+      }
+      if (m.Mode() != "COPY" && !c.fuse) {
+        return Refuse(why, [&] {
+          return "file_mounts." + m.target + ": mode " + m.Mode() + " mounts the bucket with rclone, which needs FUSE, "
+                 "and cluster " + c.name + " does not declare it (fuse: true); use mode: COPY";
+        });
+      }
+      continue;
+    }
     if (!m.FromPath() || !m.more_sources.empty() || !m.name.empty()) {
       return Refuse(why, [&] {
         return "file_mounts." + m.target + ": " + backend() + " does not mount or copy buckets (" +
@@ -181,8 +217,10 @@ bool BackendHonours(const JobSpec& spec, const Alternative& alt, const Cluster& 
 
 }  // namespace
 
-bool Honoured(const JobSpec& spec, const Alternative& alt, const Cluster& c, const NodePool& pool, std::string* why) {
-  return NodesHonoured(spec, c, pool, why) && SoftwareDeclared(spec, pool, why) && BackendHonours(spec, alt, c, why);
+bool Honoured(const JobSpec& spec, const Alternative& alt, const Cluster& c, const NodePool& pool, std::string* why,
+              const DataConfig* data) {
+  return NodesHonoured(spec, c, pool, why) && SoftwareDeclared(spec, pool, why) &&
+         BackendHonours(spec, alt, c, data, why);
 }
 
 bool Router::DataAt(const DatasetRef& d, const std::string& location, int64_t* bytes, std::string* from) const {
@@ -207,6 +245,28 @@ bool Router::DataAt(const DatasetRef& d, const std::string& location, int64_t* b
   }
   if (!at.empty()) *from = at.front();
   return false;
+}
+
+bool Router::CanHold(const std::string& dataset, const std::string& place) const {
+  const Dataset* ds = estate_.FindDataset(dataset);
+  for (const StorageLocation& l : estate_.data.locations) {
+    if (l.Location() == place && (!ds || ds->residency.empty() || ds->residency == l.zone)) return true;
+  }
+  return false;
+}
+
+std::string Router::AwaitData(const JobSpec& spec, const Cluster& cluster, const std::string& job_id) const {
+  const DataPlaces* places = places_.load();
+  if (!places) return "";
+  std::string place = cluster.provider + "/" + cluster.region;
+  for (const DatasetRef& d : spec.datasets) {
+    if (d.replicate != "on-demand" || d.digest.empty()) continue;
+    auto known = places->Verified(d.digest);
+    if (!known || std::find(known->places.begin(), known->places.end(), place) != known->places.end()) continue;
+    return "waiting for dataset " + d.name + "@" + d.version + " to be copied to " + place + " (replicate: on-demand): " +
+           places->RequestCopy(d.digest, place, job_id, spec.team);
+  }
+  return "";
 }
 
 bool Router::Evaluate(const JobSpec& spec, int alt, const Entry& e, const CapacityView* view,
@@ -249,10 +309,11 @@ bool Router::Evaluate(const JobSpec& spec, int alt, const Entry& e, const Capaci
   if (!spec.residency.empty() && spec.residency != e.cluster->zone) {
     return fail([&] { return "it is in residency zone " + e.cluster->zone + ", the job must stay in " + spec.residency; });
   }
-  if (std::string why; !Honoured(spec, want, *e.cluster, *e.pool, want_reason ? &why : nullptr)) {
+  if (std::string why; !Honoured(spec, want, *e.cluster, *e.pool, want_reason ? &why : nullptr, &estate_.data)) {
     return fail([&] { return why; });
   }
   o.data_local = true;
+  bool copies = false;  // some dataset would be copied here before the job starts
   int64_t remote_bytes = 0;
   std::optional<Money> remote_cost = Money(0, estate_.currency);
   for (const auto& d : spec.datasets) {
@@ -260,10 +321,15 @@ bool Router::Evaluate(const JobSpec& spec, int alt, const Entry& e, const Capaci
     std::string from;
     if (!DataAt(d, e.location, &bytes, &from)) {
       o.data_local = false;
-      if (!spec.allow_remote_data) {
+      bool copy_here = d.replicate == "on-demand" && CanHold(d.name, e.location);
+      if (copy_here) copies = true;
+      if (!spec.allow_remote_data && !copy_here) {
         return fail([&] {
           return "no verified replica of dataset " + d.name + (d.version.empty() ? "" : "@" + d.version) + " in " +
-                 e.location + " (set allow_remote_data: true to read it remotely)";
+                 e.location +
+                 (d.replicate == "on-demand" ? " and no storage location there it may be copied to"
+                                             : " (set allow_remote_data: true to read it remotely, or replicate: "
+                                               "on-demand to copy it there first)");
         });
       }
       if (!want_reason) continue;
@@ -285,7 +351,8 @@ bool Router::Evaluate(const JobSpec& spec, int alt, const Entry& e, const Capaci
     if (o.data_local) {
       report.data = "data local";
     } else if (remote_bytes < 0) {
-      report.data = "would read its data across regions (size unknown: not registered)";
+      report.data = copies ? "would copy its data here first (size unknown: not registered)"
+                           : "would read its data across regions (size unknown: not registered)";
     } else {
       static const char* kUnits[] = {"B", "KB", "MB", "GB", "TB", "PB"};
       double v = static_cast<double>(remote_bytes);
@@ -293,7 +360,8 @@ bool Router::Evaluate(const JobSpec& spec, int alt, const Entry& e, const Capaci
       for (; v >= 1000 && u < 5; ++u) v /= 1000;
       char size[32];
       std::snprintf(size, sizeof size, "%.1f %s", v, kUnits[u]);
-      report.data = std::string("would read ") + size + " across regions" +
+      report.data = std::string(copies ? "would copy " : "would read ") + size +
+                    (copies ? " here first (replicate: on-demand)" : " across regions") +
                     (remote_cost ? " at " + remote_cost->ToString() : " (no transfer price in the estate)");
     }
   }

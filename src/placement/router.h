@@ -73,7 +73,10 @@ bool CheckpointReachable(const Cluster& to, const std::string& path, const std::
 // declared disk_gb), its workdir and its file mounts (paths on the
 // cluster's storage, where its backend links or enters them). When not, and
 // `why` is given, says which part and why in words.
-bool Honoured(const JobSpec& spec, const Alternative& alt, const Cluster& c, const NodePool& pool, std::string* why);
+// Bucket file mounts need the estate's `data:` (where buckets are, the
+// nodes' rclone config); without it they are refused.
+bool Honoured(const JobSpec& spec, const Alternative& alt, const Cluster& c, const NodePool& pool, std::string* why,
+              const DataConfig* data = nullptr);
 
 struct CandidateReport {
   Option option;
@@ -100,6 +103,12 @@ class DataPlaces {
   // nullopt when the registry does not know the version: the estate's
   // `datasets[].replicas` are then its places.
   virtual std::optional<DataPlace> Verified(const std::string& digest) const = 0;
+  // Asks for a copy of `digest` at `place` ("provider/region") for a job
+  // waiting for it (datasets[].replicate: on-demand), charged to the job's
+  // team. Returns at once (the copy is made elsewhere); asking again while
+  // one is made or wanted changes nothing. Says in words where it stands.
+  virtual std::string RequestCopy(const std::string& digest, const std::string& place, const std::string& job_id,
+                                  const std::string& team) const = 0;
 };
 
 class Router {
@@ -130,6 +139,12 @@ class Router {
   // only the estate's replicas). `places` outlives the router.
   void SetDataPlaces(const DataPlaces* places) { places_.store(places); }
 
+  // Before a job starts on `cluster`: "" when every dataset it copies on
+  // demand (replicate: on-demand) is verified there; otherwise asks for the
+  // copy (DataPlaces::RequestCopy) and says, as the job's wait, what it
+  // waits for.
+  std::string AwaitData(const JobSpec& spec, const Cluster& cluster, const std::string& job_id) const;
+
  private:
   struct Entry {
     PoolRef ref;
@@ -149,6 +164,9 @@ class Router {
   // Whether a dataset the job names has a copy at `location`; `bytes` and
   // `from` say, when known, its size and the nearest place it is at.
   bool DataAt(const DatasetRef& d, const std::string& location, int64_t* bytes, std::string* from) const;
+  // Whether a storage location at `place` may hold a copy of `dataset`
+  // (its residency allowing).
+  bool CanHold(const std::string& dataset, const std::string& place) const;
 
   const Estate& estate_;
   std::atomic<const DataPlaces*> places_{nullptr};

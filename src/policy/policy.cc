@@ -189,12 +189,37 @@ std::string TargetPath(const std::string& t) {
 }
 }  // namespace
 
-std::string WorkspaceScript(const JobSpec& spec, const std::string& job_id, int attempt) {
-  std::string out;
+std::string WorkspaceScript(const JobSpec& spec, const std::string& job_id, int attempt, const DataConfig* data) {
+  std::string out, unmount;
   for (const FileMount& m : spec.file_mounts) {
     std::string target = TargetPath(m.target);
-    out += "mkdir -p -- \"$(dirname -- " + target + ")\" && ln -sfn -- " + ShellQuote(m.source) + " " + target + "\n";
+    const StorageLocation* bucket = nullptr;
+    if (data && !data->node_rclone_config.empty() && !m.FromPath()) {
+      for (const StorageLocation& l : data->locations) {
+        if (!l.url.empty() && (m.source == l.url || m.source.rfind(l.url + "/", 0) == 0)) bucket = &l;
+      }
+    }
+    if (!bucket) {
+      out += "mkdir -p -- \"$(dirname -- " + target + ")\" && ln -sfn -- " + ShellQuote(m.source) + " " + target + "\n";
+      continue;
+    }
+    // The bucket's path under the location's rclone remote ("name:bucket").
+    std::string rest = m.source.substr(bucket->url.size());  // "" or "/path"
+    std::string remote = bucket->remote + (bucket->remote.back() == ':' && !rest.empty() ? rest.substr(1) : rest);
+    std::string rclone = "rclone --config " + ShellQuote(data->node_rclone_config);
+    if (m.Mode() == "COPY") {
+      out += "mkdir -p -- " + target + " && " + rclone + " copy --checksum -- " + ShellQuote(remote) + " " + target +
+             "\n";
+      continue;
+    }
+    // Mounted for the attempt's life (MOUNT_CACHED through a local cache),
+    // unmounted when the script ends.
+    std::string cache = m.Mode() == "MOUNT_CACHED" ? " --vfs-cache-mode full" : "";
+    out += "mkdir -p -- " + target + " && " + rclone + " mount --daemon" + cache + " -- " + ShellQuote(remote) + " " +
+           target + "\n";
+    unmount += "fusermount3 -u -- " + target + " 2>/dev/null || true; ";
   }
+  if (!unmount.empty()) out += "causeway_unmount() { " + unmount + "}\ntrap causeway_unmount EXIT\n";
   if (!spec.workdir.git_url.empty()) {
     std::string dir = "\"$PWD\"/" + ShellQuote("workdir-" + job_id + "-" + std::to_string(attempt));
     out += "git clone --quiet -- " + ShellQuote(spec.workdir.git_url) + " " + dir + "\n";

@@ -49,10 +49,14 @@ class Chain {
 };
 
 // Shell lines that prepare an attempt's workspace before its setup: each
-// file mount linked from the cluster's storage to its target, then the
+// file mount linked from the cluster's storage to its target, or, from a
+// bucket under one of `data`'s storage locations, copied there with rclone
+// (mode COPY) or mounted (MOUNT, MOUNT_CACHED: rclone mount with FUSE,
+// unmounted when the script ends) with the nodes' rclone config; then the
 // workdir entered (a git workdir cloned into workdir-JOB-ATTEMPT first).
 // "" when the job has neither. Values are quoted for bash.
-std::string WorkspaceScript(const JobSpec& spec, const std::string& job_id, int attempt);
+std::string WorkspaceScript(const JobSpec& spec, const std::string& job_id, int attempt,
+                            const DataConfig* data = nullptr);
 
 // The environment a job is launched with on `cluster`: the cluster's
 // injected provider settings, then the job's own envs (which win), then

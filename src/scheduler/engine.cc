@@ -915,7 +915,7 @@ bool Engine::Dispatch(Job& j, const placement::Option& o, int flavor, int64_t bo
                     {}, "", "", spec.time_limit, spec.sim, ""};
   if (provider->RunsCommands()) {
     req.env = policy::LaunchEnv(spec, *o.cluster, j.input.id, attempt, g.type == kCpuType ? 0 : g.count);
-    req.setup = policy::WorkspaceScript(spec, j.input.id, attempt) + spec.setup;
+    req.setup = policy::WorkspaceScript(spec, j.input.id, attempt, &estate_.data) + spec.setup;
     req.run = spec.run;
     if (!j.input.group.empty()) req.env["SKYPILOT_JOBGROUP_NAME"] = j.input.group_name;
     if (!j.input.resume_from.empty()) req.env["CAUSEWAY_RESUME_FROM"] = j.input.resume_from;
@@ -924,6 +924,13 @@ bool Engine::Dispatch(Job& j, const placement::Option& o, int flavor, int64_t bo
   if (spec.cpus) req.cpus_per_node = static_cast<int>(std::ceil(spec.cpus->value));
   if (g.type == kCpuType) req.cpus_per_node = g.count;  // what a CPU-only job takes of each node
   if (spec.memory_gb) req.memory_mb_per_node = static_cast<int>(std::ceil(spec.memory_gb->value * 1024));
+  // A dataset copied on demand: the job waits here until the copy is
+  // verified (the copy is asked for, and made, off the scheduler).
+  if (std::string why = router_.AwaitData(spec, *o.cluster, j.input.id); !why.empty()) {
+    j.wait = Job::Wait::kOther;
+    j.waiting = why;
+    return false;
+  }
   if (prepare_launch_) {
     auto extra = prepare_launch_(j.input.id, attempt, *o.cluster, now);
     if (!extra.ok()) {

@@ -114,6 +114,7 @@ struct DatasetService::Running {
   DatasetReplica replica;
   std::string from_place, to_place;
   std::string copy_dest;  // an earlier version's replica at the target, or ""
+  std::string charge_team, charge_job;  // who asked for it (on demand), else the owner pays
 };
 
 DatasetService::DatasetService(Store& store, CommitQueue& queue, const Estate& estate, const Clock& clock,
@@ -125,6 +126,95 @@ DatasetService::DatasetService(Store& store, CommitQueue& queue, const Estate& e
       rclone_(rclone ? *rclone : EstateRclone(estate)) {
   if (Status st = RefreshPlaces(""); !st.ok()) {
     spdlog::warn("the dataset registry could not be read for routing: {}", st.ToString());
+  }
+  copier_ = std::thread([this] { CopyWanted(); });
+}
+
+std::string DatasetService::RequestCopy(const std::string& digest, const std::string& place, const std::string& job_id,
+                                        const std::string& team) const {
+  MutexLock lock(wants_mu_);
+  std::string key = digest + "\n" + place;
+  auto it = wants_.find(key);
+  if (it == wants_.end()) {
+    // Bounded: a want is dropped once its copy is verified, or when no job
+    // has asked for it for 10 minutes; at most one per version and place.
+    wants_[key] = Want{digest, place, job_id, team, "asked", {}, std::chrono::steady_clock::now()};
+    wants_cv_.NotifyOne();
+    return "copy asked for";
+  }
+  it->second.asked = std::chrono::steady_clock::now();
+  const std::string& state = it->second.state;
+  if (state.rfind("rep_", 0) == 0) return "copying (replication " + state + ")";
+  return state;
+}
+
+void DatasetService::CopyWanted() {
+  MutexLock lock(wants_mu_);
+  while (!stop_) {
+    // One want at a time: the first not started, or one that failed a
+    // minute ago (its job is still waiting, or it would not be asked).
+    Want* next = nullptr;
+    auto now = std::chrono::steady_clock::now();
+    for (auto it = wants_.begin(); it != wants_.end();) {
+      auto known = Verified(it->second.digest);
+      bool done = known && std::find(known->places.begin(), known->places.end(), it->second.place) !=
+                               known->places.end();
+      if (done) {
+        it = wants_.erase(it);
+        continue;
+      }
+      Want& w = it->second;
+      if (now - w.asked > std::chrono::minutes(10) && w.state.rfind("rep_", 0) != 0) {
+        it = wants_.erase(it);
+        continue;
+      }
+      bool running = false;
+      if (w.state.rfind("rep_", 0) == 0) {
+        MutexLock rlock(mu_);
+        auto rep = replications_.find(w.state);
+        running = rep != replications_.end() && rep->second.state == "running";
+        if (!running) w.state = "the copy did not verify: " + (rep == replications_.end() ? "" : rep->second.detail);
+      }
+      if (!next && !running && (w.state == "asked" || now - w.tried > std::chrono::minutes(1))) next = &w;
+      ++it;
+    }
+    if (!next) {
+      wants_cv_.WaitUntil(wants_mu_, now + std::chrono::seconds(1));
+      continue;
+    }
+    Want want = *next;
+    next->tried = now;
+    lock.Unlock();
+    // The version and the location, read and started off the lock.
+    std::string state;
+    auto versions = store_.ListDatasetVersions("");
+    const DatasetVersion* v = nullptr;
+    if (versions.ok()) {
+      for (const auto& candidate : *versions) {
+        if (candidate.digest == want.digest) v = &candidate;
+      }
+    }
+    const Dataset* ds = v ? estate_.FindDataset(v->dataset) : nullptr;
+    const StorageLocation* to = nullptr;
+    for (const StorageLocation& l : estate_.data.locations) {
+      if (!to && l.Location() == want.place && (!ds || ds->residency.empty() || ds->residency == l.zone)) to = &l;
+    }
+    if (!versions.ok()) {
+      state = "the registry could not be read: " + versions.status().message();
+    } else if (!v || !to) {
+      state = !v ? "no registered version has this digest" : "no storage location in " + want.place + " may hold it";
+    } else {
+      identity::Principal scheduler;
+      scheduler.token_id = "scheduler";
+      scheduler.name = "scheduler";
+      ReplicationOptions o;
+      o.charge_team = want.team;
+      o.charge_job = want.job_id;
+      auto rep = Replicate(scheduler, DatasetRef{v->dataset, "", v->digest, ""}, to->name, o);
+      state = rep.ok() ? rep->id : "the copy could not start: " + rep.status().message();
+    }
+    lock.Lock();
+    if (auto it = wants_.find(want.digest + "\n" + want.place); it != wants_.end()) it->second.state = state;
   }
 }
 
@@ -160,6 +250,11 @@ Status DatasetService::RefreshPlaces(const std::string& digest) {
 
 DatasetService::~DatasetService() {
   stop_ = true;
+  {
+    MutexLock lock(wants_mu_);
+    wants_cv_.NotifyAll();
+  }
+  if (copier_.joinable()) copier_.join();
   std::vector<Worker> threads;
   {
     MutexLock lock(mu_);
@@ -514,6 +609,8 @@ Result<Replication> DatasetService::Replicate(const identity::Principal& who, co
   state->from_place = from->Location();
   state->to_place = to->Location();
   state->copy_dest = copy_dest;
+  state->charge_team = options.charge_team;
+  state->charge_job = options.charge_job;
   std::string from_remote = RemotePath(*from, src->path), to_remote = RemotePath(*to, path);
   std::vector<Worker> ended;
   {
@@ -623,13 +720,19 @@ void DatasetService::Run(std::shared_ptr<Running> r, std::string from_remote, st
                         {"to_place", r->to_place}};
     if (cost) e.details["transfer_cost"] = cost->ToString();
     const Dataset* ds = estate_.FindDataset(r->version.dataset);
-    if (ds && !ds->owner.empty()) e.details["team"] = ds->owner;
+    if (!r->charge_job.empty()) e.details["job"] = r->charge_job;
+    if (!r->charge_team.empty()) {
+      e.details["team"] = r->charge_team;
+    } else if (ds && !ds->owner.empty()) {
+      e.details["team"] = ds->owner;
+    }
     if (cost && done.bytes_moved > 0) {
       DataCharge c;
       c.id = charge_id;
       c.at = now;
       c.kind = "replication";
-      c.team = ds ? ds->owner : "";
+      c.team = !r->charge_team.empty() ? r->charge_team : ds ? ds->owner : "";
+      c.job_id = r->charge_job;
       c.dataset = r->version.dataset;
       c.digest = r->version.digest;
       c.from_place = r->from_place;

@@ -60,6 +60,9 @@ struct ReplicationOptions {
   std::string bwlimit;  // rclone's --bwlimit; "" : none
   int attempts = 3;
   Micros backoff = std::chrono::seconds(2);
+  // Who pays for the bytes moved: the dataset's owner unless a job asked
+  // for the copy (replicate: on-demand).
+  std::string charge_team, charge_job;
 };
 
 // One replication, as it runs and once done.
@@ -139,6 +142,12 @@ class DatasetService : public placement::DataPlaces {
   static constexpr int kMaxRunning = 4;
 
   std::optional<placement::DataPlace> Verified(const std::string& digest) const override EXCLUDES(places_mu_);
+  // A job waiting for a copy (replicate: on-demand): the copy is started
+  // by this service's own thread (RequestCopy never blocks: the scheduler
+  // calls it under its lock), to the first storage location at `place`,
+  // charged to the job.
+  std::string RequestCopy(const std::string& digest, const std::string& place, const std::string& job_id,
+                          const std::string& team) const override EXCLUDES(wants_mu_);
 
  private:
   // Reads what the store has of `digest` ("" : every version) into places_.
@@ -164,6 +173,19 @@ class DatasetService : public placement::DataPlaces {
     std::shared_ptr<std::atomic<bool>> ended;
   };
   std::vector<Worker> threads_ GUARDED_BY(mu_);
+  // Copies jobs wait for, by "digest\nplace": what became of each.
+  struct Want {
+    std::string digest, place, job_id, team;
+    std::string state;  // "asked", then the replication's id, or why it could not start
+    SteadyTime tried{};  // when a copy was last started for it
+    SteadyTime asked{};  // when a job last asked: dropped 10 minutes after
+  };
+  void CopyWanted() EXCLUDES(wants_mu_);
+  mutable Mutex wants_mu_;
+  mutable CondVar wants_cv_;
+  mutable std::map<std::string, Want> wants_ GUARDED_BY(wants_mu_);
+  std::thread copier_;  // runs CopyWanted; started last, joined first
+
   mutable Mutex places_mu_;
   std::map<std::string, placement::DataPlace> places_ GUARDED_BY(places_mu_);
 };

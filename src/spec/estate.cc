@@ -131,11 +131,12 @@ void EstateParser::ParseProvider(const YAML::Node& n, const std::string& f) {
 }
 
 void EstateParser::ParseCluster(const YAML::Node& n, const std::string& f) {
-  KeySet keys{{"name", "provider", "region", "node_pools", "inject_envs", "storage", "bill_resources"},
+  KeySet keys{{"name", "provider", "region", "node_pools", "inject_envs", "storage", "bill_resources", "fuse"},
               {"description"}};
   for (std::string_view k : BlockKeys(&EstateKind::cluster_key, &EstateKind::parse_cluster)) keys.known.push_back(k);
   if (!r_.CheckMap(n, f, keys)) return;
   Cluster c;
+  if (auto fuse = Get(n, "fuse"); fuse.IsDefined()) c.fuse = r_.Bool(fuse, JoinField(f, "fuse")).value_or(false);
   StringList(n, f, "bill_resources", "[cw-h100-*, node-0?]", c.bill_resources);
   for (size_t i = 0; i < c.bill_resources.size(); ++i) {
     if (c.bill_resources[i].empty()) {

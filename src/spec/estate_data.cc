@@ -68,11 +68,16 @@ bool EstateParser::KnownPlace(const std::string& place) const {
 }
 
 void EstateParser::ParseData(const YAML::Node& n, const std::string& f) {
-  static const KeySet kKeys{{"rclone", "rclone_config", "locations", "transfer_prices"}};
+  static const KeySet kKeys{{"rclone", "rclone_config", "node_rclone_config", "locations", "transfer_prices"}};
   if (!r_.CheckMap(n, f, kKeys)) return;
   DataConfig& d = e_.data;
   if (std::string s = Str(n, "rclone", f, false); !s.empty()) d.rclone = s;
   d.rclone_config = Str(n, "rclone_config", f, false);
+  d.node_rclone_config = Str(n, "node_rclone_config", f, false);
+  if (!d.node_rclone_config.empty() && d.node_rclone_config == d.rclone_config) {
+    r_.Error(Get(n, "node_rclone_config"), JoinField(f, "node_rclone_config"),
+             "the nodes' config must not be the server's: jobs can read it, so give it credentials that only read");
+  }
   SubList(n, f, "locations", "storage locations", [&](const YAML::Node& ln, const std::string& lf) {
     static const KeySet kLocKeys{{"name", "provider", "region", "remote", "url", "storage_per_gb_month"}};
     if (!r_.CheckMap(ln, lf, kLocKeys)) return;

@@ -693,6 +693,7 @@ class JobSpecParser {
         m.source = v.Scalar();
         if (m.source.empty()) r_.Error(v, field, "expected a source path or bucket URL");
       } else if (v.IsMap()) {
+        m.object = true;
         if (!ReadStorageObject(v, field, m)) continue;
       } else {
         r_.Error(v, field, "expected a source path, a bucket URL or a mapping with source/name/store/mode");
@@ -707,7 +708,7 @@ class JobSpecParser {
       r_.Error(n, "datasets", "expected a list of datasets such as [{name: c4, version: \"2024-05\"}]");
       return;
     }
-    static const KeySet kDatasetKeys{{"name", "version", "digest"}};
+    static const KeySet kDatasetKeys{{"name", "version", "digest", "replicate"}};
     std::set<std::string> seen;
     int i = 0;
     for (const auto& item : n) {
@@ -730,6 +731,14 @@ class JobSpecParser {
                                  std::pair{"digest", &d.digest}}) {
           if (auto c = Get(item, key); c.IsDefined()) {
             if (auto s = r_.String(c, JoinField(field, key))) *dest = *s;
+          }
+        }
+        if (auto c = Get(item, "replicate"); c.IsDefined()) {
+          if (auto s = r_.String(c, JoinField(field, "replicate")); s && *s != "on-demand") {
+            r_.Error(c, JoinField(field, "replicate"),
+                     "expected on-demand (a copy is made where the job is placed, and it waits for it)");
+          } else if (s) {
+            d.replicate = *s;
           }
         }
         if (d.name.empty()) {

@@ -32,6 +32,7 @@ nlohmann::json ToJson(const JobSpec& s) {
     if (!m.store.empty()) mj["store"] = m.store;
     if (!m.mode.empty()) mj["mode"] = m.mode;
     if (m.persistent) mj["persistent"] = *m.persistent;
+    if (m.object) mj["object"] = true;
     mounts.push_back(mj);
   }
   nlohmann::json datasets = nlohmann::json::array();
@@ -39,6 +40,7 @@ nlohmann::json ToJson(const JobSpec& s) {
     nlohmann::json dj = {{"name", d.name}};
     if (!d.version.empty()) dj["version"] = d.version;
     if (!d.digest.empty()) dj["digest"] = d.digest;
+    if (!d.replicate.empty()) dj["replicate"] = d.replicate;
     datasets.push_back(dj);
   }
   nlohmann::json j = {
@@ -164,6 +166,7 @@ Result<JobSpec> JobSpecFromJson(const nlohmann::json& j) {
       fm.store = m.value("store", "");
       fm.mode = m.value("mode", "");
       if (m.contains("persistent")) fm.persistent = m["persistent"].get<bool>();
+      fm.object = m.value("object", false);
       s.file_mounts.push_back(std::move(fm));
     }
     s.workdir.path = j.at("workdir").get<std::string>();
@@ -174,7 +177,8 @@ Result<JobSpec> JobSpecFromJson(const nlohmann::json& j) {
     s.setup = j.at("setup").get<std::string>();
     s.run = j.at("run").get<std::string>();
     for (const auto& d : j.at("datasets")) {
-      s.datasets.push_back(DatasetRef{d.at("name").get<std::string>(), d.value("version", ""), d.value("digest", "")});
+      s.datasets.push_back(DatasetRef{d.at("name").get<std::string>(), d.value("version", ""), d.value("digest", ""),
+                                      d.value("replicate", "")});
     }
     s.residency = j.at("residency").get<std::string>();
     s.priority = j.at("priority").get<int>();

@@ -60,12 +60,26 @@ class DatasetsTest : public ::testing::Test {
     Rclone(conf_, {"mkdir", "eu:eu-datasets"});
     Rclone(conf_, {"mkdir", "us:us-datasets"});
 
+    // The nodes' config: the same remotes, with keys of their own (moto
+    // takes any).
+    node_conf_ = dir_.path() + "/node-rclone.conf";
+    std::ofstream(node_conf_) << RcloneRemote("eu", *eu_) << RcloneRemote("us", *us_);
+
     std::ifstream in(std::string(CAUSEWAY_SOURCE_DIR) + "/examples/estate.yaml");
     std::string estate((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     size_t at = estate.find("\ndatasets:\n");
     ASSERT_NE(at, std::string::npos);
     estate.insert(at + 11, "  - {name: patients, owner: vision, residency: eu}\n");
-    estate += "\ndata:\n  rclone_config: " + conf_ + "\n" +
+    // A machine of the lab's own, run by the local executor, beside the
+    // simulated clouds.
+    at = estate.find("\nclusters:\n");
+    ASSERT_NE(at, std::string::npos);
+    estate.insert(at + 11, "  - {name: lab, provider: lab, region: lab1, node_pools: [{name: cpu, cpus: 4, nodes: 1}],\n"
+                           "     local: {output_dir: " + dir_.path() + "/out}}\n");
+    at = estate.find("\nproviders:\n");
+    ASSERT_NE(at, std::string::npos);
+    estate.insert(at + 12, "  - {name: lab, kind: local, regions: [{name: lab1, zone: eu}]}\n");
+    estate += "\ndata:\n  rclone_config: " + conf_ + "\n  node_rclone_config: " + node_conf_ + "\n" +
               "  locations:\n"
               "    - {name: nebius-eu, provider: nebius, region: eu-north1, remote: \"eu:eu-datasets\",\n"
               "       url: \"s3://eu-datasets\", storage_per_gb_month: \"0.02\"}\n"
@@ -115,7 +129,7 @@ class DatasetsTest : public ::testing::Test {
 
   TempDir dir_{"datasets"};
   std::unique_ptr<S3Peer> eu_, us_;
-  std::string conf_;
+  std::string conf_, node_conf_;
   std::unique_ptr<ServerProcess> server_;
 };
 
@@ -360,6 +374,92 @@ TEST_F(DatasetsTest, AnInterruptedCopyIsRetriedAndResumesWhereItStopped) {
   EXPECT_EQ(done["errors"].size(), 1u);
   EXPECT_LT(done["bytes_moved"].get<int64_t>(), total) << done.dump();
   EXPECT_EQ(CliJson({"dataset", "verify", "c4@v1", "--at", "coreweave-us"})["state"], "verified");
+}
+
+TEST_F(DatasetsTest, ABucketInFileMountsIsCopiedBeforeALocalJobRunsAndMountIsRefusedWithoutFuse) {
+  Upload("c4/2024-05", 2, 10'000, 3);
+  std::string mnt = dir_.path() + "/mnt/c4";
+  std::string original = dir_.path() + "/src-3/train/s0.bin";
+  auto job = Api("POST", "/v1/jobs",
+                 {{"spec", "name: reader\nresources: {cpus: 1, infra: lab}\nlabels: {team: vision, owner: bob@example.com}\n"
+                           "file_mounts:\n  " + mnt + ": s3://eu-datasets/c4/2024-05\n"
+                           "run: ls " + mnt + "/train && cmp " + mnt + "/train/s0.bin " + original + " && echo same\n"}});
+  ASSERT_TRUE(job && job->status == 201) << (job ? job->body : "");
+  std::string id = json::parse(job->body)["job"]["id"];
+  ASSERT_TRUE(Eventually([&] {
+    std::string state = json::parse(Api("GET", "/v1/jobs/" + id)->body)["state"];
+    return state == "succeeded" || state == "failed";
+  })) << Api("GET", "/v1/jobs/" + id)->body;
+  auto logs = Api("GET", "/v1/jobs/" + id + "/logs");
+  ASSERT_TRUE(logs);
+  EXPECT_EQ(json::parse(Api("GET", "/v1/jobs/" + id)->body)["state"], "succeeded") << logs->body;
+  EXPECT_NE(logs->body.find("s1.bin"), std::string::npos) << logs->body;
+  EXPECT_NE(logs->body.find("same"), std::string::npos) << logs->body;
+
+  // A storage object is mounted by default (SkyPilot's MOUNT): the lab
+  // declares no FUSE, so it is refused there, saying so.
+  auto mounted = Api("POST", "/v1/jobs",
+                     {{"spec", "name: m\nresources: {cpus: 1, infra: lab}\nlabels: {team: vision, owner: bob@example.com}\n"
+                               "file_mounts:\n  " + mnt + "2: {source: s3://eu-datasets/c4/2024-05}\nrun: ls\n"}});
+  ASSERT_TRUE(mounted);
+  EXPECT_EQ(mounted->status, 400) << mounted->body;
+  EXPECT_NE(mounted->body.find("needs FUSE"), std::string::npos) << mounted->body;
+
+  // The data acceptance test: the loading pattern run on the lab machine,
+  // its read measured, the data's way there and the cost per completed
+  // job with the read across regions.
+  ASSERT_EQ(Cli({"dataset", "register", "c4", "--from", "nebius-eu:c4/2024-05", "--version", "2024-05"}).exit_code, 0);
+  std::string out = dir_.path() + "/reports";
+  std::filesystem::create_directories(out);
+  CliResult accepted = Cli({"acceptance", "data", "--dataset", "c4@2024-05", "--cluster", "lab", "--team", "vision",
+                            "--out", out, "--job-timeout", "120"});
+  EXPECT_EQ(accepted.exit_code, 0) << accepted.out << accepted.err;
+  json report;
+  for (const auto& f : std::filesystem::directory_iterator(out)) {
+    if (f.path().extension() == ".json") report = json::parse(std::ifstream(f.path()), nullptr, false);
+  }
+  ASSERT_TRUE(report.is_object()) << accepted.out;
+  EXPECT_EQ(report["passed"], true) << report.dump(2);
+  EXPECT_EQ(report["read"]["bytes"], 2 * 10'000 + 3) << report.dump(2);
+  EXPECT_GT(report["read"]["mb_per_s"].get<double>(), 0);
+  EXPECT_EQ(report["flow"]["way"], "across regions");
+  EXPECT_EQ(report["flow"]["replica"], "nebius-eu");
+  EXPECT_FALSE(report["cost"]["per_completed_job"].is_null()) << report.dump(2);
+  ASSERT_EQ(report["cost"]["data_charges"].size(), 1u) << report.dump(2);
+  EXPECT_EQ(report["cost"]["data_charges"][0]["kind"], "remote-read");
+  auto runs = Api("GET", "/v1/acceptance/runs");
+  EXPECT_NE(runs->body.find("\"test\":\"data\""), std::string::npos) << runs->body;
+}
+
+TEST_F(DatasetsTest, AJobThatAsksForItsDataOnDemandWaitsForTheCopyAndPaysForIt) {
+  int64_t total = Upload("c4/2024-05", 4, 50'000, 5);
+  ASSERT_EQ(Cli({"dataset", "register", "c4", "--from", "nebius-eu:c4/2024-05", "--version", "2024-05"}).exit_code, 0);
+  auto job = Api("POST", "/v1/jobs",
+                 {{"spec", "name: t\nresources: {accelerators: H100:8}\nlabels: {team: vision, owner: bob@example.com}\n"
+                           "datasets: [{name: c4, version: \"2024-05\", replicate: on-demand}]\nrun: echo\n"}});
+  ASSERT_TRUE(job && job->status == 201) << (job ? job->body : "");
+  std::string id = json::parse(job->body)["job"]["id"];
+  // Placed where H100s are cheapest, it waits there for the copy, which
+  // the server makes, verifies and charges to the job.
+  ASSERT_TRUE(Eventually([&] {
+    return json::parse(Api("GET", "/v1/jobs/" + id)->body)["state"] == "running";
+  })) << Api("GET", "/v1/jobs/" + id + "/explain")->body;
+  json shown = CliJson({"dataset", "show", "c4@2024-05"});
+  bool verified_there = false;
+  for (const json& r : shown["replicas"]) verified_there |= r["location"] == "coreweave-us" && r["state"] == "verified";
+  EXPECT_TRUE(verified_there) << shown.dump();
+  json detail = json::parse(Api("GET", "/v1/jobs/" + id)->body);
+  EXPECT_EQ(detail["attempts"][0]["cluster"], "coreweave-us-h100");
+  ASSERT_EQ(detail["data_charges"].size(), 1u) << detail.dump();
+  EXPECT_EQ(detail["data_charges"][0]["kind"], "replication");
+  EXPECT_EQ(detail["data_charges"][0]["bytes"], total);
+  EXPECT_EQ(detail["data_charges"][0]["amount_micros"], 10);
+  auto audit = Api("GET", "/v1/audit?action=dataset.replicate&limit=10");
+  json events = json::parse(audit->body)["events"];
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0]["actor"], "scheduler");
+  EXPECT_EQ(events[0]["details"]["job"], id);
+  EXPECT_EQ(events[0]["details"]["team"], "vision");
 }
 
 }  // namespace

@@ -15,7 +15,7 @@ EstateKind EstateKindOf() {
     return s;
   };
   k.cluster_block_required = "a cluster of a local provider needs local: {output_dir}";
-  k.honours.git_workdir = k.honours.storage_paths = true;
+  k.honours.git_workdir = k.honours.storage_paths = k.honours.buckets = true;
   k.honours.backend = "the local executor";
   return k;
 }

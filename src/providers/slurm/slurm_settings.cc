@@ -52,7 +52,7 @@ EstateKind EstateKindOf() {
   k.name = "slurm";
   k.cluster_key = "slurm";
   k.parse_cluster = Parse;
-  k.honours.git_workdir = k.honours.storage_paths = k.honours.node_requests = true;
+  k.honours.git_workdir = k.honours.storage_paths = k.honours.node_requests = k.honours.buckets = true;
   k.honours.backend = "Slurm";
   k.cluster_block_required =
       "a cluster of a slurm provider needs slurm: {url, user, token_file, partition, output_dir} "

@@ -197,14 +197,116 @@ prices:
   EXPECT_NE(where("workdir: /shared/../etc\n")["laptop"], "yes");
   auto bucket = where("file_mounts: {/data: s3://bucket/data}\n");
   EXPECT_EQ(bucket["simc"], "yes");
-  EXPECT_NE(bucket["laptop"].find("file_mounts./data: the local executor does not mount or copy buckets"), std::string::npos)
+  EXPECT_NE(bucket["laptop"].find("file_mounts./data: s3://bucket/data is under no storage location's url"),
+            std::string::npos)
       << bucket["laptop"];
 
   // Refused at submission when nothing can honour it, with each reason.
   auto spec = ParseJobSpec("resources: {accelerators: H200:1, infra: here}\nfile_mounts: {/data: s3://b/d}\n", "j");
   Status st = CheckFeasible(router, spec->spec, "j");
   ASSERT_FALSE(st.ok());
-  EXPECT_NE(st.ToString().find("does not mount or copy buckets"), std::string::npos) << st.ToString();
+  EXPECT_NE(st.ToString().find("under no storage location's url"), std::string::npos) << st.ToString();
+}
+
+// Buckets under a storage location are copied by the local executor (and
+// Slurm) with the nodes' rclone config; mounting needs FUSE declared.
+TEST(HonouredTest, BucketsAreCopiedWhereTheEstateSaysHowAndMountedOnlyWithFuse) {
+  const std::string base = R"(
+providers:
+  - {name: here, kind: local, regions: [{name: r, zone: eu}]}
+clusters:
+  - {name: laptop, provider: here, region: r, local: {output_dir: /tmp/laptop},
+     node_pools: [{name: p, gpu_type: H200, gpus_per_node: 8, nodes: 1}]}
+  - {name: fused, provider: here, region: r, local: {output_dir: /tmp/fused}, fuse: true,
+     node_pools: [{name: p, gpu_type: H200, gpus_per_node: 8, nodes: 1}]}
+data:
+  locations: [{name: eu, provider: here, region: r, remote: "eu:bucket", url: "s3://bucket"}]
+)";
+  auto where = [](const std::string& estate_yaml, const std::string& mounts) {
+    auto estate = providers::ParseEstate(estate_yaml, "e");
+    EXPECT_TRUE(estate.ok()) << estate.status().ToString();
+    Router router(*estate);
+    auto spec = ParseJobSpec("resources: {accelerators: H200:1}\nfile_mounts: " + mounts + "\n", "j");
+    EXPECT_TRUE(spec.ok()) << spec.status().ToString();
+    std::map<std::string, std::string> out;
+    for (const auto& r : router.Explain(spec->spec, nullptr)) out[r.option.cluster->name] = r.eligible ? "yes" : r.failure;
+    return out;
+  };
+  auto no_config = where(base, "{/data: s3://bucket/c4}");
+  EXPECT_NE(no_config["laptop"].find("no rclone config for buckets (data.node_rclone_config)"), std::string::npos)
+      << no_config["laptop"];
+  const std::string estate = base + "  node_rclone_config: /shared/rclone-read.conf\n";
+  EXPECT_EQ(where(estate, "{/data: s3://bucket/c4}")["laptop"], "yes");
+  auto mount = where(estate, "{/data: {source: s3://bucket/c4}}");  // a storage object: MOUNT by default
+  EXPECT_NE(mount["laptop"].find("mode MOUNT mounts the bucket with rclone, which needs FUSE"), std::string::npos)
+      << mount["laptop"];
+  EXPECT_EQ(mount["fused"], "yes");
+  EXPECT_EQ(where(estate, "{/data: {source: s3://bucket/c4, mode: COPY}}")["laptop"], "yes");
+  EXPECT_NE(where(estate, "{/data: s3://elsewhere/c4}")["laptop"].find("under no storage location's url"),
+            std::string::npos);
+}
+
+// Where the registry knows a version, its verified replicas decide data
+// locality (the estate's list does not); a dataset asked for on demand
+// makes clusters where it may be copied eligible, and the job waits there
+// for the copy.
+TEST(DataPlacesTest, TheRegistryDecidesWhereAVersionIsAndAnOnDemandJobWaitsForItsCopy) {
+  auto estate = providers::ParseEstate(std::string(kEstate) + R"(
+data:
+  locations: [{name: cw-us-store, provider: cw, region: us-e, remote: "us:d"}]
+  transfer_prices: [{from: neb, to: "*", per_gb: "0.05"}]
+)", "e");
+  ASSERT_TRUE(estate.ok()) << estate.status().ToString();
+  struct FakePlaces : DataPlaces {
+    std::optional<DataPlace> Verified(const std::string& digest) const override {
+      auto it = at.find(digest);
+      return it == at.end() ? std::nullopt : std::optional<DataPlace>(it->second);
+    }
+    std::string RequestCopy(const std::string& digest, const std::string& place, const std::string& job,
+                            const std::string& team) const override {
+      asked.push_back(digest + " " + place + " " + job + " " + team);
+      return "asked";
+    }
+    std::map<std::string, DataPlace> at;
+    mutable std::vector<std::string> asked;
+  } places;
+  const std::string in_us = "sha256:" + std::string(64, 'a'), in_eu = "sha256:" + std::string(64, 'b');
+  places.at[in_us] = DataPlace{{"cw/us-e"}, 2'000'000'000};
+  places.at[in_eu] = DataPlace{{"neb/eu-n"}, 1'000'000'000};
+  Router router(*estate);
+  router.SetDataPlaces(&places);
+  FakeView view;
+  auto pick = [&](const std::string& yaml) {
+    auto o = router.Choose(ParseJobSpec(yaml, "j")->spec, view, [](int) { return true; });
+    return o ? o->cluster->name : "none";
+  };
+  const std::string h200 = "resources: {accelerators: H200:4}\nlabels: {team: nlp}\n";
+  EXPECT_EQ(pick(h200 + "datasets: [{name: c4, digest: " + in_us + "}]\n"), "cw-us");
+  EXPECT_EQ(pick(h200 + "datasets: [{name: c4, digest: \"sha256:" + std::string(64, 'c') + "\"}]\n"), "neb-eu")
+      << "a version the registry does not know: the estate's replicas";
+
+  // Reading remotely: explain says what it moves and what it costs.
+  JobSpec remote = ParseJobSpec(h200 + "datasets: [{name: c4, digest: " + in_eu + "}]\nallow_remote_data: true\n", "j")->spec;
+  std::map<std::string, std::string> data;
+  for (const auto& r : router.Explain(remote, &view)) data[r.option.cluster->name] = r.data;
+  EXPECT_EQ(data["neb-eu"], "data local");
+  EXPECT_EQ(data["cw-us"], "would read 1.0 GB across regions at 0.05 USD");
+
+  // On demand: cw-us has a storage location, cw-eu none; the job is placed
+  // on cw-us (cheaper than neb-eu) and waits there for the copy.
+  JobSpec copy = ParseJobSpec(h200 + "datasets: [{name: c4, digest: " + in_eu + ", replicate: on-demand}]\n", "j")->spec;
+  std::map<std::string, std::string> why;
+  for (const auto& r : router.Explain(copy, &view)) why[r.option.cluster->name] = r.eligible ? r.data : r.failure;
+  EXPECT_EQ(why["cw-us"], "would copy 1.0 GB here first (replicate: on-demand) at 0.05 USD");
+  EXPECT_NE(why["cw-eu"].find("no storage location there it may be copied to"), std::string::npos) << why["cw-eu"];
+  auto o = router.Choose(copy, view, [](int) { return true; });
+  ASSERT_TRUE(o);
+  EXPECT_EQ(o->cluster->name, "cw-us");
+  std::string waiting = router.AwaitData(copy, *o->cluster, "job_1");
+  EXPECT_NE(waiting.find("to be copied to cw/us-e (replicate: on-demand): asked"), std::string::npos) << waiting;
+  ASSERT_EQ(places.asked.size(), 1u);
+  EXPECT_EQ(places.asked[0], in_eu + " cw/us-e job_1 nlp");
+  EXPECT_EQ(router.AwaitData(copy, *estate->FindCluster("neb-eu"), "job_1"), "");
 }
 
 // A job that requires a CUDA version or a driver is placed only on pools

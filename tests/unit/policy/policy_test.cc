@@ -180,5 +180,33 @@ TEST(WorkspaceScriptTest, LinksMountsClonesAndEntersTheWorkdir) {
   EXPECT_EQ(WorkspaceScript(ParseJobSpec("run: x\n", "j")->spec, "job_1", 1), "");
 }
 
+// Buckets under a storage location: copied (COPY, `target: url`) or
+// mounted (a storage object) with the nodes' rclone config, unmounted when
+// the script ends.
+TEST(WorkspaceScriptTest, BucketsAreCopiedOrMountedWithTheNodesRcloneConfig) {
+  DataConfig data;
+  data.node_rclone_config = "/shared/rclone read.conf";
+  data.locations.push_back(StorageLocation{"eu", "neb", "eu-n", "eu", "eu:bucket", "s3://bucket", std::nullopt});
+  JobSpec spec = ParseJobSpec(
+      "file_mounts:\n  /data: s3://bucket/c4/2024-05\n  /ckpt: {source: s3://bucket/ckpt, mode: MOUNT_CACHED}\n"
+      "  /other: s3://elsewhere/x\n",
+      "j")->spec;
+  std::string script = WorkspaceScript(spec, "job_1", 1, &data);
+  EXPECT_NE(script.find("mkdir -p -- '/data' && rclone --config '/shared/rclone read.conf' copy --checksum -- "
+                        "'eu:bucket/c4/2024-05' '/data'\n"),
+            std::string::npos)
+      << script;
+  EXPECT_NE(script.find("rclone --config '/shared/rclone read.conf' mount --daemon --vfs-cache-mode full -- "
+                        "'eu:bucket/ckpt' '/ckpt'\n"),
+            std::string::npos)
+      << script;
+  EXPECT_NE(script.find("causeway_unmount() { fusermount3 -u -- '/ckpt' 2>/dev/null || true; }\ntrap causeway_unmount EXIT\n"),
+            std::string::npos)
+      << script;
+  // Not under a storage location: linked, as a path would be (routing
+  // refuses such a job before it gets here).
+  EXPECT_NE(script.find("ln -sfn -- 's3://elsewhere/x' '/other'"), std::string::npos) << script;
+}
+
 }  // namespace
 }  // namespace causeway::policy
