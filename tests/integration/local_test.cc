@@ -190,7 +190,7 @@ TEST(LocalExecutorTest, GitWorkdirAndStorageMountsAreHonouredAndWhatIsNotIsRefus
 
   auto c = s.process().Client();
   const std::pair<std::string, std::string> refused[] = {
-      {"resources: {accelerators: H200:1}\nfile_mounts: {/data: s3://bucket/data}\n", "does not mount or copy buckets"},
+      {"resources: {accelerators: H200:1}\nfile_mounts: {/data: s3://bucket/data}\n", "is under no storage location's url (data.locations)"},
       {"resources: {accelerators: H200:1, image_id: nvcr.io/nvidia/pytorch:24.05-py3}\n", "runs jobs on the host"},
       {"resources: {accelerators: H200:1}\nworkdir: ~/my-code\n", "is not on this cluster's storage"},
   };
