@@ -132,12 +132,16 @@ Result<CopyResult> Rclone::Copy(const std::string& from, const std::string& to, 
         if (error.size() < 2048) error += std::string(line.substr(0, 512)) + " ";
         return true;
       }
-      if (j.value("msg", "") == "Copied (server-side copy)" && options.object_size && j.contains("object") &&
-          j["object"].is_string()) {
-        server_side += options.object_size(j["object"].get<std::string>());
+      // A field as text; "" when absent or not a string (never a throw).
+      auto text = [&j](const char* key) {
+        auto f = j.find(key);
+        return f != j.end() && f->is_string() ? f->get<std::string>() : std::string();
+      };
+      if (text("msg") == "Copied (server-side copy)" && options.object_size && !text("object").empty()) {
+        server_side += options.object_size(text("object"));
       }
-      if (j.value("level", "") == "error" && error.size() < 2048) {
-        error += j.value("msg", "") + (j.contains("object") ? " (" + j.value("object", "") + ")" : "") + "; ";
+      if (text("level") == "error" && error.size() < 2048) {
+        error += text("msg") + (text("object").empty() ? "" : " (" + text("object") + ")") + "; ";
       }
       auto it = j.find("stats");
       if (it != j.end() && it->is_object()) {

@@ -179,7 +179,13 @@ void DatasetService::CopyWanted() {
       ++it;
     }
     if (!next) {
-      wants_cv_.WaitUntil(wants_mu_, now + std::chrono::seconds(1));
+      // Nothing wanted: sleep until a job asks (or the service stops);
+      // else look again in a second (a copy may have been verified).
+      if (wants_.empty()) {
+        wants_cv_.Wait(wants_mu_);
+      } else {
+        wants_cv_.WaitUntil(wants_mu_, now + std::chrono::seconds(1));
+      }
       continue;
     }
     Want want = *next;
