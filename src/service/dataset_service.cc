@@ -149,6 +149,7 @@ std::string DatasetService::RequestCopy(const std::string& digest, const std::st
 }
 
 void DatasetService::CopyWanted() {
+  auto refreshed = std::chrono::steady_clock::now();
   MutexLock lock(wants_mu_);
   while (!stop_) {
     // One want at a time: the first not started, or one that failed a
@@ -179,13 +180,18 @@ void DatasetService::CopyWanted() {
       ++it;
     }
     if (!next) {
-      // Nothing wanted: sleep until a job asks (or the service stops);
-      // else look again in a second (a copy may have been verified).
-      if (wants_.empty()) {
-        wants_cv_.Wait(wants_mu_);
-      } else {
-        wants_cv_.WaitUntil(wants_mu_, now + std::chrono::seconds(1));
+      // What other replicas of the server registered or verified reaches
+      // routing here too: the registry is read again every 30 s.
+      if (now - refreshed > std::chrono::seconds(30)) {
+        refreshed = now;
+        lock.Unlock();
+        if (Status st = RefreshPlaces(""); !st.ok()) spdlog::warn("dataset registry: {}", st.ToString());
+        lock.Lock();
+        continue;
       }
+      // Look again in a second while a copy is wanted (it may have been
+      // verified), else when a job asks or the registry is due.
+      wants_cv_.WaitUntil(wants_mu_, now + (wants_.empty() ? std::chrono::seconds(30) : std::chrono::seconds(1)));
       continue;
     }
     Want want = *next;

@@ -83,8 +83,9 @@ struct Replication {
 };
 
 // It is also routing's view of where versions are verified
-// (placement::DataPlaces), kept in memory: loaded when it starts and
-// updated after each of its own writes.
+// (placement::DataPlaces), kept in memory: loaded when it starts, updated
+// after each of its own writes, and read again every 30 s (what another
+// replica of the server wrote).
 class DatasetService : public placement::DataPlaces {
  public:
   // `rclone` overrides the estate's rclone settings (tests give their own
