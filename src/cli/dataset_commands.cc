@@ -193,6 +193,7 @@ void AddDatasetCommands(Cli& c) {
     }
     std::string id = (*j)["id"];
     json last = *j;
+    bool shown = false;  // a progress line is on the terminal
     while (last.value("state", "") == "running") {
       std::this_thread::sleep_for(std::chrono::seconds(1));
       auto next = api.Call("GET", "/v1/replications/" + net::UrlEncode(id), "", rc);
@@ -200,13 +201,14 @@ void AddDatasetCommands(Cli& c) {
       last = *next;
       const json& p = last["progress"];
       if (!g.json_output && last.value("state", "") == "running") {
+        shown = true;
         std::cerr << "\r" << Bytes(p.value("bytes", int64_t{0})) << " / " << Bytes(p.value("total_bytes", int64_t{0}))
                   << ", " << p.value("transfers", 0) << "/" << p.value("total_transfers", 0) << " objects, "
                   << Bytes(static_cast<int64_t>(p.value("speed", 0.0))) << "/s (run " << p.value("run", 1) << ")   "
                   << std::flush;
       }
     }
-    if (!g.json_output) std::cerr << "\n";
+    if (shown) std::cerr << "\n";
     if (g.json_output) {
       PrintJson(last);
     } else {
