@@ -144,7 +144,6 @@ bool SoftwareDeclared(const JobSpec& spec, const NodePool& pool, std::string* wh
   return true;
 }
 
-// What the backend does with the job: its image, workdir and file mounts.
 // The storage location whose url `source` is under, or null.
 const StorageLocation* BucketLocation(const DataConfig& data, const std::string& source) {
   for (const StorageLocation& l : data.locations) {
@@ -153,6 +152,7 @@ const StorageLocation* BucketLocation(const DataConfig& data, const std::string&
   return nullptr;
 }
 
+// What the backend does with the job: its image, workdir and file mounts.
 bool BackendHonours(const JobSpec& spec, const Alternative& alt, const Cluster& c, const DataConfig* data,
                     std::string* why) {
   const Honours& h = c.honours;
@@ -177,7 +177,8 @@ bool BackendHonours(const JobSpec& spec, const Alternative& alt, const Cluster& 
       if (!m.more_sources.empty() || m.source.empty()) {
         return Refuse(why, [&] {
           return "file_mounts." + m.target + ": a bucket is delivered from one source URL under a storage location of "
-                 "the estate (" + (m.source.empty() ? "a bucket by name alone is created by SkyPilot, not here" : "not a list") + ")";
+                 "the estate (" +
+                 (m.source.empty() ? "a bucket by name alone is created by SkyPilot, not here" : "not a list") + ")";
         });
       }
       if (!data || !BucketLocation(*data, m.source)) {
@@ -321,15 +322,17 @@ bool Router::Evaluate(const JobSpec& spec, int alt, const Entry& e, const Capaci
     std::string from;
     if (!DataAt(d, e.location, &bytes, &from)) {
       o.data_local = false;
-      bool copy_here = d.replicate == "on-demand" && CanHold(d.name, e.location);
+      // A copy on demand needs a verified replica somewhere to copy from.
+      bool copy_here = d.replicate == "on-demand" && !from.empty() && CanHold(d.name, e.location);
       if (copy_here) copies = true;
       if (!spec.allow_remote_data && !copy_here) {
         return fail([&] {
           return "no verified replica of dataset " + d.name + (d.version.empty() ? "" : "@" + d.version) + " in " +
                  e.location +
-                 (d.replicate == "on-demand" ? " and no storage location there it may be copied to"
-                                             : " (set allow_remote_data: true to read it remotely, or replicate: "
-                                               "on-demand to copy it there first)");
+                 (d.replicate != "on-demand" ? " (set allow_remote_data: true to read it remotely, or replicate: "
+                                               "on-demand to copy it there first)"
+                  : from.empty()             ? ", nor anywhere to copy it from"
+                                             : " and no storage location there it may be copied to");
         });
       }
       if (!want_reason) continue;
