@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include "causeway/ids.h"
+#include "causeway/text.h"
 
 namespace causeway {
 namespace {
@@ -55,7 +56,7 @@ Result<const StorageLocation*> FindLocation(const Estate& estate, const std::str
   if (found) return found;
   std::string names;
   for (const auto& l : estate.data.locations) names += (names.empty() ? "" : ", ") + l.name + " (" + l.Location() + ")";
-  return NotFound("no storage location \"" + name + "\" in the estate (data.locations: " +
+  return NotFound("no storage location \"" + Utf8Prefix(name, 128) + "\" in the estate (data.locations: " +
                   (names.empty() ? "none" : names) + ")");
 }
 
@@ -281,7 +282,9 @@ Result<DatasetRef> DatasetService::ParseRef(const std::string& text) {
   DatasetRef ref;
   auto at = text.find('@');
   ref.name = text.substr(0, at);
-  if (ref.name.empty() || ref.name.size() > 128) return InvalidArgument("expected NAME@VERSION, not \"" + text + "\"");
+  if (ref.name.empty() || ref.name.size() > 128) {
+    return InvalidArgument("expected NAME@VERSION, not \"" + Utf8Prefix(text, 200) + "\"");
+  }
   if (at != std::string::npos) {
     std::string v = text.substr(at + 1);
     if (data::IsDigest(v)) {
@@ -289,7 +292,7 @@ Result<DatasetRef> DatasetService::ParseRef(const std::string& text) {
     } else if (GoodLabel(v)) {
       ref.version = v;
     } else {
-      return InvalidArgument("\"" + v + "\" is neither a version label nor a digest (sha256:<64 hex>)");
+      return InvalidArgument("\"" + Utf8Prefix(v, 80) + "\" is neither a version label nor a digest (sha256:<64 hex>)");
     }
   }
   return ref;
@@ -386,14 +389,15 @@ Result<std::vector<std::string>> DatasetService::VerifiedPlaces(const std::strin
 
 Result<DatasetVersion> DatasetService::Register(const identity::Principal& who, const RegisterDataset& req) {
   const Dataset* ds = estate_.FindDataset(req.name);
-  if (!ds) return NotFound("the estate declares no dataset \"" + req.name + "\" (add it under datasets:)");
+  if (!ds) return NotFound("the estate declares no dataset \"" + Utf8Prefix(req.name, 128) + "\" (add it under datasets:)");
   std::string label = req.version;
   if (label.empty()) {
     ASSIGN_OR_RETURN(auto versions, store_.ListDatasetVersions(req.name));
     label = "v" + std::to_string(versions.size() + 1);
   }
   if (!GoodLabel(label)) {
-    return InvalidArgument("version \"" + label + "\": expected a label of letters, digits, '.', '_' and '-' "
+    return InvalidArgument("version \"" + Utf8Prefix(label, 80) +
+                           "\": expected a label of letters, digits, '.', '_' and '-' "
                            "(at most 64), such as 2024-05");
   }
   if (req.from.empty() == req.manifest.empty()) {
@@ -426,16 +430,20 @@ Result<DatasetVersion> DatasetService::Register(const identity::Principal& who, 
     if (!at) {
       std::string names;
       for (const auto& l : estate_.data.locations) names += (names.empty() ? "" : ", ") + l.name;
-      return NotFound("\"" + req.from + "\" is in no storage location of the estate (data.locations: " +
+      return NotFound("\"" + Utf8Prefix(req.from, 256) + "\" is in no storage location of the estate (data.locations: " +
                       (names.empty() ? "none" : names) + ")");
     }
     while (!path.empty() && path.back() == '/') path.pop_back();
-    if (!GoodPath(path)) return InvalidArgument("path \"" + path + "\": expected a relative path without . or ..");
+    if (!GoodPath(path)) {
+      return InvalidArgument("path \"" + Utf8Prefix(path, 256) + "\": expected a relative path without . or ..");
+    }
     if (!ds->residency.empty() && at->zone != ds->residency) {
       return PolicyViolation("dataset " + req.name + " must stay in residency zone " + ds->residency + "; location " +
                              at->name + " is in " + (at->zone.empty() ? "no zone" : at->zone));
     }
-    if (!data::KnownHashType(req.hash_type)) return InvalidArgument("unknown hash \"" + req.hash_type + "\"");
+    if (!data::KnownHashType(req.hash_type)) {
+      return InvalidArgument("unknown hash \"" + Utf8Prefix(req.hash_type, 32) + "\" (md5, sha1, sha256)");
+    }
     ASSIGN_OR_RETURN(m, rclone_.List(RemotePath(*at, path), req.hash_type, {}, &stop_));
     v.source = at->name + ":" + path;
   }
@@ -547,7 +555,8 @@ Result<Replication> DatasetService::Replicate(const identity::Principal& who, co
   }
   if (!src) return FailedPrecondition(Ref(v) + " has no verified replica to copy from");
   std::string path = v.dataset + "/" + v.version;
-  auto existing = std::find_if(replicas.begin(), replicas.end(), [&](const DatasetReplica& r) { return r.location == location; });
+  auto existing =
+      std::find_if(replicas.begin(), replicas.end(), [&](const DatasetReplica& r) { return r.location == location; });
   if (existing != replicas.end() && !existing->path.empty()) path = existing->path;
 
   // An earlier version verified at the target: what it shares with this
