@@ -747,7 +747,8 @@ void DatasetService::Run(std::shared_ptr<Running> r, std::string from_remote, st
     } else if (ds && !ds->owner.empty()) {
       e.details["team"] = ds->owner;
     }
-    if (cost && done.bytes_moved > 0) {
+    // Every byte moved is recorded, at 0 where no price covers the pair.
+    if (done.bytes_moved > 0) {
       DataCharge c;
       c.id = charge_id;
       c.at = now;
@@ -759,7 +760,7 @@ void DatasetService::Run(std::shared_ptr<Running> r, std::string from_remote, st
       c.from_place = r->from_place;
       c.to_place = r->to_place;
       c.bytes = done.bytes_moved;
-      c.amount_micros = cost->micros();
+      c.amount_micros = cost ? cost->micros() : 0;
       RETURN_IF_ERROR(tx.InsertDataCharge(c));
       e.details["charge"] = c.id;
     }
