@@ -316,9 +316,16 @@ struct DataConfig {
   std::vector<TransferPrice> transfer_prices;
 
   const StorageLocation* FindLocation(std::string_view name) const;
+  // The location whose `url` is `url` or a prefix of it ("s3://b" holds
+  // "s3://b/c4"), or null.
+  const StorageLocation* LocationOfUrl(std::string_view url) const;
   // The price of moving a GB from `from` to `to` ("provider/region" each):
   // zero within a region unless priced, nullopt when nothing prices it.
   std::optional<Money> TransferPerGb(const std::string& from, const std::string& to, const std::string& currency) const;
+  // What moving `bytes` from `from` to `to` costs (per GB of 10^9 bytes,
+  // rounded to the micro); nullopt when nothing prices it.
+  std::optional<Money> TransferCost(const std::string& from, const std::string& to, int64_t bytes,
+                                    const std::string& currency) const;
 };
 
 // The log sources `causeway audit import` reads, by their --source names.

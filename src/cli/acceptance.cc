@@ -41,7 +41,7 @@ constexpr auto kPropagationBound = std::chrono::milliseconds(1000);
 // the ones before made (tokens, ids, sessions).
 json RunIdentity(const Globals& g, const Options& o, Steps& steps) {
   Session admin(g, AdminToken(g));
-  std::string tag = Sha256Hex(RandomBytes(8)).substr(0, 10);
+  std::string tag = Tag();
   std::string user = "acceptance-" + tag + "@causeway.invalid";
   std::string group_name = "causeway-acceptance-" + tag;
   json made = json::object();  // what to remove at the end

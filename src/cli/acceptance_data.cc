@@ -7,8 +7,9 @@
 #include <chrono>
 #include <map>
 
-#include "causeway/crypto.h"
+#include "causeway/resources.h"
 #include "cli/acceptance_kit.h"
+#include "cost/focus.h"
 
 namespace causeway::cli::acceptance {
 namespace {
@@ -18,34 +19,12 @@ constexpr const char* kReadMarker = "causeway-read";
 // The default loading pattern: every object read once, in full.
 constexpr const char* kDefaultRead = "find \"$CAUSEWAY_DATA_DIR\" -type f -exec cat {} + | wc -c";
 
-struct ClusterFacts {
-  std::string provider, region, zone, pool_type;
-  int pool_gpus = 0;
-  bool cpu_only = false;
-};
-
-std::map<std::string, ClusterFacts> Clusters(Session& admin) {
-  std::map<std::string, ClusterFacts> out;
-  auto r = admin.Do("GET", "/v1/clusters");
-  if (r.status != 200) return out;
-  for (const json& c : r.body["clusters"]) {
-    ClusterFacts f{c.value("provider", ""), c.value("region", ""), c.value("zone", ""), "", 0, false};
-    for (const json& p : c["node_pools"]) {
-      if (!f.pool_type.empty()) break;
-      f.pool_type = p.value("gpu_type", "");
-      f.cpu_only = f.pool_type.empty() || f.pool_type == "CPU";
-    }
-    out[c.value("name", "")] = f;
-  }
-  return out;
-}
-
 }  // namespace
 
 json RunData(const Globals& g, const Options& o, Steps& steps) {
   Session admin(g, AdminToken(g));
   json subject = {{"team", o.team}, {"dataset", o.dataset}, {"cluster", o.cluster}};
-  std::string tag = Sha256Hex(RandomBytes(8)).substr(0, 10);
+  std::string tag = Tag();
 
   Step& s1 = AddStep(steps, "dataset " + o.dataset + " is registered with a verified replica");
   auto version = admin.Do("GET", "/v1/datasets/" + net::UrlEncode(o.dataset));
@@ -68,14 +47,14 @@ json RunData(const Globals& g, const Options& o, Steps& steps) {
   subject["objects"] = v.value("objects", 0);
   if (!s1.ok) return subject;
 
-  auto clusters = Clusters(admin);
+  EstateView estate = ReadEstate(admin);
   Step& s2 = AddStep(steps, "the data's way to " + o.cluster);
-  auto it = clusters.find(o.cluster);
-  if (it == clusters.end()) {
+  auto it = estate.clusters.find(o.cluster);
+  if (it == estate.clusters.end()) {
     s2.detail = "no cluster \"" + o.cluster + "\" in the estate";
     return subject;
   }
-  const ClusterFacts& c = it->second;
+  const ClusterInfo& c = it->second;
   std::string place = c.provider + "/" + c.region;
   // The replica the job reads: the one in the cluster's region, else the
   // nearest (same provider, then any).
@@ -101,8 +80,9 @@ json RunData(const Globals& g, const Options& o, Steps& steps) {
   Step& s3 = AddStep(steps, "run the loading pattern on " + o.cluster);
   std::string dir = "/tmp/causeway-data-" + tag;
   std::string read = o.read_command.empty() ? kDefaultRead : o.read_command;
-  std::string resources = c.cpu_only ? "{cpus: 1, infra: " + place + "}"
-                                     : "{accelerators: {" + c.pool_type + ": 1}, infra: " + place + "}";
+  bool cpu_only = c.first_type.empty() || c.first_type == kCpuType;
+  std::string resources = cpu_only ? "{cpus: 1, infra: " + place + "}"
+                                   : "{accelerators: {" + c.first_type + ": 1}, infra: " + place + "}";
   std::string spec = "name: acceptance-data-" + tag + "\nresources: " + resources + "\nlabels: {team: " + o.team +
                      ", owner: causeway-acceptance}\ndatasets: [" + o.dataset + "]\nallow_remote_data: true\n" +
                      "envs: {CAUSEWAY_DATA_DIR: " + dir + "}\n";
@@ -177,12 +157,7 @@ json RunData(const Globals& g, const Options& o, Steps& steps) {
   for (const json& a : detail.value("attempts", json::array())) compute += a.value("cost_micros", int64_t{0});
   for (const json& ch : detail.value("data_charges", json::array())) data += ch.value("amount_micros", int64_t{0});
   s5.ok = state == "succeeded";
-  auto money = [](int64_t micros) {
-    char buf[48];
-    std::snprintf(buf, sizeof buf, "%lld.%06lld", static_cast<long long>(micros / 1'000'000),
-                  static_cast<long long>(micros % 1'000'000));
-    return std::string(buf);
-  };
+  auto money = cost::MicrosText;
   s5.detail = "compute " + money(compute) + " + moving data " + money(data) + " = " + money(compute + data) +
               (s5.ok ? " for the completed job" : " (the job did not complete)");
   s5.evidence = Evidence(admin, "job/" + job, "job.finish");

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <fstream>
 #include <iostream>
+#include <set>
 #include <sstream>
 
 #include "causeway/clock.h"
@@ -11,6 +12,29 @@
 #include "cli/table.h"
 
 namespace causeway::cli::acceptance {
+
+EstateView ReadEstate(Session& admin) {
+  EstateView v;
+  std::set<std::string> types;
+  auto r = admin.Do("GET", "/v1/clusters");
+  if (r.status != 200) return v;
+  for (const json& c : r.body["clusters"]) {
+    ClusterInfo info{c.value("provider", ""), c.value("region", ""), c.value("zone", ""), {}, ""};
+    if (c.contains("storage")) info.storage = c["storage"].get<std::vector<std::string>>();
+    for (const json& p : c["node_pools"]) {
+      if (info.first_type.empty()) info.first_type = p.value("gpu_type", "");
+      types.insert(p.value("gpu_type", ""));
+    }
+    v.clusters[c.value("name", "")] = info;
+  }
+  types.erase("");
+  std::string gpu;
+  for (const std::string& t : types) gpu += (gpu.empty() ? "{" : ", ") + t + ": 1";
+  v.any_gpu = gpu.empty() ? "{}" : gpu + "}";
+  return v;
+}
+
+std::string Tag() { return Sha256Hex(RandomBytes(8)).substr(0, 10); }
 
 namespace {
 

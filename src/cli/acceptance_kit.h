@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <deque>
+#include <map>
 #include <optional>
 #include <string>
 #include <thread>
@@ -128,6 +129,23 @@ inline std::string AdminToken(const Globals& g) {
   return token;
 }
 
+
+struct ClusterInfo {
+  std::string provider, region, zone;
+  std::vector<std::string> storage;
+  std::string first_type;  // its first pool's GPU type ("CPU" for a CPU-only pool)
+};
+
+// The estate's clusters by name, and one GPU of each type it has as
+// `{H100: 1, L4: 1}` (a team's policies leave out what it may not use).
+struct EstateView {
+  std::map<std::string, ClusterInfo> clusters;
+  std::string any_gpu = "{}";
+};
+EstateView ReadEstate(Session& admin);
+
+// A short random tag naming what one run of a test makes.
+std::string Tag();
 
 // Steps are kept in a deque: each is filled in while later ones are added.
 using Steps = std::deque<Step>;

@@ -20,36 +20,6 @@ namespace causeway::cli::acceptance {
 
 namespace {
 
-struct ClusterInfo {
-  std::string provider, zone;
-  std::vector<std::string> storage;
-};
-
-// The estate's clusters by name, and one GPU of each type it has as
-// `{H100: 1, L4: 1}` (a team's policies leave out what it may not use).
-struct EstateView {
-  std::map<std::string, ClusterInfo> clusters;
-  std::string any_gpu = "{}";
-};
-
-EstateView ReadEstate(Session& admin) {
-  EstateView v;
-  std::set<std::string> types;
-  auto r = admin.Do("GET", "/v1/clusters");
-  if (r.status != 200) return v;
-  for (const json& c : r.body["clusters"]) {
-    ClusterInfo info{c.value("provider", ""), c.value("zone", ""), {}};
-    if (c.contains("storage")) info.storage = c["storage"].get<std::vector<std::string>>();
-    v.clusters[c.value("name", "")] = info;
-    for (const json& p : c["node_pools"]) types.insert(p.value("gpu_type", ""));
-  }
-  types.erase("");
-  std::string gpu;
-  for (const std::string& t : types) gpu += (gpu.empty() ? "{" : ", ") + t + ": 1";
-  v.any_gpu = gpu.empty() ? "{}" : gpu + "}";
-  return v;
-}
-
 // What the test made, taken away at the end whatever happened.
 struct Made {
   Session& admin;
@@ -103,8 +73,6 @@ std::string WhyPending(Session& admin, const std::string& job) {
   }
   return out.empty() ? "the job is " + e.body.value("state", "unknown") : out;
 }
-
-std::string Tag() { return Sha256Hex(RandomBytes(8)).substr(0, 10); }
 
 // A long-running job of the test in `team` that asks for one GPU of any
 // type the estate has, with `extra` spec lines (residency, checkpoint).

@@ -32,20 +32,15 @@ bool MakePipe(Fd& read_end, Fd& write_end) {
   return true;
 }
 
-}  // namespace
-
-Result<ProcessResult> RunProcess(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
-                                 const std::string& input, std::chrono::milliseconds timeout) {
-  if (argv.empty()) return InvalidArgument("no program to run");
-  Fd in_r, in_w, out_r, out_w, err_r, err_w;
-  if (!MakePipe(in_r, in_w) || !MakePipe(out_r, out_w) || !MakePipe(err_r, err_w)) {
-    return ResourceExhausted(std::string("cannot create pipes: ") + std::strerror(errno));
-  }
+// Starts argv (looked up on PATH) with exactly `env`, its standard input,
+// output and error on the given descriptors.
+Result<pid_t> Spawn(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env, int in,
+                    int out, int err) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, in_r.fd, 0);
-  posix_spawn_file_actions_adddup2(&actions, out_w.fd, 1);
-  posix_spawn_file_actions_adddup2(&actions, err_w.fd, 2);
+  posix_spawn_file_actions_adddup2(&actions, in, 0);
+  posix_spawn_file_actions_adddup2(&actions, out, 1);
+  posix_spawn_file_actions_adddup2(&actions, err, 2);
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
@@ -59,6 +54,19 @@ Result<ProcessResult> RunProcess(const std::vector<std::string>& argv, const std
   posix_spawn_file_actions_destroy(&actions);
   if (rc == ENOENT) return FailedPrecondition(argv[0] + " is not installed (not found on PATH)");
   if (rc != 0) return ResourceExhausted("cannot run " + argv[0] + ": " + std::strerror(rc));
+  return pid;
+}
+
+}  // namespace
+
+Result<ProcessResult> RunProcess(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
+                                 const std::string& input, std::chrono::milliseconds timeout) {
+  if (argv.empty()) return InvalidArgument("no program to run");
+  Fd in_r, in_w, out_r, out_w, err_r, err_w;
+  if (!MakePipe(in_r, in_w) || !MakePipe(out_r, out_w) || !MakePipe(err_r, err_w)) {
+    return ResourceExhausted(std::string("cannot create pipes: ") + std::strerror(errno));
+  }
+  ASSIGN_OR_RETURN(pid_t pid, Spawn(argv, env, in_r.fd, out_w.fd, err_w.fd));
   in_r.Close();
   out_w.Close();
   err_w.Close();
@@ -114,9 +122,6 @@ Result<ProcessResult> RunProcess(const std::vector<std::string>& argv, const std
   return result;
 }
 
-}  // namespace causeway
-
-namespace causeway {
 namespace {
 
 // Hands complete lines of `buf` to `fn`, keeping the unfinished tail; a
@@ -155,24 +160,7 @@ Result<int> RunProcessStreaming(const std::vector<std::string>& argv, const std:
   if (!MakePipe(out_r, out_w) || !MakePipe(err_r, err_w)) {
     return ResourceExhausted(std::string("cannot create pipes: ") + std::strerror(errno));
   }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, in.fd, 0);
-  posix_spawn_file_actions_adddup2(&actions, out_w.fd, 1);
-  posix_spawn_file_actions_adddup2(&actions, err_w.fd, 2);
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  std::vector<std::string> env_strings;
-  for (const auto& [k, v] : env) env_strings.push_back(k + "=" + v);
-  std::vector<char*> envp;
-  for (auto& e : env_strings) envp.push_back(e.data());
-  envp.push_back(nullptr);
-  pid_t pid = 0;
-  int rc = ::posix_spawnp(&pid, argv[0].c_str(), &actions, nullptr, args.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc == ENOENT) return FailedPrecondition(argv[0] + " is not installed (not found on PATH)");
-  if (rc != 0) return ResourceExhausted("cannot run " + argv[0] + ": " + std::strerror(rc));
+  ASSIGN_OR_RETURN(pid_t pid, Spawn(argv, env, in.fd, out_w.fd, err_w.fd));
   in.Close();
   out_w.Close();
   err_w.Close();

@@ -144,14 +144,6 @@ bool SoftwareDeclared(const JobSpec& spec, const NodePool& pool, std::string* wh
   return true;
 }
 
-// The storage location whose url `source` is under, or null.
-const StorageLocation* BucketLocation(const DataConfig& data, const std::string& source) {
-  for (const StorageLocation& l : data.locations) {
-    if (!l.url.empty() && (source == l.url || source.rfind(l.url + "/", 0) == 0)) return &l;
-  }
-  return nullptr;
-}
-
 // What the backend does with the job: its image, workdir and file mounts.
 bool BackendHonours(const JobSpec& spec, const Alternative& alt, const Cluster& c, const DataConfig* data,
                     std::string* why) {
@@ -181,7 +173,7 @@ bool BackendHonours(const JobSpec& spec, const Alternative& alt, const Cluster& 
                  (m.source.empty() ? "a bucket by name alone is created by SkyPilot, not here" : "not a list") + ")";
         });
       }
-      if (!data || !BucketLocation(*data, m.source)) {
+      if (!data || !data->LocationOfUrl(m.source)) {
         return Refuse(why, [&] {
           return "file_mounts." + m.target + ": " + m.source + " is under no storage location's url (data.locations)";
         });
@@ -236,16 +228,19 @@ bool Router::DataAt(const DatasetRef& d, const std::string& location, int64_t* b
     at = ds->replicas;
   }
   if (std::find(at.begin(), at.end(), location) != at.end()) return true;
-  // The nearest copy to read from: same provider first.
-  std::string provider = location.substr(0, location.find('/'));
-  for (const std::string& p : at) {
-    if (p.rfind(provider + "/", 0) == 0) {
-      *from = p;
-      return false;
-    }
-  }
-  if (!at.empty()) *from = at.front();
+  *from = NearestPlace(at, location);
   return false;
+}
+
+std::string NearestPlace(const std::vector<std::string>& places, const std::string& location) {
+  std::string provider = location.substr(0, location.find('/')) + "/";
+  for (const std::string& p : places) {
+    if (p == location) return p;
+  }
+  for (const std::string& p : places) {
+    if (p.rfind(provider, 0) == 0) return p;
+  }
+  return places.empty() ? "" : places.front();
 }
 
 bool Router::CanHold(const std::string& dataset, const std::string& place) const {
@@ -341,13 +336,9 @@ bool Router::Evaluate(const JobSpec& spec, int alt, const Entry& e, const Capaci
         continue;
       }
       if (remote_bytes >= 0) remote_bytes += bytes;
-      auto per_gb = estate_.data.TransferPerGb(from, e.location, estate_.currency);
-      auto cost = per_gb ? Money::Scale(*per_gb, bytes, 1'000'000'000) : Result<Money>(NotFound(""));
-      if (remote_cost && cost.ok() && remote_cost->Add(*cost).ok()) {
-        remote_cost = *remote_cost->Add(*cost);
-      } else {
-        remote_cost.reset();
-      }
+      auto cost = estate_.data.TransferCost(from, e.location, bytes, estate_.currency);
+      auto sum = cost && remote_cost ? remote_cost->Add(*cost) : Result<Money>(NotFound(""));
+      remote_cost = sum.ok() ? std::optional<Money>(*sum) : std::nullopt;
     }
   }
   if (want_reason && !spec.datasets.empty()) {

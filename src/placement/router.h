@@ -73,6 +73,10 @@ bool CheckpointReachable(const Cluster& to, const std::string& path, const std::
 // declared disk_gb), its workdir and its file mounts (paths on the
 // cluster's storage, where its backend links or enters them). When not, and
 // `why` is given, says which part and why in words.
+// Of `places` ("provider/region"), the one to read from at `location`: the
+// same place, else one of the same provider, else the first; "" if none.
+std::string NearestPlace(const std::vector<std::string>& places, const std::string& location);
+
 // Bucket file mounts need the estate's `data:` (where buckets are, the
 // nodes' rclone config); without it they are refused.
 bool Honoured(const JobSpec& spec, const Alternative& alt, const Cluster& c, const NodePool& pool, std::string* why,

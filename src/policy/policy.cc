@@ -193,12 +193,8 @@ std::string WorkspaceScript(const JobSpec& spec, const std::string& job_id, int 
   std::string out, unmount;
   for (const FileMount& m : spec.file_mounts) {
     std::string target = TargetPath(m.target);
-    const StorageLocation* bucket = nullptr;
-    if (data && !data->node_rclone_config.empty() && !m.FromPath()) {
-      for (const StorageLocation& l : data->locations) {
-        if (!l.url.empty() && (m.source == l.url || m.source.rfind(l.url + "/", 0) == 0)) bucket = &l;
-      }
-    }
+    const StorageLocation* bucket =
+        data && !data->node_rclone_config.empty() && !m.FromPath() ? data->LocationOfUrl(m.source) : nullptr;
     if (!bucket) {
       out += "mkdir -p -- \"$(dirname -- " + target + ")\" && ln -sfn -- " + ShellQuote(m.source) + " " + target + "\n";
       continue;

@@ -16,9 +16,7 @@ std::string ResidencyBreach(const Estate& estate, const std::string& zone, const
     }
   }
   // A storage location of the estate's `data:` lives in its region's zone.
-  for (const StorageLocation& l : estate.data.locations) {
-    if (!l.url.empty() && (path == l.url || path.rfind(l.url + "/", 0) == 0)) zones.insert(l.zone);
-  }
+  if (const StorageLocation* l = estate.data.LocationOfUrl(path)) zones.insert(l->zone);
   bool local = path.find("://") == std::string::npos || path.rfind("file://", 0) == 0;
   if (const Cluster* c = estate.FindCluster(written_on); c && local) zones.insert(c->zone);
   if (zones.size() == 1 && *zones.begin() == zone) return "";

@@ -1,6 +1,7 @@
 #include "service/dataset_service.h"
 
 #include <algorithm>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
@@ -39,9 +40,6 @@ Details VersionDetails(const DatasetVersion& v) {
   return Details{{"dataset", v.dataset}, {"version", v.version},   {"digest", v.digest},
                  {"objects", v.objects}, {"bytes", v.bytes},       {"source", v.source}};
 }
-
-// Bytes as GB for pricing: per GB of 10^9 bytes, rounded to the micro.
-Result<Money> PriceOf(const Money& per_gb, int64_t bytes) { return Money::Scale(per_gb, bytes, 1'000'000'000); }
 
 // A storage location by its name, or by "provider/region" when exactly one
 // location is there.
@@ -86,10 +84,7 @@ std::vector<DataCharge> RemoteReadCharges(const Estate& estate, const placement:
     if (!place || place->places.empty()) continue;
     const auto& at_places = place->places;
     if (std::find(at_places.begin(), at_places.end(), location) != at_places.end()) continue;
-    std::string from = at_places.front();
-    for (const std::string& p : at_places) {
-      if (p.rfind(cluster->provider + "/", 0) == 0) from = p;
-    }
+    std::string from = placement::NearestPlace(at_places, location);
     DataCharge c;
     c.id = id_prefix + "-" + std::to_string(out.size() + 1);
     c.at = at;
@@ -101,9 +96,7 @@ std::vector<DataCharge> RemoteReadCharges(const Estate& estate, const placement:
     c.from_place = from;
     c.to_place = location;
     c.bytes = place->bytes;
-    if (auto per_gb = estate.data.TransferPerGb(from, location, estate.currency)) {
-      if (auto amount = PriceOf(*per_gb, c.bytes); amount.ok()) c.amount_micros = amount->micros();
-    }
+    if (auto cost = estate.data.TransferCost(from, location, c.bytes, estate.currency)) c.amount_micros = cost->micros();
     out.push_back(std::move(c));
   }
   return out;
@@ -125,7 +118,7 @@ DatasetService::DatasetService(Store& store, CommitQueue& queue, const Estate& e
       estate_(estate),
       clock_(clock),
       rclone_(rclone ? *rclone : EstateRclone(estate)) {
-  if (Status st = RefreshPlaces(""); !st.ok()) {
+  if (Status st = RefreshPlaces(nullptr); !st.ok()) {
     spdlog::warn("the dataset registry could not be read for routing: {}", st.ToString());
   }
   copier_ = std::thread([this] { CopyWanted(); });
@@ -186,7 +179,7 @@ void DatasetService::CopyWanted() {
       if (now - refreshed > std::chrono::seconds(30)) {
         refreshed = now;
         lock.Unlock();
-        if (Status st = RefreshPlaces(""); !st.ok()) spdlog::warn("dataset registry: {}", st.ToString());
+        if (Status st = RefreshPlaces(nullptr); !st.ok()) spdlog::warn("dataset registry: {}", st.ToString());
         lock.Lock();
         continue;
       }
@@ -238,13 +231,16 @@ std::optional<placement::DataPlace> DatasetService::Verified(const std::string& 
   return it->second;
 }
 
-Status DatasetService::RefreshPlaces(const std::string& digest) {
-  ASSIGN_OR_RETURN(auto versions, store_.ListDatasetVersions(""));
-  ASSIGN_OR_RETURN(auto replicas, store_.ListDatasetReplicas(digest));
-  std::map<std::string, placement::DataPlace> fresh;
-  for (const DatasetVersion& v : versions) {
-    if (digest.empty() || v.digest == digest) fresh[v.digest].bytes = v.bytes;
+Status DatasetService::RefreshPlaces(const DatasetVersion* version) {
+  std::vector<DatasetVersion> versions;
+  if (version) {
+    versions.push_back(*version);
+  } else {
+    ASSIGN_OR_RETURN(versions, store_.ListDatasetVersions(""));
   }
+  ASSIGN_OR_RETURN(auto replicas, store_.ListDatasetReplicas(version ? version->digest : ""));
+  std::map<std::string, placement::DataPlace> fresh;
+  for (const DatasetVersion& v : versions) fresh[v.digest].bytes = v.bytes;
   for (const DatasetReplica& r : replicas) {
     const StorageLocation* l = estate_.data.FindLocation(r.location);
     auto it = fresh.find(r.digest);
@@ -253,11 +249,23 @@ Status DatasetService::RefreshPlaces(const std::string& digest) {
     if (std::find(places.begin(), places.end(), l->Location()) == places.end()) places.push_back(l->Location());
   }
   MutexLock lock(places_mu_);
-  if (digest.empty()) {
+  if (!version) {
     places_ = std::move(fresh);
   } else {
     for (auto& [d, p] : fresh) places_[d] = std::move(p);
   }
+  return Status::Ok();
+}
+
+Status DatasetService::Record(const DatasetVersion& v, const DatasetReplica& replica, const AuditEvent& event,
+                              const std::optional<DataCharge>& charge) {
+  RETURN_IF_ERROR(queue_.Run([&](WriteTx& tx) -> Status {
+    RETURN_IF_ERROR(tx.PutDatasetReplica(replica));
+    if (charge) RETURN_IF_ERROR(tx.InsertDataCharge(*charge));
+    AuditEvent e = event;  // a unit may run more than once
+    return tx.AppendAudit(e);
+  }));
+  if (Status st = RefreshPlaces(&v); !st.ok()) spdlog::warn("dataset registry: {}", st.ToString());
   return Status::Ok();
 }
 
@@ -304,6 +312,10 @@ Result<std::vector<DatasetVersion>> DatasetService::Versions(const std::string& 
 
 Result<DatasetVersion> DatasetService::Resolve(const DatasetRef& ref) const {
   ASSIGN_OR_RETURN(auto versions, store_.ListDatasetVersions(ref.name));
+  return Pick(versions, ref);
+}
+
+Result<DatasetVersion> DatasetService::Pick(const std::vector<DatasetVersion>& versions, const DatasetRef& ref) {
   if (versions.empty()) return NotFound("dataset " + ref.name + " has no registered version");
   for (auto it = versions.rbegin(); it != versions.rend(); ++it) {
     bool match = ref.version.empty() && ref.digest.empty();
@@ -341,7 +353,7 @@ Status DatasetService::CheckJob(JobSpec& spec, const std::string& file, std::vec
                                     true});
       continue;
     }
-    auto v = Resolve(d);
+    auto v = Pick(versions, d);
     if (!v.ok()) {
       errors.push_back(Diagnostic{file, 0, 0, field, v.status().message()});
       continue;
@@ -375,18 +387,6 @@ std::string DatasetService::RemotePath(const StorageLocation& l, const std::stri
   return l.remote + (l.remote.back() == ':' ? "" : "/") + path;
 }
 
-Result<std::vector<std::string>> DatasetService::VerifiedPlaces(const std::string& digest) const {
-  ASSIGN_OR_RETURN(auto replicas, store_.ListDatasetReplicas(digest));
-  std::vector<std::string> out;
-  for (const auto& r : replicas) {
-    const StorageLocation* l = estate_.data.FindLocation(r.location);
-    if (r.state == "verified" && l && std::find(out.begin(), out.end(), l->Location()) == out.end()) {
-      out.push_back(l->Location());
-    }
-  }
-  return out;
-}
-
 Result<DatasetVersion> DatasetService::Register(const identity::Principal& who, const RegisterDataset& req) {
   const Dataset* ds = estate_.FindDataset(req.name);
   if (!ds) return NotFound("the estate declares no dataset \"" + Utf8Prefix(req.name, 128) + "\" (add it under datasets:)");
@@ -415,14 +415,9 @@ Result<DatasetVersion> DatasetService::Register(const identity::Principal& who, 
     v.source = "manifest";
   } else {
     // "s3://bucket/prefix" through a location's url, or "LOCATION:path".
-    for (const auto& l : estate_.data.locations) {
-      if (!l.url.empty() && (req.from == l.url || req.from.rfind(l.url + "/", 0) == 0)) {
-        at = &l;
-        path = req.from.size() > l.url.size() ? req.from.substr(l.url.size() + 1) : "";
-        break;
-      }
-    }
-    if (!at && req.from.find("://") == std::string::npos) {
+    if ((at = estate_.data.LocationOfUrl(req.from))) {
+      path = req.from.size() > at->url.size() ? req.from.substr(at->url.size() + 1) : "";
+    } else if (req.from.find("://") == std::string::npos) {
       auto colon = req.from.find(':');
       at = estate_.data.FindLocation(req.from.substr(0, colon));
       if (at) path = colon == std::string::npos ? "" : req.from.substr(colon + 1);
@@ -470,7 +465,7 @@ Result<DatasetVersion> DatasetService::Register(const identity::Principal& who, 
     if (replica) e.details["location"] = replica->location;
     return tx.AppendAudit(e);
   }));
-  if (Status st = RefreshPlaces(v.digest); !st.ok()) spdlog::warn("dataset registry: {}", st.ToString());
+  if (Status st = RefreshPlaces(&v); !st.ok()) spdlog::warn("dataset registry: {}", st.ToString());
   return v;
 }
 
@@ -502,22 +497,18 @@ Result<DatasetReplica> DatasetService::Verify(const identity::Principal& who, co
   }
   if (r.state == "verified") r.verified_at = now;
   r.updated_at = now;
-  RETURN_IF_ERROR(queue_.Run([&](WriteTx& tx) -> Status {
-    RETURN_IF_ERROR(tx.PutDatasetReplica(r));
-    AuditEvent e;
-    e.time = now;
-    e.actor = who.token_id;
-    e.action = "dataset.verify";
-    e.resource = "dataset/" + Ref(v);
-    e.details = Details{{"digest", v.digest},
-                        {"location", location},
-                        {"state", r.state},
-                        {"missing", static_cast<int64_t>(diff.missing.size())},
-                        {"changed", static_cast<int64_t>(diff.changed.size())},
-                        {"detail", r.detail}};
-    return tx.AppendAudit(e);
-  }));
-  if (Status st = RefreshPlaces(v.digest); !st.ok()) spdlog::warn("dataset registry: {}", st.ToString());
+  AuditEvent e;
+  e.time = now;
+  e.actor = who.token_id;
+  e.action = "dataset.verify";
+  e.resource = "dataset/" + Ref(v);
+  e.details = Details{{"digest", v.digest},
+                      {"location", location},
+                      {"state", r.state},
+                      {"missing", static_cast<int64_t>(diff.missing.size())},
+                      {"changed", static_cast<int64_t>(diff.changed.size())},
+                      {"detail", r.detail}};
+  RETURN_IF_ERROR(Record(v, r, e));
   return r;
 }
 
@@ -539,19 +530,21 @@ Result<Replication> DatasetService::Replicate(const identity::Principal& who, co
     return InvalidArgument("bwlimit: expected a rate such as 10M or 512k");
   }
   ASSIGN_OR_RETURN(auto replicas, store_.ListDatasetReplicas(v.digest));
-  // The nearest verified replica: same region, then provider, then any.
-  const DatasetReplica* src = nullptr;
-  const StorageLocation* from = nullptr;
-  int best = -1;
+  // The nearest verified replica, as routing reads from: same region, then
+  // provider, then any.
+  std::vector<std::pair<const DatasetReplica*, const StorageLocation*>> sources;
+  std::vector<std::string> places;
   for (const auto& r : replicas) {
     const StorageLocation* l = estate_.data.FindLocation(r.location);
     if (!l || r.state != "verified" || r.location == location) continue;
-    int score = l->Location() == to->Location() ? 2 : l->provider == to->provider ? 1 : 0;
-    if (score > best) {
-      best = score;
-      src = &r;
-      from = l;
-    }
+    sources.emplace_back(&r, l);
+    places.push_back(l->Location());
+  }
+  std::string nearest = placement::NearestPlace(places, to->Location());
+  const DatasetReplica* src = nullptr;
+  const StorageLocation* from = nullptr;
+  for (auto [r, l] : sources) {
+    if (!src && l->Location() == nearest) std::tie(src, from) = std::pair(r, l);
   }
   if (!src) return FailedPrecondition(Ref(v) + " has no verified replica to copy from");
   std::string path = v.dataset + "/" + v.version;
@@ -603,25 +596,20 @@ Result<Replication> DatasetService::Replicate(const identity::Principal& who, co
   }
   DatasetReplica copying{v.digest, location, path, "copying", existing != replicas.end() ? existing->bytes_moved : 0,
                          "", std::nullopt, now};
-  Status started = queue_.Run([&](WriteTx& tx) -> Status {
-    RETURN_IF_ERROR(tx.PutDatasetReplica(copying));
-    AuditEvent e;
-    e.time = now;
-    e.actor = who.token_id;
-    e.action = "dataset.replicate.start";
-    e.resource = "dataset/" + Ref(v);
-    e.details = Details{{"digest", v.digest}, {"from", rep.from}, {"to", location}, {"replication", rep.id},
-                        {"bwlimit", options.bwlimit}};
-    return tx.AppendAudit(e);
-  });
-  if (!started.ok()) {
+  // A replica being written to does not count until it is verified again.
+  AuditEvent start;
+  start.time = now;
+  start.actor = who.token_id;
+  start.action = "dataset.replicate.start";
+  start.resource = "dataset/" + Ref(v);
+  start.details = Details{{"digest", v.digest}, {"from", rep.from}, {"to", location}, {"replication", rep.id},
+                          {"bwlimit", options.bwlimit}};
+  if (Status started = Record(v, copying, start); !started.ok()) {
     MutexLock lock(mu_);
     busy_.erase(key);
     replications_.erase(rep.id);
     return started;
   }
-  // A replica being written to does not count until it is verified again.
-  if (Status st = RefreshPlaces(v.digest); !st.ok()) spdlog::warn("dataset registry: {}", st.ToString());
   auto state = std::make_shared<Running>();
   state->id = rep.id;
   state->key = key;
@@ -713,60 +701,40 @@ void DatasetService::Run(std::shared_ptr<Running> r, std::string from_remote, st
   replica.detail = detail;
   replica.updated_at = now;
   if (state == "verified") replica.verified_at = now;
-  std::optional<Money> cost;
-  if (auto per_gb = estate_.data.TransferPerGb(r->from_place, r->to_place, estate_.currency)) {
-    if (auto c = PriceOf(*per_gb, done.bytes_moved); c.ok()) cost = *c;
-  }
+  std::optional<Money> cost = estate_.data.TransferCost(r->from_place, r->to_place, done.bytes_moved, estate_.currency);
   std::string actor;
   Update(r->id, [&](Replication& rep) { actor = rep.actor; });
-  const std::string charge_id = NewId("dch", now);
-  Status written = queue_.Run([&](WriteTx& tx) -> Status {
-    RETURN_IF_ERROR(tx.PutDatasetReplica(replica));
-    AuditEvent e;
-    e.time = now;
-    e.actor = actor;
-    e.action = "dataset.replicate";
-    e.resource = "dataset/" + Ref(r->version);
-    e.details = Details{{"digest", r->version.digest},
-                        {"to", replica.location},
-                        {"state", state},
-                        {"bytes_moved", done.bytes_moved},
-                        {"bytes_copied_within", done.server_side_bytes},
-                        {"transfers", done.transfers},
-                        {"runs", static_cast<int64_t>(done.runs)},
-                        {"errors", done.errors},
-                        {"detail", detail},
-                        {"replication", r->id},
-                        {"from_place", r->from_place},
-                        {"to_place", r->to_place}};
-    if (cost) e.details["transfer_cost"] = cost->ToString();
-    const Dataset* ds = estate_.FindDataset(r->version.dataset);
-    if (!r->charge_job.empty()) e.details["job"] = r->charge_job;
-    if (!r->charge_team.empty()) {
-      e.details["team"] = r->charge_team;
-    } else if (ds && !ds->owner.empty()) {
-      e.details["team"] = ds->owner;
-    }
-    // Every byte moved is recorded, at 0 where no price covers the pair.
-    if (done.bytes_moved > 0) {
-      DataCharge c;
-      c.id = charge_id;
-      c.at = now;
-      c.kind = "replication";
-      c.team = !r->charge_team.empty() ? r->charge_team : ds ? ds->owner : "";
-      c.job_id = r->charge_job;
-      c.dataset = r->version.dataset;
-      c.digest = r->version.digest;
-      c.from_place = r->from_place;
-      c.to_place = r->to_place;
-      c.bytes = done.bytes_moved;
-      c.amount_micros = cost ? cost->micros() : 0;
-      RETURN_IF_ERROR(tx.InsertDataCharge(c));
-      e.details["charge"] = c.id;
-    }
-    return tx.AppendAudit(e);
-  });
-  if (Status st = RefreshPlaces(r->version.digest); !st.ok()) spdlog::warn("dataset registry: {}", st.ToString());
+  AuditEvent e;
+  e.time = now;
+  e.actor = actor;
+  e.action = "dataset.replicate";
+  e.resource = "dataset/" + Ref(r->version);
+  e.details = Details{{"digest", r->version.digest},
+                      {"to", replica.location},
+                      {"state", state},
+                      {"bytes_moved", done.bytes_moved},
+                      {"bytes_copied_within", done.server_side_bytes},
+                      {"transfers", done.transfers},
+                      {"runs", static_cast<int64_t>(done.runs)},
+                      {"errors", done.errors},
+                      {"detail", detail},
+                      {"replication", r->id},
+                      {"from_place", r->from_place},
+                      {"to_place", r->to_place}};
+  if (cost) e.details["transfer_cost"] = cost->ToString();
+  // Who pays: the job that asked for the copy, else the dataset's owner.
+  const Dataset* ds = estate_.FindDataset(r->version.dataset);
+  std::string team = !r->charge_team.empty() ? r->charge_team : ds ? ds->owner : "";
+  if (!r->charge_job.empty()) e.details["job"] = r->charge_job;
+  if (!team.empty()) e.details["team"] = team;
+  // Every byte moved is recorded, at 0 where no price covers the pair.
+  std::optional<DataCharge> charge;
+  if (done.bytes_moved > 0) {
+    charge = DataCharge{NewId("dch", now), now, "replication", team, r->charge_job, r->version.dataset,
+                        r->version.digest, r->from_place, r->to_place, done.bytes_moved, cost ? cost->micros() : 0};
+    e.details["charge"] = charge->id;
+  }
+  Status written = Record(r->version, replica, e, charge);
   MutexLock lock(mu_);
   busy_.erase(r->key);
   if (auto it = replications_.find(r->id); it != replications_.end()) {

@@ -137,9 +137,6 @@ class DatasetService : public placement::DataPlaces {
   // the same zone (kPolicyViolation).
   Status CheckJob(JobSpec& spec, const std::string& file, std::vector<Diagnostic>& warnings) const;
 
-  // The "provider/region" places where `digest` has a verified replica.
-  Result<std::vector<std::string>> VerifiedPlaces(const std::string& digest) const;
-
   static constexpr int kMaxRunning = 4;
 
   std::optional<placement::DataPlace> Verified(const std::string& digest) const override EXCLUDES(places_mu_);
@@ -151,8 +148,14 @@ class DatasetService : public placement::DataPlaces {
                           const std::string& team) const override EXCLUDES(wants_mu_);
 
  private:
-  // Reads what the store has of `digest` ("" : every version) into places_.
-  Status RefreshPlaces(const std::string& digest) EXCLUDES(places_mu_);
+  // Of `versions` (one dataset's, oldest first), the one `ref` names.
+  static Result<DatasetVersion> Pick(const std::vector<DatasetVersion>& versions, const DatasetRef& ref);
+  // Reads where `version` (null: every version) is verified into places_.
+  Status RefreshPlaces(const DatasetVersion* version) EXCLUDES(places_mu_);
+  // Writes `replica`, `charge` when given and `event` in one unit, then
+  // refreshes routing's view of the version.
+  Status Record(const DatasetVersion& version, const DatasetReplica& replica, const AuditEvent& event,
+                const std::optional<DataCharge>& charge = std::nullopt);
   struct Running;
   Result<data::Manifest> LoadManifest(const std::string& digest) const;
   std::string RemotePath(const StorageLocation& l, const std::string& path) const;

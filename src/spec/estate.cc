@@ -130,6 +130,24 @@ void EstateParser::ParseProvider(const YAML::Node& n, const std::string& f) {
   if (!p.name.empty()) e_.providers.push_back(std::move(p));
 }
 
+std::string EstateParser::RegionZone(const YAML::Node& n, const std::string& f, const std::string& provider,
+                                     const std::string& region) {
+  if (const Provider* p = e_.FindProvider(provider)) {
+    auto reg = std::find_if(p->regions.begin(), p->regions.end(), [&](const Region& r) { return r.name == region; });
+    if (reg != p->regions.end()) return reg->zone;
+    if (!region.empty()) {
+      r_.Error(Get(n, "region"), JoinField(f, "region"), "provider \"" + provider + "\" has no region \"" + region + "\"");
+    }
+  } else if (!provider.empty()) {
+    std::vector<std::string_view> names;
+    for (const auto& p2 : e_.providers) names.push_back(p2.name);
+    std::string hint = spec::ClosestMatch(provider, names);
+    r_.Error(Get(n, "provider"), JoinField(f, "provider"),
+             "unknown provider \"" + provider + "\"" + (hint.empty() ? "" : "; did you mean \"" + hint + "\"?"));
+  }
+  return "";
+}
+
 void EstateParser::ParseCluster(const YAML::Node& n, const std::string& f) {
   KeySet keys{{"name", "provider", "region", "node_pools", "inject_envs", "storage", "bill_resources", "fuse"},
               {"description"}};
@@ -170,24 +188,7 @@ void EstateParser::ParseCluster(const YAML::Node& n, const std::string& f) {
   c.name = NameField(n, f, cluster_names_, "cluster");
   c.provider = Str(n, "provider", f);
   c.region = Str(n, "region", f);
-  if (const Provider* p = e_.FindProvider(c.provider)) {
-    auto reg = std::find_if(p->regions.begin(), p->regions.end(),
-                            [&](const Region& r) { return r.name == c.region; });
-    if (reg == p->regions.end()) {
-      if (!c.region.empty()) {
-        r_.Error(Get(n, "region"), JoinField(f, "region"),
-                 "provider \"" + c.provider + "\" has no region \"" + c.region + "\"");
-      }
-    } else {
-      c.zone = reg->zone;
-    }
-  } else if (!c.provider.empty()) {
-    std::vector<std::string_view> names;
-    for (const auto& p2 : e_.providers) names.push_back(p2.name);
-    std::string hint = spec::ClosestMatch(c.provider, names);
-    r_.Error(Get(n, "provider"), JoinField(f, "provider"),
-             "unknown provider \"" + c.provider + "\"" + (hint.empty() ? "" : "; did you mean \"" + hint + "\"?"));
-  }
+  c.zone = RegionZone(n, f, c.provider, c.region);
   YAML::Node pools = Get(n, "node_pools");
   if (!pools.IsDefined() || !pools.IsSequence() || pools.size() == 0) {
     r_.Error(pools.IsDefined() ? pools : n, JoinField(f, "node_pools"),

@@ -23,6 +23,14 @@ const StorageLocation* DataConfig::FindLocation(std::string_view name) const {
   return nullptr;
 }
 
+const StorageLocation* DataConfig::LocationOfUrl(std::string_view url) const {
+  for (const auto& l : locations) {
+    if (l.url.empty() || url.substr(0, l.url.size()) != l.url) continue;
+    if (url.size() == l.url.size() || url[l.url.size()] == '/') return &l;
+  }
+  return nullptr;
+}
+
 namespace {
 
 // How closely `pattern` ("provider/region", "provider", "*") names `place`
@@ -53,6 +61,15 @@ std::optional<Money> DataConfig::TransferPerGb(const std::string& from, const st
   if (from == to && best_score < 8) return Money(0, currency);
   if (!best) return std::nullopt;
   return best->per_gb;
+}
+
+std::optional<Money> DataConfig::TransferCost(const std::string& from, const std::string& to, int64_t bytes,
+                                              const std::string& currency) const {
+  auto per_gb = TransferPerGb(from, to, currency);
+  if (!per_gb) return std::nullopt;
+  auto cost = Money::Scale(*per_gb, bytes, 1'000'000'000);
+  if (!cost.ok()) return std::nullopt;
+  return *cost;
 }
 
 namespace estate_detail {
@@ -97,19 +114,7 @@ void EstateParser::ParseData(const YAML::Node& n, const std::string& f) {
     }
     while (!l.url.empty() && l.url.back() == '/') l.url.pop_back();
     l.storage_per_gb_month = Amount(ln, "storage_per_gb_month", lf, false);
-    if (const Provider* p = e_.FindProvider(l.provider)) {
-      auto reg = std::find_if(p->regions.begin(), p->regions.end(), [&](const Region& r) { return r.name == l.region; });
-      if (reg == p->regions.end()) {
-        if (!l.region.empty()) {
-          r_.Error(Get(ln, "region"), JoinField(lf, "region"),
-                   "provider \"" + l.provider + "\" has no region \"" + l.region + "\"");
-        }
-      } else {
-        l.zone = reg->zone;
-      }
-    } else if (!l.provider.empty()) {
-      r_.Error(Get(ln, "provider"), JoinField(lf, "provider"), "unknown provider \"" + l.provider + "\"");
-    }
+    l.zone = RegionZone(ln, lf, l.provider, l.region);
     if (!l.name.empty()) d.locations.push_back(std::move(l));
   });
   SubList(n, f, "transfer_prices", "transfer prices", [&](const YAML::Node& tn, const std::string& tf) {

@@ -201,6 +201,11 @@ class EstateParser {
   void ParseTeam(const YAML::Node& n, const std::string& f);
 
   void ParseDataset(const YAML::Node& n, const std::string& f);
+  // The residency zone of `provider`'s `region` (the `provider` and
+  // `region` fields of entry `n` at `f`); "" and reported when either is
+  // unknown.
+  std::string RegionZone(const YAML::Node& n, const std::string& f, const std::string& provider,
+                         const std::string& region);
   // `data:` (estate_data.cc): storage locations and transfer prices.
   void ParseData(const YAML::Node& n, const std::string& f);
   // "provider/region", "provider" or "*" as a transfer price's end.
