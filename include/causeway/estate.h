@@ -293,6 +293,13 @@ struct StorageLocation {
   std::string url;  // the same storage as people name it (s3://bucket), "" when not given
   std::optional<Money> storage_per_gb_month;  // what a GB kept here costs a month
   std::string Location() const { return provider + "/" + region; }  // "provider/region"
+  // What keeping `bytes` here for `kept` costs: GB of 10^9 bytes, a month
+  // of 730 hours (as providers prorate), to the micro; nullopt without a
+  // storage price.
+  std::optional<Money> StorageCost(int64_t bytes, Micros kept) const;
+  // The rclone path of `url`, a URL under this location's `url`
+  // ("s3://b/c4" under "s3://b" with remote "eu:b" is "eu:b/c4").
+  std::string RemoteOf(std::string_view url) const;
 };
 
 // What moving a GB costs from one place to another. `from` and `to` are

@@ -242,20 +242,27 @@ struct DatasetReplica {
   std::string detail;       // why it failed or what did not match; "" when verified
   std::optional<Timestamp> verified_at;
   Timestamp updated_at;
+  // Its storage is charged up to here (to the dataset's owner). Set when it
+  // is first verified, and from then on moved only forward, by the day's
+  // storage charge (DatasetWriter::AdvanceReplicaCharge): writing the
+  // replica again never changes it.
+  std::optional<Timestamp> charged_until;
 };
 
 // What moving or keeping data cost, charged to the team (and job) that
-// caused it: a replication (to the dataset's owner), a job reading a
-// dataset from another region (to the job), at the estate's prices.
+// caused it: a replication (to the dataset's owner, or the job that asked
+// for it), a job reading a dataset from another region (to the job), a
+// replica's storage for one UTC day (to the dataset's owner), at the
+// estate's prices.
 struct DataCharge {
   std::string id;    // "dch_<ulid>"
   Timestamp at;
-  std::string kind;  // "replication" or "remote-read"
+  std::string kind;  // "replication", "remote-read" or "storage"
   std::string team;  // "" when nobody owns it
   std::string job_id;  // "" unless a job caused it
   std::string dataset, digest;
-  std::string from_place, to_place;  // "provider/region"
-  int64_t bytes = 0;
+  std::string from_place, to_place;  // "provider/region"; storage: "" and where it is kept
+  int64_t bytes = 0;                 // moved; storage: kept
   int64_t amount_micros = 0;  // in the estate's currency
 };
 

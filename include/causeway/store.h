@@ -24,7 +24,7 @@
 namespace causeway {
 
 // The schema version this build writes; every backend migrates to it.
-inline constexpr int kLatestSchemaVersion = 23;
+inline constexpr int kLatestSchemaVersion = 24;
 
 // A named lease one process holds at a time: the scheduler's leadership
 // among replicas. `epoch` grows each time the lease changes hands; it is the
@@ -205,8 +205,13 @@ class DatasetWriter {
   // when the dataset has that version label already, or the same digest
   // under another label (a version is registered once).
   virtual Status InsertDatasetVersion(const DatasetVersion& version, const std::string& manifest) = 0;
-  // Inserts or replaces replica (digest, location).
+  // Inserts or replaces replica (digest, location), all but its
+  // charged_until, which is written only where it had none.
   virtual Status PutDatasetReplica(const DatasetReplica& replica) = 0;
+  // Moves the replica's charged_until from `from` to `to`; false (nothing
+  // written) when it is not at `from`: another writer charged that period.
+  virtual Result<bool> AdvanceReplicaCharge(const std::string& digest, const std::string& location, Timestamp from,
+                                            Timestamp to) = 0;
   // Records what moving data cost; kAlreadyExists when the id is taken.
   virtual Status InsertDataCharge(const DataCharge& charge) = 0;
 

@@ -26,7 +26,8 @@ json VersionJson(const DatasetVersion& v) {
           {"registered_at", FormatRfc3339(v.registered_at)}};
 }
 
-json ReplicaJson(const DatasetReplica& r, const Estate& estate) {
+// `bytes`: the version's, priced at the location's storage price.
+json ReplicaJson(const DatasetReplica& r, const Estate& estate, int64_t bytes) {
   json out = {{"location", r.location}, {"path", r.path},     {"state", r.state},
               {"bytes_moved", r.bytes_moved}, {"detail", r.detail},
               {"verified_at", r.verified_at ? json(FormatRfc3339(*r.verified_at)) : json(nullptr)},
@@ -36,7 +37,11 @@ json ReplicaJson(const DatasetReplica& r, const Estate& estate) {
     out["zone"] = l->zone;
     // How jobs name it (file_mounts), where the location has a url.
     if (!l->url.empty()) out["url"] = l->url + (r.path.empty() ? "" : "/" + r.path);
+    // What keeping it costs its owner (a month of 730 hours), charged by the
+    // day from its first verification up to storage_charged_until.
+    if (auto month = l->StorageCost(bytes, std::chrono::hours(730))) out["storage_per_month"] = month->ToString();
   }
+  out["storage_charged_until"] = r.charged_until ? json(FormatRfc3339(*r.charged_until)) : json(nullptr);
   return out;
 }
 
@@ -126,7 +131,7 @@ Result<HttpResponse> ApiService::ShowDataset(HttpRequest& req) {
   ASSIGN_OR_RETURN(DatasetVersion v, datasets_.Resolve(ref));
   ASSIGN_OR_RETURN(auto replicas, datasets_.Replicas(v.digest));
   json reps = json::array();
-  for (const DatasetReplica& r : replicas) reps.push_back(ReplicaJson(r, estate_));
+  for (const DatasetReplica& r : replicas) reps.push_back(ReplicaJson(r, estate_, v.bytes));
   json out = VersionJson(v);
   out["replicas"] = reps;
   if (const Dataset* d = estate_.FindDataset(v.dataset)) {
@@ -163,7 +168,8 @@ Result<HttpResponse> ApiService::VerifyDataset(HttpRequest& req) {
   ASSIGN_OR_RETURN(JsonBody body, JsonBody::Parse(req));
   ASSIGN_OR_RETURN(std::string location, body.RequiredString("location", "a storage location's name"));
   ASSIGN_OR_RETURN(DatasetReplica r, datasets_.Verify(*req.principal, ref, location));
-  return JsonResponse(200, ReplicaJson(r, estate_));
+  ASSIGN_OR_RETURN(DatasetVersion v, datasets_.Resolve(ref));
+  return JsonResponse(200, ReplicaJson(r, estate_, v.bytes));
 }
 
 Result<HttpResponse> ApiService::ReplicateDataset(HttpRequest& req) {

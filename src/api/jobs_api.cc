@@ -273,6 +273,11 @@ void ApiService::RegisterCheckpoint(HttpRequest& req, Reply reply) {
   if (!step.ok()) return reply(ErrorResponse(step.status()));
   auto digest = body->String("digest");
   if (!digest.ok()) return reply(ErrorResponse(digest.status()));
+  // Written through a cached bucket mount, it counts once it is in the
+  // bucket (rclone lists it here, off every lock).
+  if (auto spec = JobSpecFromJson(json::parse(visible->job.spec_json, nullptr, false)); spec.ok()) {
+    if (Status st = datasets_.CheckFlushed(*spec, *path); !st.ok()) return reply(ErrorResponse(st));
+  }
   jobs_.RegisterCheckpoint(
       *req.principal, req.params["id"], *path, *step,
       [reply](Result<Checkpoint> r) {

@@ -3,9 +3,11 @@
 // errors into the documented exit codes.
 #pragma once
 
+#include <chrono>
 #include <iostream>
 #include <optional>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -53,6 +55,11 @@ class Api {
  public:
   explicit Api(const Globals& g) : g_(g) {}
 
+  // While the server answers 503 (a retryable refusal, such as a
+  // checkpoint its cached mount has not flushed yet), ask again every 2 s
+  // for up to `d`.
+  void RetryUnavailableFor(std::chrono::milliseconds d) { retry_unavailable_ = d; }
+
   // Sends a request; on an HTTP error prints the server's message and
   // diagnostics and returns the exit code in `exit_code`.
   std::optional<net::HttpResult> Raw(const std::string& method, const std::string& target, const std::string& body,
@@ -73,7 +80,12 @@ class Api {
     }
     if (!token.empty()) headers.emplace_back("Authorization", "Bearer " + token);
     if (!client_) client_.emplace(hp->first, hp->second);
+    auto until = std::chrono::steady_clock::now() + retry_unavailable_;
     auto res = client_->Send(method, target, body, headers);
+    while (res.ok() && res->status == 503 && std::chrono::steady_clock::now() + kRetryEvery <= until) {
+      std::this_thread::sleep_for(kRetryEvery);
+      res = client_->Send(method, target, body, headers);
+    }
     if (!res.ok()) {
       exit_code = Fail(res.status());
       return std::nullopt;
@@ -117,6 +129,8 @@ class Api {
  private:
   const Globals& g_;
   std::optional<net::HttpClient> client_;  // one keep-alive connection per command
+  static constexpr std::chrono::seconds kRetryEvery{2};
+  std::chrono::milliseconds retry_unavailable_{0};
 };
 
 }  // namespace causeway::cli

@@ -153,11 +153,14 @@ void Showback(Cli& c, const ShowbackArgs& a) {
   for (const json& key : (*j)["by"]) headers.push_back(key.get<std::string>());
   const bool csv = a.format == "csv";
   if (a.metered) {
-    for (const char* h : {"attempts", "gpu-hours", "cost", "data", "completed jobs", "cost/completed job", "wasted"}) {
+    for (const char* h :
+         {"attempts", "gpu-hours", "cost", "data", "storage", "completed jobs", "cost/completed job", "wasted"}) {
       headers.emplace_back(h);
     }
     auto rows = ShowbackRows(
-        *j, {"attempts", "gpu_hours", "cost", "data_cost", "completed_jobs", "cost_per_completed_job", "wasted_cost"},
+        *j,
+        {"attempts", "gpu_hours", "cost", "data_cost", "storage_cost", "completed_jobs", "cost_per_completed_job",
+         "wasted_cost"},
         csv ? "" : "(none)");
     const size_t gpu_hours = (*j)["by"].size() + 1;
     for (auto& row : rows) row[gpu_hours] = Hundredths(row[gpu_hours]);

@@ -138,11 +138,11 @@ void AddDatasetCommands(Cli& c) {
               << "objects:  " << (*j)["objects"].get<int64_t>() << " (" << Bytes((*j)["bytes"].get<int64_t>())
               << ", " << (*j)["hash"].get<std::string>() << ")\n"
               << "source:   " << (*j)["source"].get<std::string>() << "\n";
-    Table t({"location", "place", "zone", "state", "verified", "moved", "detail"});
+    Table t({"location", "place", "zone", "state", "verified", "moved", "storage/month", "detail"});
     for (const json& r : (*j)["replicas"]) {
       t.Add({r["location"], r.value("place", "-"), r.value("zone", "-"), r["state"],
              r["verified_at"].is_null() ? "-" : r["verified_at"].get<std::string>(),
-             Bytes(r.value("bytes_moved", int64_t{0})), r.value("detail", "")});
+             Bytes(r.value("bytes_moved", int64_t{0})), r.value("storage_per_month", "-"), r.value("detail", "")});
     }
     t.Print(std::cout);
   });

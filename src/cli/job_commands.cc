@@ -7,6 +7,7 @@
 #include <iostream>
 #include <thread>
 
+#include "causeway/clock.h"
 #include "causeway/crypto.h"
 #include "causeway/job_spec.h"
 #include "cli/errors.h"
@@ -266,7 +267,16 @@ void AddCheckpointsAndLogs(Cli& c) {
   cp_register->add_option("--step", cp_step, "training step");
   std::string& cp_digest = c.Keep<std::string>();
   cp_register->add_option("--digest", cp_digest, "its digest, sha256:HEX: it becomes an output of the job's provenance record");
+  std::string& cp_wait = c.Keep<std::string>();
+  cp_register->add_option("--wait", cp_wait,
+                          "while the server answers 503 (written through a MOUNT_CACHED mount and not in its bucket "
+                          "yet), ask again for up to this long: 30s, 5m");
   cp_register->callback([&] {
+    if (!cp_wait.empty()) {
+      auto wait = ParseDuration(cp_wait);
+      if (!wait.ok()) return void(rc = Fail(InvalidArgument("--wait: " + wait.status().message())));
+      api.RetryUnavailableFor(std::chrono::duration_cast<std::chrono::milliseconds>(*wait));
+    }
     json body = {{"path", cp_path}};
     if (cp_step >= 0) body["step"] = cp_step;
     if (!cp_digest.empty()) body["digest"] = cp_digest;

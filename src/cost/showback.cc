@@ -117,8 +117,8 @@ Result<MeteredShowback> RunMeteredShowback(const Store& store, const Estate& est
       ++line.completed_jobs;
     }
   }
-  // What moving data cost in the period, on the same lines (a dimension a
-  // charge has no value for, such as its GPU, is "").
+  // What moving and keeping data cost in the period, on the same lines (a
+  // dimension a charge has no value for, such as its GPU, is "").
   auto bound = [](const std::string& day, int64_t none) {
     auto t = ParseRfc3339(day + "T00:00:00Z");
     return day.empty() || !t.ok() ? FromUnixMicros(none) : *t;
@@ -142,8 +142,12 @@ Result<MeteredShowback> RunMeteredShowback(const Store& store, const Estate& est
     }
     MeteredLine& line = lines[keys];
     line.keys = keys;
-    line.data_bytes += c.bytes;
-    line.data_micros += c.amount_micros;
+    if (c.kind == "storage") {
+      line.storage_micros += c.amount_micros;
+    } else {
+      line.data_bytes += c.bytes;
+      line.data_micros += c.amount_micros;
+    }
   }
   for (auto& [keys, line] : lines) out.lines.push_back(std::move(line));
   return out;
@@ -159,11 +163,12 @@ nlohmann::json ToJson(const MeteredShowback& s) {
     r["cost"] = MicrosText(line.cost_micros);
     r["data_cost"] = MicrosText(line.data_micros);
     r["data_bytes"] = line.data_bytes;
-    r["total_cost"] = MicrosText(line.cost_micros + line.data_micros);
+    r["storage_cost"] = MicrosText(line.storage_micros);
+    int64_t total = line.cost_micros + line.data_micros + line.storage_micros;
+    r["total_cost"] = MicrosText(total);
     r["completed_jobs"] = line.completed_jobs;
     r["cost_per_completed_job"] =
-        line.completed_jobs > 0 ? nlohmann::json(MicrosText((line.cost_micros + line.data_micros) / line.completed_jobs))
-                                : nlohmann::json();
+        line.completed_jobs > 0 ? nlohmann::json(MicrosText(total / line.completed_jobs)) : nlohmann::json();
     r["wasted_cost"] = MicrosText(line.wasted_micros);
     rows.push_back(std::move(r));
   }

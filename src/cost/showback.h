@@ -53,9 +53,12 @@ struct MeteredLine {
   int64_t completed_jobs = 0;   // jobs whose attempt succeeded in the period, counted where it ended
   int64_t wasted_micros = 0;    // attempts that ended without finishing the work
   // Moving data (docs/datasets.md): replications charged to the dataset's
-  // owner, reads across regions to the job; in the cost per completed job.
+  // owner, reads across regions to the job; keeping it: replicas' storage,
+  // charged to the dataset's owner by the day. Both are in the total and
+  // the cost per completed job.
   int64_t data_bytes = 0;
   int64_t data_micros = 0;
+  int64_t storage_micros = 0;
 };
 struct MeteredShowback {
   std::vector<std::string> by;
@@ -70,7 +73,7 @@ struct MeteredShowback {
 Result<MeteredShowback> RunMeteredShowback(const Store& store, const Estate& estate, const ShowbackRequest& request,
                                            Timestamp now);
 // {"source": "metered", "by", "from_day", "to_day", "currency", "rows": [{DIM: key, ..., "attempts",
-// "gpu_hours", "cost", "data_cost", "data_bytes", "total_cost", "completed_jobs",
+// "gpu_hours", "cost", "data_cost", "data_bytes", "storage_cost", "total_cost", "completed_jobs",
 // "cost_per_completed_job" (of the total; null without any), "wasted_cost"}]}
 nlohmann::json ToJson(const MeteredShowback& showback);
 nlohmann::json ToJson(const BillingImport& import);

@@ -108,6 +108,26 @@ Result<Manifest> Rclone::List(const std::string& remote, const std::string& hash
   return std::move(builder).Finish();
 }
 
+Result<Rclone::Size> Rclone::Count(const std::string& remote, std::chrono::milliseconds timeout) const {
+  std::vector<std::string> argv = Base();
+  argv.insert(argv.end(), {"size", "--json", remote});
+  ASSIGN_OR_RETURN(ProcessResult r, RunProcess(argv, Environment(), "", std::min(timeout, s_.timeout)));
+  // rclone's exit codes 3 and 4: the directory or the object is not there.
+  if (r.exit_code == 3 || r.exit_code == 4) return Size{};
+  if (r.exit_code != 0) {
+    return Unavailable("rclone could not count " + remote + " (exit " + std::to_string(r.exit_code) +
+                       "): " + r.err.substr(0, 1024));
+  }
+  auto j = nlohmann::json::parse(r.out.substr(0, 4096), nullptr, false);
+  auto count = j.is_object() ? j.find("count") : j.end();
+  auto bytes = j.is_object() ? j.find("bytes") : j.end();
+  if (!j.is_object() || count == j.end() || bytes == j.end() || !count->is_number_integer() ||
+      !bytes->is_number_integer()) {
+    return Unavailable("rclone's size of " + remote + " was not {\"count\": N, \"bytes\": N}");
+  }
+  return Size{count->get<int64_t>(), bytes->get<int64_t>()};
+}
+
 Result<CopyResult> Rclone::Copy(const std::string& from, const std::string& to, const CopyOptions& options,
                                 CopyResult* partial) const {
   CopyResult total;

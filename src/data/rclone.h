@@ -73,6 +73,14 @@ class Rclone {
   Result<Manifest> List(const std::string& remote, const std::string& hash_type, const ManifestLimits& limits,
                         const std::atomic<bool>* stop = nullptr) const;
 
+  // How many objects, and how many bytes, are under `remote` (an object,
+  // or a path that holds objects): none where nothing is there. rclone's
+  // `size`, killed past `timeout`.
+  struct Size {
+    int64_t objects = 0, bytes = 0;
+  };
+  Result<Size> Count(const std::string& remote, std::chrono::milliseconds timeout) const;
+
   // Copies what is missing or changed (by checksum) under `from` to `to`.
   // A failed run is retried after a backoff that doubles; the result says
   // every run's error. Fails (with what was moved in `partial`, when given)

@@ -189,8 +189,22 @@ std::string TargetPath(const std::string& t) {
 }
 }  // namespace
 
+// Unmounts a MOUNT_CACHED mount ($2, its cache $1) once rclone has written
+// every file back, waiting at most an hour; a cache still dirty then is
+// kept, and said so.
+constexpr const char* kUnmountCached =
+    "causeway_unmount_cached() {\n"
+    "  local i=0\n"
+    "  while grep -rqs '\"Dirty\": true' \"$1/vfsMeta\" && [ \"$i\" -lt 3600 ]; do sleep 1; i=$((i + 1)); done\n"
+    "  fusermount3 -u -- \"$2\" 2>/dev/null || true\n"
+    "  if grep -rqs '\"Dirty\": true' \"$1/vfsMeta\"; then\n"
+    "    echo \"causeway: files under $2 were not written back within an hour; rclone's cache is kept at $1\" >&2\n"
+    "  else rm -rf -- \"$1\"; fi\n"
+    "}\n";
+
 std::string WorkspaceScript(const JobSpec& spec, const std::string& job_id, int attempt, const DataConfig* data) {
   std::string out, unmount;
+  int cached = 0;
   for (const FileMount& m : spec.file_mounts) {
     std::string target = TargetPath(m.target);
     const StorageLocation* bucket =
@@ -199,22 +213,31 @@ std::string WorkspaceScript(const JobSpec& spec, const std::string& job_id, int 
       out += "mkdir -p -- \"$(dirname -- " + target + ")\" && ln -sfn -- " + ShellQuote(m.source) + " " + target + "\n";
       continue;
     }
-    // The bucket's path under the location's rclone remote ("name:bucket").
-    std::string rest = m.source.substr(bucket->url.size());  // "" or "/path"
-    std::string remote = bucket->remote + (bucket->remote.back() == ':' && !rest.empty() ? rest.substr(1) : rest);
+    std::string remote = bucket->RemoteOf(m.source);  // under the location's rclone remote
     std::string rclone = "rclone --config " + ShellQuote(data->node_rclone_config);
     if (m.Mode() == "COPY") {
       out += "mkdir -p -- " + target + " && " + rclone + " copy --checksum -- " + ShellQuote(remote) + " " + target +
              "\n";
       continue;
     }
-    // Mounted for the attempt's life (MOUNT_CACHED through a local cache),
-    // unmounted when the script ends.
-    std::string cache = m.Mode() == "MOUNT_CACHED" ? " --vfs-cache-mode full" : "";
-    out += "mkdir -p -- " + target + " && " + rclone + " mount --daemon" + cache + " -- " + ShellQuote(remote) + " " +
-           target + "\n";
-    unmount += "fusermount3 -u -- " + target + " 2>/dev/null || true; ";
+    // Mounted for the attempt's life, unmounted when the script ends.
+    if (m.Mode() != "MOUNT_CACHED") {
+      out += "mkdir -p -- " + target + " && " + rclone + " mount --daemon -- " + ShellQuote(remote) + " " + target +
+             "\n";
+      unmount += "fusermount3 -u -- " + target + " 2>/dev/null || true; ";
+      continue;
+    }
+    // MOUNT_CACHED: writes land in a local cache, and rclone writes each
+    // file back to the bucket seconds after it is closed; unmounting before
+    // then loses it. The cache is the attempt's own, so the end of the
+    // script waits until nothing in it is dirty (rclone's own marks).
+    std::string var = "causeway_cache_" + std::to_string(cached++), cache = "\"$" + var + "\"";
+    out += var + "=$(mktemp -d) && mkdir -p -- " + target + " && " + rclone +
+           " mount --daemon --vfs-cache-mode full --cache-dir " + cache + " -- " + ShellQuote(remote) + " " + target +
+           "\n";
+    unmount += "causeway_unmount_cached " + cache + " " + target + "; ";
   }
+  if (cached > 0) out += kUnmountCached;
   if (!unmount.empty()) out += "causeway_unmount() { " + unmount + "}\ntrap causeway_unmount EXIT\n";
   if (!spec.workdir.git_url.empty()) {
     std::string dir = "\"$PWD\"/" + ShellQuote("workdir-" + job_id + "-" + std::to_string(attempt));
@@ -227,6 +250,31 @@ std::string WorkspaceScript(const JobSpec& spec, const std::string& job_id, int 
   // The code's revision, for the attempt's provenance.
   if (!spec.workdir.empty()) out += provenance::CodeRevisionScript();
   return out;
+}
+
+std::optional<MountedPath> MountedBucketPath(const JobSpec& spec, const DataConfig& data, const std::string& path,
+                                             std::string_view mode) {
+  // The rest of `path` under `prefix` ("" or "/..."), or nullopt.
+  auto under = [&path](std::string prefix) -> std::optional<std::string> {
+    while (prefix.size() > 1 && prefix.back() == '/') prefix.pop_back();
+    if (prefix.empty() || path.compare(0, prefix.size(), prefix) != 0) return std::nullopt;
+    if (path.size() > prefix.size() && path[prefix.size()] != '/') return std::nullopt;
+    return path.substr(prefix.size());
+  };
+  if (data.node_rclone_config.empty()) return std::nullopt;  // buckets are not delivered
+  for (const FileMount& m : spec.file_mounts) {
+    if (m.FromPath() || m.Mode() != mode) continue;
+    const StorageLocation* l = data.LocationOfUrl(m.source);
+    if (!l) continue;
+    std::optional<std::string> rest = under(m.target);
+    if (!rest) rest = under(m.source);
+    if (!rest) continue;
+    std::string url = m.source;
+    while (url.size() > 1 && url.back() == '/') url.pop_back();
+    url += *rest;
+    return MountedPath{l, url, l->RemoteOf(url)};
+  }
+  return std::nullopt;
 }
 
 std::map<std::string, std::string> LaunchEnv(const JobSpec& spec, const Cluster& cluster, const std::string& job_id,

@@ -6,7 +6,9 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "causeway/estate.h"
@@ -57,6 +59,18 @@ class Chain {
 // "" when the job has neither. Values are quoted for bash.
 std::string WorkspaceScript(const JobSpec& spec, const std::string& job_id, int attempt,
                             const DataConfig* data = nullptr);
+
+// Where a path a job writes is kept when it lies under one of its bucket
+// file_mounts delivered with `mode` (as WorkspaceScript delivers them): the
+// bucket URL it has and its rclone path under the storage location;
+// nullopt otherwise. `path` is as the job sees it (under the mount's
+// target) or the bucket URL itself.
+struct MountedPath {
+  const StorageLocation* location = nullptr;
+  std::string url, remote;
+};
+std::optional<MountedPath> MountedBucketPath(const JobSpec& spec, const DataConfig& data, const std::string& path,
+                                             std::string_view mode);
 
 // The environment a job is launched with on `cluster`: the cluster's
 // injected provider settings, then the job's own envs (which win), then

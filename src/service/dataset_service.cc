@@ -8,6 +8,7 @@
 
 #include "causeway/ids.h"
 #include "causeway/text.h"
+#include "policy/policy.h"
 
 namespace causeway {
 namespace {
@@ -180,6 +181,7 @@ void DatasetService::CopyWanted() {
         refreshed = now;
         lock.Unlock();
         if (Status st = RefreshPlaces(nullptr); !st.ok()) spdlog::warn("dataset registry: {}", st.ToString());
+        if (Status st = ChargeStorage(); !st.ok()) spdlog::warn("dataset storage charges: {}", st.ToString());
         lock.Lock();
         continue;
       }
@@ -257,8 +259,12 @@ Status DatasetService::RefreshPlaces(const DatasetVersion* version) {
   return Status::Ok();
 }
 
-Status DatasetService::Record(const DatasetVersion& v, const DatasetReplica& replica, const AuditEvent& event,
+Status DatasetService::Record(const DatasetVersion& v, const DatasetReplica& written, const AuditEvent& event,
                               const std::optional<DataCharge>& charge) {
+  // Storage is charged from the first verification on (the store keeps
+  // an earlier charged_until).
+  DatasetReplica replica = written;
+  if (replica.state == "verified" && !replica.charged_until) replica.charged_until = replica.verified_at;
   RETURN_IF_ERROR(queue_.Run([&](WriteTx& tx) -> Status {
     RETURN_IF_ERROR(tx.PutDatasetReplica(replica));
     if (charge) RETURN_IF_ERROR(tx.InsertDataCharge(*charge));
@@ -267,6 +273,74 @@ Status DatasetService::Record(const DatasetVersion& v, const DatasetReplica& rep
   }));
   if (Status st = RefreshPlaces(&v); !st.ok()) spdlog::warn("dataset registry: {}", st.ToString());
   return Status::Ok();
+}
+
+namespace {
+
+// The end of `t`'s UTC day.
+Timestamp DayEnd(Timestamp t) {
+  constexpr int64_t kDay = int64_t{86'400} * 1'000'000;
+  int64_t us = ToUnixMicros(t);
+  int64_t start = us - ((us % kDay) + kDay) % kDay;
+  return FromUnixMicros(start + kDay);
+}
+
+}  // namespace
+
+Status DatasetService::ChargeStorage() {
+  Timestamp now = clock_.Now();
+  ASSIGN_OR_RETURN(auto versions, store_.ListDatasetVersions(""));
+  ASSIGN_OR_RETURN(auto replicas, store_.ListDatasetReplicas(""));
+  std::map<std::string, const DatasetVersion*> by_digest;
+  for (const DatasetVersion& v : versions) by_digest[v.digest] = &v;
+  // One ended day of one replica: [from, to), and its charge when priced.
+  struct Day {
+    std::string digest, location;
+    Timestamp from, to;
+    std::optional<DataCharge> charge;
+  };
+  std::vector<Day> due;
+  for (const DatasetReplica& r : replicas) {
+    auto v = by_digest.find(r.digest);
+    if (!r.charged_until || v == by_digest.end()) continue;
+    const DatasetVersion& version = *v->second;
+    const StorageLocation* l = estate_.data.FindLocation(r.location);
+    const Dataset* ds = estate_.FindDataset(version.dataset);
+    for (Timestamp from = *r.charged_until; due.size() < kMaxStorageCharges; from = DayEnd(from)) {
+      Day d{r.digest, r.location, from, DayEnd(from), std::nullopt};
+      if (d.to > now) break;
+      std::optional<Money> cost = l ? l->StorageCost(version.bytes, d.to - d.from) : std::nullopt;
+      if (cost) {
+        d.charge = DataCharge{NewId("dch", now), d.from,          "storage",     ds ? ds->owner : "", "",
+                              version.dataset,  version.digest, "",            l->Location(),       version.bytes,
+                              cost->micros()};
+      }
+      due.push_back(std::move(d));
+    }
+  }
+  if (due.empty()) return Status::Ok();
+  return queue_.Run([&](WriteTx& tx) -> Status {
+    int64_t days = 0, charges = 0, amount = 0;
+    for (const Day& d : due) {
+      ASSIGN_OR_RETURN(bool mine, tx.AdvanceReplicaCharge(d.digest, d.location, d.from, d.to));
+      if (!mine) continue;  // another server charged it
+      ++days;
+      if (!d.charge) continue;
+      RETURN_IF_ERROR(tx.InsertDataCharge(*d.charge));
+      ++charges;
+      amount += d.charge->amount_micros;
+    }
+    AuditEvent e;
+    e.time = now;
+    e.actor = "causeway";
+    e.action = "dataset.storage";
+    e.resource = "datasets";
+    e.details = Details{{"replica_days", days},
+                        {"charges", charges},
+                        {"amount", Money(amount, estate_.currency).ToString()},
+                        {"through", FormatRfc3339(due.back().to)}};
+    return tx.AppendAudit(e);
+  });
 }
 
 DatasetService::~DatasetService() {
@@ -451,7 +525,9 @@ Result<DatasetVersion> DatasetService::Register(const identity::Principal& who, 
   v.registered_at = clock_.Now();
   std::optional<DatasetReplica> replica;
   if (at) {
-    replica = DatasetReplica{v.digest, at->name, path, "verified", 0, "", v.registered_at, v.registered_at};
+    // Verified where it was listed, and its storage charged from then.
+    replica = DatasetReplica{v.digest, at->name, path, "verified", 0, "", v.registered_at, v.registered_at,
+                             v.registered_at};
   }
   RETURN_IF_ERROR(queue_.Run([&, text = std::move(text)](WriteTx& tx) -> Status {
     RETURN_IF_ERROR(tx.InsertDatasetVersion(v, text));
@@ -467,6 +543,17 @@ Result<DatasetVersion> DatasetService::Register(const identity::Principal& who, 
   }));
   if (Status st = RefreshPlaces(&v); !st.ok()) spdlog::warn("dataset registry: {}", st.ToString());
   return v;
+}
+
+Status DatasetService::CheckFlushed(const JobSpec& spec, const std::string& path) const {
+  auto at = policy::MountedBucketPath(spec, estate_.data, path, "MOUNT_CACHED");
+  if (!at) return Status::Ok();
+  ASSIGN_OR_RETURN(data::Rclone::Size held, rclone_.Count(at->remote, std::chrono::seconds(30)));
+  if (held.objects > 0) return Status::Ok();
+  return Unavailable("checkpoint " + Utf8Prefix(path, 256) + " is written through a MOUNT_CACHED mount, and " +
+                     Utf8Prefix(at->url, 256) +
+                     " holds nothing yet: it counts once rclone's cache has written it back to the bucket "
+                     "(register it again then)");
 }
 
 Result<DatasetReplica> DatasetService::Verify(const identity::Principal& who, const DatasetRef& ref,

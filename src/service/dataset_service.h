@@ -139,6 +139,23 @@ class DatasetService : public placement::DataPlaces {
 
   static constexpr int kMaxRunning = 4;
 
+  // A checkpoint a job writes through a MOUNT_CACHED mount of its
+  // file_mounts counts only once rclone's cache has written it back: while
+  // its bucket holds nothing at `path`, kUnavailable (retryable; rclone's
+  // listing runs here, at most 30 s). Ok for every other path.
+  Status CheckFlushed(const JobSpec& spec, const std::string& path) const;
+
+  // Charges every replica's storage, from when it was first verified, one
+  // charge per replica per UTC day once the day has ended, at its
+  // location's storage price, to the dataset's owner; a location without a
+  // price charges nothing (its days pass uncharged). What is due is
+  // written in one unit with one audit event, at most kMaxStorageCharges
+  // days at a time (the rest on the next call). Each day is charged once,
+  // even with several servers on one store (AdvanceReplicaCharge). The
+  // copier thread calls it every 30 s.
+  Status ChargeStorage();
+  static constexpr size_t kMaxStorageCharges = 1000;
+
   std::optional<placement::DataPlace> Verified(const std::string& digest) const override EXCLUDES(places_mu_);
   // A job waiting for a copy (replicate: on-demand): the copy is started
   // by this service's own thread (RequestCopy never blocks: the scheduler

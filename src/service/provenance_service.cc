@@ -5,6 +5,7 @@
 
 #include "causeway/crypto.h"
 #include "provenance/dsse.h"
+#include "readiness/residency.h"
 #include "service/checkpoint_service.h"
 
 namespace causeway {
@@ -79,6 +80,25 @@ Status AddArtifacts(const json& artifacts, std::vector<JobFact>& out) {
     json value = {{"digest", digest}};
     if (a.contains("uri") && a["uri"].is_string()) value["uri"] = a["uri"].get<std::string>().substr(0, 2048);
     out.push_back(JobFact{"", 0, 0, "artifact:" + name, value.dump(), "", {}});
+  }
+  return Status::Ok();
+}
+
+// A job bound to a residency zone keeps its artifacts there: an artifact
+// whose uri is not shown to be in the zone (as for checkpoints:
+// readiness::ResidencyBreach) is refused, kFailedPrecondition naming it.
+Status ArtifactsInZone(const Estate& estate, const JobRecord& job, const std::vector<JobFact>& records) {
+  json spec = json::parse(job.spec_json, nullptr, false);
+  std::string zone = spec.is_object() && spec["residency"].is_string() ? spec["residency"].get<std::string>() : "";
+  if (zone.empty()) return Status::Ok();
+  int i = 0;
+  for (const JobFact& f : records) {
+    if (f.name.rfind("artifact:", 0) != 0) continue;
+    json value = json::parse(f.value, nullptr, false);
+    std::string field = "artifacts[" + std::to_string(i++) + "].uri";
+    if (!value.is_object() || !value["uri"].is_string()) continue;
+    std::string why = readiness::ResidencyBreach(estate, zone, value["uri"].get<std::string>(), job.cluster);
+    if (!why.empty()) return FailedPrecondition("field \"" + field + "\": " + why);
   }
   return Status::Ok();
 }
@@ -278,7 +298,8 @@ Result<std::vector<JobFact>> ProvenanceService::RecordFacts(const identity::Prin
   auto written = std::make_shared<std::vector<JobFact>>();
   Timestamp now = clock_.Now();
   std::string actor = who.token_id;
-  Status st = queue_.RunAudited([records, written, job_id, actor, now](WriteTx& tx) -> Status {
+  const Estate& estate = estate_;
+  Status st = queue_.RunAudited([records, written, job_id, actor, now, &estate](WriteTx& tx) -> Status {
                       written->clear();  // a unit may run more than once
                       ASSIGN_OR_RETURN(auto job, tx.GetJob(job_id));
                       if (!job) return NotFound("job " + job_id + " not found");
@@ -286,6 +307,7 @@ Result<std::vector<JobFact>> ProvenanceService::RecordFacts(const identity::Prin
                         return FailedPrecondition("job " + job_id + " is already " + std::string(JobStateName(job->state)) +
                                                   ": its record is closed");
                       }
+                      RETURN_IF_ERROR(ArtifactsInZone(estate, *job, records));
                       std::vector<std::string> names;
                       for (JobFact f : records) {
                         f.job_id = job_id;

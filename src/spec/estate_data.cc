@@ -16,6 +16,26 @@
 
 namespace causeway {
 
+std::optional<Money> StorageLocation::StorageCost(int64_t bytes, Micros kept) const {
+  if (!storage_per_gb_month || bytes < 0 || kept.count() < 0) return std::nullopt;
+  // price * bytes/10^9 * seconds/(730 * 3600), in two parts so that no
+  // product passes 64 bits: whole GB, then the bytes past them.
+  constexpr int64_t kGb = 1'000'000'000, kMonthSeconds = 730 * 3600;
+  int64_t seconds = std::chrono::duration_cast<std::chrono::seconds>(kept).count();
+  if (seconds > int64_t{366} * 24 * 3600) return std::nullopt;  // charged a day at a time
+  auto whole = Money::Scale(*storage_per_gb_month, (bytes / kGb) * seconds, kMonthSeconds);
+  auto part = Money::Scale(*storage_per_gb_month, (bytes % kGb) * seconds, kMonthSeconds * kGb);
+  if (!whole.ok() || !part.ok()) return std::nullopt;
+  auto sum = whole->Add(*part);
+  if (!sum.ok()) return std::nullopt;
+  return *sum;
+}
+
+std::string StorageLocation::RemoteOf(std::string_view of) const {
+  std::string rest(of.substr(std::min(url.size(), of.size())));  // "" or "/path"
+  return remote + (remote.back() == ':' && !rest.empty() ? rest.substr(1) : rest);
+}
+
 const StorageLocation* DataConfig::FindLocation(std::string_view name) const {
   for (const auto& l : locations) {
     if (l.name == name) return &l;

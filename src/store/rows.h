@@ -320,12 +320,13 @@ DatasetReplica ReadDatasetReplica(const Row& r) {
   d.detail = r.Text(5);
   d.verified_at = TimeOf(r.OptInt(6));
   d.updated_at = FromUnixMicros(r.Int(7));
+  d.charged_until = TimeOf(r.OptInt(8));
   return d;
 }
 template <typename Sink>
 void DatasetReplicaValues(Sink& s, const DatasetReplica& d) {
   s.Add(d.digest).Add(d.location).Add(d.path).Add(d.state).Add(d.bytes_moved).Add(d.detail);
-  s.Add(MicrosOf(d.verified_at)).Add(ToUnixMicros(d.updated_at));
+  s.Add(MicrosOf(d.verified_at)).Add(ToUnixMicros(d.updated_at)).Add(MicrosOf(d.charged_until));
 }
 
 template <typename Row>

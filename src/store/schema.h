@@ -395,6 +395,10 @@ CREATE TABLE data_charges (
 CREATE INDEX data_charges_by_time ON data_charges(at);
 CREATE INDEX data_charges_by_job ON data_charges(job_id, at);
 )sql",
+    // 24: a replica's storage is charged day by day up to charged_until.
+    R"sql(
+ALTER TABLE dataset_replicas ADD COLUMN charged_until BIGINT;
+)sql",
 };
 
 // The audit listing's condition on the action, as an index can serve it:
@@ -495,22 +499,28 @@ inline constexpr const char* kBreakglassColumns =
 inline constexpr const char* kDatasetVersionColumns =
     "dataset, version, digest, source, hash_type, objects, bytes, registered_by, registered_at";
 inline constexpr const char* kDatasetReplicaColumns =
-    "digest, location, path, state, bytes_moved, detail, verified_at, updated_at";
+    "digest, location, path, state, bytes_moved, detail, verified_at, updated_at, charged_until";
 inline constexpr const char* kListDatasetVersionsSql =
     "SELECT dataset, version, digest, source, hash_type, objects, bytes, registered_by, registered_at "
     "FROM dataset_versions WHERE ($1 = '' OR dataset = $1) ORDER BY registered_at, dataset, version";
 inline constexpr const char* kDatasetManifestSql = "SELECT manifest FROM dataset_versions WHERE digest = $1";
 inline constexpr const char* kListDatasetReplicasSql =
-    "SELECT digest, location, path, state, bytes_moved, detail, verified_at, updated_at "
+    "SELECT digest, location, path, state, bytes_moved, detail, verified_at, updated_at, charged_until "
     "FROM dataset_replicas WHERE ($1 = '' OR digest = $1) ORDER BY digest, location";
 inline constexpr const char* kInsertDatasetVersionSql =
     "INSERT INTO dataset_versions (dataset, version, digest, source, hash_type, objects, bytes, registered_by, "
     "registered_at, manifest) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)";
 inline constexpr const char* kPutDatasetReplicaSql =
-    "INSERT INTO dataset_replicas (digest, location, path, state, bytes_moved, detail, verified_at, updated_at) "
-    "VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (digest, location) DO UPDATE SET path = excluded.path, "
-    "state = excluded.state, bytes_moved = excluded.bytes_moved, detail = excluded.detail, "
-    "verified_at = excluded.verified_at, updated_at = excluded.updated_at";
+    "INSERT INTO dataset_replicas (digest, location, path, state, bytes_moved, detail, verified_at, updated_at, "
+    "charged_until) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (digest, location) DO UPDATE SET "
+    "path = excluded.path, state = excluded.state, bytes_moved = excluded.bytes_moved, detail = excluded.detail, "
+    "verified_at = excluded.verified_at, updated_at = excluded.updated_at, "
+    "charged_until = COALESCE(dataset_replicas.charged_until, excluded.charged_until)";
+// $1 to, $2 digest, $3 location, $4 from: a compare-and-set. (SQLite
+// numbers $N parameters in the order they first appear.)
+inline constexpr const char* kAdvanceReplicaChargeSql =
+    "UPDATE dataset_replicas SET charged_until = $1 WHERE digest = $2 AND location = $3 AND charged_until = $4 "
+    "RETURNING digest";
 inline constexpr const char* kInsertDataChargeSql =
     "INSERT INTO data_charges (id, at, kind, team, job_id, dataset, digest, from_place, to_place, bytes, "
     "amount_micros) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)";

@@ -75,10 +75,13 @@ class DatasetsTest : public ::testing::Test {
     at = estate.find("\nclusters:\n");
     ASSERT_NE(at, std::string::npos);
     estate.insert(at + 11, "  - {name: lab, provider: lab, region: lab1, node_pools: [{name: cpu, cpus: 4, nodes: 1}],\n"
-                           "     local: {output_dir: " + dir_.path() + "/out}}\n");
+                           "     local: {output_dir: " + dir_.path() + "/out}}\n"
+                           "  - {name: labf, provider: labf, region: labf1, node_pools: [{name: cpu, cpus: 4, nodes: 1}],\n"
+                           "     fuse: true, local: {output_dir: " + dir_.path() + "/outf}}\n");
     at = estate.find("\nproviders:\n");
     ASSERT_NE(at, std::string::npos);
-    estate.insert(at + 12, "  - {name: lab, kind: local, regions: [{name: lab1, zone: eu}]}\n");
+    estate.insert(at + 12, "  - {name: lab, kind: local, regions: [{name: lab1, zone: eu}]}\n"
+                           "  - {name: labf, kind: local, regions: [{name: labf1, zone: eu}]}\n");
     estate += "\ndata:\n  rclone_config: " + conf_ + "\n  node_rclone_config: " + node_conf_ + "\n" +
               "  locations:\n"
               "    - {name: nebius-eu, provider: nebius, region: eu-north1, remote: \"eu:eu-datasets\",\n"
@@ -147,6 +150,9 @@ TEST_F(DatasetsTest, RegisterReplicateVerifyRepairAndSubmit) {
   ASSERT_EQ(shown["replicas"].size(), 1u);
   EXPECT_EQ(shown["replicas"][0]["location"], "nebius-eu");
   EXPECT_EQ(shown["replicas"][0]["state"], "verified");
+  // Its storage is charged to the owner from the moment it was verified.
+  EXPECT_EQ(shown["replicas"][0]["storage_charged_until"], shown["replicas"][0]["verified_at"]) << shown.dump(2);
+  EXPECT_TRUE(shown["replicas"][0]["storage_per_month"].is_string()) << shown.dump(2);
   // The digest is the manifest's SHA-256, and the manifest lists the odd name.
   CliResult manifest = Cli({"dataset", "manifest", "c4@2024-05"});
   ASSERT_EQ(manifest.exit_code, 0);
@@ -460,6 +466,52 @@ TEST_F(DatasetsTest, AJobThatAsksForItsDataOnDemandWaitsForTheCopyAndPaysForIt) 
   EXPECT_EQ(events[0]["actor"], "scheduler");
   EXPECT_EQ(events[0]["details"]["job"], id);
   EXPECT_EQ(events[0]["details"]["team"], "vision");
+}
+
+// A checkpoint written through a MOUNT_CACHED mount (a machine with FUSE,
+// the real rclone mount over moto) counts only once rclone has written it
+// back to the bucket, and the end of the attempt waits for the write-back
+// before unmounting, so a file written just before the job ends is not
+// lost.
+TEST_F(DatasetsTest, ACheckpointThroughACachedMountCountsOnceInTheBucketAndNothingWrittenIsLost) {
+  if (std::string why = FuseMissing(dir_.path() + "/fuse-probe"); !why.empty()) GTEST_SKIP() << why;
+  std::string mnt = dir_.path() + "/mnt/ckpt";
+  auto job = Api("POST", "/v1/jobs",
+                 {{"spec", "name: trainer\nresources: {cpus: 1, infra: labf}\n"
+                           "labels: {team: vision, owner: bob@example.com}\n"
+                           "file_mounts:\n  " + mnt + ": {source: s3://eu-datasets/ckpt/run1, mode: MOUNT_CACHED}\n"
+                           "run: mkdir -p " + mnt + "/step-1 && head -c 200000 /dev/urandom > " + mnt +
+                           "/step-1/w.bin && sleep 20 && echo last > " + mnt + "/final.txt\n"}});
+  ASSERT_TRUE(job && job->status == 201) << (job ? job->body : "");
+  std::string id = json::parse(job->body)["job"]["id"];
+  ASSERT_TRUE(Eventually([&] { return json::parse(Api("GET", "/v1/jobs/" + id)->body)["state"] == "running"; }))
+      << Api("GET", "/v1/jobs/" + id)->body;
+
+  // Nothing in the bucket at a path the job has not written: 503, retryable.
+  auto early = Api("POST", "/v1/jobs/" + id + "/checkpoints", {{"path", mnt + "/step-0"}});
+  ASSERT_TRUE(early);
+  EXPECT_EQ(early->status, 503) << early->body;
+  EXPECT_NE(early->body.find("MOUNT_CACHED"), std::string::npos) << early->body;
+  EXPECT_NE(early->body.find("s3://eu-datasets/ckpt/run1/step-0"), std::string::npos) << early->body;
+  // step-1 is accepted once rclone has written it back (the CLI asks again
+  // until then), and the bucket holds it.
+  CliResult reg = Cli({"checkpoint", "register", "--job", id, "--path", mnt + "/step-1", "--step", "1", "--wait", "90s"});
+  EXPECT_EQ(reg.exit_code, 0) << reg.out << reg.err;
+  std::string held = Rclone(conf_, {"size", "--json", "eu:eu-datasets/ckpt/run1/step-1"}).out;
+  EXPECT_NE(held.find("\"bytes\":200000"), std::string::npos) << held;
+  json cps = json::parse(Api("GET", "/v1/jobs/" + id + "/checkpoints")->body)["checkpoints"];
+  ASSERT_EQ(cps.size(), 1u) << cps.dump();
+  EXPECT_EQ(cps[0]["path"], mnt + "/step-1");
+
+  // final.txt is written as the job ends: the attempt's end waits for its
+  // write-back, so it reaches the bucket.
+  ASSERT_TRUE(Eventually([&] {
+    std::string state = json::parse(Api("GET", "/v1/jobs/" + id)->body)["state"];
+    return state == "succeeded" || state == "failed";
+  }, std::chrono::seconds(120))) << Api("GET", "/v1/jobs/" + id)->body;
+  EXPECT_EQ(json::parse(Api("GET", "/v1/jobs/" + id)->body)["state"], "succeeded")
+      << Api("GET", "/v1/jobs/" + id + "/logs")->body;
+  EXPECT_EQ(Rclone(conf_, {"cat", "eu:eu-datasets/ckpt/run1/final.txt"}).out, "last\n");
 }
 
 }  // namespace

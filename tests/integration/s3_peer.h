@@ -120,4 +120,21 @@ inline ProcessResult Rclone(const std::string& config, const std::vector<std::st
   return r.ok() ? *r : ProcessResult{};
 }
 
+// Why rclone cannot mount here ("" when it can): a local directory is
+// mounted with FUSE, a file in it read back, and unmounted. Containers
+// often have no /dev/fuse or no right to mount.
+inline std::string FuseMissing(const std::string& scratch) {
+  if (std::system("command -v fusermount3 >/dev/null 2>&1") != 0) return "fusermount3 (Debian's fuse3) is not installed";
+  std::filesystem::create_directories(scratch + "/src");
+  std::filesystem::create_directories(scratch + "/mnt");
+  std::ofstream(scratch + "/src/probe") << "ok";
+  auto mounted = RunProcess({"rclone", "mount", "--daemon", "--daemon-timeout", "10s", scratch + "/src", scratch + "/mnt"},
+                            {{"PATH", "/usr/bin:/bin"}, {"HOME", "/tmp"}}, "", std::chrono::seconds(20));
+  bool ok = mounted.ok() && mounted->exit_code == 0 && std::filesystem::exists(scratch + "/mnt/probe");
+  int unmounted = std::system(("fusermount3 -u -- '" + scratch + "/mnt' 2>/dev/null").c_str());
+  (void)unmounted;  // nothing to unmount when the mount failed
+  if (ok) return "";
+  return "rclone cannot mount with FUSE here: " + (mounted.ok() ? mounted->err.substr(0, 300) : mounted.status().ToString());
+}
+
 }  // namespace causeway::testing

@@ -10,6 +10,7 @@
 #include "providers/slurm/slurm_cli.h"
 #include "providers/slurm/slurm_client.h"
 #include "providers/slurm/slurm_provider.h"
+#include "s3_peer.h"
 #include "slurm_cluster.h"
 
 namespace causeway::testing {
@@ -311,6 +312,74 @@ TEST_F(SlurmTest, CausewayRunsJobsOnSlurm) {
     std::string queue = cluster_->Run("squeue -h -o %j");
     return queue.find("cw-" + first) == std::string::npos && queue.find("cw-" + second) == std::string::npos;
   }));
+}
+
+// Buckets in file_mounts on real Slurm, from a real S3 server (moto) with
+// the nodes' rclone config: copied before the job runs (COPY); mounted
+// (MOUNT) where the machine has FUSE, and refused with the reason where
+// the cluster declares none; written through a MOUNT_CACHED mount and in
+// the bucket when the job ends.
+TEST_F(SlurmTest, BucketsInFileMountsAreDeliveredOnSlurm) {
+  if (std::string why = S3PeersMissing(); !why.empty()) GTEST_SKIP() << why;
+  TempDir dir("slurm-buckets");
+  S3Peer s3;
+  ASSERT_TRUE(s3.ready()) << "moto did not start";
+  std::string conf = dir.path() + "/rclone.conf", node_conf = dir.path() + "/node-rclone.conf";
+  std::ofstream(conf) << RcloneRemote("store", s3);
+  std::ofstream(node_conf) << RcloneRemote("store", s3);
+  std::filesystem::create_directories(dir.path() + "/src");
+  std::ofstream(dir.path() + "/src/hello.txt") << "hello from the bucket\n";
+  Rclone(conf, {"mkdir", "store:data"});
+  Rclone(conf, {"copy", dir.path() + "/src", "store:data/set"});
+  const bool fuse = FuseMissing(dir.path() + "/probe").empty();
+  std::string estate = cluster_->Estate();
+  if (fuse) estate.insert(estate.find("    inject_envs:"), "    fuse: true\n");
+  estate += "data:\n  rclone_config: " + conf + "\n  node_rclone_config: " + node_conf +
+            "\n  locations:\n    - {name: lab-store, provider: lab, region: r1, remote: \"store:data\", url: \"s3://data\"}\n";
+  std::ofstream(dir.path() + "/estate.yaml") << estate;
+  auto server = ServerProcess::Start(dir.path() + "/db", {"--estate", dir.path() + "/estate.yaml", "--tick-ms", "50"});
+  auto client = server->Client();
+  auto submit = [&](const std::string& body) {
+    return client.Send("POST", "/v1/jobs", json{{"spec", body}}.dump(), Auth(server->admin_token()));
+  };
+  auto job = [&](const std::string& id) {
+    return json::parse(client.Send("GET", "/v1/jobs/" + id, "", Auth(server->admin_token()))->body);
+  };
+  auto logs = [&](const std::string& id) {
+    return client.Send("GET", "/v1/jobs/" + id + "/logs", "", Auth(server->admin_token()))->body;
+  };
+  auto run = [&](const std::string& body) {
+    auto made = submit(body);
+    EXPECT_EQ(made->status, 201) << made->body;
+    std::string id = json::parse(made->body)["job"]["id"];
+    EXPECT_TRUE(Eventually([&] {
+      std::string state = job(id)["state"];
+      return state == "succeeded" || state == "failed";
+    }, std::chrono::seconds(120))) << job(id).dump(2);
+    EXPECT_EQ(job(id)["state"], "succeeded") << logs(id);
+    return id;
+  };
+
+  std::string copied = dir.path() + "/mnt/copied";
+  std::string copy = run("name: copy\nresources: {cpus: 1}\nfile_mounts:\n  " + copied + ": s3://data/set\n"
+                         "run: cat " + copied + "/hello.txt\n");
+  EXPECT_NE(logs(copy).find("hello from the bucket\n"), std::string::npos) << logs(copy);
+
+  std::string mounted = dir.path() + "/mnt/mounted", cached = dir.path() + "/mnt/cached";
+  std::string mount_spec = "name: mount\nresources: {cpus: 1}\nfile_mounts:\n  " + mounted +
+                           ": {source: s3://data/set}\n  " + cached + ": {source: s3://data/out, mode: MOUNT_CACHED}\n"
+                           "run: cat " + mounted + "/hello.txt && echo result > " + cached + "/result.txt\n";
+  if (!fuse) {
+    auto refused = submit(mount_spec);
+    EXPECT_EQ(refused->status, 400) << refused->body;
+    EXPECT_NE(refused->body.find("needs FUSE"), std::string::npos) << refused->body;
+    GTEST_SKIP() << "COPY checked; MOUNT needs FUSE: " << FuseMissing(dir.path() + "/probe");
+  }
+  std::string mount = run(mount_spec);
+  EXPECT_NE(logs(mount).find("hello from the bucket\n"), std::string::npos) << logs(mount);
+  // Written just before the job ended: the attempt waited for rclone to
+  // write it back before unmounting.
+  EXPECT_EQ(Rclone(conf, {"cat", "store:data/out/result.txt"}).out, "result\n");
 }
 
 // A job killed in Slurm behind Causeway's back is retried; Causeway

@@ -409,6 +409,13 @@ Status PgWriteTx::PutDatasetReplica(const DatasetReplica& d) {
   return Write(schema::kPutDatasetReplicaSql, ParamsFrom(rows::DatasetReplicaValues<Params>, d)).status();
 }
 
+Result<bool> PgWriteTx::AdvanceReplicaCharge(const std::string& digest, const std::string& location, Timestamp from,
+                                            Timestamp to) {
+  ASSIGN_OR_RETURN(Rows r, Write(schema::kAdvanceReplicaChargeSql,
+                                 Params().Add(ToUnixMicros(to)).Add(digest).Add(location).Add(ToUnixMicros(from))));
+  return r.size() > 0;
+}
+
 Status PgWriteTx::InsertDataCharge(const DataCharge& c) {
   return Write(schema::kInsertDataChargeSql, ParamsFrom(rows::DataChargeValues<Params>, c)).status();
 }

@@ -342,6 +342,17 @@ Status SqliteWriteTx::PutDatasetReplica(const DatasetReplica& d) {
   return Counted(s.Exec());
 }
 
+Result<bool> SqliteWriteTx::AdvanceReplicaCharge(const std::string& digest, const std::string& location,
+                                                Timestamp from, Timestamp to) {
+  CW_STMT(s, conn_, schema::kAdvanceReplicaChargeSql);
+  s.Bind(1, ToUnixMicros(to)).Bind(2, digest).Bind(3, location).Bind(4, ToUnixMicros(from));
+  Status st;
+  bool moved = s.Step(st);
+  RETURN_IF_ERROR(st);
+  if (moved) ++unit_writes_;
+  return moved;
+}
+
 Status SqliteWriteTx::InsertDataCharge(const DataCharge& c) {
   CW_STMT(s, conn_, schema::kInsertDataChargeSql);
   Binder b(s);

@@ -65,6 +65,8 @@ class SqliteWriteTx final : public WriteTx {
   Result<std::optional<BreakglassRecord>> GetBreakglass(const std::string& id) override;
   Status InsertDatasetVersion(const DatasetVersion& version, const std::string& manifest) override;
   Status PutDatasetReplica(const DatasetReplica& replica) override;
+  Result<bool> AdvanceReplicaCharge(const std::string& digest, const std::string& location, Timestamp from,
+                                    Timestamp to) override;
   Status InsertDataCharge(const DataCharge& charge) override;
 
   Status CheckLease(const std::string& name, const std::string& holder, int64_t epoch) override;

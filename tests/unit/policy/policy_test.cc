@@ -3,6 +3,13 @@
 #include "service/submission_check.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <thread>
 
 namespace causeway::policy {
 namespace {
@@ -196,16 +203,71 @@ TEST(WorkspaceScriptTest, BucketsAreCopiedOrMountedWithTheNodesRcloneConfig) {
                         "'eu:bucket/c4/2024-05' '/data'\n"),
             std::string::npos)
       << script;
-  EXPECT_NE(script.find("rclone --config '/shared/rclone read.conf' mount --daemon --vfs-cache-mode full -- "
-                        "'eu:bucket/ckpt' '/ckpt'\n"),
+  EXPECT_NE(script.find("causeway_cache_0=$(mktemp -d) && mkdir -p -- '/ckpt' && rclone --config "
+                        "'/shared/rclone read.conf' mount --daemon --vfs-cache-mode full --cache-dir "
+                        "\"$causeway_cache_0\" -- 'eu:bucket/ckpt' '/ckpt'\n"),
             std::string::npos)
       << script;
-  EXPECT_NE(script.find("causeway_unmount() { fusermount3 -u -- '/ckpt' 2>/dev/null || true; }\ntrap causeway_unmount EXIT\n"),
+  EXPECT_NE(script.find("causeway_unmount() { causeway_unmount_cached \"$causeway_cache_0\" '/ckpt'; }\n"
+                        "trap causeway_unmount EXIT\n"),
             std::string::npos)
       << script;
+
+  // MOUNT_CACHED paths map to the bucket; the others do not.
+  auto ckpt = MountedBucketPath(spec, data, "/ckpt/step-10", "MOUNT_CACHED");
+  ASSERT_TRUE(ckpt);
+  EXPECT_EQ(ckpt->url, "s3://bucket/ckpt/step-10");
+  EXPECT_EQ(ckpt->remote, "eu:bucket/ckpt/step-10");
+  EXPECT_EQ(ckpt->location->name, "eu");
+  EXPECT_EQ(MountedBucketPath(spec, data, "s3://bucket/ckpt/step-10", "MOUNT_CACHED")->remote, "eu:bucket/ckpt/step-10");
+  EXPECT_EQ(MountedBucketPath(spec, data, "/ckpt", "MOUNT_CACHED")->remote, "eu:bucket/ckpt");
+  EXPECT_FALSE(MountedBucketPath(spec, data, "/ckpt2/step-10", "MOUNT_CACHED"));
+  EXPECT_FALSE(MountedBucketPath(spec, data, "/data/x", "MOUNT_CACHED"));  // copied, not a cached mount
+  DataConfig undelivered = data;
+  undelivered.node_rclone_config.clear();
+  EXPECT_FALSE(MountedBucketPath(spec, undelivered, "/ckpt/step-10", "MOUNT_CACHED"));
   // Not under a storage location: linked, as a path would be (routing
   // refuses such a job before it gets here).
   EXPECT_NE(script.find("ln -sfn -- 's3://elsewhere/x' '/other'"), std::string::npos) << script;
+}
+
+// The end of the script unmounts a MOUNT_CACHED mount only once rclone
+// has written every file back: run in bash with a cache whose one file is
+// dirty, and a fusermount3 that notes what the cache said when it ran.
+TEST(WorkspaceScriptTest, ACachedMountIsUnmountedOnlyOnceItsCacheIsClean) {
+  DataConfig data;
+  data.node_rclone_config = "/r.conf";
+  data.locations.push_back(StorageLocation{"eu", "neb", "eu-n", "eu", "eu:bucket", "s3://bucket", std::nullopt});
+  JobSpec spec = ParseJobSpec("file_mounts:\n  /ckpt: {source: s3://bucket/ckpt, mode: MOUNT_CACHED}\n", "j")->spec;
+  std::string script = WorkspaceScript(spec, "job_1", 1, &data);
+  size_t from = script.find("causeway_unmount_cached() {"), to = script.find("\n}\n", from);
+  ASSERT_NE(from, std::string::npos);
+  ASSERT_NE(to, std::string::npos);
+  std::string fn = script.substr(from, to + 3 - from);
+
+  std::string dir = ::testing::TempDir() + "/unmount-cached-" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir + "/cache/vfsMeta/eu/bucket/ckpt");
+  std::filesystem::create_directories(dir + "/bin");
+  std::string meta = dir + "/cache/vfsMeta/eu/bucket/ckpt/step-1";
+  std::ofstream(meta) << "{\n\t\"Size\": 4,\n\t\"Dirty\": true\n}\n";
+  std::ofstream(dir + "/bin/fusermount3") << "#!/bin/sh\ncat " << meta << " > " << dir << "/seen\n";
+  std::filesystem::permissions(dir + "/bin/fusermount3", std::filesystem::perms::owner_all);
+  std::ofstream(dir + "/run.sh") << "PATH=" << dir << "/bin:$PATH\n" << fn << "causeway_unmount_cached " << dir
+                                 << "/cache /ckpt\n";
+  std::thread flip([&] {
+    // rclone writes the file back a while later, and marks it clean.
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    std::ofstream(meta + ".new") << "{\n\t\"Size\": 4,\n\t\"Dirty\": false\n}\n";
+    std::filesystem::rename(meta + ".new", meta);
+  });
+  int rc = std::system(("bash " + dir + "/run.sh").c_str());
+  flip.join();
+  EXPECT_EQ(rc, 0);
+  std::ifstream seen(dir + "/seen");
+  std::string when((std::istreambuf_iterator<char>(seen)), std::istreambuf_iterator<char>());
+  EXPECT_NE(when.find("\"Dirty\": false"), std::string::npos) << "unmounted while dirty: " << when;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/cache"));  // clean, so removed
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 // (tests/integration/datasets_test.cc).
 #include "service/dataset_service.h"
 
+#include "cost/showback.h"
 #include "data/manifest.h"
 #include "unit/service/service_fixture.h"
 
@@ -26,7 +27,8 @@ class DatasetServiceTest : public ServiceTest {
     ASSERT_NE(at, std::string::npos);
     yaml.insert(at + 11, "  - {name: patients, owner: vision, residency: eu}\n");
     yaml += "\ndata:\n  locations:\n"
-            "    - {name: nebius-eu, provider: nebius, region: eu-north1, remote: \"eu:d\", url: \"s3://eu-d\"}\n"
+            "    - {name: nebius-eu, provider: nebius, region: eu-north1, remote: \"eu:d\", url: \"s3://eu-d\", "
+            "storage_per_gb_month: 0.02}\n"
             "    - {name: cw-us, provider: coreweave, region: us-east-04, remote: \"us:d\"}\n";
     auto e = providers::ParseEstate(yaml, "estate.yaml");
     ASSERT_TRUE(e.ok()) << e.status().ToString();
@@ -128,6 +130,72 @@ TEST_F(DatasetServiceTest, ReplicationIsRefusedOutOfZoneAndWithoutAVerifiedSourc
   // Nothing was started, so nothing was recorded.
   EXPECT_TRUE(Audit("dataset.replicate").empty());
   EXPECT_TRUE(store_->ListDatasetReplicas("")->empty());
+}
+
+TEST_F(DatasetServiceTest, AReplicasStorageIsChargedToItsOwnerByTheDayFromItsFirstVerification) {
+  // 10 GB of patients (owned by vision), verified in nebius-eu (0.02 USD a
+  // GB-month) at 10:00 on the first day.
+  std::string text = "causeway-manifest 1 md5\n" + std::string(32, 'e') + " 5000000000 a\n" + std::string(32, 'f') +
+                     " 5000000000 b\n";
+  auto v = Register("patients", "v1", text);
+  ASSERT_TRUE(v.ok()) << v.status().ToString();
+  clock_.Advance(std::chrono::hours(10));
+  const Timestamp verified = clock_.Now();
+  DatasetReplica r{v->digest, "nebius-eu", "patients/v1", "verified", 0, "", verified, verified, verified};
+  ASSERT_TRUE(queue_->Run([&](WriteTx& tx) -> Status {
+                      RETURN_IF_ERROR(tx.PutDatasetReplica(r));
+                      AuditEvent e;
+                      e.time = verified;
+                      e.actor = "test";
+                      e.action = "dataset.replicate";
+                      e.resource = "dataset/patients@v1";
+                      return tx.AppendAudit(e);
+                    })
+                  .ok());
+  auto charges = [&] { return *store_->ListDataCharges("", FromUnixMicros(0), FromUnixMicros(INT64_MAX)); };
+
+  ASSERT_TRUE(service_->ChargeStorage().ok());  // the day has not ended
+  EXPECT_TRUE(charges().empty());
+  EXPECT_TRUE(Audit("dataset.storage").empty());
+
+  clock_.Advance(std::chrono::hours(14 + 24 + 1));  // 01:00 on the third day
+  ASSERT_TRUE(service_->ChargeStorage().ok());
+  auto c = charges();
+  ASSERT_EQ(c.size(), 2u);
+  // 14 hours of the first day: 10 GB * 0.02 * 14/730; then a whole day.
+  EXPECT_EQ(c[0].kind, "storage");
+  EXPECT_EQ(c[0].team, "vision");
+  EXPECT_EQ(c[0].job_id, "");
+  EXPECT_EQ(c[0].at, verified);
+  EXPECT_EQ(c[0].to_place, "nebius/eu-north1");
+  EXPECT_EQ(c[0].bytes, 10'000'000'000);
+  EXPECT_EQ(c[0].amount_micros, 3'836);
+  EXPECT_EQ(c[1].at, verified + std::chrono::hours(14));
+  EXPECT_EQ(c[1].amount_micros, 6'575);
+  EXPECT_EQ(store_->ListDatasetReplicas(v->digest)->at(0).charged_until, verified + std::chrono::hours(38));
+  ASSERT_EQ(Audit("dataset.storage").size(), 1u);
+  EXPECT_EQ(Audit("dataset.storage")[0].details["charges"], 2);
+
+  // Each day once: again, or from another server on the same store.
+  ASSERT_TRUE(service_->ChargeStorage().ok());
+  data::RcloneSettings none;
+  none.binary = "/nonexistent/rclone";
+  DatasetService other(*store_, *queue_, *estate_, clock_, none);
+  ASSERT_TRUE(other.ChargeStorage().ok());
+  EXPECT_EQ(charges().size(), 2u);
+  EXPECT_EQ(Audit("dataset.storage").size(), 1u);
+
+  // Showback puts it on the owner's line, beside what moving data cost.
+  cost::ShowbackRequest req;
+  req.by = "team";
+  auto showback = cost::RunMeteredShowback(*store_, *estate_, req, clock_.Now());
+  ASSERT_TRUE(showback.ok()) << showback.status().ToString();
+  ASSERT_EQ(showback->lines.size(), 1u);
+  EXPECT_EQ(showback->lines[0].keys, std::vector<std::string>{"vision"});
+  EXPECT_EQ(showback->lines[0].storage_micros, 3'836 + 6'575);
+  EXPECT_EQ(showback->lines[0].data_micros, 0);
+  EXPECT_EQ(cost::ToJson(*showback)["rows"][0]["storage_cost"], "0.010411");
+  EXPECT_EQ(cost::ToJson(*showback)["rows"][0]["total_cost"], "0.010411");
 }
 
 }  // namespace

@@ -27,7 +27,7 @@ class ProvenanceServiceTest : public ServiceTest {
   }
 
   // A job in `state` with one attempt (ended unless it runs).
-  std::string AddJob(JobState state) {
+  std::string AddJob(JobState state, const std::string& spec_json = "{}") {
     JobRecord j;
     j.id = NewId("job", clock_.Now());
     j.name = "train";
@@ -35,7 +35,8 @@ class ProvenanceServiceTest : public ServiceTest {
     j.owner = "alice";
     j.state = state;
     j.spec_yaml = "name: train\nrun: python train.py\n";
-    j.spec_json = "{}";
+    j.spec_json = spec_json;
+    if (spec_json != "{}") j.cluster = "nebius-eu-h100";  // where its artifacts are written from
     j.submitted_by = "tok_alice";
     j.created_at = j.updated_at = clock_.Now();
     j.attempts = 1;
@@ -73,6 +74,28 @@ class ProvenanceServiceTest : public ServiceTest {
   std::unique_ptr<FaultyStore> faulty_;
   std::unique_ptr<ProvenanceService> service_;
 };
+
+// A job bound to a residency zone records artifacts only in storage its
+// zone's clusters alone declare (as for checkpoints); one bound to none
+// may keep them anywhere.
+TEST_F(ProvenanceServiceTest, AZoneBoundJobsArtifactsOutsideItsZoneAreRefused) {
+  for (Cluster& c : estate_->clusters) c.storage = std::vector<std::string>{c.zone == "eu" ? "s3://art-eu/" : "s3://art-us/"};
+  std::string bound = AddJob(JobState::kRunning, R"({"residency": "eu"})");
+  auto artifact = [](const std::string& name, const std::string& uri) {
+    return json::array({{{"name", name}, {"digest", "sha256:" + std::string(64, 'a')}, {"uri", uri}}});
+  };
+  auto in_zone = service_->RecordFacts(Admin(), bound, json(), artifact("model", "s3://art-eu/run/model.pt"));
+  EXPECT_TRUE(in_zone.ok()) << in_zone.status().ToString();
+  auto outside = service_->RecordFacts(Admin(), bound, json(), artifact("model2", "s3://art-us/run/model.pt"));
+  ASSERT_FALSE(outside.ok());
+  EXPECT_EQ(outside.status().code(), Code::kFailedPrecondition);
+  EXPECT_NE(outside.status().message().find("artifacts[0].uri"), std::string::npos) << outside.status().message();
+  EXPECT_NE(outside.status().message().find("bound to residency zone eu"), std::string::npos)
+      << outside.status().message();
+  EXPECT_EQ(Audit("job.record").size(), 1u) << "nothing refused was recorded";
+  std::string free = AddJob(JobState::kRunning);
+  EXPECT_TRUE(service_->RecordFacts(Admin(), free, json(), artifact("model", "s3://art-us/run/model.pt")).ok());
+}
 
 TEST_F(ProvenanceServiceTest, FinishedJobsAreSealedOnceAndReadBackByteForByte) {
   std::string running = AddJob(JobState::kRunning);

@@ -1122,6 +1122,33 @@ TEST_P(StoreTest, DatasetVersionsAreRegisteredOnceAndReplicasUpdated) {
   EXPECT_EQ((*replicas)[0].path, "c4/2024-05");
   EXPECT_TRUE(store_->ListDatasetReplicas(other.digest)->empty());
   EXPECT_EQ(store_->ListDatasetReplicas("")->size(), 1u);
+  EXPECT_FALSE((*replicas)[0].charged_until);
+
+  // Storage is charged from the first charged_until on: writing the replica
+  // again keeps it, and only a compare-and-set moves it.
+  r.charged_until = FromUnixMicros(4'000'000);
+  ASSERT_TRUE(put(r).ok());
+  r.charged_until = FromUnixMicros(9'000'000);
+  r.state = "corrupt";
+  ASSERT_TRUE(put(r).ok());
+  EXPECT_EQ(store_->ListDatasetReplicas(v.digest)->at(0).charged_until, FromUnixMicros(4'000'000));
+  auto advance = [&](int64_t from, int64_t to) {
+    auto moved = std::make_shared<bool>(false);
+    Status st = store_->Write([=](WriteTx& tx) -> Status {
+      ASSIGN_OR_RETURN(*moved, tx.AdvanceReplicaCharge(v.digest, "coreweave-us", FromUnixMicros(from),
+                                                       FromUnixMicros(to)));
+      AuditEvent e = Event("dataset.storage", "datasets");
+      return tx.AppendAudit(e);
+    });
+    EXPECT_TRUE(st.ok()) << st.ToString();
+    return *moved;
+  };
+  EXPECT_TRUE(advance(4'000'000, 8'000'000));
+  EXPECT_FALSE(advance(4'000'000, 8'000'000));  // charged already
+  EXPECT_FALSE(advance(7'000'000, 9'000'000));
+  auto after = store_->ListDatasetReplicas(v.digest);
+  EXPECT_EQ(after->at(0).charged_until, FromUnixMicros(8'000'000));
+  EXPECT_EQ(after->at(0).state, "corrupt");
   EXPECT_TRUE(Verify().ok);
 }
 
