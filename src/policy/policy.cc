@@ -191,13 +191,26 @@ std::string TargetPath(const std::string& t) {
 
 // Unmounts a MOUNT_CACHED mount ($2, its cache $1) once rclone has written
 // every file back, waiting at most an hour; a cache still dirty then is
-// kept, and said so.
+// kept, and said so. A file is pending while rclone marks it dirty in its
+// metadata (vfsMeta), and also while its data in the cache (vfs) has no
+// metadata or newer data than it: the kernel hands rclone a file's close
+// after the writer has moved on, so a file written as the job ends may not
+// be marked yet.
 constexpr const char* kUnmountCached =
+    "causeway_cache_dirty() {\n"
+    "  grep -rqs '\"Dirty\": true' \"$1/vfsMeta\" && return 0\n"
+    "  local f m\n"
+    "  while IFS= read -r -d '' f; do\n"
+    "    m=\"$1/vfsMeta/${f#\"$1/vfs/\"}\"\n"
+    "    if [ ! -f \"$m\" ] || [ \"$f\" -nt \"$m\" ]; then return 0; fi\n"
+    "  done < <(find \"$1/vfs\" -type f -print0 2>/dev/null)\n"
+    "  return 1\n"
+    "}\n"
     "causeway_unmount_cached() {\n"
     "  local i=0\n"
-    "  while grep -rqs '\"Dirty\": true' \"$1/vfsMeta\" && [ \"$i\" -lt 3600 ]; do sleep 1; i=$((i + 1)); done\n"
+    "  while causeway_cache_dirty \"$1\" && [ \"$i\" -lt 3600 ]; do sleep 1; i=$((i + 1)); done\n"
     "  fusermount3 -u -- \"$2\" 2>/dev/null || true\n"
-    "  if grep -rqs '\"Dirty\": true' \"$1/vfsMeta\"; then\n"
+    "  if causeway_cache_dirty \"$1\"; then\n"
     "    echo \"causeway: files under $2 were not written back within an hour; rclone's cache is kept at $1\" >&2\n"
     "  else rm -rf -- \"$1\"; fi\n"
     "}\n";

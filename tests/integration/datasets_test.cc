@@ -511,7 +511,8 @@ TEST_F(DatasetsTest, ACheckpointThroughACachedMountCountsOnceInTheBucketAndNothi
   }, std::chrono::seconds(120))) << Api("GET", "/v1/jobs/" + id)->body;
   EXPECT_EQ(json::parse(Api("GET", "/v1/jobs/" + id)->body)["state"], "succeeded")
       << Api("GET", "/v1/jobs/" + id + "/logs")->body;
-  EXPECT_EQ(Rclone(conf_, {"cat", "eu:eu-datasets/ckpt/run1/final.txt"}).out, "last\n");
+  EXPECT_EQ(Rclone(conf_, {"cat", "eu:eu-datasets/ckpt/run1/final.txt"}).out, "last\n")
+      << Api("GET", "/v1/jobs/" + id + "/logs")->body;
 }
 
 }  // namespace

@@ -232,40 +232,48 @@ TEST(WorkspaceScriptTest, BucketsAreCopiedOrMountedWithTheNodesRcloneConfig) {
 }
 
 // The end of the script unmounts a MOUNT_CACHED mount only once rclone
-// has written every file back: run in bash with a cache whose one file is
-// dirty, and a fusermount3 that notes what the cache said when it ran.
+// has written every file back: run in bash with a cache holding one file
+// rclone marks dirty and one whose close it has not seen yet (data, no
+// metadata), and a fusermount3 that notes what the cache said when it ran.
 TEST(WorkspaceScriptTest, ACachedMountIsUnmountedOnlyOnceItsCacheIsClean) {
   DataConfig data;
   data.node_rclone_config = "/r.conf";
   data.locations.push_back(StorageLocation{"eu", "neb", "eu-n", "eu", "eu:bucket", "s3://bucket", std::nullopt});
   JobSpec spec = ParseJobSpec("file_mounts:\n  /ckpt: {source: s3://bucket/ckpt, mode: MOUNT_CACHED}\n", "j")->spec;
   std::string script = WorkspaceScript(spec, "job_1", 1, &data);
-  size_t from = script.find("causeway_unmount_cached() {"), to = script.find("\n}\n", from);
+  size_t from = script.find("causeway_cache_dirty() {"), to = script.find("causeway_unmount() {", from);
   ASSERT_NE(from, std::string::npos);
   ASSERT_NE(to, std::string::npos);
-  std::string fn = script.substr(from, to + 3 - from);
+  std::string fns = script.substr(from, to - from);
 
   std::string dir = ::testing::TempDir() + "/unmount-cached-" + std::to_string(::getpid());
-  std::filesystem::create_directories(dir + "/cache/vfsMeta/eu/bucket/ckpt");
+  std::string vfs = dir + "/cache/vfs/eu/bucket/ckpt", meta = dir + "/cache/vfsMeta/eu/bucket/ckpt";
+  std::filesystem::create_directories(vfs);
+  std::filesystem::create_directories(meta);
   std::filesystem::create_directories(dir + "/bin");
-  std::string meta = dir + "/cache/vfsMeta/eu/bucket/ckpt/step-1";
-  std::ofstream(meta) << "{\n\t\"Size\": 4,\n\t\"Dirty\": true\n}\n";
-  std::ofstream(dir + "/bin/fusermount3") << "#!/bin/sh\ncat " << meta << " > " << dir << "/seen\n";
+  std::ofstream(vfs + "/step-1") << "weights";
+  std::ofstream(vfs + "/final") << "last";
+  std::ofstream(meta + "/step-1") << "{\n\t\"Size\": 7,\n\t\"Dirty\": true\n}\n";  // no metadata for final yet
+  std::ofstream(dir + "/bin/fusermount3") << "#!/bin/sh\ncat " << meta << "/step-1 " << meta << "/final > " << dir
+                                          << "/seen 2>&1\n";
   std::filesystem::permissions(dir + "/bin/fusermount3", std::filesystem::perms::owner_all);
-  std::ofstream(dir + "/run.sh") << "PATH=" << dir << "/bin:$PATH\n" << fn << "causeway_unmount_cached " << dir
+  std::ofstream(dir + "/run.sh") << "PATH=" << dir << "/bin:$PATH\n" << fns << "causeway_unmount_cached " << dir
                                  << "/cache /ckpt\n";
   std::thread flip([&] {
-    // rclone writes the file back a while later, and marks it clean.
-    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
-    std::ofstream(meta + ".new") << "{\n\t\"Size\": 4,\n\t\"Dirty\": false\n}\n";
-    std::filesystem::rename(meta + ".new", meta);
+    // rclone writes step-1 back and marks it clean; later it sees final's
+    // close and writes it back too.
+    for (const char* name : {"step-1", "final"}) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+      std::ofstream(meta + "/" + name + ".new") << "{\n\t\"Dirty\": false\n}\n";
+      std::filesystem::rename(meta + "/" + name + ".new", meta + "/" + name);
+    }
   });
   int rc = std::system(("bash " + dir + "/run.sh").c_str());
   flip.join();
   EXPECT_EQ(rc, 0);
   std::ifstream seen(dir + "/seen");
   std::string when((std::istreambuf_iterator<char>(seen)), std::istreambuf_iterator<char>());
-  EXPECT_NE(when.find("\"Dirty\": false"), std::string::npos) << "unmounted while dirty: " << when;
+  EXPECT_EQ(when, "{\n\t\"Dirty\": false\n}\n{\n\t\"Dirty\": false\n}\n") << "unmounted while pending";
   EXPECT_FALSE(std::filesystem::exists(dir + "/cache"));  // clean, so removed
   std::filesystem::remove_all(dir);
 }
