@@ -52,8 +52,10 @@ cat "$root/examples/estate.yaml" - > "$estate" <<YAML
 
 data:
   locations:
-    - {name: nebius-eu, provider: nebius, region: eu-north1, remote: ":local:$data/storage/nebius-eu"}
-    - {name: coreweave-us, provider: coreweave, region: us-east-04, remote: ":local:$data/storage/coreweave-us"}
+    - {name: nebius-eu, provider: nebius, region: eu-north1, remote: ":local:$data/storage/nebius-eu",
+       storage_per_gb_month: "0.02"}
+    - {name: coreweave-us, provider: coreweave, region: us-east-04, remote: ":local:$data/storage/coreweave-us",
+       storage_per_gb_month: "0.03"}
   transfer_prices:
     - {from: nebius, to: "*", per_gb: "0.05", kind: egress}
 YAML
