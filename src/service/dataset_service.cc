@@ -319,6 +319,8 @@ Status DatasetService::ChargeStorage() {
     }
   }
   if (due.empty()) return Status::Ok();
+  Timestamp through = due.front().to;
+  for (const Day& d : due) through = std::max(through, d.to);
   return queue_.Run([&](WriteTx& tx) -> Status {
     int64_t days = 0, charges = 0, amount = 0;
     for (const Day& d : due) {
@@ -338,7 +340,7 @@ Status DatasetService::ChargeStorage() {
     e.details = Details{{"replica_days", days},
                         {"charges", charges},
                         {"amount", Money(amount, estate_.currency).ToString()},
-                        {"through", FormatRfc3339(due.back().to)}};
+                        {"through", FormatRfc3339(through)}};
     return tx.AppendAudit(e);
   });
 }

@@ -33,7 +33,7 @@ std::optional<Money> StorageLocation::StorageCost(int64_t bytes, Micros kept) co
 
 std::string StorageLocation::RemoteOf(std::string_view of) const {
   std::string rest(of.substr(std::min(url.size(), of.size())));  // "" or "/path"
-  return remote + (remote.back() == ':' && !rest.empty() ? rest.substr(1) : rest);
+  return remote + (!remote.empty() && remote.back() == ':' && !rest.empty() ? rest.substr(1) : rest);
 }
 
 const StorageLocation* DataConfig::FindLocation(std::string_view name) const {
