@@ -2,6 +2,8 @@
 
 #include <set>
 
+#include <nlohmann/json.hpp>
+
 #include "causeway/text.h"
 
 namespace causeway::readiness {
@@ -23,8 +25,15 @@ std::string ResidencyBreach(const Estate& estate, const std::string& zone, const
   std::string where = zones.empty() ? "storage no cluster of the estate declares" : "storage of clusters in zone";
   for (const std::string& z : zones) where += " " + z;
   return "the job is bound to residency zone " + zone + ", and " + Utf8Prefix(path, 256) + " is " + where +
-         "; write checkpoints to storage the clusters of " + zone +
+         "; keep checkpoints and artifacts in storage the clusters of " + zone +
          " declare (clusters[].storage) or to a storage location there (data.locations)";
+}
+
+std::string ResidencyBreach(const Estate& estate, const JobRecord& job, const std::string& path) {
+  nlohmann::json spec = nlohmann::json::parse(job.spec_json, nullptr, false);
+  auto zone = spec.is_object() ? spec.find("residency") : spec.end();
+  if (zone == spec.end() || !zone->is_string() || zone->get<std::string>().empty()) return "";
+  return ResidencyBreach(estate, zone->get<std::string>(), path, job.cluster);
 }
 
 }  // namespace causeway::readiness

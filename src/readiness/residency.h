@@ -9,6 +9,7 @@
 #include <string>
 
 #include "causeway/estate.h"
+#include "causeway/records.h"
 
 namespace causeway::readiness {
 
@@ -19,5 +20,8 @@ namespace causeway::readiness {
 // storage location's url (data.locations) is in that location's zone.
 std::string ResidencyBreach(const Estate& estate, const std::string& zone, const std::string& path,
                             const std::string& written_on);
+// The same for a path `job` writes (a checkpoint, an artifact): "" when the
+// job is bound to no zone (its stored spec's `residency`).
+std::string ResidencyBreach(const Estate& estate, const JobRecord& job, const std::string& path);
 
 }  // namespace causeway::readiness

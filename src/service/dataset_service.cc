@@ -13,6 +13,12 @@
 namespace causeway {
 namespace {
 
+// A replica's storage is charged from its first verification on (the
+// store keeps an earlier charged_until).
+void StartStorageCharge(DatasetReplica& r) {
+  if (r.state == "verified" && !r.charged_until) r.charged_until = r.verified_at;
+}
+
 bool GoodLabel(const std::string& v) {
   if (v.empty() || v.size() > 64 || v == "." || v == ".." || v.rfind("sha256:", 0) == 0) return false;
   return std::all_of(v.begin(), v.end(), [](unsigned char c) {
@@ -119,9 +125,7 @@ DatasetService::DatasetService(Store& store, CommitQueue& queue, const Estate& e
       estate_(estate),
       clock_(clock),
       rclone_(rclone ? *rclone : EstateRclone(estate)) {
-  if (Status st = RefreshPlaces(nullptr); !st.ok()) {
-    spdlog::warn("the dataset registry could not be read for routing: {}", st.ToString());
-  }
+  if (Status st = Refresh(); !st.ok()) spdlog::warn("the dataset registry could not be read: {}", st.ToString());
   copier_ = std::thread([this] { CopyWanted(); });
 }
 
@@ -180,8 +184,7 @@ void DatasetService::CopyWanted() {
       if (now - refreshed > std::chrono::seconds(30)) {
         refreshed = now;
         lock.Unlock();
-        if (Status st = RefreshPlaces(nullptr); !st.ok()) spdlog::warn("dataset registry: {}", st.ToString());
-        if (Status st = ChargeStorage(); !st.ok()) spdlog::warn("dataset storage charges: {}", st.ToString());
+        if (Status st = Refresh(); !st.ok()) spdlog::warn("dataset registry: {}", st.ToString());
         lock.Lock();
         continue;
       }
@@ -233,14 +236,8 @@ std::optional<placement::DataPlace> DatasetService::Verified(const std::string& 
   return it->second;
 }
 
-Status DatasetService::RefreshPlaces(const DatasetVersion* version) {
-  std::vector<DatasetVersion> versions;
-  if (version) {
-    versions.push_back(*version);
-  } else {
-    ASSIGN_OR_RETURN(versions, store_.ListDatasetVersions(""));
-  }
-  ASSIGN_OR_RETURN(auto replicas, store_.ListDatasetReplicas(version ? version->digest : ""));
+void DatasetService::SetPlaces(const std::vector<DatasetVersion>& versions,
+                               const std::vector<DatasetReplica>& replicas, bool whole) {
   std::map<std::string, placement::DataPlace> fresh;
   for (const DatasetVersion& v : versions) fresh[v.digest].bytes = v.bytes;
   for (const DatasetReplica& r : replicas) {
@@ -251,27 +248,37 @@ Status DatasetService::RefreshPlaces(const DatasetVersion* version) {
     if (std::find(places.begin(), places.end(), l->Location()) == places.end()) places.push_back(l->Location());
   }
   MutexLock lock(places_mu_);
-  if (!version) {
+  if (whole) {
     places_ = std::move(fresh);
   } else {
     for (auto& [d, p] : fresh) places_[d] = std::move(p);
   }
-  return Status::Ok();
+}
+
+void DatasetService::RefreshPlaces(const DatasetVersion& version) {
+  auto replicas = store_.ListDatasetReplicas(version.digest);
+  if (!replicas.ok()) return spdlog::warn("dataset registry: {}", replicas.status().ToString());
+  SetPlaces({version}, *replicas, false);
+}
+
+Status DatasetService::Refresh() {
+  ASSIGN_OR_RETURN(auto versions, store_.ListDatasetVersions(""));
+  ASSIGN_OR_RETURN(auto replicas, store_.ListDatasetReplicas(""));
+  SetPlaces(versions, replicas, true);
+  return ChargeStorage(versions, replicas);
 }
 
 Status DatasetService::Record(const DatasetVersion& v, const DatasetReplica& written, const AuditEvent& event,
                               const std::optional<DataCharge>& charge) {
-  // Storage is charged from the first verification on (the store keeps
-  // an earlier charged_until).
   DatasetReplica replica = written;
-  if (replica.state == "verified" && !replica.charged_until) replica.charged_until = replica.verified_at;
+  StartStorageCharge(replica);
   RETURN_IF_ERROR(queue_.Run([&](WriteTx& tx) -> Status {
     RETURN_IF_ERROR(tx.PutDatasetReplica(replica));
     if (charge) RETURN_IF_ERROR(tx.InsertDataCharge(*charge));
     AuditEvent e = event;  // a unit may run more than once
     return tx.AppendAudit(e);
   }));
-  if (Status st = RefreshPlaces(&v); !st.ok()) spdlog::warn("dataset registry: {}", st.ToString());
+  RefreshPlaces(v);
   return Status::Ok();
 }
 
@@ -287,10 +294,9 @@ Timestamp DayEnd(Timestamp t) {
 
 }  // namespace
 
-Status DatasetService::ChargeStorage() {
+Status DatasetService::ChargeStorage(const std::vector<DatasetVersion>& versions,
+                                     const std::vector<DatasetReplica>& replicas) {
   Timestamp now = clock_.Now();
-  ASSIGN_OR_RETURN(auto versions, store_.ListDatasetVersions(""));
-  ASSIGN_OR_RETURN(auto replicas, store_.ListDatasetReplicas(""));
   std::map<std::string, const DatasetVersion*> by_digest;
   for (const DatasetVersion& v : versions) by_digest[v.digest] = &v;
   // One ended day of one replica: [from, to), and its charge when priced.
@@ -527,9 +533,9 @@ Result<DatasetVersion> DatasetService::Register(const identity::Principal& who, 
   v.registered_at = clock_.Now();
   std::optional<DatasetReplica> replica;
   if (at) {
-    // Verified where it was listed, and its storage charged from then.
-    replica = DatasetReplica{v.digest, at->name, path, "verified", 0, "", v.registered_at, v.registered_at,
-                             v.registered_at};
+    // Verified where it was listed.
+    replica = DatasetReplica{v.digest, at->name, path, "verified", 0, "", v.registered_at, v.registered_at};
+    StartStorageCharge(*replica);
   }
   RETURN_IF_ERROR(queue_.Run([&, text = std::move(text)](WriteTx& tx) -> Status {
     RETURN_IF_ERROR(tx.InsertDatasetVersion(v, text));
@@ -543,7 +549,7 @@ Result<DatasetVersion> DatasetService::Register(const identity::Principal& who, 
     if (replica) e.details["location"] = replica->location;
     return tx.AppendAudit(e);
   }));
-  if (Status st = RefreshPlaces(&v); !st.ok()) spdlog::warn("dataset registry: {}", st.ToString());
+  RefreshPlaces(v);
   return v;
 }
 

@@ -145,15 +145,11 @@ class DatasetService : public placement::DataPlaces {
   // listing runs here, at most 30 s). Ok for every other path.
   Status CheckFlushed(const JobSpec& spec, const std::string& path) const;
 
-  // Charges every replica's storage, from when it was first verified, one
-  // charge per replica per UTC day once the day has ended, at its
-  // location's storage price, to the dataset's owner; a location without a
-  // price charges nothing (its days pass uncharged). What is due is
-  // written in one unit with one audit event, at most kMaxStorageCharges
-  // days at a time (the rest on the next call). Each day is charged once,
-  // even with several servers on one store (AdvanceReplicaCharge). The
-  // copier thread calls it every 30 s.
-  Status ChargeStorage();
+  // Reads the registry once: routing's view becomes what is verified
+  // where, and every replica's storage due is charged (ChargeStorage).
+  // Called when the service starts, then every 30 s by the copier thread
+  // (what other replicas of the server wrote reaches routing here too).
+  Status Refresh() EXCLUDES(places_mu_);
   static constexpr size_t kMaxStorageCharges = 1000;
 
   std::optional<placement::DataPlace> Verified(const std::string& digest) const override EXCLUDES(places_mu_);
@@ -167,8 +163,21 @@ class DatasetService : public placement::DataPlaces {
  private:
   // Of `versions` (one dataset's, oldest first), the one `ref` names.
   static Result<DatasetVersion> Pick(const std::vector<DatasetVersion>& versions, const DatasetRef& ref);
-  // Reads where `version` (null: every version) is verified into places_.
-  Status RefreshPlaces(const DatasetVersion* version) EXCLUDES(places_mu_);
+  // Routing's view of `versions` from `replicas`: the whole view, or
+  // those versions' part of it.
+  void SetPlaces(const std::vector<DatasetVersion>& versions, const std::vector<DatasetReplica>& replicas,
+                 bool whole) EXCLUDES(places_mu_);
+  // Reads where `version` is verified into routing's view (a failed read
+  // is logged: the next Refresh reads it again).
+  void RefreshPlaces(const DatasetVersion& version) EXCLUDES(places_mu_);
+  // Charges every replica's storage, from when it was first verified, one
+  // charge per replica per UTC day once the day has ended, at its
+  // location's storage price, to the dataset's owner; a location without a
+  // price charges nothing (its days pass uncharged). What is due is
+  // written in one unit with one audit event, at most kMaxStorageCharges
+  // days at a time (the rest on the next call). Each day is charged once,
+  // even with several servers on one store (AdvanceReplicaCharge).
+  Status ChargeStorage(const std::vector<DatasetVersion>& versions, const std::vector<DatasetReplica>& replicas);
   // Writes `replica`, `charge` when given and `event` in one unit, then
   // refreshes routing's view of the version.
   Status Record(const DatasetVersion& version, const DatasetReplica& replica, const AuditEvent& event,

@@ -357,12 +357,8 @@ void JobService::RegisterCheckpoint(const identity::Principal& who, const std::s
     if (IsTerminal(job->state)) {
       return FailedPrecondition("job " + cp->job_id + " is already " + std::string(JobStateName(job->state)));
     }
-    nlohmann::json spec = nlohmann::json::parse(job->spec_json, nullptr, false);
-    std::string zone = spec.is_object() && spec["residency"].is_string() ? spec["residency"].get<std::string>() : "";
-    if (!zone.empty()) {
-      if (std::string why = readiness::ResidencyBreach(estate, zone, cp->path, job->cluster); !why.empty()) {
-        return FailedPrecondition(why);
-      }
+    if (std::string why = readiness::ResidencyBreach(estate, *job, cp->path); !why.empty()) {
+      return FailedPrecondition(why);
     }
     cp->attempt = job->attempts;
     RETURN_IF_ERROR(tx.AddCheckpoint(*cp));

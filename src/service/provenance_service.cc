@@ -88,16 +88,13 @@ Status AddArtifacts(const json& artifacts, std::vector<JobFact>& out) {
 // whose uri is not shown to be in the zone (as for checkpoints:
 // readiness::ResidencyBreach) is refused, kFailedPrecondition naming it.
 Status ArtifactsInZone(const Estate& estate, const JobRecord& job, const std::vector<JobFact>& records) {
-  json spec = json::parse(job.spec_json, nullptr, false);
-  std::string zone = spec.is_object() && spec["residency"].is_string() ? spec["residency"].get<std::string>() : "";
-  if (zone.empty()) return Status::Ok();
   int i = 0;
   for (const JobFact& f : records) {
     if (f.name.rfind("artifact:", 0) != 0) continue;
     json value = json::parse(f.value, nullptr, false);
     std::string field = "artifacts[" + std::to_string(i++) + "].uri";
     if (!value.is_object() || !value["uri"].is_string()) continue;
-    std::string why = readiness::ResidencyBreach(estate, zone, value["uri"].get<std::string>(), job.cluster);
+    std::string why = readiness::ResidencyBreach(estate, job, value["uri"].get<std::string>());
     if (!why.empty()) return FailedPrecondition("field \"" + field + "\": " + why);
   }
   return Status::Ok();

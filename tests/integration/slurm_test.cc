@@ -331,7 +331,8 @@ TEST_F(SlurmTest, BucketsInFileMountsAreDeliveredOnSlurm) {
   std::ofstream(dir.path() + "/src/hello.txt") << "hello from the bucket\n";
   Rclone(conf, {"mkdir", "store:data"});
   Rclone(conf, {"copy", dir.path() + "/src", "store:data/set"});
-  const bool fuse = FuseMissing(dir.path() + "/probe").empty();
+  const std::string no_fuse = FuseMissing(dir.path() + "/probe");
+  const bool fuse = no_fuse.empty();
   std::string estate = cluster_->Estate();
   if (fuse) estate.insert(estate.find("    inject_envs:"), "    fuse: true\n");
   estate += "data:\n  rclone_config: " + conf + "\n  node_rclone_config: " + node_conf +
@@ -373,7 +374,7 @@ TEST_F(SlurmTest, BucketsInFileMountsAreDeliveredOnSlurm) {
     auto refused = submit(mount_spec);
     EXPECT_EQ(refused->status, 400) << refused->body;
     EXPECT_NE(refused->body.find("needs FUSE"), std::string::npos) << refused->body;
-    GTEST_SKIP() << "COPY checked; MOUNT needs FUSE: " << FuseMissing(dir.path() + "/probe");
+    GTEST_SKIP() << "COPY checked; MOUNT needs FUSE: " << no_fuse;
   }
   std::string mount = run(mount_spec);
   EXPECT_NE(logs(mount).find("hello from the bucket\n"), std::string::npos) << logs(mount);

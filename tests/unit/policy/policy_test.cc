@@ -9,7 +9,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <thread>
 
 namespace causeway::policy {
 namespace {
@@ -235,6 +234,9 @@ TEST(WorkspaceScriptTest, BucketsAreCopiedOrMountedWithTheNodesRcloneConfig) {
 // has written every file back: run in bash with a cache holding one file
 // rclone marks dirty and one whose close it has not seen yet (data, no
 // metadata), and a fusermount3 that notes what the cache said when it ran.
+// The script's `sleep` stands in for time passing: at its first call
+// rclone has written step-1 back, at its second it has seen final's close
+// and written it back too. No real time passes.
 TEST(WorkspaceScriptTest, ACachedMountIsUnmountedOnlyOnceItsCacheIsClean) {
   DataConfig data;
   data.node_rclone_config = "/r.conf";
@@ -256,25 +258,27 @@ TEST(WorkspaceScriptTest, ACachedMountIsUnmountedOnlyOnceItsCacheIsClean) {
   std::ofstream(meta + "/step-1") << "{\n\t\"Size\": 7,\n\t\"Dirty\": true\n}\n";  // no metadata for final yet
   std::ofstream(dir + "/bin/fusermount3") << "#!/bin/sh\ncat " << meta << "/step-1 " << meta << "/final > " << dir
                                           << "/seen 2>&1\n";
-  std::filesystem::permissions(dir + "/bin/fusermount3", std::filesystem::perms::owner_all);
+  std::ofstream(dir + "/bin/sleep") << "#!/bin/sh\n"
+                                     << "n=$(($(cat " << dir << "/sleeps 2>/dev/null || echo 0) + 1)); echo $n > " << dir
+                                     << "/sleeps\n"
+                                     << "[ $n -eq 1 ] && f=step-1 || f=final\n"
+                                     << "[ $n -le 2 ] && printf '{\\n\\t\"Dirty\": false\\n}\\n' > " << meta
+                                     << "/$f.new && mv " << meta << "/$f.new " << meta << "/$f\n"
+                                     << "exit 0\n";
+  for (const char* tool : {"/bin/fusermount3", "/bin/sleep"}) {
+    std::filesystem::permissions(dir + tool, std::filesystem::perms::owner_all);
+  }
   std::ofstream(dir + "/run.sh") << "PATH=" << dir << "/bin:$PATH\n" << fns << "causeway_unmount_cached " << dir
                                  << "/cache /ckpt\n";
-  std::thread flip([&] {
-    // rclone writes step-1 back and marks it clean; later it sees final's
-    // close and writes it back too.
-    for (const char* name : {"step-1", "final"}) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1500));
-      std::ofstream(meta + "/" + name + ".new") << "{\n\t\"Dirty\": false\n}\n";
-      std::filesystem::rename(meta + "/" + name + ".new", meta + "/" + name);
-    }
-  });
   int rc = std::system(("bash " + dir + "/run.sh").c_str());
-  flip.join();
   EXPECT_EQ(rc, 0);
   std::ifstream seen(dir + "/seen");
   std::string when((std::istreambuf_iterator<char>(seen)), std::istreambuf_iterator<char>());
   EXPECT_EQ(when, "{\n\t\"Dirty\": false\n}\n{\n\t\"Dirty\": false\n}\n") << "unmounted while pending";
   EXPECT_FALSE(std::filesystem::exists(dir + "/cache"));  // clean, so removed
+  std::ifstream sleeps(dir + "/sleeps");
+  std::string waited((std::istreambuf_iterator<char>(sleeps)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(waited, "2\n");  // it waited for both, and no longer
   std::filesystem::remove_all(dir);
 }
 

@@ -154,12 +154,12 @@ TEST_F(DatasetServiceTest, AReplicasStorageIsChargedToItsOwnerByTheDayFromItsFir
                   .ok());
   auto charges = [&] { return *store_->ListDataCharges("", FromUnixMicros(0), FromUnixMicros(INT64_MAX)); };
 
-  ASSERT_TRUE(service_->ChargeStorage().ok());  // the day has not ended
+  ASSERT_TRUE(service_->Refresh().ok());  // the day has not ended
   EXPECT_TRUE(charges().empty());
   EXPECT_TRUE(Audit("dataset.storage").empty());
 
   clock_.Advance(std::chrono::hours(14 + 24 + 1));  // 01:00 on the third day
-  ASSERT_TRUE(service_->ChargeStorage().ok());
+  ASSERT_TRUE(service_->Refresh().ok());
   auto c = charges();
   ASSERT_EQ(c.size(), 2u);
   // 14 hours of the first day: 10 GB * 0.02 * 14/730; then a whole day.
@@ -177,11 +177,11 @@ TEST_F(DatasetServiceTest, AReplicasStorageIsChargedToItsOwnerByTheDayFromItsFir
   EXPECT_EQ(Audit("dataset.storage")[0].details["charges"], 2);
 
   // Each day once: again, or from another server on the same store.
-  ASSERT_TRUE(service_->ChargeStorage().ok());
+  ASSERT_TRUE(service_->Refresh().ok());
   data::RcloneSettings none;
   none.binary = "/nonexistent/rclone";
   DatasetService other(*store_, *queue_, *estate_, clock_, none);
-  ASSERT_TRUE(other.ChargeStorage().ok());
+  ASSERT_TRUE(other.Refresh().ok());
   EXPECT_EQ(charges().size(), 2u);
   EXPECT_EQ(Audit("dataset.storage").size(), 1u);
 
