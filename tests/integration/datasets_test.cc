@@ -481,7 +481,8 @@ TEST_F(DatasetsTest, ACheckpointThroughACachedMountCountsOnceInTheBucketAndNothi
                            "labels: {team: vision, owner: bob@example.com}\n"
                            "file_mounts:\n  " + mnt + ": {source: s3://eu-datasets/ckpt/run1, mode: MOUNT_CACHED}\n"
                            "run: mkdir -p " + mnt + "/step-1 && head -c 200000 /dev/urandom > " + mnt +
-                           "/step-1/w.bin && sleep 20 && echo last > " + mnt + "/final.txt\n"}});
+                           "/step-1/w.bin && until [ -e " + dir_.path() + "/release ]; do sleep 0.1; done && echo last > " + mnt +
+                           "/final.txt\n"}});
   ASSERT_TRUE(job && job->status == 201) << (job ? job->body : "");
   std::string id = json::parse(job->body)["job"]["id"];
   ASSERT_TRUE(Eventually([&] { return json::parse(Api("GET", "/v1/jobs/" + id)->body)["state"] == "running"; }))
@@ -503,8 +504,9 @@ TEST_F(DatasetsTest, ACheckpointThroughACachedMountCountsOnceInTheBucketAndNothi
   ASSERT_EQ(cps.size(), 1u) << cps.dump();
   EXPECT_EQ(cps[0]["path"], mnt + "/step-1");
 
-  // final.txt is written as the job ends: the attempt's end waits for its
-  // write-back, so it reaches the bucket.
+  // Released, the job writes final.txt as it ends: the attempt's end waits
+  // for its write-back, so it reaches the bucket.
+  std::ofstream(dir_.path() + "/release") << "go";
   ASSERT_TRUE(Eventually([&] {
     std::string state = json::parse(Api("GET", "/v1/jobs/" + id)->body)["state"];
     return state == "succeeded" || state == "failed";
