@@ -18,6 +18,8 @@ namespace causeway::api {
 // The JSON error response for `status`:
 //   {"error": {"code": "not_found", "message": "...", "details": {...}}}
 HttpResponse ErrorResponse(const Status& status);
+// The same in SCIM's error shape (RFC 7644 section 3.12), for /scim/v2.
+HttpResponse ScimErrorResponse(const Status& status);
 HttpResponse JsonResponse(int status, const nlohmann::json& body);
 // The body as a JSON object; kInvalidArgument with the line and column of
 // a syntax error, or naming the nesting limit.

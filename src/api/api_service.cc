@@ -83,17 +83,34 @@ Result<identity::Principal> ApiService::Authorize(HttpRequest& req, const std::s
 
 void ApiService::Route(const char* method, const char* pattern, std::string_view scope, Handler handler,
                        bool job_credential) {
-  std::string needed(scope);
-  router_.Add(method, pattern, [this, needed, job_credential, handler = std::move(handler)](HttpRequest& req, Reply reply) {
-    auto principal = Authorize(req, needed, job_credential);
-    if (!principal.ok()) {
-      HttpResponse r = ErrorResponse(principal.status());
-      if (principal.status().code() == Code::kUnauthenticated) r.headers.emplace_back("WWW-Authenticate", "Bearer");
-      return reply(std::move(r));
-    }
-    req.principal = std::move(*principal);
-    handler(req, std::move(reply));
-  });
+  router_.Add(method, pattern, std::move(handler), Access{false, std::string(scope), job_credential, false});
+}
+
+std::optional<HttpResponse> ApiService::Refusal(HttpRequest& req, const Access& access) {
+  if (access.open || req.principal) return std::nullopt;
+  auto principal = Authorize(req, access.scope, access.job_credential);
+  if (!principal.ok()) {
+    if (access.scim) return ScimErrorResponse(principal.status());
+    HttpResponse r = ErrorResponse(principal.status());
+    if (principal.status().code() == Code::kUnauthenticated) r.headers.emplace_back("WWW-Authenticate", "Bearer");
+    return r;
+  }
+  req.principal = std::move(*principal);
+  return std::nullopt;
+}
+
+std::optional<HttpResponse> ApiService::AdmitHead(HttpRequest& req) {
+  auto start = std::chrono::steady_clock::now();
+  Router::Match match = router_.Find(req);
+  // Unrouted requests are answered once read, as before (a SCIM path
+  // authenticates there); their body is bounded like any other.
+  if (match.outcome != Router::Outcome::kFound) return std::nullopt;
+  auto refused = Refusal(req, *match.access);
+  if (refused) {
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    metrics_.ObserveRequest(req.method, match.pattern, refused->status, secs);
+  }
+  return refused;
 }
 
 Handler ApiService::Bind(Answering fn) {
@@ -156,6 +173,7 @@ void ApiService::Dispatch(HttpRequest& req, Reply reply) {
     return observed(std::move(r));
   }
   try {
+    if (auto refused = Refusal(req, *match.access)) return observed(std::move(*refused));
     (*match.handler)(req, observed);
   } catch (const std::exception& e) {
     // A handler bug must not take the server down; the reply guard in the

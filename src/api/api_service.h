@@ -43,6 +43,11 @@ class ApiService {
 
   // Handles one request; calls `reply` exactly once.
   void Dispatch(HttpRequest& req, Reply reply);
+  // Decides from the request line and headers alone, before any body is
+  // read, whether the caller may use the route: the refusal to send, or
+  // nullopt to read on (with req.principal set for an authenticated route,
+  // so Dispatch does not authenticate again).
+  std::optional<HttpResponse> AdmitHead(HttpRequest& req);
 
   // What the HTTP server did with connections, shown in /metrics; set by
   // the owner of the HTTP server.
@@ -69,6 +74,9 @@ class ApiService {
   // The principal of `req` if its token allows `needed` ("" for any valid
   // token); kUnauthenticated or kPermissionDenied otherwise.
   Result<identity::Principal> Authorize(HttpRequest& req, const std::string& needed, bool job_credential);
+  // The answer refusing `req` under `access` (nullopt when allowed, with
+  // req.principal set); a request already authenticated is not asked again.
+  std::optional<HttpResponse> Refusal(HttpRequest& req, const Access& access);
 
   // Each area adds its routes (in the file named after it).
   void AddRoutes();           // api_service.cc: health, metrics, and the areas below

@@ -111,6 +111,7 @@ Result<HttpResponse> ApiService::ImportAuditLog(HttpRequest& req) {
   if (Status st = file.Write(req.body); !st.ok()) return st;
   // An upload may expand at most 100-fold and to 256 MiB (gzip bombs).
   audit::ImportOptions options{provider, *source};
+  options.name = label;
   options.max_bytes = 256ull << 20;
   options.max_ratio = 100;
   auto report = audit_.Import(file.path(), options, label, req.principal->token_id);

@@ -36,9 +36,12 @@ std::string ErrorBody(std::string_view code, std::string_view message) {
 
 class Session;
 
+constexpr size_t kHeaderLimit = 64 * 1024;
+
 struct Shared {
   HttpServerOptions options;
   Dispatch dispatch;
+  AdmitHead admit;
   size_t cap = 0;
   std::atomic<size_t> active{0};
   std::atomic<uint64_t> refused{0}, evicted{0}, timed_out{0}, accept_errors{0};
@@ -47,6 +50,9 @@ struct Shared {
   // reading its headers. Oldest first.
   Mutex mu;
   std::list<std::weak_ptr<Session>> waiting GUARDED_BY(mu);
+  // Sessions receiving a request body: closed, slowest first, to make room
+  // when none is waiting.
+  std::list<std::weak_ptr<Session>> reading GUARDED_BY(mu);
 
   // Logs `message` unless something was logged less than a second ago:
   // a flood must not become a flood of log lines.
@@ -79,6 +85,7 @@ class Session : public std::enable_shared_from_this<Session> {
   ~Session() {
     MutexLock lock(shared_->mu);
     if (waiting_) shared_->waiting.erase(*waiting_);
+    if (reading_) shared_->reading.erase(*reading_);
     shared_->active.fetch_sub(1);
   }
 
@@ -93,6 +100,45 @@ class Session : public std::enable_shared_from_this<Session> {
     net::post(ex, [s = std::move(s)] {
       if (!s->busy_) s->Close();
     });
+  }
+
+  // Closes the connection if it is still receiving a request body. Called
+  // from any thread after the session was taken off the reading list.
+  static void Shed(std::shared_ptr<Session> s) {
+    auto ex = s->stream_.get_executor();
+    net::post(ex, [s = std::move(s)] {
+      if (s->reading_body_) s->Close();
+    });
+  }
+
+  // Takes the session receiving its body at the lowest rate off the list,
+  // if there is one.
+  static std::shared_ptr<Session> TakeSlowestReader(Shared& shared) NO_THREAD_SAFETY_ANALYSIS {
+    MutexLock lock(shared.mu);
+    auto now = std::chrono::steady_clock::now().time_since_epoch().count();
+    std::shared_ptr<Session> slowest;
+    double lowest = 0;
+    auto pick = shared.reading.end();
+    for (auto it = shared.reading.begin(); it != shared.reading.end();) {
+      std::shared_ptr<Session> s = it->lock();
+      if (!s) {
+        it = shared.reading.erase(it);
+        continue;
+      }
+      double seconds = std::max(1e-3, static_cast<double>(now - s->body_since_.load()) / 1e9);
+      double rate = static_cast<double>(s->body_bytes_.load()) / seconds;
+      if (!slowest || rate < lowest) {
+        slowest = s;
+        lowest = rate;
+        pick = it;
+      }
+      ++it;
+    }
+    if (slowest) {
+      shared.reading.erase(pick);
+      slowest->reading_.reset();
+    }
+    return slowest;
   }
 
   // Takes the oldest waiting session off the list, if there is one.
@@ -122,13 +168,27 @@ class Session : public std::enable_shared_from_this<Session> {
     if (waiting_) shared_->waiting.erase(*waiting_);
     waiting_.reset();
   }
+  // Receiving a body: may be shed, slowest first, when the cap is reached.
+  void MarkReading() {
+    reading_body_ = true;
+    body_bytes_.store(0);
+    body_since_.store(std::chrono::steady_clock::now().time_since_epoch().count());
+    MutexLock lock(shared_->mu);
+    if (!reading_) reading_ = shared_->reading.insert(shared_->reading.end(), weak_from_this());
+  }
+  void MarkRead() {
+    reading_body_ = false;
+    MutexLock lock(shared_->mu);
+    if (reading_) shared_->reading.erase(*reading_);
+    reading_.reset();
+  }
 
   // A new connection goes straight to its headers; a kept-alive one first
   // waits, idle, for the next request's first byte.
   void NextRequest() {
     parser_.emplace();
     parser_->body_limit(shared_->options.body_limit);
-    parser_->header_limit(64 * 1024);
+    parser_->header_limit(kHeaderLimit);
     MarkWaiting();
     if (first_request_ || buffer_.size() > 0) return ReadHeader();
     stream_.expires_after(shared_->options.idle_timeout);
@@ -140,29 +200,93 @@ class Session : public std::enable_shared_from_this<Session> {
                             });
   }
 
+  // Headers are read up to their blank line before Beast parses them, so
+  // the raw lines can be checked for what Beast accepts and this server
+  // refuses (obsolete line folding).
   void ReadHeader() {
     started_ = std::chrono::steady_clock::now();
     stream_.expires_after(shared_->options.header_timeout);
-    http::async_read_header(stream_, buffer_, *parser_,
-                            beast::bind_front_handler(&Session::OnHeader, shared_from_this()));
+    ScanHeader();
+  }
+
+  void ScanHeader() {
+    std::string_view in(static_cast<const char*>(buffer_.data().data()), buffer_.size());
+    size_t lead = 0;  // empty lines before a request line are ignored (RFC 9112 section 2.2)
+    while (in.substr(lead, 2) == "\r\n") lead += 2;
+    size_t end = in.find("\r\n\r\n", lead);
+    if (end == std::string_view::npos) {
+      if (in.size() >= kHeaderLimit) {
+        return WriteError(431, "invalid_argument", "request headers are larger than the limit of 65536 bytes");
+      }
+      return stream_.async_read_some(buffer_.prepare(16 * 1024),
+                                     [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+                                       self->buffer_.commit(n);
+                                       if (ec) return self->Failed(ec);
+                                       self->ScanHeader();
+                                     });
+    }
+    std::string_view head = in.substr(lead, end + 2 - lead);
+    for (size_t nl = head.find("\r\n"); nl != std::string_view::npos; nl = head.find("\r\n", nl + 2)) {
+      if (nl + 2 < head.size() && (head[nl + 2] == ' ' || head[nl + 2] == '\t')) {
+        first_request_ = false;
+        return WriteError(400, "invalid_argument",
+                          "obsolete line folding in the request headers: send each field on one line (RFC 9112 section 5.2)");
+      }
+    }
+    beast::error_code ec;
+    size_t used = parser_->put(net::buffer(in.data(), end + 4), ec);
+    buffer_.consume(used);
+    if (!ec && !parser_->is_header_done()) ec = http::error::partial_message;
+    OnHeader(ec, used);
   }
 
   void OnHeader(beast::error_code ec, std::size_t) {
     first_request_ = false;
     if (ec) return Failed(ec);
     MarkBusy();
-    if (!TransferEncodingAccepted(parser_->get())) {
+    auto& msg = parser_->get();
+    if (!TransferEncodingAccepted(msg)) {
       return WriteError(400, "invalid_argument",
                         "unsupported Transfer-Encoding: only \\\"chunked\\\" alone, without Content-Length, is accepted");
     }
+    for (http::field once : {http::field::authorization, http::field::host}) {
+      if (msg.count(once) > 1) {
+        return WriteError(400, "invalid_argument",
+                          std::string("more than one ") + std::string(http::to_string(once)) + " header: send one");
+      }
+    }
+    req_ = HttpRequest{};
+    req_.method = std::string(msg.method_string());
+    std::string_view target = msg.target();
+    auto q = target.find('?');
+    req_.path = std::string(target.substr(0, q));
+    if (q != std::string_view::npos) req_.query = ParseQuery(target.substr(q + 1));
+    for (const auto& field : msg.base()) {
+      req_.headers[AsciiLower(std::string_view(field.name_string().data(), field.name_string().size()))] =
+          std::string(field.value());
+    }
     if (parser_->is_done()) return Handle();
+    // A body is coming: the caller must be admitted first.
+    if (shared_->admit) {
+      if (std::optional<HttpResponse> refused = shared_->admit(req_)) return WriteRefusal(std::move(*refused));
+    }
+    MarkReading();
     stream_.expires_at(started_ + shared_->options.read_timeout);
-    http::async_read(stream_, buffer_, *parser_, beast::bind_front_handler(&Session::OnBody, shared_from_this()));
+    ReadBody();
   }
 
-  void OnBody(beast::error_code ec, std::size_t) {
-    if (ec) return Failed(ec);
-    Handle();
+  void ReadBody() {
+    http::async_read_some(stream_, buffer_, *parser_,
+                          [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+                            self->body_bytes_.fetch_add(n);
+                            if (ec) {
+                              self->MarkRead();
+                              return self->Failed(ec);
+                            }
+                            if (!self->parser_->is_done()) return self->ReadBody();
+                            self->MarkRead();
+                            self->Handle();
+                          });
   }
 
   // A read that ended without a request: the peer left, was too slow, or
@@ -190,16 +314,7 @@ class Session : public std::enable_shared_from_this<Session> {
   void Handle() {
     auto& msg = parser_->get();
     keep_alive_ = msg.keep_alive();
-    HttpRequest req;
-    req.method = std::string(msg.method_string());
-    std::string_view target = msg.target();
-    auto q = target.find('?');
-    req.path = std::string(target.substr(0, q));
-    if (q != std::string_view::npos) req.query = ParseQuery(target.substr(q + 1));
-    for (const auto& field : msg.base()) {
-      req.headers[AsciiLower(std::string_view(field.name_string().data(), field.name_string().size()))] =
-          std::string(field.value());
-    }
+    HttpRequest req = std::move(req_);
     req.body = std::move(msg.body());
     stream_.expires_never();  // the handler may wait on a commit; the write has its own timeout
 
@@ -215,12 +330,15 @@ class Session : public std::enable_shared_from_this<Session> {
   // Answers a request that could not be read whole, then closes. Input may
   // still be arriving, so the close lingers (see Linger).
   void WriteError(int status, std::string_view code, std::string message) {
-    MarkBusy();
-    keep_alive_ = false;
-    linger_ = true;
     HttpResponse r;
     r.status = status;
     r.body = ErrorBody(code, message);
+    WriteRefusal(std::move(r));
+  }
+  void WriteRefusal(HttpResponse r) {
+    MarkBusy();
+    keep_alive_ = false;
+    linger_ = true;
     Write(std::move(r));
   }
 
@@ -265,6 +383,12 @@ class Session : public std::enable_shared_from_this<Session> {
   std::optional<http::request_parser<http::string_body>> parser_;
   std::shared_ptr<Shared> shared_;
   std::optional<std::list<std::weak_ptr<Session>>::iterator> waiting_ GUARDED_BY(shared_->mu);
+  std::optional<std::list<std::weak_ptr<Session>>::iterator> reading_ GUARDED_BY(shared_->mu);
+  HttpRequest req_;  // the current request, from its headers on
+  bool reading_body_ = false;
+  // For choosing whom to shed, read from other threads.
+  std::atomic<uint64_t> body_bytes_{0};
+  std::atomic<int64_t> body_since_{0};  // steady clock ticks
   std::chrono::steady_clock::time_point started_;  // the current request's first byte
   bool busy_ = false;
   bool keep_alive_ = true;
@@ -319,6 +443,10 @@ struct HttpServer::Impl {
         shared->evicted.fetch_add(1);
         shared->LogRateLimited("at the connection cap: closed the oldest idle connection");
         Session::Evict(std::move(victim));
+      } else if (auto slow = Session::TakeSlowestReader(*shared)) {
+        shared->evicted.fetch_add(1);
+        shared->LogRateLimited("at the connection cap: closed the connection sending its request body most slowly");
+        Session::Shed(std::move(slow));
       } else {
         shared->refused.fetch_add(1);
         shared->LogRateLimited("at the connection cap with every connection busy: refused a connection");
@@ -331,9 +459,10 @@ struct HttpServer::Impl {
   }
 };
 
-HttpServer::HttpServer(HttpServerOptions options, Dispatch dispatch) : impl_(std::make_unique<Impl>()) {
+HttpServer::HttpServer(HttpServerOptions options, Dispatch dispatch, AdmitHead admit) : impl_(std::make_unique<Impl>()) {
   impl_->shared->options = std::move(options);
   impl_->shared->dispatch = std::move(dispatch);
+  impl_->shared->admit = std::move(admit);
 }
 
 HttpServer::~HttpServer() { Stop(); }

@@ -9,13 +9,22 @@
 // whole request, body included, must arrive within `read_timeout` of its
 // first byte. A Transfer-Encoding other than exactly "chunked", or one
 // beside a Content-Length, is answered 400 and the connection closed (RFC
-// 9112 section 6.1), so a proxy in front cannot be desynchronized.
+// 9112 section 6.1), so a proxy in front cannot be desynchronized; so are
+// obsolete line folding (section 5.2) and a second Authorization or Host
+// field (which one counted would depend on who reads it).
+//
+// A request with a body is admitted from its headers first (AdmitHead:
+// authentication), so a caller without a credential is refused before it
+// can hold a connection by sending a body slowly.
 //
 // Connections: at most `max_connections`, and never more than the soft
 // open-file limit less `reserved_fds` (for the database, logs and outbound
 // calls). A connection over the cap first makes room by closing the oldest
 // one that is not handling a request (idle, or still sending headers); if
-// every connection is busy, the new one is closed at once. Both are counted
+// none is, it closes the connection receiving a request body at the lowest
+// rate (bytes a second since its headers), so slow senders cannot hold
+// every connection for the whole read timeout; if every connection is
+// handling a request, the new one is closed at once. Both are counted
 // (ConnectionStats) and logged at most once a second.
 #pragma once
 
@@ -23,6 +32,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "api/http_types.h"
@@ -46,10 +56,15 @@ struct HttpServerOptions {
 // Called for each complete request, on a server thread. It must call the
 // Reply exactly once, from any thread.
 using Dispatch = std::function<void(HttpRequest&, Reply)>;
+// Called on a server thread once a request's headers are in and before its
+// body is read (method, path, query and headers set; body empty): the
+// response refusing it, or nullopt to read the body and dispatch. It may
+// set fields of the request (such as its principal) that Dispatch then sees.
+using AdmitHead = std::function<std::optional<HttpResponse>(HttpRequest&)>;
 
 class HttpServer {
  public:
-  HttpServer(HttpServerOptions options, Dispatch dispatch);
+  HttpServer(HttpServerOptions options, Dispatch dispatch, AdmitHead admit = {});
   ~HttpServer();
 
   // Binds and starts serving. Returns the bound port.

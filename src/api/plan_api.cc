@@ -117,6 +117,9 @@ Result<HttpResponse> ApiService::PlanJob(HttpRequest& req) {
   for (size_t i = 0; i < plan.checked.jobs.size() && i < body["jobs"].size(); ++i) {
     body["jobs"][i]["name"] = plan.checked.jobs[i].name;
     body["jobs"][i]["team"] = plan.checked.jobs[i].team;
+    // The zone the job would be bound to once policies applied (null: none).
+    const std::string& zone = i < plan.checked.specs.size() ? plan.checked.specs[i].residency : "";
+    body["jobs"][i]["residency"] = zone.empty() ? json() : json(zone);
   }
   json warnings = json::array();
   for (const auto& w : plan.checked.warnings) warnings.push_back(ToJson(w));

@@ -69,8 +69,8 @@ std::vector<std::string> SplitPath(std::string_view path) {
   return out;
 }
 
-void Router::Add(std::string method, const std::string& pattern, Handler handler) {
-  routes_.push_back(Route{std::move(method), pattern, SplitPath(pattern), std::move(handler)});
+void Router::Add(std::string method, const std::string& pattern, Handler handler, Access access) {
+  routes_.push_back(Route{std::move(method), pattern, SplitPath(pattern), std::move(handler), std::move(access)});
 }
 
 Router::Match Router::Find(HttpRequest& req) const {
@@ -102,7 +102,7 @@ Router::Match Router::Find(HttpRequest& req) const {
       continue;
     }
     req.params = std::move(params);
-    return Match{Outcome::kFound, &r.handler, r.pattern, ""};
+    return Match{Outcome::kFound, &r.handler, &r.access, r.pattern, ""};
   }
   std::sort(allowed.begin(), allowed.end());
   for (const auto& m : allowed) match.allowed += (match.allowed.empty() ? "" : ", ") + m;

@@ -25,13 +25,6 @@ HttpResponse ScimResponse(int status, const json& body) {
   return r;
 }
 
-HttpResponse ScimErrorResponse(const Status& st) {
-  HttpResponse r = ScimResponse(scim::HttpStatusOf(st), scim::ErrorBody(st));
-  if (st.code() == Code::kUnauthenticated) r.headers.emplace_back("WWW-Authenticate", "Bearer");
-  if (IsRetryable(st.code())) r.headers.emplace_back("Retry-After", "1");
-  return r;
-}
-
 // Where resources are located, for meta.location: the address the client
 // used, through a proxy that says it terminated TLS.
 std::string BaseUrl(const HttpRequest& req) {
@@ -73,6 +66,13 @@ Result<ScimListQuery> ListQueryOf(const HttpRequest& req) {
 
 }  // namespace
 
+HttpResponse ScimErrorResponse(const Status& st) {
+  HttpResponse r = ScimResponse(scim::HttpStatusOf(st), scim::ErrorBody(st));
+  if (st.code() == Code::kUnauthenticated) r.headers.emplace_back("WWW-Authenticate", "Bearer");
+  if (IsRetryable(st.code())) r.headers.emplace_back("Retry-After", "1");
+  return r;
+}
+
 void ApiService::ScimUnrouted(HttpRequest& req, const Router::Match& match, Reply reply) {
   // Authenticated first, like every SCIM route: an unknown caller learns
   // nothing about which paths exist.
@@ -93,9 +93,6 @@ void ApiService::ScimRoute(const char* method, const char* pattern,
                            std::function<Result<json>(HttpRequest&, const std::string& base)> handler,
                            int success_status) {
   router_.Add(method, pattern, [this, handler = std::move(handler), success_status](HttpRequest& req, Reply reply) {
-    auto principal = Authorize(req, std::string(identity::kScopeScimProvision), false);
-    if (!principal.ok()) return reply(ScimErrorResponse(principal.status()));
-    req.principal = std::move(*principal);
     std::string base = BaseUrl(req);
     auto result = handler(req, base);
     if (!result.ok()) return reply(ScimErrorResponse(result.status()));
@@ -105,7 +102,7 @@ void ApiService::ScimRoute(const char* method, const char* pattern,
       if (success_status == 201) r.headers.emplace_back("Location", (*result)["meta"].value("location", ""));
     }
     reply(std::move(r));
-  });
+  }, Access{false, std::string(identity::kScopeScimProvision), false, true});
 }
 
 void ApiService::AddScimRoutes() {

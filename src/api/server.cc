@@ -180,7 +180,9 @@ Status Serve(const ServeOptions& o) {
                    }));
 
   ASSIGN_OR_RETURN(HttpServerOptions hso, ListenerOptions(o, host_port));
-  HttpServer http(hso, [&api](HttpRequest& req, Reply reply) { api.Dispatch(req, std::move(reply)); });
+  HttpServer http(
+      hso, [&api](HttpRequest& req, Reply reply) { api.Dispatch(req, std::move(reply)); },
+      [&api](HttpRequest& req) { return api.AdmitHead(req); });
   api.connection_stats = [&http] { return http.stats(); };
   ASSIGN_OR_RETURN(uint16_t bound, http.Start());
   std::string own_url = o.advertise_url.empty() ? "http://" + hso.host + ":" + std::to_string(bound) : o.advertise_url;

@@ -62,10 +62,11 @@ class Input {
   ~Input() {
     if (f_) gzclose(f_);
   }
-  Status Open(const std::string& path) {
-    path_ = path;
+  // `name` is what errors call the file.
+  Status Open(const std::string& path, const std::string& name) {
+    path_ = name;
     f_ = gzopen(path.c_str(), "rb");
-    if (!f_) return NotFound("cannot open " + path + ": " + std::strerror(errno));
+    if (!f_) return NotFound("cannot open " + name + ": " + std::strerror(errno));
     return Status::Ok();
   }
   // Reads until the buffer holds at least a chunk or the file ends.
@@ -116,7 +117,7 @@ class Input {
   const size_t chunk_;
   const uint64_t max_bytes_, max_ratio_;
   uint64_t total_ = 0;  // decompressed bytes read so far
-  std::string path_;
+  std::string path_;  // the file's name in errors
   gzFile f_ = nullptr;
   std::vector<char> buf_ = std::vector<char>(simdjson::SIMDJSON_PADDING);
   size_t size_ = 0;
@@ -276,8 +277,9 @@ Result<std::vector<NormalizedEvent>> NormalizeRecord(std::string_view record, co
 }
 
 Result<ImportStats> ImportLog(const std::string& path, const ImportOptions& options, const EmitFn& emit) {
+  const std::string& name = options.name.empty() ? path : options.name;
   Input in(options.chunk_bytes, options.max_bytes, options.max_ratio);
-  RETURN_IF_ERROR(in.Open(path));
+  RETURN_IF_ERROR(in.Open(path, name));
   RETURN_IF_ERROR(in.Fill());
   ImportStats stats;
   Normalizer normalizer(options);
@@ -293,7 +295,7 @@ Result<ImportStats> ImportLog(const std::string& path, const ImportOptions& opti
   int64_t current_line = 0;
   auto issue = [&](int64_t line, std::string reason) {
     ++stats.issues_total;
-    if (stats.issues.size() < kMaxIssues) stats.issues.push_back(ImportIssue{path, line, std::move(reason)});
+    if (stats.issues.size() < kMaxIssues) stats.issues.push_back(ImportIssue{name, line, std::move(reason)});
   };
   Sink sink{{}, [&](std::string_view id, std::string_view json) {
               size_t hash = std::hash<std::string_view>{}(json);

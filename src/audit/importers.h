@@ -53,6 +53,9 @@ struct ImportOptions {
   // API: a gzip bomb is refused instead of filling memory or disk.
   uint64_t max_bytes = 0;  // decompressed bytes in all
   uint64_t max_ratio = 0;  // decompressed bytes per compressed byte (gzip only)
+  // What errors and issues call the file ("" for its path): an upload's own
+  // name, never the server's temporary path.
+  std::string name;
 };
 
 // Receives each event: its source id (the dedup key) and its OCSF JSON text.

@@ -82,6 +82,45 @@ std::string TestJobSpec(const std::string& name, const EstateView& estate, const
          ", owner: causeway-acceptance}\n" + extra + "run: sleep 3600\nsim: {duration: 2h}\n";
 }
 
+// Where the recovery test's job checkpoints: under storage the estate
+// declares (clusters[].storage) in the zone the job would be bound to (the
+// server's plan of `spec` says which, policies applied), preferring an
+// object store that clusters of more than one provider reach, so the job can
+// resume on another provider. A job bound to no zone in an estate that
+// declares no storage checkpoints to an object store of the test's own.
+// kFailedPrecondition when the zone has no storage: nothing there could
+// hold a checkpoint the job may keep.
+Result<std::string> CheckpointStorage(Session& admin, const EstateView& estate, const std::string& spec,
+                                      const std::string& tag) {
+  auto plan = admin.Do("POST", "/v1/plan/job", {{"spec", spec}});
+  if (plan.status != 200) return FailedPrecondition("planning the test's job: " + ErrorOf(plan));
+  std::string zone;
+  if (plan.body.contains("jobs") && !plan.body["jobs"].empty() && plan.body["jobs"][0]["residency"].is_string()) {
+    zone = plan.body["jobs"][0]["residency"].get<std::string>();
+  }
+  // Each declared prefix, with the providers whose clusters reach it.
+  std::map<std::string, std::set<std::string>> reach;
+  for (const auto& [name, c] : estate.clusters) {
+    if (!zone.empty() && c.zone != zone) continue;
+    for (const std::string& prefix : c.storage) reach[prefix].insert(c.provider);
+  }
+  std::string best;
+  int best_score = -1;
+  for (const auto& [prefix, providers] : reach) {
+    int score = (prefix.find("://") != std::string::npos ? 2 : 0) + (providers.size() > 1 ? 1 : 0);
+    if (score > best_score) {
+      best = prefix;
+      best_score = score;
+    }
+  }
+  if (!best.empty()) return best + (best.back() == '/' ? "" : "/") + "acceptance-" + tag + "/";
+  if (!zone.empty()) {
+    return FailedPrecondition("this estate declares no storage in zone " + zone + ", where the test's job is bound: declare the storage its clusters reach " +
+                              "(clusters[].storage), or give --checkpoint-path");
+  }
+  return "s3://causeway-acceptance/" + tag + "/";
+}
+
 // Declares `provider` down (the outage drill), to be ended by `made`.
 bool TakeDown(Session& admin, const std::string& provider, Made& made, Step& step) {
   auto down = admin.Do("POST", "/v1/providers/" + provider + "/outage", {{"down", true}});
@@ -143,7 +182,16 @@ json RunRecovery(const Globals& g, const Options& o, Steps& steps) {
   Session admin(g, AdminToken(g));
   EstateView estate = ReadEstate(admin);
   std::string tag = Tag();
-  std::string path = o.checkpoint_path.empty() ? "s3://causeway-acceptance/" + tag + "/" : o.checkpoint_path;
+  Step& s1 = AddStep(steps, "run a checkpointing job in team " + o.team);
+  std::string path = o.checkpoint_path;
+  if (path.empty()) {
+    auto where = CheckpointStorage(admin, estate, TestJobSpec("recovery-" + tag, estate, o.team, ""), tag);
+    if (!where.ok()) {
+      s1.detail = where.status().message();
+      return json{{"team", o.team}};
+    }
+    path = *where;
+  }
   if (path.back() != '/') path += '/';
   std::string checkpoint = path + "step-100";
   auto runs = admin.Do("GET", "/v1/acceptance/runs");
@@ -155,7 +203,6 @@ json RunRecovery(const Globals& g, const Options& o, Steps& steps) {
   if (objective_ms) subject["objective_ms"] = *objective_ms;
   Made made{admin, "", ""};
 
-  Step& s1 = AddStep(steps, "run a checkpointing job in team " + o.team);
   std::string spec = TestJobSpec("recovery-" + tag, estate, o.team, "checkpoint: {path: " + path + "}\n");
   auto [job, attempt] = SubmitAndRun(admin, spec, o.job_timeout_s, s1);
   made.job = job;

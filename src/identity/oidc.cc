@@ -151,25 +151,16 @@ Result<std::optional<PersonDirectory::Person>> PersonDirectory::Find(const Direc
   return found;
 }
 
-Result<Principal> PersonToken(PersonDirectory& directory, const DirectoryReader& store, const Principal& token,
-                              const std::vector<Binding>& bindings) {
-  ASSIGN_OR_RETURN(auto person, directory.Find(store, token.user));
-  if (!person) return Unauthenticated("token " + token.token_id + " acts for " + token.user + ", who is not in the directory");
-  if (!person->user.active) return Unauthenticated("token " + token.token_id + " acts for " + token.user + ", who is deactivated");
-  Principal p = PersonPrincipal(token.token_id, person->user.name, person->user.id, person->groups, bindings);
-  p.name = token.name;
-  p.grant = token.grant;
-  p.creator = token.creator;
-  // Narrowed to the token's scopes, grant by grant.
+void NarrowToScopes(Principal& p, const std::vector<std::string>& token_scopes) {
   auto in_token = [&](const std::string& s) {
-    return std::find(token.scopes.begin(), token.scopes.end(), s) != token.scopes.end() ||
-           std::find(token.scopes.begin(), token.scopes.end(), std::string(kScopeAdmin)) != token.scopes.end();
+    return std::find(token_scopes.begin(), token_scopes.end(), s) != token_scopes.end() ||
+           std::find(token_scopes.begin(), token_scopes.end(), std::string(kScopeAdmin)) != token_scopes.end();
   };
   for (Grant& g : p.grants) {
     std::vector<std::string> kept;
     for (const std::string& s : g.scopes) {
       if (s == kScopeAdmin) {
-        for (const std::string& t : token.scopes) kept.push_back(t);  // an admin's token: what it names
+        for (const std::string& t : token_scopes) kept.push_back(t);  // an admin's token: what it names
       } else if (in_token(s)) {
         kept.push_back(s);
       }
@@ -182,6 +173,18 @@ Result<Principal> PersonToken(PersonDirectory& directory, const DirectoryReader&
       if (std::find(p.scopes.begin(), p.scopes.end(), s) == p.scopes.end()) p.scopes.push_back(s);
     }
   }
+}
+
+Result<Principal> PersonToken(PersonDirectory& directory, const DirectoryReader& store, const Principal& token,
+                              const std::vector<Binding>& bindings) {
+  ASSIGN_OR_RETURN(auto person, directory.Find(store, token.user));
+  if (!person) return Unauthenticated("token " + token.token_id + " acts for " + token.user + ", who is not in the directory");
+  if (!person->user.active) return Unauthenticated("token " + token.token_id + " acts for " + token.user + ", who is deactivated");
+  Principal p = PersonPrincipal(token.token_id, person->user.name, person->user.id, person->groups, bindings);
+  p.name = token.name;
+  p.grant = token.grant;
+  p.creator = token.creator;
+  NarrowToScopes(p, token.scopes);
   return p;
 }
 

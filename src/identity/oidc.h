@@ -97,6 +97,12 @@ class PersonDirectory {
 // display names of its groups, read now; nullopt when there is none.
 Result<std::optional<PersonDirectory::Person>> ReadPerson(const DirectoryReader& store, const std::string& user);
 
+// Narrows a person's grants to what a token names, grant by grant: a
+// grant keeps only the scopes the token also has (an admin grant keeps the
+// token's). Every decision on a person's rights reads the narrowed grants,
+// so a token narrowed to jobs:read acts with jobs:read whatever the roles.
+void NarrowToScopes(Principal& p, const std::vector<std::string>& token_scopes);
+
 // The principal of a token that acts for a person (TokenRecord::user): the
 // person's current grants, narrowed to the token's scopes. kUnauthenticated
 // when the person is deactivated or gone from the directory.

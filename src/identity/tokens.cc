@@ -16,6 +16,14 @@ bool Principal::Has(std::string_view scope) const {
                      [&](const std::string& s) { return s == scope || s == kScopeAdmin; });
 }
 
+bool Principal::HasThroughGroup(std::string_view scope) const {
+  if (!IsPerson() || !grant.empty()) return false;
+  return std::any_of(grants.begin(), grants.end(), [&](const Grant& g) {
+    return g.source.rfind("breakglass/", 0) != 0 &&
+           std::any_of(g.scopes.begin(), g.scopes.end(), [&](const std::string& s) { return s == scope || s == kScopeAdmin; });
+  });
+}
+
 bool Principal::AllowsTeam(std::string_view scope, std::string_view team) const {
   if (!IsPerson()) return Has(scope);
   for (const Grant& g : grants) {

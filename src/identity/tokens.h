@@ -69,6 +69,11 @@ struct Principal {
   std::string creator;
 
   bool Has(std::string_view scope) const;
+  // Whether a grant through one of the person's own groups (not a
+  // break-glass grant) confers `scope` after narrowing to the token: a
+  // decision that needs a role held through the directory asks this, never
+  // the grant's role name, which narrowing leaves as it was.
+  bool HasThroughGroup(std::string_view scope) const;
   // Whether `scope` holds for `team`: a token's scopes hold for every team;
   // a person's only through a grant for that team or for all.
   bool AllowsTeam(std::string_view scope, std::string_view team) const;

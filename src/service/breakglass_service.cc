@@ -191,11 +191,12 @@ Result<BreakglassRecord> BreakglassService::Change(const std::string& id, const 
 }
 
 Result<BreakglassRecord> BreakglassService::Approve(const identity::Principal& who, const std::string& id) {
-  // An approver is an admin through a group, never through break-glass.
-  bool admin = who.grant.empty() && std::any_of(who.grants.begin(), who.grants.end(), [](const identity::Grant& g) {
-                 return g.role == "admin" && g.source.rfind("breakglass/", 0) != 0;
-               });
-  if (!who.IsPerson() || !admin) return PermissionDenied("only an admin (through a group) approves break-glass");
+  // An approver is an admin through a group, never through break-glass,
+  // and uses a credential that carries the admin right: a token narrowed to
+  // fewer scopes approves nothing (as it revokes nothing).
+  if (!who.HasThroughGroup(identity::kScopeAdmin)) {
+    return PermissionDenied("only an admin (through a group, with a token that carries the admin scope) approves break-glass");
+  }
   Timestamp now = clock_.Now();
   return Change(id, "breakglass.approve", who.token_id, [&](BreakglassRecord& b) -> Status {
     if (IsOwn(who, b)) return PermissionDenied("nobody approves their own break-glass");

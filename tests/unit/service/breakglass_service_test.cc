@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fakes/fake_fetcher.h"
+#include "identity/oidc.h"
 #include "unit/service/service_fixture.h"
 
 namespace causeway::testing {
@@ -100,6 +101,32 @@ TEST_F(BreakglassServiceTest, AskedApprovedUsedOnceAndRevokedWithWhatWasMadeUnde
   for (const char* action : {"breakglass.request", "breakglass.approve", "breakglass.revoke"}) {
     EXPECT_EQ(Audit(action).size(), 1u) << action;
   }
+}
+
+// An admin through a group who signs with a token narrowed to jobs:read has
+// jobs:read and nothing else: approving would hand another person admin
+// rights the token does not carry.
+TEST_F(BreakglassServiceTest, AnAdminsTokenNarrowedToFewerScopesApprovesNothing) {
+  Configure();
+  auto service = Make();
+  auto asked = service->Request(Person("alice@example.com", {"sre-oncall"}), "platform", "", "the queue is stuck",
+                                Micros(3600LL * 1000000));
+  ASSERT_TRUE(asked.ok()) << asked.status().ToString();
+  identity::Principal narrowed = Person("bob@example.com", {"platform-admins"}, true);
+  identity::NarrowToScopes(narrowed, {"jobs:read"});
+  EXPECT_EQ(narrowed.grants.at(0).role, "admin") << "narrowing keeps the role's name";
+  EXPECT_FALSE(narrowed.Has(identity::kScopeAdmin));
+  auto refused = service->Approve(narrowed, asked->grant.id);
+  ASSERT_EQ(refused.status().code(), Code::kPermissionDenied);
+  EXPECT_NE(refused.status().message().find("admin scope"), std::string::npos) << refused.status().message();
+  EXPECT_FALSE(service->IsActive(asked->grant.id));
+  EXPECT_TRUE(Audit("breakglass.approve").empty());
+
+  // The same person with a token that keeps the admin scope approves.
+  identity::Principal full = Person("bob@example.com", {"platform-admins"}, true);
+  identity::NarrowToScopes(full, {"admin"});
+  ASSERT_TRUE(service->Approve(full, asked->grant.id).ok());
+  EXPECT_TRUE(service->IsActive(asked->grant.id));
 }
 
 TEST_F(BreakglassServiceTest, TheWebhookIsToldOfEachStepAndItsFailureLosesNothing) {
