@@ -102,6 +102,10 @@ class ApiService {
   void ScimRoute(const char* method, const char* pattern,
                  std::function<Result<nlohmann::json>(HttpRequest&, const std::string& base)> handler,
                  int success_status = 200);
+  // The same with the success status decided per request.
+  void ScimRoute(const char* method, const char* pattern,
+                 std::function<Result<nlohmann::json>(HttpRequest&, const std::string& base)> handler,
+                 std::function<int(const HttpRequest&)> success);
 
   // Jobs. Submitting, cancelling and registering a checkpoint answer once
   // their commit is done.

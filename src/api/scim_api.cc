@@ -92,8 +92,15 @@ void ApiService::ScimUnrouted(HttpRequest& req, const Router::Match& match, Repl
 void ApiService::ScimRoute(const char* method, const char* pattern,
                            std::function<Result<json>(HttpRequest&, const std::string& base)> handler,
                            int success_status) {
-  router_.Add(method, pattern, [this, handler = std::move(handler), success_status](HttpRequest& req, Reply reply) {
+  ScimRoute(method, pattern, std::move(handler), [success_status](const HttpRequest&) { return success_status; });
+}
+
+void ApiService::ScimRoute(const char* method, const char* pattern,
+                           std::function<Result<json>(HttpRequest&, const std::string& base)> handler,
+                           std::function<int(const HttpRequest&)> success) {
+  router_.Add(method, pattern, [this, handler = std::move(handler), success = std::move(success)](HttpRequest& req, Reply reply) {
     std::string base = BaseUrl(req);
+    const int success_status = success(req);
     auto result = handler(req, base);
     if (!result.ok()) return reply(ScimErrorResponse(result.status()));
     HttpResponse r = ScimResponse(success_status, success_status == 204 ? json() : *result);
@@ -147,10 +154,20 @@ void ApiService::AddScimRoutes() {
       ASSIGN_OR_RETURN(json body, ScimBody(req));
       return scim_.Replace(*type, req.params["id"], body, req.Header("if-match"), caller(req, base));
     });
-    ScimRoute("PATCH", one.c_str(), [this, type, caller](HttpRequest& req, const std::string& base) -> Result<json> {
-      ASSIGN_OR_RETURN(json body, ScimBody(req));
-      return scim_.Patch(*type, req.params["id"], body, req.Header("if-match"), caller(req, base));
-    });
+    // A group's PATCH answers 204 unless the caller asks for attributes
+    // (RFC 7644 section 3.5.2): Microsoft advises against sending every
+    // member of a large group back on each change. A user's answers 200
+    // with the user.
+    const bool group = type == &scim::GroupType();
+    ScimRoute(
+        "PATCH", one.c_str(),
+        [this, type, caller](HttpRequest& req, const std::string& base) -> Result<json> {
+          ASSIGN_OR_RETURN(json body, ScimBody(req));
+          return scim_.Patch(*type, req.params["id"], body, req.Header("if-match"), caller(req, base));
+        },
+        [group](const HttpRequest& req) {
+          return group && req.Query("attributes").empty() && req.Query("excludedAttributes").empty() ? 204 : 200;
+        });
     ScimRoute(
         "DELETE", one.c_str(),
         [this, type, caller](HttpRequest& req, const std::string& base) -> Result<json> {

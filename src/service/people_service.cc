@@ -108,14 +108,25 @@ Result<SyncReport> PeopleService::Sync(const std::string& user, const std::strin
   std::vector<SyncStep> steps;
   // The teams whose jobs the person submits: where they get a Slurm user.
   std::set<std::string> teams;
+  bool every_team = false;  // a grant that submits to every team
   if (may_work) {
     for (const identity::Grant& g : identity::GrantsFor(bindings_(), person.groups)) {
-      bool submits = std::find(g.scopes.begin(), g.scopes.end(), identity::kScopeJobsWrite) != g.scopes.end();
-      if (submits && !g.team.empty()) teams.insert(g.team);
+      bool submits = std::any_of(g.scopes.begin(), g.scopes.end(), [](const std::string& s) {
+        return s == identity::kScopeJobsWrite || s == identity::kScopeAdmin;
+      });
+      if (!submits) continue;
+      if (g.team.empty()) every_team = true;
+      else teams.insert(g.team);
+    }
+    // Work in a team they may no longer submit to (their last role gone,
+    // or moved to another team) is handled as a leaver's is: access
+    // follows the person, and so does what runs in their name.
+    if (!every_team) {
+      RETURN_IF_ERROR(HandleWork(user, actor, steps, [&teams](const JobRecord& job) { return teams.count(job.team) > 0; }));
     }
   } else {
     RETURN_IF_ERROR(EndCredentials(user, actor, steps));
-    RETURN_IF_ERROR(HandleWork(user, actor, steps));
+    RETURN_IF_ERROR(HandleWork(user, actor, steps, [](const JobRecord&) { return false; }));
   }
   RETURN_IF_ERROR(SyncAccounts(user, teams, may_work, actor, steps));
   bool ok = std::all_of(steps.begin(), steps.end(), [](const SyncStep& s) { return s.ok; });
@@ -163,12 +174,19 @@ Status PeopleService::EndCredentials(const std::string& user, const std::string&
   return Status::Ok();
 }
 
-Status PeopleService::HandleWork(const std::string& user, const std::string& actor, std::vector<SyncStep>& steps) {
+Status PeopleService::HandleWork(const std::string& user, const std::string& actor, std::vector<SyncStep>& steps,
+                                 const std::function<bool(const JobRecord&)>& keep) {
   const DeprovisionConfig& policy = estate_.identity.deprovision;
   identity::Principal system;
   system.token_id = actor;
   system.name = "deprovisioning";
   system.scopes = {std::string(identity::kScopeAdmin)};
+  ASSIGN_OR_RETURN(Person person, LookUp(store_, user));
+  const bool active = person.entry && person.entry->active;
+  auto active_reason = [&](const JobRecord& job) {
+    return active ? "owner " + user + " no longer holds a role that submits to team " + job.team
+                  : "owner " + user + " was deprovisioned";
+  };
   for (JobState state : {JobState::kPending, JobState::kAdmitted, JobState::kRunning}) {
     const bool running = state == JobState::kRunning;
     const std::string& what = running ? policy.running : policy.queued;
@@ -179,6 +197,7 @@ Status PeopleService::HandleWork(const std::string& user, const std::string& act
     f.limit = 1000;
     ASSIGN_OR_RETURN(auto jobs, store_.ListJobs(f));
     for (const JobRecord& job : jobs) {
+      if (keep(job)) continue;
       if (what == "reassign") {
         const Timestamp now = clock_.Now();
         auto seqs = queue_.RunAudited([&](WriteTx& tx) -> Status {
@@ -188,7 +207,7 @@ Status PeopleService::HandleWork(const std::string& user, const std::string& act
           e.actor = actor;
           e.action = "job.reassign";
           e.resource = "job/" + job.id;
-          e.details = {{"from", user}, {"to", policy.reassign_to}, {"reason", "deprovisioned"}};
+          e.details = {{"from", user}, {"to", policy.reassign_to}, {"reason", active ? "no role in the team" : "deprovisioned"}};
           return tx.AppendAudit(e);
         });
         steps.push_back(StepOf("job.reassign", job.id, seqs, "to " + policy.reassign_to));
@@ -196,7 +215,8 @@ Status PeopleService::HandleWork(const std::string& user, const std::string& act
       }
       // Cancelled through the job service: its rules, the scheduler told.
       std::promise<Result<Cancellation>> done;
-      jobs_.Cancel(system, job.id, std::string("owner ") + user + " was deprovisioned",
+      const std::string why = active_reason(job);
+      jobs_.Cancel(system, job.id, why,
                    [&done](Result<Cancellation> r) { done.set_value(std::move(r)); });
       Result<Cancellation> cancelled = done.get_future().get();
       steps.push_back(Step(running ? "job.stop" : "job.cancel", job.id,

@@ -112,8 +112,11 @@ class PeopleService {
   // The phases of Sync; each appends its steps' records to `steps`.
   // A leaver's tokens and break-glass grants end.
   Status EndCredentials(const std::string& user, const std::string& actor, std::vector<SyncStep>& steps);
-  // A leaver's queued and running jobs, as the estate's deprovisioning says.
-  Status HandleWork(const std::string& user, const std::string& actor, std::vector<SyncStep>& steps);
+  // A leaver's queued and running jobs, as the estate's deprovisioning
+  // says, except those `keep` says the person may still run (their team's,
+  // for someone still active).
+  Status HandleWork(const std::string& user, const std::string& actor, std::vector<SyncStep>& steps,
+                    const std::function<bool(const JobRecord&)>& keep);
   // Provider accounts made or removed so that exactly `teams` remain.
   Status SyncAccounts(const std::string& user, const std::set<std::string>& teams, bool may_work,
                       const std::string& actor, std::vector<SyncStep>& steps);

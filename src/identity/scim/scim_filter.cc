@@ -221,13 +221,34 @@ class Parser {
       if (parent) return Fail("a [filter] cannot be nested in another");
       ASSIGN_OR_RETURN(Filter inner, ParseBracket(f.attr));
       f.kind = Filter::Kind::kValuePath;
+      if (tok_.kind == Token::Kind::kWord && !tok_.text.empty() && tok_.text[0] == '.') {
+        // emails[type eq "work"].value eq "x@y" (Microsoft Entra matches
+        // users so): an element the bracket selects whose sub-attribute
+        // compares, as emails[type eq "work" and value eq "x@y"].
+        Filter compare;
+        compare.attr = f.attr;
+        std::string sub = tok_.text.substr(1);
+        compare.attr.sub = FindIn(f.attr.attr->sub, sub);
+        if (!compare.attr.sub) return Fail("\"" + f.attr.attr->name + "\" has no sub-attribute \"" + sub + "\"");
+        RETURN_IF_ERROR(Advance());
+        RETURN_IF_ERROR(ParseComparison(compare));
+        Filter both;
+        both.kind = Filter::Kind::kAnd;
+        both.children = {std::move(inner), std::move(compare)};
+        inner = std::move(both);
+      }
       f.children.push_back(std::move(inner));
       return f;
     }
+    RETURN_IF_ERROR(ParseComparison(f));
+    return f;
+  }
+
+  // "pr", or an operator and a value, after f.attr.
+  Status ParseComparison(Filter& f) {
     if (AtKeyword("pr")) {
       f.kind = Filter::Kind::kPresent;
-      RETURN_IF_ERROR(Advance());
-      return f;
+      return Advance();
     }
     if (tok_.kind != Token::Kind::kWord) return Fail("expected an operator (eq ne co sw ew gt ge lt le) or \"pr\"");
     f.op = Lower(tok_.text);
@@ -247,8 +268,7 @@ class Parser {
       default: return Fail("expected a value: a \"string\", a number, true, false or null");
     }
     RETURN_IF_ERROR(CheckComparable(f));
-    RETURN_IF_ERROR(Advance());
-    return f;
+    return Advance();
   }
 
   // The attribute `name` names: at the top level, or a sub-attribute of

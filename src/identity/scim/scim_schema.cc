@@ -169,6 +169,13 @@ Result<json> NormalizeValueImpl(const Attribute& a, const json& v, const std::st
       if (v.is_number()) return v;
       break;
     case Type::kComplex: {
+      // Entra sends the enterprise extension's manager as the manager's id
+      // alone ("manager": "26118915-…"), in POST and in PATCH: a
+      // single-valued complex attribute with a value sub-attribute takes a
+      // bare string as {"value": …}.
+      if (v.is_string() && !a.multi && FindIn(a.sub, "value")) {
+        return NormalizeValueImpl(a, json{{"value", v}}, where);
+      }
       if (!v.is_object()) break;
       json out = json::object();
       for (auto it = v.begin(); it != v.end(); ++it) {

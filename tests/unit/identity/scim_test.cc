@@ -58,6 +58,10 @@ INSTANTIATE_TEST_SUITE_P(
         FilterCase{R"(emails[type eq "work" and value co "@example.com"])", true},
         FilterCase{R"(emails[type eq "home" and value co "@example.com"])", false},
         FilterCase{R"(emails[not (type eq "work")])", true},
+        // Entra matches users by work email: a value path's sub-attribute compared.
+        FilterCase{R"(emails[type eq "work"].value eq "babs@example.com")", true},
+        FilterCase{R"(emails[type eq "work"].value eq "babs@jensen.org")", false},
+        FilterCase{R"(emails[type eq "home"].value ew "jensen.org" and active eq true)", true},
         // Presence, booleans, dates as instants, ordering of strings.
         FilterCase{"title pr", true}, FilterCase{"nickName pr", false}, FilterCase{"emails pr", true},
         FilterCase{"active eq true", true}, FilterCase{"active eq false", false}, FilterCase{"active ne false", true},
@@ -240,6 +244,25 @@ TEST(ScimSchemaTest, NormalizeSpellsNamesAsTheSchemaAndDropsWhatItMustNotKeep) {
   auto wrong = Normalize(UserType(), json{{"schemas", {std::string(kUserSchema)}}, {"userName", 7}});
   EXPECT_EQ(ScimTypeOf(wrong.status()), "invalidValue");
   EXPECT_NE(wrong.status().message().find("\"userName\""), std::string::npos);
+}
+
+// Entra sends the enterprise manager as the manager's id alone, in POST and
+// in PATCH on the extension's path; both mean {"value": id}.
+TEST(ScimSchemaTest, EntrasManagerAsAPlainStringIsItsValue) {
+  const std::string ent = "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User";
+  json in = {{"schemas", {std::string(kUserSchema), ent}}, {"userName", "alice@corp.example"},
+             {ent, {{"manager", "26118915-6090-4f1b-b1a3-6f1d5b1e0001"}}}};
+  auto out = Normalize(UserType(), in);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ((*out)[ent]["manager"], json({{"value", "26118915-6090-4f1b-b1a3-6f1d5b1e0001"}}));
+  auto patched = ApplyPatch(UserType(), StoredBabs(), Patch(json::parse(R"([
+      {"op": "Add", "path": "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:manager", "value": "mgr-7"}
+    ])")));
+  ASSERT_TRUE(patched.ok()) << patched.status().ToString();
+  EXPECT_EQ((*patched)[ent]["manager"], json({{"value", "mgr-7"}}));
+  // A value of another type is still refused.
+  auto wrong = Normalize(UserType(), json{{"schemas", {std::string(kUserSchema), ent}}, {"userName", "x"}, {ent, {{"manager", 7}}}});
+  EXPECT_EQ(ScimTypeOf(wrong.status()), "invalidValue");
 }
 
 TEST(ScimSchemaTest, ProjectionKeepsIdAndSchemasAndRefusesUnknownNames) {

@@ -155,5 +155,47 @@ TEST_F(PeopleServiceTest, ALeaverLosesTokensQueuedWorkAndAccountsEachStepWithIts
   EXPECT_TRUE(credentials->retains_access) << ToJson(*credentials).dump();
 }
 
+// Someone still active who loses their last role (removed from their only
+// group) keeps no work: their queued and running jobs are handled as a
+// leaver's, per identity.deprovision, and the sync event counts the steps.
+TEST_F(PeopleServiceTest, LosingOnesLastRoleStopsOnesWork) {
+  ASSERT_TRUE(people_->Sync("alice@example.com", "tok_admin").ok());
+  SubmitRequest submit;
+  submit.spec_yaml = "name: queued\nresources: {accelerators: H100:1}\nlabels: {owner: alice@example.com, team: nlp}\n"
+                     "run: train\n";
+  auto job = Wait<SubmitResult>([&](auto done) { jobs_->Submit(Admin(), submit, done); });
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+
+  // Still in the group: nothing happens to the job.
+  auto kept = people_->Sync("alice@example.com", "tok_admin");
+  ASSERT_TRUE(kept.ok());
+  EXPECT_TRUE(kept->steps.empty()) << ToJson(*kept).dump();
+  EXPECT_EQ(jobs_->Get(job->job.id)->job.state, JobState::kPending);
+
+  // The binding now makes the group researcher of another team: alice may
+  // still work, but no longer in nlp.
+  binding_.team = "vision";
+  auto report = people_->Sync("alice@example.com", "tok_admin");
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_TRUE(report->may_work);
+  std::map<std::string, int> seen;
+  for (const SyncStep& step : report->steps) ++seen[step.action];
+  EXPECT_EQ(seen["job.cancel"], 1) << ToJson(*report).dump();
+  EXPECT_EQ(seen["token.revoke"], 0) << "an active person keeps their credentials";
+  auto detail = jobs_->Get(job->job.id);
+  ASSERT_TRUE(detail.ok());
+  EXPECT_EQ(detail->job.state, JobState::kCancelled);
+  const AuditEvent summary = EventAt(report->seq);
+  EXPECT_EQ(summary.action, "identity.sync");
+  EXPECT_EQ(summary.details.Int("steps"), static_cast<int64_t>(report->steps.size()));
+  bool said = false;
+  for (const SyncStep& step : report->steps) {
+    if (step.action == "job.cancel") {
+      said = EventAt(step.seq).details.String("reason").find("no longer holds a role") != std::string::npos;
+    }
+  }
+  EXPECT_TRUE(said) << "the cancellation says why";
+}
+
 }  // namespace
 }  // namespace causeway::testing
