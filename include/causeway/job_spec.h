@@ -178,7 +178,19 @@ struct ParsedJobSpec {
   // Variables the file leaves null (`envs: {HF_TOKEN: null}`, and likewise
   // `secrets`), which must be given at submission, each with where it is.
   std::map<std::string, Diagnostic> unset_envs, unset_secrets;
+  // file_mounts and workdir as written, when they name variables ($VAR or
+  // ${VAR}): SkyPilot fills them with the job's envs and secrets, those
+  // given at submission included, so ApplySpecInputs fills them again.
+  std::optional<std::vector<FileMount>> file_mount_templates;
+  std::optional<Workdir> workdir_template;
 };
+
+// SkyPilot's substitution of variables into file_mounts and workdir
+// (sky/task.py): each $NAME or ${NAME} whose NAME is in `vars` is replaced
+// by its value; any other is left as written.
+std::string FillVariables(std::string_view text, const std::map<std::string, std::string>& vars);
+// The variable names `text` refers to, as FillVariables finds them.
+std::vector<std::string> VariablesIn(std::string_view text);
 
 // Values given at submission (`--env`, `--env-file`, `--secret`), which
 // override the file's.

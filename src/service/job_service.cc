@@ -102,7 +102,7 @@ Result<std::vector<JobService::Step>> JobService::PrepareSteps(const identity::P
                                                                const SubmitRequest& request, Timestamp now) const {
   std::vector<Step> steps;
   Status refused = Status::Ok();
-  std::vector<Diagnostic> problems;
+  std::vector<Diagnostic> problems, notes;  // errors, then warnings beside them
   // In a pipeline, what has no line of its own (a policy's, the estate's)
   // names its step.
   auto name_step = [&](std::vector<Diagnostic> diags, size_t i) {
@@ -124,12 +124,24 @@ Result<std::vector<JobService::Step>> JobService::PrepareSteps(const identity::P
     }
     Status st = step.status();
     if (refused.ok()) refused = st;
-    std::vector<Diagnostic> named = name_step(st.diagnostics(), i);
-    problems.insert(problems.end(), named.begin(), named.end());
+    // A refusal with no diagnostics of its own (a rule's, a permission's)
+    // is still one problem of its step, listed.
+    std::vector<Diagnostic> own = st.diagnostics();
+    if (own.empty()) own.push_back(Diagnostic{request.file, 0, 0, "", st.message()});
+    std::vector<Diagnostic> named = name_step(std::move(own), i);
+    for (Diagnostic& d : named) (d.warning ? notes : problems).push_back(std::move(d));
   }
   if (!refused.ok()) {
     if (tasks.steps.size() == 1) return refused;
-    return Status(refused.code(), refused.message(), std::move(problems));
+    // The message counts exactly the problems listed, and names the step of
+    // the first.
+    std::string message = problems.size() == 1
+                              ? problems.front().ToString()
+                              : std::to_string(problems.size()) + " problems in the " +
+                                    (tasks.job_group ? "job group's tasks" : "pipeline's steps") + "; first: " +
+                                    problems.front().ToString();
+    problems.insert(problems.end(), notes.begin(), notes.end());
+    return Status(refused.code(), std::move(message), std::move(problems));
   }
   if (!tasks.pipeline) return steps;
   // One pipeline: each step after the one before it; or one job group: its

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <utility>
 #include <cctype>
 #include <vector>
 
@@ -57,6 +58,15 @@ std::string_view AcceleratorFamily(std::string_view t) {
 
 bool KnownAccelerator(std::string_view type) {
   return std::find(std::begin(kCatalogue), std::end(kCatalogue), type) != std::end(kCatalogue) || TpuSlice(type);
+}
+
+std::string_view PreciseAccelerator(std::string_view type) {
+  // SkyPilot's Kubernetes and AMD catalogues name the MI300X "MI300".
+  static constexpr std::pair<std::string_view, std::string_view> kLoose[] = {{"MI300", "MI300X"}};
+  for (const auto& [loose, precise] : kLoose) {
+    if (type == loose) return precise;
+  }
+  return {};
 }
 
 std::string AcceleratorHint(std::string_view type) {

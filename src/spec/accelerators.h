@@ -17,6 +17,11 @@ bool KnownAccelerator(std::string_view type);
 // for TPU slices): hints stay within a family.
 std::string_view AcceleratorFamily(std::string_view type);
 
+// Names SkyPilot accepts that stand for a more precise one of the
+// catalogue ("MI300" for "MI300X"): the precise name, or "" when `type` is
+// not such a name. A file naming one is accepted, with a warning.
+std::string_view PreciseAccelerator(std::string_view type);
+
 // For an unknown name, the likely intended one ("H200:8" for "H200-8",
 // "H200" for "H20O"), or "" when nothing in its family is close.
 std::string AcceleratorHint(std::string_view type);

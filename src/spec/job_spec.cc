@@ -12,6 +12,7 @@
 #include <set>
 #include <sstream>
 
+#include "causeway/text.h"
 #include "spec/software.h"
 #include "spec/accelerators.h"
 #include "spec/yaml_reader.h"
@@ -36,11 +37,102 @@ const KeySet kMountKeys{{"source", "name", "store", "mode", "persistent", "confi
 const std::set<std::string> kStores{"s3", "gcs", "azure", "r2", "ibm", "oci", "nebius", "volume"};
 
 const KeySet kResourceKeys{
-    {"accelerators", "infra", "cloud", "region", "use_spot", "disk_size", "image_id", "labels", "any_of", "ordered",
-     "cpus", "memory", "cuda", "driver"},
-    {"zone", "instance_type", "ports", "disk_tier", "accelerator_args",
+    {"accelerators", "infra", "cloud", "region", "zone", "use_spot", "disk_size", "image_id", "labels", "any_of",
+     "ordered", "cpus", "memory", "cuda", "driver"},
+    {"instance_type", "ports", "disk_tier", "accelerator_args",
      "job_recovery", "spot_recovery", "network_tier", "autostop",
      "priority"}};
+
+// SkyPilot's pattern, r'\$\{?\b([a-zA-Z_][a-zA-Z0-9_]*)\b\}?': a '$', an
+// optional '{', a name, an optional '}' (braces need not pair). `on_match`
+// gets the name and the whole match and returns what replaces it.
+template <typename OnMatch>
+std::string ScanVariables(std::string_view text, OnMatch on_match) {
+  auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  auto start = [](char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; };
+  std::string out;
+  out.reserve(text.size());
+  size_t i = 0;
+  while (i < text.size()) {
+    if (text[i] != '$') {
+      out += text[i++];
+      continue;
+    }
+    size_t j = i + 1;
+    if (j < text.size() && text[j] == '{') ++j;
+    if (j >= text.size() || !start(text[j])) {
+      out += text[i++];
+      continue;
+    }
+    size_t k = j;
+    while (k < text.size() && word(text[k])) ++k;
+    std::string_view name = text.substr(j, k - j);
+    if (k < text.size() && text[k] == '}') ++k;
+    out += on_match(name, text.substr(i, k - i));
+    i = k;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string FillVariables(std::string_view text, const std::map<std::string, std::string>& vars) {
+  if (text.find('$') == std::string_view::npos) return std::string(text);
+  return ScanVariables(text, [&](std::string_view name, std::string_view whole) {
+    auto it = vars.find(std::string(name));
+    return it == vars.end() ? std::string(whole) : it->second;
+  });
+}
+
+std::vector<std::string> VariablesIn(std::string_view text) {
+  std::vector<std::string> names;
+  if (text.find('$') == std::string_view::npos) return names;
+  ScanVariables(text, [&](std::string_view name, std::string_view whole) {
+    names.emplace_back(name);
+    return std::string(whole);
+  });
+  return names;
+}
+
+namespace {
+
+// A provider's name as the estate spells it: lower case, with SkyPilot's
+// alias "k8s" for "kubernetes".
+std::string CanonicalCloud(std::string_view name) {
+  std::string c = AsciiLower(name);
+  return c == "k8s" ? "kubernetes" : c;
+}
+
+// What is wrong with a storage object's store or mode ("" when nothing);
+// checked once variables are filled.
+std::string StoreProblem(const std::string& store) {
+  return kStores.count(store) ? "" : "expected s3, gcs, azure, r2, ibm, oci, nebius or volume, not \"" + store + "\"";
+}
+std::string ModeProblem(const std::string& mode) {
+  static const std::set<std::string> kModes{"MOUNT", "COPY", "MOUNT_CACHED"};
+  return kModes.count(mode) ? "" : "expected MOUNT, COPY or MOUNT_CACHED, not \"" + mode + "\"";
+}
+std::string Upper(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char ch) { return std::toupper(ch); });
+  return s;
+}
+// A storage object's fields filled from `vars` (the template as written).
+void FillMount(const FileMount& t, const std::map<std::string, std::string>& vars, FileMount& m) {
+  m.target = FillVariables(t.target, vars);
+  m.source = FillVariables(t.source, vars);
+  m.more_sources.clear();
+  for (const std::string& more : t.more_sources) m.more_sources.push_back(FillVariables(more, vars));
+  m.name = FillVariables(t.name, vars);
+  m.store = AsciiLower(FillVariables(t.store, vars));
+  m.mode = Upper(FillVariables(t.mode, vars));
+}
+bool NamesVariables(const FileMount& t) {
+  for (const std::string* f : {&t.target, &t.source, &t.name, &t.store, &t.mode}) {
+    if (f->find('$') != std::string::npos) return true;
+  }
+  return std::any_of(t.more_sources.begin(), t.more_sources.end(),
+                     [](const std::string& m) { return m.find('$') != std::string::npos; });
+}
 
 bool IsLowerIdent(std::string_view s) {
   if (s.empty()) return false;
@@ -84,6 +176,10 @@ class JobSpecParser {
     bool in_file = !secret_values_.empty();
     ParsedJobSpec out{std::move(spec_), r_.warnings(), std::move(secret_values_), in_file, std::move(unset_envs_),
                       std::move(unset_secrets_)};
+    if (std::any_of(mount_templates_.begin(), mount_templates_.end(), NamesVariables)) {
+      out.file_mount_templates = std::move(mount_templates_);
+    }
+    if (workdir_template_) out.workdir_template = std::move(workdir_template_);
     return out;
   }
 
@@ -268,8 +364,8 @@ class JobSpecParser {
   // that override the job's own for that alternative.
   void ReadEntries(const YAML::Node& list, const std::string& field, const Want& base, std::vector<Want>& out) {
     static const KeySet kEntryKeys{
-        {"accelerators", "infra", "cloud", "region", "use_spot", "image_id"},
-        {"zone", "cpus", "memory", "instance_type", "ports", "disk_tier", "disk_size", "accelerator_args",
+        {"accelerators", "infra", "cloud", "region", "zone", "use_spot", "image_id"},
+        {"cpus", "memory", "instance_type", "ports", "disk_tier", "disk_size", "accelerator_args",
          "network_tier", "autostop", "labels", "job_recovery", "spot_recovery"}};
     if (!list.IsSequence() || list.size() == 0) {
       r_.Error(list, field, "expected a list of resource alternatives such as [{infra: aws}, {accelerators: A100:8}]");
@@ -309,13 +405,25 @@ class JobSpecParser {
     } else {
       if (cloud.IsDefined() && !cloud.IsNull()) {
         if (auto v = r_.String(cloud, JoinField(field, "cloud"))) {
-          w.cloud = Lower(*v);
+          w.cloud = CanonicalCloud(*v);
           w.region.clear();  // a new provider: the old one's region means nothing there
           w.zone.clear();
         }
       }
       if (region.IsDefined() && !region.IsNull()) {
         if (auto v = r_.String(region, JoinField(field, "region"))) w.region = *v;
+      }
+    }
+    // A zone given on its own means what infra's third part means.
+    if (YAML::Node zone = Get(res, "zone"); zone.IsDefined() && !zone.IsNull()) {
+      if (auto v = r_.String(zone, JoinField(field, "zone"))) {
+        if (!w.zone.empty() && w.zone != *v && infra.IsDefined() && !infra.IsNull()) {
+          r_.Error(zone, JoinField(field, "zone"), "infra names zone " + w.zone + " and zone names " + *v + ": give one");
+        } else if (v->empty()) {
+          r_.Error(zone, JoinField(field, "zone"), "expected a zone name such as us-east-1a");
+        } else {
+          w.zone = *v;
+        }
       }
     }
     if (auto n = Get(res, "use_spot"); n.IsDefined()) {
@@ -396,7 +504,7 @@ class JobSpecParser {
     for (auto& p : parts) {
       if (p == "*") p.clear();
     }
-    w.cloud = Lower(parts[0]);
+    w.cloud = CanonicalCloud(parts[0]);
     w.region = parts.size() > 1 ? parts[1] : "";
     w.zone = parts.size() > 2 ? parts[2] : "";
   }
@@ -480,7 +588,10 @@ class JobSpecParser {
       r_.Error(at, field, req->ToString() + " is listed twice");
       return;
     }
-    if (!spec::KnownAccelerator(req->type)) {
+    if (std::string_view precise = spec::PreciseAccelerator(req->type); !precise.empty()) {
+      r_.Warning(at, field, req->type + " is accepted as SkyPilot accepts it; its catalogue's precise name is " +
+                                std::string(precise) + ", which the estate's node pools are more likely to use");
+    } else if (!spec::KnownAccelerator(req->type)) {
       // An estate may sell a type of its own, so this is for the estate to
       // decide; offline validation refuses it.
       std::string hint = spec::AcceleratorHint(req->type);
@@ -562,14 +673,24 @@ class JobSpecParser {
 
   // `workdir: PATH` or `workdir: {url: GIT_URL, ref: REF}`.
   void ParseWorkdir(const YAML::Node& n) {
+    const std::map<std::string, std::string> vars = Variables();
+    Workdir raw;
+    auto remember = [&] {
+      if (raw.path.find('$') != std::string::npos || raw.git_url.find('$') != std::string::npos ||
+          raw.git_ref.find('$') != std::string::npos) {
+        workdir_template_ = raw;
+      }
+    };
     if (n.IsScalar()) {
       if (auto v = r_.String(n, "workdir")) {
         if (v->empty()) {
           r_.Error(n, "workdir", "expected a directory or {url: GIT_URL, ref: REF}");
         } else {
-          spec_.workdir.path = *v;
+          raw.path = *v;
+          spec_.workdir.path = FillVariables(*v, vars);
         }
       }
+      remember();
       return;
     }
     static const KeySet kKeys{{"url", "ref"}};
@@ -584,27 +705,38 @@ class JobSpecParser {
       return;
     }
     if (auto v = r_.String(url, "workdir.url")) {
-      if (!GitUrl(*v)) {
-        r_.Error(url, "workdir.url",
-                 "expected a git repository URL (https://…, ssh://…, git://…, file://… or user@host:path)");
+      raw.git_url = *v;
+      std::string filled = FillVariables(*v, vars);
+      if (!Pending(*v) && !GitUrl(filled)) {
+        r_.Error(url, "workdir.url", GitUrlProblem());
       } else {
-        spec_.workdir.git_url = *v;
+        spec_.workdir.git_url = filled;
       }
     }
     if (ref.IsDefined() && !ref.IsNull()) {
       if (auto v = r_.String(ref, "workdir.ref")) {
-        // Handed to git as an argument: never an option, never a shell word.
-        bool plain = !v->empty() && v->front() != '-' && v->size() <= 255 &&
-                     std::all_of(v->begin(), v->end(), [](unsigned char c) {
-                       return std::isalnum(c) || c == '/' || c == '.' || c == '_' || c == '-' || c == '+';
-                     });
-        if (!plain) {
-          r_.Error(ref, "workdir.ref", "expected a branch, tag or commit (letters, digits and / . _ - +)");
+        raw.git_ref = *v;
+        std::string filled = FillVariables(*v, vars);
+        if (!Pending(*v) && !GitRef(filled)) {
+          r_.Error(ref, "workdir.ref", GitRefProblem());
         } else {
-          spec_.workdir.git_ref = *v;
+          spec_.workdir.git_ref = filled;
         }
       }
     }
+    remember();
+  }
+
+ public:
+  // Handed to git as an argument: never an option, never a shell word.
+  static bool GitRef(const std::string& v) {
+    return !v.empty() && v.front() != '-' && v.size() <= 255 && std::all_of(v.begin(), v.end(), [](unsigned char c) {
+             return std::isalnum(c) || c == '/' || c == '.' || c == '_' || c == '-' || c == '+';
+           });
+  }
+  static std::string GitRefProblem() { return "expected a branch, tag or commit (letters, digits and / . _ - +)"; }
+  static std::string GitUrlProblem() {
+    return "expected a git repository URL (https://…, ssh://…, git://…, file://… or user@host:path)";
   }
 
   static bool GitUrl(const std::string& v) {
@@ -620,8 +752,10 @@ class JobSpecParser {
     return at != std::string::npos && colon != std::string::npos && at < colon && colon + 1 < v.size();
   }
 
+ private:
   // A storage object: {source (one or a list), name, store, mode,
-  // persistent, config}. False when `v` is not one at all.
+  // persistent, config}, as written (variables not filled). False when `v`
+  // is not one at all.
   bool ReadStorageObject(const YAML::Node& v, const std::string& field, FileMount& m) {
     if (!r_.CheckMap(v, field, kMountKeys)) return false;
     for (auto k = v.begin(); k != v.end(); ++k) {
@@ -644,21 +778,12 @@ class JobSpecParser {
     if (auto c = Get(v, "name"); c.IsDefined() && !c.IsNull()) {
       if (auto s = r_.String(c, JoinField(field, "name"))) m.name = *s;
     }
+    // store and mode are checked by the caller once variables are filled.
     if (auto c = Get(v, "store"); c.IsDefined() && !c.IsNull()) {
-      if (auto s = r_.String(c, JoinField(field, "store"))) {
-        m.store = Lower(*s);
-        if (!kStores.count(m.store)) {
-          r_.Error(c, JoinField(field, "store"), "expected s3, gcs, azure, r2, ibm, oci, nebius or volume");
-        }
-      }
+      if (auto s = r_.String(c, JoinField(field, "store"))) m.store = *s;
     }
     if (auto c = Get(v, "mode"); c.IsDefined() && !c.IsNull()) {
-      if (auto s = r_.String(c, JoinField(field, "mode"))) {
-        m.mode = *s;
-        std::transform(m.mode.begin(), m.mode.end(), m.mode.begin(), [](unsigned char ch) { return std::toupper(ch); });
-        static const std::set<std::string> kModes{"MOUNT", "COPY", "MOUNT_CACHED"};
-        if (!kModes.count(m.mode)) r_.Error(c, JoinField(field, "mode"), "expected MOUNT, COPY or MOUNT_CACHED");
-      }
+      if (auto s = r_.String(c, JoinField(field, "mode"))) m.mode = *s;
     }
     if (auto c = Get(v, "persistent"); c.IsDefined() && !c.IsNull()) {
       if (auto b = r_.Bool(c, JoinField(field, "persistent"))) m.persistent = *b;
@@ -681,8 +806,12 @@ class JobSpecParser {
         r_.Error(it->first, "file_mounts", "expected a target path as the key");
         continue;
       }
-      FileMount m;
-      m.target = it->first.Scalar();
+      // Variables are filled as SkyPilot fills them (targets, sources,
+      // bucket names, store, mode); `raw` keeps what was written.
+      const std::map<std::string, std::string> vars = Variables();
+      FileMount raw, m;
+      raw.target = it->first.Scalar();
+      m.target = FillVariables(raw.target, vars);
       std::string field = JoinField("file_mounts", m.target);
       if (!seen.insert(m.target).second) {
         r_.Error(it->first, field, "duplicate key \"" + m.target + "\"");
@@ -690,16 +819,26 @@ class JobSpecParser {
       }
       YAML::Node v = it->second;  // by value: it-> yields a temporary proxy
       if (v.IsScalar()) {
-        m.source = v.Scalar();
+        raw.source = v.Scalar();
+        m.source = FillVariables(raw.source, vars);
         if (m.source.empty()) r_.Error(v, field, "expected a source path or bucket URL");
       } else if (v.IsMap()) {
-        m.object = true;
-        if (!ReadStorageObject(v, field, m)) continue;
+        m.object = raw.object = true;
+        if (!ReadStorageObject(v, field, raw)) continue;
+        FillMount(raw, vars, m);
+        m.persistent = raw.persistent;
+        if (auto c = Get(v, "store"); !m.store.empty() && !Pending(raw.store)) {
+          if (std::string why = StoreProblem(m.store); !why.empty()) r_.Error(c, JoinField(field, "store"), why);
+        }
+        if (auto c = Get(v, "mode"); !m.mode.empty() && !Pending(raw.mode)) {
+          if (std::string why = ModeProblem(m.mode); !why.empty()) r_.Error(c, JoinField(field, "mode"), why);
+        }
       } else {
         r_.Error(v, field, "expected a source path, a bucket URL or a mapping with source/name/store/mode");
         continue;
       }
       spec_.file_mounts.push_back(std::move(m));
+      mount_templates_.push_back(std::move(raw));
     }
   }
 
@@ -904,6 +1043,24 @@ class JobSpecParser {
   JobSpec spec_;
   std::map<std::string, std::string> secret_values_;
   std::map<std::string, Diagnostic> unset_envs_, unset_secrets_;
+  std::vector<FileMount> mount_templates_;  // file_mounts as written, one per spec_.file_mounts
+  std::optional<Workdir> workdir_template_;   // workdir as written, when it names variables
+
+  // The values variables in file_mounts and workdir are filled with: the
+  // file's envs and secrets, as SkyPilot fills them.
+  std::map<std::string, std::string> Variables() const {
+    std::map<std::string, std::string> vars = spec_.envs;
+    for (const auto& [name, value] : secret_values_) vars[name] = value;
+    return vars;
+  }
+  // Whether `raw` names a variable left to be given at submission: it is
+  // checked once filled (ApplySpecInputs).
+  bool Pending(std::string_view raw) const {
+    for (const std::string& name : VariablesIn(raw)) {
+      if (unset_envs_.count(name) || unset_secrets_.count(name)) return true;
+    }
+    return false;
+  }
 };
 
 }  // namespace
@@ -1014,6 +1171,38 @@ Status ApplySpecInputs(ParsedJobSpec& parsed, const SpecInputs& inputs, const st
   }
   for (const auto* unset : {&parsed.unset_envs, &parsed.unset_secrets}) {
     for (const auto& [name, d] : *unset) problems.push_back(d);
+  }
+  // file_mounts and workdir filled again, with the values given here, as
+  // SkyPilot fills them after applying --env and --secret.
+  if (parsed.file_mount_templates || parsed.workdir_template) {
+    std::map<std::string, std::string> vars = spec.envs;
+    for (const auto& [name, value] : parsed.secret_values) vars[name] = value;
+    if (parsed.file_mount_templates && parsed.file_mount_templates->size() == spec.file_mounts.size()) {
+      for (size_t i = 0; i < spec.file_mounts.size(); ++i) {
+        const FileMount& t = (*parsed.file_mount_templates)[i];
+        FileMount& m = spec.file_mounts[i];
+        FillMount(t, vars, m);
+        const std::string field = JoinField("file_mounts", m.target);
+        if (!m.store.empty()) {
+          if (std::string why = StoreProblem(m.store); !why.empty()) problem(JoinField(field, "store"), why);
+        }
+        if (!m.mode.empty()) {
+          if (std::string why = ModeProblem(m.mode); !why.empty()) problem(JoinField(field, "mode"), why);
+        }
+      }
+    }
+    if (parsed.workdir_template) {
+      const Workdir& t = *parsed.workdir_template;
+      spec.workdir.path = FillVariables(t.path, vars);
+      spec.workdir.git_url = FillVariables(t.git_url, vars);
+      spec.workdir.git_ref = FillVariables(t.git_ref, vars);
+      if (!t.git_url.empty() && !JobSpecParser::GitUrl(spec.workdir.git_url)) {
+        problem("workdir.url", JobSpecParser::GitUrlProblem());
+      }
+      if (!t.git_ref.empty() && !JobSpecParser::GitRef(spec.workdir.git_ref)) {
+        problem("workdir.ref", JobSpecParser::GitRefProblem());
+      }
+    }
   }
   if (problems.empty()) return Status::Ok();
   std::string message = problems.size() == 1 ? problems.front().ToString()

@@ -81,6 +81,14 @@ const Form kForms[] = {
     {"workdir_git", "workdir:\n  url: https://github.com/skypilot-org/skypilot.git\n  ref: v0.10.3\nrun: echo\n"},
     {"workdir_path", "workdir: ~/my-code\nrun: echo\n"},
     {"envs_and_secrets", "envs:\n  LR: \"1e-4\"\n  EMPTY: \"\"\nsecrets:\n  HF_TOKEN: hf-from-file\nrun: echo\n"},
+    // SkyPilot fills envs (and secrets) into mount targets, sources, bucket
+    // names and store; a name it does not know stays as written.
+    {"variables_in_file_mounts",
+     "envs:\n  DATASET_ROOT: /datasets\n  BUCKET: team-data\n  STORE: s3\n  SIZE: \"7\"\n"
+     "file_mounts:\n  ${DATASET_ROOT}/train: s3://$BUCKET/train-${SIZE}b\n"
+     "  /models/llama-${SIZE}b: s3://llama-weights/llama-${SIZE}b\n"
+     "  /ckpt:\n    name: ${BUCKET}-ckpt\n    store: $STORE\n    mode: MOUNT\n"
+     "  /other: s3://$UNKNOWN_BUCKET/x\nrun: echo\n"},
 };
 
 // Causeway's reading of one task (validate's spec) against SkyPilot's.
@@ -90,6 +98,15 @@ void ExpectSameTask(const json& spec, const json& sky) {
   std::set<std::string> mounts;
   for (const json& m : spec["file_mounts"]) mounts.insert(m["target"].get<std::string>());
   EXPECT_EQ(mounts, sky["file_mounts"].get<std::set<std::string>>());
+  for (const json& m : spec["file_mounts"]) {
+    const std::string target = m["target"];
+    if (sky["mount_sources"].contains(target)) {
+      EXPECT_EQ(m["source"], sky["mount_sources"][target]) << target;
+    } else if (sky["storage"].contains(target)) {
+      if (!sky["storage"][target]["name"].get<std::string>().empty()) EXPECT_EQ(m.value("name", ""), sky["storage"][target]["name"]) << target;
+      if (!sky["storage"][target]["source"].get<std::string>().empty()) EXPECT_EQ(m["source"], sky["storage"][target]["source"]) << target;
+    }
+  }
   EXPECT_EQ(spec["secrets"], sky["secrets"]);
   if (sky["workdir"].is_string()) {
     EXPECT_EQ(spec["workdir"], sky["workdir"]);

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Reads a task file with SkyPilot's own parser (sky.Task.from_yaml) and
 prints what it means as JSON: name, nodes, envs, secret names, workdir,
-file-mount targets, and
+file-mount targets and sources (storage objects' names), and
 every resource alternative as (accelerator, count, cloud, region,
 use_spot). With --dag, reads it as a pipeline (SkyPilot's chain DAG loader)
 and prints the pipeline's name and each task in order; with --group, as a
@@ -38,6 +38,11 @@ def describe(task):
         "workdir": task.workdir if isinstance(task.workdir, str) else dict(task.workdir or {}),
         # Bucket mounts ({name:, mode:}) are kept apart as storage mounts.
         "file_mounts": sorted(set((task.file_mounts or {}).keys()) | set((task.storage_mounts or {}).keys())),
+        # Where each plain mount comes from, and each storage object's
+        # bucket name and source, with the task's variables filled in.
+        "mount_sources": {k: str(v) for k, v in (task.file_mounts or {}).items()},
+        "storage": {k: {"name": s.name or "", "source": s.source if isinstance(s.source, str) else ""}
+                    for k, s in (task.storage_mounts or {}).items()},
         "alternatives": sorted(alternatives, key=lambda a: json.dumps(a, sort_keys=True)),
         "ordered": isinstance(task.resources, list) and len(task.resources) > 1,
     }

@@ -3,6 +3,7 @@
 // them, and who may see or cancel a job.
 #include "service/job_service.h"
 
+#include "policy/policy.h"
 #include "unit/service/service_fixture.h"
 
 namespace causeway::testing {
@@ -204,11 +205,43 @@ TEST_F(JobServiceTest, APipelineWithOneBadStepIsRefusedWholeWithEveryProblem) {
   for (const auto& d : r.status().diagnostics()) all += d.ToString() + "\n";
   EXPECT_NE(all.find("step 2: unknown team \"nobody\""), std::string::npos) << all;
   EXPECT_NE(all.find("step 3: unknown team \"nobody-else\""), std::string::npos) << all;
+  EXPECT_EQ(r.status().message().rfind("2 problems in the pipeline's steps; first: ", 0), 0u) << r.status().message();
+  EXPECT_NE(r.status().message().find("step 2"), std::string::npos) << r.status().message();
   EXPECT_TRUE(Audit("job.").empty());
   EXPECT_TRUE(submitted_.empty());
   auto listed = jobs_->List(JobFilter{});
   ASSERT_TRUE(listed.ok());
   EXPECT_TRUE(listed->empty());
+}
+
+// The estate's policies refuse two steps of a job group, one of them with
+// a refusal that has no diagnostics of its own: each is listed, naming its
+// task, and the message counts exactly those listed.
+TEST_F(JobServiceTest, APolicyProblemInAJobGroupNamesItsTaskAndTheCountMatches) {
+  auto policies = policy::Chain::FromEstate(*estate_);
+  jobs_ = std::make_unique<JobService>(*store_, *queue_, *estate_, clock_, policies.get());
+  std::string yaml =
+      "name: g\nexecution: parallel\n---\n"
+      "name: fine\nresources: {accelerators: L4:1, labels: {team: research, owner: ada}}\nrun: x\n---\n"
+      "name: no-owner\nresources: {accelerators: L4:1, labels: {team: research}}\nrun: x\n---\n"
+      "name: wrong-gpu\nresources: {accelerators: H100:8, labels: {team: research, owner: ada}}\nrun: x\n";
+  auto r = Submit(yaml);
+  ASSERT_FALSE(r.ok());
+  std::vector<Diagnostic> errors;
+  for (const Diagnostic& d : r.status().diagnostics()) {
+    if (!d.warning) errors.push_back(d);
+  }
+  std::string all;
+  for (const Diagnostic& d : errors) all += d.ToString() + "\n";
+  ASSERT_GE(errors.size(), 2u) << all;
+  EXPECT_NE(all.find("task 2 (no-owner)"), std::string::npos) << all;
+  EXPECT_NE(all.find("task 3 (wrong-gpu)"), std::string::npos) << all;
+  for (const Diagnostic& d : errors) {
+    EXPECT_TRUE(d.line > 0 || d.message.rfind("task ", 0) == 0) << "every problem names its task: " << d.ToString();
+  }
+  EXPECT_EQ(r.status().message().rfind(std::to_string(errors.size()) + " problems in the job group's tasks; first: ", 0), 0u)
+      << r.status().message() << "\n" << all;
+  EXPECT_TRUE(Audit("job.").empty());
 }
 
 TEST_F(JobServiceTest, CancelAndCheckpointReachTheSchedulerOnlyForJobsNotFinished) {

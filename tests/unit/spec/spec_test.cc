@@ -212,6 +212,82 @@ TEST(SpecTest, NormalizesFields) {
   EXPECT_EQ(s.checkpoint->interval, Micros(5400LL * 1'000'000));
 }
 
+// As SkyPilot reads them: "k8s" is its alias of "kubernetes"; a zone given
+// as `zone:` means what infra's third part means; MI300 is accepted, with a
+// warning naming MI300X.
+TEST(SpecTest, SkyPilotsAliasesZonesAndLooseAcceleratorNames) {
+  for (const char* infra : {"infra: k8s", "cloud: k8s", "infra: Kubernetes", "cloud: kubernetes"}) {
+    auto r = ParseJobSpec(std::string("name: t\nresources:\n  accelerators: H100:1\n  ") + infra + "\n", "f");
+    ASSERT_TRUE(r.ok()) << infra << ": " << r.status().ToString();
+    EXPECT_EQ(r->spec.cloud, "kubernetes") << infra;
+  }
+  auto by_infra = ParseJobSpec("name: t\nresources:\n  accelerators: H100:1\n  infra: aws/us-east-1/us-east-1a\n", "f");
+  auto by_zone = ParseJobSpec("name: t\nresources:\n  accelerators: H100:1\n  cloud: aws\n  region: us-east-1\n"
+                              "  zone: us-east-1a\n", "f");
+  ASSERT_TRUE(by_infra.ok() && by_zone.ok()) << by_zone.status().ToString();
+  EXPECT_EQ(by_zone->spec.zone, "us-east-1a");
+  EXPECT_EQ(by_zone->spec.zone, by_infra->spec.zone);
+  EXPECT_EQ(by_zone->spec.region, by_infra->spec.region);
+  EXPECT_EQ(by_zone->spec.accelerators.alternatives[0].zone, by_infra->spec.accelerators.alternatives[0].zone);
+  bool zone_warned = false;
+  for (const Diagnostic& d : by_zone->warnings) zone_warned |= d.field.find("zone") != std::string::npos;
+  EXPECT_FALSE(zone_warned) << "zone is read, not ignored";
+  auto both = ParseJobSpec("name: t\nresources:\n  infra: aws/us-east-1/us-east-1a\n  zone: us-east-1b\n", "f");
+  ASSERT_FALSE(both.ok());
+  EXPECT_NE(both.status().ToString().find("give one"), std::string::npos) << both.status().ToString();
+
+  auto mi300 = ParseJobSpec("name: t\nresources:\n  accelerators: MI300:8\n", "f");
+  ASSERT_TRUE(mi300.ok()) << mi300.status().ToString();
+  EXPECT_TRUE(mi300->spec.unknown_accelerators.empty()) << "not refused offline";
+  bool hinted = false;
+  for (const Diagnostic& d : mi300->warnings) hinted |= d.message.find("MI300X") != std::string::npos;
+  EXPECT_TRUE(hinted);
+}
+
+// SkyPilot fills envs and secrets into file_mounts (targets, sources,
+// bucket names, store, mode) and workdir; those given at submission too.
+TEST(SpecTest, VariablesInFileMountsAndWorkdirAreFilledAsSkyPilotFillsThem) {
+  auto r = ParseJobSpec(
+      "envs: {DATASET_ROOT: /data, BUCKET: team-data, DATA_BUCKET_STORE_TYPE: s3}\n"
+      "secrets: {REF: v1.2}\n"
+      "file_mounts:\n  ${DATASET_ROOT}/train: s3://$BUCKET/train\n"
+      "  /ckpt: {name: ${BUCKET}-ckpt, store: $DATA_BUCKET_STORE_TYPE, mode: mount}\n"
+      "  /x: s3://$BUCKET_OTHER/${UNKNOWN}\n"
+      "workdir: {url: https://git.example.com/team/$BUCKET.git, ref: $REF}\nrun: echo\n",
+      "f");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const auto& m = r->spec.file_mounts;
+  ASSERT_EQ(m.size(), 3u);
+  EXPECT_EQ(m[0].target, "/data/train");
+  EXPECT_EQ(m[0].source, "s3://team-data/train");
+  EXPECT_EQ(m[1].name, "team-data-ckpt");
+  EXPECT_EQ(m[1].store, "s3");
+  EXPECT_EQ(m[1].mode, "MOUNT");
+  EXPECT_EQ(m[2].source, "s3://$BUCKET_OTHER/${UNKNOWN}") << "names not among the variables stay as written";
+  EXPECT_EQ(r->spec.workdir.git_url, "https://git.example.com/team/team-data.git");
+  EXPECT_EQ(r->spec.workdir.git_ref, "v1.2");
+
+  // A variable the file leaves to submission: checked once given.
+  auto pending = ParseJobSpec("envs: {BUCKET: null, STORE: null}\nfile_mounts:\n  /d: {source: s3://$BUCKET/x, store: $STORE}\n"
+                              "run: echo\n", "f");
+  ASSERT_TRUE(pending.ok()) << pending.status().ToString();
+  ParsedJobSpec given = *pending;
+  ASSERT_TRUE(ApplySpecInputs(given, SpecInputs{{{"BUCKET", "from-cli"}, {"STORE", "gcs"}}, {}}, "f").ok());
+  EXPECT_EQ(given.spec.file_mounts[0].source, "s3://from-cli/x");
+  EXPECT_EQ(given.spec.file_mounts[0].store, "gcs");
+  ParsedJobSpec wrong = *pending;
+  Status refused = ApplySpecInputs(wrong, SpecInputs{{{"BUCKET", "b"}, {"STORE", "floppy"}}, {}}, "f");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.ToString().find("file_mounts./d.store"), std::string::npos) << refused.ToString();
+
+  // A store no variable fills is still refused where it is written.
+  auto bad = ParseJobSpec("file_mounts:\n  /d: {source: s3://b/x, store: $NOPE}\nrun: echo\n", "f");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().ToString().find("store"), std::string::npos);
+
+  EXPECT_EQ(FillVariables("${A}-$A-${A-$AB-$", {{"A", "x"}}), "x-x-x-$AB-$");
+}
+
 TEST(SpecTest, MapFormIsUnorderedAndCountsDefaultToOne) {
   auto r = ParseJobSpec("resources:\n  accelerators: {H100:8, L4}\n", "f");
   ASSERT_TRUE(r.ok()) << r.status().ToString();
