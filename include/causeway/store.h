@@ -157,6 +157,10 @@ class AuditWriter {
   // Stores an imported audit event and assigns its id; false (storing
   // nothing) when its (provider, source, source_id) is stored already.
   virtual Result<bool> InsertImportedAudit(ImportedAuditEvent& event) = 0;
+  // The OCSF text stored for (provider, source, source_id); nullopt when
+  // none is (an import tells a repeat from a conflicting event with it).
+  virtual Result<std::optional<std::string>> ImportedAuditText(const std::string& provider, const std::string& source,
+                                                               const std::string& source_id) = 0;
 
  protected:
   ~AuditWriter() = default;

@@ -17,6 +17,7 @@
 #include "audit/importers/importer.h"
 #include "audit/ocsf.h"
 #include "causeway/clock.h"
+#include "causeway/crypto.h"
 #include "causeway/text.h"
 
 namespace causeway::audit {
@@ -135,47 +136,166 @@ bool Container(dom::element doc, dom::array& records) {
   return false;
 }
 
-// JSON lines unless the file is one document: a JSON array, an object
-// holding the records, or a pretty-printed object. Judged by the first
-// lines that say something (a UTF-8 byte order mark is dropped first); a
-// first line that is not JSON at all (garbage, a truncated record, a NUL)
-// does not decide it, so it costs that line only. `first_line` is left
-// pointing at it, in the buffer, until `in` next reads.
-Result<bool> LooksLikeOneDocument(Input& in, dom::parser& parser, std::string_view& first_line) {
-  if (in.size() >= 3 && std::memcmp(in.data(), "\xEF\xBB\xBF", 3) == 0) in.Consume(3);
-  // The n-th non-blank line, once whole (false until then).
-  auto nth_line = [&](int n, std::string_view& out) {
-    const char* p = in.data();
-    const char* e = p + in.size();
-    for (;;) {
-      while (p < e && std::isspace(static_cast<unsigned char>(*p))) ++p;
-      const char* nl = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(e - p)));
-      if (!nl && !in.eof()) return false;
-      out = std::string_view(p, static_cast<size_t>((nl ? nl : e) - p));
-      if (--n == 0 || !nl) return n == 0;
-      p = nl + 1;
+// Where the JSON value starting at `p` ends (one past it), or nullptr when
+// it does not end before `e` (cut short). Brackets are counted, never
+// recursed into, so any depth costs nothing; strings are skipped with their
+// escapes. Nothing is checked but the bracketing: the value is parsed apart.
+const char* ValueEnd(const char* p, const char* e) {
+  auto string_end = [e](const char* q) -> const char* {  // q at the opening quote
+    for (++q; q < e; ++q) {
+      if (*q == '\\') {
+        ++q;
+      } else if (*q == '"') {
+        return q + 1;
+      }
     }
+    return nullptr;
   };
-  std::string_view second_line;
-  for (;;) {
-    bool whole = nth_line(1, first_line) && (nth_line(2, second_line) || in.eof());
-    if (whole || in.eof()) break;
-    RETURN_IF_ERROR(in.ReadMore());
+  if (p >= e) return nullptr;
+  if (*p == '"') return string_end(p);
+  if (*p != '{' && *p != '[') {
+    while (p < e && !std::strchr(",]}\n\r\t ", *p)) ++p;
+    return p;
   }
-  if (!nth_line(2, second_line)) second_line = {};
-  auto parses = [&](std::string_view text, dom::element& out) {
-    return !text.empty() && !parser.parse(text.data(), text.size(), true).get(out);
-  };
-  dom::element probe;
-  dom::array records;
-  if (!first_line.empty() && first_line.front() == '[') return true;
-  if (parses(first_line, probe)) return probe.type() == dom::element_type::OBJECT && Container(probe, records);
-  // Not a whole record: the start of a pretty-printed document, unless the
-  // next line is a record of its own.
-  dom::element next;
-  return !(parses(second_line, next) && next.type() == dom::element_type::OBJECT);
+  int64_t depth = 0;
+  for (; p < e; ++p) {
+    if (*p == '"') {
+      p = string_end(p);
+      if (!p) return nullptr;
+      --p;
+    } else if (*p == '{' || *p == '[') {
+      ++depth;
+    } else if (*p == '}' || *p == ']') {
+      if (--depth == 0) return p + 1;
+    }
+  }
+  return nullptr;
 }
+
+const char* SkipSpace(const char* p, const char* e) {
+  while (p < e && std::isspace(static_cast<unsigned char>(*p))) ++p;
+  return p;
+}
+
+// Whether `line` holds exactly one whole JSON object or array (bracketing
+// only): a file whose first line does is JSON lines when a second follows.
+bool WholeValue(std::string_view line) {
+  const char* b = line.data();
+  const char* e = b + line.size();
+  b = SkipSpace(b, e);
+  if (b == e || (*b != '{' && *b != '[')) return false;
+  const char* end = ValueEnd(b, e);
+  return end && SkipSpace(end, e) == e;
+}
+
+// The first two lines that say something (a UTF-8 byte order mark is
+// dropped first), read until both are whole or the file ends ("" for a
+// line there is not). They point into the buffer until `in` next reads.
+Status FirstLines(Input& in, std::string_view& first, std::string_view& second) {
+  if (in.size() >= 3 && std::memcmp(in.data(), "\xEF\xBB\xBF", 3) == 0) in.Consume(3);
+  for (;;) {
+    const char* e = in.data() + in.size();
+    const char* p = SkipSpace(in.data(), e);
+    const char* nl = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(e - p)));
+    const char* q = nl ? SkipSpace(nl + 1, e) : e;
+    const char* nl2 = static_cast<const char*>(std::memchr(q, '\n', static_cast<size_t>(e - q)));
+    if (!in.eof() && (!nl || !nl2)) {
+      RETURN_IF_ERROR(in.ReadMore());
+      continue;
+    }
+    first = std::string_view(p, static_cast<size_t>((nl ? nl : e) - p));
+    second = std::string_view(q, static_cast<size_t>((nl2 ? nl2 : e) - q));
+    return Status::Ok();
+  }
+}
+
+// A one-document file that does not parse (cut short, or damaged past some
+// point): the records of its array (the document itself, or the array under
+// a container key such as CloudTrail's "Records") are read one by one up to
+// the damage, each parsed apart, so what came before it is kept. `handle`
+// gets each record and its line; `issue` the damage. False when the file
+// has no such array (nothing salvaged: it is read as JSON lines instead).
+template <typename Handle, typename Issue>
+bool Salvage(const char* b, const char* e, dom::parser& parser, Handle handle, Issue report) {
+  // Issues are reported only once something is salvaged: otherwise the file
+  // is read again as JSON lines, which reports its own.
+  std::vector<std::pair<int64_t, std::string>> pending;
+  auto issue = [&pending](int64_t line, std::string why) { pending.emplace_back(line, std::move(why)); };
+  auto done = [&](bool salvaged) {
+    if (salvaged) {
+      for (auto& [line, why] : pending) report(line, std::move(why));
+    }
+    return salvaged;
+  };
+  const char* p = SkipSpace(b, e);
+  if (p == e) return false;
+  if (*p == '{') {
+    // Find the container key at the top level.
+    p = SkipSpace(p + 1, e);
+    bool found = false;
+    while (p < e && *p == '"') {
+      const char* key_end = ValueEnd(p, e);
+      if (!key_end) return false;
+      std::string_view key(p + 1, static_cast<size_t>(key_end - p - 2));
+      p = SkipSpace(key_end, e);
+      if (p == e || *p != ':') return false;
+      p = SkipSpace(p + 1, e);
+      bool container = key == "Records" || key == "records" || key == "value" || key == "items" || key == "jobs";
+      if (container && p < e && *p == '[') {
+        found = true;
+        break;
+      }
+      const char* v = ValueEnd(p, e);
+      if (!v) return false;
+      p = SkipSpace(v, e);
+      if (p < e && *p == ',') p = SkipSpace(p + 1, e);
+    }
+    if (!found) return false;
+  } else if (*p != '[') {
+    return false;
+  }
+  // p at the array's '['.
+  int64_t line = 1 + std::count(b, p, '\n');
+  const char* counted = p;
+  int64_t kept = 0;
+  p = SkipSpace(p + 1, e);
+  while (p < e && *p != ']') {
+    line += std::count(counted, p, '\n');
+    counted = p;
+    const char* end = ValueEnd(p, e);
+    if (!end) {
+      issue(line, "the document is cut short or damaged in the record that starts here: the " + std::to_string(kept) +
+                      " records before it were kept");
+      return done(kept > 0);
+    }
+    dom::element record;
+    std::string_view raw(p, static_cast<size_t>(end - p));
+    // Parsed from a padded copy: simdjson reads past the end of its input.
+    simdjson::padded_string padded(raw);
+    if (auto err = parser.parse(padded).get(record)) {
+      issue(line, std::string("malformed JSON: ") + simdjson::error_message(err));
+    } else {
+      std::string minified = simdjson::minify(record);
+      handle(record, minified, line);
+      ++kept;
+    }
+    p = SkipSpace(end, e);
+    if (p < e && *p == ',') p = SkipSpace(p + 1, e);
+  }
+  if (p == e) {
+    issue(line, "the document is cut short after its last whole record: the " + std::to_string(kept) +
+                    " records before it were kept");
+  } else {
+    issue(line, "the document is damaged after its records: the " + std::to_string(kept) + " records were kept");
+  }
+  return done(true);
+}
+
 }  // namespace
+
+std::string ConflictId(std::string_view source_id, std::string_view ocsf_json) {
+  return std::string(source_id) + "~" + Sha256Hex(ocsf_json).substr(0, 12);
+}
 
 Result<LogSource> ParseLogSource(std::string_view name) {
   if (name == "k8s" || name == "kubernetes") return LogSource::kKubernetes;
@@ -205,11 +325,22 @@ std::string_view ActivityName(int class_uid, int a) {
       static constexpr std::string_view names[] = {"other", "create", "read", "update", "delete"};
       return a >= 1 && a <= 4 ? names[a] : "other";
     }
-    case ocsf::kScheduledJobActivity:
-    case ocsf::kUserManagement: {
+    case ocsf::kScheduledJobActivity: {
       static constexpr std::string_view names[] = {"other", "create", "update", "delete", "enable", "disable", "start"};
-      return a >= 1 && a <= (class_uid == ocsf::kScheduledJobActivity ? 6 : 5) ? names[a] : "other";
+      return a >= 1 && a <= 6 ? names[a] : "other";
     }
+    case ocsf::kAccountChange: {
+      static constexpr std::string_view names[] = {"other",   "create", "enable", "password-change", "password-reset",
+                                                   "disable", "delete", "attach-policy", "detach-policy", "lock",
+                                                   "mfa-enable", "mfa-disable"};
+      return a >= 1 && a <= 11 ? names[a] : "other";
+    }
+    case ocsf::kGroupManagement: {
+      static constexpr std::string_view names[] = {"other",       "assign-privileges", "revoke-privileges",
+                                                   "add-user",    "remove-user",       "delete", "create"};
+      return a >= 1 && a <= 6 ? names[a] : "other";
+    }
+    case ocsf::kUserAccess: return a == 1 ? "assign-privileges" : a == 2 ? "revoke-privileges" : "other";
     case ocsf::kAuthentication: return a == 1 ? "logon" : a == 2 ? "logoff" : "other";
     default: return "other";
   }
@@ -256,6 +387,12 @@ Status IndexEvent(std::string_view text, ImportedAuditEvent& row) {
     dom::element first = resources.at(0).value_unsafe();
     row.resource = Field(first, "uid");
     if (row.resource.empty()) row.resource = Field(first, "name");
+  }
+  // A group change is found by the group's name.
+  dom::element group;
+  if (!ev["group"].get(group)) {
+    std::string_view name = Field(group, "name");
+    row.resource = std::string(name.empty() ? Field(group, "uid") : name);
   }
   return Status::Ok();
 }
@@ -305,9 +442,12 @@ Result<ImportStats> ImportLog(const std::string& path, const ImportOptions& opti
                   ++stats.duplicates;
                 } else {
                   ++stats.conflicts;
+                  std::string kept = ConflictId(id, json);
                   issue(current_line, "event " + std::string(id) + " was already read (line " +
-                                          std::to_string(it->second.line) +
-                                          ") with different content; the first is kept: check which is right");
+                                          std::to_string(it->second.line) + ") with different content; both are kept, " +
+                                          "this one as " + kept + ": check which is right");
+                  ++stats.events;
+                  emit(kept, json);
                 }
                 return;
               }
@@ -326,37 +466,46 @@ Result<ImportStats> ImportLog(const std::string& path, const ImportOptions& opti
     }
   };
 
-  std::string_view first_line;
-  ASSIGN_OR_RETURN(bool one_document, LooksLikeOneDocument(in, parser, first_line));
-  // Decided before reading on: the buffer `first_line` points into moves.
-  const bool unmistakable = first_line == "{" || (!first_line.empty() && first_line.front() == '[');
-  if (one_document) {
+  // Records of a parsed value: an array's elements, a container's records
+  // (CloudTrail's Records, an EventList's items, …), or the value itself.
+  auto records_of = [&](dom::element doc, int64_t line, bool numbered) {
+    dom::array records;
+    if (doc.type() == dom::element_type::ARRAY) {
+      records = doc.get_array().value_unsafe();
+    } else if (!Container(doc, records)) {
+      std::string raw = simdjson::minify(doc);
+      handle(doc, raw, line);
+      return;
+    }
+    int64_t n = 0;
+    for (dom::element record : records) {
+      std::string raw = simdjson::minify(record);
+      handle(record, raw, numbered ? ++n : line);
+    }
+  };
+
+  // JSON lines when the first line that says something is a whole object
+  // or array and another follows; else one document (a JSON array, an
+  // object holding the records, a pretty-printed object). A document that
+  // does not parse keeps the records before its damage; one with no array of
+  // records to salvage is read as JSON lines, so a bad line costs that line.
+  std::string_view first_line, second_line;
+  RETURN_IF_ERROR(FirstLines(in, first_line, second_line));
+  // A first line that is not JSON at all (garbage, a NUL) defers to the
+  // second; one that opens a document without closing it is a document's.
+  const bool opens = !first_line.empty() && (first_line.front() == '{' || first_line.front() == '[');
+  const bool json_lines = !second_line.empty() && (WholeValue(first_line) || (!opens && WholeValue(second_line)));
+  if (!json_lines) {
     // One document is parsed whole (a CloudTrail file is tens of MB).
     RETURN_IF_ERROR(in.FillAll());
     dom::element doc;
     auto err = parser.parse(in.data(), in.size(), false).get(doc);
     if (!err) {
-      dom::array records;
-      if (doc.type() == dom::element_type::ARRAY) {
-        records = doc.get_array().value_unsafe();
-      } else if (!Container(doc, records)) {
-        std::string raw = simdjson::minify(doc);
-        handle(doc, raw, 1);
-        return stats;
-      }
-      int64_t n = 0;
-      for (dom::element record : records) {
-        std::string raw = simdjson::minify(record);
-        handle(record, raw, ++n);
-      }
+      records_of(doc, 1, true);
       return stats;
     }
-    if (unmistakable) {  // one document, and a broken one
-      issue(1, std::string("the file is neither JSON lines nor one JSON document: ") + simdjson::error_message(err));
-      return stats;
-    }
-    // Not one document after all: read as JSON lines below, so that a
-    // damaged line costs that line only.
+    if (Salvage(in.data(), in.data() + in.size(), parser, handle, issue)) return stats;
+    // Not one document after all: read as JSON lines below.
   }
   // JSON lines, a chunk at a time: memory stays bounded by the chunk (and a
   // line longer than it) whatever the file's size.
@@ -380,7 +529,14 @@ Result<ImportStats> ImportLog(const std::string& path, const ImportOptions& opti
         issue(line, std::string("malformed JSON: ") + simdjson::error_message(err));
         continue;
       }
-      handle(record, raw, line);
+      // A line may hold an array of records, or a container of them.
+      dom::array inner;
+      if (record.type() == dom::element_type::ARRAY ||
+          (record.type() == dom::element_type::OBJECT && Container(record, inner))) {
+        records_of(record, line, false);
+      } else {
+        handle(record, raw, line);
+      }
     }
     if (in.eof()) break;
     bool stuck = p == begin;  // one line longer than the buffer holds

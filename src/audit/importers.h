@@ -58,6 +58,11 @@ struct ImportOptions {
   std::string name;
 };
 
+// The id under which an event is kept when its source id was already read
+// or stored with other content: both are kept, never one silently lost
+// ("<id>~<first 12 hex digits of the SHA-256 of its OCSF text>").
+std::string ConflictId(std::string_view source_id, std::string_view ocsf_json);
+
 // Receives each event: its source id (the dedup key) and its OCSF JSON text.
 using EmitFn = std::function<void(std::string_view source_id, std::string_view ocsf_json)>;
 

@@ -62,12 +62,20 @@ json FromCauseway(const AuditEvent& e, const std::string& region) {
     class_uid = kScheduledJobActivity;
     activity = verb == "submit" ? 1 : verb == "cancel" ? 3 : (verb == "launch" || verb == "dispatch") ? 6 : 2;
   } else if (StartsWith(action, "scim.user.") || action == "identity.deprovision") {
-    class_uid = kUserManagement;
-    activity = verb == "create"       ? 1
-               : verb == "delete"     ? 3
-               : verb == "reactivate" ? 4
-               : (verb == "deactivate" || verb == "deprovision") ? 5
-                                                                  : 2;
+    class_uid = kAccountChange;
+    activity = verb == "create"       ? kAccountCreate
+               : verb == "delete"     ? kAccountDelete
+               : verb == "reactivate" ? kAccountEnable
+               : (verb == "deactivate" || verb == "deprovision") ? kAccountDisable
+                                                                  : kOther;
+  } else if (StartsWith(action, "scim.group.")) {
+    class_uid = kGroupManagement;
+    bool added = e.details.Contains("members_added"), removed = e.details.Contains("members_removed");
+    activity = verb == "create"   ? kGroupCreate
+               : verb == "delete" ? kGroupDelete
+               : added && !removed ? kGroupAddUser
+               : removed && !added ? kGroupRemoveUser
+                                   : kOther;
   } else {
     activity = ApiActivity(verb);
   }
@@ -96,10 +104,14 @@ json FromCauseway(const AuditEvent& e, const std::string& region) {
   std::string target = e.resource.substr(e.resource.find('/') + 1);
   if (class_uid == kScheduledJobActivity) {
     ev["job"] = {{"name", target}, {"file", {{"name", target + ".yaml"}, {"type_id", 1}}}};
-  } else if (class_uid == kUserManagement) {
+  } else if (class_uid == kAccountChange) {
     std::string name = e.details.String("userName", e.details.String("user"));
     ev["user"] = {{"uid", target}, {"type_id", 1}};
     if (!name.empty()) ev["user"]["name"] = name;
+  } else if (class_uid == kGroupManagement) {
+    std::string name = e.details.String("displayName");
+    ev["group"] = {{"uid", target}};
+    if (!name.empty()) ev["group"]["name"] = name;
   } else {
     ev["src_endpoint"] = {{"svc_name", "causeway-api"}};
   }
@@ -114,7 +126,8 @@ Status Validate(const json& ev) {
   const json* cls = Find(ev, "class_uid");
   if (!cls || !cls->is_number_integer()) return InvalidArgument("OCSF: class_uid is required");
   int class_uid = cls->get<int>();
-  static const std::set<int> known = {kScheduledJobActivity, kAuthentication, kUserManagement, kApiActivity};
+  static const std::set<int> known = {kScheduledJobActivity, kAccountChange, kAuthentication,
+                                      kUserAccess,           kGroupManagement, kApiActivity};
   if (!known.count(class_uid)) return Missing("is not one Causeway produces", class_uid);
   const json* category = Find(ev, "category_uid");
   if (!category || !category->is_number_integer() || category->get<int>() != class_uid / 1000) {
@@ -124,8 +137,10 @@ Status Validate(const json& ev) {
   if (!activity || !activity->is_number_integer()) return Missing("activity_id is required", class_uid);
   int a = activity->get<int>();
   int max_activity = class_uid == kScheduledJobActivity ? 6
+                     : class_uid == kAccountChange       ? 11
                      : class_uid == kAuthentication      ? 5
-                     : class_uid == kUserManagement      ? 17
+                     : class_uid == kUserAccess          ? 2
+                     : class_uid == kGroupManagement     ? 6
                                                          : 4;
   if (a != 99 && (a < 0 || a > max_activity)) {
     return Missing("activity_id " + std::to_string(a) + " is not in the class's enum", class_uid);
@@ -173,8 +188,17 @@ Status Validate(const json& ev) {
         return Missing("service or dst_endpoint is required", class_uid);
       }
       break;
-    case kUserManagement:
+    case kAccountChange:
       if (!NonEmptyObject(Find(ev, "user"))) return Missing("user is required", class_uid);
+      break;
+    case kUserAccess:
+      if (!NonEmptyObject(Find(ev, "user"))) return Missing("user is required", class_uid);
+      if (const json* p = Find(ev, "privileges"); !p || !p->is_array() || p->empty()) {
+        return Missing("privileges is required", class_uid);
+      }
+      break;
+    case kGroupManagement:
+      if (!NonEmptyObject(Find(ev, "group"))) return Missing("group is required", class_uid);
       break;
     case kScheduledJobActivity: {
       const json* job = Find(ev, "job");

@@ -5,9 +5,15 @@
 //
 // Classes used (class_uid = category_uid * 1000 + the class's uid):
 //   1006 Scheduled Job Activity   (System Activity)      job lifecycle
+//   3001 Account Change           (Identity & Access)    accounts created, enabled, disabled,
+//                                                        deleted; policies attached to them
 //   3002 Authentication           (Identity & Access)    sign-ins, token use
-//   3007 User Management          (Identity & Access)    users created, disabled, deleted
+//   3005 User Access Management   (Identity & Access)    privileges granted to or revoked from
+//                                                        a principal (an IAM policy's bindings)
+//   3006 Group Management         (Identity & Access)    groups made and deleted, members
+//                                                        added and removed
 //   6003 API Activity             (Application Activity) every other API call
+// Each exists in the schema version declared (kSchemaVersion).
 #pragma once
 
 #include <string>
@@ -23,9 +29,35 @@ namespace causeway::audit::ocsf {
 inline constexpr std::string_view kSchemaVersion = "1.3.0";
 
 inline constexpr int kScheduledJobActivity = 1006;
+inline constexpr int kAccountChange = 3001;
 inline constexpr int kAuthentication = 3002;
-inline constexpr int kUserManagement = 3007;
+inline constexpr int kUserAccess = 3005;
+inline constexpr int kGroupManagement = 3006;
 inline constexpr int kApiActivity = 6003;
+
+// Account Change activity_id
+inline constexpr int kAccountCreate = 1;
+inline constexpr int kAccountEnable = 2;
+inline constexpr int kAccountPasswordChange = 3;
+inline constexpr int kAccountPasswordReset = 4;
+inline constexpr int kAccountDisable = 5;
+inline constexpr int kAccountDelete = 6;
+inline constexpr int kAccountAttachPolicy = 7;
+inline constexpr int kAccountDetachPolicy = 8;
+inline constexpr int kAccountLock = 9;
+inline constexpr int kAccountMfaEnable = 10;
+inline constexpr int kAccountMfaDisable = 11;
+// Group Management activity_id
+inline constexpr int kGroupAssignPrivileges = 1;
+inline constexpr int kGroupRevokePrivileges = 2;
+inline constexpr int kGroupAddUser = 3;
+inline constexpr int kGroupRemoveUser = 4;
+inline constexpr int kGroupDelete = 5;
+inline constexpr int kGroupCreate = 6;
+// User Access Management activity_id
+inline constexpr int kAccessAssign = 1;
+inline constexpr int kAccessRevoke = 2;
+inline constexpr int kOther = 99;
 
 // status_id
 inline constexpr int kStatusUnknown = 0;

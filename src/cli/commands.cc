@@ -85,11 +85,14 @@ int PrintVerify(const json& j, bool json_output) {
   } else if (ok) {
     std::cout << "ok: " << Str(j, "events") << " events, chain intact; " << Str(j, "checkpoints")
               << " signed checkpoints verified, the last at seq " << Str(j, "last_signed_seq") << " ("
-              << Str(j, "unsigned_events") << " events since)\n";
+              << Str(j, "unsigned_events") << " events since); " << Str(j, "imported_events")
+              << " imported provider events match their imports\n";
   } else if (j.contains("first_bad_seq")) {
     std::cout << "broken at seq " << Str(j, "first_bad_seq") << ": " << Str(j, "reason") << "\n";
-  } else {
+  } else if (j.contains("checkpoint_error")) {
     std::cout << "chain intact, but " << Str(j, "checkpoint_error") << "\n";
+  } else {
+    std::cout << "chain intact, but " << Str(j, "import_error") << "\n";
   }
   return ok ? kExitOk : kExitAuditBroken;
 }

@@ -7,9 +7,11 @@
 #include <set>
 
 #include "audit/ocsf.h"
+#include "causeway/crypto.h"
 #include "causeway/ids.h"
 #include "causeway/text.h"
 #include "identity/oidc.h"
+#include "store/audit_chain.h"
 #include "store/records_json.h"
 
 namespace causeway {
@@ -108,27 +110,60 @@ Result<AuditImportReport> AuditService::Import(const std::string& path, const au
   std::string source(audit::LogSourceName(options.source));
   auto flush = [&]() -> Status {
     if (batch.empty()) return Status::Ok();
-    Timestamp now = clock_.Now();
-    int64_t stored = 0;
+    Timestamp now = BatchTime();
+    int64_t stored = 0, conflicts = 0;
+    std::vector<std::string> conflict_issues;
     RETURN_IF_ERROR(queue_.Run([&](WriteTx& tx) -> Status {
-      stored = 0;  // a unit may run again
+      stored = conflicts = 0;  // a unit may run again
+      conflict_issues.clear();
+      std::string rows;  // what the chain event commits to
+      auto store = [&](ImportedAuditEvent& e) -> Result<bool> {
+        ASSIGN_OR_RETURN(bool fresh, tx.InsertImportedAudit(e));
+        if (fresh) {
+          ++stored;
+          audit::AppendImportedRow(e, rows);
+        }
+        return fresh;
+      };
       for (ImportedAuditEvent& e : batch) {
         e.imported_at = now;
-        ASSIGN_OR_RETURN(bool fresh, tx.InsertImportedAudit(e));
-        stored += fresh ? 1 : 0;
+        ASSIGN_OR_RETURN(bool fresh, store(e));
+        if (fresh) continue;
+        // Stored before: the same event again, or another under its id
+        // (kept beside it, and reported).
+        ASSIGN_OR_RETURN(auto earlier, tx.ImportedAuditText(e.provider, e.source, e.source_id));
+        if (!earlier || *earlier == e.event) continue;
+        ImportedAuditEvent other = e;
+        other.source_id = audit::ConflictId(e.source_id, e.event);
+        ASSIGN_OR_RETURN(bool kept, store(other));
+        if (kept) {
+          ++conflicts;
+          conflict_issues.push_back("event " + e.source_id + " was stored by an earlier import with different content; " +
+                                    "both are kept, this one as " + other.source_id + ": check which is right");
+        }
       }
-      AuditEvent ev = Event("audit.import", "audit-source/" + options.provider + "/" + source,
-                            {{"provider", options.provider},
-                             {"source", source},
-                             {"file", label},
-                             {"events", static_cast<int64_t>(batch.size())},
-                             {"stored", stored},
-                             {"first_time_ms", batch.front().time_ms}},
-                            actor, now);
+      Details details{{"provider", options.provider},
+                      {"source", source},
+                      {"file", label},
+                      {"events", static_cast<int64_t>(batch.size())},
+                      {"stored", stored},
+                      {"first_time_ms", batch.front().time_ms}};
+      if (conflicts > 0) details["conflicts"] = conflicts;
+      if (stored > 0) {
+        details["imported_at"] = ToUnixMicros(now);
+        details["digest"] = Sha256Hex(rows);
+      }
+      AuditEvent ev = Event("audit.import", "audit-source/" + options.provider + "/" + source, std::move(details), actor, now);
       return tx.AppendAudit(ev);
     }));
     report.stored += stored;
     report.already += static_cast<int64_t>(batch.size()) - stored;
+    report.conflicts += conflicts;
+    for (std::string& why : conflict_issues) {
+      ++report.stats.issues_total;
+      ++report.stats.conflicts;
+      if (report.stats.issues.size() < 1000) report.stats.issues.push_back(audit::ImportIssue{label, 0, std::move(why)});
+    }
     batch.clear();
     return Status::Ok();
   };
@@ -148,9 +183,24 @@ Result<AuditImportReport> AuditService::Import(const std::string& path, const au
   });
   if (!stats.ok()) return stats.status();
   RETURN_IF_ERROR(failed);
-  RETURN_IF_ERROR(flush());
+  // The file's own findings first, then those against earlier imports.
+  audit::ImportStats across = std::move(report.stats);
   report.stats = std::move(*stats);
+  RETURN_IF_ERROR(flush());
+  for (audit::ImportIssue& i : across.issues) {
+    if (report.stats.issues.size() < 1000) report.stats.issues.push_back(std::move(i));
+  }
+  report.stats.issues_total += across.issues_total;
+  report.stats.conflicts += across.conflicts;
   return report;
+}
+
+Timestamp AuditService::BatchTime() {
+  MutexLock lock(batch_mu_);
+  Timestamp now = clock_.Now();
+  if (now <= last_batch_) now = last_batch_ + std::chrono::microseconds(1);
+  last_batch_ = now;
+  return now;
 }
 
 Result<AuditService::Subject> AuditService::SubjectOf(const std::string& who) const {

@@ -13,6 +13,7 @@
 #include "identity/oidc.h"
 #include "causeway/clock.h"
 #include "causeway/estate.h"
+#include "causeway/mutex.h"
 #include "causeway/store.h"
 #include "service/coverage.h"
 #include "store/commit_queue.h"
@@ -23,6 +24,9 @@ struct AuditImportReport {
   audit::ImportStats stats;  // records, events, issues, duplicates within the file
   int64_t stored = 0;        // new events stored
   int64_t already = 0;       // events stored before (from an earlier file)
+  // Events whose id was stored before with other content (from an earlier
+  // file): both are kept, this one under ConflictId; each is also an issue.
+  int64_t conflicts = 0;
 };
 
 // One event of a search: Causeway's own (provider "causeway") or imported.
@@ -103,8 +107,11 @@ class AuditService {
   AuditService(Store& store, CommitQueue& queue, const Clock& clock) : store_(store), queue_(queue), clock_(clock) {}
 
   // Streams `path` (plain or gzip) into the store in batches; each batch is
-  // one transaction with an `audit.import` event in the chain. `label`
-  // names the file in the trail (never its contents).
+  // one transaction with an `audit.import` event in the chain that commits
+  // to the rows it stored (details: imported_at, stored, digest; see
+  // audit::AppendImportedRow), so `audit verify` finds an imported event
+  // edited or deleted. `label` names the file in the trail (never its
+  // contents).
   Result<AuditImportReport> Import(const std::string& path, const audit::ImportOptions& options,
                                    const std::string& label, const std::string& actor);
 
@@ -149,9 +156,16 @@ class AuditService {
   Result<std::vector<AuditHit>> OwnEvents(const AuditSearch& q, const std::vector<std::string>& actors,
                                           int64_t after_ms, int64_t after_seq) const;
 
+  // When a batch's rows are stored: its clock's time, but never a time an
+  // earlier batch of this service used, so each batch's rows are told apart
+  // by it (verification groups them by provider, source and this time).
+  Timestamp BatchTime() EXCLUDES(batch_mu_);
+
   Store& store_;
   CommitQueue& queue_;
   const Clock& clock_;
+  Mutex batch_mu_;
+  Timestamp last_batch_ GUARDED_BY(batch_mu_);
 };
 
 }  // namespace causeway

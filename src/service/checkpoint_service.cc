@@ -1,4 +1,9 @@
 #include "service/checkpoint_service.h"
+#include "store/audit_chain.h"
+
+#include <map>
+#include <memory>
+#include <tuple>
 
 #include <array>
 #include <atomic>
@@ -177,6 +182,101 @@ json Jwks(const std::vector<jwt::SigningKey>& keys) {
   return json{{"keys", out}};
 }
 
+namespace {
+
+// What the chain's audit.import events say they stored, and the check of
+// the stored rows against it. Rows are grouped by (provider, source, the
+// time their import stored them): each import stores its rows at a time of
+// its own. Imports recorded before digests were kept vouch for a count of
+// rows of their provider and source only.
+class ImportCommitments {
+ public:
+  void Add(int64_t seq, const Details& d) {
+    Key key{d.String("provider"), d.String("source"), d.Int("imported_at")};
+    if (d.Contains("digest")) {
+      Expected& x = expected_[key];
+      x.seqs.push_back(seq);
+      x.digests.push_back(d.String("digest"));
+      x.stored += d.Int("stored");
+    } else {
+      legacy_[{key.provider, key.source}] += d.Int("stored");
+    }
+  }
+
+  // Reads every stored row once, a page at a time (one hash state per
+  // import, never the rows), and fills report.imports_*.
+  Status Check(const Store& store, TrailReport& report) {
+    struct Seen {
+      std::unique_ptr<Sha256> hash = std::make_unique<Sha256>();
+      int64_t rows = 0;
+    };
+    std::map<Key, Seen> seen;
+    std::string buffer;
+    constexpr int kPage = 5000;
+    for (int64_t after = 0;;) {
+      ASSIGN_OR_RETURN(auto page, store.ListImportedAuditSince(after, kPage));
+      for (const ImportedAuditEvent& row : page) {
+        after = row.id;
+        Seen& s = seen[Key{row.provider, row.source, ToUnixMicros(row.imported_at)}];
+        buffer.clear();
+        audit::AppendImportedRow(row, buffer);
+        s.hash->Update(buffer);
+        ++s.rows;
+        ++report.imported_events;
+      }
+      if (page.size() < static_cast<size_t>(kPage)) break;
+    }
+    auto fail = [&report](std::string why) {
+      if (!report.imports_ok) return;
+      report.imports_ok = false;
+      report.import_error = std::move(why);
+    };
+    for (auto& [key, s] : seen) {
+      const std::string where = key.provider + "/" + key.source;
+      auto x = expected_.find(key);
+      if (x == expected_.end()) {
+        int64_t& vouched = legacy_[{key.provider, key.source}];
+        vouched -= s.rows;
+        if (vouched < 0) fail(std::to_string(s.rows) + " imported events of " + where + " that no import recorded");
+        continue;
+      }
+      std::string digest = s.hash->HexDigest();
+      bool one = x->second.seqs.size() == 1;
+      if (s.rows != x->second.stored || (one && digest != x->second.digests.front())) {
+        fail("the imported events the import at seq " + std::to_string(x->second.seqs.front()) + " stored (" + where +
+             ") were changed, deleted or added to: " + std::to_string(s.rows) + " found, " +
+             std::to_string(x->second.stored) + " stored" + (s.rows == x->second.stored ? ", contents differ" : ""));
+      }
+      expected_.erase(x);
+    }
+    for (const auto& [key, x] : expected_) {
+      if (x.stored > 0) {
+        fail("the " + std::to_string(x.stored) + " imported events the import at seq " + std::to_string(x.seqs.front()) +
+             " stored (" + key.provider + "/" + key.source + ") are gone");
+      }
+    }
+    return Status::Ok();
+  }
+
+ private:
+  struct Key {
+    std::string provider, source;
+    int64_t imported_at = 0;
+    bool operator<(const Key& o) const {
+      return std::tie(provider, source, imported_at) < std::tie(o.provider, o.source, o.imported_at);
+    }
+  };
+  struct Expected {
+    std::vector<int64_t> seqs;  // more than one only when two imports shared a microsecond
+    std::vector<std::string> digests;
+    int64_t stored = 0;
+  };
+  std::map<Key, Expected> expected_;
+  std::map<std::pair<std::string, std::string>, int64_t> legacy_;
+};
+
+}  // namespace
+
 Result<TrailReport> VerifyTrail(const Store& store, const jwt::KeySet* given) {
   jwt::KeySet stored;
   if (!given) {
@@ -222,9 +322,11 @@ Result<TrailReport> VerifyTrail(const Store& store, const jwt::KeySet* given) {
     ++report.checkpoints;
     report.last_signed_seq = seq;
   };
+  ImportCommitments imports;
   RETURN_IF_ERROR(ScanPipelined(store, [&](const audit::RawAuditEvent& e) {
     if (!chain.AddRaw(e)) return false;
     if (e.action == "audit.checkpoint") check(e);
+    if (e.action == "audit.import") imports.Add(e.seq, StoredDetails(e.details));
     Recent& slot = recent[static_cast<size_t>(e.seq) % kRecentHashes];
     slot.seq = e.seq;
     std::copy_n(e.hash.data(), std::min<size_t>(e.hash.size(), 64), slot.hash.data());
@@ -232,6 +334,7 @@ Result<TrailReport> VerifyTrail(const Store& store, const jwt::KeySet* given) {
   }));
   ASSIGN_OR_RETURN(auto head, store.GetAuditHead());
   report.chain = chain.Finish(head);
+  if (report.chain.ok) RETURN_IF_ERROR(imports.Check(store, report));
   return report;
 }
 

@@ -47,11 +47,17 @@ struct TrailReport {
   int64_t last_signed_seq = 0;  // the newest signed position (0: none)
   bool checkpoints_ok = true;
   std::string checkpoint_error;  // the first bad checkpoint and why
-  bool ok() const { return chain.ok && checkpoints_ok; }
+  // Imported provider events against what their imports committed to.
+  int64_t imported_events = 0;   // rows checked
+  bool imports_ok = true;
+  std::string import_error;      // the first mismatch and why
+  bool ok() const { return chain.ok && checkpoints_ok && imports_ok; }
 };
 
 // Checks the chain and every checkpoint in it against `keys`, or the
-// audit keys in the store when `keys` is null.
+// audit keys in the store when `keys` is null, and every imported provider
+// event against the digest its import's chain event holds: an imported
+// event edited, deleted or added behind the imports' back is found.
 Result<TrailReport> VerifyTrail(const Store& store, const identity::jwt::KeySet* keys = nullptr);
 
 // The ES256 keys stored for one service's signatures (kid starting with

@@ -19,6 +19,8 @@ json ToJson(const TrailReport& r) {
     j["reason"] = r.chain.reason;
   }
   if (!r.checkpoints_ok) j["checkpoint_error"] = r.checkpoint_error;
+  j["imported_events"] = r.imported_events;
+  if (!r.imports_ok) j["import_error"] = r.import_error;
   return j;
 }
 

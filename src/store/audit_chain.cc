@@ -167,4 +167,22 @@ VerifyReport ChainVerifier::Finish(const ChainHead& head) {
   return report_;
 }
 
+void AppendImportedRow(const ImportedAuditEvent& row, std::string& out) {
+  auto field = [&out](std::string_view v) {
+    out.append(std::to_string(v.size())).append(":").append(v).append(";");
+  };
+  for (std::string_view v : {std::string_view(row.provider), std::string_view(row.source), std::string_view(row.source_id)}) {
+    field(v);
+  }
+  field(std::to_string(row.time_ms));
+  field(std::to_string(row.class_uid));
+  for (std::string_view v : {std::string_view(row.activity), std::string_view(row.operation), std::string_view(row.actor),
+                             std::string_view(row.subject), std::string_view(row.resource)}) {
+    field(v);
+  }
+  field(std::to_string(row.status_id));
+  field(row.event);
+  field(std::to_string(ToUnixMicros(row.imported_at)));
+}
+
 }  // namespace causeway::audit

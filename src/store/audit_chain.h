@@ -24,6 +24,12 @@ std::string CanonicalDetails(const Details& details);
 // the same bytes when the stored details are canonical text.
 void AppendCanonicalJson(const RawAuditEvent& event, std::string& out);
 
+// What an import's chain event commits to (details "digest"): the SHA-256
+// over each row the import stored, in the order stored, each appended here
+// as length-prefixed fields (every column but the id, which a copy of the
+// database may renumber). Editing or deleting a stored row changes it.
+void AppendImportedRow(const ImportedAuditEvent& row, std::string& out);
+
 struct VerifyReport {
   bool ok = true;
   int64_t events = 0;         // events checked

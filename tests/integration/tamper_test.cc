@@ -250,5 +250,80 @@ TEST(FailClosedTest, AChangeWhoseAuditEventCannotBeWrittenIsRefused) {
   EXPECT_EQ(verify.exit_code, 0) << verify.out << verify.err;
 }
 
+// Imported provider events are committed to by their import's chain event:
+// editing, deleting or adding one behind the import's back is found by
+// `audit verify`, though no event of the chain changed. An event id seen in
+// an earlier import with other content is reported and both are kept.
+TEST(ImportTamperTest, ImportedEventsAreCoveredByVerifyAndConflictsAcrossImportsAreKeptAndReported) {
+  TempDir dir("tamper-imports");
+  auto server = ServerProcess::Start(dir.path(), {"--tick-ms", "3600000"});
+  auto client = server->Client();
+  auto okta = [](const std::string& id, const std::string& result) {
+    return json{{"uuid", id}, {"published", "2026-11-30T08:00:00Z"}, {"eventType", "user.session.start"},
+                {"actor", {{"alternateId", "a@corp.example"}}}, {"client", {{"ipAddress", "192.0.2.1"}}},
+                {"outcome", {{"result", result}}}}.dump();
+  };
+  auto import = [&](const std::string& body, const std::string& name) {
+    auto r = client.Send("POST", "/v1/audit/imports?source=okta&provider=okta&name=" + name, body,
+                         Auth(server->admin_token()));
+    EXPECT_TRUE(r.ok() && r->status == 200) << (r.ok() ? r->body : r.status().ToString());
+    return json::parse(r->body);
+  };
+  json first = import(okta("u1", "SUCCESS") + "\n" + okta("u2", "SUCCESS") + "\n" + okta("u3", "SUCCESS") + "\n", "day1.jsonl");
+  EXPECT_EQ(first["stored"], 3);
+  // The same file again stores nothing; another with u2 changed keeps both.
+  EXPECT_EQ(import(okta("u1", "SUCCESS") + "\n", "day1-again.jsonl")["already_stored"], 1);
+  json second = import(okta("u2", "FAILURE") + "\n" + okta("u4", "SUCCESS") + "\n", "day2.jsonl");
+  EXPECT_EQ(second["conflicts"], 1) << second.dump(2);
+  EXPECT_EQ(second["stored"], 2) << second.dump(2);
+  ASSERT_EQ(second["first_issues"].size(), 1u) << second.dump(2);
+  EXPECT_NE(second["first_issues"][0]["reason"].get<std::string>().find("both are kept"), std::string::npos);
+  server->Stop(SIGTERM);
+
+  const std::string db = dir.path() + "/causeway.db";
+  auto rows = [&](const std::string& where) {
+    sqlite3* h = nullptr;
+    sqlite3_open(db.c_str(), &h);
+    sqlite3_stmt* st = nullptr;
+    sqlite3_prepare_v2(h, ("SELECT count(*) FROM imported_audit WHERE " + where).c_str(), -1, &st, nullptr);
+    sqlite3_step(st);
+    int64_t n = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+    return n;
+  };
+  EXPECT_EQ(rows("source_id LIKE 'u2%'"), 2) << "both versions of u2 are kept";
+  auto pristine = RunCli({"--json", "audit", "verify", "--db", db});
+  ASSERT_EQ(pristine.exit_code, 0) << pristine.out << pristine.err;
+  EXPECT_EQ(json::parse(pristine.out)["imported_events"], 5);
+
+  auto tampered = [&](const std::string& name, const std::string& sql) {
+    std::string copy = dir.path() + "/" + name + ".db";
+    std::filesystem::copy_file(db, copy, std::filesystem::copy_options::overwrite_existing);
+    sqlite3* h = nullptr;
+    EXPECT_EQ(sqlite3_open(copy.c_str(), &h), SQLITE_OK);
+    char* err = nullptr;
+    EXPECT_EQ(sqlite3_exec(h, sql.c_str(), nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
+    sqlite3_free(err);
+    sqlite3_close(h);
+    auto r = RunCli({"--json", "audit", "verify", "--db", copy});
+    EXPECT_EQ(r.exit_code, 8) << name << ": " << r.out << r.err;
+    json report = json::parse(r.out, nullptr, false);
+    EXPECT_FALSE(report.value("ok", true)) << name;
+    EXPECT_FALSE(report.contains("first_bad_seq")) << name << ": the chain itself is intact";
+    EXPECT_NE(report.value("import_error", "").find("okta/okta"), std::string::npos) << name << ": " << r.out;
+    auto human = RunCli({"audit", "verify", "--db", copy});
+    EXPECT_NE(human.out.find("chain intact, but"), std::string::npos) << human.out;
+  };
+  tampered("edited", "UPDATE imported_audit SET actor = 'someone-else' WHERE source_id = 'u1'");
+  tampered("edited-event", "UPDATE imported_audit SET event = replace(event, 'a@corp.example', 'b@corp.example') WHERE source_id = 'u3'");
+  tampered("deleted", "DELETE FROM imported_audit WHERE source_id = 'u4'");
+  tampered("all-deleted", "DELETE FROM imported_audit");
+  tampered("added", "INSERT INTO imported_audit (provider, source, source_id, time_ms, class_uid, activity, operation, "
+                    "actor, subject, resource, status_id, event, imported_at) SELECT provider, source, 'u9', time_ms, "
+                    "class_uid, activity, operation, actor, subject, resource, status_id, event, imported_at + 7 "
+                    "FROM imported_audit WHERE source_id = 'u1'");
+}
+
 }  // namespace
 }  // namespace causeway::testing

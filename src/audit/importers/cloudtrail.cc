@@ -2,6 +2,8 @@
 
 #include "causeway/crypto.h"
 
+#include <utility>
+
 namespace causeway::audit::detail {
 
 namespace {
@@ -24,6 +26,45 @@ int Outcome(dom::element r, std::string_view error) {
 
 bool IsSignIn(std::string_view event_type, std::string_view name) {
   return event_type == "AwsConsoleSignIn" || name == "ConsoleLogin";
+}
+
+// IAM's account and group changes: their OCSF class and activity, or
+// {0, 0} for any other call.
+std::pair<int, int> IdentityChange(std::string_view source, std::string_view name) {
+  if (source != "iam.amazonaws.com") return {0, 0};
+  struct Map {
+    std::string_view name;
+    int class_uid, activity;
+  };
+  static constexpr Map kMap[] = {
+      {"CreateUser", ocsf::kAccountChange, ocsf::kAccountCreate},
+      {"DeleteUser", ocsf::kAccountChange, ocsf::kAccountDelete},
+      {"AttachUserPolicy", ocsf::kAccountChange, ocsf::kAccountAttachPolicy},
+      {"PutUserPolicy", ocsf::kAccountChange, ocsf::kAccountAttachPolicy},
+      {"DetachUserPolicy", ocsf::kAccountChange, ocsf::kAccountDetachPolicy},
+      {"DeleteUserPolicy", ocsf::kAccountChange, ocsf::kAccountDetachPolicy},
+      {"AttachRolePolicy", ocsf::kAccountChange, ocsf::kAccountAttachPolicy},
+      {"PutRolePolicy", ocsf::kAccountChange, ocsf::kAccountAttachPolicy},
+      {"DetachRolePolicy", ocsf::kAccountChange, ocsf::kAccountDetachPolicy},
+      {"DeleteRolePolicy", ocsf::kAccountChange, ocsf::kAccountDetachPolicy},
+      {"CreateLoginProfile", ocsf::kAccountChange, ocsf::kAccountPasswordChange},
+      {"UpdateLoginProfile", ocsf::kAccountChange, ocsf::kAccountPasswordChange},
+      {"ChangePassword", ocsf::kAccountChange, ocsf::kAccountPasswordChange},
+      {"EnableMFADevice", ocsf::kAccountChange, ocsf::kAccountMfaEnable},
+      {"DeactivateMFADevice", ocsf::kAccountChange, ocsf::kAccountMfaDisable},
+      {"AddUserToGroup", ocsf::kGroupManagement, ocsf::kGroupAddUser},
+      {"RemoveUserFromGroup", ocsf::kGroupManagement, ocsf::kGroupRemoveUser},
+      {"CreateGroup", ocsf::kGroupManagement, ocsf::kGroupCreate},
+      {"DeleteGroup", ocsf::kGroupManagement, ocsf::kGroupDelete},
+      {"AttachGroupPolicy", ocsf::kGroupManagement, ocsf::kGroupAssignPrivileges},
+      {"PutGroupPolicy", ocsf::kGroupManagement, ocsf::kGroupAssignPrivileges},
+      {"DetachGroupPolicy", ocsf::kGroupManagement, ocsf::kGroupRevokePrivileges},
+      {"DeleteGroupPolicy", ocsf::kGroupManagement, ocsf::kGroupRevokePrivileges},
+  };
+  for (const Map& m : kMap) {
+    if (m.name == name) return {m.class_uid, m.activity};
+  }
+  return {0, 0};
 }
 
 }  // namespace
@@ -54,6 +95,19 @@ Status CloudTrail(dom::element r, std::string_view raw, const ImportOptions& o, 
   bool sign_in = IsSignIn(Field(r, "eventType"), name);
   int class_uid = sign_in ? ocsf::kAuthentication : ocsf::kApiActivity;
   int activity = sign_in ? 1 : read_only ? 2 : ActivityOfWord(name);
+  auto [identity_class, identity_activity] = IdentityChange(Field(r, "eventSource"), name);
+  if (!sign_in && identity_class != 0) {
+    class_uid = identity_class;
+    activity = identity_activity;
+  }
+  // The account or group acted on, from the call's parameters.
+  bool has_params = false;
+  dom::element params = Child(r, "requestParameters", has_params);
+  std::string_view target_user = has_params ? Field(params, "userName") : std::string_view();
+  std::string_view target_role = has_params ? Field(params, "roleName") : std::string_view();
+  std::string_view target_group = has_params ? Field(params, "groupName") : std::string_view();
+  std::string_view policy = has_params ? Field(params, "policyArn") : std::string_view();
+  if (policy.empty() && has_params) policy = Field(params, "policyName");
 
   Writer w(out);
   w.Open();
@@ -94,6 +148,23 @@ Status CloudTrail(dom::element r, std::string_view raw, const ImportOptions& o, 
   // The AWS service that made the call on the principal's behalf.
   if (found) w.StrIf("invoked_by", Field(who, "invokedBy"));
   w.Close();
+  if (class_uid == ocsf::kAccountChange) {
+    // The account changed: a user, or a role (a policy attached to it).
+    if (!target_user.empty()) {
+      w.Open("user").Str("name", target_user).Str("type", "User").Close();
+    } else if (!target_role.empty()) {
+      w.Open("user").Str("name", target_role).Str("type", "Role").Close();
+    } else if (found) {
+      write_user("user");  // ChangePassword: the caller's own
+    } else {
+      UnknownUser(w);
+    }
+    if (!policy.empty()) w.OpenArray("policies").Open().Str("name", policy).Close().CloseArray();
+  } else if (class_uid == ocsf::kGroupManagement) {
+    w.Open("group").Str("name", target_group.empty() ? std::string_view("unknown") : target_group).Close();
+    if (!target_user.empty()) w.Open("user").Str("name", target_user).Str("type", "User").Close();
+    if (!policy.empty()) w.OpenArray("privileges").Str("", policy).CloseArray();
+  }
   if (sign_in) {
     if (found) {
       write_user("user");

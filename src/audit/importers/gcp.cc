@@ -1,10 +1,15 @@
 #include "audit/importers/importer.h"
 
+#include <algorithm>
+#include <vector>
+
 namespace causeway::audit::detail {
 
 // One GCP Cloud Audit Logs LogEntry (protoPayload is an AuditLog), as
 // `gcloud logging read --format=json` or a log sink writes them; GKE's
-// Kubernetes audit logs arrive this way too (serviceName k8s.io).
+// Kubernetes audit logs arrive this way too (serviceName k8s.io). Service
+// accounts' lifecycle is Account Change, IAM policy changes User Access
+// Management, the rest API Activity.
 Status Gcp(dom::element r, std::string_view raw, const ImportOptions& o, Sink& sink) {
   bool found = false;
   dom::element p = Child(r, "protoPayload", found);
@@ -32,9 +37,76 @@ Status Gcp(dom::element r, std::string_view raw, const ImportOptions& o, Sink& s
   }
   int status_id = code == 0 && !denied ? ocsf::kStatusSuccess : ocsf::kStatusFailure;
 
+  // Identity changes get their own classes: a service account's lifecycle
+  // is Account Change (the account named), an IAM policy's new bindings
+  // User Access Management (the first member and the roles), so search
+  // shows who was given what without reading raw_data.
+  std::string_view op = LastWord(method);
+  std::string_view resource_name = Field(p, "resourceName");
+  int class_uid = ocsf::kApiActivity;
+  int activity = ActivityOfWord(op);
+  std::string_view account;
+  if (op == "CreateServiceAccount" || op == "DeleteServiceAccount" || op == "DisableServiceAccount" ||
+      op == "EnableServiceAccount" || op == "UndeleteServiceAccount") {
+    class_uid = ocsf::kAccountChange;
+    activity = op == "CreateServiceAccount"   ? ocsf::kAccountCreate
+               : op == "DeleteServiceAccount" ? ocsf::kAccountDelete
+               : op == "DisableServiceAccount" ? ocsf::kAccountDisable
+                                                : ocsf::kAccountEnable;
+    bool has_response = false;
+    dom::element response = Child(p, "response", has_response);
+    if (has_response) account = Field(response, "email");
+    if (account.empty()) {
+      size_t at = resource_name.rfind("serviceAccounts/");
+      if (at != std::string_view::npos) account = resource_name.substr(at + 16);
+    }
+    if (account.empty()) {
+      bool has_request = false;
+      dom::element request = Child(p, "request", has_request);
+      if (has_request) account = Field(request, "account_id");
+    }
+  }
+  // An IAM policy set: its binding deltas say who gained or lost which role.
+  std::vector<std::string_view> roles;
+  std::string_view member;
+  bool added = false;
+  if (op == "SetIamPolicy" || op == "SetIAMPolicy") {
+    bool has_data = false;
+    dom::element data = Child(p, "serviceData", has_data);
+    dom::array deltas;
+    if (has_data && !data["policyDelta"]["bindingDeltas"].get(deltas)) {
+      for (dom::element d : deltas) {
+        std::string_view role = Field(d, "role");
+        if (!role.empty() && std::find(roles.begin(), roles.end(), role) == roles.end()) roles.push_back(role);
+        if (member.empty()) member = Field(d, "member");
+        added |= Field(d, "action") == "ADD";
+      }
+    }
+    if (!roles.empty() && !member.empty()) {
+      class_uid = ocsf::kUserAccess;
+      activity = added ? ocsf::kAccessAssign : ocsf::kAccessRevoke;
+      // "user:alice@corp.example", "serviceAccount:…", "group:…": the principal.
+      if (size_t colon = member.find(':'); colon != std::string_view::npos && member.substr(0, 8) != "deleted:") {
+        member = member.substr(colon + 1);
+      }
+    }
+  }
+
   Writer w(sink.out);
   w.Open();
-  Common(w, ocsf::kApiActivity, ActivityOfWord(LastWord(method)), time_ms, status_id, SeverityOfLevel(Field(r, "severity")));
+  Common(w, class_uid, activity, time_ms, status_id, SeverityOfLevel(Field(r, "severity")));
+  if (class_uid == ocsf::kAccountChange) {
+    if (account.empty()) {
+      UnknownUser(w);
+    } else {
+      w.Open("user").Str("name", account).Str("type", "Service Account").Close();
+    }
+  } else if (class_uid == ocsf::kUserAccess) {
+    w.Open("user").Str("name", member).Close();
+    w.OpenArray("privileges");
+    for (std::string_view role : roles) w.Str("", role);
+    w.CloseArray();
+  }
   if (code != 0) w.Str("status_code", std::to_string(code)).StrIf("status_detail", message);
   if (code == 0 && denied) w.Str("status_detail", "permission denied (authorizationInfo.granted is false)");
   Metadata(w, "Cloud Audit Logs", "Google", insert_id, when, Field(r, "logName"));
@@ -73,7 +145,6 @@ Status Gcp(dom::element r, std::string_view raw, const ImportOptions& o, Sink& s
   SourceEndpoint(w, ip);
   if (found) w.Open("http_request").StrIf("user_agent", Field(meta, "callerSuppliedUserAgent")).Close();
   w.Open("api").Str("operation", method).Open("service").Str("name", Field(p, "serviceName")).Close().Close();
-  std::string_view resource_name = Field(p, "resourceName");
   if (!resource_name.empty()) {
     w.OpenArray("resources").Open().Str("uid", resource_name);
     if (has_res) w.StrIf("type", Field(res, "type"));

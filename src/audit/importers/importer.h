@@ -192,9 +192,12 @@ inline std::string_view Field(dom::element e, const char* key) {
   return v;
 }
 
+// The object under `key`; `found` is false when there is none, or when
+// the value is not an object (a string where a record should have an
+// object is read as if the object were missing).
 inline dom::element Child(dom::element e, const char* key, bool& found) {
   dom::element c;
-  found = !e[key].get(c) && !c.is_null();
+  found = !e[key].get(c) && c.type() == dom::element_type::OBJECT;
   return c;
 }
 
@@ -218,7 +221,18 @@ inline bool LooksLikeIp(std::string_view s) {
 // says so with OCSF's own "Unknown" endpoint type, never an invented name.
 inline void SourceEndpoint(Writer& w, std::string_view address) {
   w.Open("src_endpoint");
-  if (address.empty()) {
+  // Logs say "no address" in words too (Okta's "null"): never a domain.
+  auto none = [](std::string_view a) {
+    for (std::string_view word : {"null", "none", "unknown", "-", "n/a"}) {
+      if (a.size() == word.size() && std::equal(a.begin(), a.end(), word.begin(), [](char x, char y) {
+            return std::tolower(static_cast<unsigned char>(x)) == y;
+          })) {
+        return true;
+      }
+    }
+    return false;
+  };
+  if (address.empty() || none(address)) {
     w.Int("type_id", 0).Str("type", "Unknown");
   } else if (LooksLikeIp(address)) {
     w.Str("ip", address);

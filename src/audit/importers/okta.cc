@@ -3,7 +3,8 @@
 namespace causeway::audit::detail {
 
 // One Okta System Log event (the /api/v1/logs array or JSON lines). Sign-ins
-// are Authentication, user lifecycle User Management, the rest API Activity.
+// are Authentication, user lifecycle, passwords and factors Account Change,
+// group membership and lifecycle Group Management, the rest API Activity.
 Status Okta(dom::element r, std::string_view raw, const ImportOptions& o, Sink& sink) {
   std::string_view uuid = Field(r, "uuid");
   std::string_view type = Field(r, "eventType");
@@ -27,14 +28,29 @@ Status Okta(dom::element r, std::string_view raw, const ImportOptions& o, Sink& 
     // are not counted twice.
     class_uid = ocsf::kAuthentication;
     activity = type == "user.session.start" ? 1 : type == "user.session.end" ? 2 : 99;
-  } else if (starts("user.lifecycle.") || starts("user.account.")) {
-    class_uid = ocsf::kUserManagement;
+  } else if (starts("user.lifecycle.") || starts("user.account.") || starts("user.mfa.factor.")) {
+    class_uid = ocsf::kAccountChange;
     std::string_view verb = type.substr(type.rfind('.') + 1);
-    activity = verb == "create"                                                     ? 1
-               : (starts("user.lifecycle.delete") || verb == "delete")              ? 3
-               : (verb == "activate" || verb == "reactivate" || verb == "unsuspend") ? 4
-               : (verb == "deactivate" || verb == "suspend")                        ? 5
-                                                                                    : 2;
+    activity = verb == "create"                                                     ? ocsf::kAccountCreate
+               : (starts("user.lifecycle.delete") || verb == "delete")              ? ocsf::kAccountDelete
+               : (verb == "activate" || verb == "reactivate" || verb == "unsuspend") ? ocsf::kAccountEnable
+               : (verb == "deactivate" || verb == "suspend")                        ? ocsf::kAccountDisable
+               : verb == "update_password"                                          ? ocsf::kAccountPasswordChange
+               : (verb == "reset_password" || verb == "expire_password")            ? ocsf::kAccountPasswordReset
+               : verb == "lock"                                                     ? ocsf::kAccountLock
+               : starts("user.mfa.factor.") && verb == "activate"                   ? ocsf::kAccountMfaEnable
+               : starts("user.mfa.factor.") && (verb == "deactivate" || verb == "reset_all")
+                   ? ocsf::kAccountMfaDisable
+                   : ocsf::kOther;
+  } else if (starts("group.user_membership.") || starts("group.lifecycle.") || starts("group.privilege.")) {
+    class_uid = ocsf::kGroupManagement;
+    activity = type == "group.user_membership.add"       ? ocsf::kGroupAddUser
+               : type == "group.user_membership.remove"  ? ocsf::kGroupRemoveUser
+               : type == "group.lifecycle.create"        ? ocsf::kGroupCreate
+               : type == "group.lifecycle.delete"        ? ocsf::kGroupDelete
+               : type == "group.privilege.grant"         ? ocsf::kGroupAssignPrivileges
+               : type == "group.privilege.revoke"        ? ocsf::kGroupRevokePrivileges
+                                                         : ocsf::kOther;
   } else {
     activity = ActivityOfWord(type.substr(type.rfind('.') + 1));
   }
@@ -62,13 +78,16 @@ Status Okta(dom::element r, std::string_view raw, const ImportOptions& o, Sink& 
   // the actor's own.
   dom::array targets;
   bool has_targets = !r["target"].get(targets);
-  std::string_view target_user, target_id;
+  std::string_view target_user, target_id, group_name, group_id;
   if (has_targets) {
     for (dom::element t : targets) {
-      if (Field(t, "type") == "User") {
+      if (Field(t, "type") == "User" && target_user.empty() && target_id.empty()) {
         target_user = Field(t, "alternateId");
         target_id = Field(t, "id");
-        break;
+      } else if ((Field(t, "type") == "UserGroup" || Field(t, "type") == "Group") && group_name.empty() && group_id.empty()) {
+        group_name = Field(t, "displayName");
+        if (group_name.empty()) group_name = Field(t, "alternateId");
+        group_id = Field(t, "id");
       }
     }
   }
@@ -80,13 +99,23 @@ Status Okta(dom::element r, std::string_view raw, const ImportOptions& o, Sink& 
     }
     w.Open("service").Str("name", "okta").Close();
     w.Open("dst_endpoint").Str("svc_name", "okta").Close();
-  } else if (class_uid == ocsf::kUserManagement) {
+  } else if (class_uid == ocsf::kAccountChange) {
     std::string_view who = target_user.empty() ? actor_name : target_user;
     if (who.empty() && target_id.empty()) {
       UnknownUser(w);
     } else {
       w.Open("user").StrIf("name", who).StrIf("uid", target_id).Close();
     }
+  } else if (class_uid == ocsf::kGroupManagement) {
+    // The group, and the member added or removed: both searchable.
+    w.Open("group");
+    if (group_name.empty() && group_id.empty()) {
+      w.Str("name", "unknown");
+    } else {
+      w.StrIf("name", group_name).StrIf("uid", group_id);
+    }
+    w.Close();
+    if (!target_user.empty() || !target_id.empty()) w.Open("user").StrIf("name", target_user).StrIf("uid", target_id).Close();
   }
   w.Open("api").Str("operation", type).Open("service").Str("name", "okta").Close();
   dom::element transaction = Child(r, "transaction", found);

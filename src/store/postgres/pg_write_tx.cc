@@ -306,6 +306,14 @@ Result<bool> PgWriteTx::InsertImportedAudit(ImportedAuditEvent& e) {
   return true;
 }
 
+Result<std::optional<std::string>> PgWriteTx::ImportedAuditText(const std::string& provider, const std::string& source,
+                                                                const std::string& source_id) {
+  ASSIGN_OR_RETURN(Rows r, Read("SELECT event FROM imported_audit WHERE provider = $1 AND source = $2 AND source_id = $3",
+                                Params().Add(provider).Add(source).Add(source_id)));
+  if (r.size() == 0) return std::optional<std::string>();
+  return std::optional<std::string>(r.Text(0, 0));
+}
+
 Status PgWriteTx::InsertBillingImport(const BillingImport& b, const std::vector<BillingRollup>& rollups) {
   static const std::string sql = InsertHead("billing_imports", rows::kBillingImportColumns) +
                                  rows::Placeholders('$', rows::kBillingImportColumnCount);

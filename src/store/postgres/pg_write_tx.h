@@ -82,6 +82,8 @@ class PgWriteTx final : public WriteTx {
   Status AppendChange(const Change& c) override;
   Status PruneChanges(int64_t through_seq, Timestamp before) override;
   Result<bool> InsertImportedAudit(ImportedAuditEvent& e) override;
+  Result<std::optional<std::string>> ImportedAuditText(const std::string& provider, const std::string& source,
+                                                       const std::string& source_id) override;
 
   Status InsertBillingImport(const BillingImport& b, const std::vector<BillingRollup>& rollups) override;
 

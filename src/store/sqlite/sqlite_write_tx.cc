@@ -227,6 +227,17 @@ Result<bool> SqliteWriteTx::InsertImportedAudit(ImportedAuditEvent& e) {
   return true;
 }
 
+Result<std::optional<std::string>> SqliteWriteTx::ImportedAuditText(const std::string& provider,
+                                                                    const std::string& source,
+                                                                    const std::string& source_id) {
+  CW_STMT(q, conn_, "SELECT event FROM imported_audit WHERE provider = ?1 AND source = ?2 AND source_id = ?3");
+  q.Bind(1, provider).Bind(2, source).Bind(3, source_id);
+  Status st;
+  if (q.Step(st)) return std::optional<std::string>(q.Text(0));
+  RETURN_IF_ERROR(st);
+  return std::optional<std::string>();
+}
+
 Status SqliteWriteTx::InsertBillingImport(const BillingImport& b, const std::vector<BillingRollup>& rollups) {
   {
     static const std::string sql =

@@ -54,6 +54,8 @@ class SqliteWriteTx final : public WriteTx {
   Status AppendChange(const Change& c) override;
   Status PruneChanges(int64_t through_seq, Timestamp before) override;
   Result<bool> InsertImportedAudit(ImportedAuditEvent& e) override;
+  Result<std::optional<std::string>> ImportedAuditText(const std::string& provider, const std::string& source,
+                                                       const std::string& source_id) override;
 
   Status InsertBillingImport(const BillingImport& b, const std::vector<BillingRollup>& rollups) override;
 

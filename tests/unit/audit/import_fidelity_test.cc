@@ -175,6 +175,58 @@ TEST(ImportFidelityTest, OktaPolicyEvaluationIsNotASecondLogon) {
   EXPECT_EQ(One(event("user.session.start", "o2"), LogSource::kOkta)["activity_id"], 1);
 }
 
+// Account and group changes are filed as what they are, with the account
+// and the group outside raw_data (so search shows them), in classes the
+// declared schema version has; "null" is no address; a userIdentity that
+// is not an object is the documented Unknown actor.
+TEST(ImportFidelityTest, AccountAndGroupChangesAreIdentityClassesWithTheirTargets) {
+  auto iam = [](const std::string& name, const std::string& params) {
+    return R"({"eventVersion":"1.08","userIdentity":{"type":"IAMUser","principalId":"AID","arn":"arn:aws:iam::1:user/admin","accountId":"1","userName":"admin"},"eventTime":"2026-11-30T08:00:00Z","eventSource":"iam.amazonaws.com","eventName":")" +
+           name + R"(","awsRegion":"us-east-1","sourceIPAddress":"198.51.100.7","requestParameters":)" + params +
+           R"(,"eventID":")" + name + R"(","readOnly":false,"eventType":"AwsApiCall","recipientAccountId":"1"})";
+  };
+  struct Case {
+    std::string record;
+    LogSource source;
+    int class_uid, activity;
+    std::string subject, resource;  // as search indexes them
+  };
+  const Case cases[] = {
+      {iam("CreateUser", R"({"userName":"newbie"})"), LogSource::kCloudTrail, ocsf::kAccountChange, 1, "newbie", ""},
+      {iam("AttachUserPolicy", R"({"userName":"newbie","policyArn":"arn:aws:iam::aws:policy/AdministratorAccess"})"),
+       LogSource::kCloudTrail, ocsf::kAccountChange, 7, "newbie", ""},
+      {iam("AddUserToGroup", R"({"userName":"newbie","groupName":"admins"})"), LogSource::kCloudTrail,
+       ocsf::kGroupManagement, 3, "newbie", "admins"},
+      {iam("RemoveUserFromGroup", R"({"userName":"newbie","groupName":"admins"})"), LogSource::kCloudTrail,
+       ocsf::kGroupManagement, 4, "newbie", "admins"},
+      {R"({"insertId":"g1","timestamp":"2026-11-30T08:00:00Z","logName":"projects/p/logs/cloudaudit.googleapis.com%2Factivity","protoPayload":{"serviceName":"iam.googleapis.com","methodName":"google.iam.admin.v1.CreateServiceAccount","resourceName":"projects/p/serviceAccounts/1234","authenticationInfo":{"principalEmail":"admin@corp.example"},"requestMetadata":{"callerIp":"203.0.113.5"},"response":{"email":"trainer@p.iam.gserviceaccount.com"}}})",
+       LogSource::kGcp, ocsf::kAccountChange, 1, "trainer@p.iam.gserviceaccount.com", ""},
+      {R"({"insertId":"g2","timestamp":"2026-11-30T08:00:00Z","protoPayload":{"serviceName":"cloudresourcemanager.googleapis.com","methodName":"SetIamPolicy","resourceName":"projects/p","authenticationInfo":{"principalEmail":"admin@corp.example"},"serviceData":{"policyDelta":{"bindingDeltas":[{"action":"ADD","role":"roles/owner","member":"user:mallory@corp.example"}]}}}})",
+       LogSource::kGcp, ocsf::kUserAccess, 1, "mallory@corp.example", ""},
+      {R"({"uuid":"o1","published":"2026-11-30T08:00:00Z","eventType":"group.user_membership.add","actor":{"alternateId":"admin@corp.example"},"client":{"ipAddress":"null"},"outcome":{"result":"SUCCESS"},"target":[{"type":"User","alternateId":"bob@corp.example","id":"00u2"},{"type":"UserGroup","displayName":"ml-admins","id":"00g1"}]})",
+       LogSource::kOkta, ocsf::kGroupManagement, 3, "bob@corp.example", "ml-admins"},
+      {R"({"uuid":"o2","published":"2026-11-30T08:00:00Z","eventType":"user.lifecycle.deactivate","actor":{"alternateId":"admin@corp.example"},"client":{"ipAddress":"null"},"outcome":{"result":"SUCCESS"},"target":[{"type":"User","alternateId":"bob@corp.example","id":"00u2"}]})",
+       LogSource::kOkta, ocsf::kAccountChange, 5, "bob@corp.example", ""},
+  };
+  for (const Case& c : cases) {
+    json ev = One(c.record, c.source);
+    ASSERT_TRUE(ev.is_object()) << c.record;
+    EXPECT_EQ(ev["class_uid"], c.class_uid) << c.record;
+    EXPECT_EQ(ev["activity_id"], c.activity) << c.record;
+    EXPECT_EQ(ev["metadata"]["version"], ocsf::kSchemaVersion);
+    ImportedAuditEvent row;
+    ASSERT_TRUE(IndexEvent(ev.dump(), row).ok());
+    EXPECT_EQ(row.subject, c.subject) << c.record;
+    if (!c.resource.empty()) EXPECT_EQ(row.resource, c.resource) << c.record;
+    if (ev.contains("src_endpoint")) EXPECT_FALSE(ev["src_endpoint"].contains("domain")) << ev["src_endpoint"];
+  }
+  // A userIdentity given as a string: the Unknown actor.
+  json odd = One(R"({"eventVersion":"1.08","userIdentity":"arn:aws:iam::1:user/x","eventTime":"2026-11-30T08:00:00Z","eventSource":"ec2.amazonaws.com","eventName":"StartInstances","eventID":"s1","sourceIPAddress":"198.51.100.7"})",
+                 LogSource::kCloudTrail);
+  EXPECT_EQ(odd["actor"]["user"]["type"], "Unknown") << odd.dump(2);
+  EXPECT_EQ(odd["actor"]["user"]["type_id"], 0);
+}
+
 TEST(ImportFidelityTest, KubernetesEnvelopesAndWrongSources) {
   const std::string ev =
       R"({"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"Metadata","auditID":"ID","stage":"ResponseComplete","requestURI":"/api/v1/namespaces/ml/pods","verb":"list","user":{"username":"alice@corp.example"},"objectRef":{"resource":"pods","namespace":"ml","apiVersion":"v1"},"responseStatus":{"code":200},"stageTimestamp":"2026-11-30T08:00:00.000000Z"})";
@@ -259,13 +311,56 @@ TEST(ImportFidelityTest, TheSameIdWithOtherContentIsAConflictNotADuplicate) {
   std::map<std::string, json> events;
   auto stats = ImportFile(dir.Write("c.jsonl", a + "\n" + a + "\n" + b + "\n"), LogSource::kOkta, events);
   ASSERT_TRUE(stats.ok());
-  EXPECT_EQ(stats->events, 1);
+  // Both versions are kept (the second under its conflict id), and the
+  // conflict is reported: never one silently lost.
+  EXPECT_EQ(stats->events, 2);
   EXPECT_EQ(stats->duplicates, 1);
   EXPECT_EQ(stats->conflicts, 1);
   ASSERT_EQ(stats->issues_total, 1);
   EXPECT_EQ(stats->issues[0].line, 3);
-  EXPECT_NE(stats->issues[0].reason.find("already read (line 1) with different content"), std::string::npos)
+  EXPECT_NE(stats->issues[0].reason.find("already read (line 1) with different content; both are kept"), std::string::npos)
       << stats->issues[0].reason;
+  EXPECT_EQ(events.count("u1"), 1u);
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events.rbegin()->first.rfind("u1~", 0), 0u) << events.rbegin()->first;
+  EXPECT_EQ(events.rbegin()->first.size(), 3u + 12u);
+  EXPECT_EQ(events["u1"]["status_id"], ocsf::kStatusSuccess) << "the first keeps its id";
+}
+
+// Every shape a provider's file comes in costs only what is damaged: a
+// first line holding an array, one array per line, a truncated envelope,
+// a deeply nested first line.
+TEST(ImportFidelityTest, EveryShapeOfDamageCostsOnlyWhatIsDamaged) {
+  TempDir dir;
+  auto trail = [](const std::string& id) {
+    return R"({"eventVersion":"1.08","userIdentity":{"type":"IAMUser","principalId":"AID","accountId":"1","userName":"bob"},"eventTime":"2026-11-30T08:00:00Z","eventSource":"ec2.amazonaws.com","eventName":"RunInstances","awsRegion":"us-east-1","sourceIPAddress":"198.51.100.7","eventID":")" +
+           id + R"(","readOnly":false,"eventType":"AwsApiCall","recipientAccountId":"1"})";
+  };
+  struct Case {
+    const char* name;
+    std::string text;
+    std::vector<std::string> ids;  // kept
+    int64_t issues;
+  };
+  std::string deep = std::string(5000, '[') + std::string(5000, ']');
+  const Case cases[] = {
+      {"array_first_line", "[1,2]\n" + trail("c1") + "\n" + trail("c2") + "\n", {"c1", "c2"}, 2},
+      {"array_per_line", "[" + trail("a1") + "," + trail("a2") + "]\n[" + trail("a3") + "]\n", {"a1", "a2", "a3"}, 0},
+      {"records_per_line", "{\"Records\":[" + trail("r1") + "]}\n{\"Records\":[" + trail("r2") + "]}\n", {"r1", "r2"}, 0},
+      {"truncated_envelope", "{\"Records\": [\n" + trail("t1") + ",\n" + trail("t2") + ",\n" + trail("t3").substr(0, 80),
+       {"t1", "t2"}, 1},
+      {"truncated_array", "[\n  " + trail("b1") + ",\n  " + trail("b2") + ",\n  {\"eventID\": \"b3", {"b1", "b2"}, 1},
+      {"deep_first_line", deep + "\n" + trail("d1") + "\n", {"d1"}, 1},
+      {"deep_unclosed_first_line", std::string(5000, '[') + "\n" + trail("e1") + "\n", {"e1"}, 1},
+  };
+  for (const Case& c : cases) {
+    std::map<std::string, json> events;
+    auto stats = ImportFile(dir.Write(std::string(c.name) + ".json", c.text), LogSource::kCloudTrail, events);
+    ASSERT_TRUE(stats.ok()) << c.name << ": " << stats.status().ToString();
+    for (const std::string& id : c.ids) EXPECT_EQ(events.count(id), 1u) << c.name << ": " << id;
+    EXPECT_EQ(events.size(), c.ids.size()) << c.name;
+    EXPECT_EQ(stats->issues_total, c.issues) << c.name << (stats->issues.empty() ? "" : ": " + stats->issues[0].reason);
+  }
 }
 
 }  // namespace
