@@ -27,15 +27,63 @@ export function append(el: Node, kids: Kid[]): void {
 }
 
 // A table: `head` names the columns; a column whose name starts with '#'
-// is numeric (right-aligned; the '#' is not shown).
-export function table(caption: string, head: string[], rows: Kid[][]): HTMLTableElement {
+// is numeric (right-aligned; the '#' is not shown). It scrolls sideways in
+// its own box on a narrow screen, never the page. `empty` says what an
+// empty table means.
+export function table(caption: string, head: string[], rows: Kid[][], empty = 'None.'): HTMLElement {
   const num = head.map((c) => c.startsWith('#'));
-  return h('table', {},
+  const t = h('table', {},
     h('caption', { class: 'muted', style: 'text-align:left' }, caption),
     h('thead', {}, h('tr', {}, head.map((c, i) => h('th', { scope: 'col', class: num[i] ? 'num' : undefined }, num[i] ? c.slice(1) : c)))),
     h('tbody', {}, rows.length === 0
-      ? h('tr', {}, h('td', { colspan: head.length, class: 'muted' }, 'None.'))
+      ? h('tr', {}, h('td', { colspan: head.length, class: 'muted' }, empty))
       : rows.map((r) => h('tr', {}, r.map((c, i) => h('td', { class: num[i] ? 'num' : undefined }, c))))));
+  return h('div', { class: 'table-wrap', role: 'region', 'aria-label': caption, tabindex: 0 }, t);
+}
+
+// A number with thousands separators and `places` decimals ("—" for none).
+export function fmt(v: unknown, places = 2): string {
+  if (v === null || v === undefined || v === '') return '—';
+  const n = Number(v);
+  if (!Number.isFinite(n)) return String(v);
+  return n.toLocaleString('en-US', { minimumFractionDigits: places, maximumFractionDigits: places });
+}
+
+// An amount the API gives as a decimal string, with its currency.
+export function amount(v: unknown, currency: string, places = 2): string {
+  const s = fmt(v, places);
+  return s === '—' ? s : `${s} ${currency}`;
+}
+
+// A span of time in words: "40 s", "12 min", "3 h 20 min", "24 days".
+export function span(seconds: number): string {
+  const s = Math.max(0, Math.round(seconds));
+  if (s < 60) return `${s} s`;
+  if (s < 3600) return `${Math.round(s / 60)} min`;
+  if (s < 48 * 3600) {
+    const hours = Math.floor(s / 3600), min = Math.round((s % 3600) / 60);
+    return min ? `${hours} h ${min} min` : `${hours} h`;
+  }
+  return `${Math.round(s / 86400)} days`;
+}
+
+// An owner as readiness and the estate name one: a person, or a group.
+export function ownerText(o: unknown): string {
+  if (o === null || o === undefined || o === '') return '—';
+  if (typeof o === 'string') return o;
+  const x = o as Record<string, unknown>;
+  if (typeof x.user === 'string') return x.user;
+  if (typeof x.group === 'string') return `group ${x.group}`;
+  return '—';
+}
+
+// What to show where data could not be read: the person's roles not
+// allowing it is said as such, never drawn as an empty table or a 0.
+export function unreadable(what: string, e: unknown): HTMLElement {
+  const err = e as { status?: number; message?: string };
+  return h('p', { class: 'muted denied' }, err?.status === 403
+    ? `Your roles do not let you read ${what}.`
+    : `${what[0].toUpperCase()}${what.slice(1)} could not be read: ${err?.message ?? String(e)}`);
 }
 
 export function kv(pairs: [string, Kid][]): HTMLDListElement {

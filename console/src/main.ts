@@ -10,19 +10,25 @@ import { auditPage, costPage, gpusPage, peoplePage, personPage, queuePage, queue
 export type Live = (fn: () => Promise<void>, ms: number) => void;
 export type Page = (params: string[], query: URLSearchParams, live: Live) => Promise<Kid>;
 
-const PAGES: { path: string; title: string; page: Page; nav?: boolean }[] = [
-  { path: 'jobs', title: 'Jobs', page: jobsPage, nav: true },
+// Each page with the scope its data needs: navigation offers only the pages
+// the person's roles (narrowed to their token) let them read.
+const PAGES: { path: string; title: string; page: Page; nav?: boolean; scope?: string }[] = [
+  { path: 'jobs', title: 'Jobs', page: jobsPage, nav: true, scope: 'jobs:read' },
   { path: 'jobs/*', title: 'Job', page: jobPage },
-  { path: 'queues', title: 'Queues', page: queuesPage, nav: true },
+  { path: 'queues', title: 'Queues', page: queuesPage, nav: true, scope: 'jobs:read' },
   { path: 'queues/*', title: 'Queue', page: queuePage },
-  { path: 'cost', title: 'Cost', page: costPage, nav: true },
-  { path: 'gpus', title: 'GPUs and waste', page: gpusPage, nav: true },
-  { path: 'audit', title: 'Audit', page: auditPage, nav: true },
+  { path: 'cost', title: 'Cost', page: costPage, nav: true, scope: 'cost:read' },
+  { path: 'gpus', title: 'GPUs and waste', page: gpusPage, nav: true, scope: 'clusters:read' },
+  { path: 'audit', title: 'Audit', page: auditPage, nav: true, scope: 'audit:read' },
   { path: 'audit/people/*', title: 'Person', page: personPage },
-  { path: 'readiness', title: 'Readiness', page: readinessPage, nav: true },
-  { path: 'planning', title: 'Planning', page: planningPage, nav: true },
-  { path: 'people', title: 'People', page: peoplePage, nav: true },
+  { path: 'readiness', title: 'Readiness', page: readinessPage, nav: true, scope: 'audit:read' },
+  { path: 'planning', title: 'Planning', page: planningPage, nav: true, scope: 'cost:read' },
+  { path: 'people', title: 'People', page: peoplePage, nav: true, scope: 'audit:read' },
 ];
+
+// The signed-in principal's scopes (null: not known, everything offered).
+let scopes: string[] | null = null;
+const allowed = (p: { scope?: string }) => !p.scope || scopes === null || scopes.includes('admin') || scopes.includes(p.scope);
 
 let timers: number[] = [];
 let session: Session = { signed_in: false, oidc: false };
@@ -64,7 +70,7 @@ function drawChrome(): void {
   const nav = document.getElementById('nav')!;
   const who = document.getElementById('who')!;
   const current = location.hash.replace(/^#\/?/, '').split(/[/?]/)[0];
-  nav.replaceChildren(...(session.signed_in ? PAGES.filter((p) => p.nav).map((p) =>
+  nav.replaceChildren(...(session.signed_in ? PAGES.filter((p) => p.nav && allowed(p)).map((p) =>
     h('a', { href: `#/${p.path}`, 'aria-current': p.path === current ? 'page' : undefined }, p.title)) : []));
   who.replaceChildren();
   if (session.signed_in) {
@@ -97,7 +103,7 @@ async function route(): Promise<void> {
   const found = PAGES.find((p) => {
     const pat = p.path.split('/');
     return pat.length === parts.length && pat.every((s, i) => s === '*' || s === parts[i]);
-  }) ?? PAGES[0];
+  }) ?? PAGES.find((p) => p.nav && allowed(p)) ?? PAGES[0];
   const params = found.path.split('/').flatMap((s, i) => (s === '*' ? [decodeURIComponent(parts[i])] : []));
   document.title = `${found.title} · Causeway`;
   const live: Live = (fn, ms) => {
@@ -123,6 +129,10 @@ async function route(): Promise<void> {
 async function start(): Promise<void> {
   session = await api<Session>('/auth/session');
   setCsrf(session.csrf ?? '');
+  scopes = null;
+  if (session.signed_in) {
+    scopes = await api<{ scopes?: string[] }>('/v1/whoami').then((w) => w.scopes ?? null).catch(() => null);
+  }
   await route();
 }
 

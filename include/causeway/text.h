@@ -58,6 +58,14 @@ inline std::string Utf8Prefix(std::string_view text, size_t max) {
   return std::string(text.substr(0, end));
 }
 
+// The columns `text` takes on a terminal: one per UTF-8 character ("—" is
+// three bytes and one column), not one per byte.
+inline size_t Utf8Width(std::string_view text) {
+  size_t n = 0;
+  for (unsigned char c : text) n += (c & 0xC0) != 0x80 ? 1 : 0;  // continuation bytes add nothing
+  return n;
+}
+
 // `text` with ASCII letters in lower case (other bytes as they are).
 inline std::string AsciiLower(std::string_view text) {
   std::string out(text);

@@ -147,6 +147,16 @@ void ApiService::AddRoutes() {
 
 void ApiService::Dispatch(HttpRequest& req, Reply reply) {
   auto start = std::chrono::steady_clock::now();
+  // HEAD is GET without the body (RFC 9110 section 9.3.2), on every route
+  // that answers GET.
+  const bool head = req.method == "HEAD";
+  if (head) {
+    req.method = "GET";
+    reply = [reply = std::move(reply)](HttpResponse r) {
+      r.body.clear();
+      reply(std::move(r));
+    };
+  }
   Router::Match match = router_.Find(req);
   std::string pattern = match.outcome == Router::Outcome::kNoSuchPath ? "unmatched" : match.pattern;
   Reply observed = [this, start, method = req.method, pattern, reply = std::move(reply)](HttpResponse r) {

@@ -117,6 +117,9 @@ class ApiService {
   Result<HttpResponse> ExplainJob(HttpRequest& req);
   Result<HttpResponse> JobLogs(HttpRequest& req);
   Result<HttpResponse> ListCheckpoints(HttpRequest& req);
+  // Adds what `job`'s running attempt (the last of `attempts`) has cost so
+  // far to its cost_micros, and to that attempt's in job["attempts"].
+  Status AddRunningCost(const std::vector<Attempt>& attempts, nlohmann::json& job) const;
   // The job {id} if the caller may see it; kNotFound otherwise.
   Result<JobDetail> VisibleJob(HttpRequest& req);
   // A submission's body: the spec as YAML (application/yaml), or JSON with
@@ -140,6 +143,7 @@ class ApiService {
   Result<HttpResponse> QueueHistory(HttpRequest& req);
   Result<HttpResponse> SetOutage(HttpRequest& req);
   Result<HttpResponse> ListClusters(HttpRequest& req);
+  Result<HttpResponse> Capacity(HttpRequest& req);
   Result<HttpResponse> PushTelemetry(HttpRequest& req);
 
   // Datasets.

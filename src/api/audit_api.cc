@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <filesystem>
 
+#include <map>
+
 #include "api/api_helpers.h"
 #include "api/api_service.h"
 #include "identity/access.h"
@@ -19,13 +21,29 @@ using nlohmann::json;
 
 namespace {
 
-json HitsJson(const std::vector<AuditHit>& hits) {
+// Each token of the store by id: the person it acts for, else its name.
+using TokenNames = std::map<std::string, std::string>;
+
+// The OCSF events of `hits`. Causeway's own events name a token actor by
+// its id (the trail keeps what was true then); each is also given, as
+// actor.user.name, the person the token acts for or the token's name, so a
+// reader sees who rather than an id. (Stored events were written by this
+// server: nothing to report if one does not parse, it is shown as null.)
+json HitsJson(const std::vector<AuditHit>& hits, const TokenNames& names) {
   json out = json::array();
-  for (const AuditHit& h : hits) out.push_back(json::parse(h.row.event, nullptr, false));
+  for (const AuditHit& h : hits) {
+    json ev = json::parse(h.row.event, nullptr, false);
+    if (ev.is_object() && ev.contains("actor") && ev["actor"].is_object() && ev["actor"].contains("user") &&
+        ev["actor"]["user"].is_object() && !ev["actor"]["user"].contains("name")) {
+      auto it = names.find(ev["actor"]["user"].value("uid", ""));
+      if (it != names.end()) ev["actor"]["user"]["name"] = it->second;
+    }
+    out.push_back(std::move(ev));
+  }
   return out;
 }
 
-json PersonJson(const PersonTrail& p) {
+json PersonJson(const PersonTrail& p, const TokenNames& names) {
   json person = {{"userName", p.user_name}};
   if (p.unlinked) person["unlinked"] = true;
   if (p.entry) {
@@ -47,8 +65,15 @@ json PersonJson(const PersonTrail& p) {
           {"links", linked},
           {"credentials", credentials},
           {"events_by_provider", by_provider},
-          {"events", HitsJson(p.events.hits)},
+          {"events", HitsJson(p.events.hits, names)},
           {"next_cursor", p.events.next_cursor}};
+}
+
+Result<TokenNames> TokenNamesOf(const Store& store) {
+  ASSIGN_OR_RETURN(auto tokens, store.ListTokens());
+  TokenNames names;
+  for (const TokenRecord& t : tokens) names[t.id] = t.user.empty() ? t.name : t.user;
+  return names;
 }
 
 json ToJson(const CoverageReport& r) {
@@ -166,7 +191,8 @@ Result<HttpResponse> ApiService::SearchAudit(HttpRequest& req) {
   q.limit = *limit;
   auto page = audit_.Search(q);
   if (!page.ok()) return page.status();
-  return JsonResponse(200, {{"events", HitsJson(page->hits)},
+  ASSIGN_OR_RETURN(TokenNames names, TokenNamesOf(store_));
+  return JsonResponse(200, {{"events", HitsJson(page->hits, names)},
                            {"identities", page->identities},
                            {"next_cursor", page->next_cursor.empty() ? json() : json(page->next_cursor)}});
 }
@@ -183,7 +209,8 @@ Result<HttpResponse> ApiService::AuditPerson(HttpRequest& req) {
   // once deactivated).
   std::vector<identity::Grant> grants;
   if (report->entry && report->entry->user.active) grants = identity::GrantsFor(bindings_.Current(), report->entry->groups);
-  json out = PersonJson(*report);
+  ASSIGN_OR_RETURN(TokenNames names, TokenNamesOf(store_));
+  json out = PersonJson(*report, names);
   out["grants"] = GrantsJson(grants);
   return JsonResponse(200, out);
 }

@@ -34,6 +34,7 @@ Result<HttpResponse> ApiService::RequestBreakglass(HttpRequest& req) {
   }();
   if (!issued.ok()) return issued.status();
   json out = {{"breakglass", DetailsOf(issued->grant)}};
+  out["breakglass"]["state"] = StateOf(issued->grant, wall_.Now());
   if (issued->credential) {
     out["credential"] = {{"token", ToJson(issued->credential->record)}, {"secret", issued->credential->secret}};
   }
@@ -46,14 +47,17 @@ Result<HttpResponse> ApiService::BreakglassCredential(HttpRequest& req) {
   return JsonResponse(201, {{"token", ToJson(minted->record)}, {"secret", minted->secret}});
 }
 
-Result<HttpResponse> ApiService::ListBreakglass(HttpRequest&) {
+Result<HttpResponse> ApiService::ListBreakglass(HttpRequest& req) {
   auto list = breakglass_.List();
   if (!list.ok()) return list.status();
   auto created = breakglass_.Created(*list);
   if (!created.ok()) return created.status();
   json items = json::array();
+  const Timestamp now = wall_.Now();
   for (const auto& b : *list) {
     json j = DetailsOf(b);
+    j["state"] = StateOf(b, now);
+    j["can_approve"] = MayApprove(*req.principal, b, now);
     const GrantArtifacts& made = (*created)[b.id];
     json bindings = json::array();
     for (const GrantArtifacts::Binding& d : made.bindings) {
@@ -68,13 +72,17 @@ Result<HttpResponse> ApiService::ListBreakglass(HttpRequest&) {
 Result<HttpResponse> ApiService::ApproveBreakglass(HttpRequest& req) {
   auto grant = breakglass_.Approve(*req.principal, req.params["id"]);
   if (!grant.ok()) return grant.status();
-  return JsonResponse(200, {{"breakglass", DetailsOf(*grant)}});
+  json j = DetailsOf(*grant);
+  j["state"] = StateOf(*grant, wall_.Now());
+  return JsonResponse(200, {{"breakglass", j}});
 }
 
 Result<HttpResponse> ApiService::RevokeBreakglass(HttpRequest& req) {
   auto grant = breakglass_.Revoke(*req.principal, req.params["id"]);
   if (!grant.ok()) return grant.status();
-  return JsonResponse(200, {{"breakglass", DetailsOf(*grant)}});
+  json j = DetailsOf(*grant);
+  j["state"] = StateOf(*grant, wall_.Now());
+  return JsonResponse(200, {{"breakglass", j}});
 }
 
 }  // namespace causeway::api

@@ -2,10 +2,12 @@
 // every queue, the estate's clusters, and the outage drill.
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "api/api_helpers.h"
 #include "api/api_service.h"
+#include "causeway/money.h"
 #include "scheduler/explain_json.h"
 #include "spec/spec_json.h"
 #include "store/records_json.h"
@@ -21,6 +23,7 @@ void ApiService::AddClusterRoutes() {
   Route("GET", "/v1/queues/history", kScopeJobsRead, Bind(&ApiService::QueueHistory));
   Route("POST", "/v1/providers/{name}/outage", kScopeProvidersWrite, Bind(&ApiService::SetOutage));
   Route("GET", "/v1/clusters", kScopeClustersRead, Bind(&ApiService::ListClusters));
+  Route("GET", "/v1/capacity", kScopeClustersRead, Bind(&ApiService::Capacity));
 }
 
 Result<HttpResponse> ApiService::ListQueues(HttpRequest&) {
@@ -146,6 +149,91 @@ Result<HttpResponse> ApiService::ListClusters(HttpRequest&) {
   json items = json::array();
   for (const auto& c : estate_.clusters) items.push_back(ToJson(c, estate_));
   return JsonResponse(200, {{"clusters", items}});
+}
+
+// GET /v1/capacity?days=N (1-90, default 14): GPUs per cluster and pool,
+// from the ledger's running attempts: how many the pools have, how many are
+// allocated and free, and how many of the allocated ones the GPU telemetry
+// shows idle (below the lowest reaper threshold, 20% without one, over the
+// attempt so far); each running job the caller may read, with its GPUs,
+// its cost per hour and its utilization; and, per day (UTC), the GPU time
+// allocated and the share the telemetry saw busy.
+Result<HttpResponse> ApiService::Capacity(HttpRequest& req) {
+  ASSIGN_OR_RETURN(auto days, QueryInt(req, "days", 1, 90, "a number of days from 1 to 90"));
+  const Timestamp now = clock_.Now();
+  int threshold = 20;
+  for (const ReaperConfig& p : estate_.reaper) threshold = std::min(threshold, p.threshold_percent);
+  JobFilter running;
+  running.state = JobState::kRunning;
+  running.limit = 1000;
+  ASSIGN_OR_RETURN(auto jobs, store_.ListJobs(running));
+  struct Pool {
+    int64_t gpus = 0, allocated = 0, idle = 0, unobserved = 0;
+  };
+  std::map<std::pair<std::string, std::string>, Pool> pools;
+  for (const Cluster& c : estate_.clusters) {
+    for (const NodePool& p : c.node_pools) {
+      if (!p.cpu_only()) pools[{c.name, p.name}].gpus = int64_t{p.gpus_per_node} * p.nodes;
+    }
+  }
+  json running_jobs = json::array();
+  for (const JobRecord& j : jobs) {
+    ASSIGN_OR_RETURN(auto attempts, store_.ListAttempts(j.id));
+    if (attempts.empty() || attempts.back().state != "running") continue;
+    const Attempt& a = attempts.back();
+    auto pool = pools.find({a.cluster, a.pool});
+    if (pool == pools.end()) continue;  // a CPU-only pool, or one the estate no longer has
+    pool->second.allocated += a.gpus;
+    std::optional<double> busy;
+    if (reaper_) {
+      telemetry::Utilization u = reaper_->AttemptUtilization(j.id, a.number);
+      if (u.observed_gpu_us > 0) busy = static_cast<double>(u.work_percent_us) / static_cast<double>(u.observed_gpu_us);
+    }
+    if (!busy) pool->second.unobserved += a.gpus;
+    else if (*busy < threshold) pool->second.idle += a.gpus;
+    if (!req.principal->AllowsTeam(identity::kScopeJobsRead, j.team)) continue;
+    ASSIGN_OR_RETURN(Money hourly, Money::Scale(Money(a.price_micros, estate_.currency), a.gpus, 1));
+    running_jobs.push_back({{"id", j.id}, {"name", j.name}, {"team", j.team}, {"owner", j.owner}, {"cluster", a.cluster},
+                            {"pool", a.pool}, {"gpus", a.gpus}, {"since", FormatRfc3339(a.started_at)},
+                            {"cost_per_hour", hourly.AmountString()},
+                            {"utilization_percent", busy ? json(std::round(*busy * 10) / 10) : json(nullptr)}});
+  }
+  json pool_rows = json::array();
+  for (const auto& [key, p] : pools) {
+    pool_rows.push_back({{"cluster", key.first}, {"pool", key.second}, {"gpus", p.gpus}, {"allocated", p.allocated},
+                         {"free", std::max<int64_t>(0, p.gpus - p.allocated)}, {"idle", p.idle},
+                         {"unobserved", p.unobserved}});
+  }
+  // Per day: GPU time of attempts (running ones up to now) and what the
+  // telemetry saw of it, busy and in all.
+  const Timestamp from = std::chrono::floor<std::chrono::days>(now) - std::chrono::days(days.value_or(14) - 1);
+  ASSIGN_OR_RETURN(auto attempts, store_.ListAttemptsBetween(from, now + Micros(1)));
+  struct Day {
+    int64_t allocated_s = 0, observed_s = 0, work_s = 0;
+  };
+  std::map<std::string, Day> by_day;
+  for (const MeteredAttempt& m : attempts) {
+    const Attempt& a = m.attempt;
+    if (a.gpus <= 0) continue;
+    Timestamp end = a.ended_at.value_or(now);
+    Day& d = by_day[FormatRfc3339(end).substr(0, 10)];
+    int64_t seconds = std::max<int64_t>(0, std::chrono::duration_cast<std::chrono::seconds>(end - std::max(a.started_at, from)).count());
+    d.allocated_s += seconds * a.gpus;
+    d.observed_s += a.observed_gpu_seconds;
+    d.work_s += a.work_gpu_seconds;
+  }
+  json day_rows = json::array();
+  for (const auto& [day, d] : by_day) {
+    day_rows.push_back({{"day", day},
+                        {"allocated_gpu_hours", std::round(static_cast<double>(d.allocated_s) / 36.0) / 100},
+                        {"observed_gpu_hours", std::round(static_cast<double>(d.observed_s) / 36.0) / 100},
+                        {"utilization_percent", d.observed_s > 0 ? json(std::round(1000.0 * static_cast<double>(d.work_s) /
+                                                                                static_cast<double>(d.observed_s)) / 10)
+                                                                  : json(nullptr)}});
+  }
+  return JsonResponse(200, {{"at", FormatRfc3339(now)}, {"currency", estate_.currency}, {"idle_below_percent", threshold},
+                            {"telemetry", reaper_ != nullptr}, {"pools", pool_rows}, {"running", running_jobs},
+                            {"days", day_rows}});
 }
 
 }  // namespace causeway::api

@@ -326,6 +326,7 @@ void Replayer::AttemptEnded(size_t i, const Transition& t, int pool) {
   auto groups = GroupsOf(i, pool);
   double secs = static_cast<double>(t.gpu_seconds);
   bool preempted = t.outcome == AttemptOutcome::kPreempted || !t.preempted_by.empty();
+  bool node_failure = t.outcome == AttemptOutcome::kNodeFailure;
   double useful = t.outcome == AttemptOutcome::kSucceeded ? secs * trace_.jobs[i].util_permille / 1000.0 : 0;
   double borrowed = 0;
   if (auto b = borrowed_now_.find(i); b != borrowed_now_.end()) {
@@ -337,6 +338,7 @@ void Replayer::AttemptEnded(size_t i, const Transition& t, int pool) {
     g->cost_micros += t.cost_micros;
     g->goodput_gpu_s += useful;
     g->preemptions += preempted;
+    g->node_failures += node_failure;
     g->borrowed_gpu_s += borrowed;
   }
   if (!IsTerminal(t.new_state)) {

@@ -74,6 +74,7 @@ struct GroupStats {
   // GPU type and zone groups have capacity; team groups do not.
   double available_gpu_s = 0, allocated_gpu_s = 0, goodput_gpu_s = 0, stranded_gpu_s = 0;
   int64_t preemptions = 0;
+  int64_t node_failures = 0;  // attempts ended by a node or GPU fault
   double borrowed_gpu_s = 0;
   int64_t cost_micros = 0;  // attempts (and, for "all", unused reservations)
 };

@@ -21,7 +21,7 @@ json SpreadJson(const Spread& s) { return {{"median", s.median}, {"p5", s.p5}, {
 constexpr const char* kHeadline[] = {
     "jobs", "completed", "wait_p50_s", "wait_p95_s", "wait_p99_s", "completion_p50_s", "utilization", "goodput",
     "stranded_gpus", "stranded_share", "reservation_utilization", "unused_reservation_cost", "preemptions",
-    "borrowed_gpu_hours", "cost", "cost_per_completed_job", "refused", "span_hours"};
+    "node_failures", "borrowed_gpu_hours", "cost", "cost_per_completed_job", "refused", "span_hours"};
 
 // Up to 100 points of the distribution of waits: [seconds, share at most].
 json WaitCdf(std::vector<int64_t> waits) {
@@ -61,6 +61,7 @@ std::map<std::string, double> Figures(RunResult& run) {
       f[p + "stranded_share"] = Share(g.stranded_gpu_s, g.available_gpu_s);
     }
     f[p + "preemptions"] = static_cast<double>(g.preemptions);
+    f[p + "node_failures"] = static_cast<double>(g.node_failures);
     f[p + "borrowed_gpu_hours"] = g.borrowed_gpu_s / 3600;
     f[p + "cost"] = static_cast<double>(g.cost_micros) / 1e6;
     f[p + "cost_per_completed_job"] = g.completed ? static_cast<double>(g.cost_micros) / 1e6 / static_cast<double>(g.completed) : 0;
@@ -142,19 +143,23 @@ json EstateJson(EstateRuns& e, std::map<std::string, Spread>& summary) {
 // What changes from `base` to `other` (named `name`): the whole estate's
 // figures first; among them changes of something there was before,
 // largest relative change first, then what appears from nothing (a new
-// reservation's figures). At most 60.
+// reservation's figures). A change smaller than the figure's own unit can
+// show (0.1 percentage point, one cent, one second, 0.05 GPU-hours, one
+// job) is no change. Each row names the figure and its values in words, as
+// the report's tables do. At most 60.
 std::vector<json> Differences(const std::map<std::string, Spread>& base, const std::map<std::string, Spread>& other,
-                              const std::string& name) {
+                              const std::string& name, const std::string& currency) {
   std::set<std::string> keys;
   for (const auto& [k, s] : base) keys.insert(k);
   for (const auto& [k, s] : other) keys.insert(k);
   std::vector<json> rows;
   for (const auto& k : keys) {
     double was = base.count(k) ? base.at(k).median : 0, is = other.count(k) ? other.at(k).median : 0;
-    if (k == "all.span_hours" || std::abs(is - was) < 1e-9) continue;
+    if (k == "all.span_hours" || std::abs(is - was) < FigureResolution(k)) continue;
     double relative = was != 0 ? (is - was) / std::abs(was) : (is > 0 ? 1.0 : -1.0);
-    rows.push_back({{"estate", name}, {"figure", k}, {"base", was}, {"value", is}, {"change", is - was},
-                    {"relative", relative}});
+    rows.push_back({{"estate", name}, {"figure", k}, {"label", FigureLabel(k)}, {"unit", FigureUnit(k, currency)},
+                    {"base", was}, {"value", is}, {"change", is - was}, {"relative", relative},
+                    {"base_text", FigureText(k, was, currency)}, {"value_text", FigureText(k, is, currency)}});
   }
   auto rank = [](const json& d) {
     bool whole = d["figure"].get<std::string>().rfind("all.", 0) == 0, from_nothing = d["base"].get<double>() == 0;
@@ -184,7 +189,9 @@ json ReportJson(ReportInput& in) {
   }
   json diffs = json::array();
   for (size_t e = 1; e < summaries.size(); ++e) {
-    for (auto& d : Differences(summaries[0], summaries[e], in.estates[e].name)) diffs.push_back(std::move(d));
+    for (auto& d : Differences(summaries[0], summaries[e], in.estates[e].name, report["estates"][e].value("currency", "USD"))) {
+      diffs.push_back(std::move(d));
+    }
   }
   report["differences"] = diffs;
   return report;

@@ -45,6 +45,16 @@ struct ReportInput {
 };
 
 nlohmann::json ReportJson(ReportInput& in);
+
+// A figure ("GROUP.FIGURE") as people read it: its name in words with its
+// group ("team:nlp: queue wait p95"), its unit ("%", the currency, "s",
+// "GPU-hours", "" for counts), its value in words ("12.5%", "3.4h",
+// "1,204.50 USD"), and the smallest change its unit can show (smaller ones
+// are no change).
+std::string FigureLabel(const std::string& figure);
+std::string FigureUnit(const std::string& figure, const std::string& currency);
+std::string FigureText(const std::string& figure, double value, const std::string& currency);
+double FigureResolution(const std::string& figure);
 // The JSON report as a table for the terminal: the headline figures per
 // estate, then the largest changes.
 std::string ReportTable(const nlohmann::json& report);

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "planning/report.h"
+#include "causeway/text.h"
 
 namespace causeway::planning {
 namespace {
@@ -16,6 +17,16 @@ std::string Fixed(double v, int digits) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f", digits, v);
   return buf;
+}
+
+// Fixed, with thousands separators: 1,204.50.
+std::string Grouped(double v, int digits) {
+  std::string s = Fixed(v, digits);
+  size_t start = s[0] == '-' ? 1 : 0;
+  size_t dot = s.find('.');
+  size_t end = dot == std::string::npos ? s.size() : dot;
+  for (size_t i = end; i > start + 3; i -= 3) s.insert(i - 3, ",");
+  return s;
 }
 
 std::string Seconds(double s) {
@@ -30,9 +41,9 @@ std::string Value(const std::string& figure, double v, const std::string& curren
   auto ends = [&](const char* s) { return figure.size() >= std::strlen(s) && figure.ends_with(s); };
   if (ends("_s")) return Seconds(v);
   if (ends("utilization") || ends("goodput") || ends("share")) return Fixed(v * 100, 1) + "%";
-  if (ends("cost") || ends("cost_per_completed_job")) return Fixed(v, 2) + " " + currency;
-  if (ends("hours") || ends("gpus")) return Fixed(v, 1);
-  return Fixed(v, v == std::floor(v) ? 0 : 2);
+  if (ends("cost") || ends("cost_per_completed_job")) return Grouped(v, 2) + " " + currency;
+  if (ends("hours") || ends("gpus")) return Grouped(v, 1);
+  return Grouped(v, v == std::floor(v) ? 0 : 2);
 }
 
 std::string SpreadText(const std::string& figure, const json& s, const std::string& currency) {
@@ -56,9 +67,10 @@ const char* kLabels[][2] = {
     {"reservation_utilization", "reservation utilization"},
     {"unused_reservation_cost", "unused reservation cost"},
     {"preemptions", "preemptions"},
+    {"node_failures", "node failures"},
     {"borrowed_gpu_hours", "borrowed GPU-hours"},
     {"cost", "cost"},
-    {"cost_per_completed_job", "cost per completed job"},
+    {"cost_per_completed_job", "cost per completed job (with unused reservations)"},
     {"refused", "refused by the scheduler"},
     {"span_hours", "span (first submission to last end), hours"},
 };
@@ -78,6 +90,12 @@ std::string Escape(const std::string& s) {
   return out;
 }
 
+// A figure's own name: its part after the group.
+std::string FigureName(const std::string& figure) {
+  size_t dot = figure.rfind('.');
+  return dot == std::string::npos ? figure : figure.substr(dot + 1);
+}
+
 const char* kColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"};
 
 struct Line {
@@ -86,44 +104,66 @@ struct Line {
 };
 
 // An SVG line chart; x and y from 0 to their maxima.
+// Lines on one plot. With `log_minutes`, x is minutes on a logarithmic
+// axis (1 min, 10 min, 1 h, 10 h, 1 d, 10 d), so a long tail of waits does
+// not squash the rest of the curve into the left edge. The legend is below
+// the plot, each name whole.
 std::string LineChart(const std::string& title, const std::string& x_label, const std::string& y_label,
-                      const std::vector<Line>& lines, double y_max_floor = 0) {
-  const double w = 640, h = 260, l = 60, r = 150, t = 30, b = 40;
+                      const std::vector<Line>& lines, double y_max_floor = 0, bool log_minutes = false) {
+  const double w = 640, l = 60, r = 20, t = 30, b = 40;
+  const double plot_h = 220;
+  const int per_row = 2;
+  const double legend_h = 16.0 * static_cast<double>((lines.size() + per_row - 1) / per_row);
+  const double h = plot_h + legend_h + 10;
   double xmax = 0, ymax = y_max_floor;
   for (const auto& line : lines) {
     for (auto [x, y] : line.points) xmax = std::max(xmax, x), ymax = std::max(ymax, y);
   }
   if (xmax <= 0) xmax = 1;
   if (ymax <= 0) ymax = 1;
+  auto X = [&](double x) {
+    double share = log_minutes ? std::log10(1 + std::max(0.0, x)) / std::log10(1 + xmax) : x / xmax;
+    return l + (w - l - r) * share;
+  };
+  const double bottom = plot_h - b;
   std::ostringstream s;
   s << "<figure><svg role=\"img\" aria-label=\"" << Escape(title) << "\" class=\"plot\" viewBox=\"0 0 " << w << " " << h
     << "\" width=\"" << w << "\" height=\"" << h << "\" xmlns=\"http://www.w3.org/2000/svg\">";
   s << "<text x=\"" << l << "\" y=\"18\" font-size=\"14\" font-weight=\"bold\">" << Escape(title) << "</text>";
-  s << "<line x1=\"" << l << "\" y1=\"" << h - b << "\" x2=\"" << w - r << "\" y2=\"" << h - b << "\" stroke=\"#333\"/>";
-  s << "<line x1=\"" << l << "\" y1=\"" << t << "\" x2=\"" << l << "\" y2=\"" << h - b << "\" stroke=\"#333\"/>";
+  s << "<line x1=\"" << l << "\" y1=\"" << bottom << "\" x2=\"" << w - r << "\" y2=\"" << bottom << "\" stroke=\"#333\"/>";
+  s << "<line x1=\"" << l << "\" y1=\"" << t << "\" x2=\"" << l << "\" y2=\"" << bottom << "\" stroke=\"#333\"/>";
   for (int k = 0; k <= 4; ++k) {
-    double y = t + (h - t - b) * (1 - k / 4.0);
+    double y = t + (bottom - t) * (1 - k / 4.0);
     s << "<text x=\"" << l - 6 << "\" y=\"" << y + 4 << "\" font-size=\"10\" text-anchor=\"end\">"
-      << Fixed(ymax * k / 4, ymax < 10 ? 2 : 0) << "</text>";
-    double x = l + (w - l - r) * k / 4.0;
-    s << "<text x=\"" << x << "\" y=\"" << h - b + 14 << "\" font-size=\"10\" text-anchor=\"middle\">"
-      << Fixed(xmax * k / 4, xmax < 10 ? 2 : 0) << "</text>";
+      << Grouped(ymax * k / 4, ymax < 10 ? 2 : 0) << "</text>";
   }
-  s << "<text x=\"" << (l + w - r) / 2 << "\" y=\"" << h - 6 << "\" font-size=\"11\" text-anchor=\"middle\">"
+  std::vector<std::pair<double, std::string>> ticks;
+  if (log_minutes) {
+    for (auto [m, text] : {std::pair{1.0, "1 min"}, {10.0, "10 min"}, {60.0, "1 h"}, {600.0, "10 h"}, {1440.0, "1 d"},
+                           {14400.0, "10 d"}, {144000.0, "100 d"}}) {
+      if (m <= xmax * 1.0001) ticks.emplace_back(m, text);
+    }
+  } else {
+    for (int k = 0; k <= 4; ++k) ticks.emplace_back(xmax * k / 4, Grouped(xmax * k / 4, xmax < 10 ? 2 : 0));
+  }
+  for (const auto& [x, text] : ticks) {
+    s << "<line x1=\"" << Fixed(X(x), 1) << "\" y1=\"" << bottom << "\" x2=\"" << Fixed(X(x), 1) << "\" y2=\"" << bottom + 4
+      << "\" stroke=\"#333\"/><text x=\"" << Fixed(X(x), 1) << "\" y=\"" << bottom + 14
+      << "\" font-size=\"10\" text-anchor=\"middle\">" << Escape(text) << "</text>";
+  }
+  s << "<text x=\"" << (l + w - r) / 2 << "\" y=\"" << plot_h - 8 << "\" font-size=\"11\" text-anchor=\"middle\">"
     << Escape(x_label) << "</text>";
-  s << "<text x=\"12\" y=\"" << (t + h - b) / 2 << "\" font-size=\"11\" text-anchor=\"middle\" transform=\"rotate(-90 12 "
-    << (t + h - b) / 2 << ")\">" << Escape(y_label) << "</text>";
+  s << "<text x=\"12\" y=\"" << (t + bottom) / 2 << "\" font-size=\"11\" text-anchor=\"middle\" transform=\"rotate(-90 12 "
+    << (t + bottom) / 2 << ")\">" << Escape(y_label) << "</text>";
   int legend = 0;
   for (const auto& line : lines) {
     s << "<polyline class=\"series\" fill=\"none\" stroke-width=\"1.5\" stroke=\"" << line.color << "\" points=\"";
-    for (auto [x, y] : line.points) {
-      s << Fixed(l + (w - l - r) * x / xmax, 1) << "," << Fixed(h - b - (h - t - b) * y / ymax, 1) << " ";
-    }
+    for (auto [x, y] : line.points) s << Fixed(X(x), 1) << "," << Fixed(bottom - (bottom - t) * y / ymax, 1) << " ";
     s << "\"/>";
-    double ly = t + 14 * legend++;
-    s << "<rect x=\"" << w - r + 10 << "\" y=\"" << ly - 8 << "\" width=\"10\" height=\"10\" fill=\"" << line.color
-      << "\"/><text x=\"" << w - r + 24 << "\" y=\"" << ly + 1 << "\" font-size=\"10\">" << Escape(line.name.substr(0, 24))
-      << "</text>";
+    double lx = l + (w - l) / per_row * (legend % per_row), ly = plot_h + 6 + 16.0 * (legend / per_row);
+    ++legend;
+    s << "<rect x=\"" << lx << "\" y=\"" << ly << "\" width=\"10\" height=\"10\" fill=\"" << line.color
+      << "\"/><text x=\"" << lx + 14 << "\" y=\"" << ly + 9 << "\" font-size=\"10\">" << Escape(line.name) << "</text>";
   }
   s << "</svg></figure>\n";
   return s.str();
@@ -161,6 +201,43 @@ std::string BarChart(const std::string& title, const std::vector<std::pair<std::
 }
 
 }  // namespace
+
+std::string FigureLabel(const std::string& figure) {
+  std::string name = FigureName(figure);
+  std::string group = figure.size() > name.size() ? figure.substr(0, figure.size() - name.size() - 1) : "";
+  std::string label = name;
+  for (const auto& [key, words] : kLabels) {
+    if (name == key) label = words;
+  }
+  if (label == name) std::replace(label.begin(), label.end(), '_', ' ');
+  // Groups other than the whole estate count their own attempts only.
+  if (name == "cost_per_completed_job" && group != "all") label = "cost per completed job (own attempts)";
+  return group.empty() || group == "all" ? label : group + ": " + label;
+}
+
+std::string FigureUnit(const std::string& figure, const std::string& currency) {
+  std::string name = FigureName(figure);
+  auto ends = [&](const char* s) { return name.ends_with(s); };
+  if (ends("_s")) return "s";
+  if (ends("utilization") || ends("goodput") || ends("share")) return "%";
+  if (ends("cost") || ends("cost_per_completed_job")) return currency;
+  if (ends("hours")) return "GPU-hours";
+  if (ends("gpus")) return "GPUs";
+  return "";
+}
+
+std::string FigureText(const std::string& figure, double value, const std::string& currency) {
+  return Value(FigureName(figure), value, currency);
+}
+
+double FigureResolution(const std::string& figure) {
+  std::string unit = FigureUnit(figure, "$");
+  if (unit == "%") return 0.001;  // a tenth of a percentage point
+  if (unit == "$") return 0.005;  // a cent
+  if (unit == "s") return 1;
+  if (unit == "GPU-hours" || unit == "GPUs") return 0.05;
+  return 0.5;  // counts
+}
 
 std::vector<std::vector<std::string>> HeadlineRows(const json& report) {
   const json& estates = report["estates"];
@@ -204,11 +281,11 @@ std::string HeadlineTable(const json& report, bool html) {
   }
   std::vector<size_t> width(rows[0].size(), 0);
   for (const auto& r : rows) {
-    for (size_t c = 0; c < r.size(); ++c) width[c] = std::max(width[c], r[c].size());
+    for (size_t c = 0; c < r.size(); ++c) width[c] = std::max(width[c], Utf8Width(r[c]));
   }
   for (const auto& r : rows) {
     for (size_t c = 0; c < r.size(); ++c) {
-      s << r[c] << std::string(width[c] - r[c].size() + (c + 1 < r.size() ? 2 : 0), ' ');
+      s << r[c] << std::string(width[c] - Utf8Width(r[c]) + (c + 1 < r.size() ? 2 : 0), ' ');
     }
     s << "\n";
   }
@@ -218,8 +295,8 @@ std::string HeadlineTable(const json& report, bool html) {
 std::string ChangeText(const json& d, const std::string& currency) {
   std::string figure = d.value("figure", "");
   double rel = d.value("relative", 0.0);
-  return figure + ": " + Value(figure, d.value("base", 0.0), currency) + " → " + Value(figure, d.value("value", 0.0), currency) +
-         " (" + (rel >= 0 ? "+" : "") + Fixed(rel * 100, 1) + "%)";
+  return FigureLabel(figure) + ": " + FigureText(figure, d.value("base", 0.0), currency) + " → " +
+         FigureText(figure, d.value("value", 0.0), currency) + " (" + (rel >= 0 ? "+" : "") + Fixed(rel * 100, 1) + "%)";
 }
 
 // The four plots: the wait distribution, utilization and stranded GPUs
@@ -246,7 +323,7 @@ std::string Plots(const json& estates) {
     if (e["headline"].contains("cost_per_completed_job")) cost.push_back({name, e["headline"]["cost_per_completed_job"]});
   }
   s << "<h2>Plots</h2>\n";
-  s << LineChart("Queue wait: share of jobs started within", "wait (minutes)", "share of jobs", waits, 1.0);
+  s << LineChart("Queue wait: share of jobs started within", "wait (log scale)", "share of jobs", waits, 1.0, true);
   s << LineChart("GPU utilization over time (allocated / available)", "hours since the first submission", "utilization", util, 1.0);
   s << LineChart("Stranded GPUs over time", "hours since the first submission", "GPUs", stranded);
   s << BarChart("Cost per completed job", cost, estates.empty() ? "" : estates[0].value("currency", "USD"));
@@ -260,7 +337,8 @@ std::string GroupTables(const json& estates) {
   for (const auto& e : estates) {
     s << "<h3>" << Escape(e.value("name", "")) << "</h3><table><thead><tr><th scope=\"col\">group</th>"
          "<th scope=\"col\">jobs</th><th scope=\"col\">wait p50</th><th scope=\"col\">wait p95</th><th scope=\"col\">wait p99</th>"
-         "<th scope=\"col\">utilization</th><th scope=\"col\">stranded GPUs</th><th scope=\"col\">cost per completed job</th>"
+         "<th scope=\"col\">utilization</th><th scope=\"col\">stranded GPUs</th>"
+         "<th scope=\"col\">cost per completed job (own attempts; all: with unused reservations)</th>"
          "</tr></thead><tbody>";
     int shown = 0;
     for (const auto& [group, f] : e["groups"].items()) {
@@ -274,6 +352,9 @@ std::string GroupTables(const json& estates) {
     }
     s << "</tbody></table>\n";
   }
+  s << "<p>A group's cost per completed job counts its own attempts. The whole estate's (the row <em>all</em>, and the "
+       "headline) also counts the reservations left unused, which no group used, so it is higher than the groups' "
+       "figures suggest.</p>\n";
   return s.str();
 }
 

@@ -40,6 +40,16 @@ Details DetailsOf(const BreakglassRecord& b) {
           {"revoked_at", opt(b.revoked_at)}};
 }
 
+std::string StateOf(const BreakglassRecord& b, Timestamp now) {
+  if (b.revoked_at) return "revoked";
+  if (b.approved_at) return b.expires_at && now >= *b.expires_at ? "expired" : "active";
+  return now > b.requested_at + kApprovalWindow ? "lapsed" : "requested";
+}
+
+bool MayApprove(const identity::Principal& who, const BreakglassRecord& b, Timestamp now) {
+  return StateOf(b, now) == "requested" && who.HasThroughGroup(identity::kScopeAdmin) && !IsOwn(who, b);
+}
+
 identity::Grant GrantOf(const BreakglassRecord& b) {
   return identity::Grant{b.role, b.team, "", "breakglass/" + b.id, identity::ScopesOfRole(b.role)};
 }

@@ -125,6 +125,15 @@ class BreakglassService {
 // it): every field, times as RFC 3339, null for what is not set.
 Details DetailsOf(const BreakglassRecord& b);
 
+// Where a grant stands at `now`: "requested" (waiting for its approver),
+// "lapsed" (not approved within the approval window), "active", "expired"
+// or "revoked".
+std::string StateOf(const BreakglassRecord& b, Timestamp now);
+// Whether `who` may approve `b` now: it waits, and they are an admin
+// through a group with a token that carries the admin scope, and not its
+// requester (the rules BreakglassService::Approve enforces).
+bool MayApprove(const identity::Principal& who, const BreakglassRecord& b, Timestamp now);
+
 // The grant a break-glass grant confers: its role, for its team.
 identity::Grant GrantOf(const BreakglassRecord& b);
 

@@ -3,17 +3,17 @@
 // cost (and what went to attempts that did not finish), checkpoints, logs
 // (followed while it runs), its provenance, and cancel where allowed.
 import { api, ApiError, qs } from '../api';
-import { confirmDialog, h, kv, link, money, stateBadge, table, when, type Kid } from '../dom';
+import { amount, confirmDialog, h, kv, link, money, span, stateBadge, table, when, type Kid } from '../dom';
 import { timeline } from '../charts';
 import type { Page } from '../main';
 
 const STATES = ['', 'pending', 'admitted', 'running', 'succeeded', 'failed', 'cancelled'];
 const ACTIVE = new Set(['pending', 'admitted', 'running']);
 
-function jobRows(jobs: any[]): Kid[][] {
+function jobRows(jobs: any[], currency: string): Kid[][] {
   return jobs.map((j) => [
     link(`#/jobs/${encodeURIComponent(j.id)}`, j.name || j.id), j.team, j.owner, stateBadge(j.state),
-    j.cluster || '—', money(j.cost_micros), when(j.created_at),
+    j.cluster || '—', money(j.cost_micros, currency), when(j.created_at),
   ]);
 }
 
@@ -38,10 +38,10 @@ export const jobsPage: Page = async (_params, q, live) => {
   const load = async () => {
     const data = await api(`/v1/jobs${qs(params)}`);
     holder.replaceChildren(table('Jobs, newest first', ['Job', 'Team', 'Owner', 'State', 'Cluster', '#Cost', 'Submitted'],
-                                 jobRows(data.jobs)));
+                                 jobRows(data.jobs, data.currency ?? 'USD'), 'No jobs match.'));
     pager.replaceChildren(
       params.cursor ? link('#/jobs' + qs({ ...params, cursor: '', limit: undefined }), 'Newest') : '',
-      data.next ? link('#/jobs' + qs({ ...params, cursor: data.next, limit: undefined }), 'Older jobs') : '');
+      data.next_cursor ? link('#/jobs' + qs({ ...params, cursor: data.next_cursor, limit: undefined }), 'Older jobs') : '');
   };
   await load();
   live(load, 5000);
@@ -59,25 +59,49 @@ function expectedStart(id: string): HTMLElement {
     const pos = e.position ? ` Position ${e.position.position} of ${e.position.queued} in queue ${e.queue ?? ''}.` : '';
     p.className = '';
     p.textContent = e.starts
-      ? `Expected start: ${when(e.start)} (in about ${Math.round(e.start_in_seconds / 60)} min, ± ${Math.round(e.precision_seconds / 60)} min) ` +
-        `on ${e.placement?.cluster ?? '?'}, expected cost ${e.expected_cost?.amount} ${e.expected_cost?.currency}.${pos}`
+      ? `Expected start: ${when(e.start)} (in about ${span(e.start_in_seconds)}, ± ${span(e.precision_seconds)}) ` +
+        `on ${e.placement?.cluster ?? '?'}, expected cost ${amount(e.expected_cost?.amount, e.expected_cost?.currency ?? '')}.${pos}`
       : `Not expected to start within the planning horizon: ${e.waiting ?? ''}.${pos}`;
   }).catch((err) => { p.textContent = `Expected start: ${(err as Error).message}`; });
   return p;
 }
 
-function explainPanel(ex: any): Kid {
+function explainPanel(ex: any, job: any): Kid {
   const sched = ex.scheduler ?? {};
   const cands: any[] = sched.candidates ?? [];
+  const waiting = ex.state === 'pending' || ex.state === 'admitted';
   const forecast = ex.state === 'pending' ? expectedStart(ex.job) : null;
+  // A job that ran keeps why it went where it did: its last attempt's placement.
+  const attempts: any[] = job.attempts ?? [];
+  const placed = attempts.length ? attempts[attempts.length - 1].placement?.why : '';
+  const why = waiting ? ex.reason || sched.reason || sched.waiting : placed || sched.placement?.why || ex.reason;
+  const currency = job.currency ?? 'USD';
   return h('section', { 'aria-labelledby': 'why' },
-    h('h2', { id: 'why' }, ex.state === 'pending' || ex.state === 'admitted' ? 'Why pending' : 'Why here'),
-    h('p', { id: 'why-text' }, ex.reason || sched.placement?.why || sched.reason || sched.waiting || '—'),
+    h('h2', { id: 'why' }, waiting ? 'Why pending' : 'Why here'),
+    h('p', { id: 'why-text' }, why || '—'),
     forecast,
-    sched.queue ? h('p', { class: 'muted' }, `Queue ${sched.queue}`) : null,
-    table('Candidate clusters the scheduler weighed', ['Cluster', 'Accelerators', 'Eligible', 'Why / price'],
-      cands.map((c) => [c.cluster, c.accelerators, c.eligible ? 'yes' : 'no',
-                        c.eligible ? `${c.price_per_gpu_hour} per GPU-hour${c.reserved ? ' (reserved)' : ''}` : c.reason])));
+    sched.queue ? h('p', { class: 'muted' }, 'Queue ', link(`#/queues/${encodeURIComponent(sched.queue)}`, sched.queue)) : null,
+    cands.length ? table('Candidate clusters the scheduler weighed', ['Cluster', 'Accelerators', 'Eligible', 'Why / price'],
+      cands.map((c) => [link(`#/gpus?cluster=${encodeURIComponent(c.cluster)}`, c.cluster), c.accelerators, c.eligible ? 'yes' : 'no',
+                        c.eligible ? `${amount(c.price_per_gpu_hour, currency)} per GPU-hour${c.reserved ? ' (reserved)' : ''}` : c.reason]))
+      : null);
+}
+
+// What happened to the job, in order: each event the ledger kept (submitted,
+// placed, preempted by whom, reaped for idleness, timed out, cancelled by
+// whom, resumed from which checkpoint).
+const BAD = /(fail|preempt|cancel|reap|timed? ?out|lost|outage|error)/i;
+const GOOD = /(succeed|complet|resum)/i;
+function storyPanel(job: any): Kid {
+  const events: any[] = job.events ?? [];
+  if (events.length === 0) return null;
+  return h('section', { 'aria-labelledby': 'story' },
+    h('h2', { id: 'story' }, 'What happened'),
+    h('ol', { class: 'events', id: 'events' }, events.map((e) => {
+      const text = `${e.type}: ${e.message ?? ''}`;
+      return h('li', { class: BAD.test(text) ? 'bad' : GOOD.test(text) ? 'good' : undefined },
+        h('time', { datetime: e.time }, when(e.time)), h('strong', {}, e.type), ' ', e.message ?? '');
+    })));
 }
 
 function attemptsPanel(job: any): Kid {
@@ -86,23 +110,32 @@ function attemptsPanel(job: any): Kid {
   const now = Date.now();
   const wasted = attempts.filter((a) => a.state !== 'succeeded' && a.state !== 'running')
                          .reduce((t, a) => t + (a.cost_micros ?? 0), 0);
+  const currency = job.currency ?? 'USD';
   return h('section', { 'aria-labelledby': 'attempts' },
     h('h2', { id: 'attempts' }, 'Attempts'),
     timeline(`Attempts of ${job.name}`, attempts.map((a) => ({
       label: `#${a.number} ${a.cluster}`.slice(0, 14), state: a.state,
       start: Date.parse(a.started_at), end: a.ended_at ? Date.parse(a.ended_at) : now }))),
     table('Each attempt and what it cost', ['#', 'Cluster', 'State', 'Started', 'Ended', '#GPUs', '#Cost', 'Failure'],
-      attempts.map((a) => [a.number, a.cluster, stateBadge(a.state), when(a.started_at), when(a.ended_at), a.gpus,
-                           money(a.cost_micros), a.failure_class || '—'])),
-    h('p', { id: 'wasted' }, `Spent on attempts that did not finish: ${money(wasted)}`));
+      attempts.map((a) => [a.number, link(`#/gpus?cluster=${encodeURIComponent(a.cluster)}`, a.cluster), stateBadge(a.state),
+                           when(a.started_at), when(a.ended_at), a.gpus, money(a.cost_micros, currency), a.failure_class || '—'])),
+    h('p', { id: 'wasted' }, `Spent on attempts that did not finish: ${money(wasted, currency)}`));
 }
 
 async function logsPanel(job: any, live: (fn: () => Promise<void>, ms: number) => void): Promise<Kid> {
   const pre = h('pre', { class: 'logs', tabindex: 0, 'aria-label': 'Log output' });
   let offset = 0;
+  let kept = true;
   const follow = async () => {
+    if (!kept) return;
     try {
-      const r = await fetch(`/v1/jobs/${encodeURIComponent(job.id)}/logs${qs({ offset })}`, { credentials: 'same-origin' });
+      // missing=empty: a backend that keeps no output answers 204 and says why.
+      const r = await fetch(`/v1/jobs/${encodeURIComponent(job.id)}/logs${qs({ offset, missing: 'empty' })}`, { credentials: 'same-origin' });
+      if (r.status === 204) {
+        kept = false;
+        pre.textContent = r.headers.get('X-Causeway-Logs-Missing') ?? 'No output is kept for this job.';
+        return;
+      }
       if (!r.ok) {
         if (offset === 0) pre.textContent = (await r.json().catch(() => null))?.error?.message ?? `HTTP ${r.status}`;
         return;
@@ -116,14 +149,33 @@ async function logsPanel(job: any, live: (fn: () => Promise<void>, ms: number) =
   };
   if ((job.attempts ?? []).length === 0) return null;
   await follow();
-  if (job.state === 'running') live(follow, 3000);
+  if (job.state === 'running' && kept) live(follow, 3000);
   return h('section', {}, h('h2', {}, 'Logs'), pre);
 }
 
-// The job's provenance record (an in-toto Statement), read when opened; the
-// signed DSSE envelope is one link away for anyone who wants to verify it.
+// The job's provenance record (an in-toto Statement), read when opened: a
+// summary of what it pins (subjects, builder, what the run depended on),
+// the full record behind its own toggle, and the signed DSSE envelope one
+// link away for anyone who wants to verify it.
+function provenanceSummary(st: any): Kid {
+  const subjects: any[] = st.subject ?? [];
+  const pred = st.predicate ?? {};
+  const build = pred.buildDefinition ?? {};
+  const run = pred.runDetails ?? {};
+  const deps: any[] = build.resolvedDependencies ?? [];
+  const digest = (d: any) => Object.entries(d ?? {}).map(([k, v]) => `${k}:${String(v).slice(0, 16)}…`).join(', ');
+  return [
+    kv([['Type', st.predicateType ?? '—'], ['Build type', build.buildType ?? '—'], ['Builder', run.builder?.id ?? '—'],
+        ['Invocation', run.metadata?.invocationId ?? '—'], ['Started', when(run.metadata?.startedOn)],
+        ['Finished', when(run.metadata?.finishedOn)]]),
+    table('What it produced', ['Name', 'Digest'], subjects.map((x) => [x.name ?? '—', digest(x.digest)])),
+    table('What the run depended on (image, datasets, code, checkpoint)', ['Name', 'Where', 'Digest'],
+      deps.map((d) => [d.name ?? '—', d.uri ?? '—', digest(d.digest)])),
+  ];
+}
+
 function provenancePanel(id: string): HTMLElement {
-  const body = h('pre', { tabindex: 0, 'aria-label': 'Provenance statement' }, 'Reading…');
+  const body = h('div', { id: 'provenance-body' }, h('p', { class: 'muted' }, 'Reading…'));
   const panel = h('details', { id: 'provenance' },
     h('summary', {}, 'Provenance record'),
     h('p', {}, link(`/v1/jobs/${encodeURIComponent(id)}/provenance`, 'The signed envelope (DSSE)'),
@@ -134,8 +186,12 @@ function provenancePanel(id: string): HTMLElement {
     if (!panel.open || read) return;
     read = true;
     api(`/v1/jobs/${encodeURIComponent(id)}/provenance?format=statement`)
-      .then((st) => { body.textContent = JSON.stringify(st, null, 2); })
-      .catch((e) => { body.textContent = (e as Error).message; });
+      .then((st) => {
+        const full = h('pre', { tabindex: 0, 'aria-label': 'Provenance statement' }, JSON.stringify(st, null, 2));
+        body.replaceChildren(h('div', { id: 'provenance-summary' }, provenanceSummary(st) as any),
+                             h('details', { id: 'provenance-full' }, h('summary', {}, 'The full record'), full));
+      })
+      .catch((e) => { body.replaceChildren(h('p', { class: 'error' }, (e as Error).message)); });
   });
   return panel;
 }
@@ -176,13 +232,17 @@ export const jobPage: Page = async (params, _q, live) => {
       if (now.state !== job.state || (now.attempts ?? []).length !== (job.attempts ?? []).length) location.reload();
     }, 5000);
   }
+  const queue = ex.scheduler?.queue;
   return [
     h('h1', {}, job.name, ' ', stateBadge(job.state)),
-    kv([['Job', job.id], ['Team', job.team], ['Owner', job.owner], ['Cluster', job.cluster || '—'],
+    kv([['Job', job.id], ['Team', link(`#/jobs?team=${encodeURIComponent(job.team)}`, job.team)], ['Owner', job.owner],
+        ['Queue', queue ? link(`#/queues/${encodeURIComponent(queue)}`, queue) : '—'],
+        ['Cluster', job.cluster ? link(`#/gpus?cluster=${encodeURIComponent(job.cluster)}`, job.cluster) : '—'],
         ['Priority', job.priority], ['Submitted', when(job.created_at)], ['Updated', when(job.updated_at)],
-        ['Cost', money(job.cost_micros)], ['Reason', job.reason || '—']]),
+        ['Cost', h('span', { id: 'job-cost' }, money(job.cost_micros, job.currency ?? 'USD'))], ['Reason', job.reason || '—']]),
     cancel, status,
-    ex.error ? h('p', { class: 'muted' }, `Explain: ${ex.error}`) : explainPanel(ex),
+    ex.error ? h('p', { class: 'muted' }, `Explain: ${ex.error}`) : explainPanel(ex, job),
+    storyPanel(job),
     attemptsPanel(job),
     h('section', {}, h('h2', {}, 'Checkpoints'),
       table('Checkpoints registered', ['Path', 'Step', 'Registered'],

@@ -1,13 +1,14 @@
 // Queues, cost, GPUs and waste, readiness, people: each a read of the API
 // the CLI also uses, shown as tables with a chart where a picture helps.
 import { api, qs } from '../api';
-import { h, kv, link, table, when, type Kid } from '../dom';
-import { quotaBar, stackedBars } from '../charts';
+import { amount, fmt, h, kv, link, ownerText, span, table, unreadable, when, type Kid } from '../dom';
+import { lineChart, quotaBar, stackedBars } from '../charts';
 import type { Page } from '../main';
 
 const num = (s: unknown) => Number(s ?? 0) || 0;
-// An exact decimal from the API, shown to `places` (the API keeps the exact value; the CSV does too).
-const dec = (s: unknown, places = 2) => (s === null || s === undefined || s === '' ? '—' : num(s).toFixed(places));
+// An exact decimal from the API, shown to `places` with thousands
+// separators (the API keeps the exact value; the CSV does too).
+const dec = (s: unknown, places = 2) => fmt(s, places);
 
 export const queuesPage: Page = async (_p, _q, live) => {
   const holder = h('div', { 'aria-live': 'polite' });
@@ -16,7 +17,7 @@ export const queuesPage: Page = async (_p, _q, live) => {
     holder.replaceChildren(...(data.queues as any[]).map((q) => h('section', { class: 'panel' },
       h('h2', {}, `Queue ${q.name}`),
       kv([['Team', q.team], ['Cohort', q.cohort || '—'], ['Weight', q.weight], ['Running', q.running], ['Pending', q.pending],
-          ['Budget', q.budget ? `${q.budget.spent} of ${q.budget.monthly} ${q.budget.currency} this month${q.budget.exhausted ? ' (exhausted)' : ''}` : 'none'],
+          ['Budget', q.budget ? `${amount(q.budget.spent, q.budget.currency)} of ${amount(q.budget.monthly, q.budget.currency)} this month${q.budget.exhausted ? ' (exhausted)' : ''}` : 'none'],
           ['Pending jobs', link(`#/queues/${encodeURIComponent(q.name)}`, `the ${q.pending} waiting, in the order they will be tried`)]]),
       table(`Quota of ${q.name} per flavor (GPUs or CPUs)`, ['Flavor', '#Nominal', '#Used', '#Borrowed', 'Use'],
         (q.flavors as any[]).map((f) => [f.flavor, f.nominal, f.used, f.borrowing,
@@ -37,7 +38,11 @@ function queueHistory(): HTMLElement {
     const rows: any[] = r.rows;
     const days = [...new Set(rows.map((x) => x.day))].sort();
     const teams = [...new Set(rows.map((x) => x.team))].sort();
-    const minutes = (s: number) => (s / 60).toFixed(1);
+    const minutes = (s: number) => fmt(s / 60, 1);
+    if (rows.length === 0) {
+      out.replaceChildren(h('h2', {}, 'The last 14 days'), h('p', { class: 'muted' }, 'No job started in the last 14 days.'));
+      return;
+    }
     out.replaceChildren(h('h2', {}, 'The last 14 days'),
       stackedBars('Preempted attempts per day, stacked by team', days, teams,
                   (d, t) => num(rows.find((x) => x.day === d && x.team === t)?.preemptions)),
@@ -86,17 +91,24 @@ function csvCell(v: unknown): string {
 
 export const costPage: Page = async (_p, q) => {
   const period = q.get('period') || monthsBack(12);
-  const [metered, byProvider, waste] = await Promise.all([
+  const [metered, byProvider, waste, billsByProvider, billsByTeam] = await Promise.all([
     api(`/v1/cost/showback${qs({ source: 'metered', by: 'team,month', period })}`),
     api(`/v1/cost/showback${qs({ source: 'metered', by: 'provider', period })}`),
     api(`/v1/cost/waste${qs({ period })}`),
+    // What the providers billed (imported FOCUS files), beside what Causeway metered.
+    api(`/v1/cost/showback${qs({ by: 'provider', period })}`).catch((e) => ({ error: e })),
+    api(`/v1/cost/showback${qs({ by: 'team', period, share: 'proportional' })}`).catch((e) => ({ error: e })),
   ]);
+  const cur: string = metered.currency;
   const rows: any[] = metered.rows;
   const months = [...new Set(rows.map((r) => r.month))].sort();
   const teams = [...new Set(rows.map((r) => r.team))].sort();
   const total = rows.reduce((t, r) => t + num(r.cost), 0);
   const completed = rows.reduce((t, r) => t + num(r.completed_jobs), 0);
   const wasted = rows.reduce((t, r) => t + num(r.wasted_cost), 0);
+  const reservations: any[] = waste.reservations ?? [];
+  const committed = reservations.reduce((t, r) => t + num(r.committed_cost), 0);
+  const unused = reservations.reduce((t, r) => t + num(r.unused_cost), 0);
   const header = ['team', 'month', 'attempts', 'gpu_hours', 'cost', 'completed_jobs', 'cost_per_completed_job', 'wasted_cost'];
   const csv = [header.join(','), ...rows.map((r) => header.map((k) => csvCell(r[k])).join(','))].join('\n') + '\n';
   const download = h('a', { href: URL.createObjectURL(new Blob([csv], { type: 'text/csv' })), download: `showback-${period}.csv`, id: 'csv' },
@@ -108,78 +120,147 @@ export const costPage: Page = async (_p, q) => {
     e.preventDefault();
     location.hash = '#/cost' + qs({ period: String(new FormData(form).get('period') ?? '') });
   });
+  const card = (label: string, value: Kid, id?: string) =>
+    h('div', { class: 'card' }, h('div', {}, label), h('div', { class: 'v', id }, value));
+  const billed = (r: any) => amount(r.billed_cost, r.currency ?? cur);
+  const bills = (billsByProvider as any).error
+    ? unreadable('the imported bills', (billsByProvider as any).error)
+    : (billsByProvider.rows as any[]).length === 0
+      ? h('p', { class: 'muted', id: 'no-bills' }, 'No provider bill has been imported for this period (causeway cost import FILE --provider P, FOCUS 1.0–1.2).')
+      : [table('What each provider billed (FOCUS), against what Causeway metered', ['Provider', '#Billed', '#Effective', '#GPU-hours billed', '#Metered'],
+               (billsByProvider.rows as any[]).map((r) => [r.provider, billed(r), amount(r.effective_cost, r.currency ?? cur),
+                 dec(r.gpu_hours, 1), amount((byProvider.rows as any[]).find((m) => m.provider === r.provider)?.cost, cur)])),
+         (billsByTeam as any).error ? null
+           : table('Billed cost by team: tagged, untagged, and the untagged share spread in proportion', ['Team', '#Effective', '#Shared untagged', '#Total'],
+                   (billsByTeam.rows as any[]).map((r) => [r.team || 'untagged', amount(r.effective_cost, r.currency ?? cur),
+                     amount(r.shared_cost, r.currency ?? cur), amount(r.total_effective_cost ?? r.effective_cost, r.currency ?? cur)]))];
+  const nothing = rows.length === 0;
   return [
     h('h1', {}, 'Cost'), form,
     h('div', { class: 'cards' },
-      h('div', { class: 'card' }, h('div', {}, 'Total'), h('div', { class: 'v', id: 'cost-total' }, `${total.toFixed(2)} ${metered.currency}`)),
-      h('div', { class: 'card' }, h('div', {}, 'Completed jobs'), h('div', { class: 'v' }, completed)),
-      h('div', { class: 'card' }, h('div', {}, 'Per completed job'), h('div', { class: 'v' }, completed ? (total / completed).toFixed(2) : '—')),
-      h('div', { class: 'card' }, h('div', {}, 'Failed or preempted attempts'), h('div', { class: 'v' }, wasted.toFixed(2)))),
+      card('Total metered', amount(total, cur), 'cost-total'),
+      card('Completed jobs', fmt(completed, 0)),
+      card('Per completed job', completed ? amount(total / completed, cur) : '—'),
+      card('Failed or preempted attempts', amount(wasted, cur)),
+      card('Reservations committed', amount(committed, cur), 'committed'),
+      card('Reserved but unused', amount(unused, cur))),
     h('h2', {}, 'Showback by team and month'),
-    stackedBars(`Cost in ${metered.currency} by month, stacked by team`, months, teams,
-                (m, t) => num(rows.find((r) => r.month === m && r.team === t)?.cost)),
+    nothing ? h('p', { class: 'muted', id: 'no-cost' }, `No attempt was metered in ${period}.`)
+      : stackedBars(`Cost in ${cur} by month, stacked by team`, months, teams,
+                    (m, t) => num(rows.find((r) => r.month === m && r.team === t)?.cost)),
     table('What each team spent per month, at the estate\'s prices', ['Team', 'Month', '#Attempts', '#GPU-hours', '#Cost', '#Completed', '#Per completed job', '#Wasted'],
-      rows.map((r) => [r.team, r.month, r.attempts, dec(r.gpu_hours, 1), dec(r.cost), r.completed_jobs, dec(r.cost_per_completed_job), dec(r.wasted_cost)])),
-    download,
+      rows.map((r) => [r.team, r.month, fmt(r.attempts, 0), dec(r.gpu_hours, 1), amount(r.cost, cur), fmt(r.completed_jobs, 0),
+                       amount(r.cost_per_completed_job, cur), amount(r.wasted_cost, cur)]), `Nothing metered in ${period}.`),
+    nothing ? null : download,
     h('h2', {}, 'Cost per completed job over time'),
-    stackedBars(`Cost per completed job in ${metered.currency}, by month`, months, ['per completed job'], (m) => {
-      const inMonth = rows.filter((r) => r.month === m);
-      const n = inMonth.reduce((t, r) => t + num(r.completed_jobs), 0);
-      return n ? inMonth.reduce((t, r) => t + num(r.cost), 0) / n : 0;
-    }),
+    nothing ? h('p', { class: 'muted' }, 'No completed job yet.')
+      : stackedBars(`Cost per completed job in ${cur}, by month`, months, ['per completed job'], (m) => {
+        const inMonth = rows.filter((r) => r.month === m);
+        const n = inMonth.reduce((t, r) => t + num(r.completed_jobs), 0);
+        return n ? inMonth.reduce((t, r) => t + num(r.cost), 0) / n : 0;
+      }),
     h('h2', {}, 'Providers compared'),
     table('Cost and cost per completed job by provider', ['Provider', '#GPU-hours', '#Cost', '#Completed', '#Per completed job', '#Wasted'],
-      (byProvider.rows as any[]).map((r) => [r.provider, dec(r.gpu_hours, 1), dec(r.cost), r.completed_jobs, dec(r.cost_per_completed_job), dec(r.wasted_cost)])),
+      (byProvider.rows as any[]).map((r) => [r.provider, dec(r.gpu_hours, 1), amount(r.cost, cur), fmt(r.completed_jobs, 0),
+                                             amount(r.cost_per_completed_job, cur), amount(r.wasted_cost, cur)])),
+    h('h2', {}, 'Provider bills'),
+    h('div', { id: 'bills' }, bills),
     h('h2', {}, 'Waste'),
     table('Failed attempts and idle time reaped, by team', ['Team', '#Failed attempts', '#Failed cost', '#Reaped jobs', '#Idle GPU-hours', '#Idle cost', '#Unused reserved share'],
-      (waste.teams as any[]).map((t) => [t.team, t.failed_attempts, dec(t.failed_cost), t.reaped_jobs, dec(t.idle_gpu_hours, 1), dec(t.idle_cost), dec(t.unused_reserved_share)])),
+      (waste.teams as any[]).map((t) => [t.team, fmt(t.failed_attempts, 0), amount(t.failed_cost, cur), fmt(t.reaped_jobs, 0),
+                                         dec(t.idle_gpu_hours, 1), amount(t.idle_cost, cur), amount(t.unused_reserved_share, cur)])),
     table('Reservations: committed against used', ['Cluster', 'GPU', '#Reserved GPU-hours', '#Used GPU-hours', '#Committed', '#Unused'],
-      (waste.reservations as any[]).map((r) => [r.cluster, r.gpu_type, dec(r.reserved_gpu_hours, 1), dec(r.used_gpu_hours, 1), dec(r.committed_cost), dec(r.unused_cost)])),
+      reservations.map((r) => [r.cluster, r.gpu_type, dec(r.reserved_gpu_hours, 1), dec(r.used_gpu_hours, 1),
+                               amount(r.committed_cost, cur), amount(r.unused_cost, cur)]), 'The estate reserves nothing in this period.'),
   ];
 };
 
 function auditRows(events: any[]): Kid[][] {
-  return events.map((e) => [when(new Date(e.time).toISOString()), e.actor?.user?.name ?? '—', e.api?.operation ?? e.message ?? '—',
-                            e.cloud?.provider ?? '—', e.message ?? '']);
+  return events.map((e) => [when(new Date(e.time).toISOString()), e.actor?.user?.name ?? e.actor?.user?.uid ?? '—',
+                            e.api?.operation ?? e.message ?? '—', e.cloud?.provider ?? '—', e.message ?? '']);
 }
 
-export const gpusPage: Page = async (_p, _q, live) => {
+// GPUs: what each cluster and pool has, holds and leaves idle; what runs
+// and at what rate; utilization day by day; the reaper's work.
+export const gpusPage: Page = async (_p, q, live) => {
   const holder = h('div', { 'aria-live': 'polite' });
+  const only = q.get('cluster') ?? '';
   const load = async () => {
-    const [running, reaper, waste] = await Promise.all([
-      api('/v1/jobs?state=running&limit=100').catch((e) => ({ error: e.message, jobs: [] })),
+    const [cap, reaper, waste] = await Promise.all([
+      api('/v1/capacity').catch((e) => ({ error: e })),
       // The trail's own events, filtered by the store on the action prefix.
-      api('/v1/audit?action=reaper.&order=newest&limit=100').catch((e) => ({ error: e.message, events: [] })),
-      api(`/v1/cost/waste${qs({ period: monthsBack(1) })}`).catch((e) => ({ error: e.message, teams: [] })),
+      api('/v1/audit?action=reaper.&order=newest&limit=100').catch((e) => ({ error: e, events: [] })),
+      api(`/v1/cost/waste${qs({ period: monthsBack(1) })}`).catch((e) => ({ error: e, teams: [] })),
     ]);
-    const reclaimed = (waste.teams as any[]).reduce((t, x) => t + num(x.idle_cost), 0);
+    const cur: string = (cap as any).currency ?? (waste as any).currency ?? 'USD';
+    const parts: Kid[] = [];
+    if ((cap as any).error) {
+      parts.push(unreadable('the clusters\' capacity', (cap as any).error));
+    } else {
+      const pools = (cap.pools as any[]).filter((p) => !only || p.cluster === only);
+      const sum = (k: string) => pools.reduce((t, p) => t + num(p[k]), 0);
+      const running: any[] = cap.running ?? [];
+      const rate = running.reduce((t, j) => t + num(j.cost_per_hour), 0);
+      parts.push(
+        h('div', { class: 'cards' },
+          h('div', { class: 'card' }, h('div', {}, 'GPUs'), h('div', { class: 'v', id: 'gpus-total' }, fmt(sum('gpus'), 0))),
+          h('div', { class: 'card' }, h('div', {}, 'Allocated'), h('div', { class: 'v', id: 'gpus-allocated' }, fmt(sum('allocated'), 0))),
+          h('div', { class: 'card' }, h('div', {}, 'Free'), h('div', { class: 'v' }, fmt(sum('free'), 0))),
+          h('div', { class: 'card' }, h('div', {}, `Idle (below ${cap.idle_below_percent}%)`),
+            h('div', { class: 'v' }, cap.telemetry ? fmt(sum('idle'), 0) : 'no telemetry')),
+          h('div', { class: 'card' }, h('div', {}, 'Running now costs'), h('div', { class: 'v' }, `${amount(rate, cur)}/h`))),
+        only ? h('p', {}, `Cluster ${only}. `, link('#/gpus', 'All clusters')) : null,
+        table('GPUs per cluster and pool: allocated to running attempts, free, and idle by the GPU telemetry',
+          ['Cluster', 'Pool', '#GPUs', '#Allocated', '#Free', '#Idle', '#Not sampled'],
+          pools.map((p) => [link(`#/gpus?cluster=${encodeURIComponent(p.cluster)}`, p.cluster), p.pool, fmt(p.gpus, 0),
+                            fmt(p.allocated, 0), fmt(p.free, 0), cap.telemetry ? fmt(p.idle, 0) : '—', fmt(p.unobserved, 0)])),
+        h('h2', {}, 'GPU utilization, day by day'),
+        (cap.days as any[]).some((d) => d.utilization_percent !== null)
+          ? lineChart('Share of sampled GPU time busy, per day (UTC)',
+                      (cap.days as any[]).map((d) => ({ label: d.day, value: d.utilization_percent })), 100, '%')
+          : h('p', { class: 'muted' }, 'No GPU telemetry was recorded for attempts in the last 14 days.'),
+        table('GPU time allocated and sampled per day', ['Day', '#Allocated GPU-hours', '#Sampled GPU-hours', '#Busy (%)'],
+          (cap.days as any[]).map((d) => [d.day, dec(d.allocated_gpu_hours, 1), dec(d.observed_gpu_hours, 1),
+                                          d.utilization_percent === null ? '—' : dec(d.utilization_percent, 1)])),
+        h('h2', {}, 'Running now'),
+        table('Running jobs: their GPUs, what they cost an hour, how busy their GPUs have been',
+          ['Job', 'Team', 'Cluster', '#GPUs', '#Cost per hour', '#Busy (%)', 'Since'],
+          running.filter((j) => !only || j.cluster === only).map((j) => [link(`#/jobs/${encodeURIComponent(j.id)}`, j.name || j.id), j.team,
+            j.cluster, fmt(j.gpus, 0), amount(j.cost_per_hour, cur), j.utilization_percent === null ? '—' : dec(j.utilization_percent, 1),
+            when(j.since)]), 'Nothing runs now.'));
+    }
     // Idle now: the reaper's last word on the job is a warning (not a
     // recovery or a cancel) and the job still runs.
+    const names = new Map<string, string>();
+    const events: any[] = (reaper as any).events ?? [];
     const last = new Map<string, any>();
-    for (const e of reaper.events as any[]) if (!last.has(e.resource)) last.set(e.resource, e);
-    const warned = [...last.values()].filter((e) => e.action === 'reaper.warn' && String(e.resource).startsWith('job/')).slice(0, 20);
-    const idle = (await Promise.all(warned.map(async (e) => {
-      const job = await api(`/v1/jobs/${encodeURIComponent(String(e.resource).slice(4))}`).catch(() => null);
-      return job?.state === 'running' ? [e, job] : null;
-    }))).filter(Boolean) as [any, any][];
+    for (const e of events) if (!last.has(e.resource)) last.set(e.resource, e);
+    const jobIds = [...new Set(events.map((e) => String(e.resource)).filter((r) => r.startsWith('job/')).map((r) => r.slice(4)))].slice(0, 30);
+    const jobs = await Promise.all(jobIds.map((id) => api(`/v1/jobs/${encodeURIComponent(id)}`).catch(() => null)));
+    jobs.forEach((j, i) => { if (j) names.set(jobIds[i], j.name || jobIds[i]); });
+    const byId = new Map(jobs.filter(Boolean).map((j: any) => [j.id, j]));
+    const warned = [...last.values()].filter((e) => e.action === 'reaper.warn' && String(e.resource).startsWith('job/'));
+    const idle = warned.map((e) => [e, byId.get(String(e.resource).slice(4))]).filter(([, j]) => j?.state === 'running') as [any, any][];
+    const jobLink = (resource: string) => {
+      if (!resource.startsWith('job/')) return resource;
+      const id = resource.slice(4);
+      return link(`#/jobs/${encodeURIComponent(id)}`, names.get(id) ?? id);
+    };
+    const reclaimed = ((waste as any).teams as any[] ?? []).reduce((t, x) => t + num(x.idle_cost), 0);
     const idleNow = table('Idle now: warned by the reaper and not busy since', ['Job', 'Team', 'Owner', 'Idle since', '#GPUs', '#Busiest GPU in the window (%)', 'Policy'],
       idle.map(([e, j]) => [link(`#/jobs/${encodeURIComponent(j.id)}`, j.name), j.team, j.owner, when(e.time),
-                            e.details?.gpus ?? '—', e.details?.max_percent ?? '—', e.details?.policy ?? '—']));
+                            e.details?.gpus ?? '—', e.details?.max_percent ?? '—', e.details?.policy ?? '—']), 'No running job is idle.');
     idleNow.id = 'idle-now';
-    holder.replaceChildren(
-      h('div', { class: 'cards' },
-        h('div', { class: 'card' }, h('div', {}, 'Running jobs'), h('div', { class: 'v' }, running.jobs.length)),
-        h('div', { class: 'card' }, h('div', {}, 'Idle now'), h('div', { class: 'v' }, idle.length)),
-        h('div', { class: 'card' }, h('div', {}, 'Idle cost reaped this month'), h('div', { class: 'v' }, reclaimed.toFixed(2)))),
+    parts.push(
+      h('h2', {}, 'Idle GPUs and the reaper'),
+      h('p', {}, `Idle cost reaped this month: ${(waste as any).error ? '—' : amount(reclaimed, cur)}.`),
       idleNow,
-      table('Running now', ['Job', 'Team', 'Cluster'],
-        (running.jobs as any[]).map((j) => [link(`#/jobs/${encodeURIComponent(j.id)}`, j.name), j.team, j.cluster])),
-      h('h2', {}, 'Reaper warnings and cancellations'),
-      reaper.error ? h('p', { class: 'muted' }, reaper.error)
+      (reaper as any).error ? unreadable('the reaper\'s audit events', (reaper as any).error)
         : table('Idle GPU reaper: warnings and cancellations, newest first', ['Time', 'Action', 'Job', 'Why'],
-                (reaper.events as any[]).map((e) => [when(e.time), e.action,
-                  String(e.resource).startsWith('job/') ? link(`#/jobs/${encodeURIComponent(String(e.resource).slice(4))}`, String(e.resource).slice(4)) : e.resource,
-                  `${e.details?.dry_run ? '(dry run) ' : ''}${e.details?.reason ?? ''}`])));
+                events.map((e) => [when(e.time), e.action, jobLink(String(e.resource)),
+                  `${e.details?.dry_run ? '(dry run) ' : ''}${e.details?.reason ?? ''}`]), 'The reaper has not acted.'));
+    holder.replaceChildren();
+    for (const part of parts) if (part) holder.append(...(Array.isArray(part) ? part.filter(Boolean) as Node[] : [part as Node]));
   };
   await load();
   live(load, 10000);
@@ -201,7 +282,7 @@ export const auditPage: Page = async (_p, q) => {
   });
   const [found, coverage] = await Promise.all([
     api(`/v1/audit/search${qs({ ...f, order: 'newest', limit: 50 })}`),
-    api('/v1/audit/coverage').catch((e) => ({ error: e.message, findings: [] })),
+    api('/v1/audit/coverage').catch((e) => ({ error: e, findings: [] })),
   ]);
   // Verifying reads the whole chain, which takes longer than the rest of
   // the page: it is filled in when it comes.
@@ -212,7 +293,14 @@ export const auditPage: Page = async (_p, q) => {
     api(`/v1/audit/verify${qs({ fresh: fresh ? 'true' : undefined })}`).then((v) => {
       const again = h('button', { type: 'button', id: 'verify-again' }, 'Verify again now');
       again.addEventListener('click', () => verify(true));
-      chain.replaceChildren(kv(Object.entries(v).filter(([, x]) => typeof x !== 'object').map(([k, x]) => [k, String(x)])), again);
+      const ok = v.ok ? 'intact' : 'BROKEN';
+      chain.replaceChildren(kv([['Chain', h('strong', { class: v.ok ? undefined : 'error' }, ok)],
+        ['Events', fmt(v.events, 0)], ['Signed checkpoints', fmt(v.checkpoints, 0)],
+        ['Last signed', v.last_signed_seq ? `seq ${v.last_signed_seq} (${fmt(v.unsigned_events, 0)} events since)` : 'never'],
+        ['Imported provider events', v.imported_events === undefined ? '—' : `${fmt(v.imported_events, 0)} match their imports`],
+        ...(v.reason ? [['Broken at', `seq ${v.first_bad_seq}: ${v.reason}`] as [string, Kid]] : []),
+        ...(v.checkpoint_error ? [['Checkpoints', v.checkpoint_error] as [string, Kid]] : []),
+        ...(v.import_error ? [['Imports', v.import_error] as [string, Kid]] : [])]), again);
     }).catch((e) => { chain.replaceChildren(h('p', { class: 'error' }, (e as Error).message)); });
   };
   verify(false);
@@ -221,11 +309,14 @@ export const auditPage: Page = async (_p, q) => {
     h('section', { class: 'panel' }, h('h2', {}, 'Chain'), chain),
     form,
     f.actor ? h('p', {}, link(`#/audit/people/${encodeURIComponent(f.actor)}`, `${f.actor}'s page`)) : null,
-    table('Events across Causeway and the providers, newest first', ['Time', 'Actor', 'Action', 'Provider', 'Message'], auditRows(found.events)),
+    table('Events across Causeway and the providers, newest first', ['Time', 'Actor', 'Action', 'Provider', 'Message'], auditRows(found.events),
+          'No event matches.'),
     found.next_cursor ? link('#/audit' + qs({ ...f, cursor: found.next_cursor }), 'Older events') : null,
     h('h2', {}, 'Coverage findings'),
-    table('What the audit trail does not cover', ['Finding'],
-      (coverage.findings as any[]).map((x) => [x.message ?? x.reason ?? JSON.stringify(x)])),
+    (coverage as any).error ? unreadable('the coverage findings', (coverage as any).error)
+      : table('What the audit trail does not cover', ['Provider', 'Kind', 'Concerns', 'What is wrong and what to do'],
+              (coverage.findings as any[]).map((x) => [x.provider ?? '—', x.kind ?? '—', x.name ?? '—', x.detail ?? '—']),
+              'The trail covers everything the estate declares.'),
   ];
 };
 
@@ -233,34 +324,65 @@ export const personPage: Page = async (params) => {
   const user = params[0];
   const [person, creds] = await Promise.all([
     api(`/v1/audit/people/${encodeURIComponent(user)}`),
-    api(`/v1/people/${encodeURIComponent(user)}/credentials`).catch((e) => ({ error: e.message })),
+    api(`/v1/people/${encodeURIComponent(user)}/credentials`).catch((e) => ({ error: e })),
   ]);
   const events: any[] = person.events ?? [];
+  const c: any = creds;
+  const credentials: Kid = c.error ? unreadable(`${user}'s credentials`, c.error) : [
+    h('p', { id: 'verdict', class: c.retains_access ? 'error' : undefined }, c.verdict ?? ''),
+    kv([['Directory', c.directory?.state ?? '—'], ['Groups', (c.directory?.groups ?? []).join(', ') || '—']]),
+    table('API tokens', ['Token', 'Name', 'Scopes', 'State', 'Because', 'Expires'],
+      (c.api_tokens as any[] ?? []).map((t) => [t.id, t.name, (t.scopes ?? []).join(' '), t.state, t.because ?? '—', when(t.expires_at)]),
+      'No API token acts for them.'),
+    table('Workload tokens minted for their jobs', ['Job', 'Audiences', 'State', 'Expires'],
+      (c.workload_tokens as any[] ?? []).map((w) => [link(`#/jobs/${encodeURIComponent(w.job)}`, w.job), (w.audiences ?? []).join(', '),
+                                                    w.state, when(w.expires_at)]), 'None.'),
+    table('Break-glass grants', ['Grant', 'Role', 'Expires'],
+      (c.breakglass as any[] ?? []).map((g) => [g.id, g.role, when(g.expires_at)]), 'None.'),
+    table('Accounts at providers', ['Provider', 'Cluster', 'User', 'Accounts', 'State'],
+      (c.provider_accounts as any[] ?? []).map((a) => [a.provider, a.cluster, a.slurm_user, (a.accounts ?? []).join(', ') || '—', a.state]),
+      'No provider keeps an account for them.'),
+  ];
   return [
     h('h1', {}, user),
     h('h2', {}, 'Credentials and grants'),
-    creds.error ? h('p', { class: 'muted' }, creds.error) : h('pre', {}, JSON.stringify(creds, null, 2)),
+    h('div', { id: 'credentials' }, credentials),
+    h('h2', {}, 'What they could do'),
+    table('Their roles, from their groups', ['Role', 'Team', 'Through group'],
+      (person.grants as any[] ?? []).map((g) => [g.role, g.team ?? 'every team', g.group ?? '—']), 'No role.'),
     h('h2', {}, 'What they did, where'),
-    table(`Events by ${user}`, ['Time', 'Actor', 'Action', 'Provider', 'Message'], auditRows(events)),
+    table(`Events by ${user}`, ['Time', 'Actor', 'Action', 'Provider', 'Message'], auditRows(events), 'No event.'),
   ];
 };
 
 export const readinessPage: Page = async () => {
   const [r, questions, runs] = await Promise.all([
     api('/v1/readiness'),
-    api('/v1/readiness/questions').catch((e) => ({ error: e.message })),
-    api('/v1/acceptance/runs').catch((e) => ({ error: e.message, runs: [] })),
+    api('/v1/readiness/questions').catch((e) => ({ error: e })),
+    api('/v1/acceptance/runs').catch((e) => ({ error: e, runs: [] })),
   ]);
+  const qa: any = questions;
+  const rs: any = runs;
   return [
     h('h1', {}, 'Readiness'),
     h('p', { class: 'muted' }, `Evaluated ${when(r.at)}`),
     table('Controls per provider', ['Control', 'Provider', 'State', 'Owner', 'Why'],
-      (r.findings as any[]).map((f) => [f.control, f.provider, f.state, f.owner ?? '—', f.reason])),
+      (r.findings as any[]).map((f) => [f.control, f.provider, f.state, ownerText(f.owner), f.reason])),
     h('h2', {}, 'The four questions'),
-    questions.error ? h('p', { class: 'muted' }, questions.error) : h('pre', {}, JSON.stringify(questions, null, 2)),
+    qa.error ? unreadable('the four questions', qa.error)
+      : h('div', { id: 'questions' }, (qa.answers as any[] ?? []).map((a) => h('section', { class: 'panel' },
+          h('h3', {}, `${a.text} — ${a.provider}`),
+          h('p', {}, h('strong', {}, a.answer), ': ', a.reason),
+          table('What the answer rests on', ['Control', 'State', 'Why'],
+                (a.controls as any[] ?? []).map((x) => [x.control, x.state, x.reason]))))),
     h('h2', {}, 'Acceptance tests'),
-    table('Recorded acceptance runs', ['Run', 'Verdict'],
-      ((runs.runs ?? []) as any[]).map((x) => [x.id ?? x.name ?? '—', x.verdict ?? x.state ?? JSON.stringify(x)])),
+    rs.error ? unreadable('the acceptance runs', rs.error)
+      : table('The latest run of each acceptance test', ['Test', 'Verdict', 'Finished', 'By', 'Steps', 'Audit seq'],
+          (rs.runs as any[] ?? []).map((x) => [x.test, x.seq === null || x.seq === undefined ? 'never run' : x.passed ? 'passed' : 'FAILED',
+            when(x.finished), x.actor ?? '—',
+            x.steps ? `${(x.steps as any[]).filter((st) => st.result === 'pass').length} of ${(x.steps as any[]).length} passed` : '—',
+            x.seq ?? '—'])),
+    rs.recovery_objective_ms ? h('p', { class: 'muted' }, `Recovery objective: ${span(rs.recovery_objective_ms / 1000)}.`) : null,
   ];
 };
 
@@ -268,7 +390,9 @@ export const peoplePage: Page = async () => {
   const data = await api('/v1/breakglass');
   const status = h('p', { role: 'status' });
   const rows = (data.breakglass as any[]).map((g) => {
-    const approve = g.state === 'requested' ? h('button', {}, 'Approve') : null;
+    // The server says whom it would let approve: an admin through a group,
+    // with a token carrying the admin scope, not the requester.
+    const approve = g.state === 'requested' && g.can_approve ? h('button', { class: 'approve' }, 'Approve') : null;
     approve?.addEventListener('click', async () => {
       try {
         await api(`/v1/breakglass/${encodeURIComponent(g.id)}/approve`, 'POST', {});
@@ -277,8 +401,10 @@ export const peoplePage: Page = async () => {
         status.textContent = `Not approved: ${(e as Error).message}`;
       }
     });
-    return [g.id, g.requester ?? g.user, g.role, g.reason, g.state, approve];
+    return [g.id, link(`#/audit/people/${encodeURIComponent(g.user)}`, g.user), g.role, g.team ?? 'every team', g.reason,
+            g.state, when(g.expires_at), approve];
   });
   return [h('h1', {}, 'People'), h('h2', {}, 'Break-glass requests'), status,
-          table('Requests for time-boxed elevation, with their reasons', ['Request', 'Person', 'Role', 'Reason', 'State', 'Action'], rows)];
+          table('Requests for time-boxed elevation, with their reasons', ['Request', 'Person', 'Role', 'Team', 'Reason', 'State', 'Expires', 'Action'],
+                rows, 'No break-glass request in the last 90 days.')];
 };

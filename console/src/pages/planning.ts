@@ -7,9 +7,6 @@ import { api } from '../api';
 import { h, table, type Kid } from '../dom';
 import type { Page } from '../main';
 
-// A figure's value as the report means it: shares as percentages.
-const figure = (name: string, v: unknown) =>
-  /(utilization|goodput|share)$/.test(name) ? `${(Number(v) * 100).toFixed(1)}%` : Number(v).toFixed(2);
 
 const lines = (v: FormDataEntryValue | null) => String(v ?? '').split('\n').map((l) => l.trim()).filter(Boolean);
 
@@ -20,14 +17,16 @@ function report(r: any): Kid[] {
   for (const e of r.estates ?? []) for (const c of e.changes ?? []) notes.push(`${e.name}: ${c}`);
   const base = r.estates?.[0]?.name ?? '';
   return [
-    h('p', {}, `${r.trace?.jobs ?? 0} jobs from the ledger, ${r.seeds ?? 1} seed(s), replayed in ${Number(r.wall_seconds ?? 0).toFixed(2)} s.`),
+    h('p', {}, `${Number(r.trace?.jobs ?? 0).toLocaleString('en-US')} jobs from the ledger, ${r.seeds ?? 1} seed(s), replayed in ${Number(r.wall_seconds ?? 0).toFixed(2)} s.`),
     notes.length ? h('ul', {}, notes.map((n) => h('li', {}, n))) : null,
     table('Headline figures per candidate estate (median across seeds; 5th–95th percentile in brackets)', head, body),
     (r.differences ?? []).length
-      ? table(`Largest changes against ${base}`, ['Estate', 'Figure', 'From', 'To', '#Change'],
-              (r.differences as any[]).slice(0, 15).map((d) => [d.estate, d.figure, figure(d.figure, d.base), figure(d.figure, d.value),
-                                                                `${d.relative >= 0 ? '+' : ''}${(d.relative * 100).toFixed(1)}%`]))
-      : null,
+      ? table(`Largest changes against ${base} (changes smaller than a figure's unit shows are left out)`,
+              ['Estate', 'Figure', '#From', '#To', '#Change'],
+              (r.differences as any[]).slice(0, 15).map((d) => [d.estate, d.label ?? d.figure, d.base_text, d.value_text,
+                d.base === 0 ? 'new' : `${d.relative >= 0 ? '+' : ''}${(d.relative * 100).toLocaleString('en-US', { maximumFractionDigits: 1 })}%`]))
+      : h('p', { class: 'muted' }, `No figure changes against ${base} by more than its unit shows.`),
+    h('p', { class: 'muted' }, 'A group\'s cost per completed job counts its own attempts; the whole estate\'s also counts reservations left unused.'),
   ];
 }
 
