@@ -15,6 +15,7 @@
 namespace http = boost::beast::http;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  (void)causeway::api::FoldsHeaderLines(std::string_view(reinterpret_cast<const char*>(data), size));  // never crashes
   http::request_parser<http::string_body> parser;
   parser.body_limit(1 << 20);
   parser.header_limit(64 * 1024);

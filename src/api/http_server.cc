@@ -213,7 +213,11 @@ class Session : public std::enable_shared_from_this<Session> {
     std::string_view in(static_cast<const char*>(buffer_.data().data()), buffer_.size());
     size_t lead = 0;  // empty lines before a request line are ignored (RFC 9112 section 2.2)
     while (in.substr(lead, 2) == "\r\n") lead += 2;
-    size_t end = in.find("\r\n\r\n", lead);
+    if (lead > 0) {
+      buffer_.consume(lead);
+      return ScanHeader();
+    }
+    size_t end = in.find("\r\n\r\n");
     if (end == std::string_view::npos) {
       if (in.size() >= kHeaderLimit) {
         return WriteError(431, "invalid_argument", "request headers are larger than the limit of 65536 bytes");
@@ -225,13 +229,10 @@ class Session : public std::enable_shared_from_this<Session> {
                                        self->ScanHeader();
                                      });
     }
-    std::string_view head = in.substr(lead, end + 2 - lead);
-    for (size_t nl = head.find("\r\n"); nl != std::string_view::npos; nl = head.find("\r\n", nl + 2)) {
-      if (nl + 2 < head.size() && (head[nl + 2] == ' ' || head[nl + 2] == '\t')) {
-        first_request_ = false;
-        return WriteError(400, "invalid_argument",
-                          "obsolete line folding in the request headers: send each field on one line (RFC 9112 section 5.2)");
-      }
+    if (FoldsHeaderLines(in.substr(0, end + 2))) {
+      first_request_ = false;
+      return WriteError(400, "invalid_argument",
+                        "obsolete line folding in the request headers: send each field on one line (RFC 9112 section 5.2)");
     }
     beast::error_code ec;
     size_t used = parser_->put(net::buffer(in.data(), end + 4), ec);

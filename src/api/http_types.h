@@ -68,4 +68,11 @@ std::map<std::string, std::string> ParseQuery(std::string_view query);
 // differently, so the request is refused and the connection closed.
 bool FramingAccepted(const std::vector<std::string_view>& transfer_encodings, bool has_content_length);
 
+// Whether a request's header block (from its request line to the CRLF
+// before the blank line) folds a field onto a following line: a line that
+// starts with a space or a tab (obs-fold, RFC 9112 section 5.2). Such a
+// request is refused, since readers that unfold and readers that do not
+// would see different fields.
+bool FoldsHeaderLines(std::string_view head);
+
 }  // namespace causeway::api

@@ -38,6 +38,13 @@ bool FramingAccepted(const std::vector<std::string_view>& transfer_encodings, bo
   return AsciiLower(Trim(transfer_encodings.front())) == "chunked";
 }
 
+bool FoldsHeaderLines(std::string_view head) {
+  for (size_t nl = head.find("\r\n"); nl != std::string_view::npos; nl = head.find("\r\n", nl + 2)) {
+    if (nl + 2 < head.size() && (head[nl + 2] == ' ' || head[nl + 2] == '\t')) return true;
+  }
+  return false;
+}
+
 std::map<std::string, std::string> ParseQuery(std::string_view query) {
   std::map<std::string, std::string> out;
   while (!query.empty()) {

@@ -50,8 +50,10 @@ identity:
   oidc:
     issuer: )" << issuer_ << R"(
     audience: causeway
+  breakglass: {max_duration: 2h, roles: [auditor], groups: [nlp-researchers]}
 access:
   - {group: nlp-researchers, role: researcher, team: nlp}
+  - {group: platform-admins, role: admin}
 )";
     server_ = ServerProcess::Start(dir_->path() + "/data",
                                    {"--estate", dir_->path() + "/estate.yaml", "--sim-speed", "600"});
@@ -154,6 +156,31 @@ TEST_F(ConsoleTest, PeopleSignInSeeTheirJobsAndActAsThemselvesInChromium) {
                        {{"Content-Type", "application/octet-stream"}}, &status);
   ASSERT_EQ(status, 200) << imported.dump();
 
+  // People in the directory: alice (nlp-researchers, who may ask for
+  // break-glass) and boss (platform-admins: admin, who may approve). Alice
+  // asks; boss approves from the console.
+  std::string idp_token = Call("POST", "/v1/tokens", json{{"name", "idp"}, {"scopes", {"scim:provision"}}}.dump())["secret"];
+  auto scim = [&](const std::string& path, const json& body) {
+    int st = 0;
+    json r = Call("POST", path, body.dump(), {{"Authorization", "Bearer " + idp_token}, {"Content-Type", "application/scim+json"}}, &st);
+    EXPECT_EQ(st, 201) << r.dump();
+    return r;
+  };
+  for (auto [user, group] : {std::pair{"alice@corp.example", "nlp-researchers"}, {"boss@corp.example", "platform-admins"}}) {
+    json u = scim("/scim/v2/Users", {{"schemas", {"urn:ietf:params:scim:schemas:core:2.0:User"}}, {"userName", user}});
+    scim("/scim/v2/Groups", {{"schemas", {"urn:ietf:params:scim:schemas:core:2.0:Group"}}, {"displayName", group},
+                             {"members", {{{"value", u["id"]}}}}});
+  }
+  auto person_token = [&](const std::string& user) {
+    return Call("POST", "/v1/tokens", json{{"name", user + "-cli"}, {"scopes", {"admin"}}, {"user", user}}.dump())["secret"]
+        .get<std::string>();
+  };
+  const std::string alice = person_token("alice@corp.example"), boss = person_token("boss@corp.example");
+  json asked = Call("POST", "/v1/breakglass", json{{"role", "auditor"}, {"reason", "INC-7: triage of a stuck queue"}}.dump(),
+                    {{"Authorization", "Bearer " + alice}, {"Content-Type", "application/json"}}, &status);
+  ASSERT_EQ(status, 201) << asked.dump();
+  const std::string grant = asked["breakglass"]["id"];
+
   std::string shots = std::filesystem::current_path().string() + "/console-screenshots";
   std::string config = dir_->path() + "/e2e.json";
   std::ofstream(config) << json{{"base", server_->url()},
@@ -169,6 +196,8 @@ TEST_F(ConsoleTest, PeopleSignInSeeTheirJobsAndActAsThemselvesInChromium) {
                                 {"provider", "coreweave"},
                                 {"filter_provider", filter_provider},
                                 {"queue", "vision"},
+                                {"approver_token", boss},
+                                {"breakglass", grant},
                                 {"remove_cluster", clusters["clusters"][0]["name"]}}
                                .dump();
   auto run = RunProcess({"node", PeersDir() + "/console-e2e.mjs", config}, {}, "", std::chrono::seconds(240));
@@ -213,7 +242,12 @@ TEST_F(ConsoleTest, PeopleSignInSeeTheirJobsAndActAsThemselvesInChromium) {
 
   // The audit page: newest first, and the chain's state once verified.
   EXPECT_EQ(seen["audit_newest_first"], true);
-  EXPECT_NE(seen.value("chain", "").find("true"), std::string::npos) << seen.dump();
+  EXPECT_NE(seen.value("chain", "").find("intact"), std::string::npos) << seen.dump();
+  // Break-glass approved from the console by an admin through a group.
+  json grants = Call("GET", "/v1/breakglass");
+  ASSERT_EQ(grants["breakglass"].size(), 1u) << grants.dump();
+  EXPECT_EQ(grants["breakglass"][0]["state"], "active") << grants.dump();
+  EXPECT_EQ(grants["breakglass"][0]["approved_by"], "boss@corp.example");
 
   // The planning page showed the replay the API gives for the same question.
   json plan = Call("POST", "/v1/plan/history", json{{"since", "30d"}, {"remove_cluster", {clusters["clusters"][0]["name"]}}}.dump());

@@ -279,9 +279,25 @@ TEST(IdentityTest, BreakglassNeedsAnApproverWorksOnlyThroughItsCredentialAndEver
   EXPECT_EQ(people.Call(viewer, "POST", "/v1/breakglass/" + id + "/credential").first, 409);  // not approved
   EXPECT_EQ(people.Call(viewer, "POST", "/v1/breakglass/" + id + "/approve").first, 403);  // not their own
   EXPECT_EQ(people.Call(people.token("platform"), "POST", "/v1/breakglass/" + id + "/approve").first, 403);
+  // The list says where the grant stands and whether the caller may approve it.
+  auto listed = people.Call(people.token("admin"), "GET", "/v1/breakglass");
+  ASSERT_EQ(listed.first, 200) << listed.second;
+  ASSERT_EQ(listed.second["breakglass"].size(), 1u);
+  EXPECT_EQ(listed.second["breakglass"][0]["state"], "requested");
+  EXPECT_TRUE(listed.second["breakglass"][0]["can_approve"]);
+  // An admin through a group, with a token narrowed to jobs:read: it gets
+  // 403 on /v1/tokens, and approves nothing either.
+  auto narrow = people.Call(people.admin(), "POST", "/v1/tokens",
+                            {{"name", "narrow-admin"}, {"scopes", {"jobs:read"}}, {"user", "admin@corp.example"}});
+  ASSERT_EQ(narrow.first, 201) << narrow.second;
+  const std::string narrowed = narrow.second["secret"];
+  EXPECT_EQ(people.Call(narrowed, "GET", "/v1/tokens").first, 403);
+  auto refused = people.Call(narrowed, "POST", "/v1/breakglass/" + id + "/approve");
+  EXPECT_EQ(refused.first, 403) << refused.second;
   auto approved = people.Call(people.token("admin"), "POST", "/v1/breakglass/" + id + "/approve");
   ASSERT_EQ(approved.first, 200) << approved.second;
   EXPECT_EQ(approved.second["breakglass"]["approved_by"], "admin@corp.example");
+  EXPECT_EQ(approved.second["breakglass"]["state"], "active");
 
   // The requester's own token is not widened, now or later.
   EXPECT_EQ(people.Call(viewer, "GET", "/v1/audit").first, 403);

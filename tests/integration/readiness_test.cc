@@ -6,6 +6,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <fstream>
+
+#include "causeway/estate.h"
 #include "causeway/job_spec.h"
 #include "node_peer.h"
 #include "server_process.h"
@@ -247,6 +250,17 @@ TEST(ReadinessTest, RecoveryAndResidencyAcceptanceTestsPassOnTheSimulatedEstateA
   // Cleaned up: the job is cancelled and the provider back.
   EXPECT_TRUE(Eventually([&] { return get("/v1/jobs/" + r["job"].get<std::string>())["state"] == "cancelled"; }));
 
+  // The default team (the first queue's, nlp, which the estate's policy
+  // binds to eu), no flags: the checkpoint goes to the storage the embedded
+  // estate declares in eu, and the test passes.
+  auto nlp = RunCli({"--json", "acceptance", "recovery", "--out", dir.path()}, env);
+  EXPECT_EQ(nlp.exit_code, 0) << nlp.out << nlp.err;
+  json n = json::parse(nlp.out, nullptr, false);
+  ASSERT_TRUE(n.is_object()) << nlp.out;
+  EXPECT_TRUE(n["passed"]) << n.dump(2);
+  EXPECT_EQ(n.value("checkpoint", "").rfind("s3://causeway-checkpoints-eu/", 0), 0u) << n.dump(2);
+  EXPECT_TRUE(Eventually([&] { return get("/v1/jobs/" + n["job"].get<std::string>())["state"] == "cancelled"; }));
+
   auto residency = RunCli({"--json", "acceptance", "residency", "--team", "nlp", "--zone", "eu", "--hold", "2",
                            "--out", dir.path()},
                           env);
@@ -302,6 +316,26 @@ TEST(ReadinessTest, RecoveryAndResidencyAcceptanceTestsPassOnTheSimulatedEstateA
   // The failed run is now the latest: restore rehearsal is not in place.
   json after = Finding(get("/v1/readiness"), "restore-rehearsal", f["provider"]);
   EXPECT_NE(after["reason"].get<std::string>().find("failed"), std::string::npos) << after.dump(2);
+}
+
+// An estate that binds a team to a zone and declares no storage there:
+// the recovery test fails at once, saying so, and makes nothing.
+TEST(ReadinessTest, RecoveryAcceptanceSaysWhenTheZoneHasNoStorage) {
+  TempDir dir("acceptance-no-storage");
+  std::string estate(DefaultEstateYaml());
+  for (size_t at; (at = estate.find("    storage: [s3://causeway-checkpoints-")) != std::string::npos;) {
+    estate.erase(at, estate.find('\n', at) - at + 1);
+  }
+  std::ofstream(dir.path() + "/estate.yaml") << estate;
+  auto server = ServerProcess::Start(dir.path() + "/data", {"--estate", dir.path() + "/estate.yaml"});
+  std::map<std::string, std::string> env = {{"CAUSEWAY_SERVER", server->url()},
+                                            {"CAUSEWAY_TOKEN", server->admin_token()}};
+  auto run = RunCli({"--json", "acceptance", "recovery", "--team", "nlp", "--out", dir.path()}, env);
+  EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
+  EXPECT_NE(run.out.find("this estate declares no storage in zone eu"), std::string::npos) << run.out;
+  auto jobs = server->Client().Send("GET", "/v1/jobs", "", Auth(server->admin_token()));
+  ASSERT_TRUE(jobs.ok());
+  EXPECT_TRUE(json::parse(jobs->body)["jobs"].empty()) << "nothing was submitted";
 }
 
 }  // namespace

@@ -103,8 +103,13 @@ void ExpectSameTask(const json& spec, const json& sky) {
     if (sky["mount_sources"].contains(target)) {
       EXPECT_EQ(m["source"], sky["mount_sources"][target]) << target;
     } else if (sky["storage"].contains(target)) {
-      if (!sky["storage"][target]["name"].get<std::string>().empty()) EXPECT_EQ(m.value("name", ""), sky["storage"][target]["name"]) << target;
-      if (!sky["storage"][target]["source"].get<std::string>().empty()) EXPECT_EQ(m["source"], sky["storage"][target]["source"]) << target;
+      const json& theirs = sky["storage"][target];
+      if (!theirs["name"].get<std::string>().empty()) {
+        EXPECT_EQ(m.value("name", ""), theirs["name"]) << target;
+      }
+      if (!theirs["source"].get<std::string>().empty()) {
+        EXPECT_EQ(m["source"], theirs["source"]) << target;
+      }
     }
   }
   EXPECT_EQ(spec["secrets"], sky["secrets"]);

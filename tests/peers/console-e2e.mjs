@@ -3,7 +3,9 @@
 //   node console-e2e.mjs CONFIG.json
 // CONFIG: {base, admin_token, shots (a directory for screenshots), pending,
 // cancel, keyboard_cancel, other_team_job, researcher, researcher_team,
-// provider_person, provider, filter_provider, queue, remove_cluster}. Prints one JSON object: {failures: [...],
+// provider_person, provider, filter_provider, queue, remove_cluster,
+// approver_token (a person who may approve break-glass), breakglass (a
+// requested grant)}. Prints one JSON object: {failures: [...],
 // seen: {...}}; exit 0 when nothing failed, 1 otherwise, 2 on usage or
 // launch errors.
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -31,12 +33,16 @@ async function browser() {
   });
 }
 
-// Every page: nothing fetched from elsewhere, no script errors, no CSP violations.
+// Every page: nothing fetched from elsewhere, no script errors, no CSP
+// violations, and no request answered 404 but the one the test makes on
+// purpose (another team's job, by its URL).
 const outside = [];
 const pageErrors = [];
+const notFound = [];
 function watch(page) {
   page.on('pageerror', (e) => pageErrors.push(e.message));
   page.on('console', (m) => { if (m.type() === 'error') pageErrors.push(m.text()); });
+  page.on('response', (r) => { if (r.status() === 404) notFound.push(new URL(r.url()).pathname); });
   page.on('request', (r) => {
     const u = new URL(r.url());
     if (!['127.0.0.1', 'localhost'].includes(u.hostname) && u.protocol !== 'blob:' && u.protocol !== 'data:') outside.push(r.url());
@@ -127,6 +133,13 @@ try {
   // GPUs and waste: the notebook the reaper warned is idle now (it is cancelled below).
   await show(page, '#/gpus', 'GPUs and waste');
   seen.idle_now = await page.locator('#idle-now tbody tr td:first-child').allTextContents();
+  seen.gpus_total = Number((await page.locator('#gpus-total').textContent()).replace(/,/g, ''));
+  seen.gpus_allocated = Number((await page.locator('#gpus-allocated').textContent()).replace(/,/g, ''));
+  check(seen.gpus_total > 0 && seen.gpus_allocated > 0, `the GPUs page shows capacity and what is allocated: ${seen.gpus_total}, ${seen.gpus_allocated}`);
+  // A running job's own page shows what it has cost so far, as the list does.
+  await show(page, `#/jobs/${cfg.cancel}`, '');
+  seen.running_cost = await page.locator('#job-cost').textContent();
+  check(!/^0\.00 /.test(seen.running_cost ?? ''), `a running job's page shows its cost so far: ${seen.running_cost}`);
 
   // A pending job: why it waits.
   await show(page, `#/jobs/${cfg.pending}`, '');
@@ -149,6 +162,13 @@ try {
   await page.waitForFunction(() => !document.querySelector('#provenance pre')?.textContent?.startsWith('Reading'), null, { timeout: 20000 });
   seen.provenance = (await page.locator('#provenance pre').textContent()).slice(0, 120);
   check(seen.provenance.includes('in-toto'), `a finished job's page shows its provenance record: ${seen.provenance}`);
+  seen.provenance_summary = await page.locator('#provenance-summary').textContent();
+  check(/Builder/.test(seen.provenance_summary ?? ''), `the provenance record is drawn as a summary: ${seen.provenance_summary?.slice(0, 80)}`);
+  // A finished job still says why it went where it did, and tells its story.
+  seen.finished_why = await page.locator('#why-text').textContent();
+  check(seen.finished_why !== 'completed' && (seen.finished_why ?? '').length > 12, `a finished job says why it ran there: ${seen.finished_why}`);
+  seen.story = await page.locator('#events li').count();
+  check(seen.story >= 2, `a finished job's events are drawn as a timeline: ${seen.story}`);
   await page.screenshot({ path: join(cfg.shots, 'finished-job.png'), fullPage: true });
 
   // Cancel with a confirmation (mouse).
@@ -184,6 +204,8 @@ try {
   const cancels = await page.locator('main table').nth(0).locator('tbody tr').allTextContents();
   seen.audit_newest_first = cancels.length === 2 && cancels[0].includes(cfg.keyboard_cancel) && cancels[1].includes(cfg.cancel);
   check(seen.audit_newest_first, `the audit search shows the newest first: ${cancels}`);
+  seen.audit_actors = await page.locator('main table').nth(0).locator('tbody tr td:nth-child(2)').allTextContents();
+  check(seen.audit_actors.every((a) => a && a !== '—' && !a.startsWith('tok')), `token actors are named: ${seen.audit_actors}`);
   // The chain's state is filled in once verified.
   await page.waitForFunction(() => !document.getElementById('chain')?.textContent?.includes('Verifying'), null, { timeout: 20000 });
   seen.chain = await page.locator('#chain').textContent();
@@ -201,6 +223,10 @@ try {
   seen.cost_total = await page.locator('#cost-total').textContent();
   seen.cost_period = await page.locator('input[name=period]').inputValue();
   seen.csv = await page.locator('#csv').getAttribute('download');
+  seen.committed = await page.locator('#committed').textContent();
+  check(/\d/.test(seen.committed ?? '') && / [A-Z]{3}$/.test(seen.committed ?? ''), `the reservation commitment is a headline card: ${seen.committed}`);
+  seen.bills = await page.locator('#bills').textContent();
+  check((seen.bills ?? '').length > 10, `imported bills have their place beside metered cost: ${seen.bills}`);
   await page.screenshot({ path: join(cfg.shots, 'cost.png'), fullPage: true });
   await axe(page, 'cost');
 
@@ -210,6 +236,47 @@ try {
     await page.screenshot({ path: join(cfg.shots, `${name}.png`), fullPage: true });
     await axe(page, name);
   }
+
+  // Readiness draws with the shipped estate: owners in words, the four
+  // questions and the acceptance runs as text, never raw JSON.
+  await show(page, '#/readiness', 'Readiness');
+  seen.readiness_owners = [...new Set(await page.locator('main table').first().locator('tbody tr td:nth-child(4)').allTextContents())];
+  check(seen.readiness_owners.some((o) => o.startsWith('group ')), `readiness owners are drawn: ${seen.readiness_owners}`);
+  seen.questions = await page.locator('#questions section').count();
+  check(seen.questions >= 4, `the four questions are drawn: ${seen.questions}`);
+  // No page shows raw JSON.
+  for (const [hash, heading] of [['#/readiness', 'Readiness'], ['#/audit', 'Audit'], ['#/people', 'People'], ['#/gpus', 'GPUs and waste']]) {
+    await show(page, hash, heading);
+    const text = await page.locator('main').textContent();
+    check(!/\{"|":\s*\{|\[\{/.test(text), `${hash} shows no raw JSON`);
+  }
+  // The bootstrap token is not a person: it sees the request, no Approve.
+  await show(page, '#/people', 'People');
+  seen.admin_token_approve = await page.locator('button.approve').count();
+  check(seen.admin_token_approve === 0, 'a service token is offered no Approve');
+  // The server answers HEAD and has an icon.
+  seen.head = await page.evaluate(async () => (await fetch('/', { method: 'HEAD' })).status);
+  seen.favicon = await page.evaluate(async () => { const r = await fetch('/favicon.ico'); return `${r.status} ${r.headers.get('content-type')}`; });
+  check(seen.head === 200 && seen.favicon.startsWith('200 image/svg'), `HEAD / and the icon: ${seen.head}, ${seen.favicon}`);
+
+  // Every page at a desktop's size and a phone's: drawn without a script
+  // error, and never scrolling sideways (tables scroll in their own box).
+  seen.sideways = [];
+  for (const [w, hgt] of [[1440, 900], [390, 844]]) {
+    await page.setViewportSize({ width: w, height: hgt });
+    for (const [hash, heading, name] of [['#/jobs', 'Jobs', 'jobs'], ['#/queues', 'Queues', 'queues'], ['#/cost', 'Cost', 'cost'],
+                                         ['#/gpus', 'GPUs and waste', 'gpus'], ['#/audit', 'Audit', 'audit'],
+                                         ['#/readiness', 'Readiness', 'readiness'], ['#/planning', 'Planning', 'planning'],
+                                         ['#/people', 'People', 'people'], [`#/jobs/${cfg.other_team_job}`, '', 'job'],
+                                         [`#/queues/${encodeURIComponent(cfg.queue)}`, 'Queue', 'queue']]) {
+      await show(page, hash, heading);
+      const wide = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      if (wide > 1) seen.sideways.push(`${name}@${w}: ${wide}px`);
+      if (w === 390) await page.screenshot({ path: join(cfg.shots, `phone-${name}.png`), fullPage: true });
+    }
+  }
+  check(seen.sideways.length === 0, `no page scrolls sideways: ${seen.sideways}`);
+  await page.setViewportSize({ width: 1280, height: 900 });
 
   // Planning: the ledger's history replayed on the estate as it is and without one cluster.
   await show(page, '#/planning', 'Planning');
@@ -253,6 +320,24 @@ try {
   seen.signed_out = (await page.evaluate(async () => (await fetch('/v1/whoami')).status)) === 401;
   check(seen.signed_out, 'after signing out the API answers 401');
 
+  // An admin through a group approves the break-glass request from the console.
+  const approver = await browser();
+  const ap = approver.pages()[0] ?? await approver.newPage();
+  watch(ap);
+  await ap.goto(`${cfg.base}/`);
+  await ap.locator('#token').waitFor();
+  await ap.fill('#token', cfg.approver_token);
+  await ap.press('#token', 'Enter');
+  await ap.locator('main h1').first().waitFor({ timeout: 20000 });
+  await ap.goto(`${cfg.base}/#/people`);
+  await ap.waitForFunction(() => document.getElementById('main')?.dataset.at === location.hash, null, { timeout: 20000 });
+  await ap.locator('button.approve').click();
+  await ap.waitForFunction(() => [...document.querySelectorAll('main tbody td')].some((td) => td.textContent === 'active'), null,
+                           { timeout: 20000 });
+  seen.approved_in_console = true;
+  await ap.screenshot({ path: join(cfg.shots, 'breakglass-approved.png'), fullPage: true });
+  await approver.close();
+
   // A researcher signs in with the IdP, sees their team only, and cannot
   // open another team's job by its URL.
   researcher = await browser();
@@ -273,11 +358,19 @@ try {
   seen.other_team_job = await rp.locator('#not-found').textContent();
   const rcookie = (await researcher.cookies()).find((c) => c.name === 'causeway_session');
   check(rcookie && rcookie.httpOnly && rcookie.sameSite === 'Strict', 'the IdP session cookie is HttpOnly and SameSite=Strict');
+  // Navigation offers the researcher only what their role lets them read.
+  seen.researcher_nav = await rp.locator('#nav a').allTextContents();
+  check(!seen.researcher_nav.includes('Cost') && !seen.researcher_nav.includes('Audit') && seen.researcher_nav.includes('Jobs'),
+        `the researcher's navigation offers only readable pages: ${seen.researcher_nav}`);
 } catch (e) {
   failures.push(`stopped: ${e.message.split('\n')[0]}`);
 } finally {
   seen.outside_requests = outside;
-  seen.page_errors = pageErrors.filter((m) => !/status of 40[134]/.test(m));
+  // 401/403 are answers the pages handle (signed out, a role too narrow);
+  // 404s are checked by path below.
+  seen.page_errors = pageErrors.filter((m) => !/status of 40[1-4]/.test(m));
+  seen.not_found = notFound.filter((p) => p !== `/v1/jobs/${cfg.other_team_job}`);
+  check(seen.not_found.length === 0, `no request answered 404: ${seen.not_found}`);
   check(outside.length === 0, `nothing fetched from elsewhere: ${outside}`);
   check(seen.page_errors.length === 0, `no script errors or CSP violations: ${seen.page_errors}`);
   await researcher?.close().catch(() => {});

@@ -228,6 +228,15 @@ TEST(HttpFramingTest, OnlyChunkedAloneIsAccepted) {
   EXPECT_FALSE(FramingAccepted({"chunked", "chunked"}, false));
 }
 
+TEST(HttpFramingTest, ObsoleteLineFoldingIsFound) {
+  using api::FoldsHeaderLines;
+  EXPECT_FALSE(FoldsHeaderLines("GET / HTTP/1.1\r\nHost: x\r\nX-A: one two\r\n"));
+  EXPECT_TRUE(FoldsHeaderLines("GET / HTTP/1.1\r\nHost: x\r\nX-A: one\r\n two\r\n"));
+  EXPECT_TRUE(FoldsHeaderLines("GET / HTTP/1.1\r\nAuthorization:\r\n\tBearer x\r\n"));
+  EXPECT_FALSE(FoldsHeaderLines(""));
+  EXPECT_FALSE(FoldsHeaderLines("GET / HTTP/1.1\r\n"));  // nothing after the last CRLF
+}
+
 TEST(JsonBodyTest, EveryWrongTypeIsA400NamingTheField) {
   api::JsonBody body(json{{"name", 5}, {"scopes", "admin"}, {"ok", "yes"}, {"n", 1.5}, {"big", 18446744073709551615ull}});
   auto name = body.String("name");

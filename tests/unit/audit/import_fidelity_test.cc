@@ -217,8 +217,12 @@ TEST(ImportFidelityTest, AccountAndGroupChangesAreIdentityClassesWithTheirTarget
     ImportedAuditEvent row;
     ASSERT_TRUE(IndexEvent(ev.dump(), row).ok());
     EXPECT_EQ(row.subject, c.subject) << c.record;
-    if (!c.resource.empty()) EXPECT_EQ(row.resource, c.resource) << c.record;
-    if (ev.contains("src_endpoint")) EXPECT_FALSE(ev["src_endpoint"].contains("domain")) << ev["src_endpoint"];
+    if (!c.resource.empty()) {
+      EXPECT_EQ(row.resource, c.resource) << c.record;
+    }
+    if (ev.contains("src_endpoint")) {
+      EXPECT_FALSE(ev["src_endpoint"].contains("domain")) << ev["src_endpoint"];
+    }
   }
   // A userIdentity given as a string: the Unknown actor.
   json odd = One(R"({"eventVersion":"1.08","userIdentity":"arn:aws:iam::1:user/x","eventTime":"2026-11-30T08:00:00Z","eventSource":"ec2.amazonaws.com","eventName":"StartInstances","eventID":"s1","sourceIPAddress":"198.51.100.7"})",

@@ -288,13 +288,17 @@ TEST(ImportTest, OktaSystemLogSignInsLifecycleAndTheRest) {
   EXPECT_EQ(failed["status_detail"], "INVALID_CREDENTIALS");
   EXPECT_EQ(failed["severity_id"], ocsf::kSeverityLow);
   const json& off = events.at("4c8e3f32-af11-11ef-9d1c-0b1a2c3d4e5f");
-  EXPECT_EQ(off["class_uid"], ocsf::kUserManagement);
+  EXPECT_EQ(off["class_uid"], ocsf::kAccountChange);
   EXPECT_EQ(off["activity_id"], 5);  // Disable
   EXPECT_EQ(off["user"]["name"], "alice@corp.example");  // the account acted on
   EXPECT_EQ(off["actor"]["user"]["name"], "it-admin@corp.example");
   const json& group = events.at("5d9f4043-af11-11ef-9d1c-0b1a2c3d4e5f");
-  EXPECT_EQ(group["class_uid"], ocsf::kApiActivity);
-  EXPECT_EQ(group["activity_id"], 4);
+  // A membership change is Group Management: the group and the member
+  // outside raw_data.
+  EXPECT_EQ(group["class_uid"], ocsf::kGroupManagement);
+  EXPECT_EQ(group["activity_id"], ocsf::kGroupRemoveUser);
+  EXPECT_EQ(group["group"]["name"], "causeway-nlp-researchers");
+  EXPECT_EQ(group["user"]["name"], "alice@corp.example");
   EXPECT_EQ(group["resources"].size(), 2u);
 }
 

@@ -4,6 +4,8 @@
 // reported wholly unused, estate changes, and the report's forms.
 #include <gtest/gtest.h>
 
+#include "causeway/text.h"
+
 #include <unistd.h>
 
 #include <filesystem>
@@ -377,6 +379,34 @@ TEST_F(PlanningTest, TheReportComparesEstatesInEveryForm) {
   EXPECT_EQ(html.find("<script"), std::string::npos);
   EXPECT_EQ(html.find("src="), std::string::npos);  // nothing fetched
   EXPECT_EQ(html.find("href="), std::string::npos);
+  // Changes name their figure and unit, in words, and none is smaller than
+  // its unit shows (a share moving 0.0046 to 0 is not "−100 %").
+  for (const auto& d : (*report)["differences"]) {
+    std::string figure = d["figure"];
+    EXPECT_FALSE(d["label"].get<std::string>().empty()) << figure;
+    EXPECT_EQ(d["label"].get<std::string>().find('_'), std::string::npos) << d["label"];
+    EXPECT_GE(std::abs(d["change"].get<double>()), FigureResolution(figure)) << figure;
+    EXPECT_FALSE(d["base_text"].get<std::string>().empty());
+  }
+  EXPECT_NE(html.find(">10 min<"), std::string::npos) << "the wait chart's axis is in words on a log scale";
+  EXPECT_NE(html.find("own attempts"), std::string::npos) << "what differs between the headline and the groups is said";
+  // Node failures are counted with the other figures.
+  EXPECT_TRUE(estates[0]["headline"].contains("node_failures")) << estates[0]["headline"].dump();
+}
+
+TEST(PlanningFiguresTest, FiguresAreNamedWithTheirUnitsAndSeparators) {
+  EXPECT_EQ(FigureLabel("all.wait_p95_s"), "queue wait p95");
+  EXPECT_EQ(FigureLabel("team:nlp.cost_per_completed_job"), "team:nlp: cost per completed job (own attempts)");
+  EXPECT_EQ(FigureLabel("all.cost_per_completed_job"), "cost per completed job (with unused reservations)");
+  EXPECT_EQ(FigureLabel("gpu:H100.stranded_share"), "gpu:H100: stranded share of capacity");
+  EXPECT_EQ(FigureUnit("all.utilization", "EUR"), "%");
+  EXPECT_EQ(FigureUnit("all.cost", "EUR"), "EUR");
+  EXPECT_EQ(FigureText("all.cost", 1234567.5, "USD"), "1,234,567.50 USD");
+  EXPECT_EQ(FigureText("all.jobs", 125303, "USD"), "125,303");
+  EXPECT_EQ(FigureText("all.goodput", 0.0046, "USD"), "0.5%");
+  EXPECT_DOUBLE_EQ(FigureResolution("all.utilization"), 0.001);
+  EXPECT_EQ(Utf8Width("—"), 1u);
+  EXPECT_EQ(Utf8Width("a—b"), 3u);
 }
 
 // Two teams over four minutes: a's demand passes its quota of 4 twice (by 2

@@ -251,7 +251,7 @@ TEST(SpecTest, VariablesInFileMountsAndWorkdirAreFilledAsSkyPilotFillsThem) {
       "envs: {DATASET_ROOT: /data, BUCKET: team-data, DATA_BUCKET_STORE_TYPE: s3}\n"
       "secrets: {REF: v1.2}\n"
       "file_mounts:\n  ${DATASET_ROOT}/train: s3://$BUCKET/train\n"
-      "  /ckpt: {name: ${BUCKET}-ckpt, store: $DATA_BUCKET_STORE_TYPE, mode: mount}\n"
+      "  /ckpt:\n    name: ${BUCKET}-ckpt\n    store: $DATA_BUCKET_STORE_TYPE\n    mode: mount\n"
       "  /x: s3://$BUCKET_OTHER/${UNKNOWN}\n"
       "workdir: {url: https://git.example.com/team/$BUCKET.git, ref: $REF}\nrun: echo\n",
       "f");
