@@ -118,11 +118,20 @@ Result<SyncReport> PeopleService::Sync(const std::string& user, const std::strin
       if (g.team.empty()) every_team = true;
       else teams.insert(g.team);
     }
-    // Work in a team they may no longer submit to (their last role gone,
-    // or moved to another team) is handled as a leaver's is: access
-    // follows the person, and so does what runs in their name.
+    // Work they submitted themselves (signed in, or with a token that acts
+    // for them) to a team they may no longer submit to (their last role
+    // gone, or moved to another team) is handled as a leaver's is: access
+    // follows the person, and so does what they run. Work a service token
+    // submitted in their name is that token's creator's to answer for.
     if (!every_team) {
-      RETURN_IF_ERROR(HandleWork(user, actor, steps, [&teams](const JobRecord& job) { return teams.count(job.team) > 0; }));
+      ASSIGN_OR_RETURN(auto tokens, store_.ListTokens());
+      std::set<std::string> theirs = {"user:" + user};
+      for (const TokenRecord& t : tokens) {
+        if (identity::scim::EqualsIgnoreCase(t.user, user)) theirs.insert(t.id);
+      }
+      RETURN_IF_ERROR(HandleWork(user, actor, steps, [&](const JobRecord& job) {
+        return teams.count(job.team) > 0 || !theirs.count(job.submitted_by);
+      }));
     }
   } else {
     RETURN_IF_ERROR(EndCredentials(user, actor, steps));

@@ -62,7 +62,7 @@ access:
 
   json Call(const std::string& method, const std::string& target, const std::string& body = "",
             std::map<std::string, std::string> headers = {}, int* status = nullptr) {
-    if (!headers.count("Cookie")) headers["Authorization"] = "Bearer " + server_->admin_token();
+    if (!headers.count("Cookie") && !headers.count("Authorization")) headers["Authorization"] = "Bearer " + server_->admin_token();
     if (!body.empty() && !headers.count("Content-Type")) headers["Content-Type"] = "application/json";
     auto r = server_->Client().Send(method, target, body, {headers.begin(), headers.end()});
     EXPECT_TRUE(r.ok()) << r.status().ToString();

@@ -200,7 +200,7 @@ TEST_F(OidcTest, TheDirectoryOverridesWhatATokenStillClaims) {
                       {"Operations", {{{"op", "remove"}, {"path", "members[value eq \"" + uid + "\"]"}}}}}
                      .dump())
                 .status,
-            200);
+            204);
   EXPECT_TRUE(Eventually([&] { return Submit(dan, SpecFor("nlp")).status == 403; }, std::chrono::seconds(10)));
   // Deactivated: the token stops working altogether.
   ASSERT_EQ(Call(scim, "PATCH", "/scim/v2/Users/" + uid,

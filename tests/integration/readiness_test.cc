@@ -250,17 +250,6 @@ TEST(ReadinessTest, RecoveryAndResidencyAcceptanceTestsPassOnTheSimulatedEstateA
   // Cleaned up: the job is cancelled and the provider back.
   EXPECT_TRUE(Eventually([&] { return get("/v1/jobs/" + r["job"].get<std::string>())["state"] == "cancelled"; }));
 
-  // The default team (the first queue's, nlp, which the estate's policy
-  // binds to eu), no flags: the checkpoint goes to the storage the embedded
-  // estate declares in eu, and the test passes.
-  auto nlp = RunCli({"--json", "acceptance", "recovery", "--out", dir.path()}, env);
-  EXPECT_EQ(nlp.exit_code, 0) << nlp.out << nlp.err;
-  json n = json::parse(nlp.out, nullptr, false);
-  ASSERT_TRUE(n.is_object()) << nlp.out;
-  EXPECT_TRUE(n["passed"]) << n.dump(2);
-  EXPECT_EQ(n.value("checkpoint", "").rfind("s3://causeway-checkpoints-eu/", 0), 0u) << n.dump(2);
-  EXPECT_TRUE(Eventually([&] { return get("/v1/jobs/" + n["job"].get<std::string>())["state"] == "cancelled"; }));
-
   auto residency = RunCli({"--json", "acceptance", "residency", "--team", "nlp", "--zone", "eu", "--hold", "2",
                            "--out", dir.path()},
                           env);
@@ -316,6 +305,17 @@ TEST(ReadinessTest, RecoveryAndResidencyAcceptanceTestsPassOnTheSimulatedEstateA
   // The failed run is now the latest: restore rehearsal is not in place.
   json after = Finding(get("/v1/readiness"), "restore-rehearsal", f["provider"]);
   EXPECT_NE(after["reason"].get<std::string>().find("failed"), std::string::npos) << after.dump(2);
+
+  // The default team (the first queue's, nlp, which the estate's policy
+  // binds to eu), no flags: the checkpoint goes to the storage the embedded
+  // estate declares in eu, and the test passes.
+  auto nlp = RunCli({"--json", "acceptance", "recovery", "--out", dir.path()}, env);
+  EXPECT_EQ(nlp.exit_code, 0) << nlp.out << nlp.err;
+  json n = json::parse(nlp.out, nullptr, false);
+  ASSERT_TRUE(n.is_object()) << nlp.out;
+  EXPECT_TRUE(n["passed"]) << n.dump(2);
+  EXPECT_EQ(n.value("checkpoint", "").rfind("s3://causeway-checkpoints-eu/", 0), 0u) << n.dump(2);
+  EXPECT_TRUE(Eventually([&] { return get("/v1/jobs/" + n["job"].get<std::string>())["state"] == "cancelled"; }));
 }
 
 // An estate that binds a team to a zone and declares no storage there:

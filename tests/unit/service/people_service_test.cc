@@ -163,8 +163,17 @@ TEST_F(PeopleServiceTest, LosingOnesLastRoleStopsOnesWork) {
   SubmitRequest submit;
   submit.spec_yaml = "name: queued\nresources: {accelerators: H100:1}\nlabels: {owner: alice@example.com, team: nlp}\n"
                      "run: train\n";
-  auto job = Wait<SubmitResult>([&](auto done) { jobs_->Submit(Admin(), submit, done); });
+  // Alice submits herself, signed in, as researcher of nlp.
+  identity::Principal alice = identity::PersonPrincipal("user:alice@example.com", "alice@example.com", "", {"ml-nlp"},
+                                                        {binding_});
+  auto job = Wait<SubmitResult>([&](auto done) { jobs_->Submit(alice, submit, done); });
   ASSERT_TRUE(job.ok()) << job.status().ToString();
+  // The same team's work submitted by a service token in her name is the
+  // token's creator's: it stays.
+  submit.spec_yaml = "name: batch\nresources: {accelerators: H100:1}\nlabels: {owner: alice@example.com, team: nlp}\n"
+                     "run: train\n";
+  auto batch = Wait<SubmitResult>([&](auto done) { jobs_->Submit(Admin(), submit, done); });
+  ASSERT_TRUE(batch.ok()) << batch.status().ToString();
 
   // Still in the group: nothing happens to the job.
   auto kept = people_->Sync("alice@example.com", "tok_admin");
@@ -185,6 +194,7 @@ TEST_F(PeopleServiceTest, LosingOnesLastRoleStopsOnesWork) {
   auto detail = jobs_->Get(job->job.id);
   ASSERT_TRUE(detail.ok());
   EXPECT_EQ(detail->job.state, JobState::kCancelled);
+  EXPECT_EQ(jobs_->Get(batch->job.id)->job.state, JobState::kPending);
   const AuditEvent summary = EventAt(report->seq);
   EXPECT_EQ(summary.action, "identity.sync");
   EXPECT_EQ(summary.details.Int("steps"), static_cast<int64_t>(report->steps.size()));
