@@ -219,9 +219,11 @@ TEST_F(ConsoleTest, PeopleSignInSeeTheirJobsAndActAsThemselvesInChromium) {
   ASSERT_EQ(audit["events"].size(), 1u) << audit.dump();
   EXPECT_EQ(audit["events"][0]["actor"], Call("GET", "/v1/whoami")["token_id"]);
   json signins = Call("GET", "/v1/audit?action=console.sign_in");
-  ASSERT_EQ(signins["events"].size(), 2u) << signins.dump();
-  EXPECT_EQ(signins["events"][1]["actor"], "user:alice@corp.example");
-  EXPECT_EQ(signins["events"][1]["details"]["method"], "oidc");
+  // The admin's token, boss (who approved break-glass), alice with the IdP.
+  ASSERT_EQ(signins["events"].size(), 3u) << signins.dump();
+  EXPECT_EQ(signins["events"][1]["resource"], "person/boss@corp.example");
+  EXPECT_EQ(signins["events"][2]["actor"], "user:alice@corp.example");
+  EXPECT_EQ(signins["events"][2]["details"]["method"], "oidc");
 
   // The provider filter showed exactly the finished jobs that ran there, on its clusters.
   EXPECT_EQ(seen["provider_filtered"], ran_there) << seen.dump();
