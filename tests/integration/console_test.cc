@@ -156,6 +156,15 @@ TEST_F(ConsoleTest, PeopleSignInSeeTheirJobsAndActAsThemselvesInChromium) {
                        {{"Content-Type", "application/octet-stream"}}, &status);
   ASSERT_EQ(status, 200) << imported.dump();
 
+  // A provider's bill (FOCUS), imported: the cost page shows it beside
+  // what Causeway metered.
+  std::ifstream bill_in(std::string(CAUSEWAY_SOURCE_DIR) + "/examples/bills/nebius-2026-10.csv");
+  std::stringstream bill;
+  bill << bill_in.rdbuf();
+  json billed = Call("POST", "/v1/cost/bills?provider=nebius&name=nebius-2026-10.csv", bill.str(),
+                     {{"Content-Type", "text/csv"}}, &status);
+  ASSERT_EQ(status, 201) << billed.dump();
+
   // People in the directory: alice (nlp-researchers, who may ask for
   // break-glass) and boss (platform-admins: admin, who may approve). Alice
   // asks; boss approves from the console.

@@ -226,7 +226,8 @@ try {
   seen.committed = await page.locator('#committed').textContent();
   check(/\d/.test(seen.committed ?? '') && / [A-Z]{3}$/.test(seen.committed ?? ''), `the reservation commitment is a headline card: ${seen.committed}`);
   seen.bills = await page.locator('#bills').textContent();
-  check((seen.bills ?? '').length > 10, `imported bills have their place beside metered cost: ${seen.bills}`);
+  seen.bill_rows = await page.locator('#bills table').first().locator('tbody tr td:first-child').allTextContents();
+  check(seen.bill_rows.includes('nebius'), `the imported FOCUS bill is shown beside metered cost: ${seen.bill_rows}`);
   await page.screenshot({ path: join(cfg.shots, 'cost.png'), fullPage: true });
   await axe(page, 'cost');
 
