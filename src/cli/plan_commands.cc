@@ -221,7 +221,7 @@ void PrintExpected(const nlohmann::json& f, std::ostream& out) {
       << (precision >= 120 ? ", to within " + std::to_string(precision / 60) + " min" : "") << ") on "
       << Str(p, "cluster") << " (" << Str(p, "provider") << ", " << Str(p, "zone") << "; " << Str(p, "gpus") << " "
       << Str(p, "flavor") << (p.value("reserved", false) ? ", reserved" : "") << " at " << Str(p, "price_per_gpu_hour")
-      << "/GPU-h)\n";
+      << " " << Str(f["expected_cost"], "currency") << "/GPU-h)\n";
   out << "  expected cost " << Str(f["expected_cost"], "amount") << " " << Str(f["expected_cost"], "currency")
       << " for an expected run of " << FormatDuration(Micros(f.value("expected_run_seconds", int64_t{0}) * 1'000'000))
       << "\n";

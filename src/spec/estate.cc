@@ -541,7 +541,10 @@ Status CheckJobAgainstEstate(const JobSpec& spec, const Estate& estate, const st
       for (std::string_view t : types) {
         if (spec::AcceleratorFamily(t) == spec::AcceleratorFamily(alt.type)) kin.push_back(t);
       }
-      std::string known = spec::KnownAccelerator(alt.type) ? "" : " (" + alt.type + " is not in SkyPilot's catalogue either)";
+      std::string_view precise = spec::PreciseAccelerator(alt.type);
+      std::string known = !precise.empty() ? " (SkyPilot's catalogue calls it " + std::string(precise) + ")"
+                          : spec::KnownAccelerator(alt.type) ? ""
+                                                              : " (" + alt.type + " is not in SkyPilot's catalogue either)";
       gap("resources.accelerators",
           any_type ? "no cluster has " + std::to_string(alt.count) + " " + alt.type + " GPUs on one node"
                    : "no cluster in the estate offers " + alt.type + hint(alt.type, kin) + known);

@@ -198,7 +198,7 @@ access: [{group: cv-people, role: researcher, team: cv}]
   ASSERT_EQ(out.exit_code, 0) << out.err;
   EXPECT_NE(out.out.find("position 2 of 2 in queue ml"), std::string::npos) << out.out;
   EXPECT_NE(out.out.find("expected start in about 2.0 h"), std::string::npos) << out.out;
-  EXPECT_NE(out.out.find("on big (p, eu; 8 H100 at 2.00/GPU-h)"), std::string::npos) << out.out;
+  EXPECT_NE(out.out.find("on big (p, eu; 8 H100 at 2.00 USD/GPU-h)"), std::string::npos) << out.out;
   EXPECT_NE(out.out.find("expected cost 8.00"), std::string::npos) << out.out;
 
   // Explain for the waiting job says the same kind of answer; so does its plan route.
