@@ -129,13 +129,13 @@ Result<SyncReport> PeopleService::Sync(const std::string& user, const std::strin
       for (const TokenRecord& t : tokens) {
         if (identity::scim::EqualsIgnoreCase(t.user, user)) theirs.insert(t.id);
       }
-      RETURN_IF_ERROR(HandleWork(user, actor, steps, [&](const JobRecord& job) {
+      RETURN_IF_ERROR(HandleWork(user, /*active=*/true, actor, steps, [&](const JobRecord& job) {
         return teams.count(job.team) > 0 || !theirs.count(job.submitted_by);
       }));
     }
   } else {
     RETURN_IF_ERROR(EndCredentials(user, actor, steps));
-    RETURN_IF_ERROR(HandleWork(user, actor, steps, [](const JobRecord&) { return false; }));
+    RETURN_IF_ERROR(HandleWork(user, /*active=*/false, actor, steps, [](const JobRecord&) { return false; }));
   }
   RETURN_IF_ERROR(SyncAccounts(user, teams, may_work, actor, steps));
   bool ok = std::all_of(steps.begin(), steps.end(), [](const SyncStep& s) { return s.ok; });
@@ -183,16 +183,14 @@ Status PeopleService::EndCredentials(const std::string& user, const std::string&
   return Status::Ok();
 }
 
-Status PeopleService::HandleWork(const std::string& user, const std::string& actor, std::vector<SyncStep>& steps,
+Status PeopleService::HandleWork(const std::string& user, bool active, const std::string& actor, std::vector<SyncStep>& steps,
                                  const std::function<bool(const JobRecord&)>& keep) {
   const DeprovisionConfig& policy = estate_.identity.deprovision;
   identity::Principal system;
   system.token_id = actor;
   system.name = "deprovisioning";
   system.scopes = {std::string(identity::kScopeAdmin)};
-  ASSIGN_OR_RETURN(Person person, LookUp(store_, user));
-  const bool active = person.entry && person.entry->active;
-  auto active_reason = [&](const JobRecord& job) {
+  auto why_stopped = [&](const JobRecord& job) {
     return active ? "owner " + user + " no longer holds a role that submits to team " + job.team
                   : "owner " + user + " was deprovisioned";
   };
@@ -224,7 +222,7 @@ Status PeopleService::HandleWork(const std::string& user, const std::string& act
       }
       // Cancelled through the job service: its rules, the scheduler told.
       std::promise<Result<Cancellation>> done;
-      const std::string why = active_reason(job);
+      const std::string why = why_stopped(job);
       jobs_.Cancel(system, job.id, why,
                    [&done](Result<Cancellation> r) { done.set_value(std::move(r)); });
       Result<Cancellation> cancelled = done.get_future().get();

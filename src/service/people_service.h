@@ -114,8 +114,8 @@ class PeopleService {
   Status EndCredentials(const std::string& user, const std::string& actor, std::vector<SyncStep>& steps);
   // A leaver's queued and running jobs, as the estate's deprovisioning
   // says, except those `keep` says the person may still run (their team's,
-  // for someone still active).
-  Status HandleWork(const std::string& user, const std::string& actor, std::vector<SyncStep>& steps,
+  // for someone still `active`, whom Sync has already looked up).
+  Status HandleWork(const std::string& user, bool active, const std::string& actor, std::vector<SyncStep>& steps,
                     const std::function<bool(const JobRecord&)>& keep);
   // Provider accounts made or removed so that exactly `teams` remain.
   Status SyncAccounts(const std::string& user, const std::set<std::string>& teams, bool may_work,

@@ -16,6 +16,18 @@ namespace {
 
 using nlohmann::json;
 
+// `db` copied to `copy` with `sql` applied to the copy; the copy's path.
+std::string CopyWith(const std::string& db, const std::string& copy, const std::string& sql) {
+  std::filesystem::copy_file(db, copy, std::filesystem::copy_options::overwrite_existing);
+  sqlite3* h = nullptr;
+  EXPECT_EQ(sqlite3_open(copy.c_str(), &h), SQLITE_OK);
+  char* err = nullptr;
+  EXPECT_EQ(sqlite3_exec(h, sql.c_str(), nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
+  sqlite3_free(err);
+  sqlite3_close(h);
+  return copy;
+}
+
 class TamperTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -38,15 +50,8 @@ class TamperTest : public ::testing::Test {
 
   // A copy of the pristine database with `sql` applied to it.
   std::string TamperedCopy(const std::string& sql) {
-    std::string copy = dir_->path() + "/" + ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".db";
-    std::filesystem::copy_file(dir_->path() + "/causeway.db", copy, std::filesystem::copy_options::overwrite_existing);
-    sqlite3* db = nullptr;
-    EXPECT_EQ(sqlite3_open(copy.c_str(), &db), SQLITE_OK);
-    char* err = nullptr;
-    EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
-    sqlite3_free(err);
-    sqlite3_close(db);
-    return copy;
+    return CopyWith(dir_->path() + "/causeway.db",
+                    dir_->path() + "/" + ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".db", sql);
   }
 
   static void ExpectBrokenAt(const std::string& db, int seq) {
@@ -298,14 +303,7 @@ TEST(ImportTamperTest, ImportedEventsAreCoveredByVerifyAndConflictsAcrossImports
   EXPECT_EQ(json::parse(pristine.out)["imported_events"], 5);
 
   auto tampered = [&](const std::string& name, const std::string& sql) {
-    std::string copy = dir.path() + "/" + name + ".db";
-    std::filesystem::copy_file(db, copy, std::filesystem::copy_options::overwrite_existing);
-    sqlite3* h = nullptr;
-    EXPECT_EQ(sqlite3_open(copy.c_str(), &h), SQLITE_OK);
-    char* err = nullptr;
-    EXPECT_EQ(sqlite3_exec(h, sql.c_str(), nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
-    sqlite3_free(err);
-    sqlite3_close(h);
+    std::string copy = CopyWith(db, dir.path() + "/" + name + ".db", sql);
     auto r = RunCli({"--json", "audit", "verify", "--db", copy});
     EXPECT_EQ(r.exit_code, 8) << name << ": " << r.out << r.err;
     json report = json::parse(r.out, nullptr, false);
