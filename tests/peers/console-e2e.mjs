@@ -67,12 +67,15 @@ async function show(page, hash, heading) {
 
 let admin;
 let researcher;
+// What the script was doing, named in the failure if it stops.
+let step = 'launching the browser';
 try {
   admin = await browser();
   const page = admin.pages()[0] ?? await admin.newPage();
   watch(page);
 
   // The page itself: its CSP and security headers.
+  step = 'the page itself';
   const first = await page.goto(`${cfg.base}/`);
   const headers = first.headers();
   seen.csp = headers['content-security-policy'];
@@ -81,6 +84,7 @@ try {
   check(headers['x-content-type-options'] === 'nosniff', 'X-Content-Type-Options: nosniff');
 
   // Sign in with a token, from the keyboard.
+  step = 'sign in with a token';
   await page.locator('#token').waitFor();
   await page.focus('#token');
   await page.keyboard.type(cfg.admin_token);
@@ -101,6 +105,7 @@ try {
   await axe(page, 'jobs');
 
   // Filter by team.
+  step = 'filter by team';
   await page.fill('input[name=team]', 'vision');
   await page.press('input[name=team]', 'Enter');
   await page.waitForURL(/team=vision/);
@@ -110,6 +115,7 @@ try {
   check(teams.length > 0 && teams.every((t) => t === 'vision'), `filter team=vision shows only vision: ${teams}`);
 
   // Filter by provider, from the form: only the jobs that ran there.
+  step = 'filter by provider';
   await show(page, '#/jobs', 'Jobs');
   await page.fill('input[name=provider]', cfg.filter_provider);
   await page.press('input[name=provider]', 'Enter');
@@ -119,35 +125,41 @@ try {
   seen.provider_filtered_clusters = [...new Set(await page.locator('main tbody tr td:nth-child(5)').allTextContents())].sort();
 
   // A queue's waiting jobs in the order they will be tried, with positions.
+  step = 'a queue\'s waiting jobs in the order they will be tried';
   await show(page, `#/queues/${encodeURIComponent(cfg.queue)}`, `Queue ${cfg.queue}`);
   seen.queue_order = await page.locator('main tbody tr').evaluateAll(
     (trs) => trs.map((tr) => [Number(tr.children[0].textContent), tr.children[1].textContent]));
   await page.screenshot({ path: join(cfg.shots, 'queue.png'), fullPage: true });
   await axe(page, 'queue');
   // The queues' history: jobs started per day and team, read after the page is drawn.
+  step = 'the queues\' history';
   await show(page, '#/queues', 'Queues');
   await page.locator('#queue-history table').waitFor({ timeout: 30000 });
   seen.history_started = (await page.locator('#queue-history tbody tr td:nth-child(3)').allTextContents())
     .reduce((t, x) => t + Number(x), 0);
 
   // GPUs and waste: the notebook the reaper warned is idle now (it is cancelled below).
+  step = 'GPUs and waste';
   await show(page, '#/gpus', 'GPUs and waste');
   seen.idle_now = await page.locator('#idle-now tbody tr td:first-child').allTextContents();
   seen.gpus_total = Number((await page.locator('#gpus-total').textContent()).replace(/,/g, ''));
   seen.gpus_allocated = Number((await page.locator('#gpus-allocated').textContent()).replace(/,/g, ''));
   check(seen.gpus_total > 0 && seen.gpus_allocated > 0, `the GPUs page shows capacity and what is allocated: ${seen.gpus_total}, ${seen.gpus_allocated}`);
   // A running job's own page shows what it has cost so far, as the list does.
+  step = 'a running job\'s own page shows what it has cost so far';
   await show(page, `#/jobs/${cfg.cancel}`, '');
   seen.running_cost = await page.locator('#job-cost').textContent();
   check(!/^0\.00 /.test(seen.running_cost ?? ''), `a running job's page shows its cost so far: ${seen.running_cost}`);
 
   // A pending job: why it waits.
+  step = 'a pending job';
   await show(page, `#/jobs/${cfg.pending}`, '');
   await page.locator('#why-text').waitFor();
   seen.why_pending = await page.locator('#why-text').textContent();
   seen.why_heading = await page.locator('#why').textContent();
   check(seen.why_heading === 'Why pending' && (seen.why_pending ?? '').length > 10, `a pending job says why it waits: ${seen.why_pending}`);
   // The expected start comes from planning once the page is drawn.
+  step = 'the expected start';
   await page.waitForFunction(() => !document.getElementById('expected-start')?.textContent?.includes('asking the planner'),
                              null, { timeout: 30000 });
   seen.expected_start = await page.locator('#expected-start').textContent();
@@ -157,6 +169,7 @@ try {
   await axe(page, 'job');
 
   // A finished job's provenance record, read when opened.
+  step = 'a finished job\'s provenance record';
   await show(page, `#/jobs/${cfg.other_team_job}`, '');
   await page.locator('#provenance summary').click();
   await page.waitForFunction(() => !document.querySelector('#provenance pre')?.textContent?.startsWith('Reading'), null, { timeout: 20000 });
@@ -165,6 +178,7 @@ try {
   seen.provenance_summary = await page.locator('#provenance-summary').textContent();
   check(/Builder/.test(seen.provenance_summary ?? ''), `the provenance record is drawn as a summary: ${seen.provenance_summary?.slice(0, 80)}`);
   // A finished job still says why it went where it did, and tells its story.
+  step = 'a finished job still says why it went where it did';
   seen.finished_why = await page.locator('#why-text').textContent();
   check(seen.finished_why !== 'completed' && (seen.finished_why ?? '').length > 12, `a finished job says why it ran there: ${seen.finished_why}`);
   seen.story = await page.locator('#events li').count();
@@ -172,6 +186,7 @@ try {
   await page.screenshot({ path: join(cfg.shots, 'finished-job.png'), fullPage: true });
 
   // Cancel with a confirmation (mouse).
+  step = 'cancel with a confirmation';
   await show(page, `#/jobs/${cfg.cancel}`, '');
   await page.click('#cancel');
   await page.locator('dialog[open]').waitFor();
@@ -181,6 +196,7 @@ try {
   seen.cancelled = true;
 
   // Cancel from the keyboard alone: Tab to the button, Enter, Tab to confirm, Enter.
+  step = 'cancel from the keyboard alone';
   await show(page, `#/jobs/${cfg.keyboard_cancel}`, '');
   for (let i = 0; i < 40; i++) {
     await page.keyboard.press('Tab');
@@ -195,23 +211,27 @@ try {
   seen.keyboard_cancelled = true;
 
   // The cancellation in the audit trail, as who did it.
+  step = 'the cancellation in the audit trail';
   await show(page, `#/audit?action=job.cancel`, 'Audit');
   await page.locator('main table').nth(0).waitFor();
   const auditText = await page.locator('main').textContent();
   seen.cancel_audited = auditText.includes(cfg.cancel) && auditText.includes(cfg.keyboard_cancel);
   check(seen.cancel_audited, 'both cancellations are in the audit trail');
   // Newest first: the keyboard's cancellation (the later one) comes first.
+  step = 'newest first';
   const cancels = await page.locator('main table').nth(0).locator('tbody tr').allTextContents();
   seen.audit_newest_first = cancels.length === 2 && cancels[0].includes(cfg.keyboard_cancel) && cancels[1].includes(cfg.cancel);
   check(seen.audit_newest_first, `the audit search shows the newest first: ${cancels}`);
   seen.audit_actors = await page.locator('main table').nth(0).locator('tbody tr td:nth-child(2)').allTextContents();
   check(seen.audit_actors.every((a) => a && a !== '—' && !a.startsWith('tok')), `token actors are named: ${seen.audit_actors}`);
   // The chain's state is filled in once verified.
+  step = 'the chain\'s state is filled in once verified';
   await page.waitForFunction(() => !document.getElementById('chain')?.textContent?.includes('Verifying'), null, { timeout: 20000 });
   seen.chain = await page.locator('#chain').textContent();
   await axe(page, 'audit');
 
   // A provider's event found by the person.
+  step = 'a provider\'s event found by the person';
   await show(page, `#/audit?actor=${encodeURIComponent(cfg.provider_person)}`, 'Audit');
   const rows = await page.locator('main table').nth(0).locator('tbody tr').allTextContents();
   seen.provider_events = rows.filter((r) => r.includes(cfg.provider)).length;
@@ -219,6 +239,7 @@ try {
   await page.screenshot({ path: join(cfg.shots, 'audit.png'), fullPage: true });
 
   // Cost: the totals shown.
+  step = 'cost';
   await show(page, '#/cost', 'Cost');
   seen.cost_total = await page.locator('#cost-total').textContent();
   seen.cost_period = await page.locator('input[name=period]').inputValue();
@@ -240,28 +261,33 @@ try {
 
   // Readiness draws with the shipped estate: owners in words, the four
   // questions and the acceptance runs as text, never raw JSON.
+  step = 'readiness draws with the shipped estate';
   await show(page, '#/readiness', 'Readiness');
   seen.readiness_owners = [...new Set(await page.locator('main table').first().locator('tbody tr td:nth-child(4)').allTextContents())];
   check(seen.readiness_owners.some((o) => o.startsWith('group ')), `readiness owners are drawn: ${seen.readiness_owners}`);
   seen.questions = await page.locator('#questions section').count();
   check(seen.questions >= 4, `the four questions are drawn: ${seen.questions}`);
   // No page shows raw JSON.
+  step = 'no page shows raw JSON';
   for (const [hash, heading] of [['#/readiness', 'Readiness'], ['#/audit', 'Audit'], ['#/people', 'People'], ['#/gpus', 'GPUs and waste']]) {
     await show(page, hash, heading);
     const text = await page.locator('main').textContent();
     check(!/\{"|":\s*\{|\[\{/.test(text), `${hash} shows no raw JSON`);
   }
   // The bootstrap token is not a person: it sees the request, no Approve.
+  step = 'the bootstrap token is not a person';
   await show(page, '#/people', 'People');
   seen.admin_token_approve = await page.locator('button.approve').count();
   check(seen.admin_token_approve === 0, 'a service token is offered no Approve');
   // The server answers HEAD and has an icon.
+  step = 'the server answers HEAD and has an icon';
   seen.head = await page.evaluate(async () => (await fetch('/', { method: 'HEAD' })).status);
   seen.favicon = await page.evaluate(async () => { const r = await fetch('/favicon.ico'); return `${r.status} ${r.headers.get('content-type')}`; });
   check(seen.head === 200 && seen.favicon.startsWith('200 image/svg'), `HEAD / and the icon: ${seen.head}, ${seen.favicon}`);
 
   // Every page at a desktop's size and a phone's: drawn without a script
   // error, and never scrolling sideways (tables scroll in their own box).
+  step = 'every page at a desktop\'s size and a phone\'s';
   seen.sideways = [];
   for (const [w, hgt] of [[1440, 900], [390, 844]]) {
     await page.setViewportSize({ width: w, height: hgt });
@@ -280,6 +306,7 @@ try {
   await page.setViewportSize({ width: 1280, height: 900 });
 
   // Planning: the ledger's history replayed on the estate as it is and without one cluster.
+  step = 'planning';
   await show(page, '#/planning', 'Planning');
   await page.fill('textarea[name=remove_cluster]', cfg.remove_cluster);
   await page.click('#replay');
@@ -291,6 +318,7 @@ try {
   await axe(page, 'planning');
 
   // A write without the CSRF token, from the console's own page: refused.
+  step = 'a write without the CSRF token';
   seen.csrf_refused = await page.evaluate(async (id) =>
     (await fetch(`/v1/jobs/${id}/cancel`, { method: 'POST', credentials: 'same-origin', body: '{}',
                                            headers: { 'Content-Type': 'application/json' } })).status, cfg.pending);
@@ -301,6 +329,7 @@ try {
   // still there afterwards.
   // Where "localhost" does not reach the server (it resolves to ::1 only),
   // the server-side origin checks (ConsoleTest's other test) stand alone.
+  step = 'the same write from another origin\'s page';
   const evil = await admin.newPage();
   try {
     await evil.goto(cfg.base.replace('127.0.0.1', 'localhost') + '/', { timeout: 10000 });
@@ -316,12 +345,14 @@ try {
   check(seen.after_cross_origin === 'pending', `a write from another origin's page changes nothing: ${seen.after_cross_origin}`);
 
   // Sign out: the session ends.
+  step = 'sign out';
   await page.click('#sign-out');
   await page.locator('#token').waitFor();
   seen.signed_out = (await page.evaluate(async () => (await fetch('/v1/whoami')).status)) === 401;
   check(seen.signed_out, 'after signing out the API answers 401');
 
   // An admin through a group approves the break-glass request from the console.
+  step = 'break-glass approved by an admin through a group';
   const approver = await browser();
   const ap = approver.pages()[0] ?? await approver.newPage();
   watch(ap);
@@ -329,7 +360,10 @@ try {
   await ap.locator('#token').waitFor();
   await ap.fill('#token', cfg.approver_token);
   await ap.press('#token', 'Enter');
-  await ap.locator('main h1').first().waitFor({ timeout: 20000 });
+  // Signed in once the jobs page is drawn (the sign-in page has a heading
+  // too: going on before would race the sign-in and land on its page).
+  await ap.locator('main h1', { hasText: 'Jobs' }).waitFor({ timeout: 30000 });
+  await ap.locator('#whoami').waitFor();
   await ap.goto(`${cfg.base}/#/people`);
   await ap.waitForFunction(() => document.getElementById('main')?.dataset.at === location.hash, null, { timeout: 20000 });
   await ap.locator('button.approve').click();
@@ -341,6 +375,7 @@ try {
 
   // A researcher signs in with the IdP, sees their team only, and cannot
   // open another team's job by its URL.
+  step = 'a researcher signs in with the IdP';
   researcher = await browser();
   const rp = researcher.pages()[0] ?? await researcher.newPage();
   watch(rp);
@@ -360,11 +395,12 @@ try {
   const rcookie = (await researcher.cookies()).find((c) => c.name === 'causeway_session');
   check(rcookie && rcookie.httpOnly && rcookie.sameSite === 'Strict', 'the IdP session cookie is HttpOnly and SameSite=Strict');
   // Navigation offers the researcher only what their role lets them read.
+  step = 'the researcher\'s navigation';
   seen.researcher_nav = await rp.locator('#nav a').allTextContents();
   check(!seen.researcher_nav.includes('Cost') && !seen.researcher_nav.includes('Audit') && seen.researcher_nav.includes('Jobs'),
         `the researcher's navigation offers only readable pages: ${seen.researcher_nav}`);
 } catch (e) {
-  failures.push(`stopped: ${e.message.split('\n')[0]}`);
+  failures.push(`stopped at "${step}": ${e.message.split('\n')[0]}`);
 } finally {
   seen.outside_requests = outside;
   // 401/403 are answers the pages handle (signed out, a role too narrow);
