@@ -33,12 +33,15 @@ $(TEST_DIR)/CMakeCache.txt:
 	cmake -S . -B $(TEST_DIR) -DCMAKE_BUILD_TYPE=Debug -DCAUSEWAY_SANITIZE=ON -DCAUSEWAY_TESTS=ON -DCAUSEWAY_BENCH=OFF
 
 # clang's -Wthread-safety checks the locking annotations (causeway/mutex.h);
+# build_rules.sh checks that the launch protocol and the layers refuse what
+# they forbid (docs/architecture.md);
 # each fuzz target runs briefly first (FUZZ_SECONDS each, two at a time);
 # `make fuzz` runs them longer.
 FUZZ_SECONDS ?= 20
 test: test-deps $(TEST_DIR)/CMakeCache.txt
 	cmake --build $(TEST_DIR) -j $(JOBS)
 	scripts/thread_safety.sh $(TEST_DIR)
+	scripts/build_rules.sh $(TEST_DIR)
 	scripts/fuzz.sh $(FUZZ_SECONDS)
 	cd $(TEST_DIR) && ctest --output-on-failure -j $(JOBS)
 

@@ -10,6 +10,7 @@
 
 #include "causeway/clock.h"
 #include "causeway/job_spec.h"
+#include "causeway/launch.h"
 #include "causeway/status.h"
 
 namespace causeway {
@@ -31,9 +32,8 @@ struct LaunchRequest {
   SimHint sim;             // used by the simulated provider only
   std::string backend_id;  // for Restore: what Launch returned for this attempt
   // Held: the backend takes the attempt's room at Launch but receives
-  // nothing until Release. The scheduler holds every launch, records it
-  // durably and mints its credentials off its lock, then releases it, so no
-  // attempt runs that a successor does not know of or that lacks its token.
+  // nothing until Release, which only a recorded launch can ask for
+  // (causeway/launch.h: the launch protocol).
   bool held = false;
   // What each node must give the job beyond GPUs, where it asked
   // (resources.cpus / memory); backends that can reserve them do.
@@ -120,15 +120,13 @@ class ProviderAdapter {
   // by Poll as kNotLaunched. A held request (LaunchRequest::held) takes its
   // room only; Release sends it.
   virtual Result<std::string> Launch(const LaunchRequest& request, Timestamp now) = 0;
-  // Sends a held launch to the backend, with `env` added to its
-  // environment (what the request set wins). Nothing for an attempt that was
-  // cancelled meanwhile, or never held. Never blocks on the backend: a send
-  // that then fails comes back from Poll as kNotLaunched. A backend whose
-  // attempts run nothing real (the simulated estate) may ignore `held` and
-  // leave this as it is.
-  virtual void Release(const std::string& job_id, int attempt, const std::map<std::string, std::string>& env) {
-    (void)job_id, (void)attempt, (void)env;
-  }
+  // Sends a held launch to the backend once it is recorded, with
+  // `launch.env()` added to its environment (what the request set wins).
+  // Nothing for an attempt that was cancelled meanwhile, or never held.
+  // Never blocks on the backend: a send that then fails comes back from Poll
+  // as kNotLaunched. A backend whose attempts run nothing real (the
+  // simulated estate) may ignore `held` and leave this as it is.
+  virtual void Release(const RecordedLaunch& launch) { (void)launch; }
   // Re-adopts an attempt that was running before a restart of Causeway.
   virtual Status Restore(const LaunchRequest& request, Timestamp started_at) = 0;
   // Stops an attempt now; its resources are free when this returns. No event

@@ -101,8 +101,13 @@ inline Status Unavailable(std::string m) { return Status(Code::kUnavailable, std
 inline Status DataLoss(std::string m) { return Status(Code::kDataLoss, std::move(m)); }
 inline Status Internal(std::string m) { return Status(Code::kInternal, std::move(m)); }
 
+// Stops the process, naming `status`: reading the value of a Result that
+// holds an error is a bug, caught here rather than left undefined.
+[[noreturn]] void DieOnMissingValue(const Status& status);
+
 // Holds either a value or a non-OK Status. Constructing from an OK Status is a
-// bug and turns into kInternal.
+// bug and turns into kInternal. Reading the value of an error (value(), *,
+// ->) stops the process with the error's message (DieOnMissingValue).
 template <typename T>
 class [[nodiscard]] Result {
  public:
@@ -113,18 +118,27 @@ class [[nodiscard]] Result {
 
   bool ok() const { return value_.has_value(); }
   const Status& status() const { return status_; }
-  T& value() & { return *value_; }
-  const T& value() const& { return *value_; }
-  T&& value() && { return std::move(*value_); }
+  T& value() & { return Checked(); }
+  const T& value() const& { return Checked(); }
+  T&& value() && { return std::move(Checked()); }
   // The value, or `fallback` when this holds an error.
   T value_or(T fallback) const& { return value_ ? *value_ : std::move(fallback); }
-  T* operator->() { return &*value_; }
-  const T* operator->() const { return &*value_; }
-  T& operator*() & { return *value_; }
-  const T& operator*() const& { return *value_; }
-  T&& operator*() && { return std::move(*value_); }
+  T* operator->() { return &Checked(); }
+  const T* operator->() const { return &Checked(); }
+  T& operator*() & { return Checked(); }
+  const T& operator*() const& { return Checked(); }
+  T&& operator*() && { return std::move(Checked()); }
 
  private:
+  T& Checked() {
+    if (!value_) [[unlikely]] DieOnMissingValue(status_);
+    return *value_;
+  }
+  const T& Checked() const {
+    if (!value_) [[unlikely]] DieOnMissingValue(status_);
+    return *value_;
+  }
+
   std::optional<T> value_;
   Status status_;  // OK exactly when value_ is set
 };

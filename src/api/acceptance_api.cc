@@ -3,7 +3,7 @@
 // (audit:read). The report's steps are bounded here; the rest of the
 // report stays in the files the test wrote, named by its digest.
 #include "api/api_helpers.h"
-#include "api/api_service.h"
+#include "api/acceptance_api.h"
 
 namespace causeway::api {
 
@@ -64,12 +64,12 @@ Result<std::vector<AcceptanceStep>> Steps(const JsonBody& body) {
 
 }  // namespace
 
-void ApiService::AddAcceptanceRoutes() {
-  Route("POST", "/v1/acceptance/runs", kScopeAdmin, Bind(&ApiService::RecordAcceptance));
-  Route("GET", "/v1/acceptance/runs", kScopeAuditRead, Bind(&ApiService::AcceptanceRuns));
+void AcceptanceApi::AddRoutes(RouteTable& routes) {
+  routes.Route("POST", "/v1/acceptance/runs", kScopeAdmin, Bind(this, &AcceptanceApi::RecordAcceptance));
+  routes.Route("GET", "/v1/acceptance/runs", kScopeAuditRead, Bind(this, &AcceptanceApi::AcceptanceRuns));
 }
 
-Result<HttpResponse> ApiService::RecordAcceptance(HttpRequest& req) {
+Result<HttpResponse> AcceptanceApi::RecordAcceptance(HttpRequest& req) {
   ASSIGN_OR_RETURN(JsonBody body, JsonBody::Parse(req));
   AcceptanceRun run;
   ASSIGN_OR_RETURN(run.test, body.RequiredString("test", "identity, recovery, residency or data"));
@@ -93,7 +93,7 @@ Result<HttpResponse> ApiService::RecordAcceptance(HttpRequest& req) {
 }
 
 // The latest run of each test.
-Result<HttpResponse> ApiService::AcceptanceRuns(HttpRequest&) {
+Result<HttpResponse> AcceptanceApi::AcceptanceRuns(HttpRequest&) {
   ASSIGN_OR_RETURN(auto latest, acceptance_.Latest());
   json runs = json::array();
   for (std::string_view test : kAcceptanceTests) {

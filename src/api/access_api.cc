@@ -2,9 +2,10 @@
 // is, group-to-role bindings and why someone may or may not act.
 
 #include "api/api_helpers.h"
-#include "api/api_service.h"
+#include "api/access_api.h"
 #include "service/reports_json.h"
 #include "identity/access.h"
+#include "identity/oidc.h"
 #include "store/records_json.h"
 
 namespace causeway::api {
@@ -22,22 +23,22 @@ json BindingJson(const identity::Binding& b) {
 }
 }  // namespace
 
-void ApiService::AddAccessRoutes() {
+void AccessApi::AddRoutes(RouteTable& routes) {
   using namespace identity;
-  Route("GET", "/v1/whoami", "", Bind(&ApiService::WhoAmI));
-  Route("POST", "/v1/tokens", kScopeAdmin, Bind(&ApiService::CreateToken));
-  Route("GET", "/v1/tokens", kScopeAdmin, Bind(&ApiService::ListTokens));
-  Route("POST", "/v1/tokens/{id}/revoke", kScopeAdmin, Bind(&ApiService::RevokeToken));
-  Route("POST", "/v1/tokens/{id}/rotate", kScopeAdmin, Bind(&ApiService::RotateToken));
-  Route("POST", "/v1/tokens/{id}/reassign", kScopeAdmin, Bind(&ApiService::ReassignToken));
-  Route("GET", "/v1/access/explain", kScopeAuditRead, Bind(&ApiService::ExplainAccess));
-  Route("GET", "/v1/access/bindings", kScopeAuditRead, Bind(&ApiService::ListBindings));
-  Route("POST", "/v1/access/bindings", kScopeAdmin, Bind(&ApiService::CreateBinding));
-  Route("DELETE", "/v1/access/bindings/{id}", kScopeAdmin, Bind(&ApiService::DeleteBinding));
-  Route("POST", "/v1/access/bindings/{id}/confirm", kScopeAdmin, Bind(&ApiService::ConfirmBinding));
+  routes.Route("GET", "/v1/whoami", "", Bind(this, &AccessApi::WhoAmI));
+  routes.Route("POST", "/v1/tokens", kScopeAdmin, Bind(this, &AccessApi::CreateToken));
+  routes.Route("GET", "/v1/tokens", kScopeAdmin, Bind(this, &AccessApi::ListTokens));
+  routes.Route("POST", "/v1/tokens/{id}/revoke", kScopeAdmin, Bind(this, &AccessApi::RevokeToken));
+  routes.Route("POST", "/v1/tokens/{id}/rotate", kScopeAdmin, Bind(this, &AccessApi::RotateToken));
+  routes.Route("POST", "/v1/tokens/{id}/reassign", kScopeAdmin, Bind(this, &AccessApi::ReassignToken));
+  routes.Route("GET", "/v1/access/explain", kScopeAuditRead, Bind(this, &AccessApi::ExplainAccess));
+  routes.Route("GET", "/v1/access/bindings", kScopeAuditRead, Bind(this, &AccessApi::ListBindings));
+  routes.Route("POST", "/v1/access/bindings", kScopeAdmin, Bind(this, &AccessApi::CreateBinding));
+  routes.Route("DELETE", "/v1/access/bindings/{id}", kScopeAdmin, Bind(this, &AccessApi::DeleteBinding));
+  routes.Route("POST", "/v1/access/bindings/{id}/confirm", kScopeAdmin, Bind(this, &AccessApi::ConfirmBinding));
 }
 
-Result<HttpResponse> ApiService::CreateToken(HttpRequest& req) {
+Result<HttpResponse> AccessApi::CreateToken(HttpRequest& req) {
   auto body = JsonBody::Parse(req);
   if (!body.ok()) return body.status();
   auto minted = [&]() -> Result<identity::MintedToken> {
@@ -57,7 +58,7 @@ Result<HttpResponse> ApiService::CreateToken(HttpRequest& req) {
   return JsonResponse(201, {{"token", ToJson(minted->record)}, {"secret", minted->secret}});
 }
 
-Result<HttpResponse> ApiService::ListTokens(HttpRequest&) {
+Result<HttpResponse> AccessApi::ListTokens(HttpRequest&) {
   auto tokens = tokens_.List();
   if (!tokens.ok()) return tokens.status();
   json items = json::array();
@@ -65,21 +66,21 @@ Result<HttpResponse> ApiService::ListTokens(HttpRequest&) {
   return JsonResponse(200, {{"tokens", items}});
 }
 
-Result<HttpResponse> ApiService::RevokeToken(HttpRequest& req) {
+Result<HttpResponse> AccessApi::RevokeToken(HttpRequest& req) {
   auto revoked = tokens_.Revoke(*req.principal, req.params["id"]);
   if (!revoked.ok()) return revoked.status();
   token_cache_.Forget(revoked->id);
   return JsonResponse(200, {{"token", ToJson(*revoked)}});
 }
 
-Result<HttpResponse> ApiService::RotateToken(HttpRequest& req) {
+Result<HttpResponse> AccessApi::RotateToken(HttpRequest& req) {
   auto minted = tokens_.Rotate(*req.principal, req.params["id"]);
   if (!minted.ok()) return minted.status();
   token_cache_.Forget(req.params["id"]);
   return JsonResponse(201, {{"token", ToJson(minted->record)}, {"secret", minted->secret}, {"revoked", req.params["id"]}});
 }
 
-Result<HttpResponse> ApiService::ReassignToken(HttpRequest& req) {
+Result<HttpResponse> AccessApi::ReassignToken(HttpRequest& req) {
   auto body = JsonBody::Parse(req);
   if (!body.ok()) return body.status();
   auto to = body->RequiredString("to", "the userName of the person who answers for the token from now on");
@@ -89,7 +90,7 @@ Result<HttpResponse> ApiService::ReassignToken(HttpRequest& req) {
   return JsonResponse(200, {{"token", ToJson(*token)}});
 }
 
-Result<HttpResponse> ApiService::WhoAmI(HttpRequest& req) {
+Result<HttpResponse> AccessApi::WhoAmI(HttpRequest& req) {
   const auto& p = *req.principal;
   json out = {{"token_id", p.token_id}, {"name", p.name}, {"scopes", p.scopes}};
   if (p.IsPerson()) {
@@ -103,7 +104,7 @@ Result<HttpResponse> ApiService::WhoAmI(HttpRequest& req) {
 
 // GET /v1/access/explain?user=U&action=A&team=T: the bindings that allow
 // or deny; the user's groups come from the directory, or from groups=a,b.
-Result<HttpResponse> ApiService::ExplainAccess(HttpRequest& req) {
+Result<HttpResponse> AccessApi::ExplainAccess(HttpRequest& req) {
   std::string user = req.Query("user"), action = req.Query("action");
   if (user.empty() || action.empty()) {
     return InvalidArgument("user and action are required, e.g. user=alice@corp.example&action=submit&team=nlp");
@@ -140,13 +141,13 @@ Result<HttpResponse> ApiService::ExplainAccess(HttpRequest& req) {
                            {"allowed", allowed}, {"why", why}, {"bindings", reasons}});
 }
 
-Result<HttpResponse> ApiService::ListBindings(HttpRequest&) {
+Result<HttpResponse> AccessApi::ListBindings(HttpRequest&) {
   json items = json::array();
   for (const auto& b : bindings_.All()) items.push_back(BindingJson(b));
   return JsonResponse(200, {{"bindings", items}});
 }
 
-Result<HttpResponse> ApiService::CreateBinding(HttpRequest& req) {
+Result<HttpResponse> AccessApi::CreateBinding(HttpRequest& req) {
   auto body = JsonBody::Parse(req);
   if (!body.ok()) return body.status();
   auto made = [&]() -> Result<identity::Binding> {
@@ -162,13 +163,13 @@ Result<HttpResponse> ApiService::CreateBinding(HttpRequest& req) {
   return JsonResponse(201, {{"binding", BindingJson(*made)}, {"synced", synced}});
 }
 
-Result<HttpResponse> ApiService::ConfirmBinding(HttpRequest& req) {
+Result<HttpResponse> AccessApi::ConfirmBinding(HttpRequest& req) {
   auto confirmed = bindings_.Confirm(req.params["id"], *req.principal);
   if (!confirmed.ok()) return confirmed.status();
   return JsonResponse(200, {{"binding", BindingJson(*confirmed)}});
 }
 
-Result<HttpResponse> ApiService::DeleteBinding(HttpRequest& req) {
+Result<HttpResponse> AccessApi::DeleteBinding(HttpRequest& req) {
   auto gone = bindings_.Delete(req.params["id"], req.principal->token_id);
   if (!gone.ok()) return gone.status();
   json synced = json::array();

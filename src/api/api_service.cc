@@ -5,6 +5,21 @@
 
 #include <spdlog/spdlog.h>
 
+#include "api/access_api.h"
+#include "api/acceptance_api.h"
+#include "api/audit_api.h"
+#include "api/breakglass_api.h"
+#include "api/clusters_api.h"
+#include "api/cost_api.h"
+#include "api/datasets_api.h"
+#include "api/jobs_api.h"
+#include "api/people_api.h"
+#include "api/plan_api.h"
+#include "api/provenance_api.h"
+#include "api/readiness_api.h"
+#include "api/scim_api.h"
+#include "api/telemetry_api.h"
+#include "api/workload_api.h"
 #include "identity/access.h"
 
 namespace causeway::api {
@@ -15,25 +30,9 @@ ApiService::ApiService(Services& services, Store& store, CommitQueue& queue, con
                        const Clock& wall, SchedulerService* scheduler)
     : store_(store),
       queue_(queue),
-      estate_(estate),
-      clock_(clock),
       wall_(wall),
-      scheduler_(scheduler),
-      jobs_(services.jobs),
-      tokens_(services.tokens),
-      scim_(services.scim),
       bindings_(services.bindings),
-      people_svc_(services.people),
       breakglass_(services.breakglass),
-      audit_(services.audit),
-      checkpoints_(services.checkpoints),
-      provenance_(services.provenance),
-      readiness_(services.readiness),
-      plans_(services.plans),
-      acceptance_(services.acceptance),
-      datasets_(services.datasets),
-      feed_readers_(services.feed_readers),
-      workload_(services.workload),
       token_cache_(services.token_cache),
       directory_(services.directory),
       people_(services.people_tokens.get()) {
@@ -42,8 +41,25 @@ ApiService::ApiService(Services& services, Store& store, CommitQueue& queue, con
     sign_in_ = std::make_unique<console::OidcSignIn>(audiences.empty() ? "causeway" : audiences.front(), *services.oidc,
                                                      net::Network());
   }
+  // Each area gets the services it uses, and nothing else.
+  Services& s = services;
+  areas_.push_back(std::make_unique<AuditApi>(store, estate, wall, s.bindings, s.breakglass, s.audit, s.checkpoints,
+                                              s.feed_readers));
+  areas_.push_back(std::make_unique<ProvenanceApi>(store, estate, s.provenance, s.jobs));
+  areas_.push_back(std::make_unique<ReadinessApi>(estate, s.readiness));
+  areas_.push_back(std::make_unique<AcceptanceApi>(estate, s.acceptance));
+  areas_.push_back(std::make_unique<DatasetsApi>(estate, s.datasets));
+  areas_.push_back(std::make_unique<CostApi>(store, estate, clock));
+  areas_.push_back(std::make_unique<JobsApi>(store, estate, clock, scheduler, s.jobs, s.datasets, s.plans, jobs_submitted_));
+  areas_.push_back(std::make_unique<PlanApi>(store, estate, clock, s.plans, s.jobs));
+  areas_.push_back(std::make_unique<ClustersApi>(store, estate, clock, scheduler, reaper_));
+  areas_.push_back(std::make_unique<TelemetryApi>(store, clock, reaper_));
+  areas_.push_back(std::make_unique<AccessApi>(store, s.tokens, s.bindings, s.people, s.token_cache));
+  areas_.push_back(std::make_unique<PeopleApi>(s.scim, s.people));
+  areas_.push_back(std::make_unique<BreakglassApi>(wall, s.breakglass));
+  areas_.push_back(std::make_unique<WorkloadApi>(wall, s.workload, s.jobs));
+  areas_.push_back(std::make_unique<ScimApi>(s.scim));
   AddRoutes();
-  AddScimRoutes();
   AddConsoleRoutes();
 }
 
@@ -129,20 +145,8 @@ void ApiService::AddRoutes() {
   using namespace identity;
   Public("GET", "/healthz", Bind(&ApiService::Health));
   Route("GET", "/metrics", kScopeMetricsRead, Bind(&ApiService::RenderMetrics));
-  AddAuditRoutes();
-  AddProvenanceRoutes();
-  AddReadinessRoutes();
-  AddAcceptanceRoutes();
-  AddDatasetRoutes();
-  AddCostRoutes();
-  AddJobRoutes();
-  AddPlanRoutes();
-  AddClusterRoutes();
-  AddTelemetryRoutes();
-  AddAccessRoutes();
-  AddPeopleRoutes();
-  AddBreakglassRoutes();
-  AddWorkloadRoutes();
+  RouteTable routes(router_);
+  for (const auto& area : areas_) area->AddRoutes(routes);
 }
 
 void ApiService::Dispatch(HttpRequest& req, Reply reply) {

@@ -1,18 +1,23 @@
 // The REST/JSON API: routes, authentication, authorization by scope, and one
 // error shape for every failure:
 //   {"error": {"code": "not_found", "message": "...", "details": {...}}}
-// It only translates: each area's handlers (jobs_api.cc, cost_api.cc, ...)
-// decode a request, call the services the composition root built
-// (services.h), and encode the answer.
+// It only translates: each area (jobs_api.h, cost_api.h, ...: area.h) is
+// built here with the services it uses, of those the composition root built
+// (services.h); its handlers decode a request, call them, and encode the
+// answer. This class is the shell: routing, authentication and
+// authorization from the headers, metrics, and the console's sessions.
 #pragma once
 
 #include <atomic>
 #include <functional>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "api/api_helpers.h"
+#include "api/area.h"
 #include "api/http_types.h"
 #include "api/metrics.h"
 #include "api/router.h"
@@ -78,151 +83,13 @@ class ApiService {
   // req.principal set); a request already authenticated is not asked again.
   std::optional<HttpResponse> Refusal(HttpRequest& req, const Access& access);
 
-  // Each area adds its routes (in the file named after it).
-  void AddRoutes();           // api_service.cc: health, metrics, and the areas below
-  void AddJobRoutes();        // jobs_api.cc
-  void AddPlanRoutes();       // plan_api.cc: when a job would likely start
-  void AddClusterRoutes();    // clusters_api.cc: queues, clusters, provider outages
-  void AddTelemetryRoutes();  // telemetry_api.cc
-  void AddCostRoutes();       // cost_api.cc
-  void AddAuditRoutes();      // audit_api.cc
-  void AddProvenanceRoutes(); // provenance_api.cc
-  void AddReadinessRoutes();  // readiness_api.cc
-  void AddAcceptanceRoutes();  // acceptance_api.cc
-  void AddDatasetRoutes();    // datasets_api.cc: the dataset registry, verification, replication
-  void AddAccessRoutes();     // access_api.cc: tokens, whoami, bindings, access explained
-  void AddPeopleRoutes();     // people_api.cc
-  void AddBreakglassRoutes(); // breakglass_api.cc
-  void AddWorkloadRoutes();   // workload_api.cc: OIDC discovery, JWKS, job tokens, key rotation
-  void AddScimRoutes();       // scim_api.cc: the SCIM service provider, with SCIM's error bodies
+  // The shell's own routes (health, metrics), then each area's (its file
+  // *_api.cc, its class *_api.h).
+  void AddRoutes();
   void AddConsoleRoutes();    // console_api.cc: the web console's files, signing in and out
   // A path under /scim/v2 no route matches, or a method its route lacks:
   // authenticated, then answered with a SCIM error (RFC 7644 §3.12).
   void ScimUnrouted(HttpRequest& req, const Router::Match& match, Reply reply);
-  void ScimRoute(const char* method, const char* pattern,
-                 std::function<Result<nlohmann::json>(HttpRequest&, const std::string& base)> handler,
-                 int success_status = 200);
-  // The same with the success status decided per request.
-  void ScimRoute(const char* method, const char* pattern,
-                 std::function<Result<nlohmann::json>(HttpRequest&, const std::string& base)> handler,
-                 std::function<int(const HttpRequest&)> success);
-
-  // Jobs. Submitting, cancelling and registering a checkpoint answer once
-  // their commit is done.
-  void SubmitJob(HttpRequest& req, Reply reply);
-  void CancelJob(HttpRequest& req, Reply reply);
-  void RegisterCheckpoint(HttpRequest& req, Reply reply);
-  Result<HttpResponse> ListJobs(HttpRequest& req);
-  Result<HttpResponse> GetJob(HttpRequest& req);
-  Result<HttpResponse> ExplainJob(HttpRequest& req);
-  Result<HttpResponse> JobLogs(HttpRequest& req);
-  Result<HttpResponse> ListCheckpoints(HttpRequest& req);
-  // Adds what `job`'s running attempt (the last of `attempts`) has cost so
-  // far to its cost_micros, and to that attempt's in job["attempts"].
-  Status AddRunningCost(const std::vector<Attempt>& attempts, nlohmann::json& job) const;
-  // The job {id} if the caller may see it; kNotFound otherwise.
-  Result<JobDetail> VisibleJob(HttpRequest& req);
-  // A submission's body: the spec as YAML (application/yaml), or JSON with
-  // `spec` (a YAML string or an object), `file`, `envs` and `secrets`.
-  static Result<SubmitRequest> ReadSubmission(HttpRequest& req);
-
-  // Planning: a job not yet submitted, and a queued one.
-  Result<HttpResponse> PlanJob(HttpRequest& req);
-  Result<HttpResponse> PlanQueuedJob(HttpRequest& req);
-  Result<HttpResponse> PlanHistory(HttpRequest& req);
-  // A queued job's forecast for explain: {"error": ...} when there is none.
-  nlohmann::json ExpectedStart(const std::string& job_id);
-  // The pipeline `job` is a step of (PipelineJson), with the steps `who`
-  // may see (a step may be another team's) in order as `jobs`: what the
-  // job and explain pages show.
-  Result<nlohmann::json> PipelineOf(const identity::Principal& who, const JobRecord& job) const;
-
-  // Queues, clusters, providers; telemetry.
-  Result<HttpResponse> ListQueues(HttpRequest& req);
-  Result<HttpResponse> ListQueuedJobs(HttpRequest& req);
-  Result<HttpResponse> QueueHistory(HttpRequest& req);
-  Result<HttpResponse> SetOutage(HttpRequest& req);
-  Result<HttpResponse> ListClusters(HttpRequest& req);
-  Result<HttpResponse> Capacity(HttpRequest& req);
-  Result<HttpResponse> PushTelemetry(HttpRequest& req);
-
-  // Datasets.
-  Result<HttpResponse> ListDatasets(HttpRequest& req);
-  Result<HttpResponse> DatasetVersions(HttpRequest& req);
-  Result<HttpResponse> ShowDataset(HttpRequest& req);
-  Result<HttpResponse> DatasetManifest(HttpRequest& req);
-  Result<HttpResponse> RegisterDataset(HttpRequest& req);
-  Result<HttpResponse> VerifyDataset(HttpRequest& req);
-  Result<HttpResponse> ReplicateDataset(HttpRequest& req);
-  Result<HttpResponse> GetReplication(HttpRequest& req);
-
-  // Cost.
-  Result<HttpResponse> CostShowback(HttpRequest& req);
-  Result<HttpResponse> ListBills(HttpRequest& req);
-  Result<HttpResponse> ImportBill(HttpRequest& req);
-  Result<HttpResponse> ReconcileCost(HttpRequest& req);
-  Result<HttpResponse> CostWaste(HttpRequest& req);
-  Result<HttpResponse> ExportUsage(HttpRequest& req);
-
-  // Audit.
-  Result<HttpResponse> ListAudit(HttpRequest& req);
-  Result<HttpResponse> VerifyAudit(HttpRequest& req);
-  Result<HttpResponse> ReadAuditFeed(HttpRequest& req);
-  Result<HttpResponse> ImportAuditLog(HttpRequest& req);
-  Result<HttpResponse> CreateCheckpoint(HttpRequest& req);
-  Result<HttpResponse> AuditKeys(HttpRequest& req);
-  Result<HttpResponse> AuditCoverage(HttpRequest& req);
-  Result<HttpResponse> SearchAudit(HttpRequest& req);
-  Result<HttpResponse> AuditPerson(HttpRequest& req);
-  Result<HttpResponse> ListIdentityLinks(HttpRequest& req);
-  Result<HttpResponse> CreateIdentityLink(HttpRequest& req);
-  Result<HttpResponse> DeleteIdentityLink(HttpRequest& req);
-
-  // Tokens and access.
-  Result<HttpResponse> CreateToken(HttpRequest& req);
-  Result<HttpResponse> ListTokens(HttpRequest& req);
-  Result<HttpResponse> RevokeToken(HttpRequest& req);
-  Result<HttpResponse> RotateToken(HttpRequest& req);
-  Result<HttpResponse> ReassignToken(HttpRequest& req);
-  Result<HttpResponse> WhoAmI(HttpRequest& req);
-  Result<HttpResponse> ExplainAccess(HttpRequest& req);
-  Result<HttpResponse> ListBindings(HttpRequest& req);
-  Result<HttpResponse> CreateBinding(HttpRequest& req);
-  Result<HttpResponse> DeleteBinding(HttpRequest& req);
-  Result<HttpResponse> ConfirmBinding(HttpRequest& req);
-
-  // People.
-  Result<HttpResponse> Credentials(HttpRequest& req);
-  Result<HttpResponse> SyncPerson(HttpRequest& req);
-  Result<HttpResponse> DeactivatePerson(HttpRequest& req);
-
-  // Break-glass.
-  Result<HttpResponse> RequestBreakglass(HttpRequest& req);
-  Result<HttpResponse> ListBreakglass(HttpRequest& req);
-  Result<HttpResponse> ApproveBreakglass(HttpRequest& req);
-  Result<HttpResponse> RevokeBreakglass(HttpRequest& req);
-  Result<HttpResponse> BreakglassCredential(HttpRequest& req);
-
-  // Workload identity.
-  Result<HttpResponse> OidcDiscovery(HttpRequest& req);
-  Result<HttpResponse> Jwks(HttpRequest& req);
-  Result<HttpResponse> RefreshWorkloadToken(HttpRequest& req);
-  Result<HttpResponse> RotateSigningKeys(HttpRequest& req);
-
-  // Provenance.
-  Result<HttpResponse> JobProvenance(HttpRequest& req);
-  Result<HttpResponse> ProvenanceKeys(HttpRequest& req);
-  Result<HttpResponse> ExportProvenance(HttpRequest& req);
-  Result<HttpResponse> RecordJobFacts(HttpRequest& req);
-  Result<HttpResponse> RerunSpec(HttpRequest& req);
-
-  // Readiness.
-  Result<HttpResponse> Readiness(HttpRequest& req);
-  Result<HttpResponse> ReadinessControls(HttpRequest& req);
-  Result<HttpResponse> ReadinessOscal(HttpRequest& req);
-  Result<HttpResponse> ReadinessQuestions(HttpRequest& req);
-  Result<HttpResponse> RecordAcceptance(HttpRequest& req);
-  Result<HttpResponse> AcceptanceRuns(HttpRequest& req);
 
   Result<HttpResponse> Health(HttpRequest& req);
   Result<HttpResponse> RenderMetrics(HttpRequest& req);
@@ -247,45 +114,25 @@ class ApiService {
   Result<HttpResponse> StartSession(const identity::Principal& who, std::string bearer, const std::string& method,
                                     std::optional<Timestamp> expires, std::string location);
 
+  // What authenticating and the shell's own routes use; each area holds
+  // what it uses itself.
   Store& store_;
   CommitQueue& queue_;
-  const Estate& estate_;
-  const Clock& clock_;
   const Clock& wall_;
-  SchedulerService* scheduler_;
   ReaperService* reaper_ = nullptr;
-  JobService& jobs_;
-  TokenService& tokens_;
-  ScimService& scim_;
   BindingService& bindings_;
-  PeopleService& people_svc_;
   BreakglassService& breakglass_;
-  AuditService& audit_;
-  CheckpointService& checkpoints_;
-  ProvenanceService& provenance_;
-  ReadinessService& readiness_;
-  PlanService& plans_;
-  AcceptanceService& acceptance_;
-  DatasetService& datasets_;
-  FeedReaders& feed_readers_;
-  WorkloadService& workload_;
   identity::TokenCache& token_cache_;
   identity::PersonDirectory& directory_;
   identity::PeopleAuthenticator* people_;  // null without an IdP
   Router router_;
   Metrics metrics_;
-  std::atomic<uint64_t> jobs_submitted_{0};
-  std::atomic<bool> plan_replaying_{false};  // PlanHistory runs one replay at a time
+  std::atomic<uint64_t> jobs_submitted_{0};  // counted by the jobs area
+  std::vector<std::unique_ptr<Area>> areas_;
   console::SessionStore sessions_;
   std::unique_ptr<console::OidcSignIn> sign_in_;  // null without an IdP
   mutable Mutex public_url_mu_;
   std::string public_url_ GUARDED_BY(public_url_mu_);
-  // The last verification of the whole trail and when it was made
-  // (VerifyAudit). Only verifications take verify_mu_, and they hold it
-  // while they read the chain, so that requests arriving meanwhile wait
-  // for that one instead of each reading it again.
-  Mutex verify_mu_;
-  std::optional<std::pair<Timestamp, nlohmann::json>> verified_ GUARDED_BY(verify_mu_);
   // Sign-ins talk to the IdP here, off the HTTP server's threads; declared
   // last so it stops first.
   dispatch::Worker sign_in_worker_{"console sign-in", 16};

@@ -9,7 +9,7 @@
 #include <map>
 
 #include "api/api_helpers.h"
-#include "api/api_service.h"
+#include "api/audit_api.h"
 #include "identity/access.h"
 #include "service/export_service.h"
 #include "service/reports_json.h"
@@ -32,6 +32,8 @@ using TokenNames = std::map<std::string, std::string>;
 json HitsJson(const std::vector<AuditHit>& hits, const TokenNames& names) {
   json out = json::array();
   for (const AuditHit& h : hits) {
+    // A stored OCSF event, written by this server and checked when imported: it is returned as
+    // stored, with the actor named where it can be.
     json ev = json::parse(h.row.event, nullptr, false);
     if (ev.is_object() && ev.contains("actor") && ev["actor"].is_object() && ev["actor"].contains("user") &&
         ev["actor"]["user"].is_object() && !ev["actor"]["user"].contains("name")) {
@@ -109,23 +111,23 @@ json LinkJson(const IdentityLink& l) {
 
 }  // namespace
 
-void ApiService::AddAuditRoutes() {
+void AuditApi::AddRoutes(RouteTable& routes) {
   using namespace identity;
-  Route("GET", "/v1/audit", kScopeAuditRead, Bind(&ApiService::ListAudit));
-  Route("GET", "/v1/audit/verify", kScopeAuditRead, Bind(&ApiService::VerifyAudit));
-  Route("GET", "/v1/audit/feed", kScopeAuditRead, Bind(&ApiService::ReadAuditFeed));
-  Route("POST", "/v1/audit/imports", kScopeAdmin, Bind(&ApiService::ImportAuditLog));
-  Route("POST", "/v1/audit/checkpoints", kScopeAdmin, Bind(&ApiService::CreateCheckpoint));
-  Route("GET", "/v1/audit/keys", kScopeAuditRead, Bind(&ApiService::AuditKeys));
-  Route("GET", "/v1/audit/coverage", kScopeAuditRead, Bind(&ApiService::AuditCoverage));
-  Route("GET", "/v1/audit/search", kScopeAuditRead, Bind(&ApiService::SearchAudit));
-  Route("GET", "/v1/audit/people/{user}", kScopeAuditRead, Bind(&ApiService::AuditPerson));
-  Route("GET", "/v1/audit/links", kScopeAuditRead, Bind(&ApiService::ListIdentityLinks));
-  Route("POST", "/v1/audit/links", kScopeAdmin, Bind(&ApiService::CreateIdentityLink));
-  Route("DELETE", "/v1/audit/links/{id}", kScopeAdmin, Bind(&ApiService::DeleteIdentityLink));
+  routes.Route("GET", "/v1/audit", kScopeAuditRead, Bind(this, &AuditApi::ListAudit));
+  routes.Route("GET", "/v1/audit/verify", kScopeAuditRead, Bind(this, &AuditApi::VerifyAudit));
+  routes.Route("GET", "/v1/audit/feed", kScopeAuditRead, Bind(this, &AuditApi::ReadAuditFeed));
+  routes.Route("POST", "/v1/audit/imports", kScopeAdmin, Bind(this, &AuditApi::ImportAuditLog));
+  routes.Route("POST", "/v1/audit/checkpoints", kScopeAdmin, Bind(this, &AuditApi::CreateCheckpoint));
+  routes.Route("GET", "/v1/audit/keys", kScopeAuditRead, Bind(this, &AuditApi::AuditKeys));
+  routes.Route("GET", "/v1/audit/coverage", kScopeAuditRead, Bind(this, &AuditApi::AuditCoverage));
+  routes.Route("GET", "/v1/audit/search", kScopeAuditRead, Bind(this, &AuditApi::SearchAudit));
+  routes.Route("GET", "/v1/audit/people/{user}", kScopeAuditRead, Bind(this, &AuditApi::AuditPerson));
+  routes.Route("GET", "/v1/audit/links", kScopeAuditRead, Bind(this, &AuditApi::ListIdentityLinks));
+  routes.Route("POST", "/v1/audit/links", kScopeAdmin, Bind(this, &AuditApi::CreateIdentityLink));
+  routes.Route("DELETE", "/v1/audit/links/{id}", kScopeAdmin, Bind(this, &AuditApi::DeleteIdentityLink));
 }
 
-Result<HttpResponse> ApiService::ImportAuditLog(HttpRequest& req) {
+Result<HttpResponse> AuditApi::ImportAuditLog(HttpRequest& req) {
   auto source = audit::ParseLogSource(req.Query("source"));
   if (!source.ok()) return source.status().WithPrefix("query parameter \"source\"");
   std::string provider = req.Query("provider");
@@ -150,7 +152,7 @@ Result<HttpResponse> ApiService::ImportAuditLog(HttpRequest& req) {
                            {"issues", report->stats.issues_total}, {"first_issues", issues}});
 }
 
-Result<HttpResponse> ApiService::CreateCheckpoint(HttpRequest& req) {
+Result<HttpResponse> AuditApi::CreateCheckpoint(HttpRequest& req) {
   auto made = checkpoints_.Checkpoint(req.principal->token_id);
   if (!made.ok()) return made.status();
   if (!*made) return JsonResponse(200, {{"checkpoint", nullptr}, {"why", "nothing new since the last checkpoint"}});
@@ -159,20 +161,20 @@ Result<HttpResponse> ApiService::CreateCheckpoint(HttpRequest& req) {
                                            {"kid", d.String("kid")}, {"jws", d.String("jws")}}}});
 }
 
-Result<HttpResponse> ApiService::AuditKeys(HttpRequest&) {
+Result<HttpResponse> AuditApi::AuditKeys(HttpRequest&) {
   auto keys = checkpoints_.PublicKeys();
   if (!keys.ok()) return keys.status();
   return JsonResponse(200, *keys);
 }
 
-Result<HttpResponse> ApiService::AuditCoverage(HttpRequest&) {
+Result<HttpResponse> AuditApi::AuditCoverage(HttpRequest&) {
   auto report = audit_.Coverage(estate_.audit, wall_.Now());
   if (!report.ok()) return report.status();
   for (CoverageFinding& f : breakglass_.CoverageFindings(bindings_.All())) report->findings.push_back(std::move(f));
   return JsonResponse(200, ToJson(*report));
 }
 
-Result<HttpResponse> ApiService::SearchAudit(HttpRequest& req) {
+Result<HttpResponse> AuditApi::SearchAudit(HttpRequest& req) {
   AuditSearch q;
   q.who = req.Query("actor");
   q.provider = req.Query("provider");
@@ -197,7 +199,7 @@ Result<HttpResponse> ApiService::SearchAudit(HttpRequest& req) {
                            {"next_cursor", page->next_cursor.empty() ? json() : json(page->next_cursor)}});
 }
 
-Result<HttpResponse> ApiService::AuditPerson(HttpRequest& req) {
+Result<HttpResponse> AuditApi::AuditPerson(HttpRequest& req) {
   auto since = TimeParam(req, "since", wall_.Now());
   if (!since.ok()) return since.status();
   auto limit = QueryInt(req, "limit", 1, 1000, "an integer from 1 to 1000");
@@ -215,7 +217,7 @@ Result<HttpResponse> ApiService::AuditPerson(HttpRequest& req) {
   return JsonResponse(200, out);
 }
 
-Result<HttpResponse> ApiService::ListIdentityLinks(HttpRequest&) {
+Result<HttpResponse> AuditApi::ListIdentityLinks(HttpRequest&) {
   auto links = audit_.Links();
   if (!links.ok()) return links.status();
   json items = json::array();
@@ -223,7 +225,7 @@ Result<HttpResponse> ApiService::ListIdentityLinks(HttpRequest&) {
   return JsonResponse(200, {{"links", items}});
 }
 
-Result<HttpResponse> ApiService::CreateIdentityLink(HttpRequest& req) {
+Result<HttpResponse> AuditApi::CreateIdentityLink(HttpRequest& req) {
   auto body = JsonBody::Parse(req);
   if (!body.ok()) return body.status();
   auto link = [&]() -> Result<IdentityLink> {
@@ -236,13 +238,13 @@ Result<HttpResponse> ApiService::CreateIdentityLink(HttpRequest& req) {
   return JsonResponse(201, {{"link", LinkJson(*link)}});
 }
 
-Result<HttpResponse> ApiService::DeleteIdentityLink(HttpRequest& req) {
+Result<HttpResponse> AuditApi::DeleteIdentityLink(HttpRequest& req) {
   auto link = audit_.Unlink(req.params["id"], req.principal->token_id);
   if (!link.ok()) return link.status();
   return JsonResponse(200, {{"deleted", LinkJson(*link)}});
 }
 
-Result<HttpResponse> ApiService::ListAudit(HttpRequest& req) {
+Result<HttpResponse> AuditApi::ListAudit(HttpRequest& req) {
   AuditFilter f;
   f.actor = req.Query("actor");
   f.action = req.Query("action");
@@ -269,7 +271,7 @@ Result<HttpResponse> ApiService::ListAudit(HttpRequest& req) {
 // a console page asks on every load: a report less than 30 s old is served
 // again, with `verified_at` saying when it was made; `fresh=true` reads
 // the chain again whatever the age.
-Result<HttpResponse> ApiService::VerifyAudit(HttpRequest& req) {
+Result<HttpResponse> AuditApi::VerifyAudit(HttpRequest& req) {
   const bool fresh = req.Query("fresh") == "true";
   MutexLock lock(verify_mu_);
   const Timestamp now = wall_.Now();
@@ -288,7 +290,7 @@ Result<HttpResponse> ApiService::VerifyAudit(HttpRequest& req) {
 // OCSF JSON lines, oldest first, for a SIEM forwarder (causeway audit
 // export): Causeway's own events after chain position N, or the imported
 // ones after id N. X-Causeway-Last says where the page ends (N when empty).
-Result<HttpResponse> ApiService::ReadAuditFeed(HttpRequest& req) {
+Result<HttpResponse> AuditApi::ReadAuditFeed(HttpRequest& req) {
   const std::string source = req.Query("source");
   if (source != "own" && source != "imported") {
     return InvalidArgument("source: expected own or imported, not \"" + source + "\"");

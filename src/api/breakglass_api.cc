@@ -2,25 +2,25 @@
 // signed in, approved and revoked as the service decides, listed for auditors.
 
 #include "api/api_helpers.h"
-#include "api/api_service.h"
+#include "api/breakglass_api.h"
 #include "store/records_json.h"
 
 namespace causeway::api {
 
 using nlohmann::json;
 
-void ApiService::AddBreakglassRoutes() {
+void BreakglassApi::AddRoutes(RouteTable& routes) {
   using namespace identity;
   // Break-glass: anyone signed in may ask; approval and revocation are
   // checked by the service; the list is for auditors.
-  Route("POST", "/v1/breakglass", "", Bind(&ApiService::RequestBreakglass));
-  Route("GET", "/v1/breakglass", kScopeAuditRead, Bind(&ApiService::ListBreakglass));
-  Route("POST", "/v1/breakglass/{id}/approve", "", Bind(&ApiService::ApproveBreakglass));
-  Route("POST", "/v1/breakglass/{id}/revoke", "", Bind(&ApiService::RevokeBreakglass));
-  Route("POST", "/v1/breakglass/{id}/credential", "", Bind(&ApiService::BreakglassCredential));
+  routes.Route("POST", "/v1/breakglass", "", Bind(this, &BreakglassApi::RequestBreakglass));
+  routes.Route("GET", "/v1/breakglass", kScopeAuditRead, Bind(this, &BreakglassApi::ListBreakglass));
+  routes.Route("POST", "/v1/breakglass/{id}/approve", "", Bind(this, &BreakglassApi::ApproveBreakglass));
+  routes.Route("POST", "/v1/breakglass/{id}/revoke", "", Bind(this, &BreakglassApi::RevokeBreakglass));
+  routes.Route("POST", "/v1/breakglass/{id}/credential", "", Bind(this, &BreakglassApi::BreakglassCredential));
 }
 
-Result<HttpResponse> ApiService::RequestBreakglass(HttpRequest& req) {
+Result<HttpResponse> BreakglassApi::RequestBreakglass(HttpRequest& req) {
   auto body = JsonBody::Parse(req);
   if (!body.ok()) return body.status();
   auto issued = [&]() -> Result<BreakglassService::Issued> {
@@ -41,13 +41,13 @@ Result<HttpResponse> ApiService::RequestBreakglass(HttpRequest& req) {
   return JsonResponse(201, out);
 }
 
-Result<HttpResponse> ApiService::BreakglassCredential(HttpRequest& req) {
+Result<HttpResponse> BreakglassApi::BreakglassCredential(HttpRequest& req) {
   auto minted = breakglass_.IssueCredential(*req.principal, req.params["id"]);
   if (!minted.ok()) return minted.status();
   return JsonResponse(201, {{"token", ToJson(minted->record)}, {"secret", minted->secret}});
 }
 
-Result<HttpResponse> ApiService::ListBreakglass(HttpRequest& req) {
+Result<HttpResponse> BreakglassApi::ListBreakglass(HttpRequest& req) {
   auto list = breakglass_.List();
   if (!list.ok()) return list.status();
   auto created = breakglass_.Created(*list);
@@ -69,7 +69,7 @@ Result<HttpResponse> ApiService::ListBreakglass(HttpRequest& req) {
   return JsonResponse(200, {{"breakglass", items}});
 }
 
-Result<HttpResponse> ApiService::ApproveBreakglass(HttpRequest& req) {
+Result<HttpResponse> BreakglassApi::ApproveBreakglass(HttpRequest& req) {
   auto grant = breakglass_.Approve(*req.principal, req.params["id"]);
   if (!grant.ok()) return grant.status();
   json j = DetailsOf(*grant);
@@ -77,7 +77,7 @@ Result<HttpResponse> ApiService::ApproveBreakglass(HttpRequest& req) {
   return JsonResponse(200, {{"breakglass", j}});
 }
 
-Result<HttpResponse> ApiService::RevokeBreakglass(HttpRequest& req) {
+Result<HttpResponse> BreakglassApi::RevokeBreakglass(HttpRequest& req) {
   auto grant = breakglass_.Revoke(*req.principal, req.params["id"]);
   if (!grant.ok()) return grant.status();
   json j = DetailsOf(*grant);

@@ -6,7 +6,7 @@
 #include <map>
 
 #include "api/api_helpers.h"
-#include "api/api_service.h"
+#include "api/clusters_api.h"
 #include "causeway/money.h"
 #include "scheduler/explain_json.h"
 #include "spec/spec_json.h"
@@ -16,17 +16,17 @@ namespace causeway::api {
 
 using nlohmann::json;
 
-void ApiService::AddClusterRoutes() {
+void ClustersApi::AddRoutes(RouteTable& routes) {
   using namespace identity;
-  Route("GET", "/v1/queues", kScopeJobsRead, Bind(&ApiService::ListQueues));
-  Route("GET", "/v1/queues/{name}/jobs", kScopeJobsRead, Bind(&ApiService::ListQueuedJobs));
-  Route("GET", "/v1/queues/history", kScopeJobsRead, Bind(&ApiService::QueueHistory));
-  Route("POST", "/v1/providers/{name}/outage", kScopeProvidersWrite, Bind(&ApiService::SetOutage));
-  Route("GET", "/v1/clusters", kScopeClustersRead, Bind(&ApiService::ListClusters));
-  Route("GET", "/v1/capacity", kScopeClustersRead, Bind(&ApiService::Capacity));
+  routes.Route("GET", "/v1/queues", kScopeJobsRead, Bind(this, &ClustersApi::ListQueues));
+  routes.Route("GET", "/v1/queues/{name}/jobs", kScopeJobsRead, Bind(this, &ClustersApi::ListQueuedJobs));
+  routes.Route("GET", "/v1/queues/history", kScopeJobsRead, Bind(this, &ClustersApi::QueueHistory));
+  routes.Route("POST", "/v1/providers/{name}/outage", kScopeProvidersWrite, Bind(this, &ClustersApi::SetOutage));
+  routes.Route("GET", "/v1/clusters", kScopeClustersRead, Bind(this, &ClustersApi::ListClusters));
+  routes.Route("GET", "/v1/capacity", kScopeClustersRead, Bind(this, &ClustersApi::Capacity));
 }
 
-Result<HttpResponse> ApiService::ListQueues(HttpRequest&) {
+Result<HttpResponse> ClustersApi::ListQueues(HttpRequest&) {
   if (!scheduler_) return FailedPrecondition("this server runs no scheduler");
   auto queues = scheduler_->Queues();
   if (!queues.ok()) return queues.status();
@@ -37,7 +37,7 @@ Result<HttpResponse> ApiService::ListQueues(HttpRequest&) {
 // the order the scheduler admits them (priority, then age), each with its
 // position (1 is next). Someone who may read only some teams' jobs sees
 // only their teams' queues.
-Result<HttpResponse> ApiService::ListQueuedJobs(HttpRequest& req) {
+Result<HttpResponse> ClustersApi::ListQueuedJobs(HttpRequest& req) {
   if (!scheduler_) return FailedPrecondition("this server runs no scheduler");
   const std::string& name = req.params["name"];
   const QueueConfig* queue = nullptr;
@@ -82,7 +82,7 @@ Result<HttpResponse> ApiService::ListQueuedJobs(HttpRequest& req) {
 // long they had waited since submission (p50 and p95, seconds), and how
 // many attempts were preempted. Someone who may read only some teams'
 // jobs sees only those teams.
-Result<HttpResponse> ApiService::QueueHistory(HttpRequest& req) {
+Result<HttpResponse> ClustersApi::QueueHistory(HttpRequest& req) {
   ASSIGN_OR_RETURN(auto days, QueryInt(req, "days", 1, 90, "a number of days from 1 to 90"));
   const Timestamp now = clock_.Now();
   const Timestamp from = std::chrono::floor<std::chrono::days>(now) - std::chrono::days(days.value_or(14) - 1);
@@ -132,7 +132,7 @@ Result<HttpResponse> ApiService::QueueHistory(HttpRequest& req) {
   return JsonResponse(200, {{"from", day_of(from)}, {"rows", rows}});
 }
 
-Result<HttpResponse> ApiService::SetOutage(HttpRequest& req) {
+Result<HttpResponse> ClustersApi::SetOutage(HttpRequest& req) {
   if (!scheduler_) return FailedPrecondition("this server runs no scheduler");
   auto body = JsonBody::Parse(req);
   if (!body.ok()) return body.status();
@@ -145,7 +145,7 @@ Result<HttpResponse> ApiService::SetOutage(HttpRequest& req) {
   return JsonResponse(200, {{"provider", req.params["name"]}, {"down", down}});
 }
 
-Result<HttpResponse> ApiService::ListClusters(HttpRequest&) {
+Result<HttpResponse> ClustersApi::ListClusters(HttpRequest&) {
   json items = json::array();
   for (const auto& c : estate_.clusters) items.push_back(ToJson(c, estate_));
   return JsonResponse(200, {{"clusters", items}});
@@ -158,7 +158,7 @@ Result<HttpResponse> ApiService::ListClusters(HttpRequest&) {
 // attempt so far); each running job the caller may read, with its GPUs,
 // its cost per hour and its utilization; and, per day (UTC), the GPU time
 // allocated and the share the telemetry saw busy.
-Result<HttpResponse> ApiService::Capacity(HttpRequest& req) {
+Result<HttpResponse> ClustersApi::Capacity(HttpRequest& req) {
   ASSIGN_OR_RETURN(auto days, QueryInt(req, "days", 1, 90, "a number of days from 1 to 90"));
   const Timestamp now = clock_.Now();
   int threshold = 20;

@@ -5,7 +5,7 @@
 #include <sstream>
 
 #include "api/api_helpers.h"
-#include "api/api_service.h"
+#include "api/cost_api.h"
 #include "cost/billing.h"
 #include "cost/metering.h"
 #include "cost/showback.h"
@@ -109,26 +109,26 @@ json ToJson(const cost::WasteReport& report, const std::string& share_unused) {
 
 }  // namespace
 
-void ApiService::AddCostRoutes() {
+void CostApi::AddRoutes(RouteTable& routes) {
   using identity::kScopeAdmin, identity::kScopeCostRead;
   // Every cost route answers at once and spans every team.
-  auto answer = [this](Answering fn) {
+  auto answer = [this](Result<HttpResponse> (CostApi::*fn)(HttpRequest&)) {
     return Answer([this, fn](HttpRequest& req) -> Result<HttpResponse> {
       RETURN_IF_ERROR(CheckCostForEveryTeam(*req.principal));
       return (this->*fn)(req);
     });
   };
-  Route("GET", "/v1/cost/showback", kScopeCostRead, answer(&ApiService::CostShowback));
-  Route("GET", "/v1/cost/bills", kScopeCostRead, answer(&ApiService::ListBills));
-  Route("POST", "/v1/cost/bills", kScopeAdmin, answer(&ApiService::ImportBill));
-  Route("GET", "/v1/cost/reconcile", kScopeCostRead, answer(&ApiService::ReconcileCost));
-  Route("GET", "/v1/cost/waste", kScopeCostRead, answer(&ApiService::CostWaste));
-  Route("GET", "/v1/cost/export", kScopeCostRead, answer(&ApiService::ExportUsage));
+  routes.Route("GET", "/v1/cost/showback", kScopeCostRead, answer(&CostApi::CostShowback));
+  routes.Route("GET", "/v1/cost/bills", kScopeCostRead, answer(&CostApi::ListBills));
+  routes.Route("POST", "/v1/cost/bills", kScopeAdmin, answer(&CostApi::ImportBill));
+  routes.Route("GET", "/v1/cost/reconcile", kScopeCostRead, answer(&CostApi::ReconcileCost));
+  routes.Route("GET", "/v1/cost/waste", kScopeCostRead, answer(&CostApi::CostWaste));
+  routes.Route("GET", "/v1/cost/export", kScopeCostRead, answer(&CostApi::ExportUsage));
 }
 
 // GET /v1/cost/showback?by=team,month&period=2026-11&provider=P&share=none
 // [&allocate=true] [&source=metered]
-Result<HttpResponse> ApiService::CostShowback(HttpRequest& req) {
+Result<HttpResponse> CostApi::CostShowback(HttpRequest& req) {
   cost::ShowbackRequest r;
   if (!req.Query("by").empty()) r.by = req.Query("by");
   r.period = req.Query("period");
@@ -147,7 +147,7 @@ Result<HttpResponse> ApiService::CostShowback(HttpRequest& req) {
   return JsonResponse(200, cost::ToJson(showback));
 }
 
-Result<HttpResponse> ApiService::ListBills(HttpRequest&) {
+Result<HttpResponse> CostApi::ListBills(HttpRequest&) {
   ASSIGN_OR_RETURN(auto bills, store_.ListBillingImports());
   json items = json::array();
   for (const auto& b : bills) items.push_back(cost::ToJson(b));
@@ -157,7 +157,7 @@ Result<HttpResponse> ApiService::ListBills(HttpRequest&) {
 // POST /v1/cost/bills?provider=P[&strict=true][&focus_version=1.2][&name=F]
 // with the FOCUS export (CSV, plain or gzip) as the body. `name` is the
 // file's name, used in diagnostics and the import's record.
-Result<HttpResponse> ApiService::ImportBill(HttpRequest& req) {
+Result<HttpResponse> CostApi::ImportBill(HttpRequest& req) {
   cost::ImportOptions options;
   options.provider = req.Query("provider");
   if (options.provider.empty()) return InvalidArgument("query parameter \"provider\" is required");
@@ -177,7 +177,7 @@ Result<HttpResponse> ApiService::ImportBill(HttpRequest& req) {
 }
 
 // GET /v1/cost/reconcile?period=2026-11&threshold=5
-Result<HttpResponse> ApiService::ReconcileCost(HttpRequest& req) {
+Result<HttpResponse> CostApi::ReconcileCost(HttpRequest& req) {
   ASSIGN_OR_RETURN(auto days, cost::PeriodDays(req.Query("period")));
   ASSIGN_OR_RETURN(auto threshold, QueryInt(req, "threshold", 0, 1000, "a percentage"));
   const int percent = static_cast<int>(threshold.value_or(5));
@@ -186,7 +186,7 @@ Result<HttpResponse> ApiService::ReconcileCost(HttpRequest& req) {
 }
 
 // GET /v1/cost/waste?period=2026-11&share_unused=none|proportional|even
-Result<HttpResponse> ApiService::CostWaste(HttpRequest& req) {
+Result<HttpResponse> CostApi::CostWaste(HttpRequest& req) {
   ASSIGN_OR_RETURN(auto days, cost::PeriodDays(req.Query("period")));
   std::string share = req.Query("share_unused").empty() ? "none" : req.Query("share_unused");
   auto rule = cost::ParseShareRule(share);
@@ -200,7 +200,7 @@ Result<HttpResponse> ApiService::CostWaste(HttpRequest& req) {
 // and day, with x_Team, x_Owner and x_JobId. An answer is held whole before
 // it is sent, so it is bounded: a period whose export is larger is refused
 // with a hint to ask for a shorter one.
-Result<HttpResponse> ApiService::ExportUsage(HttpRequest& req) {
+Result<HttpResponse> CostApi::ExportUsage(HttpRequest& req) {
   constexpr size_t kMaxExport = 256u << 20;
   ASSIGN_OR_RETURN(auto days, cost::PeriodDays(req.Query("period")));
   BoundedBuffer buffer(kMaxExport);

@@ -11,7 +11,7 @@
 //   POST /v1/datasets/{ref}/replicate      {to, bwlimit, attempts}: 202, the replication running
 //   GET  /v1/replications/{id}             a replication's progress and outcome
 #include "api/api_helpers.h"
-#include "api/api_service.h"
+#include "api/datasets_api.h"
 
 namespace causeway::api {
 
@@ -73,18 +73,18 @@ json ReplicationJson(const Replication& r) {
 
 }  // namespace
 
-void ApiService::AddDatasetRoutes() {
-  Route("GET", "/v1/datasets", identity::kScopeJobsRead, Bind(&ApiService::ListDatasets));
-  Route("POST", "/v1/datasets", identity::kScopeDatasetsWrite, Bind(&ApiService::RegisterDataset));
-  Route("GET", "/v1/datasets/{ref}", identity::kScopeJobsRead, Bind(&ApiService::ShowDataset));
-  Route("GET", "/v1/datasets/{ref}/versions", identity::kScopeJobsRead, Bind(&ApiService::DatasetVersions));
-  Route("GET", "/v1/datasets/{ref}/manifest", identity::kScopeJobsRead, Bind(&ApiService::DatasetManifest));
-  Route("POST", "/v1/datasets/{ref}/verify", identity::kScopeDatasetsWrite, Bind(&ApiService::VerifyDataset));
-  Route("POST", "/v1/datasets/{ref}/replicate", identity::kScopeDatasetsWrite, Bind(&ApiService::ReplicateDataset));
-  Route("GET", "/v1/replications/{id}", identity::kScopeJobsRead, Bind(&ApiService::GetReplication));
+void DatasetsApi::AddRoutes(RouteTable& routes) {
+  routes.Route("GET", "/v1/datasets", identity::kScopeJobsRead, Bind(this, &DatasetsApi::ListDatasets));
+  routes.Route("POST", "/v1/datasets", identity::kScopeDatasetsWrite, Bind(this, &DatasetsApi::RegisterDataset));
+  routes.Route("GET", "/v1/datasets/{ref}", identity::kScopeJobsRead, Bind(this, &DatasetsApi::ShowDataset));
+  routes.Route("GET", "/v1/datasets/{ref}/versions", identity::kScopeJobsRead, Bind(this, &DatasetsApi::DatasetVersions));
+  routes.Route("GET", "/v1/datasets/{ref}/manifest", identity::kScopeJobsRead, Bind(this, &DatasetsApi::DatasetManifest));
+  routes.Route("POST", "/v1/datasets/{ref}/verify", identity::kScopeDatasetsWrite, Bind(this, &DatasetsApi::VerifyDataset));
+  routes.Route("POST", "/v1/datasets/{ref}/replicate", identity::kScopeDatasetsWrite, Bind(this, &DatasetsApi::ReplicateDataset));
+  routes.Route("GET", "/v1/replications/{id}", identity::kScopeJobsRead, Bind(this, &DatasetsApi::GetReplication));
 }
 
-Result<HttpResponse> ApiService::ListDatasets(HttpRequest&) {
+Result<HttpResponse> DatasetsApi::ListDatasets(HttpRequest&) {
   ASSIGN_OR_RETURN(auto versions, datasets_.Versions(""));
   ASSIGN_OR_RETURN(auto replicas, datasets_.Replicas(""));
   json out = json::array();
@@ -110,7 +110,7 @@ Result<HttpResponse> ApiService::ListDatasets(HttpRequest&) {
   return JsonResponse(200, {{"datasets", out}});
 }
 
-Result<HttpResponse> ApiService::DatasetVersions(HttpRequest& req) {
+Result<HttpResponse> DatasetsApi::DatasetVersions(HttpRequest& req) {
   ASSIGN_OR_RETURN(DatasetRef ref, DatasetService::ParseRef(req.params["ref"]));
   if (!estate_.FindDataset(ref.name)) return NotFound("the estate declares no dataset \"" + ref.name + "\"");
   ASSIGN_OR_RETURN(auto versions, datasets_.Versions(ref.name));
@@ -126,7 +126,7 @@ Result<HttpResponse> ApiService::DatasetVersions(HttpRequest& req) {
   return JsonResponse(200, {{"dataset", ref.name}, {"versions", out}});
 }
 
-Result<HttpResponse> ApiService::ShowDataset(HttpRequest& req) {
+Result<HttpResponse> DatasetsApi::ShowDataset(HttpRequest& req) {
   ASSIGN_OR_RETURN(DatasetRef ref, DatasetService::ParseRef(req.params["ref"]));
   ASSIGN_OR_RETURN(DatasetVersion v, datasets_.Resolve(ref));
   ASSIGN_OR_RETURN(auto replicas, datasets_.Replicas(v.digest));
@@ -141,7 +141,7 @@ Result<HttpResponse> ApiService::ShowDataset(HttpRequest& req) {
   return JsonResponse(200, out);
 }
 
-Result<HttpResponse> ApiService::DatasetManifest(HttpRequest& req) {
+Result<HttpResponse> DatasetsApi::DatasetManifest(HttpRequest& req) {
   ASSIGN_OR_RETURN(DatasetRef ref, DatasetService::ParseRef(req.params["ref"]));
   ASSIGN_OR_RETURN(DatasetVersion v, datasets_.Resolve(ref));
   ASSIGN_OR_RETURN(std::string text, datasets_.Manifest(v.digest));
@@ -151,7 +151,7 @@ Result<HttpResponse> ApiService::DatasetManifest(HttpRequest& req) {
   return r;
 }
 
-Result<HttpResponse> ApiService::RegisterDataset(HttpRequest& req) {
+Result<HttpResponse> DatasetsApi::RegisterDataset(HttpRequest& req) {
   ASSIGN_OR_RETURN(JsonBody body, JsonBody::Parse(req));
   causeway::RegisterDataset r;
   ASSIGN_OR_RETURN(r.name, body.RequiredString("name", "a dataset the estate declares"));
@@ -163,7 +163,7 @@ Result<HttpResponse> ApiService::RegisterDataset(HttpRequest& req) {
   return JsonResponse(201, VersionJson(v));
 }
 
-Result<HttpResponse> ApiService::VerifyDataset(HttpRequest& req) {
+Result<HttpResponse> DatasetsApi::VerifyDataset(HttpRequest& req) {
   ASSIGN_OR_RETURN(DatasetRef ref, DatasetService::ParseRef(req.params["ref"]));
   ASSIGN_OR_RETURN(JsonBody body, JsonBody::Parse(req));
   ASSIGN_OR_RETURN(std::string location, body.RequiredString("location", "a storage location's name"));
@@ -172,7 +172,7 @@ Result<HttpResponse> ApiService::VerifyDataset(HttpRequest& req) {
   return JsonResponse(200, ReplicaJson(r, estate_, v.bytes));
 }
 
-Result<HttpResponse> ApiService::ReplicateDataset(HttpRequest& req) {
+Result<HttpResponse> DatasetsApi::ReplicateDataset(HttpRequest& req) {
   ASSIGN_OR_RETURN(DatasetRef ref, DatasetService::ParseRef(req.params["ref"]));
   ASSIGN_OR_RETURN(JsonBody body, JsonBody::Parse(req));
   ASSIGN_OR_RETURN(std::string to, body.RequiredString("to", "a storage location's name"));
@@ -186,7 +186,7 @@ Result<HttpResponse> ApiService::ReplicateDataset(HttpRequest& req) {
   return JsonResponse(202, ReplicationJson(r));
 }
 
-Result<HttpResponse> ApiService::GetReplication(HttpRequest& req) {
+Result<HttpResponse> DatasetsApi::GetReplication(HttpRequest& req) {
   ASSIGN_OR_RETURN(Replication r, datasets_.GetReplication(req.params["id"]));
   return JsonResponse(200, ReplicationJson(r));
 }

@@ -5,7 +5,8 @@
 #include <limits>
 
 #include "api/api_helpers.h"
-#include "api/api_service.h"
+#include "api/jobs_api.h"
+#include "api/plan_api.h"
 #include "causeway/money.h"
 #include "scheduler/explain_json.h"
 #include "spec/spec_json.h"
@@ -46,19 +47,19 @@ Status VariablesField(const json& v, const char* field, std::map<std::string, st
 
 }  // namespace
 
-void ApiService::AddJobRoutes() {
+void JobsApi::AddRoutes(RouteTable& routes) {
   using namespace identity;
-  Route("POST", "/v1/jobs", kScopeJobsWrite, Bind(&ApiService::SubmitJob));
-  Route("GET", "/v1/jobs", kScopeJobsRead, Bind(&ApiService::ListJobs));
-  Route("GET", "/v1/jobs/{id}", kScopeJobsRead, Bind(&ApiService::GetJob), true);
-  Route("POST", "/v1/jobs/{id}/cancel", kScopeJobsWrite, Bind(&ApiService::CancelJob));
-  Route("GET", "/v1/jobs/{id}/explain", kScopeJobsRead, Bind(&ApiService::ExplainJob));
-  Route("POST", "/v1/jobs/{id}/checkpoints", kScopeJobsWrite, Bind(&ApiService::RegisterCheckpoint), true);
-  Route("GET", "/v1/jobs/{id}/logs", kScopeJobsRead, Bind(&ApiService::JobLogs));
-  Route("GET", "/v1/jobs/{id}/checkpoints", kScopeJobsRead, Bind(&ApiService::ListCheckpoints), true);
+  routes.Route("POST", "/v1/jobs", kScopeJobsWrite, Bind(this, &JobsApi::SubmitJob));
+  routes.Route("GET", "/v1/jobs", kScopeJobsRead, Bind(this, &JobsApi::ListJobs));
+  routes.Route("GET", "/v1/jobs/{id}", kScopeJobsRead, Bind(this, &JobsApi::GetJob), true);
+  routes.Route("POST", "/v1/jobs/{id}/cancel", kScopeJobsWrite, Bind(this, &JobsApi::CancelJob));
+  routes.Route("GET", "/v1/jobs/{id}/explain", kScopeJobsRead, Bind(this, &JobsApi::ExplainJob));
+  routes.Route("POST", "/v1/jobs/{id}/checkpoints", kScopeJobsWrite, Bind(this, &JobsApi::RegisterCheckpoint), true);
+  routes.Route("GET", "/v1/jobs/{id}/logs", kScopeJobsRead, Bind(this, &JobsApi::JobLogs));
+  routes.Route("GET", "/v1/jobs/{id}/checkpoints", kScopeJobsRead, Bind(this, &JobsApi::ListCheckpoints), true);
 }
 
-Result<SubmitRequest> ApiService::ReadSubmission(HttpRequest& req) {
+Result<SubmitRequest> ReadSubmission(HttpRequest& req) {
   SubmitRequest sr;
   sr.idempotency_key = req.Header("idempotency-key");
   std::string ct = ContentType(req);
@@ -93,7 +94,7 @@ Result<SubmitRequest> ApiService::ReadSubmission(HttpRequest& req) {
   return sr;
 }
 
-void ApiService::SubmitJob(HttpRequest& req, Reply reply) {
+void JobsApi::SubmitJob(HttpRequest& req, Reply reply) {
   auto read = ReadSubmission(req);
   if (!read.ok()) return reply(ErrorResponse(read.status()));
   SubmitRequest sr = std::move(*read);
@@ -114,7 +115,7 @@ void ApiService::SubmitJob(HttpRequest& req, Reply reply) {
   });
 }
 
-Result<HttpResponse> ApiService::ListJobs(HttpRequest& req) {
+Result<HttpResponse> JobsApi::ListJobs(HttpRequest& req) {
   JobFilter f;
   if (std::string s = req.Query("state"); !s.empty()) {
     f.state = ParseJobState(s);
@@ -165,7 +166,7 @@ Result<HttpResponse> ApiService::ListJobs(HttpRequest& req) {
   return JsonResponse(200, {{"jobs", items}, {"next_cursor", next}, {"currency", estate_.currency}});
 }
 
-Status ApiService::AddRunningCost(const std::vector<Attempt>& attempts, json& job) const {
+Status JobsApi::AddRunningCost(const std::vector<Attempt>& attempts, json& job) const {
   if (attempts.empty() || attempts.back().state != "running") return Status::Ok();
   // What its running attempt has cost so far, as the queues' spend counts it:
   // the job's list row and its own page show the same figure.
@@ -181,13 +182,13 @@ Status ApiService::AddRunningCost(const std::vector<Attempt>& attempts, json& jo
   return Status::Ok();
 }
 
-Result<JobDetail> ApiService::VisibleJob(HttpRequest& req) {
-  ASSIGN_OR_RETURN(JobDetail detail, jobs_.Get(req.params["id"]));
+Result<JobDetail> VisibleJob(JobService& jobs, HttpRequest& req) {
+  ASSIGN_OR_RETURN(JobDetail detail, jobs.Get(req.params["id"]));
   RETURN_IF_ERROR(MayRead(*req.principal, detail.job));
   return detail;
 }
 
-Result<json> ApiService::PipelineOf(const identity::Principal& who, const JobRecord& job) const {
+Result<json> JobsApi::PipelineOf(const identity::Principal& who, const JobRecord& job) const {
   JobFilter f;
   f.pipeline = job.pipeline;
   f.limit = static_cast<int>(kMaxPipelineSteps);
@@ -204,8 +205,8 @@ Result<json> ApiService::PipelineOf(const identity::Principal& who, const JobRec
   return out;
 }
 
-Result<HttpResponse> ApiService::GetJob(HttpRequest& req) {
-  auto detail = VisibleJob(req);
+Result<HttpResponse> JobsApi::GetJob(HttpRequest& req) {
+  auto detail = VisibleJob(jobs_, req);
   if (!detail.ok()) return detail.status();
   json j = ToJson(detail->job);
   j["spec_yaml"] = detail->job.spec_yaml;
@@ -230,7 +231,7 @@ Result<HttpResponse> ApiService::GetJob(HttpRequest& req) {
   return JsonResponse(200, j);
 }
 
-void ApiService::CancelJob(HttpRequest& req, Reply reply) {
+void JobsApi::CancelJob(HttpRequest& req, Reply reply) {
   std::string reason;
   if (!req.body.empty()) {
     auto read = JsonBody::Parse(req);
@@ -244,8 +245,8 @@ void ApiService::CancelJob(HttpRequest& req, Reply reply) {
   });
 }
 
-Result<HttpResponse> ApiService::ExplainJob(HttpRequest& req) {
-  auto detail = VisibleJob(req);
+Result<HttpResponse> JobsApi::ExplainJob(HttpRequest& req) {
+  auto detail = VisibleJob(jobs_, req);
   if (!detail.ok()) return detail.status();
   auto live = scheduler_ ? scheduler_->Explain(detail->job.id) : std::nullopt;
   json out = {{"job", detail->job.id},
@@ -257,7 +258,7 @@ Result<HttpResponse> ApiService::ExplainJob(HttpRequest& req) {
   // The forecast runs the scheduler ahead (up to 300 ms); ?forecast=false
   // leaves it out for callers that ask /v1/plan/jobs/{id} separately.
   if (live && live->state == "pending" && req.Query("forecast") != "false") {
-    out["expected"] = ExpectedStart(detail->job.id);
+    out["expected"] = ExpectedStart(plans_, estate_, detail->job.id);
   }
   if (!detail->job.pipeline.empty()) {
     ASSIGN_OR_RETURN(out["pipeline"], PipelineOf(*req.principal, detail->job));
@@ -268,8 +269,8 @@ Result<HttpResponse> ApiService::ExplainJob(HttpRequest& req) {
   return JsonResponse(200, out);
 }
 
-void ApiService::RegisterCheckpoint(HttpRequest& req, Reply reply) {
-  auto visible = VisibleJob(req);
+void JobsApi::RegisterCheckpoint(HttpRequest& req, Reply reply) {
+  auto visible = VisibleJob(jobs_, req);
   if (!visible.ok()) return reply(ErrorResponse(visible.status()));
   if (!req.principal->IsJob(visible->job.id) &&
       !req.principal->AllowsTeam(identity::kScopeJobsWrite, visible->job.team)) {
@@ -286,7 +287,7 @@ void ApiService::RegisterCheckpoint(HttpRequest& req, Reply reply) {
   if (!digest.ok()) return reply(ErrorResponse(digest.status()));
   // Written through a cached bucket mount, it counts once it is in the
   // bucket (rclone lists it here, off every lock).
-  if (auto spec = JobSpecFromJson(json::parse(visible->job.spec_json, nullptr, false)); spec.ok()) {
+  if (auto spec = StoredSpec(visible->job); spec.ok()) {
     if (Status st = datasets_.CheckFlushed(*spec, *path); !st.ok()) return reply(ErrorResponse(st));
   }
   jobs_.RegisterCheckpoint(
@@ -298,9 +299,9 @@ void ApiService::RegisterCheckpoint(HttpRequest& req, Reply reply) {
       *digest);
 }
 
-Result<HttpResponse> ApiService::JobLogs(HttpRequest& req) {
+Result<HttpResponse> JobsApi::JobLogs(HttpRequest& req) {
   if (!scheduler_) return FailedPrecondition("this server runs no scheduler");
-  auto detail = VisibleJob(req);
+  auto detail = VisibleJob(jobs_, req);
   if (!detail.ok()) return detail.status();
   if (detail->attempts.empty()) return NotFound("job " + detail->job.id + " has not started yet");
   auto number = QueryInt(req, "attempt", 1, INT32_MAX, "an attempt number (1, 2, ...)");
@@ -338,8 +339,8 @@ Result<HttpResponse> ApiService::JobLogs(HttpRequest& req) {
   return r;
 }
 
-Result<HttpResponse> ApiService::ListCheckpoints(HttpRequest& req) {
-  if (auto visible = VisibleJob(req); !visible.ok()) return visible.status();
+Result<HttpResponse> JobsApi::ListCheckpoints(HttpRequest& req) {
+  if (auto visible = VisibleJob(jobs_, req); !visible.ok()) return visible.status();
   auto list = jobs_.Checkpoints(req.params["id"]);
   if (!list.ok()) return list.status();
   json items = json::array();

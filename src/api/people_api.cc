@@ -1,27 +1,27 @@
 // /v1/people/...: every credential one person has, carrying the directory
 // through to providers, and the API's own way to cut someone off.
 #include "api/api_helpers.h"
-#include "api/api_service.h"
+#include "api/people_api.h"
 #include "service/reports_json.h"
 
 namespace causeway::api {
 
 using nlohmann::json;
 
-void ApiService::AddPeopleRoutes() {
+void PeopleApi::AddRoutes(RouteTable& routes) {
   using namespace identity;
-  Route("GET", "/v1/people/{user}/credentials", kScopeAuditRead, Bind(&ApiService::Credentials));
-  Route("POST", "/v1/people/{user}/sync", kScopeAdmin, Bind(&ApiService::SyncPerson));
-  Route("POST", "/v1/people/{user}/deactivate", kScopeAdmin, Bind(&ApiService::DeactivatePerson));
+  routes.Route("GET", "/v1/people/{user}/credentials", kScopeAuditRead, Bind(this, &PeopleApi::Credentials));
+  routes.Route("POST", "/v1/people/{user}/sync", kScopeAdmin, Bind(this, &PeopleApi::SyncPerson));
+  routes.Route("POST", "/v1/people/{user}/deactivate", kScopeAdmin, Bind(this, &PeopleApi::DeactivatePerson));
 }
 
-Result<HttpResponse> ApiService::Credentials(HttpRequest& req) {
+Result<HttpResponse> PeopleApi::Credentials(HttpRequest& req) {
   auto report = people_svc_.Credentials(req.params["user"]);
   if (!report.ok()) return report.status();
   return JsonResponse(200, ToJson(*report));
 }
 
-Result<HttpResponse> ApiService::SyncPerson(HttpRequest& req) {
+Result<HttpResponse> PeopleApi::SyncPerson(HttpRequest& req) {
   auto report = people_svc_.Sync(req.params["user"], req.principal->token_id);
   if (!report.ok()) return report.status();
   return JsonResponse(200, ToJson(*report));
@@ -29,7 +29,7 @@ Result<HttpResponse> ApiService::SyncPerson(HttpRequest& req) {
 
 // Deactivates the person in the directory (as the IdP's SCIM client would)
 // and reports the deprovisioning that follows.
-Result<HttpResponse> ApiService::DeactivatePerson(HttpRequest& req) {
+Result<HttpResponse> PeopleApi::DeactivatePerson(HttpRequest& req) {
   const std::string user = req.params["user"];
   // Carried through here, not by the directory's hook: the report is this
   // request's answer.

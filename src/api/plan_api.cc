@@ -4,7 +4,8 @@
 // team rights), so a plan says nothing a person could not learn by
 // submitting.
 #include "api/api_helpers.h"
-#include "api/api_service.h"
+#include "api/plan_api.h"
+#include "api/jobs_api.h"
 #include "causeway/money.h"
 #include "planning/changes.h"
 #include "planning/history.h"
@@ -52,13 +53,13 @@ json ForecastJson(const planning::Forecast& f, const std::string& currency) {
 
 }  // namespace
 
-void ApiService::AddPlanRoutes() {
+void PlanApi::AddRoutes(RouteTable& routes) {
   using namespace identity;
-  Route("POST", "/v1/plan/job", kScopeJobsRead, Bind(&ApiService::PlanJob));
-  Route("GET", "/v1/plan/jobs/{id}", kScopeJobsRead, Bind(&ApiService::PlanQueuedJob));
+  routes.Route("POST", "/v1/plan/job", kScopeJobsRead, Bind(this, &PlanApi::PlanJob));
+  routes.Route("GET", "/v1/plan/jobs/{id}", kScopeJobsRead, Bind(this, &PlanApi::PlanQueuedJob));
   // Every team's history, compared in cost and capacity: finance's and
   // platform's question, so cost:read.
-  Route("POST", "/v1/plan/history", kScopeCostRead, Bind(&ApiService::PlanHistory));
+  routes.Route("POST", "/v1/plan/history", kScopeCostRead, Bind(this, &PlanApi::PlanHistory));
 }
 
 // POST /v1/plan/history {since, seeds, add_reservation[], remove_cluster[],
@@ -68,7 +69,7 @@ void ApiService::AddPlanRoutes() {
 // --from-history` reports it, with the headline rows as the table shows
 // them. One replay at a time (a second is refused, not queued); at most
 // 200,000 jobs, 5 seeds and 20 changes.
-Result<HttpResponse> ApiService::PlanHistory(HttpRequest& req) {
+Result<HttpResponse> PlanApi::PlanHistory(HttpRequest& req) {
   ASSIGN_OR_RETURN(JsonBody body, JsonBody::Parse(req));
   ASSIGN_OR_RETURN(std::string since, body.String("since", "30d"));
   auto window = ParseDuration(since);
@@ -109,7 +110,7 @@ Result<HttpResponse> ApiService::PlanHistory(HttpRequest& req) {
   return JsonResponse(200, report);
 }
 
-Result<HttpResponse> ApiService::PlanJob(HttpRequest& req) {
+Result<HttpResponse> PlanApi::PlanJob(HttpRequest& req) {
   ASSIGN_OR_RETURN(SubmitRequest sr, ReadSubmission(req));
   ASSIGN_OR_RETURN(SubmissionPlan plan, plans_.PlanSubmission(*req.principal, std::move(sr)));
   json body = ForecastJson(plan.forecast, estate_.currency);
@@ -127,8 +128,8 @@ Result<HttpResponse> ApiService::PlanJob(HttpRequest& req) {
   return JsonResponse(200, body);
 }
 
-Result<HttpResponse> ApiService::PlanQueuedJob(HttpRequest& req) {
-  ASSIGN_OR_RETURN(JobDetail detail, VisibleJob(req));
+Result<HttpResponse> PlanApi::PlanQueuedJob(HttpRequest& req) {
+  ASSIGN_OR_RETURN(JobDetail detail, VisibleJob(jobs_, req));
   if (detail.job.state != JobState::kPending) {
     return FailedPrecondition("job " + detail.job.id + " is " + std::string(JobStateName(detail.job.state)) +
                               ": only a pending job has a start to forecast");
@@ -137,11 +138,11 @@ Result<HttpResponse> ApiService::PlanQueuedJob(HttpRequest& req) {
   return JsonResponse(200, ForecastJson(f, estate_.currency));
 }
 
-json ApiService::ExpectedStart(const std::string& job_id) {
+json ExpectedStart(PlanService& plans, const Estate& estate, const std::string& job_id) {
   // Explain answers at once: its forecast looks ahead for 300 ms at most.
-  auto f = plans_.PlanQueued(job_id, std::chrono::milliseconds(300));
+  auto f = plans.PlanQueued(job_id, std::chrono::milliseconds(300));
   if (!f.ok()) return {{"error", {{"code", std::string(CodeName(f.status().code()))}, {"message", f.status().message()}}}};
-  json out = ForecastJson(*f, estate_.currency);
+  json out = ForecastJson(*f, estate.currency);
   json job = out["jobs"].empty() ? json::object() : out["jobs"][0];
   job["as_of"] = out["as_of"];
   return job;

@@ -1,7 +1,8 @@
 // Provenance: a job's signed record, the key it is signed with, bulk
 // export, the facts a job adds to its record, and a rerun's pinned spec.
 #include "api/api_helpers.h"
-#include "api/api_service.h"
+#include "api/provenance_api.h"
+#include "api/jobs_api.h"
 #include "causeway/ids.h"
 #include "provenance/rerun.h"
 
@@ -10,20 +11,20 @@ namespace causeway::api {
 using nlohmann::json;
 using namespace identity;
 
-void ApiService::AddProvenanceRoutes() {
-  Route("GET", "/v1/jobs/{id}/provenance", kScopeJobsRead, Bind(&ApiService::JobProvenance), true);
-  Route("POST", "/v1/jobs/{id}/facts", kScopeJobsWrite, Bind(&ApiService::RecordJobFacts), true);
-  Route("GET", "/v1/jobs/{id}/rerun", kScopeJobsRead, Bind(&ApiService::RerunSpec));
+void ProvenanceApi::AddRoutes(RouteTable& routes) {
+  routes.Route("GET", "/v1/jobs/{id}/provenance", kScopeJobsRead, Bind(this, &ProvenanceApi::JobProvenance), true);
+  routes.Route("POST", "/v1/jobs/{id}/facts", kScopeJobsWrite, Bind(this, &ProvenanceApi::RecordJobFacts), true);
+  routes.Route("GET", "/v1/jobs/{id}/rerun", kScopeJobsRead, Bind(this, &ProvenanceApi::RerunSpec));
   // The public keys: any valid token may read them (a verifier needs no
   // other right).
-  Route("GET", "/v1/provenance/keys", "", Bind(&ApiService::ProvenanceKeys));
-  Route("GET", "/v1/provenance/export", kScopeAuditRead, Bind(&ApiService::ExportProvenance));
+  routes.Route("GET", "/v1/provenance/keys", "", Bind(this, &ProvenanceApi::ProvenanceKeys));
+  routes.Route("GET", "/v1/provenance/export", kScopeAuditRead, Bind(this, &ProvenanceApi::ExportProvenance));
 }
 
 // ?format=statement: the Statement alone, unsigned (for reading); else the
 // DSSE envelope.
-Result<HttpResponse> ApiService::JobProvenance(HttpRequest& req) {
-  ASSIGN_OR_RETURN(JobDetail detail, VisibleJob(req));
+Result<HttpResponse> ProvenanceApi::JobProvenance(HttpRequest& req) {
+  ASSIGN_OR_RETURN(JobDetail detail, VisibleJob(jobs_, req));
   std::string format = req.Query("format");
   if (format == "statement") {
     ASSIGN_OR_RETURN(json statement, provenance_.Statement(detail.job.id));
@@ -37,7 +38,7 @@ Result<HttpResponse> ApiService::JobProvenance(HttpRequest& req) {
   return r;
 }
 
-Result<HttpResponse> ApiService::ProvenanceKeys(HttpRequest&) {
+Result<HttpResponse> ProvenanceApi::ProvenanceKeys(HttpRequest&) {
   ASSIGN_OR_RETURN(json keys, provenance_.PublicKeys());
   return JsonResponse(200, keys);
 }
@@ -45,7 +46,7 @@ Result<HttpResponse> ApiService::ProvenanceKeys(HttpRequest&) {
 // JSON lines, one signed record per job, newest first, `limit` (at most
 // 1000, by default 1000) per response; X-Causeway-Next-Cursor names the
 // cursor for the next page (absent on the last).
-Result<HttpResponse> ApiService::ExportProvenance(HttpRequest& req) {
+Result<HttpResponse> ProvenanceApi::ExportProvenance(HttpRequest& req) {
   ProvenanceExport which;
   which.team = req.Query("team");
   for (auto [name, into] : {std::pair{"since", &which.since}, std::pair{"until", &which.until}}) {
@@ -74,8 +75,8 @@ Result<HttpResponse> ApiService::ExportProvenance(HttpRequest& req) {
   return r;
 }
 
-Result<HttpResponse> ApiService::RecordJobFacts(HttpRequest& req) {
-  ASSIGN_OR_RETURN(JobDetail detail, VisibleJob(req));
+Result<HttpResponse> ProvenanceApi::RecordJobFacts(HttpRequest& req) {
+  ASSIGN_OR_RETURN(JobDetail detail, VisibleJob(jobs_, req));
   if (!req.principal->IsJob(detail.job.id) && !req.principal->AllowsTeam(kScopeJobsWrite, detail.job.team)) {
     return PermissionDenied(req.principal->Describe() + " may not write to team " + detail.job.team + "'s jobs");
   }
@@ -83,6 +84,7 @@ Result<HttpResponse> ApiService::RecordJobFacts(HttpRequest& req) {
   ASSIGN_OR_RETURN(std::vector<JobFact> recorded,
                    provenance_.RecordFacts(*req.principal, detail.job.id, body.Raw("facts"), body.Raw("artifacts")));
   json out = json::array();
+  // Values were checked as JSON before they were recorded (FactsOf).
   for (const JobFact& f : recorded) {
     out.push_back({{"seq", f.seq}, {"attempt", f.attempt}, {"name", f.name},
                    {"value", json::parse(f.value, nullptr, false)}});
@@ -91,8 +93,8 @@ Result<HttpResponse> ApiService::RecordJobFacts(HttpRequest& req) {
 }
 
 // ?on=CLUSTER: also pinned to that cluster's provider and region.
-Result<HttpResponse> ApiService::RerunSpec(HttpRequest& req) {
-  ASSIGN_OR_RETURN(JobDetail detail, VisibleJob(req));
+Result<HttpResponse> ProvenanceApi::RerunSpec(HttpRequest& req) {
+  ASSIGN_OR_RETURN(JobDetail detail, VisibleJob(jobs_, req));
   ASSIGN_OR_RETURN(provenance::JobHistory history, provenance::ReadHistory(store_, detail.job.id));
   ASSIGN_OR_RETURN(provenance::RerunPlan plan, provenance::PlanRerun(history, estate_, req.Query("on")));
   json pins = json::array();

@@ -2,7 +2,7 @@
 // evidence, and the controls catalog as the estate has it. Both need
 // audit:read (security and auditors).
 #include "api/api_helpers.h"
-#include "api/api_service.h"
+#include "api/readiness_api.h"
 #include "causeway/crypto.h"
 #include "causeway/text.h"
 #include "readiness/oscal.h"
@@ -55,15 +55,15 @@ Result<std::string> ProviderParam(const HttpRequest& req, const Estate& estate) 
 
 }  // namespace
 
-void ApiService::AddReadinessRoutes() {
-  Route("GET", "/v1/readiness", kScopeAuditRead, Bind(&ApiService::Readiness));
-  Route("GET", "/v1/readiness/controls", kScopeAuditRead, Bind(&ApiService::ReadinessControls));
-  Route("GET", "/v1/readiness/oscal", kScopeAuditRead, Bind(&ApiService::ReadinessOscal));
-  Route("GET", "/v1/readiness/questions", kScopeAuditRead, Bind(&ApiService::ReadinessQuestions));
+void ReadinessApi::AddRoutes(RouteTable& routes) {
+  routes.Route("GET", "/v1/readiness", kScopeAuditRead, Bind(this, &ReadinessApi::Readiness));
+  routes.Route("GET", "/v1/readiness/controls", kScopeAuditRead, Bind(this, &ReadinessApi::ReadinessControls));
+  routes.Route("GET", "/v1/readiness/oscal", kScopeAuditRead, Bind(this, &ReadinessApi::ReadinessOscal));
+  routes.Route("GET", "/v1/readiness/questions", kScopeAuditRead, Bind(this, &ReadinessApi::ReadinessQuestions));
 }
 
 // ?provider=P: that provider's findings only. `summary` counts the states.
-Result<HttpResponse> ApiService::Readiness(HttpRequest& req) {
+Result<HttpResponse> ReadinessApi::Readiness(HttpRequest& req) {
   ASSIGN_OR_RETURN(std::string provider, ProviderParam(req, estate_));
   ASSIGN_OR_RETURN(readiness::Report report, readiness_.Report());
   json findings = json::array();
@@ -82,7 +82,7 @@ Result<HttpResponse> ApiService::Readiness(HttpRequest& req) {
                             {"findings", findings}});
 }
 
-Result<HttpResponse> ApiService::ReadinessControls(HttpRequest&) {
+Result<HttpResponse> ReadinessApi::ReadinessControls(HttpRequest&) {
   json controls = json::array();
   for (const readiness::Control& c : readiness::EffectiveCatalog(estate_.readiness)) controls.push_back(ControlJson(c));
   return JsonResponse(200, {{"controls", controls}});
@@ -90,7 +90,7 @@ Result<HttpResponse> ApiService::ReadinessControls(HttpRequest&) {
 
 // The four procurement questions per provider (?provider=P: one), each with
 // the findings it rests on.
-Result<HttpResponse> ApiService::ReadinessQuestions(HttpRequest& req) {
+Result<HttpResponse> ReadinessApi::ReadinessQuestions(HttpRequest& req) {
   ASSIGN_OR_RETURN(std::string provider, ProviderParam(req, estate_));
   ASSIGN_OR_RETURN(readiness::Report report, readiness_.Report());
   json answers = json::array();
@@ -111,7 +111,7 @@ Result<HttpResponse> ApiService::ReadinessQuestions(HttpRequest& req) {
 
 // The report as an OSCAL 1.1 assessment-results document, a fresh document
 // UUID each time (its findings keep theirs).
-Result<HttpResponse> ApiService::ReadinessOscal(HttpRequest&) {
+Result<HttpResponse> ReadinessApi::ReadinessOscal(HttpRequest&) {
   ASSIGN_OR_RETURN(readiness::Report report, readiness_.Report());
   std::string uuid = readiness::NameUuid("document/" + Sha256Hex(RandomBytes(16)));
   uuid[14] = '4';  // random, not derived from a name

@@ -1,4 +1,4 @@
-// The /scim/v2 routes of ApiService: the SCIM 2.0 service provider that
+// The /scim/v2 routes (ScimApi): the SCIM 2.0 service provider that
 // Okta and Microsoft Entra provision users and groups through. Every route
 // needs a token with the scim:provision scope (a provisioning-only token);
 // every failure, authentication included, has a SCIM error body.
@@ -6,6 +6,7 @@
 #include "causeway/json_input.h"
 
 #include "api/api_service.h"
+#include "api/scim_api.h"
 #include "identity/scim/scim_schema.h"
 
 namespace causeway::api {
@@ -73,6 +74,7 @@ HttpResponse ScimErrorResponse(const Status& st) {
   return r;
 }
 
+// The shell's answer to a SCIM path no route matches (ApiService::Dispatch).
 void ApiService::ScimUnrouted(HttpRequest& req, const Router::Match& match, Reply reply) {
   // Authenticated first, like every SCIM route: an unknown caller learns
   // nothing about which paths exist.
@@ -89,16 +91,16 @@ void ApiService::ScimUnrouted(HttpRequest& req, const Router::Match& match, Repl
   reply(ScimErrorResponse(NotFound("no SCIM endpoint at " + req.path)));
 }
 
-void ApiService::ScimRoute(const char* method, const char* pattern,
+void ScimApi::ScimRoute(RouteTable& routes, const char* method, const char* pattern,
                            std::function<Result<json>(HttpRequest&, const std::string& base)> handler,
                            int success_status) {
-  ScimRoute(method, pattern, std::move(handler), [success_status](const HttpRequest&) { return success_status; });
+  ScimRoute(routes, method, pattern, std::move(handler), [success_status](const HttpRequest&) { return success_status; });
 }
 
-void ApiService::ScimRoute(const char* method, const char* pattern,
+void ScimApi::ScimRoute(RouteTable& routes, const char* method, const char* pattern,
                            std::function<Result<json>(HttpRequest&, const std::string& base)> handler,
                            std::function<int(const HttpRequest&)> success) {
-  router_.Add(method, pattern, [this, handler = std::move(handler), success = std::move(success)](HttpRequest& req, Reply reply) {
+  routes.Scim(method, pattern, identity::kScopeScimProvision, [handler = std::move(handler), success = std::move(success)](HttpRequest& req, Reply reply) {
     std::string base = BaseUrl(req);
     const int success_status = success(req);
     auto result = handler(req, base);
@@ -109,22 +111,22 @@ void ApiService::ScimRoute(const char* method, const char* pattern,
       if (success_status == 201) r.headers.emplace_back("Location", (*result)["meta"].value("location", ""));
     }
     reply(std::move(r));
-  }, Access{false, std::string(identity::kScopeScimProvision), false, true});
+  });
 }
 
-void ApiService::AddScimRoutes() {
-  ScimRoute("GET", "/scim/v2/ServiceProviderConfig",
+void ScimApi::AddRoutes(RouteTable& routes) {
+  ScimRoute(routes, "GET", "/scim/v2/ServiceProviderConfig",
             [](HttpRequest&, const std::string& base) -> Result<json> { return scim::ServiceProviderConfig(base); });
-  ScimRoute("GET", "/scim/v2/Schemas",
+  ScimRoute(routes, "GET", "/scim/v2/Schemas",
             [](HttpRequest&, const std::string& base) -> Result<json> { return scim::SchemasDocument(base); });
-  ScimRoute("GET", "/scim/v2/Schemas/{id}", [](HttpRequest& req, const std::string& base) -> Result<json> {
+  ScimRoute(routes, "GET", "/scim/v2/Schemas/{id}", [](HttpRequest& req, const std::string& base) -> Result<json> {
     const scim::Schema* s = scim::FindSchema(req.params["id"]);
     if (!s) return scim::Error(Code::kNotFound, "", "no schema " + req.params["id"]);
     return scim::SchemaDocument(*s, base);
   });
-  ScimRoute("GET", "/scim/v2/ResourceTypes",
+  ScimRoute(routes, "GET", "/scim/v2/ResourceTypes",
             [](HttpRequest&, const std::string& base) -> Result<json> { return scim::ResourceTypesDocument(base); });
-  ScimRoute("GET", "/scim/v2/ResourceTypes/{id}", [](HttpRequest& req, const std::string& base) -> Result<json> {
+  ScimRoute(routes, "GET", "/scim/v2/ResourceTypes/{id}", [](HttpRequest& req, const std::string& base) -> Result<json> {
     for (const scim::ResourceType* t : {&scim::UserType(), &scim::GroupType()}) {
       if (t->name == req.params["id"]) return scim::ResourceTypeDocument(*t, base);
     }
@@ -135,22 +137,22 @@ void ApiService::AddScimRoutes() {
     std::string collection = "/scim/v2" + type->endpoint;
     std::string one = collection + "/{id}";
     auto caller = [](HttpRequest& req, const std::string& base) { return ScimCaller{req.principal->token_id, base}; };
-    ScimRoute("GET", collection.c_str(), [this, type](HttpRequest& req, const std::string& base) -> Result<json> {
+    ScimRoute(routes, "GET", collection.c_str(), [this, type](HttpRequest& req, const std::string& base) -> Result<json> {
       ASSIGN_OR_RETURN(ScimListQuery q, ListQueryOf(req));
       return scim_.List(*type, q, base);
     });
-    ScimRoute(
+    ScimRoute(routes, 
         "POST", collection.c_str(),
         [this, type, caller](HttpRequest& req, const std::string& base) -> Result<json> {
           ASSIGN_OR_RETURN(json body, ScimBody(req));
           return scim_.Create(*type, body, caller(req, base));
         },
         201);
-    ScimRoute("GET", one.c_str(), [this, type](HttpRequest& req, const std::string& base) -> Result<json> {
+    ScimRoute(routes, "GET", one.c_str(), [this, type](HttpRequest& req, const std::string& base) -> Result<json> {
       ASSIGN_OR_RETURN(ScimListQuery q, ListQueryOf(req));
       return scim_.Get(*type, req.params["id"], base, q);
     });
-    ScimRoute("PUT", one.c_str(), [this, type, caller](HttpRequest& req, const std::string& base) -> Result<json> {
+    ScimRoute(routes, "PUT", one.c_str(), [this, type, caller](HttpRequest& req, const std::string& base) -> Result<json> {
       ASSIGN_OR_RETURN(json body, ScimBody(req));
       return scim_.Replace(*type, req.params["id"], body, req.Header("if-match"), caller(req, base));
     });
@@ -159,7 +161,7 @@ void ApiService::AddScimRoutes() {
     // member of a large group back on each change. A user's answers 200
     // with the user.
     const bool group = type == &scim::GroupType();
-    ScimRoute(
+    ScimRoute(routes, 
         "PATCH", one.c_str(),
         [this, type, caller](HttpRequest& req, const std::string& base) -> Result<json> {
           ASSIGN_OR_RETURN(json body, ScimBody(req));
@@ -168,7 +170,7 @@ void ApiService::AddScimRoutes() {
         [group](const HttpRequest& req) {
           return group && req.Query("attributes").empty() && req.Query("excludedAttributes").empty() ? 204 : 200;
         });
-    ScimRoute(
+    ScimRoute(routes, 
         "DELETE", one.c_str(),
         [this, type, caller](HttpRequest& req, const std::string& base) -> Result<json> {
           RETURN_IF_ERROR(scim_.Delete(*type, req.params["id"], req.Header("if-match"), caller(req, base)));

@@ -2,24 +2,24 @@
 // idle reaper.
 
 #include "api/api_helpers.h"
-#include "api/api_service.h"
+#include "api/telemetry_api.h"
 #include "telemetry/samples.h"
 
 namespace causeway::api {
 
 using nlohmann::json;
 
-void ApiService::AddTelemetryRoutes() {
+void TelemetryApi::AddRoutes(RouteTable& routes) {
   using namespace identity;
-  Route("POST", "/v1/telemetry", kScopeTelemetryWrite, Bind(&ApiService::PushTelemetry));
-  Route("POST", "/v1/jobs/{id}/telemetry", kScopeTelemetryWrite, Bind(&ApiService::PushTelemetry), true);
+  routes.Route("POST", "/v1/telemetry", kScopeTelemetryWrite, Bind(this, &TelemetryApi::PushTelemetry));
+  routes.Route("POST", "/v1/jobs/{id}/telemetry", kScopeTelemetryWrite, Bind(this, &TelemetryApi::PushTelemetry), true);
 }
 
 // POST /v1/telemetry: Prometheus text exposition, series matched to jobs by
 // their causeway_job label. POST /v1/jobs/{id}/telemetry?attempt=N
 // [&format=nvidia-smi]: one job's samples (exposition or nvidia-smi CSV),
 // which its own attempt credential may send.
-Result<HttpResponse> ApiService::PushTelemetry(HttpRequest& req) {
+Result<HttpResponse> TelemetryApi::PushTelemetry(HttpRequest& req) {
   if (!reaper_) {
     return FailedPrecondition("the estate has no reaper policies: samples would not be kept");
   }

@@ -202,6 +202,8 @@ class FileSink final : public Sink {
 }  // namespace
 
 std::string SyslogFrame(const std::string& event, const std::string& hostname) {
+  // An OCSF event this server wrote; were it unreadable, the frame still goes out, at severity
+  // informational.
   nlohmann::json j = nlohmann::json::parse(event, nullptr, false);
   int severity_id = j.is_object() ? j.value("severity_id", 1) : 1;
   // OCSF severity to syslog severity: informational 6, low 5 (notice),

@@ -40,6 +40,8 @@ class Session {
     auto r = client_->Send(method, target, body.is_null() ? "" : body.dump(),
                            {{"Authorization", "Bearer " + g_.token}, {"Content-Type", content_type}});
     if (!r.ok()) return Answer{0, json{{"error", r.status().message()}}};
+    // A body that is not JSON is kept as discarded: each step checks the answer it needs and fails,
+    // naming the status.
     return Answer{r->status, json::parse(r->body, nullptr, false)};
   }
   // A GET whose answer is text (a job's logs): status and body.

@@ -91,6 +91,7 @@ class Api {
       return std::nullopt;
     }
     if (res->status >= 400) {
+      // An error body that is not JSON (a proxy's page) is reported by its status below.
       nlohmann::json j = nlohmann::json::parse(res->body, nullptr, false);
       exit_code = ExitForHttp(res->status);
       if (g_.json_output && !j.is_discarded()) {

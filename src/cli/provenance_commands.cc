@@ -125,6 +125,8 @@ void AddVerify(Cli& c, CLI::App* prov) {
       rc = Fail(payload.status().WithPrefix(verify_file + ": the signature does not verify"));
       return;
     }
+    // A payload that is not a Statement is summarized as empty and fails verification below, which
+    // says why.
     json statement = json::parse(*payload, nullptr, false);
     auto summary = provenance::Summarize(statement);
     std::string id = statement.is_object() ? statement["predicate"]["buildDefinition"]["internalParameters"].value("job_id", "")
@@ -255,6 +257,7 @@ void AddRecordFacts(Cli& c) {
       if (eq == std::string::npos || eq == 0) {
         return void(rc = Fail(InvalidArgument("\"" + f + "\": expected NAME=VALUE")));
       }
+      // A value that is not JSON is recorded as the string it is (`--fact run=abc`).
       json v = json::parse(f.substr(eq + 1), nullptr, false);
       facts[f.substr(0, eq)] = v.is_discarded() ? json(f.substr(eq + 1)) : v;
     }

@@ -24,6 +24,8 @@ std::string S256Challenge(std::string_view verifier) {
 // The IdP's answer as a JSON object, or why not (never echoing a token).
 Result<json> JsonObject(const Result<net::HttpResult>& r, std::string_view what) {
   if (!r.ok()) return Unavailable(std::string(what) + ": " + r.status().message());
+  // The IdP's answer: a body that is not JSON is refused below, by its status or its missing
+  // fields.
   json body = json::parse(r->body, nullptr, false);
   if (r->status != 200) {
     std::string why = body.is_object() && body.contains("error") && body["error"].is_string()

@@ -1,6 +1,14 @@
 #include "causeway/status.h"
 
+#include <cstdio>
+#include <cstdlib>
+
 namespace causeway {
+
+void DieOnMissingValue(const Status& status) {
+  std::fprintf(stderr, "a Result holding an error was read as a value: %s\n", status.ToString().c_str());
+  std::abort();
+}
 
 std::string_view CodeName(Code code) {
   switch (code) {

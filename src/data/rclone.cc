@@ -118,6 +118,7 @@ Result<Rclone::Size> Rclone::Count(const std::string& remote, std::chrono::milli
     return Unavailable("rclone could not count " + remote + " (exit " + std::to_string(r.exit_code) +
                        "): " + r.err.substr(0, 1024));
   }
+  // rclone's answer: anything but the expected object is reported below with what rclone printed.
   auto j = nlohmann::json::parse(r.out.substr(0, 4096), nullptr, false);
   auto count = j.is_object() ? j.find("count") : j.end();
   auto bytes = j.is_object() ? j.find("bytes") : j.end();
@@ -147,6 +148,8 @@ Result<CopyResult> Rclone::Copy(const std::string& from, const std::string& to, 
     streams.max_line = 64 * 1024;
     streams.on_out = [](std::string_view) { return true; };
     streams.on_err = [&](std::string_view line) {
+      // rclone's log lines are JSON (--use-json-log); one that is not is kept as text for the
+      // error.
       auto j = nlohmann::json::parse(line, nullptr, false);
       if (!j.is_object()) {
         if (error.size() < 2048) error += std::string(line.substr(0, 512)) + " ";

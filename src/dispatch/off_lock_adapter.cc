@@ -212,13 +212,13 @@ Status OffLockAdapter::Restore(const LaunchRequest& request, Timestamp started_a
                 });
 }
 
-void OffLockAdapter::Release(const std::string& job_id, int attempt, const std::map<std::string, std::string>& env) {
+void OffLockAdapter::Release(const RecordedLaunch& launch) {
   State& s = *s_;
   // Nothing to do for a launch withdrawn meanwhile: the adapter ignores a
   // release of what it does not hold. Its room was taken at Launch, so the
   // view of capacity stays as it is (a release that fails frees it, and the
   // next Poll says so).
-  s.worker->PostAlways([&s, job_id, attempt, env] { s.inner->Release(job_id, attempt, env); });
+  s.worker->PostAlways([&s, launch] { s.inner->Release(launch); });
 }
 
 Status OffLockAdapter::Cancel(const std::string& job_id, int attempt) {

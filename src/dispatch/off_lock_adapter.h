@@ -63,7 +63,7 @@ class OffLockAdapter final : public ProviderAdapter {
 
   const std::string& name() const override;
   Result<std::string> Launch(const LaunchRequest& request, Timestamp now) override;
-  void Release(const std::string& job_id, int attempt, const std::map<std::string, std::string>& env) override;
+  void Release(const RecordedLaunch& launch) override;
   Status Restore(const LaunchRequest& request, Timestamp started_at) override;
   Status Cancel(const std::string& job_id, int attempt) override;
   std::vector<ProviderEvent> Poll(Timestamp now) override;

@@ -4,6 +4,7 @@
 
 #include "causeway/crypto.h"
 #include "causeway/ids.h"
+#include "spec/spec_json.h"
 
 namespace causeway::identity {
 
@@ -138,11 +139,9 @@ Result<WorkloadToken> WorkloadIssuer::Mint(const JobRecord& job, int attempt, co
   }
   std::string iss = issuer();
   if (iss.empty()) return Unavailable("the workload issuer's address is not known yet (the server is starting)");
-  json spec = json::parse(job.spec_json, nullptr, false);
-  std::string project;
-  if (spec.is_object() && spec.contains("labels") && spec["labels"].is_object()) {
-    project = spec["labels"].value("project", "");
-  }
+  ASSIGN_OR_RETURN(JobSpec spec, StoredSpec(job));
+  auto label = spec.labels.find("project");
+  const std::string project = label == spec.labels.end() ? "" : label->second;
   int64_t iat = ToUnixMicros(now) / 1'000'000;
   out.expires_at = FromUnixMicros((iat + config_.lifetime.count() / 1'000'000) * 1'000'000);
   out.jti = NewId("wlt", now);

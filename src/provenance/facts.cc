@@ -91,6 +91,7 @@ json ToJson(const AttemptFacts& f) {
 
 AttemptFacts FactsFromJson(const std::string& text) {
   AttemptFacts f;
+  // Facts this server wrote (ToJson below); an attempt recorded before facts existed has none.
   json j = json::parse(text, nullptr, false);
   if (!j.is_object()) return f;
   if (auto p = j.find("placement"); p != j.end() && p->is_object()) {

@@ -130,6 +130,8 @@ std::string CodeRevision(const JobHistory& h) {
   }
   for (const JobFact& f : h.facts) {
     if (f.name != "code_revision") continue;
+    // Facts are stored as JSON by the provenance service; one that is not a string names no
+    // revision.
     json v = json::parse(f.value, nullptr, false);
     if (v.is_string()) return v.get<std::string>();
   }
@@ -199,6 +201,8 @@ json Subjects(const JobHistory& h) {
   }
   for (const JobFact& f : h.facts) {
     if (f.name.rfind("artifact:", 0) != 0) continue;
+    // Artifacts are stored as JSON objects by the provenance service; one without a digest is no
+    // subject.
     json v = json::parse(f.value, nullptr, false);
     if (!v.is_object() || !v.contains("digest") || !v["digest"].is_string()) continue;
     if (json d = DigestSet(v["digest"].get<std::string>()); !d.empty()) {
@@ -220,6 +224,8 @@ namespace {
 // The Statement with each attempt's facts marked (FactsMark).
 json MarkedStatement(const JobHistory& h, const Estate& estate, const Builder& builder) {
   JobSpec spec;
+  // The stored spec, embedded as stored (the record proves what was submitted); typed through
+  // JobSpecFromJson for the secrets' names.
   json spec_json = json::parse(h.job.spec_json, nullptr, false);
   if (auto s = JobSpecFromJson(spec_json); s.ok()) spec = std::move(*s);
   json external = {{"spec", spec_json.is_discarded() ? json::object() : spec_json},
@@ -238,6 +244,7 @@ json MarkedStatement(const JobHistory& h, const Estate& estate, const Builder& b
   for (const Attempt& a : h.attempts) byproducts.push_back(AttemptJson(a, h, spec, estate, builder.currency));
   json recorded = json::array();
   for (const JobFact& f : h.facts) {
+    // Stored as JSON by the provenance service; shown as null were it unreadable, never dropped.
     json v = json::parse(f.value, nullptr, false);
     recorded.push_back({{"seq", f.seq}, {"attempt", f.attempt}, {"name", f.name}, {"value", v.is_discarded() ? json() : v},
                         {"recorded_by", f.recorded_by}, {"recorded_at", FormatRfc3339(f.recorded_at)}});

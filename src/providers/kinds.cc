@@ -1,4 +1,7 @@
 // The provider kinds of this build: one line per provider folder.
+#include <cstdio>
+#include <cstdlib>
+
 #include "providers/local/local_provider.h"
 #include "providers/registry.h"
 #include "providers/sim/sim_provider.h"
@@ -9,9 +12,12 @@ namespace causeway::providers {
 const Registry& BuiltInKinds() {
   static const Registry* registry = [] {
     auto* r = new Registry;
-    sim::Register(*r);
-    local::Register(*r);
-    slurm::Register(*r);
+    for (Status st : {sim::Register(*r), local::Register(*r), slurm::Register(*r)}) {
+      if (!st.ok()) {  // a build that names one kind twice: stop at start
+        std::fprintf(stderr, "%s\n", st.ToString().c_str());
+        std::abort();
+      }
+    }
     return r;
   }();
   return *registry;

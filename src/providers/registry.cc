@@ -2,7 +2,13 @@
 
 namespace causeway::providers {
 
-void Registry::Register(std::string name, Kind kind) {
+Status Registry::Register(std::string name, Kind kind) {
+  if (kinds_.count(name)) return AlreadyExists("provider kind " + name + " is registered twice");
+  Replace(std::move(name), std::move(kind));
+  return Status::Ok();
+}
+
+void Registry::Replace(std::string name, Kind kind) {
   kind.estate.name = name;
   kinds_[std::move(name)] = std::move(kind);
 }

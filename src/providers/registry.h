@@ -48,9 +48,13 @@ struct Kind {
 
 class Registry {
  public:
-  // Registers `kind` under `name`; a second registration of a name replaces
-  // the first (a test's fake, for instance).
-  void Register(std::string name, Kind kind);
+  // Registers `kind` under `name`. kAlreadyExists when the name is taken:
+  // two folders claiming one kind is a mistake to catch at start, not a
+  // silent replacement.
+  [[nodiscard]] Status Register(std::string name, Kind kind);
+  // Registers `kind` under `name`, replacing what was there (a test's fake
+  // in place of a built-in kind): only where the replacement is meant.
+  void Replace(std::string name, Kind kind);
   // The kind named `name`, or nullptr.
   const Kind* Find(std::string_view name) const;
   std::vector<std::string> Names() const;

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "causeway/text.h"
+#include "spec/spec_json.h"
 
 namespace causeway::readiness {
 
@@ -30,10 +31,11 @@ std::string ResidencyBreach(const Estate& estate, const std::string& zone, const
 }
 
 std::string ResidencyBreach(const Estate& estate, const JobRecord& job, const std::string& path) {
-  nlohmann::json spec = nlohmann::json::parse(job.spec_json, nullptr, false);
-  auto zone = spec.is_object() ? spec.find("residency") : spec.end();
-  if (zone == spec.end() || !zone->is_string() || zone->get<std::string>().empty()) return "";
-  return ResidencyBreach(estate, zone->get<std::string>(), path, job.cluster);
+  // Fail closed: a spec that cannot be read may bind the job to a zone.
+  auto spec = StoredSpec(job);
+  if (!spec.ok()) return "the job's residency cannot be read (" + spec.status().message() + "): nothing is written for it";
+  if (spec->residency.empty()) return "";
+  return ResidencyBreach(estate, spec->residency, path, job.cluster);
 }
 
 }  // namespace causeway::readiness

@@ -150,6 +150,9 @@ struct Transition {
   int64_t total_cost_micros = 0;
   Placement placement;  // the routing decision of the attempt, for explain
   std::vector<std::string> node_facts;  // kAttemptEnded: ProviderEvent::node_facts
+  // kDispatched with EngineOptions::hold_launches: the launch its backend
+  // holds, for the owner to record and then release (causeway/launch.h).
+  std::optional<HeldLaunch> launch;
 };
 
 // What a job asks of a pool, as a key: jobs with equal keys (and queue)
@@ -244,9 +247,10 @@ struct EngineSnapshot {
 };
 
 struct EngineOptions {
-  // Every launch is held (LaunchRequest::held): the owner releases each one
-  // once it has recorded it (the server does). Off: launched at once, as
-  // planning, benchmarks and tests want.
+  // Every launch is held (LaunchRequest::held) and reported with its
+  // Transition::launch: the owner records each one, then releases it (the
+  // server does; causeway/launch.h). Off: launched at once, as planning,
+  // benchmarks and tests want.
   bool hold_launches = false;
   // Each admission pass tries at most this many jobs of one queue that do
   // not start (Slurm bounds its passes alike: default_queue_depth,
@@ -481,8 +485,43 @@ class Engine : private placement::CapacityView {
   // Why `j` waits: its own last verdict, or its demand's verdict in the
   // last pass when that pass left it untried (RestKnownNoRoom).
   Job::Wait WaitOf(const Job& j) const;
-  bool Dispatch(Job& j, const placement::Option& option, int flavor, int64_t borrowed, Timestamp now,
-                std::vector<Transition>& out);
+  // Where a job could go: the option, its quota flavor, and how far past
+  // nominal its queue would borrow.
+  struct Pick {
+    placement::Option option;
+    int flavor = -1;
+    int64_t borrowed = 0;
+  };
+  // The cheapest alternative of `j` that quota and capacity allow now, and
+  // whether quota refused any.
+  struct Choice {
+    std::optional<Pick> best;
+    bool quota_blocked = false;
+  };
+  Choice Cheapest(const Job& j, const placement::Resume* resume) const;
+  // Room for `j` made by preempting lower-priority work of its queue or
+  // reclaiming what the cohort borrowed: where it then goes. `preempted`
+  // says whether anything was stopped, even when `j` still does not fit.
+  std::optional<Pick> MakeRoom(Job& j, const placement::Resume* resume, Timestamp now, std::vector<Transition>& out,
+                               bool& preempted);
+  static bool Admits(quota::QuotaBook::Verdict v) {
+    return v == quota::QuotaBook::Verdict::kFits || v == quota::QuotaBook::Verdict::kBorrows;
+  }
+  // Launches `j` where `pick` says: the request, the backend's launch, the
+  // books, and the transition that reports it (holding its launch, under
+  // EngineOptions::hold_launches). On refusal sets j.waiting.
+  bool Dispatch(Job& j, const Pick& pick, Timestamp now, std::vector<Transition>& out);
+  // What the backend is asked to run for attempt `attempt` of `j`; an
+  // error (in words) while its data is still being copied or the owner
+  // refuses the launch (LaunchPreparer).
+  Result<LaunchRequest> RequestFor(const Job& j, const placement::Option& o, int attempt,
+                                   const ProviderAdapter& provider, Timestamp now) const;
+  // Books `j`'s attempt as running where `pick` says.
+  void Take(Job& j, const Pick& pick, int attempt, ProviderAdapter* provider, std::string backend_id, Timestamp now);
+  // The estate reservation whose room `j` (placed on reserved capacity) uses; -1 if none has room left.
+  int ReservationFor(const Job& j, const std::string& gpu_type, Timestamp now) const;
+  // The dispatch reported, with why it went there in words.
+  Transition DispatchTransition(Job& j, const placement::Option& o, int64_t queue_borrowed, Timestamp now);
   // A transition carrying the facts of `j`'s current attempt.
   Transition AttemptTransition(const Job& j, Transition::Kind kind, Timestamp at) const;
   // Ends the running attempt of `j` at `at` and accounts for it.

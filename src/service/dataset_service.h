@@ -182,7 +182,26 @@ class DatasetService : public placement::DataPlaces {
   // refreshes routing's view of the version.
   Status Record(const DatasetVersion& version, const DatasetReplica& replica, const AuditEvent& event,
                 const std::optional<DataCharge>& charge = std::nullopt);
+  // A replication's steps (Replicate): whether `to` may hold `v` (a
+  // dataset bound to a residency zone is never copied out of it); the
+  // options' bounds; the nearest verified replica to copy from; an earlier
+  // version already at `to` to copy what they share from ("" if none); the
+  // claim on (version, location) while it runs; its copy, on a thread.
+  struct Source {
+    const DatasetReplica* replica = nullptr;
+    const StorageLocation* location = nullptr;
+  };
+  Status MayHold(const DatasetVersion& v, const StorageLocation& to) const;
+  static Status CheckOptions(const ReplicationOptions& options);
+  Result<Source> NearestSource(const DatasetVersion& v, const std::vector<DatasetReplica>& replicas,
+                               const StorageLocation& to) const;
+  Result<std::string> LocalCopySource(const DatasetVersion& v, const StorageLocation& to, const std::string& path) const;
+  static std::string ClaimKey(const Replication& rep);
+  Status Claim(const Replication& rep) EXCLUDES(mu_);
+  void Unclaim(const Replication& rep) EXCLUDES(mu_);
   struct Running;
+  void StartCopy(std::shared_ptr<Running> state, std::string from_remote, std::string to_remote,
+                 const ReplicationOptions& options) EXCLUDES(mu_);
   Result<data::Manifest> LoadManifest(const std::string& digest) const;
   std::string RemotePath(const StorageLocation& l, const std::string& path) const;
   void Run(std::shared_ptr<Running> r, std::string from_remote, std::string to_remote, ReplicationOptions options);

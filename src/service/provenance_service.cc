@@ -91,6 +91,7 @@ Status ArtifactsInZone(const Estate& estate, const JobRecord& job, const std::ve
   int i = 0;
   for (const JobFact& f : records) {
     if (f.name.rfind("artifact:", 0) != 0) continue;
+    // Artifact values are built as JSON objects by FactsOf, just below: never unreadable.
     json value = json::parse(f.value, nullptr, false);
     std::string field = "artifacts[" + std::to_string(i++) + "].uri";
     if (!value.is_object() || !value["uri"].is_string()) continue;

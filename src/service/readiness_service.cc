@@ -16,8 +16,8 @@ void ReadinessService::ReadJobs(const std::vector<JobRecord>& jobs, readiness::S
   for (const JobRecord& j : jobs) {
     const Cluster* cluster = estate_.FindCluster(j.cluster);
     if (!cluster) continue;  // not run yet
-    auto spec = JobSpecFromJson(nlohmann::json::parse(j.spec_json, nullptr, false));
-    if (!spec.ok()) continue;
+    auto spec = StoredSpec(j);
+    if (!spec.ok()) continue;  // counted by the scheduler, which cannot adopt it either
     readiness::Snapshot::ProviderJobs& p = s.jobs_by_provider[cluster->provider];
     ++p.ran;
     std::map<std::string, std::string> envs = cluster->inject_envs;

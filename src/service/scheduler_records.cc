@@ -105,51 +105,62 @@ std::string FactsOf(const Estate& estate, const Transition& t) {
 Result<SchedulerService::Launches> SchedulerService::PrepareLaunches(const std::vector<Transition>& transitions,
                                                                      identity::WorkloadIssuer* workload,
                                                                      const std::string& server_url) {
-  Launches out;
-  std::vector<std::string> real_jobs;
-  for (const Transition& t : transitions) {
-    if (t.kind != Transition::Kind::kDispatched) continue;
-    const Cluster* cluster = estate_.FindCluster(t.cluster);
-    Launch& l = out[{t.job_id, t.attempt}];
-    l.cluster = t.cluster;
-    l.real = cluster && Real(*cluster);
-    if (l.real) real_jobs.push_back(t.job_id);
-  }
-  if (real_jobs.empty()) return out;
   // Each attempt on a real backend gets its own credential, so a job never
   // needs a person's token to register checkpoints, and (with workload
   // identity) a signed token clouds can trust instead of static keys.
   // Simulated attempts run nothing and get neither.
-  ASSIGN_OR_RETURN(auto jobs, store_.GetJobs(real_jobs));
+  std::vector<std::string> real_jobs;
+  for (const Transition& t : transitions) {
+    const Cluster* cluster = t.launch ? estate_.FindCluster(t.cluster) : nullptr;
+    if (cluster && Real(*cluster)) real_jobs.push_back(t.job_id);
+  }
+  std::vector<JobRecord> jobs;
+  if (!real_jobs.empty()) {
+    ASSIGN_OR_RETURN(jobs, store_.GetJobs(real_jobs));
+  }
   std::map<std::string, const JobRecord*> by_id;
   for (const JobRecord& j : jobs) by_id[j.id] = &j;
   Timestamp now = clock_.Now();
-  for (auto& [key, l] : out) {
-    if (!l.real) continue;
-    const auto& [job_id, attempt] = key;
-    auto found = by_id.find(job_id);
-    if (found == by_id.end()) return NotFound("job " + job_id + " not found");
-    const JobRecord& job = *found->second;
-    l.owner = job.owner;
-    l.submitted_by = job.submitted_by;
-    if (!job.sealed_secrets.empty()) {
-      // First, so that Causeway's own variables below can never be hidden.
-      if (Status st = OpenSecrets(job, l.env); !st.ok()) {
-        l.refused = "its secrets cannot be given to it: " + st.message();
-        spdlog::error("job {}: {}", job_id, l.refused);
-        continue;
-      }
+  Launches out;
+  for (const Transition& t : transitions) {
+    if (!t.launch) continue;
+    const Cluster* cluster = estate_.FindCluster(t.cluster);
+    LaunchCargo cargo;
+    cargo.real = cluster && Real(*cluster);
+    if (cargo.real) {
+      auto found = by_id.find(t.job_id);
+      if (found == by_id.end()) return NotFound("job " + t.job_id + " not found");
+      ASSIGN_OR_RETURN(cargo, Carried(*found->second, t.attempt, t.cluster, workload, server_url, now));
     }
-    if (workload) {
-      ASSIGN_OR_RETURN(l.workload, workload->Mint(job, attempt, l.cluster, "", now));
-      l.env["CAUSEWAY_WORKLOAD_TOKEN"] = l.workload->token;
-    }
-    auto minted = identity::MintJobCredential(job_id, attempt, now, std::chrono::hours(24 * 30));
-    l.env["CAUSEWAY_TOKEN"] = minted.secret;
-    if (!server_url.empty()) l.env["CAUSEWAY_SERVER"] = server_url;
-    l.credential = std::move(minted.record);
+    out[{t.job_id, t.attempt}] = std::make_shared<const LaunchRecord>(*t.launch, std::move(cargo));
   }
   return out;
+}
+
+Result<LaunchCargo> SchedulerService::Carried(const JobRecord& job, int attempt, const std::string& cluster,
+                                              identity::WorkloadIssuer* workload, const std::string& server_url,
+                                              Timestamp now) const {
+  LaunchCargo c;
+  c.real = true;
+  c.owner = job.owner;
+  c.submitted_by = job.submitted_by;
+  if (!job.sealed_secrets.empty()) {
+    // First, so that Causeway's own variables below can never be hidden.
+    if (Status st = OpenSecrets(job, c.env); !st.ok()) {
+      c.refused = "its secrets cannot be given to it: " + st.message();
+      spdlog::error("job {}: {}", job.id, c.refused);
+      return c;
+    }
+  }
+  if (workload) {
+    ASSIGN_OR_RETURN(c.workload, workload->Mint(job, attempt, cluster, "", now));
+    c.env["CAUSEWAY_WORKLOAD_TOKEN"] = c.workload->token;
+  }
+  auto minted = identity::MintJobCredential(job.id, attempt, now, std::chrono::hours(24 * 30));
+  c.env["CAUSEWAY_TOKEN"] = minted.secret;
+  if (!server_url.empty()) c.env["CAUSEWAY_SERVER"] = server_url;
+  c.credential = std::move(minted.record);
+  return c;
 }
 
 Status SchedulerService::OpenSecrets(const JobRecord& job, std::map<std::string, std::string>& env) const {
@@ -166,10 +177,11 @@ Status SchedulerService::OpenSecrets(const JobRecord& job, std::map<std::string,
 
 void SchedulerService::CancelRefused(const Launches& launches) {
   for (const auto& [key, l] : launches) {
-    if (l.refused.empty()) continue;
+    const std::string& refused = l->cargo().refused;
+    if (refused.empty()) continue;
     std::string job_id = key.first;
     auto job = std::make_shared<JobRecord>();
-    Status queued = queue_.Enqueue(CancelJobWrite(job_id, kActor, l.refused, clock_.Now(), job),
+    Status queued = queue_.Enqueue(CancelJobWrite(job_id, kActor, refused, clock_.Now(), job),
                                    [this, job_id](Status st) {
                                      if (st.ok()) OnCancelled(job_id);
                                    });
@@ -177,140 +189,141 @@ void SchedulerService::CancelRefused(const Launches& launches) {
   }
 }
 
-Status SchedulerService::RecordLaunch(WriteTx& tx, const Transition& t, const Launch& launch) {
-  RETURN_IF_ERROR(tx.RecordLaunch(t.job_id, t.attempt, t.cluster, t.time));
-  AuditEvent e;
-  e.time = t.time;
-  e.actor = kActor;
-  e.action = "job.launch";
-  e.resource = "job/" + t.job_id;
-  e.details = {{"attempt", t.attempt}, {"cluster", t.cluster}};
-  // Who the attempt's credentials are made for: the job's owner, and the
-  // credential it was submitted with.
-  if (launch.real) e.details["credentials_for"] = Details{{"owner", launch.owner}, {"submitted_by", launch.submitted_by}};
-  // Which workload token the attempt carries: its id, never the token.
-  if (launch.workload) {
-    const identity::WorkloadToken& w = *launch.workload;
-    e.details["workload_token"] = Details{{"jti", w.jti}, {"kid", w.kid}, {"audiences", w.audiences},
-                                          {"expires_at", FormatRfc3339(w.expires_at)}};
-  }
-  return tx.AppendAudit(e);
-}
-
 std::vector<WriteFn> SchedulerService::Persist(const std::vector<Transition>& transitions, const Fence& fence,
                                                const Launches& launches) {
   std::vector<WriteFn> out;
+  out.reserve(transitions.size());
   for (const Transition& t : transitions) {
-    if (t.kind == Transition::Kind::kAbandoned) {
-      // A pipeline step that will never run: cancelled as a person's
-      // cancellation is, by the scheduler, with the reason.
-      out.push_back([t, fence](WriteTx& tx) -> Status {
-        RETURN_IF_ERROR(tx.CheckLease(kLease, fence.replica, fence.epoch));
-        Status st = CancelJobWrite(t.job_id, kActor, t.message, t.time, std::make_shared<JobRecord>())(tx);
-        // Cancelled or gone meanwhile: nothing more to record.
-        return st.code() == Code::kFailedPrecondition || st.code() == Code::kNotFound ? Status::Ok() : st;
-      });
-      continue;
-    }
-    std::optional<Launch> launch;
-    if (t.kind == Transition::Kind::kDispatched) {
-      auto it = launches.find({t.job_id, t.attempt});
-      launch = it != launches.end() ? it->second : Launch{};
-      launch->env.clear();  // secrets: not kept in the write
-    }
-    Attempt attempt = AttemptOf(t);
-    if (!t.cluster.empty()) attempt.facts = FactsOf(estate_, t);
-    if (t.kind == Transition::Kind::kAttemptEnded && utilization_) {
-      telemetry::Utilization u = utilization_(t.job_id, t.attempt);
-      int64_t observed = u.observed_gpu_seconds(), work = u.work_gpu_seconds();
-      // A sample stands for the interval since the one before it, so the
-      // last ones can reach a little past the attempt's end: what was seen
-      // is never more than what was allocated (work scaled with it).
-      if (attempt.gpu_seconds > 0 && observed > attempt.gpu_seconds) {
-        work = work * attempt.gpu_seconds / observed;
-        observed = attempt.gpu_seconds;
-      }
-      attempt.observed_gpu_seconds = observed;
-      attempt.work_gpu_seconds = work;
-    }
-    const placement::DataPlaces* places = t.kind == Transition::Kind::kDispatched ? data_places_.load() : nullptr;
-    out.push_back([this, t, attempt, launch, fence, places](WriteTx& tx) -> Status {
-      // Fencing: a replica that lost the lease records nothing more.
+    // Fencing: a replica that lost the lease records nothing more.
+    out.push_back([fence, write = WriteOf(t, launches)](WriteTx& tx) -> Status {
       RETURN_IF_ERROR(tx.CheckLease(kLease, fence.replica, fence.epoch));
-      // A launch is recorded before its backend receives it (it is released
-      // once this commits), so a successor never launches this number again.
-      if (launch) RETURN_IF_ERROR(RecordLaunch(tx, t, *launch));
-      AuditEvent e;
-      e.time = t.time;
-      e.actor = kActor;
-      e.action = AuditAction(t);
-      if (t.kind == Transition::Kind::kBudgetWarning || t.kind == Transition::Kind::kBudgetExhausted) {
-        e.resource = "team/" + t.team;
-        e.details = {{"message", t.message}, {"spent_micros", t.total_cost_micros}};
-        return tx.AppendAudit(e);
-      }
-      ASSIGN_OR_RETURN(auto job, tx.GetJob(t.job_id));
-      if (!job) return Status::Ok();  // nothing to record against
-      RETURN_IF_ERROR(tx.PutAttempt(attempt));
-      // The backend's id for an attempt already dispatched: the job itself
-      // is unchanged.
-      if (t.kind == Transition::Kind::kHandedOver) {
-        RETURN_IF_ERROR(tx.AddJobEvent(JobEvent{0, t.job_id, t.time, EventType(t), t.message}));
-        e.resource = "job/" + t.job_id;
-        e.details = {{"attempt", t.attempt}, {"cluster", t.cluster}, {"backend_id", t.backend_id}};
-        return tx.AppendAudit(e);
-      }
-      // A job cancelled meanwhile stays cancelled; its totals still count.
-      if (!IsTerminal(job->state)) job->state = t.new_state;
-      job->cluster = t.cluster;
-      job->attempts = t.attempts;
-      job->gpu_seconds = t.total_gpu_seconds;
-      job->cost_micros = t.total_cost_micros;
-      job->reason = t.kind == Transition::Kind::kDispatched || t.kind == Transition::Kind::kStarted ? "" : t.message;
-      job->updated_at = t.time;
-      RETURN_IF_ERROR(tx.UpdateJobProgress(*job));
-      RETURN_IF_ERROR(tx.AddJobEvent(JobEvent{0, t.job_id, t.time, EventType(t), t.message}));
-      e.resource = "job/" + t.job_id;
-      e.details = {{"attempt", t.attempt},       {"cluster", t.cluster}, {"flavor", t.flavor},
-                   {"gpus", t.gpus},             {"reserved", t.reserved}, {"borrowed", t.borrowed},
-                   {"state", JobStateName(job->state)}, {"message", t.message}};
-      // A job placed away from its data pays for reading it across.
-      if (places) {
-        std::vector<std::string> charged;
-        for (const DataCharge& c : RemoteReadCharges(estate_, *places, *job, t.cluster, t.time,
-                                                     "dch_" + t.job_id + "_" + std::to_string(t.attempt))) {
-          RETURN_IF_ERROR(tx.InsertDataCharge(c));
-          charged.push_back(c.id);
-        }
-        if (!charged.empty()) e.details["data_charges"] = charged;
-      }
-      // The attempt's credential lives exactly as long as the attempt.
-      if (launch && launch->credential) {
-        RETURN_IF_ERROR(tx.InsertToken(*launch->credential));
-        e.details["credential"] = launch->credential->id;
-      }
-      if (t.kind == Transition::Kind::kAttemptEnded) {
-        Status revoked = tx.RevokeToken(identity::JobCredentialId(t.job_id, t.attempt), t.time);
-        if (revoked.ok()) e.details["credential_revoked"] = identity::JobCredentialId(t.job_id, t.attempt);
-        if (!revoked.ok() && revoked.code() != Code::kNotFound) return revoked;
-      }
-      if (t.kind == Transition::Kind::kAttemptEnded) {
-        e.details["outcome"] = AttemptOutcomeName(t.outcome);
-        if (!t.failure_class.empty()) {
-          e.details["failure_class"] = t.failure_class;
-          e.details["next_action_owner"] = t.owner;
-        }
-        e.details["gpu_seconds"] = t.gpu_seconds;
-        e.details["cost_micros"] = t.cost_micros;
-        if (attempt.observed_gpu_seconds > 0) {
-          e.details["observed_gpu_seconds"] = attempt.observed_gpu_seconds;
-          e.details["work_gpu_seconds"] = attempt.work_gpu_seconds;
-        }
-      }
-      return tx.AppendAudit(e);
+      return write(tx);
     });
   }
   return out;
+}
+
+WriteFn SchedulerService::WriteOf(const Transition& t, const Launches& launches) {
+  switch (t.kind) {
+    case Transition::Kind::kAbandoned:
+      // A pipeline step that will never run: cancelled as a person's
+      // cancellation is, by the scheduler, with the reason.
+      return [t](WriteTx& tx) -> Status {
+        Status st = CancelJobWrite(t.job_id, kActor, t.message, t.time, std::make_shared<JobRecord>())(tx);
+        // Cancelled or gone meanwhile: nothing more to record.
+        return st.code() == Code::kFailedPrecondition || st.code() == Code::kNotFound ? Status::Ok() : st;
+      };
+    case Transition::Kind::kBudgetWarning:
+    case Transition::Kind::kBudgetExhausted:
+      return [t](WriteTx& tx) -> Status {
+        AuditEvent e = SchedulerEvent(t, "team/" + t.team, {{"message", t.message}, {"spent_micros", t.total_cost_micros}});
+        return tx.AppendAudit(e);
+      };
+    case Transition::Kind::kDispatched:
+    case Transition::Kind::kStarted:
+    case Transition::Kind::kHandedOver:
+    case Transition::Kind::kAttemptEnded:
+      break;
+  }
+  std::shared_ptr<const LaunchRecord> launch;
+  if (auto it = t.launch ? launches.find({t.job_id, t.attempt}) : launches.end(); it != launches.end()) launch = it->second;
+  const placement::DataPlaces* places = t.kind == Transition::Kind::kDispatched ? data_places_.load() : nullptr;
+  return [this, t, attempt = Measured(t), launch, places](WriteTx& tx) -> Status {
+    // A launch is recorded before its backend receives it (it is released
+    // once this commits), so a successor never launches this number again.
+    if (launch) RETURN_IF_ERROR(launch->WriteIn(tx, t.time, kActor));
+    ASSIGN_OR_RETURN(auto job, tx.GetJob(t.job_id));
+    if (!job) return Status::Ok();  // nothing to record against
+    RETURN_IF_ERROR(tx.PutAttempt(attempt));
+    // The backend's id for an attempt already dispatched: the job itself
+    // is unchanged.
+    if (t.kind == Transition::Kind::kHandedOver) {
+      RETURN_IF_ERROR(tx.AddJobEvent(JobEvent{0, t.job_id, t.time, EventType(t), t.message}));
+      AuditEvent e = SchedulerEvent(t, "job/" + t.job_id,
+                                    {{"attempt", t.attempt}, {"cluster", t.cluster}, {"backend_id", t.backend_id}});
+      return tx.AppendAudit(e);
+    }
+    return RecordProgress(tx, t, *job, attempt, launch.get(), places);
+  };
+}
+
+Attempt SchedulerService::Measured(const Transition& t) const {
+  Attempt attempt = AttemptOf(t);
+  if (!t.cluster.empty()) attempt.facts = FactsOf(estate_, t);
+  if (t.kind != Transition::Kind::kAttemptEnded || !utilization_) return attempt;
+  telemetry::Utilization u = utilization_(t.job_id, t.attempt);
+  int64_t observed = u.observed_gpu_seconds(), work = u.work_gpu_seconds();
+  // A sample stands for the interval since the one before it, so the last
+  // ones can reach a little past the attempt's end: what was seen is never
+  // more than what was allocated (work scaled with it).
+  if (attempt.gpu_seconds > 0 && observed > attempt.gpu_seconds) {
+    work = work * attempt.gpu_seconds / observed;
+    observed = attempt.gpu_seconds;
+  }
+  attempt.observed_gpu_seconds = observed;
+  attempt.work_gpu_seconds = work;
+  return attempt;
+}
+
+Status SchedulerService::RecordProgress(WriteTx& tx, const Transition& t, JobRecord job, const Attempt& attempt,
+                                        const LaunchRecord* launch, const placement::DataPlaces* places) const {
+  // A job cancelled meanwhile stays cancelled; its totals still count.
+  if (!IsTerminal(job.state)) job.state = t.new_state;
+  job.cluster = t.cluster;
+  job.attempts = t.attempts;
+  job.gpu_seconds = t.total_gpu_seconds;
+  job.cost_micros = t.total_cost_micros;
+  job.reason = t.kind == Transition::Kind::kDispatched || t.kind == Transition::Kind::kStarted ? "" : t.message;
+  job.updated_at = t.time;
+  RETURN_IF_ERROR(tx.UpdateJobProgress(job));
+  RETURN_IF_ERROR(tx.AddJobEvent(JobEvent{0, t.job_id, t.time, EventType(t), t.message}));
+  AuditEvent e = SchedulerEvent(t, "job/" + t.job_id,
+                                {{"attempt", t.attempt}, {"cluster", t.cluster}, {"flavor", t.flavor},
+                                 {"gpus", t.gpus}, {"reserved", t.reserved}, {"borrowed", t.borrowed},
+                                 {"state", JobStateName(job.state)}, {"message", t.message}});
+  // A job placed away from its data pays for reading it across.
+  if (places) {
+    std::vector<std::string> charged;
+    for (const DataCharge& c : RemoteReadCharges(estate_, *places, job, t.cluster, t.time,
+                                                 "dch_" + t.job_id + "_" + std::to_string(t.attempt))) {
+      RETURN_IF_ERROR(tx.InsertDataCharge(c));
+      charged.push_back(c.id);
+    }
+    if (!charged.empty()) e.details["data_charges"] = charged;
+  }
+  // The attempt's credential, written with its launch.
+  if (launch && launch->cargo().credential) e.details["credential"] = launch->cargo().credential->id;
+  if (t.kind == Transition::Kind::kAttemptEnded) RETURN_IF_ERROR(RecordEnd(tx, t, attempt, e.details));
+  return tx.AppendAudit(e);
+}
+
+Status SchedulerService::RecordEnd(WriteTx& tx, const Transition& t, const Attempt& attempt, Details& details) {
+  // The attempt's credential ends with it.
+  Status revoked = tx.RevokeToken(identity::JobCredentialId(t.job_id, t.attempt), t.time);
+  if (revoked.ok()) details["credential_revoked"] = identity::JobCredentialId(t.job_id, t.attempt);
+  if (!revoked.ok() && revoked.code() != Code::kNotFound) return revoked;
+  details["outcome"] = AttemptOutcomeName(t.outcome);
+  if (!t.failure_class.empty()) {
+    details["failure_class"] = t.failure_class;
+    details["next_action_owner"] = t.owner;
+  }
+  details["gpu_seconds"] = t.gpu_seconds;
+  details["cost_micros"] = t.cost_micros;
+  if (attempt.observed_gpu_seconds > 0) {
+    details["observed_gpu_seconds"] = attempt.observed_gpu_seconds;
+    details["work_gpu_seconds"] = attempt.work_gpu_seconds;
+  }
+  return Status::Ok();
+}
+
+AuditEvent SchedulerService::SchedulerEvent(const Transition& t, std::string resource, Details details) {
+  AuditEvent e;
+  e.time = t.time;
+  e.actor = kActor;
+  e.action = AuditAction(t);
+  e.resource = std::move(resource);
+  e.details = std::move(details);
+  return e;
 }
 
 }  // namespace causeway

@@ -146,8 +146,8 @@ void SchedulerService::GroupInput(const JobRecord& job, const std::vector<GroupT
 
 Status SchedulerService::Adopt(const JobRecord& job, const History* history, const StepStates& before,
                                const GroupTasks& groups) {
-  auto spec = JobSpecFromJson(nlohmann::json::parse(job.spec_json, nullptr, false));
-  if (!spec.ok()) return spec.status().WithPrefix("recovering " + job.id);
+  auto spec = StoredSpec(job);
+  if (!spec.ok()) return spec.status().WithPrefix("recovering");
   scheduler::JobInput input{job.id, std::move(*spec), job.created_at, job.attempts, job.gpu_seconds, job.cost_micros};
   // A step that has run once has had the step before it succeed.
   if (!job.after.empty() && job.attempts == 0) {
@@ -437,12 +437,13 @@ Status SchedulerService::ReleaseLaunches(const std::vector<Transition>& transiti
       continue;
     }
     const Transition& t = transitions[i];
-    if (t.kind != Transition::Kind::kDispatched || !same_term) continue;
+    if (!t.launch || !same_term) continue;
     const Cluster* cluster = estate_.FindCluster(t.cluster);
     auto adapter = cluster ? adapters_.find(cluster->provider) : adapters_.end();
-    if (adapter == adapters_.end()) continue;
-    auto l = launches.find({t.job_id, t.attempt});  // one per dispatch whenever its write committed
-    if (l != launches.end() && l->second.refused.empty()) adapter->second->Release(t.job_id, t.attempt, l->second.env);
+    auto l = launches.find({t.job_id, t.attempt});  // one per held launch whenever its write committed
+    if (adapter == adapters_.end() || l == launches.end()) continue;
+    // Refused launches are cancelled instead (CancelRefused).
+    if (auto recorded = l->second->Committed(st); recorded.ok()) adapter->second->Release(*recorded);
   }
   if (lost && same_term) {
     // The engine went on from what could not be written (held launches among

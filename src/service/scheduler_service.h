@@ -39,6 +39,7 @@
 #include "dispatch/off_lock_adapter.h"
 #include "providers/registry.h"
 #include "scheduler/engine.h"
+#include "service/launch_record.h"
 #include "identity/secret_box.h"
 #include "identity/workload.h"
 #include "store/commit_queue.h"
@@ -145,19 +146,9 @@ class SchedulerService {
   static void GroupInput(const JobRecord& job, const std::vector<GroupTask>* tasks, scheduler::JobInput& input);
 
  private:
-  // What an attempt dispatched needs before its backend receives it.
-  struct Launch {
-    std::string cluster;
-    bool real = false;  // a backend that runs something: credentials
-    std::string owner, submitted_by;
-    std::optional<TokenRecord> credential;
-    std::optional<identity::WorkloadToken> workload;
-    std::map<std::string, std::string> env;  // for Release: the secrets
-    // Why it must not run (its secrets cannot be opened): never released,
-    // and the job is cancelled with this reason.
-    std::string refused;
-  };
-  using Launches = std::map<std::pair<std::string, int>, Launch>;  // by (job, attempt)
+  // The held launches of a cycle, each with what its attempt carries, by
+  // (job, attempt): recorded with their dispatches, then released.
+  using Launches = std::map<std::pair<std::string, int>, std::shared_ptr<const LaunchRecord>>;
   // The lease a transition was decided under.
   struct Fence {
     std::string replica;
@@ -167,14 +158,28 @@ class SchedulerService {
   // attempt's credential) in the same unit.
   std::vector<WriteFn> Persist(const std::vector<scheduler::Transition>& transitions, const Fence& fence,
                                const Launches& launches);
-  static Status RecordLaunch(WriteTx& tx, const scheduler::Transition& t, const Launch& launch);
+  // The write that records one transition (unfenced).
+  WriteFn WriteOf(const scheduler::Transition& t, const Launches& launches);
+  // The attempt a transition reports, with its facts and (once ended) the
+  // utilization measured while it ran.
+  Attempt Measured(const scheduler::Transition& t) const;
+  // A dispatch, start or end: the job's progress, its audit event, the
+  // data it reads across, and (ended) its credential revoked.
+  Status RecordProgress(WriteTx& tx, const scheduler::Transition& t, JobRecord job, const Attempt& attempt,
+                        const LaunchRecord* launch, const placement::DataPlaces* places) const;
+  static Status RecordEnd(WriteTx& tx, const scheduler::Transition& t, const Attempt& attempt, Details& details);
+  static AuditEvent SchedulerEvent(const scheduler::Transition& t, std::string resource, Details details);
   // The job's secrets into `env`; kFailedPrecondition when they cannot be opened.
   Status OpenSecrets(const JobRecord& job, std::map<std::string, std::string>& env) const;
+  // What the attempt of `job` dispatched to `cluster` carries: its opened
+  // secrets, its workload token and its credential, minted at `now`.
+  Result<LaunchCargo> Carried(const JobRecord& job, int attempt, const std::string& cluster,
+                              identity::WorkloadIssuer* workload, const std::string& server_url, Timestamp now) const;
   // Cancels the jobs of launches that were refused, once their writes are durable.
   void CancelRefused(const Launches& launches);
   // Queues the pruning of the feed this leader followed through `followed`.
   void PruneChanges(const Fence& fence, int64_t followed);
-  // Reads the jobs and mints the credentials of the attempts dispatched. Off mu_.
+  // Reads the jobs and mints the credentials of the launches held. Off mu_.
   Result<Launches> PrepareLaunches(const std::vector<scheduler::Transition>& transitions,
                                    identity::WorkloadIssuer* workload, const std::string& server_url) EXCLUDES(mu_);
   // Releases the launches whose writes committed (`written`, one per

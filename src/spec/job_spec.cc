@@ -1,3 +1,8 @@
+// The job spec's reader: SkyPilot's task format and Causeway's fields, from
+// YAML to the typed JobSpec, with file, line, column and field in every
+// error. Longer than the other files on purpose: it is one grammar, read top
+// to bottom in the order of the format's reference (JobSpecParser), and
+// split across files it would be one grammar scattered.
 #include "causeway/job_spec.h"
 
 #include "causeway/input.h"

@@ -127,6 +127,14 @@ nlohmann::json ToJson(const Cluster& c, const Estate& e) {
 
 namespace causeway {
 
+Result<JobSpec> StoredSpec(const JobRecord& job) {
+  nlohmann::json stored = nlohmann::json::parse(job.spec_json, nullptr, false);
+  if (stored.is_discarded()) return DataLoss("job " + job.id + ": its stored spec is not JSON");
+  Result<JobSpec> spec = JobSpecFromJson(stored);
+  if (!spec.ok()) return spec.status().WithPrefix("job " + job.id);
+  return spec;
+}
+
 Result<JobSpec> JobSpecFromJson(const nlohmann::json& j) {
   try {
     JobSpec s;

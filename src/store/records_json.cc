@@ -113,6 +113,8 @@ std::vector<std::string> GroupMemberIds(const DirectoryEntry& group) {
 }
 
 nlohmann::json ToJson(const JobRecord& j) {
+  // The stored form, passed through as the API shows it (spec/spec_json.h reads it typed); null if
+  // it were unreadable.
   nlohmann::json spec = nlohmann::json::parse(j.spec_json, nullptr, false);
   nlohmann::json out = {{"id", j.id},
           {"name", j.name},
@@ -156,6 +158,7 @@ nlohmann::json ToJson(const JobEvent& e) {
 }
 
 nlohmann::json ToJson(const Attempt& a) {
+  // Written by the scheduler as JSON (explain_json.h); an older row without one shows none.
   nlohmann::json placement = nlohmann::json::parse(a.placement, nullptr, false);
   nlohmann::json j = {{"number", a.number},
                       {"cluster", a.cluster},
@@ -177,6 +180,8 @@ nlohmann::json ToJson(const Attempt& a) {
                       {"placement", placement.is_discarded() ? nlohmann::json::object() : placement}};
   if (a.ended_at) j["ended_at"] = FormatRfc3339(*a.ended_at);
   if (a.exit_code) j["exit_code"] = *a.exit_code;
+  // Written by the scheduler as JSON (provenance/facts.h); an older row without facts shows an
+  // empty object.
   nlohmann::json facts = nlohmann::json::parse(a.facts, nullptr, false);
   j["facts"] = facts.is_object() ? facts : nlohmann::json::object();
   return j;
@@ -220,6 +225,8 @@ std::string ScopesText(const std::vector<std::string>& scopes) { return nlohmann
 
 std::vector<std::string> ScopesFromText(std::string_view text) {
   std::vector<std::string> out;
+  // Scopes are written by ToJson as an array of strings; anything else grants no scope (fail
+  // closed).
   auto scopes = nlohmann::json::parse(text, nullptr, false);
   if (!scopes.is_array()) return out;
   for (const auto& v : scopes) {

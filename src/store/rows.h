@@ -1,7 +1,9 @@
-// Each record's row, written once for both backends: the columns a SELECT
-// names, how a result row becomes the record (Read*), and the values an
-// INSERT binds, in the order of its column list (*Values). The backends
-// differ only in how they run the SQL.
+// Each record's row, declared once for both backends: its columns in
+// order, each with its name and the member it holds (Col), from which the
+// column list a SELECT names (Names), the reader of a result row (Read) and
+// the values an INSERT binds (Write) are derived. The backends differ only
+// in how they run the SQL; a test checks every declared column against both
+// schemas (store_test.cc).
 //
 // A Row (SQLite's statement on its current row, a PostgreSQL result row)
 // offers Text(col), Int(col) and OptInt(col) (nullopt for NULL). A Sink (a
@@ -11,10 +13,13 @@
 // temporary is copied.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
+#include <variant>
 #include <utility>
 #include <vector>
 
@@ -56,111 +61,232 @@ inline std::optional<Timestamp> TimeOf(std::optional<int64_t> micros) {
 std::string ScopesText(const std::vector<std::string>& scopes);
 std::vector<std::string> ScopesFromText(std::string_view text);
 
+// How a member of type T is stored: text or an integer (NULL for an empty
+// optional); times as Unix microseconds, flags as 0 or 1.
+template <typename T>
+struct Stored;
+template <>
+struct Stored<std::string> {
+  template <typename Row>
+  static std::string Read(const Row& r, int i) { return r.Text(i); }
+  template <typename Sink>
+  static void Write(Sink& s, const std::string& v) { s.Add(v); }
+};
+template <>
+struct Stored<int64_t> {
+  template <typename Row>
+  static int64_t Read(const Row& r, int i) { return r.Int(i); }
+  template <typename Sink>
+  static void Write(Sink& s, int64_t v) { s.Add(v); }
+};
+template <>
+struct Stored<int> {
+  template <typename Row>
+  static int Read(const Row& r, int i) { return static_cast<int>(r.Int(i)); }
+  template <typename Sink>
+  static void Write(Sink& s, int v) { s.Add(int64_t{v}); }
+};
+template <>
+struct Stored<bool> {
+  template <typename Row>
+  static bool Read(const Row& r, int i) { return r.Int(i) != 0; }
+  template <typename Sink>
+  static void Write(Sink& s, bool v) { s.Add(int64_t{v ? 1 : 0}); }
+};
+template <>
+struct Stored<Timestamp> {
+  template <typename Row>
+  static Timestamp Read(const Row& r, int i) { return FromUnixMicros(r.Int(i)); }
+  template <typename Sink>
+  static void Write(Sink& s, Timestamp v) { s.Add(ToUnixMicros(v)); }
+};
+template <>
+struct Stored<std::optional<Timestamp>> {
+  template <typename Row>
+  static std::optional<Timestamp> Read(const Row& r, int i) { return TimeOf(r.OptInt(i)); }
+  template <typename Sink>
+  static void Write(Sink& s, const std::optional<Timestamp>& v) { s.Add(MicrosOf(v)); }
+};
+template <>
+struct Stored<std::optional<int64_t>> {
+  template <typename Row>
+  static std::optional<int64_t> Read(const Row& r, int i) { return r.OptInt(i); }
+  template <typename Sink>
+  static void Write(Sink& s, const std::optional<int64_t>& v) { s.Add(v); }
+};
+template <>
+struct Stored<std::optional<int>> {
+  template <typename Row>
+  static std::optional<int> Read(const Row& r, int i) {
+    auto v = r.OptInt(i);
+    return v ? std::optional<int>(static_cast<int>(*v)) : std::nullopt;
+  }
+  template <typename Sink>
+  static void Write(Sink& s, const std::optional<int>& v) { s.Add(v ? std::optional<int64_t>(*v) : std::nullopt); }
+};
+template <>
+struct Stored<Micros> {
+  template <typename Row>
+  static Micros Read(const Row& r, int i) { return Micros(r.Int(i)); }
+  template <typename Sink>
+  static void Write(Sink& s, Micros v) { s.Add(static_cast<int64_t>(v.count())); }
+};
+template <>
+struct Stored<JobState> {
+  template <typename Row>
+  static JobState Read(const Row& r, int i) { return ParseJobState(r.Text(i)).value_or(JobState::kPending); }
+  template <typename Sink>
+  static void Write(Sink& s, JobState v) { s.Add(std::string(JobStateName(v))); }
+};
+// A token's scopes (the only list stored in a column).
+template <>
+struct Stored<std::vector<std::string>> {
+  template <typename Row>
+  static std::vector<std::string> Read(const Row& r, int i) { return ScopesFromText(r.Text(i)); }
+  template <typename Sink>
+  static void Write(Sink& s, const std::vector<std::string>& v) { s.Add(ScopesText(v)); }
+};
+
+// One column: its name and the member of Record it holds.
+template <typename Record, typename Member>
+struct Col {
+  const char* name;
+  Member Record::*member;
+};
+
+// A record's row: its columns, in order.
+template <typename Record, typename... Members>
+class Row {
+ public:
+  constexpr explicit Row(Col<Record, Members>... cols) : cols_(cols...) {}
+  static constexpr int kCount = sizeof...(Members);
+
+  // "a, b, c", or with an alias "t.a, t.b, t.c".
+  std::string Names(std::string_view alias = "") const {
+    std::string out;
+    std::apply([&](const auto&... c) { ((out += (out.empty() ? "" : ", ") + std::string(alias) +
+                                                  (alias.empty() ? "" : ".") + c.name), ...); }, cols_);
+    return out;
+  }
+  // The record from the result row's columns `first` to `first + kCount`.
+  template <typename ResultRow>
+  Record Read(const ResultRow& r, int first = 0) const {
+    Record out{};
+    int i = first;
+    std::apply([&](const auto&... c) { ((ReadInto(r, i++, out.*(c.member))), ...); }, cols_);
+    return out;
+  }
+  // Each column's value, in order.
+  template <typename Sink>
+  void Write(Sink& s, const Record& rec) const {
+    std::apply([&](const auto&... c) { (Stored<std::decay_t<decltype(rec.*(c.member))>>::Write(s, rec.*(c.member)), ...); },
+               cols_);
+  }
+
+ private:
+  template <typename ResultRow, typename T>
+  static void ReadInto(const ResultRow& r, int i, T& into) { into = Stored<T>::Read(r, i); }
+  std::tuple<Col<Record, Members>...> cols_;
+};
+
 // --- jobs -----------------------------------------------------------------
 
-inline constexpr const char* kJobColumns =
-    "id, name, team, owner, state, priority, spec_yaml, spec_json, submitted_by, created_at, updated_at, "
-    "cluster, attempts, gpu_seconds, cost_micros, reason, sealed_secrets, pipeline, pipeline_name, step, steps, "
-    "after_job, job_group, auxiliary, termination_delay_s";
+namespace job {
+inline constexpr Col<JobRecord, std::string> id{"id", &JobRecord::id}, name{"name", &JobRecord::name},
+    team{"team", &JobRecord::team}, owner{"owner", &JobRecord::owner}, spec_yaml{"spec_yaml", &JobRecord::spec_yaml},
+    spec_json{"spec_json", &JobRecord::spec_json}, submitted_by{"submitted_by", &JobRecord::submitted_by},
+    cluster{"cluster", &JobRecord::cluster}, reason{"reason", &JobRecord::reason},
+    sealed_secrets{"sealed_secrets", &JobRecord::sealed_secrets}, pipeline{"pipeline", &JobRecord::pipeline},
+    pipeline_name{"pipeline_name", &JobRecord::pipeline_name}, after{"after_job", &JobRecord::after};
+inline constexpr Col<JobRecord, JobState> state{"state", &JobRecord::state};
+inline constexpr Col<JobRecord, int> priority{"priority", &JobRecord::priority}, attempts{"attempts", &JobRecord::attempts},
+    step{"step", &JobRecord::step}, steps{"steps", &JobRecord::steps};
+inline constexpr Col<JobRecord, Timestamp> created_at{"created_at", &JobRecord::created_at},
+    updated_at{"updated_at", &JobRecord::updated_at};
+inline constexpr Col<JobRecord, int64_t> gpu_seconds{"gpu_seconds", &JobRecord::gpu_seconds},
+    cost_micros{"cost_micros", &JobRecord::cost_micros},
+    termination_delay{"termination_delay_s", &JobRecord::termination_delay_seconds};
+inline constexpr Col<JobRecord, bool> job_group{"job_group", &JobRecord::job_group},
+    auxiliary{"auxiliary", &JobRecord::auxiliary};
+}  // namespace job
+inline constexpr Row kJobRow{job::id, job::name, job::team, job::owner, job::state, job::priority, job::spec_yaml,
+                             job::spec_json, job::submitted_by, job::created_at, job::updated_at, job::cluster,
+                             job::attempts, job::gpu_seconds, job::cost_micros, job::reason, job::sealed_secrets,
+                             job::pipeline, job::pipeline_name, job::step, job::steps, job::after, job::job_group,
+                             job::auxiliary, job::termination_delay};
 // What a new job is inserted with (the progress columns start at their
 // defaults).
-inline constexpr const char* kJobInsertColumns =
-    "id, name, team, owner, state, priority, spec_yaml, spec_json, submitted_by, created_at, updated_at, "
-    "sealed_secrets, pipeline, pipeline_name, step, steps, after_job, job_group, auxiliary, termination_delay_s";
-inline constexpr int kJobInsertColumnCount = 20;
-
+inline constexpr Row kJobInsertRow{job::id, job::name, job::team, job::owner, job::state, job::priority,
+                                   job::spec_yaml, job::spec_json, job::submitted_by, job::created_at,
+                                   job::updated_at, job::sealed_secrets, job::pipeline, job::pipeline_name,
+                                   job::step, job::steps, job::after, job::job_group, job::auxiliary,
+                                   job::termination_delay};
+inline const std::string kJobColumns = kJobRow.Names();
+inline const std::string kJobInsertColumns = kJobInsertRow.Names();
+inline constexpr int kJobInsertColumnCount = kJobInsertRow.kCount;
 template <typename Row>
 JobRecord ReadJob(const Row& r) {
-  JobRecord j;
-  j.id = r.Text(0);
-  j.name = r.Text(1);
-  j.team = r.Text(2);
-  j.owner = r.Text(3);
-  j.state = ParseJobState(r.Text(4)).value_or(JobState::kPending);
-  j.priority = static_cast<int>(r.Int(5));
-  j.spec_yaml = r.Text(6);
-  j.spec_json = r.Text(7);
-  j.submitted_by = r.Text(8);
-  j.created_at = FromUnixMicros(r.Int(9));
-  j.updated_at = FromUnixMicros(r.Int(10));
-  j.cluster = r.Text(11);
-  j.attempts = static_cast<int>(r.Int(12));
-  j.gpu_seconds = r.Int(13);
-  j.cost_micros = r.Int(14);
-  j.reason = r.Text(15);
-  j.sealed_secrets = r.Text(16);
-  j.pipeline = r.Text(17);
-  j.pipeline_name = r.Text(18);
-  j.step = static_cast<int>(r.Int(19));
-  j.steps = static_cast<int>(r.Int(20));
-  j.after = r.Text(21);
-  j.job_group = r.Int(22) != 0;
-  j.auxiliary = r.Int(23) != 0;
-  j.termination_delay_seconds = r.Int(24);
-  return j;
+  return kJobRow.Read(r);
 }
 template <typename Sink>
 void JobInsertValues(Sink& s, const JobRecord& j) {
-  s.Add(j.id).Add(j.name).Add(j.team).Add(j.owner).Add(std::string(JobStateName(j.state)));
-  s.Add(int64_t{j.priority}).Add(j.spec_yaml).Add(j.spec_json).Add(j.submitted_by);
-  s.Add(ToUnixMicros(j.created_at)).Add(ToUnixMicros(j.updated_at)).Add(j.sealed_secrets);
-  s.Add(j.pipeline).Add(j.pipeline_name).Add(int64_t{j.step}).Add(int64_t{j.steps}).Add(j.after);
-  s.Add(int64_t{j.job_group ? 1 : 0}).Add(int64_t{j.auxiliary ? 1 : 0}).Add(j.termination_delay_seconds);
+  kJobInsertRow.Write(s, j);
 }
 
-inline constexpr const char* kJobEventColumns = "id, job_id, time, type, message";
-inline constexpr const char* kJobEventInsertColumns = "job_id, time, type, message";
+namespace job_event {
+inline constexpr Col<JobEvent, int64_t> id{"id", &JobEvent::id};
+inline constexpr Col<JobEvent, std::string> job_id{"job_id", &JobEvent::job_id}, type{"type", &JobEvent::type},
+    message{"message", &JobEvent::message};
+inline constexpr Col<JobEvent, Timestamp> time{"time", &JobEvent::time};
+}  // namespace job_event
+inline constexpr Row kJobEventRow{job_event::id, job_event::job_id, job_event::time, job_event::type,
+                                  job_event::message};
+inline constexpr Row kJobEventInsertRow{job_event::job_id, job_event::time, job_event::type, job_event::message};
+inline const std::string kJobEventColumns = kJobEventRow.Names();
+inline const std::string kJobEventInsertColumns = kJobEventInsertRow.Names();
 template <typename Row>
 JobEvent ReadJobEvent(const Row& r) {
-  return JobEvent{r.Int(0), r.Text(1), FromUnixMicros(r.Int(2)), r.Text(3), r.Text(4)};
+  return kJobEventRow.Read(r);
 }
 template <typename Sink>
 void JobEventValues(Sink& s, const JobEvent& e) {
-  s.Add(e.job_id).Add(ToUnixMicros(e.time)).Add(e.type).Add(e.message);
+  kJobEventInsertRow.Write(s, e);
 }
 
-// Attempts: schema::kAttemptColumns (alias `a`) for reading.
-inline constexpr const char* kAttemptInsertColumns =
-    "job_id, number, cluster, state, started_at, ended_at, exit_code, failure_class, pool, flavor, gpus, reserved, "
-    "borrowed, price_micros, gpu_seconds, cost_micros, placement, backend_id, resumed_from, observed_gpu_seconds, "
-    "work_gpu_seconds, facts";
-using schema::kAttemptColumnCount;
-using schema::kAttemptColumns;
+// Attempts: read with the alias `a` (kAttemptColumns), joined to their job.
+inline constexpr Row kAttemptRow{
+    Col<Attempt, std::string>{"job_id", &Attempt::job_id},
+    Col<Attempt, int>{"number", &Attempt::number},
+    Col<Attempt, std::string>{"cluster", &Attempt::cluster},
+    Col<Attempt, std::string>{"state", &Attempt::state},
+    Col<Attempt, Timestamp>{"started_at", &Attempt::started_at},
+    Col<Attempt, std::optional<Timestamp>>{"ended_at", &Attempt::ended_at},
+    Col<Attempt, std::optional<int>>{"exit_code", &Attempt::exit_code},
+    Col<Attempt, std::string>{"failure_class", &Attempt::failure_class},
+    Col<Attempt, std::string>{"pool", &Attempt::pool},
+    Col<Attempt, std::string>{"flavor", &Attempt::flavor},
+    Col<Attempt, int64_t>{"gpus", &Attempt::gpus},
+    Col<Attempt, bool>{"reserved", &Attempt::reserved},
+    Col<Attempt, int64_t>{"borrowed", &Attempt::borrowed},
+    Col<Attempt, int64_t>{"price_micros", &Attempt::price_micros},
+    Col<Attempt, int64_t>{"gpu_seconds", &Attempt::gpu_seconds},
+    Col<Attempt, int64_t>{"cost_micros", &Attempt::cost_micros},
+    Col<Attempt, std::string>{"placement", &Attempt::placement},
+    Col<Attempt, std::string>{"backend_id", &Attempt::backend_id},
+    Col<Attempt, std::string>{"resumed_from", &Attempt::resumed_from},
+    Col<Attempt, int64_t>{"observed_gpu_seconds", &Attempt::observed_gpu_seconds},
+    Col<Attempt, int64_t>{"work_gpu_seconds", &Attempt::work_gpu_seconds},
+    Col<Attempt, std::string>{"facts", &Attempt::facts}};
+inline const std::string kAttemptColumns = kAttemptRow.Names("a");
+inline const std::string kAttemptInsertColumns = kAttemptRow.Names();
+inline constexpr int kAttemptColumnCount = kAttemptRow.kCount;
 template <typename Row>
 Attempt ReadAttempt(const Row& r) {
-  Attempt a;
-  a.job_id = r.Text(0);
-  a.number = static_cast<int>(r.Int(1));
-  a.cluster = r.Text(2);
-  a.state = r.Text(3);
-  a.started_at = FromUnixMicros(r.Int(4));
-  a.ended_at = TimeOf(r.OptInt(5));
-  if (auto v = r.OptInt(6)) a.exit_code = static_cast<int>(*v);
-  a.failure_class = r.Text(7);
-  a.pool = r.Text(8);
-  a.flavor = r.Text(9);
-  a.gpus = r.Int(10);
-  a.reserved = r.Int(11) != 0;
-  a.borrowed = r.Int(12);
-  a.price_micros = r.Int(13);
-  a.gpu_seconds = r.Int(14);
-  a.cost_micros = r.Int(15);
-  a.placement = r.Text(16);
-  a.backend_id = r.Text(17);
-  a.resumed_from = r.Text(18);
-  a.observed_gpu_seconds = r.Int(19);
-  a.work_gpu_seconds = r.Int(20);
-  a.facts = r.Text(21);
-  return a;
+  return kAttemptRow.Read(r);
 }
 template <typename Sink>
 void AttemptValues(Sink& s, const Attempt& a) {
-  s.Add(a.job_id).Add(int64_t{a.number}).Add(a.cluster).Add(a.state).Add(ToUnixMicros(a.started_at));
-  s.Add(MicrosOf(a.ended_at)).Add(a.exit_code ? std::optional<int64_t>(*a.exit_code) : std::nullopt);
-  s.Add(a.failure_class).Add(a.pool).Add(a.flavor).Add(int64_t{a.gpus}).Add(int64_t{a.reserved ? 1 : 0});
-  s.Add(int64_t{a.borrowed}).Add(int64_t{a.price_micros}).Add(int64_t{a.gpu_seconds}).Add(int64_t{a.cost_micros});
-  s.Add(a.placement).Add(a.backend_id).Add(a.resumed_from).Add(int64_t{a.observed_gpu_seconds});
-  s.Add(int64_t{a.work_gpu_seconds}).Add(a.facts);
+  kAttemptRow.Write(s, a);
 }
 // An attempt followed by its job's team, owner and state.
 template <typename Row>
@@ -169,190 +295,205 @@ MeteredAttempt ReadMeteredAttempt(const Row& r) {
                         ParseJobState(r.Text(kAttemptColumnCount + 2)).value_or(JobState::kPending)};
 }
 
-inline constexpr const char* kCheckpointColumns = "job_id, seq, attempt, path, step, created_at, digest";
+inline constexpr Row kCheckpointRow{Col<Checkpoint, std::string>{"job_id", &Checkpoint::job_id},
+                                    Col<Checkpoint, int64_t>{"seq", &Checkpoint::seq},
+                                    Col<Checkpoint, int>{"attempt", &Checkpoint::attempt},
+                                    Col<Checkpoint, std::string>{"path", &Checkpoint::path},
+                                    Col<Checkpoint, std::optional<int64_t>>{"step", &Checkpoint::step},
+                                    Col<Checkpoint, Timestamp>{"created_at", &Checkpoint::created_at},
+                                    Col<Checkpoint, std::string>{"digest", &Checkpoint::digest}};
+inline const std::string kCheckpointColumns = kCheckpointRow.Names();
 template <typename Row>
 Checkpoint ReadCheckpoint(const Row& r) {
-  return Checkpoint{r.Text(0),        r.Int(1), static_cast<int>(r.Int(2)), r.Text(3), r.OptInt(4),
-                    FromUnixMicros(r.Int(5)), r.Text(6)};
+  return kCheckpointRow.Read(r);
 }
 template <typename Sink>
 void CheckpointValues(Sink& s, const Checkpoint& c) {
-  s.Add(c.job_id).Add(int64_t{c.seq}).Add(int64_t{c.attempt}).Add(c.path).Add(c.step).Add(ToUnixMicros(c.created_at));
-  s.Add(c.digest);
+  kCheckpointRow.Write(s, c);
 }
 
-inline constexpr const char* kJobFactColumns = "job_id, seq, attempt, name, value, recorded_by, recorded_at";
+inline constexpr Row kJobFactRow{Col<JobFact, std::string>{"job_id", &JobFact::job_id},
+                                 Col<JobFact, int64_t>{"seq", &JobFact::seq},
+                                 Col<JobFact, int>{"attempt", &JobFact::attempt},
+                                 Col<JobFact, std::string>{"name", &JobFact::name},
+                                 Col<JobFact, std::string>{"value", &JobFact::value},
+                                 Col<JobFact, std::string>{"recorded_by", &JobFact::recorded_by},
+                                 Col<JobFact, Timestamp>{"recorded_at", &JobFact::recorded_at}};
+inline const std::string kJobFactColumns = kJobFactRow.Names();
 template <typename Row>
 JobFact ReadJobFact(const Row& r) {
-  return JobFact{r.Text(0), r.Int(1), static_cast<int>(r.Int(2)), r.Text(3), r.Text(4), r.Text(5),
-                 FromUnixMicros(r.Int(6))};
+  return kJobFactRow.Read(r);
 }
 
-inline constexpr const char* kIdempotencyColumns = "scope, key, request_hash, job_id, created_at";
+inline constexpr Row kIdempotencyRow{Col<IdempotencyRecord, std::string>{"scope", &IdempotencyRecord::scope},
+                                     Col<IdempotencyRecord, std::string>{"key", &IdempotencyRecord::key},
+                                     Col<IdempotencyRecord, std::string>{"request_hash", &IdempotencyRecord::request_hash},
+                                     Col<IdempotencyRecord, std::string>{"job_id", &IdempotencyRecord::job_id},
+                                     Col<IdempotencyRecord, Timestamp>{"created_at", &IdempotencyRecord::created_at}};
+inline const std::string kIdempotencyColumns = kIdempotencyRow.Names();
 template <typename Row>
 IdempotencyRecord ReadIdempotency(const Row& r) {
-  return IdempotencyRecord{r.Text(0), r.Text(1), r.Text(2), r.Text(3), FromUnixMicros(r.Int(4))};
+  return kIdempotencyRow.Read(r);
 }
 template <typename Sink>
 void IdempotencyValues(Sink& s, const IdempotencyRecord& r) {
-  s.Add(r.scope).Add(r.key).Add(r.request_hash).Add(r.job_id).Add(ToUnixMicros(r.created_at));
+  kIdempotencyRow.Write(s, r);
 }
 
 inline constexpr const char* kLaunchColumns = "job_id, attempt, cluster, at";
 
 // --- tokens and keys --------------------------------------------------------
 
-inline constexpr const char* kTokenColumns =
-    "id, name, hash, scopes, created_by, created_at, expires_at, revoked_at, user_name, creator, grant_id";
-inline constexpr int kTokenColumnCount = 11;
+inline constexpr Row kTokenRow{Col<TokenRecord, std::string>{"id", &TokenRecord::id},
+                               Col<TokenRecord, std::string>{"name", &TokenRecord::name},
+                               Col<TokenRecord, std::string>{"hash", &TokenRecord::hash},
+                               Col<TokenRecord, std::vector<std::string>>{"scopes", &TokenRecord::scopes},
+                               Col<TokenRecord, std::string>{"created_by", &TokenRecord::created_by},
+                               Col<TokenRecord, Timestamp>{"created_at", &TokenRecord::created_at},
+                               Col<TokenRecord, std::optional<Timestamp>>{"expires_at", &TokenRecord::expires_at},
+                               Col<TokenRecord, std::optional<Timestamp>>{"revoked_at", &TokenRecord::revoked_at},
+                               Col<TokenRecord, std::string>{"user_name", &TokenRecord::user},
+                               Col<TokenRecord, std::string>{"creator", &TokenRecord::creator},
+                               Col<TokenRecord, std::string>{"grant_id", &TokenRecord::grant}};
+inline const std::string kTokenColumns = kTokenRow.Names();
+inline constexpr int kTokenColumnCount = kTokenRow.kCount;
 template <typename Row>
 TokenRecord ReadToken(const Row& r) {
-  TokenRecord t;
-  t.id = r.Text(0);
-  t.name = r.Text(1);
-  t.hash = r.Text(2);
-  t.scopes = ScopesFromText(r.Text(3));
-  t.created_by = r.Text(4);
-  t.created_at = FromUnixMicros(r.Int(5));
-  t.expires_at = TimeOf(r.OptInt(6));
-  t.revoked_at = TimeOf(r.OptInt(7));
-  t.user = r.Text(8);
-  t.creator = r.Text(9);
-  t.grant = r.Text(10);
-  return t;
+  return kTokenRow.Read(r);
 }
 template <typename Sink>
 void TokenValues(Sink& s, const TokenRecord& t) {
-  s.Add(t.id).Add(t.name).Add(t.hash).Add(ScopesText(t.scopes)).Add(t.created_by).Add(ToUnixMicros(t.created_at));
-  s.Add(MicrosOf(t.expires_at)).Add(MicrosOf(t.revoked_at)).Add(t.user).Add(t.creator).Add(t.grant);
+  kTokenRow.Write(s, t);
 }
 
-inline constexpr const char* kSigningKeyColumns = "kid, alg, private_pem, created_at, superseded_at";
+inline constexpr Row kSigningKeyRow{
+    Col<SigningKeyRecord, std::string>{"kid", &SigningKeyRecord::kid},
+    Col<SigningKeyRecord, std::string>{"alg", &SigningKeyRecord::alg},
+    Col<SigningKeyRecord, std::string>{"private_pem", &SigningKeyRecord::private_pem},
+    Col<SigningKeyRecord, Timestamp>{"created_at", &SigningKeyRecord::created_at},
+    Col<SigningKeyRecord, std::optional<Timestamp>>{"superseded_at", &SigningKeyRecord::superseded_at}};
+inline const std::string kSigningKeyColumns = kSigningKeyRow.Names();
 template <typename Row>
 SigningKeyRecord ReadSigningKey(const Row& r) {
-  return SigningKeyRecord{r.Text(0), r.Text(1), r.Text(2), FromUnixMicros(r.Int(3)), TimeOf(r.OptInt(4))};
+  return kSigningKeyRow.Read(r);
 }
 template <typename Sink>
 void SigningKeyValues(Sink& s, const SigningKeyRecord& k) {
-  s.Add(k.kid).Add(k.alg).Add(k.private_pem).Add(ToUnixMicros(k.created_at)).Add(MicrosOf(k.superseded_at));
+  kSigningKeyRow.Write(s, k);
 }
 
 // --- directory and break-glass ----------------------------------------------
 
-// Reading: schema::kDirectoryColumns. Writing adds the name's key.
-inline constexpr int kDirectoryInsertColumnCount = 10;
+// Reading: kDirectoryColumns. Writing adds the name's key.
+inline constexpr Row kDirectoryRow{Col<DirectoryEntry, std::string>{"kind", &DirectoryEntry::kind},
+                                   Col<DirectoryEntry, std::string>{"id", &DirectoryEntry::id},
+                                   Col<DirectoryEntry, std::string>{"name", &DirectoryEntry::name},
+                                   Col<DirectoryEntry, std::string>{"external_id", &DirectoryEntry::external_id},
+                                   Col<DirectoryEntry, bool>{"active", &DirectoryEntry::active},
+                                   Col<DirectoryEntry, std::string>{"resource", &DirectoryEntry::resource},
+                                   Col<DirectoryEntry, int64_t>{"version", &DirectoryEntry::version},
+                                   Col<DirectoryEntry, Timestamp>{"created_at", &DirectoryEntry::created_at},
+                                   Col<DirectoryEntry, Timestamp>{"updated_at", &DirectoryEntry::updated_at}};
+inline constexpr int kDirectoryInsertColumnCount = kDirectoryRow.kCount + 1;
 template <typename Row>
 DirectoryEntry ReadDirectoryEntry(const Row& r) {
-  DirectoryEntry d;
-  d.kind = r.Text(0);
-  d.id = r.Text(1);
-  d.name = r.Text(2);
-  d.external_id = r.Text(3);
-  d.active = r.Int(4) != 0;
-  d.resource = r.Text(5);
-  d.version = r.Int(6);
-  d.created_at = FromUnixMicros(r.Int(7));
-  d.updated_at = FromUnixMicros(r.Int(8));
-  return d;
+  return kDirectoryRow.Read(r);
 }
 template <typename Sink>
 void DirectoryValues(Sink& s, const DirectoryEntry& d) {
-  s.Add(d.kind).Add(d.id).Add(d.name).Add(d.external_id).Add(int64_t{d.active ? 1 : 0}).Add(d.resource);
-  s.Add(int64_t{d.version}).Add(ToUnixMicros(d.created_at)).Add(ToUnixMicros(d.updated_at));
+  kDirectoryRow.Write(s, d);
   s.Add(schema::DirectoryNameKey(d.name));
 }
 
-using schema::kBreakglassColumns;
-inline constexpr int kBreakglassColumnCount = 11;
+inline constexpr Row kBreakglassRow{
+    Col<BreakglassRecord, std::string>{"id", &BreakglassRecord::id},
+    Col<BreakglassRecord, std::string>{"user_name", &BreakglassRecord::user},
+    Col<BreakglassRecord, std::string>{"role", &BreakglassRecord::role},
+    Col<BreakglassRecord, std::string>{"team", &BreakglassRecord::team},
+    Col<BreakglassRecord, std::string>{"reason", &BreakglassRecord::reason},
+    Col<BreakglassRecord, Timestamp>{"requested_at", &BreakglassRecord::requested_at},
+    Col<BreakglassRecord, Micros>{"duration", &BreakglassRecord::duration},
+    Col<BreakglassRecord, std::string>{"approved_by", &BreakglassRecord::approved_by},
+    Col<BreakglassRecord, std::optional<Timestamp>>{"approved_at", &BreakglassRecord::approved_at},
+    Col<BreakglassRecord, std::optional<Timestamp>>{"expires_at", &BreakglassRecord::expires_at},
+    Col<BreakglassRecord, std::optional<Timestamp>>{"revoked_at", &BreakglassRecord::revoked_at}};
+inline const std::string kBreakglassColumns = kBreakglassRow.Names();
+inline constexpr int kBreakglassColumnCount = kBreakglassRow.kCount;
 template <typename Row>
 BreakglassRecord ReadBreakglass(const Row& r) {
-  BreakglassRecord b;
-  b.id = r.Text(0);
-  b.user = r.Text(1);
-  b.role = r.Text(2);
-  b.team = r.Text(3);
-  b.reason = r.Text(4);
-  b.requested_at = FromUnixMicros(r.Int(5));
-  b.duration = Micros(r.Int(6));
-  b.approved_by = r.Text(7);
-  b.approved_at = TimeOf(r.OptInt(8));
-  b.expires_at = TimeOf(r.OptInt(9));
-  b.revoked_at = TimeOf(r.OptInt(10));
-  return b;
+  return kBreakglassRow.Read(r);
 }
 template <typename Sink>
 void BreakglassValues(Sink& s, const BreakglassRecord& b) {
-  s.Add(b.id).Add(b.user).Add(b.role).Add(b.team).Add(b.reason).Add(ToUnixMicros(b.requested_at));
-  s.Add(static_cast<int64_t>(b.duration.count())).Add(b.approved_by);
-  s.Add(MicrosOf(b.approved_at)).Add(MicrosOf(b.expires_at)).Add(MicrosOf(b.revoked_at));
+  kBreakglassRow.Write(s, b);
 }
 
 // --- datasets -------------------------------------------------------------
 
+inline constexpr Row kDatasetVersionRow{
+    Col<DatasetVersion, std::string>{"dataset", &DatasetVersion::dataset},
+    Col<DatasetVersion, std::string>{"version", &DatasetVersion::version},
+    Col<DatasetVersion, std::string>{"digest", &DatasetVersion::digest},
+    Col<DatasetVersion, std::string>{"source", &DatasetVersion::source},
+    Col<DatasetVersion, std::string>{"hash_type", &DatasetVersion::hash_type},
+    Col<DatasetVersion, int64_t>{"objects", &DatasetVersion::objects},
+    Col<DatasetVersion, int64_t>{"bytes", &DatasetVersion::bytes},
+    Col<DatasetVersion, std::string>{"registered_by", &DatasetVersion::registered_by},
+    Col<DatasetVersion, Timestamp>{"registered_at", &DatasetVersion::registered_at}};
 template <typename Row>
 DatasetVersion ReadDatasetVersion(const Row& r) {
-  DatasetVersion v;
-  v.dataset = r.Text(0);
-  v.version = r.Text(1);
-  v.digest = r.Text(2);
-  v.source = r.Text(3);
-  v.hash_type = r.Text(4);
-  v.objects = r.Int(5);
-  v.bytes = r.Int(6);
-  v.registered_by = r.Text(7);
-  v.registered_at = FromUnixMicros(r.Int(8));
-  return v;
+  return kDatasetVersionRow.Read(r);
 }
-// The version's columns, then the manifest ($10).
+// The version's columns, then the manifest.
 template <typename Sink>
 void DatasetVersionValues(Sink& s, const DatasetVersion& v, const std::string& manifest) {
-  s.Add(v.dataset).Add(v.version).Add(v.digest).Add(v.source).Add(v.hash_type).Add(v.objects).Add(v.bytes);
-  s.Add(v.registered_by).Add(ToUnixMicros(v.registered_at)).Add(manifest);
+  kDatasetVersionRow.Write(s, v);
+  s.Add(manifest);
 }
+inline constexpr Row kDatasetReplicaRow{
+    Col<DatasetReplica, std::string>{"digest", &DatasetReplica::digest},
+    Col<DatasetReplica, std::string>{"location", &DatasetReplica::location},
+    Col<DatasetReplica, std::string>{"path", &DatasetReplica::path},
+    Col<DatasetReplica, std::string>{"state", &DatasetReplica::state},
+    Col<DatasetReplica, int64_t>{"bytes_moved", &DatasetReplica::bytes_moved},
+    Col<DatasetReplica, std::string>{"detail", &DatasetReplica::detail},
+    Col<DatasetReplica, std::optional<Timestamp>>{"verified_at", &DatasetReplica::verified_at},
+    Col<DatasetReplica, Timestamp>{"updated_at", &DatasetReplica::updated_at},
+    Col<DatasetReplica, std::optional<Timestamp>>{"charged_until", &DatasetReplica::charged_until}};
 template <typename Row>
 DatasetReplica ReadDatasetReplica(const Row& r) {
-  DatasetReplica d;
-  d.digest = r.Text(0);
-  d.location = r.Text(1);
-  d.path = r.Text(2);
-  d.state = r.Text(3);
-  d.bytes_moved = r.Int(4);
-  d.detail = r.Text(5);
-  d.verified_at = TimeOf(r.OptInt(6));
-  d.updated_at = FromUnixMicros(r.Int(7));
-  d.charged_until = TimeOf(r.OptInt(8));
-  return d;
+  return kDatasetReplicaRow.Read(r);
 }
 template <typename Sink>
 void DatasetReplicaValues(Sink& s, const DatasetReplica& d) {
-  s.Add(d.digest).Add(d.location).Add(d.path).Add(d.state).Add(d.bytes_moved).Add(d.detail);
-  s.Add(MicrosOf(d.verified_at)).Add(ToUnixMicros(d.updated_at)).Add(MicrosOf(d.charged_until));
+  kDatasetReplicaRow.Write(s, d);
 }
 
+inline constexpr Row kDataChargeRow{Col<DataCharge, std::string>{"id", &DataCharge::id},
+                                    Col<DataCharge, Timestamp>{"at", &DataCharge::at},
+                                    Col<DataCharge, std::string>{"kind", &DataCharge::kind},
+                                    Col<DataCharge, std::string>{"team", &DataCharge::team},
+                                    Col<DataCharge, std::string>{"job_id", &DataCharge::job_id},
+                                    Col<DataCharge, std::string>{"dataset", &DataCharge::dataset},
+                                    Col<DataCharge, std::string>{"digest", &DataCharge::digest},
+                                    Col<DataCharge, std::string>{"from_place", &DataCharge::from_place},
+                                    Col<DataCharge, std::string>{"to_place", &DataCharge::to_place},
+                                    Col<DataCharge, int64_t>{"bytes", &DataCharge::bytes},
+                                    Col<DataCharge, int64_t>{"amount_micros", &DataCharge::amount_micros}};
 template <typename Row>
 DataCharge ReadDataCharge(const Row& r) {
-  DataCharge c;
-  c.id = r.Text(0);
-  c.at = FromUnixMicros(r.Int(1));
-  c.kind = r.Text(2);
-  c.team = r.Text(3);
-  c.job_id = r.Text(4);
-  c.dataset = r.Text(5);
-  c.digest = r.Text(6);
-  c.from_place = r.Text(7);
-  c.to_place = r.Text(8);
-  c.bytes = r.Int(9);
-  c.amount_micros = r.Int(10);
-  return c;
+  return kDataChargeRow.Read(r);
 }
 template <typename Sink>
 void DataChargeValues(Sink& s, const DataCharge& c) {
-  s.Add(c.id).Add(ToUnixMicros(c.at)).Add(c.kind).Add(c.team).Add(c.job_id).Add(c.dataset).Add(c.digest);
-  s.Add(c.from_place).Add(c.to_place).Add(c.bytes).Add(c.amount_micros);
+  kDataChargeRow.Write(s, c);
 }
 
 // --- audit ----------------------------------------------------------------
 
+// The trail's own events: details are written as their canonical text (the
+// text the hash covers, audit::CanonicalDetails) and read back parsed, so
+// the details column is written apart from the declared ones.
 inline constexpr const char* kAuditColumns = "seq, time, actor, action, resource, details, prev_hash, hash";
 template <typename Row>
 AuditEvent ReadAudit(const Row& r) {
@@ -389,36 +530,128 @@ void ChangeValues(Sink& s, int64_t seq, const Change& c) {
   s.Add(seq).Add(std::string(ChangeKindName(c.kind))).Add(c.job_id).Add(c.path).Add(ToUnixMicros(c.at));
 }
 
-// Reading: schema::kImportedAuditColumns (with the id). Writing: without.
-inline constexpr const char* kImportedAuditInsertColumns =
-    "provider, source, source_id, time_ms, class_uid, activity, operation, actor, subject, resource, "
-    "status_id, event, imported_at";
-inline constexpr int kImportedAuditInsertColumnCount = 13;
+// Imported events: read with their id (kImportedAuditColumns), inserted
+// without it (the store assigns it).
+namespace imported {
+inline constexpr Col<ImportedAuditEvent, int64_t> id{"id", &ImportedAuditEvent::id},
+    time_ms{"time_ms", &ImportedAuditEvent::time_ms};
+inline constexpr Col<ImportedAuditEvent, std::string> provider{"provider", &ImportedAuditEvent::provider},
+    source{"source", &ImportedAuditEvent::source}, source_id{"source_id", &ImportedAuditEvent::source_id},
+    activity{"activity", &ImportedAuditEvent::activity}, operation{"operation", &ImportedAuditEvent::operation},
+    actor{"actor", &ImportedAuditEvent::actor}, subject{"subject", &ImportedAuditEvent::subject},
+    resource{"resource", &ImportedAuditEvent::resource}, event{"event", &ImportedAuditEvent::event};
+inline constexpr Col<ImportedAuditEvent, int> class_uid{"class_uid", &ImportedAuditEvent::class_uid},
+    status_id{"status_id", &ImportedAuditEvent::status_id};
+inline constexpr Col<ImportedAuditEvent, Timestamp> imported_at{"imported_at", &ImportedAuditEvent::imported_at};
+}  // namespace imported
+inline constexpr Row kImportedAuditRow{imported::id,       imported::provider, imported::source,   imported::source_id,
+                                       imported::time_ms,  imported::class_uid, imported::activity, imported::operation,
+                                       imported::actor,    imported::subject,  imported::resource, imported::status_id,
+                                       imported::event,    imported::imported_at};
+inline constexpr Row kImportedAuditInsertRow{imported::provider,  imported::source,   imported::source_id,
+                                             imported::time_ms,   imported::class_uid, imported::activity,
+                                             imported::operation, imported::actor,    imported::subject,
+                                             imported::resource,  imported::status_id, imported::event,
+                                             imported::imported_at};
+inline const std::string kImportedAuditInsertColumns = kImportedAuditInsertRow.Names();
+inline constexpr int kImportedAuditInsertColumnCount = kImportedAuditInsertRow.kCount;
 template <typename Row>
 ImportedAuditEvent ReadImportedAudit(const Row& r) {
-  ImportedAuditEvent e;
-  e.id = r.Int(0);
-  e.provider = r.Text(1);
-  e.source = r.Text(2);
-  e.source_id = r.Text(3);
-  e.time_ms = r.Int(4);
-  e.class_uid = static_cast<int>(r.Int(5));
-  e.activity = r.Text(6);
-  e.operation = r.Text(7);
-  e.actor = r.Text(8);
-  e.subject = r.Text(9);
-  e.resource = r.Text(10);
-  e.status_id = static_cast<int>(r.Int(11));
-  e.event = r.Text(12);
-  e.imported_at = FromUnixMicros(r.Int(13));
-  return e;
+  return kImportedAuditRow.Read(r);
 }
 template <typename Sink>
 void ImportedAuditValues(Sink& s, const ImportedAuditEvent& e) {
-  s.Add(e.provider).Add(e.source).Add(e.source_id).Add(int64_t{e.time_ms}).Add(int64_t{e.class_uid});
-  s.Add(e.activity).Add(e.operation).Add(e.actor).Add(e.subject).Add(e.resource).Add(int64_t{e.status_id});
-  s.Add(e.event).Add(ToUnixMicros(e.imported_at));
+  kImportedAuditInsertRow.Write(s, e);
 }
+
+
+// --- statements built from the rows ----------------------------------------
+
+// "($1, $2, ...)": `n` parameters (SQLite numbers $N as PostgreSQL does).
+inline std::string Params(int n) { return Placeholders('$', n); }
+
+inline const std::string kListDatasetVersionsSql =
+    "SELECT " + kDatasetVersionRow.Names() +
+    " FROM dataset_versions WHERE ($1 = '' OR dataset = $1) ORDER BY registered_at, dataset, version";
+inline const std::string kListDatasetReplicasSql =
+    "SELECT " + kDatasetReplicaRow.Names() +
+    " FROM dataset_replicas WHERE ($1 = '' OR digest = $1) ORDER BY digest, location";
+inline const std::string kInsertDatasetVersionSql =
+    InsertHead("dataset_versions", kDatasetVersionRow.Names() + ", manifest") + Params(kDatasetVersionRow.kCount + 1);
+// A replica written again keeps when its storage was charged until.
+inline const std::string kPutDatasetReplicaSql =
+    InsertHead("dataset_replicas", kDatasetReplicaRow.Names()) + Params(kDatasetReplicaRow.kCount) +
+    " ON CONFLICT (digest, location) DO UPDATE SET path = excluded.path, state = excluded.state, "
+    "bytes_moved = excluded.bytes_moved, detail = excluded.detail, verified_at = excluded.verified_at, "
+    "updated_at = excluded.updated_at, charged_until = COALESCE(dataset_replicas.charged_until, excluded.charged_until)";
+inline const std::string kInsertDataChargeSql = InsertHead("data_charges", kDataChargeRow.Names()) + Params(kDataChargeRow.kCount);
+// $1 job ("" : every one), $2 from, $3 to.
+inline const std::string kListDataChargesSql =
+    "SELECT " + kDataChargeRow.Names() +
+    " FROM data_charges WHERE ($1 = '' OR job_id = $1) AND at >= $2 AND at < $3 ORDER BY at, id";
+
+// A directory entry's columns, in the order both stores read them.
+inline const std::string kDirectoryColumns = kDirectoryRow.Names();
+// The groups holding member $1, ordered by id (through the membership index).
+inline const std::string kGroupsOfSql = "SELECT " + kDirectoryColumns +
+                                        " FROM directory WHERE kind = 'Group' AND id IN "
+                                        "(SELECT group_id FROM directory_members WHERE member_id = $1) ORDER BY id";
+// The directory entry of a kind ($1) by its name's key ($2).
+inline const std::string kDirectoryByNameSql =
+    "SELECT " + kDirectoryColumns + " FROM directory WHERE kind = $1 AND name_key = $2";
+
+// An imported audit event's columns, in the order both stores read them.
+inline const std::string kImportedAuditColumns = kImportedAuditRow.Names();
+
+// The search of imported audit events as SQL, with its parameters in order
+// (each an integer or text); `placeholder(n)` spells the n-th parameter
+// (?n for SQLite, $n for PostgreSQL). Oldest first, after the cursor.
+struct SqlWithParams {
+  std::string sql;
+  std::vector<std::variant<int64_t, std::string>> params;
+};
+template <typename Placeholder>
+SqlWithParams ImportedAuditSearch(const ImportedAuditQuery& q, Placeholder placeholder) {
+  SqlWithParams out;
+  out.sql = std::string("SELECT ") + kImportedAuditColumns + " FROM imported_audit WHERE 1 = 1";
+  auto param = [&](std::variant<int64_t, std::string> v) {
+    out.params.push_back(std::move(v));
+    return placeholder(static_cast<int>(out.params.size()));
+  };
+  if (!q.identities.empty()) {
+    std::vector<std::pair<std::string, std::string>> by_provider;  // provider, IN list
+    for (const auto& [provider_name, id] : q.identities) {
+      const std::string& provider = provider_name;  // a lambda may not capture a structured binding (clang 14)
+      auto it = std::find_if(by_provider.begin(), by_provider.end(), [&](const auto& g) { return g.first == provider; });
+      if (it == by_provider.end()) it = by_provider.insert(by_provider.end(), {provider, ""});
+      it->second += (it->second.empty() ? "" : ", ") + param(id);
+    }
+    std::string any;
+    for (const auto& [provider, in] : by_provider) {
+      std::string match = "(actor IN (" + in + ") OR subject IN (" + in + "))";
+      if (!provider.empty()) match = "(provider = " + param(provider) + " AND " + match + ")";
+      any += (any.empty() ? "" : " OR ") + match;
+    }
+    out.sql += " AND (" + any + ")";
+  }
+  if (!q.provider.empty()) out.sql += " AND provider = " + param(q.provider);
+  if (!q.action.empty()) {
+    std::string a = AsciiLower(q.action);
+    out.sql += " AND (activity = " + param(a) + " OR lower(operation) = " + param(a) + ")";
+  }
+  if (q.since_ms > 0) out.sql += " AND time_ms >= " + param(q.since_ms);
+  if (q.until_ms > 0) out.sql += " AND time_ms < " + param(q.until_ms);
+  // The cursor: past it in the order asked for.
+  const char* past = q.newest_first ? " < " : " > ";
+  if (q.after_time_ms > 0 || q.after_id > 0) {
+    std::string t = param(q.after_time_ms);
+    out.sql += " AND (time_ms" + std::string(past) + t + " OR (time_ms = " + t + " AND id" + past + param(q.after_id) + "))";
+  }
+  out.sql += q.newest_first ? " ORDER BY time_ms DESC, id DESC" : " ORDER BY time_ms, id";
+  out.sql += " LIMIT " + param(int64_t{q.limit});
+  return out;
+}
+
 
 inline constexpr const char* kImportedSourcesSql =
     "SELECT provider, source, count(*), max(time_ms), max(imported_at) FROM imported_audit "

@@ -436,112 +436,16 @@ inline constexpr const char* kInsertMembersPostgres =
     "INSERT INTO directory_members (group_id, member_id) SELECT $1, m FROM jsonb_array_elements_text($2::jsonb) AS m "
     "ON CONFLICT DO NOTHING";
 inline constexpr const char* kGroupsStoredSql = "SELECT id, resource FROM directory WHERE kind = 'Group'";
-// An imported audit event's columns, in the order both stores read them.
-inline constexpr const char* kImportedAuditColumns =
-    "id, provider, source, source_id, time_ms, class_uid, activity, operation, actor, subject, resource, "
-    "status_id, event, imported_at";
-
-// The search of imported audit events as SQL, with its parameters in order
-// (each an integer or text); `placeholder(n)` spells the n-th parameter
-// (?n for SQLite, $n for PostgreSQL). Oldest first, after the cursor.
-struct SqlWithParams {
-  std::string sql;
-  std::vector<std::variant<int64_t, std::string>> params;
-};
-template <typename Placeholder>
-SqlWithParams ImportedAuditSearch(const ImportedAuditQuery& q, Placeholder placeholder) {
-  SqlWithParams out;
-  out.sql = std::string("SELECT ") + kImportedAuditColumns + " FROM imported_audit WHERE 1 = 1";
-  auto param = [&](std::variant<int64_t, std::string> v) {
-    out.params.push_back(std::move(v));
-    return placeholder(static_cast<int>(out.params.size()));
-  };
-  if (!q.identities.empty()) {
-    std::vector<std::pair<std::string, std::string>> by_provider;  // provider, IN list
-    for (const auto& [provider_name, id] : q.identities) {
-      const std::string& provider = provider_name;  // a lambda may not capture a structured binding (clang 14)
-      auto it = std::find_if(by_provider.begin(), by_provider.end(), [&](const auto& g) { return g.first == provider; });
-      if (it == by_provider.end()) it = by_provider.insert(by_provider.end(), {provider, ""});
-      it->second += (it->second.empty() ? "" : ", ") + param(id);
-    }
-    std::string any;
-    for (const auto& [provider, in] : by_provider) {
-      std::string match = "(actor IN (" + in + ") OR subject IN (" + in + "))";
-      if (!provider.empty()) match = "(provider = " + param(provider) + " AND " + match + ")";
-      any += (any.empty() ? "" : " OR ") + match;
-    }
-    out.sql += " AND (" + any + ")";
-  }
-  if (!q.provider.empty()) out.sql += " AND provider = " + param(q.provider);
-  if (!q.action.empty()) {
-    std::string a = AsciiLower(q.action);
-    out.sql += " AND (activity = " + param(a) + " OR lower(operation) = " + param(a) + ")";
-  }
-  if (q.since_ms > 0) out.sql += " AND time_ms >= " + param(q.since_ms);
-  if (q.until_ms > 0) out.sql += " AND time_ms < " + param(q.until_ms);
-  // The cursor: past it in the order asked for.
-  const char* past = q.newest_first ? " < " : " > ";
-  if (q.after_time_ms > 0 || q.after_id > 0) {
-    std::string t = param(q.after_time_ms);
-    out.sql += " AND (time_ms" + std::string(past) + t + " OR (time_ms = " + t + " AND id" + past + param(q.after_id) + "))";
-  }
-  out.sql += q.newest_first ? " ORDER BY time_ms DESC, id DESC" : " ORDER BY time_ms, id";
-  out.sql += " LIMIT " + param(int64_t{q.limit});
-  return out;
-}
-
-// A break-glass grant's columns, in the order both stores read them.
-inline constexpr const char* kBreakglassColumns =
-    "id, user_name, role, team, reason, requested_at, duration, approved_by, approved_at, expires_at, revoked_at";
-
-// A dataset version's and a replica's columns, in the order both stores
-// read them (the manifest is read on its own).
-inline constexpr const char* kDatasetVersionColumns =
-    "dataset, version, digest, source, hash_type, objects, bytes, registered_by, registered_at";
-inline constexpr const char* kDatasetReplicaColumns =
-    "digest, location, path, state, bytes_moved, detail, verified_at, updated_at, charged_until";
-inline constexpr const char* kListDatasetVersionsSql =
-    "SELECT dataset, version, digest, source, hash_type, objects, bytes, registered_by, registered_at "
-    "FROM dataset_versions WHERE ($1 = '' OR dataset = $1) ORDER BY registered_at, dataset, version";
+// A version's manifest, read on its own.
 inline constexpr const char* kDatasetManifestSql = "SELECT manifest FROM dataset_versions WHERE digest = $1";
-inline constexpr const char* kListDatasetReplicasSql =
-    "SELECT digest, location, path, state, bytes_moved, detail, verified_at, updated_at, charged_until "
-    "FROM dataset_replicas WHERE ($1 = '' OR digest = $1) ORDER BY digest, location";
-inline constexpr const char* kInsertDatasetVersionSql =
-    "INSERT INTO dataset_versions (dataset, version, digest, source, hash_type, objects, bytes, registered_by, "
-    "registered_at, manifest) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)";
-inline constexpr const char* kPutDatasetReplicaSql =
-    "INSERT INTO dataset_replicas (digest, location, path, state, bytes_moved, detail, verified_at, updated_at, "
-    "charged_until) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (digest, location) DO UPDATE SET "
-    "path = excluded.path, state = excluded.state, bytes_moved = excluded.bytes_moved, detail = excluded.detail, "
-    "verified_at = excluded.verified_at, updated_at = excluded.updated_at, "
-    "charged_until = COALESCE(dataset_replicas.charged_until, excluded.charged_until)";
 // $1 to, $2 digest, $3 location, $4 from: a compare-and-set. (SQLite
 // numbers $N parameters in the order they first appear.)
 inline constexpr const char* kAdvanceReplicaChargeSql =
     "UPDATE dataset_replicas SET charged_until = $1 WHERE digest = $2 AND location = $3 AND charged_until = $4 "
     "RETURNING digest";
-inline constexpr const char* kInsertDataChargeSql =
-    "INSERT INTO data_charges (id, at, kind, team, job_id, dataset, digest, from_place, to_place, bytes, "
-    "amount_micros) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)";
-// $1 job ("" : every one), $2 from, $3 to.
-inline constexpr const char* kListDataChargesSql =
-    "SELECT id, at, kind, team, job_id, dataset, digest, from_place, to_place, bytes, amount_micros "
-    "FROM data_charges WHERE ($1 = '' OR job_id = $1) AND at >= $2 AND at < $3 ORDER BY at, id";
 // Whether a version with the label or the digest is stored ($1 dataset, $2 version, $3 digest).
 inline constexpr const char* kDatasetVersionTakenSql =
     "SELECT digest FROM dataset_versions WHERE (dataset = $1 AND version = $2) OR digest = $3";
-
-// A directory entry's columns, in the order both stores read them.
-inline constexpr const char* kDirectoryColumns =
-    "kind, id, name, external_id, active, resource, version, created_at, updated_at";
-// The groups holding member $1, ordered by id (through the membership index).
-inline const std::string kGroupsOfSql = std::string("SELECT ") + kDirectoryColumns +
-                                        " FROM directory WHERE kind = 'Group' AND id IN "
-                                        "(SELECT group_id FROM directory_members WHERE member_id = $1) ORDER BY id";
-// The directory entry of a kind ($1) by its name's key ($2).
-inline const std::string kDirectoryByNameSql =
-    std::string("SELECT ") + kDirectoryColumns + " FROM directory WHERE kind = $1 AND name_key = $2";
 
 // The key a directory name is unique under: ASCII letters folded to lower
 // case (SCIM's userName is case-insensitive; other scripts compare exactly).
@@ -552,12 +456,6 @@ inline std::string DirectoryNameKey(std::string name) {
   return name;
 }
 
-// An attempt's columns, in the order both stores read them (alias `a`).
-inline constexpr const char* kAttemptColumns =
-    "a.job_id, a.number, a.cluster, a.state, a.started_at, a.ended_at, a.exit_code, a.failure_class, a.pool, "
-    "a.flavor, a.gpus, a.reserved, a.borrowed, a.price_micros, a.gpu_seconds, a.cost_micros, a.placement, "
-    "a.backend_id, a.resumed_from, a.observed_gpu_seconds, a.work_gpu_seconds, a.facts";
-inline constexpr int kAttemptColumnCount = 22;
 
 
 // The same DDL in PostgreSQL's words: 64-bit integers, and a sequence for the

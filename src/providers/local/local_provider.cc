@@ -18,13 +18,13 @@
 
 namespace causeway::local {
 
-void Register(providers::Registry& registry) {
+Status Register(providers::Registry& registry) {
   providers::Kind kind;
   kind.adapter = [](const providers::Context& c) -> std::unique_ptr<ProviderAdapter> {
     return std::make_unique<LocalProvider>(c.estate, c.provider);
   };
   kind.estate = EstateKindOf();
-  registry.Register("local", std::move(kind));
+  return registry.Register("local", std::move(kind));
 }
 
 LocalProvider::LocalProvider(const Estate& estate, const Provider& provider) : name_(provider.name) {
@@ -162,13 +162,15 @@ std::string LocalProvider::PidFile(const Running& run) {
   return run.log_file.substr(0, run.log_file.size() - 4) + ".pid";
 }
 
-void LocalProvider::Release(const std::string& job_id, int attempt, const std::map<std::string, std::string>& env) {
+void LocalProvider::Release(const RecordedLaunch& launch) {
+  const std::string& job_id = launch.job_id();
+  const int attempt = launch.attempt();
   auto it = running_.find({job_id, attempt});
   if (it == running_.end() || !it->second.held) return;
   Running& run = it->second;
   LaunchRequest r = std::move(*run.held);
   run.held.reset();
-  for (const auto& [k, v] : env) r.env.emplace(k, v);
+  for (const auto& [k, v] : launch.env()) r.env.emplace(k, v);
   Status st = Start(r, run);
   Timestamp now = run.launched;  // when the scheduler placed it
   if (!st.ok()) {

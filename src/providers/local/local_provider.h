@@ -27,7 +27,7 @@ class Registry;
 namespace causeway::local {
 
 // Registers the "local" kind (providers/kinds.cc).
-void Register(providers::Registry& registry);
+[[nodiscard]] Status Register(providers::Registry& registry);
 
 class LocalProvider final : public ProviderAdapter {
  public:
@@ -36,7 +36,7 @@ class LocalProvider final : public ProviderAdapter {
 
   const std::string& name() const override { return name_; }
   Result<std::string> Launch(const LaunchRequest& request, Timestamp now) override;
-  void Release(const std::string& job_id, int attempt, const std::map<std::string, std::string>& env) override;
+  void Release(const RecordedLaunch& launch) override;
   Status Restore(const LaunchRequest& request, Timestamp started_at) override;
   Status Cancel(const std::string& job_id, int attempt) override;
   std::vector<ProviderEvent> Poll(Timestamp now) override;

@@ -212,8 +212,8 @@ Result<std::string> SimProvider::Launch(const LaunchRequest& request, Timestamp 
   return "sim:" + request.job_id + ":" + std::to_string(request.attempt);
 }
 
-void SimProvider::Release(const std::string& job_id, int attempt, const std::map<std::string, std::string>&) {
-  if (held_.erase({job_id, attempt})) LogDispatch(job_id, attempt);
+void SimProvider::Release(const RecordedLaunch& launch) {
+  if (held_.erase({launch.job_id(), launch.attempt()})) LogDispatch(launch.job_id(), launch.attempt());
 }
 
 void SimProvider::LogDispatch(const std::string& job_id, int attempt) const {
@@ -278,7 +278,7 @@ std::optional<Timestamp> SimProvider::NextEventTime() {
   return std::nullopt;
 }
 
-void Register(providers::Registry& registry) {
+Status Register(providers::Registry& registry) {
   providers::Kind kind;
   kind.adapter = [](const providers::Context& c) -> std::unique_ptr<ProviderAdapter> {
     auto sim = std::make_unique<SimProvider>(c.estate, c.provider, c.seed);
@@ -288,7 +288,7 @@ void Register(providers::Registry& registry) {
   kind.simulated = true;
   kind.answers_at_once = true;  // all in memory
   kind.estate = EstateKindOf();
-  registry.Register("sim", std::move(kind));
+  return registry.Register("sim", std::move(kind));
 }
 
 void SimProvider::SetOutage(bool down, Timestamp now) {

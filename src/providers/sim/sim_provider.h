@@ -28,7 +28,7 @@ namespace causeway::sim {
 
 // Registers the "sim" kind (providers/kinds.cc); CAUSEWAY_SIM_DISPATCH_LOG,
 // when set, names each adapter's dispatch log.
-void Register(providers::Registry& registry);
+[[nodiscard]] Status Register(providers::Registry& registry);
 
 // How long an attempt runs when nothing cuts it short: its `sim.duration`,
 // cut at its `time_limit` (a timeout).
@@ -48,7 +48,7 @@ class SimProvider final : public ProviderAdapter, public providers::OutageDrill 
   Status Cancel(const std::string& job_id, int attempt) override;
   // The simulated run starts at Launch, held or not; Release only marks the
   // moment a real backend would have received it (the dispatch log).
-  void Release(const std::string& job_id, int attempt, const std::map<std::string, std::string>& env) override;
+  void Release(const RecordedLaunch& launch) override;
   std::vector<ProviderEvent> Poll(Timestamp now) override;
   int ResolvePool(const std::string& cluster, const std::string& pool) const override;
   bool Fits(int pool, int gpus_per_node, int nodes) const override;

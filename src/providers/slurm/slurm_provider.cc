@@ -42,7 +42,7 @@ std::unique_ptr<SlurmApi> ApiFor(const SlurmSettings& s) {
   return std::make_unique<FallbackApi>(std::move(apis));
 }
 
-void Register(providers::Registry& registry) {
+Status Register(providers::Registry& registry) {
   providers::Kind kind;
   kind.adapter = [](const providers::Context& c) -> std::unique_ptr<ProviderAdapter> {
     return std::make_unique<SlurmProvider>(c.estate, c.provider);
@@ -50,7 +50,7 @@ void Register(providers::Registry& registry) {
   kind.people_accounts = [](const providers::Context& c) { return SlurmAccounts::ForProvider(c.estate, c.provider); };
   kind.answers_at_once = true;  // a worker per cluster calls Slurm (dispatch::Worker)
   kind.estate = EstateKindOf();
-  registry.Register("slurm", std::move(kind));
+  return registry.Register("slurm", std::move(kind));
 }
 
 namespace {
@@ -272,14 +272,14 @@ Result<std::string> SlurmProvider::Launch(const LaunchRequest& r, Timestamp now)
   return BackendId(r.cluster, JobName(r.job_id, r.attempt));
 }
 
-void SlurmProvider::Release(const std::string& job_id, int attempt, const std::map<std::string, std::string>& env) {
+void SlurmProvider::Release(const RecordedLaunch& launch) {
   MutexLock lock(mu_);
-  Key key{job_id, attempt};
+  Key key{launch.job_id(), launch.attempt()};
   auto it = held_.find(key);
   if (it == held_.end()) return;  // cancelled meanwhile, or never held
   Held held = std::move(it->second);
   held_.erase(it);
-  for (const auto& [k, v] : env) held.request.environment.emplace(k, v);
+  for (const auto& [k, v] : launch.env()) held.request.environment.emplace(k, v);
   int index = held.cluster;
   Timestamp at = held.at;
   bool posted = clusters_[static_cast<size_t>(index)].worker->Post(

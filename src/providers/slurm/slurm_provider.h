@@ -55,7 +55,7 @@ std::optional<AttemptOutcome> OutcomeOf(const JobInfo& job);
 
 // Registers the "slurm" kind (providers/kinds.cc): this adapter, and the
 // accounting users of clusters with accounting (slurm_accounts.h).
-void Register(providers::Registry& registry);
+[[nodiscard]] Status Register(providers::Registry& registry);
 
 // The batch script of an attempt: SKYPILOT_NODE_IPS from the allocation,
 // then one srun task per node, each running the setup and run with its own
@@ -85,7 +85,7 @@ class SlurmProvider final : public ProviderAdapter, public providers::OutageDril
 
   const std::string& name() const override { return name_; }
   Result<std::string> Launch(const LaunchRequest& request, Timestamp now) override;
-  void Release(const std::string& job_id, int attempt, const std::map<std::string, std::string>& env) override;
+  void Release(const RecordedLaunch& launch) override;
   Status Restore(const LaunchRequest& request, Timestamp started_at) override;
   Status Cancel(const std::string& job_id, int attempt) override;
   std::vector<ProviderEvent> Poll(Timestamp now) override;

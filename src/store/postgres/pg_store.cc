@@ -53,9 +53,9 @@ using rows::kAuditColumns;
 using rows::kJobColumns;
 using rows::kTokenColumns;
 using rows::MicrosOf;
-using schema::kAttemptColumns;
+using rows::kAttemptColumns;
 
-Params ParamsOf(const schema::SqlWithParams& q) {
+Params ParamsOf(const rows::SqlWithParams& q) {
   Params p;
   for (const auto& v : q.params) {
     if (const auto* n = std::get_if<int64_t>(&v)) {
@@ -268,14 +268,14 @@ class PgStore final : public Store {
   }
 
   Result<std::vector<ImportedAuditEvent>> SearchImportedAudit(const ImportedAuditQuery& query) const override {
-    schema::SqlWithParams q = schema::ImportedAuditSearch(query, [](int n) { return "$" + std::to_string(n); });
+    rows::SqlWithParams q = rows::ImportedAuditSearch(query, [](int n) { return "$" + std::to_string(n); });
     ASSIGN_OR_RETURN(auto lease, Acquire());
     ASSIGN_OR_RETURN(Rows r, lease.conn->ExecOnce(q.sql, ParamsOf(q)));  // its shape varies: not prepared
     return ReadAll(r, rows::ReadImportedAudit<Row>);
   }
 
   Result<std::vector<ImportedAuditEvent>> ListImportedAuditSince(int64_t after_id, int limit) const override {
-    static const std::string sql = std::string("SELECT ") + schema::kImportedAuditColumns +
+    static const std::string sql = std::string("SELECT ") + rows::kImportedAuditColumns +
                                    " FROM imported_audit WHERE id > $1 ORDER BY id LIMIT $2";
     ASSIGN_OR_RETURN(Rows r, Query(sql.c_str(), Params().Add(after_id).Add(int64_t{limit})));
     return ReadAll(r, rows::ReadImportedAudit<Row>);
@@ -287,14 +287,14 @@ class PgStore final : public Store {
   }
 
   Result<std::vector<BreakglassRecord>> ListBreakglass(Timestamp since) const override {
-    static const std::string sql = std::string("SELECT ") + schema::kBreakglassColumns +
+    static const std::string sql = std::string("SELECT ") + rows::kBreakglassColumns +
                                    " FROM breakglass WHERE requested_at >= $1 ORDER BY requested_at, id";
     ASSIGN_OR_RETURN(Rows r, Query(sql.c_str(), Params().Add(ToUnixMicros(since))));
     return ReadAll(r, rows::ReadBreakglass<Row>);
   }
 
   Result<std::vector<DatasetVersion>> ListDatasetVersions(const std::string& dataset) const override {
-    ASSIGN_OR_RETURN(Rows r, Query(schema::kListDatasetVersionsSql, Params().Add(dataset)));
+    ASSIGN_OR_RETURN(Rows r, Query(rows::kListDatasetVersionsSql.c_str(), Params().Add(dataset)));
     return ReadAll(r, rows::ReadDatasetVersion<Row>);
   }
 
@@ -304,13 +304,13 @@ class PgStore final : public Store {
   }
 
   Result<std::vector<DatasetReplica>> ListDatasetReplicas(const std::string& digest) const override {
-    ASSIGN_OR_RETURN(Rows r, Query(schema::kListDatasetReplicasSql, Params().Add(digest)));
+    ASSIGN_OR_RETURN(Rows r, Query(rows::kListDatasetReplicasSql.c_str(), Params().Add(digest)));
     return ReadAll(r, rows::ReadDatasetReplica<Row>);
   }
 
   Result<std::vector<DataCharge>> ListDataCharges(const std::string& job_id, Timestamp from,
                                                   Timestamp to) const override {
-    ASSIGN_OR_RETURN(Rows r, Query(schema::kListDataChargesSql,
+    ASSIGN_OR_RETURN(Rows r, Query(rows::kListDataChargesSql.c_str(),
                                    Params().Add(job_id).Add(ToUnixMicros(from)).Add(ToUnixMicros(to))));
     return ReadAll(r, rows::ReadDataCharge<Row>);
   }
@@ -323,13 +323,13 @@ class PgStore final : public Store {
   }
 
   Result<std::vector<DirectoryEntry>> ListGroupsOf(const std::string& member_id) const override {
-    ASSIGN_OR_RETURN(Rows r, Query(schema::kGroupsOfSql.c_str(), Params().Add(member_id)));
+    ASSIGN_OR_RETURN(Rows r, Query(rows::kGroupsOfSql.c_str(), Params().Add(member_id)));
     return ReadAll(r, rows::ReadDirectoryEntry<Row>);
   }
 
   Result<std::vector<DirectoryEntry>> ListDirectory(const std::string& kind) const override {
     static const std::string sql =
-        std::string("SELECT ") + schema::kDirectoryColumns + " FROM directory WHERE kind = $1 ORDER BY id";
+        std::string("SELECT ") + rows::kDirectoryColumns + " FROM directory WHERE kind = $1 ORDER BY id";
     ASSIGN_OR_RETURN(Rows r, Query(sql.c_str(), Params().Add(kind)));
     return ReadAll(r, rows::ReadDirectoryEntry<Row>);
   }
@@ -337,7 +337,7 @@ class PgStore final : public Store {
   Result<std::optional<DirectoryEntry>> FindDirectoryEntry(const std::string& kind,
                                                            const std::string& id) const override {
     static const std::string sql =
-        std::string("SELECT ") + schema::kDirectoryColumns + " FROM directory WHERE kind = $1 AND id = $2";
+        std::string("SELECT ") + rows::kDirectoryColumns + " FROM directory WHERE kind = $1 AND id = $2";
     ASSIGN_OR_RETURN(Rows r, Query(sql.c_str(), Params().Add(kind).Add(id)));
     return ReadFirst(r, rows::ReadDirectoryEntry<Row>);
   }
@@ -345,7 +345,7 @@ class PgStore final : public Store {
   Result<std::optional<DirectoryEntry>> FindDirectoryEntryByName(const std::string& kind,
                                                                  const std::string& name) const override {
     ASSIGN_OR_RETURN(Rows r,
-                     Query(schema::kDirectoryByNameSql.c_str(), Params().Add(kind).Add(schema::DirectoryNameKey(name))));
+                     Query(rows::kDirectoryByNameSql.c_str(), Params().Add(kind).Add(schema::DirectoryNameKey(name))));
     return ReadFirst(r, rows::ReadDirectoryEntry<Row>);
   }
 

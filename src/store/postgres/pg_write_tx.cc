@@ -359,7 +359,7 @@ Status PgWriteTx::CheckLease(const std::string& name, const std::string& holder,
 
 Result<std::optional<DirectoryEntry>> PgWriteTx::GetDirectoryEntry(const std::string& kind, const std::string& id) {
   static const std::string sql =
-      std::string("SELECT ") + schema::kDirectoryColumns + " FROM directory WHERE kind = $1 AND id = $2 FOR UPDATE";
+      std::string("SELECT ") + rows::kDirectoryColumns + " FROM directory WHERE kind = $1 AND id = $2 FOR UPDATE";
   ASSIGN_OR_RETURN(Rows r, Read(sql.c_str(), Params().Add(kind).Add(id)));
   return ReadFirst(r, rows::ReadDirectoryEntry<Row>);
 }
@@ -368,7 +368,7 @@ Result<std::optional<DirectoryEntry>> PgWriteTx::GetDirectoryEntry(const std::st
 // unit's, with a message that names it.
 Status PgWriteTx::PutDirectoryEntry(const DirectoryEntry& d) {
   static const std::string sql =
-      InsertHead("directory", std::string(schema::kDirectoryColumns) + ", name_key") +
+      InsertHead("directory", std::string(rows::kDirectoryColumns) + ", name_key") +
       rows::Placeholders('$', rows::kDirectoryInsertColumnCount) +
       " ON CONFLICT (kind, id) DO UPDATE SET name = EXCLUDED.name, name_key = EXCLUDED.name_key, "
       "external_id = EXCLUDED.external_id, active = EXCLUDED.active, resource = EXCLUDED.resource, "
@@ -392,7 +392,7 @@ Status PgWriteTx::DeleteDirectoryEntry(const std::string& kind, const std::strin
 }
 
 Status PgWriteTx::PutBreakglass(const BreakglassRecord& b) {
-  static const std::string sql = InsertHead("breakglass", schema::kBreakglassColumns) +
+  static const std::string sql = InsertHead("breakglass", rows::kBreakglassColumns) +
                                  rows::Placeholders('$', rows::kBreakglassColumnCount) +
                                  " ON CONFLICT (id) DO UPDATE SET approved_by = EXCLUDED.approved_by, "
                                  "approved_at = EXCLUDED.approved_at, expires_at = EXCLUDED.expires_at, "
@@ -407,14 +407,14 @@ Status PgWriteTx::InsertDatasetVersion(const DatasetVersion& v, const std::strin
                          ") already");
   };
   if (taken.size() > 0) return clash(Row(taken, 0).Text(0));
-  auto inserted = Write(schema::kInsertDatasetVersionSql,
+  auto inserted = Write(rows::kInsertDatasetVersionSql.c_str(),
                         ParamsFrom(rows::DatasetVersionValues<Params>, v, manifest));
   if (inserted.status().code() == Code::kAlreadyExists) return clash(v.digest);
   return inserted.status();
 }
 
 Status PgWriteTx::PutDatasetReplica(const DatasetReplica& d) {
-  return Write(schema::kPutDatasetReplicaSql, ParamsFrom(rows::DatasetReplicaValues<Params>, d)).status();
+  return Write(rows::kPutDatasetReplicaSql.c_str(), ParamsFrom(rows::DatasetReplicaValues<Params>, d)).status();
 }
 
 Result<bool> PgWriteTx::AdvanceReplicaCharge(const std::string& digest, const std::string& location, Timestamp from,
@@ -425,12 +425,12 @@ Result<bool> PgWriteTx::AdvanceReplicaCharge(const std::string& digest, const st
 }
 
 Status PgWriteTx::InsertDataCharge(const DataCharge& c) {
-  return Write(schema::kInsertDataChargeSql, ParamsFrom(rows::DataChargeValues<Params>, c)).status();
+  return Write(rows::kInsertDataChargeSql.c_str(), ParamsFrom(rows::DataChargeValues<Params>, c)).status();
 }
 
 Result<std::optional<BreakglassRecord>> PgWriteTx::GetBreakglass(const std::string& id) {
   static const std::string sql =
-      std::string("SELECT ") + schema::kBreakglassColumns + " FROM breakglass WHERE id = $1 FOR UPDATE";
+      std::string("SELECT ") + rows::kBreakglassColumns + " FROM breakglass WHERE id = $1 FOR UPDATE";
   ASSIGN_OR_RETURN(Rows r, Read(sql.c_str(), Params().Add(id)));
   return ReadFirst(r, rows::ReadBreakglass<Row>);
 }

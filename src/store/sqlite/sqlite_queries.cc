@@ -11,11 +11,11 @@ const std::string kSelectTokenById = std::string("SELECT ") + rows::kTokenColumn
 const std::string kSelectTokenByHash =
     std::string("SELECT ") + rows::kTokenColumns + " FROM api_tokens WHERE hash = ?1";
 const std::string kSelectDirectoryEntry =
-    std::string("SELECT ") + schema::kDirectoryColumns + " FROM directory WHERE kind = ?1 AND id = ?2";
+    std::string("SELECT ") + rows::kDirectoryColumns + " FROM directory WHERE kind = ?1 AND id = ?2";
 const std::string kSelectBreakglassById =
-    std::string("SELECT ") + schema::kBreakglassColumns + " FROM breakglass WHERE id = ?1";
+    std::string("SELECT ") + rows::kBreakglassColumns + " FROM breakglass WHERE id = ?1";
 
-Result<std::vector<ImportedAuditEvent>> ReadImported(Conn& conn, const schema::SqlWithParams& q) {
+Result<std::vector<ImportedAuditEvent>> ReadImported(Conn& conn, const rows::SqlWithParams& q) {
   ASSIGN_OR_RETURN(sqlite3_stmt * raw, conn.PrepareOnce(q.sql));
   Stmt s(raw, /*owned=*/true);
   for (size_t i = 0; i < q.params.size(); ++i) {

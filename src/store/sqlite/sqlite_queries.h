@@ -56,7 +56,7 @@ auto QueryOne(Conn& conn, const std::string& sql, std::string_view key, Read rea
 }
 
 // A query built at run time (its shape varies, so it is not cached).
-Result<std::vector<ImportedAuditEvent>> ReadImported(Conn& conn, const schema::SqlWithParams& q);
+Result<std::vector<ImportedAuditEvent>> ReadImported(Conn& conn, const rows::SqlWithParams& q);
 // Makes a group's membership rows exactly `members`.
 Status PutMembers(Conn& conn, const std::string& group_id, const std::vector<std::string>& members);
 // The membership rows of every group stored before directory_members existed.

@@ -35,7 +35,7 @@ static_assert(std::size(kMigrations) == kLatestSchemaVersion);
 
 using rows::kJobColumns;
 using rows::kTokenColumns;
-using schema::kAttemptColumns;
+using rows::kAttemptColumns;
 
 const std::string kScanAuditSql = std::string("SELECT ") + rows::kAuditColumns + " FROM audit_events ORDER BY seq";
 
@@ -237,13 +237,13 @@ class SqliteStore final : public Store {
 
   Result<std::vector<ImportedAuditEvent>> SearchImportedAudit(const ImportedAuditQuery& query) const override {
     ASSIGN_OR_RETURN(auto r, Reader());
-    schema::SqlWithParams q = schema::ImportedAuditSearch(query, [](int n) { return "?" + std::to_string(n); });
+    rows::SqlWithParams q = rows::ImportedAuditSearch(query, [](int n) { return "?" + std::to_string(n); });
     return sqlite::ReadImported(*r.conn, q);
   }
 
   Result<std::vector<ImportedAuditEvent>> ListImportedAuditSince(int64_t after_id, int limit) const override {
     ASSIGN_OR_RETURN(auto r, Reader());
-    schema::SqlWithParams q{std::string("SELECT ") + schema::kImportedAuditColumns +
+    rows::SqlWithParams q{std::string("SELECT ") + rows::kImportedAuditColumns +
                                 " FROM imported_audit WHERE id > ?1 ORDER BY id LIMIT ?2",
                             {after_id, int64_t{limit}}};
     return sqlite::ReadImported(*r.conn, q);
@@ -257,7 +257,7 @@ class SqliteStore final : public Store {
 
   Result<std::vector<BreakglassRecord>> ListBreakglass(Timestamp since) const override {
     ASSIGN_OR_RETURN(auto r, Reader());
-    static const std::string sql = std::string("SELECT ") + schema::kBreakglassColumns +
+    static const std::string sql = std::string("SELECT ") + rows::kBreakglassColumns +
                                    " FROM breakglass WHERE requested_at >= ?1 ORDER BY requested_at, id";
     CW_STMT(s, *r.conn, sql.c_str());
     s.Bind(1, ToUnixMicros(since));
@@ -266,7 +266,7 @@ class SqliteStore final : public Store {
 
   Result<std::vector<DatasetVersion>> ListDatasetVersions(const std::string& dataset) const override {
     ASSIGN_OR_RETURN(auto r, Reader());
-    CW_STMT(s, *r.conn, schema::kListDatasetVersionsSql);
+    CW_STMT(s, *r.conn, rows::kListDatasetVersionsSql.c_str());
     s.Bind(1, dataset);
     return ReadAll(s, rows::ReadDatasetVersion<Stmt>);
   }
@@ -280,7 +280,7 @@ class SqliteStore final : public Store {
 
   Result<std::vector<DatasetReplica>> ListDatasetReplicas(const std::string& digest) const override {
     ASSIGN_OR_RETURN(auto r, Reader());
-    CW_STMT(s, *r.conn, schema::kListDatasetReplicasSql);
+    CW_STMT(s, *r.conn, rows::kListDatasetReplicasSql.c_str());
     s.Bind(1, digest);
     return ReadAll(s, rows::ReadDatasetReplica<Stmt>);
   }
@@ -288,7 +288,7 @@ class SqliteStore final : public Store {
   Result<std::vector<DataCharge>> ListDataCharges(const std::string& job_id, Timestamp from,
                                                   Timestamp to) const override {
     ASSIGN_OR_RETURN(auto r, Reader());
-    CW_STMT(s, *r.conn, schema::kListDataChargesSql);
+    CW_STMT(s, *r.conn, rows::kListDataChargesSql.c_str());
     s.Bind(1, job_id).Bind(2, ToUnixMicros(from)).Bind(3, ToUnixMicros(to));
     return ReadAll(s, rows::ReadDataCharge<Stmt>);
   }
@@ -303,7 +303,7 @@ class SqliteStore final : public Store {
 
   Result<std::vector<DirectoryEntry>> ListGroupsOf(const std::string& member_id) const override {
     ASSIGN_OR_RETURN(auto r, Reader());
-    CW_STMT(s, *r.conn, schema::kGroupsOfSql.c_str());
+    CW_STMT(s, *r.conn, rows::kGroupsOfSql.c_str());
     s.Bind(1, member_id);
     return ReadAll(s, rows::ReadDirectoryEntry<Stmt>);
   }
@@ -311,7 +311,7 @@ class SqliteStore final : public Store {
   Result<std::vector<DirectoryEntry>> ListDirectory(const std::string& kind) const override {
     ASSIGN_OR_RETURN(auto r, Reader());
     static const std::string sql =
-        std::string("SELECT ") + schema::kDirectoryColumns + " FROM directory WHERE kind = ?1 ORDER BY id";
+        std::string("SELECT ") + rows::kDirectoryColumns + " FROM directory WHERE kind = ?1 ORDER BY id";
     CW_STMT(s, *r.conn, sql.c_str());
     s.Bind(1, kind);
     return ReadAll(s, rows::ReadDirectoryEntry<Stmt>);
@@ -326,7 +326,7 @@ class SqliteStore final : public Store {
   Result<std::optional<DirectoryEntry>> FindDirectoryEntryByName(const std::string& kind,
                                                                  const std::string& name) const override {
     ASSIGN_OR_RETURN(auto r, Reader());
-    CW_STMT(s, *r.conn, schema::kDirectoryByNameSql.c_str());
+    CW_STMT(s, *r.conn, rows::kDirectoryByNameSql.c_str());
     s.Bind(1, kind).Bind(2, schema::DirectoryNameKey(name));
     return ReadFirst(s, rows::ReadDirectoryEntry<Stmt>);
   }

@@ -9,7 +9,7 @@ namespace causeway::sqlite {
 namespace {
 
 // "INSERT INTO table (columns) VALUES (?1, ..., ?n)" and what follows.
-std::string Insert(const char* table, const char* columns, int n, const char* rest = "") {
+std::string Insert(const char* table, const std::string& columns, int n, const char* rest = "") {
   return rows::InsertHead(table, columns) + rows::Placeholders('?', n) + rest;
 }
 
@@ -291,7 +291,7 @@ Result<std::optional<DirectoryEntry>> SqliteWriteTx::GetDirectoryEntry(const std
 
 Status SqliteWriteTx::PutDirectoryEntry(const DirectoryEntry& d) {
   static const std::string sql =
-      Insert("directory", (std::string(schema::kDirectoryColumns) + ", name_key").c_str(),
+      Insert("directory", (std::string(rows::kDirectoryColumns) + ", name_key").c_str(),
              rows::kDirectoryInsertColumnCount,
              " ON CONFLICT(kind, id) DO UPDATE SET name = excluded.name, name_key = excluded.name_key, "
              "external_id = excluded.external_id, active = excluded.active, resource = excluded.resource, "
@@ -340,14 +340,14 @@ Status SqliteWriteTx::InsertDatasetVersion(const DatasetVersion& v, const std::s
     }
     RETURN_IF_ERROR(st);
   }
-  CW_STMT(s, conn_, schema::kInsertDatasetVersionSql);
+  CW_STMT(s, conn_, rows::kInsertDatasetVersionSql.c_str());
   Binder b(s);
   rows::DatasetVersionValues(b, v, manifest);
   return Counted(s.Exec());
 }
 
 Status SqliteWriteTx::PutDatasetReplica(const DatasetReplica& d) {
-  CW_STMT(s, conn_, schema::kPutDatasetReplicaSql);
+  CW_STMT(s, conn_, rows::kPutDatasetReplicaSql.c_str());
   Binder b(s);
   rows::DatasetReplicaValues(b, d);
   return Counted(s.Exec());
@@ -365,7 +365,7 @@ Result<bool> SqliteWriteTx::AdvanceReplicaCharge(const std::string& digest, cons
 }
 
 Status SqliteWriteTx::InsertDataCharge(const DataCharge& c) {
-  CW_STMT(s, conn_, schema::kInsertDataChargeSql);
+  CW_STMT(s, conn_, rows::kInsertDataChargeSql.c_str());
   Binder b(s);
   rows::DataChargeValues(b, c);
   return Counted(s.Exec());

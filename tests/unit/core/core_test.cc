@@ -81,6 +81,16 @@ TEST(ResultTest, OkStatusIsAnInternalError) {
   EXPECT_EQ(r.status().code(), Code::kInternal);
 }
 
+// Reading the value of an error is a bug the program stops on, naming the
+// error, never undefined behaviour.
+TEST(ResultDeathTest, ReadingTheValueOfAnErrorStopsWithItsMessage) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  Result<std::string> r{NotFound("job j-1 not found")};
+  EXPECT_DEATH((void)r.value(), "read as a value: not_found: job j-1 not found");
+  EXPECT_DEATH((void)r->size(), "job j-1 not found");
+  EXPECT_DEATH((void)*std::move(r), "job j-1 not found");
+}
+
 TEST(TextTest, Utf8PrefixNeverCutsACharacter) {
   EXPECT_EQ(Utf8Prefix("abc", 10), "abc");
   EXPECT_EQ(Utf8Prefix("abcdef", 3), "abc");

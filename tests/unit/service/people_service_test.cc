@@ -31,7 +31,7 @@ class PeopleServiceTest : public ServiceTest {
       out.push_back(std::make_unique<FakePeopleAccounts>(c.provider.name + "-login", ledger));
       return out;
     };
-    kinds_.Register("sim", std::move(sim));
+    kinds_.Replace("sim", std::move(sim));
     binding_.group = "ml-nlp";
     binding_.role = "researcher";
     binding_.team = "nlp";

@@ -8,6 +8,7 @@
 #include "causeway/ids.h"
 #include "fakes/faulty_store.h"
 #include "provenance/dsse.h"
+#include "spec/spec_json.h"
 #include "unit/service/service_fixture.h"
 
 namespace causeway::testing {
@@ -26,8 +27,9 @@ class ProvenanceServiceTest : public ServiceTest {
                                                    provenance::Builder{"https://causeway.test", "test", "USD"});
   }
 
-  // A job in `state` with one attempt (ended unless it runs).
-  std::string AddJob(JobState state, const std::string& spec_json = "{}") {
+  // A job in `state` with one attempt (ended unless it runs), bound to
+  // residency zone `residency` where one is given.
+  std::string AddJob(JobState state, const std::string& residency = "") {
     JobRecord j;
     j.id = NewId("job", clock_.Now());
     j.name = "train";
@@ -35,8 +37,14 @@ class ProvenanceServiceTest : public ServiceTest {
     j.owner = "alice";
     j.state = state;
     j.spec_yaml = "name: train\nrun: python train.py\n";
-    j.spec_json = spec_json;
-    if (spec_json != "{}") j.cluster = "nebius-eu-h100";  // where its artifacts are written from
+    JobSpec spec;
+    spec.name = j.name;
+    spec.team = j.team;
+    spec.owner = j.owner;
+    spec.run = "python train.py";
+    spec.residency = residency;
+    j.spec_json = ToJson(spec).dump();
+    if (!residency.empty()) j.cluster = "nebius-eu-h100";  // where its artifacts are written from
     j.submitted_by = "tok_alice";
     j.created_at = j.updated_at = clock_.Now();
     j.attempts = 1;
@@ -80,7 +88,7 @@ class ProvenanceServiceTest : public ServiceTest {
 // may keep them anywhere.
 TEST_F(ProvenanceServiceTest, AZoneBoundJobsArtifactsOutsideItsZoneAreRefused) {
   for (Cluster& c : estate_->clusters) c.storage = std::vector<std::string>{c.zone == "eu" ? "s3://art-eu/" : "s3://art-us/"};
-  std::string bound = AddJob(JobState::kRunning, R"({"residency": "eu"})");
+  std::string bound = AddJob(JobState::kRunning, "eu");
   auto artifact = [](const std::string& name, const std::string& uri) {
     return json::array({{{"name", name}, {"digest", "sha256:" + std::string(64, 'a')}, {"uri", uri}}});
   };

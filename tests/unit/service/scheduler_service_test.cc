@@ -52,7 +52,10 @@ class FakeKube final : public ProviderAdapter {
     shared_.held.push_back(r);
     return "kube:" + r.job_id + "-" + std::to_string(r.attempt);
   }
-  void Release(const std::string& job_id, int attempt, const std::map<std::string, std::string>& env) override {
+  void Release(const RecordedLaunch& released) override {
+    const std::string& job_id = released.job_id();
+    const int attempt = released.attempt();
+    const auto& env = released.env();
     std::lock_guard<std::mutex> lock(shared_.mu);
     for (const LaunchRequest& h : shared_.held) {
       if (h.job_id != job_id || h.attempt != attempt) continue;
@@ -124,7 +127,7 @@ class SchedulerServiceTest : public ::testing::Test {
       return std::make_unique<FakeKube>(c.provider.name, shared_);
     };
     kube.answers_at_once = true;  // all in memory: called directly, so these tests see each call as it happens
-    kinds_.Register("kubernetes", std::move(kube));
+    ASSERT_TRUE(kinds_.Register("kubernetes", std::move(kube)).ok());
     // The estate names the kind registered from outside: it is read with
     // the kinds the scheduler is given.
     auto parsed = providers::ParseEstate(kEstate, "estate.yaml", kinds_);
@@ -293,7 +296,7 @@ TEST_F(SchedulerServiceTest, AKindWhoseCallsHangHoldsUpNothingAndItsWorkGoesElse
   gated.adapter = [weak = std::weak_ptr<Gates>(gates)](const providers::Context& c) -> std::unique_ptr<ProviderAdapter> {
     return std::make_unique<GatedAdapter>(c.estate, c.provider, weak.lock());
   };
-  kinds_.Register("kubernetes", std::move(gated));
+  kinds_.Replace("kubernetes", std::move(gated));
   SchedulerService::Options options;
   options.kinds = &kinds_;
   options.dispatch.hang_after = std::chrono::seconds(30);  // timed on clock_ (Clock::Steady)

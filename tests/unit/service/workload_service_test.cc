@@ -3,6 +3,8 @@
 // it cannot be recorded; key rotation keeps the old key published.
 #include "service/workload_service.h"
 
+#include "identity/jwt.h"
+#include "spec/spec_json.h"
 #include "unit/service/service_fixture.h"
 
 namespace causeway::testing {
@@ -27,6 +29,12 @@ class WorkloadServiceTest : public ServiceTest {
     d.job.team = "nlp";
     d.job.owner = "alice@example.com";
     d.job.state = JobState::kRunning;
+    JobSpec spec;
+    spec.name = "train";
+    spec.team = d.job.team;
+    spec.owner = d.job.owner;
+    spec.labels = {{"project", "llm-eval"}};
+    d.job.spec_json = ToJson(spec).dump();
     Attempt a;
     a.job_id = "job_1";
     a.number = 2;
@@ -59,6 +67,11 @@ TEST_F(WorkloadServiceTest, ATokenForTheRunningAttemptIsAuditedWithoutItself) {
   EXPECT_EQ(events[0].details.Int("attempt"), 2);
   EXPECT_EQ(events[0].details.String("jti"), r->jti);
   EXPECT_EQ(nlohmann::json(events[0].details).dump().find(r->token), std::string::npos) << "the token is a secret";
+  // Its claims name the project the job's spec is labelled with.
+  size_t dot = r->token.find('.');
+  auto payload = identity::jwt::Base64UrlDecode(r->token.substr(dot + 1, r->token.find('.', dot + 1) - dot - 1));
+  ASSERT_TRUE(payload.has_value());
+  EXPECT_EQ(nlohmann::json::parse(*payload).value("project", ""), "llm-eval") << *payload;
 
   auto other = service_->Refresh(Running(), "vault", "tok_job");
   ASSERT_FALSE(other.ok());

@@ -241,7 +241,12 @@ TEST(EstateTest, EachKindReadsItsOwnBlocks) {
     return s;
   };
   kube.estate.cluster_block_required = "a cluster of a kubernetes provider needs kubernetes: {context}";
-  kinds.Register("kubernetes", std::move(kube));
+  ASSERT_TRUE(kinds.Register("kubernetes", std::move(kube)).ok());
+  // A second kind under a name already taken is refused, as Kueue refuses a
+  // second integration of one name; the first stays.
+  Status twice = kinds.Register("kubernetes", providers::Kind{});
+  EXPECT_EQ(twice.code(), Code::kAlreadyExists) << twice.ToString();
+  EXPECT_EQ(kinds.Register("sim", providers::Kind{}).code(), Code::kAlreadyExists);
   const std::string head =
       "providers:\n  - {name: k, kind: kubernetes, regions: [{name: r, zone: eu}]}\nclusters:\n"
       "  - name: c\n    provider: k\n    region: r\n    node_pools: [{name: p, gpu_type: H100, gpus_per_node: 8, nodes: 1}]\n";
@@ -283,7 +288,7 @@ TEST(EstateTest, ABlockWithoutAParserIsAnUnknownKey) {
   providers::Registry kinds = providers::BuiltInKinds();
   providers::Kind bare;
   bare.estate.cluster_key = "bare";
-  kinds.Register("bare", std::move(bare));
+  ASSERT_TRUE(kinds.Register("bare", std::move(bare)).ok());
   auto e = providers::ParseEstate(
       "providers:\n  - {name: b, kind: bare, regions: [{name: r, zone: eu}]}\nclusters:\n"
       "  - name: c\n    provider: b\n    region: r\n    node_pools: [{name: p, gpu_type: H100, gpus_per_node: 8, nodes: 1}]\n"

@@ -9,6 +9,7 @@
 #include <set>
 #include <thread>
 
+#include "store/rows.h"
 #include "store/audit_chain.h"
 #include "causeway/ids.h"
 #include "causeway/store.h"
@@ -95,6 +96,35 @@ class StoreTest : public ::testing::TestWithParam<std::string> {
   testing::TempDb db_;
   std::unique_ptr<Store> store_;
 };
+
+// Every row declared in rows.h names only columns its table has, on both
+// backends: a column misspelt or dropped in the declaration fails here.
+TEST_P(StoreTest, EveryDeclaredRowNamesColumnsItsTableHas) {
+  const std::pair<const char*, std::string> declared[] = {
+      {"jobs", rows::kJobRow.Names()},
+      {"jobs", rows::kJobInsertRow.Names()},
+      {"job_events", rows::kJobEventRow.Names()},
+      {"attempts", rows::kAttemptRow.Names()},
+      {"checkpoints", rows::kCheckpointRow.Names()},
+      {"job_facts", rows::kJobFactRow.Names()},
+      {"idempotency_keys", rows::kIdempotencyRow.Names()},
+      {"api_tokens", rows::kTokenRow.Names()},
+      {"signing_keys", rows::kSigningKeyRow.Names()},
+      {"directory", rows::kDirectoryRow.Names()},
+      {"breakglass", rows::kBreakglassRow.Names()},
+      {"dataset_versions", rows::kDatasetVersionRow.Names()},
+      {"dataset_replicas", rows::kDatasetReplicaRow.Names()},
+      {"data_charges", rows::kDataChargeRow.Names()},
+      {"imported_audit", rows::kImportedAuditRow.Names()},
+  };
+  for (const auto& [table, names] : declared) {
+    std::string sql = "SELECT " + names + " FROM " + table + " LIMIT 0";
+    SCOPED_TRACE(sql);
+    ExecRaw(sql, sql);
+  }
+  EXPECT_EQ(rows::kJobRow.kCount, 25);
+  EXPECT_EQ(rows::kAttemptRow.Names("a").rfind("a.job_id, a.number", 0), 0u);
+}
 
 TEST_P(StoreTest, WritesAndReadsBack) {
   JobRecord j = Job();

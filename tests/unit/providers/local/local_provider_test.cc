@@ -5,6 +5,7 @@
 // (tests/integration/local_test.cc runs it under the server.)
 #include "providers/local/local_provider.h"
 #include "providers/registry.h"
+#include "unit/launch_test_peer.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -86,7 +87,7 @@ TEST_F(LocalProviderTest, AHeldLaunchStartsOnlyWhenReleasedAndItsProcessIdIsRepo
   EXPECT_TRUE(provider_->Poll(now_).empty()) << "a held launch has not ended";
   EXPECT_FALSE(std::filesystem::exists(dir_ + "/job_a-1.log")) << "nothing started before Release";
 
-  provider_->Release("job_a", 1, {{"WHO", "released"}, {"TOKEN", "minted"}});
+  provider_->Release(LaunchTestPeer::Recorded("job_a", 1, {{"WHO", "released"}, {"TOKEN", "minted"}}));
   // The hand-over first (the process may have ended by the same Poll).
   std::vector<ProviderEvent> events = provider_->Poll(now_);
   ASSERT_FALSE(events.empty());
@@ -110,14 +111,14 @@ TEST_F(LocalProviderTest, CancellingAHeldLaunchStartsNothingAndKillsNothing) {
   // group 0, which is this test's own.
   ASSERT_TRUE(provider_->Cancel("job_b", 1).ok());
   EXPECT_EQ(provider_->FreeGpus(pool_), 2);
-  provider_->Release("job_b", 1, {});
+  provider_->Release(LaunchTestPeer::Recorded("job_b", 1));
   EXPECT_TRUE(provider_->Poll(now_).empty());
   EXPECT_FALSE(std::filesystem::exists(dir_ + "/started"));
 }
 
 TEST_F(LocalProviderTest, ARestartThatFindsOnlyThePlaceholderFindsTheProcessByItsIdFile) {
   ASSERT_TRUE(provider_->Launch(Request("job_c", "sleep 30"), now_).ok());
-  provider_->Release("job_c", 1, {});
+  provider_->Release(LaunchTestPeer::Recorded("job_c", 1));
   ASSERT_EQ(provider_->Poll(now_).size(), 1u);  // handed over
 
   // A new executor (a restart) given the id recorded before the hand-over.

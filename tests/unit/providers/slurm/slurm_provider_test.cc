@@ -3,6 +3,7 @@
 // only its own work. (tests/integration/slurm_test.cc drives real Slurm.)
 #include "providers/slurm/slurm_provider.h"
 #include "providers/registry.h"
+#include "unit/launch_test_peer.h"
 
 #include <gtest/gtest.h>
 
@@ -261,7 +262,7 @@ TEST_F(SlurmProviderTest, AHeldLaunchTakesItsRoomAndIsSentOnlyWhenReleasedWithTh
     std::lock_guard<std::mutex> lock(fake_.mu);
     EXPECT_TRUE(fake_.submitted.empty()) << "nothing reaches Slurm before Release";
   }
-  provider_->Release("job_a", 1, {{"CAUSEWAY_TOKEN", "minted"}, {"CAUSEWAY_SERVER", "https://cw"}});
+  provider_->Release(LaunchTestPeer::Recorded("job_a", 1, {{"CAUSEWAY_TOKEN", "minted"}, {"CAUSEWAY_SERVER", "https://cw"}}));
   auto handed = PollUntil([](const auto& e) { return !e.empty(); });
   ASSERT_EQ(handed.size(), 1u);
   EXPECT_EQ(handed[0].kind, ProviderEvent::Kind::kHandedOver);
@@ -272,7 +273,7 @@ TEST_F(SlurmProviderTest, AHeldLaunchTakesItsRoomAndIsSentOnlyWhenReleasedWithTh
     EXPECT_EQ(env.at("CAUSEWAY_SERVER"), "https://cw");
     EXPECT_EQ(env.at("CAUSEWAY_TOKEN"), "the job's own") << "what the request set wins";
   }
-  provider_->Release("job_a", 1, {});  // released already: nothing more is sent
+  provider_->Release(LaunchTestPeer::Recorded("job_a", 1));  // released already: nothing more is sent
 
   // Cancelled while held: nothing is ever sent, its room is free again, and
   // a Release after it does nothing.
@@ -282,7 +283,7 @@ TEST_F(SlurmProviderTest, AHeldLaunchTakesItsRoomAndIsSentOnlyWhenReleasedWithTh
   ASSERT_TRUE(provider_->Launch(b, now_).ok());
   ASSERT_TRUE(provider_->Cancel("job_b", 1).ok());
   EXPECT_EQ(provider_->FreeGpus(pool_), 8);
-  provider_->Release("job_b", 1, {});
+  provider_->Release(LaunchTestPeer::Recorded("job_b", 1));
   auto events = PollUntil([](const auto&) { return false; });
   EXPECT_TRUE(events.empty());
   std::lock_guard<std::mutex> lock(fake_.mu);

@@ -1,0 +1,40 @@
+#include "service/launch_record.h"
+
+#include "identity/tokens.h"
+
+namespace causeway {
+
+Status LaunchRecord::WriteIn(WriteTx& tx, Timestamp time, const std::string& actor) const {
+  RETURN_IF_ERROR(tx.RecordLaunch(held_.job_id(), held_.attempt(), held_.cluster(), time));
+  AuditEvent e;
+  e.time = time;
+  e.actor = actor;
+  e.action = "job.launch";
+  e.resource = "job/" + held_.job_id();
+  e.details = {{"attempt", held_.attempt()}, {"cluster", held_.cluster()}};
+  // Who the attempt's credentials are made for: the job's owner, and the
+  // credential it was submitted with.
+  if (cargo_.real) e.details["credentials_for"] = Details{{"owner", cargo_.owner}, {"submitted_by", cargo_.submitted_by}};
+  // Which workload token the attempt carries: its id, never the token.
+  if (cargo_.workload) {
+    const identity::WorkloadToken& w = *cargo_.workload;
+    e.details["workload_token"] = Details{{"jti", w.jti}, {"kid", w.kid}, {"audiences", w.audiences},
+                                          {"expires_at", FormatRfc3339(w.expires_at)}};
+  }
+  RETURN_IF_ERROR(tx.AppendAudit(e));
+  // The attempt's credential lives exactly as long as the attempt: known to
+  // the server from the moment the launch is.
+  if (cargo_.credential) RETURN_IF_ERROR(tx.InsertToken(*cargo_.credential));
+  written_.store(true, std::memory_order_release);
+  return Status::Ok();
+}
+
+Result<RecordedLaunch> LaunchRecord::Committed(const Status& commit) const {
+  const std::string what = "the launch of job " + held_.job_id() + " attempt " + std::to_string(held_.attempt());
+  if (!commit.ok()) return FailedPrecondition(what + " was not recorded: " + commit.message());
+  if (!written_.load(std::memory_order_acquire)) return FailedPrecondition(what + " was never written");
+  if (!cargo_.refused.empty()) return FailedPrecondition(what + " is refused: " + cargo_.refused);
+  return RecordedLaunch(held_, cargo_.env);
+}
+
+}  // namespace causeway
