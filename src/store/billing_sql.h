@@ -10,10 +10,7 @@
 
 namespace causeway::schema {
 
-inline constexpr const char* kBillingImportColumns =
-    "id, provider, file, digest, focus_version, row_count, skipped, issues, first_day, last_day, imported_by, "
-    "imported_at";
-inline constexpr int kBillingImportColumnCount = 12;
+// An import's own columns are declared with its row (rows.h: kBillingImportRow).
 // Every column but import_id, in BillingRollup's order after `provider`.
 inline constexpr const char* kBillingRollupColumns =
     "provider, day, month, provider_name, sub_account, region, resource_id, service_category, charge_category, "

@@ -663,26 +663,39 @@ ImportedSource ReadImportedSource(const Row& r) {
 
 // --- leases -----------------------------------------------------------------
 
-inline constexpr const char* kLeaseColumns = "name, holder, epoch, expires_at";
+inline constexpr Row kLeaseRow{Col<Lease, std::string>{"name", &Lease::name},
+                               Col<Lease, std::string>{"holder", &Lease::holder},
+                               Col<Lease, int64_t>{"epoch", &Lease::epoch},
+                               Col<Lease, Timestamp>{"expires_at", &Lease::expires_at}};
+inline const std::string kLeaseColumns = kLeaseRow.Names();
 template <typename Row>
 Lease ReadLease(const Row& r) {
-  return Lease{r.Text(0), r.Text(1), r.Int(2), FromUnixMicros(r.Int(3))};
+  return kLeaseRow.Read(r);
 }
 
 // --- billing ----------------------------------------------------------------
 
-using schema::kBillingImportColumnCount;
-using schema::kBillingImportColumns;
+inline constexpr Row kBillingImportRow{Col<BillingImport, std::string>{"id", &BillingImport::id},
+                                       Col<BillingImport, std::string>{"provider", &BillingImport::provider},
+                                       Col<BillingImport, std::string>{"file", &BillingImport::file},
+                                       Col<BillingImport, std::string>{"digest", &BillingImport::digest},
+                                       Col<BillingImport, std::string>{"focus_version", &BillingImport::focus_version},
+                                       Col<BillingImport, int64_t>{"row_count", &BillingImport::rows},
+                                       Col<BillingImport, int64_t>{"skipped", &BillingImport::skipped},
+                                       Col<BillingImport, int64_t>{"issues", &BillingImport::issues},
+                                       Col<BillingImport, std::string>{"first_day", &BillingImport::first_day},
+                                       Col<BillingImport, std::string>{"last_day", &BillingImport::last_day},
+                                       Col<BillingImport, std::string>{"imported_by", &BillingImport::imported_by},
+                                       Col<BillingImport, Timestamp>{"imported_at", &BillingImport::imported_at}};
+inline const std::string kBillingImportColumns = kBillingImportRow.Names();
+inline constexpr int kBillingImportColumnCount = kBillingImportRow.kCount;
 template <typename Row>
 BillingImport ReadBillingImport(const Row& r) {
-  return BillingImport{r.Text(0), r.Text(1), r.Text(2), r.Text(3), r.Text(4),  r.Int(5),
-                       r.Int(6),  r.Int(7),  r.Text(8), r.Text(9), r.Text(10), FromUnixMicros(r.Int(11))};
+  return kBillingImportRow.Read(r);
 }
 template <typename Sink>
 void BillingImportValues(Sink& s, const BillingImport& b) {
-  s.Add(b.id).Add(b.provider).Add(b.file).Add(b.digest).Add(b.focus_version).Add(int64_t{b.rows});
-  s.Add(int64_t{b.skipped}).Add(int64_t{b.issues}).Add(b.first_day).Add(b.last_day).Add(b.imported_by);
-  s.Add(ToUnixMicros(b.imported_at));
+  kBillingImportRow.Write(s, b);
 }
 
 // A rollup row: the import's id, then schema::kBillingRollupColumns (the

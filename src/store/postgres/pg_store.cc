@@ -452,7 +452,7 @@ class PgStore final : public Store {
   }
 
   Result<std::optional<BillingImport>> FindBillingImport(const std::string& digest) const override {
-    static const std::string sql = std::string("SELECT ") + schema::kBillingImportColumns +
+    static const std::string sql = std::string("SELECT ") + rows::kBillingImportColumns +
                                    " FROM billing_imports WHERE digest = $1 ORDER BY imported_at, id LIMIT 1";
     ASSIGN_OR_RETURN(Rows r, Query(sql.c_str(), Params().Add(digest)));
     return ReadFirst(r, rows::ReadBillingImport<Row>);
@@ -460,7 +460,7 @@ class PgStore final : public Store {
 
   Result<std::vector<BillingImport>> ListBillingImports() const override {
     static const std::string sql =
-        std::string("SELECT ") + schema::kBillingImportColumns + " FROM billing_imports ORDER BY imported_at, id";
+        std::string("SELECT ") + rows::kBillingImportColumns + " FROM billing_imports ORDER BY imported_at, id";
     ASSIGN_OR_RETURN(Rows r, Query(sql.c_str()));
     return ReadAll(r, rows::ReadBillingImport<Row>);
   }

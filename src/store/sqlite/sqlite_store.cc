@@ -448,7 +448,7 @@ class SqliteStore final : public Store {
 
   Result<std::optional<BillingImport>> FindBillingImport(const std::string& digest) const override {
     ASSIGN_OR_RETURN(auto r, Reader());
-    static const std::string sql = std::string("SELECT ") + schema::kBillingImportColumns +
+    static const std::string sql = std::string("SELECT ") + rows::kBillingImportColumns +
                                    " FROM billing_imports WHERE digest = ?1 ORDER BY imported_at, id LIMIT 1";
     CW_STMT(s, *r.conn, sql.c_str());
     s.Bind(1, digest);
@@ -458,7 +458,7 @@ class SqliteStore final : public Store {
   Result<std::vector<BillingImport>> ListBillingImports() const override {
     ASSIGN_OR_RETURN(auto r, Reader());
     static const std::string sql =
-        std::string("SELECT ") + schema::kBillingImportColumns + " FROM billing_imports ORDER BY imported_at, id";
+        std::string("SELECT ") + rows::kBillingImportColumns + " FROM billing_imports ORDER BY imported_at, id";
     CW_STMT(s, *r.conn, sql.c_str());
     return ReadAll(s, rows::ReadBillingImport<Stmt>);
   }

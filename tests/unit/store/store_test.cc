@@ -116,6 +116,8 @@ TEST_P(StoreTest, EveryDeclaredRowNamesColumnsItsTableHas) {
       {"dataset_replicas", rows::kDatasetReplicaRow.Names()},
       {"data_charges", rows::kDataChargeRow.Names()},
       {"imported_audit", rows::kImportedAuditRow.Names()},
+      {"leases", rows::kLeaseRow.Names()},
+      {"billing_imports", rows::kBillingImportRow.Names()},
   };
   for (const auto& [table, names] : declared) {
     std::string sql = "SELECT " + names + " FROM " + table + " LIMIT 0";
