@@ -1,5 +1,6 @@
-// What data costs, in one place: reading a dataset across regions (a job
-// placed away from its data), and keeping each replica, by the day.
+// What data costs, in one place: copying a version (replication), reading a
+// dataset across regions (a job placed away from its data), and keeping each
+// replica, by the day.
 #include <algorithm>
 
 #include "causeway/ids.h"
@@ -113,5 +114,24 @@ Status DatasetService::ChargeStorage(const std::vector<DatasetVersion>& versions
     return tx.AppendAudit(e);
   });
 }
+
+namespace datasets_detail {
+
+ReplicationCharge ChargeReplication(const Estate& estate, const DatasetVersion& version, const std::string& from_place,
+                                    const std::string& to_place, int64_t bytes, const std::string& charge_team,
+                                    const std::string& charge_job, Timestamp now) {
+  ReplicationCharge out;
+  out.cost = estate.data.TransferCost(from_place, to_place, bytes, estate.currency);
+  const Dataset* ds = estate.FindDataset(version.dataset);
+  out.team = !charge_team.empty() ? charge_team : ds ? ds->owner : "";
+  if (bytes > 0) {
+    out.charge = DataCharge{NewId("dch", now), now,        "replication", out.team,
+                            charge_job,         version.dataset, version.digest, from_place,
+                            to_place,           bytes,      out.cost ? out.cost->micros() : 0};
+  }
+  return out;
+}
+
+}  // namespace datasets_detail
 
 }  // namespace causeway

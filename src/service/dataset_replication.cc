@@ -337,7 +337,8 @@ void DatasetService::Run(std::shared_ptr<Running> r, std::string from_remote, st
   replica.detail = detail;
   replica.updated_at = now;
   if (state == "verified") replica.verified_at = now;
-  std::optional<Money> cost = estate_.data.TransferCost(r->from_place, r->to_place, done.bytes_moved, estate_.currency);
+  ReplicationCharge paid = ChargeReplication(estate_, r->version, r->from_place, r->to_place, done.bytes_moved,
+                                             r->charge_team, r->charge_job, now);
   std::string actor;
   Update(r->id, [&](Replication& rep) { actor = rep.actor; });
   AuditEvent e;
@@ -357,20 +358,11 @@ void DatasetService::Run(std::shared_ptr<Running> r, std::string from_remote, st
                       {"replication", r->id},
                       {"from_place", r->from_place},
                       {"to_place", r->to_place}};
-  if (cost) e.details["transfer_cost"] = cost->ToString();
-  // Who pays: the job that asked for the copy, else the dataset's owner.
-  const Dataset* ds = estate_.FindDataset(r->version.dataset);
-  std::string team = !r->charge_team.empty() ? r->charge_team : ds ? ds->owner : "";
+  if (paid.cost) e.details["transfer_cost"] = paid.cost->ToString();
   if (!r->charge_job.empty()) e.details["job"] = r->charge_job;
-  if (!team.empty()) e.details["team"] = team;
-  // Every byte moved is recorded, at 0 where no price covers the pair.
-  std::optional<DataCharge> charge;
-  if (done.bytes_moved > 0) {
-    charge = DataCharge{NewId("dch", now), now, "replication", team, r->charge_job, r->version.dataset,
-                        r->version.digest, r->from_place, r->to_place, done.bytes_moved, cost ? cost->micros() : 0};
-    e.details["charge"] = charge->id;
-  }
-  Status written = Record(r->version, replica, e, charge);
+  if (!paid.team.empty()) e.details["team"] = paid.team;
+  if (paid.charge) e.details["charge"] = paid.charge->id;
+  Status written = Record(r->version, replica, e, paid.charge);
   MutexLock lock(mu_);
   busy_.erase(r->key);
   if (auto it = replications_.find(r->id); it != replications_.end()) {
@@ -381,7 +373,7 @@ void DatasetService::Run(std::shared_ptr<Running> r, std::string from_remote, st
     rep.runs = done.runs;
     rep.errors = done.errors;
     rep.finished_at = now;
-    rep.transfer_cost = cost;
+    rep.transfer_cost = paid.cost;
   }
 }
 
