@@ -87,6 +87,10 @@ check refused "$launch_source" "private" "a recorded launch made without its rec
 #include "causeway/launch.h"
 causeway::RecordedLaunch Forge(const causeway::HeldLaunch& h) { return causeway::RecordedLaunch(h, {}); }
 EOF
+check refused "$launch_source" "private" "a credential minted without a written launch record" <<'EOF'
+#include "service/launch_record.h"
+void Go(const causeway::LaunchRecord& record) { (void)record.MintCredential({}, causeway::Timestamp()); }
+EOF
 check refused "$launch_source" "no matching function|cannot convert|could not convert" "a release by job and attempt alone" <<'EOF'
 #include "causeway/provider.h"
 void Go(causeway::ProviderAdapter& a) { a.Release("job", 1, {}); }

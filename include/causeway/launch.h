@@ -1,23 +1,25 @@
-// The launch protocol, as types. An attempt reaches a backend that runs
-// something real in three steps, each made only from the one before, so code
-// that skips one (a new backend, a new caller) does not compile:
+// The launch protocol, as types: hold, record, mint, release. An attempt
+// reaches a backend that runs something real only in that order, each step
+// made only from the one before, so code that skips one (a new backend, a
+// new caller) does not compile:
 //
 //   HeldLaunch      the scheduler's engine asked ProviderAdapter::Launch with
 //                   LaunchRequest::held: the attempt's room is taken, nothing
 //                   runs. Only the engine makes one.
-//   RecordedLaunch  the launch is durable: its record, its audit event and the
-//                   hash of the credential minted for it committed in one
-//                   write (service/launch_record.h). Only that record, once
-//                   its write committed, makes one; it alone carries what the
+//   (recorded, minted) the launch's record and audit event are written, and
+//                   only then is the attempt's credential minted and its hash
+//                   written, in the same unit (service/launch_record.h:
+//                   minting takes a proof that the record is written).
+//   RecordedLaunch  that unit committed. Only the launch's record, once its
+//                   write committed, makes one; it alone carries what the
 //                   attempt is given (its credential, its workload token, its
 //                   opened secrets).
 //   Release         ProviderAdapter::Release takes a RecordedLaunch: the
 //                   backend receives the attempt only now.
 //
 // So no attempt runs that a successor scheduler does not know of, and none
-// runs without its credential, or with a credential the server does not know.
-// The credential is minted (off the scheduler's lock) before the record so
-// that its hash commits in the launch's own write: one write per dispatch.
+// runs without its credential, or with a credential the server does not know;
+// one write per dispatch.
 #pragma once
 
 #include <map>

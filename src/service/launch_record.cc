@@ -22,11 +22,23 @@ Status LaunchRecord::WriteIn(WriteTx& tx, Timestamp time, const std::string& act
                                           {"expires_at", FormatRfc3339(w.expires_at)}};
   }
   RETURN_IF_ERROR(tx.AppendAudit(e));
-  // The attempt's credential lives exactly as long as the attempt: known to
-  // the server from the moment the launch is.
-  if (cargo_.credential) RETURN_IF_ERROR(tx.InsertToken(*cargo_.credential));
+  // The attempt's credential lives exactly as long as the attempt: minted
+  // now that the launch is written, known to the server from the moment
+  // the launch is (it is revoked when the attempt ends).
+  credential_id_.clear();
+  credential_secret_.clear();
+  if (cargo_.real && cargo_.refused.empty()) {
+    identity::MintedToken minted = MintCredential(Written(), time);
+    RETURN_IF_ERROR(tx.InsertToken(minted.record));
+    credential_id_ = minted.record.id;
+    credential_secret_ = std::move(minted.secret);
+  }
   written_.store(true, std::memory_order_release);
   return Status::Ok();
+}
+
+identity::MintedToken LaunchRecord::MintCredential(const Written&, Timestamp time) const {
+  return identity::MintJobCredential(held_.job_id(), held_.attempt(), time, std::chrono::hours(24 * 30));
 }
 
 Result<RecordedLaunch> LaunchRecord::Committed(const Status& commit) const {
@@ -34,7 +46,9 @@ Result<RecordedLaunch> LaunchRecord::Committed(const Status& commit) const {
   if (!commit.ok()) return FailedPrecondition(what + " was not recorded: " + commit.message());
   if (!written_.load(std::memory_order_acquire)) return FailedPrecondition(what + " was never written");
   if (!cargo_.refused.empty()) return FailedPrecondition(what + " is refused: " + cargo_.refused);
-  return RecordedLaunch(held_, cargo_.env);
+  std::map<std::string, std::string> env = cargo_.env;
+  if (!credential_secret_.empty()) env["CAUSEWAY_TOKEN"] = credential_secret_;
+  return RecordedLaunch(held_, std::move(env));
 }
 
 }  // namespace causeway

@@ -14,16 +14,18 @@
 #include "causeway/records.h"
 #include "causeway/status.h"
 #include "causeway/store.h"
+#include "identity/tokens.h"
 #include "identity/workload.h"
 
 namespace causeway {
 
-// What an attempt carries to its backend, minted for its held launch off the
-// scheduler's lock (SchedulerService::PrepareLaunches).
+// What an attempt carries to its backend besides its own credential, made
+// for its held launch off the scheduler's lock
+// (SchedulerService::PrepareLaunches): its opened secrets and its workload
+// token (a JWT clouds verify; only its id is recorded).
 struct LaunchCargo {
   bool real = false;  // a backend that runs something: credentials
   std::string owner, submitted_by;
-  std::optional<TokenRecord> credential;  // its hash is written with the launch
   std::optional<identity::WorkloadToken> workload;
   std::map<std::string, std::string> env;  // secrets: never written, never logged
   // Why it must not run (its secrets cannot be opened): never released, and
@@ -42,20 +44,40 @@ class LaunchRecord {
   // Writes the launch into `tx`, decided at `time` by `actor`: its record
   // (WriteTx::RecordLaunch, so that a successor never launches the number
   // again), its audit event (who its credentials are for, which workload
-  // token it carries: ids, never tokens), and its credential's hash.
+  // token it carries: ids, never tokens), then the attempt's own credential,
+  // minted only now that the launch is written (MintCredential), its hash
+  // written in the same unit. Runs again, minting again, if the unit is
+  // retried: what the last run minted is what committed.
   Status WriteIn(WriteTx& tx, Timestamp time, const std::string& actor) const;
 
-  // The launch, recordable as released, once the write that holds WriteIn
-  // committed (`commit`: what the commit queue answered for that write).
-  // kFailedPrecondition when it did not commit, when WriteIn never ran in
-  // it, or when the launch was refused.
+  // The launch, ready to release, once the write that holds WriteIn
+  // committed (`commit`: what the commit queue answered for that write),
+  // with its credential in CAUSEWAY_TOKEN. kFailedPrecondition when it did
+  // not commit, when WriteIn never ran in it, or when the launch was refused.
   Result<RecordedLaunch> Committed(const Status& commit) const;
 
+  // The id of the credential WriteIn minted ("" before, or for an attempt
+  // that runs nothing real).
+  const std::string& credential_id() const { return credential_id_; }
+
  private:
+  // Proof that this launch's record is written in the unit being built:
+  // made only by WriteIn, after WriteTx::RecordLaunch succeeded.
+  class Written {
+    friend class LaunchRecord;
+    Written() = default;
+  };
+  // The attempt's credential: only a written launch has one.
+  identity::MintedToken MintCredential(const Written& proof, Timestamp time) const;
+
   HeldLaunch held_;
   LaunchCargo cargo_;
-  // Set by a WriteIn that got through; a write that ran it and then failed
-  // leaves it set, but its commit's status says so.
+  // What the last WriteIn minted: read once its unit committed (Committed,
+  // after the commit queue answered) or later in the same unit.
+  mutable std::string credential_id_, credential_secret_;
+  // Set by a WriteIn that got through (release: publishes the credential);
+  // a write that ran it and then failed leaves it set, but its commit's
+  // status says so.
   mutable std::atomic<bool> written_{false};
 };
 

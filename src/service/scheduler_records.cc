@@ -156,10 +156,9 @@ Result<LaunchCargo> SchedulerService::Carried(const JobRecord& job, int attempt,
     ASSIGN_OR_RETURN(c.workload, workload->Mint(job, attempt, cluster, "", now));
     c.env["CAUSEWAY_WORKLOAD_TOKEN"] = c.workload->token;
   }
-  auto minted = identity::MintJobCredential(job.id, attempt, now, std::chrono::hours(24 * 30));
-  c.env["CAUSEWAY_TOKEN"] = minted.secret;
+  // Its own credential (CAUSEWAY_TOKEN) is minted by the launch's record,
+  // once the launch is written (LaunchRecord::WriteIn).
   if (!server_url.empty()) c.env["CAUSEWAY_SERVER"] = server_url;
-  c.credential = std::move(minted.record);
   return c;
 }
 
@@ -291,8 +290,8 @@ Status SchedulerService::RecordProgress(WriteTx& tx, const Transition& t, JobRec
     }
     if (!charged.empty()) e.details["data_charges"] = charged;
   }
-  // The attempt's credential, written with its launch.
-  if (launch && launch->cargo().credential) e.details["credential"] = launch->cargo().credential->id;
+  // The attempt's credential, minted and written with its launch.
+  if (launch && !launch->credential_id().empty()) e.details["credential"] = launch->credential_id();
   if (t.kind == Transition::Kind::kAttemptEnded) RETURN_IF_ERROR(RecordEnd(tx, t, attempt, e.details));
   return tx.AppendAudit(e);
 }
