@@ -109,10 +109,13 @@ Result<SchedulerService::Launches> SchedulerService::PrepareLaunches(const std::
   // needs a person's token to register checkpoints, and (with workload
   // identity) a signed token clouds can trust instead of static keys.
   // Simulated attempts run nothing and get neither.
+  std::vector<std::pair<const Transition*, bool>> held;  // each held launch, and whether it runs something real
   std::vector<std::string> real_jobs;
   for (const Transition& t : transitions) {
-    const Cluster* cluster = t.launch ? estate_.FindCluster(t.cluster) : nullptr;
-    if (cluster && Real(*cluster)) real_jobs.push_back(t.job_id);
+    if (!t.launch) continue;
+    const Cluster* cluster = estate_.FindCluster(t.cluster);
+    held.emplace_back(&t, cluster && Real(*cluster));
+    if (held.back().second) real_jobs.push_back(t.job_id);
   }
   std::vector<JobRecord> jobs;
   if (!real_jobs.empty()) {
@@ -122,12 +125,10 @@ Result<SchedulerService::Launches> SchedulerService::PrepareLaunches(const std::
   for (const JobRecord& j : jobs) by_id[j.id] = &j;
   Timestamp now = clock_.Now();
   Launches out;
-  for (const Transition& t : transitions) {
-    if (!t.launch) continue;
-    const Cluster* cluster = estate_.FindCluster(t.cluster);
+  for (const auto& [launch, real] : held) {
+    const Transition& t = *launch;
     LaunchCargo cargo;
-    cargo.real = cluster && Real(*cluster);
-    if (cargo.real) {
+    if (real) {
       auto found = by_id.find(t.job_id);
       if (found == by_id.end()) return NotFound("job " + t.job_id + " not found");
       ASSIGN_OR_RETURN(cargo, Carried(*found->second, t.attempt, t.cluster, workload, server_url, now));

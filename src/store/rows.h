@@ -567,9 +567,8 @@ void ImportedAuditValues(Sink& s, const ImportedAuditEvent& e) {
 
 // --- statements built from the rows ----------------------------------------
 
-// "($1, $2, ...)": `n` parameters (SQLite numbers $N as PostgreSQL does).
-inline std::string Params(int n) { return Placeholders('$', n); }
-
+// The statements below number their parameters $N, which SQLite reads as
+// PostgreSQL does.
 inline const std::string kListDatasetVersionsSql =
     "SELECT " + kDatasetVersionRow.Names() +
     " FROM dataset_versions WHERE ($1 = '' OR dataset = $1) ORDER BY registered_at, dataset, version";
@@ -577,14 +576,16 @@ inline const std::string kListDatasetReplicasSql =
     "SELECT " + kDatasetReplicaRow.Names() +
     " FROM dataset_replicas WHERE ($1 = '' OR digest = $1) ORDER BY digest, location";
 inline const std::string kInsertDatasetVersionSql =
-    InsertHead("dataset_versions", kDatasetVersionRow.Names() + ", manifest") + Params(kDatasetVersionRow.kCount + 1);
+    InsertHead("dataset_versions", kDatasetVersionRow.Names() + ", manifest") +
+    Placeholders('$', kDatasetVersionRow.kCount + 1);
 // A replica written again keeps when its storage was charged until.
 inline const std::string kPutDatasetReplicaSql =
-    InsertHead("dataset_replicas", kDatasetReplicaRow.Names()) + Params(kDatasetReplicaRow.kCount) +
+    InsertHead("dataset_replicas", kDatasetReplicaRow.Names()) + Placeholders('$', kDatasetReplicaRow.kCount) +
     " ON CONFLICT (digest, location) DO UPDATE SET path = excluded.path, state = excluded.state, "
     "bytes_moved = excluded.bytes_moved, detail = excluded.detail, verified_at = excluded.verified_at, "
     "updated_at = excluded.updated_at, charged_until = COALESCE(dataset_replicas.charged_until, excluded.charged_until)";
-inline const std::string kInsertDataChargeSql = InsertHead("data_charges", kDataChargeRow.Names()) + Params(kDataChargeRow.kCount);
+inline const std::string kInsertDataChargeSql =
+    InsertHead("data_charges", kDataChargeRow.Names()) + Placeholders('$', kDataChargeRow.kCount);
 // $1 job ("" : every one), $2 from, $3 to.
 inline const std::string kListDataChargesSql =
     "SELECT " + kDataChargeRow.Names() +
