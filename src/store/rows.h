@@ -25,6 +25,7 @@
 
 #include "causeway/records.h"
 #include "causeway/store.h"
+#include "store/audit_chain.h"
 #include "store/billing_sql.h"
 #include "store/records_json.h"
 #include "store/schema.h"
@@ -147,6 +148,25 @@ struct Stored<std::vector<std::string>> {
   static void Write(Sink& s, const std::vector<std::string>& v) { s.Add(ScopesText(v)); }
 };
 
+// An audit event's details: written as their canonical text (the text the
+// event's hash covers, audit::CanonicalDetails), read back parsed.
+template <>
+struct Stored<Details> {
+  template <typename Row>
+  static Details Read(const Row& r, int i) { return StoredDetails(r.Text(i)); }
+  template <typename Sink>
+  static void Write(Sink& s, const Details& v) { s.Add(audit::CanonicalDetails(v)); }
+};
+// A change's kind by its name. A name this build does not know (a newer
+// replica's) is not a kind: readers check KnownChangeKind first.
+template <>
+struct Stored<Change::Kind> {
+  template <typename Row>
+  static Change::Kind Read(const Row& r, int i) { return ParseChangeKind(r.Text(i)).value_or(Change::Kind::kSubmitted); }
+  template <typename Sink>
+  static void Write(Sink& s, Change::Kind v) { s.Add(std::string(ChangeKindName(v))); }
+};
+
 // One column: its name and the member of Record it holds.
 template <typename Record, typename Member>
 struct Col {
@@ -167,6 +187,13 @@ class Row {
     std::apply([&](const auto&... c) { ((out += (out.empty() ? "" : ", ") + std::string(alias) +
                                                   (alias.empty() ? "" : ".") + c.name), ...); }, cols_);
     return out;
+  }
+  // The position of the column named `name` (kCount when there is none).
+  constexpr int Index(std::string_view name) const {
+    int at = 0, found = kCount;
+    std::apply([&](const auto&... c) { ((found = found == kCount && name == c.name ? at : found, ++at), ...); },
+               cols_);
+    return found;
   }
   // The record from the result row's columns `first` to `first + kCount`.
   template <typename ResultRow>
@@ -491,43 +518,44 @@ void DataChargeValues(Sink& s, const DataCharge& c) {
 
 // --- audit ----------------------------------------------------------------
 
-// The trail's own events: details are written as their canonical text (the
-// text the hash covers, audit::CanonicalDetails) and read back parsed, so
-// the details column is written apart from the declared ones.
-inline constexpr const char* kAuditColumns = "seq, time, actor, action, resource, details, prev_hash, hash";
+// The trail's own events (details as their canonical text, Stored<Details>).
+inline constexpr Row kAuditRow{Col<AuditEvent, int64_t>{"seq", &AuditEvent::seq},
+                               Col<AuditEvent, Timestamp>{"time", &AuditEvent::time},
+                               Col<AuditEvent, std::string>{"actor", &AuditEvent::actor},
+                               Col<AuditEvent, std::string>{"action", &AuditEvent::action},
+                               Col<AuditEvent, std::string>{"resource", &AuditEvent::resource},
+                               Col<AuditEvent, Details>{"details", &AuditEvent::details},
+                               Col<AuditEvent, std::string>{"prev_hash", &AuditEvent::prev_hash},
+                               Col<AuditEvent, std::string>{"hash", &AuditEvent::hash}};
+inline const std::string kAuditColumns = kAuditRow.Names();
+inline constexpr int kAuditColumnCount = kAuditRow.kCount;
 template <typename Row>
 AuditEvent ReadAudit(const Row& r) {
-  AuditEvent e;
-  e.seq = r.Int(0);
-  e.time = FromUnixMicros(r.Int(1));
-  e.actor = r.Text(2);
-  e.action = r.Text(3);
-  e.resource = r.Text(4);
-  e.details = StoredDetails(r.Text(5));
-  e.prev_hash = r.Text(6);
-  e.hash = r.Text(7);
-  return e;
+  return kAuditRow.Read(r);
 }
-// `details` is the event's canonical details (audit::CanonicalDetails), the
-// text its hash covers.
 template <typename Sink>
-void AuditValues(Sink& s, const AuditEvent& e, const std::string& details) {
-  s.Add(int64_t{e.seq}).Add(ToUnixMicros(e.time)).Add(e.actor).Add(e.action).Add(e.resource).Add(details);
-  s.Add(e.prev_hash).Add(e.hash);
+void AuditValues(Sink& s, const AuditEvent& e) {
+  kAuditRow.Write(s, e);
 }
 
-inline constexpr const char* kChangeColumns = "seq, kind, job_id, path, at";
+// The feed of changes: `seq` is the number of the audit event that
+// describes the change.
+inline constexpr Row kChangeRow{Col<Change, int64_t>{"seq", &Change::seq}, Col<Change, Change::Kind>{"kind", &Change::kind},
+                                Col<Change, std::string>{"job_id", &Change::job_id},
+                                Col<Change, std::string>{"path", &Change::path}, Col<Change, Timestamp>{"at", &Change::at}};
+inline const std::string kChangeColumns = kChangeRow.Names();
+inline constexpr int kChangeColumnCount = kChangeRow.kCount;
 // nullopt for a kind of news this build does not know (a newer replica's).
 template <typename Row>
 std::optional<Change> ReadChange(const Row& r) {
-  auto kind = ParseChangeKind(r.Text(1));
-  if (!kind) return std::nullopt;
-  return Change{r.Int(0), *kind, r.Text(2), r.Text(3), FromUnixMicros(r.Int(4))};
+  if (!ParseChangeKind(r.Text(kChangeRow.Index("kind")))) return std::nullopt;
+  return kChangeRow.Read(r);
 }
-// `seq`: the number of the audit event that describes the change.
+// `c.seq` must already be its audit event's number. The text is bound
+// from `c`, which outlives the statement.
 template <typename Sink>
-void ChangeValues(Sink& s, int64_t seq, const Change& c) {
-  s.Add(seq).Add(std::string(ChangeKindName(c.kind))).Add(c.job_id).Add(c.path).Add(ToUnixMicros(c.at));
+void ChangeValues(Sink& s, const Change& c) {
+  kChangeRow.Write(s, c);
 }
 
 // Imported events: read with their id (kImportedAuditColumns), inserted

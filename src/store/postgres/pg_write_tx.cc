@@ -71,7 +71,7 @@ Status PgWriteTx::Commit() {
     if (h.size() == 0) return DataLoss("the audit chain's head row is missing");
     audit::ChainHead head{h.Int(0, 0), h.Text(0, 1)};
     static const std::string audit_head = InsertHead("audit_events", rows::kAuditColumns);
-    static const std::string audit_row = rows::Placeholders('$', 8);
+    static const std::string audit_row = rows::Placeholders('$', rows::kAuditColumnCount);
     for (size_t from = 0; from < audit_.size(); from += kRowsPerInsert) {
       std::string insert = audit_head;
       size_t to = std::min(audit_.size(), from + kRowsPerInsert);
@@ -82,8 +82,7 @@ Status PgWriteTx::Commit() {
         e.hash = audit::ComputeHash(e);
         head = audit::ChainHead{e.seq, e.hash};
         ASSIGN_OR_RETURN(std::string row,
-                         conn_.Inline(audit_row, ParamsFrom(rows::AuditValues<Params>, e,
-                                                            audit::CanonicalDetails(e.details))));
+                         conn_.Inline(audit_row, ParamsFrom(rows::AuditValues<Params>, e)));
         insert += i == from ? "" : ", ";
         insert += row;
       }
@@ -94,14 +93,14 @@ Status PgWriteTx::Commit() {
     held_.Statement(std::move(update));
     // Each change takes the number its audit event was just given.
     static const std::string change_head = InsertHead("changes", rows::kChangeColumns);
-    static const std::string change_row = rows::Placeholders('$', 5);
+    static const std::string change_row = rows::Placeholders('$', rows::kChangeColumnCount);
     for (size_t from = 0; from < changes_.size(); from += kRowsPerInsert) {
       std::string insert = change_head;
       size_t to = std::min(changes_.size(), from + kRowsPerInsert);
       for (size_t i = from; i < to; ++i) {
-        const auto& [c, event] = changes_[i];
-        ASSIGN_OR_RETURN(std::string row,
-                         conn_.Inline(change_row, ParamsFrom(rows::ChangeValues<Params>, audit_[event].seq, c)));
+        auto [c, event] = changes_[i];
+        c.seq = audit_[event].seq;
+        ASSIGN_OR_RETURN(std::string row, conn_.Inline(change_row, ParamsFrom(rows::ChangeValues<Params>, c)));
         insert += i == from ? "" : ", ";
         insert += row;
       }

@@ -180,12 +180,11 @@ Status SqliteWriteTx::PutSigningKey(const SigningKeyRecord& k) {
 Status SqliteWriteTx::AppendAudit(AuditEvent& e) {
   e.seq = head_.seq + 1;
   e.prev_hash = head_.hash;
-  std::string details = audit::CanonicalDetails(e.details);
   e.hash = audit::ComputeHash(e);
-  static const std::string sql = Insert("audit_events", rows::kAuditColumns, 8);
+  static const std::string sql = Insert("audit_events", rows::kAuditColumns, rows::kAuditColumnCount);
   CW_STMT(s, conn_, sql.c_str());
   Binder b(s);
-  rows::AuditValues(b, e, details);
+  rows::AuditValues(b, e);
   // Fail closed: the unit, and the change it describes, is refused; a
   // client may retry once the audit trail can be written again.
   if (Status st = s.Exec(); !st.ok()) {
@@ -198,10 +197,12 @@ Status SqliteWriteTx::AppendAudit(AuditEvent& e) {
 
 Status SqliteWriteTx::AppendChange(const Change& c) {
   if (unit_audits_ == 0) return FailedPrecondition("a change is recorded after the audit event that describes it");
-  static const std::string sql = Insert("changes", rows::kChangeColumns, 5);
+  Change numbered = c;  // bound by reference: lives past the statement's run
+  numbered.seq = head_.seq;
+  static const std::string sql = Insert("changes", rows::kChangeColumns, rows::kChangeColumnCount);
   CW_STMT(s, conn_, sql.c_str());
   Binder b(s);
-  rows::ChangeValues(b, head_.seq, c);
+  rows::ChangeValues(b, numbered);
   return Counted(s.Exec());
 }
 

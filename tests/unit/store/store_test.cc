@@ -118,6 +118,8 @@ TEST_P(StoreTest, EveryDeclaredRowNamesColumnsItsTableHas) {
       {"imported_audit", rows::kImportedAuditRow.Names()},
       {"leases", rows::kLeaseRow.Names()},
       {"billing_imports", rows::kBillingImportRow.Names()},
+      {"audit_events", rows::kAuditRow.Names()},
+      {"changes", rows::kChangeRow.Names()},
   };
   for (const auto& [table, names] : declared) {
     std::string sql = "SELECT " + names + " FROM " + table + " LIMIT 0";
@@ -126,6 +128,7 @@ TEST_P(StoreTest, EveryDeclaredRowNamesColumnsItsTableHas) {
   }
   EXPECT_EQ(rows::kJobRow.kCount, 25);
   EXPECT_EQ(rows::kAttemptRow.Names("a").rfind("a.job_id, a.number", 0), 0u);
+  static_assert(rows::kChangeRow.Index("kind") == 1 && rows::kChangeRow.Index("none") == rows::kChangeRow.kCount);
 }
 
 TEST_P(StoreTest, WritesAndReadsBack) {
