@@ -98,3 +98,13 @@ if [[ "${1:-build}" == "test" ]]; then
     fi
   fi
 fi
+
+# The Kubernetes test peers (kube-apiserver, etcd, the controller manager and
+# scheduler, KWOK, Kueue) in a cache outside the repository: from the checked
+# tarball in ../shared/k8s, or built from the Go module proxy (slow, once).
+# Without them the Kubernetes tests fail, saying why; they never skip.
+if [[ "${1:-build}" == "test" ]]; then
+  if ! "$(dirname "$0")/k8s/peers.sh" > /dev/null; then
+    echo "warning: the Kubernetes test peers could not be made ready (scripts/k8s/peers.sh)" >&2
+  fi
+fi

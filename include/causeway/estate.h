@@ -82,6 +82,7 @@ struct Honours {
   // file_mounts from buckets (a storage location's url) copied with rclone
   // before setup, or mounted where the cluster has FUSE (Cluster::fuse).
   bool buckets = false;
+  bool container_images = false;  // resources.image_id: each node runs the job in that image (Kubernetes)
   std::string backend;         // how reasons name it: "the local executor", "Slurm"
 };
 

@@ -39,6 +39,13 @@ struct LaunchRequest {
   // (resources.cpus / memory); backends that can reserve them do.
   std::optional<int> cpus_per_node;
   std::optional<int> memory_mb_per_node;
+  // For backends that run containers (Kubernetes): the job's image_id (""
+  // when it names none), and the tags that tie what the backend makes to
+  // the job: the keys the cost join reads (causeway-job, causeway-team,
+  // causeway-owner, causeway-project; only those that are set), then the
+  // job's own labels (as SkyPilot puts them on its pods).
+  std::string image;
+  std::map<std::string, std::string> tags;
 };
 
 // How an attempt ended.
@@ -60,8 +67,12 @@ std::string_view AttemptOutcomeName(AttemptOutcome o);
 // or the backend accepted a launch queued by Launch (or sent by Release) and
 // named it (kHandedOver, with backend_id: recorded at once, so that a restart
 // finds the attempt by that id even after the backend has forgotten it).
+//
+// A backend with a queue of its own may also say why an attempt it holds
+// has not started (kWaiting, with `reason`: Kueue's "insufficient unused
+// quota ..."), which explain shows; it changes nothing else.
 struct ProviderEvent {
-  enum class Kind { kEnded, kStarted, kNotLaunched, kHandedOver };
+  enum class Kind { kEnded, kStarted, kNotLaunched, kHandedOver, kWaiting };
   std::string job_id;
   int attempt = 0;
   Timestamp time;

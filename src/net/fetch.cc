@@ -1,4 +1,5 @@
 #include "net/fetch.h"
+#include "net/request.h"
 #include "net/tls.h"
 #include "net/deadline.h"
 
@@ -88,7 +89,7 @@ Result<HttpResult> Exchange(asio::io_context& ioc, Stream& stream, const Url& u,
   req.set(http::field::accept, "application/json");
   req.set(http::field::user_agent, "causeway");
   for (const auto& [name, value] : sent.headers) req.set(name, value);
-  if (sent.verb == http::verb::post) {
+  if (sent.verb == http::verb::post || !sent.body.empty()) {
     req.set(http::field::content_type, sent.content_type);
     req.body() = sent.body;
     req.prepare_payload();
@@ -114,7 +115,11 @@ Result<HttpResult> Exchange(asio::io_context& ioc, Stream& stream, const Url& u,
   return out;
 }
 
-Result<HttpResult> Send(std::string_view url, std::chrono::milliseconds timeout, size_t max_bytes, const Outgoing& out) {
+// A connected stream: plain TCP or TLS, ready for a request.
+template <typename Fn>
+auto Connected(std::string_view url, std::chrono::milliseconds timeout, const TlsTrust& trust, Fn&& use)
+    -> decltype(use(std::declval<asio::io_context&>(), std::declval<beast::tcp_stream&>(), std::declval<const Url&>(),
+                    Deadline{})) {
   ASSIGN_OR_RETURN(Url u, ParseUrl(url));
   asio::io_context ioc;
   beast::error_code ec;
@@ -128,10 +133,15 @@ Result<HttpResult> Send(std::string_view url, std::chrono::milliseconds timeout,
     ec = Step(ioc, stream, deadline, [&](auto h) { stream.async_connect(endpoints, std::move(h)); });
     if (ec == asio::error::timed_out) return TimedOut(u, timeout);
     if (ec) return Unavailable("cannot reach " + u.host + ":" + u.port + ": " + ec.message());
-    return Exchange(ioc, stream, u, max_bytes, out, deadline, timeout);
+    return use(ioc, stream, u, deadline);
   }
   ssl::context ctx(ssl::context::tls_client);
-  RETURN_IF_ERROR(ConfigureTlsClient(ctx));
+  RETURN_IF_ERROR(ConfigureTlsClient(ctx, trust.ca_file));
+  if (!trust.cert_file.empty() && !trust.key_file.empty()) {
+    ctx.use_certificate_chain_file(trust.cert_file, ec);
+    if (!ec) ctx.use_private_key_file(trust.key_file, ssl::context::pem, ec);
+    if (ec) return InvalidArgument("cannot read the client certificate " + trust.cert_file + ": " + ec.message());
+  }
   beast::ssl_stream<beast::tcp_stream> stream(ioc, ctx);
   RETURN_IF_ERROR(ExpectServerName(stream, u.host));
   ec = Step(ioc, stream, deadline,
@@ -141,7 +151,14 @@ Result<HttpResult> Send(std::string_view url, std::chrono::milliseconds timeout,
   ec = Step(ioc, stream, deadline, [&](auto h) { stream.async_handshake(ssl::stream_base::client, std::move(h)); });
   if (ec == asio::error::timed_out) return TimedOut(u, timeout);
   if (ec) return Unavailable("TLS with " + u.host + " failed: " + ec.message());
-  return Exchange(ioc, stream, u, max_bytes, out, deadline, timeout);
+  return use(ioc, stream, u, deadline);
+}
+
+Result<HttpResult> Send(std::string_view url, std::chrono::milliseconds timeout, size_t max_bytes, const Outgoing& out,
+                        const TlsTrust& trust = {}) {
+  return Connected(url, timeout, trust, [&](asio::io_context& ioc, auto& stream, const Url& u, Deadline deadline) {
+    return Exchange(ioc, stream, u, max_bytes, out, deadline, timeout);
+  });
 }
 
 }  // namespace
@@ -154,6 +171,68 @@ Result<HttpResult> Post(std::string_view url, const std::string& body, const std
                         const std::vector<std::pair<std::string, std::string>>& headers,
                         std::chrono::milliseconds timeout) {
   return Send(url, timeout, 1 << 20, Outgoing{http::verb::post, body, content_type, headers});
+}
+
+Result<HttpResult> SendApi(const ApiRequest& r, const TlsTrust& trust) {
+  Outgoing out{http::string_to_verb(r.method), r.body, r.content_type, r.headers};
+  if (out.verb == http::verb::unknown) return InvalidArgument("unknown HTTP method " + r.method);
+  return Send(r.url, r.timeout, r.max_bytes, out, trust);
+}
+
+Status StreamApi(const ApiRequest& r, const TlsTrust& trust, int* status, std::string* error_body,
+                 const std::function<bool(std::string_view)>& on_data) {
+  http::verb verb = http::string_to_verb(r.method);
+  if (verb == http::verb::unknown) return InvalidArgument("unknown HTTP method " + r.method);
+  return Connected(r.url, r.timeout, trust, [&](asio::io_context& ioc, auto& stream, const Url& u,
+                                                Deadline deadline) -> Status {
+    http::request<http::string_body> req{verb, u.target, 11};
+    req.set(http::field::host, u.host);
+    req.set(http::field::accept, "application/json");
+    req.set(http::field::user_agent, "causeway");
+    for (const auto& [name, value] : r.headers) req.set(name, value);
+    if (!r.body.empty()) {
+      req.set(http::field::content_type, r.content_type);
+      req.body() = r.body;
+      req.prepare_payload();
+    }
+    beast::error_code ec = Step(ioc, stream, deadline, [&](auto h) { http::async_write(stream, req, std::move(h)); });
+    if (ec == asio::error::timed_out) return TimedOut(u, r.timeout);
+    if (ec) return Unavailable("sending to " + u.host + " failed: " + ec.message());
+    beast::flat_buffer buffer;
+    http::response_parser<http::string_body> parser;
+    parser.body_limit(boost::none);  // the stream is read piece by piece, nothing kept
+    ec = Step(ioc, stream, deadline, [&](auto h) { http::async_read_header(stream, buffer, parser, std::move(h)); });
+    if (ec == asio::error::timed_out) return TimedOut(u, r.timeout);
+    if (ec) return Unavailable("reading from " + u.host + " failed: " + ec.message());
+    *status = static_cast<int>(parser.get().result_int());
+    if (*status != 200) {
+      parser.body_limit(r.max_bytes);
+      ec = Step(ioc, stream, deadline, [&](auto h) { http::async_read(stream, buffer, parser, std::move(h)); });
+      if (ec == asio::error::timed_out) return TimedOut(u, r.timeout);
+      if (ec) return Unavailable("reading from " + u.host + " failed: " + ec.message());
+      *error_body = std::move(parser.get().body());
+      return Status::Ok();
+    }
+    // Each piece goes to on_data as it is parsed and is not kept.
+    bool stopped = false;
+    auto take = [&](std::uint64_t, std::string_view body, beast::error_code&) -> std::size_t {
+      if (!stopped && !on_data(body)) stopped = true;
+      return body.size();
+    };
+    parser.on_chunk_body(take);
+    while (!parser.is_done() && !stopped) {
+      ec = Step(ioc, stream, deadline, [&](auto h) { http::async_read_some(stream, buffer, parser, std::move(h)); });
+      if (ec == asio::error::timed_out) return TimedOut(u, r.timeout);
+      if (ec == http::error::end_of_stream || ec == asio::error::eof) break;
+      if (ec) return Unavailable("reading from " + u.host + " failed: " + ec.message());
+      if (!parser.chunked()) {  // a plain body: hand over what was read so far
+        std::string& got = parser.get().body();
+        if (!got.empty() && !stopped && !on_data(got)) stopped = true;
+        got.clear();
+      }
+    }
+    return Status::Ok();
+  });
 }
 
 namespace {

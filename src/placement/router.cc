@@ -150,7 +150,7 @@ bool BackendHonours(const JobSpec& spec, const Alternative& alt, const Cluster& 
   const Honours& h = c.honours;
   if (h.everything) return true;
   auto backend = [&h] { return h.backend.empty() ? std::string("its backend") : h.backend; };
-  if (!alt.image_id.empty()) {
+  if (!alt.image_id.empty() && !h.container_images) {
     return Refuse(why, [&] { return "resources.image_id: " + backend() + " runs jobs on the host, not in a container image"; });
   }
   if (!spec.workdir.git_url.empty() && !h.git_workdir) {
@@ -296,10 +296,17 @@ bool Router::Evaluate(const JobSpec& spec, int alt, const Entry& e, const Capaci
     });
   }
   if (want.use_spot && e.spot < 0) return fail([] { return std::string("no spot capacity is sold here"); });
-  if (!want.cloud.empty() && want.cloud != e.cluster->provider) {
+  // infra names a provider, or (as SkyPilot's `infra: k8s[/CONTEXT]`) any
+  // Kubernetes cluster, the context naming one by its name.
+  const bool any_kubernetes = want.cloud == "kubernetes" && e.cluster->provider != "kubernetes" && e.provider &&
+                              e.provider->kind == "kubernetes";
+  if (!want.cloud.empty() && want.cloud != e.cluster->provider && !any_kubernetes) {
     return fail([&] { return "the job asks for infra " + want.cloud; });
   }
-  if (!want.region.empty() && want.region != e.cluster->region) {
+  if (any_kubernetes && !want.region.empty() && want.region != e.cluster->name && want.region != e.cluster->region) {
+    return fail([&] { return "the job asks for the Kubernetes context " + want.region; });
+  }
+  if (!any_kubernetes && !want.region.empty() && want.region != e.cluster->region) {
     return fail([&] { return "the job asks for region " + want.region; });
   }
   if (!spec.residency.empty() && spec.residency != e.cluster->zone) {

@@ -65,7 +65,7 @@ class Registry {
   std::map<std::string, Kind, std::less<>> kinds_;
 };
 
-// The kinds this build has (sim, local, slurm).
+// The kinds this build has (sim, local, slurm, kubernetes).
 const Registry& BuiltInKinds();
 
 // ParseEstate and LoadEstateFile (causeway/estate.h) with the kinds of

@@ -525,6 +525,9 @@ void Engine::Observe(const ProviderEvent& ev, std::vector<Transition>& out) {
       return HandedOver(j, ev, out);
     case ProviderEvent::Kind::kStarted:
       return Started(j, ev, out);
+    case ProviderEvent::Kind::kWaiting:
+      if (j.admitted_only) j.backend_waiting = ev.reason;
+      return;
     default:
       return Ended(it, ev, out);
   }
@@ -546,6 +549,7 @@ void Engine::HandedOver(Job& j, const ProviderEvent& ev, std::vector<Transition>
 void Engine::Started(Job& j, const ProviderEvent& ev, std::vector<Transition>& out) {
   if (!j.admitted_only) return;
   j.admitted_only = false;
+  j.backend_waiting.clear();
   if (!ev.backend_id.empty()) j.backend_id = ev.backend_id;
   // GPU time counts from here, not from the hand-over.
   if (ev.time > j.started) j.started = ev.time;

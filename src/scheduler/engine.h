@@ -354,6 +354,7 @@ class Engine : private placement::CapacityView {
     int queue = -1;
     bool running = false;        // holds capacity: admitted to a backend or running there
     bool admitted_only = false;  // handed to a backend that has not started it yet
+    std::string backend_waiting;  // why the backend holds it, as it last said (kWaiting)
     // The attempt in flight.
     int attempt = 0;
     ProviderAdapter* provider = nullptr;

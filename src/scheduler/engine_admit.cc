@@ -341,6 +341,14 @@ Result<LaunchRequest> Engine::RequestFor(const Job& j, const placement::Option& 
     if (!j.input.resume_from.empty()) req.env["CAUSEWAY_RESUME_FROM"] = j.input.resume_from;
   }
   req.held = options_.hold_launches || gang_launch_;
+  req.image = g.image_id.empty() ? spec.image_id : g.image_id;
+  req.tags["causeway-job"] = j.input.id;
+  if (!spec.team.empty()) req.tags["causeway-team"] = spec.team;
+  if (!spec.owner.empty()) req.tags["causeway-owner"] = spec.owner;
+  if (auto project = spec.labels.find("project"); project != spec.labels.end()) {
+    req.tags["causeway-project"] = project->second;
+  }
+  for (const auto& [k, v] : spec.labels) req.tags.emplace(k, v);
   if (spec.cpus) req.cpus_per_node = static_cast<int>(std::ceil(spec.cpus->value));
   if (g.type == kCpuType) req.cpus_per_node = g.count;  // what a CPU-only job takes of each node
   if (spec.memory_gb) req.memory_mb_per_node = static_cast<int>(std::ceil(spec.memory_gb->value * 1024));

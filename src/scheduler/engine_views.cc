@@ -42,7 +42,10 @@ std::optional<Explanation> Engine::Explain(const std::string& job_id) const {
   Explanation out;
   out.job = job_id;
   out.state = !j.running ? "pending" : j.admitted_only ? "admitted" : "running";
-  if (j.admitted_only) out.waiting = "handed to " + j.cluster + ", waiting in its own queue to start";
+  if (j.admitted_only) {
+    out.waiting = "handed to " + j.cluster + ", waiting in its own queue to start" +
+                  (j.backend_waiting.empty() ? "" : ": " + j.backend_waiting);
+  }
   if (j.queue >= 0) out.queue = quota_.config(j.queue).name;
   if (!j.running) out.waiting = WaitingReason(j);
   if (auto at = QueuePosition(job_id)) std::tie(out.position, out.queued) = *at;

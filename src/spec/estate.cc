@@ -550,7 +550,19 @@ Status CheckJobAgainstEstate(const JobSpec& spec, const Estate& estate, const st
                    : "no cluster in the estate offers " + alt.type + hint(alt.type, kin) + known);
     }
     const Provider* provider = nullptr;
-    if (!alt.cloud.empty()) {
+    // `infra: kubernetes[/CONTEXT]` (or k8s): any Kubernetes cluster, or the
+    // one the context names.
+    const bool any_kubernetes = alt.cloud == "kubernetes" && !estate.FindProvider(alt.cloud);
+    if (any_kubernetes) {
+      auto kubernetes = [&](const Cluster& c) {
+        const Provider* p = estate.FindProvider(c.provider);
+        return p && p->kind == "kubernetes" && (alt.region.empty() || alt.region == c.name || alt.region == c.region);
+      };
+      if (std::none_of(estate.clusters.begin(), estate.clusters.end(), kubernetes)) {
+        gap("resources.infra", alt.region.empty() ? "no cluster in the estate runs Kubernetes"
+                                                  : "no Kubernetes cluster in the estate is named \"" + alt.region + "\"");
+      }
+    } else if (!alt.cloud.empty()) {
       provider = estate.FindProvider(alt.cloud);
       if (!provider) gap("resources.infra", "unknown provider \"" + alt.cloud + "\"" + hint(alt.cloud, names(estate.providers)));
     }

@@ -1,0 +1,107 @@
+#include "providers/kubernetes/kube_settings.h"
+
+#include <algorithm>
+#include <cctype>
+#include <memory>
+
+namespace causeway::kube {
+namespace {
+
+// A DNS-1123 label (namespace, queue names): lower-case letters, digits
+// and '-', starting and ending with a letter or digit, at most 63.
+bool IsDnsLabel(const std::string& s) {
+  if (s.empty() || s.size() > 63 || s.front() == '-' || s.back() == '-') return false;
+  return std::all_of(s.begin(), s.end(),
+                     [](unsigned char c) { return std::islower(c) || std::isdigit(c) || c == '-'; });
+}
+
+// A resource or label name as Kubernetes qualifies them: an optional
+// DNS-subdomain prefix and '/', then a name of letters, digits, '-', '_', '.'.
+bool IsQualifiedName(const std::string& s) {
+  if (s.empty() || s.size() > 316) return false;
+  return std::all_of(s.begin(), s.end(), [](unsigned char c) {
+    return std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '/';
+  });
+}
+
+std::shared_ptr<const KindSettings> Parse(SettingsReader& r) {
+  if (!r.CheckKeys({"api_server", "ca_file", "token_file", "client_cert", "client_key", "kubeconfig", "context",
+                    "namespace", "namespace_prefix", "gpu_resource", "gpu_product_label", "local_queue", "image"})) {
+    return nullptr;
+  }
+  auto s = std::make_shared<KubeSettings>();
+  s->kubeconfig = r.String("kubeconfig", false);
+  s->context = r.String("context", false);
+  const bool direct = s->kubeconfig.empty();
+  s->api_server = r.String("api_server", direct);
+  s->ca_file = r.String("ca_file", direct);
+  s->token_file = r.String("token_file", false);
+  s->client_cert = r.String("client_cert", false);
+  s->client_key = r.String("client_key", false);
+  s->namespace_name = r.String("namespace", false);
+  s->namespace_prefix = r.String("namespace_prefix", false);
+  if (std::string v = r.String("gpu_resource", false); !v.empty()) s->gpu_resource = v;
+  if (std::string v = r.String("gpu_product_label", false); !v.empty()) s->gpu_product_label = v;
+  s->local_queue = r.String("local_queue", false);
+  if (std::string v = r.String("image", false); !v.empty()) s->image = v;
+
+  if (!direct) {
+    for (const char* key : {"api_server", "ca_file", "token_file", "client_cert", "client_key"}) {
+      if (r.Has(key)) r.Error(key, "kubeconfig says how to reach the cluster: leave out " + std::string(key));
+    }
+  } else {
+    if (!s->api_server.empty() && s->api_server.rfind("https://", 0) != 0) {
+      r.Error("api_server", "expected the API server's address as https://HOST:PORT");
+    }
+    const bool token = !s->token_file.empty();
+    const bool cert = !s->client_cert.empty() || !s->client_key.empty();
+    if (token == cert) {
+      r.Error(token ? "token_file" : "", "expected exactly one credential: token_file, or client_cert with client_key");
+    } else if (cert && (s->client_cert.empty() || s->client_key.empty())) {
+      r.Error(s->client_cert.empty() ? "client_cert" : "client_key", "a client certificate needs both client_cert and client_key");
+    }
+  }
+  if (r.Has("context") && direct) r.Error("context", "context names a context of kubeconfig, which is not set");
+  if (s->namespace_name.empty() == s->namespace_prefix.empty()) {
+    r.Error(s->namespace_name.empty() ? "" : "namespace_prefix",
+            "expected one of namespace (one shared namespace) and namespace_prefix (one per team)");
+  } else if (!s->namespace_name.empty() && !IsDnsLabel(s->namespace_name)) {
+    r.Error("namespace", "expected a namespace name: lower-case letters, digits and '-', at most 63");
+  } else if (!s->namespace_prefix.empty() && !IsDnsLabel(s->namespace_prefix + "x")) {
+    r.Error("namespace_prefix", "expected the start of a namespace name: lower-case letters, digits and '-'");
+  }
+  if (!IsQualifiedName(s->gpu_resource)) r.Error("gpu_resource", "expected a resource name such as nvidia.com/gpu");
+  if (!IsQualifiedName(s->gpu_product_label)) {
+    r.Error("gpu_product_label", "expected a node label such as nvidia.com/gpu.product");
+  }
+  if (!s->local_queue.empty() && !IsDnsLabel(s->local_queue)) {
+    r.Error("local_queue", "expected a LocalQueue name: lower-case letters, digits and '-', at most 63");
+  }
+  return s;
+}
+
+}  // namespace
+
+std::string KubeSettings::NamespaceFor(const std::string& team) const {
+  if (!namespace_name.empty()) return namespace_name;
+  std::string ns = namespace_prefix;
+  for (unsigned char c : team) ns += std::isalnum(c) ? static_cast<char>(std::tolower(c)) : '-';
+  if (ns.size() > 63) ns.resize(63);
+  while (!ns.empty() && ns.back() == '-') ns.pop_back();
+  return ns;
+}
+
+EstateKind EstateKindOf() {
+  EstateKind k;
+  k.name = "kubernetes";
+  k.cluster_key = "kubernetes";
+  k.parse_cluster = Parse;
+  k.honours.node_requests = k.honours.container_images = true;
+  k.honours.backend = "Kubernetes";
+  k.cluster_block_required =
+      "a cluster of a kubernetes provider needs kubernetes: {api_server, ca_file, token_file (or client_cert and "
+      "client_key), namespace or namespace_prefix} (or kubeconfig instead of the first three)";
+  return k;
+}
+
+}  // namespace causeway::kube

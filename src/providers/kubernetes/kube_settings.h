@@ -1,0 +1,45 @@
+// How to reach a Kubernetes cluster and how Causeway's jobs run there: the
+// `kubernetes:` block of a cluster whose provider is of kind kubernetes.
+//
+//   kubernetes:
+//     api_server: https://10.0.0.1:6443   # or kubeconfig: FILE (+ context: NAME)
+//     ca_file: /etc/causeway/k8s-ca.crt   # the API server's CA
+//     token_file: /var/run/causeway/k8s-token   # or client_cert + client_key
+//     namespace: causeway                 # one shared namespace, or
+//     namespace_prefix: team-             # one per team: PREFIX + team
+//     gpu_resource: nvidia.com/gpu        # amd.com/gpu
+//     gpu_product_label: nvidia.com/gpu.product
+//     local_queue: team-queue             # Kueue's LocalQueue: Kueue admits
+//     image: ubuntu:22.04                 # for jobs that name no image_id
+//
+// A credential is never written inline: a token is read from its file at
+// each call (so a rotated token is picked up), a certificate from its.
+#pragma once
+
+#include <string>
+
+#include "causeway/estate.h"
+
+namespace causeway::kube {
+
+struct KubeSettings final : KindSettings {
+  std::string api_server;  // https://host:port
+  std::string ca_file;
+  std::string token_file;
+  std::string client_cert, client_key;
+  std::string kubeconfig, context;  // read at start instead of the four above
+  std::string namespace_name;       // shared namespace
+  std::string namespace_prefix;     // per-team namespaces
+  std::string gpu_resource = "nvidia.com/gpu";
+  std::string gpu_product_label = "nvidia.com/gpu.product";
+  std::string local_queue;  // "" : the cluster runs no Kueue for Causeway's jobs
+  std::string image = "ubuntu:22.04";
+
+  // The namespace a team's jobs run in.
+  std::string NamespaceFor(const std::string& team) const;
+};
+
+// The estate's view of the kubernetes kind: its cluster block and how it is read.
+EstateKind EstateKindOf();
+
+}  // namespace causeway::kube

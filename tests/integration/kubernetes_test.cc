@@ -1,0 +1,402 @@
+// The kubernetes provider against a real control plane (k8s_plane.h):
+// kube-apiserver with RBAC and an audit log, etcd, the controller manager
+// and scheduler, KWOK's fake GPU nodes and Kueue admitting by team quota.
+// Each test keeps to objects of its own: a namespace prefix, its nodes, a
+// GPU product label of its own (so no test's nodes count as another's
+// pool), its ResourceFlavor, ClusterQueue and LocalQueue.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <fstream>
+#include <map>
+#include <set>
+#include <string>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "freezing_proxy.h"
+#include "k8s_plane.h"
+#include "server_process.h"
+#include "silent_peer.h"
+
+namespace causeway::testing {
+namespace {
+
+using json = nlohmann::json;
+
+// A test's own corner of the shared plane.
+class KubernetesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why;
+    plane_ = K8sPlane::Get(why);
+    ASSERT_TRUE(plane_) << why;
+  }
+  void TearDown() override {
+    // The test's namespace goes, and its Jobs with it; the rest is named
+    // for the test and left (a plane lives for one run of the suite).
+    if (plane_ && !prefix_.empty()) plane_->Kubectl("delete namespace " + prefix_ + "nlp --wait=false");
+  }
+
+  // Nodes, a ResourceFlavor, a ClusterQueue of `gpu_quota` GPUs (with
+  // priority-based preemption inside it) and a LocalQueue "lq" in the
+  // namespace of team nlp, all named for `tag`.
+  void Corner(const std::string& tag, int nodes, int gpu_quota) {
+    tag_ = tag;
+    prefix_ = "cw-" + tag + "-";
+    label_ = tag + ".test.causeway.dev/gpu.product";
+    std::string yaml = "apiVersion: v1\nkind: Namespace\nmetadata: {name: " + prefix_ + "nlp}\n";
+    for (int i = 1; i <= nodes; ++i) {
+      std::string name = tag + "-gpu-" + std::to_string(i);
+      yaml += "---\napiVersion: v1\nkind: Node\nmetadata:\n  name: " + name +
+              "\n  annotations: {kwok.x-k8s.io/node: fake}\n"
+              "  labels: {type: kwok, kubernetes.io/hostname: " + name + ", \"" + label_ +
+              "\": NVIDIA-H100-80GB-HBM3, nvidia.com/cuda.driver-version.full: 550.54.15, "
+              "nvidia.com/cuda.runtime-version.full: \"12.4\", nvidia.com/gpu.memory: \"81559\"}\n"
+              "status:\n"
+              "  allocatable: {cpu: \"32\", memory: 256Gi, pods: \"110\", nvidia.com/gpu: \"8\"}\n"
+              "  capacity: {cpu: \"32\", memory: 256Gi, pods: \"110\", nvidia.com/gpu: \"8\"}\n"
+              "  nodeInfo: {kernelVersion: 6.1.0-causeway-test, osImage: Ubuntu 22.04.4 LTS, "
+              "containerRuntimeVersion: \"containerd://1.7.13\", architecture: amd64, operatingSystem: linux}\n";
+    }
+    yaml += "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: " + tag +
+            "-h100}\nspec: {nodeLabels: {\"" + label_ + "\": NVIDIA-H100-80GB-HBM3}}\n"
+            "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: " + tag + "-cq}\n"
+            "spec:\n"
+            "  namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: " + prefix_ + "nlp}}\n"
+            "  preemption: {withinClusterQueue: LowerPriority}\n"
+            "  resourceGroups:\n"
+            "  - coveredResources: [cpu, memory, nvidia.com/gpu]\n"
+            "    flavors:\n"
+            "    - name: " + tag + "-h100\n"
+            "      resources:\n"
+            "      - {name: cpu, nominalQuota: \"256\"}\n"
+            "      - {name: memory, nominalQuota: 2Ti}\n"
+            "      - {name: nvidia.com/gpu, nominalQuota: \"" + std::to_string(gpu_quota) + "\"}\n"
+            "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: lq, namespace: " + prefix_ +
+            "nlp}\nspec: {clusterQueue: " + tag + "-cq}\n";
+    plane_->Apply(yaml);
+    ASSERT_TRUE(Eventually([&] {
+      int rc = 0;
+      plane_->Kubectl("wait --for=condition=Active clusterqueue/" + tag + "-cq --timeout=1s", "", &rc);
+      return rc == 0;
+    })) << plane_->Kubectl("get clusterqueue " + tag + "-cq -o yaml");
+  }
+
+  // An estate with one Kubernetes cluster: this test's corner of the plane.
+  std::string Estate(const std::string& extra_clusters = "", const std::string& extra_providers = "") const {
+    return "providers:\n  - {name: kc, kind: kubernetes, regions: [{name: r1, zone: eu}]}\n" + extra_providers +
+           "clusters:\n"
+           "  - name: kc-" + tag_ + "\n    provider: kc\n    region: r1\n"
+           "    node_pools: [{name: h100, gpu_type: H100, gpus_per_node: 8, nodes: 2}]\n"
+           "    kubernetes: {api_server: \"" + plane_->api() + "\", ca_file: " + plane_->ca() +
+           ", token_file: " + plane_->token_file() + ", namespace_prefix: " + prefix_ +
+           ", local_queue: lq, gpu_product_label: \"" + label_ + "\"}\n" + extra_clusters +
+           "prices:\n  - {cluster: kc-" + tag_ + ", gpu_type: H100, on_demand: \"2.00\"}\n";
+  }
+
+  std::string JobName(const std::string& id, int attempt) const {
+    std::string name = "cw-";
+    for (char c : id) name += std::isalnum(static_cast<unsigned char>(c)) ? static_cast<char>(std::tolower(c)) : '-';
+    return name + "-" + std::to_string(attempt);
+  }
+  json KubeJson(const std::string& args) const {
+    int rc = 0;
+    std::string out = plane_->Kubectl(args + " -o json", "", &rc);
+    return rc == 0 ? json::parse(out, nullptr, false) : json();
+  }
+  std::string Ns() const { return prefix_ + "nlp"; }
+
+  K8sPlane* plane_ = nullptr;
+  std::string tag_, prefix_, label_;
+  TempDir dir_{"k8s-test"};
+};
+
+// `more`: top-level keys; `labels`: more labels; `resources`: more resources.
+std::string Spec(const std::string& name, const std::string& more = "", const std::string& labels = "",
+                 const std::string& resources = "") {
+  return "name: " + name + "\nresources: {accelerators: H100:8, infra: k8s" + resources + "}\n"
+         "labels: {team: nlp, owner: alice@example.com" + labels + "}\n" + more + "run: python train.py\n";
+}
+
+TEST_F(KubernetesTest, KueueAdmitsAGpuJobOnFakeGpuNodesAndItsAttemptCarriesTheNodesFacts) {
+  Corner("a", 2, 16);
+  EstateServer s(dir_, Estate());
+  std::string id = s.Submit(Spec("train", "", "", ", image_id: \"registry.example.com/train@sha256:" + std::string(64, 'a') + "\""));
+  ASSERT_TRUE(Eventually([&] { return s.Get("/v1/jobs/" + id)["state"] == "succeeded"; }))
+      << s.Get("/v1/jobs/" + id).dump(2) << plane_->Kubectl("get jobs,pods,workloads -A");
+
+  // The Job: in the team's namespace, queued for Kueue, tied to the job.
+  json job = KubeJson("-n " + Ns() + " get job " + JobName(id, 1));
+  ASSERT_TRUE(job.is_object()) << plane_->Kubectl("get jobs -A");
+  const json& labels = job["metadata"]["labels"];
+  EXPECT_EQ(labels["kueue.x-k8s.io/queue-name"], "lq");
+  EXPECT_EQ(labels["causeway-team"], "nlp");
+  EXPECT_EQ(labels["causeway-owner"], "alice_example.com");
+  EXPECT_EQ(job["metadata"]["annotations"]["causeway.dev/owner"], "alice@example.com");
+  EXPECT_EQ(job["spec"]["template"]["spec"]["containers"][0]["image"],
+            "registry.example.com/train@sha256:" + std::string(64, 'a'));
+  EXPECT_EQ(job["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"], "8");
+  // The attempt's credential is in a Secret the Job owns, never in the spec.
+  EXPECT_EQ(job.dump().find("cw_"), std::string::npos) << "a token in the Job's spec";
+  EXPECT_EQ(job["spec"]["template"]["spec"]["containers"][0]["envFrom"][0]["secretRef"]["name"], JobName(id, 1));
+  json secret = KubeJson("-n " + Ns() + " get secret " + JobName(id, 1));
+  ASSERT_TRUE(secret.is_object());
+  EXPECT_EQ(secret["metadata"]["ownerReferences"][0]["uid"], job["metadata"]["uid"]);
+  EXPECT_TRUE(secret["data"].contains("CAUSEWAY_TOKEN"));
+  // Kueue admitted it: its Workload names the ClusterQueue.
+  json workloads = KubeJson("-n " + Ns() + " get workloads.kueue.x-k8s.io");
+  json admitted_by;
+  for (const json& w : workloads["items"]) {
+    if (w["metadata"]["ownerReferences"][0]["name"] == JobName(id, 1)) admitted_by = w["status"]["admission"]["clusterQueue"];
+  }
+  EXPECT_EQ(admitted_by, "a-cq") << workloads.dump(2);
+
+  // The node it ran on, as the API server describes it, is in its record.
+  json record = s.Get("/v1/jobs/" + id);
+  const json& facts = record["attempts"][0]["facts"];
+  ASSERT_FALSE(facts["nodes"].empty()) << record.dump(2);
+  const json& node = facts["nodes"][0];
+  EXPECT_EQ(node["name"].get<std::string>().rfind("a-gpu-", 0), 0u) << node.dump();
+  EXPECT_EQ(node["facts"]["kernel"], "6.1.0-causeway-test");
+  EXPECT_EQ(node["facts"]["os"], "Ubuntu 22.04.4 LTS");
+  EXPECT_EQ(node["facts"]["container_runtime"], "containerd://1.7.13");
+  EXPECT_EQ(node["facts"]["driver"], "550.54.15");
+  EXPECT_EQ(node["facts"]["cuda"], "12.4");
+  EXPECT_EQ(node["facts"]["image"], "kwok-resolved://registry.example.com/train@sha256:" + std::string(64, 'a'));
+  EXPECT_EQ(node["gpus"].size(), 8u);
+
+  // The cluster's own audit log, imported, shows what Causeway did there
+  // beside Causeway's own trail: the Job created, as the API server saw it.
+  std::map<std::string, std::string> cli = {{"CAUSEWAY_SERVER", s.process().url()},
+                                            {"CAUSEWAY_TOKEN", s.process().admin_token()}};
+  auto imported = RunCli({"audit", "import", plane_->audit_log(), "--source", "k8s", "--provider", "kc"}, cli);
+  ASSERT_EQ(imported.exit_code, 0) << imported.err;
+  auto found = RunCli({"--json", "audit", "search", "--provider", "kc", "--action", "create", "--since", "1d",
+                       "--limit", "1000"},
+                      cli);
+  ASSERT_EQ(found.exit_code, 0) << found.err;
+  bool job_created = false;
+  json events = json::parse(found.out)["events"];
+  for (const json& e : events) {
+    job_created |= e.dump().find(JobName(id, 1)) != std::string::npos && e.dump().find("jobs") != std::string::npos;
+  }
+  EXPECT_TRUE(job_created) << found.out.substr(0, 4000);
+}
+
+TEST_F(KubernetesTest, AJobBeyondKueuesQuotaWaitsWithKueuesWordsAndCancelDeletesTheJob) {
+  Corner("b", 2, 8);
+  EstateServer s(dir_, Estate());
+  std::string first = s.Submit(Spec("first", "", ", kwok-run-for: 300s"));
+  ASSERT_TRUE(Eventually([&] { return s.Get("/v1/jobs/" + first)["state"] == "running"; }))
+      << s.Get("/v1/jobs/" + first).dump(2);
+  std::string second = s.Submit(Spec("second"));
+  // Handed to the cluster, it waits in Kueue, and explain says why in
+  // Kueue's own words.
+  json explain;
+  ASSERT_TRUE(Eventually([&] {
+    explain = s.Get("/v1/jobs/" + second + "/explain")["scheduler"];
+    return explain.is_object() && explain.value("waiting", "").find("insufficient unused quota") != std::string::npos;
+  })) << explain.dump(2);
+  EXPECT_EQ(explain["state"], "admitted");
+  EXPECT_NE(explain["waiting"].get<std::string>().find("nvidia.com/gpu in flavor b-h100"), std::string::npos)
+      << explain.dump(2);
+  EXPECT_EQ(s.Get("/v1/jobs/" + second)["state"], "admitted");
+
+  // Cancelled, the first job's Job goes (and its pods and Secret with it);
+  // the second is admitted by Kueue and runs.
+  ASSERT_EQ(s.Post("/v1/jobs/" + first + "/cancel"), 200);
+  ASSERT_TRUE(Eventually([&] {
+    int rc = 0;
+    plane_->Kubectl("-n " + Ns() + " get job " + JobName(first, 1), "", &rc);
+    return rc != 0;
+  })) << plane_->Kubectl("-n " + Ns() + " get jobs");
+  ASSERT_TRUE(Eventually([&] { return s.Get("/v1/jobs/" + second)["state"] == "succeeded"; }))
+      << s.Get("/v1/jobs/" + second).dump(2);
+}
+
+TEST_F(KubernetesTest, KueueEvictingAJobIsAPreemptionAndTheJobResumesFromItsCheckpoint) {
+  Corner("c", 1, 8);
+  plane_->Apply("apiVersion: kueue.x-k8s.io/v1beta2\nkind: WorkloadPriorityClass\nmetadata: {name: c-urgent}\n"
+                "value: 1000\n");
+  EstateServer s(dir_, Estate());
+  std::string id = s.Submit(Spec("long", "checkpoint: {path: s3://ckpt/long}\n", ", kwok-run-for: 600s"));
+  ASSERT_TRUE(Eventually([&] { return s.Get("/v1/jobs/" + id)["state"] == "running"; }))
+      << s.Get("/v1/jobs/" + id).dump(2);
+  // The attempt registers a checkpoint with its own credential, read from
+  // its Secret (as the program in the pod would find it in its environment).
+  std::string token = plane_->Kubectl("-n " + Ns() + " get secret " + JobName(id, 1) +
+                                      " -o go-template='{{.data.CAUSEWAY_TOKEN | base64decode}}'");
+  ASSERT_EQ(token.rfind("cw_", 0), 0u) << token;
+  auto client = s.process().Client();
+  auto registered = client.Send("POST", "/v1/jobs/" + id + "/checkpoints",
+                                json{{"path", "s3://ckpt/long/step-200"}, {"step", 200}}.dump(), Auth(token));
+  ASSERT_TRUE(registered.ok() && registered->status == 201) << (registered.ok() ? registered->body : "no answer");
+
+  // Work of a higher priority arrives in the same ClusterQueue: Kueue
+  // evicts Causeway's job to make room.
+  plane_->Apply("apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: urgent\n  namespace: " + Ns() +
+                "\n  labels: {kueue.x-k8s.io/queue-name: lq, kueue.x-k8s.io/priority-class: c-urgent}\n"
+                "spec:\n  suspend: true\n  template:\n    metadata: {labels: {kwok-run-for: 5s}}\n"
+                "    spec:\n      restartPolicy: Never\n"
+                "      containers: [{name: main, image: busybox, resources: {limits: {nvidia.com/gpu: \"8\"}}}]\n");
+  ASSERT_TRUE(Eventually([&] { return s.Get("/v1/jobs/" + id)["attempts"].size() >= 2u; }, std::chrono::seconds(120)))
+      << s.Get("/v1/jobs/" + id).dump(2) << plane_->Kubectl("-n " + Ns() + " get jobs,workloads");
+  json job = s.Get("/v1/jobs/" + id);
+  EXPECT_EQ(job["attempts"][0]["state"], "preempted") << job.dump(2);
+  EXPECT_NE(job["events"].dump().find("evicted by Kueue"), std::string::npos) << job["events"].dump(2);
+  // The next attempt resumes from the checkpoint (its Secret says where),
+  // once the urgent work has finished.
+  ASSERT_TRUE(Eventually([&] {
+    std::string from = plane_->Kubectl("-n " + Ns() + " get secret " + JobName(id, 2) +
+                                       " -o go-template='{{.data.CAUSEWAY_RESUME_FROM | base64decode}}'");
+    return from == "s3://ckpt/long/step-200";
+  }, std::chrono::seconds(120))) << plane_->Kubectl("-n " + Ns() + " get jobs,secrets");
+  ASSERT_TRUE(Eventually([&] { return s.Get("/v1/jobs/" + id)["state"] == "running"; }, std::chrono::seconds(120)))
+      << s.Get("/v1/jobs/" + id).dump(2);
+}
+
+TEST_F(KubernetesTest, AGangOfTwoNodesGetsItsRanksAndEachOthersAddresses) {
+  Corner("d", 2, 16);
+  EstateServer s(dir_, Estate());
+  std::string id = s.Submit("name: gang\nnum_nodes: 2\nresources: {accelerators: H100:8, infra: k8s/kc-d}\n"
+                            "labels: {team: nlp}\nrun: torchrun --nnodes=$SKYPILOT_NUM_NODES train.py\n");
+  ASSERT_TRUE(Eventually([&] { return s.Get("/v1/jobs/" + id)["state"] == "succeeded"; }))
+      << s.Get("/v1/jobs/" + id).dump(2);
+  const std::string name = JobName(id, 1);
+  json job = KubeJson("-n " + Ns() + " get job " + name);
+  ASSERT_TRUE(job.is_object());
+  EXPECT_EQ(job["spec"]["completionMode"], "Indexed");
+  EXPECT_EQ(job["spec"]["completions"], 2);
+  EXPECT_EQ(job["spec"]["parallelism"], 2);
+  EXPECT_EQ(job["spec"]["template"]["spec"]["subdomain"], name);
+  std::string script = job["spec"]["template"]["spec"]["containers"][0]["command"][2];
+  EXPECT_NE(script.find("SKYPILOT_NODE_RANK=\"${JOB_COMPLETION_INDEX:-0}\""), std::string::npos) << script;
+  EXPECT_NE(script.find(name + "-0." + name + "." + Ns() + ".svc\n" + name + "-1." + name + "." + Ns() + ".svc"),
+            std::string::npos)
+      << script;
+  EXPECT_NE(script.find("MASTER_ADDR='" + name + "-0."), std::string::npos) << script;
+  json service = KubeJson("-n " + Ns() + " get service " + name);
+  ASSERT_TRUE(service.is_object());
+  EXPECT_EQ(service["spec"]["clusterIP"], "None");
+  // Both ranks ran, one pod each, on the two nodes.
+  json pods = KubeJson("-n " + Ns() + " get pods -l batch.kubernetes.io/job-name=" + name);
+  std::set<std::string> ranks, nodes;
+  for (const json& p : pods["items"]) {
+    ranks.insert(p["metadata"]["labels"]["batch.kubernetes.io/job-completion-index"].get<std::string>());
+    nodes.insert(p["spec"]["nodeName"].get<std::string>());
+  }
+  EXPECT_EQ(ranks, (std::set<std::string>{"0", "1"}));
+  EXPECT_EQ(nodes.size(), 2u);
+}
+
+TEST_F(KubernetesTest, AServerKilledMidLaunchAndRestartedDoesNotCreateASecondJob) {
+  Corner("e", 1, 8);
+  EstateServer s(dir_, Estate());
+  std::string id = s.Submit(Spec("once", "", ", kwok-run-for: 5s"));
+  // Killed the moment the Job exists: whether or not the hand-over was
+  // recorded, the restarted server adopts that Job.
+  ASSERT_TRUE(Eventually([&] {
+    int rc = 0;
+    plane_->Kubectl("-n " + Ns() + " get job " + JobName(id, 1), "", &rc);
+    return rc == 0;
+  }));
+  s.Restart();
+  ASSERT_TRUE(Eventually([&] { return s.Get("/v1/jobs/" + id)["state"] == "succeeded"; }))
+      << s.Get("/v1/jobs/" + id).dump(2);
+  json jobs = KubeJson("-n " + Ns() + " get jobs -l causeway-job=" + id);
+  EXPECT_EQ(jobs["items"].size(), 1u) << jobs.dump(2);
+}
+
+TEST_F(KubernetesTest, AnApiServerThatNeverAnswersHoldsNothingUpAndItsWorkGoesElsewhere) {
+  SilentPeer silent;  // an API server that takes connections and never answers
+  tag_ = "f";
+  std::string estate =
+      "providers:\n  - {name: kc, kind: kubernetes, regions: [{name: r1, zone: eu}]}\n"
+      "  - {name: simmed, kind: sim, regions: [{name: r2, zone: eu}]}\n"
+      "clusters:\n"
+      "  - name: kc-silent\n    provider: kc\n    region: r1\n"
+      "    node_pools: [{name: h100, gpu_type: H100, gpus_per_node: 8, nodes: 2}]\n"
+      "    kubernetes: {api_server: \"https://127.0.0.1:" + std::to_string(silent.port()) + "\", ca_file: " +
+      plane_->ca() + ", token_file: " + plane_->token_file() + ", namespace: causeway}\n"
+      "  - name: sim-h100\n    provider: simmed\n    region: r2\n"
+      "    node_pools: [{name: h100, gpu_type: H100, gpus_per_node: 8, nodes: 8}]\n"
+      "prices:\n  - {cluster: kc-silent, gpu_type: H100, on_demand: \"1.00\"}\n"
+      "  - {cluster: sim-h100, gpu_type: H100, on_demand: \"5.00\"}\n";
+  EstateServer s(dir_, estate);
+  auto timed = [&](const char* method, const std::string& path, const json& body) {
+    auto c = s.process().Client();
+    auto t0 = std::chrono::steady_clock::now();
+    auto r = c.Send(method, path, body.is_null() ? "" : body.dump(), Auth(s.process().admin_token()));
+    auto took = std::chrono::steady_clock::now() - t0;
+    EXPECT_TRUE(r.ok() && r->status < 300) << path << ": " << (r.ok() ? r->body : "no answer");
+    return took;
+  };
+  // What the server answers does not wait on the silent cluster (its
+  // calls have deadlines of 10 s; these answer in far less).
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_LT(timed("POST", "/v1/jobs", json{{"spec", "name: j" + std::to_string(i) +
+                                                          "\nresources: {accelerators: H100:8}\nrun: train\n"}}),
+              std::chrono::seconds(5));
+    EXPECT_LT(timed("POST", "/v1/tokens", json{{"name", "t" + std::to_string(i)}, {"scopes", {"jobs:read"}}}),
+              std::chrono::seconds(5));
+    EXPECT_LT(timed("GET", "/v1/queues", json()), std::chrono::seconds(5));
+  }
+  // The cheaper cluster is down: the work runs on the other.
+  json jobs = s.Get("/v1/jobs?limit=10");
+  ASSERT_EQ(jobs["jobs"].size(), 3u);
+  for (const json& j : jobs["jobs"]) {
+    std::string id = j["id"];
+    ASSERT_TRUE(Eventually([&] { return s.Get("/v1/jobs/" + id)["attempts"].size() >= 1u; })) << s.Get("/v1/jobs/" + id);
+    EXPECT_EQ(s.Get("/v1/jobs/" + id)["attempts"][0]["cluster"], "sim-h100");
+  }
+  json explain = s.Get("/v1/jobs/" + jobs["jobs"][0]["id"].get<std::string>() + "/explain");
+  EXPECT_NE(explain.dump().find("provider kc is down"), std::string::npos) << explain.dump(2);
+}
+
+TEST_F(KubernetesTest, AClusterWhoseApiServerStopsAnsweringGoesDownAndNewWorkGoesElsewhere) {
+  Corner("g", 1, 16);
+  // The cluster is reached through a proxy that can be made to hang.
+  FreezingProxy proxy(static_cast<uint16_t>(std::stoi(plane_->api().substr(plane_->api().rfind(':') + 1))));
+  std::string estate = Estate("  - name: sim-h100\n    provider: simmed\n    region: r2\n"
+                              "    node_pools: [{name: h100, gpu_type: H100, gpus_per_node: 8, nodes: 8}]\n",
+                              "  - {name: simmed, kind: sim, regions: [{name: r2, zone: eu}]}\n");
+  estate.replace(estate.find(plane_->api()), plane_->api().size(), "https://127.0.0.1:" + std::to_string(proxy.port()));
+  estate += "  - {cluster: sim-h100, gpu_type: H100, on_demand: \"5.00\"}\n";
+  EstateServer s(dir_, estate);
+  // Healthy, the cheaper cluster takes the work.
+  std::string first = s.Submit(Spec("first", "", ", kwok-run-for: 600s"));
+  ASSERT_TRUE(Eventually([&] { return s.Get("/v1/jobs/" + first)["state"] == "running"; }))
+      << s.Get("/v1/jobs/" + first).dump(2);
+  EXPECT_EQ(s.Get("/v1/jobs/" + first)["attempts"][0]["cluster"], "kc-g");
+
+  proxy.Freeze();
+  // The server answers at once while the cluster hangs (its calls have
+  // deadlines of 10 s; the bound is generous, not a speed test).
+  auto timed = [&](const char* method, const std::string& path, const json& body) {
+    auto c = s.process().Client();
+    auto t0 = std::chrono::steady_clock::now();
+    auto r = c.Send(method, path, body.is_null() ? "" : body.dump(), Auth(s.process().admin_token()));
+    EXPECT_TRUE(r.ok() && r->status < 300) << path << ": " << (r.ok() ? r->body : "no answer");
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5)) << path << " waited on the cluster";
+    return r.ok() ? json::parse(r->body, nullptr, false) : json();
+  };
+  std::string second;
+  for (int i = 0; i < 3; ++i) {
+    json submitted = timed("POST", "/v1/jobs", json{{"spec", "name: after" + std::to_string(i) +
+                                                                 "\nresources: {accelerators: H100:8}\nlabels: {team: nlp}\nrun: train\n"}});
+    if (i == 0) second = submitted["job"].value("id", "");
+    timed("POST", "/v1/tokens", json{{"name", "t" + std::to_string(i)}, {"scopes", {"jobs:read"}}});
+    timed("GET", "/v1/queues", json());
+  }
+  // Once the watch has not heard from it for its bound, the cluster is
+  // down: new work runs on the other cluster.
+  ASSERT_TRUE(Eventually([&] {
+    json job = s.Get("/v1/jobs/" + second);
+    return job["state"] == "running" && job["attempts"].back()["cluster"] == "sim-h100";
+  }, std::chrono::seconds(120))) << s.Get("/v1/jobs/" + second).dump(2);
+}
+
+}  // namespace
+}  // namespace causeway::testing

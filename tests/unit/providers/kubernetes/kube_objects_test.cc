@@ -1,0 +1,226 @@
+// What an attempt becomes in a Kubernetes cluster and what the cluster's
+// answers mean, without a cluster (the plane's tests: kubernetes_test.cc).
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "provenance/probe.h"
+#include "providers/kubernetes/kube_api.h"
+#include "providers/kubernetes/kube_objects.h"
+#include "providers/kubernetes/kube_settings.h"
+#include "providers/registry.h"
+
+namespace causeway::kube {
+namespace {
+
+using nlohmann::json;
+
+LaunchRequest Request() {
+  LaunchRequest r;
+  r.job_id = "job_01JD3XQ0ABCDEFGHJKMNPQRSTV";
+  r.attempt = 2;
+  r.cluster = "k";
+  r.gpus_per_node = 8;
+  r.num_nodes = 1;
+  r.env = {{"CAUSEWAY_TOKEN", "cw_secret"}, {"EPOCHS", "3"}};
+  r.run = "python train.py";
+  r.setup = "pip install -r requirements.txt";
+  r.time_limit = Micros(std::chrono::hours(2));
+  r.tags = {{"causeway-job", r.job_id}, {"causeway-team", "nlp"}, {"causeway-owner", "alice@example.com"},
+            {"kwok-run-for", "5s"}, {"kueue.x-k8s.io/queue-name", "elsewhere"}, {"causeway-attempt", "9"}};
+  return r;
+}
+
+KubeSettings Settings() {
+  KubeSettings s;
+  s.namespace_prefix = "team-";
+  s.local_queue = "lq";
+  return s;
+}
+
+TEST(KubeObjectsTest, NamesAreDnsLabelsShortEnoughForThePodsHostNames) {
+  std::string name = ObjectName("job_01JD3XQ0ABCDEFGHJKMNPQRSTV", 12);
+  EXPECT_EQ(name, "cw-job-01jd3xq0abcdefghjkmnpqrstv-12");
+  std::string longest = ObjectName(std::string(200, 'X'), 123456);
+  EXPECT_LE(longest.size(), 52u);
+  EXPECT_EQ(longest.substr(longest.size() - 7), "-123456");
+  EXPECT_EQ(LabelValue("alice@example.com"), "alice_example.com");
+  EXPECT_EQ(LabelValue("-x-"), "x");
+  EXPECT_LE(LabelValue(std::string(100, 'a')).size(), 63u);
+}
+
+TEST(KubeObjectsTest, AJobIsSuspendedQueuedForKueueNeverRetriedAndHoldsNoSecret) {
+  LaunchRequest r = Request();
+  json job = JobManifest(r, Settings(), "team-nlp");
+  EXPECT_EQ(job["metadata"]["namespace"], "team-nlp");
+  const json& labels = job["metadata"]["labels"];
+  EXPECT_EQ(labels["kueue.x-k8s.io/queue-name"], "lq") << "a job's own label must not choose its queue";
+  EXPECT_EQ(labels["causeway-attempt"], "2") << "a job's own label must not rename its attempt";
+  EXPECT_EQ(labels["causeway-owner"], "alice_example.com");
+  EXPECT_EQ(labels["kwok-run-for"], "5s");
+  EXPECT_EQ(job["metadata"]["annotations"]["causeway.dev/owner"], "alice@example.com");
+  const json& spec = job["spec"];
+  EXPECT_EQ(spec["suspend"], true);
+  EXPECT_EQ(spec["backoffLimit"], 0);
+  EXPECT_EQ(spec["completionMode"], "Indexed");
+  EXPECT_EQ(spec["activeDeadlineSeconds"], 7200);
+  const json& container = spec["template"]["spec"]["containers"][0];
+  EXPECT_EQ(container["image"], "ubuntu:22.04");
+  EXPECT_EQ(container["resources"]["limits"]["nvidia.com/gpu"], "8");
+  EXPECT_EQ(job.dump().find("cw_secret"), std::string::npos);
+  EXPECT_EQ(container["envFrom"][0]["secretRef"]["name"], ObjectName(r.job_id, 2));
+  EXPECT_EQ(spec["template"]["spec"]["automountServiceAccountToken"], false);
+  // Without Kueue there is no queue label (Causeway resumes the Job itself).
+  KubeSettings plain = Settings();
+  plain.local_queue.clear();
+  EXPECT_FALSE(JobManifest(r, plain, "team-nlp")["metadata"]["labels"].contains("kueue.x-k8s.io/queue-name"));
+
+  json secret = SecretManifest(r, "team-nlp", "uid-1");
+  EXPECT_EQ(secret["stringData"]["CAUSEWAY_TOKEN"], "cw_secret");
+  EXPECT_EQ(secret["metadata"]["ownerReferences"][0]["uid"], "uid-1");
+  EXPECT_EQ(secret["metadata"]["ownerReferences"][0]["kind"], "Job");
+}
+
+TEST(KubeObjectsTest, EachRankOfAGangKnowsItsRankAndTheHeadsAddress) {
+  LaunchRequest r = Request();
+  r.num_nodes = 3;
+  std::string name = ObjectName(r.job_id, r.attempt);
+  std::string script = PodScript(r, "team-nlp");
+  EXPECT_NE(script.find("SKYPILOT_NODE_RANK=\"${JOB_COMPLETION_INDEX:-0}\""), std::string::npos);
+  EXPECT_NE(script.find("'" + name + "-0." + name + ".team-nlp.svc\n" + name + "-1." + name + ".team-nlp.svc\n" + name +
+                        "-2." + name + ".team-nlp.svc'"),
+            std::string::npos)
+      << script;
+  EXPECT_LT(script.find("pip install"), script.find("python train.py"));
+  json service = ServiceManifest(r, "team-nlp", "uid-1");
+  EXPECT_EQ(service["spec"]["clusterIP"], "None");
+  EXPECT_EQ(JobManifest(r, Settings(), "team-nlp")["spec"]["template"]["spec"]["subdomain"], name);
+}
+
+TEST(KubeObjectsTest, WhatKubernetesSaysBecomesAnOutcome) {
+  JobView done = ViewOf(json::parse(R"({"spec": {"suspend": false}, "status": {"succeeded": 1,
+      "startTime": "2026-12-06T10:00:00Z", "conditions": [{"type": "Complete", "status": "True"}]}})"));
+  EXPECT_EQ(done.outcome, AttemptOutcome::kSucceeded);
+  EXPECT_TRUE(done.started);
+  ASSERT_TRUE(done.start_time);
+  EXPECT_EQ(FormatRfc3339(*done.start_time), "2026-12-06T10:00:00.000000Z");
+  JobView late = ViewOf(json::parse(R"({"status": {"failed": 1, "conditions": [
+      {"type": "Failed", "status": "True", "reason": "DeadlineExceeded", "message": "Job was active longer"}]}})"));
+  EXPECT_EQ(late.outcome, AttemptOutcome::kTimeout);
+  JobView waiting = ViewOf(json::parse(R"({"spec": {"suspend": true}, "status": {}})"));
+  EXPECT_FALSE(waiting.outcome);
+  EXPECT_TRUE(waiting.suspended);
+  EXPECT_FALSE(waiting.started);
+  EXPECT_FALSE(ViewOf(json::parse("[1, 2]")).outcome) << "an answer of the wrong shape is no outcome";
+
+  auto classify = [](const char* pods) {
+    JobView v;
+    v.outcome = AttemptOutcome::kFailed;
+    ClassifyFromPods(json::parse(pods), v);
+    return v;
+  };
+  JobView oom = classify(R"({"items": [{"metadata": {"name": "p0"}, "status": {"containerStatuses": [
+      {"name": "main", "state": {"terminated": {"exitCode": 137, "reason": "OOMKilled"}}}]}}]})");
+  EXPECT_EQ(oom.outcome, AttemptOutcome::kFailed);
+  EXPECT_EQ(oom.exit_code, 137);
+  EXPECT_NE(oom.reason.find("out of memory"), std::string::npos);
+  JobView lost = classify(R"({"items": [{"metadata": {"name": "p0"}, "status": {"conditions": [
+      {"type": "DisruptionTarget", "status": "True", "reason": "DeletionByTaintManager", "message": "node gone"}]}}]})");
+  EXPECT_EQ(lost.outcome, AttemptOutcome::kNodeFailure);
+  JobView pull = classify(R"({"items": [{"metadata": {"name": "p0"}, "status": {"containerStatuses": [
+      {"name": "main", "image": "registry.example.com/x:1", "state": {"waiting": {"reason": "ErrImagePull",
+       "message": "not found"}}}]}}]})");
+  EXPECT_NE(pull.reason.find("the image registry.example.com/x:1 cannot be pulled"), std::string::npos) << pull.reason;
+  JobView code = classify(R"({"items": [{"metadata": {"name": "p0"}, "status": {"containerStatuses": [
+      {"name": "main", "state": {"terminated": {"exitCode": 3, "reason": "Error"}}}]}}]})");
+  EXPECT_EQ(code.exit_code, 3);
+}
+
+TEST(KubeObjectsTest, KueuesOwnWordsSayWhyAJobWaitsOrWasEvicted) {
+  json pending = json::parse(R"({"status": {"conditions": [{"type": "QuotaReserved", "status": "False",
+      "reason": "Pending", "message": "couldn't assign flavors to pod set main: insufficient unused quota for nvidia.com/gpu in flavor h100, 8 more needed"}]}})");
+  EXPECT_EQ(WaitingReason(pending),
+            "couldn't assign flavors to pod set main: insufficient unused quota for nvidia.com/gpu in flavor h100, 8 more "
+            "needed");
+  EXPECT_EQ(EvictionReason(pending), "");
+  json evicted = json::parse(R"({"status": {"conditions": [{"type": "QuotaReserved", "status": "True"},
+      {"type": "Evicted", "status": "True", "reason": "Preempted", "message": "Preempted to accommodate a workload"}]}})");
+  EXPECT_EQ(WaitingReason(evicted), "");
+  EXPECT_EQ(EvictionReason(evicted), "evicted by Kueue: Preempted (Preempted to accommodate a workload)");
+}
+
+TEST(KubeObjectsTest, ANodesFactsReadAsTheProbesDo) {
+  json node = json::parse(R"({"metadata": {"name": "gpu-7", "labels": {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3",
+      "nvidia.com/cuda.driver.major": "550", "nvidia.com/cuda.driver.minor": "54", "nvidia.com/cuda.driver.rev": "15",
+      "nvidia.com/cuda.runtime-version.full": "12.4", "nvidia.com/gpu.memory": "81559"}},
+      "status": {"allocatable": {"nvidia.com/gpu": "2"}, "nodeInfo": {"kernelVersion": "6.1.0",
+      "osImage": "Ubuntu 22.04.4 LTS", "containerRuntimeVersion": "containerd://1.7.13"}}})");
+  provenance::NodeFacts f = provenance::ParseProbe(NodeFacts(node, KubeSettings{}, "registry/x@sha256:ab"));
+  EXPECT_EQ(f.name, "gpu-7");
+  EXPECT_EQ(f.facts["kernel"].value, "6.1.0");
+  EXPECT_EQ(f.facts["driver"].value, "550.54.15");
+  EXPECT_EQ(f.facts["cuda"].value, "12.4");
+  EXPECT_EQ(f.facts["container_runtime"].value, "containerd://1.7.13");
+  EXPECT_EQ(f.facts["image"].value, "registry/x@sha256:ab");
+  ASSERT_EQ(f.gpus.size(), 2u);
+  EXPECT_EQ(f.gpus[1].model, "NVIDIA-H100-80GB-HBM3");
+  EXPECT_EQ(f.gpus[1].memory_mib, "81559");
+  // A node without GPU feature discovery says what it lacks.
+  provenance::NodeFacts bare = provenance::ParseProbe(NodeFacts(json::parse(R"({"metadata": {"name": "n"}})"),
+                                                                KubeSettings{}, ""));
+  EXPECT_FALSE(bare.facts["driver"].detected());
+  EXPECT_NE(bare.facts["driver"].not_detected.find("feature discovery"), std::string::npos);
+  EXPECT_FALSE(bare.facts["image"].detected());
+}
+
+TEST(KubeObjectsTest, ErrorAnswersBecomeTypedStatuses) {
+  EXPECT_EQ(StatusOf(404, R"({"kind":"Status","message":"jobs.batch \"x\" not found","code":404})", "GET").code(),
+            Code::kNotFound);
+  EXPECT_EQ(StatusOf(409, "{}", "POST").code(), Code::kAlreadyExists);
+  EXPECT_EQ(StatusOf(410, "{}", "watch").code(), Code::kFailedPrecondition);
+  EXPECT_EQ(StatusOf(403, "{}", "GET").code(), Code::kPermissionDenied);
+  EXPECT_EQ(StatusOf(503, "not json", "GET").code(), Code::kUnavailable);
+  EXPECT_NE(StatusOf(404, R"({"message":"jobs.batch \"x\" not found"})", "GET /x").message().find("not found"),
+            std::string::npos);
+}
+
+// The estate's kubernetes block: every credential from a file, exactly one.
+TEST(KubeSettingsTest, TheClusterBlockIsCheckedWhereItIsWritten) {
+  auto estate = [](const std::string& block) {
+    return providers::ParseEstate(
+        "providers: [{name: k, kind: kubernetes, regions: [{name: r, zone: eu}]}]\n"
+        "clusters:\n  - name: c\n    provider: k\n    region: r\n"
+        "    node_pools: [{name: p, gpu_type: H100, gpus_per_node: 8, nodes: 1}]\n"
+        "    kubernetes: {" + block + "}\n",
+        "estate.yaml");
+  };
+  auto good = estate("api_server: \"https://10.0.0.1:6443\", ca_file: /ca.crt, token_file: /t, namespace_prefix: team-");
+  ASSERT_TRUE(good.ok()) << good.status().ToString();
+  const KubeSettings* s = SettingsAs<KubeSettings>(good->clusters[0]);
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->gpu_resource, "nvidia.com/gpu");
+  EXPECT_EQ(s->NamespaceFor("NLP Research"), "team-nlp-research");
+  EXPECT_TRUE(good->clusters[0].honours.container_images);
+
+  struct Bad {
+    std::string block, says;
+  } bad[] = {
+      {"api_server: \"https://h:1\", ca_file: /c, namespace: x", "exactly one credential"},
+      {"api_server: \"https://h:1\", ca_file: /c, token_file: /t, client_cert: /c, client_key: /k, namespace: x",
+       "exactly one credential"},
+      {"api_server: \"https://h:1\", ca_file: /c, client_cert: /c, namespace: x", "needs both"},
+      {"api_server: \"http://h:1\", ca_file: /c, token_file: /t, namespace: x", "https://"},
+      {"api_server: \"https://h:1\", ca_file: /c, token_file: /t", "namespace"},
+      {"api_server: \"https://h:1\", ca_file: /c, token_file: /t, namespace: Bad_NS", "namespace name"},
+      {"api_server: \"https://h:1\", ca_file: /c, token_file: /t, namespace: x, token: abc", "token"},
+      {"kubeconfig: /kc, token_file: /t, namespace: x", "leave out token_file"},
+  };
+  for (const Bad& b : bad) {
+    auto r = estate(b.block);
+    ASSERT_FALSE(r.ok()) << b.block;
+    EXPECT_NE(r.status().ToString().find(b.says), std::string::npos) << b.block << "\n" << r.status().ToString();
+  }
+}
+
+}  // namespace
+}  // namespace causeway::kube
