@@ -359,24 +359,10 @@ Status KubeProvider::Cancel(const std::string& job_id, int attempt) {
   return Status::Ok();
 }
 
-void KubeProvider::Finish(const Cluster& c, const Tracked& t, JobView& view, ProviderEvent& ev) const {
-  // The Job's pods, rank 0 first: why it failed, and where it ran.
-  json pods = {{"items", json::array()}};
-  json head;
-  if (c.pods) {
-    c.pods->Visit([&](const std::string&, const json& pod) {
-      const json& meta = JsonMember(pod, "metadata");
-      if (JsonString(meta, "namespace") != t.ns ||
-          JsonString(JsonMember(meta, "labels"), "batch.kubernetes.io/job-name") != t.name) {
-        return;
-      }
-      pods["items"].push_back(pod);
-      if (JsonString(JsonMember(meta, "labels"), "batch.kubernetes.io/job-completion-index") == "0") head = pod;
-    });
-  }
-  if (view.outcome != AttemptOutcome::kSucceeded) ClassifyFromPods(pods, view);
-  if (head.is_null() && !pods["items"].empty()) head = pods["items"][0];
-  for (const json& pod : pods["items"]) {
+void KubeProvider::Finish(const Cluster& c, const std::vector<json>& pods, JobView& view, ProviderEvent& ev) const {
+  if (view.outcome != AttemptOutcome::kSucceeded) ClassifyFromPods({{"items", pods}}, view);
+  // Where it ran, rank 0 first.
+  for (const json& pod : pods) {
     std::string node_name = JsonString(JsonMember(pod, "spec"), "nodeName");
     json node = c.nodes && !node_name.empty() ? c.nodes->Find(node_name) : json();
     if (node.is_null()) continue;
@@ -388,9 +374,49 @@ void KubeProvider::Finish(const Cluster& c, const Tracked& t, JobView& view, Pro
   }
 }
 
+KubeProvider::Seen KubeProvider::SeenOn(const Cluster& c) const {
+  Seen seen;
+  if (c.pods) {
+    c.pods->Visit([&](const std::string&, const json& pod) {
+      const json& meta = JsonMember(pod, "metadata");
+      std::string job = JsonString(JsonMember(meta, "labels"), "batch.kubernetes.io/job-name");
+      if (!job.empty()) seen.pods[JsonString(meta, "namespace") + "/" + job].push_back(pod);
+    });
+    auto rank = [](const json& pod) {
+      return JsonString(JsonMember(JsonMember(pod, "metadata"), "labels"), "batch.kubernetes.io/job-completion-index");
+    };
+    for (auto& [job, pods] : seen.pods) {
+      std::sort(pods.begin(), pods.end(), [&](const json& a, const json& b) {
+        return rank(a).size() != rank(b).size() ? rank(a).size() < rank(b).size() : rank(a) < rank(b);
+      });
+    }
+  }
+  if (c.workloads) {
+    c.workloads->Visit([&](const std::string&, const json& w) {
+      const json& meta = JsonMember(w, "metadata");
+      for (const json& o : JsonArray(meta, "ownerReferences")) {
+        if (JsonString(o, "kind") == "Job") seen.workloads[JsonString(meta, "namespace") + "/" + JsonString(o, "name")] = w;
+      }
+    });
+  }
+  return seen;
+}
+
 std::vector<ProviderEvent> KubeProvider::Poll(Timestamp now) {
   std::vector<int> capacity;
   for (const Pool& p : pools_) capacity.push_back(CountCapacity(p));
+  // What each cluster with attempts of Causeway's shows of their pods and
+  // Workloads, gathered once (not once per attempt).
+  std::vector<bool> busy(clusters_.size(), false);
+  {
+    MutexLock lock(mu_);
+    for (const auto& [key, t] : tracked_) busy[static_cast<size_t>(t.cluster)] = true;
+  }
+  std::vector<Seen> seen(clusters_.size());
+  for (size_t i = 0; i < clusters_.size(); ++i) {
+    if (busy[i]) seen[i] = SeenOn(clusters_[i]);
+  }
+  static const std::vector<json> kNoPods;
   std::vector<ProviderEvent> out;
   std::vector<std::pair<int, std::string>> deletes;  // cluster, Job path: made after the lock
   {
@@ -444,17 +470,12 @@ std::vector<ProviderEvent> KubeProvider::Poll(Timestamp now) {
       }
       t.seen = true;
       JobView view = ViewOf(job);
-      json workload;
-      if (c.workloads) {
-        c.workloads->Visit([&](const std::string&, const json& w) {
-          for (const json& o : JsonArray(JsonMember(w, "metadata"), "ownerReferences")) {
-            if (JsonString(o, "kind") == "Job" && JsonString(o, "name") == t.name &&
-                JsonString(JsonMember(w, "metadata"), "namespace") == t.ns) {
-              workload = w;
-            }
-          }
-        });
-      }
+      const Seen& there = seen[static_cast<size_t>(t.cluster)];
+      const std::string key = t.ns + "/" + t.name;
+      auto w = there.workloads.find(key);
+      const json workload = w == there.workloads.end() ? json() : w->second;
+      auto p = there.pods.find(key);
+      const std::vector<json>& pods = p == there.pods.end() ? kNoPods : p->second;
       if (!view.outcome) {
         std::string evicted = EvictionReason(workload);
         if (t.started && (view.suspended || !evicted.empty())) {
@@ -467,17 +488,7 @@ std::vector<ProviderEvent> KubeProvider::Poll(Timestamp now) {
         } else {
           JobView pods_view;
           pods_view.outcome = AttemptOutcome::kFailed;
-          json pods = {{"items", json::array()}};
-          if (c.pods) {
-            c.pods->Visit([&](const std::string&, const json& pod) {
-              const json& meta = JsonMember(pod, "metadata");
-              if (JsonString(meta, "namespace") == t.ns &&
-                  JsonString(JsonMember(meta, "labels"), "batch.kubernetes.io/job-name") == t.name) {
-                pods["items"].push_back(pod);
-              }
-            });
-          }
-          ClassifyFromPods(pods, pods_view);
+          ClassifyFromPods({{"items", pods}}, pods_view);
           if (pods_view.reason.find("cannot be pulled") != std::string::npos) {
             // The image never comes: the user's to fix, not a wait.
             view = pods_view;
@@ -506,7 +517,7 @@ std::vector<ProviderEvent> KubeProvider::Poll(Timestamp now) {
       }
       ev.kind = ProviderEvent::Kind::kEnded;
       ev.started = view.start_time;
-      Finish(c, t, view, ev);
+      Finish(c, pods, view, ev);
       ev.outcome = *view.outcome;
       ev.exit_code = view.exit_code;
       ev.reason = view.reason;

@@ -124,8 +124,15 @@ class KubeProvider final : public ProviderAdapter {
   // Creates (or finds) the attempt's Job, then its Secret and Service, then
   // resumes it where no Kueue admits it. Blocking.
   Status Send(const Cluster& c, const LaunchRequest& r, const std::string& ns) const;
+  // What the informers of a cluster show of Causeway's Jobs, by
+  // "namespace/job name": their pods (rank 0 first) and Kueue Workloads.
+  struct Seen {
+    std::map<std::string, std::vector<nlohmann::json>> pods;
+    std::map<std::string, nlohmann::json> workloads;
+  };
+  Seen SeenOn(const Cluster& c) const;
   // What an attempt that ended leaves behind: why (its pods), and its facts.
-  void Finish(const Cluster& c, const Tracked& t, JobView& view, ProviderEvent& ev) const;
+  void Finish(const Cluster& c, const std::vector<nlohmann::json>& pods, JobView& view, ProviderEvent& ev) const;
   static std::string BackendId(const std::string& cluster, const std::string& ns, const std::string& name);
 
   std::string name_;

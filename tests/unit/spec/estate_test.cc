@@ -222,42 +222,42 @@ TEST(EstateTest, SlurmClustersChooseTheirInterfaces) {
   EXPECT_FALSE(r->accounting);
 }
 
-// A kind registered from outside the build's own (as a Kubernetes adapter
+// A kind registered from outside the build's own (as a Nomad adapter
 // would be) reads its own cluster block, with the estate's error positions;
 // another kind's block on its clusters, and a kind nobody registered, are
 // refused with what would be accepted.
-struct KubeSettings final : KindSettings {
+struct NomadSettings final : KindSettings {
   std::string context;
 };
 
 TEST(EstateTest, EachKindReadsItsOwnBlocks) {
   providers::Registry kinds = providers::BuiltInKinds();
-  providers::Kind kube;
-  kube.estate.cluster_key = "kubernetes";
-  kube.estate.parse_cluster = [](SettingsReader& r) -> std::shared_ptr<const KindSettings> {
+  providers::Kind nomad;
+  nomad.estate.cluster_key = "nomad";
+  nomad.estate.parse_cluster = [](SettingsReader& r) -> std::shared_ptr<const KindSettings> {
     if (!r.CheckKeys({"context"})) return nullptr;
-    auto s = std::make_shared<KubeSettings>();
+    auto s = std::make_shared<NomadSettings>();
     s->context = r.String("context", true);
     return s;
   };
-  kube.estate.cluster_block_required = "a cluster of a kubernetes provider needs kubernetes: {context}";
-  ASSERT_TRUE(kinds.Register("kubernetes", std::move(kube)).ok());
+  nomad.estate.cluster_block_required = "a cluster of a nomad provider needs nomad: {context}";
+  ASSERT_TRUE(kinds.Register("nomad", std::move(nomad)).ok());
   // A second kind under a name already taken is refused, as Kueue refuses a
   // second integration of one name; the first stays.
-  Status twice = kinds.Register("kubernetes", providers::Kind{});
+  Status twice = kinds.Register("nomad", providers::Kind{});
   EXPECT_EQ(twice.code(), Code::kAlreadyExists) << twice.ToString();
   EXPECT_EQ(kinds.Register("sim", providers::Kind{}).code(), Code::kAlreadyExists);
   const std::string head =
-      "providers:\n  - {name: k, kind: kubernetes, regions: [{name: r, zone: eu}]}\nclusters:\n"
+      "providers:\n  - {name: k, kind: nomad, regions: [{name: r, zone: eu}]}\nclusters:\n"
       "  - name: c\n    provider: k\n    region: r\n    node_pools: [{name: p, gpu_type: H100, gpus_per_node: 8, nodes: 1}]\n";
-  auto ok = providers::ParseEstate(head + "    kubernetes: {context: prod}\n", "estate.yaml", kinds);
+  auto ok = providers::ParseEstate(head + "    nomad: {context: prod}\n", "estate.yaml", kinds);
   ASSERT_TRUE(ok.ok()) << ok.status().ToString();
-  const KubeSettings* k = SettingsAs<KubeSettings>(ok->clusters[0]);
+  const NomadSettings* k = SettingsAs<NomadSettings>(ok->clusters[0]);
   ASSERT_NE(k, nullptr);
   EXPECT_EQ(k->context, "prod");
   EXPECT_EQ(SettingsAs<SlurmSettings>(ok->clusters[0]), nullptr);
 
-  auto missing = providers::ParseEstate(head + "    kubernetes: {contxt: prod}\n", "estate.yaml", kinds);
+  auto missing = providers::ParseEstate(head + "    nomad: {contxt: prod}\n", "estate.yaml", kinds);
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.status().ToString().find("estate.yaml:8:"), std::string::npos) << missing.status().ToString();
   EXPECT_NE(missing.status().ToString().find("did you mean \"context\""), std::string::npos)
@@ -265,19 +265,19 @@ TEST(EstateTest, EachKindReadsItsOwnBlocks) {
 
   auto none = providers::ParseEstate(head, "estate.yaml", kinds);
   ASSERT_FALSE(none.ok());
-  EXPECT_NE(none.status().ToString().find("needs kubernetes: {context}"), std::string::npos) << none.status().ToString();
+  EXPECT_NE(none.status().ToString().find("needs nomad: {context}"), std::string::npos) << none.status().ToString();
 
-  auto other = providers::ParseEstate(head + "    kubernetes: {context: prod}\n    local: {output_dir: /o}\n",
+  auto other = providers::ParseEstate(head + "    nomad: {context: prod}\n    local: {output_dir: /o}\n",
                                       "estate.yaml", kinds);
   ASSERT_FALSE(other.ok());
-  EXPECT_NE(other.status().ToString().find("local settings are for clusters of kind local, not kubernetes"),
+  EXPECT_NE(other.status().ToString().find("local settings are for clusters of kind local, not nomad"),
             std::string::npos)
       << other.status().ToString();
 
   // Without the registration the kind is unknown, and the error lists the build's kinds.
-  auto unknown = providers::ParseEstate(head + "    kubernetes: {context: prod}\n", "estate.yaml");
+  auto unknown = providers::ParseEstate(head + "    nomad: {context: prod}\n", "estate.yaml");
   ASSERT_FALSE(unknown.ok());
-  EXPECT_NE(unknown.status().ToString().find("unknown kind \"kubernetes\": expected one of local, sim, slurm"),
+  EXPECT_NE(unknown.status().ToString().find("unknown kind \"nomad\": expected one of kubernetes, local, sim, slurm"),
             std::string::npos)
       << unknown.status().ToString();
 }
