@@ -5,6 +5,8 @@
 // Internal to src/net and the audit sinks: it pulls in Asio.
 #pragma once
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <optional>
@@ -20,18 +22,31 @@ namespace causeway::net {
 // called (it closes the socket), the aborted handlers are drained, and the
 // result is boost::asio::error::timed_out. Otherwise the operation's error.
 // `ioc` must have no other work.
+//
+// With `abandon`, the operation is also given up (as on the deadline, with
+// boost::asio::error::operation_aborted) within a tenth of a second of
+// `*abandon` becoming true: for a caller that must stop promptly (a
+// watch's thread when its owner goes) however long the deadline.
 template <typename Start>
 boost::system::error_code RunUntil(boost::asio::io_context& ioc, std::chrono::steady_clock::time_point deadline,
-                                   const std::function<void()>& cancel, Start&& start) {
+                                   const std::function<void()>& cancel, Start&& start,
+                                   const std::atomic<bool>* abandon = nullptr) {
   std::optional<boost::system::error_code> result;
   start([&result](const boost::system::error_code& ec, auto&&...) { result = ec; });
   ioc.restart();
-  ioc.run_until(deadline);  // returns once the operation completed, or at the deadline
+  if (abandon == nullptr) {
+    ioc.run_until(deadline);  // returns once the operation completed, or at the deadline
+  } else {
+    while (!result && !abandon->load() && std::chrono::steady_clock::now() < deadline) {
+      ioc.run_until(std::min(deadline, std::chrono::steady_clock::now() + std::chrono::milliseconds(100)));
+    }
+  }
   if (result) return *result;
+  const bool abandoned = abandon != nullptr && abandon->load();
   cancel();
   ioc.restart();
   ioc.run();  // the aborted operation's handler runs; nothing else is queued
-  return boost::asio::error::timed_out;
+  return abandoned ? boost::asio::error::operation_aborted : boost::asio::error::timed_out;
 }
 
 }  // namespace causeway::net

@@ -65,15 +65,20 @@ struct Outgoing {
   std::string body;
   std::string content_type = "application/json";
   std::vector<std::pair<std::string, std::string>> headers;
+  const std::atomic<bool>* abandon = nullptr;  // ApiRequest::abandon
 };
 
 using Deadline = std::chrono::steady_clock::time_point;
 
 // Runs one step on `stream` within `deadline`; on the deadline the
 // connection is closed and the step ends with asio::error::timed_out.
+// With `abandon` (ApiRequest::abandon), the step also ends when it turns
+// true, with asio::error::operation_aborted.
 template <typename Stream, typename Start>
-beast::error_code Step(asio::io_context& ioc, Stream& stream, Deadline deadline, Start&& start) {
-  return RunUntil(ioc, deadline, [&stream] { beast::get_lowest_layer(stream).close(); }, std::forward<Start>(start));
+beast::error_code Step(asio::io_context& ioc, Stream& stream, Deadline deadline, Start&& start,
+                       const std::atomic<bool>* abandon = nullptr) {
+  return RunUntil(ioc, deadline, [&stream] { beast::get_lowest_layer(stream).close(); }, std::forward<Start>(start),
+                  abandon);
 }
 
 Status TimedOut(const Url& u, std::chrono::milliseconds timeout) {
@@ -94,13 +99,13 @@ Result<HttpResult> Exchange(asio::io_context& ioc, Stream& stream, const Url& u,
     req.body() = sent.body;
     req.prepare_payload();
   }
-  beast::error_code ec = Step(ioc, stream, deadline, [&](auto h) { http::async_write(stream, req, std::move(h)); });
+  beast::error_code ec = Step(ioc, stream, deadline, [&](auto h) { http::async_write(stream, req, std::move(h)); }, sent.abandon);
   if (ec == asio::error::timed_out) return TimedOut(u, timeout);
   if (ec) return Unavailable("sending to " + u.host + " failed: " + ec.message());
   beast::flat_buffer buffer;
   http::response_parser<http::string_body> parser;
   parser.body_limit(max_bytes);
-  ec = Step(ioc, stream, deadline, [&](auto h) { http::async_read(stream, buffer, parser, std::move(h)); });
+  ec = Step(ioc, stream, deadline, [&](auto h) { http::async_read(stream, buffer, parser, std::move(h)); }, sent.abandon);
   if (ec == http::error::body_limit) return ResourceExhausted("the answer from " + u.host + " is larger than allowed");
   if (ec == asio::error::timed_out) return TimedOut(u, timeout);
   if (ec) return Unavailable("reading from " + u.host + " failed: " + ec.message());
@@ -117,7 +122,8 @@ Result<HttpResult> Exchange(asio::io_context& ioc, Stream& stream, const Url& u,
 
 // A connected stream: plain TCP or TLS, ready for a request.
 template <typename Fn>
-auto Connected(std::string_view url, std::chrono::milliseconds timeout, const TlsTrust& trust, Fn&& use)
+auto Connected(std::string_view url, std::chrono::milliseconds timeout, const TlsTrust& trust, Fn&& use,
+               const std::atomic<bool>* abandon = nullptr)
     -> decltype(use(std::declval<asio::io_context&>(), std::declval<beast::tcp_stream&>(), std::declval<const Url&>(),
                     Deadline{})) {
   ASSIGN_OR_RETURN(Url u, ParseUrl(url));
@@ -130,7 +136,7 @@ auto Connected(std::string_view url, std::chrono::milliseconds timeout, const Tl
   Deadline deadline = std::chrono::steady_clock::now() + timeout;
   if (!u.tls) {
     beast::tcp_stream stream(ioc);
-    ec = Step(ioc, stream, deadline, [&](auto h) { stream.async_connect(endpoints, std::move(h)); });
+    ec = Step(ioc, stream, deadline, [&](auto h) { stream.async_connect(endpoints, std::move(h)); }, abandon);
     if (ec == asio::error::timed_out) return TimedOut(u, timeout);
     if (ec) return Unavailable("cannot reach " + u.host + ":" + u.port + ": " + ec.message());
     return use(ioc, stream, u, deadline);
@@ -145,10 +151,10 @@ auto Connected(std::string_view url, std::chrono::milliseconds timeout, const Tl
   beast::ssl_stream<beast::tcp_stream> stream(ioc, ctx);
   RETURN_IF_ERROR(ExpectServerName(stream, u.host));
   ec = Step(ioc, stream, deadline,
-            [&](auto h) { beast::get_lowest_layer(stream).async_connect(endpoints, std::move(h)); });
+            [&](auto h) { beast::get_lowest_layer(stream).async_connect(endpoints, std::move(h)); }, abandon);
   if (ec == asio::error::timed_out) return TimedOut(u, timeout);
   if (ec) return Unavailable("cannot reach " + u.host + ":" + u.port + ": " + ec.message());
-  ec = Step(ioc, stream, deadline, [&](auto h) { stream.async_handshake(ssl::stream_base::client, std::move(h)); });
+  ec = Step(ioc, stream, deadline, [&](auto h) { stream.async_handshake(ssl::stream_base::client, std::move(h)); }, abandon);
   if (ec == asio::error::timed_out) return TimedOut(u, timeout);
   if (ec) return Unavailable("TLS with " + u.host + " failed: " + ec.message());
   return use(ioc, stream, u, deadline);
@@ -156,9 +162,12 @@ auto Connected(std::string_view url, std::chrono::milliseconds timeout, const Tl
 
 Result<HttpResult> Send(std::string_view url, std::chrono::milliseconds timeout, size_t max_bytes, const Outgoing& out,
                         const TlsTrust& trust = {}) {
-  return Connected(url, timeout, trust, [&](asio::io_context& ioc, auto& stream, const Url& u, Deadline deadline) {
-    return Exchange(ioc, stream, u, max_bytes, out, deadline, timeout);
-  });
+  return Connected(
+      url, timeout, trust,
+      [&](asio::io_context& ioc, auto& stream, const Url& u, Deadline deadline) {
+        return Exchange(ioc, stream, u, max_bytes, out, deadline, timeout);
+      },
+      out.abandon);
 }
 
 }  // namespace
@@ -174,7 +183,7 @@ Result<HttpResult> Post(std::string_view url, const std::string& body, const std
 }
 
 Result<HttpResult> SendApi(const ApiRequest& r, const TlsTrust& trust) {
-  Outgoing out{http::string_to_verb(r.method), r.body, r.content_type, r.headers};
+  Outgoing out{http::string_to_verb(r.method), r.body, r.content_type, r.headers, r.abandon};
   if (out.verb == http::verb::unknown) return InvalidArgument("unknown HTTP method " + r.method);
   return Send(r.url, r.timeout, r.max_bytes, out, trust);
 }
@@ -195,19 +204,19 @@ Status StreamApi(const ApiRequest& r, const TlsTrust& trust, int* status, std::s
       req.body() = r.body;
       req.prepare_payload();
     }
-    beast::error_code ec = Step(ioc, stream, deadline, [&](auto h) { http::async_write(stream, req, std::move(h)); });
+    beast::error_code ec = Step(ioc, stream, deadline, [&](auto h) { http::async_write(stream, req, std::move(h)); }, r.abandon);
     if (ec == asio::error::timed_out) return TimedOut(u, r.timeout);
     if (ec) return Unavailable("sending to " + u.host + " failed: " + ec.message());
     beast::flat_buffer buffer;
     http::response_parser<http::string_body> parser;
     parser.body_limit(boost::none);  // the stream is read piece by piece, nothing kept
-    ec = Step(ioc, stream, deadline, [&](auto h) { http::async_read_header(stream, buffer, parser, std::move(h)); });
+    ec = Step(ioc, stream, deadline, [&](auto h) { http::async_read_header(stream, buffer, parser, std::move(h)); }, r.abandon);
     if (ec == asio::error::timed_out) return TimedOut(u, r.timeout);
     if (ec) return Unavailable("reading from " + u.host + " failed: " + ec.message());
     *status = static_cast<int>(parser.get().result_int());
     if (*status != 200) {
       parser.body_limit(r.max_bytes);
-      ec = Step(ioc, stream, deadline, [&](auto h) { http::async_read(stream, buffer, parser, std::move(h)); });
+      ec = Step(ioc, stream, deadline, [&](auto h) { http::async_read(stream, buffer, parser, std::move(h)); }, r.abandon);
       if (ec == asio::error::timed_out) return TimedOut(u, r.timeout);
       if (ec) return Unavailable("reading from " + u.host + " failed: " + ec.message());
       *error_body = std::move(parser.get().body());
@@ -221,7 +230,7 @@ Status StreamApi(const ApiRequest& r, const TlsTrust& trust, int* status, std::s
     };
     parser.on_chunk_body(take);
     while (!parser.is_done() && !stopped) {
-      ec = Step(ioc, stream, deadline, [&](auto h) { http::async_read_some(stream, buffer, parser, std::move(h)); });
+      ec = Step(ioc, stream, deadline, [&](auto h) { http::async_read_some(stream, buffer, parser, std::move(h)); }, r.abandon);
       if (ec == asio::error::timed_out) return TimedOut(u, r.timeout);
       if (ec == http::error::end_of_stream || ec == asio::error::eof) break;
       if (ec) return Unavailable("reading from " + u.host + " failed: " + ec.message());
@@ -232,7 +241,7 @@ Status StreamApi(const ApiRequest& r, const TlsTrust& trust, int* status, std::s
       }
     }
     return Status::Ok();
-  });
+  }, r.abandon);
 }
 
 namespace {

@@ -5,6 +5,7 @@
 // server's certificate and name are always checked.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <string>
@@ -32,6 +33,10 @@ struct ApiRequest {
   std::vector<std::pair<std::string, std::string>> headers;
   std::chrono::milliseconds timeout{10'000};
   size_t max_bytes = 8 << 20;  // the largest answer read
+  // When set, the call is given up (kUnavailable, "abandoned") within a
+  // tenth of a second of it becoming true: a caller that must stop
+  // promptly sets it.
+  const std::atomic<bool>* abandon = nullptr;
 };
 
 // Sends `request` and reads the whole answer, with the errors of Fetch

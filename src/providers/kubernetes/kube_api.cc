@@ -115,8 +115,8 @@ Status StatusOf(int http_status, const std::string& body, const std::string& wha
   }
 }
 
-KubeApi::KubeApi(Endpoint endpoint, std::chrono::milliseconds timeout)
-    : endpoint_(std::move(endpoint)), timeout_(timeout) {}
+KubeApi::KubeApi(Endpoint endpoint, std::chrono::milliseconds timeout, const std::atomic<bool>* abandon)
+    : endpoint_(std::move(endpoint)), timeout_(timeout), abandon_(abandon) {}
 
 Result<std::string> KubeApi::Bearer() const {
   if (!endpoint_.token_file.empty()) {
@@ -131,6 +131,7 @@ Result<net::ApiRequest> KubeApi::Prepare(const std::string& method, const std::s
   r.method = method;
   r.url = endpoint_.server + path;
   r.timeout = timeout_;
+  r.abandon = abandon_;
   ASSIGN_OR_RETURN(std::string token, Bearer());
   if (!token.empty()) r.headers.emplace_back("Authorization", "Bearer " + token);
   return r;

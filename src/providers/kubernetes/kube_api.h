@@ -7,6 +7,7 @@
 // Not thread-safe: one per thread (the provider's worker, its watcher).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <string>
@@ -32,7 +33,10 @@ Result<Endpoint> EndpointOf(const KubeSettings& settings);
 
 class KubeApi {
  public:
-  explicit KubeApi(Endpoint endpoint, std::chrono::milliseconds timeout = std::chrono::seconds(10));
+  // With `abandon`, every call is given up once it turns true (within a
+  // tenth of a second; net::ApiRequest::abandon).
+  explicit KubeApi(Endpoint endpoint, std::chrono::milliseconds timeout = std::chrono::seconds(10),
+                   const std::atomic<bool>* abandon = nullptr);
 
   Result<nlohmann::json> Get(const std::string& path) const;
   // An answer that is not JSON (a pod's log), up to `max_bytes`.
@@ -66,6 +70,7 @@ class KubeApi {
 
   Endpoint endpoint_;
   std::chrono::milliseconds timeout_;
+  const std::atomic<bool>* abandon_;
 };
 
 // The Status of a Kubernetes error answer (its `message`, its `code`).

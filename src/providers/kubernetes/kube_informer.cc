@@ -13,10 +13,10 @@ namespace causeway::kube {
 
 using nlohmann::json;
 
-// What the informer's thread and its owner share: the thread keeps it as
-// long as it runs, so the owner may go first.
+// What the informer's thread works on.
 struct Informer::State {
-  State(Endpoint endpoint, Options o) : api(std::move(endpoint), std::chrono::seconds(10)), options(std::move(o)) {}
+  State(Endpoint endpoint, Options o)
+      : api(std::move(endpoint), std::chrono::seconds(10), &stop), options(std::move(o)) {}
 
   void Run();
   Status List(std::string* version) EXCLUDES(mu);
@@ -24,9 +24,9 @@ struct Informer::State {
   void Apply(const std::string& type, const json& object) EXCLUDES(mu);
   std::string Query(bool watch, const std::string& version) const;
 
+  std::atomic<bool> stop{false};  // before api, which is given it
   const KubeApi api;
   const Options options;
-  std::atomic<bool> stop{false};
   mutable Mutex mu;
   std::map<std::string, json> objects GUARDED_BY(mu);
   bool listed GUARDED_BY(mu) = false;
@@ -37,11 +37,14 @@ struct Informer::State {
 };
 
 Informer::Informer(Endpoint endpoint, Options options)
-    : s_(std::make_shared<State>(std::move(endpoint), std::move(options))) {
-  std::thread([s = s_] { s->Run(); }).detach();
+    : s_(std::make_unique<State>(std::move(endpoint), std::move(options))) {
+  thread_ = std::thread([s = s_.get()] { s->Run(); });
 }
 
-Informer::~Informer() { s_->stop = true; }
+Informer::~Informer() {
+  s_->stop = true;
+  thread_.join();
+}
 
 std::string Informer::KeyOf(const json& object) {
   const json& meta = JsonMember(object, "metadata");

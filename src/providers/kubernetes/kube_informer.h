@@ -19,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -39,9 +40,8 @@ class Informer {
   };
 
   Informer(Endpoint endpoint, Options options);
-  // Returns at once: a call to the server in progress is left to end at
-  // its deadline on the informer's thread, which then stops (the thread
-  // shares what it uses, so nothing it touches goes away under it).
+  // Stops the thread: a call to the server in progress is abandoned
+  // (net::ApiRequest::abandon), so this returns within a tenth of a second.
   ~Informer();
   Informer(const Informer&) = delete;
   Informer& operator=(const Informer&) = delete;
@@ -67,7 +67,8 @@ class Informer {
 
  private:
   struct State;
-  std::shared_ptr<State> s_;
+  std::unique_ptr<State> s_;
+  std::thread thread_;
 };
 
 }  // namespace causeway::kube

@@ -101,7 +101,7 @@ class FakeKube final : public ProviderAdapter {
 
 TEST(ProviderRegistryTest, TheBuiltInKindsAreRegisteredWithWhatTheyCanDo) {
   const providers::Registry& kinds = providers::BuiltInKinds();
-  EXPECT_EQ(kinds.Names(), (std::vector<std::string>{"local", "sim", "slurm"}));
+  EXPECT_EQ(kinds.Names(), (std::vector<std::string>{"kubernetes", "local", "sim", "slurm"}));
   ASSERT_NE(kinds.Find("sim"), nullptr);
   EXPECT_TRUE(kinds.Find("sim")->simulated);
   EXPECT_FALSE(kinds.Find("slurm")->simulated);
