@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -35,7 +36,11 @@ class FreezingProxy {
     accept_ = std::thread([this] { Accept(); });
   }
   ~FreezingProxy() {
-    stop_ = true;
+    {
+      std::lock_guard<std::mutex> lock(hold_mu_);
+      stop_ = true;
+    }
+    held_.notify_all();
     ::shutdown(fd_, SHUT_RDWR);
     ::close(fd_);
     accept_.join();
@@ -76,9 +81,10 @@ class FreezingProxy {
     }
     char buf[16384];
     while (!stop_) {
-      if (frozen_ || server < 0) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
-        continue;
+      if (frozen_ || server < 0) {  // silent until the proxy goes
+        std::unique_lock<std::mutex> lock(hold_mu_);
+        held_.wait(lock, [this] { return stop_.load(); });
+        break;
       }
       pollfd fds[2] = {{client, POLLIN, 0}, {server, POLLIN, 0}};
       if (::poll(fds, 2, 50) <= 0) continue;
@@ -99,6 +105,8 @@ class FreezingProxy {
   uint16_t port_ = 0;
   std::atomic<bool> stop_{false}, frozen_{false};
   std::mutex mu_;
+  std::mutex hold_mu_;  // with held_: a silent connection waits for the proxy to go
+  std::condition_variable held_;
   std::vector<std::thread> pipes_;
   std::thread accept_;
 };
