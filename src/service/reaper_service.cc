@@ -101,7 +101,7 @@ Status ReaperService::TickOnce() {
   std::map<std::pair<std::string, int>, const ActiveAttempt*> by_key;
   for (const ActiveAttempt& r : u.running) by_key[{r.job_id, r.attempt}] = &r;
   std::vector<WriteFn> work;
-  std::vector<std::pair<size_t, std::string>> cancels;  // unit index, job
+  std::vector<std::pair<size_t, const telemetry::ReaperAction*>> cancels;  // unit index, cancel
   std::vector<telemetry::ReaperAction> actions = reaper_.Evaluate(u.now, u.running, samples_);
   for (const telemetry::ReaperAction& a : actions) {
     const ActiveAttempt& view = *by_key.at({a.job_id, a.attempt});
@@ -132,16 +132,22 @@ Status ReaperService::TickOnce() {
       RETURN_IF_ERROR(tx.AddJobEvent(JobEvent{0, a.job_id, u.now, e.action, (a.dry_run ? "(dry run) " : "") + a.reason}));
       return cancel_write ? cancel_write(tx) : Status::Ok();
     });
-    if (cancel) cancels.emplace_back(work.size() - 1, a.job_id);
+    if (cancel) cancels.emplace_back(work.size() - 1, &a);
   }
   lock.Unlock();
   if (work.empty()) return Status::Ok();
   std::vector<Status> results = queue_.RunAll(std::move(work));
   // Once durable, a cancel goes the way of one a person asks for: the
   // scheduler stops the attempt and frees its GPUs. A job that finished in
-  // the meantime refused its unit and is left alone.
-  for (const auto& [index, job_id] : cancels) {
-    if (results[index].ok()) scheduler_.OnCancelled(job_id);
+  // the meantime refused its unit and is left alone; a cancel whose write
+  // failed is tried again.
+  for (const auto& [index, a] : cancels) {
+    if (results[index].ok()) {
+      scheduler_.OnCancelled(a->job_id);
+    } else if (results[index].code() != Code::kFailedPrecondition) {
+      MutexLock relock(mu_);
+      reaper_.CancelNotDone(a->job_id, a->attempt);
+    }
   }
   for (const Status& st : results) {
     if (!st.ok() && st.code() != Code::kFailedPrecondition) return st;

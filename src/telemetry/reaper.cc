@@ -54,6 +54,7 @@ std::vector<ReaperAction> Reaper::Evaluate(Timestamp now, const std::vector<Acti
   for (const ActiveAttempt& a : running) {
     auto key = std::make_pair(a.job_id, a.attempt);
     seen.insert(key);
+    if (cancelled_.count(key)) continue;
     const ReaperPolicy* p = PolicyFor(a);
     if (!p) {
       warned_.erase(key);
@@ -93,13 +94,23 @@ std::vector<ReaperAction> Reaper::Evaluate(Timestamp now, const std::vector<Acti
       actions.push_back({ReaperAction::kCancel, a.job_id, a.attempt, p->name, p->dry_run, idle->first, idle->second,
                          why + ", warned " + FormatDuration(now - warned->second) + " ago",
                          p->window + (now - warned->second)});
+      if (!p->dry_run) cancelled_.emplace(key, warned->second);
       warned_.erase(warned);
     }
   }
-  for (auto it = warned_.begin(); it != warned_.end();) {
-    it = seen.count(it->first) ? std::next(it) : warned_.erase(it);
+  for (auto* forget : {&warned_, &cancelled_}) {
+    for (auto it = forget->begin(); it != forget->end();) {
+      it = seen.count(it->first) ? std::next(it) : forget->erase(it);
+    }
   }
   return actions;
+}
+
+void Reaper::CancelNotDone(const std::string& job_id, int attempt) {
+  auto it = cancelled_.find({job_id, attempt});
+  if (it == cancelled_.end()) return;
+  warned_[it->first] = it->second;
+  cancelled_.erase(it);
 }
 
 }  // namespace causeway::telemetry

@@ -55,7 +55,10 @@ class Reaper {
   // What to do at `now`: a warning the first time an attempt is found idle,
   // a cancel once it is still idle `grace` after its warning (or a second
   // warning for a warn-only policy, never), and kRecovered when a warned
-  // attempt works again. Attempts no longer running are forgotten.
+  // attempt works again. Attempts no longer running are forgotten. An
+  // attempt cancelled (not in a dry run) gets nothing more while it is still
+  // seen running: the scheduler stops it a moment later, and until then it
+  // is neither warned again nor cancelled twice.
   std::vector<ReaperAction> Evaluate(Timestamp now, const std::vector<ActiveAttempt>& running,
                                      const SampleStore& samples);
 
@@ -65,12 +68,18 @@ class Reaper {
 
   // Whether one GPU's points are idle at `now` under `p`; `max_percent` is
   // set to the highest sample in the window.
+  // A cancel Evaluate gave was not carried out (its write failed): the
+  // attempt is judged again, and cancelled at the next evaluation that
+  // still finds it idle.
+  void CancelNotDone(const std::string& job_id, int attempt);
+
   static bool IdleWindow(const std::vector<SampleStore::Point>& points, int64_t now_us, const ReaperPolicy& p,
                          int& max_percent);
 
  private:
   std::vector<ReaperPolicy> policies_;
-  std::map<std::pair<std::string, int>, Timestamp> warned_;  // (job, attempt) -> when warned
+  std::map<std::pair<std::string, int>, Timestamp> warned_;     // (job, attempt) -> when warned
+  std::map<std::pair<std::string, int>, Timestamp> cancelled_;  // (job, attempt) -> when it had been warned
 };
 
 }  // namespace causeway::telemetry

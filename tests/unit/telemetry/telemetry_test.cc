@@ -122,6 +122,21 @@ TEST(ReaperTest, IdleForTheWholeWindowWarnsThenCancelsAfterTheGrace) {
   auto at46 = reaper.Evaluate(At(46), running, store);
   ASSERT_EQ(at46.size(), 1u);
   EXPECT_EQ(at46[0].kind, ReaperAction::kCancel);
+  // The scheduler stops a cancelled attempt a moment later; until then it
+  // is still seen running and idle, and gets no second warning or cancel.
+  EXPECT_TRUE(reaper.Evaluate(At(47), running, store).empty());
+  EXPECT_TRUE(reaper.Evaluate(At(80), running, store).empty());
+  // A cancel whose write failed is given again at the next look.
+  reaper.CancelNotDone("job_idle", 1);
+  auto retried = reaper.Evaluate(At(81), running, store);
+  ASSERT_EQ(retried.size(), 1u);
+  EXPECT_EQ(retried[0].kind, ReaperAction::kCancel);
+  // Once it is gone, it is forgotten: an attempt of that number seen again
+  // starts from nothing.
+  EXPECT_TRUE(reaper.Evaluate(At(82), {Running("job_busy")}, store).empty());
+  auto again = reaper.Evaluate(At(83), running, store);
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_EQ(again[0].kind, ReaperAction::kWarn);
 }
 
 // A young attempt is never idle: samples stamped before it started (a
