@@ -27,9 +27,9 @@ void PrintCredentials(const json& j) {
   for (const json& t : j["workload_tokens"]) {
     workload.Add({Text(t, "jti"), Text(t, "job"), Text(t, "expires_at"), Text(t, "state")});
   }
-  Table accounts({"PROVIDER", "CLUSTER", "ACCOUNT USER", "STATE"});
+  Table accounts({"PROVIDER", "CLUSTER", "ACCOUNT", "USER", "STATE"});
   for (const json& a : j["provider_accounts"]) {
-    accounts.Add({Text(a, "provider"), Text(a, "cluster"), Text(a, "slurm_user"),
+    accounts.Add({Text(a, "provider"), Text(a, "cluster"), Text(a, "kind"), Text(a, "account_user"),
                   Text(a, "state") + (a.contains("accounts") && !a["accounts"].empty() ? " " + a["accounts"].dump() : "")});
   }
   std::cout << "\n";

@@ -63,16 +63,6 @@ std::vector<std::unique_ptr<providers::PeopleAccounts>> PeopleService::Accounts(
   return out;
 }
 
-std::string PeopleService::PosixName(const std::string& user) {
-  std::string name = user.substr(0, user.find('@'));
-  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  bool valid = !name.empty() && name.size() <= 32 && std::isalpha(static_cast<unsigned char>(name[0])) &&
-               std::all_of(name.begin(), name.end(), [](unsigned char c) {
-                 return std::isalnum(c) || c == '-' || c == '_' || c == '.';
-               });
-  return valid ? name : "";
-}
-
 Result<int64_t> PeopleService::Audit(const std::string& action, const std::string& resource, Details details,
                                      const std::string& actor) {
   AuditEvent e;
@@ -106,7 +96,9 @@ Result<SyncReport> PeopleService::Sync(const std::string& user, const std::strin
   ASSIGN_OR_RETURN(Person person, LookUp(store_, user));
   const bool may_work = person.entry && person.entry->active;
   std::vector<SyncStep> steps;
-  // The teams whose jobs the person submits: where they get a Slurm user.
+  // What the person holds, for clusters to mirror; the teams whose jobs
+  // they submit.
+  std::vector<providers::PersonGrant> grants;
   std::set<std::string> teams;
   bool every_team = false;  // a grant that submits to every team
   if (may_work) {
@@ -114,6 +106,7 @@ Result<SyncReport> PeopleService::Sync(const std::string& user, const std::strin
       bool submits = std::any_of(g.scopes.begin(), g.scopes.end(), [](const std::string& s) {
         return s == identity::kScopeJobsWrite || s == identity::kScopeAdmin;
       });
+      grants.push_back({g.role, g.team, submits});
       if (!submits) continue;
       if (g.team.empty()) every_team = true;
       else teams.insert(g.team);
@@ -137,7 +130,7 @@ Result<SyncReport> PeopleService::Sync(const std::string& user, const std::strin
     RETURN_IF_ERROR(EndCredentials(user, actor, steps));
     RETURN_IF_ERROR(HandleWork(user, /*active=*/false, actor, steps, [](const JobRecord&) { return false; }));
   }
-  RETURN_IF_ERROR(SyncAccounts(user, teams, may_work, actor, steps));
+  RETURN_IF_ERROR(SyncAccounts(user, grants, may_work, actor, steps));
   bool ok = std::all_of(steps.begin(), steps.end(), [](const SyncStep& s) { return s.ok; });
   ASSIGN_OR_RETURN(int64_t seq, Audit(may_work ? "identity.sync" : "identity.deprovision", "user/" + user,
                                       {{"user", user}, {"active", may_work}, {"steps", steps.size()}, {"ok", ok}},
@@ -234,45 +227,46 @@ Status PeopleService::HandleWork(const std::string& user, bool active, const std
   return Status::Ok();
 }
 
-// Slurm users (and any other provider's people accounts): exactly the
-// desired associations on each cluster.
-Status PeopleService::SyncAccounts(const std::string& user, const std::set<std::string>& teams, bool may_work,
-                                   const std::string& actor, std::vector<SyncStep>& steps) {
-  const std::string posix = PosixName(user);
+// Slurm users, Kubernetes bindings: exactly the accounts the person's
+// grants mean on each cluster (none for someone who may not work).
+Status PeopleService::SyncAccounts(const std::string& user, const std::vector<providers::PersonGrant>& grants,
+                                   bool may_work, const std::string& actor, std::vector<SyncStep>& steps) {
   for (const auto& cluster : Accounts()) {
     const std::string& name = cluster->cluster();
-    if (posix.empty()) {
+    const std::string account_user = cluster->NameOf(user);
+    if (account_user.empty()) {
       steps.push_back(Step("provider.account.sync", name,
-                           InvalidArgument("no valid POSIX name can be made of \"" + user + "\""), 0));
+                           InvalidArgument("no valid " + cluster->Noun() + " name can be made of \"" + user + "\""), 0));
       continue;
     }
-    auto have = cluster->UserAccounts(posix);
+    auto have = cluster->UserAccounts(account_user);
     if (!have.ok()) {
-      steps.push_back(Step("provider.account.sync", name + "/" + posix, have.status(), 0));
+      steps.push_back(Step("provider.account.sync", name + "/" + account_user, have.status(), 0));
       continue;
     }
+    const std::set<std::string> wanted = cluster->AccountsFor(grants);
     std::set<std::string> present(have->begin(), have->end());
-    std::string target = name + "/" + posix;
-    for (const std::string& team : teams) {
-      if (present.count(team)) continue;
-      Status st = cluster->EnsureUser(posix, team);
+    std::string target = name + "/" + account_user;
+    for (const std::string& account : wanted) {
+      if (present.count(account)) continue;
+      Status st = cluster->EnsureUser(account_user, account);
       int64_t seq = 0;
       if (st.ok()) {
         ASSIGN_OR_RETURN(seq, Audit("provider.account.create", "cluster/" + name,
-                                    {{"user", user}, {"slurm_user", posix}, {"account", team}}, actor));
+                                    {{"user", user}, {"account_user", account_user}, {"account", account}}, actor));
       }
-      steps.push_back(Step("provider.account.create", target + "@" + team, st, seq));
+      steps.push_back(Step("provider.account.create", target + "@" + account, st, seq));
     }
     for (const std::string& account : present) {
-      if (teams.count(account)) continue;
+      if (wanted.count(account)) continue;
       // Once nothing is left, the user goes altogether.
-      bool last = teams.empty() && account == *present.rbegin();
-      Status st = last ? cluster->RemoveUser(posix) : cluster->RemoveAssociation(posix, account);
+      bool last = wanted.empty() && account == *present.rbegin();
+      Status st = last ? cluster->RemoveUser(account_user) : cluster->RemoveAssociation(account_user, account);
       int64_t seq = 0;
       if (st.ok()) {
         ASSIGN_OR_RETURN(seq, Audit("provider.account.remove", "cluster/" + name,
-                                    {{"user", user}, {"slurm_user", posix}, {"account", account},
-                                     {"reason", may_work ? "no longer in the team" : "deprovisioned"}},
+                                    {{"user", user}, {"account_user", account_user}, {"account", account},
+                                     {"reason", may_work ? "no longer granted" : "deprovisioned"}},
                                     actor));
       }
       steps.push_back(Step("provider.account.remove", target + "@" + account, st, seq));
@@ -360,19 +354,20 @@ Result<CredentialReport> PeopleService::Credentials(const std::string& user) {
     }
   }
 
-  std::string posix = PosixName(user);
   for (const auto& cluster : Accounts()) {
     const Cluster* c = estate_.FindCluster(cluster->cluster());
-    if (posix.empty() || !c) continue;
-    auto have = cluster->UserAccounts(posix);
-    CredentialReport::Account a{c->provider, c->name, posix, "", std::nullopt};
+    const std::string account_user = cluster->NameOf(user);
+    if (account_user.empty() || !c) continue;
+    auto have = cluster->UserAccounts(account_user);
+    CredentialReport::Account a{c->provider, c->name, cluster->Noun(), account_user, "", std::nullopt};
+    const std::string what = cluster->Noun() + " " + account_user + " on " + c->name;
     if (!have.ok()) {
       a.state = "unknown: " + have.status().message();
-      live.push_back("Slurm user " + posix + " on " + c->name + " (cannot be checked)");  // not proven gone
+      live.push_back(what + " (cannot be checked)");  // not proven gone
     } else {
       a.accounts = *have;
       a.state = have->empty() ? "absent" : "present";
-      if (!have->empty()) live.push_back("Slurm user " + posix + " on " + c->name);
+      if (!have->empty()) live.push_back(what);
     }
     out.provider_accounts.push_back(std::move(a));
   }

@@ -1,8 +1,10 @@
 // What Causeway gives a person, kept in line with the directory.
 //
 // A person who may work (active in the directory, in groups bound to team
-// roles that submit jobs) has a Slurm accounting user in each of those
-// teams' accounts on every Slurm cluster with accounting. A person who may
+// roles) has what those roles mean on each cluster that keeps people's
+// accounts: a Slurm accounting user in the accounts of the teams they submit
+// to (Slurm clusters with accounting), RBAC bindings to Causeway's cluster
+// roles (Kubernetes clusters with manage_rbac). A person who may
 // not (deactivated or deleted) is deprovisioned: their API tokens are
 // revoked, their queued jobs cancelled and their running jobs stopped (or
 // left, as the estate's identity.deprovision says), and their Slurm users
@@ -60,7 +62,9 @@ struct CredentialReport {
     int64_t seq = 0;         // the event that issued it
   };
   struct Account {
-    std::string provider, cluster, slurm_user;
+    std::string provider, cluster;
+    std::string kind;          // what the account is: Slurm user, Kubernetes user
+    std::string account_user;  // the name the cluster knows the person by
     std::string state;  // present, absent, unknown: why
     std::optional<std::vector<std::string>> accounts;  // when they could be read
   };
@@ -99,10 +103,6 @@ class PeopleService {
   // whether any of them still grants access.
   Result<CredentialReport> Credentials(const std::string& user);
 
-  // The POSIX/Slurm user name of a person: the part of the userName before
-  // '@', lower case; "" if that is not a valid name.
-  static std::string PosixName(const std::string& user);
-
  private:
   // Every cluster's people accounts, made afresh for one request (their
   // calls block, and an account handle serves one thread).
@@ -117,8 +117,9 @@ class PeopleService {
   // for someone still `active`, whom Sync has already looked up).
   Status HandleWork(const std::string& user, bool active, const std::string& actor, std::vector<SyncStep>& steps,
                     const std::function<bool(const JobRecord&)>& keep);
-  // Provider accounts made or removed so that exactly `teams` remain.
-  Status SyncAccounts(const std::string& user, const std::set<std::string>& teams, bool may_work,
+  // Provider accounts made or removed so that exactly those `grants` mean
+  // remain on each cluster.
+  Status SyncAccounts(const std::string& user, const std::vector<providers::PersonGrant>& grants, bool may_work,
                       const std::string& actor, std::vector<SyncStep>& steps);
 
   Store& store_;

@@ -72,7 +72,7 @@ json ToJson(const CredentialReport& r) {
   out["workload_tokens"] = workload;
   json accounts = json::array();
   for (const CredentialReport::Account& a : r.provider_accounts) {
-    json j = {{"provider", a.provider}, {"cluster", a.cluster}, {"slurm_user", a.slurm_user}, {"state", a.state}};
+    json j = {{"provider", a.provider}, {"cluster", a.cluster}, {"kind", a.kind}, {"account_user", a.account_user}, {"state", a.state}};
     if (a.accounts) j["accounts"] = *a.accounts;
     accounts.push_back(std::move(j));
   }

@@ -27,6 +27,17 @@ class FakePeopleAccounts final : public providers::PeopleAccounts {
       : cluster_(std::move(cluster)), ledger_(std::move(ledger)) {}
 
   const std::string& cluster() const override { return cluster_; }
+  std::string Noun() const override { return "fake user"; }
+  // As Slurm names people: the userName before '@'.
+  std::string NameOf(const std::string& user) const override { return user.substr(0, user.find('@')); }
+  // As Slurm has accounts: the teams the grants submit to.
+  std::set<std::string> AccountsFor(const std::vector<providers::PersonGrant>& grants) const override {
+    std::set<std::string> teams;
+    for (const providers::PersonGrant& g : grants) {
+      if (g.submits && !g.team.empty()) teams.insert(g.team);
+    }
+    return teams;
+  }
   Result<std::vector<std::string>> UserAccounts(const std::string& user) override {
     std::lock_guard<std::mutex> lock(ledger_->mu);
     const auto& users = ledger_->accounts[cluster_];

@@ -85,14 +85,16 @@ class KubernetesTest : public ::testing::Test {
   }
 
   // An estate with one Kubernetes cluster: this test's corner of the plane.
-  std::string Estate(const std::string& extra_clusters = "", const std::string& extra_providers = "") const {
+  // `block`: more settings of the cluster's kubernetes block.
+  std::string Estate(const std::string& extra_clusters = "", const std::string& extra_providers = "",
+                     const std::string& block = "") const {
     return "providers:\n  - {name: kc, kind: kubernetes, regions: [{name: r1, zone: eu}]}\n" + extra_providers +
            "clusters:\n"
            "  - name: kc-" + tag_ + "\n    provider: kc\n    region: r1\n"
            "    node_pools: [{name: h100, gpu_type: H100, gpus_per_node: 8, nodes: 2}]\n"
            "    kubernetes: {api_server: \"" + plane_->api() + "\", ca_file: " + plane_->ca() +
            ", token_file: " + plane_->token_file() + ", namespace_prefix: " + prefix_ +
-           ", local_queue: lq, gpu_product_label: \"" + label_ + "\"}\n" + extra_clusters +
+           ", local_queue: lq, gpu_product_label: \"" + label_ + "\"" + block + "}\n" + extra_clusters +
            "prices:\n  - {cluster: kc-" + tag_ + ", gpu_type: H100, on_demand: \"2.00\"}\n";
   }
 
@@ -396,6 +398,98 @@ TEST_F(KubernetesTest, AClusterWhoseApiServerStopsAnsweringGoesDownAndNewWorkGoe
     json job = s.Get("/v1/jobs/" + second);
     return job["state"] == "running" && job["attempts"].back()["cluster"] == "sim-h100";
   }, std::chrono::seconds(120))) << s.Get("/v1/jobs/" + second).dump(2);
+}
+
+// People's roles inside the cluster: a role bound to a person's group is a
+// RoleBinding in the team's namespace to Causeway's ClusterRole, so the
+// person (as the cluster's OIDC authenticator names them; here through
+// impersonation) may list the team's Jobs and read their logs, but not
+// submit around Causeway nor look into another namespace. Leaving the group
+// takes it away at once; `credentials` says what the cluster still grants.
+// Then the identity acceptance test passes with the cluster in the estate.
+TEST_F(KubernetesTest, PeoplesRolesAreRoleBindingsThatFollowTheDirectory) {
+  Corner("r", 1, 8);
+  EstateServer s(dir_, Estate("", "", ", manage_rbac: true, rbac_user_prefix: \"oidc:\"") + "teams: [{name: nlp}]\n");
+  auto send = [&](const char* method, const std::string& path, const json& body, const std::string& token,
+                  const std::string& type = "application/json") {
+    auto c = s.process().Client();
+    auto headers = Auth(token);
+    headers.emplace_back("Content-Type", type);
+    auto r = c.Send(method, path, body.is_null() ? "" : body.dump(), headers);
+    EXPECT_TRUE(r.ok());
+    return r.ok() ? std::make_pair(r->status, json::parse(r->body, nullptr, false)) : std::make_pair(0, json());
+  };
+  const std::string admin = s.process().admin_token();
+  auto scim = send("POST", "/v1/tokens", {{"name", "idp"}, {"scopes", {"scim:provision"}}}, admin);
+  ASSERT_EQ(scim.first, 201) << scim.second.dump();
+  const std::string idp = scim.second["secret"];
+  auto user = send("POST", "/scim/v2/Users",
+                   {{"schemas", {"urn:ietf:params:scim:schemas:core:2.0:User"}}, {"userName", "bob@example.com"}, {"active", true}},
+                   idp, "application/scim+json");
+  ASSERT_EQ(user.first, 201) << user.second.dump();
+  auto group = send("POST", "/scim/v2/Groups",
+                    {{"schemas", {"urn:ietf:params:scim:schemas:core:2.0:Group"}}, {"displayName", "nlp-researchers"},
+                     {"members", {{{"value", user.second["id"]}}}}},
+                    idp, "application/scim+json");
+  ASSERT_EQ(group.first, 201) << group.second.dump();
+  auto bound = send("POST", "/v1/access/bindings", {{"group", "nlp-researchers"}, {"role", "researcher"}, {"team", "nlp"}}, admin);
+  ASSERT_EQ(bound.first, 201) << bound.second.dump();
+
+  auto can = [&](const std::string& what) {
+    int rc = 0;
+    std::string out = plane_->Kubectl("auth can-i " + what + " --as oidc:bob@example.com", "", &rc);
+    return out.rfind("yes", 0) == 0;
+  };
+  EXPECT_TRUE(can("list jobs.batch -n " + Ns())) << plane_->Kubectl("get rolebindings -A -l app.kubernetes.io/managed-by=causeway");
+  EXPECT_TRUE(can("get pods --subresource=log -n " + Ns()));
+  EXPECT_TRUE(can("list workloads.kueue.x-k8s.io -n " + Ns()));
+  EXPECT_FALSE(can("create jobs.batch -n " + Ns())) << "submitting stays Causeway's";
+  EXPECT_FALSE(can("delete jobs.batch -n " + Ns())) << "a researcher cancels only their own, through Causeway";
+  EXPECT_FALSE(can("list jobs.batch -n default")) << "another namespace";
+  EXPECT_FALSE(can("list secrets -n " + Ns())) << "the attempts' credentials";
+  // As the cluster itself lists it, the impersonated person reads Jobs.
+  int rc = 1;
+  plane_->Kubectl("-n " + Ns() + " get jobs --as oidc:bob@example.com", "", &rc);
+  EXPECT_EQ(rc, 0);
+  json rb = KubeJson("-n " + Ns() + " get rolebindings -l app.kubernetes.io/managed-by=causeway");
+  ASSERT_EQ(rb["items"].size(), 1u) << rb.dump(2);
+  EXPECT_EQ(rb["items"][0]["roleRef"]["name"], "causeway:researcher");
+  EXPECT_EQ(rb["items"][0]["subjects"][0]["name"], "oidc:bob@example.com");
+
+  json creds = s.Get("/v1/people/bob%40example.com/credentials");
+  ASSERT_EQ(creds["provider_accounts"].size(), 1u) << creds.dump(2);
+  EXPECT_EQ(creds["provider_accounts"][0]["state"], "present");
+  EXPECT_EQ(creds["provider_accounts"][0]["kind"], "Kubernetes user");
+  EXPECT_EQ(creds["provider_accounts"][0]["account_user"], "oidc:bob@example.com");
+  EXPECT_EQ(creds["provider_accounts"][0]["accounts"], json({"researcher@" + Ns()}));
+  EXPECT_NE(creds["verdict"].get<std::string>().find("Kubernetes user oidc:bob@example.com on kc-r"), std::string::npos)
+      << creds["verdict"];
+
+  // Out of the group: the binding goes with the SCIM request.
+  auto removed = send("PATCH", "/scim/v2/Groups/" + group.second["id"].get<std::string>(),
+                      {{"schemas", {"urn:ietf:params:scim:api:messages:2.0:PatchOp"}},
+                       {"Operations", {{{"op", "remove"}, {"path", "members[value eq \"" + user.second["id"].get<std::string>() + "\"]"}}}}},
+                      idp, "application/scim+json");
+  ASSERT_TRUE(removed.first == 200 || removed.first == 204) << removed.second.dump();
+  EXPECT_FALSE(can("list jobs.batch -n " + Ns()));
+  creds = s.Get("/v1/people/bob%40example.com/credentials");
+  EXPECT_EQ(creds["provider_accounts"][0]["state"], "absent") << creds.dump(2);
+  json audit = s.Get("/v1/audit?action=provider.account.&resource=cluster/kc-r&limit=10");
+  std::vector<std::string> actions;
+  for (const json& e : audit["events"]) actions.push_back(e["action"]);
+  EXPECT_EQ(actions, (std::vector<std::string>{"provider.account.create", "provider.account.remove"})) << audit.dump(2);
+
+  // The identity acceptance test, with this cluster among the estate's.
+  auto run = RunCli({"acceptance", "identity", "--team", "nlp", "--out", dir_.path(), "--json"},
+                    {{"CAUSEWAY_SERVER", s.process().url()}, {"CAUSEWAY_TOKEN", admin}});
+  json report = json::parse(run.out, nullptr, false);
+  ASSERT_TRUE(report.is_object()) << run.out << run.err;
+  EXPECT_TRUE(report["passed"]) << report.dump(2);
+  for (const json& step : report["steps"]) EXPECT_TRUE(step["ok"]) << step.dump();
+  const std::string follows = report["steps"][4]["detail"];
+  EXPECT_NE(follows.find("researcher@" + Ns()), std::string::npos) << follows;
+  EXPECT_EQ(report["credentials"]["provider_accounts"][0]["state"], "absent");
+  EXPECT_TRUE(KubeJson("get rolebindings,clusterrolebindings -A -l app.kubernetes.io/managed-by=causeway")["items"].empty());
 }
 
 }  // namespace

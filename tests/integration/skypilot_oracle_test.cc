@@ -54,7 +54,24 @@ std::string Key(const json& a) {
 struct Form {
   const char* name;
   const char* yaml;
+  const char* estate = nullptr;  // validated against this estate too
 };
+
+// Two Kubernetes clusters (contexts kc-a and kc-b) beside a simulated one.
+constexpr const char* kKubernetesEstate =
+    "providers:\n"
+    "  - {name: coreweave, kind: kubernetes, regions: [{name: us-east-04, zone: us}]}\n"
+    "  - {name: nebius, kind: kubernetes, regions: [{name: eu-north1, zone: eu}]}\n"
+    "  - {name: lab, kind: sim, regions: [{name: r1, zone: us}]}\n"
+    "clusters:\n"
+    "  - name: kc-a\n    provider: coreweave\n    region: us-east-04\n"
+    "    node_pools: [{name: h100, gpu_type: H100, gpus_per_node: 8, nodes: 4}]\n"
+    "    kubernetes: {api_server: \"https://127.0.0.1:1\", ca_file: /dev/null, token_file: /dev/null, namespace_prefix: team-}\n"
+    "  - name: kc-b\n    provider: nebius\n    region: eu-north1\n"
+    "    node_pools: [{name: h100, gpu_type: H100, gpus_per_node: 8, nodes: 4}]\n"
+    "    kubernetes: {api_server: \"https://127.0.0.1:1\", ca_file: /dev/null, token_file: /dev/null, namespace: causeway}\n"
+    "  - name: lab-h100\n    provider: lab\n    region: r1\n"
+    "    node_pools: [{name: h100, gpu_type: H100, gpus_per_node: 8, nodes: 4}]\n";
 
 // Each a form SkyPilot's documentation gives for a task file.
 const Form kForms[] = {
@@ -89,6 +106,16 @@ const Form kForms[] = {
      "  /models/llama-${SIZE}b: s3://llama-weights/llama-${SIZE}b\n"
      "  /ckpt:\n    name: ${BUCKET}-ckpt\n    store: $STORE\n    mode: MOUNT\n"
      "  /other: s3://$UNKNOWN_BUCKET/x\nrun: echo\n"},
+    // Kubernetes as SkyPilot names it: the cloud (or its alias k8s), and a
+    // context as the region; checked against an estate that has both.
+    {"infra_k8s", "resources:\n  infra: k8s\n  accelerators: H100:8\nrun: echo\n", kKubernetesEstate},
+    {"infra_kubernetes_context",
+     "resources:\n  infra: kubernetes/kc-b\n  accelerators: H100:8\n  image_id: docker:nvcr.io/nvidia/pytorch:24.05-py3\n"
+     "run: echo\n",
+     kKubernetesEstate},
+    {"cloud_kubernetes_any_of",
+     "resources:\n  accelerators: H100:8\n  any_of:\n    - cloud: kubernetes\n    - infra: k8s/kc-a\nrun: echo\n",
+     kKubernetesEstate},
 };
 
 // Causeway's reading of one task (validate's spec) against SkyPilot's.
@@ -150,7 +177,12 @@ class OracleTest : public ::testing::TestWithParam<Form> {
     // The JSON is the last line: SkyPilot's loaders may log before it.
     std::string last = sky_out.substr(0, sky_out.find_last_not_of('\n') + 1);
     sky = json::parse(last.substr(last.find_last_of('\n') + 1));
-    auto validated = RunCli({"--json", "validate", file});
+    std::vector<std::string> args = {"--json", "validate", file};
+    if (GetParam().estate) {
+      std::ofstream(dir_.path() + "/estate.yaml") << GetParam().estate;
+      args = {"--json", "validate", "--estate", dir_.path() + "/estate.yaml", file};
+    }
+    auto validated = RunCli(args);
     ASSERT_EQ(validated.exit_code, 0) << validated.out << validated.err;
     ours = json::parse(validated.out);
   }

@@ -340,7 +340,7 @@ export const personPage: Page = async (params) => {
     table('Break-glass grants', ['Grant', 'Role', 'Expires'],
       (c.breakglass as any[] ?? []).map((g) => [g.id, g.role, when(g.expires_at)]), 'None.'),
     table('Accounts at providers', ['Provider', 'Cluster', 'User', 'Accounts', 'State'],
-      (c.provider_accounts as any[] ?? []).map((a) => [a.provider, a.cluster, a.slurm_user, (a.accounts ?? []).join(', ') || '—', a.state]),
+      (c.provider_accounts as any[] ?? []).map((a) => [a.provider, a.cluster, `${a.kind ?? ''} ${a.account_user ?? ''}`.trim(), (a.accounts ?? []).join(', ') || '—', a.state]),
       'No provider keeps an account for them.'),
   ];
   return [

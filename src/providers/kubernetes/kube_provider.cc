@@ -7,6 +7,7 @@
 
 #include "causeway/json_input.h"
 #include "providers/kubernetes/kube_objects.h"
+#include "providers/kubernetes/kube_people.h"
 #include "providers/registry.h"
 
 namespace causeway::kube {
@@ -21,6 +22,7 @@ Status Register(providers::Registry& registry) {
   // Its calls wait on the API server: the scheduler reaches it through a
   // dispatch::OffLockAdapter.
   kind.answers_at_once = false;
+  kind.people_accounts = [](const providers::Context& c) { return KubePeople::ForProvider(c.estate, c.provider); };
   kind.estate = EstateKindOf();
   return registry.Register("kubernetes", std::move(kind));
 }

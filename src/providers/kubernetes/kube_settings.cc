@@ -26,7 +26,8 @@ bool IsQualifiedName(const std::string& s) {
 
 std::shared_ptr<const KindSettings> Parse(SettingsReader& r) {
   if (!r.CheckKeys({"api_server", "ca_file", "token_file", "client_cert", "client_key", "kubeconfig", "context",
-                    "namespace", "namespace_prefix", "gpu_resource", "gpu_product_label", "local_queue", "image"})) {
+                    "namespace", "namespace_prefix", "gpu_resource", "gpu_product_label", "local_queue", "image",
+                    "manage_rbac", "rbac_user_prefix"})) {
     return nullptr;
   }
   auto s = std::make_shared<KubeSettings>();
@@ -44,6 +45,8 @@ std::shared_ptr<const KindSettings> Parse(SettingsReader& r) {
   if (std::string v = r.String("gpu_product_label", false); !v.empty()) s->gpu_product_label = v;
   s->local_queue = r.String("local_queue", false);
   if (std::string v = r.String("image", false); !v.empty()) s->image = v;
+  s->manage_rbac = r.Bool("manage_rbac").value_or(false);
+  if (r.Has("rbac_user_prefix")) s->rbac_user_prefix = r.String("rbac_user_prefix", false);
 
   if (!direct) {
     for (const char* key : {"api_server", "ca_file", "token_file", "client_cert", "client_key"}) {
@@ -73,6 +76,10 @@ std::shared_ptr<const KindSettings> Parse(SettingsReader& r) {
   if (!IsQualifiedName(s->gpu_resource)) r.Error("gpu_resource", "expected a resource name such as nvidia.com/gpu");
   if (!IsQualifiedName(s->gpu_product_label)) {
     r.Error("gpu_product_label", "expected a node label such as nvidia.com/gpu.product");
+  }
+  if (s->rbac_user_prefix.size() > 64 ||
+      std::any_of(s->rbac_user_prefix.begin(), s->rbac_user_prefix.end(), [](unsigned char c) { return c < 0x21 || c > 0x7e; })) {
+    r.Error("rbac_user_prefix", "expected at most 64 printable characters without spaces, such as oidc:");
   }
   if (!s->local_queue.empty() && !IsDnsLabel(s->local_queue)) {
     r.Error("local_queue", "expected a LocalQueue name: lower-case letters, digits and '-', at most 63");

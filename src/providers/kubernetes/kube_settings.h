@@ -11,6 +11,8 @@
 //     gpu_product_label: nvidia.com/gpu.product
 //     local_queue: team-queue             # Kueue's LocalQueue: Kueue admits
 //     image: ubuntu:22.04                 # for jobs that name no image_id
+//     manage_rbac: true                   # people's roles as RBAC bindings
+//     rbac_user_prefix: "oidc:"           # as the OIDC authenticator names users
 //
 // A credential is never written inline: a token is read from its file at
 // each call (so a rotated token is picked up), a certificate from its.
@@ -34,6 +36,11 @@ struct KubeSettings final : KindSettings {
   std::string gpu_product_label = "nvidia.com/gpu.product";
   std::string local_queue;  // "" : the cluster runs no Kueue for Causeway's jobs
   std::string image = "ubuntu:22.04";
+  // Whether Causeway keeps people's RBAC bindings here (kube_people.h), and
+  // the prefix the cluster's authenticator puts before a userName
+  // (kube-apiserver's --oidc-username-prefix).
+  bool manage_rbac = false;
+  std::string rbac_user_prefix = "oidc:";
 
   // The namespace a team's jobs run in.
   std::string NamespaceFor(const std::string& team) const;

@@ -23,6 +23,12 @@ class SlurmAccounts final : public providers::PeopleAccounts {
       : cluster_(std::move(cluster)), cli_(settings.conf, timeout) {}
 
   const std::string& cluster() const override { return cluster_; }
+  std::string Noun() const override { return "Slurm user"; }
+  // The POSIX name: the userName before '@', lower case.
+  std::string NameOf(const std::string& user) const override;
+  // The accounts of the teams the grants submit to (a grant for every team
+  // makes none: Slurm accounts are per team).
+  std::set<std::string> AccountsFor(const std::vector<providers::PersonGrant>& grants) const override;
   Result<std::vector<std::string>> UserAccounts(const std::string& user) override { return cli_.UserAccounts(user); }
   Status EnsureUser(const std::string& user, const std::string& account) override {
     return cli_.EnsureUser(user, account);

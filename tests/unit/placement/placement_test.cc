@@ -1,6 +1,8 @@
 // Routing: one test per filter and per scoring rule, and the explain output.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "placement/router.h"
 #include "providers/registry.h"
 #include "unit/scheduler_fixture.h"
@@ -206,6 +208,76 @@ prices:
   Status st = CheckFeasible(router, spec->spec, "j");
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.ToString().find("under no storage location's url"), std::string::npos) << st.ToString();
+}
+
+// SkyPilot's Kubernetes forms route to the estate's Kubernetes clusters:
+// `infra: k8s` (or kubernetes, or cloud: kubernetes) to any of them,
+// `infra: k8s/CONTEXT` to the one of that name; an image runs there and
+// not on a backend without containers.
+TEST(KubernetesRoutingTest, SkyPilotsKubernetesInfraGoesToTheKubernetesClusters) {
+  auto estate = providers::ParseEstate(R"(
+providers:
+  - {name: coreweave, kind: kubernetes, regions: [{name: us-east-04, zone: us}]}
+  - {name: nebius, kind: kubernetes, regions: [{name: eu-north1, zone: eu}]}
+  - {name: lab, kind: sim, regions: [{name: r1, zone: us}]}
+  - {name: here, kind: local, regions: [{name: r1, zone: us}]}
+clusters:
+  - name: kc-a
+    provider: coreweave
+    region: us-east-04
+    node_pools: [{name: h100, gpu_type: H100, gpus_per_node: 8, nodes: 4}]
+    kubernetes: {api_server: "https://127.0.0.1:1", ca_file: /dev/null, token_file: /dev/null, namespace_prefix: team-}
+  - name: kc-b
+    provider: nebius
+    region: eu-north1
+    node_pools: [{name: h100, gpu_type: H100, gpus_per_node: 8, nodes: 4}]
+    kubernetes: {api_server: "https://127.0.0.1:1", ca_file: /dev/null, token_file: /dev/null, namespace: causeway}
+  - {name: lab-h100, provider: lab, region: r1, node_pools: [{name: h100, gpu_type: H100, gpus_per_node: 8, nodes: 4}]}
+  - name: laptop
+    provider: here
+    region: r1
+    local: {output_dir: /tmp/laptop}
+    node_pools: [{name: h100, gpu_type: H100, gpus_per_node: 8, nodes: 1}]
+prices:
+  - {cluster: kc-a, gpu_type: H100, on_demand: "2.00"}
+  - {cluster: kc-b, gpu_type: H100, on_demand: "2.10"}
+  - {cluster: lab-h100, gpu_type: H100, on_demand: "1.00"}
+  - {cluster: laptop, gpu_type: H100, on_demand: "0.50"}
+)", "e");
+  ASSERT_TRUE(estate.ok()) << estate.status().ToString();
+  Router router(*estate);
+  auto eligible = [&](const std::string& resources) {
+    auto spec = ParseJobSpec("resources:\n" + resources + "run: echo\n", "task.yaml");
+    EXPECT_TRUE(spec.ok()) << spec.status().ToString();
+    std::set<std::string> out;
+    if (!spec.ok()) return out;
+    for (const auto& r : router.Explain(spec->spec, nullptr)) {
+      if (r.eligible) out.insert(r.option.cluster->name);
+    }
+    return out;
+  };
+  const std::set<std::string> both = {"kc-a", "kc-b"};
+  EXPECT_EQ(eligible("  infra: k8s\n  accelerators: H100:8\n"), both);
+  EXPECT_EQ(eligible("  infra: kubernetes\n  accelerators: H100:8\n"), both);
+  EXPECT_EQ(eligible("  cloud: kubernetes\n  accelerators: H100:8\n"), both);
+  EXPECT_EQ(eligible("  infra: k8s/kc-b\n  accelerators: H100:8\n"), std::set<std::string>{"kc-b"});
+  EXPECT_EQ(eligible("  infra: kubernetes/kc-a\n  accelerators: H100:8\n"), std::set<std::string>{"kc-a"});
+  EXPECT_EQ(eligible("  accelerators: H100:8\n  any_of:\n    - infra: k8s/kc-a\n    - infra: lab\n"),
+            (std::set<std::string>{"kc-a", "lab-h100"}));
+  EXPECT_EQ(eligible("  accelerators: H100:8\n  image_id: docker:nvcr.io/nvidia/pytorch:24.05-py3\n"),
+            (std::set<std::string>{"kc-a", "kc-b", "lab-h100"}))
+      << "an image runs where containers run (the simulator takes any)";
+  // Placed: the cheaper of the two Kubernetes clusters, never the cheaper
+  // simulated one the file did not ask for.
+  auto spec = ParseJobSpec("resources:\n  infra: k8s\n  accelerators: H100:8\nrun: echo\n", "task.yaml");
+  FakeView view;
+  auto chosen = router.Choose(spec->spec, view, [](int) { return true; });
+  ASSERT_TRUE(chosen);
+  EXPECT_EQ(chosen->cluster->name, "kc-a");
+  // A context the estate does not have is refused at submission, naming it.
+  auto nowhere = ParseJobSpec("resources:\n  infra: k8s/kc-z\n  accelerators: H100:8\nrun: echo\n", "task.yaml");
+  Status st = CheckFeasible(router, nowhere->spec, "task.yaml");
+  EXPECT_FALSE(st.ok());
 }
 
 // Buckets under a storage location are copied by the local executor (and

@@ -107,6 +107,7 @@ TEST(ProviderRegistryTest, TheBuiltInKindsAreRegisteredWithWhatTheyCanDo) {
   EXPECT_FALSE(kinds.Find("slurm")->simulated);
   EXPECT_TRUE(kinds.Find("slurm")->people_accounts) << "Slurm keeps people's accounting users";
   EXPECT_FALSE(kinds.Find("local")->people_accounts);
+  EXPECT_TRUE(kinds.Find("kubernetes")->people_accounts) << "Kubernetes keeps people's RBAC bindings";
   // The local executor forks and reads files: the scheduler calls it through
   // a dispatcher. Slurm's adapter has workers of its own; the simulated
   // estate is all in memory.

@@ -7,6 +7,7 @@
 #include "provenance/probe.h"
 #include "providers/kubernetes/kube_api.h"
 #include "providers/kubernetes/kube_objects.h"
+#include "providers/kubernetes/kube_people.h"
 #include "providers/kubernetes/kube_settings.h"
 #include "providers/registry.h"
 
@@ -220,6 +221,68 @@ TEST(KubeSettingsTest, TheClusterBlockIsCheckedWhereItIsWritten) {
     ASSERT_FALSE(r.ok()) << b.block;
     EXPECT_NE(r.status().ToString().find(b.says), std::string::npos) << b.block << "\n" << r.status().ToString();
   }
+}
+
+// People's roles in a cluster: read for every role but finance, deleting
+// Jobs only for those who cancel any job, and no role may create or change
+// a Job (submitting stays Causeway's: quota, policy, audit).
+TEST(KubePeopleTest, RolesReadAndOnlyCancellersDeleteAndNobodySubmitsAroundCauseway) {
+  for (std::string_view role : kRoleNames) {
+    json rules = KubeRoleRules(std::string(role));
+    if (role == "finance") {
+      EXPECT_TRUE(rules.empty()) << "finance has nothing to do inside a cluster";
+      continue;
+    }
+    ASSERT_FALSE(rules.empty()) << role;
+    bool reads_jobs = false, deletes_jobs = false, logs = false;
+    for (const json& rule : rules) {
+      for (const json& verb : rule["verbs"]) {
+        EXPECT_NE(verb, "create") << role << ": " << rule.dump();
+        EXPECT_NE(verb, "update") << role;
+        EXPECT_NE(verb, "patch") << role;
+        EXPECT_NE(verb, "*") << role;
+        if (rule["resources"].dump().find("\"jobs\"") != std::string::npos) {
+          reads_jobs |= verb == "list";
+          deletes_jobs |= verb == "delete";
+        }
+      }
+      for (const json& r : rule["resources"]) logs |= r == "pods/log";
+    }
+    EXPECT_TRUE(reads_jobs) << role;
+    const bool cancels_any = role == "admin" || role == "platform" || role == "team-admin";
+    EXPECT_EQ(deletes_jobs, cancels_any) << role;
+    EXPECT_EQ(logs, role != "viewer") << role;
+  }
+}
+
+TEST(KubePeopleTest, GrantsBecomeBindingsInTeamNamespacesOrClusterWideForEveryTeam) {
+  KubeSettings s = Settings();
+  KubePeople people("kc", s, Endpoint{});
+  EXPECT_EQ(people.NameOf("alice@example.com"), "oidc:alice@example.com");
+  EXPECT_EQ(people.NameOf("bad name"), "") << "a name with a space is no user name";
+  s.rbac_user_prefix = "";
+  EXPECT_EQ(KubePeople("kc", s, Endpoint{}).NameOf("alice@example.com"), "alice@example.com");
+
+  std::vector<providers::PersonGrant> grants = {
+      {"researcher", "NLP", true}, {"viewer", "", false}, {"finance", "", false}, {"team-admin", "vision", true}};
+  EXPECT_EQ(people.AccountsFor(grants), (std::set<std::string>{"researcher@team-nlp", "viewer@*", "team-admin@team-vision"}));
+
+  json rb = BindingManifest("oidc:alice@example.com", "researcher", "team-nlp");
+  EXPECT_EQ(rb["kind"], "RoleBinding");
+  EXPECT_EQ(rb["metadata"]["namespace"], "team-nlp");
+  EXPECT_EQ(rb["roleRef"]["name"], "causeway:researcher");
+  EXPECT_EQ(rb["subjects"][0]["kind"], "User");
+  EXPECT_EQ(rb["subjects"][0]["name"], "oidc:alice@example.com");
+  EXPECT_EQ(rb["metadata"]["annotations"]["causeway.dev/user"], "oidc:alice@example.com");
+  EXPECT_EQ(rb["metadata"]["labels"]["app.kubernetes.io/managed-by"], "causeway");
+  const std::string person = rb["metadata"]["labels"]["causeway-person"];
+  EXPECT_LE(person.size(), 63u) << "a label value";
+  EXPECT_EQ(person.find('@'), std::string::npos);
+  json crb = BindingManifest("oidc:alice@example.com", "viewer", "*");
+  EXPECT_EQ(crb["kind"], "ClusterRoleBinding");
+  EXPECT_FALSE(crb["metadata"].contains("namespace"));
+  EXPECT_NE(BindingManifest("oidc:bob@example.com", "viewer", "*")["metadata"]["name"], crb["metadata"]["name"]);
+  EXPECT_EQ(ClusterRoleManifest("researcher")["metadata"]["name"], "causeway:researcher");
 }
 
 }  // namespace
