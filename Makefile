@@ -53,7 +53,8 @@ fuzz: test-deps
 
 # Submit throughput through the HTTP API, scheduler decisions per second with
 # the Alibaba 2023 trace replay, a reaper cycle, and a 10-million-row FOCUS
-# import against DuckDB (see bench/README.md).
+# import against DuckDB, and jobs onto real Slurm and a real Kubernetes plane
+# against their own CLIs and API (see bench/README.md).
 bench: build
 	bench/submit/run.sh $(RELEASE_DIR)
 	CAUSEWAY_SHARED_DATA=$${CAUSEWAY_SHARED_DATA:-../shared/data} $(RELEASE_DIR)/bench/schedule_bench
@@ -67,6 +68,8 @@ bench: build
 	else echo "bench/datasets skipped: needs rclone and moto (scripts/install-deps.sh test)"; fi
 	@if [ "$$(id -u)" = 0 ] && command -v slurmctld >/dev/null; then bench/slurm_submit/run.sh $(RELEASE_DIR) 100; \
 	else echo "bench/slurm_submit skipped: needs root and Slurm (scripts/install-deps.sh test)"; fi
+	@if [ "$$(id -u)" = 0 ]; then bench/k8s_submit/run.sh $(RELEASE_DIR) 500 10000; \
+	else echo "bench/k8s_submit skipped: the plane's Kueue needs root (scripts/k8s/plane.sh)"; fi
 
 clean:
 	rm -rf build

@@ -19,6 +19,7 @@
 #include "k8s_plane.h"
 #include "server_process.h"
 #include "silent_peer.h"
+#include "slurm_cluster.h"
 
 namespace causeway::testing {
 namespace {
@@ -490,6 +491,70 @@ TEST_F(KubernetesTest, PeoplesRolesAreRoleBindingsThatFollowTheDirectory) {
   EXPECT_NE(follows.find("researcher@" + Ns()), std::string::npos) << follows;
   EXPECT_EQ(report["credentials"]["provider_accounts"][0]["state"], "absent");
   EXPECT_TRUE(KubeJson("get rolebindings,clusterrolebindings -A -l app.kubernetes.io/managed-by=causeway")["items"].empty());
+}
+
+// One job spec, written once, runs unchanged on each engine: the simulated
+// estate, real Slurm and the real Kubernetes plane (one server each, the
+// same file submitted with the CLI). Each runs it and it succeeds; Slurm's
+// output and the Kubernetes Job's command and Secret show what ran.
+TEST_F(KubernetesTest, OneSpecRunsUnchangedOnTheSimulatorOnSlurmAndOnKubernetes) {
+  std::string why;
+  std::unique_ptr<SlurmCluster> slurm = SlurmCluster::Start(why);
+  if (!slurm) GTEST_SKIP() << why;
+  Corner("u", 1, 8);
+  const std::string spec = dir_.path() + "/same.yaml";
+  std::ofstream(spec) << "name: same-everywhere\n"
+                         "resources: {accelerators: H100:1}\n"
+                         "labels: {team: nlp}\n"
+                         "envs: {MESSAGE: hello}\n"
+                         "run: echo \"$MESSAGE from $SKYPILOT_NODE_RANK of $SKYPILOT_NUM_NODES\"\n"
+                         "sim: {duration: 5s}\n";
+  const std::string prices = "prices: [{cluster: C, gpu_type: H100, on_demand: \"2.00\"}]\n";
+  auto priced = [&](std::string cluster) {
+    std::string p = prices;
+    return p.replace(p.find("C,"), 1, cluster);
+  };
+  const std::map<std::string, std::string> estates = {
+      {"sim-h100",
+       "providers: [{name: sim1, kind: sim, regions: [{name: r1, zone: eu}]}]\n"
+       "clusters: [{name: sim-h100, provider: sim1, region: r1, node_pools: [{name: h100, gpu_type: H100, gpus_per_node: 8, nodes: 1}]}]\n" +
+           priced("sim-h100")},
+      {"lab-slurm",
+       "providers: [{name: lab, kind: slurm, regions: [{name: r1, zone: eu}]}]\n"
+       "clusters:\n  - name: lab-slurm\n    provider: lab\n    region: r1\n"
+       "    node_pools: [{name: h100, gpu_type: H100, gpus_per_node: 8, nodes: 1, cpus: 16, memory_gb: 62}]\n"
+       "    slurm: {url: \"" + slurm->Get("CAUSEWAY_SLURM_URL") + "\", user: root, token_file: " +
+           slurm->Get("CAUSEWAY_SLURM_TOKEN_FILE") + ", partition: gpu, gres_type: h200, output_dir: " + slurm->OutputDir() +
+           "}\n" + priced("lab-slurm")},
+      {"kc-u", Estate()},
+  };
+  for (const auto& [cluster, estate] : estates) {
+    SCOPED_TRACE(cluster);
+    TempDir dir("same-" + cluster);
+    EstateServer s(dir, estate + "teams: [{name: nlp}]\n");
+    std::map<std::string, std::string> env = {{"CAUSEWAY_SERVER", s.process().url()},
+                                              {"CAUSEWAY_TOKEN", s.process().admin_token()}};
+    auto submitted = RunCli({"--json", "submit", spec}, env);
+    ASSERT_EQ(submitted.exit_code, 0) << submitted.out << submitted.err;
+    const std::string id = json::parse(submitted.out)["job"]["id"];
+    ASSERT_TRUE(Eventually([&] { return s.Get("/v1/jobs/" + id)["state"] == "succeeded"; }, std::chrono::seconds(120)))
+        << s.Get("/v1/jobs/" + id).dump(2);
+    json job = s.Get("/v1/jobs/" + id);
+    ASSERT_EQ(job["attempts"].size(), 1u) << job.dump(2);
+    EXPECT_EQ(job["attempts"][0]["cluster"], cluster);
+    if (cluster == "lab-slurm") {
+      auto logs = RunCli({"logs", id}, env);
+      EXPECT_EQ(logs.out, "hello from 0 of 1\n") << logs.err;
+    } else if (cluster == "kc-u") {
+      json kjob = KubeJson("-n " + Ns() + " get job " + JobName(id, 1));
+      ASSERT_TRUE(kjob.is_object());
+      EXPECT_NE(kjob["spec"]["template"]["spec"]["containers"][0].dump().find("from $SKYPILOT_NODE_RANK"), std::string::npos)
+          << kjob["spec"]["template"]["spec"]["containers"][0].dump(2);
+      EXPECT_EQ(plane_->Kubectl("-n " + Ns() + " get secret " + JobName(id, 1) +
+                                " -o go-template='{{.data.MESSAGE | base64decode}}'"),
+                "hello");
+    }
+  }
 }
 
 }  // namespace
