@@ -123,6 +123,12 @@ rules:
   - {group: "", resources: [pods, services, namespaces]}
   - {group: rbac.authorization.k8s.io}
   - {group: kueue.x-k8s.io}
+- level: Metadata
+  verbs: [get, list]
+  resources:
+  - {group: batch, resources: [jobs]}
+  - {group: "", resources: [pods, pods/log]}
+  - {group: kueue.x-k8s.io, resources: [workloads]}
 - level: None
 AP
 

@@ -34,6 +34,7 @@ Services::Services(Store& store, CommitQueue& queue, const Estate& estate, const
   jobs.SetDatasetCheck([this](JobSpec& spec, const std::string& file, std::vector<Diagnostic>& warnings) {
     return datasets.CheckJob(spec, file, warnings);
   });
+  audit.SetClusterNames([this](const std::string& user) { return people.ClusterNames(user); });
   // A directory change that may change someone's access is carried through
   // at once: provider accounts follow, a deactivated person is deprovisioned.
   scim.OnPeopleChanged([this](const std::vector<std::string>& users, const std::string& actor) {

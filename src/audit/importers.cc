@@ -387,6 +387,9 @@ Status IndexEvent(std::string_view text, ImportedAuditEvent& row) {
     dom::element first = resources.at(0).value_unsafe();
     row.resource = Field(first, "uid");
     if (row.resource.empty()) row.resource = Field(first, "name");
+    // Whom the resource is for, when no user is the event's subject.
+    dom::element owner;
+    if (row.subject.empty() && !first["owner"].get(owner)) row.subject = AsciiLower(Field(owner, "name"));
   }
   // A group change is found by the group's name.
   dom::element group;

@@ -234,6 +234,9 @@ Result<AuditService::Subject> AuditService::SubjectOf(const std::string& who) co
     for (std::string& email : EmailsOf(s.entry->user)) anywhere.insert(std::move(email));
   }
   for (const std::string& id : anywhere) s.identities.emplace_back("", id);
+  if (cluster_names_) {
+    for (auto& [provider, id] : cluster_names_(*s.name)) s.identities.emplace_back(provider, AsciiLower(id));
+  }
   for (IdentityLink& l : links) {
     if (AsciiLower(l.person) != name) continue;
     s.identities.emplace_back(l.provider == "*" ? "" : l.provider, l.identity);

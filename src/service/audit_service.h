@@ -5,6 +5,7 @@
 // ARN, POSIX user or email a person has at each provider).
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -138,6 +139,13 @@ class AuditService {
   Result<IdentityLink> Unlink(const std::string& id, const std::string& actor);
   Result<std::vector<IdentityLink>> Links() const;
 
+  // What each cluster that keeps people's accounts calls a person, as
+  // (provider, name) pairs (people_service.h, ClusterNames): a person's
+  // search finds those names in the provider's imported events without a
+  // link made by hand. Set once at start, before any search.
+  using ClusterNames = std::function<std::vector<std::pair<std::string, std::string>>(const std::string& user)>;
+  void SetClusterNames(ClusterNames names) { cluster_names_ = std::move(names); }
+
  private:
   // Whom a search is about, read once per request: the person `who`
   // resolves to (a userName, an email, or a linked identity), if any, and
@@ -166,6 +174,7 @@ class AuditService {
   const Clock& clock_;
   Mutex batch_mu_;
   Timestamp last_batch_ GUARDED_BY(batch_mu_);
+  ClusterNames cluster_names_;
 };
 
 }  // namespace causeway

@@ -289,6 +289,16 @@ Result<std::vector<SyncReport>> PeopleService::SyncGroup(const std::string& grou
   return reports;
 }
 
+std::vector<std::pair<std::string, std::string>> PeopleService::ClusterNames(const std::string& user) const {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& cluster : Accounts()) {
+    const Cluster* c = estate_.FindCluster(cluster->cluster());
+    std::string name = cluster->NameOf(user);
+    if (c && !name.empty()) out.emplace_back(c->provider, std::move(name));
+  }
+  return out;
+}
+
 Result<CredentialReport> PeopleService::Credentials(const std::string& user) {
   Timestamp now = clock_.Now();
   ASSIGN_OR_RETURN(Person person, LookUp(store_, user));

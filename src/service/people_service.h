@@ -103,6 +103,11 @@ class PeopleService {
   // whether any of them still grants access.
   Result<CredentialReport> Credentials(const std::string& user);
 
+  // What each cluster that keeps people's accounts calls `user` (a
+  // directory userName), as (the cluster's provider, name): a Slurm user,
+  // a Kubernetes user. Asks no cluster.
+  std::vector<std::pair<std::string, std::string>> ClusterNames(const std::string& user) const;
+
  private:
   // Every cluster's people accounts, made afresh for one request (their
   // calls block, and an account handle serves one thread).

@@ -457,6 +457,19 @@ TEST_F(KubernetesTest, PeoplesRolesAreRoleBindingsThatFollowTheDirectory) {
   EXPECT_EQ(rb["items"][0]["roleRef"]["name"], "causeway:researcher");
   EXPECT_EQ(rb["items"][0]["subjects"][0]["name"], "oidc:bob@example.com");
 
+  // Bob submits through Causeway with a token acting for him; Causeway
+  // makes the Job in the cluster, for him.
+  auto bobs = send("POST", "/v1/tokens",
+                   {{"name", "bob"}, {"scopes", {"jobs:read", "jobs:write"}}, {"user", "bob@example.com"}}, admin);
+  ASSERT_EQ(bobs.first, 201) << bobs.second.dump();
+  auto submitted = send("POST", "/v1/jobs",
+                        {{"spec", "name: bobs\nresources: {accelerators: H100:1}\nlabels: {team: nlp}\nrun: \"true\"\n"}},
+                        bobs.second["secret"]);
+  ASSERT_EQ(submitted.first, 201) << submitted.second.dump();
+  const std::string bob_job = submitted.second["job"]["id"];
+  ASSERT_TRUE(Eventually([&] { return s.Get("/v1/jobs/" + bob_job)["state"] == "succeeded"; }))
+      << s.Get("/v1/jobs/" + bob_job).dump(2);
+
   json creds = s.Get("/v1/people/bob%40example.com/credentials");
   ASSERT_EQ(creds["provider_accounts"].size(), 1u) << creds.dump(2);
   EXPECT_EQ(creds["provider_accounts"][0]["state"], "present");
@@ -479,6 +492,32 @@ TEST_F(KubernetesTest, PeoplesRolesAreRoleBindingsThatFollowTheDirectory) {
   std::vector<std::string> actions;
   for (const json& e : audit["events"]) actions.push_back(e["action"]);
   EXPECT_EQ(actions, (std::vector<std::string>{"provider.account.create", "provider.account.remove"})) << audit.dump(2);
+
+  // Bob's search: what he did in Causeway and, from the cluster's own audit
+  // log, what he did there (as the OIDC authenticator names him) and what
+  // was done there for him (his Job, his RoleBinding), side by side.
+  std::map<std::string, std::string> cli = {{"CAUSEWAY_SERVER", s.process().url()}, {"CAUSEWAY_TOKEN", admin}};
+  auto imported = RunCli({"audit", "import", plane_->audit_log(), "--source", "k8s", "--provider", "kc"}, cli);
+  ASSERT_EQ(imported.exit_code, 0) << imported.err;
+  json trail = s.Get("/v1/audit/people/bob%40example.com?limit=1000");
+  ASSERT_TRUE(trail.contains("events")) << trail.dump(2);
+  bool submitted_here = false, listed_there = false, job_for_him = false, binding_for_him = false;
+  for (const json& e : trail["events"]) {
+    const std::string provider = e["cloud"].value("provider", "");
+    const json& resource = e.contains("resources") ? e["resources"][0] : json::object();
+    const std::string owner = resource.contains("owner") ? resource["owner"].value("name", "") : "";
+    const std::string op = e.contains("api") ? e["api"].value("operation", "") : "";
+    submitted_here |= provider == "causeway" && e.value("message", "") == "job.submit job/" + bob_job;
+    listed_there |= provider == "kc" && op == "list" && e["actor"]["user"].value("name", "") == "oidc:bob@example.com";
+    job_for_him |= provider == "kc" && op == "create" && resource.value("type", "") == "jobs" &&
+                   resource.value("name", "") == JobName(bob_job, 1) && owner == "bob@example.com";
+    binding_for_him |= provider == "kc" && op == "create" && resource.value("type", "") == "rolebindings" &&
+                       owner == "oidc:bob@example.com";
+  }
+  EXPECT_TRUE(submitted_here) << "his submission through Causeway";
+  EXPECT_TRUE(listed_there) << "his list of Jobs in the cluster";
+  EXPECT_TRUE(job_for_him) << "the Job Causeway made for him";
+  EXPECT_TRUE(binding_for_him) << "his RoleBinding\n" << trail["events_by_provider"].dump();
 
   // The identity acceptance test, with this cluster among the estate's.
   auto run = RunCli({"acceptance", "identity", "--team", "nlp", "--out", dir_.path(), "--json"},

@@ -2,6 +2,29 @@
 
 namespace causeway::audit::detail {
 
+namespace {
+
+// Whom the object is for, where the logged request says (the policy's
+// Request level): a Causeway object's owner (its causeway.dev/owner
+// annotation), a RoleBinding's first User subject. A person's search finds
+// the event by it.
+std::string_view OwnerOf(dom::element ev) {
+  dom::element obj;
+  if (ev["requestObject"].get(obj) && ev["responseObject"].get(obj)) return {};
+  std::string_view owner;
+  if (!obj["metadata"]["annotations"]["causeway.dev/owner"].get(owner)) return owner;
+  dom::array subjects;
+  if (!obj["subjects"].get(subjects)) {
+    for (dom::element subject : subjects) {
+      std::string_view kind, name;
+      if (!subject["kind"].get(kind) && kind == "User" && !subject["name"].get(name)) return name;
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
 // A Kubernetes audit event, or the AKS envelope around one.
 Status Kubernetes(dom::parser& inner_parser, dom::element record, std::string_view raw, const ImportOptions& o,
                   Sink& sink) {
@@ -61,10 +84,20 @@ Status Kubernetes(dom::parser& inner_parser, dom::element record, std::string_vi
   Metadata(w, "Kubernetes", "Kubernetes", audit_id, ts);
   w.Open("cloud").Str("provider", o.provider).Close();
   w.Open("actor");
+  // An impersonated request acted as the impersonated user, with their
+  // rights: they are the actor; who impersonated them is invoked_by.
   dom::element user = Child(ev, "user", found);
-  if (!found || (Field(user, "username").empty() && Field(user, "uid").empty())) {
+  bool impersonated = false;
+  dom::element as = Child(ev, "impersonatedUser", impersonated);
+  impersonated = impersonated && !Field(as, "username").empty();
+  const std::string_view authenticated = found ? Field(user, "username") : std::string_view();
+  if (impersonated) user = as;
+  if (!found && !impersonated) {
+    UnknownUser(w);
+  } else if (Field(user, "username").empty() && Field(user, "uid").empty()) {
     UnknownUser(w);
   } else {
+    if (impersonated) w.StrIf("invoked_by", authenticated);
     w.Open("user");
     w.StrIf("name", Field(user, "username")).StrIf("uid", Field(user, "uid"));
     dom::array groups;
@@ -94,6 +127,7 @@ Status Kubernetes(dom::parser& inner_parser, dom::element record, std::string_vi
   if (found) {
     w.OpenArray("resources").Open();
     w.StrIf("type", Field(ref, "resource")).StrIf("name", Field(ref, "name")).StrIf("namespace", Field(ref, "namespace"));
+    if (std::string_view owner = OwnerOf(ev); !owner.empty()) w.Open("owner").Str("name", owner).Close();
     w.Close().CloseArray();
   }
   w.Str("raw_data", raw);

@@ -155,6 +155,43 @@ TEST(ImportTest, KubernetesAuditEventsIncludingAksEnvelopes) {
   const json& exec = events.at("c9a0e1f2-5b6c-4d7e-8f90-555555555555");
   EXPECT_EQ(exec["actor"]["user"]["name"], "alice@corp.example");
   EXPECT_EQ(json::parse(exec["raw_data"].get<std::string>())["category"], "kube-audit");
+
+  // Impersonated: the request acted as the impersonated user (the one a
+  // person's search finds); who impersonated them is invoked_by.
+  auto as = NormalizeRecord(
+      R"({"kind":"Event","auditID":"imp-1","stage":"ResponseComplete","verb":"list","requestURI":"/apis/batch/v1/namespaces/ml/jobs",)"
+      R"("user":{"username":"platform-admin","groups":["system:masters"]},)"
+      R"("impersonatedUser":{"username":"oidc:bob@corp.example","groups":["nlp"]},)"
+      R"("responseStatus":{"code":200},"stageTimestamp":"2026-11-30T00:00:00Z"})",
+      ImportOptions{"coreweave", LogSource::kKubernetes});
+  ASSERT_TRUE(as.ok()) << as.status().ToString();
+  json impersonated = json::parse(as->at(0).ocsf_json);
+  EXPECT_TRUE(ocsf::Validate(impersonated).ok()) << ocsf::Validate(impersonated).ToString();
+  EXPECT_EQ(impersonated["actor"]["user"]["name"], "oidc:bob@corp.example");
+  EXPECT_EQ(impersonated["actor"]["user"]["groups"][0]["name"], "nlp");
+  EXPECT_EQ(impersonated["actor"]["invoked_by"], "platform-admin");
+
+  // Whom an object is for, where the request is logged: a RoleBinding's
+  // User subject, a Causeway Job's owner; kept as the resource's owner (and
+  // so the event's subject, found by a person's search).
+  auto bound = NormalizeRecord(
+      R"({"kind":"Event","auditID":"rb-1","stage":"ResponseComplete","verb":"create","user":{"username":"causeway"},)"
+      R"("objectRef":{"resource":"rolebindings","namespace":"ml","name":"causeway-researcher-1a2b","apiGroup":"rbac.authorization.k8s.io"},)"
+      R"("requestObject":{"kind":"RoleBinding","subjects":[{"kind":"Group","name":"g"},{"kind":"User","name":"oidc:bob@corp.example"}]},)"
+      R"("responseStatus":{"code":201},"stageTimestamp":"2026-11-30T00:00:00Z"})",
+      ImportOptions{"coreweave", LogSource::kKubernetes});
+  ASSERT_TRUE(bound.ok()) << bound.status().ToString();
+  json binding = json::parse(bound->at(0).ocsf_json);
+  EXPECT_TRUE(ocsf::Validate(binding).ok()) << ocsf::Validate(binding).ToString();
+  EXPECT_EQ(binding["resources"][0]["owner"]["name"], "oidc:bob@corp.example");
+  auto job = NormalizeRecord(
+      R"({"kind":"Event","auditID":"job-1","stage":"ResponseComplete","verb":"create","user":{"username":"causeway"},)"
+      R"("objectRef":{"resource":"jobs","namespace":"ml","name":"cw-job-1","apiGroup":"batch"},)"
+      R"("requestObject":{"kind":"Job","metadata":{"annotations":{"causeway.dev/owner":"bob@corp.example"}}},)"
+      R"("responseStatus":{"code":201},"stageTimestamp":"2026-11-30T00:00:00Z"})",
+      ImportOptions{"coreweave", LogSource::kKubernetes});
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  EXPECT_EQ(json::parse(job->at(0).ocsf_json)["resources"][0]["owner"]["name"], "bob@corp.example");
 }
 
 TEST(ImportTest, CloudTrailRecordsArrayAndJsonLines) {
