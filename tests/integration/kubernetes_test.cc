@@ -445,7 +445,7 @@ TEST_F(KubernetesTest, PeoplesRolesAreRoleBindingsThatFollowTheDirectory) {
   EXPECT_TRUE(can("get pods --subresource=log -n " + Ns()));
   EXPECT_TRUE(can("list workloads.kueue.x-k8s.io -n " + Ns()));
   EXPECT_FALSE(can("create jobs.batch -n " + Ns())) << "submitting stays Causeway's";
-  EXPECT_FALSE(can("delete jobs.batch -n " + Ns())) << "a researcher cancels only their own, through Causeway";
+  EXPECT_FALSE(can("delete jobs.batch -n " + Ns())) << "stopping work is a cancel through Causeway";
   EXPECT_FALSE(can("list jobs.batch -n default")) << "another namespace";
   EXPECT_FALSE(can("list secrets -n " + Ns())) << "the attempts' credentials";
   // As the cluster itself lists it, the impersonated person reads Jobs.

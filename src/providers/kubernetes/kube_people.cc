@@ -16,17 +16,18 @@ constexpr const char* kRbac = "/apis/rbac.authorization.k8s.io/v1";
 constexpr const char* kManaged = "app.kubernetes.io/managed-by";
 constexpr const char* kUserAnnotation = "causeway.dev/user";
 
-// What each role may do inside a cluster. Reading is what every role but
-// finance has: Jobs, their pods and logs, Kueue's Workloads and queues,
-// events. Deleting Jobs is for the roles that cancel any job.
+// What each role may do inside a cluster: read (Jobs, their pods, events
+// and services, Kueue's Workloads and queues), and their logs for every
+// role but viewer; finance has nothing there. No role deletes a Job: a
+// Job gone behind Causeway's back is taken for a preemption and placed
+// again, so stopping work is a cancel through Causeway, audited there.
 struct RoleAccess {
   const char* role;
   bool logs;
-  bool delete_jobs;
 };
 constexpr RoleAccess kRoles[] = {
-    {"admin", true, true},       {"platform", true, true}, {"team-admin", true, true},
-    {"researcher", true, false}, {"auditor", true, false}, {"viewer", false, false},
+    {"admin", true},      {"platform", true}, {"team-admin", true},
+    {"researcher", true}, {"auditor", true},  {"viewer", false},
 };
 
 const RoleAccess* AccessOf(const std::string& role) {
@@ -65,12 +66,10 @@ json KubeRoleRules(const std::string& role) {
   const RoleAccess* a = AccessOf(role);
   if (!a) return json::array();
   const json read = {"get", "list", "watch"};
-  json jobs_verbs = read;
-  if (a->delete_jobs) jobs_verbs.push_back("delete");
   json core = {"pods", "events", "services"};
   if (a->logs) core.push_back("pods/log");
   return json::array({
-      {{"apiGroups", {"batch"}}, {"resources", {"jobs"}}, {"verbs", jobs_verbs}},
+      {{"apiGroups", {"batch"}}, {"resources", {"jobs"}}, {"verbs", read}},
       {{"apiGroups", {""}}, {"resources", core}, {"verbs", read}},
       {{"apiGroups", {"kueue.x-k8s.io"}}, {"resources", {"workloads", "localqueues"}}, {"verbs", read}},
   });

@@ -11,9 +11,10 @@
 // --oidc-username-claim=email with --oidc-username-prefix). Accounts are
 // written ROLE@NAMESPACE, or ROLE@* for a ClusterRoleBinding.
 //
-// Submitting stays Causeway's: no role may create or change Jobs in the
-// cluster, so quota, policy and the audit trail cannot be gone around; the
-// roles that cancel any job in Causeway may delete Jobs there.
+// Submitting and stopping stay Causeway's: no role may create, change or
+// delete Jobs in the cluster, so quota, policy and the audit trail cannot
+// be gone around (and a Job deleted behind Causeway's back would be taken
+// for a preemption and placed again).
 //
 // Every binding carries the labels app.kubernetes.io/managed-by=causeway and
 // causeway-person (a digest of the subject's name, which a label value cannot
