@@ -92,9 +92,7 @@ Status Kubernetes(dom::parser& inner_parser, dom::element record, std::string_vi
   impersonated = impersonated && !Field(as, "username").empty();
   const std::string_view authenticated = found ? Field(user, "username") : std::string_view();
   if (impersonated) user = as;
-  if (!found && !impersonated) {
-    UnknownUser(w);
-  } else if (Field(user, "username").empty() && Field(user, "uid").empty()) {
+  if ((!found && !impersonated) || (Field(user, "username").empty() && Field(user, "uid").empty())) {
     UnknownUser(w);
   } else {
     if (impersonated) w.StrIf("invoked_by", authenticated);

@@ -153,12 +153,11 @@ Status KubePeople::EnsureUser(const std::string& user, const std::string& accoun
   const std::string collection = ns == "*" ? std::string(kRbac) + "/clusterrolebindings"
                                            : std::string(kRbac) + "/namespaces/" + ns + "/rolebindings";
   auto bound = api_.Create(collection, BindingManifest(user, role, ns));
-  if (bound.ok() || bound.status().code() != Code::kAlreadyExists) {
-    if (!bound.ok() && bound.status().code() == Code::kNotFound) {
-      return NotFound("namespace " + ns + " does not exist on " + cluster_ + ": " + bound.status().message());
-    }
-    return bound.ok() ? Status::Ok() : bound.status();
+  if (bound.ok()) return Status::Ok();
+  if (bound.status().code() == Code::kNotFound) {
+    return NotFound("namespace " + ns + " does not exist on " + cluster_ + ": " + bound.status().message());
   }
+  if (bound.status().code() != Code::kAlreadyExists) return bound.status();
   // One of that name is there: it must be this person's.
   ASSIGN_OR_RETURN(json existing, api_.Get(BindingPath(user, role, ns)));
   if (JsonString(JsonMember(JsonMember(existing, "metadata"), "annotations"), kUserAnnotation) != user) {
