@@ -191,18 +191,20 @@ std::string TargetPath(const std::string& t) {
 
 // Unmounts a MOUNT_CACHED mount ($2, its cache $1) once rclone has written
 // every file back, waiting at most an hour; a cache still dirty then is
-// kept, and said so. A file is pending while rclone marks it dirty in its
-// metadata (vfsMeta), and also while its data in the cache (vfs) has no
-// metadata or newer data than it: the kernel hands rclone a file's close
-// after the writer has moved on, so a file written as the job ends may not
-// be marked yet.
+// kept, and said so. A file is pending until its metadata in rclone's
+// cache (vfsMeta) says in full that it is clean ("Dirty": false) and is no
+// older than its data (vfs). Missing metadata is pending: the kernel hands
+// rclone a file's close after the writer has moved on. Empty or partial
+// metadata is pending too: rclone rewrites that file in place, truncating
+// it first, and the close of the last file written usually does so just as
+// the job ends.
 constexpr const char* kUnmountCached =
     "causeway_cache_dirty() {\n"
     "  grep -rqs '\"Dirty\": true' \"$1/vfsMeta\" && return 0\n"
     "  local f m\n"
     "  while IFS= read -r -d '' f; do\n"
     "    m=\"$1/vfsMeta/${f#\"$1/vfs/\"}\"\n"
-    "    if [ ! -f \"$m\" ] || [ \"$f\" -nt \"$m\" ]; then return 0; fi\n"
+    "    if [ ! -f \"$m\" ] || [ \"$f\" -nt \"$m\" ] || ! grep -qs '\"Dirty\": false' \"$m\"; then return 0; fi\n"
     "  done < <(find \"$1/vfs\" -type f -print0 2>/dev/null)\n"
     "  return 1\n"
     "}\n"

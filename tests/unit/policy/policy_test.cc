@@ -232,11 +232,13 @@ TEST(WorkspaceScriptTest, BucketsAreCopiedOrMountedWithTheNodesRcloneConfig) {
 
 // The end of the script unmounts a MOUNT_CACHED mount only once rclone
 // has written every file back: run in bash with a cache holding one file
-// rclone marks dirty and one whose close it has not seen yet (data, no
-// metadata), and a fusermount3 that notes what the cache said when it ran.
+// rclone marks dirty, one whose close it has not seen yet (data, no
+// metadata) and one whose metadata it is rewriting in place (truncated,
+// empty), and a fusermount3 that notes what the cache said when it ran.
 // The script's `sleep` stands in for time passing: at its first call
 // rclone has written step-1 back, at its second it has seen final's close
-// and written it back too. No real time passes.
+// and written it back too, at its third it has finished mid's metadata.
+// No real time passes.
 TEST(WorkspaceScriptTest, ACachedMountIsUnmountedOnlyOnceItsCacheIsClean) {
   DataConfig data;
   data.node_rclone_config = "/r.conf";
@@ -255,14 +257,16 @@ TEST(WorkspaceScriptTest, ACachedMountIsUnmountedOnlyOnceItsCacheIsClean) {
   std::filesystem::create_directories(dir + "/bin");
   std::ofstream(vfs + "/step-1") << "weights";
   std::ofstream(vfs + "/final") << "last";
+  std::ofstream(vfs + "/mid") << "half";
   std::ofstream(meta + "/step-1") << "{\n\t\"Size\": 7,\n\t\"Dirty\": true\n}\n";  // no metadata for final yet
-  std::ofstream(dir + "/bin/fusermount3") << "#!/bin/sh\ncat " << meta << "/step-1 " << meta << "/final > " << dir
+  std::ofstream(meta + "/mid") << "";                                         // truncated, not yet rewritten
+  std::ofstream(dir + "/bin/fusermount3") << "#!/bin/sh\ncat " << meta << "/step-1 " << meta << "/final " << meta << "/mid > " << dir
                                           << "/seen 2>&1\n";
   std::ofstream(dir + "/bin/sleep") << "#!/bin/sh\n"
                                      << "n=$(($(cat " << dir << "/sleeps 2>/dev/null || echo 0) + 1)); echo $n > " << dir
                                      << "/sleeps\n"
-                                     << "[ $n -eq 1 ] && f=step-1 || f=final\n"
-                                     << "[ $n -le 2 ] && printf '{\\n\\t\"Dirty\": false\\n}\\n' > " << meta
+                                     << "case $n in 1) f=step-1 ;; 2) f=final ;; *) f=mid ;; esac\n"
+                                     << "[ $n -le 3 ] && printf '{\\n\\t\"Dirty\": false\\n}\\n' > " << meta
                                      << "/$f.new && mv " << meta << "/$f.new " << meta << "/$f\n"
                                      << "exit 0\n";
   for (const char* tool : {"/bin/fusermount3", "/bin/sleep"}) {
@@ -274,11 +278,12 @@ TEST(WorkspaceScriptTest, ACachedMountIsUnmountedOnlyOnceItsCacheIsClean) {
   EXPECT_EQ(rc, 0);
   std::ifstream seen(dir + "/seen");
   std::string when((std::istreambuf_iterator<char>(seen)), std::istreambuf_iterator<char>());
-  EXPECT_EQ(when, "{\n\t\"Dirty\": false\n}\n{\n\t\"Dirty\": false\n}\n") << "unmounted while pending";
+  const std::string clean = "{\n\t\"Dirty\": false\n}\n";
+  EXPECT_EQ(when, clean + clean + clean) << "unmounted while pending";
   EXPECT_FALSE(std::filesystem::exists(dir + "/cache"));  // clean, so removed
   std::ifstream sleeps(dir + "/sleeps");
   std::string waited((std::istreambuf_iterator<char>(sleeps)), std::istreambuf_iterator<char>());
-  EXPECT_EQ(waited, "2\n");  // it waited for both, and no longer
+  EXPECT_EQ(waited, "3\n");  // it waited for all three, and no longer
   std::filesystem::remove_all(dir);
 }
 
