@@ -471,6 +471,12 @@ class SettingsReader {
   // is not a non-empty list is reported with `example`, and so is every item
   // that is not a string (left out).
   virtual std::optional<std::vector<std::string>> Strings(std::string_view key, std::string_view example) = 0;
+  // The string pairs of the mapping under `key`, in the file's order;
+  // nullopt when absent. A value that is not a non-empty mapping is reported
+  // with `example`, and so is every key or value that is not a string, and
+  // every key given twice (left out).
+  virtual std::optional<std::vector<std::pair<std::string, std::string>>> StringMap(std::string_view key,
+                                                                                   std::string_view example) = 0;
   // Reports a problem at `key` of the block ("" for the block itself), or at
   // item `index` of the list under `key`.
   virtual void Error(std::string_view key, std::string message) = 0;

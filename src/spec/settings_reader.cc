@@ -1,5 +1,6 @@
 #include "spec/settings_reader.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 
@@ -53,6 +54,28 @@ std::optional<std::vector<std::string>> BlockReader::Strings(std::string_view ke
   }
   for (size_t i = 0; i < n.size(); ++i) {
     if (auto v = r_.String(n[i], JoinField(field_, key) + "[" + std::to_string(i) + "]")) out.push_back(*v);
+  }
+  return out;
+}
+
+std::optional<std::vector<std::pair<std::string, std::string>>> BlockReader::StringMap(std::string_view key,
+                                                                                      std::string_view example) {
+  const YAML::Node n = YamlReader::Child(node_, key);
+  if (!n.IsDefined() || n.IsNull()) return std::nullopt;
+  const std::string field = JoinField(field_, key);
+  std::vector<std::pair<std::string, std::string>> out;
+  if (!n.IsMap() || n.size() == 0) {
+    r_.Error(n, field, "expected a mapping such as " + std::string(example));
+    return out;
+  }
+  for (const auto& kv : n) {
+    std::optional<std::string> k = r_.String(kv.first, field);
+    if (!k) continue;
+    if (std::any_of(out.begin(), out.end(), [&](const auto& p) { return p.first == *k; })) {
+      r_.Error(kv.first, JoinField(field, *k), "\"" + *k + "\" is given twice");
+      continue;
+    }
+    if (std::optional<std::string> v = r_.String(kv.second, JoinField(field, *k))) out.emplace_back(*k, *v);
   }
   return out;
 }

@@ -23,6 +23,8 @@ class BlockReader final : public SettingsReader {
   std::optional<bool> Bool(std::string_view key) override;
   std::optional<double> Number(std::string_view key, std::string_view expected) override;
   std::optional<std::vector<std::string>> Strings(std::string_view key, std::string_view example) override;
+  std::optional<std::vector<std::pair<std::string, std::string>>> StringMap(std::string_view key,
+                                                                           std::string_view example) override;
   void Error(std::string_view key, std::string message) override;
   void ItemError(std::string_view key, size_t index, std::string message) override;
 

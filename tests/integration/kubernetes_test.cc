@@ -401,6 +401,82 @@ TEST_F(KubernetesTest, AClusterWhoseApiServerStopsAnsweringGoesDownAndNewWorkGoe
   }, std::chrono::seconds(120))) << s.Get("/v1/jobs/" + second).dump(2);
 }
 
+// Kueue's quota steers routing: of two clusters alike in price and nodes,
+// the one whose ClusterQueue other work has filled is the fuller, and the
+// job goes where Kueue has room. There, Causeway queue nlp-gpu has its own
+// LocalQueue (lq2, behind another ClusterQueue).
+TEST_F(KubernetesTest, KueuesQuotaHeadroomSteersWorkAndACausewayQueueHasItsOwnLocalQueue) {
+  Corner("h", 2, 8);
+  plane_->Apply("apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: h-roomy-cq}\nspec:\n"
+                "  namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: " + Ns() + "}}\n"
+                "  resourceGroups:\n  - coveredResources: [cpu, memory, nvidia.com/gpu]\n    flavors:\n"
+                "    - name: h-h100\n      resources:\n      - {name: cpu, nominalQuota: \"256\"}\n"
+                "      - {name: memory, nominalQuota: 2Ti}\n      - {name: nvidia.com/gpu, nominalQuota: \"16\"}\n"
+                "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: lq2, namespace: " + Ns() +
+                "}\nspec: {clusterQueue: h-roomy-cq}\n");
+  // Work that is not Causeway's holds h-cq's whole quota.
+  plane_->Apply("apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: others\n  namespace: " + Ns() +
+                "\n  labels: {kueue.x-k8s.io/queue-name: lq}\n"
+                "spec:\n  suspend: true\n  template:\n    metadata: {labels: {kwok-run-for: 600s}}\n"
+                "    spec:\n      restartPolicy: Never\n"
+                "      containers: [{name: main, image: busybox, resources: {limits: {nvidia.com/gpu: \"8\"}}}]\n");
+  ASSERT_TRUE(Eventually([&] {
+    json cq = KubeJson("get clusterqueue h-cq");
+    for (const json& f : cq["status"]["flavorsReservation"]) {
+      for (const json& r : f["resources"]) {
+        if (r["name"] == "nvidia.com/gpu" && r["total"] == "8") return true;
+      }
+    }
+    return false;
+  })) << plane_->Kubectl("get clusterqueue h-cq -o yaml");
+
+  // Two Causeway clusters on this corner: kc-h sends to lq (h-cq, full);
+  // kc-h2 sends nlp-gpu's jobs to lq2 (h-roomy-cq) and others to lq.
+  // Without the headroom they tie, and kc-h (first by name) would win.
+  std::string estate = Estate("  - name: kc-h2\n    provider: kc\n    region: r1\n"
+                              "    node_pools: [{name: h100, gpu_type: H100, gpus_per_node: 8, nodes: 2}]\n"
+                              "    kubernetes: {api_server: \"" + plane_->api() + "\", ca_file: " + plane_->ca() +
+                              ", token_file: " + plane_->token_file() + ", namespace_prefix: " + prefix_ +
+                              ", local_queue: lq, local_queues: {nlp-gpu: lq2}, gpu_product_label: \"" + label_ +
+                              "\"}\n");
+  estate += "  - {cluster: kc-h2, gpu_type: H100, on_demand: \"2.00\"}\n"
+            "teams:\n  - {name: nlp}\nqueues:\n  - {name: nlp-gpu, team: nlp, quotas: [{flavor: H100, nominal: 8}]}\n";
+  EstateServer s(dir_, estate);
+  // A job pinned to kc-h2 takes the queue's whole Causeway quota, so the
+  // next waits in Causeway while both clusters are seen.
+  std::string pinned = s.Submit("name: pinned\nresources: {accelerators: H100:8, infra: k8s/kc-h2}\n"
+                                "labels: {team: nlp, owner: alice@example.com, kwok-run-for: 600s}\nrun: train\n");
+  ASSERT_TRUE(Eventually([&] { return s.Get("/v1/jobs/" + pinned)["state"] == "running"; }))
+      << s.Get("/v1/jobs/" + pinned).dump(2);
+  EXPECT_EQ(s.Get("/v1/jobs/" + pinned)["attempts"][0]["cluster"], "kc-h2");
+  std::string routed = s.Submit(Spec("routed", "", ", kwok-run-for: 5s"));
+  // kc-h: Kueue can admit nothing there, so it counts as full; kc-h2: the
+  // pinned job holds half of its pool and of lq2's quota.
+  json explain;
+  ASSERT_TRUE(Eventually([&] {
+    explain = s.Get("/v1/jobs/" + routed + "/explain")["scheduler"];
+    std::map<std::string, int> load;
+    for (const json& c : explain["candidates"]) {
+      if (c.value("eligible", false)) load[c["cluster"]] = c["load_percent"];
+    }
+    return load.size() == 2 && load["kc-h"] == 100 && load["kc-h2"] == 50;
+  })) << explain.dump(2);
+  EXPECT_EQ(s.Get("/v1/jobs/" + routed)["state"], "pending");
+
+  // The pinned job ends: the next goes where Kueue has room, to its queue's LocalQueue.
+  ASSERT_EQ(s.Post("/v1/jobs/" + pinned + "/cancel"), 200);
+  ASSERT_TRUE(Eventually([&] { return s.Get("/v1/jobs/" + routed)["state"] == "succeeded"; }))
+      << s.Get("/v1/jobs/" + routed).dump(2) << s.Get("/v1/jobs/" + routed + "/explain").dump(2);
+  EXPECT_EQ(s.Get("/v1/jobs/" + routed)["attempts"][0]["cluster"], "kc-h2");
+  json job = KubeJson("-n " + Ns() + " get job " + JobName(routed, 1));
+  EXPECT_EQ(job["metadata"]["labels"]["kueue.x-k8s.io/queue-name"], "lq2") << job.dump(2);
+  json admitted_by, workloads = KubeJson("-n " + Ns() + " get workloads.kueue.x-k8s.io");
+  for (const json& w : workloads["items"]) {
+    if (w["metadata"]["ownerReferences"][0]["name"] == JobName(routed, 1)) admitted_by = w["status"]["admission"]["clusterQueue"];
+  }
+  EXPECT_EQ(admitted_by, "h-roomy-cq");
+}
+
 // People's roles inside the cluster: a role bound to a person's group is a
 // RoleBinding in the team's namespace to Causeway's ClusterRole, so the
 // person (as the cluster's OIDC authenticator names them; here through

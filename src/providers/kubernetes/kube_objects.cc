@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <set>
 
 #include "causeway/json_input.h"
 #include "causeway/clock.h"
@@ -118,10 +119,10 @@ std::string PodScript(const LaunchRequest& r, const std::string& ns) {
   return script;
 }
 
-json JobManifest(const LaunchRequest& r, const KubeSettings& s, const std::string& ns) {
+json JobManifest(const LaunchRequest& r, const KubeSettings& s, const std::string& ns, const std::string& local_queue) {
   const std::string name = ObjectName(r.job_id, r.attempt);
   json meta = Metadata(r, ns);
-  if (!s.local_queue.empty()) meta["labels"]["kueue.x-k8s.io/queue-name"] = s.local_queue;
+  if (!local_queue.empty()) meta["labels"]["kueue.x-k8s.io/queue-name"] = local_queue;
   json requests = json::object(), limits = json::object();
   if (r.gpus_per_node > 0) {
     requests[s.gpu_resource] = std::to_string(r.gpus_per_node);
@@ -303,6 +304,60 @@ std::string NodeFacts(const json& node, const KubeSettings& s, const std::string
   }
   if (gpus == 0) out += "-gpu\tthe node declares no " + s.gpu_resource + "\n";
   return out;
+}
+
+int64_t WholeQuantity(const json& v) {
+  if (v.is_number_integer()) return std::max<int64_t>(0, v.get<int64_t>());
+  if (!v.is_string()) return 0;
+  const std::string& s = v.get_ref<const std::string&>();
+  if (s.empty() || s.size() > 9 || !std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); })) {
+    return 0;
+  }
+  return std::stoll(s);
+}
+
+int64_t KueueHeadroom(const std::vector<json>& local_queues, const std::map<std::string, json>& cluster_queues,
+                      const std::map<std::string, json>& flavors, const KubeSettings& s, const std::string& gpu_type) {
+  auto lower = [](std::string v) {
+    std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return v;
+  };
+  const std::string type = lower(gpu_type);
+  auto of_type = [&](const std::string& flavor) {
+    auto f = flavors.find(flavor);
+    if (f == flavors.end()) return false;  // Kueue admits nothing in a flavor that does not exist
+    const json& labels = JsonMember(JsonMember(f->second, "spec"), "nodeLabels");
+    if (!labels.is_object() || !labels.contains(s.gpu_product_label)) return true;
+    return lower(JsonString(labels, s.gpu_product_label)).find(type) != std::string::npos;
+  };
+  // What a ClusterQueue's status says it has reserved of the GPU resource in a flavor.
+  auto reserved = [&](const json& cq, const std::string& flavor) -> int64_t {
+    for (const json& f : JsonArray(JsonMember(cq, "status"), "flavorsReservation")) {
+      if (JsonString(f, "name") != flavor) continue;
+      for (const json& r : JsonArray(f, "resources")) {
+        if (JsonString(r, "name") == s.gpu_resource) return WholeQuantity(JsonMember(r, "total"));
+      }
+    }
+    return 0;
+  };
+  std::set<std::string> counted;
+  int64_t headroom = 0;
+  for (const json& lq : local_queues) {
+    const std::string name = JsonString(JsonMember(lq, "spec"), "clusterQueue");
+    auto cq = cluster_queues.find(name);
+    if (cq == cluster_queues.end() || !counted.insert(name).second) continue;
+    for (const json& group : JsonArray(JsonMember(cq->second, "spec"), "resourceGroups")) {
+      for (const json& flavor : JsonArray(group, "flavors")) {
+        const std::string fname = JsonString(flavor, "name");
+        if (!of_type(fname)) continue;
+        for (const json& r : JsonArray(flavor, "resources")) {
+          if (JsonString(r, "name") != s.gpu_resource) continue;
+          headroom += std::max<int64_t>(0, WholeQuantity(JsonMember(r, "nominalQuota")) - reserved(cq->second, fname));
+        }
+      }
+    }
+  }
+  return headroom;
 }
 
 }  // namespace causeway::kube

@@ -13,6 +13,8 @@
 // (NAME-RANK.NAME.NAMESPACE.svc).
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,8 +39,11 @@ std::string LabelValue(const std::string& value);
 // the request's tags), for selecting them.
 nlohmann::json LabelsOf(const LaunchRequest& r);
 
-// The Job, without its owner references (it owns the rest).
-nlohmann::json JobManifest(const LaunchRequest& r, const KubeSettings& s, const std::string& ns);
+// The Job, without its owner references (it owns the rest), queued for
+// Kueue's LocalQueue `local_queue` ("" for none: created suspended all the
+// same, and resumed by Causeway).
+nlohmann::json JobManifest(const LaunchRequest& r, const KubeSettings& s, const std::string& ns,
+                           const std::string& local_queue);
 // The Secret with the launch environment, owned by the Job (its uid).
 nlohmann::json SecretManifest(const LaunchRequest& r, const std::string& ns, const std::string& job_uid);
 // The headless Service of a gang, owned by the Job.
@@ -79,5 +84,22 @@ std::string EvictionReason(const nlohmann::json& workload);
 // feature discovery's labels, where present), and the image the runtime
 // resolved for the pod.
 std::string NodeFacts(const nlohmann::json& node, const KubeSettings& s, const std::string& image_id);
+
+// A count of whole things (GPUs) as Kubernetes writes a quantity: "8" or
+// 8; 0 for anything else (a fraction, a suffix, more than nine digits).
+int64_t WholeQuantity(const nlohmann::json& v);
+
+// What Kueue could still admit of GPU type `gpu_type` for Causeway's jobs:
+// over the ClusterQueues behind `local_queues` (LocalQueue objects: those
+// Causeway's jobs go to; each ClusterQueue counted once), their nominal
+// quota of s.gpu_resource less what they have reserved, in each flavor
+// whose ResourceFlavor's s.gpu_product_label node label names the type,
+// or carries no such label. `cluster_queues` and `flavors` are by name.
+// Borrowing within a cohort is not counted: the headroom is what the
+// queues hold of their own. Never negative.
+int64_t KueueHeadroom(const std::vector<nlohmann::json>& local_queues,
+                      const std::map<std::string, nlohmann::json>& cluster_queues,
+                      const std::map<std::string, nlohmann::json>& flavors, const KubeSettings& s,
+                      const std::string& gpu_type);
 
 }  // namespace causeway::kube

@@ -83,12 +83,20 @@ bool NodeReady(const json& node) {
   return false;
 }
 
-int64_t Quantity(const json& v) {
-  if (v.is_number_integer()) return v.get<int64_t>();
-  if (!v.is_string()) return 0;
-  const std::string& s = v.get_ref<const std::string&>();
-  if (s.empty() || !std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); })) return 0;
-  return s.size() > 9 ? 0 : std::stoll(s);
+json KeepLocalQueue(const json& q) {
+  return {{"metadata", Pick(JsonMember(q, "metadata"), {"name", "namespace"})},
+          {"spec", Pick(JsonMember(q, "spec"), {"clusterQueue"})}};
+}
+
+json KeepClusterQueue(const json& q) {
+  return {{"metadata", Pick(JsonMember(q, "metadata"), {"name"})},
+          {"spec", Pick(JsonMember(q, "spec"), {"resourceGroups"})},
+          {"status", Pick(JsonMember(q, "status"), {"flavorsReservation"})}};
+}
+
+json KeepFlavor(const json& f) {
+  return {{"metadata", Pick(JsonMember(f, "metadata"), {"name"})},
+          {"spec", Pick(JsonMember(f, "spec"), {"nodeLabels"})}};
 }
 
 std::string JobPath(const std::string& ns, const std::string& name = "") {
@@ -121,18 +129,30 @@ KubeProvider::KubeProvider(const Estate& estate, const Provider& provider, Optio
           e, Informer::Options{"/api/v1" + scope + "/pods", managed, KeepPod, 100'000, options_.watch_seconds});
       cluster.nodes = std::make_unique<Informer>(
           e, Informer::Options{"/api/v1/nodes", "", KeepNode, 50'000, options_.watch_seconds});
-      if (!settings->local_queue.empty()) {
+      if (settings->UsesKueue()) {
+        const std::string kueue = "/apis/kueue.x-k8s.io/v1beta2";
         cluster.workloads = std::make_unique<Informer>(
-            e, Informer::Options{"/apis/kueue.x-k8s.io/v1beta2" + scope + "/workloads", "", KeepWorkload, 100'000,
-                                 options_.watch_seconds});
+            e, Informer::Options{kueue + scope + "/workloads", "", KeepWorkload, 100'000, options_.watch_seconds});
+        cluster.local_queues = std::make_unique<Informer>(
+            e, Informer::Options{kueue + scope + "/localqueues", "", KeepLocalQueue, 10'000, options_.watch_seconds});
+        cluster.cluster_queues = std::make_unique<Informer>(
+            e, Informer::Options{kueue + "/clusterqueues", "", KeepClusterQueue, 10'000, options_.watch_seconds});
+        cluster.flavors = std::make_unique<Informer>(
+            e, Informer::Options{kueue + "/resourceflavors", "", KeepFlavor, 10'000, options_.watch_seconds});
+      }
+    }
+    for (const auto& [queue, lq] : settings->local_queues) {
+      if (std::none_of(estate.queues.begin(), estate.queues.end(), [&](const QueueConfig& q) { return q.name == queue; })) {
+        spdlog::error("kubernetes cluster {}: local_queues names {}, which is no queue of the estate", c.name, queue);
       }
     }
     clusters_.push_back(std::move(cluster));
     for (const auto& p : c.node_pools) {
       int declared = p.gpus_per_node * p.nodes;
-      pools_.push_back(Pool{index, p.name, p.gpu_type, p.gpus_per_node, declared, 0, declared});
+      pools_.push_back(Pool{index, p.name, p.gpu_type, p.gpus_per_node, declared, 0, declared, -1});
     }
   }
+  for (const QueueConfig& q : estate.queues) queue_of_team_.emplace(q.team, q.name);  // the first, as QueueForTeam
 }
 
 KubeProvider::~KubeProvider() = default;
@@ -166,15 +186,49 @@ int KubeProvider::CountCapacity(const Pool& p) const {
   c.nodes->Visit([&](const std::string&, const json& node) {
     std::string product = Lower(JsonString(JsonMember(JsonMember(node, "metadata"), "labels"), c.settings.gpu_product_label));
     if (product.empty() || product.find(type) == std::string::npos || !NodeReady(node)) return;
-    gpus += Quantity(JsonMember(JsonMember(JsonMember(node, "status"), "allocatable"), c.settings.gpu_resource));
+    gpus += WholeQuantity(JsonMember(JsonMember(JsonMember(node, "status"), "allocatable"), c.settings.gpu_resource));
   });
   return static_cast<int>(std::min<int64_t>(gpus, 1 << 24));
 }
 
+int KubeProvider::CountHeadroom(const Pool& p) const {
+  const Cluster& c = clusters_[static_cast<size_t>(p.cluster)];
+  // Known once each has been listed; a watch interrupted since keeps what it last saw.
+  if (!c.local_queues || c.local_queues->lists() == 0 || c.cluster_queues->lists() == 0 || c.flavors->lists() == 0) {
+    return -1;
+  }
+  // The LocalQueues Causeway's jobs go to, in Causeway's namespaces.
+  std::vector<json> ours;
+  c.local_queues->Visit([&](const std::string&, const json& q) {
+    const json& meta = JsonMember(q, "metadata");
+    const std::string name = JsonString(meta, "name"), ns = JsonString(meta, "namespace");
+    bool used = name == c.settings.local_queue;
+    for (const auto& [queue, lq] : c.settings.local_queues) used |= name == lq;
+    bool in_scope = c.settings.namespace_name.empty() ? ns.rfind(c.settings.namespace_prefix, 0) == 0
+                                                      : ns == c.settings.namespace_name;
+    if (used && in_scope) ours.push_back(q);
+  });
+  int64_t headroom = KueueHeadroom(ours, c.cluster_queues->Snapshot(), c.flavors->Snapshot(), c.settings, p.gpu_type);
+  return static_cast<int>(std::min<int64_t>(headroom, 1 << 24));
+}
+
+const std::string& KubeProvider::LocalQueueOf(const Cluster& c, const LaunchRequest& r) const {
+  static const std::string kNone;
+  auto team = r.tags.find("causeway-team");
+  auto queue = team == r.tags.end() ? queue_of_team_.end() : queue_of_team_.find(team->second);
+  return c.settings.LocalQueueFor(queue == queue_of_team_.end() ? kNone : queue->second);
+}
+
 bool KubeProvider::Healthy(int pool) const {
   if (pool < 0 || pool >= static_cast<int>(pools_.size())) return false;
-  const Cluster& c = clusters_[static_cast<size_t>(pools_[static_cast<size_t>(pool)].cluster)];
+  const Pool& p = pools_[static_cast<size_t>(pool)];
+  const Cluster& c = clusters_[static_cast<size_t>(p.cluster)];
   if (!c.jobs || !c.jobs->synced()) return false;
+  if (c.settings.UsesKueue()) {
+    // Work goes to a cluster with Kueue once Causeway knows what Kueue could admit there.
+    MutexLock lock(mu_);
+    if (p.headroom < 0) return false;
+  }
   return std::chrono::steady_clock::now() - c.jobs->last_heard() < options_.unhealthy_after;
 }
 
@@ -192,13 +246,15 @@ int KubeProvider::FreeGpus(int pool) const {
   if (pool < 0 || pool >= static_cast<int>(pools_.size())) return 0;
   const Pool& p = pools_[static_cast<size_t>(pool)];
   MutexLock lock(mu_);
-  return std::max(0, p.capacity - p.used);
+  int free = p.capacity - p.used;
+  if (p.headroom >= 0) free = std::min(free, p.headroom);
+  return std::max(0, free);
 }
 
 Status KubeProvider::Send(const Cluster& c, const LaunchRequest& r, const std::string& ns) const {
   if (!c.api) return Unavailable("cluster " + c.name + ": " + c.endpoint.status().message());
   const std::string name = ObjectName(r.job_id, r.attempt);
-  auto created = c.api->Create(JobPath(ns), JobManifest(r, c.settings, ns));
+  auto created = c.api->Create(JobPath(ns), JobManifest(r, c.settings, ns, LocalQueueOf(c, r)));
   json job;
   if (created.ok()) {
     job = std::move(*created);
@@ -227,7 +283,7 @@ Status KubeProvider::Send(const Cluster& c, const LaunchRequest& r, const std::s
     if (!service.ok() && service.status().code() != Code::kAlreadyExists) return service.status();
   }
   // Without Kueue the Job is Causeway's to start; with it, Kueue's alone.
-  if (c.settings.local_queue.empty()) {
+  if (!c.settings.UsesKueue()) {
     auto resumed = c.api->MergePatch(JobPath(ns, name), {{"spec", {{"suspend", false}}}});
     if (!resumed.ok()) return resumed.status();
   }
@@ -405,8 +461,11 @@ KubeProvider::Seen KubeProvider::SeenOn(const Cluster& c) const {
 }
 
 std::vector<ProviderEvent> KubeProvider::Poll(Timestamp now) {
-  std::vector<int> capacity;
-  for (const Pool& p : pools_) capacity.push_back(CountCapacity(p));
+  std::vector<int> capacity, headroom;
+  for (const Pool& p : pools_) {
+    capacity.push_back(CountCapacity(p));
+    headroom.push_back(CountHeadroom(p));
+  }
   // What each cluster with attempts of Causeway's shows of their pods and
   // Workloads, gathered once (not once per attempt).
   std::vector<bool> busy(clusters_.size(), false);
@@ -423,7 +482,10 @@ std::vector<ProviderEvent> KubeProvider::Poll(Timestamp now) {
   std::vector<std::pair<int, std::string>> deletes;  // cluster, Job path: made after the lock
   {
     MutexLock lock(mu_);
-    for (size_t i = 0; i < pools_.size(); ++i) pools_[i].capacity = capacity[i];
+    for (size_t i = 0; i < pools_.size(); ++i) {
+      pools_[i].capacity = capacity[i];
+      pools_[i].headroom = headroom[i];
+    }
     out = std::move(events_);
     events_.clear();
     for (auto it = tracked_.begin(); it != tracked_.end();) {

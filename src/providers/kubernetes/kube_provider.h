@@ -26,8 +26,12 @@
 // nodes whose gpu_product_label names the pool's GPU type, allocatable
 // gpu_resource), or the estate's declaration until the nodes are known;
 // Causeway keeps up to twice that handed to the cluster, the rest waiting
-// in Kueue. A cluster whose watch has not heard from the API server for
-// `unhealthy_after` takes no new work. Thread-safe.
+// in Kueue. Free GPUs, which routing prefers, are also bounded by what the
+// ClusterQueues behind Causeway's LocalQueues could still admit. Each
+// Causeway queue's jobs go to its own LocalQueue (local_queues), or to
+// local_queue. A cluster whose watch has not heard from the API server for
+// `unhealthy_after` takes no new work, nor does one with Kueue before
+// Causeway knows its headroom. Thread-safe.
 #pragma once
 
 #include <chrono>
@@ -89,6 +93,9 @@ class KubeProvider final : public ProviderAdapter {
     Result<Endpoint> endpoint = Status(Code::kInternal, "not read");
     std::unique_ptr<KubeApi> api;  // calls from the dispatcher's worker
     std::unique_ptr<Informer> jobs, pods, workloads, nodes;
+    // With Kueue: its LocalQueues, ClusterQueues and ResourceFlavors, for
+    // the quota headroom.
+    std::unique_ptr<Informer> local_queues, cluster_queues, flavors;
   };
   struct Pool {
     int cluster = 0;
@@ -97,9 +104,11 @@ class KubeProvider final : public ProviderAdapter {
     int gpus_per_node = 0;
     int declared = 0;  // GPUs the estate declares
     // Guarded by mu_: GPUs of attempts Causeway has handed to the cluster,
-    // and the pool's GPUs as its nodes last said (Poll counts them).
+    // the pool's GPUs as its nodes last said, and what Kueue could still
+    // admit of them (-1: no Kueue, or not known yet). Poll counts the last two.
     int used = 0;
     int capacity = 0;
+    int headroom = -1;
   };
   struct Tracked {
     int cluster = 0;
@@ -121,6 +130,12 @@ class KubeProvider final : public ProviderAdapter {
   // The pool's GPUs from its cluster's nodes, or what the estate declares
   // while they are not known. Visits every node: Poll calls it, once.
   int CountCapacity(const Pool& p) const;
+  // What Kueue could still admit of the pool's GPUs (KueueHeadroom over
+  // the LocalQueues Causeway's jobs go to), or -1 without Kueue or while
+  // its objects are not known. Poll calls it, once.
+  int CountHeadroom(const Pool& p) const;
+  // The LocalQueue an attempt goes to: its team's Causeway queue's.
+  const std::string& LocalQueueOf(const Cluster& c, const LaunchRequest& r) const;
   // Creates (or finds) the attempt's Job, then its Secret and Service, then
   // resumes it where no Kueue admits it. Blocking.
   Status Send(const Cluster& c, const LaunchRequest& r, const std::string& ns) const;
@@ -138,7 +153,8 @@ class KubeProvider final : public ProviderAdapter {
   std::string name_;
   Options options_;
   std::vector<Cluster> clusters_;  // fixed once made
-  std::vector<Pool> pools_;        // fixed but for `used`
+  std::vector<Pool> pools_;        // fixed but for `used`, `capacity` and `headroom`
+  std::map<std::string, std::string> queue_of_team_;  // the estate's queues, fixed
   mutable Mutex mu_;
   std::map<Key, Tracked> tracked_ GUARDED_BY(mu_);
   std::vector<ProviderEvent> events_ GUARDED_BY(mu_);  // from Release, for the next Poll

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <memory>
+#include <utility>
+#include <vector>
 
 namespace causeway::kube {
 namespace {
@@ -26,8 +28,8 @@ bool IsQualifiedName(const std::string& s) {
 
 std::shared_ptr<const KindSettings> Parse(SettingsReader& r) {
   if (!r.CheckKeys({"api_server", "ca_file", "token_file", "client_cert", "client_key", "kubeconfig", "context",
-                    "namespace", "namespace_prefix", "gpu_resource", "gpu_product_label", "local_queue", "image",
-                    "manage_rbac", "rbac_user_prefix"})) {
+                    "namespace", "namespace_prefix", "gpu_resource", "gpu_product_label", "local_queue",
+                    "local_queues", "image", "manage_rbac", "rbac_user_prefix"})) {
     return nullptr;
   }
   auto s = std::make_shared<KubeSettings>();
@@ -44,6 +46,14 @@ std::shared_ptr<const KindSettings> Parse(SettingsReader& r) {
   if (std::string v = r.String("gpu_resource", false); !v.empty()) s->gpu_resource = v;
   if (std::string v = r.String("gpu_product_label", false); !v.empty()) s->gpu_product_label = v;
   s->local_queue = r.String("local_queue", false);
+  for (auto& [queue, lq] : r.StringMap("local_queues", "{nlp-gpu: nlp-lq}").value_or(
+           std::vector<std::pair<std::string, std::string>>{})) {
+    if (!IsDnsLabel(lq)) {
+      r.Error("local_queues", "expected the LocalQueue of Causeway queue \"" + queue +
+                                  "\" as a LocalQueue name: lower-case letters, digits and '-', at most 63");
+    }
+    s->local_queues.emplace(std::move(queue), std::move(lq));
+  }
   if (std::string v = r.String("image", false); !v.empty()) s->image = v;
   s->manage_rbac = r.Bool("manage_rbac").value_or(false);
   if (r.Has("rbac_user_prefix")) s->rbac_user_prefix = r.String("rbac_user_prefix", false);
@@ -84,6 +94,10 @@ std::shared_ptr<const KindSettings> Parse(SettingsReader& r) {
   if (!s->local_queue.empty() && !IsDnsLabel(s->local_queue)) {
     r.Error("local_queue", "expected a LocalQueue name: lower-case letters, digits and '-', at most 63");
   }
+  if (!s->local_queues.empty() && s->local_queue.empty()) {
+    // Every job must go to some LocalQueue, or Kueue would not see it.
+    r.Error("local_queues", "local_queues needs local_queue, the LocalQueue of every other Causeway queue");
+  }
   return s;
 }
 
@@ -96,6 +110,11 @@ std::string KubeSettings::NamespaceFor(const std::string& team) const {
   if (ns.size() > 63) ns.resize(63);
   while (!ns.empty() && ns.back() == '-') ns.pop_back();
   return ns;
+}
+
+const std::string& KubeSettings::LocalQueueFor(const std::string& queue) const {
+  auto it = local_queues.find(queue);
+  return it == local_queues.end() ? local_queue : it->second;
 }
 
 EstateKind EstateKindOf() {

@@ -10,6 +10,7 @@
 //     gpu_resource: nvidia.com/gpu        # amd.com/gpu
 //     gpu_product_label: nvidia.com/gpu.product
 //     local_queue: team-queue             # Kueue's LocalQueue: Kueue admits
+//     local_queues: {nlp-gpu: nlp-lq}     # per Causeway queue; others: local_queue
 //     image: ubuntu:22.04                 # for jobs that name no image_id
 //     manage_rbac: true                   # people's roles as RBAC bindings
 //     rbac_user_prefix: "oidc:"           # as the OIDC authenticator names users
@@ -18,6 +19,7 @@
 // each call (so a rotated token is picked up), a certificate from its.
 #pragma once
 
+#include <map>
 #include <string>
 
 #include "causeway/estate.h"
@@ -35,6 +37,9 @@ struct KubeSettings final : KindSettings {
   std::string gpu_resource = "nvidia.com/gpu";
   std::string gpu_product_label = "nvidia.com/gpu.product";
   std::string local_queue;  // "" : the cluster runs no Kueue for Causeway's jobs
+  // The LocalQueue of a Causeway queue (by its name) where it is not
+  // local_queue; set only with local_queue.
+  std::map<std::string, std::string> local_queues;
   std::string image = "ubuntu:22.04";
   // Whether Causeway keeps people's RBAC bindings here (kube_people.h), and
   // the prefix the cluster's authenticator puts before a userName
@@ -44,6 +49,11 @@ struct KubeSettings final : KindSettings {
 
   // The namespace a team's jobs run in.
   std::string NamespaceFor(const std::string& team) const;
+  // Whether Kueue admits Causeway's Jobs here (Causeway never starts them).
+  bool UsesKueue() const { return !local_queue.empty(); }
+  // The LocalQueue a job of Causeway queue `queue` ("" for none) goes to;
+  // "" without Kueue.
+  const std::string& LocalQueueFor(const std::string& queue) const;
 };
 
 // The estate's view of the kubernetes kind: its cluster block and how it is read.

@@ -52,7 +52,7 @@ TEST(KubeObjectsTest, NamesAreDnsLabelsShortEnoughForThePodsHostNames) {
 
 TEST(KubeObjectsTest, AJobIsSuspendedQueuedForKueueNeverRetriedAndHoldsNoSecret) {
   LaunchRequest r = Request();
-  json job = JobManifest(r, Settings(), "team-nlp");
+  json job = JobManifest(r, Settings(), "team-nlp", "lq");
   EXPECT_EQ(job["metadata"]["namespace"], "team-nlp");
   const json& labels = job["metadata"]["labels"];
   EXPECT_EQ(labels["kueue.x-k8s.io/queue-name"], "lq") << "a job's own label must not choose its queue";
@@ -74,7 +74,10 @@ TEST(KubeObjectsTest, AJobIsSuspendedQueuedForKueueNeverRetriedAndHoldsNoSecret)
   // Without Kueue there is no queue label (Causeway resumes the Job itself).
   KubeSettings plain = Settings();
   plain.local_queue.clear();
-  EXPECT_FALSE(JobManifest(r, plain, "team-nlp")["metadata"]["labels"].contains("kueue.x-k8s.io/queue-name"));
+  EXPECT_FALSE(plain.UsesKueue());
+  json unqueued = JobManifest(r, plain, "team-nlp", "");
+  EXPECT_FALSE(unqueued["metadata"]["labels"].contains("kueue.x-k8s.io/queue-name"));
+  EXPECT_EQ(unqueued["spec"]["suspend"], true);
 
   json secret = SecretManifest(r, "team-nlp", "uid-1");
   EXPECT_EQ(secret["stringData"]["CAUSEWAY_TOKEN"], "cw_secret");
@@ -95,7 +98,7 @@ TEST(KubeObjectsTest, EachRankOfAGangKnowsItsRankAndTheHeadsAddress) {
   EXPECT_LT(script.find("pip install"), script.find("python train.py"));
   json service = ServiceManifest(r, "team-nlp", "uid-1");
   EXPECT_EQ(service["spec"]["clusterIP"], "None");
-  EXPECT_EQ(JobManifest(r, Settings(), "team-nlp")["spec"]["template"]["spec"]["subdomain"], name);
+  EXPECT_EQ(JobManifest(r, Settings(), "team-nlp", "lq")["spec"]["template"]["spec"]["subdomain"], name);
 }
 
 TEST(KubeObjectsTest, WhatKubernetesSaysBecomesAnOutcome) {
@@ -150,6 +153,48 @@ TEST(KubeObjectsTest, KueuesOwnWordsSayWhyAJobWaitsOrWasEvicted) {
   EXPECT_EQ(EvictionReason(evicted), "evicted by Kueue: Preempted (Preempted to accommodate a workload)");
 }
 
+// Kueue's headroom, from objects as the v1beta2 API writes them: nominal
+// quota less what is reserved, in flavors of the pool's GPU type, each
+// ClusterQueue once however many LocalQueues point at it.
+TEST(KubeObjectsTest, KueuesHeadroomIsNominalQuotaLessWhatIsReservedInFlavorsOfTheType) {
+  KubeSettings s = Settings();
+  auto cq = [](const std::string& quotas, const std::string& reserved) {
+    return json::parse(R"({"metadata": {"name": "x"}, "spec": {"resourceGroups": [{"coveredResources": ["cpu",
+        "nvidia.com/gpu"], "flavors": )" + quotas + R"(}]}, "status": {"flavorsReservation": )" + reserved + "}}");
+  };
+  std::map<std::string, json> queues = {
+      {"team-cq", cq(R"([{"name": "h100", "resources": [{"name": "cpu", "nominalQuota": "64"},
+                        {"name": "nvidia.com/gpu", "nominalQuota": "16"}]},
+                       {"name": "a100", "resources": [{"name": "nvidia.com/gpu", "nominalQuota": "32"}]},
+                       {"name": "any", "resources": [{"name": "nvidia.com/gpu", "nominalQuota": 4}]}])",
+                     R"([{"name": "h100", "resources": [{"name": "cpu", "total": "1"},
+                        {"name": "nvidia.com/gpu", "total": "8", "borrowed": "0"}]}])")},
+      {"full-cq", cq(R"([{"name": "h100", "resources": [{"name": "nvidia.com/gpu", "nominalQuota": "8"}]}])",
+                     R"([{"name": "h100", "resources": [{"name": "nvidia.com/gpu", "total": "12", "borrowed": "4"}]}])")},
+      {"odd-cq", cq(R"([{"name": "h100", "resources": [{"name": "nvidia.com/gpu", "nominalQuota": "1.5"}]}])", "[]")},
+  };
+  std::map<std::string, json> flavors = {
+      {"h100", json::parse(R"({"spec": {"nodeLabels": {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}}})")},
+      {"a100", json::parse(R"({"spec": {"nodeLabels": {"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB"}}})")},
+      {"any", json::parse(R"({"spec": {}})")},
+  };
+  auto lq = [](const std::string& cluster_queue) { return json{{"spec", {{"clusterQueue", cluster_queue}}}}; };
+  // h100: 16 - 8; "any" carries no product label, so it counts: 4. a100 is another type.
+  EXPECT_EQ(KueueHeadroom({lq("team-cq")}, queues, flavors, s, "H100"), 12);
+  EXPECT_EQ(KueueHeadroom({lq("team-cq"), lq("team-cq")}, queues, flavors, s, "H100"), 12);
+  EXPECT_EQ(KueueHeadroom({lq("team-cq")}, queues, flavors, s, "A100"), 36);
+  // Borrowed beyond its nominal quota: no headroom, never negative.
+  EXPECT_EQ(KueueHeadroom({lq("full-cq")}, queues, flavors, s, "H100"), 0);
+  EXPECT_EQ(KueueHeadroom({lq("team-cq"), lq("full-cq")}, queues, flavors, s, "H100"), 12);
+  // A fraction of a GPU is no GPU; a missing ClusterQueue or flavor adds nothing.
+  EXPECT_EQ(KueueHeadroom({lq("odd-cq"), lq("gone-cq")}, queues, flavors, s, "H100"), 0);
+  EXPECT_EQ(KueueHeadroom({lq("team-cq")}, queues, {}, s, "H100"), 0);
+  EXPECT_EQ(WholeQuantity("8"), 8);
+  EXPECT_EQ(WholeQuantity("8k"), 0);
+  EXPECT_EQ(WholeQuantity(-3), 0);
+  EXPECT_EQ(WholeQuantity("1234567890"), 0);
+}
+
 TEST(KubeObjectsTest, ANodesFactsReadAsTheProbesDo) {
   json node = json::parse(R"({"metadata": {"name": "gpu-7", "labels": {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3",
       "nvidia.com/cuda.driver.major": "550", "nvidia.com/cuda.driver.minor": "54", "nvidia.com/cuda.driver.rev": "15",
@@ -202,6 +247,19 @@ TEST(KubeSettingsTest, TheClusterBlockIsCheckedWhereItIsWritten) {
   EXPECT_EQ(s->gpu_resource, "nvidia.com/gpu");
   EXPECT_EQ(s->NamespaceFor("NLP Research"), "team-nlp-research");
   EXPECT_TRUE(good->clusters[0].honours.container_images);
+  EXPECT_FALSE(s->UsesKueue());
+
+  // A LocalQueue per Causeway queue, and one for the others.
+  auto queued = estate("api_server: \"https://h:1\", ca_file: /c, token_file: /t, namespace: x, local_queue: lq, "
+                       "local_queues: {nlp-gpu: nlp-lq, vision: vision-lq}");
+  ASSERT_TRUE(queued.ok()) << queued.status().ToString();
+  s = SettingsAs<KubeSettings>(queued->clusters[0]);
+  ASSERT_NE(s, nullptr);
+  EXPECT_TRUE(s->UsesKueue());
+  EXPECT_EQ(s->LocalQueueFor("nlp-gpu"), "nlp-lq");
+  EXPECT_EQ(s->LocalQueueFor("vision"), "vision-lq");
+  EXPECT_EQ(s->LocalQueueFor("other"), "lq");
+  EXPECT_EQ(s->LocalQueueFor(""), "lq");
 
   struct Bad {
     std::string block, says;
@@ -215,6 +273,17 @@ TEST(KubeSettingsTest, TheClusterBlockIsCheckedWhereItIsWritten) {
       {"api_server: \"https://h:1\", ca_file: /c, token_file: /t, namespace: Bad_NS", "namespace name"},
       {"api_server: \"https://h:1\", ca_file: /c, token_file: /t, namespace: x, token: abc", "token"},
       {"kubeconfig: /kc, token_file: /t, namespace: x", "leave out token_file"},
+      // Every job must reach some LocalQueue, or Kueue would never see it.
+      {"api_server: \"https://h:1\", ca_file: /c, token_file: /t, namespace: x, local_queues: {nlp: nlp-lq}",
+       "local_queues needs local_queue"},
+      {"api_server: \"https://h:1\", ca_file: /c, token_file: /t, namespace: x, local_queue: lq, "
+       "local_queues: {nlp: Bad_LQ}",
+       "LocalQueue of Causeway queue \"nlp\""},
+      {"api_server: \"https://h:1\", ca_file: /c, token_file: /t, namespace: x, local_queue: lq, local_queues: [a]",
+       "expected a mapping"},
+      {"api_server: \"https://h:1\", ca_file: /c, token_file: /t, namespace: x, local_queue: lq, "
+       "local_queues: {nlp: a, nlp: b}",
+       "twice"},
   };
   for (const Bad& b : bad) {
     auto r = estate(b.block);
