@@ -1,5 +1,6 @@
 #include "cli/audit_commands.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <chrono>
@@ -7,6 +8,8 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <string_view>
+#include <vector>
 
 #include "audit/importers.h"
 #include "causeway/clock.h"
@@ -53,6 +56,52 @@ void PrintImportReport(const json& j, bool json_output) {
   int64_t shown = static_cast<int64_t>(j.value("first_issues", json::array()).size());
   if (j.value("issues", int64_t{0}) > shown) {
     std::fprintf(stderr, "  (and %lld more)\n", static_cast<long long>(j.value("issues", int64_t{0}) - shown));
+  }
+}
+
+// A JSON-lines log is sent to the server in parts of whole lines of at
+// most this many bytes (a longer line on its own), each part an import of
+// its own: a cluster's audit log outgrows one request body (--body-limit,
+// 1 MiB by default) within hours.
+constexpr size_t kPartBytes = 512 << 10;
+
+// Where `data` may be cut into parts: after each line, for a plain (not
+// gzip) file whose first line is a whole JSON value (JSON lines, not one
+// document across lines). One part otherwise, or when it is small.
+std::vector<std::string_view> PartsOf(const std::string& data) {
+  std::vector<std::string_view> parts;
+  const bool gzip = data.size() >= 2 && static_cast<unsigned char>(data[0]) == 0x1f &&
+                    static_cast<unsigned char>(data[1]) == 0x8b;
+  const size_t first_end = std::min(data.find('\n'), data.size());
+  if (data.size() <= kPartBytes || gzip || !json::accept(data.begin(), data.begin() + static_cast<std::ptrdiff_t>(first_end))) {
+    parts.emplace_back(data);
+    return parts;
+  }
+  size_t from = 0;
+  while (from < data.size()) {
+    size_t to = data.size();
+    if (data.size() - from > kPartBytes) {
+      size_t nl = data.rfind('\n', from + kPartBytes - 1);
+      if (nl == std::string::npos || nl < from) nl = data.find('\n', from + kPartBytes);  // a longer line, alone
+      if (nl != std::string::npos) to = nl + 1;
+    }
+    parts.emplace_back(data.data() + from, to - from);
+    from = to;
+  }
+  return parts;
+}
+
+// The reports of a log's parts as one: counts summed, and each issue at
+// its line in the whole file (`lines_before` each part).
+void AddPartReport(json& total, const json& part, int64_t lines_before) {
+  for (const char* key : {"records", "events", "stored", "already_stored", "duplicates", "conflicts", "skipped", "issues"}) {
+    if (part.contains(key)) total[key] = total.value(key, int64_t{0}) + part.value(key, int64_t{0});
+  }
+  if (!total.contains("first_issues")) total["first_issues"] = json::array();
+  for (json issue : part.value("first_issues", json::array())) {
+    if (total["first_issues"].size() >= 1000) break;
+    issue["line"] = issue.value("line", int64_t{0}) + lines_before;
+    total["first_issues"].push_back(std::move(issue));
   }
 }
 
@@ -251,18 +300,25 @@ void AddImport(CLI::App& audit, const Globals& g, Api& api, int& rc) {
     } else if (a->where.given()) {  // explicitly; CAUSEWAY_DB alone never skips the server
       report = ImportToDb(*a, *source);
     } else {
-      // Through the server: the file is the request body (up to its body limit).
+      // Through the server: the file is the request body, or for JSON
+      // lines, the bodies of its parts (PartsOf).
       auto data = ReadFile(a->file);
       if (!data.ok()) {
         rc = Fail(data.status());
         return;
       }
       std::string label = std::filesystem::path(a->file).filename().string();
-      auto j = api.Call("POST", "/v1/audit/imports" + QueryString({{"source", a->source}, {"provider", a->provider},
-                                                                    {"name", label}}),
-                        *data, rc, {{"Content-Type", "application/octet-stream"}});
-      if (!j) return;
-      report = *j;
+      json total = json::object();
+      int64_t lines_before = 0;
+      for (std::string_view part : PartsOf(*data)) {
+        auto j = api.Call("POST", "/v1/audit/imports" + QueryString({{"source", a->source}, {"provider", a->provider},
+                                                                      {"name", label}}),
+                          std::string(part), rc, {{"Content-Type", "application/octet-stream"}});
+        if (!j) return;  // what was sent before stays imported: a second run stores only the rest
+        AddPartReport(total, *j, lines_before);
+        lines_before += static_cast<int64_t>(std::count(part.begin(), part.end(), '\n'));
+      }
+      report = std::move(total);
     }
     if (!report.ok()) {
       rc = Fail(report.status());

@@ -5,6 +5,7 @@
 // searched with filters and pages.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -170,6 +171,46 @@ TEST_F(AuditTrail, OnePersonAcrossTwoProvidersAndCausewayInAuditPerson) {
   EXPECT_EQ(verify.exit_code, 0) << verify.out << verify.err;
   auto imports = Call("GET", "/v1/audit?action=audit.import");
   EXPECT_EQ(imports.second["events"].size(), slurm ? 4u : 3u);
+}
+
+// A cluster's audit log soon outgrows one request (1 MiB by default): the
+// CLI sends JSON lines in parts, and the report reads as one import, each
+// unreadable record at its line in the whole file.
+TEST_F(AuditTrail, ALogLargerThanARequestIsImportedInPartsAsOne) {
+  std::ifstream sample(Sample("k8s-audit.jsonl"));
+  std::string line;
+  for (int i = 0; i < 2 && std::getline(sample, line);) ++i;  // a ResponseComplete record
+  const std::string id = "6f8e2c1a-1b2c-4d5e-9f00-111111111111";
+  ASSERT_NE(line.find(id), std::string::npos);
+  std::string path = dir_->path() + "/big-audit.jsonl";
+  {
+    std::ofstream big(path);
+    for (int i = 1; i <= 3000; ++i) {
+      if (i == 2500) {
+        big << "{\"kind\": \"Event\", \"auditID\": \n";  // cut short
+        continue;
+      }
+      std::string record = line;
+      char uid[40];
+      std::snprintf(uid, sizeof uid, "00000000-0000-4000-8000-%012d", i);
+      record.replace(record.find(id), id.size(), uid);
+      big << record << "\n";
+    }
+  }
+  ASSERT_GT(std::filesystem::file_size(path), 2u << 20);
+  auto first = RunCli({"--json", "audit", "import", path, "--source", "k8s", "--provider", "coreweave"}, env_);
+  EXPECT_EQ(first.exit_code, 9) << first.err;  // stored, one record refused
+  json report = json::parse(first.err, nullptr, false);
+  EXPECT_EQ(report["records"], 3000) << first.err;
+  EXPECT_EQ(report["stored"], 2999) << first.err;
+  EXPECT_EQ(report["issues"], 1) << first.err;
+  ASSERT_EQ(report["first_issues"].size(), 1u) << first.err;
+  EXPECT_EQ(report["first_issues"][0]["line"], 2500) << first.err;
+  EXPECT_EQ(report["first_issues"][0]["file"], "big-audit.jsonl");
+  auto again = RunCli({"--json", "audit", "import", path, "--source", "k8s", "--provider", "coreweave"}, env_);
+  report = json::parse(again.err, nullptr, false);
+  EXPECT_EQ(report["stored"], 0) << again.err;
+  EXPECT_EQ(report["already_stored"], 2999) << again.err;
 }
 
 TEST_F(AuditTrail, BadImportsAreRefusedWithAReason) {
