@@ -141,7 +141,8 @@ KubeProvider::KubeProvider(const Estate& estate, const Provider& provider, Optio
             e, Informer::Options{kueue + "/resourceflavors", "", KeepFlavor, 10'000, options_.watch_seconds});
       }
     }
-    for (const auto& [queue, lq] : settings->local_queues) {
+    for (const auto& entry : settings->local_queues) {
+      const std::string& queue = entry.first;
       if (std::none_of(estate.queues.begin(), estate.queues.end(), [&](const QueueConfig& q) { return q.name == queue; })) {
         spdlog::error("kubernetes cluster {}: local_queues names {}, which is no queue of the estate", c.name, queue);
       }
