@@ -200,7 +200,6 @@ std::string TargetPath(const std::string& t) {
 // the job ends.
 constexpr const char* kUnmountCached =
     "causeway_cache_dirty() {\n"
-    "  grep -rqs '\"Dirty\": true' \"$1/vfsMeta\" && return 0\n"
     "  local f m\n"
     "  while IFS= read -r -d '' f; do\n"
     "    m=\"$1/vfsMeta/${f#\"$1/vfs/\"}\"\n"

@@ -5,8 +5,9 @@
 #include <cstdlib>
 #include <set>
 
-#include "causeway/json_input.h"
 #include "causeway/clock.h"
+#include "causeway/json_input.h"
+#include "causeway/text.h"
 
 namespace causeway::kube {
 
@@ -296,8 +297,7 @@ std::string NodeFacts(const json& node, const KubeSettings& s, const std::string
   fact("cuda", cuda, gfd + " (nvidia.com/cuda.runtime-version.full)");
   fact("gpu_product", product, "the node has no " + s.gpu_product_label + " label");
   const json& allocatable = JsonMember(JsonMember(node, "status"), "allocatable");
-  int64_t gpus = 0;
-  if (const json& v = JsonMember(allocatable, s.gpu_resource); v.is_string()) gpus = std::atoll(v.get<std::string>().c_str());
+  const int64_t gpus = WholeQuantity(JsonMember(allocatable, s.gpu_resource));
   std::string memory = JsonString(labels, "nvidia.com/gpu.memory");
   for (int64_t i = 0; i < std::min<int64_t>(gpus, 64); ++i) {
     out += "+gpu\t" + std::to_string(i) + ", " + (product.empty() ? "unknown" : product) + ", , " + driver + ", " + memory + "\n";
@@ -318,17 +318,13 @@ int64_t WholeQuantity(const json& v) {
 
 int64_t KueueHeadroom(const std::vector<json>& local_queues, const std::map<std::string, json>& cluster_queues,
                       const std::map<std::string, json>& flavors, const KubeSettings& s, const std::string& gpu_type) {
-  auto lower = [](std::string v) {
-    std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return v;
-  };
-  const std::string type = lower(gpu_type);
+  const std::string type = AsciiLower(gpu_type);
   auto of_type = [&](const std::string& flavor) {
     auto f = flavors.find(flavor);
     if (f == flavors.end()) return false;  // Kueue admits nothing in a flavor that does not exist
     const json& labels = JsonMember(JsonMember(f->second, "spec"), "nodeLabels");
     if (!labels.is_object() || !labels.contains(s.gpu_product_label)) return true;
-    return lower(JsonString(labels, s.gpu_product_label)).find(type) != std::string::npos;
+    return AsciiLower(JsonString(labels, s.gpu_product_label)).find(type) != std::string::npos;
   };
   // What a ClusterQueue's status says it has reserved of the GPU resource in a flavor.
   auto reserved = [&](const json& cq, const std::string& flavor) -> int64_t {

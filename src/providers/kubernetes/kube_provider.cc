@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include "causeway/json_input.h"
+#include "causeway/text.h"
 #include "providers/kubernetes/kube_objects.h"
 #include "providers/kubernetes/kube_people.h"
 #include "providers/registry.h"
@@ -69,11 +70,6 @@ json KeepNode(const json& node) {
   json status = Pick(JsonMember(node, "status"), {"allocatable", "nodeInfo"});
   status["conditions"] = std::move(conditions);
   return {{"metadata", Pick(JsonMember(node, "metadata"), {"name", "labels"})}, {"status", std::move(status)}};
-}
-
-std::string Lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
 }
 
 bool NodeReady(const json& node) {
@@ -182,35 +178,44 @@ int KubeProvider::CountCapacity(const Pool& p) const {
   const Cluster& c = clusters_[static_cast<size_t>(p.cluster)];
   if (!c.nodes || !c.nodes->synced()) return p.declared;
   // The pool's GPUs: Ready nodes whose product label names its GPU type.
-  const std::string type = Lower(p.gpu_type);
+  const std::string type = AsciiLower(p.gpu_type);
   int64_t gpus = 0;
   c.nodes->Visit([&](const std::string&, const json& node) {
-    std::string product = Lower(JsonString(JsonMember(JsonMember(node, "metadata"), "labels"), c.settings.gpu_product_label));
+    std::string product = AsciiLower(JsonString(JsonMember(JsonMember(node, "metadata"), "labels"), c.settings.gpu_product_label));
     if (product.empty() || product.find(type) == std::string::npos || !NodeReady(node)) return;
     gpus += WholeQuantity(JsonMember(JsonMember(JsonMember(node, "status"), "allocatable"), c.settings.gpu_resource));
   });
   return static_cast<int>(std::min<int64_t>(gpus, 1 << 24));
 }
 
-int KubeProvider::CountHeadroom(const Pool& p) const {
-  const Cluster& c = clusters_[static_cast<size_t>(p.cluster)];
-  // Known once each has been listed; a watch interrupted since keeps what it last saw.
-  if (!c.local_queues || c.local_queues->lists() == 0 || c.cluster_queues->lists() == 0 || c.flavors->lists() == 0) {
-    return -1;
+std::vector<int> KubeProvider::CountHeadroom() const {
+  std::vector<int> out(pools_.size(), -1);
+  for (size_t ci = 0; ci < clusters_.size(); ++ci) {
+    const Cluster& c = clusters_[ci];
+    // Known once each has been listed; a watch interrupted since keeps what it last saw.
+    if (!c.local_queues || c.local_queues->lists() == 0 || c.cluster_queues->lists() == 0 || c.flavors->lists() == 0) {
+      continue;
+    }
+    // The LocalQueues Causeway's jobs go to, in Causeway's namespaces.
+    std::vector<json> ours;
+    c.local_queues->Visit([&](const std::string&, const json& q) {
+      const json& meta = JsonMember(q, "metadata");
+      const std::string name = JsonString(meta, "name"), ns = JsonString(meta, "namespace");
+      bool used = name == c.settings.local_queue;
+      for (const auto& [queue, lq] : c.settings.local_queues) used |= name == lq;
+      bool in_scope = c.settings.namespace_name.empty() ? ns.rfind(c.settings.namespace_prefix, 0) == 0
+                                                        : ns == c.settings.namespace_name;
+      if (used && in_scope) ours.push_back(q);
+    });
+    const auto cluster_queues = c.cluster_queues->Snapshot();
+    const auto flavors = c.flavors->Snapshot();
+    for (size_t i = 0; i < pools_.size(); ++i) {
+      if (pools_[i].cluster != static_cast<int>(ci)) continue;
+      int64_t headroom = KueueHeadroom(ours, cluster_queues, flavors, c.settings, pools_[i].gpu_type);
+      out[i] = static_cast<int>(std::min<int64_t>(headroom, 1 << 24));
+    }
   }
-  // The LocalQueues Causeway's jobs go to, in Causeway's namespaces.
-  std::vector<json> ours;
-  c.local_queues->Visit([&](const std::string&, const json& q) {
-    const json& meta = JsonMember(q, "metadata");
-    const std::string name = JsonString(meta, "name"), ns = JsonString(meta, "namespace");
-    bool used = name == c.settings.local_queue;
-    for (const auto& [queue, lq] : c.settings.local_queues) used |= name == lq;
-    bool in_scope = c.settings.namespace_name.empty() ? ns.rfind(c.settings.namespace_prefix, 0) == 0
-                                                      : ns == c.settings.namespace_name;
-    if (used && in_scope) ours.push_back(q);
-  });
-  int64_t headroom = KueueHeadroom(ours, c.cluster_queues->Snapshot(), c.flavors->Snapshot(), c.settings, p.gpu_type);
-  return static_cast<int>(std::min<int64_t>(headroom, 1 << 24));
+  return out;
 }
 
 const std::string& KubeProvider::LocalQueueOf(const Cluster& c, const LaunchRequest& r) const {
@@ -462,11 +467,9 @@ KubeProvider::Seen KubeProvider::SeenOn(const Cluster& c) const {
 }
 
 std::vector<ProviderEvent> KubeProvider::Poll(Timestamp now) {
-  std::vector<int> capacity, headroom;
-  for (const Pool& p : pools_) {
-    capacity.push_back(CountCapacity(p));
-    headroom.push_back(CountHeadroom(p));
-  }
+  std::vector<int> capacity;
+  for (const Pool& p : pools_) capacity.push_back(CountCapacity(p));
+  const std::vector<int> headroom = CountHeadroom();
   // What each cluster with attempts of Causeway's shows of their pods and
   // Workloads, gathered once (not once per attempt).
   std::vector<bool> busy(clusters_.size(), false);

@@ -130,10 +130,10 @@ class KubeProvider final : public ProviderAdapter {
   // The pool's GPUs from its cluster's nodes, or what the estate declares
   // while they are not known. Visits every node: Poll calls it, once.
   int CountCapacity(const Pool& p) const;
-  // What Kueue could still admit of the pool's GPUs (KueueHeadroom over
+  // What Kueue could still admit of each pool's GPUs (KueueHeadroom over
   // the LocalQueues Causeway's jobs go to), or -1 without Kueue or while
-  // its objects are not known. Poll calls it, once.
-  int CountHeadroom(const Pool& p) const;
+  // its objects are not known; each cluster's queues read once. Poll calls it.
+  std::vector<int> CountHeadroom() const;
   // The LocalQueue an attempt goes to: its team's Causeway queue's.
   const std::string& LocalQueueOf(const Cluster& c, const LaunchRequest& r) const;
   // Creates (or finds) the attempt's Job, then its Secret and Service, then
