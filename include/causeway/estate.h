@@ -31,6 +31,14 @@ struct Region {
 class KindSettings {
  public:
   virtual ~KindSettings() = default;
+  // The estate's queues the block names, each under its key (kubernetes'
+  // local_queues): the estate parser refuses one that is no queue of the
+  // estate, as it does every cross-reference.
+  struct QueueRef {
+    std::string key;
+    std::string queue;
+  };
+  virtual std::vector<QueueRef> QueuesNamed() const { return {}; }
 };
 
 // The settings of type T that `entry` (a Provider or a Cluster) carries, or

@@ -46,6 +46,9 @@ struct LaunchRequest {
   // job's own labels (as SkyPilot puts them on its pods).
   std::string image;
   std::map<std::string, std::string> tags;
+  // The job's priority (job_spec.h: 0 to 1000, higher first), for backends
+  // that rank work inside the cluster (Kueue's WorkloadPriorityClasses).
+  int priority = kDefaultPriority;
 };
 
 // How an attempt ended.

@@ -24,7 +24,7 @@
 namespace causeway {
 
 // The schema version this build writes; every backend migrates to it.
-inline constexpr int kLatestSchemaVersion = 24;
+inline constexpr int kLatestSchemaVersion = 25;
 
 // A named lease one process holds at a time: the scheduler's leadership
 // among replicas. `epoch` grows each time the lease changes hands; it is the
@@ -161,6 +161,12 @@ class AuditWriter {
   // none is (an import tells a repeat from a conflicting event with it).
   virtual Result<std::optional<std::string>> ImportedAuditText(const std::string& provider, const std::string& source,
                                                                const std::string& source_id) = 0;
+  // The OCSF texts of the newest events on `resource` (the column) from
+  // (provider, source) at or before `through_ms`, newest first, at most
+  // `limit`: the request that made an object a deletion names nobody in.
+  virtual Result<std::vector<std::string>> ImportedAuditOn(const std::string& provider, const std::string& source,
+                                                           const std::string& resource, int64_t through_ms,
+                                                           int limit) = 0;
 
  protected:
   ~AuditWriter() = default;

@@ -12,6 +12,7 @@
 #include <optional>
 #include <unordered_map>
 
+#include <nlohmann/json.hpp>
 #include <simdjson.h>
 
 #include "audit/importers/importer.h"
@@ -398,6 +399,39 @@ Status IndexEvent(std::string_view text, ImportedAuditEvent& row) {
     row.resource = std::string(name.empty() ? Field(group, "uid") : name);
   }
   return Status::Ok();
+}
+
+bool NeedsOwnerFromEarlier(const ImportedAuditEvent& row) {
+  return row.source == LogSourceName(LogSource::kKubernetes) && row.activity == "delete" && row.subject.empty() &&
+         !row.resource.empty();
+}
+
+bool TakeOwnerFromEarlier(ImportedAuditEvent& row, const std::vector<std::string>& earlier) {
+  using nlohmann::json;
+  json ev = json::parse(row.event, nullptr, false);
+  if (!ev.is_object() || !ev["resources"].is_array() || ev["resources"].empty() || !ev["resources"][0].is_object()) {
+    return false;
+  }
+  json& resource = ev["resources"][0];
+  const std::string type = resource.value("type", ""), ns = resource.value("namespace", "");
+  for (const std::string& text : earlier) {
+    json other = json::parse(text, nullptr, false);
+    if (!other.is_object() || !other["resources"].is_array() || other["resources"].empty()) continue;
+    const json& r = other["resources"][0];
+    if (!r.is_object() || r.value("type", "") != type || r.value("namespace", "") != ns) continue;
+    const std::string op = other["api"].is_object() ? other["api"].value("operation", "") : "";
+    if (op != "create" && op != "update" && op != "patch") continue;
+    std::string owner = r.contains("owner") && r["owner"].is_object() ? r["owner"].value("name", "") : "";
+    if (owner.empty()) continue;
+    const std::string from = other["metadata"].is_object() ? other["metadata"].value("uid", "") : "";
+    resource["owner"] = {{"name", owner}};
+    // OCSF's unmapped: where the owner came from, for whoever reads the event.
+    ev["unmapped"]["owner_from"] = from;
+    row.subject = AsciiLower(owner);
+    row.event = ev.dump(-1, ' ', false, json::error_handler_t::replace);
+    return true;
+  }
+  return false;
 }
 
 Result<std::vector<NormalizedEvent>> NormalizeRecord(std::string_view record, const ImportOptions& options) {

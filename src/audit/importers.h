@@ -87,6 +87,19 @@ Result<std::vector<NormalizedEvent>> NormalizeRecord(std::string_view record, co
 // else the email, else the user name, else the uid.
 Status IndexEvent(std::string_view ocsf_json, ImportedAuditEvent& row);
 
+// Whom a deletion was for. A Kubernetes audit log names nobody in a
+// DELETE (its body is DeleteOptions; the answer a Status), so the owner of
+// a RoleBinding removed, or of a Job deleted, is known only from the
+// request that made or changed the object. Whether `row` (indexed) is such
+// a deletion: a Kubernetes delete of a named object, for nobody.
+bool NeedsOwnerFromEarlier(const ImportedAuditEvent& row);
+// Gives `row` the owner of the newest of `earlier` (OCSF texts of events
+// on the same name at the same provider and source, newest first) that
+// made or changed the same object (type and namespace too) for someone:
+// its subject, and that owner in its first resource, marked as taken from
+// the event (its source id). False when none did.
+bool TakeOwnerFromEarlier(ImportedAuditEvent& row, const std::vector<std::string>& earlier);
+
 // "create", "read", "update", "delete", "start", "enable", "disable",
 // "logon", "logoff" or "other": the activity's meaning in its class.
 std::string_view ActivityName(int class_uid, int activity_id);

@@ -342,6 +342,7 @@ Result<LaunchRequest> Engine::RequestFor(const Job& j, const placement::Option& 
   }
   req.held = options_.hold_launches || gang_launch_;
   req.image = g.image_id.empty() ? spec.image_id : g.image_id;
+  req.priority = spec.priority;
   req.tags["causeway-job"] = j.input.id;
   if (!spec.team.empty()) req.tags["causeway-team"] = spec.team;
   if (!spec.owner.empty()) req.tags["causeway-owner"] = spec.owner;

@@ -22,6 +22,8 @@ namespace {
 
 constexpr const char* kLinkKind = "IdentityLink";
 constexpr size_t kImportBatch = 5000;
+// Events on one object name read to find whom a deletion was for.
+constexpr int kOwnerLookback = 20;
 constexpr std::string_view kOwnProvider = "causeway";
 
 // A directory user's emails, lower case.
@@ -127,6 +129,12 @@ Result<AuditImportReport> AuditService::Import(const std::string& path, const au
       };
       for (ImportedAuditEvent& e : batch) {
         e.imported_at = now;
+        if (audit::NeedsOwnerFromEarlier(e)) {
+          // A deletion is the person's whose object it was: found from the
+          // request that made it (stored before, or earlier in this batch).
+          ASSIGN_OR_RETURN(auto earlier, tx.ImportedAuditOn(e.provider, e.source, e.resource, e.time_ms, kOwnerLookback));
+          audit::TakeOwnerFromEarlier(e, earlier);
+        }
         ASSIGN_OR_RETURN(bool fresh, store(e));
         if (fresh) continue;
         // Stored before: the same event again, or another under its id

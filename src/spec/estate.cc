@@ -91,8 +91,23 @@ Result<Estate> EstateParser::Parse(std::string_view text) {
   if (YAML::Node t = Get(root, "identity"); t.IsDefined()) ParseIdentity(t, "identity");
   if (YAML::Node t = Get(root, "audit"); t.IsDefined()) ParseAudit(t, "audit");
   if (YAML::Node t = Get(root, "readiness"); t.IsDefined()) ParseReadiness(t, "readiness");
+  CheckKindReferences();
   RETURN_IF_ERROR(r_.Finish("estate"));
   return std::move(e_);
+}
+
+void EstateParser::CheckKindReferences() {
+  for (const Block& b : blocks_) {
+    for (const KindSettings::QueueRef& ref : b.settings->QueuesNamed()) {
+      if (queue_names_.count(ref.queue)) continue;
+      std::string names;
+      for (const auto& q : e_.queues) names += (names.empty() ? "" : ", ") + q.name;
+      YAML::Node at = Get(b.node, ref.key);
+      r_.Error(at.IsDefined() ? at : b.node, JoinField(b.field, ref.key),
+               "names queue \"" + ref.queue + "\", which is no queue of the estate" +
+                   (names.empty() ? " (it has none)" : " (queues: " + names + ")"));
+    }
+  }
 }
 
 void EstateParser::ParseProvider(const YAML::Node& n, const std::string& f) {

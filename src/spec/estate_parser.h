@@ -149,9 +149,18 @@ class EstateParser {
       }
       BlockReader reader(r_, block, JoinField(f, k.*key));
       out = (k.*parse)(reader);
+      if (out) blocks_.push_back({block, JoinField(f, k.*key), out});
     }
     return out;
   }
+  // Each kind block read, for the cross-references checked once the whole
+  // estate is (CheckKindReferences).
+  struct Block {
+    YAML::Node node;
+    std::string field;
+    std::shared_ptr<const KindSettings> settings;
+  };
+  void CheckKindReferences();
 
   void ParseProvider(const YAML::Node& n, const std::string& f);
 
@@ -312,6 +321,7 @@ class EstateParser {
   const EstateKinds& kinds_;
   Estate e_;
   std::set<std::string> queue_names_, queue_teams_, policy_names_, reaper_names_;
+  std::vector<Block> blocks_;
   std::set<std::string> provider_names_, cluster_names_, reservation_names_, team_names_, dataset_names_,
       location_names_;
 };

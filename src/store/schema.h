@@ -399,6 +399,11 @@ CREATE INDEX data_charges_by_job ON data_charges(job_id, at);
     R"sql(
 ALTER TABLE dataset_replicas ADD COLUMN charged_until BIGINT;
 )sql",
+    // 25: imported events found by their resource (the request that made
+    // an object, for a deletion that names nobody).
+    R"sql(
+CREATE INDEX imported_audit_by_resource ON imported_audit(provider, source, resource, time_ms);
+)sql",
 };
 
 // The audit listing's condition on the action, as an index can serve it:

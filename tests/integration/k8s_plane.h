@@ -2,7 +2,7 @@
 // kube-apiserver, kube-controller-manager, kube-scheduler, KWOK, Kueue:
 // scripts/k8s/plane.sh), started once by ctest's fixture into the folder
 // $CAUSEWAY_K8S_PLANE. Run by hand without it, the first test starts one
-// for the process. Each test keeps to names of its own (namespaces, nodes,
+// for the process, stopped when the process ends, even killed. Each test keeps to names of its own (namespaces, nodes,
 // queues, its own GPU product label), so tests can share the plane.
 #pragma once
 
@@ -39,6 +39,14 @@ class K8sPlane {
         if (std::system(cmd.c_str()) != 0) {
           std::ifstream log(p->own_->path() + "/start.log");
           failure = "scripts/k8s/plane.sh start failed: " + std::string(std::istreambuf_iterator<char>(log), {});
+        } else {
+          // A process killed never runs its destructors: a watcher in a
+          // session of its own stops the plane once this process is gone
+          // (after a normal exit the folder is gone, and it does nothing).
+          std::string watch = "setsid sh -c 'while kill -0 " + std::to_string(::getpid()) +
+                              " 2>/dev/null; do sleep 2; done; [ -d " + p->dir_ + " ] && " + CAUSEWAY_SOURCE_DIR +
+                              "/scripts/k8s/plane.sh stop " + p->dir_ + "' >/dev/null 2>&1 < /dev/null &";
+          (void)std::system(watch.c_str());
         }
       }
       std::ifstream env(p->dir_ + "/plane.env");

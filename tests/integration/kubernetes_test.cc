@@ -126,7 +126,8 @@ std::string Spec(const std::string& name, const std::string& more = "", const st
 TEST_F(KubernetesTest, KueueAdmitsAGpuJobOnFakeGpuNodesAndItsAttemptCarriesTheNodesFacts) {
   Corner("a", 2, 16);
   EstateServer s(dir_, Estate());
-  std::string id = s.Submit(Spec("train", "", "", ", image_id: \"registry.example.com/train@sha256:" + std::string(64, 'a') + "\""));
+  std::string id = s.Submit(Spec("train", "workdir: {url: https://git.example.com/ml/train.git, ref: v1.2}\n", "",
+                                 ", image_id: \"registry.example.com/train@sha256:" + std::string(64, 'a') + "\""));
   ASSERT_TRUE(Eventually([&] { return s.Get("/v1/jobs/" + id)["state"] == "succeeded"; }))
       << s.Get("/v1/jobs/" + id).dump(2) << plane_->Kubectl("get jobs,pods,workloads -A");
 
@@ -141,6 +142,10 @@ TEST_F(KubernetesTest, KueueAdmitsAGpuJobOnFakeGpuNodesAndItsAttemptCarriesTheNo
   EXPECT_EQ(job["spec"]["template"]["spec"]["containers"][0]["image"],
             "registry.example.com/train@sha256:" + std::string(64, 'a'));
   EXPECT_EQ(job["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"], "8");
+  // The pod clones the job's git workdir before setup, in its image.
+  const std::string command = job["spec"]["template"]["spec"]["containers"][0]["command"].dump();
+  EXPECT_NE(command.find("git clone --quiet -- 'https://git.example.com/ml/train.git'"), std::string::npos) << command;
+  EXPECT_NE(command.find("checkout --quiet 'v1.2'"), std::string::npos) << command;
   // The attempt's credential is in a Secret the Job owns, never in the spec.
   EXPECT_EQ(job.dump().find("cw_"), std::string::npos) << "a token in the Job's spec";
   EXPECT_EQ(job["spec"]["template"]["spec"]["containers"][0]["envFrom"][0]["secretRef"]["name"], JobName(id, 1));
@@ -258,6 +263,44 @@ TEST_F(KubernetesTest, KueueEvictingAJobIsAPreemptionAndTheJobResumesFromItsChec
   }, std::chrono::seconds(120))) << plane_->Kubectl("-n " + Ns() + " get jobs,secrets");
   ASSERT_TRUE(Eventually([&] { return s.Get("/v1/jobs/" + id)["state"] == "running"; }, std::chrono::seconds(120)))
       << s.Get("/v1/jobs/" + id).dump(2);
+}
+
+// Causeway's priorities reach Kueue as its WorkloadPriorityClasses: a
+// high-priority job makes Kueue evict a low-priority one of the same
+// ClusterQueue, which Causeway records as a preemption and places again;
+// it runs once the high one is done. A job whose class the cluster lacks
+// waits, and explain says why (Kueue says it only in its own log).
+TEST_F(KubernetesTest, KueueRanksCausewaysJobsByTheirPriority) {
+  Corner("p", 1, 8);
+  plane_->Apply("apiVersion: kueue.x-k8s.io/v1beta2\nkind: WorkloadPriorityClass\nmetadata: {name: p-low}\nvalue: 10\n"
+                "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: WorkloadPriorityClass\nmetadata: {name: p-high}\n"
+                "value: 100\n");
+  EstateServer s(dir_, Estate("", "", ", priority_classes: {low: p-low, high: p-high, critical: p-missing}"));
+  std::string low = s.Submit(Spec("low", "priority: low\n", ", kwok-run-for: 600s"));
+  ASSERT_TRUE(Eventually([&] { return s.Get("/v1/jobs/" + low)["state"] == "running"; })) << s.Get("/v1/jobs/" + low).dump(2);
+  json job = KubeJson("-n " + Ns() + " get job " + JobName(low, 1));
+  EXPECT_EQ(job["metadata"]["labels"]["kueue.x-k8s.io/priority-class"], "p-low") << job["metadata"].dump(2);
+
+  std::string high = s.Submit(Spec("high", "priority: high\n", ", kwok-run-for: 5s"));
+  ASSERT_TRUE(Eventually([&] { return s.Get("/v1/jobs/" + low)["attempts"].size() >= 2u; }, std::chrono::seconds(120)))
+      << s.Get("/v1/jobs/" + low).dump(2) << plane_->Kubectl("-n " + Ns() + " get jobs,workloads");
+  json first = s.Get("/v1/jobs/" + low);
+  EXPECT_EQ(first["attempts"][0]["state"], "preempted") << first.dump(2);
+  EXPECT_NE(first["events"].dump().find("evicted by Kueue"), std::string::npos) << first["events"].dump(2);
+  ASSERT_TRUE(Eventually([&] { return s.Get("/v1/jobs/" + high)["state"] == "succeeded"; }, std::chrono::seconds(120)))
+      << s.Get("/v1/jobs/" + high).dump(2);
+  ASSERT_TRUE(Eventually([&] { return s.Get("/v1/jobs/" + low)["state"] == "running"; }, std::chrono::seconds(120)))
+      << s.Get("/v1/jobs/" + low).dump(2);
+  EXPECT_EQ(s.Get("/v1/jobs/" + high)["attempts"].size(), 1u) << "the high one was never evicted";
+
+  std::string critical = s.Submit(Spec("critical", "priority: critical\n"));
+  json explain;
+  ASSERT_TRUE(Eventually([&] {
+    explain = s.Get("/v1/jobs/" + critical + "/explain")["scheduler"];
+    return explain.is_object() && explain.value("waiting", "").find("no WorkloadPriorityClass p-missing") != std::string::npos;
+  })) << explain.dump(2);
+  EXPECT_EQ(s.Get("/v1/jobs/" + critical)["attempts"].size(), 1u) << "it waits: no launch retried in a loop";
+  EXPECT_EQ(s.Post("/v1/jobs/" + critical + "/cancel"), 200);
 }
 
 TEST_F(KubernetesTest, AGangOfTwoNodesGetsItsRanksAndEachOthersAddresses) {
@@ -577,7 +620,8 @@ TEST_F(KubernetesTest, PeoplesRolesAreRoleBindingsThatFollowTheDirectory) {
   ASSERT_EQ(imported.exit_code, 0) << imported.err;
   json trail = s.Get("/v1/audit/people/bob%40example.com?limit=1000");
   ASSERT_TRUE(trail.contains("events")) << trail.dump(2);
-  bool submitted_here = false, listed_there = false, job_for_him = false, binding_for_him = false;
+  bool submitted_here = false, listed_there = false, job_for_him = false, binding_for_him = false,
+       binding_removed = false;
   for (const json& e : trail["events"]) {
     const std::string provider = e["cloud"].value("provider", "");
     const json& resource = e.contains("resources") ? e["resources"][0] : json::object();
@@ -589,11 +633,15 @@ TEST_F(KubernetesTest, PeoplesRolesAreRoleBindingsThatFollowTheDirectory) {
                    resource.value("name", "") == JobName(bob_job, 1) && owner == "bob@example.com";
     binding_for_him |= provider == "kc" && op == "create" && resource.value("type", "") == "rolebindings" &&
                        owner == "oidc:bob@example.com";
+    // The DELETE names nobody; whom it was for is read from its creation.
+    binding_removed |= provider == "kc" && op == "delete" && resource.value("type", "") == "rolebindings" &&
+                       owner == "oidc:bob@example.com";
   }
   EXPECT_TRUE(submitted_here) << "his submission through Causeway";
   EXPECT_TRUE(listed_there) << "his list of Jobs in the cluster";
   EXPECT_TRUE(job_for_him) << "the Job Causeway made for him";
   EXPECT_TRUE(binding_for_him) << "his RoleBinding\n" << trail["events_by_provider"].dump();
+  EXPECT_TRUE(binding_removed) << "his RoleBinding removed\n" << trail["events_by_provider"].dump();
 
   // The identity acceptance test, with this cluster among the estate's.
   auto run = RunCli({"acceptance", "identity", "--team", "nlp", "--out", dir_.path(), "--json"},

@@ -123,7 +123,13 @@ std::string PodScript(const LaunchRequest& r, const std::string& ns) {
 json JobManifest(const LaunchRequest& r, const KubeSettings& s, const std::string& ns, const std::string& local_queue) {
   const std::string name = ObjectName(r.job_id, r.attempt);
   json meta = Metadata(r, ns);
-  if (!local_queue.empty()) meta["labels"]["kueue.x-k8s.io/queue-name"] = local_queue;
+  if (!local_queue.empty()) {
+    meta["labels"]["kueue.x-k8s.io/queue-name"] = local_queue;
+    // Kueue ranks (and preempts) by the job's Causeway priority.
+    if (std::string wpc = s.PriorityClassFor(r.priority); !wpc.empty()) {
+      meta["labels"]["kueue.x-k8s.io/priority-class"] = wpc;
+    }
+  }
   json requests = json::object(), limits = json::object();
   if (r.gpus_per_node > 0) {
     requests[s.gpu_resource] = std::to_string(r.gpus_per_node);

@@ -41,7 +41,8 @@ nlohmann::json LabelsOf(const LaunchRequest& r);
 
 // The Job, without its owner references (it owns the rest), queued for
 // Kueue's LocalQueue `local_queue` ("" for none: created suspended all the
-// same, and resumed by Causeway).
+// same, and resumed by Causeway), with Kueue the WorkloadPriorityClass of
+// its priority (s.PriorityClassFor) where the estate maps one.
 nlohmann::json JobManifest(const LaunchRequest& r, const KubeSettings& s, const std::string& ns,
                            const std::string& local_queue);
 // The Secret with the launch environment, owned by the Job (its uid).

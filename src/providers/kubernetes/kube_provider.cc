@@ -79,6 +79,8 @@ bool NodeReady(const json& node) {
   return false;
 }
 
+json KeepName(const json& o) { return {{"metadata", Pick(JsonMember(o, "metadata"), {"name"})}}; }
+
 json KeepLocalQueue(const json& q) {
   return {{"metadata", Pick(JsonMember(q, "metadata"), {"name", "namespace"})},
           {"spec", Pick(JsonMember(q, "spec"), {"clusterQueue"})}};
@@ -94,6 +96,8 @@ json KeepFlavor(const json& f) {
   return {{"metadata", Pick(JsonMember(f, "metadata"), {"name"})},
           {"spec", Pick(JsonMember(f, "spec"), {"nodeLabels"})}};
 }
+
+constexpr char kKueueApi[] = "/apis/kueue.x-k8s.io/v1beta2";
 
 std::string JobPath(const std::string& ns, const std::string& name = "") {
   return "/apis/batch/v1/namespaces/" + ns + "/jobs" + (name.empty() ? "" : "/" + name);
@@ -126,7 +130,7 @@ KubeProvider::KubeProvider(const Estate& estate, const Provider& provider, Optio
       cluster.nodes = std::make_unique<Informer>(
           e, Informer::Options{"/api/v1/nodes", "", KeepNode, 50'000, options_.watch_seconds});
       if (settings->UsesKueue()) {
-        const std::string kueue = "/apis/kueue.x-k8s.io/v1beta2";
+        const std::string kueue = kKueueApi;
         cluster.workloads = std::make_unique<Informer>(
             e, Informer::Options{kueue + scope + "/workloads", "", KeepWorkload, 100'000, options_.watch_seconds});
         cluster.local_queues = std::make_unique<Informer>(
@@ -135,12 +139,10 @@ KubeProvider::KubeProvider(const Estate& estate, const Provider& provider, Optio
             e, Informer::Options{kueue + "/clusterqueues", "", KeepClusterQueue, 10'000, options_.watch_seconds});
         cluster.flavors = std::make_unique<Informer>(
             e, Informer::Options{kueue + "/resourceflavors", "", KeepFlavor, 10'000, options_.watch_seconds});
-      }
-    }
-    for (const auto& entry : settings->local_queues) {
-      const std::string& queue = entry.first;
-      if (std::none_of(estate.queues.begin(), estate.queues.end(), [&](const QueueConfig& q) { return q.name == queue; })) {
-        spdlog::error("kubernetes cluster {}: local_queues names {}, which is no queue of the estate", c.name, queue);
+        if (!settings->priority_classes.empty()) {
+          cluster.priority_classes = std::make_unique<Informer>(
+              e, Informer::Options{kueue + "/workloadpriorityclasses", "", KeepName, 10'000, options_.watch_seconds});
+        }
       }
     }
     clusters_.push_back(std::move(cluster));
@@ -223,6 +225,15 @@ const std::string& KubeProvider::LocalQueueOf(const Cluster& c, const LaunchRequ
   auto team = r.tags.find("causeway-team");
   auto queue = team == r.tags.end() ? queue_of_team_.end() : queue_of_team_.find(team->second);
   return c.settings.LocalQueueFor(queue == queue_of_team_.end() ? kNone : queue->second);
+}
+
+std::string KubeProvider::MissingPriorityClass(const Cluster& c, const json& job) {
+  const std::string wpc = JsonString(JsonMember(JsonMember(job, "metadata"), "labels"), "kueue.x-k8s.io/priority-class");
+  if (wpc.empty() || !c.priority_classes || c.priority_classes->lists() == 0 || !c.priority_classes->Find(wpc).is_null()) {
+    return "";
+  }
+  return "no Workload for the Job: the cluster has no WorkloadPriorityClass " + wpc +
+         " (the estate's priority_classes); it waits until one is made";
 }
 
 bool KubeProvider::Healthy(int pool) const {
@@ -573,6 +584,7 @@ std::vector<ProviderEvent> KubeProvider::Poll(Timestamp now) {
           out.push_back(std::move(ev));
         } else if (!t.started) {
           std::string waiting = WaitingReason(workload);
+          if (workload.is_null()) waiting = MissingPriorityClass(c, job);
           if (!waiting.empty() && waiting != t.waiting) {
             t.waiting = waiting;
             ev.kind = ProviderEvent::Kind::kWaiting;

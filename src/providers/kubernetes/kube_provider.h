@@ -29,7 +29,9 @@
 // in Kueue. Free GPUs, which routing prefers, are also bounded by what the
 // ClusterQueues behind Causeway's LocalQueues could still admit. Each
 // Causeway queue's jobs go to its own LocalQueue (local_queues), or to
-// local_queue. A cluster whose watch has not heard from the API server for
+// local_queue; with priority_classes, Kueue ranks them by the job's
+// priority (a job whose class the cluster lacks waits, and says why). A
+// cluster whose watch has not heard from the API server for
 // `unhealthy_after` takes no new work, nor does one with Kueue before
 // Causeway knows its headroom. Thread-safe.
 #pragma once
@@ -96,6 +98,8 @@ class KubeProvider final : public ProviderAdapter {
     // With Kueue: its LocalQueues, ClusterQueues and ResourceFlavors, for
     // the quota headroom.
     std::unique_ptr<Informer> local_queues, cluster_queues, flavors;
+    // With priority_classes: Kueue's WorkloadPriorityClasses, by name.
+    std::unique_ptr<Informer> priority_classes;
   };
   struct Pool {
     int cluster = 0;
@@ -136,6 +140,10 @@ class KubeProvider final : public ProviderAdapter {
   std::vector<int> CountHeadroom() const;
   // The LocalQueue an attempt goes to: its team's Causeway queue's.
   const std::string& LocalQueueOf(const Cluster& c, const LaunchRequest& r) const;
+  // Why Kueue makes no Workload for `job`: the WorkloadPriorityClass its
+  // label names is not in the cluster (Kueue says so only in its own log),
+  // or "".
+  static std::string MissingPriorityClass(const Cluster& c, const nlohmann::json& job);
   // Creates (or finds) the attempt's Job, then its Secret and Service, then
   // resumes it where no Kueue admits it. Blocking.
   Status Send(const Cluster& c, const LaunchRequest& r, const std::string& ns) const;

@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "causeway/job_spec.h"
+
 namespace causeway::kube {
 namespace {
 
@@ -15,6 +17,19 @@ bool IsDnsLabel(const std::string& s) {
   if (s.empty() || s.size() > 63 || s.front() == '-' || s.back() == '-') return false;
   return std::all_of(s.begin(), s.end(),
                      [](unsigned char c) { return std::islower(c) || std::isdigit(c) || c == '-'; });
+}
+
+// A DNS-1123 subdomain (cluster-scoped names such as a
+// WorkloadPriorityClass's): labels joined by '.', at most 253.
+bool IsDnsSubdomain(const std::string& s) {
+  if (s.empty() || s.size() > 253) return false;
+  size_t start = 0;
+  while (true) {
+    size_t dot = s.find('.', start);
+    if (!IsDnsLabel(s.substr(start, dot == std::string::npos ? std::string::npos : dot - start))) return false;
+    if (dot == std::string::npos) return true;
+    start = dot + 1;
+  }
 }
 
 // A resource or label name as Kubernetes qualifies them: an optional
@@ -29,7 +44,7 @@ bool IsQualifiedName(const std::string& s) {
 std::shared_ptr<const KindSettings> Parse(SettingsReader& r) {
   if (!r.CheckKeys({"api_server", "ca_file", "token_file", "client_cert", "client_key", "kubeconfig", "context",
                     "namespace", "namespace_prefix", "gpu_resource", "gpu_product_label", "local_queue",
-                    "local_queues", "image", "manage_rbac", "rbac_user_prefix"})) {
+                    "local_queues", "priority_classes", "image", "manage_rbac", "rbac_user_prefix"})) {
     return nullptr;
   }
   auto s = std::make_shared<KubeSettings>();
@@ -53,6 +68,18 @@ std::shared_ptr<const KindSettings> Parse(SettingsReader& r) {
                                   "\" as a LocalQueue name: lower-case letters, digits and '-', at most 63");
     }
     s->local_queues.emplace(std::move(queue), std::move(lq));
+  }
+  for (auto& [cls, wpc] : r.StringMap("priority_classes", "{high: prod, critical: urgent}").value_or(
+           std::vector<std::pair<std::string, std::string>>{})) {
+    if (std::none_of(std::begin(kPriorityClasses), std::end(kPriorityClasses),
+                     [&](const PriorityClass& pc) { return pc.name == cls; })) {
+      r.Error("priority_classes", "expected Causeway's priority classes (low, normal, high, critical) as keys, not \"" +
+                                      cls + "\"");
+    } else if (!IsDnsSubdomain(wpc)) {
+      r.Error("priority_classes", "expected the WorkloadPriorityClass of priority " + cls +
+                                      " as a name: lower-case letters, digits, '-' and '.'");
+    }
+    s->priority_classes.emplace(std::move(cls), std::move(wpc));
   }
   if (std::string v = r.String("image", false); !v.empty()) s->image = v;
   s->manage_rbac = r.Bool("manage_rbac").value_or(false);
@@ -98,6 +125,9 @@ std::shared_ptr<const KindSettings> Parse(SettingsReader& r) {
     // Every job must go to some LocalQueue, or Kueue would not see it.
     r.Error("local_queues", "local_queues needs local_queue, the LocalQueue of every other Causeway queue");
   }
+  if (!s->priority_classes.empty() && s->local_queue.empty()) {
+    r.Error("priority_classes", "priority_classes are Kueue's: they need local_queue");
+  }
   return s;
 }
 
@@ -117,12 +147,30 @@ const std::string& KubeSettings::LocalQueueFor(const std::string& queue) const {
   return it == local_queues.end() ? local_queue : it->second;
 }
 
+std::vector<KindSettings::QueueRef> KubeSettings::QueuesNamed() const {
+  std::vector<QueueRef> out;
+  for (const auto& entry : local_queues) out.push_back({"local_queues", entry.first});
+  return out;
+}
+
+std::string KubeSettings::PriorityClassFor(int priority) const {
+  const PriorityClass* best = nullptr;
+  for (const PriorityClass& pc : kPriorityClasses) {
+    if (pc.value <= priority && priority_classes.count(std::string(pc.name)) && (!best || pc.value > best->value)) {
+      best = &pc;
+    }
+  }
+  return best ? priority_classes.at(std::string(best->name)) : std::string();
+}
+
 EstateKind EstateKindOf() {
   EstateKind k;
   k.name = "kubernetes";
   k.cluster_key = "kubernetes";
   k.parse_cluster = Parse;
-  k.honours.node_requests = k.honours.container_images = true;
+  // A git workdir is cloned by the pod itself (the workspace script runs
+  // before setup, in the job's image).
+  k.honours.node_requests = k.honours.container_images = k.honours.git_workdir = true;
   k.honours.backend = "Kubernetes";
   k.cluster_block_required =
       "a cluster of a kubernetes provider needs kubernetes: {api_server, ca_file, token_file (or client_cert and "

@@ -11,6 +11,7 @@
 //     gpu_product_label: nvidia.com/gpu.product
 //     local_queue: team-queue             # Kueue's LocalQueue: Kueue admits
 //     local_queues: {nlp-gpu: nlp-lq}     # per Causeway queue; others: local_queue
+//     priority_classes: {high: prod, critical: urgent}  # Kueue's WorkloadPriorityClasses
 //     image: ubuntu:22.04                 # for jobs that name no image_id
 //     manage_rbac: true                   # people's roles as RBAC bindings
 //     rbac_user_prefix: "oidc:"           # as the OIDC authenticator names users
@@ -21,6 +22,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "causeway/estate.h"
 
@@ -40,6 +42,9 @@ struct KubeSettings final : KindSettings {
   // The LocalQueue of a Causeway queue (by its name) where it is not
   // local_queue; set only with local_queue.
   std::map<std::string, std::string> local_queues;
+  // Kueue's WorkloadPriorityClass for Causeway's priority classes (by
+  // name: low, normal, high, critical); set only with local_queue.
+  std::map<std::string, std::string> priority_classes;
   std::string image = "ubuntu:22.04";
   // Whether Causeway keeps people's RBAC bindings here (kube_people.h), and
   // the prefix the cluster's authenticator puts before a userName
@@ -54,6 +59,12 @@ struct KubeSettings final : KindSettings {
   // The LocalQueue a job of Causeway queue `queue` ("" for none) goes to;
   // "" without Kueue.
   const std::string& LocalQueueFor(const std::string& queue) const;
+  // The WorkloadPriorityClass of a job of priority `priority`: that of the
+  // highest Causeway class at or below it that priority_classes names
+  // (an integer priority of 75 takes normal's), or "" (Kueue's default).
+  std::string PriorityClassFor(int priority) const;
+  // local_queues' keys: each must be a queue of the estate.
+  std::vector<QueueRef> QueuesNamed() const override;
 };
 
 // The estate's view of the kubernetes kind: its cluster block and how it is read.

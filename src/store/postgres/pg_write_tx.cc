@@ -313,6 +313,16 @@ Result<std::optional<std::string>> PgWriteTx::ImportedAuditText(const std::strin
   return std::optional<std::string>(r.Text(0, 0));
 }
 
+Result<std::vector<std::string>> PgWriteTx::ImportedAuditOn(const std::string& provider, const std::string& source,
+                                                            const std::string& resource, int64_t through_ms, int limit) {
+  ASSIGN_OR_RETURN(Rows r, Read("SELECT event FROM imported_audit WHERE provider = $1 AND source = $2 AND resource = $3 "
+                                "AND time_ms <= $4 ORDER BY time_ms DESC, id DESC LIMIT $5",
+                                Params().Add(provider).Add(source).Add(resource).Add(through_ms).Add(static_cast<int64_t>(limit))));
+  std::vector<std::string> out;
+  for (int i = 0; i < r.size(); ++i) out.push_back(r.Text(i, 0));
+  return out;
+}
+
 Status PgWriteTx::InsertBillingImport(const BillingImport& b, const std::vector<BillingRollup>& rollups) {
   static const std::string sql = InsertHead("billing_imports", rows::kBillingImportColumns) +
                                  rows::Placeholders('$', rows::kBillingImportColumnCount);

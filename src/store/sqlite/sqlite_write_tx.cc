@@ -239,6 +239,20 @@ Result<std::optional<std::string>> SqliteWriteTx::ImportedAuditText(const std::s
   return std::optional<std::string>();
 }
 
+Result<std::vector<std::string>> SqliteWriteTx::ImportedAuditOn(const std::string& provider, const std::string& source,
+                                                                const std::string& resource, int64_t through_ms,
+                                                                int limit) {
+  CW_STMT(q, conn_,
+          "SELECT event FROM imported_audit WHERE provider = ?1 AND source = ?2 AND resource = ?3 AND time_ms <= ?4 "
+          "ORDER BY time_ms DESC, id DESC LIMIT ?5");
+  q.Bind(1, provider).Bind(2, source).Bind(3, resource).Bind(4, through_ms).Bind(5, static_cast<int64_t>(limit));
+  std::vector<std::string> out;
+  Status st;
+  while (q.Step(st)) out.push_back(q.Text(0));
+  RETURN_IF_ERROR(st);
+  return out;
+}
+
 Status SqliteWriteTx::InsertBillingImport(const BillingImport& b, const std::vector<BillingRollup>& rollups) {
   {
     static const std::string sql =

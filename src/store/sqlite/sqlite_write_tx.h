@@ -56,6 +56,8 @@ class SqliteWriteTx final : public WriteTx {
   Result<bool> InsertImportedAudit(ImportedAuditEvent& e) override;
   Result<std::optional<std::string>> ImportedAuditText(const std::string& provider, const std::string& source,
                                                        const std::string& source_id) override;
+  Result<std::vector<std::string>> ImportedAuditOn(const std::string& provider, const std::string& source,
+                                                   const std::string& resource, int64_t through_ms, int limit) override;
 
   Status InsertBillingImport(const BillingImport& b, const std::vector<BillingRollup>& rollups) override;
 

@@ -267,6 +267,10 @@ prices:
   EXPECT_EQ(eligible("  accelerators: H100:8\n  image_id: docker:nvcr.io/nvidia/pytorch:24.05-py3\n"),
             (std::set<std::string>{"kc-a", "kc-b", "lab-h100"}))
       << "an image runs where containers run (the simulator takes any)";
+  // A git workdir is cloned in the pod; a directory on the cluster's
+  // storage means nothing inside a pod.
+  EXPECT_EQ(eligible("  infra: k8s\n  accelerators: H100:8\nworkdir: {url: https://example.com/r.git, ref: main}\n"), both);
+  EXPECT_TRUE(eligible("  infra: k8s\n  accelerators: H100:8\nworkdir: /shared/code\n").empty());
   // Placed: the cheaper of the two Kubernetes clusters, never the cheaper
   // simulated one the file did not ask for.
   auto spec = ParseJobSpec("resources:\n  infra: k8s\n  accelerators: H100:8\nrun: echo\n", "task.yaml");

@@ -3,6 +3,10 @@
 // providers by person, through the links that line their identities up.
 #include "service/audit_service.h"
 
+#include <unistd.h>
+
+#include <filesystem>
+
 #include "identity/scim/scim_schema.h"
 #include "service/scim_service.h"
 
@@ -141,6 +145,72 @@ TEST_F(AuditServiceTest, NewestFirstPagesAreTheOldestFirstOnesReversed) {
   std::reverse(newest.begin(), newest.end());
   EXPECT_EQ(newest, oldest);
   EXPECT_EQ(all(true, 1000).front(), all(true, 1).front());
+}
+
+// A Kubernetes DELETE names nobody (its body is DeleteOptions): whom it was
+// for is taken from the request that made the same object, imported
+// before or earlier in the same log; an object of the same name in another
+// namespace, or one nobody made for anyone, lends nothing.
+TEST_F(AuditServiceTest, AKubernetesDeletionIsThePersonsWhoseObjectItWas) {
+  auto event = [](const std::string& id, const std::string& verb, const std::string& ns, const std::string& name,
+                  const std::string& time, const std::string& body) {
+    nlohmann::json e = {{"kind", "Event"}, {"apiVersion", "audit.k8s.io/v1"}, {"level", "Request"},
+                        {"auditID", id}, {"stage", "ResponseComplete"}, {"verb", verb},
+                        {"requestURI", "/apis/rbac.authorization.k8s.io/v1/namespaces/" + ns + "/rolebindings"},
+                        {"user", {{"username", "system:serviceaccount:causeway:causeway"}}},
+                        {"objectRef", {{"resource", "rolebindings"}, {"namespace", ns}, {"name", name},
+                                       {"apiGroup", "rbac.authorization.k8s.io"}}},
+                        {"responseStatus", {{"code", 200}}},
+                        {"requestObject", nlohmann::json::parse(body)},
+                        {"stageTimestamp", "2026-12-01T10:00:" + time + ".000000Z"}};
+    return e.dump() + "\n";
+  };
+  auto binding = [](const std::string& user) {
+    return R"({"kind":"RoleBinding","subjects":[{"kind":"User","name":")" + user + R"("}]})";
+  };
+  const std::string dir = std::filesystem::temp_directory_path() / ("cw-rb-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/made.jsonl") << event("m1", "create", "team-nlp", "causeway-researcher", "01", binding("oidc:bob@example.com"))
+                                     << event("m2", "create", "team-cv", "causeway-researcher", "02", binding("oidc:eve@example.com"));
+  const std::string options = R"({"kind":"DeleteOptions","propagationPolicy":"Background"})";
+  std::ofstream(dir + "/removed.jsonl") << event("m3", "create", "team-nlp", "hand-made", "03", R"({"kind":"RoleBinding"})")
+                                        << event("d1", "delete", "team-nlp", "causeway-researcher", "10", options)
+                                        << event("d2", "delete", "team-nlp", "hand-made", "11", options)
+                                        << event("d3", "delete", "team-ml", "causeway-researcher", "12", options);
+  audit::ImportOptions o;
+  o.provider = "kc";
+  o.source = audit::LogSource::kKubernetes;
+  for (const char* file : {"made.jsonl", "removed.jsonl", "removed.jsonl"}) {
+    auto r = audit_->Import(dir + "/" + file, o, file, "tok_admin");
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r->conflicts, 0) << file << ": importing again attributes the same way";
+  }
+  std::filesystem::remove_all(dir);
+
+  AuditSearch q;
+  q.provider = "kc";
+  q.action = "delete";
+  auto page = audit_->Search(q);
+  ASSERT_TRUE(page.ok()) << page.status().ToString();
+  std::map<std::string, std::string> subject;
+  for (const AuditHit& h : page->hits) subject[h.row.source_id] = h.row.subject;
+  EXPECT_EQ(subject, (std::map<std::string, std::string>{{"d1", "oidc:bob@example.com"}, {"d2", ""}, {"d3", ""}}));
+  for (const AuditHit& h : page->hits) {
+    if (h.row.source_id != "d1") continue;
+    nlohmann::json ev = nlohmann::json::parse(h.row.event);
+    EXPECT_EQ(ev["resources"][0]["owner"]["name"], "oidc:bob@example.com") << ev.dump(2);
+    EXPECT_EQ(ev["unmapped"]["owner_from"], "m1") << "where the owner was read";
+    EXPECT_EQ(ev["api"]["operation"], "delete");
+  }
+  // Bob's trail at the cluster: the binding made for him, and removed.
+  AuditSearch bob;
+  bob.who = "oidc:bob@example.com";
+  bob.provider = "kc";
+  page = audit_->Search(bob);
+  ASSERT_TRUE(page.ok()) << page.status().ToString();
+  std::vector<std::string> his;
+  for (const AuditHit& h : page->hits) his.push_back(h.row.source_id);
+  EXPECT_EQ(his, (std::vector<std::string>{"m1", "d1"}));
 }
 
 }  // namespace

@@ -895,6 +895,16 @@ TEST_P(StoreTest, ImportedAuditEventsAreStoredOnceAndSearchedByIdentityProviderA
     }
     ImportedAuditEvent again = rows[0];
     ASSIGN_OR_RETURN(stored_twice, tx.InsertImportedAudit(again));
+    // The events on one object, newest first, up to a time: what made an
+    // object, for a deletion that names nobody.
+    ASSIGN_OR_RETURN(auto on, tx.ImportedAuditOn("coreweave", "k8s", "pods/x", 3000, 10));
+    EXPECT_EQ(on, (std::vector<std::string>{"{\"id\":\"a\"}", "{\"id\":\"b\"}"}));
+    ASSIGN_OR_RETURN(on, tx.ImportedAuditOn("coreweave", "k8s", "pods/x", 2999, 10));
+    EXPECT_EQ(on, (std::vector<std::string>{"{\"id\":\"b\"}"}));
+    ASSIGN_OR_RETURN(on, tx.ImportedAuditOn("coreweave", "k8s", "pods/y", 3000, 10));
+    EXPECT_TRUE(on.empty());
+    ASSIGN_OR_RETURN(on, tx.ImportedAuditOn("coreweave", "k8s", "pods/x", 3000, 1));
+    EXPECT_EQ(on.size(), 1u);
     AuditEvent ev = Event("audit.import", "audit-source/coreweave/k8s");
     return tx.AppendAudit(ev);
   }).ok());

@@ -78,6 +78,19 @@ TEST(KubeObjectsTest, AJobIsSuspendedQueuedForKueueNeverRetriedAndHoldsNoSecret)
   json unqueued = JobManifest(r, plain, "team-nlp", "");
   EXPECT_FALSE(unqueued["metadata"]["labels"].contains("kueue.x-k8s.io/queue-name"));
   EXPECT_EQ(unqueued["spec"]["suspend"], true);
+  // The job's priority, as the estate maps it to Kueue's classes; none
+  // mapped (or no Kueue): no class, and Kueue's default priority.
+  EXPECT_FALSE(labels.contains("kueue.x-k8s.io/priority-class"));
+  KubeSettings ranked = Settings();
+  ranked.priority_classes = {{"high", "prod"}};
+  r.priority = 100;
+  EXPECT_EQ(JobManifest(r, ranked, "team-nlp", "lq")["metadata"]["labels"]["kueue.x-k8s.io/priority-class"], "prod");
+  r.priority = 50;
+  EXPECT_FALSE(JobManifest(r, ranked, "team-nlp", "lq")["metadata"]["labels"].contains("kueue.x-k8s.io/priority-class"));
+  r.tags["kueue.x-k8s.io/priority-class"] = "mine";
+  r.priority = 100;
+  EXPECT_EQ(JobManifest(r, ranked, "team-nlp", "lq")["metadata"]["labels"]["kueue.x-k8s.io/priority-class"], "prod")
+      << "a job's own label must not choose its priority";
 
   json secret = SecretManifest(r, "team-nlp", "uid-1");
   EXPECT_EQ(secret["stringData"]["CAUSEWAY_TOKEN"], "cw_secret");
@@ -232,12 +245,12 @@ TEST(KubeObjectsTest, ErrorAnswersBecomeTypedStatuses) {
 
 // The estate's kubernetes block: every credential from a file, exactly one.
 TEST(KubeSettingsTest, TheClusterBlockIsCheckedWhereItIsWritten) {
-  auto estate = [](const std::string& block) {
+  auto estate = [](const std::string& block, const std::string& more = "") {
     return providers::ParseEstate(
         "providers: [{name: k, kind: kubernetes, regions: [{name: r, zone: eu}]}]\n"
         "clusters:\n  - name: c\n    provider: k\n    region: r\n"
         "    node_pools: [{name: p, gpu_type: H100, gpus_per_node: 8, nodes: 1}]\n"
-        "    kubernetes: {" + block + "}\n",
+        "    kubernetes: {" + block + "}\n" + more,
         "estate.yaml");
   };
   auto good = estate("api_server: \"https://10.0.0.1:6443\", ca_file: /ca.crt, token_file: /t, namespace_prefix: team-");
@@ -250,8 +263,11 @@ TEST(KubeSettingsTest, TheClusterBlockIsCheckedWhereItIsWritten) {
   EXPECT_FALSE(s->UsesKueue());
 
   // A LocalQueue per Causeway queue, and one for the others.
+  const std::string queues = "teams: [{name: nlp}, {name: cv}]\nqueues:\n"
+                             "  - {name: nlp-gpu, team: nlp, quotas: [{flavor: H100, nominal: 8}]}\n"
+                             "  - {name: vision, team: cv, quotas: [{flavor: H100, nominal: 8}]}\n";
   auto queued = estate("api_server: \"https://h:1\", ca_file: /c, token_file: /t, namespace: x, local_queue: lq, "
-                       "local_queues: {nlp-gpu: nlp-lq, vision: vision-lq}");
+                       "local_queues: {nlp-gpu: nlp-lq, vision: vision-lq}", queues);
   ASSERT_TRUE(queued.ok()) << queued.status().ToString();
   s = SettingsAs<KubeSettings>(queued->clusters[0]);
   ASSERT_NE(s, nullptr);
@@ -260,6 +276,20 @@ TEST(KubeSettingsTest, TheClusterBlockIsCheckedWhereItIsWritten) {
   EXPECT_EQ(s->LocalQueueFor("vision"), "vision-lq");
   EXPECT_EQ(s->LocalQueueFor("other"), "lq");
   EXPECT_EQ(s->LocalQueueFor(""), "lq");
+
+  // Causeway's priorities as Kueue's WorkloadPriorityClasses: a job takes
+  // the class of the highest mapped priority at or below its own.
+  auto ranked = estate("api_server: \"https://h:1\", ca_file: /c, token_file: /t, namespace: x, local_queue: lq, "
+                       "priority_classes: {normal: team.default, high: prod, critical: urgent}");
+  ASSERT_TRUE(ranked.ok()) << ranked.status().ToString();
+  s = SettingsAs<KubeSettings>(ranked->clusters[0]);
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->PriorityClassFor(10), "") << "low is mapped to nothing: Kueue's default";
+  EXPECT_EQ(s->PriorityClassFor(50), "team.default");
+  EXPECT_EQ(s->PriorityClassFor(75), "team.default") << "an integer priority takes the class below it";
+  EXPECT_EQ(s->PriorityClassFor(100), "prod");
+  EXPECT_EQ(s->PriorityClassFor(999), "prod");
+  EXPECT_EQ(s->PriorityClassFor(1000), "urgent");
 
   struct Bad {
     std::string block, says;
@@ -284,7 +314,24 @@ TEST(KubeSettingsTest, TheClusterBlockIsCheckedWhereItIsWritten) {
       {"api_server: \"https://h:1\", ca_file: /c, token_file: /t, namespace: x, local_queue: lq, "
        "local_queues: {nlp: a, nlp: b}",
        "twice"},
+      {"api_server: \"https://h:1\", ca_file: /c, token_file: /t, namespace: x, priority_classes: {high: prod}",
+       "they need local_queue"},
+      {"api_server: \"https://h:1\", ca_file: /c, token_file: /t, namespace: x, local_queue: lq, "
+       "priority_classes: {urgent: prod}",
+       "(low, normal, high, critical) as keys, not \"urgent\""},
+      {"api_server: \"https://h:1\", ca_file: /c, token_file: /t, namespace: x, local_queue: lq, "
+       "priority_classes: {high: Prod_Class}",
+       "WorkloadPriorityClass of priority high"},
   };
+  // A queue the estate does not have, refused where it is named.
+  auto unknown = estate("api_server: \"https://h:1\", ca_file: /c, token_file: /t, namespace: x, local_queue: lq, "
+                        "local_queues: {nlp-gpu: nlp-lq, speech: speech-lq}", queues);
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.status().ToString().find("clusters[0].kubernetes.local_queues"), std::string::npos)
+      << unknown.status().ToString();
+  EXPECT_NE(unknown.status().ToString().find("names queue \"speech\", which is no queue of the estate (queues: nlp-gpu, vision)"),
+            std::string::npos)
+      << unknown.status().ToString();
   for (const Bad& b : bad) {
     auto r = estate(b.block);
     ASSERT_FALSE(r.ok()) << b.block;
