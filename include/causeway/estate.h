@@ -273,11 +273,38 @@ struct BreakglassConfig {
   std::string webhook;  // http(s) URL told of every request, approval, use and revocation
 };
 
+// A federation the company configured on a cloud's side to trust
+// Causeway's workload tokens (identity.federations): a job that names it,
+// or whose team has it by default, gets that cloud's short-lived
+// credentials the way its SDKs look for them, and no static key.
+struct CloudFederation {
+  std::string name;
+  std::string kind;      // aws, gcp or azure
+  std::string audience;  // the token's aud: one of identity.workload.audiences
+  std::vector<std::string> teams;  // the teams whose jobs may use it (empty: every team)
+  bool by_default = false;         // given to those teams' jobs that name no identity
+  // aws: the role assumed with the token (AssumeRoleWithWebIdentity), and
+  // the STS endpoint where it is not AWS's own.
+  std::string role_arn, sts_endpoint;
+  // gcp: the workload identity pool provider is the audience; the service
+  // account impersonated ("" : the federated identity itself).
+  std::string service_account;
+  std::string token_url = "https://sts.googleapis.com/v1/token";
+  // azure: the app registration with the federated credential.
+  std::string tenant_id, client_id;
+  std::string authority_host;  // "" : the SDK's default (login.microsoftonline.com)
+
+  bool AllowsTeam(const std::string& team) const;
+};
+
 struct IdentityConfig {
   std::optional<OidcConfig> oidc;
   std::optional<WorkloadIdentityConfig> workload;
+  std::vector<CloudFederation> federations;
   DeprovisionConfig deprovision;
   BreakglassConfig breakglass;
+
+  const CloudFederation* FindFederation(const std::string& name) const;
 };
 
 struct Dataset {

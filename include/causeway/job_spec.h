@@ -138,6 +138,9 @@ struct JobSpec {
   std::map<std::string, std::string> envs;
   // Names of the job's secrets (`secrets:` and --secret), sorted. Their
   // values are never part of the spec (ParsedJobSpec::secret_values).
+  // Federated cloud identities by name (the estate's identity.federations);
+  // none named: the team's defaults.
+  std::vector<std::string> identities;
   std::vector<std::string> secrets;
   std::vector<FileMount> file_mounts;
   Workdir workdir;

@@ -39,7 +39,8 @@ Result<HttpResponse> WorkloadApi::Jwks(HttpRequest&) {
 
 // POST /v1/jobs/{id}/workload-token {"audience": "..."}: a fresh token for
 // the job's running attempt, asked for by that attempt (its credential) or
-// an admin. Refused once the attempt has ended: tokens die with it.
+// an admin. Refused once the attempt has ended: tokens die with it. With
+// `Accept: application/jwt`, the token alone (what a token file holds).
 Result<HttpResponse> WorkloadApi::RefreshWorkloadToken(HttpRequest& req) {
   if (!workload_.issuer()) return FailedPrecondition("workload identity is not configured");
   std::string audience;
@@ -49,6 +50,14 @@ Result<HttpResponse> WorkloadApi::RefreshWorkloadToken(HttpRequest& req) {
   }
   ASSIGN_OR_RETURN(JobDetail detail, VisibleJob(jobs_, req));
   ASSIGN_OR_RETURN(identity::WorkloadToken minted, workload_.Refresh(detail, audience, req.principal->token_id));
+  if (req.Header("accept").find("application/jwt") != std::string::npos) {
+    // The token alone, as a federation's token file holds it (RFC 7519's type).
+    HttpResponse r;
+    r.content_type = "application/jwt";
+    r.body = minted.token;
+    r.headers.emplace_back("Cache-Control", "no-store");
+    return r;
+  }
   return JsonResponse(200, {{"token", minted.token},
                             {"jti", minted.jti},
                             {"audiences", minted.audiences},

@@ -3,6 +3,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
+#include <set>
+
+#include <nlohmann/json.hpp>
 
 #include "causeway/text.h"
 
@@ -216,8 +220,94 @@ constexpr const char* kUnmountCached =
     "  else rm -rf -- \"$1\"; fi\n"
     "}\n";
 
-std::string WorkspaceScript(const JobSpec& spec, const std::string& job_id, int attempt, const DataConfig* data) {
+std::vector<const CloudFederation*> FederationsFor(const JobSpec& spec, const IdentityConfig& identity) {
+  std::vector<const CloudFederation*> out;
+  for (const std::string& name : spec.identities) {
+    const CloudFederation* f = identity.FindFederation(name);
+    if (f && f->AllowsTeam(spec.team)) out.push_back(f);
+  }
+  if (!spec.identities.empty()) return out;
+  std::set<std::string> kinds;  // one per cloud: the first default of each
+  for (const CloudFederation& f : identity.federations) {
+    if (f.by_default && f.AllowsTeam(spec.team) && kinds.insert(f.kind).second) out.push_back(&f);
+  }
+  return out;
+}
+
+std::string FederatedTokenVar(const CloudFederation& f) {
+  std::string kind = f.kind;
+  for (char& c : kind) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return "CAUSEWAY_FEDERATED_TOKEN_" + kind;
+}
+
+namespace {
+
+// The identity part of the workspace script (WorkspaceScript's contract);
+// defines causeway_identity_end, which the EXIT trap runs.
+std::string IdentityScript(const std::vector<const CloudFederation*>& federations, const std::string& job_id,
+                           int attempt, Micros refresh_every) {
+  std::string out =
+      "causeway_identity=$(umask 077 && mktemp -d \"${TMPDIR:-/tmp}/causeway-identity.XXXXXX\")\n";
+  std::string refresh;
+  for (const CloudFederation* f : federations) {
+    const std::string var = FederatedTokenVar(*f);
+    const std::string file = "\"$causeway_identity/" + f->kind + ".token\"";
+    out += "(umask 077 && printf '%s' \"${" + var + "}\" > " + file + ")\nunset " + var + "\n";
+    if (f->kind == "aws") {
+      out += "export AWS_ROLE_ARN=" + ShellQuote(f->role_arn) + " AWS_WEB_IDENTITY_TOKEN_FILE=" + file +
+             " AWS_ROLE_SESSION_NAME=" + ShellQuote("causeway-" + job_id + "-" + std::to_string(attempt)) + "\n";
+      if (!f->sts_endpoint.empty()) out += "export AWS_ENDPOINT_URL_STS=" + ShellQuote(f->sts_endpoint) + "\n";
+    } else if (f->kind == "gcp") {
+      // Google's external_account configuration, its token read from the file.
+      nlohmann::json config = {{"type", "external_account"},
+                               {"audience", f->audience},
+                               {"subject_token_type", "urn:ietf:params:oauth:token-type:jwt"},
+                               {"token_url", f->token_url},
+                               {"credential_source", {{"file", "@FILE@"}}}};
+      if (!f->service_account.empty()) {
+        config["service_account_impersonation_url"] =
+            "https://iamcredentials.googleapis.com/v1/projects/-/serviceAccounts/" + f->service_account +
+            ":generateAccessToken";
+      }
+      std::string text = config.dump();
+      const size_t at = text.find("@FILE@");
+      out += "(umask 077 && printf '%s%s%s' " + ShellQuote(text.substr(0, at)) + " \"$causeway_identity/gcp.token\" " +
+             ShellQuote(text.substr(at + 6)) + " > \"$causeway_identity/gcp.json\")\n";
+      out += "export GOOGLE_APPLICATION_CREDENTIALS=\"$causeway_identity/gcp.json\"\n";
+    } else if (f->kind == "azure") {
+      out += "export AZURE_FEDERATED_TOKEN_FILE=" + file + " AZURE_CLIENT_ID=" + ShellQuote(f->client_id) +
+             " AZURE_TENANT_ID=" + ShellQuote(f->tenant_id) + "\n";
+      if (!f->authority_host.empty()) out += "export AZURE_AUTHORITY_HOST=" + ShellQuote(f->authority_host) + "\n";
+    }
+    refresh += "causeway_identity_refresh " + ShellQuote(nlohmann::json{{"audience", f->audience}}.dump()) + " " +
+               file + " || true; ";
+  }
+  const int64_t every = std::max<int64_t>(1, std::chrono::duration_cast<std::chrono::seconds>(refresh_every).count());
+  // A fresh token replaces the file whole (written aside, then renamed),
+  // so an SDK never reads half of one.
+  out += "causeway_identity_refresh() (\n"
+         "  umask 077\n"
+         "  curl -fsS --max-time 30 -X POST -H \"Authorization: Bearer $CAUSEWAY_TOKEN\" -H 'Accept: application/jwt' "
+         "-H 'Content-Type: application/json' -d \"$1\" \"$CAUSEWAY_SERVER/v1/jobs/$CAUSEWAY_JOB_ID/workload-token\" "
+         "> \"$2.new\" && [ -s \"$2.new\" ] && mv -f -- \"$2.new\" \"$2\"\n"
+         ")\n"
+         // Nothing of the job's output held open: a backend that waits for
+         // it to close must not wait on the loop.
+         "(while sleep " + std::to_string(every) + "; do " + refresh + "done) </dev/null >/dev/null 2>&1 &\n"
+         "causeway_identity_refresher=$!\n"
+         "causeway_identity_end() { kill \"$causeway_identity_refresher\" 2>/dev/null || true; rm -rf -- \"$causeway_identity\"; }\n";
+  return out;
+}
+
+}  // namespace
+
+std::string WorkspaceScript(const JobSpec& spec, const std::string& job_id, int attempt, const DataConfig* data,
+                            const std::vector<const CloudFederation*>& federations, Micros refresh_every) {
   std::string out, unmount;
+  if (!federations.empty()) {
+    out += IdentityScript(federations, job_id, attempt, refresh_every);
+    out += "trap causeway_identity_end EXIT\n";
+  }
   int cached = 0;
   for (const FileMount& m : spec.file_mounts) {
     std::string target = TargetPath(m.target);
@@ -252,7 +342,10 @@ std::string WorkspaceScript(const JobSpec& spec, const std::string& job_id, int 
     unmount += "causeway_unmount_cached " + cache + " " + target + "; ";
   }
   if (cached > 0) out += kUnmountCached;
-  if (!unmount.empty()) out += "causeway_unmount() { " + unmount + "}\ntrap causeway_unmount EXIT\n";
+  if (!unmount.empty()) {
+    out += "causeway_unmount() { " + unmount + "}\n";
+    out += federations.empty() ? "trap causeway_unmount EXIT\n" : "trap 'causeway_unmount; causeway_identity_end' EXIT\n";
+  }
   if (!spec.workdir.git_url.empty()) {
     std::string dir = "\"$PWD\"/" + ShellQuote("workdir-" + job_id + "-" + std::to_string(attempt));
     out += "git clone --quiet -- " + ShellQuote(spec.workdir.git_url) + " " + dir + "\n";

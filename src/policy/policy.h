@@ -57,8 +57,28 @@ class Chain {
 // unmounted when the script ends) with the nodes' rclone config; then the
 // workdir entered (a git workdir cloned into workdir-JOB-ATTEMPT first).
 // "" when the job has neither. Values are quoted for bash.
+//
+// With `federations` (FederationsFor), first: each one's workload token,
+// which the launch put in FederatedTokenVar, written to a file of its own
+// in a 0700 folder and unset, and the variables each cloud's SDKs read set
+// (AWS_ROLE_ARN, AWS_WEB_IDENTITY_TOKEN_FILE, AWS_ROLE_SESSION_NAME;
+// GOOGLE_APPLICATION_CREDENTIALS, an external_account configuration whose
+// credential source is the file; AZURE_FEDERATED_TOKEN_FILE, AZURE_CLIENT_ID,
+// AZURE_TENANT_ID). A background loop asks Causeway for fresh tokens every
+// `refresh_every` with the attempt's credential (refused once the attempt
+// has ended); the loop is stopped and the folder removed when the script ends.
 std::string WorkspaceScript(const JobSpec& spec, const std::string& job_id, int attempt,
-                            const DataConfig* data = nullptr);
+                            const DataConfig* data = nullptr,
+                            const std::vector<const CloudFederation*>& federations = {},
+                            Micros refresh_every = Micros(0));
+
+// The federated identities an attempt of `spec` gets: those it names, or,
+// naming none, its team's defaults (estate identity.federations), known
+// and allowed, as submission checked.
+std::vector<const CloudFederation*> FederationsFor(const JobSpec& spec, const IdentityConfig& identity);
+// The variable an attempt's token for `f` reaches the workspace script in
+// (CAUSEWAY_FEDERATED_TOKEN_AWS): written to its file there, then unset.
+std::string FederatedTokenVar(const CloudFederation& f);
 
 // Where a path a job writes is kept when it lies under one of its bucket
 // file_mounts delivered with `mode` (as WorkspaceScript delivers them): the

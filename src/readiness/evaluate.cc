@@ -204,6 +204,13 @@ Verdict WorkloadIdentity(const Context& c) {
   if (!w) return Of(State::kNotInPlace, "no workload token issuer (identity.workload): jobs would need static keys", ev);
   ev.push_back(FromEstate("workload tokens issued by " + w->issuer + " for " + std::to_string(w->audiences.size()) +
                           " audience(s)"));
+  if (!c.estate.identity.federations.empty()) {
+    ev.push_back(FromEstate(std::to_string(c.estate.identity.federations.size()) +
+                            " cloud federation(s) trust them (identity.federations)"));
+    ev.push_back(EvidenceItem{std::to_string(jobs.federated) + " of " + std::to_string(jobs.ran) +
+                                  " jobs that ran here reached clouds with federated identities",
+                              "jobs", "/v1/jobs", {}, {}});
+  }
   if (jobs.ran == 0) return Of(State::kPartly, "jobs get workload tokens; no job has run here yet to scan", ev);
   return Of(State::kInPlace, "jobs get workload tokens, and none that ran here carried a static cloud key", ev);
 }

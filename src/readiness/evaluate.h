@@ -88,11 +88,13 @@ struct Snapshot {
   // by digest.
   // Of them, those bound to a residency zone, and how many ran, or wrote
   // a checkpoint, outside it (readiness/residency.h), with one example.
+  // And how many got federated cloud identities (identity.federations).
   struct ProviderJobs {
     int64_t ran = 0, static_keys = 0, with_image = 0, pinned = 0;
     std::string example;  // "job_x: AWS_SECRET_ACCESS_KEY (AWS secret key)"
     int64_t zone_bound = 0, left_zone = 0;
     std::string left_example;
+    int64_t federated = 0;
   };
   std::map<std::string, ProviderJobs> jobs_by_provider;
   // Billed amounts of the last 90 days per provider (from imported bills),

@@ -335,7 +335,11 @@ Result<LaunchRequest> Engine::RequestFor(const Job& j, const placement::Option& 
                     {}, "", "", spec.time_limit, spec.sim, ""};
   if (provider.RunsCommands()) {
     req.env = policy::LaunchEnv(spec, *o.cluster, j.input.id, attempt, g.type == kCpuType ? 0 : g.count);
-    req.setup = policy::WorkspaceScript(spec, j.input.id, attempt, &estate_.data) + spec.setup;
+    // Federated identities' tokens are refreshed at half their lifetime.
+    const Micros refresh = estate_.identity.workload ? estate_.identity.workload->lifetime / 2 : Micros(0);
+    req.setup = policy::WorkspaceScript(spec, j.input.id, attempt, &estate_.data,
+                                        policy::FederationsFor(spec, estate_.identity), refresh) +
+                spec.setup;
     req.run = spec.run;
     if (!j.input.group.empty()) req.env["SKYPILOT_JOBGROUP_NAME"] = j.input.group_name;
     if (!j.input.resume_from.empty()) req.env["CAUSEWAY_RESUME_FROM"] = j.input.resume_from;

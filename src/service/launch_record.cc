@@ -21,6 +21,14 @@ Status LaunchRecord::WriteIn(WriteTx& tx, Timestamp time, const std::string& act
     e.details["workload_token"] = Details{{"jti", w.jti}, {"kid", w.kid}, {"audiences", w.audiences},
                                           {"expires_at", FormatRfc3339(w.expires_at)}};
   }
+  // And each federated identity's token, by the identity's name.
+  if (!cargo_.federated.empty()) {
+    Details tokens;
+    for (const auto& [name, w] : cargo_.federated) {
+      tokens[name] = Details{{"jti", w.jti}, {"audiences", w.audiences}, {"expires_at", FormatRfc3339(w.expires_at)}};
+    }
+    e.details["federated_tokens"] = std::move(tokens);
+  }
   RETURN_IF_ERROR(tx.AppendAudit(e));
   // The attempt's credential lives exactly as long as the attempt: minted
   // now that the launch is written, known to the server from the moment

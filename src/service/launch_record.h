@@ -27,6 +27,8 @@ struct LaunchCargo {
   bool real = false;  // a backend that runs something: credentials
   std::string owner, submitted_by;
   std::optional<identity::WorkloadToken> workload;
+  // A token per federated identity (policy::FederationsFor), by its name.
+  std::vector<std::pair<std::string, identity::WorkloadToken>> federated;
   std::map<std::string, std::string> env;  // secrets: never written, never logged
   // Why it must not run (its secrets cannot be opened): never released, and
   // the job is cancelled with this reason.

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "causeway/text.h"
+#include "policy/policy.h"
 #include "readiness/key_scan.h"
 #include "readiness/residency.h"
 #include "spec/spec_json.h"
@@ -11,7 +12,7 @@ namespace causeway {
 
 // Per provider, what the latest jobs that ran carried: static cloud keys in
 // the environment Causeway passed (their envs, their secrets' names, what
-// their cluster injects) and images pinned by digest.
+// their cluster injects), federated identities, and images pinned by digest.
 void ReadinessService::ReadJobs(const std::vector<JobRecord>& jobs, readiness::Snapshot& s) const {
   for (const JobRecord& j : jobs) {
     const Cluster* cluster = estate_.FindCluster(j.cluster);
@@ -27,6 +28,7 @@ void ReadinessService::ReadJobs(const std::vector<JobRecord>& jobs, readiness::S
       ++p.static_keys;
       if (p.example.empty()) p.example = j.id + ": " + keys.front().variable + " (" + keys.front().kind + ")";
     }
+    if (!policy::FederationsFor(*spec, estate_.identity).empty()) ++p.federated;
     if (!spec->image_id.empty()) {
       ++p.with_image;
       p.pinned += spec->image_id.find("@sha256:") != std::string::npos ? 1 : 0;

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "identity/tokens.h"
+#include "policy/policy.h"
 #include "service/dataset_service.h"
 #include "service/job_service.h"
 #include "service/scheduler_service.h"
@@ -156,6 +157,16 @@ Result<LaunchCargo> SchedulerService::Carried(const JobRecord& job, int attempt,
   if (workload) {
     ASSIGN_OR_RETURN(c.workload, workload->Mint(job, attempt, cluster, "", now));
     c.env["CAUSEWAY_WORKLOAD_TOKEN"] = c.workload->token;
+    if (!estate_.identity.federations.empty()) {
+      // One token per federated identity, for the audience its cloud
+      // expects; the workspace script writes each to its file.
+      ASSIGN_OR_RETURN(JobSpec spec, StoredSpec(job));
+      for (const CloudFederation* f : policy::FederationsFor(spec, estate_.identity)) {
+        ASSIGN_OR_RETURN(identity::WorkloadToken t, workload->Mint(job, attempt, cluster, f->audience, now));
+        c.env[policy::FederatedTokenVar(*f)] = t.token;
+        c.federated.emplace_back(f->name, std::move(t));
+      }
+    }
   }
   // Its own credential (CAUSEWAY_TOKEN) is minted by the launch's record,
   // once the launch is written (LaunchRecord::WriteIn).

@@ -39,6 +39,12 @@ const Provider* Estate::FindProvider(std::string_view name) const { return FindB
 const Cluster* Estate::FindCluster(std::string_view name) const { return FindByName(clusters, name); }
 const Team* Estate::FindTeam(std::string_view name) const { return FindByName(teams, name); }
 const Dataset* Estate::FindDataset(std::string_view name) const { return FindByName(datasets, name); }
+const CloudFederation* IdentityConfig::FindFederation(const std::string& name) const {
+  return FindByName(federations, name);
+}
+bool CloudFederation::AllowsTeam(const std::string& team) const {
+  return teams.empty() || std::find(teams.begin(), teams.end(), team) != teams.end();
+}
 const ProviderReadiness* ReadinessConfig::FindProvider(std::string_view name) const {
   for (const auto& p : providers) {
     if (p.provider == name) return &p;
@@ -615,6 +621,19 @@ Status CheckJobAgainstEstate(const JobSpec& spec, const Estate& estate, const st
     if (!estate.datasets.empty() &&
         std::none_of(estate.datasets.begin(), estate.datasets.end(), [&](const Dataset& e) { return e.name == d.name; })) {
       fail("datasets", "unknown dataset \"" + d.name + "\"" + hint(d.name, names(estate.datasets)));
+    }
+  }
+  // Federated identities: each one the estate has, that the job's team may
+  // use, at most one per cloud (its SDKs read one set of variables).
+  std::set<std::string> kinds;
+  for (const std::string& name : spec.identities) {
+    const CloudFederation* fed = estate.identity.FindFederation(name);
+    if (!fed) {
+      fail("identities", "unknown identity \"" + name + "\"" + hint(name, names(estate.identity.federations)));
+    } else if (!fed->AllowsTeam(spec.team)) {
+      fail("identities", "identity \"" + name + "\" is not allowed to team \"" + spec.team + "\"");
+    } else if (!kinds.insert(fed->kind).second) {
+      fail("identities", "two identities of kind " + fed->kind + ": a job's " + fed->kind + " SDK reads one");
     }
   }
   if (errors.empty()) return Status::Ok();

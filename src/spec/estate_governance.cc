@@ -1,5 +1,10 @@
 #include "spec/estate_parser.h"
 
+#include <algorithm>
+#include <map>
+#include <set>
+#include <vector>
+
 namespace causeway::estate_detail {
 
 void EstateParser::ParseTelemetry(const YAML::Node& n, const std::string& f) {
@@ -43,8 +48,75 @@ void EstateParser::ParseAccess(const YAML::Node& n, const std::string& f) {
   if (!b.group.empty() && !b.role.empty()) e_.access.push_back(std::move(b));
 }
 
+void EstateParser::ParseFederation(const YAML::Node& n, const std::string& f, std::set<std::string>& names) {
+  static const KeySet kKeys{{"name", "kind", "audience", "teams", "default", "role_arn", "sts_endpoint",
+                             "service_account", "token_url", "tenant_id", "client_id", "authority_host"}};
+  if (!r_.CheckMap(n, f, kKeys)) return;
+  CloudFederation c;
+  c.name = NameField(n, f, names, "federation");
+  c.kind = Str(n, "kind", f);
+  // What each kind needs, and what it must not be given.
+  std::map<std::string, std::vector<const char*>> own = {
+      {"aws", {"role_arn", "sts_endpoint"}},
+      {"gcp", {"service_account", "token_url"}},
+      {"azure", {"tenant_id", "client_id", "authority_host"}}};
+  if (!c.kind.empty() && !own.count(c.kind)) {
+    r_.Error(Get(n, "kind"), JoinField(f, "kind"), "expected aws, gcp or azure");
+    return;
+  }
+  for (const auto& [kind, keys] : own) {
+    if (kind == c.kind) continue;
+    for (const char* key : keys) {
+      if (Get(n, key).IsDefined()) r_.Error(Get(n, key), JoinField(f, key), std::string(key) + " is for kind " + kind);
+    }
+  }
+  c.audience = Str(n, "audience", f, false);
+  if (c.kind == "aws") {
+    c.role_arn = Str(n, "role_arn", f);
+    if (!c.role_arn.empty() && (c.role_arn.rfind("arn:aws", 0) != 0 || c.role_arn.find(":role/") == std::string::npos)) {
+      r_.Error(Get(n, "role_arn"), JoinField(f, "role_arn"), "expected a role's ARN such as arn:aws:iam::123456789012:role/training");
+    }
+    c.sts_endpoint = UrlField(n, f, "sts_endpoint", false);
+    if (c.audience.empty()) c.audience = "sts.amazonaws.com";
+  } else if (c.kind == "gcp") {
+    if (c.audience.empty() || c.audience.rfind("//iam.googleapis.com/", 0) != 0) {
+      r_.Error(Get(n, "audience").IsDefined() ? Get(n, "audience") : n, JoinField(f, "audience"),
+               "expected the workload identity pool provider, //iam.googleapis.com/projects/NUMBER/locations/global/"
+               "workloadIdentityPools/POOL/providers/PROVIDER");
+    }
+    c.service_account = Str(n, "service_account", f, false);
+    if (!c.service_account.empty() && c.service_account.find('@') == std::string::npos) {
+      r_.Error(Get(n, "service_account"), JoinField(f, "service_account"),
+               "expected a service account's email such as trainer@project.iam.gserviceaccount.com");
+    }
+    if (std::string url = UrlField(n, f, "token_url", false); !url.empty()) c.token_url = url;
+  } else if (c.kind == "azure") {
+    c.tenant_id = Str(n, "tenant_id", f);
+    c.client_id = Str(n, "client_id", f);
+    c.authority_host = UrlField(n, f, "authority_host", false);
+    if (c.audience.empty()) c.audience = "api://AzureADTokenExchange";
+  }
+  StringList(n, f, "teams", "[nlp, vision]", c.teams);
+  for (size_t i = 0; i < c.teams.size(); ++i) {
+    if (!e_.FindTeam(c.teams[i])) {
+      r_.Error(Get(n, "teams")[i], JoinField(f, "teams[" + std::to_string(i) + "]"), "unknown team \"" + c.teams[i] + "\"");
+    }
+  }
+  if (YAML::Node d = Get(n, "default"); d.IsDefined()) c.by_default = r_.Bool(d, JoinField(f, "default")).value_or(false);
+  // The token is minted for the audience the cloud expects, so the issuer
+  // must be configured for it.
+  const auto& w = e_.identity.workload;
+  if (!w) {
+    r_.Error(n, f, "a federation trusts Causeway's workload tokens: configure identity.workload first");
+  } else if (!c.audience.empty() && std::find(w->audiences.begin(), w->audiences.end(), c.audience) == w->audiences.end()) {
+    r_.Error(Get(n, "audience").IsDefined() ? Get(n, "audience") : n, JoinField(f, "audience"),
+             "the token's audience " + c.audience + " is not among identity.workload.audiences");
+  }
+  if (!c.name.empty()) e_.identity.federations.push_back(std::move(c));
+}
+
 void EstateParser::ParseIdentity(const YAML::Node& n, const std::string& f) {
-  static const KeySet kKeys{{"oidc", "workload", "deprovision", "breakglass"}};
+  static const KeySet kKeys{{"oidc", "workload", "federations", "deprovision", "breakglass"}};
   if (!r_.CheckMap(n, f, kKeys)) return;
   if (YAML::Node o = Get(n, "oidc"); o.IsDefined()) {
     std::string of = JoinField(f, "oidc");
@@ -87,6 +159,15 @@ void EstateParser::ParseIdentity(const YAML::Node& n, const std::string& f) {
         c.alg = alg;
       }
       e_.identity.workload = std::move(c);
+    }
+  }
+  if (YAML::Node l = Get(n, "federations"); l.IsDefined()) {
+    std::string lf = JoinField(f, "federations");
+    if (!l.IsSequence()) {
+      r_.Error(l, lf, "expected a list such as [{name: aws-training, kind: aws, role_arn: arn:aws:iam::123456789012:role/training}]");
+    } else {
+      std::set<std::string> names;
+      for (size_t i = 0; i < l.size(); ++i) ParseFederation(l[i], lf + "[" + std::to_string(i) + "]", names);
     }
   }
   if (YAML::Node b = Get(n, "breakglass"); b.IsDefined()) {

@@ -267,6 +267,9 @@ class EstateParser {
   }
 
   void ParseIdentity(const YAML::Node& n, const std::string& f);
+  // One of identity.federations (after identity.workload, whose audiences
+  // it must be among).
+  void ParseFederation(const YAML::Node& n, const std::string& f, std::set<std::string>& names);
 
   // A date (2025-06-01) or an RFC 3339 time, if present.
   std::optional<Timestamp> DateField(const YAML::Node& n, const std::string& f, const char* key, bool required) {

@@ -32,7 +32,7 @@ using spec::YamlReader;
 const KeySet kTopKeys{
     {"name", "resources", "num_nodes", "envs", "file_mounts", "setup", "run", "workdir",
      "labels", "datasets", "checkpoint", "residency", "priority", "time_limit", "allow_remote_data", "sim",
-     "recovery", "secrets"},
+     "recovery", "secrets", "identities"},
     {"config", "service", "volumes", "experimental", "event_callback"}};
 
 // SkyPilot's storage object, with its internal keys (`_is_sky_managed`, …)
@@ -266,6 +266,7 @@ class JobSpecParser {
       }
       for (const auto& [name, at] : unset_secrets_) once(name);
     }
+    if (auto n = Get(root, "identities"); n.IsDefined() && !n.IsNull()) ParseIdentities(n);
     if (auto n = Get(root, "file_mounts"); n.IsDefined() && !n.IsNull()) ParseFileMounts(n);
     if (auto n = Get(root, "workdir"); n.IsDefined() && !n.IsNull()) ParseWorkdir(n);
     for (auto [key, dest] : {std::pair{"setup", &spec_.setup}, std::pair{"run", &spec_.run}}) {
@@ -940,6 +941,28 @@ class JobSpecParser {
       return std::nullopt;
     }
     return *d;
+  }
+
+  // `identities: [aws-training-data]`: the estate's federated identities
+  // by name (checked against the estate on submission).
+  void ParseIdentities(const YAML::Node& n) {
+    if (!n.IsSequence() || n.size() > 8) {
+      r_.Error(n, "identities", "expected a list of at most 8 identity names such as [aws-training-data]");
+      return;
+    }
+    for (size_t i = 0; i < n.size(); ++i) {
+      auto name = r_.String(n[i], "identities");
+      if (!name) continue;
+      if (name->empty() || name->size() > 63 || !std::all_of(name->begin(), name->end(), [](unsigned char c) {
+            return std::islower(c) || std::isdigit(c) || c == '-' || c == '_' || c == '.';
+          })) {
+        r_.Error(n[i], "identities", "expected an identity's name: lower-case letters, digits, '-', '_' and '.'");
+      } else if (std::find(spec_.identities.begin(), spec_.identities.end(), *name) != spec_.identities.end()) {
+        r_.Error(n[i], "identities", "\"" + *name + "\" is named twice");
+      } else {
+        spec_.identities.push_back(*name);
+      }
+    }
   }
 
   void ParseRecovery(const YAML::Node& n) {

@@ -66,6 +66,7 @@ nlohmann::json ToJson(const JobSpec& s) {
       {"priority", s.priority},
       {"ignored_fields", s.ignored_fields},
   };
+  if (!s.identities.empty()) j["identities"] = s.identities;
   if (!s.workdir.git_url.empty()) j["workdir_git"] = {{"url", s.workdir.git_url}, {"ref", s.workdir.git_ref}};
   if (!s.zone.empty()) j["zone"] = s.zone;
   if (!s.priority_class.empty()) j["priority_class"] = s.priority_class;
@@ -165,6 +166,7 @@ Result<JobSpec> JobSpecFromJson(const nlohmann::json& j) {
     s.num_nodes = j.at("num_nodes").get<int>();
     s.envs = j.at("envs").get<std::map<std::string, std::string>>();
     s.secrets = j.value("secrets", std::vector<std::string>{});
+    s.identities = j.value("identities", std::vector<std::string>{});
     for (const auto& m : j.at("file_mounts")) {
       FileMount fm;
       fm.target = m.at("target").get<std::string>();

@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <nlohmann/json.hpp>
+
 namespace causeway::policy {
 namespace {
 
@@ -284,6 +286,90 @@ TEST(WorkspaceScriptTest, ACachedMountIsUnmountedOnlyOnceItsCacheIsClean) {
   std::ifstream sleeps(dir + "/sleeps");
   std::string waited((std::istreambuf_iterator<char>(sleeps)), std::istreambuf_iterator<char>());
   EXPECT_EQ(waited, "3\n");  // it waited for all three, and no longer
+  std::filesystem::remove_all(dir);
+}
+
+// Federated identities: the token each arrived with written to a 0600 file
+// in a 0700 folder and unset, the variables each cloud's SDK reads set (a
+// GCP external_account configuration that reads the file), the tokens
+// refreshed in the background with the attempt's credential, and all of it
+// gone when the script ends. Run in bash with curl replaced.
+TEST(WorkspaceScriptTest, FederatedIdentitiesAreFilesAndTheVariablesTheSdksRead) {
+  auto estate = providers::ParseEstate(R"(providers: [{name: n, kind: sim, regions: [{name: r, zone: eu}]}]
+clusters: [{name: c, provider: n, region: r, node_pools: [{name: p, gpu_type: H100, gpus_per_node: 8, nodes: 1}]}]
+teams: [{name: nlp}, {name: vision}]
+identity:
+  workload: {audiences: [sts.amazonaws.com, "//iam.googleapis.com/projects/1/locations/global/workloadIdentityPools/ml/providers/cw", api://AzureADTokenExchange]}
+  federations:
+    - {name: aws-data, kind: aws, role_arn: "arn:aws:iam::123456789012:role/training", sts_endpoint: "http://127.0.0.1:9", teams: [nlp], default: true}
+    - {name: gcp-ml, kind: gcp, audience: "//iam.googleapis.com/projects/1/locations/global/workloadIdentityPools/ml/providers/cw", service_account: trainer@p.iam.gserviceaccount.com}
+    - {name: azure-ml, kind: azure, tenant_id: tenant-1, client_id: client-1, default: true}
+)", "estate.yaml");
+  ASSERT_TRUE(estate.ok()) << estate.status().ToString();
+  const IdentityConfig& identity = estate->identity;
+  const CloudFederation& gcp = identity.federations[1];
+  auto names = [&](const std::string& yaml) {
+    std::vector<std::string> out;
+    for (const CloudFederation* f : FederationsFor(ParseJobSpec(yaml + "run: x\n", "j")->spec, identity)) out.push_back(f->name);
+    return out;
+  };
+  EXPECT_EQ(names("labels: {team: nlp}\n"), (std::vector<std::string>{"aws-data", "azure-ml"})) << "the team's defaults";
+  EXPECT_EQ(names("labels: {team: vision}\n"), std::vector<std::string>{"azure-ml"});
+  EXPECT_EQ(names("labels: {team: vision}\nidentities: [gcp-ml]\n"), std::vector<std::string>{"gcp-ml"})
+      << "named: only those";
+
+  std::vector<const CloudFederation*> all = {&identity.federations[0], &identity.federations[1], &identity.federations[2]};
+  std::string script = WorkspaceScript(ParseJobSpec("run: x\n", "j")->spec, "job_1", 2, nullptr, all, Micros(1'000'000));
+  const std::string dir = ::testing::TempDir() + "/identity-" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir + "/bin");
+  std::ofstream(dir + "/bin/curl") << "#!/bin/sh\necho \"$@\" >> " << dir << "/curl.log\nprintf fresh\n";
+  std::filesystem::permissions(dir + "/bin/curl", std::filesystem::perms::owner_all);
+  std::ofstream(dir + "/run.sh") << "set -e\nPATH=" << dir << "/bin:$PATH\nTMPDIR=" << dir << "\n" << script
+                                 << "echo \"$AWS_WEB_IDENTITY_TOKEN_FILE\" > " << dir << "/file\n"
+                                 << "cat \"$AWS_WEB_IDENTITY_TOKEN_FILE\" > " << dir << "/first\n"
+                                 << "stat -c %a \"$AWS_WEB_IDENTITY_TOKEN_FILE\" \"$(dirname \"$AWS_WEB_IDENTITY_TOKEN_FILE\")\" > "
+                                 << dir << "/modes\n"
+                                 << "cp \"$GOOGLE_APPLICATION_CREDENTIALS\" " << dir << "/gcp.json\n"
+                                 << "env > " << dir << "/env\n"
+                                 << "sleep 2.5\ncat \"$AZURE_FEDERATED_TOKEN_FILE\" > " << dir << "/later\n"
+                                 << "stat -c %a \"$AZURE_FEDERATED_TOKEN_FILE\" >> " << dir << "/later\n";
+  int rc = std::system(("env CAUSEWAY_FEDERATED_TOKEN_AWS=tok-aws CAUSEWAY_FEDERATED_TOKEN_GCP=tok-gcp "
+                        "CAUSEWAY_FEDERATED_TOKEN_AZURE=tok-azure CAUSEWAY_TOKEN=cw_attempt CAUSEWAY_SERVER=http://cw "
+                        "CAUSEWAY_JOB_ID=job_1 bash " + dir + "/run.sh").c_str());
+  ASSERT_EQ(rc, 0) << script;
+  auto read = [&](const std::string& name) {
+    std::ifstream in(dir + "/" + name);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  };
+  EXPECT_EQ(read("first"), "tok-aws");
+  EXPECT_EQ(read("modes"), "600\n700\n");
+  EXPECT_EQ(read("later"), "fresh600\n") << "refreshed in the background, and still the job's alone";
+  const std::string env = read("env");
+  EXPECT_NE(env.find("AWS_ROLE_ARN=arn:aws:iam::123456789012:role/training\n"), std::string::npos) << env;
+  EXPECT_NE(env.find("AWS_ROLE_SESSION_NAME=causeway-job_1-2\n"), std::string::npos);
+  EXPECT_NE(env.find("AWS_ENDPOINT_URL_STS=http://127.0.0.1:9\n"), std::string::npos);
+  EXPECT_NE(env.find("AZURE_CLIENT_ID=client-1\n"), std::string::npos);
+  EXPECT_NE(env.find("AZURE_TENANT_ID=tenant-1\n"), std::string::npos);
+  EXPECT_EQ(env.find("CAUSEWAY_FEDERATED_TOKEN_"), std::string::npos) << "the tokens only in their files";
+  nlohmann::json config = nlohmann::json::parse(read("gcp.json"), nullptr, false);
+  ASSERT_TRUE(config.is_object()) << read("gcp.json");
+  EXPECT_EQ(config["type"], "external_account");
+  EXPECT_EQ(config["audience"], gcp.audience);
+  EXPECT_EQ(config["subject_token_type"], "urn:ietf:params:oauth:token-type:jwt");
+  EXPECT_EQ(config["credential_source"]["file"].get<std::string>().substr(0, dir.size()), dir);
+  EXPECT_NE(config["service_account_impersonation_url"].get<std::string>().find("trainer@p.iam.gserviceaccount.com:generateAccessToken"),
+            std::string::npos);
+  const std::string calls = read("curl.log");
+  EXPECT_NE(calls.find("Authorization: Bearer cw_attempt"), std::string::npos) << calls;
+  EXPECT_NE(calls.find("{\"audience\":\"api://AzureADTokenExchange\"}"), std::string::npos) << calls;
+  EXPECT_NE(calls.find("http://cw/v1/jobs/job_1/workload-token"), std::string::npos) << calls;
+  // Gone with the script: the folder, and the refresher.
+  std::string file = read("file");
+  file.pop_back();
+  EXPECT_FALSE(std::filesystem::exists(std::filesystem::path(file).parent_path()));
+  const auto calls_then = read("curl.log").size();
+  ::sleep(2);
+  EXPECT_EQ(read("curl.log").size(), calls_then) << "the refresher outlived the script";
   std::filesystem::remove_all(dir);
 }
 

@@ -119,6 +119,29 @@ TEST(EstateTest, ReportsProblemsWithPositions) {
       {"workload_alg", "identity:\n  workload: {audiences: [vault], alg: HS256}\n", "expected ES256 or RS256", 11},
       {"workload_lifetime", "identity:\n  workload: {audiences: [vault], lifetime: 48h}\n", "at most 24h", 11},
       {"workload_audiences", "identity:\n  workload: {lifetime: 1h}\n", "needs audiences", 11},
+      {"federation_kind", "identity:\n  workload: {audiences: [sts.amazonaws.com]}\n  federations:\n    - {name: f, kind: oracle}\n",
+       "expected aws, gcp or azure", 13},
+      {"federation_arn",
+       "identity:\n  workload: {audiences: [sts.amazonaws.com]}\n  federations:\n    - {name: f, kind: aws, role_arn: admin}\n",
+       "expected a role's ARN", 13},
+      {"federation_audience",
+       "identity:\n  workload: {audiences: [sts.amazonaws.com]}\n  federations:\n"
+       "    - {name: f, kind: azure, tenant_id: t, client_id: c}\n",
+       "api://AzureADTokenExchange is not among identity.workload.audiences", 13},
+      {"federation_without_workload",
+       "identity:\n  federations:\n    - {name: f, kind: aws, role_arn: \"arn:aws:iam::1:role/r\"}\n",
+       "configure identity.workload first", 12},
+      {"federation_team",
+       "identity:\n  workload: {audiences: [sts.amazonaws.com]}\n  federations:\n"
+       "    - {name: f, kind: aws, role_arn: \"arn:aws:iam::1:role/r\", teams: [nobody]}\n",
+       "unknown team \"nobody\"", 13},
+      {"federation_other_kinds_key",
+       "identity:\n  workload: {audiences: [sts.amazonaws.com]}\n  federations:\n"
+       "    - {name: f, kind: aws, role_arn: \"arn:aws:iam::1:role/r\", tenant_id: t}\n",
+       "tenant_id is for kind azure", 13},
+      {"federation_gcp_pool",
+       "identity:\n  workload: {audiences: [sts.amazonaws.com]}\n  federations:\n    - {name: f, kind: gcp}\n",
+       "workload identity pool provider", 13},
       {"deprovision_policy", "identity:\n  deprovision: {queued: delete}\n", "expected cancel, keep or reassign", 11},
       {"deprovision_reassign", "identity:\n  deprovision: {queued: reassign}\n", "reassign_to", 11},
       {"breakglass_approvers", "identity:\n  breakglass: {approvers: 2, groups: [g], roles: [admin]}\n", "from 0 to 1", 11},
@@ -169,7 +192,11 @@ access:
   - {group: security, role: auditor}
 identity:
   oidc: {issuer: "https://corp.okta.com/", audiences: [a, b], username_claim: upn, leeway: 30s, require_provisioned: true}
-  workload: {audiences: [sts.amazonaws.com], lifetime: 15m, alg: RS256}
+  workload: {audiences: [sts.amazonaws.com, "//iam.googleapis.com/projects/1/locations/global/workloadIdentityPools/ml/providers/cw", api://AzureADTokenExchange], lifetime: 15m, alg: RS256}
+  federations:
+    - {name: aws-data, kind: aws, role_arn: "arn:aws:iam::123456789012:role/training", teams: [nlp], default: true}
+    - {name: gcp-ml, kind: gcp, audience: "//iam.googleapis.com/projects/1/locations/global/workloadIdentityPools/ml/providers/cw", service_account: trainer@p.iam.gserviceaccount.com}
+    - {name: azure-ml, kind: azure, tenant_id: t-1, client_id: c-1}
   deprovision: {queued: reassign, reassign_to: lead@corp.example, running: finish}
   breakglass: {approvers: 1, max_duration: 2h, roles: [admin, auditor], groups: [sre-oncall], webhook: "https://hooks.example/bg"}
 )", "estate.yaml");
@@ -190,6 +217,16 @@ identity:
   EXPECT_EQ(e->identity.workload->issuer, "");  // the server's own address
   EXPECT_EQ(e->identity.workload->alg, "RS256");
   EXPECT_EQ(e->identity.workload->lifetime, Micros(15LL * 60 * 1000000));
+  ASSERT_EQ(e->identity.federations.size(), 3u);
+  const CloudFederation* aws = e->identity.FindFederation("aws-data");
+  ASSERT_NE(aws, nullptr);
+  EXPECT_EQ(aws->audience, "sts.amazonaws.com");  // each kind's default
+  EXPECT_TRUE(aws->by_default);
+  EXPECT_TRUE(aws->AllowsTeam("nlp"));
+  EXPECT_FALSE(aws->AllowsTeam("vision"));
+  EXPECT_TRUE(e->identity.FindFederation("gcp-ml")->AllowsTeam("vision")) << "no teams: every team";
+  EXPECT_EQ(e->identity.FindFederation("gcp-ml")->token_url, "https://sts.googleapis.com/v1/token");
+  EXPECT_EQ(e->identity.FindFederation("azure-ml")->audience, "api://AzureADTokenExchange");
   EXPECT_EQ(e->identity.deprovision.queued, "reassign");
   EXPECT_EQ(e->identity.deprovision.reassign_to, "lead@corp.example");
   EXPECT_EQ(e->identity.deprovision.running, "finish");
@@ -358,6 +395,37 @@ reservations: [{name: r, cluster: c2, gpu_type: CPU, count: 512, start: 2026-01-
   ASSERT_FALSE(over.ok());
   EXPECT_NE(over.status().ToString().find("reserves 512 CPUs but cluster \"c2\" has only 256"), std::string::npos)
       << over.status().ToString();
+}
+
+// A job's identities: ones the estate has, allowed to its team, one per
+// cloud; refused on submission otherwise.
+TEST(EstateTest, AJobsIdentitiesAreTheEstatesAndItsTeams) {
+  auto estate = providers::ParseEstate(std::string(kBase) + R"(teams: [{name: nlp}, {name: vision}]
+identity:
+  workload: {audiences: [sts.amazonaws.com]}
+  federations:
+    - {name: aws-data, kind: aws, role_arn: "arn:aws:iam::123456789012:role/training", teams: [nlp]}
+    - {name: aws-logs, kind: aws, role_arn: "arn:aws:iam::123456789012:role/logs"}
+)", "estate.yaml");
+  ASSERT_TRUE(estate.ok()) << estate.status().ToString();
+  auto check = [&](const std::string& yaml) {
+    auto spec = ParseJobSpec("resources: {accelerators: H200:8}\n" + yaml, "job.yaml");
+    EXPECT_TRUE(spec.ok()) << spec.status().ToString();
+    return CheckJobAgainstEstate(spec->spec, *estate, "job.yaml").message();
+  };
+  EXPECT_EQ(check("labels: {team: nlp}\nidentities: [aws-data]\n"), "");
+  EXPECT_EQ(check("labels: {team: vision}\nidentities: [aws-logs]\n"), "");
+  EXPECT_NE(check("labels: {team: vision}\nidentities: [aws-data]\n").find("identity \"aws-data\" is not allowed to team \"vision\""),
+            std::string::npos);
+  EXPECT_NE(check("labels: {team: nlp}\nidentities: [aws-dat]\n").find("unknown identity \"aws-dat\"; did you mean \"aws-data\"?"),
+            std::string::npos)
+      << check("labels: {team: nlp}\nidentities: [aws-dat]\n");
+  EXPECT_NE(check("labels: {team: nlp}\nidentities: [aws-data, aws-logs]\n").find("two identities of kind aws"),
+            std::string::npos);
+  // The list itself, as the spec parser reads it.
+  EXPECT_NE(ParseJobSpec("identities: aws-data\n", "j").status().message().find("expected a list"), std::string::npos);
+  EXPECT_NE(ParseJobSpec("identities: [Bad Name]\n", "j").status().message().find("identity's name"), std::string::npos);
+  EXPECT_NE(ParseJobSpec("identities: [a, a]\n", "j").status().message().find("named twice"), std::string::npos);
 }
 
 TEST(EstateTest, ChecksJobsAgainstTheEstate) {

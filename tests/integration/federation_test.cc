@@ -1,0 +1,136 @@
+// Federated cloud identities: a job on the local executor reaches AWS the
+// way the official SDK does on its own (boto3 reading AWS_ROLE_ARN and
+// AWS_WEB_IDENTITY_TOKEN_FILE, calling STS AssumeRoleWithWebIdentity), with
+// no access key anywhere in its environment. STS and S3 are moto's server
+// (a real implementation of both APIs, from PyPI). moto does not check the
+// token's signature, so the test checks the same token against Causeway's
+// JWKS with jose (npm), as AWS's STS would.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "causeway/subprocess.h"
+#include "node_peer.h"
+#include "s3_peer.h"
+#include "server_process.h"
+
+namespace causeway::testing {
+namespace {
+
+using nlohmann::json;
+
+// moto's own Python, where boto3 (moto's dependency) is installed.
+std::string MotoPython() {
+  return std::filesystem::path(MotoServer()).parent_path().string() + "/python";
+}
+
+TEST(FederationTest, AJobReachesAwsThroughStsWithItsWorkloadTokenAndNoStaticKey) {
+  if (std::string why = S3PeersMissing(); !why.empty()) GTEST_SKIP() << "AWS peers unavailable: " << why;
+  if (std::string why = PeersMissing(); !why.empty()) GTEST_SKIP() << "identity peers unavailable: " << why;
+  S3Peer aws;
+  ASSERT_TRUE(aws.ready());
+  TempDir dir("federation");
+  // The test's own object, put with the test's own (static) keys.
+  const std::string rclone = dir.path() + "/rclone.conf";
+  std::ofstream(rclone) << RcloneRemote("aws", aws);
+  std::ofstream(dir.path() + "/data.txt") << "tokens, not keys";
+  Rclone(rclone, {"mkdir", "aws:training"});
+  Rclone(rclone, {"copyto", dir.path() + "/data.txt", "aws:training/data.txt"});
+
+  const std::string out = dir.path() + "/out";
+  EstateServer s(dir,
+                 "providers: [{name: here, kind: local, regions: [{name: r1, zone: eu}]}]\n"
+                 "clusters:\n  - name: laptop\n    provider: here\n    region: r1\n"
+                 "    node_pools: [{name: h200, gpu_type: H200, gpus_per_node: 2, nodes: 1}]\n"
+                 "    local: {output_dir: " + out + "}\n"
+                 "teams: [{name: nlp}, {name: vision}]\n"
+                 "identity:\n"
+                 "  workload: {audiences: [sts.amazonaws.com], lifetime: 16s}\n"
+                 "  federations:\n"
+                 "    - {name: aws-training, kind: aws, role_arn: \"arn:aws:iam::123456789012:role/training\", "
+                 "sts_endpoint: \"" + aws.endpoint() + "\", teams: [nlp], default: true}\n");
+
+  // What the job tells: who STS says it is, the object, which static keys
+  // it holds (none), its token file (a digest before and after a refresh:
+  // never the token), and a copy of the token for the test to verify.
+  const std::string program =
+      "import boto3, hashlib, json, os, sys, time\n"
+      "f = os.environ['AWS_WEB_IDENTITY_TOKEN_FILE']\n"
+      "digest = lambda: hashlib.sha256(open(f, 'rb').read()).hexdigest()\n"
+      "before = digest()\n"
+      "open('token-copy.jwt', 'w').write(open(f).read())\n"
+      "who = boto3.client('sts').get_caller_identity()['Arn']\n"
+      "s3 = boto3.client('s3', endpoint_url=sys.argv[1])\n"
+      "body = s3.get_object(Bucket='training', Key='data.txt')['Body'].read().decode()\n"
+      "time.sleep(13)\n"
+      "print(json.dumps({'arn': who, 'body': body, 'file': f, 'mode': oct(os.stat(f).st_mode & 0o777),\n"
+      "  'static': sorted(k for k in os.environ if k in ('AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', "
+      "'AWS_SESSION_TOKEN', 'CAUSEWAY_FEDERATED_TOKEN_AWS')),\n"
+      "  'refreshed': digest() != before}))\n";
+  std::ofstream(dir.path() + "/reach.py") << program;
+  std::string job = s.Submit("resources: {accelerators: H200:1}\nlabels: {team: nlp, owner: alice@corp.example}\n"
+                             "envs: {AWS_DEFAULT_REGION: us-east-1}\n"
+                             "run: " + MotoPython() + " " + dir.path() + "/reach.py " + aws.endpoint() + "\n");
+  ASSERT_TRUE(Eventually([&] { return s.Get("/v1/jobs/" + job)["state"] == "succeeded"; }, std::chrono::seconds(120)))
+      << s.Get("/v1/jobs/" + job).dump(2);
+  auto logs = RunCli({"logs", job}, {{"CAUSEWAY_SERVER", s.process().url()}, {"CAUSEWAY_TOKEN", s.process().admin_token()}});
+  json said = json::parse(logs.out.substr(logs.out.rfind("{\"arn\"")), nullptr, false);
+  ASSERT_TRUE(said.is_object()) << logs.out << logs.err;
+  EXPECT_EQ(said["arn"], "arn:aws:sts::123456789012:assumed-role/training/causeway-" + job + "-1");
+  EXPECT_EQ(said["body"], "tokens, not keys");
+  EXPECT_EQ(said["static"], json::array()) << "no static key, and the token only in its file";
+  EXPECT_EQ(said["mode"], "0o600");
+  EXPECT_TRUE(said["refreshed"]) << "the token is refreshed at half its lifetime";
+  // The folder with the token is gone with the attempt.
+  EXPECT_FALSE(std::filesystem::exists(said["file"].get<std::string>()));
+  EXPECT_FALSE(std::filesystem::exists(std::filesystem::path(said["file"].get<std::string>()).parent_path()));
+
+  // The token STS was given, checked as AWS would: Causeway's JWKS, the
+  // audience sts.amazonaws.com, the job as its subject.
+  std::ifstream copy(out + "/token-copy.jwt");
+  std::string token((std::istreambuf_iterator<char>(copy)), {});
+  auto r = RunProcess({"node", PeersDir() + "/verify.mjs", s.process().url(), "sts.amazonaws.com", token}, {}, "",
+                      std::chrono::seconds(60));
+  ASSERT_TRUE(r.ok() && r->exit_code == 0) << (r.ok() ? r->err : r.status().ToString());
+  json verdict = json::parse(r->out, nullptr, false);
+  ASSERT_TRUE(verdict.value("ok", false)) << verdict.dump();
+  EXPECT_EQ(verdict["payload"]["sub"], "job:" + job);
+  EXPECT_EQ(verdict["payload"]["aud"], "sts.amazonaws.com");
+  EXPECT_EQ(logs.out.find(token), std::string::npos) << "the token in the job's log";
+
+  // The launch names the token by its id, never the token.
+  json audit = s.Get("/v1/audit?resource=job/" + job);
+  bool named = false;
+  for (const json& e : audit["events"]) {
+    if (e["action"] == "job.launch") named = e["details"]["federated_tokens"]["aws-training"]["jti"] == verdict["payload"]["jti"];
+  }
+  EXPECT_TRUE(named) << audit.dump(2);
+  EXPECT_EQ(audit.dump().find(token.substr(token.rfind('.') + 1)), std::string::npos);
+
+  // Readiness's workload identity control counts the jobs that ran federated.
+  json readiness = s.Get("/v1/readiness?provider=here");
+  json control;
+  for (const json& f : readiness["findings"]) {
+    if (f["control"] == "workload-identity") control = f;
+  }
+  EXPECT_NE(control.dump().find("1 of 1 jobs that ran here reached clouds with federated identities"), std::string::npos)
+      << readiness.dump(2);
+
+  // A team the identity is not for is refused at submission.
+  auto c = s.process().Client();
+  auto refused = c.Send("POST", "/v1/jobs",
+                        json{{"spec", "resources: {accelerators: H200:1}\nlabels: {team: vision}\nidentities: [aws-training]\n"
+                                      "run: \"true\"\n"}}
+                            .dump(),
+                        Auth(s.process().admin_token()));
+  ASSERT_TRUE(refused.ok());
+  EXPECT_EQ(refused->status, 400) << refused->body;
+  EXPECT_NE(refused->body.find("identity \\\"aws-training\\\" is not allowed to team \\\"vision\\\""), std::string::npos)
+      << refused->body;
+}
+
+}  // namespace
+}  // namespace causeway::testing
