@@ -99,6 +99,21 @@ if [[ "${1:-build}" == "test" ]]; then
   fi
 fi
 
+# The official cloud SDKs (boto3, google-auth, azure-identity) from PyPI
+# (tests/peers/cloud-sdks/requirements.txt), pinned, in a virtual environment
+# outside the repository: what a job with federated identities runs. Without
+# the network the tests that need them skip.
+if [[ "${1:-build}" == "test" ]]; then
+  sdk_venv="${CAUSEWAY_CLOUD_SDKS_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/causeway/cloud-sdks-1}"
+  if [[ ! -x "$sdk_venv/bin/python" ]] || ! "$sdk_venv/bin/python" -c "import boto3, google.auth, azure.identity" 2> /dev/null; then
+    echo "installing boto3, google-auth and azure-identity from PyPI into $sdk_venv (the federation tests' SDKs)"
+    if ! { python3 -m venv "$sdk_venv" &&
+           "$sdk_venv/bin/pip" install -q -r "$(dirname "$0")/../tests/peers/cloud-sdks/requirements.txt"; }; then
+      echo "warning: the cloud SDKs could not be installed; the federation tests will skip" >&2
+    fi
+  fi
+fi
+
 # The Kubernetes test peers (kube-apiserver, etcd, the controller manager and
 # scheduler, KWOK, Kueue) in a cache outside the repository: from the checked
 # tarball in ../shared/k8s, or built from the Go module proxy (slow, once).

@@ -4,9 +4,12 @@
 // no access key anywhere in its environment. STS and S3 are moto's server
 // (a real implementation of both APIs, from PyPI). moto does not check the
 // token's signature, so the test checks the same token against Causeway's
-// JWKS with jose (npm), as AWS's STS would.
+// JWKS with jose (npm), as AWS's STS would. Google's and Microsoft's own
+// libraries (google-auth, azure-identity) read the GCP and Azure files as
+// far as their first network call, to a local token endpoint.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -22,14 +25,31 @@ namespace {
 
 using nlohmann::json;
 
-// moto's own Python, where boto3 (moto's dependency) is installed.
-std::string MotoPython() {
-  return std::filesystem::path(MotoServer()).parent_path().string() + "/python";
+// The Python with the official SDKs, pinned (tests/peers/cloud-sdks).
+std::string SdkPython() {
+  std::string venv;
+  if (const char* v = std::getenv("CAUSEWAY_CLOUD_SDKS_VENV"); v && *v) {
+    venv = v;
+  } else if (const char* c = std::getenv("XDG_CACHE_HOME"); c && *c) {
+    venv = std::string(c) + "/causeway/cloud-sdks-1";
+  } else if (const char* h = std::getenv("HOME"); h && *h) {
+    venv = std::string(h) + "/.cache/causeway/cloud-sdks-1";
+  }
+  return venv + "/bin/python";
+}
+
+// Why the SDKs cannot run here, or "".
+std::string SdksMissing() {
+  auto r = RunProcess({SdkPython(), "-c", "import boto3, google.auth, azure.identity"}, {}, "", std::chrono::seconds(60));
+  if (r.ok() && r->exit_code == 0) return "";
+  return "the cloud SDKs are not installed at " + SdkPython() +
+         " (scripts/install-deps.sh test installs tests/peers/cloud-sdks from PyPI)";
 }
 
 TEST(FederationTest, AJobReachesAwsThroughStsWithItsWorkloadTokenAndNoStaticKey) {
   if (std::string why = S3PeersMissing(); !why.empty()) GTEST_SKIP() << "AWS peers unavailable: " << why;
   if (std::string why = PeersMissing(); !why.empty()) GTEST_SKIP() << "identity peers unavailable: " << why;
+  if (std::string why = SdksMissing(); !why.empty()) GTEST_SKIP() << why;
   S3Peer aws;
   ASSERT_TRUE(aws.ready());
   TempDir dir("federation");
@@ -73,7 +93,7 @@ TEST(FederationTest, AJobReachesAwsThroughStsWithItsWorkloadTokenAndNoStaticKey)
   std::ofstream(dir.path() + "/reach.py") << program;
   std::string job = s.Submit("resources: {accelerators: H200:1}\nlabels: {team: nlp, owner: alice@corp.example}\n"
                              "envs: {AWS_DEFAULT_REGION: us-east-1}\n"
-                             "run: " + MotoPython() + " " + dir.path() + "/reach.py " + aws.endpoint() + "\n");
+                             "run: " + SdkPython() + " " + dir.path() + "/reach.py " + aws.endpoint() + "\n");
   ASSERT_TRUE(Eventually([&] { return s.Get("/v1/jobs/" + job)["state"] == "succeeded"; }, std::chrono::seconds(120)))
       << s.Get("/v1/jobs/" + job).dump(2);
   auto logs = RunCli({"logs", job}, {{"CAUSEWAY_SERVER", s.process().url()}, {"CAUSEWAY_TOKEN", s.process().admin_token()}});
@@ -130,6 +150,102 @@ TEST(FederationTest, AJobReachesAwsThroughStsWithItsWorkloadTokenAndNoStaticKey)
   EXPECT_EQ(refused->status, 400) << refused->body;
   EXPECT_NE(refused->body.find("identity \\\"aws-training\\\" is not allowed to team \\\"vision\\\""), std::string::npos)
       << refused->body;
+}
+
+// google-auth's external_account credentials and azure-identity's
+// WorkloadIdentityCredential, built from what the workspace script wrote
+// and nothing else, each send the attempt's token to their token endpoint
+// (local: plain HTTP for Google's STS, which its library allows; HTTPS
+// with a test CA for Entra ID, which its library insists on).
+TEST(FederationTest, GoogleAuthAndAzureIdentityReadTheFilesAsTheirOwn) {
+  if (std::string why = SdksMissing(); !why.empty()) GTEST_SKIP() << why;
+  TempDir dir("federation-sdks");
+  auto cert = RunProcess({"openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                          "-keyout", dir.path() + "/key.pem", "-out", dir.path() + "/cert.pem", "-days", "1", "-subj",
+                          "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"},
+                         {}, "", std::chrono::seconds(60));
+  ASSERT_TRUE(cert.ok() && cert->exit_code == 0) << (cert.ok() ? cert->err : cert.status().ToString());
+  const uint16_t google = FreePort(), entra = FreePort();
+  const std::string pool = "//iam.googleapis.com/projects/1/locations/global/workloadIdentityPools/ml/providers/cw";
+  EstateServer s(dir,
+                 "providers: [{name: here, kind: local, regions: [{name: r1, zone: eu}]}]\n"
+                 "clusters:\n  - name: laptop\n    provider: here\n    region: r1\n"
+                 "    node_pools: [{name: h200, gpu_type: H200, gpus_per_node: 2, nodes: 1}]\n"
+                 "    local: {output_dir: " + dir.path() + "/out}\n"
+                 "teams: [{name: nlp}]\n"
+                 "identity:\n"
+                 "  workload: {audiences: [\"" + pool + "\", api://AzureADTokenExchange]}\n"
+                 "  federations:\n"
+                 "    - {name: gcp-ml, kind: gcp, audience: \"" + pool + "\", token_url: \"http://127.0.0.1:" +
+                     std::to_string(google) + "/v1/token\", default: true}\n"
+                 "    - {name: azure-ml, kind: azure, tenant_id: tenant-1, client_id: client-1, authority_host: "
+                 "\"https://127.0.0.1:" + std::to_string(entra) + "\", default: true}\n");
+  const std::string program =
+      "import http.server, json, os, ssl, sys, threading, urllib.parse\n"
+      "seen = {}\n"
+      "class Endpoint(http.server.BaseHTTPRequestHandler):\n"
+      "    def do_POST(self):\n"
+      "        form = urllib.parse.parse_qs(self.rfile.read(int(self.headers['Content-Length'])).decode())\n"
+      "        seen[self.server.name] = dict({k: v[0] for k, v in form.items()}, path=self.path)\n"
+      "        self.send_response(400)\n"
+      "        self.send_header('Content-Type', 'application/json')\n"
+      "        self.end_headers()\n"
+      "        self.wfile.write(b'{\"error\": \"invalid_grant\", \"error_description\": \"a test endpoint\"}')\n"
+      "    def log_message(self, *args): pass\n"
+      "def serve(name, port, tls):\n"
+      "    srv = http.server.HTTPServer(('127.0.0.1', port), Endpoint)\n"
+      "    srv.name = name\n"
+      "    if tls:\n"
+      "        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)\n"
+      "        ctx.load_cert_chain(sys.argv[3] + '/cert.pem', sys.argv[3] + '/key.pem')\n"
+      "        srv.socket = ctx.wrap_socket(srv.socket, server_side=True)\n"
+      "    threading.Thread(target=srv.serve_forever, daemon=True).start()\n"
+      "serve('google', int(sys.argv[1]), False)\n"
+      "serve('entra', int(sys.argv[2]), True)\n"
+      "google_error = entra_error = None\n"
+      "import google.auth, google.auth.transport.requests\n"
+      "from azure.identity import WorkloadIdentityCredential\n"
+      "try:\n"
+      "    creds, _ = google.auth.load_credentials_from_file(os.environ['GOOGLE_APPLICATION_CREDENTIALS'],\n"
+      "        scopes=['https://www.googleapis.com/auth/cloud-platform'])\n"
+      "    creds.refresh(google.auth.transport.requests.Request())\n"
+      "except Exception as e:\n"
+      "    google_error = type(e).__name__\n"
+      "try:\n"
+      "    WorkloadIdentityCredential().get_token('https://management.azure.com/.default')\n"
+      "except Exception as e:\n"
+      "    entra_error = type(e).__name__\n"
+      "config = json.load(open(os.environ['GOOGLE_APPLICATION_CREDENTIALS']))\n"
+      "token = lambda f: open(f).read()\n"
+      "g, a = seen.get('google', {}), seen.get('entra', {})\n"
+      "print(json.dumps({'google_error': google_error, 'entra_error': entra_error,\n"
+      "  'google_audience': g.get('audience'), 'google_type': g.get('subject_token_type'),\n"
+      "  'google_token_is_the_files': g.get('subject_token') == token(config['credential_source']['file']),\n"
+      "  'entra_path': a.get('path'), 'entra_client': a.get('client_id'),\n"
+      "  'entra_token_is_the_files': a.get('client_assertion') == token(os.environ['AZURE_FEDERATED_TOKEN_FILE']),\n"
+      "  'tokens_look_like_jwts': g.get('subject_token', '').count('.') == 2}))\n";
+  std::ofstream(dir.path() + "/read.py") << program;
+  std::string job = s.Submit("resources: {accelerators: H200:1}\nlabels: {team: nlp, owner: alice@corp.example}\n"
+                             "envs: {REQUESTS_CA_BUNDLE: " + dir.path() + "/cert.pem}\n"
+                             "run: " + SdkPython() + " " + dir.path() + "/read.py " + std::to_string(google) + " " +
+                             std::to_string(entra) + " " + dir.path() + "\n");
+  ASSERT_TRUE(Eventually([&] { return s.Get("/v1/jobs/" + job)["state"] == "succeeded"; }, std::chrono::seconds(120)))
+      << s.Get("/v1/jobs/" + job).dump(2);
+  auto logs = RunCli({"logs", job}, {{"CAUSEWAY_SERVER", s.process().url()}, {"CAUSEWAY_TOKEN", s.process().admin_token()}});
+  const size_t at = logs.out.rfind("{\"google_error\"");
+  ASSERT_NE(at, std::string::npos) << logs.out << logs.err;
+  json said = json::parse(logs.out.substr(at), nullptr, false);
+  ASSERT_TRUE(said.is_object()) << logs.out;
+  EXPECT_EQ(said["google_audience"], pool);
+  EXPECT_EQ(said["google_type"], "urn:ietf:params:oauth:token-type:jwt");
+  EXPECT_TRUE(said["google_token_is_the_files"]) << said.dump();
+  EXPECT_TRUE(said["tokens_look_like_jwts"]) << said.dump();
+  EXPECT_EQ(said["entra_path"], "/tenant-1/oauth2/v2.0/token");
+  EXPECT_EQ(said["entra_client"], "client-1");
+  EXPECT_TRUE(said["entra_token_is_the_files"]) << said.dump();
+  // Both stopped at the endpoint's refusal: as far as the first call.
+  EXPECT_EQ(said["google_error"], "OAuthError");
+  EXPECT_EQ(said["entra_error"], "ClientAuthenticationError");
 }
 
 }  // namespace
