@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cached_peer.h"
 #include "causeway/subprocess.h"
 #include "node_peer.h"
 #include "s3_peer.h"
@@ -26,17 +27,7 @@ namespace {
 using nlohmann::json;
 
 // The Python with the official SDKs, pinned (tests/peers/cloud-sdks).
-std::string SdkPython() {
-  std::string venv;
-  if (const char* v = std::getenv("CAUSEWAY_CLOUD_SDKS_VENV"); v && *v) {
-    venv = v;
-  } else if (const char* c = std::getenv("XDG_CACHE_HOME"); c && *c) {
-    venv = std::string(c) + "/causeway/cloud-sdks-1";
-  } else if (const char* h = std::getenv("HOME"); h && *h) {
-    venv = std::string(h) + "/.cache/causeway/cloud-sdks-1";
-  }
-  return venv + "/bin/python";
-}
+std::string SdkPython() { return CachedPeer("CAUSEWAY_CLOUD_SDKS_VENV", "cloud-sdks-1") + "/bin/python"; }
 
 // Why the SDKs cannot run here, or "".
 std::string SdksMissing() {
@@ -44,6 +35,26 @@ std::string SdksMissing() {
   if (r.ok() && r->exit_code == 0) return "";
   return "the cloud SDKs are not installed at " + SdkPython() +
          " (scripts/install-deps.sh test installs tests/peers/cloud-sdks from PyPI)";
+}
+
+// What a job that runs `program` (with the SDKs' Python) printed last: the
+// JSON object beginning with `first_key`, and the whole log.
+struct Said {
+  std::string job;
+  json said;
+  std::string log;
+};
+Said RunProgram(EstateServer& s, const std::string& head, const std::string& program, const std::string& first_key) {
+  Said out;
+  out.job = s.Submit(head + "run: " + SdkPython() + " " + program + "\n");
+  EXPECT_TRUE(Eventually([&] { return s.Get("/v1/jobs/" + out.job)["state"] == "succeeded"; }, std::chrono::seconds(120)))
+      << s.Get("/v1/jobs/" + out.job).dump(2);
+  auto logs = RunCli({"logs", out.job}, {{"CAUSEWAY_SERVER", s.process().url()}, {"CAUSEWAY_TOKEN", s.process().admin_token()}});
+  out.log = logs.out;
+  const size_t at = logs.out.rfind("{\"" + first_key + "\"");
+  out.said = at == std::string::npos ? json() : json::parse(logs.out.substr(at), nullptr, false);
+  EXPECT_TRUE(out.said.is_object()) << logs.out << logs.err;
+  return out;
 }
 
 TEST(FederationTest, AJobReachesAwsThroughStsWithItsWorkloadTokenAndNoStaticKey) {
@@ -91,14 +102,13 @@ TEST(FederationTest, AJobReachesAwsThroughStsWithItsWorkloadTokenAndNoStaticKey)
       "'AWS_SESSION_TOKEN', 'CAUSEWAY_FEDERATED_TOKEN_AWS')),\n"
       "  'refreshed': digest() != before}))\n";
   std::ofstream(dir.path() + "/reach.py") << program;
-  std::string job = s.Submit("resources: {accelerators: H200:1}\nlabels: {team: nlp, owner: alice@corp.example}\n"
-                             "envs: {AWS_DEFAULT_REGION: us-east-1}\n"
-                             "run: " + SdkPython() + " " + dir.path() + "/reach.py " + aws.endpoint() + "\n");
-  ASSERT_TRUE(Eventually([&] { return s.Get("/v1/jobs/" + job)["state"] == "succeeded"; }, std::chrono::seconds(120)))
-      << s.Get("/v1/jobs/" + job).dump(2);
-  auto logs = RunCli({"logs", job}, {{"CAUSEWAY_SERVER", s.process().url()}, {"CAUSEWAY_TOKEN", s.process().admin_token()}});
-  json said = json::parse(logs.out.substr(logs.out.rfind("{\"arn\"")), nullptr, false);
-  ASSERT_TRUE(said.is_object()) << logs.out << logs.err;
+  Said run = RunProgram(s,
+                        "resources: {accelerators: H200:1}\nlabels: {team: nlp, owner: alice@corp.example}\n"
+                        "envs: {AWS_DEFAULT_REGION: us-east-1}\n",
+                        dir.path() + "/reach.py " + aws.endpoint(), "arn");
+  const std::string& job = run.job;
+  const json& said = run.said;
+  ASSERT_TRUE(said.is_object());
   EXPECT_EQ(said["arn"], "arn:aws:sts::123456789012:assumed-role/training/causeway-" + job + "-1");
   EXPECT_EQ(said["body"], "tokens, not keys");
   EXPECT_EQ(said["static"], json::array()) << "no static key, and the token only in its file";
@@ -119,7 +129,7 @@ TEST(FederationTest, AJobReachesAwsThroughStsWithItsWorkloadTokenAndNoStaticKey)
   ASSERT_TRUE(verdict.value("ok", false)) << verdict.dump();
   EXPECT_EQ(verdict["payload"]["sub"], "job:" + job);
   EXPECT_EQ(verdict["payload"]["aud"], "sts.amazonaws.com");
-  EXPECT_EQ(logs.out.find(token), std::string::npos) << "the token in the job's log";
+  EXPECT_EQ(run.log.find(token), std::string::npos) << "the token in the job's log";
 
   // The launch names the token by its id, never the token.
   json audit = s.Get("/v1/audit?resource=job/" + job);
@@ -225,17 +235,13 @@ TEST(FederationTest, GoogleAuthAndAzureIdentityReadTheFilesAsTheirOwn) {
       "  'entra_token_is_the_files': a.get('client_assertion') == token(os.environ['AZURE_FEDERATED_TOKEN_FILE']),\n"
       "  'tokens_look_like_jwts': g.get('subject_token', '').count('.') == 2}))\n";
   std::ofstream(dir.path() + "/read.py") << program;
-  std::string job = s.Submit("resources: {accelerators: H200:1}\nlabels: {team: nlp, owner: alice@corp.example}\n"
-                             "envs: {REQUESTS_CA_BUNDLE: " + dir.path() + "/cert.pem}\n"
-                             "run: " + SdkPython() + " " + dir.path() + "/read.py " + std::to_string(google) + " " +
-                             std::to_string(entra) + " " + dir.path() + "\n");
-  ASSERT_TRUE(Eventually([&] { return s.Get("/v1/jobs/" + job)["state"] == "succeeded"; }, std::chrono::seconds(120)))
-      << s.Get("/v1/jobs/" + job).dump(2);
-  auto logs = RunCli({"logs", job}, {{"CAUSEWAY_SERVER", s.process().url()}, {"CAUSEWAY_TOKEN", s.process().admin_token()}});
-  const size_t at = logs.out.rfind("{\"google_error\"");
-  ASSERT_NE(at, std::string::npos) << logs.out << logs.err;
-  json said = json::parse(logs.out.substr(at), nullptr, false);
-  ASSERT_TRUE(said.is_object()) << logs.out;
+  Said run = RunProgram(s,
+                        "resources: {accelerators: H200:1}\nlabels: {team: nlp, owner: alice@corp.example}\n"
+                        "envs: {REQUESTS_CA_BUNDLE: " + dir.path() + "/cert.pem}\n",
+                        dir.path() + "/read.py " + std::to_string(google) + " " + std::to_string(entra) + " " + dir.path(),
+                        "google_error");
+  const json& said = run.said;
+  ASSERT_TRUE(said.is_object());
   EXPECT_EQ(said["google_audience"], pool);
   EXPECT_EQ(said["google_type"], "urn:ietf:params:oauth:token-type:jwt");
   EXPECT_TRUE(said["google_token_is_the_files"]) << said.dump();

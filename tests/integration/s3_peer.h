@@ -20,22 +20,13 @@
 #include <string>
 #include <vector>
 
+#include "cached_peer.h"
 #include "causeway/subprocess.h"
 #include "server_process.h"
 
 namespace causeway::testing {
 
-inline std::string MotoServer() {
-  std::string venv;
-  if (const char* v = std::getenv("CAUSEWAY_MOTO_VENV"); v && *v) {
-    venv = v;
-  } else if (const char* c = std::getenv("XDG_CACHE_HOME"); c && *c) {
-    venv = std::string(c) + "/causeway/moto-5.2.6";
-  } else if (const char* h = std::getenv("HOME"); h && *h) {
-    venv = std::string(h) + "/.cache/causeway/moto-5.2.6";
-  }
-  return venv + "/bin/moto_server";
-}
+inline std::string MotoServer() { return CachedPeer("CAUSEWAY_MOTO_VENV", "moto-5.2.6") + "/bin/moto_server"; }
 
 // Why the S3 peers cannot run here, or "" when they can.
 inline std::string S3PeersMissing() {

@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cached_peer.h"
 #include "server_process.h"
 
 namespace causeway::testing {
@@ -23,15 +24,7 @@ using nlohmann::json;
 
 std::string SkyPython() {
   if (const char* p = std::getenv("CAUSEWAY_SKYPILOT_PYTHON"); p && *p) return p;
-  std::string venv;
-  if (const char* v = std::getenv("CAUSEWAY_SKYPILOT_VENV"); v && *v) {
-    venv = v;
-  } else if (const char* c = std::getenv("XDG_CACHE_HOME"); c && *c) {
-    venv = std::string(c) + "/causeway/skypilot-0.14.1";
-  } else if (const char* h = std::getenv("HOME"); h && *h) {
-    venv = std::string(h) + "/.cache/causeway/skypilot-0.14.1";
-  }
-  return venv + "/bin/python";
+  return CachedPeer("CAUSEWAY_SKYPILOT_VENV", "skypilot-0.14.1") + "/bin/python";
 }
 
 // Standard output of `command`, and whether it exited 0.
