@@ -1,5 +1,7 @@
 #include "identity/workload.h"
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "causeway/crypto.h"
@@ -128,7 +130,7 @@ Result<json> WorkloadIssuer::Jwks(Timestamp now) {
 }
 
 Result<WorkloadToken> WorkloadIssuer::Mint(const JobRecord& job, int attempt, const std::string& cluster,
-                                           const std::string& audience, Timestamp now) {
+                                           const std::string& audience, Timestamp now, std::optional<Timestamp> started) {
   WorkloadToken out;
   if (audience.empty()) {
     out.audiences = config_.audiences;
@@ -143,7 +145,13 @@ Result<WorkloadToken> WorkloadIssuer::Mint(const JobRecord& job, int attempt, co
   auto label = spec.labels.find("project");
   const std::string project = label == spec.labels.end() ? "" : label->second;
   int64_t iat = ToUnixMicros(now) / 1'000'000;
-  out.expires_at = FromUnixMicros((iat + config_.lifetime.count() / 1'000'000) * 1'000'000);
+  int64_t exp = iat + config_.lifetime.count() / 1'000'000;
+  if (spec.time_limit) {
+    // No longer than the attempt may run.
+    const int64_t must_end = ToUnixMicros(started.value_or(now) + *spec.time_limit) / 1'000'000;
+    exp = std::max(iat + 60, std::min(exp, must_end));
+  }
+  out.expires_at = FromUnixMicros(exp * 1'000'000);
   out.jti = NewId("wlt", now);
   json claims = {{"iss", iss},
                  {"sub", "job:" + job.id},

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -53,9 +54,13 @@ class WorkloadIssuer {
 
   // A token for attempt `attempt` of `job`, running on `cluster`, for
   // `audience` (one of the configured audiences; "" for all of them).
-  // kPermissionDenied for another audience.
+  // kPermissionDenied for another audience. It expires after the
+  // configured lifetime, or when the attempt must end (its spec's
+  // time_limit from `started`, the attempt's start; now when not given),
+  // whichever is first, but never within a minute.
   Result<WorkloadToken> Mint(const JobRecord& job, int attempt, const std::string& cluster,
-                             const std::string& audience, Timestamp now);
+                             const std::string& audience, Timestamp now,
+                             std::optional<Timestamp> started = std::nullopt);
 
  private:
   struct Loaded {

@@ -14,7 +14,7 @@ Result<identity::WorkloadToken> WorkloadService::Refresh(const JobDetail& job, c
   }
   const Timestamp now = clock_.Now();
   ASSIGN_OR_RETURN(identity::WorkloadToken minted,
-                   issuer_->Mint(job.job, running->number, running->cluster, audience, now));
+                   issuer_->Mint(job.job, running->number, running->cluster, audience, now, running->started_at));
   AuditEvent e;
   e.time = now;
   e.actor = actor;

@@ -76,6 +76,11 @@ TEST_F(WorkloadTest, AttemptsCarryTokensThatJoseAcceptsForTheirAudienceOnly) {
   EXPECT_EQ(ok["payload"]["attempt"], 1);
   const int64_t lifetime = ok["payload"]["exp"].get<int64_t>() - ok["payload"]["iat"].get<int64_t>();
   EXPECT_EQ(lifetime, 15 * 60);
+  // An attempt that must end sooner gets a token that ends with it.
+  std::string bounded = TokenOf(s, s.Submit(std::string(kPrintToken) + "time_limit: 2m\n"));
+  json short_lived = JoseVerify(issuer, "sts.amazonaws.com", bounded);
+  ASSERT_TRUE(short_lived.value("ok", false)) << short_lived.dump();
+  EXPECT_EQ(short_lived["payload"]["exp"].get<int64_t>() - short_lived["payload"]["iat"].get<int64_t>(), 120);
 
   // Another audience, a tampered payload: jose refuses.
   json other = JoseVerify(issuer, "https://iam.googleapis.com/projects/1/pools/p", token);
