@@ -27,7 +27,7 @@ Services::Services(Store& store, CommitQueue& queue, const Estate& estate, const
       readiness(store, queue, estate, wall, audit, acceptance, feed_readers),
       plans(estate, scheduler, jobs, clock),
       datasets(store, queue, estate, wall),
-      workload(queue, wall),
+      workload(store, queue, wall),
       scheduler_(scheduler) {
   jobs.SetDataPlaces(&datasets);
   if (scheduler) scheduler->SetDataPlaces(&datasets);

@@ -12,6 +12,13 @@ Result<identity::WorkloadToken> WorkloadService::Refresh(const JobDetail& job, c
   if (job.job.state != JobState::kRunning || !running) {
     return FailedPrecondition("job " + job.job.id + " has no running attempt: its tokens died with it");
   }
+  if (!job.job.owner.empty()) {
+    // A person who left takes their work's new credentials with them.
+    ASSIGN_OR_RETURN(auto owner, directory_.FindDirectoryEntryByName("User", job.job.owner));
+    if (owner && !owner->active) {
+      return PermissionDenied("the job's owner " + job.job.owner + " is deactivated: its attempts get no new tokens");
+    }
+  }
   const Timestamp now = clock_.Now();
   ASSIGN_OR_RETURN(identity::WorkloadToken minted,
                    issuer_->Mint(job.job, running->number, running->cluster, audience, now, running->started_at));

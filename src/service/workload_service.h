@@ -8,6 +8,7 @@
 
 #include "causeway/clock.h"
 #include "causeway/records.h"
+#include "causeway/store.h"
 #include "causeway/status.h"
 #include "identity/workload.h"
 #include "service/job_service.h"
@@ -17,7 +18,8 @@ namespace causeway {
 
 class WorkloadService {
  public:
-  WorkloadService(CommitQueue& queue, const Clock& clock) : queue_(queue), clock_(clock) {}
+  WorkloadService(const DirectoryReader& directory, CommitQueue& queue, const Clock& clock)
+      : directory_(directory), queue_(queue), clock_(clock) {}
 
   // The issuer, when the estate configures workload identity (before the
   // first request). Without one every call is refused.
@@ -26,7 +28,10 @@ class WorkloadService {
 
   // A token for the running attempt of `job` for `audience` ("" for every
   // configured one), asked for by `actor`. kFailedPrecondition without an
-  // issuer or when no attempt runs (tokens die with their attempt); the
+  // issuer or when no attempt runs (tokens die with their attempt);
+  // kPermissionDenied once the job's owner is deactivated in the directory
+  // (work kept running under `deprovision.running: finish` gets no new
+  // tokens: what it holds expires by itself); the
   // issue is in the audit trail before the token is returned, and a token
   // that cannot be recorded is not handed out (fail closed).
   Result<identity::WorkloadToken> Refresh(const JobDetail& job, const std::string& audience, const std::string& actor);
@@ -36,6 +41,7 @@ class WorkloadService {
   Status RotateKeys(const std::string& actor);
 
  private:
+  const DirectoryReader& directory_;
   CommitQueue& queue_;
   const Clock& clock_;
   identity::WorkloadIssuer* issuer_ = nullptr;

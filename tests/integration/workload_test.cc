@@ -155,5 +155,50 @@ TEST_F(WorkloadTest, TokensRefreshWhileTheAttemptRunsAndDieWithIt) {
   EXPECT_EQ(by_admin->status, 409) << by_admin->body;  // no running attempt: nothing to sign for
 }
 
+// A person who leaves takes their work's new credentials with them: with
+// `deprovision.running: finish` their running job goes on, but its attempt
+// gets no new token once the directory deactivates them.
+TEST_F(WorkloadTest, ADeactivatedOwnersRunningWorkGetsNoNewTokens) {
+  TempDir dir("workload-leaver");
+  std::string out = dir.path() + "/out";
+  EstateServer s(dir, Estate(out, "ES256") + "  deprovision: {running: finish}\n");
+  auto c = s.process().Client();
+  const std::string admin = s.process().admin_token();
+  auto send = [&](const char* method, const std::string& path, const json& body, const std::string& token) {
+    auto headers = Auth(token);
+    headers.emplace_back("Content-Type", path.rfind("/scim/", 0) == 0 ? "application/scim+json" : "application/json");
+    auto r = c.Send(method, path, body.dump(), headers);
+    EXPECT_TRUE(r.ok());
+    return r.ok() ? std::make_pair(r->status, json::parse(r->body, nullptr, false)) : std::make_pair(0, json());
+  };
+  auto idp = send("POST", "/v1/tokens", {{"name", "idp"}, {"scopes", {"scim:provision"}}}, admin);
+  ASSERT_EQ(idp.first, 201) << idp.second.dump();
+  auto carol = send("POST", "/scim/v2/Users",
+                    {{"schemas", {"urn:ietf:params:scim:schemas:core:2.0:User"}}, {"userName", "carol@corp.example"},
+                     {"active", true}},
+                    idp.second["secret"]);
+  ASSERT_EQ(carol.first, 201) << carol.second.dump();
+  std::string job = s.Submit("resources: {accelerators: H200:1}\nlabels: {team: nlp, owner: carol@corp.example}\n"
+                             "run: echo \"$CAUSEWAY_TOKEN\" > credential.txt; sleep 300\n");
+  std::string credential;
+  ASSERT_TRUE(Eventually([&] {
+    std::ifstream f(out + "/credential.txt");
+    return static_cast<bool>(std::getline(f, credential)) && credential.size() > 10;
+  }));
+  auto refresh = [&] { return send("POST", "/v1/jobs/" + job + "/workload-token", {{"audience", "vault"}}, credential); };
+  ASSERT_TRUE(Eventually([&] { return refresh().first == 200; }));
+
+  auto left = send("PATCH", "/scim/v2/Users/" + carol.second["id"].get<std::string>(),
+                   {{"schemas", {"urn:ietf:params:scim:api:messages:2.0:PatchOp"}},
+                    {"Operations", {{{"op", "replace"}, {"path", "active"}, {"value", false}}}}},
+                   idp.second["secret"]);
+  ASSERT_EQ(left.first, 200) << left.second.dump();
+  auto refused = refresh();
+  EXPECT_EQ(refused.first, 403) << refused.second.dump();
+  EXPECT_NE(refused.second.dump().find("carol@corp.example is deactivated"), std::string::npos) << refused.second.dump();
+  EXPECT_EQ(s.Get("/v1/jobs/" + job)["state"], "running") << "running work is let finish";
+  EXPECT_EQ(s.Post("/v1/jobs/" + job + "/cancel"), 200);
+}
+
 }  // namespace
 }  // namespace causeway::testing
