@@ -69,8 +69,11 @@ std::shared_ptr<const KindSettings> Parse(SettingsReader& r) {
     }
     s->local_queues.emplace(std::move(queue), std::move(lq));
   }
-  for (auto& [cls, wpc] : r.StringMap("priority_classes", "{high: prod, critical: urgent}").value_or(
+  for (auto& entry : r.StringMap("priority_classes", "{high: prod, critical: urgent}").value_or(
            std::vector<std::pair<std::string, std::string>>{})) {
+    // Not a structured binding: a lambda may not capture one (clang).
+    std::string& cls = entry.first;
+    std::string& wpc = entry.second;
     if (std::none_of(std::begin(kPriorityClasses), std::end(kPriorityClasses),
                      [&](const PriorityClass& pc) { return pc.name == cls; })) {
       r.Error("priority_classes", "expected Causeway's priority classes (low, normal, high, critical) as keys, not \"" +
