@@ -21,7 +21,7 @@ class WorkloadServiceTest : public ServiceTest {
     auto first = issuer_->FirstKeyWrite(clock_.Now());
     ASSERT_TRUE(first.ok() && first->has_value()) << first.status().ToString();
     ASSERT_TRUE(queue_->Run(**first).ok());
-    service_ = std::make_unique<WorkloadService>(*queue_, clock_);
+    service_ = std::make_unique<WorkloadService>(*store_, *queue_, clock_);
   }
   static JobDetail Running() {
     JobDetail d;
