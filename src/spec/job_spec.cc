@@ -20,6 +20,7 @@
 #include "causeway/text.h"
 #include "spec/software.h"
 #include "spec/accelerators.h"
+#include "spec/estate_parser.h"
 #include "spec/yaml_reader.h"
 
 namespace causeway {
@@ -953,9 +954,7 @@ class JobSpecParser {
     for (size_t i = 0; i < n.size(); ++i) {
       auto name = r_.String(n[i], "identities");
       if (!name) continue;
-      if (name->empty() || name->size() > 63 || !std::all_of(name->begin(), name->end(), [](unsigned char c) {
-            return std::islower(c) || std::isdigit(c) || c == '-' || c == '_' || c == '.';
-          })) {
+      if (!estate_detail::IsName(*name)) {  // as the estate names a federation
         r_.Error(n[i], "identities", "expected an identity's name: lower-case letters, digits, '-', '_' and '.'");
       } else if (std::find(spec_.identities.begin(), spec_.identities.end(), *name) != spec_.identities.end()) {
         r_.Error(n[i], "identities", "\"" + *name + "\" is named twice");

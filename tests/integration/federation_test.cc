@@ -37,16 +37,20 @@ std::string SdksMissing() {
          " (scripts/install-deps.sh test installs tests/peers/cloud-sdks from PyPI)";
 }
 
-// What a job that runs `program` (with the SDKs' Python) printed last: the
-// JSON object beginning with `first_key`, and the whole log.
+// What a job of team nlp printed last when it ran `program` (Python, with
+// the SDKs; written into `dir` and given `args`) with `envs`: the JSON
+// object beginning with `first_key`, and the whole log.
 struct Said {
   std::string job;
   json said;
   std::string log;
 };
-Said RunProgram(EstateServer& s, const std::string& head, const std::string& program, const std::string& first_key) {
+Said RunProgram(EstateServer& s, const TempDir& dir, const std::string& program, const std::string& envs,
+                const std::string& args, const std::string& first_key) {
+  std::ofstream(dir.path() + "/program.py") << program;
   Said out;
-  out.job = s.Submit(head + "run: " + SdkPython() + " " + program + "\n");
+  out.job = s.Submit("resources: {accelerators: H200:1}\nlabels: {team: nlp, owner: alice@corp.example}\n"
+                     "envs: {" + envs + "}\nrun: " + SdkPython() + " " + dir.path() + "/program.py " + args + "\n");
   EXPECT_TRUE(Eventually([&] { return s.Get("/v1/jobs/" + out.job)["state"] == "succeeded"; }, std::chrono::seconds(120)))
       << s.Get("/v1/jobs/" + out.job).dump(2);
   auto logs = RunCli({"logs", out.job}, {{"CAUSEWAY_SERVER", s.process().url()}, {"CAUSEWAY_TOKEN", s.process().admin_token()}});
@@ -85,8 +89,9 @@ TEST(FederationTest, AJobReachesAwsThroughStsWithItsWorkloadTokenAndNoStaticKey)
                  "sts_endpoint: \"" + aws.endpoint() + "\", teams: [nlp], default: true}\n");
 
   // What the job tells: who STS says it is, the object, which static keys
-  // it holds (none), its token file (a digest before and after a refresh:
-  // never the token), and a copy of the token for the test to verify.
+  // it holds (none), its token file (a digest before and after a refresh,
+  // which it waits for: never the token), and a copy of the token for the
+  // test to verify.
   const std::string program =
       "import boto3, hashlib, json, os, sys, time\n"
       "f = os.environ['AWS_WEB_IDENTITY_TOKEN_FILE']\n"
@@ -96,16 +101,14 @@ TEST(FederationTest, AJobReachesAwsThroughStsWithItsWorkloadTokenAndNoStaticKey)
       "who = boto3.client('sts').get_caller_identity()['Arn']\n"
       "s3 = boto3.client('s3', endpoint_url=sys.argv[1])\n"
       "body = s3.get_object(Bucket='training', Key='data.txt')['Body'].read().decode()\n"
-      "time.sleep(13)\n"
+      "deadline = time.time() + 60\n"
+      "while digest() == before and time.time() < deadline:\n"
+      "    time.sleep(0.1)\n"
       "print(json.dumps({'arn': who, 'body': body, 'file': f, 'mode': oct(os.stat(f).st_mode & 0o777),\n"
       "  'static': sorted(k for k in os.environ if k in ('AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', "
       "'AWS_SESSION_TOKEN', 'CAUSEWAY_FEDERATED_TOKEN_AWS')),\n"
       "  'refreshed': digest() != before}))\n";
-  std::ofstream(dir.path() + "/reach.py") << program;
-  Said run = RunProgram(s,
-                        "resources: {accelerators: H200:1}\nlabels: {team: nlp, owner: alice@corp.example}\n"
-                        "envs: {AWS_DEFAULT_REGION: us-east-1}\n",
-                        dir.path() + "/reach.py " + aws.endpoint(), "arn");
+  Said run = RunProgram(s, dir, program, "AWS_DEFAULT_REGION: us-east-1", aws.endpoint(), "arn");
   const std::string& job = run.job;
   const json& said = run.said;
   ASSERT_TRUE(said.is_object());
@@ -234,12 +237,8 @@ TEST(FederationTest, GoogleAuthAndAzureIdentityReadTheFilesAsTheirOwn) {
       "  'entra_path': a.get('path'), 'entra_client': a.get('client_id'),\n"
       "  'entra_token_is_the_files': a.get('client_assertion') == token(os.environ['AZURE_FEDERATED_TOKEN_FILE']),\n"
       "  'tokens_look_like_jwts': g.get('subject_token', '').count('.') == 2}))\n";
-  std::ofstream(dir.path() + "/read.py") << program;
-  Said run = RunProgram(s,
-                        "resources: {accelerators: H200:1}\nlabels: {team: nlp, owner: alice@corp.example}\n"
-                        "envs: {REQUESTS_CA_BUNDLE: " + dir.path() + "/cert.pem}\n",
-                        dir.path() + "/read.py " + std::to_string(google) + " " + std::to_string(entra) + " " + dir.path(),
-                        "google_error");
+  Said run = RunProgram(s, dir, program, "REQUESTS_CA_BUNDLE: " + dir.path() + "/cert.pem",
+                        std::to_string(google) + " " + std::to_string(entra) + " " + dir.path(), "google_error");
   const json& said = run.said;
   ASSERT_TRUE(said.is_object());
   EXPECT_EQ(said["google_audience"], pool);
