@@ -192,6 +192,49 @@ show "$cw" cost showback --by team --provider coreweave --allocate
 step "Identity: a researcher onboarded through SCIM, working under their group's role, moved, revoked; nothing left behind"
 show "$cw" acceptance identity --team nlp --out "$data"
 
+step "A federated job: short-lived AWS credentials the way boto3 looks for them, and no static key (a second server, running jobs on this machine)"
+fed="$data/federated"
+mkdir -p "$fed/out"
+cat > "$fed/estate.yaml" <<YAML
+providers: [{name: here, kind: local, regions: [{name: r1, zone: eu}]}]
+clusters:
+  - {name: laptop, provider: here, region: r1, local: {output_dir: $fed/out},
+     node_pools: [{name: cpu, cpus: 2, nodes: 1}]}
+teams: [{name: nlp}]
+queues: [{name: nlp-cpu, team: nlp, quotas: [{flavor: CPU, nominal: 2}]}]
+identity:
+  workload: {audiences: [sts.amazonaws.com], lifetime: 15m}
+  federations:
+    - {name: aws-training-data, kind: aws, role_arn: "arn:aws:iam::123456789012:role/nlp-jobs", teams: [nlp], default: true}
+YAML
+cat > "$fed/job.yaml" <<'YAML'
+name: reads-s3-with-its-own-identity
+resources: {cpus: 1}
+labels: {team: nlp, owner: alice@corp.example}
+run: |
+  echo "AWS_ROLE_ARN=$AWS_ROLE_ARN"
+  echo "AWS_ROLE_SESSION_NAME=$AWS_ROLE_SESSION_NAME"
+  echo "token file: $(stat -c '%a %U' "$AWS_WEB_IDENTITY_TOKEN_FILE") $AWS_WEB_IDENTITY_TOKEN_FILE"
+  payload=$(cut -d. -f2 "$AWS_WEB_IDENTITY_TOKEN_FILE" | tr '_-' '/+')
+  while (( ${#payload} % 4 )); do payload="$payload="; done
+  echo "its claims: $(base64 -d <<<"$payload" 2>/dev/null)"
+  echo "static AWS keys in the environment: $(env | grep -c '^AWS_\(ACCESS_KEY_ID\|SECRET_ACCESS_KEY\|SESSION_TOKEN\)=' || true)"
+YAML
+"$cw" serve --listen 127.0.0.1:0 --data-dir "$fed" --estate "$fed/estate.yaml" > "$fed/serve.log" 2>&1 &
+fed_pid=$!
+for _ in $(seq 1 200); do grep -q "listening on" "$fed/serve.log" 2>/dev/null && break; sleep 0.05; done
+fed_server=$(grep -o 'http://127.0.0.1:[0-9]*' "$fed/serve.log" | head -1)
+fed_cw() { CAUSEWAY_SERVER=$fed_server CAUSEWAY_TOKEN_FILE=$fed/admin.token "$cw" "$@"; }
+print causeway submit federated/job.yaml
+fed_job=$(fed_cw --json submit "$fed/job.yaml" | grep -o '"id": "job_[0-9A-Z]*"' | head -1 | cut -d'"' -f4)
+for _ in $(seq 1 600); do
+  fed_cw --json job "$fed_job" | grep -q '"state": "succeeded"' && break
+  sleep 0.05
+done
+show fed_cw logs "$fed_job"
+show fed_cw credentials --job "$fed_job"
+kill "$fed_pid"; wait "$fed_pid" 2>/dev/null || true
+
 step "One audit trail across providers: CoreWeave's Kubernetes log, GCP's and AWS's beside Causeway's own, as OCSF"
 show "$cw" audit import "$root/examples/audit/k8s-audit.jsonl" --source k8s --provider coreweave
 show "$cw" audit import "$root/examples/audit/gcp-audit.json" --source gcp --provider gcp

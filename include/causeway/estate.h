@@ -279,7 +279,7 @@ struct BreakglassConfig {
 // credentials the way its SDKs look for them, and no static key.
 struct CloudFederation {
   std::string name;
-  std::string kind;      // aws, gcp or azure
+  std::string kind;      // aws, gcp, azure or kubernetes
   std::string audience;  // the token's aud: one of identity.workload.audiences
   std::vector<std::string> teams;  // the teams whose jobs may use it (empty: every team)
   bool by_default = false;         // given to those teams' jobs that name no identity
@@ -293,18 +293,51 @@ struct CloudFederation {
   // azure: the app registration with the federated credential.
   std::string tenant_id, client_id;
   std::string authority_host;  // "" : the SDK's default (login.microsoftonline.com)
+  // kubernetes: a cluster whose API server trusts Causeway's issuer
+  // (--authentication-config); the job gets a kubeconfig that reads the
+  // token from its file. `ca_file` is the API server's CA, a path on the
+  // nodes where jobs run and on the server (the broker reads k8s:// with it).
+  std::string api_server, ca_file;
 
   bool AllowsTeam(const std::string& team) const;
+};
+
+// A secrets manager the company keeps (identity.secret_stores), which
+// jobs' `secrets:` references name: the broker reads from it for each
+// attempt with that attempt's own federated identity, never a key of
+// Causeway's. The cloud's policy on the role decides in the end; this says
+// what Causeway lets each team ask for, checked at submission.
+struct SecretStore {
+  std::string name;
+  // aws-secrets-manager (aws-sm:// references), or kubernetes
+  // (k8s://CLUSTER/NAMESPACE/NAME#KEY: a Secret read from the API server of
+  // its identity, a federation of kind kubernetes).
+  std::string kind = "aws-secrets-manager";
+  std::string identity;  // the federation it is read through (kind aws, or kubernetes)
+  std::string region;    // aws
+  std::string endpoint;  // aws; "" : https://secretsmanager.REGION.amazonaws.com
+  std::string cluster;   // kubernetes: the CLUSTER of its references ("" : the store's name)
+  // What each team may read: secret names (for kubernetes NAMESPACE/NAME),
+  // or prefixes ending in '*'.
+  std::map<std::string, std::vector<std::string>> teams;
+
+  bool Grants(const std::string& team, const std::string& secret) const;
+  std::string Endpoint() const;
 };
 
 struct IdentityConfig {
   std::optional<OidcConfig> oidc;
   std::optional<WorkloadIdentityConfig> workload;
   std::vector<CloudFederation> federations;
+  std::vector<SecretStore> secret_stores;
   DeprovisionConfig deprovision;
   BreakglassConfig breakglass;
 
   const CloudFederation* FindFederation(const std::string& name) const;
+  // The store of `scheme`'s kind (aws-sm, or k8s for `cluster`) that lets
+  // `team` read `secret` (k8s: NAMESPACE/NAME); nullptr when none does.
+  const SecretStore* StoreFor(const std::string& scheme, const std::string& cluster, const std::string& team,
+                              const std::string& secret) const;
 };
 
 struct Dataset {

@@ -115,6 +115,29 @@ struct NodeAmount {
   std::string ToString() const;  // "4", "4+", "0.5", "32+"
 };
 
+// A reference to a secret in a store the estate declares
+// (identity.secret_stores), written as a `secrets:` value:
+//   aws-sm://NAME[#KEY]                  AWS Secrets Manager: the secret's
+//                                        string, or KEY of its JSON object
+//   k8s://CLUSTER/NAMESPACE/NAME#KEY     a key of a Kubernetes Secret
+// or as {from: REFERENCE, as: file} to get it as a file whose path is the
+// variable's value. The reference is not secret: it is kept in the spec.
+struct SecretRef {
+  std::string reference;  // as written
+  std::string scheme;     // aws-sm or k8s
+  std::string cluster, ns;  // k8s only
+  std::string name, key;    // key "" : the whole secret
+  bool as_file = false;
+  // What a store's team patterns match: NAME, or NAMESPACE/NAME for k8s.
+  std::string Path() const { return scheme == "k8s" ? ns + "/" + name : name; }
+};
+
+// Whether a `secrets:` value is written as a reference (starts with one of
+// the schemes above) rather than being a secret value.
+bool LooksLikeSecretRef(std::string_view value);
+// The reference `text`, or kInvalidArgument saying what is expected.
+Result<SecretRef> ParseSecretRef(std::string_view text);
+
 struct JobSpec {
   std::string name;
   Accelerators accelerators;  // empty for a CPU-only job
@@ -136,12 +159,16 @@ struct JobSpec {
   std::string team;                           // labels.team
   int num_nodes = 1;
   std::map<std::string, std::string> envs;
-  // Names of the job's secrets (`secrets:` and --secret), sorted. Their
-  // values are never part of the spec (ParsedJobSpec::secret_values).
   // Federated cloud identities by name (the estate's identity.federations);
   // none named: the team's defaults.
   std::vector<std::string> identities;
+  // Names of the job's secrets (`secrets:` and --secret), sorted. Their
+  // values are never part of the spec (ParsedJobSpec::secret_values).
   std::vector<std::string> secrets;
+  // Those of them that name a secret in the company's manager instead of
+  // giving one (`secrets: {DB_PASSWORD: aws-sm://prod/db#password}`): read
+  // for each attempt by the broker (secrets/broker.h), by name.
+  std::map<std::string, SecretRef> secret_refs;
   std::vector<FileMount> file_mounts;
   Workdir workdir;
   std::string setup;

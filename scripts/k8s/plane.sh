@@ -6,6 +6,9 @@
 #
 #   scripts/k8s/plane.sh start DIR   # about 12 s; writes DIR/plane.env
 #   scripts/k8s/plane.sh stop DIR    # stops each component by its pid
+#   scripts/k8s/plane.sh start DIR --api-only [--authentication-config FILE]
+#       # etcd and kube-apiserver alone (a few seconds), the API server
+#       # trusting the JWT issuers FILE names besides its own tokens
 #
 # DIR/plane.env holds, as shell assignments: K8S_API (https://127.0.0.1:PORT),
 # K8S_CA (the CA file), K8S_TOKEN_FILE (a system:masters bearer token, in a
@@ -19,6 +22,10 @@ here="$(cd "$(dirname "$0")" && pwd)"
 components=(kueue kwok kube-scheduler kube-controller-manager kube-apiserver etcd)
 
 stop() {
+  # Kueue's certificates in /etc are this plane's only if it ran Kueue (an
+  # API-only plane beside a full one must leave them).
+  local had_kueue=0
+  [[ -f "$run/kueue.pid" ]] && had_kueue=1
   for n in "${components[@]}"; do
     [[ -f "$run/$n.pid" ]] && kill "$(cat "$run/$n.pid")" 2> /dev/null || true
   done
@@ -33,11 +40,24 @@ stop() {
   for n in "${components[@]}"; do
     [[ -f "$run/$n.pid" ]] && { kill -9 "$(cat "$run/$n.pid")" 2> /dev/null || true; rm -f "$run/$n.pid"; }
   done
-  rm -rf /etc/kueue/metrics/certs
-  rmdir /etc/kueue/metrics /etc/kueue 2> /dev/null || true
+  if ((had_kueue)); then
+    rm -rf /etc/kueue/metrics/certs
+    rmdir /etc/kueue/metrics /etc/kueue 2> /dev/null || true
+  fi
 }
 if [[ "$cmd" == stop ]]; then stop; exit 0; fi
 [[ "$cmd" == start ]] || { echo "usage: plane.sh start|stop DIR" >&2; exit 2; }
+api_only=0
+authn=()
+shift 2
+while (($#)); do
+  case "$1" in
+    --api-only) api_only=1 ;;
+    --authentication-config) authn=(--authentication-config="$(realpath "${2:?a file}")"); shift ;;
+    *) echo "plane.sh: unknown option $1" >&2; exit 2 ;;
+  esac
+  shift
+done
 
 # A fresh plane each time: what an earlier one left in DIR goes.
 stop
@@ -145,8 +165,25 @@ launch kube-apiserver "$bin/kube-apiserver" \
   --service-account-issuer=https://kubernetes.default.svc --service-account-key-file="$pki/sa.pub" \
   --service-account-signing-key-file="$pki/sa.key" --service-cluster-ip-range=10.0.0.0/24 \
   --endpoint-reconciler-type=none --cert-dir="$run/apiserver-certs" --profiling=false \
-  --audit-policy-file="$run/audit-policy.yaml" --audit-log-path="$run/audit.log" --audit-log-format=json
+  --audit-policy-file="$run/audit-policy.yaml" --audit-log-path="$run/audit.log" --audit-log-format=json "${authn[@]}"
 wait_for kube-apiserver 120 curl -sf --cacert "$pki/ca.crt" -H "Authorization: Bearer $(cat "$pki/admin.token")" "$api/readyz"
+
+write_env() {
+  cat > "$run/plane.env" << ENV
+K8S_API=$api
+K8S_CA=$pki/ca.crt
+K8S_TOKEN_FILE=$pki/admin.token
+KUBECONFIG=$run/kubeconfig
+K8S_AUDIT_LOG=$run/audit.log
+K8S_BIN=$bin
+ENV
+}
+if ((api_only)); then
+  write_env
+  trap - ERR
+  echo "API server up: $api (DIR/plane.env)" >&2
+  exit 0
+fi
 
 launch kube-controller-manager "$bin/kube-controller-manager" --kubeconfig="$run/kubeconfig" \
   --bind-address=127.0.0.1 --secure-port="$kcm_port" --cert-dir="$run/kcm-certs" \
@@ -217,13 +254,6 @@ wait_for "kueue" 90 curl -sf "http://127.0.0.1:$kueue_health/readyz"
 wait_for "kueue's webhook" 30 bash -c "echo > /dev/tcp/127.0.0.1/$kueue_port"
 kc apply -f "$run/kueue-webhooks.yaml" > /dev/null
 
-cat > "$run/plane.env" << ENV
-K8S_API=$api
-K8S_CA=$pki/ca.crt
-K8S_TOKEN_FILE=$pki/admin.token
-KUBECONFIG=$run/kubeconfig
-K8S_AUDIT_LOG=$run/audit.log
-K8S_BIN=$bin
-ENV
+write_env
 trap - ERR
 echo "plane up: $api (DIR/plane.env)" >&2

@@ -11,6 +11,7 @@ using nlohmann::json;
 void PeopleApi::AddRoutes(RouteTable& routes) {
   using namespace identity;
   routes.Route("GET", "/v1/people/{user}/credentials", kScopeAuditRead, Bind(this, &PeopleApi::Credentials));
+  routes.Route("GET", "/v1/jobs/{id}/credentials", kScopeAuditRead, Bind(this, &PeopleApi::JobCredentials));
   routes.Route("POST", "/v1/people/{user}/sync", kScopeAdmin, Bind(this, &PeopleApi::SyncPerson));
   routes.Route("POST", "/v1/people/{user}/deactivate", kScopeAdmin, Bind(this, &PeopleApi::DeactivatePerson));
 }
@@ -19,6 +20,17 @@ Result<HttpResponse> PeopleApi::Credentials(HttpRequest& req) {
   auto report = people_svc_.Credentials(req.params["user"]);
   if (!report.ok()) return report.status();
   return JsonResponse(200, ToJson(*report));
+}
+
+// One job's: what its attempts hold that a cloud or store still accepts.
+Result<HttpResponse> PeopleApi::JobCredentials(HttpRequest& req) {
+  auto report = people_svc_.JobCredentials(req.params["id"]);
+  if (!report.ok()) return report.status();
+  json out = ToJson(*report);
+  out.erase("directory");
+  out.erase("provider_accounts");
+  out["job"] = req.params["id"];
+  return JsonResponse(200, out);
 }
 
 Result<HttpResponse> PeopleApi::SyncPerson(HttpRequest& req) {

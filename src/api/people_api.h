@@ -21,6 +21,7 @@ class PeopleApi final : public Area {
  private:
   // People.
   Result<HttpResponse> Credentials(HttpRequest& req);
+  Result<HttpResponse> JobCredentials(HttpRequest& req);
   Result<HttpResponse> SyncPerson(HttpRequest& req);
   Result<HttpResponse> DeactivatePerson(HttpRequest& req);
 

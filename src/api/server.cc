@@ -16,11 +16,13 @@
 #include <spdlog/spdlog.h>
 
 #include "api/api_service.h"
+#include "net/fetch.h"
 #include "net/http_client.h"
 #include "api/http_server.h"
 #include "causeway/estate.h"
 #include "causeway/store.h"
 #include "policy/policy.h"
+#include "secrets/broker.h"
 #include "causeway/ticker.h"
 #include "service/reaper_service.h"
 #include "service/scheduler_service.h"
@@ -147,6 +149,14 @@ Status Serve(const ServeOptions& o) {
     // (launches wait for it).
     if (!o.advertise_url.empty()) workload->SetDefaultIssuer(o.advertise_url);
     scheduler.SetWorkloadIssuer(workload.get());
+  }
+  // The secret broker: jobs' secret references, read for each attempt with
+  // its own federated identity; digests keyed like the sealed secrets' MACs.
+  std::unique_ptr<secrets::Broker> broker;
+  if (!estate->identity.secret_stores.empty()) {
+    broker = std::make_unique<secrets::Broker>(estate->identity, net::Network(),
+                                               [&secrets](std::string_view value) { return secrets.Mac(value); });
+    scheduler.SetSecretBroker(broker.get());
   }
 
   // The first cycle now: a lone server leads (and recovers its jobs) before

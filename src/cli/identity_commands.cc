@@ -16,16 +16,31 @@ std::string Text(const json& j, const char* key) {
   return j[key].is_string() ? j[key].get<std::string>() : j[key].dump();
 }
 
+// Workload tokens (Causeway's own and federated) and secret deliveries.
+void PrintWorkloadCredentials(const json& j) {
+  Table workload({"WORKLOAD TOKEN", "JOB", "IDENTITY", "EXPIRES", "STATE"});
+  for (const json& t : j["workload_tokens"]) {
+    workload.Add({Text(t, "jti"), Text(t, "job"), Text(t, "identity").empty() ? "causeway" : Text(t, "identity"),
+                  Text(t, "expires_at"), Text(t, "state")});
+  }
+  workload.Print(std::cout);
+  if (!j.value("secret_deliveries", json::array()).empty()) {
+    std::cout << "\n";
+    Table secrets({"SECRET", "JOB", "ATTEMPT", "AS", "STORE", "ENDS"});
+    for (const json& d : j["secret_deliveries"]) {
+      secrets.Add({Text(d, "reference"), Text(d, "job"), Text(d, "attempt"), Text(d, "delivery") + " " + Text(d, "variable"),
+                   Text(d, "store"), Text(d, "ends")});
+    }
+    secrets.Print(std::cout);
+  }
+}
+
 void PrintCredentials(const json& j) {
   std::cout << "credentials of " << Text(j, "user") << "\n";
   std::cout << "  directory: " << Text(j["directory"], "state") << "\n";
   Table tokens({"API TOKEN", "NAME", "SCOPES", "WHY", "STATE"});
   for (const json& t : j["api_tokens"]) {
     tokens.Add({Text(t, "id"), Text(t, "name"), t["scopes"].dump(), Text(t, "because"), Text(t, "state")});
-  }
-  Table workload({"WORKLOAD TOKEN", "JOB", "EXPIRES", "STATE"});
-  for (const json& t : j["workload_tokens"]) {
-    workload.Add({Text(t, "jti"), Text(t, "job"), Text(t, "expires_at"), Text(t, "state")});
   }
   Table accounts({"PROVIDER", "CLUSTER", "ACCOUNT", "USER", "STATE"});
   for (const json& a : j["provider_accounts"]) {
@@ -35,7 +50,7 @@ void PrintCredentials(const json& j) {
   std::cout << "\n";
   tokens.Print(std::cout);
   std::cout << "\n";
-  workload.Print(std::cout);
+  PrintWorkloadCredentials(j);
   std::cout << "\n";
   accounts.Print(std::cout);
   if (!j.value("breakglass", json::array()).empty()) {
@@ -109,13 +124,27 @@ void AddAccess(CLI::App& app, Api& api, const Globals& g, int& rc, const std::sh
               << Text((*j)["binding"], "role") << "\n";
   });
 
-  auto* credentials = app.add_subcommand("credentials", "every credential Causeway knows of for a person, with its state");
-  credentials->add_option("--user", st->user, "a userName")->required();
+  auto* credentials = app.add_subcommand(
+      "credentials", "every credential Causeway knows of for a person, or that a job's attempts hold, with its state");
+  auto* user = credentials->add_option("--user", st->user, "a userName");
+  auto* job = credentials->add_option("--job", st->id, "a job: its workload and federated tokens, its secrets delivered");
+  user->excludes(job);
   credentials->callback([&api, &g, &rc, st] {
-    auto j = api.Call("GET", "/v1/people/" + net::UrlEncode(st->user) + "/credentials", "", rc);
+    if (st->user.empty() == st->id.empty()) {
+      std::cerr << "error: give --user USER or --job JOB\n";
+      rc = kExitUsage;
+      return;
+    }
+    const bool of_job = !st->id.empty();
+    auto j = api.Call("GET", of_job ? "/v1/jobs/" + net::UrlEncode(st->id) + "/credentials"
+                                    : "/v1/people/" + net::UrlEncode(st->user) + "/credentials",
+                      "", rc);
     if (!j) return;
     if (g.json_output) return PrintJsonReply(*j);
-    PrintCredentials(*j);
+    if (!of_job) return PrintCredentials(*j);
+    std::cout << "credentials held by job " << Text(*j, "job") << " of " << Text(*j, "user") << "\n\n";
+    PrintWorkloadCredentials(*j);
+    std::cout << "\n" << Text(*j, "verdict") << "\n";
   });
 
   auto* people = app.add_subcommand("people", "people's access (admin)");

@@ -278,6 +278,22 @@ std::string IdentityScript(const std::vector<const CloudFederation*>& federation
       out += "export AZURE_FEDERATED_TOKEN_FILE=" + file + " AZURE_CLIENT_ID=" + ShellQuote(f->client_id) +
              " AZURE_TENANT_ID=" + ShellQuote(f->tenant_id) + "\n";
       if (!f->authority_host.empty()) out += "export AZURE_AUTHORITY_HOST=" + ShellQuote(f->authority_host) + "\n";
+    } else if (f->kind == "kubernetes") {
+      // A kubeconfig (JSON is YAML) whose user reads the token from its
+      // file, as client-go and kubectl do again and again: refreshes land.
+      nlohmann::json cluster = {{"server", f->api_server}};
+      if (!f->ca_file.empty()) cluster["certificate-authority"] = f->ca_file;
+      nlohmann::json config = {{"apiVersion", "v1"},
+                               {"kind", "Config"},
+                               {"clusters", {{{"name", f->name}, {"cluster", cluster}}}},
+                               {"users", {{{"name", f->name}, {"user", {{"tokenFile", "@FILE@"}}}}}},
+                               {"contexts", {{{"name", f->name}, {"context", {{"cluster", f->name}, {"user", f->name}}}}}},
+                               {"current-context", f->name}};
+      std::string text = config.dump();
+      const size_t at = text.find("@FILE@");
+      out += "(umask 077 && printf '%s%s%s' " + ShellQuote(text.substr(0, at)) + " \"$causeway_identity/kubernetes.token\" " +
+             ShellQuote(text.substr(at + 6)) + " > \"$causeway_identity/kubeconfig\")\n";
+      out += "export KUBECONFIG=\"$causeway_identity/kubeconfig\"\n";
     }
     refresh += "causeway_identity_refresh " + ShellQuote(nlohmann::json{{"audience", f->audience}}.dump()) + " " +
                file + " || true; ";
@@ -304,9 +320,30 @@ std::string IdentityScript(const std::vector<const CloudFederation*>& federation
 std::string WorkspaceScript(const JobSpec& spec, const std::string& job_id, int attempt, const DataConfig* data,
                             const std::vector<const CloudFederation*>& federations, Micros refresh_every) {
   std::string out, unmount;
+  // What the EXIT trap runs: what was set up last is undone first.
+  std::string ends;
+  auto at_exit = [&](const std::string& fn) {
+    ends = ends.empty() ? fn : fn + "; " + ends;
+    out += "trap '" + ends + "' EXIT\n";
+  };
   if (!federations.empty()) {
     out += IdentityScript(federations, job_id, attempt, refresh_every);
-    out += "trap causeway_identity_end EXIT\n";
+    at_exit("causeway_identity_end");
+  }
+  // Secrets the spec asks for as files: the broker's value arrives in the
+  // variable, goes to a file only the job's user can read, and the
+  // variable then holds the file's path. Removed when the script ends.
+  bool files = false;
+  for (const auto& [var, ref] : spec.secret_refs) {
+    if (!ref.as_file) continue;
+    if (!files) {
+      out += "causeway_secrets=$(umask 077 && mktemp -d \"${TMPDIR:-/tmp}/causeway-secrets.XXXXXX\")\n"
+             "causeway_secrets_end() { rm -rf -- \"$causeway_secrets\"; }\n";
+      at_exit("causeway_secrets_end");
+      files = true;
+    }
+    out += "(umask 077 && printf '%s' \"${" + var + "}\" > \"$causeway_secrets/" + var + "\")\nexport " + var +
+           "=\"$causeway_secrets/" + var + "\"\n";
   }
   int cached = 0;
   for (const FileMount& m : spec.file_mounts) {
@@ -344,7 +381,7 @@ std::string WorkspaceScript(const JobSpec& spec, const std::string& job_id, int 
   if (cached > 0) out += kUnmountCached;
   if (!unmount.empty()) {
     out += "causeway_unmount() { " + unmount + "}\n";
-    out += federations.empty() ? "trap causeway_unmount EXIT\n" : "trap 'causeway_unmount; causeway_identity_end' EXIT\n";
+    at_exit("causeway_unmount");
   }
   if (!spec.workdir.git_url.empty()) {
     std::string dir = "\"$PWD\"/" + ShellQuote("workdir-" + job_id + "-" + std::to_string(attempt));

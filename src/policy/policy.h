@@ -64,9 +64,13 @@ class Chain {
 // (AWS_ROLE_ARN, AWS_WEB_IDENTITY_TOKEN_FILE, AWS_ROLE_SESSION_NAME;
 // GOOGLE_APPLICATION_CREDENTIALS, an external_account configuration whose
 // credential source is the file; AZURE_FEDERATED_TOKEN_FILE, AZURE_CLIENT_ID,
-// AZURE_TENANT_ID). A background loop asks Causeway for fresh tokens every
+// AZURE_TENANT_ID; KUBECONFIG, a kubeconfig whose user reads the file).
+// A background loop asks Causeway for fresh tokens every
 // `refresh_every` with the attempt's credential (refused once the attempt
 // has ended); the loop is stopped and the folder removed when the script ends.
+// Secrets the spec asks for as files (SecretRef::as_file) are written, from
+// their variables, to 0600 files of another 0700 folder, each variable then
+// holding its file's path; removed when the script ends.
 std::string WorkspaceScript(const JobSpec& spec, const std::string& job_id, int attempt,
                             const DataConfig* data = nullptr,
                             const std::vector<const CloudFederation*>& federations = {},

@@ -215,9 +215,24 @@ Verdict WorkloadIdentity(const Context& c) {
   return Of(State::kInPlace, "jobs get workload tokens, and none that ran here carried a static cloud key", ev);
 }
 
-Verdict SecretsDistribution(const Context&) {
-  return Of(State::kInPlace, "secrets are sealed (AES-256-GCM) under a key outside the database and named, never shown",
-            {EvidenceItem{"every secret a job is given is stored sealed", "causeway", "", {}, {}}});
+Verdict SecretsDistribution(const Context& c) {
+  const Snapshot::ProviderJobs& jobs = JobsAt(c);
+  std::vector<EvidenceItem> ev{
+      EvidenceItem{"every secret a job is given by value is stored sealed (AES-256-GCM) under a key outside the database",
+                   "causeway", "", {}, {}},
+      EvidenceItem{std::to_string(jobs.with_secrets) + " of " + std::to_string(jobs.ran) + " jobs that ran here had secrets; " +
+                       std::to_string(jobs.by_reference) +
+                       " of them read some from the company's store by reference, with the attempt's own identity",
+                   "jobs", "/v1/jobs", {}, {}}};
+  if (!c.estate.identity.secret_stores.empty()) {
+    ev.push_back(FromEstate(std::to_string(c.estate.identity.secret_stores.size()) +
+                            " secret store(s) read with federated identities (identity.secret_stores)"));
+  }
+  if (jobs.static_keys > 0) {
+    return Of(State::kPartly, "secrets are sealed and never shown, but cloud keys reached jobs here as values: " + jobs.example,
+              ev);
+  }
+  return Of(State::kInPlace, "secrets are sealed or read by reference with the attempt's identity, and named, never shown", ev);
 }
 
 Verdict AuditForwarding(const Context& c) {

@@ -95,6 +95,9 @@ struct Snapshot {
     int64_t zone_bound = 0, left_zone = 0;
     std::string left_example;
     int64_t federated = 0;
+    // Jobs with secrets, and those of them that read some by reference
+    // from the company's store (secrets/broker.h) rather than by value.
+    int64_t with_secrets = 0, by_reference = 0;
   };
   std::map<std::string, ProviderJobs> jobs_by_provider;
   // Billed amounts of the last 90 days per provider (from imported bills),

@@ -30,6 +30,19 @@ Status LaunchRecord::WriteIn(WriteTx& tx, Timestamp time, const std::string& act
     e.details["federated_tokens"] = std::move(tokens);
   }
   RETURN_IF_ERROR(tx.AppendAudit(e));
+  // Every read of a secret reference for it, delivered or not: the store,
+  // the reference and a keyed digest, never the value.
+  for (const secrets::SecretRead& r : cargo_.secret_reads) {
+    AuditEvent read;
+    read.time = time;
+    read.actor = actor;
+    read.action = "secret.read";
+    read.resource = "job/" + held_.job_id();
+    read.details = {{"attempt", held_.attempt()}, {"ok", r.ok}, {"variable", r.var}, {"store", r.store},
+                    {"reference", r.reference}, {"delivery", r.delivery}, {"outcome", r.outcome}};
+    if (!r.digest.empty()) read.details["digest"] = r.digest;
+    RETURN_IF_ERROR(tx.AppendAudit(read));
+  }
   // The attempt's credential lives exactly as long as the attempt: minted
   // now that the launch is written, known to the server from the moment
   // the launch is (it is revoked when the attempt ends).

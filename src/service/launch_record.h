@@ -16,6 +16,7 @@
 #include "causeway/store.h"
 #include "identity/tokens.h"
 #include "identity/workload.h"
+#include "secrets/broker.h"
 
 namespace causeway {
 
@@ -30,6 +31,8 @@ struct LaunchCargo {
   // A token per federated identity (policy::FederationsFor), by its name.
   std::vector<std::pair<std::string, identity::WorkloadToken>> federated;
   std::map<std::string, std::string> env;  // secrets: never written, never logged
+  // Each secret reference read for it (secrets::Broker), as audited: no value.
+  std::vector<secrets::SecretRead> secret_reads;
   // Why it must not run (its secrets cannot be opened): never released, and
   // the job is cancelled with this reason.
   std::string refused;

@@ -299,6 +299,69 @@ std::vector<std::pair<std::string, std::string>> PeopleService::ClusterNames(con
   return out;
 }
 
+Status PeopleService::AddJobCredentials(const JobRecord& job, Timestamp now, CredentialReport& out,
+                                        std::vector<std::string>& live) {
+  AuditFilter af;
+  af.resource = "job/" + job.id;
+  af.limit = 1000;
+  ASSIGN_OR_RETURN(auto events, store_.ListAudit(af));
+  const bool running = job.state == JobState::kRunning;
+  auto add = [&](const Details& w, const std::string& identity, int64_t seq) {
+    if (!w.Contains("expires_at")) return;
+    auto expires = ParseRfc3339(w.String("expires_at"));
+    if (!expires.ok() || *expires <= now) return;
+    CredentialReport::WorkloadToken token{w.String("jti"), job.id, identity, {}, w.String("expires_at"), running, seq};
+    if (const DetailValue* aud = w.Find("audiences"); aud && aud->AsList()) {
+      for (const DetailValue& a : *aud->AsList()) {
+        if (a.AsString()) token.audiences.push_back(*a.AsString());
+      }
+    }
+    // A signed token cannot be called back: whoever holds it (an AWS
+    // role assumption, a bucket) accepts it until it expires, whether its
+    // attempt still runs or not.
+    live.push_back((identity.empty() ? "workload token " : "federated token (" + identity + ") ") + token.jti +
+                   " of job " + job.id + " (until " + token.expires_at + ")");
+    out.workload_tokens.push_back(std::move(token));
+  };
+  for (const AuditEvent& e : events) {
+    if (e.action == "workload.token.issue") {
+      add(e.details, "", e.seq);
+    } else if (e.action == "job.launch") {
+      if (const Details* w = e.details.Object("workload_token")) add(*w, "", e.seq);
+      if (const Details* f = e.details.Object("federated_tokens")) {
+        for (const auto& [name, value] : *f) {
+          if (const Details* w = value.AsObject()) add(*w, name, e.seq);
+        }
+      }
+    } else if (e.action == "secret.read" && running && e.details.Int("attempt") == job.attempts &&
+               e.details.Bool("ok")) {
+      // Delivered into the attempt that runs now: there until it ends.
+      CredentialReport::SecretDelivery d{job.id, static_cast<int>(job.attempts), e.details.String("variable"),
+                                         e.details.String("store"), e.details.String("reference"),
+                                         e.details.String("delivery"), e.details.String("digest"), "with the attempt",
+                                         e.seq};
+      live.push_back("secret " + d.reference + " in job " + job.id + " (" + d.delivery + " " + d.variable + ")");
+      out.secret_deliveries.push_back(std::move(d));
+    }
+  }
+  return Status::Ok();
+}
+
+Result<CredentialReport> PeopleService::JobCredentials(const std::string& job_id) {
+  Timestamp now = clock_.Now();
+  ASSIGN_OR_RETURN(auto jobs, store_.GetJobs({job_id}));
+  if (jobs.empty()) return NotFound("job " + job_id + " not found");
+  CredentialReport out;
+  out.user = jobs.front().owner;
+  std::vector<std::string> live;
+  RETURN_IF_ERROR(AddJobCredentials(jobs.front(), now, out, live));
+  out.retains_access = !live.empty();
+  out.verdict = live.empty() ? "job " + job_id + " holds nothing that grants access"
+                             : "job " + job_id + " holds " + std::to_string(live.size()) + ": ";
+  for (size_t i = 0; i < live.size(); ++i) out.verdict += (i ? ", " : "") + live[i];
+  return out;
+}
+
 Result<CredentialReport> PeopleService::Credentials(const std::string& user) {
   Timestamp now = clock_.Now();
   ASSIGN_OR_RETURN(Person person, LookUp(store_, user));
@@ -337,32 +400,7 @@ Result<CredentialReport> PeopleService::Credentials(const std::string& user) {
   f.owner = user;
   f.limit = 1000;
   ASSIGN_OR_RETURN(auto jobs, store_.ListJobs(f));
-  for (const JobRecord& job : jobs) {
-    AuditFilter af;
-    af.resource = "job/" + job.id;
-    af.limit = 1000;
-    ASSIGN_OR_RETURN(auto events, store_.ListAudit(af));
-    for (const AuditEvent& e : events) {
-      const Details* w = e.action == "job.launch"            ? e.details.Object("workload_token")
-                         : e.action == "workload.token.issue" ? &e.details
-                                                              : nullptr;
-      if (!w || !w->Contains("expires_at")) continue;
-      auto expires = ParseRfc3339(w->String("expires_at"));
-      if (!expires.ok() || *expires <= now) continue;
-      CredentialReport::WorkloadToken token{w->String("jti"), job.id, {}, w->String("expires_at"),
-                                            job.state == JobState::kRunning, e.seq};
-      if (const DetailValue* aud = w->Find("audiences"); aud && aud->AsList()) {
-        for (const DetailValue& a : *aud->AsList()) {
-          if (a.AsString()) token.audiences.push_back(*a.AsString());
-        }
-      }
-      // A signed token cannot be called back: whoever holds it (an AWS
-      // role assumption, a bucket) accepts it until it expires, whether its
-      // attempt still runs or not.
-      live.push_back("workload token " + token.jti + " of job " + job.id + " (until " + token.expires_at + ")");
-      out.workload_tokens.push_back(std::move(token));
-    }
-  }
+  for (const JobRecord& job : jobs) RETURN_IF_ERROR(AddJobCredentials(job, now, out, live));
 
   for (const auto& cluster : Accounts()) {
     const Cluster* c = estate_.FindCluster(cluster->cluster());

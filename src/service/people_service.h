@@ -56,6 +56,7 @@ struct CredentialReport {
   };
   struct WorkloadToken {
     std::string jti, job;
+    std::string identity;  // the federated identity it was minted for ("" : Causeway's own)
     std::vector<std::string> audiences;
     std::string expires_at;  // RFC 3339
     bool running = false;    // its attempt runs (it may be refreshed)
@@ -74,6 +75,16 @@ struct CredentialReport {
   std::vector<Token> api_tokens;
   std::vector<BreakglassRecord> breakglass;  // active grants
   std::vector<WorkloadToken> workload_tokens;
+  // A secret read from the company's store into a running attempt: alive
+  // (in its environment or files) until the attempt ends.
+  struct SecretDelivery {
+    std::string job;
+    int attempt = 0;
+    std::string variable, store, reference, delivery, digest;
+    std::string ends;  // "with the attempt", or its time limit's end (RFC 3339)
+    int64_t seq = 0;   // the read's event
+  };
+  std::vector<SecretDelivery> secret_deliveries;
   std::vector<Account> provider_accounts;
   bool retains_access = false;
   std::string verdict;  // in words: what still grants access, or that nothing does
@@ -102,6 +113,9 @@ class PeopleService {
   // tokens of their jobs still within their lifetime, Slurm users; and
   // whether any of them still grants access.
   Result<CredentialReport> Credentials(const std::string& user);
+  // The same for one job: its workload tokens and federated sessions still
+  // within their lifetime, and its secret deliveries still alive.
+  Result<CredentialReport> JobCredentials(const std::string& job_id);
 
   // What each cluster that keeps people's accounts calls `user` (a
   // directory userName), as (the cluster's provider, name): a Slurm user,
@@ -114,6 +128,8 @@ class PeopleService {
   std::vector<std::unique_ptr<providers::PeopleAccounts>> Accounts() const;
   Result<int64_t> Audit(const std::string& action, const std::string& resource, Details details,
                         const std::string& actor);
+  // What `job` holds still at `now` into `out`, each also named in `live`.
+  Status AddJobCredentials(const JobRecord& job, Timestamp now, CredentialReport& out, std::vector<std::string>& live);
   // The phases of Sync; each appends its steps' records to `steps`.
   // A leaver's tokens and break-glass grants end.
   Status EndCredentials(const std::string& user, const std::string& actor, std::vector<SyncStep>& steps);

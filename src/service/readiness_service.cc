@@ -29,6 +29,8 @@ void ReadinessService::ReadJobs(const std::vector<JobRecord>& jobs, readiness::S
       if (p.example.empty()) p.example = j.id + ": " + keys.front().variable + " (" + keys.front().kind + ")";
     }
     if (!policy::FederationsFor(*spec, estate_.identity).empty()) ++p.federated;
+    if (!spec->secrets.empty()) ++p.with_secrets;
+    if (!spec->secret_refs.empty()) ++p.by_reference;
     if (!spec->image_id.empty()) {
       ++p.with_image;
       p.pinned += spec->image_id.find("@sha256:") != std::string::npos ? 1 : 0;

@@ -68,8 +68,16 @@ json ToJson(const CredentialReport& r) {
     workload.push_back({{"jti", w.jti}, {"job", w.job}, {"audiences", w.audiences}, {"expires_at", w.expires_at},
                         {"state", w.running ? "live: its attempt runs" : "attempt ended: no refresh; expires by itself"},
                         {"seq", w.seq}});
+    if (!w.identity.empty()) workload.back()["identity"] = w.identity;
   }
   out["workload_tokens"] = workload;
+  json deliveries = json::array();
+  for (const CredentialReport::SecretDelivery& d : r.secret_deliveries) {
+    deliveries.push_back({{"job", d.job}, {"attempt", d.attempt}, {"variable", d.variable}, {"store", d.store},
+                          {"reference", d.reference}, {"delivery", d.delivery}, {"digest", d.digest},
+                          {"ends", d.ends}, {"seq", d.seq}});
+  }
+  out["secret_deliveries"] = deliveries;
   json accounts = json::array();
   for (const CredentialReport::Account& a : r.provider_accounts) {
     json j = {{"provider", a.provider}, {"cluster", a.cluster}, {"kind", a.kind}, {"account_user", a.account_user}, {"state", a.state}};

@@ -4,7 +4,9 @@
 #include <openssl/crypto.h>
 #include <spdlog/spdlog.h>
 
+#include <atomic>
 #include <memory>
+#include <thread>
 
 #include "identity/tokens.h"
 #include "policy/policy.h"
@@ -125,16 +127,39 @@ Result<SchedulerService::Launches> SchedulerService::PrepareLaunches(const std::
   std::map<std::string, const JobRecord*> by_id;
   for (const JobRecord& j : jobs) by_id[j.id] = &j;
   Timestamp now = clock_.Now();
-  Launches out;
-  for (const auto& [launch, real] : held) {
-    const Transition& t = *launch;
-    LaunchCargo cargo;
-    if (real) {
-      auto found = by_id.find(t.job_id);
-      if (found == by_id.end()) return NotFound("job " + t.job_id + " not found");
-      ASSIGN_OR_RETURN(cargo, Carried(*found->second, t.attempt, t.cluster, workload, server_url, now));
+  std::vector<std::optional<Result<LaunchCargo>>> cargos(held.size());
+  auto carry = [&](size_t i) {
+    const Transition& t = *held[i].first;
+    if (!held[i].second) {
+      cargos[i] = LaunchCargo{};
+      return;
     }
-    out[{t.job_id, t.attempt}] = std::make_shared<const LaunchRecord>(*t.launch, std::move(cargo));
+    auto found = by_id.find(t.job_id);
+    cargos[i] = found == by_id.end() ? Result<LaunchCargo>(NotFound("job " + t.job_id + " not found"))
+                                     : Carried(*found->second, t.attempt, t.cluster, workload, server_url, now);
+  };
+  // With a broker, a cargo may wait on a store (each request has its
+  // deadline): attempts are carried side by side, so that one slow store
+  // does not hold the others' launches for the sum of its waits.
+  const size_t workers = broker_ ? std::min<size_t>(real_jobs.size(), kCarriers) : 0;
+  if (workers <= 1) {
+    for (size_t i = 0; i < held.size(); ++i) carry(i);
+  } else {
+    std::atomic<size_t> next{0};
+    std::vector<std::thread> pool;
+    pool.reserve(workers);
+    for (size_t w = 0; w < workers; ++w) {
+      pool.emplace_back([&] {
+        for (size_t i = next.fetch_add(1); i < held.size(); i = next.fetch_add(1)) carry(i);
+      });
+    }
+    for (std::thread& th : pool) th.join();
+  }
+  Launches out;
+  for (size_t i = 0; i < held.size(); ++i) {
+    const Transition& t = *held[i].first;
+    if (!cargos[i]->ok()) return cargos[i]->status();
+    out[{t.job_id, t.attempt}] = std::make_shared<const LaunchRecord>(*t.launch, std::move(**cargos[i]));
   }
   return out;
 }
@@ -154,18 +179,43 @@ Result<LaunchCargo> SchedulerService::Carried(const JobRecord& job, int attempt,
       return c;
     }
   }
+  std::optional<JobSpec> spec;
+  if (!estate_.identity.federations.empty()) {
+    ASSIGN_OR_RETURN(spec, StoredSpec(job));
+  }
+  if (spec && !spec->secret_refs.empty()) {
+    // Read with the attempt's own identity, before anything else is minted:
+    // an attempt whose secrets cannot be read never runs.
+    if (!broker_ || !workload) {
+      c.refused = "its secrets are read from the company's secret store, and this server reads none "
+                  "(it needs identity.workload and identity.secret_stores)";
+      return c;
+    }
+    secrets::Fetched fetched = broker_->Fetch(
+        *spec, job.id, attempt,
+        [&](const std::string& audience) -> Result<std::string> {
+          ASSIGN_OR_RETURN(identity::WorkloadToken t, workload->Mint(job, attempt, cluster, audience, now));
+          return std::move(t.token);
+        },
+        now);
+    c.secret_reads = std::move(fetched.reads);
+    if (!fetched.status.ok()) {
+      c.refused = "its secrets cannot be given to it: " + fetched.status.message();
+      spdlog::error("job {}: {}", job.id, c.refused);
+      return c;
+    }
+    for (auto& [var, value] : fetched.values) c.env[var] = std::move(value);
+  }
   if (workload) {
     ASSIGN_OR_RETURN(c.workload, workload->Mint(job, attempt, cluster, "", now));
     c.env["CAUSEWAY_WORKLOAD_TOKEN"] = c.workload->token;
-    if (!estate_.identity.federations.empty()) {
-      // One token per federated identity, for the audience its cloud
-      // expects; the workspace script writes each to its file.
-      ASSIGN_OR_RETURN(JobSpec spec, StoredSpec(job));
-      for (const CloudFederation* f : policy::FederationsFor(spec, estate_.identity)) {
-        ASSIGN_OR_RETURN(identity::WorkloadToken t, workload->Mint(job, attempt, cluster, f->audience, now));
-        c.env[policy::FederatedTokenVar(*f)] = t.token;
-        c.federated.emplace_back(f->name, std::move(t));
-      }
+    // One token per federated identity, for the audience its cloud
+    // expects; the workspace script writes each to its file.
+    for (const CloudFederation* f : spec ? policy::FederationsFor(*spec, estate_.identity)
+                                         : std::vector<const CloudFederation*>{}) {
+      ASSIGN_OR_RETURN(identity::WorkloadToken t, workload->Mint(job, attempt, cluster, f->audience, now));
+      c.env[policy::FederatedTokenVar(*f)] = t.token;
+      c.federated.emplace_back(f->name, std::move(t));
     }
   }
   // Its own credential (CAUSEWAY_TOKEN) is minted by the launch's record,

@@ -39,6 +39,7 @@
 #include "dispatch/off_lock_adapter.h"
 #include "providers/registry.h"
 #include "scheduler/engine.h"
+#include "secrets/broker.h"
 #include "service/launch_record.h"
 #include "identity/secret_box.h"
 #include "identity/workload.h"
@@ -114,6 +115,10 @@ class SchedulerService {
   // before Start; unset: a job with secrets is cancelled when placed, as
   // its secrets cannot be given to it.
   void SetSecretBox(const identity::SecretBox* box) { secrets_ = box; }
+  // Reads jobs' secret references (`secrets: {X: aws-sm://...}`) for each
+  // real attempt with its own federated identity. Set before Start; unset:
+  // a job with references is cancelled when placed, with why.
+  void SetSecretBroker(const secrets::Broker* broker) { broker_ = broker; }
   // Where registered dataset versions are verified (the dataset registry),
   // for routing; unset: the estate's replicas only.
   void SetDataPlaces(const placement::DataPlaces* places) EXCLUDES(mu_);
@@ -175,6 +180,8 @@ class SchedulerService {
   // secrets, its workload token and its credential, minted at `now`.
   Result<LaunchCargo> Carried(const JobRecord& job, int attempt, const std::string& cluster,
                               identity::WorkloadIssuer* workload, const std::string& server_url, Timestamp now) const;
+  // The most attempts carried side by side (PrepareLaunches).
+  static constexpr size_t kCarriers = 16;
   // Cancels the jobs of launches that were refused, once their writes are durable.
   void CancelRefused(const Launches& launches);
   // Queues the pruning of the feed this leader followed through `followed`.
@@ -267,6 +274,7 @@ class SchedulerService {
   std::string server_url_ GUARDED_BY(mu_);
   identity::WorkloadIssuer* workload_ GUARDED_BY(mu_) = nullptr;
   const identity::SecretBox* secrets_ = nullptr;  // set before Start
+  const secrets::Broker* broker_ = nullptr;       // set before Start
   // The dataset registry's places, for routing and for charging a job that
   // reads its data from another region (SetDataPlaces).
   std::atomic<const placement::DataPlaces*> data_places_{nullptr};

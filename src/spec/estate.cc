@@ -45,6 +45,26 @@ const CloudFederation* IdentityConfig::FindFederation(const std::string& name) c
 bool CloudFederation::AllowsTeam(const std::string& team) const {
   return teams.empty() || std::find(teams.begin(), teams.end(), team) != teams.end();
 }
+bool SecretStore::Grants(const std::string& team, const std::string& secret) const {
+  auto it = teams.find(team);
+  if (it == teams.end()) return false;
+  return std::any_of(it->second.begin(), it->second.end(), [&](const std::string& p) {
+    return !p.empty() && p.back() == '*' ? secret.compare(0, p.size() - 1, p, 0, p.size() - 1) == 0 : secret == p;
+  });
+}
+std::string SecretStore::Endpoint() const {
+  return endpoint.empty() ? "https://secretsmanager." + region + ".amazonaws.com" : endpoint;
+}
+const SecretStore* IdentityConfig::StoreFor(const std::string& scheme, const std::string& cluster,
+                                            const std::string& team, const std::string& secret) const {
+  for (const SecretStore& s : secret_stores) {
+    const bool serves = scheme == "aws-sm" ? s.kind == "aws-secrets-manager"
+                        : scheme == "k8s"  ? s.kind == "kubernetes" && (s.cluster.empty() ? s.name : s.cluster) == cluster
+                                           : false;
+    if (serves && s.Grants(team, secret)) return &s;
+  }
+  return nullptr;
+}
 const ProviderReadiness* ReadinessConfig::FindProvider(std::string_view name) const {
   for (const auto& p : providers) {
     if (p.provider == name) return &p;
@@ -634,6 +654,21 @@ Status CheckJobAgainstEstate(const JobSpec& spec, const Estate& estate, const st
       fail("identities", "identity \"" + name + "\" is not allowed to team \"" + spec.team + "\"");
     } else if (!kinds.insert(fed->kind).second) {
       fail("identities", "two identities of kind " + fed->kind + ": a job's " + fed->kind + " SDK reads one");
+    }
+  }
+  // Secret references: each one a store lets the job's team read, so that
+  // a reference it may not read is refused now, not at launch.
+  for (const auto& [var, ref] : spec.secret_refs) {
+    if (estate.identity.StoreFor(ref.scheme, ref.cluster, spec.team, ref.Path())) continue;
+    std::string field = "secrets." + var;
+    const std::string kind = ref.scheme == "aws-sm" ? "aws-secrets-manager" : "kubernetes";
+    if (std::none_of(estate.identity.secret_stores.begin(), estate.identity.secret_stores.end(),
+                     [&](const SecretStore& s) { return s.kind == kind; })) {
+      fail(field, ref.reference + ": the estate has no secret store for " + ref.scheme +
+                      ":// references (identity.secret_stores)");
+    } else {
+      fail(field, "team \"" + spec.team + "\" may not read " + ref.reference +
+                      ": no store in identity.secret_stores grants it that secret");
     }
   }
   if (errors.empty()) return Status::Ok();

@@ -50,7 +50,8 @@ void EstateParser::ParseAccess(const YAML::Node& n, const std::string& f) {
 
 void EstateParser::ParseFederation(const YAML::Node& n, const std::string& f, std::set<std::string>& names) {
   static const KeySet kKeys{{"name", "kind", "audience", "teams", "default", "role_arn", "sts_endpoint",
-                             "service_account", "token_url", "tenant_id", "client_id", "authority_host"}};
+                             "service_account", "token_url", "tenant_id", "client_id", "authority_host",
+                             "api_server", "ca_file"}};
   if (!r_.CheckMap(n, f, kKeys)) return;
   CloudFederation c;
   c.name = NameField(n, f, names, "federation");
@@ -59,9 +60,10 @@ void EstateParser::ParseFederation(const YAML::Node& n, const std::string& f, st
   std::map<std::string, std::vector<const char*>> own = {
       {"aws", {"role_arn", "sts_endpoint"}},
       {"gcp", {"service_account", "token_url"}},
-      {"azure", {"tenant_id", "client_id", "authority_host"}}};
+      {"azure", {"tenant_id", "client_id", "authority_host"}},
+      {"kubernetes", {"api_server", "ca_file"}}};
   if (!c.kind.empty() && !own.count(c.kind)) {
-    r_.Error(Get(n, "kind"), JoinField(f, "kind"), "expected aws, gcp or azure");
+    r_.Error(Get(n, "kind"), JoinField(f, "kind"), "expected aws, gcp, azure or kubernetes");
     return;
   }
   for (const auto& [kind, keys] : own) {
@@ -95,6 +97,13 @@ void EstateParser::ParseFederation(const YAML::Node& n, const std::string& f, st
     c.client_id = Str(n, "client_id", f);
     c.authority_host = UrlField(n, f, "authority_host", false);
     if (c.audience.empty()) c.audience = "api://AzureADTokenExchange";
+  } else if (c.kind == "kubernetes") {
+    c.api_server = UrlField(n, f, "api_server", true);
+    c.ca_file = Str(n, "ca_file", f, false);
+    if (c.audience.empty()) {
+      r_.Error(n, JoinField(f, "audience"),
+               "needs audience: the one the API server's authentication configuration expects (jwt[].issuer.audiences)");
+    }
   }
   StringList(n, f, "teams", "[nlp, vision]", c.teams);
   for (size_t i = 0; i < c.teams.size(); ++i) {
@@ -115,8 +124,72 @@ void EstateParser::ParseFederation(const YAML::Node& n, const std::string& f, st
   if (!c.name.empty()) e_.identity.federations.push_back(std::move(c));
 }
 
+void EstateParser::ParseSecretStore(const YAML::Node& n, const std::string& f, std::set<std::string>& names) {
+  static const KeySet kKeys{{"name", "kind", "identity", "region", "endpoint", "cluster", "teams"}};
+  if (!r_.CheckMap(n, f, kKeys)) return;
+  SecretStore s;
+  s.name = NameField(n, f, names, "secret store");
+  if (std::string kind = Str(n, "kind", f, false); !kind.empty()) s.kind = kind;
+  if (s.kind != "aws-secrets-manager" && s.kind != "kubernetes") {
+    r_.Error(Get(n, "kind"), JoinField(f, "kind"),
+             "expected aws-secrets-manager (aws-sm:// references) or kubernetes (k8s:// references)");
+    return;
+  }
+  const bool aws = s.kind == "aws-secrets-manager";
+  for (const char* key : aws ? std::vector<const char*>{"cluster"} : std::vector<const char*>{"region", "endpoint"}) {
+    if (Get(n, key).IsDefined()) r_.Error(Get(n, key), JoinField(f, key), std::string(key) + " is not for kind " + s.kind);
+  }
+  const std::string fed_kind = aws ? "aws" : "kubernetes";
+  s.identity = Str(n, "identity", f);
+  const CloudFederation* fed = s.identity.empty() ? nullptr : e_.identity.FindFederation(s.identity);
+  if (!s.identity.empty() && (!fed || fed->kind != fed_kind)) {
+    r_.Error(Get(n, "identity"), JoinField(f, "identity"),
+             "expected one of identity.federations of kind " + fed_kind +
+                 ": the store is read with the attempt's own identity");
+  }
+  if (aws) {
+    s.region = Str(n, "region", f);
+    s.endpoint = UrlField(n, f, "endpoint", false);
+  } else {
+    s.cluster = Str(n, "cluster", f, false);
+  }
+  YAML::Node t = Get(n, "teams");
+  const std::string tf = JoinField(f, "teams");
+  if (!t.IsDefined() || !t.IsMap() || t.size() == 0) {
+    r_.Error(t.IsDefined() ? t : n, tf, "expected what each team may read, such as {nlp: [prod/nlp/*, shared/hf-token]}");
+  } else {
+    for (auto it = t.begin(); it != t.end(); ++it) {
+      const std::string team = it->first.Scalar();
+      const std::string at = JoinField(tf, team);
+      if (!e_.FindTeam(team)) {
+        r_.Error(it->first, at, "unknown team \"" + team + "\"");
+        continue;
+      }
+      if (fed && !fed->AllowsTeam(team)) {
+        r_.Error(it->first, at, "identity \"" + fed->name + "\", which reads this store, is not allowed to team \"" + team + "\"");
+      }
+      YAML::Node patterns = it->second;
+      if (!patterns.IsSequence() || patterns.size() == 0) {
+        r_.Error(patterns, at, aws ? "expected a list of secret names or prefixes ending in *, such as [prod/nlp/*]"
+                                 : "expected a list of NAMESPACE/NAME or prefixes ending in *, such as [team-nlp/*]");
+        continue;
+      }
+      for (size_t i = 0; i < patterns.size(); ++i) {
+        auto p = r_.String(patterns[i], at + "[" + std::to_string(i) + "]");
+        if (!p) continue;
+        if (p->empty() || p->find('*') < p->size() - 1) {
+          r_.Error(patterns[i], at + "[" + std::to_string(i) + "]", "expected a name, or a prefix ending in a single *");
+          continue;
+        }
+        s.teams[team].push_back(*p);
+      }
+    }
+  }
+  if (!s.name.empty()) e_.identity.secret_stores.push_back(std::move(s));
+}
+
 void EstateParser::ParseIdentity(const YAML::Node& n, const std::string& f) {
-  static const KeySet kKeys{{"oidc", "workload", "federations", "deprovision", "breakglass"}};
+  static const KeySet kKeys{{"oidc", "workload", "federations", "secret_stores", "deprovision", "breakglass"}};
   if (!r_.CheckMap(n, f, kKeys)) return;
   if (YAML::Node o = Get(n, "oidc"); o.IsDefined()) {
     std::string of = JoinField(f, "oidc");
@@ -161,15 +234,24 @@ void EstateParser::ParseIdentity(const YAML::Node& n, const std::string& f) {
       e_.identity.workload = std::move(c);
     }
   }
-  if (YAML::Node l = Get(n, "federations"); l.IsDefined()) {
-    std::string lf = JoinField(f, "federations");
+  // A list of named items, each read by `parse` (names unique in the list).
+  using ItemParser = void (EstateParser::*)(const YAML::Node&, const std::string&, std::set<std::string>&);
+  auto named_list = [&](const char* key, const char* example, ItemParser parse) {
+    YAML::Node l = Get(n, key);
+    if (!l.IsDefined()) return;
+    const std::string lf = JoinField(f, key);
     if (!l.IsSequence()) {
-      r_.Error(l, lf, "expected a list such as [{name: aws-training, kind: aws, role_arn: arn:aws:iam::123456789012:role/training}]");
-    } else {
-      std::set<std::string> names;
-      for (size_t i = 0; i < l.size(); ++i) ParseFederation(l[i], lf + "[" + std::to_string(i) + "]", names);
+      r_.Error(l, lf, std::string("expected a list such as ") + example);
+      return;
     }
-  }
+    std::set<std::string> names;
+    for (size_t i = 0; i < l.size(); ++i) (this->*parse)(l[i], lf + "[" + std::to_string(i) + "]", names);
+  };
+  named_list("federations", "[{name: aws-training, kind: aws, role_arn: arn:aws:iam::123456789012:role/training}]",
+             &EstateParser::ParseFederation);
+  named_list("secret_stores",
+             "[{name: company-sm, identity: aws-training, region: us-east-1, teams: {nlp: [prod/nlp/*]}}]",
+             &EstateParser::ParseSecretStore);
   if (YAML::Node b = Get(n, "breakglass"); b.IsDefined()) {
     std::string bf = JoinField(f, "breakglass");
     static const KeySet kBreakglass{{"approvers", "self_approval", "max_duration", "roles", "groups", "webhook"}};

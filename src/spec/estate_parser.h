@@ -270,6 +270,9 @@ class EstateParser {
   // One of identity.federations (after identity.workload, whose audiences
   // it must be among).
   void ParseFederation(const YAML::Node& n, const std::string& f, std::set<std::string>& names);
+  // One of identity.secret_stores (after identity.federations, one of
+  // which it is read through).
+  void ParseSecretStore(const YAML::Node& n, const std::string& f, std::set<std::string>& names);
 
   // A date (2025-06-01) or an RFC 3339 time, if present.
   std::optional<Timestamp> DateField(const YAML::Node& n, const std::string& f, const char* key, bool required) {

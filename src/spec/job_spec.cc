@@ -178,6 +178,7 @@ class JobSpecParser {
     RETURN_IF_ERROR(r_.Finish("job spec"));
     for (const auto& [name, value] : secret_values_) spec_.secrets.push_back(name);
     for (const auto& [name, at] : unset_secrets_) spec_.secrets.push_back(name);
+    for (const auto& [name, ref] : spec_.secret_refs) spec_.secrets.push_back(name);
     std::sort(spec_.secrets.begin(), spec_.secrets.end());
     bool in_file = !secret_values_.empty();
     ParsedJobSpec out{std::move(spec_), r_.warnings(), std::move(secret_values_), in_file, std::move(unset_envs_),
@@ -194,8 +195,10 @@ class JobSpecParser {
 
   // `envs` or `secrets`: NAME: value (a string, number or boolean, as
   // written; "" is a value), or NAME: null for one given at submission.
+  // `refs` (secrets only): values that are references to a store's secret
+  // (SecretRef), written as such or as {from: REFERENCE, as: env|file}.
   void ReadVariables(const YAML::Node& n, const std::string& field, std::map<std::string, std::string>& values,
-                     std::map<std::string, Diagnostic>& unset) {
+                     std::map<std::string, Diagnostic>& unset, std::map<std::string, SecretRef>* refs = nullptr) {
     if (n.IsNull()) return;
     if (!n.IsMap()) {
       r_.Error(n, field, "expected a mapping of variable names to values, such as {EPOCHS: 3, HF_TOKEN: null}");
@@ -231,8 +234,49 @@ class JobSpecParser {
                                      key + " to take it from your environment"));
         continue;
       }
-      if (auto s = r_.String(v, path)) values[key] = *s;
+      if (refs && v.IsMap()) {
+        ReadSecretRef(v, path, key, *refs);
+        continue;
+      }
+      auto s = r_.String(v, path);
+      if (!s) continue;
+      if (refs && LooksLikeSecretRef(*s)) {
+        if (auto ref = ParseSecretRef(*s); ref.ok()) {
+          (*refs)[key] = std::move(*ref);
+        } else {
+          r_.Error(v, path, ref.status().message());
+        }
+        continue;
+      }
+      values[key] = *s;
     }
+  }
+
+  // {from: REFERENCE, as: env|file}
+  void ReadSecretRef(const YAML::Node& v, const std::string& path, const std::string& key,
+                     std::map<std::string, SecretRef>& refs) {
+    static const KeySet kKeys{{"from", "as"}};
+    if (!r_.CheckMap(v, path, kKeys)) return;
+    YAML::Node from = Get(v, "from");
+    if (!from.IsDefined()) {
+      r_.Error(v, path, "needs from: the secret's reference, such as aws-sm://prod/db#password");
+      return;
+    }
+    auto text = r_.String(from, JoinField(path, "from"));
+    if (!text) return;
+    auto ref = ParseSecretRef(*text);
+    if (!ref.ok()) {
+      r_.Error(from, JoinField(path, "from"), ref.status().message());
+      return;
+    }
+    if (YAML::Node as = Get(v, "as"); as.IsDefined()) {
+      auto how = r_.String(as, JoinField(path, "as"));
+      if (how && *how != "env" && *how != "file") {
+        r_.Error(as, JoinField(path, "as"), "expected env (the value in the variable) or file (its path in the variable)");
+      }
+      ref->as_file = how && *how == "file";
+    }
+    refs[key] = std::move(*ref);
   }
 
   void ParseTop(const YAML::Node& root) {
@@ -253,7 +297,7 @@ class JobSpecParser {
     }
     if (auto n = Get(root, "envs"); n.IsDefined()) ReadVariables(n, "envs", spec_.envs, unset_envs_);
     if (auto n = Get(root, "secrets"); n.IsDefined()) {
-      ReadVariables(n, "secrets", secret_values_, unset_secrets_);
+      ReadVariables(n, "secrets", secret_values_, unset_secrets_, &spec_.secret_refs);
       auto once = [&](const std::string& name) {
         if (spec_.envs.count(name) || unset_envs_.count(name)) {
           r_.Error(Get(n, name), JoinField("secrets", name), name + " is both an env and a secret: give it once");
@@ -266,6 +310,7 @@ class JobSpecParser {
         once(name);
       }
       for (const auto& [name, at] : unset_secrets_) once(name);
+      for (const auto& [name, ref] : spec_.secret_refs) once(name);
     }
     if (auto n = Get(root, "identities"); n.IsDefined() && !n.IsNull()) ParseIdentities(n);
     if (auto n = Get(root, "file_mounts"); n.IsDefined() && !n.IsNull()) ParseFileMounts(n);
@@ -1092,6 +1137,55 @@ class JobSpecParser {
 
 }  // namespace
 
+bool LooksLikeSecretRef(std::string_view value) {
+  return value.rfind("aws-sm://", 0) == 0 || value.rfind("k8s://", 0) == 0;
+}
+
+Result<SecretRef> ParseSecretRef(std::string_view text) {
+  if (text.size() > 2048) return InvalidArgument("a secret reference is at most 2048 characters");
+  SecretRef ref;
+  ref.reference = std::string(text);
+  const size_t hash = text.find('#');
+  std::string_view path = text.substr(0, hash);
+  if (hash != std::string_view::npos) ref.key = std::string(text.substr(hash + 1));
+  auto printable = [](std::string_view s) {
+    return std::all_of(s.begin(), s.end(), [](unsigned char c) { return c > 0x20 && c < 0x7f; });
+  };
+  if (!printable(text)) return InvalidArgument("a secret reference has no spaces or control characters");
+  if (hash != std::string_view::npos && ref.key.empty()) return InvalidArgument("\"#\" must be followed by the key to read");
+  if (path.rfind("aws-sm://", 0) == 0) {
+    ref.scheme = "aws-sm";
+    ref.name = std::string(path.substr(9));
+    // Secrets Manager's names: 1-512 of letters, digits and /_+=.@- (or an ARN).
+    if (ref.name.empty() || ref.name.size() > 512 ||
+        !std::all_of(ref.name.begin(), ref.name.end(), [](unsigned char c) {
+          return std::isalnum(c) || std::string_view("/_+=.@-:").find(static_cast<char>(c)) != std::string_view::npos;
+        })) {
+      return InvalidArgument("expected aws-sm://NAME[#KEY], NAME a Secrets Manager secret's name or ARN");
+    }
+    return ref;
+  }
+  if (path.rfind("k8s://", 0) == 0) {
+    ref.scheme = "k8s";
+    std::vector<std::string> parts;
+    std::string_view rest = path.substr(6);
+    for (size_t at = 0; at <= rest.size();) {
+      size_t slash = std::min(rest.find('/', at), rest.size());
+      parts.emplace_back(rest.substr(at, slash - at));
+      at = slash + 1;
+    }
+    if (parts.size() != 3 || ref.key.empty() ||
+        std::any_of(parts.begin(), parts.end(), [](const std::string& p) { return p.empty() || p.size() > 253; })) {
+      return InvalidArgument("expected k8s://CLUSTER/NAMESPACE/NAME#KEY");
+    }
+    ref.cluster = parts[0];
+    ref.ns = parts[1];
+    ref.name = parts[2];
+    return ref;
+  }
+  return InvalidArgument("expected a reference aws-sm://NAME[#KEY] or k8s://CLUSTER/NAMESPACE/NAME#KEY");
+}
+
 Result<ParsedJobSpec> ParseJobSpec(std::string_view yaml_text, const std::string& file) {
   JobSpecParser parser(file);
   return parser.Parse(yaml_text);
@@ -1104,7 +1198,13 @@ std::string WithoutSecretValues(std::string_view yaml_text) {
   if (secrets.IsMap()) {
     std::vector<std::string> names;
     for (auto it = secrets.begin(); it != secrets.end(); ++it) names.push_back(it->first.Scalar());
-    for (const auto& name : names) secrets[name] = YAML::Node(YAML::NodeType::Null);
+    for (const auto& name : names) {
+      // A reference is no secret: it stays, so that the stored spec still
+      // says what to read.
+      YAML::Node v = secrets[name];
+      if (v.IsMap() || (v.IsScalar() && LooksLikeSecretRef(v.Scalar()))) continue;
+      secrets[name] = YAML::Node(YAML::NodeType::Null);
+    }
   }
   YAML::Emitter out;
   out << *root;
@@ -1172,6 +1272,11 @@ Status ApplySpecInputs(ParsedJobSpec& parsed, const SpecInputs& inputs, const st
   for (const auto& [name, value] : inputs.secrets) {
     if (spec.envs.count(name) || parsed.unset_envs.count(name)) {
       problem(JoinField("secrets", name), name + " is an env of this job: give it once, as an env or as a secret");
+      continue;
+    }
+    if (auto ref = spec.secret_refs.find(name); ref != spec.secret_refs.end()) {
+      problem(JoinField("secrets", name), name + " is read from " + ref->second.reference +
+                                              " by the spec: give it once, by reference or by value");
       continue;
     }
     parsed.secret_values[name] = value;

@@ -67,6 +67,12 @@ nlohmann::json ToJson(const JobSpec& s) {
       {"ignored_fields", s.ignored_fields},
   };
   if (!s.identities.empty()) j["identities"] = s.identities;
+  // References are not secrets: kept as written, with how each is delivered.
+  if (!s.secret_refs.empty()) {
+    nlohmann::json refs = nlohmann::json::object();
+    for (const auto& [var, ref] : s.secret_refs) refs[var] = {{"from", ref.reference}, {"as", ref.as_file ? "file" : "env"}};
+    j["secret_refs"] = std::move(refs);
+  }
   if (!s.workdir.git_url.empty()) j["workdir_git"] = {{"url", s.workdir.git_url}, {"ref", s.workdir.git_ref}};
   if (!s.zone.empty()) j["zone"] = s.zone;
   if (!s.priority_class.empty()) j["priority_class"] = s.priority_class;
@@ -167,6 +173,13 @@ Result<JobSpec> JobSpecFromJson(const nlohmann::json& j) {
     s.envs = j.at("envs").get<std::map<std::string, std::string>>();
     s.secrets = j.value("secrets", std::vector<std::string>{});
     s.identities = j.value("identities", std::vector<std::string>{});
+    if (auto refs = j.find("secret_refs"); refs != j.end()) {
+      for (const auto& [var, r] : refs->items()) {
+        ASSIGN_OR_RETURN(SecretRef ref, ParseSecretRef(r.at("from").get<std::string>()));
+        ref.as_file = r.value("as", "env") == "file";
+        s.secret_refs[var] = std::move(ref);
+      }
+    }
     for (const auto& m : j.at("file_mounts")) {
       FileMount fm;
       fm.target = m.at("target").get<std::string>();

@@ -59,6 +59,12 @@ TEST(DemoTest, TheWholeLoopRunsAndEndsWithAVerifiedSummary) {
       "identity acceptance test against",
       "no credential the user held retains access",
       "PASSED",
+      // a federated job: the variables boto3 reads, its token file, no static key
+      "AWS_ROLE_ARN=arn:aws:iam::123456789012:role/nlp-jobs",
+      "token file: 600 ",
+      "\"sub\":\"job:",
+      "static AWS keys in the environment: 0",
+      "aws-training-data",
       // providers' logs beside Causeway's own, coverage, signed checkpoints
       "4 stored, 0 stored before",
       "0 stored, 4 stored before",

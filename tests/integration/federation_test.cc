@@ -11,7 +11,9 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <set>
 #include <fstream>
+#include <functional>
 
 #include <nlohmann/json.hpp>
 
@@ -38,19 +40,22 @@ std::string SdksMissing() {
 }
 
 // What a job of team nlp printed last when it ran `program` (Python, with
-// the SDKs; written into `dir` and given `args`) with `envs`: the JSON
-// object beginning with `first_key`, and the whole log.
+// the SDKs; written into `dir` and given `args`) with `envs` and the spec's
+// `more` lines: the JSON object beginning with `first_key`, and the whole
+// log. `during` runs once the job is submitted, before it is waited for.
 struct Said {
   std::string job;
   json said;
   std::string log;
 };
 Said RunProgram(EstateServer& s, const TempDir& dir, const std::string& program, const std::string& envs,
-                const std::string& args, const std::string& first_key) {
+                const std::string& args, const std::string& first_key, const std::string& more = "",
+                const std::function<void(const std::string& job)>& during = nullptr) {
   std::ofstream(dir.path() + "/program.py") << program;
   Said out;
   out.job = s.Submit("resources: {accelerators: H200:1}\nlabels: {team: nlp, owner: alice@corp.example}\n"
-                     "envs: {" + envs + "}\nrun: " + SdkPython() + " " + dir.path() + "/program.py " + args + "\n");
+                     "envs: {" + envs + "}\n" + more + "run: " + SdkPython() + " " + dir.path() + "/program.py " + args + "\n");
+  if (during) during(out.job);
   EXPECT_TRUE(Eventually([&] { return s.Get("/v1/jobs/" + out.job)["state"] == "succeeded"; }, std::chrono::seconds(120)))
       << s.Get("/v1/jobs/" + out.job).dump(2);
   auto logs = RunCli({"logs", out.job}, {{"CAUSEWAY_SERVER", s.process().url()}, {"CAUSEWAY_TOKEN", s.process().admin_token()}});
@@ -59,6 +64,28 @@ Said RunProgram(EstateServer& s, const TempDir& dir, const std::string& program,
   out.said = at == std::string::npos ? json() : json::parse(logs.out.substr(at), nullptr, false);
   EXPECT_TRUE(out.said.is_object()) << logs.out << logs.err;
   return out;
+}
+
+// One local cluster writing to `out`, teams nlp and vision, and the start
+// of an identity section for the test to go on with.
+std::string LaptopEstate(const std::string& out) {
+  return "providers: [{name: here, kind: local, regions: [{name: r1, zone: eu}]}]\n"
+         "clusters:\n  - name: laptop\n    provider: here\n    region: r1\n"
+         "    node_pools: [{name: h200, gpu_type: H200, gpus_per_node: 2, nodes: 1}]\n"
+         "    local: {output_dir: " + out + "}\n"
+         "teams: [{name: nlp}, {name: vision}]\n"
+         "identity:\n";
+}
+
+// The body of the 400 that submitting a one-GPU job with `lines` gets.
+std::string Refusal(EstateServer& s, const std::string& lines) {
+  auto c = s.process().Client();
+  auto r = c.Send("POST", "/v1/jobs",
+                  json{{"spec", "resources: {accelerators: H200:1}\n" + lines + "run: \"true\"\n"}}.dump(),
+                  Auth(s.process().admin_token()));
+  if (!r.ok()) return r.status().ToString();
+  EXPECT_EQ(r->status, 400) << r->body;
+  return r->body;
 }
 
 TEST(FederationTest, AJobReachesAwsThroughStsWithItsWorkloadTokenAndNoStaticKey) {
@@ -76,13 +103,7 @@ TEST(FederationTest, AJobReachesAwsThroughStsWithItsWorkloadTokenAndNoStaticKey)
   Rclone(rclone, {"copyto", dir.path() + "/data.txt", "aws:training/data.txt"});
 
   const std::string out = dir.path() + "/out";
-  EstateServer s(dir,
-                 "providers: [{name: here, kind: local, regions: [{name: r1, zone: eu}]}]\n"
-                 "clusters:\n  - name: laptop\n    provider: here\n    region: r1\n"
-                 "    node_pools: [{name: h200, gpu_type: H200, gpus_per_node: 2, nodes: 1}]\n"
-                 "    local: {output_dir: " + out + "}\n"
-                 "teams: [{name: nlp}, {name: vision}]\n"
-                 "identity:\n"
+  EstateServer s(dir, LaptopEstate(out) +
                  "  workload: {audiences: [sts.amazonaws.com], lifetime: 16s}\n"
                  "  federations:\n"
                  "    - {name: aws-training, kind: aws, role_arn: \"arn:aws:iam::123456789012:role/training\", "
@@ -153,16 +174,131 @@ TEST(FederationTest, AJobReachesAwsThroughStsWithItsWorkloadTokenAndNoStaticKey)
       << readiness.dump(2);
 
   // A team the identity is not for is refused at submission.
-  auto c = s.process().Client();
-  auto refused = c.Send("POST", "/v1/jobs",
-                        json{{"spec", "resources: {accelerators: H200:1}\nlabels: {team: vision}\nidentities: [aws-training]\n"
-                                      "run: \"true\"\n"}}
-                            .dump(),
-                        Auth(s.process().admin_token()));
-  ASSERT_TRUE(refused.ok());
-  EXPECT_EQ(refused->status, 400) << refused->body;
-  EXPECT_NE(refused->body.find("identity \\\"aws-training\\\" is not allowed to team \\\"vision\\\""), std::string::npos)
-      << refused->body;
+  const std::string refused = Refusal(s, "labels: {team: vision}\nidentities: [aws-training]\n");
+  EXPECT_NE(refused.find("identity \\\"aws-training\\\" is not allowed to team \\\"vision\\\""), std::string::npos)
+      << refused;
+}
+
+// The secret broker: a job's `secrets:` references are read from Secrets
+// Manager (moto's) with the attempt's own federated identity, delivered in
+// its environment and as a file, each read audited with a keyed digest;
+// boto3 in the job reads the same secret through STS by itself; while the
+// attempt runs `credentials --job` lists its federated token and its
+// deliveries, and after it ends nothing lists them. No file the server
+// wrote (database, its log, the job's output) holds a value or a static
+// key, and a reference the team may not read is refused at submission.
+TEST(FederationTest, TheBrokerReadsAJobsSecretsWithItsOwnIdentityAndKeepsNoValue) {
+  if (std::string why = S3PeersMissing(); !why.empty()) GTEST_SKIP() << "AWS peers unavailable: " << why;
+  if (std::string why = SdksMissing(); !why.empty()) GTEST_SKIP() << why;
+  S3Peer aws;
+  ASSERT_TRUE(aws.ready());
+  TempDir dir("secrets-broker");
+  const std::string password = "pw-7f3a9c-never-stored", tls = "-----BEGIN TLS 8d2e-----";
+  // The company's secrets, put with the test's own (static) keys.
+  std::ofstream(dir.path() + "/put.py")
+      << "import boto3, json, sys\n"
+         "sm = boto3.client('secretsmanager', endpoint_url=sys.argv[1], region_name='us-east-1',\n"
+         "  aws_access_key_id='test', aws_secret_access_key='test')\n"
+         "sm.create_secret(Name='prod/nlp/db', SecretString=json.dumps({'username': 'app', 'password': sys.argv[2]}))\n"
+         "sm.create_secret(Name='prod/nlp/tls', SecretString=sys.argv[3])\n";
+  auto put = RunProcess({SdkPython(), dir.path() + "/put.py", aws.endpoint(), password, tls}, {}, "", std::chrono::seconds(60));
+  ASSERT_TRUE(put.ok() && put->exit_code == 0) << (put.ok() ? put->err : put.status().ToString());
+
+  const std::string out = dir.path() + "/out";
+  EstateServer s(dir, LaptopEstate(out) +
+                 "  workload: {audiences: [sts.amazonaws.com]}\n"
+                 "  federations:\n"
+                 "    - {name: aws-training, kind: aws, role_arn: \"arn:aws:iam::123456789012:role/training\", "
+                 "sts_endpoint: \"" + aws.endpoint() + "\", teams: [nlp, vision], default: true}\n"
+                 "  secret_stores:\n"
+                 "    - {name: company-sm, identity: aws-training, region: us-east-1, endpoint: \"" + aws.endpoint() +
+                     "\", teams: {nlp: [\"prod/nlp/*\"], vision: [shared/hf-token]}}\n");
+  // The job tells digests of what it got, never the values; then waits
+  // until the test has looked at it running.
+  const std::string program =
+      "import boto3, hashlib, json, os, sys, time\n"
+      "h = lambda s: hashlib.sha256(s.encode()).hexdigest()\n"
+      "sm = boto3.client('secretsmanager', endpoint_url=sys.argv[1])\n"
+      "own = json.loads(sm.get_secret_value(SecretId='prod/nlp/db')['SecretString'])['password']\n"
+      "open('running', 'w').close()\n"
+      "deadline = time.time() + 60\n"
+      "while not os.path.exists('go') and time.time() < deadline:\n"
+      "    time.sleep(0.05)\n"
+      "print(json.dumps({'db': h(os.environ['DB_PASSWORD']), 'own': h(own), 'tls_file': os.environ['TLS_CERT'],\n"
+      "  'tls': h(open(os.environ['TLS_CERT']).read()), 'mode': oct(os.stat(os.environ['TLS_CERT']).st_mode & 0o777),\n"
+      "  'static': sorted(k for k in os.environ if k in ('AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN'))}))\n";
+  auto sha = [](const std::string& v) {
+    auto r = RunProcess({"sha256sum"}, {}, v, std::chrono::seconds(10));
+    return r.ok() ? r->out.substr(0, 64) : std::string();
+  };
+  json running_creds;
+  Said run = RunProgram(
+      s, dir, program, "AWS_DEFAULT_REGION: us-east-1", aws.endpoint(), "db",
+      "secrets:\n  DB_PASSWORD: \"aws-sm://prod/nlp/db#password\"\n  TLS_CERT: {from: aws-sm://prod/nlp/tls, as: file}\n",
+      [&](const std::string& job) {
+        EXPECT_TRUE(Eventually([&] { return std::filesystem::exists(out + "/running"); }, std::chrono::seconds(120)))
+            << s.Get("/v1/jobs/" + job).dump(2);
+        running_creds = s.Get("/v1/jobs/" + job + "/credentials");
+        std::ofstream(out + "/go").close();
+      });
+  const json& said = run.said;
+  ASSERT_TRUE(said.is_object());
+  EXPECT_EQ(said["db"], sha(password)) << "the broker's value, in the environment";
+  EXPECT_EQ(said["own"], sha(password)) << "boto3's own read through STS";
+  EXPECT_EQ(said["tls"], sha(tls)) << "the broker's value, as a file";
+  EXPECT_EQ(said["mode"], "0o600");
+  EXPECT_EQ(said["static"], json::array());
+  EXPECT_FALSE(std::filesystem::exists(said["tls_file"].get<std::string>())) << "removed with the attempt";
+
+  // While it ran: its federated token and both deliveries, each ending with the attempt.
+  ASSERT_TRUE(running_creds.contains("secret_deliveries")) << running_creds.dump(2);
+  std::set<std::string> delivered;
+  for (const json& d : running_creds["secret_deliveries"]) {
+    delivered.insert(d["delivery"].get<std::string>() + " " + d["variable"].get<std::string>() + " " + d["reference"].get<std::string>());
+    EXPECT_EQ(d["store"], "company-sm");
+    EXPECT_EQ(d["ends"], "with the attempt");
+  }
+  EXPECT_EQ(delivered, (std::set<std::string>{"env DB_PASSWORD aws-sm://prod/nlp/db#password",
+                                              "file TLS_CERT aws-sm://prod/nlp/tls"}))
+      << running_creds.dump(2);
+  bool federated = false;
+  for (const json& t : running_creds["workload_tokens"]) federated |= t.value("identity", "") == "aws-training";
+  EXPECT_TRUE(federated) << running_creds.dump(2);
+  EXPECT_EQ(s.Get("/v1/jobs/" + run.job + "/credentials")["secret_deliveries"], json::array()) << "ended with the attempt";
+
+  // Each read audited: store, reference, outcome, a keyed digest (not the value's SHA-256).
+  json audit = s.Get("/v1/audit?resource=job/" + run.job);
+  int reads = 0;
+  for (const json& e : audit["events"]) {
+    if (e["action"] != "secret.read") continue;
+    ++reads;
+    EXPECT_EQ(e["details"]["store"], "company-sm");
+    EXPECT_TRUE(e["details"]["ok"].get<bool>());
+    EXPECT_EQ(e["details"]["digest"].get<std::string>().rfind("hmac-sha256:", 0), 0u);
+    EXPECT_EQ(e["details"]["digest"].get<std::string>().find(sha(password)), std::string::npos);
+  }
+  EXPECT_EQ(reads, 2) << audit.dump(2);
+
+  // Nothing the server wrote holds a value or the test's static key id.
+  json provenance = s.Get("/v1/jobs/" + run.job + "/provenance");
+  for (const std::string& v : {password, tls}) {
+    EXPECT_EQ(audit.dump().find(v), std::string::npos);
+    EXPECT_EQ(provenance.dump().find(v), std::string::npos);
+    EXPECT_EQ(run.log.find(v), std::string::npos);
+  }
+  for (const auto& f : std::filesystem::recursive_directory_iterator(dir.path())) {
+    if (!f.is_regular_file()) continue;
+    std::ifstream in(f.path(), std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), {});
+    for (const std::string& v : {password, tls}) {
+      EXPECT_EQ(bytes.find(v), std::string::npos) << f.path() << " holds a secret value";
+    }
+  }
+
+  // A reference the team may not read is refused at submission, with the field.
+  const std::string refused = Refusal(s, "labels: {team: vision}\nsecrets: {DB: \"aws-sm://prod/nlp/db#password\"}\n");
+  EXPECT_NE(refused.find("secrets.DB: team \\\"vision\\\" may not read aws-sm://prod/nlp/db#password"), std::string::npos)
+      << refused;
 }
 
 // google-auth's external_account credentials and azure-identity's

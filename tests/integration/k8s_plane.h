@@ -32,34 +32,26 @@ class K8sPlane {
       if (shared && *shared) {
         p->dir_ = shared;
       } else {
-        p->own_ = std::make_unique<TempDir>("k8s");
-        p->dir_ = p->own_->path() + "/plane";
-        std::string cmd = std::string(CAUSEWAY_SOURCE_DIR) + "/scripts/k8s/plane.sh start " + p->dir_ + " > " +
-                          p->own_->path() + "/start.log 2>&1";
-        if (std::system(cmd.c_str()) != 0) {
-          std::ifstream log(p->own_->path() + "/start.log");
-          failure = "scripts/k8s/plane.sh start failed: " + std::string(std::istreambuf_iterator<char>(log), {});
-        } else {
-          // A process killed never runs its destructors: a watcher in a
-          // session of its own stops the plane once this process is gone
-          // (after a normal exit the folder is gone, and it does nothing).
-          std::string watch = "setsid sh -c 'while kill -0 " + std::to_string(::getpid()) +
-                              " 2>/dev/null; do sleep 2; done; [ -d " + p->dir_ + " ] && " + CAUSEWAY_SOURCE_DIR +
-                              "/scripts/k8s/plane.sh stop " + p->dir_ + "' >/dev/null 2>&1 < /dev/null &";
-          (void)std::system(watch.c_str());
-        }
+        failure = p->StartOwn("k8s", "");
       }
-      std::ifstream env(p->dir_ + "/plane.env");
-      std::string line;
-      while (std::getline(env, line)) {
-        auto eq = line.find('=');
-        if (eq != std::string::npos) p->env_[line.substr(0, eq)] = line.substr(eq + 1);
-      }
+      p->ReadEnv();
       if (failure.empty() && !p->env_.count("K8S_API")) failure = "no plane in " + p->dir_ + " (plane.env is missing)";
       if (failure.empty()) plane = std::move(p);
     }
     why = failure;
     return plane.get();
+  }
+  // An API server of the test's own (etcd and kube-apiserver alone:
+  // plane.sh --api-only) that also trusts the JWT issuers `authn_config`
+  // names (--authentication-config); stopped when destroyed. Null with the
+  // reason in `why` when it cannot start.
+  static std::unique_ptr<K8sPlane> ApiOnly(const std::string& authn_config, std::string& why) {
+    auto p = std::unique_ptr<K8sPlane>(new K8sPlane());
+    why = p->StartOwn("k8s-api", "--api-only --authentication-config " + authn_config);
+    p->ReadEnv();
+    if (why.empty() && !p->env_.count("K8S_API")) why = "no API server in " + p->dir_ + " (plane.env is missing)";
+    if (!why.empty()) return nullptr;
+    return p;
   }
   ~K8sPlane() {
     if (own_) {
@@ -69,6 +61,7 @@ class K8sPlane {
   }
 
   std::string api() const { return env_.at("K8S_API"); }
+  std::string bin() const { return env_.at("K8S_BIN"); }
   std::string ca() const { return env_.at("K8S_CA"); }
   std::string token_file() const { return env_.at("K8S_TOKEN_FILE"); }
   std::string audit_log() const { return env_.at("K8S_AUDIT_LOG"); }
@@ -99,6 +92,34 @@ class K8sPlane {
 
  private:
   K8sPlane() = default;
+  // Starts a plane of this process's own in a new folder named after
+  // `name`, with plane.sh's `options`; the reason when it cannot ("").
+  std::string StartOwn(const char* name, const std::string& options) {
+    own_ = std::make_unique<TempDir>(name);
+    dir_ = own_->path() + "/plane";
+    std::string cmd = std::string(CAUSEWAY_SOURCE_DIR) + "/scripts/k8s/plane.sh start " + dir_ + " " + options + " > " +
+                      own_->path() + "/start.log 2>&1";
+    if (std::system(cmd.c_str()) != 0) {
+      std::ifstream log(own_->path() + "/start.log");
+      return "scripts/k8s/plane.sh start failed: " + std::string(std::istreambuf_iterator<char>(log), {});
+    }
+    // A process killed never runs its destructors: a watcher in a session
+    // of its own stops the plane once this process is gone (after a normal
+    // exit the folder is gone, and it does nothing).
+    std::string watch = "setsid sh -c 'while kill -0 " + std::to_string(::getpid()) +
+                        " 2>/dev/null; do sleep 2; done; [ -d " + dir_ + " ] && " + CAUSEWAY_SOURCE_DIR +
+                        "/scripts/k8s/plane.sh stop " + dir_ + "' >/dev/null 2>&1 < /dev/null &";
+    (void)std::system(watch.c_str());
+    return "";
+  }
+  void ReadEnv() {
+    std::ifstream env(dir_ + "/plane.env");
+    std::string line;
+    while (std::getline(env, line)) {
+      auto eq = line.find('=');
+      if (eq != std::string::npos) env_[line.substr(0, eq)] = line.substr(eq + 1);
+    }
+  }
   std::unique_ptr<TempDir> own_;
   std::string dir_;
   std::map<std::string, std::string> env_;

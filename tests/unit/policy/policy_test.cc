@@ -211,7 +211,7 @@ TEST(WorkspaceScriptTest, BucketsAreCopiedOrMountedWithTheNodesRcloneConfig) {
             std::string::npos)
       << script;
   EXPECT_NE(script.find("causeway_unmount() { causeway_unmount_cached \"$causeway_cache_0\" '/ckpt'; }\n"
-                        "trap causeway_unmount EXIT\n"),
+                        "trap 'causeway_unmount' EXIT\n"),
             std::string::npos)
       << script;
 
@@ -390,6 +390,36 @@ identity:
   const auto calls_then = read("curl.log").size();
   EXPECT_TRUE(gone()) << "the refresher outlived the script";
   EXPECT_EQ(read("curl.log").size(), calls_then) << "the refresher outlived the script";
+  std::filesystem::remove_all(dir);
+}
+
+// A secret the spec asks for as a file: the broker's value arrives in its
+// variable, lands in a 0600 file of a 0700 folder, the variable then holds
+// the path, and the folder is gone when the script ends; one asked for in
+// the environment stays as it came.
+TEST(WorkspaceScriptTest, ASecretAskedForAsAFileIsAFileOnlyTheJobReadsUntilTheEnd) {
+  auto spec = ParseJobSpec("secrets:\n  CERT: {from: aws-sm://prod/tls, as: file}\n  DB: aws-sm://prod/db#password\nrun: x\n", "j");
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  const std::string script = WorkspaceScript(spec->spec, "job_1", 1, nullptr, {}, Micros(1'000'000));
+  const std::string dir = ::testing::TempDir() + "/secret-files-" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/run.sh") << "set -e\nTMPDIR=" << dir << "\n" << script
+                                 << "echo \"$CERT\" > " << dir << "/path\n"
+                                 << "cat \"$CERT\" > " << dir << "/cert\n"
+                                 << "printf '%s' \"$DB\" > " << dir << "/db\n"
+                                 << "stat -c %a \"$CERT\" \"$(dirname \"$CERT\")\" > " << dir << "/modes\n";
+  ASSERT_EQ(std::system(("env 'CERT=-----BEGIN KEY-----\nline two' DB=pw bash " + dir + "/run.sh").c_str()), 0) << script;
+  auto read = [&](const std::string& name) {
+    std::ifstream in(dir + "/" + name);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  };
+  EXPECT_EQ(read("cert"), "-----BEGIN KEY-----\nline two");
+  EXPECT_EQ(read("db"), "pw");
+  EXPECT_EQ(read("modes"), "600\n700\n");
+  std::string path = read("path");
+  path.pop_back();
+  EXPECT_EQ(path.rfind(dir + "/causeway-secrets.", 0), 0u) << path;
+  EXPECT_FALSE(std::filesystem::exists(std::filesystem::path(path).parent_path())) << "removed when the script ends";
   std::filesystem::remove_all(dir);
 }
 

@@ -168,6 +168,25 @@ TEST(ReadinessEvaluateTest, AControlWithoutAnOwnerIsNotInPlaceWhateverElseIsTrue
   // Secrets are sealed by construction: owned by a group in the directory,
   // in place; with no owner the same evidence is not in place.
   EXPECT_EQ(Find(r, "secrets-distribution", "nebius").state, State::kInPlace);
+  // Its evidence counts the jobs that ran with secrets, and those that read
+  // them by reference; a cloud key handed over as a value makes it partly.
+  s.jobs_by_provider["nebius"] = Snapshot::ProviderJobs{};
+  s.jobs_by_provider["nebius"].ran = 3;
+  s.jobs_by_provider["nebius"].with_secrets = 2;
+  s.jobs_by_provider["nebius"].by_reference = 1;
+  r = Evaluate(*e, s);
+  const Finding& secrets = Find(r, "secrets-distribution", "nebius");
+  EXPECT_EQ(secrets.state, State::kInPlace);
+  EXPECT_EQ(secrets.evidence.at(1).what,
+            "2 of 3 jobs that ran here had secrets; 1 of them read some from the company's store by reference, with the "
+            "attempt's own identity");
+  s.jobs_by_provider["nebius"].static_keys = 1;
+  s.jobs_by_provider["nebius"].example = "job_1: AWS_SECRET_ACCESS_KEY (AWS secret key)";
+  r = Evaluate(*e, s);
+  EXPECT_EQ(Find(r, "secrets-distribution", "nebius").state, State::kPartly);
+  EXPECT_NE(Find(r, "secrets-distribution", "nebius").reason.find("job_1: AWS_SECRET_ACCESS_KEY"), std::string::npos);
+  s.jobs_by_provider.clear();
+  r = Evaluate(*e, s);
   const Finding& unowned = Find(r, "capacity-fallback", "nebius");
   EXPECT_EQ(unowned.state, State::kNotInPlace);
   EXPECT_NE(unowned.reason.find("no owner"), std::string::npos) << unowned.reason;

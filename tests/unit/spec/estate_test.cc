@@ -5,6 +5,8 @@
 #include "providers/sim/sim_settings.h"
 #include "providers/slurm/slurm_settings.h"
 #include "causeway/job_spec.h"
+#include "causeway/records.h"
+#include "spec/spec_json.h"
 
 namespace causeway {
 namespace {
@@ -120,7 +122,7 @@ TEST(EstateTest, ReportsProblemsWithPositions) {
       {"workload_lifetime", "identity:\n  workload: {audiences: [vault], lifetime: 48h}\n", "at most 24h", 11},
       {"workload_audiences", "identity:\n  workload: {lifetime: 1h}\n", "needs audiences", 11},
       {"federation_kind", "identity:\n  workload: {audiences: [sts.amazonaws.com]}\n  federations:\n    - {name: f, kind: oracle}\n",
-       "expected aws, gcp or azure", 13},
+       "expected aws, gcp, azure or kubernetes", 13},
       {"federation_arn",
        "identity:\n  workload: {audiences: [sts.amazonaws.com]}\n  federations:\n    - {name: f, kind: aws, role_arn: admin}\n",
        "expected a role's ARN", 13},
@@ -142,6 +144,20 @@ TEST(EstateTest, ReportsProblemsWithPositions) {
       {"federation_gcp_pool",
        "identity:\n  workload: {audiences: [sts.amazonaws.com]}\n  federations:\n    - {name: f, kind: gcp}\n",
        "workload identity pool provider", 13},
+      {"secret_store_identity",
+       "identity:\n  workload: {audiences: [sts.amazonaws.com]}\n  secret_stores:\n"
+       "    - {name: s, identity: nowhere, region: r, teams: {}}\n",
+       "expected one of identity.federations of kind aws", 13},
+      {"secret_store_pattern",
+       "teams: [{name: nlp}]\nidentity:\n  workload: {audiences: [sts.amazonaws.com]}\n  federations:\n"
+       "    - {name: f, kind: aws, role_arn: \"arn:aws:iam::1:role/r\"}\n  secret_stores:\n"
+       "    - {name: s, identity: f, region: r, teams: {nlp: [\"a*b\"]}}\n",
+       "a prefix ending in a single *", 16},
+      {"secret_store_team_not_allowed",
+       "teams: [{name: nlp}, {name: cv}]\nidentity:\n  workload: {audiences: [sts.amazonaws.com]}\n  federations:\n"
+       "    - {name: f, kind: aws, role_arn: \"arn:aws:iam::1:role/r\", teams: [cv]}\n  secret_stores:\n"
+       "    - {name: s, identity: f, region: r, teams: {nlp: [x]}}\n",
+       "identity \"f\", which reads this store, is not allowed to team \"nlp\"", 16},
       {"deprovision_policy", "identity:\n  deprovision: {queued: delete}\n", "expected cancel, keep or reassign", 11},
       {"deprovision_reassign", "identity:\n  deprovision: {queued: reassign}\n", "reassign_to", 11},
       {"breakglass_approvers", "identity:\n  breakglass: {approvers: 2, groups: [g], roles: [admin]}\n", "from 0 to 1", 11},
@@ -426,6 +442,87 @@ identity:
   EXPECT_NE(ParseJobSpec("identities: aws-data\n", "j").status().message().find("expected a list"), std::string::npos);
   EXPECT_NE(ParseJobSpec("identities: [Bad Name]\n", "j").status().message().find("identity's name"), std::string::npos);
   EXPECT_NE(ParseJobSpec("identities: [a, a]\n", "j").status().message().find("named twice"), std::string::npos);
+}
+
+// Secret references: a store grants each team names or prefixes; a job
+// asking for what its team may not read is refused on submission, with the
+// field; the reference stays in the spec, the value never was there.
+TEST(EstateTest, ASecretReferenceIsRefusedUnlessAStoreGrantsItToTheTeam) {
+  auto estate = providers::ParseEstate(std::string(kBase) + R"(teams: [{name: nlp}, {name: vision}]
+identity:
+  workload: {audiences: [sts.amazonaws.com]}
+  federations:
+    - {name: aws-data, kind: aws, role_arn: "arn:aws:iam::123456789012:role/training"}
+  secret_stores:
+    - name: company-sm
+      identity: aws-data
+      region: eu-west-1
+      teams: {nlp: ["prod/nlp/*", shared/hf-token], vision: [shared/hf-token]}
+)", "estate.yaml");
+  ASSERT_TRUE(estate.ok()) << estate.status().ToString();
+  const SecretStore& store = estate->identity.secret_stores.at(0);
+  EXPECT_EQ(store.Endpoint(), "https://secretsmanager.eu-west-1.amazonaws.com");
+  auto check = [&](const std::string& yaml) {
+    auto spec = ParseJobSpec("resources: {accelerators: H200:8}\n" + yaml, "job.yaml");
+    EXPECT_TRUE(spec.ok()) << spec.status().ToString();
+    return spec.ok() ? CheckJobAgainstEstate(spec->spec, *estate, "job.yaml").message() : spec.status().message();
+  };
+  EXPECT_EQ(check("labels: {team: nlp}\nsecrets: {DB: \"aws-sm://prod/nlp/db#password\", HF: aws-sm://shared/hf-token}\n"), "");
+  EXPECT_EQ(check("labels: {team: vision}\nsecrets: {HF: {from: aws-sm://shared/hf-token, as: file}}\n"), "");
+  EXPECT_NE(check("labels: {team: vision}\nsecrets: {DB: \"aws-sm://prod/nlp/db#password\"}\n")
+                .find("secrets.DB: team \"vision\" may not read aws-sm://prod/nlp/db#password"),
+            std::string::npos);
+  // A prefix is a prefix, not a pattern over the rest.
+  EXPECT_NE(check("labels: {team: nlp}\nsecrets: {DB: aws-sm://prod/nlpx}\n").find("may not read"), std::string::npos);
+  EXPECT_NE(check("labels: {team: nlp}\nsecrets: {S: \"k8s://c/ns/s#k\"}\n").find("no secret store for k8s://"),
+            std::string::npos);
+
+  auto parsed = ParseJobSpec("labels: {team: nlp}\nsecrets:\n  DB: \"aws-sm://prod/nlp/db#password\"\n"
+                             "  CERT: {from: aws-sm://prod/nlp/tls, as: file}\n  TOKEN: s3cr3t-value\n",
+                             "job.yaml");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(parsed->spec.secrets, (std::vector<std::string>{"CERT", "DB", "TOKEN"}));
+  ASSERT_EQ(parsed->spec.secret_refs.size(), 2u);
+  EXPECT_EQ(parsed->spec.secret_refs["DB"].name, "prod/nlp/db");
+  EXPECT_EQ(parsed->spec.secret_refs["DB"].key, "password");
+  EXPECT_FALSE(parsed->spec.secret_refs["DB"].as_file);
+  EXPECT_TRUE(parsed->spec.secret_refs["CERT"].as_file);
+  EXPECT_EQ(parsed->secret_values, (std::map<std::string, std::string>{{"TOKEN", "s3cr3t-value"}}));
+  // The stored spec (JSON) keeps the references, as the scheduler reads them at launch.
+  JobRecord record;
+  record.id = "job_1";
+  record.spec_json = ToJson(parsed->spec).dump();
+  auto kept = StoredSpec(record);
+  ASSERT_TRUE(kept.ok()) << kept.status().ToString();
+  ASSERT_EQ(kept->secret_refs.size(), 2u);
+  EXPECT_EQ(kept->secret_refs["DB"].reference, "aws-sm://prod/nlp/db#password");
+  EXPECT_EQ(kept->secret_refs["DB"].key, "password");
+  EXPECT_TRUE(kept->secret_refs["CERT"].as_file);
+  EXPECT_EQ(record.spec_json.find("s3cr3t-value"), std::string::npos);
+  // What is stored keeps the references and drops the value.
+  std::string stored = WithoutSecretValues("labels: {team: nlp}\nsecrets:\n  DB: \"aws-sm://prod/nlp/db#password\"\n"
+                                           "  TOKEN: s3cr3t-value\n");
+  EXPECT_NE(stored.find("aws-sm://prod/nlp/db#password"), std::string::npos) << stored;
+  EXPECT_EQ(stored.find("s3cr3t-value"), std::string::npos) << stored;
+  // A value given at submission for a name the file reads by reference is refused.
+  SpecInputs inputs;
+  inputs.secrets["DB"] = "other";
+  EXPECT_NE(ApplySpecInputs(*parsed, inputs, "job.yaml").message().find("DB is read from aws-sm://prod/nlp/db#password"),
+            std::string::npos);
+
+  // Malformed references say what is expected, with the field.
+  for (auto [yaml, want] : std::vector<std::pair<std::string, std::string>>{
+           {"secrets: {A: \"aws-sm://\"}\n", "expected aws-sm://NAME[#KEY]"},
+           {"secrets: {A: \"aws-sm://x#\"}\n", "must be followed by the key"},
+           {"secrets: {A: \"k8s://c/ns#k\"}\n", "expected k8s://CLUSTER/NAMESPACE/NAME#KEY"},
+           {"secrets: {A: {from: aws-sm://x, as: disk}}\n", "expected env (the value in the variable) or file"},
+           {"secrets: {A: {as: file}}\n", "needs from:"},
+           {"secrets: {A: {from: plain}}\n", "expected a reference"}}) {
+    auto bad = ParseJobSpec(yaml, "job.yaml");
+    EXPECT_FALSE(bad.ok()) << yaml;
+    EXPECT_NE(bad.status().ToString().find(want), std::string::npos) << yaml << bad.status().ToString();
+    EXPECT_NE(bad.status().ToString().find("secrets.A"), std::string::npos) << bad.status().ToString();
+  }
 }
 
 TEST(EstateTest, ChecksJobsAgainstTheEstate) {
