@@ -7,8 +7,10 @@
 #   scripts/k8s/plane.sh start DIR   # about 12 s; writes DIR/plane.env
 #   scripts/k8s/plane.sh stop DIR    # stops each component by its pid
 #   scripts/k8s/plane.sh start DIR --api-only [--authentication-config FILE]
+#                        [--authorization-config FILE]
 #       # etcd and kube-apiserver alone (a few seconds), the API server
-#       # trusting the JWT issuers FILE names besides its own tokens
+#       # trusting the JWT issuers FILE names besides its own tokens, and
+#       # asking the authorizers the other FILE names (instead of RBAC alone)
 #
 # DIR/plane.env holds, as shell assignments: K8S_API (https://127.0.0.1:PORT),
 # K8S_CA (the CA file), K8S_TOKEN_FILE (a system:masters bearer token, in a
@@ -49,11 +51,13 @@ if [[ "$cmd" == stop ]]; then stop; exit 0; fi
 [[ "$cmd" == start ]] || { echo "usage: plane.sh start|stop DIR" >&2; exit 2; }
 api_only=0
 authn=()
+authz=(--authorization-mode=RBAC)
 shift 2
 while (($#)); do
   case "$1" in
     --api-only) api_only=1 ;;
-    --authentication-config) authn=(--authentication-config="$(realpath "${2:?a file}")"); shift ;;
+    --authentication-config) authn+=(--authentication-config="$(realpath "${2:?a file}")"); shift ;;
+    --authorization-config) authz=(--authorization-config="$(realpath "${2:?a file}")"); shift ;;
     *) echo "plane.sh: unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -161,7 +165,7 @@ wait_for etcd 30 curl -sf "http://127.0.0.1:$etcd_port/health"
 launch kube-apiserver "$bin/kube-apiserver" \
   --etcd-servers="http://127.0.0.1:$etcd_port" --bind-address=127.0.0.1 --secure-port="$api_port" \
   --advertise-address=127.0.0.1 --tls-cert-file="$pki/apiserver.crt" --tls-private-key-file="$pki/apiserver.key" \
-  --client-ca-file="$pki/ca.crt" --token-auth-file="$pki/tokens.csv" --authorization-mode=RBAC \
+  --client-ca-file="$pki/ca.crt" --token-auth-file="$pki/tokens.csv" "${authz[@]}" \
   --service-account-issuer=https://kubernetes.default.svc --service-account-key-file="$pki/sa.pub" \
   --service-account-signing-key-file="$pki/sa.key" --service-cluster-ip-range=10.0.0.0/24 \
   --endpoint-reconciler-type=none --cert-dir="$run/apiserver-certs" --profiling=false \

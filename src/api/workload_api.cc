@@ -1,10 +1,13 @@
 // Workload identity: the OpenID discovery document and JWKS clouds read to
 // trust Causeway's job tokens (public, as OpenID Connect requires), an
-// attempt refreshing its own token, and signing-key rotation.
+// attempt refreshing its own token, signing-key rotation, and the review a
+// Kubernetes API server asks for before acting on a verified job token.
+
+#include <charconv>
 
 #include "api/api_helpers.h"
-#include "api/workload_api.h"
 #include "api/jobs_api.h"
+#include "api/workload_api.h"
 
 namespace causeway::api {
 
@@ -18,6 +21,51 @@ void WorkloadApi::AddRoutes(RouteTable& routes) {
   routes.Public("GET", "/jwks", Bind(this, &WorkloadApi::Jwks));
   routes.Route("POST", "/v1/jobs/{id}/workload-token", kScopeAdmin, Bind(this, &WorkloadApi::RefreshWorkloadToken), true);
   routes.Route("POST", "/v1/identity/keys/rotate", kScopeAdmin, Bind(this, &WorkloadApi::RotateSigningKeys));
+  routes.Route("POST", "/v1/k8s/subjectaccessreview", kScopeJobsRead, Bind(this, &WorkloadApi::ReviewAccess));
+}
+
+// POST /v1/k8s/subjectaccessreview: a Kubernetes API server's authorization
+// webhook (authorization.k8s.io/v1 SubjectAccessReview), asked about the
+// users its JWT authenticator made of Causeway's workload tokens. It only
+// ever denies (the token's job or attempt has ended, or its owner is
+// deactivated) or has no opinion, leaving the decision to RBAC: this is
+// how a token the API server verified, and cannot call back, is revoked.
+// The user names the job (`...job:<id>`, whatever the prefix); the
+// attempt, where the authenticator maps it, is extra["causeway.io/attempt"].
+Result<HttpResponse> WorkloadApi::ReviewAccess(HttpRequest& req) {
+  ASSIGN_OR_RETURN(json review, ParseJsonBody(req));
+  if (!review.is_object() || !review.contains("spec") || !review["spec"].is_object() ||
+      !review["spec"].value("user", json()).is_string()) {
+    return InvalidArgument("expected a SubjectAccessReview with spec.user");
+  }
+  const json& spec = review["spec"];
+  const std::string user = spec["user"].get<std::string>();
+  json answer = {{"apiVersion", "authorization.k8s.io/v1"}, {"kind", "SubjectAccessReview"}, {"status", {{"allowed", false}}}};
+  const size_t at = user.rfind("job:");
+  if (at == std::string::npos) return JsonResponse(200, answer);  // not a job's: no opinion
+  const std::string job_id = user.substr(at + 4);
+  std::optional<int> attempt;
+  if (const json& extra = spec.value("extra", json::object()); extra.is_object() && extra.contains("causeway.io/attempt")) {
+    const json& values = extra["causeway.io/attempt"];
+    int n = 0;
+    if (!values.is_array() || values.size() != 1 || !values[0].is_string() ||
+        std::from_chars(values[0].get_ref<const std::string&>().data(),
+                        values[0].get_ref<const std::string&>().data() + values[0].get_ref<const std::string&>().size(), n)
+                .ec != std::errc()) {
+      return InvalidArgument("extra[\"causeway.io/attempt\"]: expected one attempt number");
+    }
+    attempt = n;
+  }
+  std::string why;
+  if (auto detail = jobs_.Get(job_id); detail.ok()) {
+    ASSIGN_OR_RETURN(why, workload_.Revoked(*detail, attempt));
+  } else if (detail.status().code() == Code::kNotFound) {
+    why = "no job " + job_id;
+  } else {
+    return detail.status();
+  }
+  if (!why.empty()) answer["status"] = {{"allowed", false}, {"denied", true}, {"reason", "causeway: " + why}};
+  return JsonResponse(200, answer);
 }
 
 Result<HttpResponse> WorkloadApi::OidcDiscovery(HttpRequest&) {

@@ -25,6 +25,7 @@ class WorkloadApi final : public Area {
   Result<HttpResponse> Jwks(HttpRequest& req);
   Result<HttpResponse> RefreshWorkloadToken(HttpRequest& req);
   Result<HttpResponse> RotateSigningKeys(HttpRequest& req);
+  Result<HttpResponse> ReviewAccess(HttpRequest& req);
 
   const Clock& wall_;
   WorkloadService& workload_;

@@ -4,6 +4,7 @@
 // (identity/workload.h) keeps the keys and signs.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "causeway/clock.h"
@@ -36,11 +37,24 @@ class WorkloadService {
   // that cannot be recorded is not handed out (fail closed).
   Result<identity::WorkloadToken> Refresh(const JobDetail& job, const std::string& audience, const std::string& actor);
 
+  // Whether a token of attempt `attempt` of `job` (nullopt: the token does
+  // not say) is still good, for a third party that verified its signature
+  // and asks before acting on it (an API server's authorization webhook):
+  // "" when it is, else why not: the job has ended, that attempt has ended,
+  // or its owner is deactivated. An attempt not recorded yet is being
+  // launched (the broker reads its secrets with its token first). A signed
+  // token cannot be called back; this is how its revocation reaches those
+  // who ask.
+  Result<std::string> Revoked(const JobDetail& job, std::optional<int> attempt) const;
+
   // Makes a new signing key; the old one stays published while tokens it
   // signed may live. Audited as `actor`.
   Status RotateKeys(const std::string& actor);
 
  private:
+  // kPermissionDenied when the job's owner is deactivated in the directory.
+  Status OwnerActive(const JobDetail& job) const;
+
   const DirectoryReader& directory_;
   CommitQueue& queue_;
   const Clock& clock_;

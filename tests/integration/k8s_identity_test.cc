@@ -5,12 +5,15 @@
 // `team` claim to a group). A job on the local executor, given a kubeconfig
 // that reads its federated token from its file, lists the Jobs of its own
 // team's namespace and is refused another's; the secret broker reads a
-// Kubernetes Secret with the same attempt's token; once the token expires,
-// the API server refuses it. The signature is checked by the API server,
-// not by Causeway.
+// Kubernetes Secret with the same attempt's token. The API server also
+// asks Causeway (an authorization webhook) before acting on a job's token:
+// once the owner is deactivated or the attempt has ended, a token it
+// verified and cannot call back is refused; once it expires, it is refused
+// anyway. The signature is checked by the API server, not by Causeway.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -71,29 +74,70 @@ TEST(KubernetesIdentityTest, AnApiServerTrustsAJobsTokenForItsTeamsNamespaceOnly
                                       "    certificateAuthority: |\n" << indented <<
                                       "  claimMappings:\n"
                                       "    username: {claim: sub, prefix: \"causeway:\"}\n"
-                                      "    groups: {expression: '[\"causeway-team:\" + claims.team]'}\n";
-  std::string why;
+                                      "    groups: {expression: '[\"causeway-team:\" + claims.team]'}\n"
+                                      "    extra:\n"
+                                      "    - {key: causeway.io/attempt, valueExpression: 'string(int(claims.attempt))'}\n";
   const std::string out = d + "/out";
   std::filesystem::create_directories(out);
-  // The API server's address is known only once it runs, and the estate
-  // names it: Causeway and its front start after it. The API server's
-  // first fetch of discovery fails, and it tries again every 10 s.
-  auto plane = K8sPlane::ApiOnly(d + "/authn.yaml", why);
+  const std::string head = "providers: [{name: here, kind: local, regions: [{name: r1, zone: eu}]}]\n"
+                           "clusters:\n  - name: laptop\n    provider: here\n    region: r1\n"
+                           "    node_pools: [{name: cpu, cpus: 4, nodes: 1}]\n"
+                           "    local: {output_dir: " + out + "}\n"
+                           "teams: [{name: nlp}, {name: vision}]\n"
+                           "identity:\n"
+                           "  workload: {issuer: \"" + issuer + "\", audiences: [plane], lifetime: 20s}\n"
+                           "  deprovision: {running: finish}\n";
+  // Causeway first, for the credential the API server's authorization
+  // webhook presents (jobs:read); the API server next, trusting the issuer
+  // and asking Causeway about job tokens before RBAC; then Causeway again
+  // on the same data with the API server in its estate, and its HTTPS front.
+  // The API server's first fetch of discovery fails; it tries every 10 s.
+  EstateServer s(dir, head);
+  auto reviewer = s.process().Client().Send("POST", "/v1/tokens",
+                                            json{{"name", "plane-webhook"}, {"scopes", {"jobs:read"}}}.dump(),
+                                            Auth(s.process().admin_token()));
+  ASSERT_TRUE(reviewer.ok() && reviewer->status == 201) << (reviewer.ok() ? reviewer->body : "");
+  std::ofstream(d + "/webhook.kubeconfig")
+      << json{{"apiVersion", "v1"},
+              {"kind", "Config"},
+              {"clusters", {{{"name", "causeway"},
+                             {"cluster", {{"server", issuer + "/v1/k8s/subjectaccessreview"},
+                                          {"certificate-authority", d + "/ca.crt"}}}}}},
+              {"users", {{{"name", "plane"}, {"user", {{"token", json::parse(reviewer->body)["secret"]}}}}}},
+              {"contexts", {{{"name", "causeway"}, {"context", {{"cluster", "causeway"}, {"user", "plane"}}}}}},
+              {"current-context", "causeway"}}
+             .dump();
+  std::ofstream(d + "/authz.yaml") << "apiVersion: apiserver.config.k8s.io/v1\n"
+                                      "kind: AuthorizationConfiguration\n"
+                                      "authorizers:\n"
+                                      "- type: Webhook\n"
+                                      "  name: causeway\n"
+                                      "  webhook:\n"
+                                      "    timeout: 5s\n"
+                                      "    subjectAccessReviewVersion: v1\n"
+                                      "    matchConditionSubjectAccessReviewVersion: v1\n"
+                                      "    failurePolicy: Deny\n"
+                                      "    authorizedTTL: 1s\n"
+                                      "    unauthorizedTTL: 1s\n"
+                                      "    cacheAuthorizedRequests: false\n"
+                                      "    cacheUnauthorizedRequests: false\n"
+                                      "    connectionInfo: {type: KubeConfigFile, kubeConfigFile: " << d << "/webhook.kubeconfig}\n"
+                                      "    matchConditions:\n"
+                                      "    - expression: \"request.user.startsWith('causeway:job:')\"\n"
+                                      "- type: RBAC\n"
+                                      "  name: rbac\n";
+  std::string why;
+  auto plane = K8sPlane::ApiOnly(d + "/authn.yaml", d + "/authz.yaml", why);
   ASSERT_TRUE(plane) << why;
-  EstateServer s(dir,
-                 "providers: [{name: here, kind: local, regions: [{name: r1, zone: eu}]}]\n"
-                 "clusters:\n  - name: laptop\n    provider: here\n    region: r1\n"
-                 "    node_pools: [{name: cpu, cpus: 4, nodes: 1}]\n"
-                 "    local: {output_dir: " + out + "}\n"
-                 "teams: [{name: nlp}, {name: vision}]\n"
-                 "identity:\n"
-                 "  workload: {issuer: \"" + issuer + "\", audiences: [plane], lifetime: 20s}\n"
-                 "  federations:\n"
-                 "    - {name: plane-nlp, kind: kubernetes, audience: plane, api_server: \"" + plane->api() +
-                     "\", ca_file: " + plane->ca() + ", default: true}\n"
-                 "  secret_stores:\n"
-                 "    - {name: plane-secrets, kind: kubernetes, identity: plane-nlp, cluster: plane, "
-                 "teams: {nlp: [\"team-nlp/*\"]}}\n");
+  std::ofstream(d + "/estate.yaml") << head +
+                                           "  federations:\n"
+                                           "    - {name: plane-nlp, kind: kubernetes, audience: plane, api_server: \"" +
+                                           plane->api() + "\", ca_file: " + plane->ca() + ", default: true}\n"
+                                           "  secret_stores:\n"
+                                           "    - {name: plane-secrets, kind: kubernetes, identity: plane-nlp, cluster: plane, "
+                                           "teams: {nlp: [\"team-nlp/*\"]}}\n";
+  s.process().Stop(SIGTERM);
+  s.Start();
   NodePeer front("https-front.mjs", {std::to_string(front_port), d + "/issuer.crt", d + "/issuer.key", s.process().url()});
   ASSERT_EQ(front.first_line(), "listening");
 
@@ -152,19 +196,54 @@ TEST(KubernetesIdentityTest, AnApiServerTrustsAJobsTokenForItsTeamsNamespaceOnly
   ASSERT_TRUE(sha.ok());
   EXPECT_EQ(Read(out + "/db.txt"), sha->out.substr(0, 64) + "\n");
 
-  // The token, outside the attempt: accepted while it lives, refused once expired.
-  std::string token = Read(out + "/token.jwt");
-  ASSERT_EQ(std::count(token.begin(), token.end(), '.'), 2) << token;
-  auto ask = [&] {
+  // Tokens outside their attempts, asked with as a third party would.
+  auto ask = [&](const std::string& token, std::string* body = nullptr) {
     net::ApiRequest r;
     r.url = plane->api() + "/apis/batch/v1/namespaces/team-nlp/jobs";
     r.headers = {{"Authorization", "Bearer " + token}};
     auto a = net::SendApi(r, net::TlsTrust{plane->ca(), "", ""});
+    if (body && a.ok()) *body = a->body;
     return a.ok() ? a->status : 0;
   };
-  EXPECT_TRUE(Eventually([&] { return ask() == 401; }, std::chrono::seconds(90))) << "an expired token is refused";
+  // A running job's token is accepted; once its owner is deactivated (its
+  // work left to finish) the API server's next request with the same,
+  // unexpired token is refused: Causeway's review denies it.
+  auto scim = s.process().Client().Send("POST", "/v1/tokens", json{{"name", "idp"}, {"scopes", {"scim:provision"}}}.dump(),
+                                        Auth(s.process().admin_token()));
+  ASSERT_TRUE(scim.ok() && scim->status == 201);
+  auto alice = s.process().Client().Send(
+      "POST", "/scim/v2/Users",
+      json{{"schemas", {"urn:ietf:params:scim:schemas:core:2.0:User"}}, {"userName", "alice@corp.example"}}.dump(),
+      Auth(json::parse(scim->body)["secret"]));
+  ASSERT_TRUE(alice.ok() && alice->status == 201) << (alice.ok() ? alice->body : "");
+  const std::string live = s.Submit("name: keeps-running\nresources: {cpus: 1}\nlabels: {team: nlp, owner: alice@corp.example}\n"
+                                    "run: |\n  echo \"$(dirname \"$KUBECONFIG\")/kubernetes.token\" > live.path\n"
+                                    "  for i in $(seq 1200); do [ -e stop ] && break; sleep 0.1; done\n");
+  ASSERT_TRUE(Eventually([&] { return std::filesystem::exists(out + "/live.path"); }, std::chrono::seconds(60)));
+  std::string live_path = Read(out + "/live.path");
+  live_path.pop_back();
+  auto live_token = [&] { return Read(live_path); };  // the file as refreshed
+  EXPECT_EQ(ask(live_token()), 200);
+  auto off = s.process().Client().Send("POST", "/v1/people/alice@corp.example/deactivate", "{}", Auth(s.process().admin_token()));
+  ASSERT_TRUE(off.ok() && off->status == 200) << (off.ok() ? off->body : "");
+  EXPECT_EQ(s.Get("/v1/jobs/" + live)["state"], "running") << "its work is left to finish";
+  std::string refusal;
+  EXPECT_EQ(ask(live_token(), &refusal), 403);
+  EXPECT_NE(refusal.find("the job's owner alice@corp.example is deactivated"), std::string::npos) << refusal;
+  std::ofstream(out + "/stop").close();
+
+  // The first job's token, copied out while it ran: its attempt has ended,
+  // so it is refused before it expires (unless it already has), and after.
+  std::string token = Read(out + "/token.jwt");
+  ASSERT_EQ(std::count(token.begin(), token.end(), '.'), 2) << token;
+  const int ended = ask(token, &refusal);
+  EXPECT_TRUE(ended == 403 || ended == 401) << ended << refusal;
+  if (ended == 403) {
+    EXPECT_NE(refusal.find("has ended: its tokens died with it"), std::string::npos) << refusal;
+  }
+  EXPECT_TRUE(Eventually([&] { return ask(token) == 401; }, std::chrono::seconds(90))) << "an expired token is refused";
   token[token.size() / 2] = token[token.size() / 2] == 'A' ? 'B' : 'A';
-  EXPECT_EQ(ask(), 401) << "a token changed in transit is refused";
+  EXPECT_EQ(ask(token), 401) << "a token changed in transit is refused";
 }
 
 }  // namespace

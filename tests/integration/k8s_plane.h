@@ -43,11 +43,14 @@ class K8sPlane {
   }
   // An API server of the test's own (etcd and kube-apiserver alone:
   // plane.sh --api-only) that also trusts the JWT issuers `authn_config`
-  // names (--authentication-config); stopped when destroyed. Null with the
-  // reason in `why` when it cannot start.
-  static std::unique_ptr<K8sPlane> ApiOnly(const std::string& authn_config, std::string& why) {
+  // names (--authentication-config) and asks the authorizers
+  // `authz_config` names (--authorization-config); stopped when destroyed.
+  // Null with the reason in `why` when it cannot start.
+  static std::unique_ptr<K8sPlane> ApiOnly(const std::string& authn_config, const std::string& authz_config,
+                                           std::string& why) {
     auto p = std::unique_ptr<K8sPlane>(new K8sPlane());
-    why = p->StartOwn("k8s-api", "--api-only --authentication-config " + authn_config);
+    why = p->StartOwn("k8s-api", "--api-only --authentication-config " + authn_config + " --authorization-config " +
+                                     authz_config);
     p->ReadEnv();
     if (why.empty() && !p->env_.count("K8S_API")) why = "no API server in " + p->dir_ + " (plane.env is missing)";
     if (!why.empty()) return nullptr;

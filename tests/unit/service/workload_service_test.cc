@@ -89,6 +89,44 @@ TEST_F(WorkloadServiceTest, TokensDieWithTheirAttempt) {
   EXPECT_TRUE(Audit("workload.token.").empty());
 }
 
+// What a third party that verified a token asks before acting on it: an
+// ended job or attempt revokes it, an attempt not recorded yet is one
+// being launched, and a deactivated owner revokes their work's tokens.
+TEST_F(WorkloadServiceTest, ATokenIsRevokedWithItsAttemptItsJobOrItsOwner) {
+  auto revoked = [&](const JobDetail& d, std::optional<int> attempt) {
+    auto r = service_->Revoked(d, attempt);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? *r : "";
+  };
+  EXPECT_EQ(revoked(Running(), 2), "");
+  EXPECT_EQ(revoked(Running(), std::nullopt), "");
+  EXPECT_EQ(revoked(Running(), 3), "") << "being launched";
+  JobDetail earlier = Running();
+  earlier.attempts.insert(earlier.attempts.begin(), earlier.attempts[0]);
+  earlier.attempts[0].number = 1;
+  earlier.attempts[0].state = "preempted";
+  EXPECT_EQ(revoked(earlier, 1), "attempt 1 of job job_1 has ended: its tokens died with it");
+  JobDetail ended = Running();
+  ended.job.state = JobState::kCancelled;
+  EXPECT_EQ(revoked(ended, std::nullopt), "job job_1 has ended: its tokens died with it");
+  DirectoryEntry alice;
+  alice.kind = "User";
+  alice.id = "u1";
+  alice.name = "alice@example.com";
+  alice.active = false;
+  Status put = queue_->Run([&](WriteTx& tx) -> Status {
+    RETURN_IF_ERROR(tx.PutDirectoryEntry(alice));
+    AuditEvent e;
+    e.time = clock_.Now();
+    e.actor = "tok_idp";
+    e.action = "scim.user.deactivate";
+    e.resource = "user/u1";
+    return tx.AppendAudit(e);
+  });
+  ASSERT_TRUE(put.ok()) << put.ToString();
+  EXPECT_EQ(revoked(Running(), 2), "the job's owner alice@example.com is deactivated");
+}
+
 TEST_F(WorkloadServiceTest, ATokenThatCannotBeRecordedIsNotHandedOut) {
   service_->SetIssuer(issuer_.get());
   queue_->Stop();  // nothing commits any more
