@@ -142,7 +142,8 @@ Status Serve(const ServeOptions& o) {
   // Workload identity: the first signing key is made on the first start.
   std::unique_ptr<identity::WorkloadIssuer> workload;
   if (estate->identity.workload) {
-    workload = std::make_unique<identity::WorkloadIssuer>(*store, *estate->identity.workload);
+    workload = std::make_unique<identity::WorkloadIssuer>(*store, *estate->identity.workload,
+                                                           estate->identity.federations);
     ASSIGN_OR_RETURN(auto first, workload->FirstKeyWrite(wall.Now()));
     if (first) RETURN_IF_ERROR(queue.Run(*first).WithPrefix("making the workload signing key"));
     // Known before the first cycle when the address is; else once bound

@@ -1,6 +1,7 @@
 #include "identity/workload.h"
 
 #include <algorithm>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -39,8 +40,29 @@ AuditEvent KeyEvent(const std::string& action, const SigningKeyRecord& k, const 
 
 }  // namespace
 
-WorkloadIssuer::WorkloadIssuer(const TokenReader& store, WorkloadIdentityConfig config)
-    : store_(store), config_(std::move(config)) {}
+WorkloadIssuer::WorkloadIssuer(const TokenReader& store, WorkloadIdentityConfig config,
+                               const std::vector<CloudFederation>& federations)
+    : store_(store), config_(std::move(config)) {
+  std::set<std::string> open;  // used by a federation every team may use
+  for (const CloudFederation& f : federations) {
+    if (f.audience.empty()) continue;
+    if (f.teams.empty()) open.insert(f.audience);
+    auto& teams = teams_by_audience_[f.audience];
+    teams.insert(teams.end(), f.teams.begin(), f.teams.end());
+  }
+  for (const std::string& a : open) teams_by_audience_.erase(a);
+}
+
+std::vector<std::string> WorkloadIssuer::AudiencesFor(const std::string& team) const {
+  std::vector<std::string> out;
+  for (const std::string& a : config_.audiences) {
+    auto it = teams_by_audience_.find(a);
+    if (it == teams_by_audience_.end() || std::find(it->second.begin(), it->second.end(), team) != it->second.end()) {
+      out.push_back(a);
+    }
+  }
+  return out;
+}
 
 void WorkloadIssuer::SetDefaultIssuer(const std::string& url) {
   MutexLock lock(mu_);
@@ -132,10 +154,17 @@ Result<json> WorkloadIssuer::Jwks(Timestamp now) {
 Result<WorkloadToken> WorkloadIssuer::Mint(const JobRecord& job, int attempt, const std::string& cluster,
                                            const std::string& audience, Timestamp now, std::optional<Timestamp> started) {
   WorkloadToken out;
+  const std::vector<std::string> allowed = AudiencesFor(job.team);
   if (audience.empty()) {
-    out.audiences = config_.audiences;
-  } else if (std::find(config_.audiences.begin(), config_.audiences.end(), audience) != config_.audiences.end()) {
+    if (allowed.empty()) {
+      return PermissionDenied("team \"" + job.team + "\" may use none of the estate's workload audiences (" +
+                              "each is for federations of other teams)");
+    }
+    out.audiences = allowed;
+  } else if (std::find(allowed.begin(), allowed.end(), audience) != allowed.end()) {
     out.audiences = {audience};
+  } else if (std::find(config_.audiences.begin(), config_.audiences.end(), audience) != config_.audiences.end()) {
+    return PermissionDenied("audience \"" + audience + "\" is for federations team \"" + job.team + "\" may not use");
   } else {
     return PermissionDenied("audience \"" + audience + "\" is not one the estate lets jobs have tokens for");
   }

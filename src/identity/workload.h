@@ -11,6 +11,7 @@
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,7 +35,12 @@ struct WorkloadToken {
 
 class WorkloadIssuer {
  public:
-  WorkloadIssuer(const TokenReader& store, WorkloadIdentityConfig config);
+  // `federations` keep each audience to their teams: an audience that
+  // federations use is for the teams one of them allows (every team when
+  // one of them names none); an audience no federation uses is any team's.
+  // So a job holds no token its team's federations would refuse it.
+  WorkloadIssuer(const TokenReader& store, WorkloadIdentityConfig config,
+                 const std::vector<CloudFederation>& federations);
 
   // The issuer URL when the estate names none: the server's own address.
   void SetDefaultIssuer(const std::string& url);
@@ -52,9 +58,13 @@ class WorkloadIssuer {
   nlohmann::json Discovery() const;
   Result<nlohmann::json> Jwks(Timestamp now);
 
+  // The configured audiences a job of `team` may have tokens for.
+  std::vector<std::string> AudiencesFor(const std::string& team) const;
+
   // A token for attempt `attempt` of `job`, running on `cluster`, for
-  // `audience` (one of the configured audiences; "" for all of them).
-  // kPermissionDenied for another audience. It expires after the
+  // `audience` (one of AudiencesFor(job.team); "" for all of them).
+  // kPermissionDenied for another audience, or for "" when the team may
+  // have none. It expires after the
   // configured lifetime, or when the attempt must end (its spec's
   // time_limit from `started`, the attempt's start; now when not given),
   // whichever is first, but never within a minute.
@@ -71,6 +81,8 @@ class WorkloadIssuer {
 
   const TokenReader& store_;
   const WorkloadIdentityConfig config_;
+  // The audiences federations keep to some teams, and those teams.
+  std::map<std::string, std::vector<std::string>> teams_by_audience_;
   mutable Mutex mu_;
   std::string default_issuer_ GUARDED_BY(mu_);
   std::vector<Loaded> keys_ GUARDED_BY(mu_);  // oldest first

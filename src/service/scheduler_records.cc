@@ -206,7 +206,9 @@ Result<LaunchCargo> SchedulerService::Carried(const JobRecord& job, int attempt,
     }
     for (auto& [var, value] : fetched.values) c.env[var] = std::move(value);
   }
-  if (workload) {
+  // A team that may use none of the audiences (each is for other teams'
+  // federations) gets no workload token at all.
+  if (workload && !workload->AudiencesFor(job.team).empty()) {
     ASSIGN_OR_RETURN(c.workload, workload->Mint(job, attempt, cluster, "", now));
     c.env["CAUSEWAY_WORKLOAD_TOKEN"] = c.workload->token;
     // One token per federated identity, for the audience its cloud

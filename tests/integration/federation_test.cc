@@ -177,6 +177,14 @@ TEST(FederationTest, AJobReachesAwsThroughStsWithItsWorkloadTokenAndNoStaticKey)
   const std::string refused = Refusal(s, "labels: {team: vision}\nidentities: [aws-training]\n");
   EXPECT_NE(refused.find("identity \\\"aws-training\\\" is not allowed to team \\\"vision\\\""), std::string::npos)
       << refused;
+  // Nor does a job of that team hold a token STS would take for the role:
+  // the only audience is the federation's, which is nlp's alone.
+  const std::string vision = s.Submit("resources: {accelerators: H200:1}\nlabels: {team: vision}\n"
+                                      "run: 'echo \"workload token: [${CAUSEWAY_WORKLOAD_TOKEN:-none}]\"'\n");
+  EXPECT_TRUE(Eventually([&] { return s.Get("/v1/jobs/" + vision)["state"] == "succeeded"; }, std::chrono::seconds(60)))
+      << s.Get("/v1/jobs/" + vision).dump(2);
+  auto logs = RunCli({"logs", vision}, {{"CAUSEWAY_SERVER", s.process().url()}, {"CAUSEWAY_TOKEN", s.process().admin_token()}});
+  EXPECT_NE(logs.out.find("workload token: [none]"), std::string::npos) << logs.out << logs.err;
 }
 
 // The secret broker: a job's `secrets:` references are read from Secrets

@@ -3,6 +3,7 @@
 #include <signal.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <nlohmann/json.hpp>
@@ -381,6 +382,48 @@ TEST_F(SlurmTest, BucketsInFileMountsAreDeliveredOnSlurm) {
   // Written just before the job ended: the attempt waited for rclone to
   // write it back before unmounting.
   EXPECT_EQ(Rclone(conf, {"cat", "store:data/out/result.txt"}).out, "result\n");
+}
+
+// A federated identity on Slurm: the attempt's token is a file only the
+// job's user may read (0600, in a 0700 folder), with the variables AWS's SDK
+// reads; it is refreshed while the job runs (from the node, through the
+// attempt's credential) and gone with the attempt, and in no log.
+TEST_F(SlurmTest, AFederatedJobsTokenIsAFileOnlyItsUserReadsRefreshedAndRemoved) {
+  TempDir dir("slurm-federated");
+  std::ofstream(dir.path() + "/estate.yaml")
+      << cluster_->Estate() << "teams: [{name: nlp}]\n"
+      << "identity:\n  workload: {audiences: [sts.amazonaws.com], lifetime: 16s}\n"
+      << "  federations:\n    - {name: aws-training, kind: aws, role_arn: \"arn:aws:iam::123456789012:role/training\", "
+         "teams: [nlp], default: true}\n";
+  auto server = ServerProcess::Start(dir.path() + "/db", {"--estate", dir.path() + "/estate.yaml", "--tick-ms", "50"});
+  auto client = server->Client();
+  // It reports the file's mode and owner, its folder's mode, its own user,
+  // and waits (up to 30 s) until the file changes: the refresh, at half
+  // the token's 16 s.
+  const std::string run =
+      "f=$AWS_WEB_IDENTITY_TOKEN_FILE; before=$(sha256sum < \"$f\")\n"
+      "  echo \"file=$(stat -c '%a %U' \"$f\") folder=$(stat -c '%a' \"${f%/*}\") user=$(id -un) role=$AWS_ROLE_ARN\"\n"
+      "  for i in $(seq 300); do [ \"$(sha256sum < \"$f\")\" != \"$before\" ] && break; sleep 0.1; done\n"
+      "  [ \"$(sha256sum < \"$f\")\" != \"$before\" ] && echo refreshed; echo \"path=$f\"\n";
+  auto made = client.Send("POST", "/v1/jobs",
+                          json{{"spec", "name: federated\nresources: {cpus: 1}\nlabels: {team: nlp}\nrun: |\n  " + run}}.dump(),
+                          Auth(server->admin_token()));
+  ASSERT_EQ(made->status, 201) << made->body;
+  const std::string id = json::parse(made->body)["job"]["id"];
+  auto job = [&] { return json::parse(client.Send("GET", "/v1/jobs/" + id, "", Auth(server->admin_token()))->body); };
+  ASSERT_TRUE(Eventually([&] { return job()["state"] == "succeeded"; }, std::chrono::seconds(90))) << job().dump(2);
+  const std::string log = client.Send("GET", "/v1/jobs/" + id + "/logs", "", Auth(server->admin_token()))->body;
+  std::string user = cluster_->Run("id -un");
+  user.erase(user.find_last_not_of('\n') + 1);
+  EXPECT_NE(log.find("file=600 " + user + " folder=700 user=" + user + " role=arn:aws:iam::123456789012:role/training"),
+            std::string::npos) << log;
+  EXPECT_NE(log.find("refreshed"), std::string::npos) << "refreshed while it ran: " << log;
+  const size_t at = log.find("path=");
+  ASSERT_NE(at, std::string::npos) << log;
+  const std::string path = log.substr(at + 5, log.find('\n', at) - at - 5);
+  EXPECT_FALSE(std::filesystem::exists(path)) << "the token file outlived its attempt";
+  EXPECT_FALSE(std::filesystem::exists(std::filesystem::path(path).parent_path()));
+  EXPECT_EQ(log.find("eyJ"), std::string::npos) << "a token in the job's log";
 }
 
 // A job killed in Slurm behind Causeway's back is retried; Causeway

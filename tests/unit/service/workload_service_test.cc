@@ -17,7 +17,7 @@ class WorkloadServiceTest : public ServiceTest {
     WorkloadIdentityConfig config;
     config.issuer = "https://causeway.example";
     config.audiences = {"sts.amazonaws.com"};
-    issuer_ = std::make_unique<identity::WorkloadIssuer>(*store_, config);
+    issuer_ = std::make_unique<identity::WorkloadIssuer>(*store_, config, std::vector<CloudFederation>{});
     auto first = issuer_->FirstKeyWrite(clock_.Now());
     ASSERT_TRUE(first.ok() && first->has_value()) << first.status().ToString();
     ASSERT_TRUE(queue_->Run(**first).ok());
@@ -76,6 +76,57 @@ TEST_F(WorkloadServiceTest, ATokenForTheRunningAttemptIsAuditedWithoutItself) {
   auto other = service_->Refresh(Running(), "vault", "tok_job");
   ASSERT_FALSE(other.ok());
   EXPECT_EQ(other.status().code(), Code::kPermissionDenied) << "only configured audiences";
+}
+
+// An audience that federations use is for their teams alone: a job holds
+// no token for a cloud role its team's federations would refuse it, neither
+// at launch (audience "") nor on refresh.
+TEST_F(WorkloadServiceTest, AJobGetsOnlyTheAudiencesItsTeamsFederationsUse) {
+  WorkloadIdentityConfig config;
+  config.issuer = "https://causeway.example";
+  config.audiences = {"sts.amazonaws.com", "vault", "shared"};
+  CloudFederation vision_aws;
+  vision_aws.name = "vision-aws";
+  vision_aws.kind = "aws";
+  vision_aws.audience = "sts.amazonaws.com";
+  vision_aws.teams = {"vision"};
+  CloudFederation vault;
+  vault.name = "vault";
+  vault.kind = "kubernetes";
+  vault.audience = "vault";
+  vault.teams = {"nlp", "vision"};
+  CloudFederation everyone = vault;
+  everyone.name = "everyone";
+  everyone.audience = "shared";
+  everyone.teams = {};
+  CloudFederation only_nlp = everyone;
+  only_nlp.name = "only-nlp";
+  only_nlp.teams = {"nlp"};
+  identity::WorkloadIssuer issuer(*store_, config, {vision_aws, vault, everyone, only_nlp});
+  EXPECT_EQ(issuer.AudiencesFor("nlp"), (std::vector<std::string>{"vault", "shared"}));
+  EXPECT_EQ(issuer.AudiencesFor("vision"), (std::vector<std::string>{"sts.amazonaws.com", "vault", "shared"}));
+  EXPECT_EQ(issuer.AudiencesFor("audio"), std::vector<std::string>{"shared"}) << "a federation every team may use";
+  service_->SetIssuer(&issuer);
+
+  auto all = service_->Refresh(Running(), "", "tok_job");
+  ASSERT_TRUE(all.ok()) << all.status().ToString();
+  EXPECT_EQ(all->audiences, (std::vector<std::string>{"vault", "shared"}));
+  auto sts = service_->Refresh(Running(), "sts.amazonaws.com", "tok_job");
+  ASSERT_FALSE(sts.ok());
+  EXPECT_EQ(sts.status().code(), Code::kPermissionDenied);
+  EXPECT_EQ(sts.status().message(), "audience \"sts.amazonaws.com\" is for federations team \"nlp\" may not use");
+  EXPECT_EQ(Audit("workload.token.issue").size(), 1u) << "a refused token is not issued";
+
+  JobDetail vision = Running();
+  vision.job.team = "vision";
+  auto theirs = service_->Refresh(vision, "sts.amazonaws.com", "tok_job");
+  ASSERT_TRUE(theirs.ok()) << theirs.status().ToString();
+
+  identity::WorkloadIssuer closed(*store_, {config.issuer, {"sts.amazonaws.com"}}, {vision_aws});
+  service_->SetIssuer(&closed);
+  auto none = service_->Refresh(Running(), "", "tok_job");
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.status().code(), Code::kPermissionDenied) << "no audience at all for nlp";
 }
 
 TEST_F(WorkloadServiceTest, TokensDieWithTheirAttempt) {
