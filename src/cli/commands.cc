@@ -27,6 +27,7 @@
 #include "service/checkpoint_service.h"
 #include "service/reports_json.h"
 #include "service/submission_check.h"
+#include "spec/service_spec.h"
 #include "cli/errors.h"
 #include "cli/identity_commands.h"
 #include "cli/job_commands.h"
@@ -214,7 +215,8 @@ Status CheckSpec(ParsedJobSpec& parsed, const SpecInputs& inputs, const std::str
 
 // What validate says of a task file that passed: its warnings, then the
 // spec (or each step of a pipeline), as JSON or in words.
-void PrintValid(const std::string& file, const TaskFile& tasks, bool json_output) {
+void PrintValid(const std::string& file, const TaskFile& tasks, const std::optional<spec::ServiceSpec>& service,
+                bool json_output) {
   json warnings = json::array();
   json steps = json::array();
   for (const auto& step : tasks.steps) {
@@ -223,6 +225,7 @@ void PrintValid(const std::string& file, const TaskFile& tasks, bool json_output
   }
   if (json_output) {
     json out = {{"valid", true}, {"spec", steps.front()}, {"warnings", warnings}};
+    if (service) out["service"] = spec::ToJson(*service);
     if (tasks.pipeline) {
       out["pipeline"] = {{"name", tasks.name}, {"execution", tasks.job_group ? "parallel" : "serial"}, {"steps", steps}};
     }
@@ -248,6 +251,14 @@ void PrintValid(const std::string& file, const TaskFile& tasks, bool json_output
   }
   if (!tasks.pipeline) {
     std::cout << file << ": valid (" << describe(tasks.steps.front().parsed.spec) << ")\n";
+    if (service) {
+      const spec::ReplicaPolicy& p = service->replicas;
+      std::cout << "  a service of " << p.min_replicas
+                << (p.max_replicas ? " to " + std::to_string(*p.max_replicas) : std::string()) << " replicas"
+                << (service->port ? " on port " + std::to_string(*service->port) : std::string())
+                << ", ready when " << service->readiness.path << " answers, balanced by "
+                << service->load_balancing_policy << "\n";
+    }
     return;
   }
   if (tasks.job_group) {
@@ -309,7 +320,14 @@ int Validate(const std::string& file, const std::string& estate_file, const Spec
   }
   if (!failed.ok()) return refuse(Status(failed.code(), failed.message(), std::move(problems)));
 
-  PrintValid(file, *tasks, json_output);
+  // A service section was read with the task; read again, for what it says.
+  std::optional<spec::ServiceSpec> service;
+  if (!tasks->pipeline) {
+    auto read = spec::ParseServiceSection(*text, file);
+    if (!read.ok()) return refuse(read.status());
+    service = std::move(*read);
+  }
+  PrintValid(file, *tasks, service, json_output);
   return kExitOk;
 }
 

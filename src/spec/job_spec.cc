@@ -21,6 +21,7 @@
 #include "spec/software.h"
 #include "spec/accelerators.h"
 #include "spec/estate_parser.h"
+#include "spec/service_spec.h"
 #include "spec/yaml_reader.h"
 
 namespace causeway {
@@ -1042,40 +1043,9 @@ class JobSpecParser {
     }
   }
 
-  // `service:` (SkyPilot Serve) is kept but not run: its content is still
-  // checked, so a misspelt key or a wrong type is not found only later.
-  void CheckService(const YAML::Node& n) {
-    static const KeySet kKeys{{"readiness_probe", "replicas", "replica_policy", "ports", "load_balancing_policy",
-                               "tls", "pool", "workers", "spot_placer"}};
-    static const KeySet kProbe{{"path", "initial_delay_seconds", "timeout_seconds", "post_data", "headers"}};
-    static const KeySet kPolicy{{"min_replicas", "max_replicas", "target_qps_per_replica", "upscale_delay_seconds",
-                                 "downscale_delay_seconds", "base_ondemand_fallback_replicas",
-                                 "dynamic_ondemand_fallback", "num_overprovision"}};
-    static const KeySet kTls{{"keyfile", "certfile"}};
-    if (!r_.CheckMap(n, "service", kKeys)) return;
-    auto count = [&](const YAML::Node& parent, std::string_view field, const char* key, int64_t max) {
-      if (auto v = Get(parent, key); v.IsDefined() && !v.IsNull()) r_.Int(v, JoinField(field, key), 0, max);
-    };
-    if (auto p = Get(n, "readiness_probe"); p.IsDefined() && !p.IsNull()) {
-      if (p.IsScalar()) {
-        r_.String(p, "service.readiness_probe");
-      } else if (r_.CheckMap(p, "service.readiness_probe", kProbe)) {
-        if (auto path = Get(p, "path"); path.IsDefined()) r_.String(path, "service.readiness_probe.path");
-        count(p, "service.readiness_probe", "initial_delay_seconds", 86400);
-        count(p, "service.readiness_probe", "timeout_seconds", 86400);
-      }
-    }
-    count(n, "service", "replicas", 10000);
-    count(n, "service", "ports", 65535);
-    if (auto p = Get(n, "replica_policy"); p.IsDefined() && !p.IsNull() && r_.CheckMap(p, "service.replica_policy", kPolicy)) {
-      for (const char* key : {"min_replicas", "max_replicas", "upscale_delay_seconds", "downscale_delay_seconds",
-                              "base_ondemand_fallback_replicas", "num_overprovision"}) {
-        count(p, "service.replica_policy", key, 100000);
-      }
-      if (auto d = Get(p, "dynamic_ondemand_fallback"); d.IsDefined()) r_.Bool(d, "service.replica_policy.dynamic_ondemand_fallback");
-    }
-    if (auto t = Get(n, "tls"); t.IsDefined() && !t.IsNull()) r_.CheckMap(t, "service.tls", kTls);
-  }
+  // `service:` (SkyPilot Serve) is read whole (spec/service_spec.h), so a
+  // task file is refused here for what `service up` would refuse it.
+  void CheckService(const YAML::Node& n) { spec::ReadService(r_, n); }
 
   void ParseSim(const YAML::Node& n) {
     static const KeySet kKeys{{"duration", "utilization", "exit_code"}};

@@ -10,7 +10,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -292,6 +294,122 @@ TEST_P(SkyPilotBadJobGroupOracleTest, CausewayRefusesWhatSkyPilotRefuses) {
 
 INSTANTIATE_TEST_SUITE_P(Forms, SkyPilotBadJobGroupOracleTest, ::testing::ValuesIn(kBadGroups),
                          [](const auto& info) { return std::string(info.param.name); });
+
+// Service sections (SkyPilot Serve), as SkyPilot's serving docs write
+// them: SkyServiceSpec reads each, and `causeway validate --json` must read
+// every field the same, SkyPilot's defaults included.
+const Form kServices[] = {
+    {"probe_path_and_replicas",
+     "service:\n  readiness_probe: /health\n  replicas: 2\nresources: {accelerators: L4:1, ports: 8080}\nrun: echo\n"},
+    {"vllm_autoscaled",
+     "service:\n  readiness_probe:\n    path: /v1/chat/completions\n    post_data:\n      model: meta-llama/Llama-3.1-8B-Instruct\n"
+     "      messages: [{role: user, content: Hello}]\n      max_tokens: 1\n    initial_delay_seconds: 1200\n"
+     "  replica_policy:\n    min_replicas: 2\n    max_replicas: 6\n    target_qps_per_replica: 2.5\n"
+     "    upscale_delay_seconds: 300\n    downscale_delay_seconds: 1200\n  ports: 8081\n"
+     "resources: {accelerators: {L4: 1, A10G: 1}, ports: 8081}\nrun: echo\n"},
+    {"spot_with_fallback",
+     "service:\n  readiness_probe: /\n  replica_policy:\n    min_replicas: 1\n    max_replicas: 3\n"
+     "    target_qps_per_replica: 1\n    dynamic_ondemand_fallback: true\n    base_ondemand_fallback_replicas: 1\n"
+     "    spot_placer: DYNAMIC_FALLBACK\n    num_overprovision: 1\nresources: {accelerators: A100:1, use_spot: true}\nrun: echo\n"},
+    {"instance_aware",
+     "service:\n  readiness_probe: /health\n  load_balancing_policy: instance_aware_least_load\n  replica_policy:\n"
+     "    min_replicas: 1\n    max_replicas: 4\n    target_qps_per_replica: {L4: 5, \"A100:1\": 10.5}\n"
+     "resources:\n  accelerators: {L4: 1, A100: 1}\nrun: echo\n"},
+    {"probe_details_tls_and_stream_timeout",
+     "service:\n  readiness_probe:\n    path: /ready\n    post_data: '{\"input\": \"ping\"}'\n    timeout_seconds: 5\n"
+     "    endpoint_probe_interval_seconds: 1\n    consecutive_failure_threshold_timeout: 30\n"
+     "    headers: {Authorization: Bearer probe-token, X-Probe: \"1\"}\n"
+     "  load_balancer: {stream_timeout_seconds: 600}\n  load_balancing_policy: round_robin\n  replicas: 1\n"
+     "  tls: {keyfile: ~/certs/key.pem, certfile: ~/certs/cert.pem}\nrun: echo\n"},
+    {"workers_alone", "service:\n  workers: 3\nrun: echo\n"},
+    {"pool_autoscaled", "service:\n  pool: {min_workers: 1, max_workers: 4, queue_length_threshold: 2}\nrun: echo\n"},
+};
+
+// Service sections SkyPilot refuses: Causeway refuses them too, each with
+// its place; keys of older schemas are refused with the accepted ones.
+const Form kBadServices[] = {
+    {"replicas_and_policy", "service:\n  replicas: 2\n  replica_policy: {min_replicas: 1}\n"},
+    {"misspelt_key", "service:\n  replica: 2\n"},
+    {"older_schema_auto_restart", "service:\n  replica_policy: {min_replicas: 1, auto_restart: true}\n"},
+    {"older_schema_qps_threshold", "service:\n  replica_policy: {min_replicas: 1, max_replicas: 2, qps_upper_threshold: 5}\n"},
+    {"port_out_of_range", "service:\n  ports: 70000\n"},
+    {"post_data_not_json", "service:\n  readiness_probe: {path: /, post_data: '{oops'}\n"},
+    {"path_without_slash", "service:\n  readiness_probe: health\n"},
+    {"probe_without_path", "service:\n  readiness_probe: {initial_delay_seconds: 5}\n"},
+    {"max_below_min", "service:\n  replica_policy: {min_replicas: 3, max_replicas: 2, target_qps_per_replica: 1}\n"},
+    {"target_without_max", "service:\n  replica_policy: {min_replicas: 1, target_qps_per_replica: 1}\n"},
+    {"range_without_target", "service:\n  replica_policy: {min_replicas: 1, max_replicas: 3}\n"},
+    {"instance_aware_with_a_number",
+     "service:\n  load_balancing_policy: instance_aware_least_load\n"
+     "  replica_policy: {min_replicas: 1, max_replicas: 2, target_qps_per_replica: 3}\n"},
+    {"per_accelerator_without_instance_aware",
+     "service:\n  replica_policy: {min_replicas: 1, max_replicas: 2, target_qps_per_replica: {L4: 3}}\n"},
+    {"unknown_policy", "service:\n  load_balancing_policy: fastest\n"},
+    {"policy_in_capitals", "service:\n  load_balancing_policy: ROUND_ROBIN\n"},
+    {"tls_without_cert", "service:\n  tls: {keyfile: k.pem}\n"},
+    {"pool_with_ports", "service:\n  pool: {workers: 2}\n  ports: 8080\n"},
+    {"pool_without_workers", "service:\n  pool: {queue_length_threshold: 2}\n"},
+    {"quoted_number", "service:\n  replica_policy: {min_replicas: 1, max_replicas: 2, target_qps_per_replica: \"2\"}\n"},
+};
+
+// Both lists at once: SkyPilot's parser reads every file in one process
+// (importing it takes seconds), then `causeway validate` reads each.
+TEST(SkyPilotServiceOracleTest, CausewayReadsAndRefusesServicesAsSkyPilotDoes) {
+  const std::string python = SkyPython();
+  if (!HaveSkyPilot(python)) {
+    GTEST_SKIP() << "SkyPilot's parser is not installed at " << python
+                 << " (scripts/install-deps.sh test installs it from PyPI; set CAUSEWAY_SKYPILOT_PYTHON)";
+  }
+  TempDir dir("skypilot-services");
+  std::map<std::string, const Form*> forms;  // file -> form
+  std::string files;
+  auto write = [&](const Form& f, const std::string& tail) {
+    const std::string file = dir.path() + "/" + f.name + ".yaml";
+    std::ofstream(file) << f.yaml << tail;
+    forms[file] = &f;
+    files += " " + file;
+  };
+  for (const Form& f : kServices) write(f, "");
+  for (const Form& f : kBadServices) write(f, "run: echo\n");
+  auto [sky_out, sky_ok] = Shell(python + " " + std::string(CAUSEWAY_SOURCE_DIR) + "/tests/oracle/skypilot_task.py --service" +
+                                 files + " 2>/dev/null");
+  ASSERT_TRUE(sky_ok) << sky_out;
+  std::map<std::string, json> sky;
+  std::istringstream lines(sky_out);
+  for (std::string line; std::getline(lines, line);) {
+    json j = json::parse(line, nullptr, false);
+    if (j.is_object() && j.contains("file")) sky[j["file"]] = j;
+  }
+  ASSERT_EQ(sky.size(), forms.size()) << sky_out;
+  const std::set<const Form*> good = [&] {
+    std::set<const Form*> g;
+    for (const Form& f : kServices) g.insert(&f);
+    return g;
+  }();
+  for (const auto& [file, form] : forms) {
+    SCOPED_TRACE(form->name);
+    const json& theirs = sky[file];
+    if (good.count(form)) {
+      ASSERT_TRUE(theirs["ok"].get<bool>()) << "SkyPilot refused it: " << theirs.dump();
+      auto validated = RunCli({"--json", "validate", file});
+      ASSERT_EQ(validated.exit_code, 0) << validated.out << validated.err;
+      const json service = json::parse(validated.out)["service"];
+      ASSERT_TRUE(service.is_object()) << validated.out;
+      for (const auto& [key, value] : theirs["service"].items()) EXPECT_EQ(service[key], value) << key;
+      for (const auto& [key, value] : service.items()) {
+        EXPECT_TRUE(theirs["service"].contains(key) || key == "pool") << "only Causeway reads " << key << ": " << value.dump();
+      }
+      continue;
+    }
+    EXPECT_FALSE(theirs["ok"].get<bool>()) << "SkyPilot accepted it: " << theirs.dump();
+    auto validated = RunCli({"validate", file});
+    EXPECT_NE(validated.exit_code, 0) << validated.out;
+    EXPECT_NE(validated.err.find(std::string(form->name) + ".yaml:"), std::string::npos) << "with the place: " << validated.err;
+    if (std::string(form->name).rfind("older_schema", 0) == 0) {
+      EXPECT_NE(validated.err.find("expected one of: min_replicas, max_replicas"), std::string::npos) << validated.err;
+    }
+  }
+}
 
 }  // namespace
 }  // namespace causeway::testing

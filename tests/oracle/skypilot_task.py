@@ -6,7 +6,11 @@ every resource alternative as (accelerator, count, cloud, region,
 use_spot). With --dag, reads it as a pipeline (SkyPilot's chain DAG loader)
 and prints the pipeline's name and each task in order; with --group, as a
 job group, each task also with whether it is auxiliary and its termination
-delay in seconds. The test beside it
+delay in seconds. With --service FILE..., reads each task's `service:`
+section with SkyPilot Serve's own SkyServiceSpec and prints a line for
+each: {"file", "ok", "service": its fields} or {"file", "ok": false,
+"error"} (one process for many files: importing SkyPilot takes seconds).
+The test beside it
 compares this with what Causeway reads from the same file (the last line
 of the output: SkyPilot's loaders may log before it). Run offline:
 parsing a task needs no cloud credentials."""
@@ -48,8 +52,59 @@ def describe(task):
     }
 
 
+def describe_service(path):
+    from sky.serve import service_spec
+    from sky.utils import yaml_utils
+    with open(path, encoding="utf-8") as f:
+        config = yaml_utils.safe_load(f.read())
+    s = service_spec.SkyServiceSpec.from_yaml_config(config["service"])
+    probe = {
+        "path": s.readiness_path,
+        "initial_delay_seconds": float(s.initial_delay_seconds),
+        "timeout_seconds": float(s.readiness_timeout_seconds),
+        "interval_seconds": float(s.endpoint_probe_interval_seconds),
+        "headers": s.readiness_headers or {},
+    }
+    if s.consecutive_failure_threshold_timeout is not None:
+        probe["failure_timeout_seconds"] = float(s.consecutive_failure_threshold_timeout)
+    if s.post_data is not None:
+        probe["post_data"] = s.post_data
+    policy = {"min_replicas": s.min_replicas}
+    for key in ("max_replicas", "num_overprovision", "base_ondemand_fallback_replicas"):
+        if getattr(s, key) is not None:
+            policy[key] = getattr(s, key)
+    for key in ("upscale_delay_seconds", "downscale_delay_seconds"):
+        if getattr(s, key) is not None:
+            policy[key] = float(getattr(s, key))
+    qps = s.target_qps_per_replica
+    if qps is not None:
+        policy["target_qps_per_replica"] = ({k: float(v) for k, v in qps.items()}
+                                            if isinstance(qps, dict) else float(qps))
+    if s.dynamic_ondemand_fallback is not None:
+        policy["dynamic_ondemand_fallback"] = s.dynamic_ondemand_fallback
+    if s.spot_placer is not None:
+        policy["spot_placer"] = s.spot_placer.lower()
+    out = {
+        "readiness_probe": probe,
+        "replica_policy": policy,
+        "load_balancing_policy": s.load_balancing_policy,
+        "stream_timeout_seconds": float(s.lb_stream_timeout_seconds),
+    }
+    if s.ports is not None:
+        out["ports"] = int(s.ports)
+    if s.tls_credential is not None:
+        out["tls"] = {"keyfile": s.tls_credential.keyfile, "certfile": s.tls_credential.certfile}
+    return out
+
+
 def main(args):
-    if args[0] == "--dag":
+    if args[0] == "--service":
+        for path in args[1:]:
+            try:
+                print(json.dumps({"file": path, "ok": True, "service": describe_service(path)}))
+            except Exception as e:  # pylint: disable=broad-except
+                print(json.dumps({"file": path, "ok": False, "error": str(e)}))
+    elif args[0] == "--dag":
         from sky.utils import dag_utils
         dag = dag_utils.load_chain_dag_from_yaml(args[1])
         print(json.dumps({"name": dag.name or "", "tasks": [describe(t) for t in dag.tasks]}))

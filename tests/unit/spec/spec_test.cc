@@ -66,7 +66,7 @@ const Case kCases[] = {
     {"ordered_with_spot", "resources:\n  accelerators: H100:8\n  ordered:\n    - {use_spot: true}\n    - {use_spot: false}\n"},
     {"infra_wildcard_region", "resources:\n  infra: \"*/us-east-1\"\n"},
     {"service_checked_and_kept", "service:\n  readiness_probe: {path: /health, initial_delay_seconds: 30}\n"
-                                 "  replica_policy: {min_replicas: 1, max_replicas: 4}\nrun: x\n"},
+                                 "  replica_policy: {min_replicas: 1, max_replicas: 4, target_qps_per_replica: 2}\nrun: x\n"},
 
     // ---- invalid ----
     {"empty_document", "", "empty", 1, 1},
