@@ -34,6 +34,8 @@ test_pkgs=(
   clang-14 libclang-rt-14-dev
   # A real browser for the HTML reports (driven by playwright-core from npm).
   chromium
+  # HAProxy, the data plane in front of services (src/serving), for its tests.
+  haproxy
   # fuse3 lets rclone mount buckets (file_mounts MOUNT).
   fuse3
 )

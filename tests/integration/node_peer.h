@@ -39,15 +39,12 @@ inline std::string ChromiumMissing() {
   return "";
 }
 
-// A long-running peer: `node SCRIPT ARGS...`, whose first line of output
-// the test reads; stopped by pid.
-class NodePeer {
+// A long-running peer process (argv[0] looked up on PATH), whose first line
+// of output the test reads; stopped by pid.
+class PeerProcess {
  public:
-  NodePeer(const std::string& script, const std::vector<std::string>& args,
-           const std::vector<std::string>& env = {}) {
+  explicit PeerProcess(std::vector<std::string> argv, const std::vector<std::string>& env = {}) {
     // Made before the fork: the child only execs (see Spawn in server_process.cc).
-    std::vector<std::string> argv = {"node", PeersDir() + "/" + script};
-    argv.insert(argv.end(), args.begin(), args.end());
     std::vector<char*> cargv;
     for (auto& a : argv) cargv.push_back(a.data());
     cargv.push_back(nullptr);
@@ -67,7 +64,7 @@ class NodePeer {
       ::dup2(out[1], STDOUT_FILENO);
       ::close(out[0]);
       ::close(out[1]);
-      ::execvpe("node", cargv.data(), envp.data());
+      ::execvpe(cargv[0], cargv.data(), envp.data());
       ::_exit(127);
     }
     ::close(out[1]);
@@ -76,10 +73,15 @@ class NodePeer {
     while (::read(out[0], &c, 1) == 1 && c != '\n') first_line_ += c;
     ::close(out[0]);
   }
-  ~NodePeer() {
+  PeerProcess(const PeerProcess&) = delete;
+  PeerProcess& operator=(const PeerProcess&) = delete;
+  ~PeerProcess() { Stop(); }
+  // Stops it now (SIGKILL when `hard`), and waits for it.
+  void Stop(bool hard = false) {
     if (pid_ > 0) {
-      ::kill(pid_, SIGTERM);
+      ::kill(pid_, hard ? SIGKILL : SIGTERM);
       ::waitpid(pid_, nullptr, 0);
+      pid_ = -1;
     }
   }
   const std::string& first_line() const { return first_line_; }
@@ -87,6 +89,20 @@ class NodePeer {
  private:
   pid_t pid_ = -1;
   std::string first_line_;
+};
+
+// `node SCRIPT ARGS...`, SCRIPT in tests/peers.
+class NodePeer : public PeerProcess {
+ public:
+  NodePeer(const std::string& script, const std::vector<std::string>& args, const std::vector<std::string>& env = {})
+      : PeerProcess(Argv(script, args), env) {}
+
+ private:
+  static std::vector<std::string> Argv(const std::string& script, const std::vector<std::string>& args) {
+    std::vector<std::string> argv = {"node", PeersDir() + "/" + script};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return argv;
+  }
 };
 
 }  // namespace causeway::testing

@@ -1,0 +1,122 @@
+// HAProxy as a service's data plane. Causeway never carries a request
+// itself: it writes HAProxy's configuration once (a frontend on the
+// service's endpoint, a backend of disabled server slots, an admin socket),
+// starts HAProxy, then changes only what the runtime API changes without a
+// reload: which replica each slot points at, its weight, and whether it
+// takes traffic (ready), finishes what it has (drain) or takes nothing
+// (maint). Its request counters are read back from the same socket.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "causeway/status.h"
+
+namespace causeway::serving {
+
+// What HAProxy is configured with for one service.
+struct ProxyConfig {
+  std::string name;  // the service's name: frontend and backend are called this
+  std::string bind;  // "127.0.0.1:8000"
+  int slots = 8;     // server slots (the most replicas it can front at once)
+  // roundrobin (round_robin) or leastconn (least_load).
+  std::string balance = "leastconn";
+  // How long one answer may take (the service's stream timeout).
+  std::chrono::seconds server_timeout{120};
+  // Connections at once; HAProxy needs about two file descriptors each, and
+  // refuses to start when the process may not open that many.
+  int max_connections = 2000;
+  std::string socket_path;  // the admin socket (mode 0600)
+  std::string pid_file;
+};
+
+// HAProxy's configuration for `c`. kInvalidArgument for a name or bind that
+// would break the file (names are [a-z0-9-], bind HOST:PORT).
+Result<std::string> RenderConfig(const ProxyConfig& c);
+
+// The balance algorithm for a SkyPilot load-balancing policy.
+std::string BalanceFor(std::string_view load_balancing_policy);
+
+// A slot's name in the backend: r1 .. rN.
+std::string SlotName(int slot);
+
+enum class ServerState { kReady, kDrain, kMaint };
+std::string_view ToString(ServerState s);
+
+// One server slot as HAProxy counts it (`show stat`).
+struct ServerStats {
+  std::string name;    // r1 ..
+  std::string status;  // UP, DOWN, MAINT, DRAIN, no check ...
+  std::string addr;    // "127.0.0.1:9001" ("" for an unset slot)
+  int weight = 0;
+  int64_t current_sessions = 0;  // scur: requests being answered now
+  int64_t total_sessions = 0;    // stot
+  int64_t requests = 0;          // req_tot
+  int64_t responses_5xx = 0;     // hrsp_5xx
+  int64_t connection_errors = 0; // econ: requests that failed to connect, retries spent
+  // Requests that could not reach it and were tried again (wretr), or sent
+  // to another server instead (wredis).
+  int64_t retries = 0, redispatches = 0;
+};
+
+// HAProxy's runtime API on its admin socket: one command per connection,
+// each with a deadline that fires however the other side behaves.
+class RuntimeApi {
+ public:
+  explicit RuntimeApi(std::string socket_path, std::chrono::milliseconds timeout = std::chrono::seconds(2))
+      : socket_path_(std::move(socket_path)), timeout_(timeout) {}
+
+  // The whole answer to one command (at most 4 MiB). kUnavailable when the
+  // socket cannot be reached, kDeadlineExceeded past the deadline.
+  Result<std::string> Command(std::string_view command) const;
+
+  // Points `slot` of `backend` at host:port with `weight` (0-256).
+  Status SetServer(const std::string& backend, int slot, const std::string& host, uint16_t port, int weight) const;
+  Status SetWeight(const std::string& backend, int slot, int weight) const;
+  Status SetState(const std::string& backend, int slot, ServerState state) const;
+  // Every server slot of `backend`, and the backend's own row as "BACKEND".
+  Result<std::vector<ServerStats>> Stats(const std::string& backend) const;
+
+ private:
+  Status Expect(std::string_view command) const;  // an answer with nothing but blank lines
+
+  std::string socket_path_;
+  std::chrono::milliseconds timeout_;
+};
+
+// `show stat` CSV (its "# pxname,svname,..." header first) as rows of
+// `backend`.
+Result<std::vector<ServerStats>> ParseStats(std::string_view csv, const std::string& backend);
+
+// An HAProxy process started with a configuration, stopped (SIGTERM, then
+// SIGKILL) when this is destroyed.
+class ProxyProcess {
+ public:
+  // Writes `config` beside nothing else into `config_path` (0600), checks it
+  // with `haproxy -c`, starts `binary -db -f config_path` and waits until the
+  // admin socket answers (up to `ready_timeout`).
+  static Result<ProxyProcess> Start(const std::string& binary, const ProxyConfig& config,
+                                    const std::string& config_path,
+                                    std::chrono::milliseconds ready_timeout = std::chrono::seconds(10));
+  ProxyProcess(ProxyProcess&& o) noexcept : pid_(o.pid_), api_(std::move(o.api_)) { o.pid_ = -1; }
+  ProxyProcess& operator=(ProxyProcess&&) = delete;
+  ~ProxyProcess();
+
+  pid_t pid() const { return pid_; }
+  const RuntimeApi& api() const { return api_; }
+  // Stops it now (idempotent).
+  void Stop();
+
+ private:
+  ProxyProcess(pid_t pid, RuntimeApi api) : pid_(pid), api_(std::move(api)) {}
+  pid_t pid_;
+  RuntimeApi api_;
+};
+
+}  // namespace causeway::serving

@@ -1,0 +1,174 @@
+// The services' data plane against a real HAProxy (Debian's haproxy): the
+// configuration Causeway writes is one HAProxy accepts; replicas are added
+// through the runtime API only once pointed at and made ready; weights
+// steer traffic; a drained replica finishes the answer it is giving and
+// takes no new request; a replica killed mid-traffic costs no request
+// (HAProxy retries it on another); the counters Causeway reads are HAProxy's
+// own. The replicas are tests/peers/model-server.py.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <future>
+#include <map>
+
+#include "net/http_client.h"
+#include "node_peer.h"
+#include "serving/haproxy.h"
+#include "server_process.h"
+
+namespace causeway::testing {
+namespace {
+
+using serving::ServerState;
+
+const char* kHaproxy = "/usr/sbin/haproxy";
+
+// A free loopback port (bound, then released).
+uint16_t FreePort() {
+  TempDir dir("port");
+  auto r = RunProcess({"python3", "-c", "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])"},
+                      {{"PATH", "/usr/bin:/bin"}}, "", std::chrono::seconds(10));
+  return r.ok() ? static_cast<uint16_t>(std::stoi(r->out)) : 0;
+}
+
+class Replica {
+ public:
+  explicit Replica(const std::string& name, const std::string& delay = "0")
+      : peer_({"python3", PeersDir() + "/model-server.py", name, "--delay", delay}) {
+    const std::string& line = peer_.first_line();
+    if (line.rfind("listening ", 0) == 0) port_ = static_cast<uint16_t>(std::stoi(line.substr(10)));
+  }
+  uint16_t port() const { return port_; }
+  void Kill() { peer_.Stop(true); }
+
+ private:
+  PeerProcess peer_;
+  uint16_t port_ = 0;
+};
+
+class HaproxyTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!std::filesystem::exists(kHaproxy)) GTEST_SKIP() << "Debian's haproxy is not installed (make test-deps)";
+    port_ = FreePort();
+    ASSERT_NE(port_, 0);
+    config_.name = "chat";
+    config_.bind = "127.0.0.1:" + std::to_string(port_);
+    config_.slots = 4;
+    config_.balance = "roundrobin";
+    config_.socket_path = dir_.path() + "/admin.sock";
+    config_.pid_file = dir_.path() + "/haproxy.pid";
+    auto p = serving::ProxyProcess::Start(kHaproxy, config_, dir_.path() + "/haproxy.cfg");
+    ASSERT_TRUE(p.ok()) << p.status().ToString();
+    proxy_ = std::make_unique<serving::ProxyProcess>(std::move(*p));
+  }
+  // Who answered each of `n` requests (or the status when not 200).
+  std::map<std::string, int> Spread(int n) {
+    net::HttpClient client("127.0.0.1", port_, std::chrono::seconds(10));
+    std::map<std::string, int> out;
+    for (int i = 0; i < n; ++i) {
+      auto r = client.Send("GET", "/v1/completions");
+      ++out[!r.ok() ? r.status().ToString() : r->status == 200 ? r->body : "status " + std::to_string(r->status)];
+    }
+    return out;
+  }
+  const serving::RuntimeApi& api() { return proxy_->api(); }
+  serving::ServerStats Slot(int slot) {
+    auto stats = api().Stats("chat");
+    EXPECT_TRUE(stats.ok()) << stats.status().ToString();
+    for (const auto& s : stats.ok() ? *stats : std::vector<serving::ServerStats>{}) {
+      if (s.name == serving::SlotName(slot)) return s;
+    }
+    return {};
+  }
+
+  TempDir dir_{"haproxy"};
+  uint16_t port_ = 0;
+  serving::ProxyConfig config_;
+  std::unique_ptr<serving::ProxyProcess> proxy_;
+};
+
+TEST_F(HaproxyTest, ReplicasTakeTrafficOnlyOnceReadyAndByWeight) {
+  // Nothing is ready: HAProxy answers 503 itself.
+  EXPECT_EQ(Spread(2), (std::map<std::string, int>{{"status 503", 2}}));
+  Replica a("a"), b("b");
+  ASSERT_NE(a.port(), 0);
+  ASSERT_NE(b.port(), 0);
+  ASSERT_TRUE(api().SetServer("chat", 1, "127.0.0.1", a.port(), 100).ok());
+  ASSERT_TRUE(api().SetServer("chat", 2, "127.0.0.1", b.port(), 100).ok());
+  EXPECT_EQ(Spread(2), (std::map<std::string, int>{{"status 503", 2}})) << "pointed at, not yet ready";
+  EXPECT_EQ(Slot(1).status, "MAINT");
+  ASSERT_TRUE(api().SetState("chat", 1, ServerState::kReady).ok());
+  ASSERT_TRUE(api().SetState("chat", 2, ServerState::kReady).ok());
+  EXPECT_EQ(Spread(10), (std::map<std::string, int>{{"a", 5}, {"b", 5}})) << "round robin";
+  ASSERT_TRUE(api().SetWeight("chat", 2, 0).ok());
+  EXPECT_EQ(Spread(6), (std::map<std::string, int>{{"a", 6}})) << "weight 0 takes nothing";
+  ASSERT_TRUE(api().SetWeight("chat", 2, 100).ok());
+
+  // HAProxy's own counters, as Causeway reads them.
+  serving::ServerStats one = Slot(1);
+  EXPECT_EQ(one.addr, "127.0.0.1:" + std::to_string(a.port()));
+  EXPECT_EQ(one.requests, 11) << "5 + 6 answered by a";
+  EXPECT_EQ(one.weight, 100);
+  EXPECT_EQ(Slot(2).requests, 5);
+
+  // Refusals come back as errors, not silence.
+  EXPECT_FALSE(api().SetState("chat", 9, ServerState::kReady).ok()) << "no such slot";
+  EXPECT_FALSE(api().SetServer("chat", 1, "127.0.0.1; shutdown", a.port(), 100).ok());
+  EXPECT_FALSE(api().SetWeight("chat", 1, 300).ok());
+}
+
+TEST_F(HaproxyTest, ADrainedReplicaFinishesItsAnswerAndTakesNoMore) {
+  Replica slow("slow", "1.5"), fast("fast");
+  ASSERT_TRUE(api().SetServer("chat", 1, "127.0.0.1", slow.port(), 100).ok());
+  ASSERT_TRUE(api().SetState("chat", 1, ServerState::kReady).ok());
+  // A long answer under way on the slow replica...
+  auto pending = std::async(std::launch::async, [&] {
+    net::HttpClient client("127.0.0.1", port_, std::chrono::seconds(10));
+    auto r = client.Send("GET", "/v1/completions");
+    return r.ok() ? std::to_string(r->status) + " " + r->body : r.status().ToString();
+  });
+  ASSERT_TRUE(Eventually([&] { return Slot(1).current_sessions == 1; }, std::chrono::seconds(10)));
+  // ...when the fast one joins and the slow one is drained.
+  ASSERT_TRUE(api().SetServer("chat", 2, "127.0.0.1", fast.port(), 100).ok());
+  ASSERT_TRUE(api().SetState("chat", 2, ServerState::kReady).ok());
+  ASSERT_TRUE(api().SetState("chat", 1, ServerState::kDrain).ok());
+  EXPECT_EQ(Spread(4), (std::map<std::string, int>{{"fast", 4}}));
+  EXPECT_EQ(pending.get(), "200 slow") << "the answer under way was not cut";
+  EXPECT_TRUE(Eventually([&] { return Slot(1).current_sessions == 0; }, std::chrono::seconds(10)));
+  ASSERT_TRUE(api().SetState("chat", 1, ServerState::kMaint).ok());
+  EXPECT_EQ(Slot(1).status, "MAINT");
+}
+
+TEST_F(HaproxyTest, AKilledReplicasRequestsGoToTheOthers) {
+  Replica a("a"), b("b");
+  ASSERT_TRUE(api().SetServer("chat", 1, "127.0.0.1", a.port(), 100).ok());
+  ASSERT_TRUE(api().SetServer("chat", 2, "127.0.0.1", b.port(), 100).ok());
+  ASSERT_TRUE(api().SetState("chat", 1, ServerState::kReady).ok());
+  ASSERT_TRUE(api().SetState("chat", 2, ServerState::kReady).ok());
+  a.Kill();
+  // Still marked ready (no probe has run): each request sent to the dead
+  // replica is refused by its port and retried on the other.
+  EXPECT_EQ(Spread(10), (std::map<std::string, int>{{"b", 10}}));
+  const serving::ServerStats dead = Slot(1);
+  EXPECT_GT(dead.retries + dead.redispatches, 0) << "HAProxy counted the refusals it sent elsewhere";
+  EXPECT_EQ(Slot(2).responses_5xx, 0);
+}
+
+TEST_F(HaproxyTest, AConfigurationThatWouldBreakTheFileIsRefused) {
+  serving::ProxyConfig bad = config_;
+  bad.name = "chat\n  server evil";
+  EXPECT_EQ(serving::RenderConfig(bad).status().code(), Code::kInvalidArgument);
+  bad = config_;
+  bad.bind = "127.0.0.1:99999";
+  EXPECT_EQ(serving::RenderConfig(bad).status().code(), Code::kInvalidArgument);
+  bad = config_;
+  bad.socket_path = "/tmp/a b.sock";
+  EXPECT_EQ(serving::RenderConfig(bad).status().code(), Code::kInvalidArgument);
+  // A socket nobody answers on: an error within the deadline.
+  serving::RuntimeApi nobody(dir_.path() + "/nobody.sock", std::chrono::milliseconds(200));
+  EXPECT_EQ(nobody.Command("show info").status().code(), Code::kUnavailable);
+}
+
+}  // namespace
+}  // namespace causeway::testing
