@@ -81,6 +81,25 @@ std::vector<std::string> SplitCsv(std::string_view line) {
   return out;
 }
 
+// `s` as one double-quoted word of HAProxy's configuration: anything but
+// plain letters, digits and a few marks is written as \xNN, so neither a
+// quote, a backslash, a `$` (an environment variable there) nor a newline
+// can change what the line means.
+std::string Quoted(std::string_view s) {
+  static const char* kHex = "0123456789abcdef";
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    if (std::isalnum(c) || std::string_view(" .,:;!?()-_/+=@%*").find(static_cast<char>(c)) != std::string_view::npos) {
+      out += static_cast<char>(c);
+    } else {
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out + "\"";
+}
+
 }  // namespace
 
 std::string BalanceFor(std::string_view policy) {
@@ -126,13 +145,24 @@ Result<std::string> RenderConfig(const ProxyConfig& c) {
     << "  retries 3\n"
     << "  retry-on conn-failure empty-response\n"
     << "frontend " << c.name << "\n"
-    << "  bind " << c.bind << "\n"
-    << "  default_backend " << c.name << "\n"
+    << "  bind " << c.bind << "\n";
+  if (c.degraded_answer) {
+    o << "  use_backend " << c.name << "-degraded if { nbsrv(" << c.name << ") eq 0 }\n";
+  }
+  o << "  default_backend " << c.name << "\n"
     << "backend " << c.name << "\n"
     << "  balance " << c.balance << "\n"
     // Slots start in maintenance at a placeholder address; each is pointed
     // at a replica and made ready once that replica answers its probe.
     << "  server-template r 1-" << c.slots << " 127.0.0.1:9 disabled weight 100\n";
+  if (c.degraded_answer) {
+    // Served by HAProxy itself, only while the backend has no server up.
+    const spec::FixedAnswer& a = *c.degraded_answer;
+    if (a.status < 200 || a.status > 599) return InvalidArgument("a degraded answer's status is from 200 to 599");
+    o << "backend " << c.name << "-degraded\n"
+      << "  http-request return status " << a.status << " content-type \"text/plain\" string " << Quoted(a.body)
+      << " hdr Retry-After " << Quoted(std::to_string(a.retry_after_seconds)) << "\n";
+  }
   return o.str();
 }
 

@@ -12,11 +12,13 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "causeway/status.h"
+#include "spec/service_spec.h"
 
 namespace causeway::serving {
 
@@ -32,6 +34,9 @@ struct ProxyConfig {
   // Connections at once; HAProxy needs about two file descriptors each, and
   // refuses to start when the process may not open that many.
   int max_connections = 2000;
+  // What HAProxy answers itself while no replica is ready (the service's
+  // degraded mode when it is an answer); absent: HAProxy's own 503.
+  std::optional<spec::FixedAnswer> degraded_answer;
   std::string socket_path;  // the admin socket (mode 0600)
   std::string pid_file;
 };

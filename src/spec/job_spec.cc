@@ -34,7 +34,7 @@ using spec::YamlReader;
 const KeySet kTopKeys{
     {"name", "resources", "num_nodes", "envs", "file_mounts", "setup", "run", "workdir",
      "labels", "datasets", "checkpoint", "residency", "priority", "time_limit", "allow_remote_data", "sim",
-     "recovery", "secrets", "identities"},
+     "recovery", "secrets", "identities", "failover"},
     {"config", "service", "volumes", "experimental", "event_callback"}};
 
 // SkyPilot's storage object, with its internal keys (`_is_sky_managed`, …)
@@ -343,6 +343,12 @@ class JobSpecParser {
     if (auto n = Get(root, "sim"); n.IsDefined() && !n.IsNull()) ParseSim(n);
     if (auto n = Get(root, "recovery"); n.IsDefined() && !n.IsNull()) ParseRecovery(n);
     if (auto n = Get(root, "service"); n.IsDefined() && !n.IsNull()) CheckService(n);
+    if (auto n = Get(root, "failover"); n.IsDefined() && !n.IsNull()) {
+      spec::ReadFailover(r_, n);
+      if (auto svc = Get(root, "service"); !svc.IsDefined() || svc.IsNull()) {
+        r_.Error(n, "failover", "is for services: the file has no `service:` section");
+      }
+    }
     auto owner = spec_.labels.find("owner");
     if (owner != spec_.labels.end()) spec_.owner = owner->second;
     auto team = spec_.labels.find("team");

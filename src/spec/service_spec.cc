@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "spec/accelerators.h"
 #include "spec/yaml_reader.h"
 
 namespace causeway::spec {
@@ -218,7 +219,114 @@ WorkerPool ReadPool(YamlReader& r, const YAML::Node& p) {
   return out;
 }
 
+// "H100:1" or "H100": an accelerator of the catalogue and a count (1-64).
+void ReadAccelerator(YamlReader& r, const YAML::Node& n, std::string_view field, Placement& out) {
+  auto s = r.String(n, field);
+  if (!s) return;
+  const size_t colon = s->find(':');
+  std::string type = s->substr(0, colon);
+  for (char& c : type) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  int count = 1;
+  if (colon != std::string::npos) {
+    const std::string digits = s->substr(colon + 1);
+    char* end = nullptr;
+    const long v = std::strtol(digits.c_str(), &end, 10);
+    if (digits.empty() || *end != '\0' || v < 1 || v > 64) {
+      r.Error(n, field, "expected TYPE or TYPE:COUNT with a count from 1 to 64, got \"" + *s + "\"");
+      return;
+    }
+    count = static_cast<int>(v);
+  }
+  if (!KnownAccelerator(type)) {
+    const std::string hint = AcceleratorHint(type);
+    r.Error(n, field, "unknown accelerator \"" + type + "\"" + (hint.empty() ? "" : "; did you mean \"" + hint + "\"?"));
+    return;
+  }
+  out.accelerator = type;
+  out.accelerator_count = count;
+}
+
+// A place, as a name or as {place, accelerators} (plus `extra` keys).
+void ReadPlacement(YamlReader& r, const YAML::Node& n, const std::string& field, Placement& out,
+                   const std::vector<std::string_view>& extra = {}) {
+  if (n.IsScalar()) {
+    if (auto s = r.String(n, field)) out.place = *s;
+    return;
+  }
+  KeySet keys{{"place", "accelerators"}};
+  keys.known.insert(keys.known.end(), extra.begin(), extra.end());
+  if (!r.CheckMap(n, field, keys)) return;
+  if (auto p = YamlReader::Child(n, "place"); Given(p)) {
+    if (auto s = r.String(p, JoinField(field, "place"))) out.place = *s;
+  }
+  if (auto a = YamlReader::Child(n, "accelerators"); Given(a)) ReadAccelerator(r, a, JoinField(field, "accelerators"), out);
+}
+
 }  // namespace
+
+Failover ReadFailover(YamlReader& r, const YAML::Node& n) {
+  static const KeySet kKeys{{"preferred", "alternate", "hold_down", "degraded"}};
+  Failover out;
+  if (!r.CheckMap(n, "failover", kKeys)) return out;
+  const YAML::Node preferred = YamlReader::Child(n, "preferred");
+  const YAML::Node alternate = YamlReader::Child(n, "alternate");
+  if (!Given(preferred)) r.Error(n, "failover.preferred", "name the place the service runs when all is well");
+  if (!Given(alternate)) r.Error(n, "failover.alternate", "name the place kept warm for when the preferred one is lost");
+  if (Given(preferred)) ReadPlacement(r, preferred, "failover.preferred", out.preferred);
+  if (Given(alternate)) {
+    ReadPlacement(r, alternate, "failover.alternate", out.alternate, {"warm"});
+    if (auto w = YamlReader::Child(alternate, "warm"); Given(w)) {
+      if (auto v = r.Int(w, "failover.alternate.warm", 0, 1000)) out.alternate.warm = static_cast<int>(*v);
+    }
+    if (!out.preferred.place.empty() && out.alternate.place == out.preferred.place) {
+      r.Error(alternate, "failover.alternate", "is the preferred place: an alternate must be somewhere else");
+    }
+  }
+  if (auto h = YamlReader::Child(n, "hold_down"); Given(h)) {
+    auto text = r.String(h, "failover.hold_down");
+    auto d = text ? ParseDuration(*text) : Result<Micros>(InvalidArgument(""));
+    if (text && (!d.ok() || d->count() < 0 || *d > Micros(24LL * 3600 * 1'000'000))) {
+      r.Error(h, "failover.hold_down", "expected a duration up to 24h such as 30s or 5m, got \"" + *text + "\"");
+    } else if (d.ok()) {
+      out.hold_down = *d;
+    }
+  }
+  if (auto d = YamlReader::Child(n, "degraded"); Given(d) && r.CheckMap(d, "failover.degraded",
+                                                                        {{"place", "accelerators", "replicas", "answer"}})) {
+    const YAML::Node answer = YamlReader::Child(d, "answer");
+    const bool replica = Given(YamlReader::Child(d, "place")) || Given(YamlReader::Child(d, "accelerators")) ||
+                         Given(YamlReader::Child(d, "replicas"));
+    if (Given(answer) && replica) {
+      r.Error(answer, "failover.degraded.answer", "give a smaller replica (place, accelerators, replicas) or an answer, not both");
+    } else if (Given(answer) && r.CheckMap(answer, "failover.degraded.answer", {{"status", "body", "retry_after"}})) {
+      FixedAnswer a;
+      if (auto v = YamlReader::Child(answer, "status"); Given(v)) {
+        if (auto s = r.Int(v, "failover.degraded.answer.status", 200, 599)) a.status = static_cast<int>(*s);
+      }
+      if (auto v = YamlReader::Child(answer, "body"); Given(v)) {
+        if (auto s = r.String(v, "failover.degraded.answer.body")) {
+          if (s->size() > 4096) {
+            r.Error(v, "failover.degraded.answer.body", "at most 4096 bytes");
+          } else {
+            a.body = *s;
+          }
+        }
+      }
+      if (auto v = YamlReader::Child(answer, "retry_after"); Given(v)) {
+        if (auto s = r.Int(v, "failover.degraded.answer.retry_after", 0, 86400)) a.retry_after_seconds = static_cast<int>(*s);
+      }
+      out.degraded.answer = a;
+    } else if (replica) {
+      Placement p;
+      ReadPlacement(r, d, "failover.degraded", p, {"replicas", "answer"});
+      if (auto v = YamlReader::Child(d, "replicas"); Given(v)) {
+        if (auto c = r.Int(v, "failover.degraded.replicas", 1, 1000)) out.degraded.replicas = static_cast<int>(*c);
+      }
+      out.degraded.replica = p;
+    }
+  }
+  return out;
+}
 
 ServiceSpec ReadService(YamlReader& r, const YAML::Node& n) {
   static const KeySet kKeys{{"readiness_probe", "load_balancer", "pool", "replica_policy", "ports", "replicas",
@@ -346,6 +454,7 @@ Result<std::optional<ServiceSpec>> ParseServiceSection(std::string_view yaml_tex
   if (!Given(n)) return std::optional<ServiceSpec>();
   YamlReader r(file);
   ServiceSpec s = ReadService(r, n);
+  if (auto f = YamlReader::Child(root, "failover"); Given(f)) s.failover = ReadFailover(r, f);
   RETURN_IF_ERROR(r.Finish("service section"));
   return std::optional<ServiceSpec>(std::move(s));
 }
@@ -386,6 +495,29 @@ json ToJson(const ServiceSpec& s) {
     put("upscale_delay_seconds", s.pool->upscale_delay_seconds);
     put("downscale_delay_seconds", s.pool->downscale_delay_seconds);
     out["pool"] = pool;
+  }
+  if (s.failover) {
+    const Failover& f = *s.failover;
+    auto place = [](const Placement& p) {
+      json o = {{"place", p.place}};
+      if (!p.accelerator.empty()) o["accelerators"] = p.accelerator + ":" + std::to_string(p.accelerator_count);
+      return o;
+    };
+    json alternate = place(f.alternate);
+    alternate["warm"] = f.alternate.warm;
+    json degraded = json::object();
+    if (f.degraded.replica) {
+      degraded = place(*f.degraded.replica);
+      degraded["replicas"] = f.degraded.replicas;
+    }
+    const FixedAnswer answer = f.degraded.answer.value_or(FixedAnswer{});
+    if (!f.degraded.replica) {
+      degraded["answer"] = {{"status", answer.status}, {"body", answer.body}, {"retry_after", answer.retry_after_seconds}};
+    }
+    out["failover"] = {{"preferred", place(f.preferred)},
+                       {"alternate", alternate},
+                       {"hold_down_seconds", f.hold_down.count() / 1'000'000},
+                       {"degraded", degraded}};
   }
   if (s.tls_keyfile || s.tls_certfile) out["tls"] = {{"keyfile", s.tls_keyfile.value_or("")}, {"certfile", s.tls_certfile.value_or("")}};
   return out;

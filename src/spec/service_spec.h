@@ -17,6 +17,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "causeway/clock.h"
 #include "causeway/status.h"
 
 namespace YAML {
@@ -65,6 +66,46 @@ struct WorkerPool {
   std::optional<double> upscale_delay_seconds, downscale_delay_seconds;
 };
 
+// Causeway's placement for a service (the task file's top-level
+// `failover:`, beside SkyPilot's `service:`): where its replicas run when
+// all is well, the alternate kept warm for when that place is lost, and
+// what is served when neither can be had.
+//
+//   failover:
+//     preferred: nebius                 # a provider or cluster of the estate
+//     alternate: {place: coreweave, accelerators: H100:1, warm: 1}
+//     hold_down: 5m
+//     degraded: {accelerators: L4:1, replicas: 1}
+//     # or:  degraded: {answer: {status: 503, body: "busy", retry_after: 30}}
+struct Placement {
+  std::string place;        // a provider or cluster name ("" : anywhere)
+  std::string accelerator;  // its own GPU type ("" : the task's)
+  int accelerator_count = 0;
+};
+struct AlternatePlacement : Placement {
+  int warm = 1;  // replicas kept ready there at all times
+};
+// A fixed answer HAProxy gives itself while no replica can serve.
+struct FixedAnswer {
+  int status = 503;
+  std::string body = "the service is degraded: try again later";
+  int retry_after_seconds = 30;
+};
+struct DegradedMode {
+  // Either a smaller replica (its place and GPU, and how many)...
+  std::optional<Placement> replica;
+  int replicas = 1;
+  // ...or a fixed answer.
+  std::optional<FixedAnswer> answer;
+};
+struct Failover {
+  Placement preferred;
+  AlternatePlacement alternate;
+  // How long the preferred place must stay healthy before traffic goes back.
+  Micros hold_down = Micros(5LL * 60 * 1'000'000);
+  DegradedMode degraded;  // an answer of 503 when not given
+};
+
 struct ServiceSpec {
   ReadinessProbe readiness;
   ReplicaPolicy replicas;
@@ -73,6 +114,7 @@ struct ServiceSpec {
   std::string load_balancing_policy = "least_load";  // round_robin, least_load, instance_aware_least_load
   double stream_timeout_seconds = 120;                // load_balancer.stream_timeout_seconds
   std::optional<std::string> tls_keyfile, tls_certfile;
+  std::optional<Failover> failover;  // the file's `failover:` section
 };
 
 // The load-balancing policies SkyPilot knows, in its order.
@@ -83,7 +125,11 @@ inline constexpr std::string_view kLoadBalancingPolicies[] = {"round_robin", "le
 // line and field), and what could be read is returned.
 ServiceSpec ReadService(YamlReader& r, const YAML::Node& n);
 
-// The `service:` section of a task file's text, or nullopt when it has none.
+// Reads a `failover:` section found at `n`; problems go to `r`.
+Failover ReadFailover(YamlReader& r, const YAML::Node& n);
+
+// The `service:` section of a task file's text (with its `failover:`), or
+// nullopt when it has none.
 // kInvalidArgument with every problem when it is malformed.
 Result<std::optional<ServiceSpec>> ParseServiceSection(std::string_view yaml_text, const std::string& file);
 

@@ -155,6 +155,28 @@ TEST_F(HaproxyTest, AKilledReplicasRequestsGoToTheOthers) {
   EXPECT_EQ(Slot(2).responses_5xx, 0);
 }
 
+// The degraded mode as an answer: HAProxy gives it itself, with
+// Retry-After, exactly while no replica is up, whatever the body holds.
+TEST_F(HaproxyTest, WhileNoReplicaIsReadyTheDegradedAnswerIsServed) {
+  proxy_.reset();
+  config_.degraded_answer = spec::FixedAnswer{503, "busy: \"$HOME\" \\ it's\nback soon", 17};
+  auto p = serving::ProxyProcess::Start(kHaproxy, config_, dir_.path() + "/haproxy.cfg");
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  proxy_ = std::make_unique<serving::ProxyProcess>(std::move(*p));
+  net::HttpClient client("127.0.0.1", port_, std::chrono::seconds(10));
+  auto degraded = client.Send("GET", "/v1/completions");
+  ASSERT_TRUE(degraded.ok()) << degraded.status().ToString();
+  EXPECT_EQ(degraded->status, 503);
+  EXPECT_EQ(degraded->body, "busy: \"$HOME\" \\ it's\nback soon") << "verbatim";
+  EXPECT_EQ(degraded->headers["retry-after"], "17");
+  Replica a("a");
+  ASSERT_TRUE(api().SetServer("chat", 1, "127.0.0.1", a.port(), 100).ok());
+  ASSERT_TRUE(api().SetState("chat", 1, ServerState::kReady).ok());
+  EXPECT_EQ(Spread(3), (std::map<std::string, int>{{"a", 3}})) << "served again once a replica is up";
+  ASSERT_TRUE(api().SetState("chat", 1, ServerState::kMaint).ok());
+  EXPECT_EQ(Spread(2), (std::map<std::string, int>{{"status 503", 2}}));
+}
+
 TEST_F(HaproxyTest, AConfigurationThatWouldBreakTheFileIsRefused) {
   serving::ProxyConfig bad = config_;
   bad.name = "chat\n  server evil";
