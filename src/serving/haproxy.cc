@@ -106,7 +106,7 @@ std::string BalanceFor(std::string_view policy) {
   return policy == "round_robin" ? "roundrobin" : "leastconn";
 }
 
-std::string SlotName(int slot) { return "r" + std::to_string(slot); }
+std::string SlotName(int slot, bool backup) { return (backup ? "b" : "r") + std::to_string(slot); }
 
 std::string_view ToString(ServerState s) {
   switch (s) {
@@ -120,7 +120,9 @@ std::string_view ToString(ServerState s) {
 Result<std::string> RenderConfig(const ProxyConfig& c) {
   if (!IsName(c.name)) return InvalidArgument("a proxied service's name is [a-z0-9-], at most 63 characters: \"" + c.name + "\"");
   if (!IsBind(c.bind)) return InvalidArgument("expected HOST:PORT to listen on, got \"" + c.bind + "\"");
-  if (c.slots < 1 || c.slots > 1000) return InvalidArgument("a backend has from 1 to 1000 server slots");
+  if (c.slots < 1 || c.slots > 1000 || c.backup_slots < 0 || c.backup_slots > 1000) {
+    return InvalidArgument("a backend has from 1 to 1000 server slots, and up to 1000 backup slots");
+  }
   if (c.max_connections < 1 || c.max_connections > 1000000) return InvalidArgument("max_connections is from 1 to 1000000");
   if (c.balance != "roundrobin" && c.balance != "leastconn") return InvalidArgument("balance is roundrobin or leastconn");
   if (!IsPlainPath(c.socket_path) || !IsPlainPath(c.pid_file)) {
@@ -155,6 +157,10 @@ Result<std::string> RenderConfig(const ProxyConfig& c) {
     // Slots start in maintenance at a placeholder address; each is pointed
     // at a replica and made ready once that replica answers its probe.
     << "  server-template r 1-" << c.slots << " 127.0.0.1:9 disabled weight 100\n";
+  if (c.backup_slots > 0) {
+    o << "  option allbackups\n"
+      << "  server-template b 1-" << c.backup_slots << " 127.0.0.1:9 disabled weight 100 backup\n";
+  }
   if (c.degraded_answer) {
     // Served by HAProxy itself, only while the backend has no server up.
     const spec::FixedAnswer& a = *c.degraded_answer;
@@ -226,6 +232,9 @@ Result<std::string> RuntimeApi::Command(std::string_view command) const {
 }
 
 Status RuntimeApi::Expect(std::string_view command) const {
+  // Every word of a command is Causeway's own or checked; a `;` would
+  // chain another command.
+  if (command.find(';') != std::string_view::npos) return InvalidArgument("a runtime API command has no `;`");
   ASSIGN_OR_RETURN(std::string answer, Command(command));
   if (answer.find_first_not_of("\r\n ") == std::string::npos) return Status::Ok();
   // A few commands answer with a notice of what changed.
@@ -237,23 +246,22 @@ Status RuntimeApi::Expect(std::string_view command) const {
   return FailedPrecondition("HAProxy refused \"" + std::string(command) + "\": " + answer);
 }
 
-Status RuntimeApi::SetServer(const std::string& backend, int slot, const std::string& host, uint16_t port,
-                             int weight) const {
+Status RuntimeApi::SetServer(const std::string& backend, const std::string& server, const std::string& host,
+                             uint16_t port, int weight) const {
   if (host.empty() || host.find_first_of(" \t\r\n;") != std::string::npos) {
     return InvalidArgument("a replica's host is one word: \"" + host + "\"");
   }
-  const std::string server = backend + "/" + SlotName(slot);
-  RETURN_IF_ERROR(Expect("set server " + server + " addr " + host + " port " + std::to_string(port)));
-  return SetWeight(backend, slot, weight);
+  RETURN_IF_ERROR(Expect("set server " + backend + "/" + server + " addr " + host + " port " + std::to_string(port)));
+  return SetWeight(backend, server, weight);
 }
 
-Status RuntimeApi::SetWeight(const std::string& backend, int slot, int weight) const {
+Status RuntimeApi::SetWeight(const std::string& backend, const std::string& server, int weight) const {
   if (weight < 0 || weight > 256) return InvalidArgument("a weight is from 0 to 256");
-  return Expect("set weight " + backend + "/" + SlotName(slot) + " " + std::to_string(weight));
+  return Expect("set weight " + backend + "/" + server + " " + std::to_string(weight));
 }
 
-Status RuntimeApi::SetState(const std::string& backend, int slot, ServerState state) const {
-  return Expect("set server " + backend + "/" + SlotName(slot) + " state " + std::string(ToString(state)));
+Status RuntimeApi::SetState(const std::string& backend, const std::string& server, ServerState state) const {
+  return Expect("set server " + backend + "/" + server + " state " + std::string(ToString(state)));
 }
 
 Result<std::vector<ServerStats>> RuntimeApi::Stats(const std::string& backend) const {

@@ -26,7 +26,12 @@ namespace causeway::serving {
 struct ProxyConfig {
   std::string name;  // the service's name: frontend and backend are called this
   std::string bind;  // "127.0.0.1:8000"
-  int slots = 8;     // server slots (the most replicas it can front at once)
+  // Server slots: `slots` for the preferred place's replicas (r1..rN), and
+  // `backup_slots` for the alternate's and degraded ones (b1..bM), which
+  // HAProxy sends traffic to only while no r-slot is up (all of them
+  // sharing it then).
+  int slots = 8;
+  int backup_slots = 0;
   // roundrobin (round_robin) or leastconn (least_load).
   std::string balance = "leastconn";
   // How long one answer may take (the service's stream timeout).
@@ -48,15 +53,15 @@ Result<std::string> RenderConfig(const ProxyConfig& c);
 // The balance algorithm for a SkyPilot load-balancing policy.
 std::string BalanceFor(std::string_view load_balancing_policy);
 
-// A slot's name in the backend: r1 .. rN.
-std::string SlotName(int slot);
+// A slot's name in the backend: r1 .. rN, or b1 .. bM for a backup slot.
+std::string SlotName(int slot, bool backup = false);
 
 enum class ServerState { kReady, kDrain, kMaint };
 std::string_view ToString(ServerState s);
 
 // One server slot as HAProxy counts it (`show stat`).
 struct ServerStats {
-  std::string name;    // r1 ..
+  std::string name;    // r1 .., b1 .., or BACKEND
   std::string status;  // UP, DOWN, MAINT, DRAIN, no check ...
   std::string addr;    // "127.0.0.1:9001" ("" for an unset slot)
   int weight = 0;
@@ -81,10 +86,12 @@ class RuntimeApi {
   // socket cannot be reached, kDeadlineExceeded past the deadline.
   Result<std::string> Command(std::string_view command) const;
 
-  // Points `slot` of `backend` at host:port with `weight` (0-256).
-  Status SetServer(const std::string& backend, int slot, const std::string& host, uint16_t port, int weight) const;
-  Status SetWeight(const std::string& backend, int slot, int weight) const;
-  Status SetState(const std::string& backend, int slot, ServerState state) const;
+  // Points `server` (a slot's name) of `backend` at host:port with
+  // `weight` (0-256).
+  Status SetServer(const std::string& backend, const std::string& server, const std::string& host, uint16_t port,
+                   int weight) const;
+  Status SetWeight(const std::string& backend, const std::string& server, int weight) const;
+  Status SetState(const std::string& backend, const std::string& server, ServerState state) const;
   // Every server slot of `backend`, and the backend's own row as "BACKEND".
   Result<std::vector<ServerStats>> Stats(const std::string& backend) const;
 

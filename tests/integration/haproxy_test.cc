@@ -11,9 +11,12 @@
 #include <future>
 #include <map>
 
+#include <nlohmann/json.hpp>
+
 #include "net/http_client.h"
 #include "node_peer.h"
 #include "serving/haproxy.h"
+#include "serving/probe.h"
 #include "server_process.h"
 
 namespace causeway::testing {
@@ -94,16 +97,16 @@ TEST_F(HaproxyTest, ReplicasTakeTrafficOnlyOnceReadyAndByWeight) {
   Replica a("a"), b("b");
   ASSERT_NE(a.port(), 0);
   ASSERT_NE(b.port(), 0);
-  ASSERT_TRUE(api().SetServer("chat", 1, "127.0.0.1", a.port(), 100).ok());
-  ASSERT_TRUE(api().SetServer("chat", 2, "127.0.0.1", b.port(), 100).ok());
+  ASSERT_TRUE(api().SetServer("chat", "r1", "127.0.0.1", a.port(), 100).ok());
+  ASSERT_TRUE(api().SetServer("chat", "r2", "127.0.0.1", b.port(), 100).ok());
   EXPECT_EQ(Spread(2), (std::map<std::string, int>{{"status 503", 2}})) << "pointed at, not yet ready";
   EXPECT_EQ(Slot(1).status, "MAINT");
-  ASSERT_TRUE(api().SetState("chat", 1, ServerState::kReady).ok());
-  ASSERT_TRUE(api().SetState("chat", 2, ServerState::kReady).ok());
+  ASSERT_TRUE(api().SetState("chat", "r1", ServerState::kReady).ok());
+  ASSERT_TRUE(api().SetState("chat", "r2", ServerState::kReady).ok());
   EXPECT_EQ(Spread(10), (std::map<std::string, int>{{"a", 5}, {"b", 5}})) << "round robin";
-  ASSERT_TRUE(api().SetWeight("chat", 2, 0).ok());
+  ASSERT_TRUE(api().SetWeight("chat", "r2", 0).ok());
   EXPECT_EQ(Spread(6), (std::map<std::string, int>{{"a", 6}})) << "weight 0 takes nothing";
-  ASSERT_TRUE(api().SetWeight("chat", 2, 100).ok());
+  ASSERT_TRUE(api().SetWeight("chat", "r2", 100).ok());
 
   // HAProxy's own counters, as Causeway reads them.
   serving::ServerStats one = Slot(1);
@@ -113,15 +116,16 @@ TEST_F(HaproxyTest, ReplicasTakeTrafficOnlyOnceReadyAndByWeight) {
   EXPECT_EQ(Slot(2).requests, 5);
 
   // Refusals come back as errors, not silence.
-  EXPECT_FALSE(api().SetState("chat", 9, ServerState::kReady).ok()) << "no such slot";
-  EXPECT_FALSE(api().SetServer("chat", 1, "127.0.0.1; shutdown", a.port(), 100).ok());
-  EXPECT_FALSE(api().SetWeight("chat", 1, 300).ok());
+  EXPECT_FALSE(api().SetState("chat", "r9", ServerState::kReady).ok()) << "no such slot";
+  EXPECT_FALSE(api().SetState("chat", "r1 state ready; shutdown sessions server chat/r2", ServerState::kReady).ok());
+  EXPECT_FALSE(api().SetServer("chat", "r1", "127.0.0.1; shutdown", a.port(), 100).ok());
+  EXPECT_FALSE(api().SetWeight("chat", "r1", 300).ok());
 }
 
 TEST_F(HaproxyTest, ADrainedReplicaFinishesItsAnswerAndTakesNoMore) {
   Replica slow("slow", "1.5"), fast("fast");
-  ASSERT_TRUE(api().SetServer("chat", 1, "127.0.0.1", slow.port(), 100).ok());
-  ASSERT_TRUE(api().SetState("chat", 1, ServerState::kReady).ok());
+  ASSERT_TRUE(api().SetServer("chat", "r1", "127.0.0.1", slow.port(), 100).ok());
+  ASSERT_TRUE(api().SetState("chat", "r1", ServerState::kReady).ok());
   // A long answer under way on the slow replica...
   auto pending = std::async(std::launch::async, [&] {
     net::HttpClient client("127.0.0.1", port_, std::chrono::seconds(10));
@@ -130,22 +134,22 @@ TEST_F(HaproxyTest, ADrainedReplicaFinishesItsAnswerAndTakesNoMore) {
   });
   ASSERT_TRUE(Eventually([&] { return Slot(1).current_sessions == 1; }, std::chrono::seconds(10)));
   // ...when the fast one joins and the slow one is drained.
-  ASSERT_TRUE(api().SetServer("chat", 2, "127.0.0.1", fast.port(), 100).ok());
-  ASSERT_TRUE(api().SetState("chat", 2, ServerState::kReady).ok());
-  ASSERT_TRUE(api().SetState("chat", 1, ServerState::kDrain).ok());
+  ASSERT_TRUE(api().SetServer("chat", "r2", "127.0.0.1", fast.port(), 100).ok());
+  ASSERT_TRUE(api().SetState("chat", "r2", ServerState::kReady).ok());
+  ASSERT_TRUE(api().SetState("chat", "r1", ServerState::kDrain).ok());
   EXPECT_EQ(Spread(4), (std::map<std::string, int>{{"fast", 4}}));
   EXPECT_EQ(pending.get(), "200 slow") << "the answer under way was not cut";
   EXPECT_TRUE(Eventually([&] { return Slot(1).current_sessions == 0; }, std::chrono::seconds(10)));
-  ASSERT_TRUE(api().SetState("chat", 1, ServerState::kMaint).ok());
+  ASSERT_TRUE(api().SetState("chat", "r1", ServerState::kMaint).ok());
   EXPECT_EQ(Slot(1).status, "MAINT");
 }
 
 TEST_F(HaproxyTest, AKilledReplicasRequestsGoToTheOthers) {
   Replica a("a"), b("b");
-  ASSERT_TRUE(api().SetServer("chat", 1, "127.0.0.1", a.port(), 100).ok());
-  ASSERT_TRUE(api().SetServer("chat", 2, "127.0.0.1", b.port(), 100).ok());
-  ASSERT_TRUE(api().SetState("chat", 1, ServerState::kReady).ok());
-  ASSERT_TRUE(api().SetState("chat", 2, ServerState::kReady).ok());
+  ASSERT_TRUE(api().SetServer("chat", "r1", "127.0.0.1", a.port(), 100).ok());
+  ASSERT_TRUE(api().SetServer("chat", "r2", "127.0.0.1", b.port(), 100).ok());
+  ASSERT_TRUE(api().SetState("chat", "r1", ServerState::kReady).ok());
+  ASSERT_TRUE(api().SetState("chat", "r2", ServerState::kReady).ok());
   a.Kill();
   // Still marked ready (no probe has run): each request sent to the dead
   // replica is refused by its port and retried on the other.
@@ -153,6 +157,27 @@ TEST_F(HaproxyTest, AKilledReplicasRequestsGoToTheOthers) {
   const serving::ServerStats dead = Slot(1);
   EXPECT_GT(dead.retries + dead.redispatches, 0) << "HAProxy counted the refusals it sent elsewhere";
   EXPECT_EQ(Slot(2).responses_5xx, 0);
+}
+
+// The warm alternate as backup servers: ready, yet sent nothing while a
+// preferred replica is up; all of the traffic the moment none is, shared
+// among them; back to the preferred one when it is up again.
+TEST_F(HaproxyTest, BackupSlotsServeOnlyWhileNoPreferredReplicaIsUp) {
+  proxy_.reset();
+  config_.backup_slots = 2;
+  auto p = serving::ProxyProcess::Start(kHaproxy, config_, dir_.path() + "/haproxy.cfg");
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  proxy_ = std::make_unique<serving::ProxyProcess>(std::move(*p));
+  Replica pref("preferred"), alt1("alternate-1"), alt2("alternate-2");
+  ASSERT_TRUE(api().SetServer("chat", "r1", "127.0.0.1", pref.port(), 100).ok());
+  ASSERT_TRUE(api().SetServer("chat", "b1", "127.0.0.1", alt1.port(), 100).ok());
+  ASSERT_TRUE(api().SetServer("chat", "b2", "127.0.0.1", alt2.port(), 100).ok());
+  for (const char* s : {"r1", "b1", "b2"}) ASSERT_TRUE(api().SetState("chat", s, ServerState::kReady).ok());
+  EXPECT_EQ(Spread(6), (std::map<std::string, int>{{"preferred", 6}}));
+  ASSERT_TRUE(api().SetState("chat", "r1", ServerState::kMaint).ok());
+  EXPECT_EQ(Spread(6), (std::map<std::string, int>{{"alternate-1", 3}, {"alternate-2", 3}}));
+  ASSERT_TRUE(api().SetState("chat", "r1", ServerState::kReady).ok());
+  EXPECT_EQ(Spread(4), (std::map<std::string, int>{{"preferred", 4}}));
 }
 
 // The degraded mode as an answer: HAProxy gives it itself, with
@@ -170,11 +195,52 @@ TEST_F(HaproxyTest, WhileNoReplicaIsReadyTheDegradedAnswerIsServed) {
   EXPECT_EQ(degraded->body, "busy: \"$HOME\" \\ it's\nback soon") << "verbatim";
   EXPECT_EQ(degraded->headers["retry-after"], "17");
   Replica a("a");
-  ASSERT_TRUE(api().SetServer("chat", 1, "127.0.0.1", a.port(), 100).ok());
-  ASSERT_TRUE(api().SetState("chat", 1, ServerState::kReady).ok());
+  ASSERT_TRUE(api().SetServer("chat", "r1", "127.0.0.1", a.port(), 100).ok());
+  ASSERT_TRUE(api().SetState("chat", "r1", ServerState::kReady).ok());
   EXPECT_EQ(Spread(3), (std::map<std::string, int>{{"a", 3}})) << "served again once a replica is up";
-  ASSERT_TRUE(api().SetState("chat", 1, ServerState::kMaint).ok());
+  ASSERT_TRUE(api().SetState("chat", "r1", ServerState::kMaint).ok());
   EXPECT_EQ(Spread(2), (std::map<std::string, int>{{"status 503", 2}}));
+}
+
+// The readiness probe as SkyPilot sends it: GET, or POST of post_data as
+// JSON with the spec's headers; a 500 is not ready; a replica slower than
+// the probe's timeout is not ready either, and the probe returns in time.
+TEST(ProbeTest, AReplicaIsReadyOnlyWhenItAnswers200InTime) {
+  Replica a("a"), slow("slow", "5");
+  spec::ReadinessProbe get;
+  get.path = "/health";
+  get.timeout_seconds = 2;
+  serving::ProbeResult r = serving::Probe("127.0.0.1", a.port(), get);
+  EXPECT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(r.status, 200);
+
+  spec::ReadinessProbe post;
+  post.path = "/v1/completions";
+  post.post_data = R"({"prompt":"hi","max_tokens":1})";
+  post.headers = {{"Authorization", "Bearer probe-token"}};
+  post.timeout_seconds = 2;
+  EXPECT_TRUE(serving::Probe("127.0.0.1", a.port(), post).ok);
+  net::HttpClient client("127.0.0.1", a.port());
+  auto last = client.Send("GET", "/last");
+  ASSERT_TRUE(last.ok());
+  const nlohmann::json sent = nlohmann::json::parse(last->body);
+  EXPECT_EQ(sent["method"], "POST");
+  EXPECT_EQ(sent["path"], "/v1/completions");
+  EXPECT_EQ(sent["body"], *post.post_data);
+  EXPECT_EQ(sent["headers"]["Authorization"], "Bearer probe-token");
+  EXPECT_EQ(sent["headers"]["Content-Type"], "application/json");
+
+  ASSERT_TRUE(client.Send("POST", "/fail").ok());
+  r = serving::Probe("127.0.0.1", a.port(), get);
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.error, "answered 500 to /health");
+  EXPECT_EQ(r.error.find("probe-token"), std::string::npos);
+
+  post.timeout_seconds = 0.3;
+  r = serving::Probe("127.0.0.1", slow.port(), post);
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.status, 0);
+  EXPECT_LT(r.took, std::chrono::seconds(3)) << "the deadline fired";
 }
 
 TEST_F(HaproxyTest, AConfigurationThatWouldBreakTheFileIsRefused) {

@@ -4,10 +4,13 @@ probe (GET /health) and requests (any other path) with its own name, and
 takes a switch: POST /fail makes every later answer a 500 (and the probe
 fail), POST /heal undoes it. With --delay S each request takes S seconds
 (a long answer, to show draining does not cut it). Prints "listening PORT"
-once bound. Standard library only.
+once bound. GET /last tells the last other request it had (method, path,
+headers, body) as JSON, for a test to check what a prober sent. Standard
+library only.
 
 Usage: model-server.py NAME [--port P] [--delay S]"""
 import http.server
+import json
 import sys
 import threading
 import time
@@ -16,6 +19,7 @@ NAME = sys.argv[1]
 PORT = int(sys.argv[sys.argv.index("--port") + 1]) if "--port" in sys.argv else 0
 DELAY = float(sys.argv[sys.argv.index("--delay") + 1]) if "--delay" in sys.argv else 0.0
 failing = threading.Event()
+last = {}
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -29,7 +33,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
+    def remember(self, body=""):
+        last.clear()
+        last.update({"method": self.command, "path": self.path, "headers": dict(self.headers.items()), "body": body})
+
     def do_GET(self):
+        if self.path == "/last":
+            self.answer(200, json.dumps(last))
+            return
+        self.remember()
         if self.path == "/health":
             self.answer(500 if failing.is_set() else 200, NAME)
             return
@@ -39,7 +51,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def do_POST(self):
         length = int(self.headers.get("Content-Length") or 0)
-        self.rfile.read(length)
+        body = self.rfile.read(length).decode()
+        if self.path not in ("/fail", "/heal"):
+            self.remember(body)
+            if DELAY:
+                time.sleep(DELAY)
         if self.path == "/fail":
             failing.set()
         elif self.path == "/heal":
