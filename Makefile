@@ -53,7 +53,8 @@ fuzz: test-deps
 
 # Submit throughput through the HTTP API, scheduler decisions per second with
 # the Alibaba 2023 trace replay, a reaper cycle, and a 10-million-row FOCUS
-# import against DuckDB, and jobs onto real Slurm and a real Kubernetes plane
+# import against DuckDB, requests through HAProxy managed by Causeway against
+# HAProxy by hand, and jobs onto real Slurm and a real Kubernetes plane
 # against their own CLIs and API (see bench/README.md).
 bench: build
 	bench/submit/run.sh $(RELEASE_DIR)
@@ -68,6 +69,8 @@ bench: build
 	else echo "bench/datasets skipped: needs rclone and moto (scripts/install-deps.sh test)"; fi
 	@if [ "$$(id -u)" = 0 ] && command -v slurmctld >/dev/null; then bench/slurm_submit/run.sh $(RELEASE_DIR) 100; \
 	else echo "bench/slurm_submit skipped: needs root and Slurm (scripts/install-deps.sh test)"; fi
+	@if command -v haproxy >/dev/null || [ -x /usr/sbin/haproxy ]; then bench/service/run.sh $(RELEASE_DIR); \
+	else echo "bench/service skipped: needs HAProxy (scripts/install-deps.sh test)"; fi
 	@if [ "$$(id -u)" = 0 ]; then bench/k8s_submit/run.sh $(RELEASE_DIR) 500 10000; \
 	else echo "bench/k8s_submit skipped: the plane's Kueue needs root (scripts/k8s/plane.sh)"; fi
 

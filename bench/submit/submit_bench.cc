@@ -5,6 +5,9 @@
 // is durably committed). Reports throughput and p50/p99 latency.
 //
 //   submit_bench --port P[,P2...] --token T [--clients 16] [--seconds 10] [--warmup 2]
+//
+// With --get PATH it is a plain load generator instead: GET PATH, counted
+// when it gets 200, no token (bench/service drives a proxy with it).
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -28,6 +31,7 @@ using Clock = std::chrono::steady_clock;
 struct Options {
   std::vector<int> ports;  // clients are spread over these servers (replicas), round robin
   std::string token;
+  std::string get;  // a GET of this path instead of submits
   int clients = 16;
   double seconds = 10;
   double warmup = 2;
@@ -92,9 +96,12 @@ void RunClient(const Options& o, int id, Clock::time_point measure_from, Clock::
   for (uint64_t i = 0;; ++i) {
     auto start = Clock::now();
     if (start >= stop) break;
-    std::string req = "POST /v1/jobs HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + o.token +
-                      "\r\nContent-Type: application/json\r\nIdempotency-Key: bench-" + std::to_string(id) + "-" +
-                      std::to_string(i) + "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+    std::string req = !o.get.empty()
+                          ? "GET " + o.get + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+                          : "POST /v1/jobs HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + o.token +
+                                "\r\nContent-Type: application/json\r\nIdempotency-Key: bench-" + std::to_string(id) +
+                                "-" + std::to_string(i) + "\r\nContent-Length: " + std::to_string(body.size()) +
+                                "\r\n\r\n" + body;
     if (::write(fd, req.data(), req.size()) != static_cast<ssize_t>(req.size())) {
       ++out.errors;
       break;
@@ -102,7 +109,7 @@ void RunClient(const Options& o, int id, Clock::time_point measure_from, Clock::
     int status = ReadResponse(fd, buf);
     auto end = Clock::now();
     if (start < measure_from) continue;  // warm-up
-    if (status == 201) {
+    if (status == (o.get.empty() ? 201 : 200)) {
       ++out.acked;
       out.latencies_us.push_back(
           static_cast<uint32_t>(std::chrono::duration_cast<std::chrono::microseconds>(end - start).count()));
@@ -130,6 +137,7 @@ int main(int argc, char** argv) {
       }
     }
     else if (k == "--token") o.token = v;
+    else if (k == "--get") o.get = v;
     else if (k == "--clients") o.clients = std::atoi(v.c_str());
     else if (k == "--seconds") o.seconds = std::atof(v.c_str());
     else if (k == "--warmup") o.warmup = std::atof(v.c_str());
@@ -140,8 +148,8 @@ int main(int argc, char** argv) {
   }
   bool bad_port = o.ports.empty();
   for (int p : o.ports) bad_port = bad_port || p <= 0;
-  if (bad_port || o.token.empty()) {
-    std::fprintf(stderr, "usage: submit_bench --port P[,P2...] --token T [--clients 16] [--seconds 10] [--warmup 2]\n");
+  if (bad_port || (o.token.empty() && o.get.empty())) {
+    std::fprintf(stderr, "usage: submit_bench --port P[,P2...] (--token T | --get PATH) [--clients 16] [--seconds 10] [--warmup 2]\n");
     return 2;
   }
   auto begin = Clock::now();

@@ -136,7 +136,6 @@ Result<std::string> RenderConfig(const ProxyConfig& c) {
     << "  maxconn " << c.max_connections << "\n"
     << "defaults\n"
     << "  mode http\n"
-    << "  option http-server-close\n"
     << "  timeout connect 2s\n"
     << "  timeout client 60s\n"
     << "  timeout server " << c.server_timeout.count() << "s\n"
