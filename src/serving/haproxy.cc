@@ -155,6 +155,12 @@ Result<std::string> RenderConfig(const ProxyConfig& c) {
     << "  balance " << c.balance << "\n"
     // Slots start in maintenance at a placeholder address; each is pointed
     // at a replica and made ready once that replica answers its probe.
+    // Readiness is Causeway's probe; HAProxy's own part is passive: the
+    // first connection a replica refuses marks it down at once (so the
+    // request, retried, goes to a live one, or to the backups when no
+    // preferred replica is left), and a TCP check each second brings it
+    // back up when it listens again.
+    << "  default-server check inter 1s fall 3 rise 1 observe layer4 error-limit 1 on-error mark-down\n"
     << "  server-template r 1-" << c.slots << " 127.0.0.1:9 disabled weight 100\n";
   if (c.backup_slots > 0) {
     o << "  option allbackups\n"
@@ -260,7 +266,11 @@ Status RuntimeApi::SetWeight(const std::string& backend, const std::string& serv
 }
 
 Status RuntimeApi::SetState(const std::string& backend, const std::string& server, ServerState state) const {
-  return Expect("set server " + backend + "/" + server + " state " + std::string(ToString(state)));
+  RETURN_IF_ERROR(Expect("set server " + backend + "/" + server + " state " + std::string(ToString(state))));
+  // Made ready by Causeway's own probe: up now, not after HAProxy's first
+  // check.
+  if (state == ServerState::kReady) return Expect("set server " + backend + "/" + server + " health up");
+  return Status::Ok();
 }
 
 Result<std::vector<ServerStats>> RuntimeApi::Stats(const std::string& backend) const {

@@ -7,16 +7,21 @@
 // own. The replicas are tests/peers/model-server.py.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <filesystem>
 #include <future>
 #include <map>
+#include <mutex>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
 #include "net/http_client.h"
 #include "node_peer.h"
+#include "serving/controller.h"
 #include "serving/haproxy.h"
 #include "serving/probe.h"
+#include "serving/traffic.h"
 #include "server_process.h"
 
 namespace causeway::testing {
@@ -241,6 +246,249 @@ TEST(ProbeTest, AReplicaIsReadyOnlyWhenItAnswers200InTime) {
   EXPECT_FALSE(r.ok);
   EXPECT_EQ(r.status, 0);
   EXPECT_LT(r.took, std::chrono::seconds(3)) << "the deadline fired";
+}
+
+// The whole failover, with the real pieces: the controller's decisions,
+// its probes every second and HAProxy driven through Traffic; the test plays
+// the scheduler (a replica is a model-server started at a place, refused
+// while the place is down). Under a steady load, every preferred replica is
+// killed and its place reported down: all traffic moves to the warm
+// alternate (HAProxy's passive check marks the dead replicas down on their
+// first refused connection, and the backups take over), the alternate is
+// scaled to the minimum; then the place returns and traffic goes back after
+// the hold-down, once; with both places gone, the degraded answer is served.
+class FailoverTest : public HaproxyTest {
+ protected:
+  struct Live {
+    std::unique_ptr<Replica> process;
+    serving::ReplicaView view;
+  };
+  void SetUp() override {
+    if (!std::filesystem::exists(kHaproxy)) GTEST_SKIP() << "Debian's haproxy is not installed (make test-deps)";
+    port_ = FreePort();
+    config_.name = "chat";
+    config_.bind = "127.0.0.1:" + std::to_string(port_);
+    config_.slots = 4;
+    config_.backup_slots = 4;
+    config_.degraded_answer = spec::FixedAnswer{503, "degraded", 5};
+    config_.socket_path = dir_.path() + "/admin.sock";
+    config_.pid_file = dir_.path() + "/haproxy.pid";
+    auto p = serving::ProxyProcess::Start(kHaproxy, config_, dir_.path() + "/haproxy.cfg");
+    ASSERT_TRUE(p.ok()) << p.status().ToString();
+    proxy_ = std::make_unique<serving::ProxyProcess>(std::move(*p));
+    traffic_ = std::make_unique<serving::Traffic>(proxy_->api(), "chat", config_.slots, config_.backup_slots);
+    spec_.readiness.path = "/health";
+    spec_.readiness.interval_seconds = 1;
+    spec_.readiness.timeout_seconds = 0.5;
+    spec_.readiness.initial_delay_seconds = 30;
+    spec_.replicas.min_replicas = 2;
+    spec_.failover = spec::Failover{spec::Placement{"here-a"}, spec::AlternatePlacement{{"here-b"}, 1},
+                                    Micros(3'000'000), {}};
+  }
+  void TearDown() override {
+    stop_ = true;
+    if (loop_.joinable()) loop_.join();
+  }
+  static Timestamp Now() { return std::chrono::time_point_cast<Micros>(std::chrono::system_clock::now()); }
+
+  // One pass: probe, observe, decide, act (the test's scheduler starts and
+  // kills replicas).
+  void Pass() {
+    std::lock_guard<std::mutex> lock(mu_);
+    const Timestamp now = Now();
+    for (Live& l : live_) {
+      const bool ok = serving::Probe("127.0.0.1", l.process->port(), spec_.readiness).ok;
+      if (ok && !l.view.passing_since) l.view.passing_since = now;
+      if (ok) l.view.failing_since.reset();
+      if (!ok && !l.view.failing_since) l.view.failing_since = now;
+      if (!ok) l.view.passing_since.reset();
+    }
+    serving::ServiceView v;
+    v.spec = &spec_;
+    v.now = now;
+    v.mode = mode_;
+    v.preferred = preferred_;
+    v.alternate = alternate_;
+    v.target = target_;
+    for (const Live& l : live_) v.replicas.push_back(l.view);
+    ASSERT_TRUE(traffic_->Observe(v.replicas).ok());
+    serving::Decision d = serving::Decide(v);
+    target_ = d.target;
+    if (!d.transition.empty()) transitions_.push_back(d.transition);
+    mode_ = d.mode;
+    for (const serving::Action& a : d.actions) {
+      auto it = std::find_if(live_.begin(), live_.end(), [&](const Live& l) { return l.view.id == a.replica; });
+      switch (a.kind) {
+        case serving::ActionKind::kStart: {
+          const serving::PlaceView& place = a.role == serving::Role::kAlternate ? alternate_ : preferred_;
+          if (!place.healthy) break;  // the scheduler cannot place it there now
+          Live l;
+          l.view.id = std::string(serving::ToString(a.role)) + "-" + std::to_string(++started_);
+          l.view.role = a.role;
+          l.process = std::make_unique<Replica>(l.view.id);
+          l.view.running = true;
+          l.view.started_at = Now();
+          ASSERT_TRUE(traffic_->Place(l.view.id, a.role, "127.0.0.1", l.process->port()).ok());
+          live_.push_back(std::move(l));
+          break;
+        }
+        case serving::ActionKind::kAdmit: ASSERT_TRUE(traffic_->Admit(a.replica).ok()); break;
+        case serving::ActionKind::kDrain: ASSERT_TRUE(traffic_->Drain(a.replica).ok()); break;
+        case serving::ActionKind::kStop:
+          ASSERT_TRUE(traffic_->Remove(a.replica).ok());
+          if (it != live_.end()) live_.erase(it);
+          break;
+      }
+    }
+  }
+  void StartLoop() {
+    loop_ = std::thread([this] {
+      while (!stop_) {
+        Pass();
+        for (int i = 0; i < 10 && !stop_; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+    });
+  }
+  // Kills every replica of `role`, its place reported down.
+  void Lose(serving::Role role, const std::string& why) {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (Live& l : live_) {
+      if (l.view.role == role) l.process->Kill();
+    }
+    (role == serving::Role::kPreferred ? preferred_ : alternate_) = {false, Now(), why};
+  }
+  void Restore(serving::Role role) {
+    std::lock_guard<std::mutex> lock(mu_);
+    (role == serving::Role::kPreferred ? preferred_ : alternate_) = {true, Now(), ""};
+  }
+  serving::Mode mode() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return mode_;
+  }
+
+  spec::ServiceSpec spec_;
+  std::unique_ptr<serving::Traffic> traffic_;
+  std::mutex mu_;
+  std::vector<Live> live_;
+  serving::Mode mode_ = serving::Mode::kStarting;
+  serving::PlaceView preferred_{true, Now(), ""}, alternate_{true, Now(), ""};
+  int target_ = 0, started_ = 0;
+  std::vector<std::string> transitions_;
+  std::atomic<bool> stop_{false};
+  std::thread loop_;
+};
+
+// A steady load: each answer's time and who gave it ("status N" when not 200).
+class Load {
+ public:
+  Load(uint16_t port, int clients) {
+    for (int c = 0; c < clients; ++c) {
+      threads_.emplace_back([this, port] {
+        net::HttpClient client("127.0.0.1", port, std::chrono::seconds(10));
+        while (!stop_) {
+          auto r = client.Send("GET", "/v1/completions");
+          const std::string who = !r.ok() ? "error" : r->status == 200 ? r->body : "status " + std::to_string(r->status);
+          {
+            std::lock_guard<std::mutex> lock(mu_);
+            answers_.emplace_back(std::chrono::steady_clock::now(), who);
+          }
+          std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+      });
+    }
+  }
+  ~Load() { Stop(); }
+  void Stop() {
+    stop_ = true;
+    for (auto& t : threads_) {
+      if (t.joinable()) t.join();
+    }
+  }
+  std::vector<std::pair<std::chrono::steady_clock::time_point, std::string>> Since(std::chrono::steady_clock::time_point t) {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::vector<std::pair<std::chrono::steady_clock::time_point, std::string>> out;
+    for (const auto& a : answers_) {
+      if (a.first >= t) out.push_back(a);
+    }
+    return out;
+  }
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::vector<std::thread> threads_;
+  std::mutex mu_;
+  std::vector<std::pair<std::chrono::steady_clock::time_point, std::string>> answers_;
+};
+
+TEST_F(FailoverTest, TrafficMovesToTheWarmAlternateAndBackAfterHoldDownAndTheDegradedModeAnswersLast) {
+  StartLoop();
+  ASSERT_TRUE(Eventually([&] { return mode() == serving::Mode::kNormal; }, std::chrono::seconds(20)));
+  // Both preferred replicas admitted (the second may answer a pass later).
+  ASSERT_TRUE(Eventually([&] { return Spread(6) == std::map<std::string, int>{{"preferred-1", 3}, {"preferred-2", 3}}; },
+                         std::chrono::seconds(10)));
+  Load load(port_, 4);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+
+  // Every preferred replica killed, its place reported down.
+  const auto killed = std::chrono::steady_clock::now();
+  Lose(serving::Role::kPreferred, "provider outage reported");
+  ASSERT_TRUE(Eventually([&] { return mode() == serving::Mode::kFailedOver; }, std::chrono::seconds(10)));
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  // The recovery time: from the kill to the first answer after which every
+  // answer came from the alternate.
+  const auto after = load.Since(killed);
+  auto last_other = killed;
+  int failed = 0;
+  for (const auto& [at, who] : after) {
+    if (who.rfind("alternate-", 0) != 0) last_other = at;
+    if (who.rfind("alternate-", 0) != 0 && who.rfind("preferred-", 0) != 0) ++failed;
+  }
+  const double recovery_s = std::chrono::duration<double>(last_other - killed).count();
+  std::printf("failover: recovery %.3f s, %d requests failed of %zu after the kill\n", recovery_s, failed, after.size());
+  EXPECT_LT(recovery_s, 5.0);
+  EXPECT_EQ(failed, 0) << "HAProxy retried each refused request on a live replica";
+  ASSERT_TRUE(Eventually([&] {
+    std::lock_guard<std::mutex> lock(mu_);
+    return std::count_if(live_.begin(), live_.end(), [](const Live& l) {
+             return l.view.role == serving::Role::kAlternate && l.view.passing_since;
+           }) == 2;
+  }, std::chrono::seconds(10))) << "the alternate scaled to the minimum";
+
+  // The place returns: new preferred replicas start, and traffic goes back
+  // only after the hold-down (3 s), once.
+  const auto restored = std::chrono::steady_clock::now();
+  Restore(serving::Role::kPreferred);
+  ASSERT_TRUE(Eventually([&] { return mode() == serving::Mode::kNormal; }, std::chrono::seconds(20)));
+  const double back_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - restored).count();
+  EXPECT_GE(back_s, 3.0) << "not before the hold-down";
+  ASSERT_TRUE(Eventually([&] {
+    auto s = Spread(8);
+    return s.size() == 2 && std::all_of(s.begin(), s.end(), [](const auto& w) { return w.first.rfind("preferred-", 0) == 0; });
+  }, std::chrono::seconds(10))) << "two new preferred replicas serve everything";
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    EXPECT_EQ(transitions_.size(), 3u) << "no flapping";
+    EXPECT_EQ(std::count_if(live_.begin(), live_.end(), [](const Live& l) { return l.view.role == serving::Role::kAlternate; }),
+              1) << "the alternate back to warm";
+  }
+  load.Stop();
+  const auto cut = load.Since(restored);
+  EXPECT_EQ(std::count_if(cut.begin(), cut.end(), [](const auto& a) { return a.second.rfind("status", 0) == 0 || a.second == "error"; }),
+            0) << "the fall-back drained, nothing failed";
+
+  // Both places gone: the degraded answer.
+  Lose(serving::Role::kPreferred, "provider outage reported");
+  Lose(serving::Role::kAlternate, "cluster unhealthy");
+  ASSERT_TRUE(Eventually([&] { return mode() == serving::Mode::kDegraded; }, std::chrono::seconds(15)));
+  net::HttpClient client("127.0.0.1", port_, std::chrono::seconds(10));
+  EXPECT_TRUE(Eventually([&] {
+    auto r = client.Send("GET", "/v1/completions");
+    return r.ok() && r->status == 503 && r->body == "degraded" && r->headers["retry-after"] == "5";
+  }, std::chrono::seconds(10)));
+  std::lock_guard<std::mutex> lock(mu_);
+  ASSERT_FALSE(transitions_.empty());
+  EXPECT_NE(transitions_.back().find("-> degraded"), std::string::npos) << transitions_.back();
 }
 
 TEST_F(HaproxyTest, AConfigurationThatWouldBreakTheFileIsRefused) {
