@@ -310,10 +310,22 @@ class FailoverTest : public HaproxyTest {
     v.preferred = preferred_;
     v.alternate = alternate_;
     v.target = target_;
+    v.asked_target = asked_target_;
+    v.asked_since = asked_since_;
     for (const Live& l : live_) v.replicas.push_back(l.view);
-    ASSERT_TRUE(traffic_->Observe(v.replicas).ok());
+    auto total = traffic_->Observe(v.replicas);
+    ASSERT_TRUE(total.ok()) << total.status().ToString();
+    // The request rate since the last pass, from HAProxy's own counter.
+    if (last_total_ >= 0 && now > last_at_) {
+      v.qps = static_cast<double>(*total - last_total_) / std::chrono::duration<double>(now - last_at_).count();
+    }
+    last_total_ = *total;
+    last_at_ = now;
+    qps_ = v.qps;
     serving::Decision d = serving::Decide(v);
     target_ = d.target;
+    asked_target_ = d.asked_target;
+    asked_since_ = d.asked_since;
     if (!d.transition.empty()) transitions_.push_back(d.transition);
     mode_ = d.mode;
     for (const serving::Action& a : d.actions) {
@@ -372,7 +384,11 @@ class FailoverTest : public HaproxyTest {
   std::vector<Live> live_;
   serving::Mode mode_ = serving::Mode::kStarting;
   serving::PlaceView preferred_{true, Now(), ""}, alternate_{true, Now(), ""};
-  int target_ = 0, started_ = 0;
+  int target_ = 0, started_ = 0, asked_target_ = 0;
+  std::optional<Timestamp> asked_since_;
+  int64_t last_total_ = -1;
+  Timestamp last_at_{};
+  double qps_ = 0;
   std::vector<std::string> transitions_;
   std::atomic<bool> stop_{false};
   std::thread loop_;
@@ -381,9 +397,9 @@ class FailoverTest : public HaproxyTest {
 // A steady load: each answer's time and who gave it ("status N" when not 200).
 class Load {
  public:
-  Load(uint16_t port, int clients) {
+  Load(uint16_t port, int clients, std::chrono::milliseconds pause = std::chrono::milliseconds(20)) {
     for (int c = 0; c < clients; ++c) {
-      threads_.emplace_back([this, port] {
+      threads_.emplace_back([this, port, pause] {
         net::HttpClient client("127.0.0.1", port, std::chrono::seconds(10));
         while (!stop_) {
           auto r = client.Send("GET", "/v1/completions");
@@ -392,7 +408,7 @@ class Load {
             std::lock_guard<std::mutex> lock(mu_);
             answers_.emplace_back(std::chrono::steady_clock::now(), who);
           }
-          std::this_thread::sleep_for(std::chrono::milliseconds(20));
+          std::this_thread::sleep_for(pause);
         }
       });
     }
@@ -489,6 +505,45 @@ TEST_F(FailoverTest, TrafficMovesToTheWarmAlternateAndBackAfterHoldDownAndTheDeg
   std::lock_guard<std::mutex> lock(mu_);
   ASSERT_FALSE(transitions_.empty());
   EXPECT_NE(transitions_.back().find("-> degraded"), std::string::npos) << transitions_.back();
+}
+
+// Scaling from HAProxy's own counters: a load above target_qps_per_replica
+// times the replicas adds replicas once the upscale delay has passed; when
+// it stops, replicas leave after the downscale delay, drained first, and no
+// request fails on the way.
+TEST_F(FailoverTest, LoadAboveTheTargetAddsReplicasAndTheyLeaveDrainedWhenItStops) {
+  spec_.failover.reset();
+  spec_.replicas.min_replicas = 1;
+  spec_.replicas.max_replicas = 3;
+  spec_.replicas.target_qps_per_replica = 20;
+  spec_.replicas.upscale_delay_seconds = 2;
+  spec_.replicas.downscale_delay_seconds = 3;
+  StartLoop();
+  ASSERT_TRUE(Eventually([&] { return mode() == serving::Mode::kNormal; }, std::chrono::seconds(20)));
+  auto preferred = [&] {
+    std::lock_guard<std::mutex> lock(mu_);
+    return std::count_if(live_.begin(), live_.end(), [](const Live& l) { return l.view.passing_since.has_value(); });
+  };
+  EXPECT_EQ(preferred(), 1);
+  const auto loaded = std::chrono::steady_clock::now();
+  auto load = std::make_unique<Load>(port_, 4);  // about 150 requests/s: asks for all 3
+  ASSERT_TRUE(Eventually([&] { return preferred() == 3; }, std::chrono::seconds(20)));
+  const double up_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - loaded).count();
+  std::printf("scaling: 3 replicas ready %.1f s after the load began (upscale delay 2 s), %.0f requests/s\n", up_s, qps_);
+  EXPECT_GE(up_s, 2.0) << "not before the upscale delay";
+  load.reset();
+  // A light load (about 5 requests/s) while the surplus leaves.
+  const auto light_from = std::chrono::steady_clock::now();
+  load = std::make_unique<Load>(port_, 1, std::chrono::milliseconds(200));
+  ASSERT_TRUE(Eventually([&] { return preferred() == 1; }, std::chrono::seconds(20)));
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  load->Stop();
+  const auto answers = load->Since(light_from);
+  EXPECT_GT(answers.size(), 10u);
+  EXPECT_EQ(std::count_if(answers.begin(), answers.end(), [](const auto& a) { return a.second.rfind("preferred-", 0) != 0; }), 0)
+      << "the leaving replicas were drained";
+  std::lock_guard<std::mutex> lock(mu_);
+  EXPECT_EQ(target_, 1);
 }
 
 TEST_F(HaproxyTest, AConfigurationThatWouldBreakTheFileIsRefused) {
