@@ -18,6 +18,7 @@
 #include <sstream>
 #include <thread>
 
+#include "causeway/file_io.h"
 #include "causeway/subprocess.h"
 
 extern char** environ;
@@ -320,9 +321,9 @@ Result<ProxyProcess> ProxyProcess::Start(const std::string& binary, const ProxyC
   {
     const int fd = ::open(config_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0) return Unavailable("writing " + config_path + ": " + std::strerror(errno));
-    const bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+    const Status written = WriteAll(fd, text, config_path);
     ::close(fd);
-    if (!ok) return Unavailable("writing " + config_path + ": " + std::strerror(errno));
+    RETURN_IF_ERROR(written);
   }
   auto checked = RunProcess({binary, "-c", "-q", "-f", config_path}, {{"PATH", "/usr/sbin:/usr/bin:/sbin:/bin"}}, "",
                             std::chrono::seconds(10));

@@ -22,7 +22,7 @@ Status Traffic::Place(const std::string& replica, Role role, const std::string& 
   RETURN_IF_ERROR(api_.SetState(backend_, server, ServerState::kMaint));
   RETURN_IF_ERROR(api_.SetServer(backend_, server, host, port, 100));
   *it = false;
-  slots_[replica] = Slot{server, ServerState::kMaint};
+  slots_[replica] = Slot{number, backup, server, ServerState::kMaint};
   return Status::Ok();
 }
 
@@ -42,9 +42,7 @@ Status Traffic::Remove(const std::string& replica) {
   auto it = slots_.find(replica);
   if (it == slots_.end()) return Status::Ok();
   RETURN_IF_ERROR(api_.SetState(backend_, it->second.server, ServerState::kMaint));
-  const std::string& server = it->second.server;
-  const int number = std::stoi(server.substr(1));
-  (server[0] == 'b' ? free_backup_ : free_)[static_cast<size_t>(number - 1)] = true;
+  (it->second.backup ? free_backup_ : free_)[static_cast<size_t>(it->second.number - 1)] = true;
   slots_.erase(it);
   return Status::Ok();
 }

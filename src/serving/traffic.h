@@ -34,7 +34,9 @@ class Traffic {
 
  private:
   struct Slot {
-    std::string server;  // r3, b1
+    int number = 0;
+    bool backup = false;
+    std::string server;  // SlotName(number, backup): r3, b1
     ServerState state = ServerState::kMaint;
   };
   Status Set(const std::string& replica, ServerState state);

@@ -295,6 +295,7 @@ class FailoverTest : public HaproxyTest {
   // kills replicas).
   void Pass() {
     std::lock_guard<std::mutex> lock(mu_);
+    ++passes_;
     const Timestamp now = Now();
     for (Live& l : live_) {
       const bool ok = serving::Probe("127.0.0.1", l.process->port(), spec_.readiness).ok;
@@ -357,6 +358,8 @@ class FailoverTest : public HaproxyTest {
     loop_ = std::thread([this] {
       while (!stop_) {
         Pass();
+        // The probe period (1 s) is the schedule under test: the recovery
+        // figure is measured against it, so it is real time.
         for (int i = 0; i < 10 && !stop_; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
       }
     });
@@ -373,6 +376,19 @@ class FailoverTest : public HaproxyTest {
     std::lock_guard<std::mutex> lock(mu_);
     (role == serving::Role::kPreferred ? preferred_ : alternate_) = {true, Now(), ""};
   }
+  // Waits until the loop has made `n` more passes (its own period, the
+  // probe's, is what paces it).
+  bool MorePasses(int n) {
+    int from;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      from = passes_;
+    }
+    return Eventually([&] {
+      std::lock_guard<std::mutex> lock(mu_);
+      return passes_ >= from + n;
+    }, std::chrono::seconds(30));
+  }
   serving::Mode mode() {
     std::lock_guard<std::mutex> lock(mu_);
     return mode_;
@@ -384,7 +400,7 @@ class FailoverTest : public HaproxyTest {
   std::vector<Live> live_;
   serving::Mode mode_ = serving::Mode::kStarting;
   serving::PlaceView preferred_{true, Now(), ""}, alternate_{true, Now(), ""};
-  int target_ = 0, started_ = 0, asked_target_ = 0;
+  int target_ = 0, started_ = 0, asked_target_ = 0, passes_ = 0;
   std::optional<Timestamp> asked_since_;
   int64_t last_total_ = -1;
   Timestamp last_at_{};
@@ -408,7 +424,7 @@ class Load {
             std::lock_guard<std::mutex> lock(mu_);
             answers_.emplace_back(std::chrono::steady_clock::now(), who);
           }
-          std::this_thread::sleep_for(pause);
+          std::this_thread::sleep_for(pause);  // the load's rate, which the autoscaler reads
         }
       });
     }
@@ -443,13 +459,14 @@ TEST_F(FailoverTest, TrafficMovesToTheWarmAlternateAndBackAfterHoldDownAndTheDeg
   ASSERT_TRUE(Eventually([&] { return Spread(6) == std::map<std::string, int>{{"preferred-1", 3}, {"preferred-2", 3}}; },
                          std::chrono::seconds(10)));
   Load load(port_, 4);
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  ASSERT_TRUE(Eventually([&] { return load.Since({}).size() >= 20; }, std::chrono::seconds(10)));
 
   // Every preferred replica killed, its place reported down.
   const auto killed = std::chrono::steady_clock::now();
   Lose(serving::Role::kPreferred, "provider outage reported");
   ASSERT_TRUE(Eventually([&] { return mode() == serving::Mode::kFailedOver; }, std::chrono::seconds(10)));
-  std::this_thread::sleep_for(std::chrono::seconds(2));
+  // Enough answers after the kill to see where traffic settled.
+  ASSERT_TRUE(Eventually([&] { return load.Since(killed).size() >= 100; }, std::chrono::seconds(20)));
   // The recovery time: from the kill to the first answer after which every
   // answer came from the alternate.
   const auto after = load.Since(killed);
@@ -481,7 +498,7 @@ TEST_F(FailoverTest, TrafficMovesToTheWarmAlternateAndBackAfterHoldDownAndTheDeg
     auto s = Spread(8);
     return s.size() == 2 && std::all_of(s.begin(), s.end(), [](const auto& w) { return w.first.rfind("preferred-", 0) == 0; });
   }, std::chrono::seconds(10))) << "two new preferred replicas serve everything";
-  std::this_thread::sleep_for(std::chrono::seconds(3));
+  ASSERT_TRUE(MorePasses(3)) << "three more passes, to see any flap";
   {
     std::lock_guard<std::mutex> lock(mu_);
     EXPECT_EQ(transitions_.size(), 3u) << "no flapping";
@@ -536,7 +553,7 @@ TEST_F(FailoverTest, LoadAboveTheTargetAddsReplicasAndTheyLeaveDrainedWhenItStop
   const auto light_from = std::chrono::steady_clock::now();
   load = std::make_unique<Load>(port_, 1, std::chrono::milliseconds(200));
   ASSERT_TRUE(Eventually([&] { return preferred() == 1; }, std::chrono::seconds(20)));
-  std::this_thread::sleep_for(std::chrono::seconds(1));
+  ASSERT_TRUE(MorePasses(1));
   load->Stop();
   const auto answers = load->Since(light_from);
   EXPECT_GT(answers.size(), 10u);
