@@ -18,6 +18,7 @@
 #include "api/provenance_api.h"
 #include "api/readiness_api.h"
 #include "api/scim_api.h"
+#include "api/services_api.h"
 #include "api/telemetry_api.h"
 #include "api/workload_api.h"
 #include "identity/access.h"
@@ -59,6 +60,7 @@ ApiService::ApiService(Services& services, Store& store, CommitQueue& queue, con
   areas_.push_back(std::make_unique<BreakglassApi>(wall, s.breakglass));
   areas_.push_back(std::make_unique<WorkloadApi>(wall, s.workload, s.jobs));
   areas_.push_back(std::make_unique<ScimApi>(s.scim));
+  areas_.push_back(std::make_unique<ServicesApi>(s.serving));
   AddRoutes();
   AddConsoleRoutes();
 }

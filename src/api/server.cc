@@ -167,6 +167,9 @@ Status Serve(const ServeOptions& o) {
   ApiService api(services, *store, queue, *estate, clock, wall, &scheduler);
   services.workload.SetIssuer(workload.get());
   services.jobs.SetSecretBox(&secrets);
+  services.serving = std::make_unique<ServingService>(
+      *store, queue, services.jobs, *estate, wall,
+      ServingService::Options{.haproxy = o.haproxy, .runtime_dir = o.data_dir + "/services", .endpoint_host = o.service_host});
   // GPU telemetry and the idle reaper, when the estate has a telemetry
   // section or reaper policies; it acts only on the replica that leads, and
   // keeps the samples pushed to this one. Ended attempts record what it saw.
@@ -221,6 +224,10 @@ Status Serve(const ServeOptions& o) {
       }
     });
   }
+  // Services' control loop: each pass probes on the specs' own schedules,
+  // so once a second is as often as any needs.
+  Ticker serving;
+  serving.Start(std::chrono::seconds(1), [&services] { services.serving->Pass(); });
   Ticker readiness;
   if (o.readiness_check_s > 0) {
     // Every control whose state changed is an audit event (see
@@ -246,6 +253,7 @@ Status Serve(const ServeOptions& o) {
   // Order matters: stop taking requests, then commit what was acknowledged
   // for commit, then let the HTTP machinery go.
   http.Stop();
+  serving.Stop();
   readiness.Stop();
   checkpoints.Stop();
   sealer.Stop();

@@ -30,6 +30,10 @@ struct ServeOptions {
   // How jobs reach this server (CAUSEWAY_SERVER in their environment);
   // default: http://LISTEN_HOST:PORT.
   std::string advertise_url;
+  // Where services' endpoints listen (their HAProxy's bind address), and
+  // the HAProxy binary that serves them.
+  std::string service_host = "127.0.0.1";
+  std::string haproxy = "/usr/sbin/haproxy";
   // Replicas on one database: this one's name, and how long the scheduler
   // lease lasts unrenewed (the bound on a takeover after a crash).
   std::string replica;

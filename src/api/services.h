@@ -26,6 +26,7 @@
 #include "service/readiness_service.h"
 #include "service/scheduler_service.h"
 #include "service/scim_service.h"
+#include "service/serving_service.h"
 #include "service/token_service.h"
 #include "service/workload_service.h"
 #include "store/commit_queue.h"
@@ -80,6 +81,10 @@ class Services {
   identity::PersonDirectory directory;
   std::unique_ptr<identity::OidcVerifier> oidc;
   std::unique_ptr<identity::PeopleAuthenticator> people_tokens;
+  // Services (model servers behind HAProxy) and their control loop; made
+  // by the server, which knows where their proxies keep their files (null:
+  // none are run).
+  std::unique_ptr<ServingService> serving;
 
  private:
   SchedulerService* scheduler_;

@@ -35,6 +35,7 @@
 #include "cli/plan_commands.h"
 #include "cli/readiness_commands.h"
 #include "cli/dataset_commands.h"
+#include "cli/service_commands.h"
 #include "cli/local_db.h"
 #include "cli/spec_inputs.h"
 #include "cli/table.h"
@@ -169,6 +170,11 @@ void AddServe(Cli& c) {
                   "on the first start, also print the admin token's secret (it is always in DATA_DIR/admin.token)");
   serve->add_option("--advertise-url", so.advertise_url,
                     "how jobs reach this server, given to them as CAUSEWAY_SERVER (default http://LISTEN)");
+  serve->add_option("--service-host", so.service_host,
+                    "the IPv4 address services' endpoints listen on (each service's HAProxy)")
+      ->capture_default_str();
+  serve->add_option("--haproxy", so.haproxy, "the HAProxy binary that serves services' endpoints")
+      ->capture_default_str();
   serve->callback([&] {
     Status st = api::Serve(so);
     if (!st.ok()) rc = Fail(st);
@@ -694,6 +700,7 @@ int Main(int argc, char** argv) {
   AddProvenanceCommands(c);
   AddReadinessCommands(c);
   AddDatasetCommands(c);
+  AddServiceCommands(c);
   AddPlanCommands(c);
   AddWhoami(c);
   AddCostCommands(c);

@@ -43,6 +43,7 @@ Result<JobService::Step> JobService::PrepareStep(const identity::Principal& who,
   ParsedJobSpec& parsed = task.parsed;
   RETURN_IF_ERROR(ApplySpecInputs(parsed, request.inputs, request.file));
   JobSpec& spec = parsed.spec;
+  if (request.amend) request.amend(spec);
   if (!parsed.secret_values.empty() && !secrets_) {
     return FailedPrecondition("this server keeps no secrets (it has no secrets key), so job " +
                               std::string(spec.name.empty() ? "" : "\"" + spec.name + "\" ") +
@@ -240,7 +241,8 @@ void JobService::Submit(const identity::Principal& who, SubmitRequest request,
   // pipeline's first step). Set afresh on every run of the unit (a batch
   // may run it twice).
   auto replayed = std::make_shared<std::optional<JobRecord>>();
-  WriteFn work = [result, replayed, events, key, request_hash, scope](WriteTx& tx) mutable -> Status {
+  WriteFn work = [result, replayed, events, key, request_hash, scope,
+                  also = std::move(request.also)](WriteTx& tx) mutable -> Status {
     const JobRecord& first = result->job;
     replayed->reset();
     if (!key.empty()) {
@@ -267,6 +269,7 @@ void JobService::Submit(const identity::Principal& who, SubmitRequest request,
       RETURN_IF_ERROR(tx.AppendAudit(events[i]));
       RETURN_IF_ERROR(tx.AppendChange(Change{0, Change::Kind::kSubmitted, job.id, "", job.created_at}));
     }
+    if (also) RETURN_IF_ERROR(also(tx, result->steps));
     return Status::Ok();
   };
   std::vector<JobSpec> specs;

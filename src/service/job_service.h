@@ -25,6 +25,13 @@ struct SubmitRequest {
   std::string file = "spec.yaml";  // names the spec in diagnostics
   std::string idempotency_key;     // optional; scoped to the submitting token
   SpecInputs inputs;               // --env / --secret values, over the file's
+  // For a caller that makes jobs itself (a service's replicas): `amend`
+  // changes each step's spec once the file is read and before it is
+  // checked (where it runs, its environment, its labels); `also` writes in
+  // the same unit as the jobs, so that what records them (the service's
+  // list of replicas) is never without them, nor they without it.
+  std::function<void(JobSpec&)> amend;
+  std::function<Status(WriteTx&, const std::vector<JobRecord>&)> also;
 };
 
 struct SubmitResult {

@@ -6,6 +6,8 @@
 #include <spawn.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -315,6 +317,24 @@ Result<std::vector<ServerStats>> ParseStats(std::string_view csv, const std::str
   return out;
 }
 
+namespace {
+// A proxy an earlier server left running on `socket_path` (that server was
+// killed before it could stop it) still holds the socket and the port: it
+// is asked its pid over the socket and stopped (SIGTERM, then SIGKILL).
+void StopLeftover(const std::string& socket_path) {
+  RuntimeApi old(socket_path, std::chrono::seconds(1));
+  auto info = old.Command("show info");
+  if (!info.ok()) return;
+  auto at = info->find("\nPid: ");
+  if (at == std::string::npos) return;
+  pid_t pid = static_cast<pid_t>(std::strtol(info->c_str() + at + 6, nullptr, 10));
+  if (pid <= 1) return;
+  ::kill(pid, SIGTERM);
+  for (int i = 0; i < 50 && ::kill(pid, 0) == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  if (::kill(pid, 0) == 0) ::kill(pid, SIGKILL);
+}
+}  // namespace
+
 Result<ProxyProcess> ProxyProcess::Start(const std::string& binary, const ProxyConfig& config,
                                          const std::string& config_path, std::chrono::milliseconds ready_timeout) {
   ASSIGN_OR_RETURN(std::string text, RenderConfig(config));
@@ -331,6 +351,7 @@ Result<ProxyProcess> ProxyProcess::Start(const std::string& binary, const ProxyC
   if (checked->exit_code != 0) {
     return FailedPrecondition("HAProxy refused its configuration " + config_path + ": " + checked->err + checked->out);
   }
+  StopLeftover(config.socket_path);
   ::unlink(config.socket_path.c_str());
   const std::string log = config_path + ".log";
   posix_spawn_file_actions_t actions;
@@ -380,5 +401,22 @@ void ProxyProcess::Stop() {
 }
 
 ProxyProcess::~ProxyProcess() { Stop(); }
+
+Result<uint16_t> FreePort(const std::string& host) {
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  if (::inet_pton(AF_INET, host.c_str(), &addr.sin_addr) != 1) {
+    return InvalidArgument("cannot pick a port on \"" + host + "\": expected an IPv4 address");
+  }
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return Unavailable(std::string("cannot open a socket: ") + std::strerror(errno));
+  socklen_t len = sizeof addr;
+  bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+            ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0;
+  int err = errno;
+  ::close(fd);
+  if (!ok) return Unavailable("cannot pick a free port on " + host + ": " + std::strerror(err));
+  return static_cast<uint16_t>(ntohs(addr.sin_port));
+}
 
 }  // namespace causeway::serving

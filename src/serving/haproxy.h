@@ -102,6 +102,10 @@ class RuntimeApi {
   std::chrono::milliseconds timeout_;
 };
 
+// A TCP port on `host` that nothing listens on now (bound, then let go):
+// for an endpoint, or a replica on a host shared with others.
+Result<uint16_t> FreePort(const std::string& host = "127.0.0.1");
+
 // `show stat` CSV (its "# pxname,svname,..." header first) as rows of
 // `backend`.
 Result<std::vector<ServerStats>> ParseStats(std::string_view csv, const std::string& backend);

@@ -47,13 +47,14 @@ Status Traffic::Remove(const std::string& replica) {
   return Status::Ok();
 }
 
-Result<int64_t> Traffic::Observe(std::vector<ReplicaView>& replicas) const {
+Result<int64_t> Traffic::Observe(std::vector<ReplicaView>& replicas, std::map<std::string, ServerStats>* counters) const {
   ASSIGN_OR_RETURN(std::vector<ServerStats> stats, api_.Stats(backend_));
   std::map<std::string, const ServerStats*> by_server;
   int64_t total = 0;
   for (const ServerStats& s : stats) {
     if (s.name == "BACKEND") {
       total = s.requests;
+      if (counters) (*counters)[""] = s;
     } else {
       by_server[s.name] = &s;
     }
@@ -64,7 +65,10 @@ Result<int64_t> Traffic::Observe(std::vector<ReplicaView>& replicas) const {
     r.draining = it != slots_.end() && it->second.state == ServerState::kDrain;
     r.in_flight = 0;
     if (it == slots_.end()) continue;
-    if (auto s = by_server.find(it->second.server); s != by_server.end()) r.in_flight = s->second->current_sessions;
+    if (auto s = by_server.find(it->second.server); s != by_server.end()) {
+      r.in_flight = s->second->current_sessions;
+      if (counters) (*counters)[r.id] = *s->second;
+    }
   }
   return total;
 }

@@ -29,8 +29,10 @@ class Traffic {
 
   // Fills in what the proxy knows of each replica it holds (in_traffic,
   // draining, in_flight), and returns every request the backend has taken
-  // (its counter, for the request rate).
-  Result<int64_t> Observe(std::vector<ReplicaView>& replicas) const;
+  // (its counter, for the request rate). With `counters`, also each
+  // replica's slot's counters by replica, and the backend's under "".
+  Result<int64_t> Observe(std::vector<ReplicaView>& replicas,
+                          std::map<std::string, ServerStats>* counters = nullptr) const;
 
  private:
   struct Slot {

@@ -7,8 +7,12 @@
 // own. The replicas are tests/peers/model-server.py.
 #include <gtest/gtest.h>
 
+#include <signal.h>
+
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
+#include <fstream>
 #include <future>
 #include <map>
 #include <mutex>
@@ -576,6 +580,179 @@ TEST_F(HaproxyTest, AConfigurationThatWouldBreakTheFileIsRefused) {
   // A socket nobody answers on: an error within the deadline.
   serving::RuntimeApi nobody(dir_.path() + "/nobody.sock", std::chrono::milliseconds(200));
   EXPECT_EQ(nobody.Command("show info").status().code(), Code::kUnavailable);
+}
+
+// A service run by the server end to end: `POST /v1/services` with a task
+// whose replicas are model-servers on the local executor, on two clusters
+// under different providers; the server submits them as jobs, probes them,
+// starts HAProxy and drives it. Killing every preferred replica moves the
+// traffic to the warm alternate at once; the server replaces them at the
+// preferred place and moves traffic back after the hold-down; each change
+// of mode is an audit event; down ends every replica and closes the
+// endpoint.
+class ServiceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!std::filesystem::exists(kHaproxy)) GTEST_SKIP() << "Debian's haproxy is not installed (make test-deps)";
+  }
+  static std::string Estate(const std::string& out) {
+    std::string e = "providers:\n"
+                    "  - {name: here-a, kind: local, regions: [{name: ra, zone: eu}]}\n"
+                    "  - {name: here-b, kind: local, regions: [{name: rb, zone: eu}]}\n"
+                    "clusters:\n";
+    for (const char* c : {"a", "b"}) {
+      e += std::string("  - name: box-") + c + "\n    provider: here-" + c + "\n    region: r" + c +
+           "\n    node_pools: [{name: l4, gpu_type: L4, gpus_per_node: 8, nodes: 1}]\n"
+           "    local: {output_dir: " + out + "-" + c + "}\n";
+    }
+    return e;
+  }
+  // The replicas are model-servers; while the file ROLE-lost exists in
+  // `dir`, a replica of that role exits at once (its place is lost: every
+  // new attempt there fails).
+  static std::string Task(const std::string& dir) {
+    return "name: chat\n"
+           "resources: {accelerators: L4:1}\n"
+           "run: test -e " + dir + "/$CAUSEWAY_REPLICA_ROLE-lost && exit 1;\n"
+           "  exec python3 " + PeersDir() + "/model-server.py $CAUSEWAY_REPLICA_ROLE --port $CAUSEWAY_REPLICA_PORT --tag " + dir + "\n"
+           "service:\n"
+           "  readiness_probe: {path: /health, initial_delay_seconds: 30, timeout_seconds: 1,\n"
+           "                    endpoint_probe_interval_seconds: 1}\n"
+           "  replicas: 2\n"
+           "failover:\n"
+           "  preferred: here-a\n"
+           "  alternate: {place: box-b, warm: 1}\n"
+           "  hold_down: 3s\n";
+  }
+  static std::string ServerLog(TempDir& dir) {
+    std::ifstream f(dir.path() + "/server.log");
+    std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    return text.size() > 6000 ? text.substr(text.size() - 6000) : text;
+  }
+  std::string tag_ = "none";
+  void TearDown() override {
+    // Replicas outlive a server by design: none of this test's may outlive it.
+    for (const char* role : {"preferred", "alternate", "degraded"}) {
+      for (pid_t p : Replicas(role)) ::kill(p, SIGKILL);
+    }
+  }
+  // The pids of this test's model-servers of `role` running now.
+  std::vector<pid_t> Replicas(const std::string& role) const {
+    std::vector<pid_t> out;
+    for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+      const std::string name = e.path().filename();
+      if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+      std::ifstream f(e.path() / "cmdline");
+      std::string cmd((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+      std::replace(cmd.begin(), cmd.end(), '\0', ' ');
+      if (cmd.find("model-server.py " + role + " ") != std::string::npos && cmd.find("--tag " + tag_ + " ") != std::string::npos) {
+        out.push_back(std::stoi(name));
+      }
+    }
+    return out;
+  }
+};
+
+TEST_F(ServiceTest, TheServerRunsAServiceFailsItOverToTheWarmAlternateAndBackAndTakesItDown) {
+  TempDir dir("service");
+  tag_ = dir.path();
+  EstateServer s(dir, Estate(dir.path() + "/out"));
+  auto c = s.process().Client();
+  auto up = c.Send("POST", "/v1/services", nlohmann::json{{"spec", Task(dir.path())}, {"file", "chat.yaml"}}.dump(),
+                   Auth(s.process().admin_token()));
+  ASSERT_EQ(up->status, 201) << up->body;
+  const std::string endpoint = nlohmann::json::parse(up->body)["endpoint"];
+  const uint16_t port = static_cast<uint16_t>(std::stoi(endpoint.substr(endpoint.rfind(':') + 1)));
+  // Two preferred replicas and the warm alternate, each a job, all ready.
+  ASSERT_TRUE(Eventually([&] {
+    auto j = s.Get("/v1/services/chat");
+    return j["mode"] == "normal" && j["ready_replicas"] == 3;
+  }, std::chrono::seconds(60))) << s.Get("/v1/services/chat").dump(2);
+  auto shown = s.Get("/v1/services/chat");
+  std::map<std::string, std::string> cluster_of;
+  for (const auto& r : shown["replicas"]) cluster_of[r["role"]] = r["cluster"];
+  EXPECT_EQ(cluster_of["preferred"], "box-a");
+  EXPECT_EQ(cluster_of["alternate"], "box-b");
+  const std::string replica_job = shown["replicas"][0]["job"];
+  auto job = s.Get("/v1/jobs/" + replica_job);
+  EXPECT_EQ(job["spec"]["labels"]["service"], "chat") << job["spec"].dump(2);
+  // The same service twice is refused.
+  auto again = c.Send("POST", "/v1/services", nlohmann::json{{"spec", Task(dir.path())}}.dump(), Auth(s.process().admin_token()));
+  EXPECT_EQ(again->status, 409) << again->body;
+
+  Load load(port, 4);
+  ASSERT_TRUE(Eventually([&] {
+    auto a = load.Since({});
+    return std::count_if(a.begin(), a.end(), [](const auto& x) { return x.second == "preferred"; }) >= 20;
+  }, std::chrono::seconds(20)));
+  // The preferred place lost: every preferred replica killed, and none
+  // can start there again.
+  std::vector<pid_t> preferred = Replicas("preferred");
+  ASSERT_EQ(preferred.size(), 2u);
+  std::ofstream(dir.path() + "/preferred-lost") << "lost\n";
+  const auto killed = std::chrono::steady_clock::now();
+  for (pid_t p : preferred) ::kill(p, SIGKILL);
+  ASSERT_TRUE(Eventually([&] { return load.Since(killed).size() >= 100; }, std::chrono::seconds(20)));
+  auto after = load.Since(killed);
+  auto last_other = killed;
+  int failed = 0;
+  for (const auto& [at, who] : after) {
+    if (who != "alternate") last_other = at;
+    if (who != "alternate" && who != "preferred") ++failed;
+  }
+  const double recovery_s = std::chrono::duration<double>(last_other - killed).count();
+  std::printf("service failover: recovery %.3f s, %d requests failed of %zu after the kill\n", recovery_s, failed,
+              after.size());
+  EXPECT_LT(recovery_s, 5.0);
+  EXPECT_EQ(failed, 0);
+  ASSERT_TRUE(Eventually([&] { return s.Get("/v1/services/chat")["mode"] == "failed_over"; }, std::chrono::seconds(10)))
+      << s.Get("/v1/services/chat").dump(2);
+  // The alternate scaled to the service's two replicas.
+  ASSERT_TRUE(Eventually([&] {
+    auto j = s.Get("/v1/services/chat");
+    return std::count_if(j["replicas"].begin(), j["replicas"].end(), [](const nlohmann::json& r) {
+             return r["role"] == "alternate" && r["state"] == "ready" && r["in_traffic"] == true;
+           }) == 2;
+  }, std::chrono::seconds(30))) << s.Get("/v1/services/chat").dump(2);
+  // The place back: new preferred replicas, and traffic back after the
+  // hold-down.
+  std::filesystem::remove(dir.path() + "/preferred-lost");
+  ASSERT_TRUE(Eventually([&] { return s.Get("/v1/services/chat")["mode"] == "normal"; }, std::chrono::seconds(60)))
+      << s.Get("/v1/services/chat").dump(2);
+  const auto back = std::chrono::steady_clock::now();
+  ASSERT_TRUE(Eventually([&] {
+    auto a = load.Since(back);
+    return a.size() >= 20 && std::all_of(a.end() - 10, a.end(), [](const auto& x) { return x.second == "preferred"; });
+  }, std::chrono::seconds(20)));
+  load.Stop();
+  auto cut = load.Since(killed);
+  EXPECT_EQ(std::count_if(cut.begin(), cut.end(), [](const auto& a) { return a.second != "alternate" && a.second != "preferred"; }),
+            0) << "nothing failed during the failover nor the fall-back";
+
+  // Each change of mode is an audit event, naming why and who acts next.
+  auto audit = s.Get("/v1/audit?action=service.transition&resource=service/chat");
+  std::vector<std::string> modes;
+  for (const auto& e : audit["events"]) modes.push_back(e["details"]["to"]);
+  EXPECT_EQ(modes, (std::vector<std::string>{"normal", "failed_over", "normal"})) << audit.dump(2);
+
+  // Down: every replica ends, the endpoint closes, the service is gone.
+  std::vector<std::string> serving;
+  const nlohmann::json before_down = s.Get("/v1/services/chat");
+  for (const auto& r : before_down["replicas"]) serving.push_back(r["job"]);
+  ASSERT_GE(serving.size(), 3u);
+  auto down = c.Send("DELETE", "/v1/services/chat", "", Auth(s.process().admin_token()));
+  ASSERT_EQ(down->status, 200) << down->body;
+  ASSERT_TRUE(Eventually([&] {
+    auto r = c.Send("GET", "/v1/services/chat", "", Auth(s.process().admin_token()));
+    return r.ok() && r->status == 404;
+  }, std::chrono::seconds(30))) << s.Get("/v1/services/chat").dump(2) << ServerLog(dir);
+  EXPECT_TRUE(Eventually([&] { return Replicas("preferred").empty() && Replicas("alternate").empty(); },
+                         std::chrono::seconds(20)));
+  net::HttpClient closed("127.0.0.1", port, std::chrono::seconds(2));
+  EXPECT_FALSE(closed.Send("GET", "/").ok()) << "the endpoint is closed";
+  for (const std::string& job : serving) EXPECT_EQ(s.Get("/v1/jobs/" + job)["state"], "cancelled") << job;
+  auto ended = s.Get("/v1/audit?action=service.replica_end&resource=service/chat");
+  EXPECT_GE(ended["events"].size(), serving.size() + 2) << "the killed replicas' ends are recorded too";
 }
 
 }  // namespace

@@ -8,7 +8,8 @@ once bound. GET /last tells the last other request it had (method, path,
 headers, body) as JSON, for a test to check what a prober sent. Standard
 library only.
 
-Usage: model-server.py NAME [--port P] [--delay S]"""
+Usage: model-server.py NAME [--port P] [--delay S] [--tag T]
+(--tag is not read: it names the process for whoever looks for it)"""
 import http.server
 import json
 import sys

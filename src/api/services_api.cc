@@ -1,0 +1,125 @@
+// Services over HTTP:
+//
+//   POST   /v1/services         {spec: the task file's text, file, name, port}: 201, the service
+//   GET    /v1/services         the services of the caller's teams, with what the control loop last saw
+//   GET    /v1/services/{name}  one, with its replicas, counters over time and transitions
+//   DELETE /v1/services/{name}  takes it down: its replicas end, its proxy stops
+#include "api/services_api.h"
+
+#include <nlohmann/json.hpp>
+
+#include "api/api_helpers.h"
+
+namespace causeway::api {
+
+using nlohmann::json;
+
+namespace {
+
+json ServiceJson(const ServiceStatus& s, bool whole) {
+  const ServiceRecord& r = s.record;
+  json out = {{"name", r.name},
+              {"team", r.team},
+              {"owner", r.owner},
+              {"state", r.up ? "up" : "going down"},
+              {"endpoint", "http://" + r.endpoint_host + ":" + std::to_string(r.endpoint_port)},
+              {"mode", serving::ToString(s.mode)},
+              {"target_replicas", s.target},
+              {"ready_replicas", 0},
+              {"qps", s.qps},
+              {"requests", s.requests},
+              {"errors", s.errors},
+              {"proxy", s.proxy},
+              {"created_at", FormatRfc3339(r.created_at)},
+              {"updated_at", FormatRfc3339(r.updated_at)}};
+  if (!s.refused.empty()) out["replicas_refused"] = s.refused;
+  int ready = 0;
+  json replicas = json::array();
+  for (const ReplicaStatus& x : s.replicas) {
+    if (x.state == "ready") ++ready;
+    replicas.push_back({{"job", x.job},
+                        {"role", serving::ToString(x.role)},
+                        {"state", x.state},
+                        {"cluster", x.cluster},
+                        {"address", x.address},
+                        {"in_traffic", x.in_traffic},
+                        {"requests", x.requests},
+                        {"errors", x.errors},
+                        {"probe", x.probe}});
+  }
+  out["ready_replicas"] = ready;
+  out["replicas"] = std::move(replicas);
+  if (!whole) return out;
+  json history = json::array();
+  for (const ServiceSample& h : s.history) {
+    history.push_back({{"at", FormatRfc3339(h.at)}, {"requests", h.requests}, {"errors", h.errors}});
+  }
+  out["history"] = std::move(history);
+  json transitions = json::array();
+  for (const ServiceStatus::Transition& t : s.transitions) {
+    transitions.push_back({{"at", FormatRfc3339(t.at)},
+                           {"to", serving::ToString(t.to)},
+                           {"reason", t.reason},
+                           {"next_action_owner", t.owner}});
+  }
+  out["transitions"] = std::move(transitions);
+  out["spec_yaml"] = r.spec_yaml;
+  return out;
+}
+
+}  // namespace
+
+void ServicesApi::AddRoutes(RouteTable& routes) {
+  using identity::kScopeJobsRead;
+  using identity::kScopeJobsWrite;
+  routes.Route("POST", "/v1/services", kScopeJobsWrite, Bind(this, &ServicesApi::Up));
+  routes.Route("GET", "/v1/services", kScopeJobsRead, Bind(this, &ServicesApi::List));
+  routes.Route("GET", "/v1/services/{name}", kScopeJobsRead, Bind(this, &ServicesApi::Show));
+  routes.Route("DELETE", "/v1/services/{name}", kScopeJobsWrite, Bind(this, &ServicesApi::Down));
+}
+
+Status ServicesApi::Running() const {
+  if (!serving_) return Unavailable("this server runs no services (it was started without a place for them)");
+  return Status::Ok();
+}
+
+Result<HttpResponse> ServicesApi::Up(HttpRequest& req) {
+  RETURN_IF_ERROR(Running());
+  ASSIGN_OR_RETURN(JsonBody body, JsonBody::Parse(req));
+  UpRequest r;
+  ASSIGN_OR_RETURN(r.spec_yaml, body.RequiredString("spec", "the task file's text, with its service: section"));
+  ASSIGN_OR_RETURN(r.file, body.String("file", "service.yaml"));
+  ASSIGN_OR_RETURN(r.name, body.String("name"));
+  ASSIGN_OR_RETURN(auto port, body.Int("port", 0, 65535));
+  r.port = static_cast<int>(port.value_or(0));
+  ASSIGN_OR_RETURN(ServiceRecord made, serving_->Up(*req.principal, r));
+  ServiceStatus s;
+  s.record = std::move(made);
+  s.proxy = "not started yet";
+  return JsonResponse(201, ServiceJson(s, false));
+}
+
+Result<HttpResponse> ServicesApi::List(HttpRequest& req) {
+  RETURN_IF_ERROR(Running());
+  ASSIGN_OR_RETURN(auto all, serving_->List(*req.principal));
+  json items = json::array();
+  for (const ServiceStatus& s : all) items.push_back(ServiceJson(s, false));
+  return JsonResponse(200, {{"services", items}});
+}
+
+Result<HttpResponse> ServicesApi::Show(HttpRequest& req) {
+  RETURN_IF_ERROR(Running());
+  ASSIGN_OR_RETURN(ServiceStatus s, serving_->Get(*req.principal, req.params["name"]));
+  return JsonResponse(200, ServiceJson(s, true));
+}
+
+Result<HttpResponse> ServicesApi::Down(HttpRequest& req) {
+  RETURN_IF_ERROR(Running());
+  ASSIGN_OR_RETURN(ServiceRecord r, serving_->Down(*req.principal, req.params["name"]));
+  ServiceStatus s;
+  s.record = std::move(r);
+  s.proxy = "stopping";
+  return JsonResponse(200, ServiceJson(s, false));
+}
+
+}  // namespace causeway::api

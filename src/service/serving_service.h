@@ -1,0 +1,201 @@
+// Services run by the server: a task with SkyPilot's `service:` section (and
+// Causeway's `failover:`) kept at its replicas behind one endpoint on a real
+// HAProxy. A service is kept in the directory as an entry of kind "Service"
+// (its task file, team, owner, endpoint, and the jobs that are its
+// replicas); every replica is a job like any other, submitted through the
+// job service (admitted against quota, routed, costed, audited, with
+// provenance), by the service's own actor "service/NAME".
+//
+// One control loop (Pass, every second) does, for each service: read its
+// record and its replicas' jobs, probe the running ones on the spec's
+// schedule, read HAProxy's counters, decide (serving/controller.h), then
+// act: replicas submitted or cancelled, let into traffic or drained, and
+// each change of mode recorded as a `service.transition` audit event with
+// why and who acts next. No lock is held across a probe, a proxy command or
+// a commit: the loop's state is its own, and what readers see is a copy
+// published at the end of each pass.
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "causeway/clock.h"
+#include "causeway/estate.h"
+#include "causeway/mutex.h"
+#include "causeway/store.h"
+#include "identity/tokens.h"
+#include "service/job_service.h"
+#include "serving/controller.h"
+#include "serving/haproxy.h"
+#include "serving/traffic.h"
+#include "store/commit_queue.h"
+
+namespace causeway {
+
+inline constexpr std::string_view kServiceKind = "Service";
+
+// One replica as the service's record keeps it: its job, its role, and the
+// port it was told to listen on (CAUSEWAY_REPLICA_PORT).
+struct ReplicaRef {
+  std::string job;
+  serving::Role role = serving::Role::kPreferred;
+  int port = 0;
+};
+
+// A service as stored (the directory entry's resource, read).
+struct ServiceRecord {
+  std::string id;    // the entry's id
+  std::string name;  // unique, [a-z0-9-], at most 40 characters
+  std::string team, owner, created_by;
+  std::string file;       // the task file's name, for diagnostics
+  std::string spec_yaml;  // the task file as given
+  std::string endpoint_host = "127.0.0.1";
+  int endpoint_port = 0;
+  bool up = true;  // false once taken down
+  std::vector<ReplicaRef> replicas;
+  int64_t version = 0;
+  Timestamp created_at{}, updated_at{};
+};
+
+// What a reader sees of a running service (published once per pass).
+struct ReplicaStatus {
+  std::string job;
+  serving::Role role = serving::Role::kPreferred;
+  std::string state;    // pending, starting, ready, failing, draining, ended
+  std::string cluster;  // where its attempt runs ("" before one does)
+  std::string address;  // host:port, once known
+  bool in_traffic = false;
+  int64_t requests = 0, errors = 0;  // HAProxy's counters for its slot
+  std::string probe;                 // the last probe's answer or why it failed
+};
+struct ServiceSample {
+  Timestamp at{};
+  int64_t requests = 0, errors = 0;  // since the one before
+};
+struct ServiceStatus {
+  ServiceRecord record;
+  serving::Mode mode = serving::Mode::kStarting;
+  int target = 0;
+  double qps = 0;
+  int64_t requests = 0, errors = 0;  // since the proxy started
+  std::string proxy;                 // "running", or why there is none
+  std::string refused;               // why the last replica could not be submitted ("" : it was)
+  std::vector<ReplicaStatus> replicas;
+  std::vector<ServiceSample> history;  // the last kHistory passes' counts
+  // The last transitions, newest last: when, to what, why, who acts.
+  struct Transition {
+    Timestamp at{};
+    serving::Mode to = serving::Mode::kStarting;
+    std::string reason, owner;
+  };
+  std::vector<Transition> transitions;
+};
+
+struct UpRequest {
+  std::string spec_yaml;
+  std::string file = "service.yaml";
+  std::string name;  // "" : the task's name
+  int port = 0;      // the endpoint's port; 0 picks a free one
+};
+
+class ServingService {
+ public:
+  struct Options {
+    std::string haproxy = "/usr/sbin/haproxy";
+    std::string runtime_dir;  // where each service's HAProxy keeps its files
+    std::string endpoint_host = "127.0.0.1";
+    int slots = 8, backup_slots = 8;  // HAProxy server slots per service
+  };
+  ServingService(const Store& store, CommitQueue& queue, JobService& jobs, const Estate& estate, const Clock& clock,
+                 Options options);
+  ~ServingService();  // stops every HAProxy it started
+  ServingService(const ServingService&) = delete;
+  ServingService& operator=(const ServingService&) = delete;
+
+  // Checks the task as a job of `who` at each place its replicas may run
+  // (as `causeway plan job` would), and stores the service; the loop then
+  // starts its replicas. kAlreadyExists for a name that is up already.
+  Result<ServiceRecord> Up(const identity::Principal& who, const UpRequest& request);
+  // Takes a service down: its replicas are cancelled, its proxy stopped.
+  Result<ServiceRecord> Down(const identity::Principal& who, const std::string& name);
+  // The services `who` may read (their teams'), with what the loop last saw.
+  Result<std::vector<ServiceStatus>> List(const identity::Principal& who);
+  Result<ServiceStatus> Get(const identity::Principal& who, const std::string& name);
+
+  // One pass over every service that is up (the control loop's body).
+  void Pass();
+
+  static constexpr size_t kHistory = 300;
+  static constexpr size_t kMaxServices = 256;
+  static constexpr Micros kRetryEnd = Micros(10'000'000);
+
+ private:
+  // Replica submissions in flight, shared with their completions (on the
+  // commit thread), and why the last one was refused.
+  struct Starts {
+    Mutex mu;
+    int pending GUARDED_BY(mu) = 0;
+    std::string refused GUARDED_BY(mu);
+  };
+  struct Probed {
+    std::optional<Timestamp> passing_since, failing_since;
+    Timestamp last{};
+    std::string answer;
+  };
+  // The loop's own state of one service (only Pass touches it).
+  struct Runtime {
+    std::string spec_yaml;  // what the proxy was made for
+    std::optional<spec::ServiceSpec> spec;
+    std::unique_ptr<serving::ProxyProcess> proxy;
+    std::unique_ptr<serving::Traffic> traffic;
+    std::string proxy_error;
+    serving::Mode mode = serving::Mode::kStarting;
+    int target = 0, asked_target = 0;
+    std::optional<Timestamp> asked_since;
+    std::map<std::string, Probed> probes;  // by job
+    std::map<std::string, std::pair<int64_t, int64_t>> counted;  // by job: requests, errors
+    int64_t last_total = -1, last_errors = 0, total = 0, errors = 0;
+    Timestamp last_at{};
+    double qps = 0;
+    std::vector<ServiceSample> history;
+    std::vector<ServiceStatus::Transition> transitions;
+    // Submissions of replicas not yet durable (counted down on the commit
+    // thread), and replicas being ended, since when (tried again after
+    // kRetryEnd if they are still listed).
+    std::shared_ptr<Starts> starts = std::make_shared<Starts>();
+    std::map<std::string, Timestamp> ending;
+  };
+  ServiceStatus PassOne(const ServiceRecord& record, Runtime& rt);
+  Status EnsureProxy(const ServiceRecord& record, Runtime& rt);
+  // Submits one more replica of `role` (its job and its place on the
+  // record in one unit); the loop sees it once durable.
+  void StartReplica(const ServiceRecord& record, const spec::ServiceSpec& spec, serving::Role role, Runtime& rt);
+  // Cancels the replica's job (when it has not ended) and takes it off the
+  // record, in one unit.
+  void EndReplica(const ServiceRecord& record, const std::string& job, const std::string& reason, Runtime& rt);
+  bool Ending(const Runtime& rt, const std::string& job, Timestamp now) const;
+  // The actor a service's replicas are submitted and ended by.
+  identity::Principal Actor(const ServiceRecord& record) const;
+  Result<std::vector<ServiceRecord>> Records() const;
+
+  const Store& store_;
+  CommitQueue& queue_;
+  JobService& jobs_;
+  const Estate& estate_;
+  const Clock& clock_;
+  const Options options_;
+  Mutex pass_mu_;  // one pass at a time; held across its I/O, taken by nothing else
+  std::map<std::string, Runtime> runtimes_ GUARDED_BY(pass_mu_);  // by service id
+  Mutex view_mu_;
+  std::map<std::string, ServiceStatus> published_ GUARDED_BY(view_mu_);  // by service id
+};
+
+// The stored entry of a service, and back.
+DirectoryEntry ToEntry(const ServiceRecord& r);
+Result<ServiceRecord> FromEntry(const DirectoryEntry& e);
+
+}  // namespace causeway
