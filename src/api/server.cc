@@ -169,7 +169,10 @@ Status Serve(const ServeOptions& o) {
   services.jobs.SetSecretBox(&secrets);
   services.serving = std::make_unique<ServingService>(
       *store, queue, services.jobs, *estate, wall,
-      ServingService::Options{.haproxy = o.haproxy, .runtime_dir = o.data_dir + "/services", .endpoint_host = o.service_host});
+      ServingService::Options{.haproxy = o.haproxy,
+                              .runtime_dir = o.data_dir + "/services",
+                              .endpoint_host = o.service_host,
+                              .outages = [&scheduler] { return scheduler.Outages(); }});
   // GPU telemetry and the idle reaper, when the estate has a telemetry
   // section or reaper policies; it acts only on the replica that leads, and
   // keeps the samples pushed to this one. Ended attempts record what it saw.

@@ -314,6 +314,18 @@ int OffLockAdapter::FreeGpus(int pool) const {
   return std::max(free, 0);
 }
 
+const ProviderAdapter& OffLockAdapter::inner() const { return *s_->inner; }
+
+void OffLockAdapter::Post(std::function<void(ProviderAdapter&)> call) {
+  State& s = *s_;
+  s.worker->PostAlways([&s, call = std::move(call)] {
+    call(*s.inner);
+    std::vector<PoolView> snap = s.Snapshot();
+    MutexLock lock(s.mu);
+    s.raw = std::move(snap);
+  });
+}
+
 bool OffLockAdapter::Healthy(int pool) const {
   State& s = *s_;
   int i = s.Index(pool);

@@ -29,7 +29,7 @@
 // (restores wait: their attempts may be running).
 // The call itself is left to finish (every backend call has a deadline of
 // its own); its answer is still taken. Optional capabilities of the adapter
-// (providers/capabilities.h) are not reachable through the dispatcher.
+// (providers/capabilities.h) are reached through Post, on the worker.
 #pragma once
 
 #include <chrono>
@@ -75,6 +75,14 @@ class OffLockAdapter final : public ProviderAdapter {
   Result<std::string> ReadLog(const std::string& cluster, const std::string& job_id, int attempt, int64_t offset,
                               int64_t max) const override;
   std::vector<GpuSample> SampleUtilization(Timestamp now) const override;
+
+  // The adapter, only to ask which optional capabilities it has: it is
+  // never called from here.
+  const ProviderAdapter& inner() const;
+  // Runs `call` with the adapter on the worker, in order after the calls
+  // queued before it, then reads its capacity afresh (a capability such as
+  // an outage drill changes it).
+  void Post(std::function<void(ProviderAdapter&)> call);
 
   // For tests: returns once the worker has nothing queued or running.
   void WaitIdle() const;

@@ -34,6 +34,22 @@ SchedulerService::SchedulerService(Store& store, CommitQueue& queue, const Estat
   Build();
 }
 
+namespace {
+// Switches the adapter's outage drill (behind the dispatcher, on its
+// worker); false when it has none.
+bool DrillOutage(ProviderAdapter* adapter, bool down, Timestamp at) {
+  auto* off = dynamic_cast<dispatch::OffLockAdapter*>(adapter);
+  const ProviderAdapter* inner = off ? &off->inner() : adapter;
+  if (!dynamic_cast<const providers::OutageDrill*>(inner)) return false;
+  if (off) {
+    off->Post([down, at](ProviderAdapter& a) { providers::Capability<providers::OutageDrill>(&a)->SetOutage(down, at); });
+  } else {
+    providers::Capability<providers::OutageDrill>(adapter)->SetOutage(down, at);
+  }
+  return true;
+}
+}  // namespace
+
 void SchedulerService::Build() {
   drained_.clear();  // nothing of an old term is recorded
   snapshot_.reset();  // of the old engine
@@ -62,6 +78,8 @@ void SchedulerService::Build() {
     }
     adapters_[p.name] = std::move(adapter);
     adapters[p.name] = adapters_[p.name].get();
+    // A drill still holding the provider down holds its fresh adapter too.
+    if (auto o = outages_.find(p.name); o != outages_.end()) DrillOutage(adapters[p.name], true, o->second);
   }
   scheduler::EngineOptions engine_options;
   engine_options.hold_launches = true;  // released by ReleaseLaunches once recorded
@@ -570,13 +588,19 @@ bool SchedulerService::leader() {
   return leader_;
 }
 
+
 Status SchedulerService::SetOutage(const std::string& provider, bool down, const std::string& actor) {
   {
     MutexLock lock(mu_);
     auto it = adapters_.find(provider);
-    auto* drill = it == adapters_.end() ? nullptr : providers::Capability<providers::OutageDrill>(it->second.get());
-    if (!drill) return NotFound("no provider named " + provider + " with an outage drill (simulated and Slurm providers have one)");
-    drill->SetOutage(down, clock_.Now());
+    if (it == adapters_.end() || !DrillOutage(it->second.get(), down, clock_.Now())) {
+      return NotFound("no provider named " + provider + " with an outage drill (simulated, local and Slurm providers have one)");
+    }
+    if (down) {
+      outages_.emplace(provider, clock_.Now());
+    } else {
+      outages_.erase(provider);
+    }
   }
   Timestamp now = clock_.Now();
   return queue_.Run([=](WriteTx& tx) {
@@ -587,6 +611,11 @@ Status SchedulerService::SetOutage(const std::string& provider, bool down, const
     e.resource = "provider/" + provider;
     return tx.AppendAudit(e);
   });
+}
+
+std::map<std::string, Timestamp> SchedulerService::Outages() {
+  MutexLock lock(mu_);
+  return outages_;
 }
 
 SchedulerService::Utilization SchedulerService::SampleUtilization() {

@@ -134,8 +134,11 @@ class SchedulerService {
   };
   Utilization SampleUtilization();
 
-  // Takes a simulated provider down or brings it back; audited.
+  // Takes a provider with an outage drill (simulated, local, Slurm) down or
+  // brings it back; audited.
   Status SetOutage(const std::string& provider, bool down, const std::string& actor);
+  // The providers an outage drill holds down now, with since when.
+  std::map<std::string, Timestamp> Outages() EXCLUDES(mu_);
 
   // A job group's tasks, in order: whether the group has started, which
   // tasks start together, whether a primary one failed.
@@ -269,6 +272,7 @@ class SchedulerService {
   Mutex mu_;
   // By provider name. Shared: a log read holds its adapter off mu_.
   std::map<std::string, std::shared_ptr<ProviderAdapter>> adapters_ GUARDED_BY(mu_);
+  std::map<std::string, Timestamp> outages_ GUARDED_BY(mu_);  // drills holding providers down, since when
   std::unique_ptr<scheduler::Engine> engine_ GUARDED_BY(mu_);
   std::shared_ptr<const scheduler::EngineSnapshot> snapshot_ GUARDED_BY(mu_);  // the last copy taken, of engine_
   std::string server_url_ GUARDED_BY(mu_);

@@ -355,10 +355,11 @@ void ServingService::Pass() {
     spdlog::warn("services: reading them failed: {}", records.status().ToString());
     return;
   }
+  const std::map<std::string, Timestamp> down = options_.outages ? options_.outages() : std::map<std::string, Timestamp>{};
   std::map<std::string, ServiceStatus> seen;
   for (const ServiceRecord& r : *records) {
     Runtime& rt = runtimes_[r.id];
-    seen[r.id] = PassOne(r, rt);
+    seen[r.id] = PassOne(r, rt, down);
   }
   for (auto it = runtimes_.begin(); it != runtimes_.end();) {
     if (seen.count(it->first)) {
@@ -398,7 +399,20 @@ Status ServingService::EnsureProxy(const ServiceRecord& record, Runtime& rt) {
   return Status::Ok();
 }
 
-ServiceStatus ServingService::PassOne(const ServiceRecord& record, Runtime& rt) {
+serving::PlaceView ServingService::PlaceHealth(const std::string& place, const std::map<std::string, Timestamp>& down,
+                                               const serving::PlaceView& last, Timestamp now) const {
+  std::string provider = place;
+  if (const Cluster* c = estate_.FindCluster(place)) provider = c->provider;
+  auto it = place.empty() ? down.end() : down.find(provider);
+  if (it != down.end()) {
+    return serving::PlaceView{false, it->second, "provider " + provider + " is down (an outage since " + FormatRfc3339(it->second) + ")"};
+  }
+  // Healthy since it last came back (or since the service began).
+  return serving::PlaceView{true, last.healthy ? last.since : now, ""};
+}
+
+ServiceStatus ServingService::PassOne(const ServiceRecord& record, Runtime& rt,
+                                      const std::map<std::string, Timestamp>& down) {
   ServiceStatus out;
   out.record = record;
   const Timestamp now = clock_.Now();
@@ -561,10 +575,17 @@ ServiceStatus ServingService::PassOne(const ServiceRecord& record, Runtime& rt) 
     view.target = rt.target;
     view.asked_target = rt.asked_target;
     view.asked_since = rt.asked_since;
-    // Places are healthy unless their replicas say otherwise (the
-    // controller reads failing probes as a lost place).
-    view.preferred = serving::PlaceView{true, record.created_at, ""};
-    view.alternate = serving::PlaceView{true, record.created_at, ""};
+    // A place is lost when its provider is down; its replicas failing
+    // their probes the controller reads for itself.
+    if (!rt.seen_places) {
+      rt.preferred = rt.alternate = serving::PlaceView{true, record.created_at, ""};
+      rt.seen_places = true;
+    }
+    const Where pw = WhereFor(spec, Role::kPreferred), aw = WhereFor(spec, Role::kAlternate);
+    rt.preferred = PlaceHealth(pw.place, down, rt.preferred, now);
+    rt.alternate = PlaceHealth(aw.place, down, rt.alternate, now);
+    view.preferred = rt.preferred;
+    view.alternate = rt.alternate;
     serving::Decision d = serving::Decide(view);
     rt.target = d.target;
     rt.asked_target = d.asked_target;

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -109,6 +110,9 @@ class ServingService {
     std::string runtime_dir;  // where each service's HAProxy keeps its files
     std::string endpoint_host = "127.0.0.1";
     int slots = 8, backup_slots = 8;  // HAProxy server slots per service
+    // The providers held down now (an outage drill, or an outage the
+    // estate reports), since when; unset: none ever are.
+    std::function<std::map<std::string, Timestamp>()> outages;
   };
   ServingService(const Store& store, CommitQueue& queue, JobService& jobs, const Estate& estate, const Clock& clock,
                  Options options);
@@ -168,8 +172,15 @@ class ServingService {
     // kRetryEnd if they are still listed).
     std::shared_ptr<Starts> starts = std::make_shared<Starts>();
     std::map<std::string, Timestamp> ending;
+    // Each place's health as last seen, to date its changes.
+    serving::PlaceView preferred, alternate;
+    bool seen_places = false;
   };
-  ServiceStatus PassOne(const ServiceRecord& record, Runtime& rt);
+  // The health of `place` (a provider or cluster; "" anywhere) now, given
+  // the providers held down; `last` is what was seen before.
+  serving::PlaceView PlaceHealth(const std::string& place, const std::map<std::string, Timestamp>& down,
+                                 const serving::PlaceView& last, Timestamp now) const;
+  ServiceStatus PassOne(const ServiceRecord& record, Runtime& rt, const std::map<std::string, Timestamp>& down);
   Status EnsureProxy(const ServiceRecord& record, Runtime& rt);
   // Submits one more replica of `role` (its job and its place on the
   // record in one unit); the loop sees it once durable.

@@ -729,11 +729,46 @@ TEST_F(ServiceTest, TheServerRunsAServiceFailsItOverToTheWarmAlternateAndBackAnd
   EXPECT_EQ(std::count_if(cut.begin(), cut.end(), [](const auto& a) { return a.second != "alternate" && a.second != "preferred"; }),
             0) << "nothing failed during the failover nor the fall-back";
 
+  // Separately, an outage drill of the preferred provider: its replicas
+  // killed by the drill, nothing placed there until it ends.
+  {
+    Load drill_load(port, 4);
+    ASSERT_TRUE(Eventually([&] { return drill_load.Since({}).size() >= 20; }, std::chrono::seconds(10)));
+    const auto down_at = std::chrono::steady_clock::now();
+    ASSERT_EQ(c.Send("POST", "/v1/providers/here-a/outage", R"({"down": true})", Auth(s.process().admin_token()))->status, 200);
+    ASSERT_TRUE(Eventually([&] { return drill_load.Since(down_at).size() >= 100; }, std::chrono::seconds(20)));
+    auto during = drill_load.Since(down_at);
+    auto last_preferred = down_at;
+    int drill_failed = 0;
+    for (const auto& [at, who] : during) {
+      if (who != "alternate") last_preferred = at;
+      if (who != "alternate" && who != "preferred") ++drill_failed;
+    }
+    const double drill_recovery_s = std::chrono::duration<double>(last_preferred - down_at).count();
+    std::printf("service outage drill: recovery %.3f s, %d requests failed of %zu after the outage began\n",
+                drill_recovery_s, drill_failed, during.size());
+    EXPECT_LT(drill_recovery_s, 5.0);
+    EXPECT_EQ(drill_failed, 0);
+    ASSERT_TRUE(Eventually([&] { return s.Get("/v1/services/chat")["mode"] == "failed_over"; }, std::chrono::seconds(10)));
+    auto shown_down = s.Get("/v1/services/chat");
+    EXPECT_NE(shown_down["transitions"].back()["reason"].get<std::string>().find("here-a"), std::string::npos)
+        << shown_down["transitions"].back().dump();
+    EXPECT_NE(shown_down["transitions"].back()["next_action_owner"].get<std::string>().find("provider"), std::string::npos)
+        << shown_down["transitions"].back().dump();
+    ASSERT_EQ(c.Send("POST", "/v1/providers/here-a/outage", R"({"down": false})", Auth(s.process().admin_token()))->status, 200);
+    ASSERT_TRUE(Eventually([&] { return s.Get("/v1/services/chat")["mode"] == "normal"; }, std::chrono::seconds(60)))
+        << s.Get("/v1/services/chat").dump(2);
+    drill_load.Stop();
+    auto all = drill_load.Since(down_at);
+    EXPECT_EQ(std::count_if(all.begin(), all.end(), [](const auto& a) { return a.second != "alternate" && a.second != "preferred"; }),
+              0) << "nothing failed during the drill nor after it";
+  }
+
   // Each change of mode is an audit event, naming why and who acts next.
   auto audit = s.Get("/v1/audit?action=service.transition&resource=service/chat");
   std::vector<std::string> modes;
   for (const auto& e : audit["events"]) modes.push_back(e["details"]["to"]);
-  EXPECT_EQ(modes, (std::vector<std::string>{"normal", "failed_over", "normal"})) << audit.dump(2);
+  EXPECT_EQ(modes, (std::vector<std::string>{"normal", "failed_over", "normal", "failed_over", "normal"})) << audit.dump(2);
 
   // Down: every replica ends, the endpoint closes, the service is gone.
   std::vector<std::string> serving;

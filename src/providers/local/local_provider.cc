@@ -60,10 +60,27 @@ int LocalProvider::FreeGpus(int pool) const {
 }
 
 bool LocalProvider::Fits(int pool, int gpus_per_node, int nodes) const {
-  return nodes == 1 && FreeGpus(pool) >= gpus_per_node;
+  return !outage_ && nodes == 1 && FreeGpus(pool) >= gpus_per_node;
+}
+
+void LocalProvider::SetOutage(bool down, Timestamp now) {
+  if (down && !outage_) {
+    for (auto& [key, r] : running_) {
+      if (r.pid > 0) {
+        ::kill(-r.pid, SIGKILL);
+        ::waitpid(r.pid, nullptr, WNOHANG);
+      }
+      for (int g : r.gpus) pools_[static_cast<size_t>(r.pool)].gpu_busy[static_cast<size_t>(g)] = false;
+      events_.push_back(ProviderEvent{key.first, key.second, now, AttemptOutcome::kProviderOutage, -1,
+                                      "provider " + name_ + " is down (outage drill)"});
+    }
+    running_.clear();
+  }
+  outage_ = down;
 }
 
 Result<std::string> LocalProvider::Launch(const LaunchRequest& r, Timestamp now) {
+  if (outage_) return Unavailable("provider " + name_ + " is down");
   int pool = ResolvePool(r.cluster, r.pool);
   if (pool < 0) return NotFound("provider " + name_ + " has no pool " + r.cluster + "/" + r.pool);
   if (!Fits(pool, r.gpus_per_node, r.num_nodes)) {

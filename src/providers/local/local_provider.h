@@ -6,7 +6,8 @@
 // kills the whole group, and so does Poll once an attempt has run past its
 // time_limit (reported as a timeout). A held launch takes its GPUs at Launch and starts
 // at Release, whose process id the next Poll reports (kHandedOver). For
-// trying Causeway on a laptop, and a second real backend for tests. Not
+// trying Causeway on a laptop, and a second real backend for tests; its
+// outage drill kills what runs. Not
 // thread-safe: its owner serializes calls.
 #pragma once
 
@@ -19,6 +20,7 @@
 
 #include "causeway/estate.h"
 #include "causeway/provider.h"
+#include "providers/capabilities.h"
 
 namespace causeway::providers {
 class Registry;
@@ -29,7 +31,7 @@ namespace causeway::local {
 // Registers the "local" kind (providers/kinds.cc).
 [[nodiscard]] Status Register(providers::Registry& registry);
 
-class LocalProvider final : public ProviderAdapter {
+class LocalProvider final : public ProviderAdapter, public providers::OutageDrill {
  public:
   LocalProvider(const Estate& estate, const Provider& provider);
   ~LocalProvider() override;  // leaves running attempts alone: they are re-adopted after a restart
@@ -43,8 +45,12 @@ class LocalProvider final : public ProviderAdapter {
   int ResolvePool(const std::string& cluster, const std::string& pool) const override;
   bool Fits(int pool, int gpus_per_node, int nodes) const override;
   int FreeGpus(int pool) const override;
-  bool Healthy(int) const override { return true; }
+  bool Healthy(int) const override { return !outage_; }
   std::vector<GpuSample> SampleUtilization(Timestamp) const override { return {}; }
+  // The outage drill, for real: down kills every attempt's process group
+  // here (each ends as a provider outage on the next Poll) and refuses new
+  // launches until it is switched on again.
+  void SetOutage(bool down, Timestamp now) override;
   Result<std::string> ReadLog(const std::string& cluster, const std::string& job_id, int attempt, int64_t offset,
                               int64_t max) const override;
 
@@ -86,7 +92,8 @@ class LocalProvider final : public ProviderAdapter {
   std::map<std::string, std::string> output_dirs_;  // cluster -> output dir
   std::vector<Pool> pools_;
   std::map<Key, Running> running_;
-  std::vector<ProviderEvent> events_;  // from Release, for the next Poll
+  std::vector<ProviderEvent> events_;  // from Release and SetOutage, for the next Poll
+  bool outage_ = false;
 };
 
 }  // namespace causeway::local
