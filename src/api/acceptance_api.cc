@@ -72,7 +72,7 @@ void AcceptanceApi::AddRoutes(RouteTable& routes) {
 Result<HttpResponse> AcceptanceApi::RecordAcceptance(HttpRequest& req) {
   ASSIGN_OR_RETURN(JsonBody body, JsonBody::Parse(req));
   AcceptanceRun run;
-  ASSIGN_OR_RETURN(run.test, body.RequiredString("test", "identity, recovery, residency or data"));
+  ASSIGN_OR_RETURN(run.test, body.RequiredString("test", "identity, recovery, residency, data or failover"));
   ASSIGN_OR_RETURN(auto passed, body.Bool("passed"));
   if (!passed) return body.Wrong("passed", "true or false");
   run.passed = *passed;

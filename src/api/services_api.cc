@@ -33,6 +33,14 @@ json ServiceJson(const ServiceStatus& s, bool whole) {
               {"created_at", FormatRfc3339(r.created_at)},
               {"updated_at", FormatRfc3339(r.updated_at)}};
   if (!s.refused.empty()) out["replicas_refused"] = s.refused;
+  if (!s.preferred.empty() || !s.alternate.empty()) {
+    out["failover"] = {{"preferred", s.preferred},
+                       {"preferred_provider", s.preferred_provider},
+                       {"alternate", s.alternate},
+                       {"alternate_provider", s.alternate_provider},
+                       {"warm", s.warm},
+                       {"hold_down_seconds", s.hold_down_s}};
+  }
   int ready = 0;
   json replicas = json::array();
   for (const ReplicaStatus& x : s.replicas) {

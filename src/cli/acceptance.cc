@@ -308,9 +308,9 @@ void AddAcceptanceCommands(CLI::App& app, const Globals& g, int& rc) {
     sub->add_option("--out", options->out_dir, "where the report is written (JSON and text)");
     sub->add_option("--job-timeout", options->job_timeout_s, "seconds the test's job may take to start");
   };
-  auto run = [&g, &rc, options, team](const std::string& test, auto runner) {
+  auto run = [&g, &rc, options, team](const std::string& test, auto runner, bool needs_team = true) {
     Options o = *options;
-    if (!team(o)) return;
+    if (needs_team && !team(o)) return;
     std::string started = FormatRfc3339(RealClock().Now());
     Steps steps;
     json subject = runner(g, o, steps);
@@ -350,6 +350,20 @@ void AddAcceptanceCommands(CLI::App& app, const Globals& g, int& rc) {
                    "the job's own read command, run in bash with the data at $CAUSEWAY_DATA_DIR (default: read "
                    "every object once, printing the bytes read)");
   data->callback([run] { run("data", RunData); });
+
+  auto* failover = cmd->add_subcommand(
+      "failover", "put a steady load on a service, take its preferred provider down, measure the time until every "
+                  "request is served by its alternate and what failed, then restore it and see traffic come back");
+  common(failover);
+  failover->add_option("SERVICE", options->service, "the service to drill")->required();
+  failover->add_option("--rate", options->rate, "requests per second on its endpoint")->capture_default_str();
+  failover->add_option("--objective", options->objective_s,
+                       "seconds within which every request must be served by the alternate")
+      ->capture_default_str();
+  failover->add_option("--fallback-timeout", options->fallback_timeout_s,
+                       "seconds past the hold-down that traffic may take to come back")
+      ->capture_default_str();
+  failover->callback([run] { run("failover", RunFailover, false); });
 
   auto* list = cmd->add_subcommand("list", "each test's last run and result, as recorded on the server");
   list->callback([&g, &rc] {

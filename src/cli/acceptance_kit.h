@@ -120,6 +120,11 @@ struct Options {
   std::string dataset;       // NAME@VERSION
   std::string cluster;       // where the loading pattern runs
   std::string read_command;  // the job's own read ("" : every object read once, in full)
+  // failover
+  std::string service;
+  double rate = 20;             // requests per second on its endpoint
+  int objective_s = 5;          // the recovery objective: every request served elsewhere within it
+  int fallback_timeout_s = 120; // how long past the hold-down traffic may take to go back
 };
 
 // The admin token the command runs with (--token or --token-file).
@@ -168,5 +173,7 @@ json RunRecovery(const Globals& g, const Options& o, Steps& steps);
 json RunResidency(const Globals& g, const Options& o, Steps& steps);
 // acceptance_data.cc
 json RunData(const Globals& g, const Options& o, Steps& steps);
+// acceptance_failover.cc
+json RunFailover(const Globals& g, const Options& o, Steps& steps);
 
 }  // namespace causeway::cli::acceptance

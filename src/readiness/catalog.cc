@@ -78,9 +78,10 @@ const std::vector<Control>& BuiltinCatalog() {
        "the control's owner per provider, and the provider's declared support and escalation terms",
        Evidence::kOnCall},
       {"restore-rehearsal", "Restore rehearsal",
-       "Recovery from a checkpoint onto other capacity is rehearsed, and meets the recovery-time objective.",
+       "Recovery onto other capacity is rehearsed and meets its objective: batch work resuming from a checkpoint, "
+       "and services serving traffic from their alternate place.",
        {"CP-4", "CP-9", "CP-10"},
-       "the recovery acceptance run and the recovery-time objective the estate declares",
+       "the recovery and failover acceptance runs, and the recovery-time objective the estate declares",
        Evidence::kRestoreRehearsal},
       {"capacity-fallback", "Capacity fallback",
        "Work can resume on another provider when one goes down.",

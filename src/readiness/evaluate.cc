@@ -115,7 +115,7 @@ EvidenceItem RunEvidence(const std::string& test, const AcceptanceResult& run) {
                      (run.passed ? " passed" : " failed");
   if (run.recovery_ms) {
     int64_t ms = *run.recovery_ms;
-    what += ": work resumed elsewhere after " +
+    what += std::string(test == "failover" ? ": every request served elsewhere after " : ": work resumed elsewhere after ") +
             (ms < 10'000 ? std::to_string(ms) + " ms" : std::to_string(ms / 1000) + " s");
     if (run.objective_ms) what += " (objective " + std::to_string(*run.objective_ms / 1000) + " s)";
   }
@@ -437,17 +437,40 @@ Verdict Reproducibility(const Context& c) {
   return Of(State::kPartly, "some ended jobs are not sealed yet", ev);
 }
 
-// The recovery acceptance run takes one provider down; it rehearses a
-// restore away from that provider only.
+// The recovery and failover acceptance runs each take one provider down;
+// they rehearse a restore away from that provider only. Of the runs that
+// lost this provider, the newest decides; without one, a pass elsewhere is
+// partly.
 Verdict RestoreRehearsal(const Context& c) {
-  const AcceptanceResult* run = LatestRun(c, "recovery");
-  if (!run) return Of(State::kNotInPlace, "no recovery acceptance run is recorded (causeway acceptance recovery)");
-  if (run->passed && run->provider != c.provider) {
-    return Of(State::kPartly,
-              "the latest recovery acceptance run rehearsed losing " + run->provider + ", not " + c.provider,
-              {RunEvidence("recovery", *run)});
+  const AcceptanceResult* recovery = LatestRun(c, "recovery");
+  const AcceptanceResult* failover = LatestRun(c, "failover");
+  if (!recovery && !failover) {
+    return Of(State::kNotInPlace,
+              "no recovery or failover acceptance run is recorded (causeway acceptance recovery, causeway acceptance "
+              "failover SERVICE)");
   }
-  return FromRun(c, "recovery", *run, {});
+  std::vector<std::pair<std::string, const AcceptanceResult*>> runs;
+  if (recovery) runs.emplace_back("recovery", recovery);
+  if (failover) runs.emplace_back("failover", failover);
+  const std::pair<std::string, const AcceptanceResult*>* here = nullptr;
+  for (const auto& r : runs) {
+    if (r.second->provider == c.provider && (!here || r.second->finished > here->second->finished)) here = &r;
+  }
+  if (here) {
+    std::vector<EvidenceItem> ev;
+    for (const auto& r : runs) {
+      if (&r != here) ev.push_back(RunEvidence(r.first, *r.second));
+    }
+    return FromRun(c, here->first, *here->second, ev);
+  }
+  const auto& newest = runs.size() == 2 && runs[1].second->finished > runs[0].second->finished ? runs[1] : runs[0];
+  if (newest.second->passed) {
+    return Of(State::kPartly,
+              "the latest " + newest.first + " acceptance run rehearsed losing " + newest.second->provider + ", not " +
+                  c.provider,
+              {RunEvidence(newest.first, *newest.second)});
+  }
+  return FromRun(c, newest.first, *newest.second, {});
 }
 
 Verdict Judge(const Control& control, const Context& c) {

@@ -63,7 +63,7 @@ AcceptanceRun FromEvent(const AuditEvent& e) {
 
 Result<AcceptanceRun> AcceptanceService::Record(AcceptanceRun run, const std::string& actor) {
   if (std::find(std::begin(kAcceptanceTests), std::end(kAcceptanceTests), run.test) == std::end(kAcceptanceTests)) {
-    return InvalidArgument("test: expected identity, recovery, residency or data, not \"" + Utf8Prefix(run.test, 64) + "\"");
+    return InvalidArgument("test: expected identity, recovery, residency, data or failover, not \"" + Utf8Prefix(run.test, 64) + "\"");
   }
   if (run.steps.empty() || run.steps.size() > kMaxSteps) {
     return InvalidArgument("steps: expected 1 to " + std::to_string(kMaxSteps) + " steps");

@@ -18,7 +18,7 @@
 namespace causeway {
 
 // The tests there are, in the order `acceptance list` shows them.
-inline constexpr std::string_view kAcceptanceTests[] = {"identity", "recovery", "residency", "data"};
+inline constexpr std::string_view kAcceptanceTests[] = {"identity", "recovery", "residency", "data", "failover"};
 
 struct AcceptanceStep {
   std::string name;

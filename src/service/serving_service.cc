@@ -426,6 +426,18 @@ ServiceStatus ServingService::PassOne(const ServiceRecord& record, Runtime& rt,
     rt.spec_yaml = record.spec_yaml;
   }
   const spec::ServiceSpec& spec = *rt.spec;
+  if (spec.failover) {
+    auto provider_of = [this](const std::string& place) {
+      const Cluster* c = estate_.FindCluster(place);
+      return c ? c->provider : place;
+    };
+    out.preferred = spec.failover->preferred.place;
+    out.alternate = spec.failover->alternate.place;
+    out.preferred_provider = provider_of(out.preferred);
+    out.alternate_provider = provider_of(out.alternate);
+    out.warm = spec.failover->alternate.warm;
+    out.hold_down_s = spec.failover->hold_down.count() / 1'000'000;
+  }
 
   // Its replicas' jobs, and where each runs.
   std::vector<std::string> ids;

@@ -85,6 +85,11 @@ struct ServiceStatus {
   int64_t requests = 0, errors = 0;  // since the proxy started
   std::string proxy;                 // "running", or why there is none
   std::string refused;               // why the last replica could not be submitted ("" : it was)
+  // Its places (its failover: section; empty without one), each with its
+  // provider, and how long traffic waits to go back.
+  std::string preferred, preferred_provider, alternate, alternate_provider;
+  int warm = 0;
+  int64_t hold_down_s = 0;
   std::vector<ReplicaStatus> replicas;
   std::vector<ServiceSample> history;  // the last kHistory passes' counts
   // The last transitions, newest last: when, to what, why, who acts.

@@ -156,6 +156,9 @@ Result<std::string> RenderConfig(const ProxyConfig& c) {
   o << "  default_backend " << c.name << "\n"
     << "backend " << c.name << "\n"
     << "  balance " << c.balance << "\n"
+    // Each answer names the slot that gave it (r1.., or b1.. for the
+    // alternate's and degraded replicas): how a drill sees where traffic is.
+    << "  http-response set-header X-Causeway-Slot %s\n"
     // Slots start in maintenance at a placeholder address; each is pointed
     // at a replica and made ready once that replica answers its probe.
     // Readiness is Causeway's probe; HAProxy's own part is passive: the

@@ -235,7 +235,7 @@ TEST(ReadinessTest, RecoveryAndResidencyAcceptanceTestsPassOnTheSimulatedEstateA
   EXPECT_NE(list.out.find("never run"), std::string::npos) << list.out;
   EXPECT_NE(Finding(get("/v1/readiness?provider=nebius"), "restore-rehearsal", "nebius")["reason"]
                 .get<std::string>()
-                .find("no recovery acceptance run"),
+                .find("no recovery or failover acceptance run"),
             std::string::npos);
 
   auto recovery = RunCli({"--json", "acceptance", "recovery", "--team", "vision", "--out", dir.path()}, env);

@@ -314,6 +314,17 @@ TEST(ReadinessEvaluateTest, MeasuredEvidenceMovesItsControl) {
   EXPECT_EQ(Find(r, "restore-rehearsal", "gcp").state, State::kPartly);
   s.acceptance["recovery"] = {false, s.at, 78, "nebius", "it resumes: not resumed after 3 s", {}, 1800000};
   EXPECT_EQ(Find(Evaluate(*e, s), "restore-rehearsal", "gcp").state, State::kNotInPlace);
+  // A service's failover drill that lost gcp rehearses a restore there,
+  // whatever the batch rehearsal at nebius says; nebius keeps its own.
+  s.acceptance["failover"] = {true, s.at - std::chrono::minutes(5), 90, "gcp", "", 12, {}};
+  r = Evaluate(*e, s);
+  EXPECT_EQ(Find(r, "restore-rehearsal", "gcp").state, State::kInPlace);
+  EXPECT_EQ(Find(r, "restore-rehearsal", "gcp").evidence.back().last_seq, 90);
+  EXPECT_NE(Find(r, "restore-rehearsal", "gcp").evidence.back().what.find("every request served elsewhere after 12 ms"),
+            std::string::npos)
+      << Find(r, "restore-rehearsal", "gcp").evidence.back().what;
+  EXPECT_EQ(Find(r, "restore-rehearsal", "nebius").state, State::kNotInPlace) << "its own latest run failed";
+  s.acceptance.erase("failover");
   e->identity.oidc = OidcConfig{};
   s.acceptance["identity"] = {true, s.at - std::chrono::hours(24 * 100), 5, "", "", {}, {}};
   EXPECT_EQ(Find(Evaluate(*e, s), "deprovisioning", "gcp").state, State::kPartly);
