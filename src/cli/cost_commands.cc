@@ -157,13 +157,21 @@ void Showback(Cli& c, const ShowbackArgs& a) {
          {"attempts", "gpu-hours", "cost", "data", "storage", "completed jobs", "cost/completed job", "wasted"}) {
       headers.emplace_back(h);
     }
-    auto rows = ShowbackRows(
-        *j,
-        {"attempts", "gpu_hours", "cost", "data_cost", "storage_cost", "completed_jobs", "cost_per_completed_job",
-         "wasted_cost"},
-        csv ? "" : "(none)");
+    std::vector<std::string> columns = {"attempts",       "gpu_hours",      "cost", "data_cost",
+                                        "storage_cost",   "completed_jobs", "cost_per_completed_job",
+                                        "wasted_cost"};
+    // By service: what it answered, and what it cost per hour and per 1,000 requests.
+    const bool by_service = std::find(headers.begin(), headers.end(), "service") != headers.end();
+    if (by_service) {
+      for (const char* h : {"requests", "hours", "cost/hour", "cost/1000 requests"}) headers.emplace_back(h);
+      columns.insert(columns.end(), {"requests", "hours", "cost_per_hour", "cost_per_1000_requests"});
+    }
+    auto rows = ShowbackRows(*j, columns, csv ? "" : "(none)");
     const size_t gpu_hours = (*j)["by"].size() + 1;
     for (auto& row : rows) row[gpu_hours] = Hundredths(row[gpu_hours]);
+    for (auto& row : rows) {
+      if (by_service) row[gpu_hours + 8] = Hundredths(row[gpu_hours + 8]);  // hours
+    }
     PrintRows(headers, std::move(rows), a.format);
     if (!csv) std::cout << "(metered, in " << Str(*j, "currency") << ")\n";
     return;
@@ -351,7 +359,8 @@ void AddCostCommands(Cli& c) {
                      "that ran there each day, by GPU-seconds");
   showback->add_flag("--metered", sb.metered,
                      "from the ledger instead of the bills: attempts, GPU-hours, cost, completed jobs and cost per "
-                     "completed job by team, owner, job, provider, cluster, gpu, month or day");
+                     "completed job by team, owner, job, service, provider, cluster, gpu, month or day (by service: requests "
+                     "answered, cost per hour and per 1,000 requests)");
   showback->add_option("--format", sb.format, "table or csv")->check(CLI::IsMember({"table", "csv"}))->capture_default_str();
   showback->callback([&c, &sb] { Showback(c, sb); });
 

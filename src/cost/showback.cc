@@ -60,12 +60,72 @@ nlohmann::json ToJson(const Showback& s) {
           {"rows", rows}};
 }
 
+namespace {
+
+// Which service made each metered job as a replica (its submitter is
+// "service/NAME"); jobs of no service are absent.
+using ServiceOf = std::map<std::string, std::string>;
+Result<ServiceOf> ServicesOf(const Store& store, const MeteredPeriod& metered) {
+  std::set<std::string> ids;
+  for (const MeteredAttempt& m : metered.attempts) ids.insert(m.attempt.job_id);
+  ASSIGN_OR_RETURN(auto jobs, store.GetJobs(std::vector<std::string>(ids.begin(), ids.end())));
+  ServiceOf out;
+  constexpr std::string_view kPrefix = "service/";
+  for (const JobRecord& j : jobs) {
+    if (j.submitted_by.rfind(kPrefix, 0) == 0) out[j.id] = j.submitted_by.substr(kPrefix.size());
+  }
+  return out;
+}
+
+// The part of a day an attempt ran, in Unix microseconds.
+std::pair<int64_t, int64_t> DayShare(const MeteredDay& d, const Attempt& a, Timestamp now) {
+  const int64_t day_start = ToUnixMicros(ParseRfc3339(d.day + "T00:00:00Z").value_or(Timestamp{}));
+  const int64_t day_end = day_start + 86'400'000'000LL;
+  const int64_t start = std::max(day_start, ToUnixMicros(a.started_at));
+  const int64_t end = std::min(day_end, ToUnixMicros(a.ended_at.value_or(now)));
+  return {start, std::max(start, end)};
+}
+
+// The seconds covered by the union of `spans`.
+int64_t CoveredSeconds(std::vector<std::pair<int64_t, int64_t>> spans) {
+  std::sort(spans.begin(), spans.end());
+  int64_t covered = 0, until = std::numeric_limits<int64_t>::min();
+  for (auto [from, to] : spans) {
+    from = std::max(from, until);
+    if (to > from) covered += to - from;
+    until = std::max(until, to);
+  }
+  return covered / 1'000'000;
+}
+
+// The `service.usage` events of [from, to): requests each service's
+// endpoint answered, recorded by the server as it goes.
+Result<std::vector<AuditEvent>> UsageIn(const Store& store, Timestamp from, Timestamp to) {
+  std::vector<AuditEvent> out;
+  AuditFilter f;
+  f.action = "service.usage";
+  f.since = from;
+  f.limit = 1000;
+  for (;;) {
+    ASSIGN_OR_RETURN(auto page, store.ListAudit(f));
+    for (AuditEvent& e : page) {
+      if (e.time < to) out.push_back(std::move(e));
+    }
+    if (page.size() < static_cast<size_t>(f.limit)) break;
+    f.after_seq = page.back().seq;
+  }
+  return out;
+}
+
+}  // namespace
+
 Result<MeteredShowback> RunMeteredShowback(const Store& store, const Estate& estate, const ShowbackRequest& request,
                                            Timestamp now) {
-  enum class Dim { kTeam, kOwner, kJob, kProvider, kCluster, kGpu, kMonth, kDay };
+  enum class Dim { kTeam, kOwner, kJob, kService, kProvider, kCluster, kGpu, kMonth, kDay };
   static const std::pair<std::string_view, Dim> kDims[] = {
-      {"team", Dim::kTeam},         {"owner", Dim::kOwner}, {"job", Dim::kJob},     {"provider", Dim::kProvider},
-      {"cluster", Dim::kCluster},   {"gpu", Dim::kGpu},     {"month", Dim::kMonth}, {"day", Dim::kDay}};
+      {"team", Dim::kTeam},       {"owner", Dim::kOwner},       {"job", Dim::kJob},
+      {"service", Dim::kService}, {"provider", Dim::kProvider}, {"cluster", Dim::kCluster},
+      {"gpu", Dim::kGpu},         {"month", Dim::kMonth},       {"day", Dim::kDay}};
   MeteredShowback out;
   std::vector<Dim> dims;
   for (std::string_view rest = request.by; !rest.empty();) {
@@ -74,7 +134,7 @@ Result<MeteredShowback> RunMeteredShowback(const Store& store, const Estate& est
     rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
     auto it = std::find_if(std::begin(kDims), std::end(kDims), [&](const auto& d) { return d.first == name; });
     if (it == std::end(kDims)) {
-      return InvalidArgument("by: the ledger groups by team, owner, job, provider, cluster, gpu, month or day, not \"" +
+      return InvalidArgument("by: the ledger groups by team, owner, job, service, provider, cluster, gpu, month or day, not \"" +
                              std::string(name) + "\"");
     }
     dims.push_back(it->second);
@@ -86,8 +146,11 @@ Result<MeteredShowback> RunMeteredShowback(const Store& store, const Estate& est
   out.to_day = days.second;
   out.currency = estate.currency;
   ASSIGN_OR_RETURN(MeteredPeriod metered, MeterPeriod(store, estate, days.first, days.second, now));
+  const bool by_service = std::find(dims.begin(), dims.end(), Dim::kService) != dims.end();
+  ASSIGN_OR_RETURN(ServiceOf service_of, by_service ? ServicesOf(store, metered) : Result<ServiceOf>(ServiceOf{}));
 
   std::map<std::vector<std::string>, MeteredLine> lines;
+  std::map<std::vector<std::string>, std::vector<std::pair<int64_t, int64_t>>> running;  // by service line
   std::set<std::pair<const MeteredAttempt*, const MeteredLine*>> counted;
   for (const MeteredDay& d : metered.days) {
     const MeteredAttempt& m = *d.source;
@@ -99,6 +162,7 @@ Result<MeteredShowback> RunMeteredShowback(const Store& store, const Estate& est
         case Dim::kTeam: keys.push_back(m.team); break;
         case Dim::kOwner: keys.push_back(m.owner); break;
         case Dim::kJob: keys.push_back(a.job_id); break;
+        case Dim::kService: keys.push_back(service_of[a.job_id]); break;
         case Dim::kProvider: keys.push_back(d.provider); break;
         case Dim::kCluster: keys.push_back(d.cluster); break;
         case Dim::kGpu: keys.push_back(a.flavor); break;
@@ -112,6 +176,7 @@ Result<MeteredShowback> RunMeteredShowback(const Store& store, const Estate& est
     line.gpu_seconds += d.gpu_seconds;
     line.cost_micros += d.cost_micros;
     if (a.ended_at && !AttemptFinishedTheWork(a.state)) line.wasted_micros += d.cost_micros;
+    if (by_service) running[keys].push_back(DayShare(d, a, now));
     // A completed job counts once, on the day its succeeding attempt ended.
     if (a.state == "succeeded" && a.ended_at && DayOf(ToUnixMicros(*a.ended_at - Micros(1))) == d.day) {
       ++line.completed_jobs;
@@ -134,6 +199,7 @@ Result<MeteredShowback> RunMeteredShowback(const Store& store, const Estate& est
       switch (dim) {
         case Dim::kTeam: keys.push_back(c.team); break;
         case Dim::kJob: keys.push_back(c.job_id); break;
+        case Dim::kService: keys.push_back(service_of[c.job_id]); break;
         case Dim::kProvider: keys.push_back(provider); break;
         case Dim::kMonth: keys.push_back(day.substr(0, 7)); break;
         case Dim::kDay: keys.push_back(day); break;
@@ -147,6 +213,36 @@ Result<MeteredShowback> RunMeteredShowback(const Store& store, const Estate& est
     } else {
       line.data_bytes += c.bytes;
       line.data_micros += c.amount_micros;
+    }
+  }
+  if (by_service) {
+    for (auto& [keys, spans] : running) lines[keys].service_seconds = CoveredSeconds(std::move(spans));
+    // Requests split only along what a usage event names.
+    const bool splits = std::all_of(dims.begin(), dims.end(), [](Dim d) {
+      return d == Dim::kService || d == Dim::kTeam || d == Dim::kOwner || d == Dim::kMonth || d == Dim::kDay;
+    });
+    if (splits) {
+      ASSIGN_OR_RETURN(auto usage, UsageIn(store, metered.from, metered.to));
+      for (const AuditEvent& e : usage) {
+        const std::string day = DayOf(ToUnixMicros(e.time));
+        std::vector<std::string> keys;
+        for (Dim dim : dims) {
+          switch (dim) {
+            case Dim::kService: keys.push_back(e.resource.substr(std::string_view("service/").size())); break;
+            case Dim::kTeam: keys.push_back(e.details.String("team")); break;
+            case Dim::kOwner: keys.push_back(e.details.String("owner")); break;
+            case Dim::kMonth: keys.push_back(day.substr(0, 7)); break;
+            default: keys.push_back(day); break;
+          }
+        }
+        MeteredLine& line = lines[keys];
+        line.keys = keys;
+        line.requests = line.requests.value_or(0) + e.details.Int("requests");
+      }
+      for (auto& [keys, line] : lines) {
+        const size_t at = static_cast<size_t>(std::find(dims.begin(), dims.end(), Dim::kService) - dims.begin());
+        if (!keys[at].empty() && !line.requests) line.requests = 0;
+      }
     }
   }
   for (auto& [keys, line] : lines) out.lines.push_back(std::move(line));
@@ -170,6 +266,16 @@ nlohmann::json ToJson(const MeteredShowback& s) {
     r["cost_per_completed_job"] =
         line.completed_jobs > 0 ? nlohmann::json(MicrosText(total / line.completed_jobs)) : nlohmann::json();
     r["wasted_cost"] = MicrosText(line.wasted_micros);
+    if (std::find(s.by.begin(), s.by.end(), "service") != s.by.end()) {
+      r["requests"] = line.requests ? nlohmann::json(*line.requests) : nlohmann::json();
+      r["hours"] = GpuHoursText(line.service_seconds);
+      r["cost_per_hour"] = line.service_seconds > 0
+                               ? nlohmann::json(MicrosText(total * 3600 / line.service_seconds))
+                               : nlohmann::json();
+      r["cost_per_1000_requests"] = line.requests && *line.requests > 0
+                                        ? nlohmann::json(MicrosText(total * 1000 / *line.requests))
+                                        : nlohmann::json();
+    }
     rows.push_back(std::move(r));
   }
   return {{"source", "metered"}, {"by", s.by},           {"from_day", s.from_day},

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,11 @@ struct MeteredLine {
   int64_t data_bytes = 0;
   int64_t data_micros = 0;
   int64_t storage_micros = 0;
+  // Grouped by service: the requests its endpoint answered in the period
+  // (its `service.usage` events; nullopt where the grouping cannot split
+  // them, such as by provider), and the seconds it had a replica running.
+  std::optional<int64_t> requests;
+  int64_t service_seconds = 0;
 };
 struct MeteredShowback {
   std::vector<std::string> by;
@@ -66,15 +72,19 @@ struct MeteredShowback {
   std::string currency;  // the estate's
   std::vector<MeteredLine> lines;
 };
-// `request.by`: comma-separated team, owner, job, provider, cluster, gpu,
-// month, day (kInvalidArgument names another); period as for bills. Group
-// by provider,gpu to compare providers on the same GPU type: cost per
-// GPU-hour and per completed job side by side.
+// `request.by`: comma-separated team, owner, job, service, provider,
+// cluster, gpu, month, day (kInvalidArgument names another); period as for
+// bills. Group by provider,gpu to compare providers on the same GPU type:
+// cost per GPU-hour and per completed job side by side. Grouped by service
+// (a job belongs to the service that made it as a replica; "" for other
+// jobs), each service's cost per hour it ran and, grouped by nothing but
+// service, team, owner, month and day, per 1,000 requests answered.
 Result<MeteredShowback> RunMeteredShowback(const Store& store, const Estate& estate, const ShowbackRequest& request,
                                            Timestamp now);
 // {"source": "metered", "by", "from_day", "to_day", "currency", "rows": [{DIM: key, ..., "attempts",
 // "gpu_hours", "cost", "data_cost", "data_bytes", "storage_cost", "total_cost", "completed_jobs",
-// "cost_per_completed_job" (of the total; null without any), "wasted_cost"}]}
+// "cost_per_completed_job" (of the total; null without any), "wasted_cost"[, by service: "requests",
+// "hours", "cost_per_hour", "cost_per_1000_requests" (null where not known)]}]}
 nlohmann::json ToJson(const MeteredShowback& showback);
 nlohmann::json ToJson(const BillingImport& import);
 // An import's answer: the bill, whether it was there already, its rollups,

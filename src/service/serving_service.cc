@@ -569,8 +569,10 @@ ServiceStatus ServingService::PassOne(const ServiceRecord& record, Runtime& rt,
       rt.traffic.reset();
       const std::string id = record.id;
       ServiceRecord r = record;
+      std::optional<AuditEvent> usage = Usage(record, rt, now);
       Status st = queue_.Run([&](WriteTx& tx) -> Status {
         RETURN_IF_ERROR(tx.DeleteDirectoryEntry(std::string(kServiceKind), id));
+        if (usage) RETURN_IF_ERROR(tx.AppendAudit(*usage));
         AuditEvent e = ServiceEvent("service.removed", "causeway", r, now, {});
         return tx.AppendAudit(e);
       });
@@ -620,6 +622,18 @@ ServiceStatus ServingService::PassOne(const ServiceRecord& record, Runtime& rt,
       }
     }
     rt.mode = d.mode;
+    if (!rt.recorded_at) rt.recorded_at = now;
+    if (now - *rt.recorded_at >= options_.usage_period) {
+      if (std::optional<AuditEvent> usage = Usage(record, rt, now)) {
+        if (Status st = queue_.Enqueue([e = *usage](WriteTx& tx) mutable { return tx.AppendAudit(e); },
+                                       [name = record.name](Status st) {
+                                         if (!st.ok()) spdlog::warn("service {}: recording its usage: {}", name, st.ToString());
+                                       });
+            !st.ok()) {
+          spdlog::warn("service {}: recording its usage: {}", record.name, st.ToString());
+        }
+      }
+    }
     int pending = 0;
     {
       MutexLock l(rt.starts->mu);
@@ -711,6 +725,19 @@ void ServingService::StartReplica(const ServiceRecord& record, const spec::Servi
     if (!why.empty() && why != starts->refused) spdlog::warn("service {}: starting a replica: {}", name, why);
     starts->refused = why;
   });
+}
+
+std::optional<AuditEvent> ServingService::Usage(const ServiceRecord& record, Runtime& rt, Timestamp now) const {
+  // A proxy started afresh counts from 0 again.
+  if (rt.total < rt.recorded) rt.recorded = rt.recorded_errors = 0;
+  const int64_t requests = rt.total - rt.recorded, errors = std::max<int64_t>(0, rt.errors - rt.recorded_errors);
+  const Timestamp from = rt.recorded_at.value_or(record.created_at);
+  rt.recorded = rt.total;
+  rt.recorded_errors = rt.errors;
+  rt.recorded_at = now;
+  if (requests <= 0) return std::nullopt;
+  return ServiceEvent("service.usage", "causeway", record, now,
+                      {{"requests", requests}, {"errors", errors}, {"from", FormatRfc3339(from)}, {"to", FormatRfc3339(now)}});
 }
 
 bool ServingService::Ending(const Runtime& rt, const std::string& job, Timestamp now) const {

@@ -118,6 +118,10 @@ class ServingService {
     // The providers held down now (an outage drill, or an outage the
     // estate reports), since when; unset: none ever are.
     std::function<std::map<std::string, Timestamp>()> outages;
+    // How often the requests each endpoint answered are recorded (a
+    // `service.usage` audit event, which showback reads); the rest is
+    // recorded when the service is removed.
+    Micros usage_period = Micros(60'000'000);
   };
   ServingService(const Store& store, CommitQueue& queue, JobService& jobs, const Estate& estate, const Clock& clock,
                  Options options);
@@ -177,6 +181,10 @@ class ServingService {
     // kRetryEnd if they are still listed).
     std::shared_ptr<Starts> starts = std::make_shared<Starts>();
     std::map<std::string, Timestamp> ending;
+    // Requests and errors counted by the proxy up to the last usage
+    // event, and when it was written.
+    int64_t recorded = 0, recorded_errors = 0;
+    std::optional<Timestamp> recorded_at;
     // Each place's health as last seen, to date its changes.
     serving::PlaceView preferred, alternate;
     bool seen_places = false;
@@ -194,6 +202,9 @@ class ServingService {
   // record, in one unit.
   void EndReplica(const ServiceRecord& record, const std::string& job, const std::string& reason, Runtime& rt);
   bool Ending(const Runtime& rt, const std::string& job, Timestamp now) const;
+  // The usage event for what the proxy counted since the last one (nullopt
+  // when nothing was), marking it recorded.
+  std::optional<AuditEvent> Usage(const ServiceRecord& record, Runtime& rt, Timestamp now) const;
   // The actor a service's replicas are submitted and ended by.
   identity::Principal Actor(const ServiceRecord& record) const;
   Result<std::vector<ServiceRecord>> Records() const;
