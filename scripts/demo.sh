@@ -5,8 +5,9 @@
 # accounted for; an idle notebook is reaped; a provider's FOCUS bill is
 # imported and shown back by team, and a per-node untagged one allocated to
 # the jobs that ran on those nodes; a dataset version is registered,
-# replicated with rclone and verified;
-# the audit trail is verified at the end.
+# replicated with rclone and verified; a service fails over from one
+# provider to its warm alternate on another; the audit trail is verified at
+# the end.
 #
 # Usage: scripts/demo.sh PATH/TO/causeway [--keep]
 #   --keep  leave the server running afterwards for exploration
@@ -255,6 +256,25 @@ show "$cw" acceptance recovery --team vision --out "$data"
 step "Residency proven live: a job bound to the EU keeps its checkpoints and logs there; one outside is refused"
 show "$cw" acceptance residency --team nlp --zone eu --hold 3 --out "$data"
 show "$cw" acceptance list
+
+step "A service: replicas behind one endpoint on HAProxy, a warm alternate on another provider, and a failover when the preferred one goes down"
+show "$cw" service up "$root/examples/services/chat.yaml"
+for _ in $(seq 1 300); do
+  "$cw" --json service status chat | grep -q '"mode": "normal"' && break
+  sleep 0.1
+done
+show "$cw" service status chat
+print causeway provider outage coreweave on
+went=$(date +%s%N)
+"$cw" provider outage coreweave on
+for _ in $(seq 1 300); do
+  "$cw" --json service status chat | grep -q '"mode": "failed_over"' && break
+  sleep 0.05
+done
+echo "failed over to its warm alternate $(( ($(date +%s%N) - went) / 1000000 )) ms after the outage began (the control loop passes once a second)"
+show "$cw" service status chat
+show "$cw" provider outage coreweave off
+show "$cw" service down chat
 
 step "Datasets: a version named by its contents, copied to another region with rclone, verified; a changed object is caught"
 mkdir -p "$data/storage/nebius-eu/c4/2024-05/train" "$data/storage/coreweave-us"

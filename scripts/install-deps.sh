@@ -10,6 +10,8 @@ build_pkgs=(
   libyaml-cpp-dev nlohmann-json3-dev libsimdjson-dev libcli11-dev libspdlog-dev libfmt-dev curl libpq-dev zlib1g-dev
   # rclone moves and lists dataset objects (src/data/rclone.h), at run time.
   rclone
+  # HAProxy serves services' endpoints (src/serving/haproxy.h), at run time.
+  haproxy
 )
 test_pkgs=(
   libgtest-dev libgmock-dev python3
@@ -34,8 +36,6 @@ test_pkgs=(
   clang-14 libclang-rt-14-dev
   # A real browser for the HTML reports (driven by playwright-core from npm).
   chromium
-  # HAProxy, the data plane in front of services (src/serving), for its tests.
-  haproxy
   # fuse3 lets rclone mount buckets (file_mounts MOUNT).
   fuse3
 )

@@ -5,6 +5,7 @@ import { api, ApiError, setCsrf, whenSignedOut, type Session } from './api';
 import { append, h, type Kid } from './dom';
 import { jobPage, jobsPage } from './pages/jobs';
 import { planningPage } from './pages/planning';
+import { servicePage, servicesPage } from './pages/services';
 import { auditPage, costPage, gpusPage, peoplePage, personPage, queuePage, queuesPage, readinessPage } from './pages/overview';
 
 export type Live = (fn: () => Promise<void>, ms: number) => void;
@@ -17,6 +18,8 @@ const PAGES: { path: string; title: string; page: Page; nav?: boolean; scope?: s
   { path: 'jobs/*', title: 'Job', page: jobPage },
   { path: 'queues', title: 'Queues', page: queuesPage, nav: true, scope: 'jobs:read' },
   { path: 'queues/*', title: 'Queue', page: queuePage },
+  { path: 'services', title: 'Services', page: servicesPage, nav: true, scope: 'jobs:read' },
+  { path: 'services/*', title: 'Service', page: servicePage },
   { path: 'cost', title: 'Cost', page: costPage, nav: true, scope: 'cost:read' },
   { path: 'gpus', title: 'GPUs and waste', page: gpusPage, nav: true, scope: 'clusters:read' },
   { path: 'audit', title: 'Audit', page: auditPage, nav: true, scope: 'audit:read' },

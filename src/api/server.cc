@@ -228,9 +228,10 @@ Status Serve(const ServeOptions& o) {
     });
   }
   // Services' control loop: each pass probes on the specs' own schedules,
-  // so once a second is as often as any needs.
+  // so once a second is as often as any needs. The replica that leads the
+  // scheduler runs it (and the proxies), as it runs the replicas' jobs.
   Ticker serving;
-  serving.Start(std::chrono::seconds(1), [&services] { services.serving->Pass(); });
+  serving.Start(std::chrono::seconds(1), [&services, &scheduler] { services.serving->Pass(scheduler.leader()); });
   Ticker readiness;
   if (o.readiness_check_s > 0) {
     // Every control whose state changed is an audit event (see

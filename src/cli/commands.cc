@@ -585,7 +585,7 @@ void AddQueuesAndProviders(Cli& c) {
   auto* provider = app.add_subcommand("provider", "providers of the estate");
   provider->require_subcommand(1);
   std::string &outage_name = c.Keep<std::string>(), &outage_state = c.Keep<std::string>();
-  auto* outage = provider->add_subcommand("outage", "switch a simulated provider's outage on or off (admin)");
+  auto* outage = provider->add_subcommand("outage", "switch a provider's outage drill on or off: simulated, local and Slurm providers (admin)");
   outage->add_option("NAME", outage_name, "provider name")->required();
   outage->add_option("STATE", outage_state, "on or off")->required()->check(CLI::IsMember({"on", "off"}));
   outage->callback([&] {

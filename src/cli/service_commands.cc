@@ -30,7 +30,7 @@ std::string Rate(double qps) {
 void PrintService(const json& s) {
   std::cout << s.value("name", "") << " (team " << s.value("team", "") << ", owner " << s.value("owner", "")
             << "): " << s.value("state", "") << ", " << s.value("mode", "") << ", "
-            << s.value("ready_replicas", 0) << " of " << s.value("target_replicas", 0) << " replicas ready\n"
+            << s.value("ready_replicas", 0) << " replicas ready (target " << s.value("target_replicas", 0) << ")\n"
             << "  endpoint: " << s.value("endpoint", "") << " (proxy " << s.value("proxy", "") << ")\n"
             << "  requests: " << s.value("requests", int64_t{0}) << ", errors " << s.value("errors", int64_t{0})
             << ", now " << Rate(s.value("qps", 0.0)) << "\n";
@@ -48,8 +48,9 @@ void PrintService(const json& s) {
   }
   if (s.contains("transitions")) {
     for (const json& t : s["transitions"]) {
+      const std::string owner = t.value("next_action_owner", "");
       std::cout << "  " << t.value("at", "") << " " << t.value("to", "") << ": " << t.value("reason", "")
-                << " (next: " << t.value("next_action_owner", "") << ")\n";
+                << (owner.empty() ? "" : " (" + owner + ")") << "\n";
     }
   }
 }

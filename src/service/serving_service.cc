@@ -348,8 +348,17 @@ Result<ServiceStatus> ServingService::Get(const identity::Principal& who, const 
   return s;
 }
 
-void ServingService::Pass() {
+void ServingService::Pass(bool lead) {
   MutexLock lock(pass_mu_);
+  if (!lead) {
+    for (auto& [id, rt] : runtimes_) {
+      if (rt.proxy) rt.proxy->Stop();
+    }
+    runtimes_.clear();
+    MutexLock view(view_mu_);
+    published_.clear();
+    return;
+  }
   auto records = Records();
   if (!records.ok()) {
     spdlog::warn("services: reading them failed: {}", records.status().ToString());
@@ -405,7 +414,8 @@ serving::PlaceView ServingService::PlaceHealth(const std::string& place, const s
   if (const Cluster* c = estate_.FindCluster(place)) provider = c->provider;
   auto it = place.empty() ? down.end() : down.find(provider);
   if (it != down.end()) {
-    return serving::PlaceView{false, it->second, "provider " + provider + " is down (an outage since " + FormatRfc3339(it->second) + ")"};
+    // Dated on this loop's clock (the provider's may be simulated time).
+    return serving::PlaceView{false, last.healthy ? now : last.since, "provider " + provider + " is down"};
   }
   // Healthy since it last came back (or since the service began).
   return serving::PlaceView{true, last.healthy ? last.since : now, ""};

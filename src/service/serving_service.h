@@ -139,8 +139,10 @@ class ServingService {
   Result<std::vector<ServiceStatus>> List(const identity::Principal& who);
   Result<ServiceStatus> Get(const identity::Principal& who, const std::string& name);
 
-  // One pass over every service that is up (the control loop's body).
-  void Pass();
+  // One pass over every service (the control loop's body). Only the
+  // replica of the server that leads runs services (`lead`); one that does
+  // not stops the proxies it started and forgets what it knew.
+  void Pass(bool lead = true);
 
   static constexpr size_t kHistory = 300;
   static constexpr size_t kMaxServices = 256;

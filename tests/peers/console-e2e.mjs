@@ -295,7 +295,8 @@ try {
                                          ['#/gpus', 'GPUs and waste', 'gpus'], ['#/audit', 'Audit', 'audit'],
                                          ['#/readiness', 'Readiness', 'readiness'], ['#/planning', 'Planning', 'planning'],
                                          ['#/people', 'People', 'people'], [`#/jobs/${cfg.other_team_job}`, '', 'job'],
-                                         [`#/queues/${encodeURIComponent(cfg.queue)}`, 'Queue', 'queue']]) {
+                                         [`#/queues/${encodeURIComponent(cfg.queue)}`, 'Queue', 'queue'],
+                                         ['#/services', 'Services', 'services']]) {
       await show(page, hash, heading);
       const wide = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
       if (wide > 1) seen.sideways.push(`${name}@${w}: ${wide}px`);
