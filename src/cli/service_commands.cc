@@ -30,7 +30,8 @@ std::string Rate(double qps) {
 void PrintService(const json& s) {
   std::cout << s.value("name", "") << " (team " << s.value("team", "") << ", owner " << s.value("owner", "")
             << "): " << s.value("state", "") << ", " << s.value("mode", "") << ", "
-            << s.value("ready_replicas", 0) << " replicas ready (target " << s.value("target_replicas", 0) << ")\n"
+            << s.value("ready_replicas", 0) << (s.value("ready_replicas", 0) == 1 ? " replica" : " replicas")
+            << " ready (target " << s.value("target_replicas", 0) << ")\n"
             << "  endpoint: " << s.value("endpoint", "") << " (proxy " << s.value("proxy", "") << ")\n"
             << "  requests: " << s.value("requests", int64_t{0}) << ", errors " << s.value("errors", int64_t{0})
             << ", now " << Rate(s.value("qps", 0.0)) << "\n";

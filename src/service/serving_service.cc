@@ -32,6 +32,13 @@ Status CheckServiceName(const std::string& name) {
   return Status::Ok();
 }
 
+Mode ModeNamed(const std::string& s) {
+  for (Mode m : {Mode::kStarting, Mode::kNormal, Mode::kFailedOver, Mode::kDegraded}) {
+    if (serving::ToString(m) == s) return m;
+  }
+  return Mode::kStarting;
+}
+
 Role RoleNamed(const std::string& s) {
   if (s == "alternate") return Role::kAlternate;
   if (s == "degraded") return Role::kDegraded;
@@ -177,9 +184,11 @@ ServingService::ServingService(const Store& store, CommitQueue& queue, JobServic
     : store_(store), queue_(queue), jobs_(jobs), estate_(estate), clock_(clock), options_(std::move(options)) {}
 
 ServingService::~ServingService() {
+  // The proxies are left serving, as the replicas are left running: the
+  // next server to lead takes them over (EnsureProxy).
   MutexLock lock(pass_mu_);
   for (auto& [id, rt] : runtimes_) {
-    if (rt.proxy) rt.proxy->Stop();
+    if (rt.proxy) rt.proxy->Release();
   }
 }
 
@@ -402,10 +411,47 @@ Status ServingService::EnsureProxy(const ServiceRecord& record, Runtime& rt) {
   std::filesystem::permissions(dir, std::filesystem::perms::owner_all, ec);
   c.socket_path = dir + "/admin.sock";
   c.pid_file = dir + "/haproxy.pid";
-  ASSIGN_OR_RETURN(serving::ProxyProcess p, serving::ProxyProcess::Start(options_.haproxy, c, dir + "/haproxy.cfg"));
+  const std::string config_path = dir + "/haproxy.cfg";
+  // The proxy an earlier server left serving this very configuration (it
+  // was killed, or it stopped leading) is taken over with the replicas it
+  // holds: traffic never stops. Any other is replaced.
+  ASSIGN_OR_RETURN(std::string text, serving::RenderConfig(c));
+  if (auto on_disk = ReadFile(config_path); on_disk.ok() && *on_disk == text) {
+    if (auto adopted = serving::ProxyProcess::Adopt(c.socket_path); adopted.ok()) {
+      auto proxy = std::make_unique<serving::ProxyProcess>(std::move(*adopted));
+      auto traffic = std::make_unique<serving::Traffic>(proxy->api(), record.name, c.slots, c.backup_slots);
+      std::map<std::string, std::pair<std::string, Role>> at;
+      for (const ReplicaRef& x : record.replicas) {
+        if (std::string host = HostOf(x.job); !host.empty() && host != "sim") {
+          at[host + ":" + std::to_string(x.port)] = {x.job, x.role};
+        }
+      }
+      if (Status st = traffic->Adopt(at); st.ok()) {
+        spdlog::info("service {}: took over the HAProxy already serving it (pid {})", record.name, proxy->pid());
+        rt.proxy = std::move(proxy);
+        rt.traffic = std::move(traffic);
+        return Status::Ok();
+      } else {
+        spdlog::warn("service {}: taking over its HAProxy: {}; starting a new one", record.name, st.ToString());
+      }
+    }
+  }
+  ASSIGN_OR_RETURN(serving::ProxyProcess p, serving::ProxyProcess::Start(options_.haproxy, c, config_path));
   rt.proxy = std::make_unique<serving::ProxyProcess>(std::move(p));
   rt.traffic = std::make_unique<serving::Traffic>(rt.proxy->api(), record.name, c.slots, c.backup_slots);
   return Status::Ok();
+}
+
+std::string ServingService::HostOf(const std::string& job, std::string* cluster, Timestamp* started) const {
+  auto attempts = store_.ListAttempts(job);
+  if (!attempts.ok() || attempts->empty()) return "";
+  const Attempt& a = attempts->back();
+  if (cluster) *cluster = a.cluster;
+  if (started) *started = a.started_at;
+  const std::string kind = ProviderKind(estate_, a.cluster);
+  if (kind == "local") return "127.0.0.1";
+  if (kind == "sim") return "sim";
+  return "";
 }
 
 serving::PlaceView ServingService::PlaceHealth(const std::string& place, const std::map<std::string, Timestamp>& down,
@@ -426,6 +472,17 @@ ServiceStatus ServingService::PassOne(const ServiceRecord& record, Runtime& rt,
   ServiceStatus out;
   out.record = record;
   const Timestamp now = clock_.Now();
+  if (!rt.resumed) {
+    // The mode it was last in, as the trail recorded it: a restart is not
+    // a transition.
+    rt.resumed = true;
+    AuditFilter f;
+    f.action = "service.transition";
+    f.resource = "service/" + record.name;
+    f.newest_first = true;
+    f.limit = 1;
+    if (auto last = store_.ListAudit(f); last.ok() && !last->empty()) rt.mode = ModeNamed(last->front().details.String("to"));
+  }
   if (!rt.spec || rt.spec_yaml != record.spec_yaml) {
     auto s = spec::ParseServiceSection(record.spec_yaml, record.file);
     if (!s.ok() || !*s) {
@@ -492,17 +549,8 @@ ServiceStatus ServingService::PassOne(const ServiceRecord& record, Runtime& rt,
     v.running = job->state == JobState::kRunning;
     std::string host;
     if (v.running) {
-      auto attempts = store_.ListAttempts(x.job);
-      if (attempts.ok() && !attempts->empty()) {
-        const Attempt& a = attempts->back();
-        v.started_at = a.started_at;
-        rs.cluster = a.cluster;
-        std::string kind = ProviderKind(estate_, a.cluster);
-        if (kind == "local") host = "127.0.0.1";
-        if (kind == "sim") host = "sim";
-      } else {
-        v.running = false;
-      }
+      host = HostOf(x.job, &rs.cluster, &v.started_at);
+      if (rs.cluster.empty()) v.running = false;
     }
     Probed& p = rt.probes[x.job];
     if (v.running && host == "sim") {

@@ -125,7 +125,7 @@ class ServingService {
   };
   ServingService(const Store& store, CommitQueue& queue, JobService& jobs, const Estate& estate, const Clock& clock,
                  Options options);
-  ~ServingService();  // stops every HAProxy it started
+  ~ServingService();  // leaves every HAProxy serving (the next leader takes them over)
   ServingService(const ServingService&) = delete;
   ServingService& operator=(const ServingService&) = delete;
 
@@ -163,6 +163,7 @@ class ServingService {
   };
   // The loop's own state of one service (only Pass touches it).
   struct Runtime {
+    bool resumed = false;   // its mode read back from the trail
     std::string spec_yaml;  // what the proxy was made for
     std::optional<spec::ServiceSpec> spec;
     std::unique_ptr<serving::ProxyProcess> proxy;
@@ -197,6 +198,10 @@ class ServingService {
                                  const serving::PlaceView& last, Timestamp now) const;
   ServiceStatus PassOne(const ServiceRecord& record, Runtime& rt, const std::map<std::string, Timestamp>& down);
   Status EnsureProxy(const ServiceRecord& record, Runtime& rt);
+  // Where the replica's latest attempt runs: the host it is reached at
+  // ("127.0.0.1" on the local executor, "sim" for a simulated one, "" where
+  // not known), and its cluster and start.
+  std::string HostOf(const std::string& job, std::string* cluster = nullptr, Timestamp* started = nullptr) const;
   // Submits one more replica of `role` (its job and its place on the
   // record in one unit); the loop sees it once durable.
   void StartReplica(const ServiceRecord& record, const spec::ServiceSpec& spec, serving::Role role, Runtime& rt);

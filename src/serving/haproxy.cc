@@ -321,22 +321,37 @@ Result<std::vector<ServerStats>> ParseStats(std::string_view csv, const std::str
 }
 
 namespace {
-// A proxy an earlier server left running on `socket_path` (that server was
-// killed before it could stop it) still holds the socket and the port: it
-// is asked its pid over the socket and stopped (SIGTERM, then SIGKILL).
-void StopLeftover(const std::string& socket_path) {
+// The pid of the HAProxy answering on `socket_path` (0: none answers).
+pid_t PidOn(const std::string& socket_path) {
   RuntimeApi old(socket_path, std::chrono::seconds(1));
   auto info = old.Command("show info");
-  if (!info.ok()) return;
+  if (!info.ok()) return 0;
   auto at = info->find("\nPid: ");
-  if (at == std::string::npos) return;
+  if (at == std::string::npos) return 0;
   pid_t pid = static_cast<pid_t>(std::strtol(info->c_str() + at + 6, nullptr, 10));
-  if (pid <= 1) return;
+  return pid > 1 ? pid : 0;
+}
+
+// Stops a process that is not our child: SIGTERM, then SIGKILL.
+void StopOther(pid_t pid) {
   ::kill(pid, SIGTERM);
   for (int i = 0; i < 50 && ::kill(pid, 0) == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   if (::kill(pid, 0) == 0) ::kill(pid, SIGKILL);
 }
+
+// A proxy an earlier server left running on `socket_path` (that server was
+// killed before it could stop it) still holds the socket and the port: it
+// is stopped.
+void StopLeftover(const std::string& socket_path) {
+  if (pid_t pid = PidOn(socket_path)) StopOther(pid);
+}
 }  // namespace
+
+Result<ProxyProcess> ProxyProcess::Adopt(const std::string& socket_path) {
+  pid_t pid = PidOn(socket_path);
+  if (pid == 0) return Unavailable("no HAProxy answers on " + socket_path);
+  return ProxyProcess(pid, RuntimeApi(socket_path), false);
+}
 
 Result<ProxyProcess> ProxyProcess::Start(const std::string& binary, const ProxyConfig& config,
                                          const std::string& config_path, std::chrono::milliseconds ready_timeout) {
@@ -362,6 +377,9 @@ Result<ProxyProcess> ProxyProcess::Start(const std::string& binary, const ProxyC
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
   posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  // Nothing else of the server's: HAProxy outlives a killed server, and
+  // must not keep its listening socket (a restart could not bind it).
+  posix_spawn_file_actions_addclosefrom_np(&actions, 3);
   std::vector<std::string> args = {binary, "-db", "-f", config_path};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
@@ -390,6 +408,11 @@ Result<ProxyProcess> ProxyProcess::Start(const std::string& binary, const ProxyC
 
 void ProxyProcess::Stop() {
   if (pid_ <= 0) return;
+  if (!child_) {
+    StopOther(pid_);
+    pid_ = -1;
+    return;
+  }
   ::kill(pid_, SIGTERM);
   for (int i = 0; i < 100; ++i) {
     if (::waitpid(pid_, nullptr, WNOHANG) == pid_) {

@@ -120,7 +120,11 @@ class ProxyProcess {
   static Result<ProxyProcess> Start(const std::string& binary, const ProxyConfig& config,
                                     const std::string& config_path,
                                     std::chrono::milliseconds ready_timeout = std::chrono::seconds(10));
-  ProxyProcess(ProxyProcess&& o) noexcept : pid_(o.pid_), api_(std::move(o.api_)) { o.pid_ = -1; }
+  // The HAProxy already answering on `socket_path` (one an earlier server
+  // started and left running when it was killed), taken over as if started
+  // here: its pid is asked over the socket. kUnavailable when none answers.
+  static Result<ProxyProcess> Adopt(const std::string& socket_path);
+  ProxyProcess(ProxyProcess&& o) noexcept : pid_(o.pid_), child_(o.child_), api_(std::move(o.api_)) { o.pid_ = -1; }
   ProxyProcess& operator=(ProxyProcess&&) = delete;
   ~ProxyProcess();
 
@@ -128,10 +132,13 @@ class ProxyProcess {
   const RuntimeApi& api() const { return api_; }
   // Stops it now (idempotent).
   void Stop();
+  // Lets it run on alone: this object no longer stops it.
+  void Release() { pid_ = -1; }
 
  private:
-  ProxyProcess(pid_t pid, RuntimeApi api) : pid_(pid), api_(std::move(api)) {}
+  ProxyProcess(pid_t pid, RuntimeApi api, bool child = true) : pid_(pid), child_(child), api_(std::move(api)) {}
   pid_t pid_;
+  bool child_;  // started here (else adopted: not ours to wait for)
   RuntimeApi api_;
 };
 

@@ -26,6 +26,29 @@ Status Traffic::Place(const std::string& replica, Role role, const std::string& 
   return Status::Ok();
 }
 
+Status Traffic::Adopt(const std::map<std::string, std::pair<std::string, Role>>& replicas) {
+  ASSIGN_OR_RETURN(std::vector<ServerStats> stats, api_.Stats(backend_));
+  for (const ServerStats& s : stats) {
+    if (s.name.size() < 2 || (s.name[0] != 'r' && s.name[0] != 'b')) continue;
+    const bool backup = s.name[0] == 'b';
+    const int number = std::atoi(s.name.c_str() + 1);
+    std::vector<bool>& pool = backup ? free_backup_ : free_;
+    if (number < 1 || number > static_cast<int>(pool.size())) continue;
+    const bool maint = s.status.rfind("MAINT", 0) == 0;
+    auto it = replicas.find(s.addr);
+    if (it == replicas.end() || (it->second.second != Role::kPreferred) != backup || slots_.count(it->second.first)) {
+      if (!maint) RETURN_IF_ERROR(api_.SetState(backend_, s.name, ServerState::kMaint));
+      continue;
+    }
+    pool[static_cast<size_t>(number - 1)] = false;
+    slots_[it->second.first] = Slot{number, backup, s.name,
+                                    maint ? ServerState::kMaint
+                                    : s.status.rfind("DRAIN", 0) == 0 ? ServerState::kDrain
+                                                                      : ServerState::kReady};
+  }
+  return Status::Ok();
+}
+
 Status Traffic::Set(const std::string& replica, ServerState state) {
   auto it = slots_.find(replica);
   if (it == slots_.end()) return NotFound("replica " + replica + " has no slot");

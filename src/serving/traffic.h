@@ -21,6 +21,11 @@ class Traffic {
   // Gives `replica` (listening on host:port) a free slot, out of traffic
   // until admitted. kResourceExhausted when every slot of its kind is taken.
   Status Place(const std::string& replica, Role role, const std::string& host, uint16_t port);
+  // Takes over what an adopted proxy holds: each slot pointed at one of
+  // `replicas` (by "host:port") is that replica's again, in the state the
+  // proxy has it in; a slot pointed at anything else is taken out of
+  // traffic. Call once, before anything else.
+  Status Adopt(const std::map<std::string, std::pair<std::string, Role>>& replicas);
   Status Admit(const std::string& replica);
   Status Drain(const std::string& replica);
   // Out of traffic, its slot freed (call once it answers nothing).

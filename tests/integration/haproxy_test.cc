@@ -631,10 +631,24 @@ class ServiceTest : public ::testing::Test {
   }
   std::string tag_ = "none";
   void TearDown() override {
-    // Replicas outlive a server by design: none of this test's may outlive it.
+    // Replicas and proxies outlive a server by design: none of this test's
+    // may outlive it.
     for (const char* role : {"preferred", "alternate", "degraded"}) {
       for (pid_t p : Replicas(role)) ::kill(p, SIGKILL);
     }
+    for (pid_t p : Proxies()) ::kill(p, SIGKILL);
+  }
+  // The pids of this test's HAProxy processes.
+  std::vector<pid_t> Proxies() const {
+    std::vector<pid_t> out;
+    for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+      const std::string name = e.path().filename();
+      if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+      std::ifstream f(e.path() / "cmdline");
+      std::string cmd((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+      if (cmd.rfind(kHaproxy, 0) == 0 && cmd.find(tag_ + "/services/") != std::string::npos) out.push_back(std::stoi(name));
+    }
+    return out;
   }
   // The pids of this test's model-servers of `role` running now.
   std::vector<pid_t> Replicas(const std::string& role) const {
@@ -657,8 +671,9 @@ TEST_F(ServiceTest, TheServerRunsAServiceFailsItOverToTheWarmAlternateAndBackAnd
   TempDir dir("service");
   tag_ = dir.path();
   EstateServer s(dir, Estate(dir.path() + "/out"));
-  auto c = s.process().Client();
-  auto up = c.Send("POST", "/v1/services", nlohmann::json{{"spec", Task(dir.path())}, {"file", "chat.yaml"}}.dump(),
+  // A client of the server where it listens now (a restart moves it).
+  auto c = [&] { return s.process().Client(); };
+  auto up = c().Send("POST", "/v1/services", nlohmann::json{{"spec", Task(dir.path())}, {"file", "chat.yaml"}}.dump(),
                    Auth(s.process().admin_token()));
   ASSERT_EQ(up->status, 201) << up->body;
   const std::string endpoint = nlohmann::json::parse(up->body)["endpoint"];
@@ -677,7 +692,7 @@ TEST_F(ServiceTest, TheServerRunsAServiceFailsItOverToTheWarmAlternateAndBackAnd
   auto job = s.Get("/v1/jobs/" + replica_job);
   EXPECT_EQ(job["spec"]["labels"]["service"], "chat") << job["spec"].dump(2);
   // The same service twice is refused.
-  auto again = c.Send("POST", "/v1/services", nlohmann::json{{"spec", Task(dir.path())}}.dump(), Auth(s.process().admin_token()));
+  auto again = c().Send("POST", "/v1/services", nlohmann::json{{"spec", Task(dir.path())}}.dump(), Auth(s.process().admin_token()));
   EXPECT_EQ(again->status, 409) << again->body;
 
   Load load(port, 4);
@@ -768,6 +783,31 @@ TEST_F(ServiceTest, TheServerRunsAServiceFailsItOverToTheWarmAlternateAndBackAnd
   }
   EXPECT_TRUE(rehearsed) << readiness.dump(2);
 
+  // The server killed (-9): the replicas and HAProxy go on serving; the
+  // restarted server finds its replicas and takes over the HAProxy it left
+  // (asked its pid over the admin socket), in the mode it was in.
+  {
+    Load across(port, 2);
+    ASSERT_TRUE(Eventually([&] { return across.Since({}).size() >= 10; }, std::chrono::seconds(10)));
+    const std::vector<pid_t> proxies_before = Proxies();
+    ASSERT_EQ(proxies_before.size(), 1u);
+    const auto killed_at = std::chrono::steady_clock::now();
+    s.Restart();
+    ASSERT_TRUE(Eventually([&] {
+      auto j = s.Get("/v1/services/chat");
+      return j["mode"] == "normal" && j["proxy"] == "running" && j["ready_replicas"] == 3;
+    }, std::chrono::seconds(30))) << s.Get("/v1/services/chat").dump(2);
+    const auto after = std::chrono::steady_clock::now();
+    ASSERT_TRUE(Eventually([&] { return across.Since(after).size() >= 10; }, std::chrono::seconds(10)));
+    across.Stop();
+    auto through = across.Since(killed_at);
+    int lost = 0;
+    for (const auto& [at, who] : through) lost += who != "preferred" && who != "alternate" ? 1 : 0;
+    std::printf("service across a kill -9 of the server: %d of %zu requests failed\n", lost, through.size());
+    EXPECT_EQ(lost, 0) << "the proxy was taken over, not replaced";
+    EXPECT_EQ(Proxies(), proxies_before) << "the same HAProxy serves";
+  }
+
   // Each change of mode is an audit event, naming why and who acts next.
   auto audit = s.Get("/v1/audit?action=service.transition&resource=service/chat");
   std::vector<std::string> modes;
@@ -779,10 +819,10 @@ TEST_F(ServiceTest, TheServerRunsAServiceFailsItOverToTheWarmAlternateAndBackAnd
   const nlohmann::json before_down = s.Get("/v1/services/chat");
   for (const auto& r : before_down["replicas"]) serving.push_back(r["job"]);
   ASSERT_GE(serving.size(), 3u);
-  auto down = c.Send("DELETE", "/v1/services/chat", "", Auth(s.process().admin_token()));
+  auto down = c().Send("DELETE", "/v1/services/chat", "", Auth(s.process().admin_token()));
   ASSERT_EQ(down->status, 200) << down->body;
   ASSERT_TRUE(Eventually([&] {
-    auto r = c.Send("GET", "/v1/services/chat", "", Auth(s.process().admin_token()));
+    auto r = c().Send("GET", "/v1/services/chat", "", Auth(s.process().admin_token()));
     return r.ok() && r->status == 404;
   }, std::chrono::seconds(30))) << s.Get("/v1/services/chat").dump(2) << ServerLog(dir);
   EXPECT_TRUE(Eventually([&] { return Replicas("preferred").empty() && Replicas("alternate").empty(); },

@@ -157,6 +157,9 @@ Status LocalProvider::Start(const LaunchRequest& r, Running& run) {
     ::dup2(log_fd, 2);
     int null_fd = ::open("/dev/null", O_RDONLY);
     if (null_fd >= 0) ::dup2(null_fd, 0);
+    // Nothing else of the server's (its listening socket, its database):
+    // an attempt may outlive the server, which must be able to start again.
+    ::close_range(3, ~0U, 0);
     if (::chdir(dir.c_str()) != 0) ::_exit(126);
     ::execve("/bin/sh", const_cast<char* const*>(argv), envp.data());
     ::_exit(127);
