@@ -171,12 +171,6 @@ AuditEvent ServiceEvent(std::string action, const std::string& actor, const Serv
   return e;
 }
 
-std::string ReplicaState(const JobRecord* job, const ServiceStatus* /*unused*/) {
-  if (!job) return "ended";
-  if (IsTerminal(job->state)) return "ended";
-  return job->state == JobState::kRunning ? "starting" : "pending";
-}
-
 }  // namespace
 
 ServingService::ServingService(const Store& store, CommitQueue& queue, JobService& jobs, const Estate& estate,
@@ -467,86 +461,64 @@ serving::PlaceView ServingService::PlaceHealth(const std::string& place, const s
   return serving::PlaceView{true, last.healthy ? last.since : now, ""};
 }
 
-ServiceStatus ServingService::PassOne(const ServiceRecord& record, Runtime& rt,
-                                      const std::map<std::string, Timestamp>& down) {
-  ServiceStatus out;
-  out.record = record;
-  const Timestamp now = clock_.Now();
-  if (!rt.resumed) {
-    // The mode it was last in, as the trail recorded it: a restart is not
-    // a transition.
-    rt.resumed = true;
-    AuditFilter f;
-    f.action = "service.transition";
-    f.resource = "service/" + record.name;
-    f.newest_first = true;
-    f.limit = 1;
-    if (auto last = store_.ListAudit(f); last.ok() && !last->empty()) rt.mode = ModeNamed(last->front().details.String("to"));
-  }
-  if (!rt.spec || rt.spec_yaml != record.spec_yaml) {
-    auto s = spec::ParseServiceSection(record.spec_yaml, record.file);
-    if (!s.ok() || !*s) {
-      out.proxy = "its task no longer reads: " + (s.ok() ? std::string("no service section") : s.status().message());
-      return out;
-    }
-    rt.spec = **s;
-    rt.spec_yaml = record.spec_yaml;
-  }
+void ServingService::Resume(const ServiceRecord& record, Runtime& rt) const {
+  if (rt.resumed) return;
+  // The mode it was last in, as the trail recorded it: a restart is not a
+  // transition.
+  rt.resumed = true;
+  AuditFilter f;
+  f.action = "service.transition";
+  f.resource = "service/" + record.name;
+  f.newest_first = true;
+  f.limit = 1;
+  if (auto last = store_.ListAudit(f); last.ok() && !last->empty()) rt.mode = ModeNamed(last->front().details.String("to"));
+}
+
+void ServingService::DescribePlaces(const spec::ServiceSpec& spec, ServiceStatus& out) const {
+  if (!spec.failover) return;
+  auto provider_of = [this](const std::string& place) {
+    const Cluster* c = estate_.FindCluster(place);
+    return c ? c->provider : place;
+  };
+  out.preferred = spec.failover->preferred.place;
+  out.alternate = spec.failover->alternate.place;
+  out.preferred_provider = provider_of(out.preferred);
+  out.alternate_provider = provider_of(out.alternate);
+  out.warm = spec.failover->alternate.warm;
+  out.hold_down_s = spec.failover->hold_down.count() / 1'000'000;
+}
+
+void ServingService::Record(AuditEvent event, const std::string& service, const char* what) {
+  auto log = [service, what](const Status& st) {
+    if (!st.ok()) spdlog::warn("service {}: recording {}: {}", service, what, st.ToString());
+  };
+  log(queue_.Enqueue([e = std::move(event)](WriteTx& tx) mutable { return tx.AppendAudit(e); }, log));
+}
+
+std::vector<serving::ReplicaView> ServingService::Observe(const ServiceRecord& record, Runtime& rt,
+                                                          const std::map<std::string, JobRecord>& jobs, Timestamp now,
+                                                          std::map<std::string, ReplicaStatus>& shown) {
   const spec::ServiceSpec& spec = *rt.spec;
-  if (spec.failover) {
-    auto provider_of = [this](const std::string& place) {
-      const Cluster* c = estate_.FindCluster(place);
-      return c ? c->provider : place;
-    };
-    out.preferred = spec.failover->preferred.place;
-    out.alternate = spec.failover->alternate.place;
-    out.preferred_provider = provider_of(out.preferred);
-    out.alternate_provider = provider_of(out.alternate);
-    out.warm = spec.failover->alternate.warm;
-    out.hold_down_s = spec.failover->hold_down.count() / 1'000'000;
-  }
-
-  // Its replicas' jobs, and where each runs.
-  std::vector<std::string> ids;
-  for (const ReplicaRef& x : record.replicas) ids.push_back(x.job);
-  std::map<std::string, JobRecord> jobs;
-  if (auto got = store_.GetJobs(ids); got.ok()) {
-    for (JobRecord& j : *got) jobs[j.id] = std::move(j);
-  } else {
-    out.proxy = "reading its replicas failed: " + got.status().message();
-    return out;
-  }
-
-  if (record.up) {
-    if (Status st = EnsureProxy(record, rt); !st.ok()) {
-      if (rt.proxy_error != st.message()) spdlog::warn("service {}: no proxy: {}", record.name, st.ToString());
-      rt.proxy_error = st.message();
-    } else {
-      rt.proxy_error.clear();
-    }
-  }
-
   std::vector<serving::ReplicaView> views;
-  std::map<std::string, ReplicaStatus> shown;
   for (const ReplicaRef& x : record.replicas) {
-    ReplicaStatus rs;
+    ReplicaStatus& rs = shown[x.job];
     rs.job = x.job;
     rs.role = x.role;
     auto it = jobs.find(x.job);
     const JobRecord* job = it == jobs.end() ? nullptr : &it->second;
-    rs.state = ReplicaState(job, nullptr);
     if (!job || IsTerminal(job->state)) {
       // Gone: out of traffic, and off the record once.
+      rs.state = "ended";
       if (rt.traffic && rt.traffic->Has(x.job)) (void)rt.traffic->Remove(x.job);
       rt.probes.erase(x.job);
       if (!Ending(rt, x.job, now)) EndReplica(record, x.job, "its job ended", rt);
-      shown[x.job] = rs;
       continue;
     }
     serving::ReplicaView v;
     v.id = x.job;
     v.role = x.role;
     v.running = job->state == JobState::kRunning;
+    rs.state = v.running ? "starting" : "pending";
     std::string host;
     if (v.running) {
       host = HostOf(x.job, &rs.cluster, &v.started_at);
@@ -564,18 +536,15 @@ ServiceStatus ServingService::PassOne(const ServiceRecord& record, Runtime& rt,
           spdlog::warn("service {}: placing replica {}: {}", record.name, x.job, st.ToString());
         }
       }
+      // On the spec's schedule, from the replica's start.
       const auto interval = Micros(static_cast<int64_t>(spec.readiness.interval_seconds * 1e6));
       if (p.last == Timestamp{} || now - p.last >= interval) {
         serving::ProbeResult pr = serving::Probe(host, static_cast<uint16_t>(x.port), spec.readiness);
         p.last = now;
         p.answer = pr.ok ? "200 in " + std::to_string(pr.took.count() / 1000) + " ms" : pr.error;
-        if (pr.ok) {
-          if (!p.passing_since) p.passing_since = now;
-          p.failing_since.reset();
-        } else {
-          if (!p.failing_since) p.failing_since = now;
-          p.passing_since.reset();
-        }
+        if (pr.ok && !p.passing_since) p.passing_since = now;
+        if (!pr.ok && !p.failing_since) p.failing_since = now;
+        (pr.ok ? p.failing_since : p.passing_since).reset();
       }
     } else if (v.running) {
       p.answer = "no address: replicas are reached on the local executor only (docs/services.md)";
@@ -585,27 +554,28 @@ ServiceStatus ServingService::PassOne(const ServiceRecord& record, Runtime& rt,
     rs.probe = p.answer;
     if (v.running) rs.state = p.passing_since ? "ready" : p.failing_since ? "failing" : "starting";
     views.push_back(v);
-    shown[x.job] = rs;
   }
+  return views;
+}
 
-  // What HAProxy counted.
+void ServingService::Count(const ServiceRecord& record, Runtime& rt, std::vector<serving::ReplicaView>& views,
+                           std::map<std::string, ReplicaStatus>& shown, Timestamp now) const {
+  if (!rt.traffic) return;
   std::map<std::string, serving::ServerStats> counters;
-  if (rt.traffic) {
-    if (auto total = rt.traffic->Observe(views, &counters); total.ok()) {
-      if (rt.last_total >= 0 && now > rt.last_at && *total >= rt.last_total) {
-        rt.qps = static_cast<double>(*total - rt.last_total) / std::chrono::duration<double>(now - rt.last_at).count();
-        int64_t errors = counters.count("") ? counters[""].responses_5xx : 0;
-        rt.history.push_back(ServiceSample{now, *total - rt.last_total, std::max<int64_t>(0, errors - rt.last_errors)});
-        if (rt.history.size() > kHistory) rt.history.erase(rt.history.begin());
-      }
-      rt.last_total = *total;
-      rt.last_at = now;
-      rt.total = *total;
-      if (counters.count("")) rt.errors = rt.last_errors = counters[""].responses_5xx;
-    } else {
-      spdlog::warn("service {}: reading HAProxy's counters: {}", record.name, total.status().ToString());
-    }
+  auto total = rt.traffic->Observe(views, &counters);
+  if (!total.ok()) {
+    spdlog::warn("service {}: reading HAProxy's counters: {}", record.name, total.status().ToString());
+    return;
   }
+  const int64_t errors = counters.count("") ? counters[""].responses_5xx : 0;
+  if (rt.last_total >= 0 && now > rt.last_at && *total >= rt.last_total) {
+    rt.qps = static_cast<double>(*total - rt.last_total) / std::chrono::duration<double>(now - rt.last_at).count();
+    rt.history.push_back(ServiceSample{now, *total - rt.last_total, std::max<int64_t>(0, errors - rt.errors)});
+    if (rt.history.size() > kHistory) rt.history.erase(rt.history.begin());
+  }
+  rt.last_total = rt.total = *total;
+  rt.last_at = now;
+  rt.errors = errors;
   for (const serving::ReplicaView& v : views) {
     ReplicaStatus& rs = shown[v.id];
     rs.in_traffic = v.in_traffic;
@@ -615,120 +585,152 @@ ServiceStatus ServingService::PassOne(const ServiceRecord& record, Runtime& rt,
       rs.errors = c->second.responses_5xx;
     }
   }
+}
 
-  if (!record.up) {
-    // Taken down: every replica ended, then the proxy and the record.
-    for (const serving::ReplicaView& v : views) {
-      if (!Ending(rt, v.id, now)) EndReplica(record, v.id, "the service was taken down", rt);
+void ServingService::TakeDown(const ServiceRecord& record, Runtime& rt, const std::vector<serving::ReplicaView>& views,
+                              Timestamp now) {
+  // Every replica ended, then the proxy and the record.
+  for (const serving::ReplicaView& v : views) {
+    if (!Ending(rt, v.id, now)) EndReplica(record, v.id, "the service was taken down", rt);
+  }
+  if (!record.replicas.empty()) return;
+  if (rt.proxy) rt.proxy->Stop();
+  rt.proxy.reset();
+  rt.traffic.reset();
+  std::optional<AuditEvent> usage = Usage(record, rt, now);
+  Status st = queue_.Run([&](WriteTx& tx) -> Status {
+    RETURN_IF_ERROR(tx.DeleteDirectoryEntry(std::string(kServiceKind), record.id));
+    if (usage) RETURN_IF_ERROR(tx.AppendAudit(*usage));
+    AuditEvent e = ServiceEvent("service.removed", "causeway", record, now, {});
+    return tx.AppendAudit(e);
+  });
+  if (!st.ok()) spdlog::warn("service {}: removing it: {}", record.name, st.ToString());
+}
+
+void ServingService::Steer(const ServiceRecord& record, Runtime& rt, const std::vector<serving::ReplicaView>& views,
+                           const std::map<std::string, Timestamp>& down, Timestamp now, ServiceStatus& out) {
+  const spec::ServiceSpec& spec = *rt.spec;
+  // A place is lost when its provider is down; its replicas failing their
+  // probes the controller reads for itself.
+  if (!rt.seen_places) {
+    rt.preferred = rt.alternate = serving::PlaceView{true, record.created_at, ""};
+    rt.seen_places = true;
+  }
+  rt.preferred = PlaceHealth(WhereFor(spec, Role::kPreferred).place, down, rt.preferred, now);
+  rt.alternate = PlaceHealth(WhereFor(spec, Role::kAlternate).place, down, rt.alternate, now);
+  serving::ServiceView view;
+  view.spec = &spec;
+  view.now = now;
+  view.mode = rt.mode;
+  view.replicas = views;
+  view.preferred = rt.preferred;
+  view.alternate = rt.alternate;
+  view.qps = rt.qps;
+  view.target = rt.target;
+  view.asked_target = rt.asked_target;
+  view.asked_since = rt.asked_since;
+  const serving::Decision d = serving::Decide(view);
+  rt.target = d.target;
+  rt.asked_target = d.asked_target;
+  rt.asked_since = d.asked_since;
+  if (!d.transition.empty()) {
+    rt.transitions.push_back(ServiceStatus::Transition{now, d.mode, d.transition, d.owner});
+    if (rt.transitions.size() > kMaxTransitions) rt.transitions.erase(rt.transitions.begin());
+    Record(ServiceEvent("service.transition", "causeway", record, now,
+                        {{"from", serving::ToString(rt.mode)},
+                         {"to", serving::ToString(d.mode)},
+                         {"reason", d.transition},
+                         {"next_action_owner", d.owner}}),
+           record.name, "a transition");
+  }
+  rt.mode = d.mode;
+  if (!rt.recorded_at) rt.recorded_at = now;
+  if (now - *rt.recorded_at >= options_.usage_period) {
+    if (std::optional<AuditEvent> usage = Usage(record, rt, now)) Record(std::move(*usage), record.name, "its usage");
+  }
+
+  int pending = 0;
+  {
+    MutexLock l(rt.starts->mu);
+    pending = rt.starts->pending;
+    out.refused = rt.starts->refused;
+  }
+  size_t started = 0;
+  for (const serving::Action& a : d.actions) {
+    Status st = Status::Ok();
+    const bool held = rt.traffic && rt.traffic->Has(a.replica);
+    switch (a.kind) {
+      case serving::ActionKind::kStart:
+        // One pass's submissions are seen before the next decides.
+        if (pending > 0 || record.replicas.size() + started >= kMaxReplicas) break;
+        ++started;
+        StartReplica(record, spec, a.role, rt);
+        break;
+      case serving::ActionKind::kStop:
+        if (held) st = rt.traffic->Remove(a.replica);
+        if (!Ending(rt, a.replica, now)) EndReplica(record, a.replica, a.reason, rt);
+        break;
+      case serving::ActionKind::kAdmit:
+        if (held) st = rt.traffic->Admit(a.replica);
+        break;
+      case serving::ActionKind::kDrain:
+        if (held) st = rt.traffic->Drain(a.replica);
+        break;
     }
-    if (record.replicas.empty()) {
-      if (rt.proxy) rt.proxy->Stop();
-      rt.proxy.reset();
-      rt.traffic.reset();
-      const std::string id = record.id;
-      ServiceRecord r = record;
-      std::optional<AuditEvent> usage = Usage(record, rt, now);
-      Status st = queue_.Run([&](WriteTx& tx) -> Status {
-        RETURN_IF_ERROR(tx.DeleteDirectoryEntry(std::string(kServiceKind), id));
-        if (usage) RETURN_IF_ERROR(tx.AppendAudit(*usage));
-        AuditEvent e = ServiceEvent("service.removed", "causeway", r, now, {});
-        return tx.AppendAudit(e);
-      });
-      if (!st.ok()) spdlog::warn("service {}: removing it: {}", record.name, st.ToString());
+    if (!st.ok()) spdlog::warn("service {}: {} {}: {}", record.name, a.replica, a.reason, st.ToString());
+  }
+}
+
+ServiceStatus ServingService::PassOne(const ServiceRecord& record, Runtime& rt,
+                                      const std::map<std::string, Timestamp>& down) {
+  ServiceStatus out;
+  out.record = record;
+  const Timestamp now = clock_.Now();
+  Resume(record, rt);
+  if (!rt.spec || rt.spec_yaml != record.spec_yaml) {
+    auto s = spec::ParseServiceSection(record.spec_yaml, record.file);
+    if (!s.ok() || !*s) {
+      out.proxy = "its task no longer reads: " + (s.ok() ? std::string("no service section") : s.status().message());
+      return out;
     }
-    out.proxy = "taken down";
-  } else {
-    serving::ServiceView view;
-    view.spec = &spec;
-    view.now = now;
-    view.mode = rt.mode;
-    view.replicas = views;
-    view.qps = rt.qps;
-    view.target = rt.target;
-    view.asked_target = rt.asked_target;
-    view.asked_since = rt.asked_since;
-    // A place is lost when its provider is down; its replicas failing
-    // their probes the controller reads for itself.
-    if (!rt.seen_places) {
-      rt.preferred = rt.alternate = serving::PlaceView{true, record.created_at, ""};
-      rt.seen_places = true;
+    rt.spec = **s;
+    rt.spec_yaml = record.spec_yaml;
+  }
+  DescribePlaces(*rt.spec, out);
+
+  // Its replicas' jobs.
+  std::vector<std::string> ids;
+  for (const ReplicaRef& x : record.replicas) ids.push_back(x.job);
+  std::map<std::string, JobRecord> jobs;
+  auto got = store_.GetJobs(ids);
+  if (!got.ok()) {
+    out.proxy = "reading its replicas failed: " + got.status().message();
+    return out;
+  }
+  for (JobRecord& j : *got) jobs[j.id] = std::move(j);
+
+  if (record.up) {
+    if (Status st = EnsureProxy(record, rt); !st.ok()) {
+      if (rt.proxy_error != st.message()) spdlog::warn("service {}: no proxy: {}", record.name, st.ToString());
+      rt.proxy_error = st.message();
+    } else {
+      rt.proxy_error.clear();
     }
-    const Where pw = WhereFor(spec, Role::kPreferred), aw = WhereFor(spec, Role::kAlternate);
-    rt.preferred = PlaceHealth(pw.place, down, rt.preferred, now);
-    rt.alternate = PlaceHealth(aw.place, down, rt.alternate, now);
-    view.preferred = rt.preferred;
-    view.alternate = rt.alternate;
-    serving::Decision d = serving::Decide(view);
-    rt.target = d.target;
-    rt.asked_target = d.asked_target;
-    rt.asked_since = d.asked_since;
-    if (!d.transition.empty()) {
-      ServiceStatus::Transition t{now, d.mode, d.transition, d.owner};
-      rt.transitions.push_back(t);
-      if (rt.transitions.size() > kMaxTransitions) rt.transitions.erase(rt.transitions.begin());
-      AuditEvent e = ServiceEvent("service.transition", "causeway", record, now,
-                                  {{"from", serving::ToString(rt.mode)},
-                                   {"to", serving::ToString(d.mode)},
-                                   {"reason", d.transition},
-                                   {"next_action_owner", d.owner}});
-      if (Status st = queue_.Enqueue([e](WriteTx& tx) mutable { return tx.AppendAudit(e); },
-                                     [name = record.name](Status st) {
-                                       if (!st.ok()) spdlog::warn("service {}: recording a transition: {}", name, st.ToString());
-                                     });
-          !st.ok()) {
-        spdlog::warn("service {}: recording a transition: {}", record.name, st.ToString());
-      }
-    }
-    rt.mode = d.mode;
-    if (!rt.recorded_at) rt.recorded_at = now;
-    if (now - *rt.recorded_at >= options_.usage_period) {
-      if (std::optional<AuditEvent> usage = Usage(record, rt, now)) {
-        if (Status st = queue_.Enqueue([e = *usage](WriteTx& tx) mutable { return tx.AppendAudit(e); },
-                                       [name = record.name](Status st) {
-                                         if (!st.ok()) spdlog::warn("service {}: recording its usage: {}", name, st.ToString());
-                                       });
-            !st.ok()) {
-          spdlog::warn("service {}: recording its usage: {}", record.name, st.ToString());
-        }
-      }
-    }
-    int pending = 0;
-    {
-      MutexLock l(rt.starts->mu);
-      pending = rt.starts->pending;
-      out.refused = rt.starts->refused;
-    }
-    std::map<Role, int> started;
-    for (const serving::Action& a : d.actions) {
-      Status st = Status::Ok();
-      switch (a.kind) {
-        case serving::ActionKind::kStart:
-          // One pass's submissions are seen before the next decides.
-          if (pending > 0 || record.replicas.size() + started[a.role] >= kMaxReplicas) break;
-          ++started[a.role];
-          StartReplica(record, spec, a.role, rt);
-          break;
-        case serving::ActionKind::kStop:
-          if (rt.traffic && rt.traffic->Has(a.replica)) st = rt.traffic->Remove(a.replica);
-          if (!Ending(rt, a.replica, now)) EndReplica(record, a.replica, a.reason, rt);
-          break;
-        case serving::ActionKind::kAdmit:
-          if (rt.traffic && rt.traffic->Has(a.replica)) st = rt.traffic->Admit(a.replica);
-          break;
-        case serving::ActionKind::kDrain:
-          if (rt.traffic && rt.traffic->Has(a.replica)) st = rt.traffic->Drain(a.replica);
-          break;
-      }
-      if (!st.ok()) spdlog::warn("service {}: {} {}: {}", record.name, a.replica, a.reason, st.ToString());
-    }
+  }
+  std::map<std::string, ReplicaStatus> shown;
+  std::vector<serving::ReplicaView> views = Observe(record, rt, jobs, now, shown);
+  Count(record, rt, views, shown, now);
+  if (record.up) {
+    Steer(record, rt, views, down, now, out);
     out.proxy = rt.proxy ? "running" : "not running: " + rt.proxy_error;
+  } else {
+    TakeDown(record, rt, views, now);
+    out.proxy = "taken down";
   }
-  // Forget what left the record.
-  for (auto it = rt.ending.begin(); it != rt.ending.end();) {
-    bool listed = std::any_of(record.replicas.begin(), record.replicas.end(),
-                              [&](const ReplicaRef& x) { return x.job == it->first; });
-    it = listed ? std::next(it) : rt.ending.erase(it);
-  }
+  // Forget the ends that left the record.
+  std::erase_if(rt.ending, [&](const auto& e) {
+    return std::none_of(record.replicas.begin(), record.replicas.end(), [&](const ReplicaRef& x) { return x.job == e.first; });
+  });
   out.mode = rt.mode;
   out.target = rt.target;
   out.qps = rt.qps;

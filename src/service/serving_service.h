@@ -174,7 +174,7 @@ class ServingService {
     std::optional<Timestamp> asked_since;
     std::map<std::string, Probed> probes;  // by job
     std::map<std::string, std::pair<int64_t, int64_t>> counted;  // by job: requests, errors
-    int64_t last_total = -1, last_errors = 0, total = 0, errors = 0;
+    int64_t last_total = -1, total = 0, errors = 0;  // requests and 5xx HAProxy counted
     Timestamp last_at{};
     double qps = 0;
     std::vector<ServiceSample> history;
@@ -196,7 +196,27 @@ class ServingService {
   // the providers held down; `last` is what was seen before.
   serving::PlaceView PlaceHealth(const std::string& place, const std::map<std::string, Timestamp>& down,
                                  const serving::PlaceView& last, Timestamp now) const;
+  // One service's pass: read, observe, count, then steer (or take down).
   ServiceStatus PassOne(const ServiceRecord& record, Runtime& rt, const std::map<std::string, Timestamp>& down);
+  // Its mode as the trail last recorded it (once, after a start).
+  void Resume(const ServiceRecord& record, Runtime& rt) const;
+  void DescribePlaces(const spec::ServiceSpec& spec, ServiceStatus& out) const;
+  // Each replica as the controller sees it: its job's state, where it
+  // runs, a slot once it has an address, its probe on the spec's schedule.
+  // Replicas whose jobs ended are taken off.
+  std::vector<serving::ReplicaView> Observe(const ServiceRecord& record, Runtime& rt,
+                                            const std::map<std::string, JobRecord>& jobs, Timestamp now,
+                                            std::map<std::string, ReplicaStatus>& shown);
+  // What HAProxy counted: the request rate, the history, each replica's.
+  void Count(const ServiceRecord& record, Runtime& rt, std::vector<serving::ReplicaView>& views,
+             std::map<std::string, ReplicaStatus>& shown, Timestamp now) const;
+  // Decides (serving/controller.h) and acts; records transitions and usage.
+  void Steer(const ServiceRecord& record, Runtime& rt, const std::vector<serving::ReplicaView>& views,
+             const std::map<std::string, Timestamp>& down, Timestamp now, ServiceStatus& out);
+  // Ends every replica of a service taken down, then its proxy and record.
+  void TakeDown(const ServiceRecord& record, Runtime& rt, const std::vector<serving::ReplicaView>& views, Timestamp now);
+  // Queues an audit event, logging (never failing the pass) when it cannot be written.
+  void Record(AuditEvent event, const std::string& service, const char* what);
   Status EnsureProxy(const ServiceRecord& record, Runtime& rt);
   // Where the replica's latest attempt runs: the host it is reached at
   // ("127.0.0.1" on the local executor, "sim" for a simulated one, "" where
