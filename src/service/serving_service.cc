@@ -19,13 +19,13 @@ using serving::Mode;
 using serving::Role;
 
 constexpr size_t kMaxTransitions = 50;
-constexpr size_t kMaxReplicas = 64;
 
 Status CheckServiceName(const std::string& name) {
   bool ok = !name.empty() && name.size() <= 40 && name[0] >= 'a' && name[0] <= 'z' && name.back() != '-';
   for (char c : name) ok = ok && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-');
   if (!ok) {
-    return InvalidArgument("invalid service name " + json(Utf8Prefix(name, 60)).dump() +
+    return InvalidArgument("invalid service name " +
+                           json(Utf8Prefix(name, 60)).dump(-1, ' ', false, json::error_handler_t::replace) +
                            ": expected 1-40 characters of a-z, 0-9 and '-', starting with a letter and not "
                            "ending with '-' (the task's `name`, or --name)");
   }
@@ -110,7 +110,7 @@ DirectoryEntry ToEntry(const ServiceRecord& r) {
   d.id = r.id;
   d.name = r.name;
   d.active = r.up;
-  d.resource = resource.dump();
+  d.resource = resource.dump(-1, ' ', false, json::error_handler_t::replace);
   d.version = r.version;
   d.created_at = r.created_at;
   d.updated_at = r.updated_at;
@@ -221,6 +221,16 @@ Result<ServiceRecord> ServingService::Up(const identity::Principal& who, const U
   }
   if (s.tls_keyfile || s.tls_certfile) {
     return InvalidArgument(request.file + ": service.tls is not served yet: the endpoint is plain HTTP (see docs/services.md)");
+  }
+  // What one service may ask for: its replicas are this server's work.
+  const spec::ReplicaPolicy& p = s.replicas;
+  const int64_t most = int64_t{std::max(p.min_replicas, p.max_replicas.value_or(0))} + p.num_overprovision.value_or(0) +
+                       (s.failover ? int64_t{s.failover->alternate.warm} + s.failover->degraded.replicas : 0);
+  if (p.min_replicas < 0 || most > static_cast<int64_t>(kMaxReplicas / 2)) {
+    return InvalidArgument(request.file + ": the service asks for up to " + std::to_string(most) +
+                           " replicas at once (replicas, max_replicas, num_overprovision, warm and degraded "
+                           "together); a service has at most " + std::to_string(kMaxReplicas / 2) +
+                           " (each may be replaced while its successor starts)");
   }
   // Each place its replicas may run is checked as a job of `who` there:
   // permission, quota rules, policies, and a place that could run it.
@@ -394,7 +404,7 @@ Status ServingService::EnsureProxy(const ServiceRecord& record, Runtime& rt) {
   c.slots = options_.slots;
   c.backup_slots = options_.backup_slots;
   c.balance = s.load_balancing_policy == "round_robin" ? "roundrobin" : "leastconn";
-  c.server_timeout = std::chrono::seconds(static_cast<int64_t>(std::max(1.0, s.stream_timeout_seconds)));
+  c.server_timeout = std::chrono::seconds(static_cast<int64_t>(std::clamp(s.stream_timeout_seconds, 1.0, 7.0 * 86400)));
   if (!s.failover || !s.failover->degraded.replica) {
     c.degraded_answer = s.failover && s.failover->degraded.answer ? *s.failover->degraded.answer : spec::FixedAnswer{};
   }
@@ -537,7 +547,7 @@ std::vector<serving::ReplicaView> ServingService::Observe(const ServiceRecord& r
         }
       }
       // On the spec's schedule, from the replica's start.
-      const auto interval = Micros(static_cast<int64_t>(spec.readiness.interval_seconds * 1e6));
+      const auto interval = Micros(static_cast<int64_t>(std::clamp(spec.readiness.interval_seconds, 0.0, 86400.0) * 1e6));
       if (p.last == Timestamp{} || now - p.last >= interval) {
         serving::ProbeResult pr = serving::Probe(host, static_cast<uint16_t>(x.port), spec.readiness);
         p.last = now;

@@ -146,6 +146,7 @@ class ServingService {
 
   static constexpr size_t kHistory = 300;
   static constexpr size_t kMaxServices = 256;
+  static constexpr size_t kMaxReplicas = 64;  // jobs one service holds at once
   static constexpr Micros kRetryEnd = Micros(10'000'000);
 
  private:

@@ -6,7 +6,9 @@
 namespace causeway::serving {
 namespace {
 
-Micros Seconds(double s) { return Micros(static_cast<int64_t>(s * 1'000'000)); }
+// A spec's seconds as a duration, bounded (a spec may say 1e300): at most a
+// year, never negative.
+Micros Seconds(double s) { return Micros(static_cast<int64_t>(std::clamp(s, 0.0, 365.0 * 86400) * 1'000'000)); }
 
 // SkyPilot's defaults for the autoscaler's delays.
 constexpr double kUpscaleDelay = 300, kDownscaleDelay = 1200;
@@ -23,8 +25,9 @@ std::string Secs(Micros d) { return std::to_string(d.count() / 1'000'000) + " s"
 int AskedTarget(const spec::ServiceSpec& s, double qps) {
   const spec::ReplicaPolicy& p = s.replicas;
   if (!p.target_qps_per_replica || *p.target_qps_per_replica <= 0 || !p.max_replicas) return p.min_replicas;
-  const int need = static_cast<int>(std::ceil(qps / *p.target_qps_per_replica));
-  return std::clamp(need, p.min_replicas, *p.max_replicas) + p.num_overprovision.value_or(0);
+  // Bounded before the cast: a tiny target must not overflow it.
+  const int need = static_cast<int>(std::ceil(std::min(qps / *p.target_qps_per_replica, 1e6)));
+  return std::clamp(need, p.min_replicas, std::max(p.min_replicas, *p.max_replicas)) + p.num_overprovision.value_or(0);
 }
 
 // Why `r` must be replaced now, or "".

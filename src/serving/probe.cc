@@ -1,5 +1,7 @@
 #include "serving/probe.h"
 
+#include <algorithm>
+
 #include <chrono>
 
 #include "net/http_client.h"
@@ -8,7 +10,8 @@ namespace causeway::serving {
 
 ProbeResult Probe(const std::string& host, uint16_t port, const spec::ReadinessProbe& probe) {
   ProbeResult out;
-  const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(probe.timeout_seconds * 1000));
+  // Bounded whatever the spec says (it may say 1e300): 1 ms to 10 minutes.
+  const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(std::clamp(probe.timeout_seconds, 0.001, 600.0) * 1000));
   std::vector<std::pair<std::string, std::string>> headers(probe.headers.begin(), probe.headers.end());
   if (probe.post_data) headers.emplace_back("Content-Type", "application/json");
   const auto start = std::chrono::steady_clock::now();

@@ -107,6 +107,14 @@ TEST_F(ServingServiceTest, UpChecksTheTaskAtEveryPlaceItsReplicasMayRunAndRefuse
   tls.replace(tls.find("  load_balancing_policy:"), 0, "  tls: {keyfile: k.pem, certfile: c.pem}\n");
   EXPECT_NE(Up(tls).status().message().find("service.tls is not served yet"), std::string::npos) << Up(tls).status().ToString();
   EXPECT_EQ(Up(chat, Admin(), "Chat_Bot").status().code(), Code::kInvalidArgument);
+  // A spec asking for more than one service may hold is refused before
+  // anything is decided (a controller asked for 100,000 replicas would
+  // otherwise build that many actions).
+  std::string many = chat;
+  many.replace(many.find("replicas: 2"), std::string("replicas: 2").size(), "replicas: 100000");
+  auto huge = Up(many);
+  EXPECT_EQ(huge.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(huge.status().message().find("at most 32"), std::string::npos) << huge.status().ToString();
 
   // The alternate's own GPU where its place has none: refused, naming it.
   std::string nowhere = chat;
