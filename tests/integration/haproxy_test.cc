@@ -638,20 +638,10 @@ class ServiceTest : public ::testing::Test {
     }
     for (pid_t p : Proxies()) ::kill(p, SIGKILL);
   }
-  // The pids of this test's HAProxy processes.
-  std::vector<pid_t> Proxies() const {
-    std::vector<pid_t> out;
-    for (const auto& e : std::filesystem::directory_iterator("/proc")) {
-      const std::string name = e.path().filename();
-      if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-      std::ifstream f(e.path() / "cmdline");
-      std::string cmd((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-      if (cmd.rfind(kHaproxy, 0) == 0 && cmd.find(tag_ + "/services/") != std::string::npos) out.push_back(std::stoi(name));
-    }
-    return out;
-  }
-  // The pids of this test's model-servers of `role` running now.
-  std::vector<pid_t> Replicas(const std::string& role) const {
+  // The pids of the processes whose command line (arguments joined by
+  // spaces, one after the last) `match` accepts.
+  template <typename F>
+  static std::vector<pid_t> Processes(F match) {
     std::vector<pid_t> out;
     for (const auto& e : std::filesystem::directory_iterator("/proc")) {
       const std::string name = e.path().filename();
@@ -659,11 +649,22 @@ class ServiceTest : public ::testing::Test {
       std::ifstream f(e.path() / "cmdline");
       std::string cmd((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
       std::replace(cmd.begin(), cmd.end(), '\0', ' ');
-      if (cmd.find("model-server.py " + role + " ") != std::string::npos && cmd.find("--tag " + tag_ + " ") != std::string::npos) {
-        out.push_back(std::stoi(name));
-      }
+      if (match(cmd)) out.push_back(std::stoi(name));
     }
     return out;
+  }
+  // This test's HAProxy processes.
+  std::vector<pid_t> Proxies() const {
+    return Processes([&](const std::string& cmd) {
+      return cmd.rfind(kHaproxy, 0) == 0 && cmd.find(tag_ + "/services/") != std::string::npos;
+    });
+  }
+  // This test's model-servers of `role` running now.
+  std::vector<pid_t> Replicas(const std::string& role) const {
+    return Processes([&](const std::string& cmd) {
+      return cmd.find("model-server.py " + role + " ") != std::string::npos &&
+             cmd.find("--tag " + tag_ + " ") != std::string::npos;
+    });
   }
 };
 
