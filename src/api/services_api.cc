@@ -3,6 +3,8 @@
 //   POST   /v1/services         {spec: the task file's text, file, name, port}: 201, the service
 //   GET    /v1/services         the services of the caller's teams, with what the control loop last saw
 //   GET    /v1/services/{name}  one, with its replicas, counters over time and transitions
+//   PUT    /v1/services/{name}  {spec, file, mode: rolling|blue_green}: a new revision of its task;
+//                                its replicas are replaced without a pause in serving
 //   DELETE /v1/services/{name}  takes it down: its replicas end, its proxy stops
 #include "api/services_api.h"
 
@@ -30,6 +32,8 @@ json ServiceJson(const ServiceStatus& s, bool whole) {
               {"requests", s.requests},
               {"errors", s.errors},
               {"proxy", s.proxy},
+              {"revision", r.revision},
+              {"update_mode", r.update_mode},
               {"created_at", FormatRfc3339(r.created_at)},
               {"updated_at", FormatRfc3339(r.updated_at)}};
   if (!s.refused.empty()) out["replicas_refused"] = s.refused;
@@ -48,6 +52,7 @@ json ServiceJson(const ServiceStatus& s, bool whole) {
     replicas.push_back({{"job", x.job},
                         {"role", serving::ToString(x.role)},
                         {"state", x.state},
+                        {"revision", x.revision},
                         {"cluster", x.cluster},
                         {"address", x.address},
                         {"in_traffic", x.in_traffic},
@@ -83,6 +88,7 @@ void ServicesApi::AddRoutes(RouteTable& routes) {
   routes.Route("POST", "/v1/services", kScopeJobsWrite, Bind(this, &ServicesApi::Up));
   routes.Route("GET", "/v1/services", kScopeJobsRead, Bind(this, &ServicesApi::List));
   routes.Route("GET", "/v1/services/{name}", kScopeJobsRead, Bind(this, &ServicesApi::Show));
+  routes.Route("PUT", "/v1/services/{name}", kScopeJobsWrite, Bind(this, &ServicesApi::Update));
   routes.Route("DELETE", "/v1/services/{name}", kScopeJobsWrite, Bind(this, &ServicesApi::Down));
 }
 
@@ -119,6 +125,20 @@ Result<HttpResponse> ServicesApi::Show(HttpRequest& req) {
   RETURN_IF_ERROR(Running());
   ASSIGN_OR_RETURN(ServiceStatus s, serving_->Get(*req.principal, req.params["name"]));
   return JsonResponse(200, ServiceJson(s, true));
+}
+
+Result<HttpResponse> ServicesApi::Update(HttpRequest& req) {
+  RETURN_IF_ERROR(Running());
+  ASSIGN_OR_RETURN(JsonBody body, JsonBody::Parse(req));
+  UpdateRequest r;
+  ASSIGN_OR_RETURN(r.spec_yaml, body.RequiredString("spec", "the task file's new text, with its service: section"));
+  ASSIGN_OR_RETURN(r.file, body.String("file", "service.yaml"));
+  ASSIGN_OR_RETURN(r.mode, body.String("mode", "rolling"));
+  ASSIGN_OR_RETURN(ServiceRecord updated, serving_->Update(*req.principal, req.params["name"], r));
+  ServiceStatus s;
+  s.record = std::move(updated);
+  s.proxy = "running";
+  return JsonResponse(200, ServiceJson(s, false));
 }
 
 Result<HttpResponse> ServicesApi::Down(HttpRequest& req) {

@@ -23,6 +23,7 @@ class ServicesApi final : public Area {
   Result<HttpResponse> Up(HttpRequest& req);
   Result<HttpResponse> List(HttpRequest& req);
   Result<HttpResponse> Show(HttpRequest& req);
+  Result<HttpResponse> Update(HttpRequest& req);
   Result<HttpResponse> Down(HttpRequest& req);
   Status Running() const;
 

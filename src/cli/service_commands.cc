@@ -2,6 +2,7 @@
 //
 //   service up FILE [--name NAME] [--port PORT]
 //   service status [NAME]
+//   service update NAME FILE [--mode rolling|blue_green]
 //   service logs NAME [--replica JOB]
 //   service down NAME
 #include "cli/service_commands.h"
@@ -29,7 +30,8 @@ std::string Rate(double qps) {
 
 void PrintService(const json& s) {
   std::cout << s.value("name", "") << " (team " << s.value("team", "") << ", owner " << s.value("owner", "")
-            << "): " << s.value("state", "") << ", " << s.value("mode", "") << ", "
+            << ") revision " << s.value("revision", int64_t{1}) << ": " << s.value("state", "") << ", "
+            << s.value("mode", "") << ", "
             << s.value("ready_replicas", 0) << (s.value("ready_replicas", 0) == 1 ? " replica" : " replicas")
             << " ready (target " << s.value("target_replicas", 0) << ")\n"
             << "  endpoint: " << s.value("endpoint", "") << " (proxy " << s.value("proxy", "") << ")\n"
@@ -37,9 +39,9 @@ void PrintService(const json& s) {
             << ", now " << Rate(s.value("qps", 0.0)) << "\n";
   if (s.contains("replicas_refused")) std::cout << "  replicas refused: " << s["replicas_refused"].get<std::string>() << "\n";
   if (!s["replicas"].empty()) {
-    Table t({"replica", "role", "state", "cluster", "address", "traffic", "requests", "errors", "probe"});
+    Table t({"replica", "role", "rev", "state", "cluster", "address", "traffic", "requests", "errors", "probe"});
     for (const json& r : s["replicas"]) {
-      t.Add({r.value("job", ""), r.value("role", ""), r.value("state", ""),
+      t.Add({r.value("job", ""), r.value("role", ""), std::to_string(r.value("revision", int64_t{1})), r.value("state", ""),
              r.value("cluster", "") == "" ? "-" : r.value("cluster", ""),
              r.value("address", "") == "" ? "-" : r.value("address", ""), r.value("in_traffic", false) ? "in" : "out",
              std::to_string(r.value("requests", int64_t{0})), std::to_string(r.value("errors", int64_t{0})),
@@ -84,6 +86,31 @@ void AddServiceCommands(Cli& c) {
     if (g.json_output) return PrintJson(*j);
     std::cout << "service " << (*j)["name"].get<std::string>() << " is up: " << (*j)["endpoint"].get<std::string>()
               << " (replicas start now; causeway service status " << (*j)["name"].get<std::string>() << ")\n";
+  });
+
+  auto* update = svc->add_subcommand("update", "give a service a new revision of its task; its replicas are replaced while it serves");
+  std::string& update_name = c.Keep<std::string>();
+  std::string& update_file = c.Keep<std::string>();
+  std::string& mode = c.Keep<std::string>("rolling");
+  update->add_option("NAME", update_name, "the service")->required();
+  update->add_option("FILE", update_file, "the task file's new revision")->required();
+  update->add_option("--mode", mode,
+                     "rolling: each old replica leaves as a new one is ready (default); blue_green: the old ones "
+                     "leave once all the new ones are ready")
+      ->check(CLI::IsMember({"rolling", "blue_green"}));
+  update->callback([&] {
+    auto text = ReadFile(update_file);
+    if (!text.ok()) {
+      rc = Fail(text.status());
+      return;
+    }
+    json body = {{"spec", *text}, {"file", update_file}, {"mode", mode}};
+    auto j = api.Call("PUT", Path(update_name), body.dump(), rc);
+    if (!j) return;
+    if (g.json_output) return PrintJson(*j);
+    std::cout << "service " << update_name << " is at revision " << j->value("revision", int64_t{0}) << ": its "
+              << j->value("update_mode", "") << " replacement of replicas begins (causeway service status "
+              << update_name << ")\n";
   });
 
   auto* status = svc->add_subcommand("status", "every service of your teams, or one with its replicas and transitions");

@@ -98,12 +98,13 @@ std::string ProviderKind(const Estate& estate, const std::string& cluster) {
 DirectoryEntry ToEntry(const ServiceRecord& r) {
   json replicas = json::array();
   for (const ReplicaRef& x : r.replicas) {
-    replicas.push_back({{"job", x.job}, {"role", serving::ToString(x.role)}, {"port", x.port}});
+    replicas.push_back({{"job", x.job}, {"role", serving::ToString(x.role)}, {"port", x.port}, {"revision", x.revision}});
   }
   json resource = {{"team", r.team},           {"owner", r.owner},
                    {"created_by", r.created_by}, {"file", r.file},
                    {"spec_yaml", r.spec_yaml},   {"endpoint_host", r.endpoint_host},
                    {"endpoint_port", r.endpoint_port}, {"up", r.up},
+                   {"revision", r.revision}, {"update_mode", r.update_mode},
                    {"replicas", replicas}};
   DirectoryEntry d;
   d.kind = std::string(kServiceKind);
@@ -134,10 +135,13 @@ Result<ServiceRecord> FromEntry(const DirectoryEntry& e) {
   r.endpoint_host = j.value("endpoint_host", "127.0.0.1");
   r.endpoint_port = j.value("endpoint_port", 0);
   r.up = j.value("up", true);
+  r.revision = j.value("revision", int64_t{1});
+  r.update_mode = j.value("update_mode", "rolling");
   if (auto it = j.find("replicas"); it != j.end() && it->is_array()) {
     for (const json& x : *it) {
       if (!x.is_object()) continue;
-      r.replicas.push_back(ReplicaRef{x.value("job", ""), RoleNamed(x.value("role", "")), x.value("port", 0)});
+      r.replicas.push_back(ReplicaRef{x.value("job", ""), RoleNamed(x.value("role", "")), x.value("port", 0),
+                                      x.value("revision", int64_t{1})});
     }
   }
   return r;
@@ -209,25 +213,25 @@ Result<std::vector<ServiceRecord>> ServingService::Records() const {
   return out;
 }
 
-Result<ServiceRecord> ServingService::Up(const identity::Principal& who, const UpRequest& request) {
-  ASSIGN_OR_RETURN(auto section, spec::ParseServiceSection(request.spec_yaml, request.file));
+Result<ServingService::Checked> ServingService::Check(const identity::Principal& who, const std::string& spec_yaml,
+                                                      const std::string& file) const {
+  ASSIGN_OR_RETURN(auto section, spec::ParseServiceSection(spec_yaml, file));
   if (!section) {
-    return InvalidArgument(request.file + ": the task has no `service:` section (a batch job is `causeway submit`)");
+    return InvalidArgument(file + ": the task has no `service:` section (a batch job is `causeway submit`)");
   }
   const spec::ServiceSpec& s = *section;
   if (s.pool) {
-    return InvalidArgument(request.file +
-                           ": service.pool is a pool of batch workers, not a service: submit its tasks as jobs");
+    return InvalidArgument(file + ": service.pool is a pool of batch workers, not a service: submit its tasks as jobs");
   }
   if (s.tls_keyfile || s.tls_certfile) {
-    return InvalidArgument(request.file + ": service.tls is not served yet: the endpoint is plain HTTP (see docs/services.md)");
+    return InvalidArgument(file + ": service.tls is not served yet: the endpoint is plain HTTP (see docs/services.md)");
   }
   // What one service may ask for: its replicas are this server's work.
   const spec::ReplicaPolicy& p = s.replicas;
   const int64_t most = int64_t{std::max(p.min_replicas, p.max_replicas.value_or(0))} + p.num_overprovision.value_or(0) +
                        (s.failover ? int64_t{s.failover->alternate.warm} + s.failover->degraded.replicas : 0);
   if (p.min_replicas < 0 || most > static_cast<int64_t>(kMaxReplicas / 2)) {
-    return InvalidArgument(request.file + ": the service asks for up to " + std::to_string(most) +
+    return InvalidArgument(file + ": the service asks for up to " + std::to_string(most) +
                            " replicas at once (replicas, max_replicas, num_overprovision, warm and degraded "
                            "together); a service has at most " + std::to_string(kMaxReplicas / 2) +
                            " (each may be replaced while its successor starts)");
@@ -237,11 +241,11 @@ Result<ServiceRecord> ServingService::Up(const identity::Principal& who, const U
   std::vector<Role> roles = {Role::kPreferred};
   if (s.failover) roles.push_back(Role::kAlternate);
   if (s.failover && s.failover->degraded.replica) roles.push_back(Role::kDegraded);
-  CheckedSubmission checked;
+  Checked checked{s, {}};
   for (Role role : roles) {
     SubmitRequest sr;
-    sr.spec_yaml = request.spec_yaml;
-    sr.file = request.file;
+    sr.spec_yaml = spec_yaml;
+    sr.file = file;
     Where w = WhereFor(s, role);
     sr.amend = [this, w](JobSpec& spec) { Pin(spec, estate_, w); };
     auto c = jobs_.Check(who, std::move(sr));
@@ -251,9 +255,16 @@ Result<ServiceRecord> ServingService::Up(const identity::Principal& who, const U
                         (w.place.empty() ? "" : " (on " + w.place + ")") + ": " + c.status().message(),
                     c.status().diagnostics());
     }
-    if (c->jobs.size() != 1) return InvalidArgument(request.file + ": a service is one task, not a pipeline");
-    if (role == Role::kPreferred) checked = std::move(*c);
+    if (c->jobs.size() != 1) return InvalidArgument(file + ": a service is one task, not a pipeline");
+    if (role == Role::kPreferred) checked.submission = std::move(*c);
   }
+  return checked;
+}
+
+Result<ServiceRecord> ServingService::Up(const identity::Principal& who, const UpRequest& request) {
+  ASSIGN_OR_RETURN(Checked c, Check(who, request.spec_yaml, request.file));
+  const spec::ServiceSpec& s = c.spec;
+  const CheckedSubmission& checked = c.submission;
   const JobRecord& job = checked.jobs.front();
   ServiceRecord r;
   r.name = request.name.empty() ? (checked.specs.front().name.empty() ? "" : checked.specs.front().name) : request.name;
@@ -300,21 +311,72 @@ Result<ServiceRecord> ServingService::Up(const identity::Principal& who, const U
 }
 
 namespace {
-Status MayChange(const identity::Principal& who, const ServiceRecord& r) {
+Status MayChange(const identity::Principal& who, const ServiceRecord& r, const char* what) {
   if (who.AllowsTeam(identity::kScopeJobsManage, r.team)) return Status::Ok();
   bool own = who.IsPerson() ? r.owner == who.user : r.created_by == who.token_id;
   if (own && who.AllowsTeam(identity::kScopeJobsWrite, r.team)) return Status::Ok();
   if (!who.AllowsTeam(identity::kScopeJobsRead, r.team)) return NotFound("service " + r.name + " not found");
-  return PermissionDenied(who.Describe() + " may take down only their own services in team " + r.team +
+  return PermissionDenied(who.Describe() + " may " + what + " only their own services in team " + r.team +
                           "; service " + r.name + " is " + r.owner + "'s (jobs:manage, e.g. team-admin, may)");
 }
 }  // namespace
+
+Result<ServiceRecord> ServingService::Update(const identity::Principal& who, const std::string& name,
+                                             const UpdateRequest& request) {
+  ASSIGN_OR_RETURN(auto found, store_.FindDirectoryEntryByName(std::string(kServiceKind), name));
+  if (!found) return NotFound("service " + name + " not found");
+  ASSIGN_OR_RETURN(ServiceRecord r, FromEntry(*found));
+  RETURN_IF_ERROR(MayChange(who, r, "update"));
+  if (!r.up) return FailedPrecondition("service " + name + " is being taken down");
+  if (request.mode != "rolling" && request.mode != "blue_green") {
+    return InvalidArgument("update mode " + json(Utf8Prefix(request.mode, 40)).dump(-1, ' ', false, json::error_handler_t::replace) +
+                           ": expected rolling or blue_green");
+  }
+  ASSIGN_OR_RETURN(Checked c, Check(who, request.spec_yaml, request.file));
+  const JobRecord& job = c.submission.jobs.front();
+  if (job.team != r.team || job.owner != r.owner) {
+    return InvalidArgument(request.file + ": the new revision runs as team " + job.team + ", owner " + job.owner +
+                           "; service " + name + " is team " + r.team + "'s, owner " + r.owner +
+                           " (a service keeps its team and owner: take it down and bring it up anew)");
+  }
+  // The proxy keeps serving through an update: what it was started with
+  // must not change.
+  auto old_spec = spec::ParseServiceSection(r.spec_yaml, r.file);
+  if (old_spec.ok() && *old_spec) {
+    ASSIGN_OR_RETURN(std::string before, serving::RenderConfig(ProxyFor(r, **old_spec)));
+    ASSIGN_OR_RETURN(std::string after, serving::RenderConfig(ProxyFor(r, c.spec)));
+    if (before != after) {
+      return InvalidArgument(request.file + ": the new revision changes the endpoint's proxy (load_balancing_policy, "
+                             "the stream timeout or the degraded answer), which an update cannot do without cutting "
+                             "what it answers: take the service down and bring it up anew");
+    }
+  }
+  const Timestamp now = clock_.Now();
+  RETURN_IF_ERROR(queue_.Run([&](WriteTx& tx) -> Status {
+    int64_t from = 0;
+    RETURN_IF_ERROR(UpdateRecord(tx, r.id, now, [&](ServiceRecord& x) {
+      if (!x.up) return FailedPrecondition("service " + name + " is being taken down");
+      from = x.revision;
+      x.spec_yaml = request.spec_yaml;
+      x.file = request.file;
+      x.revision += 1;
+      x.update_mode = request.mode;
+      r = x;
+      return Status::Ok();
+    }));
+    AuditEvent e = ServiceEvent("service.update", who.token_id, r, now,
+                                {{"from_revision", from}, {"revision", r.revision}, {"mode", r.update_mode},
+                                 {"replicas_to_replace", r.replicas.size()}});
+    return tx.AppendAudit(e);
+  }));
+  return r;
+}
 
 Result<ServiceRecord> ServingService::Down(const identity::Principal& who, const std::string& name) {
   ASSIGN_OR_RETURN(auto found, store_.FindDirectoryEntryByName(std::string(kServiceKind), name));
   if (!found) return NotFound("service " + name + " not found");
   ASSIGN_OR_RETURN(ServiceRecord r, FromEntry(*found));
-  RETURN_IF_ERROR(MayChange(who, r));
+  RETURN_IF_ERROR(MayChange(who, r, "take down"));
   if (!r.up) return FailedPrecondition("service " + name + " is being taken down already");
   Timestamp now = clock_.Now();
   RETURN_IF_ERROR(queue_.Run([&](WriteTx& tx) -> Status {
@@ -395,9 +457,7 @@ void ServingService::Pass(bool lead) {
   published_ = std::move(seen);
 }
 
-Status ServingService::EnsureProxy(const ServiceRecord& record, Runtime& rt) {
-  if (rt.proxy) return Status::Ok();
-  const spec::ServiceSpec& s = *rt.spec;
+serving::ProxyConfig ServingService::ProxyFor(const ServiceRecord& record, const spec::ServiceSpec& s) const {
   serving::ProxyConfig c;
   c.name = record.name;
   c.bind = record.endpoint_host + ":" + std::to_string(record.endpoint_port);
@@ -408,13 +468,20 @@ Status ServingService::EnsureProxy(const ServiceRecord& record, Runtime& rt) {
   if (!s.failover || !s.failover->degraded.replica) {
     c.degraded_answer = s.failover && s.failover->degraded.answer ? *s.failover->degraded.answer : spec::FixedAnswer{};
   }
+  const std::string dir = options_.runtime_dir + "/" + record.name;
+  c.socket_path = dir + "/admin.sock";
+  c.pid_file = dir + "/haproxy.pid";
+  return c;
+}
+
+Status ServingService::EnsureProxy(const ServiceRecord& record, Runtime& rt) {
+  if (rt.proxy) return Status::Ok();
+  serving::ProxyConfig c = ProxyFor(record, *rt.spec);
   std::string dir = options_.runtime_dir + "/" + record.name;
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) return FailedPrecondition("cannot create " + dir + ": " + ec.message());
   std::filesystem::permissions(dir, std::filesystem::perms::owner_all, ec);
-  c.socket_path = dir + "/admin.sock";
-  c.pid_file = dir + "/haproxy.pid";
   const std::string config_path = dir + "/haproxy.cfg";
   // The proxy an earlier server left serving this very configuration (it
   // was killed, or it stopped leading) is taken over with the replicas it
@@ -514,6 +581,7 @@ std::vector<serving::ReplicaView> ServingService::Observe(const ServiceRecord& r
     ReplicaStatus& rs = shown[x.job];
     rs.job = x.job;
     rs.role = x.role;
+    rs.revision = x.revision;
     auto it = jobs.find(x.job);
     const JobRecord* job = it == jobs.end() ? nullptr : &it->second;
     if (!job || IsTerminal(job->state)) {
@@ -527,6 +595,7 @@ std::vector<serving::ReplicaView> ServingService::Observe(const ServiceRecord& r
     serving::ReplicaView v;
     v.id = x.job;
     v.role = x.role;
+    v.outdated = x.revision < record.revision;
     v.running = job->state == JobState::kRunning;
     rs.state = v.running ? "starting" : "pending";
     std::string host;
@@ -639,6 +708,7 @@ void ServingService::Steer(const ServiceRecord& record, Runtime& rt, const std::
   view.target = rt.target;
   view.asked_target = rt.asked_target;
   view.asked_since = rt.asked_since;
+  view.blue_green = record.update_mode == "blue_green";
   const serving::Decision d = serving::Decide(view);
   rt.target = d.target;
   rt.asked_target = d.asked_target;
@@ -764,6 +834,7 @@ void ServingService::StartReplica(const ServiceRecord& record, const spec::Servi
   sr.file = record.file;
   const int replica_port = *port;
   const std::string name = record.name, team = record.team, owner = record.owner, id = record.id;
+  const int64_t revision = record.revision;
   sr.amend = [this, w, role, replica_port, name, team, owner](JobSpec& s) {
     Pin(s, estate_, w);
     s.name = name + "-" + std::string(serving::ToString(role));
@@ -776,11 +847,12 @@ void ServingService::StartReplica(const ServiceRecord& record, const spec::Servi
     s.envs["CAUSEWAY_REPLICA_PORT"] = std::to_string(replica_port);
   };
   const Timestamp now = clock_.Now();
-  sr.also = [id, role, replica_port, now](WriteTx& tx, const std::vector<JobRecord>& made) -> Status {
+  sr.also = [id, role, replica_port, revision, now](WriteTx& tx, const std::vector<JobRecord>& made) -> Status {
     return UpdateRecord(tx, id, now, [&](ServiceRecord& r) {
       // Taken down meanwhile: the replica is not made at all.
       if (!r.up) return FailedPrecondition("service " + r.name + " was taken down");
-      for (const JobRecord& j : made) r.replicas.push_back(ReplicaRef{j.id, role, replica_port});
+      // Started on `revision`: an update committed meanwhile replaces it.
+      for (const JobRecord& j : made) r.replicas.push_back(ReplicaRef{j.id, role, replica_port, revision});
       return Status::Ok();
     });
   };

@@ -45,6 +45,7 @@ struct ReplicaRef {
   std::string job;
   serving::Role role = serving::Role::kPreferred;
   int port = 0;
+  int64_t revision = 1;  // the revision of the task it was started on
 };
 
 // A service as stored (the directory entry's resource, read).
@@ -53,7 +54,11 @@ struct ServiceRecord {
   std::string name;  // unique, [a-z0-9-], at most 40 characters
   std::string team, owner, created_by;
   std::string file;       // the task file's name, for diagnostics
-  std::string spec_yaml;  // the task file as given
+  std::string spec_yaml;  // the task file as given (its latest revision)
+  // The task's revision: 1 at up, raised by each update; replicas of an
+  // older one are replaced as `update_mode` says (rolling or blue_green).
+  int64_t revision = 1;
+  std::string update_mode = "rolling";
   std::string endpoint_host = "127.0.0.1";
   int endpoint_port = 0;
   bool up = true;  // false once taken down
@@ -67,6 +72,7 @@ struct ReplicaStatus {
   std::string job;
   serving::Role role = serving::Role::kPreferred;
   std::string state;    // pending, starting, ready, failing, draining, ended
+  int64_t revision = 1;  // the task's revision it runs
   std::string cluster;  // where its attempt runs ("" before one does)
   std::string address;  // host:port, once known
   bool in_traffic = false;
@@ -108,6 +114,12 @@ struct UpRequest {
   int port = 0;      // the endpoint's port; 0 picks a free one
 };
 
+struct UpdateRequest {
+  std::string spec_yaml;
+  std::string file = "service.yaml";
+  std::string mode = "rolling";  // or "blue_green"
+};
+
 class ServingService {
  public:
   struct Options {
@@ -133,6 +145,14 @@ class ServingService {
   // (as `causeway plan job` would), and stores the service; the loop then
   // starts its replicas. kAlreadyExists for a name that is up already.
   Result<ServiceRecord> Up(const identity::Principal& who, const UpRequest& request);
+  // Gives a service a new revision of its task, checked as at up. Its
+  // replicas are replaced by the loop: rolling (each outdated one leaves,
+  // drained, as a new one is ready) or blue_green (the outdated ones leave
+  // once all the new ones are ready). Its name, team, owner and endpoint
+  // stay; a change to the endpoint's proxy (load_balancing_policy, the
+  // stream timeout, the degraded answer) is refused, as it would cut what
+  // the proxy is answering.
+  Result<ServiceRecord> Update(const identity::Principal& who, const std::string& name, const UpdateRequest& request);
   // Takes a service down: its replicas are cancelled, its proxy stopped.
   Result<ServiceRecord> Down(const identity::Principal& who, const std::string& name);
   // The services `who` may read (their teams'), with what the loop last saw.
@@ -197,6 +217,15 @@ class ServingService {
   // the providers held down; `last` is what was seen before.
   serving::PlaceView PlaceHealth(const std::string& place, const std::map<std::string, Timestamp>& down,
                                  const serving::PlaceView& last, Timestamp now) const;
+  // What `who` may run as this task (as Up and Update check it): its
+  // service section, and the preferred place's job as checked.
+  struct Checked {
+    spec::ServiceSpec spec;
+    CheckedSubmission submission;
+  };
+  Result<Checked> Check(const identity::Principal& who, const std::string& spec_yaml, const std::string& file) const;
+  // The proxy a service's spec asks for (its files under runtime_dir).
+  serving::ProxyConfig ProxyFor(const ServiceRecord& record, const spec::ServiceSpec& spec) const;
   // One service's pass: read, observe, count, then steer (or take down).
   ServiceStatus PassOne(const ServiceRecord& record, Runtime& rt, const std::map<std::string, Timestamp>& down);
   // Its mode as the trail last recorded it (once, after a start).

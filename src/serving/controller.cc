@@ -198,27 +198,42 @@ Decision Decide(const ServiceView& v) {
   d.want_alternate = has_alternate ? (away ? std::max(warm, d.target) : warm) : 0;
   d.want_degraded = d.mode == Mode::kDegraded && failover.degraded.replica ? failover.degraded.replicas : 0;
 
-  // 5. Each role to its wanted count: start what is missing; for a surplus,
-  // first those not ready, then the newest; a replica in traffic is
-  // drained first and stopped once it answers nothing.
+  // 5. Each role to its wanted count of replicas on the current revision:
+  // start what is missing; for a surplus, first those not ready, then the
+  // newest; a replica in traffic is drained first and stopped once it
+  // answers nothing. An outdated replica (an update) stays only while it is
+  // ready and the new ones are not: rolling, as many as the ready new ones
+  // fall short of the wanted number; blue-green, all until none falls short.
+  auto by_leaving_order = [](const ReplicaView* a, const ReplicaView* b) {
+    if (Ready(*a) != Ready(*b)) return !Ready(*a);
+    return a->started_at > b->started_at;
+  };
   for (Role role : {Role::kPreferred, Role::kAlternate, Role::kDegraded}) {
     const int want = role == Role::kPreferred ? d.want_preferred
                      : role == Role::kAlternate ? d.want_alternate
                                                 : d.want_degraded;
-    std::vector<const ReplicaView*> mine;
+    std::vector<const ReplicaView*> mine, outdated;
     for (const ReplicaView* r : live) {
-      if (r->role == role) mine.push_back(r);
+      if (r->role == role) (r->outdated ? outdated : mine).push_back(r);
     }
     for (int i = static_cast<int>(mine.size()); i < want; ++i) {
       d.actions.push_back({ActionKind::kStart, role, "",
                            std::string(ToString(role)) + " replicas: " + std::to_string(mine.size()) + " of " +
                                std::to_string(want) + " wanted"});
     }
+    const auto ready_in = [](const std::vector<const ReplicaView*>& rs) {
+      return static_cast<int>(std::count_if(rs.begin(), rs.end(), [](const ReplicaView* r) { return Ready(*r); }));
+    };
+    const int mine_ready = ready_in(mine), outdated_ready = ready_in(outdated);
+    const int short_of = std::max(0, want - mine_ready);
+    const int keep = v.blue_green ? (short_of > 0 ? outdated_ready : 0) : std::min(short_of, outdated_ready);
+    std::stable_sort(outdated.begin(), outdated.end(), by_leaving_order);
+    for (size_t i = 0; i + static_cast<size_t>(keep) < outdated.size(); ++i) {
+      leave(*outdated[i], "the service was updated: " + std::to_string(mine_ready) + " of " + std::to_string(want) +
+                              " " + std::string(ToString(role)) + " replicas of its new revision are ready");
+    }
     if (static_cast<int>(mine.size()) <= want) continue;
-    std::stable_sort(mine.begin(), mine.end(), [](const ReplicaView* a, const ReplicaView* b) {
-      if (Ready(*a) != Ready(*b)) return !Ready(*a);
-      return a->started_at > b->started_at;
-    });
+    std::stable_sort(mine.begin(), mine.end(), by_leaving_order);
     for (size_t i = 0; i < mine.size() - static_cast<size_t>(want); ++i) {
       leave(*mine[i], std::string(ToString(role)) + " replicas: " + std::to_string(mine.size()) + ", " +
                           std::to_string(want) + " wanted");

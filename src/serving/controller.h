@@ -16,6 +16,11 @@
 //    place has had all its wanted replicas ready for `hold_down`.
 //  - degraded: neither place has a ready replica; the degraded replicas
 //    serve, or HAProxy's fixed answer.
+//
+// An update (a new revision of the task) replaces every replica: each place
+// starts its wanted number on the new revision, and its outdated replicas
+// leave (drained first) as the new ones become ready, so the place never
+// has fewer ready replicas than it had.
 #pragma once
 
 #include <optional>
@@ -44,6 +49,7 @@ struct ReplicaView {
   bool in_traffic = false;  // it has a proxy slot that is ready or draining
   bool draining = false;    // that slot drains
   int64_t in_flight = 0;    // requests it is answering now
+  bool outdated = false;    // it runs a revision of the task older than the service's
 };
 
 // A place (provider or cluster) as the estate sees it.
@@ -66,6 +72,10 @@ struct ServiceView {
   int target = 0;
   int asked_target = 0;
   std::optional<Timestamp> asked_since;
+  // How outdated replicas give way after an update: rolling (each place
+  // keeps only as many as it lacks ready new ones) or blue-green (a place
+  // keeps all of them until its wanted number of new ones are ready).
+  bool blue_green = false;
 };
 
 enum class ActionKind {

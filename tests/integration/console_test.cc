@@ -369,5 +369,77 @@ TEST_F(ConsoleTest, TheServerRefusesWhatABrowserWouldNotSendOnPurpose) {
   EXPECT_EQ(idp_refused->headers["location"], "/#/signin/idp-refused");
 }
 
+// A service on the simulated estate (its replicas are simulated attempts),
+// updated to a new revision while it serves: the API shows the rolling
+// replacement, and its page in Chromium shows the replicas per place with
+// their revision, the endpoint, the mode and the transitions, as the API
+// does.
+TEST_F(ConsoleTest, AServicesPageShowsItsReplicasPerPlaceAfterARollingUpdate) {
+  std::ifstream in(std::string(CAUSEWAY_SOURCE_DIR) + "/examples/services/chat.yaml");
+  std::stringstream chat;
+  chat << in.rdbuf();
+  int status = 0;
+  json up = Call("POST", "/v1/services", json{{"spec", chat.str()}, {"file", "chat.yaml"}}.dump(), {}, &status);
+  ASSERT_EQ(status, 201) << up.dump();
+  auto shown = [&] { return Call("GET", "/v1/services/chat"); };
+  auto all_at = [&](const json& s, int64_t revision) {
+    if (s.value("mode", "") != "normal" || s["replicas"].size() != 3) return false;
+    for (const json& r : s["replicas"]) {
+      if (r["state"] != "ready" || r["revision"] != revision) return false;
+    }
+    return true;
+  };
+  ASSERT_TRUE(Eventually([&] { return all_at(shown(), 1); })) << shown().dump(1);
+
+  // A new revision: a bigger model, replaced replica by replica.
+  std::string next = chat.str();
+  const std::string model = "Qwen/Qwen2.5-1.5B-Instruct";
+  next.replace(next.find(model), model.size(), "Qwen/Qwen2.5-3B-Instruct");
+  json updated = Call("PUT", "/v1/services/chat", json{{"spec", next}, {"file", "chat-v2.yaml"}}.dump(), {}, &status);
+  ASSERT_EQ(status, 200) << updated.dump();
+  EXPECT_EQ(updated["revision"], 2);
+  EXPECT_EQ(updated["update_mode"], "rolling");
+  ASSERT_TRUE(Eventually([&] { return all_at(shown(), 2); })) << shown().dump(1);
+  json ended = Call("GET", "/v1/audit?action=service.replica_end&resource=service/chat");
+  ASSERT_EQ(ended["events"].size(), 3u) << ended.dump(1);
+  for (const json& e : ended["events"]) {
+    EXPECT_NE(e["details"].value("reason", "").find("the service was updated"), std::string::npos) << e.dump();
+  }
+  // Never a pass without a ready replica: the mode stayed normal.
+  const json s = shown();
+  ASSERT_EQ(s["transitions"].size(), 1u) << s.dump(1);
+  EXPECT_EQ(s["transitions"][0]["to"], "normal");
+
+  std::string shots = std::filesystem::current_path().string() + "/console-screenshots";
+  std::string config = dir_->path() + "/service.json";
+  std::ofstream(config) << json{{"base", server_->url()}, {"admin_token", server_->admin_token()}, {"shots", shots},
+                                {"service", "chat"}}
+                               .dump();
+  auto run = RunProcess({"node", PeersDir() + "/console-service.mjs", config}, {}, "", std::chrono::seconds(120));
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  json report = json::parse(run->out, nullptr, false);
+  ASSERT_TRUE(report.is_object()) << run->out << run->err;
+  EXPECT_EQ(run->exit_code, 0) << report["failures"].dump(1) << "\n" << run->err;
+  const json& seen = report["seen"];
+  EXPECT_EQ(seen["listed_row"][0], "chat") << seen.dump(1);
+  EXPECT_NE(seen.value("mode", "").find("normal"), std::string::npos) << seen.dump(1);
+  EXPECT_EQ(seen["endpoint"], s["endpoint"]);
+  EXPECT_EQ(seen["revision"], "2 (updates rolling)");
+  const json two_ready = json::parse(R"([{"revision": "2", "state": "ready"}, {"revision": "2", "state": "ready"}])");
+  EXPECT_EQ(seen["places"]["Preferred (coreweave-us-h100)"], two_ready) << seen.dump(1);
+  EXPECT_EQ(seen["places"]["Alternate (gcp-us-a100)"], json::parse(R"([{"revision": "2", "state": "ready"}])"))
+      << seen.dump(1);
+  EXPECT_EQ(seen["transitions"], json::array({"normal"}));
+  EXPECT_TRUE(std::filesystem::exists(shots + "/service.png"));
+
+  Call("DELETE", "/v1/services/chat", "", {}, &status);
+  EXPECT_EQ(status, 200);
+  ASSERT_TRUE(Eventually([&] {
+    int st = 0;
+    Call("GET", "/v1/services/chat", "", {}, &st);
+    return st == 404;
+  }));
+}
+
 }  // namespace
 }  // namespace causeway::testing

@@ -62,6 +62,7 @@ export const servicePage: Page = async (params, _q, live) => {
       kv([['Mode', h('span', { id: 'service-mode' }, stateBadge(s.mode), ' ', MODE_TEXT[s.mode] ?? '')],
           ['Endpoint', h('code', { id: 'service-endpoint' }, s.endpoint)],
           ['Proxy', s.proxy], ['Team', s.team], ['Owner', s.owner],
+          ['Revision', `${s.revision ?? 1} (updates ${s.update_mode === 'blue_green' ? 'blue-green' : 'rolling'})`],
           ['Replicas ready', `${s.ready_replicas} (target ${s.target_replicas})`],
           ['Requests', `${s.requests} (${fmt(s.qps, 1)}/s now), ${s.errors} errors`],
           ['Hold-down', f.hold_down_seconds !== undefined ? `${f.hold_down_seconds} s` : '—']]),
@@ -71,8 +72,8 @@ export const servicePage: Page = async (params, _q, live) => {
         const here = replicas.filter((r) => r.role === role);
         if (here.length === 0 && role === 'degraded') return null;
         return table(`${role[0].toUpperCase()}${role.slice(1)}${place ? ` (${place})` : ''}`,
-          ['Replica', 'State', 'Cluster', 'Address', 'Traffic', '#Requests', '#Errors', 'Probe'],
-          here.map((r) => [link(`#/jobs/${encodeURIComponent(r.job)}`, r.job), stateBadge(r.state), r.cluster || '—',
+          ['Replica', 'Revision', 'State', 'Cluster', 'Address', 'Traffic', '#Requests', '#Errors', 'Probe'],
+          here.map((r) => [link(`#/jobs/${encodeURIComponent(r.job)}`, r.job), r.revision ?? 1, stateBadge(r.state), r.cluster || '—',
                            r.address || '—', r.in_traffic ? 'in' : 'out', r.requests, r.errors, r.probe || '—']),
           'No replica here now.');
       }),

@@ -211,6 +211,61 @@ TEST_F(ServingServiceTest, DownEndsEveryReplicaThenRemovesTheService) {
   EXPECT_TRUE(Up(ChatService()).ok());
 }
 
+TEST_F(ServingServiceTest, UpdateGivesANewRevisionWhoseReplicasStartBesideTheOldOnes) {
+  const std::string chat = ChatService();
+  ASSERT_TRUE(Up(chat).ok());
+  ASSERT_TRUE(PassUntil([&] { return Stored("chat").replicas.size() == 3; }));
+  std::string next = chat;
+  next.replace(next.find("--model Qwen/Qwen2.5-1.5B-Instruct"), std::string("--model Qwen/Qwen2.5-1.5B-Instruct").size(),
+               "--model Qwen/Qwen2.5-3B-Instruct");
+  auto update = [&](const std::string& yaml, const identity::Principal& who, std::string mode = "rolling") {
+    return serving_->Update(who, "chat", UpdateRequest{yaml, "chat-v2.yaml", std::move(mode)});
+  };
+  // Who may: the owner or the team's jobs:manage; the new revision is
+  // checked as at up; the endpoint's proxy, team and owner stay.
+  EXPECT_EQ(update(next, Person("carol@example.com", "researcher", "vision")).status().code(), Code::kPermissionDenied);
+  EXPECT_EQ(update(next, Person("dan@example.com", "researcher", "nlp")).status().code(), Code::kNotFound);
+  EXPECT_EQ(serving_->Update(Admin(), "nope", UpdateRequest{next}).status().code(), Code::kNotFound);
+  EXPECT_EQ(update(next, Admin(), "canary").status().code(), Code::kInvalidArgument);
+  std::string policy = next;
+  policy.replace(policy.find("round_robin"), std::string("round_robin").size(), "least_load");
+  auto proxy = update(policy, Admin());
+  EXPECT_EQ(proxy.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(proxy.status().message().find("changes the endpoint's proxy"), std::string::npos) << proxy.status().ToString();
+  std::string team = next;
+  team.replace(team.find("team: vision"), std::string("team: vision").size(), "team: nlp");
+  auto moved = update(team, Admin());
+  EXPECT_EQ(moved.status().code(), Code::kInvalidArgument) << moved.status().ToString();
+  EXPECT_NE(moved.status().message().find("keeps its team and owner"), std::string::npos) << moved.status().ToString();
+  std::string no_service = next.substr(0, next.find("service:"));
+  EXPECT_EQ(update(no_service, Admin()).status().code(), Code::kInvalidArgument);
+  EXPECT_TRUE(Audit("service.update").empty()) << "nothing refused is written";
+
+  auto done = update(next, Person("bob@example.com", "researcher", "vision"), "blue_green");
+  ASSERT_TRUE(done.ok()) << done.status().ToString();
+  EXPECT_EQ(done->revision, 2);
+  EXPECT_EQ(done->update_mode, "blue_green");
+  auto events = Audit("service.update");
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].actor, "tok_bob");
+  EXPECT_EQ(events[0].details.Int("from_revision"), 1);
+  EXPECT_EQ(events[0].details.Int("revision"), 2);
+  // Its replicas of revision 2 are submitted; the old ones, which serve
+  // nothing here (no scheduler runs them), leave.
+  ASSERT_TRUE(PassUntil([&] {
+    const ServiceRecord r = Stored("chat");
+    return r.replicas.size() == 3 &&
+           std::all_of(r.replicas.begin(), r.replicas.end(), [](const ReplicaRef& x) { return x.revision == 2; });
+  }));
+  for (const ReplicaRef& x : Stored("chat").replicas) {
+    auto job = store_->GetJob(x.job);
+    ASSERT_TRUE(job.ok() && *job);
+    EXPECT_NE((*job)->spec_json.find("Qwen2.5-3B"), std::string::npos) << (*job)->spec_json;
+  }
+  EXPECT_EQ(Audit("service.replica_end").size(), 3u);
+  EXPECT_EQ(Audit("job.submit").size(), 6u);
+}
+
 TEST(ServiceRecordTest, ReadsBackAsWritten) {
   ServiceRecord r;
   r.id = "svc_1";
@@ -222,7 +277,9 @@ TEST(ServiceRecordTest, ReadsBackAsWritten) {
   r.spec_yaml = "name: chat\n";
   r.endpoint_port = 8000;
   r.up = false;
-  r.replicas = {{"job_1", serving::Role::kPreferred, 9001}, {"job_2", serving::Role::kAlternate, 9002}};
+  r.revision = 3;
+  r.update_mode = "blue_green";
+  r.replicas = {{"job_1", serving::Role::kPreferred, 9001, 2}, {"job_2", serving::Role::kAlternate, 9002, 3}};
   r.version = 4;
   auto back = FromEntry(ToEntry(r));
   ASSERT_TRUE(back.ok());
@@ -232,6 +289,9 @@ TEST(ServiceRecordTest, ReadsBackAsWritten) {
   ASSERT_EQ(back->replicas.size(), 2u);
   EXPECT_EQ(back->replicas[1].role, serving::Role::kAlternate);
   EXPECT_EQ(back->replicas[1].port, 9002);
+  EXPECT_EQ(back->replicas[0].revision, 2);
+  EXPECT_EQ(back->revision, 3);
+  EXPECT_EQ(back->update_mode, "blue_green");
   EXPECT_EQ(back->version, 4);
   DirectoryEntry bad = ToEntry(r);
   bad.resource = "[1]";

@@ -196,5 +196,71 @@ TEST_F(ControllerTest, AReplicaThatNeverAnswersInTimeIsReplaced) {
             "replica p2 leaves: it did not answer its readiness probe within 60 s of starting (it is replaced)");
 }
 
+TEST_F(ControllerTest, AnUpdateRollsEachPlaceOneReadyNewReplicaAtATime) {
+  view_.mode = Mode::kNormal;
+  auto old = [&](const std::string& id, Role role, bool in) {
+    ReplicaView r = Replica(id, role, 10, 20, in);
+    r.outdated = true;
+    return r;
+  };
+  ReplicaView pending_old = old("p3", Role::kPreferred, false);
+  pending_old.passing_since.reset();
+  view_.replicas = {old("p1", Role::kPreferred, true), old("p2", Role::kPreferred, true), pending_old,
+                    old("a1", Role::kAlternate, true)};
+  // Nothing of the new revision yet: every place starts its wanted number,
+  // and only the old replica that serves nothing leaves at once.
+  Decision d = Decide(view_);
+  EXPECT_EQ(Of(d, ActionKind::kStart), (std::vector<std::string>{"preferred", "preferred", "alternate"}));
+  EXPECT_EQ(Of(d, ActionKind::kStop), (std::vector<std::string>{"p3"}));
+  EXPECT_TRUE(Of(d, ActionKind::kDrain).empty());
+  // One new preferred replica ready: it is admitted, and one old one is
+  // drained (the newest of those ready), never stopped mid-answer.
+  view_.replicas = {old("p1", Role::kPreferred, true), old("p2", Role::kPreferred, true), old("a1", Role::kAlternate, true),
+                    Replica("n1", Role::kPreferred, 90, 95, false), Replica("n2", Role::kPreferred, 90, std::nullopt, false),
+                    Replica("m1", Role::kAlternate, 90, std::nullopt, false)};
+  view_.replicas[1].started_at = At(11);
+  d = Decide(view_);
+  EXPECT_TRUE(Of(d, ActionKind::kStart).empty());
+  EXPECT_EQ(Of(d, ActionKind::kAdmit), (std::vector<std::string>{"n1"}));
+  EXPECT_EQ(Of(d, ActionKind::kDrain), (std::vector<std::string>{"p2"}));
+  EXPECT_TRUE(Of(d, ActionKind::kStop).empty());
+  EXPECT_EQ(d.mode, Mode::kNormal);
+  // Drained and answering nothing: stopped. The warm alternate's old one
+  // stays until its successor is ready.
+  view_.replicas[1].draining = true;
+  view_.replicas[1].in_flight = 0;
+  d = Decide(view_);
+  EXPECT_EQ(Of(d, ActionKind::kStop), (std::vector<std::string>{"p2"}));
+  ASSERT_FALSE(d.actions.empty());
+  EXPECT_EQ(d.actions[0].reason,
+            "replica p2 leaves: the service was updated: 1 of 2 preferred replicas of its new revision are ready");
+  // Every place's new replicas ready: the last old ones drain.
+  view_.replicas = {old("p1", Role::kPreferred, true), old("a1", Role::kAlternate, true),
+                    Replica("n1", Role::kPreferred, 90, 95, true), Replica("n2", Role::kPreferred, 90, 96, false),
+                    Replica("m1", Role::kAlternate, 90, 96, false)};
+  d = Decide(view_);
+  EXPECT_EQ(Of(d, ActionKind::kDrain), (std::vector<std::string>{"p1", "a1"}));
+  EXPECT_EQ(Of(d, ActionKind::kAdmit), (std::vector<std::string>{"n2", "m1"}));
+}
+
+TEST_F(ControllerTest, ABlueGreenUpdateKeepsEveryOldReplicaUntilAllTheNewOnesAreReady) {
+  view_.mode = Mode::kNormal;
+  view_.blue_green = true;
+  auto old = [&](const std::string& id, Role role) {
+    ReplicaView r = Replica(id, role, 10, 20, true);
+    r.outdated = true;
+    return r;
+  };
+  view_.replicas = {old("p1", Role::kPreferred), old("p2", Role::kPreferred), old("a1", Role::kAlternate),
+                    Replica("n1", Role::kPreferred, 90, 95, false), Replica("n2", Role::kPreferred, 90, std::nullopt, false),
+                    Replica("m1", Role::kAlternate, 90, 95, false)};
+  Decision d = Decide(view_);
+  EXPECT_EQ(Of(d, ActionKind::kDrain), (std::vector<std::string>{"a1"})) << "the alternate's new one is ready";
+  EXPECT_TRUE(Of(d, ActionKind::kDrain, Role::kPreferred).empty()) << "1 of 2 new preferred ready: both old ones stay";
+  view_.replicas[4].passing_since = At(97);
+  d = Decide(view_);
+  EXPECT_EQ(Of(d, ActionKind::kDrain, Role::kPreferred), (std::vector<std::string>{"p1", "p2"}));
+}
+
 }  // namespace
 }  // namespace causeway::serving
