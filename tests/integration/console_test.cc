@@ -420,8 +420,14 @@ TEST_F(ConsoleTest, AServicesPageShowsItsReplicasPerPlaceAfterARollingUpdate) {
   json report = json::parse(run->out, nullptr, false);
   ASSERT_TRUE(report.is_object()) << run->out << run->err;
   EXPECT_EQ(run->exit_code, 0) << report["failures"].dump(1) << "\n" << run->err;
-  const json& seen = report["seen"];
-  EXPECT_EQ(seen["listed_row"][0], "chat") << seen.dump(1);
+  json seen = report.value("seen", json::object());  // a copy: a missing key reads as null
+  // The list's row: name, team, mode, ready of the target, endpoint.
+  ASSERT_GE(seen["listed_row"].size(), 5u) << seen.dump(1);
+  EXPECT_EQ(seen["listed_row"][0], "chat");
+  EXPECT_EQ(seen["listed_row"][1], "vision");
+  EXPECT_EQ(seen["listed_row"][2], "normal");
+  EXPECT_EQ(seen["listed_row"][3], "3 (target 2)") << seen.dump(1);
+  EXPECT_EQ(seen["listed_row"][4], s["endpoint"]) << seen.dump(1);
   EXPECT_NE(seen.value("mode", "").find("normal"), std::string::npos) << seen.dump(1);
   EXPECT_EQ(seen["endpoint"], s["endpoint"]);
   EXPECT_EQ(seen["revision"], "2 (updates rolling)");

@@ -607,14 +607,16 @@ class ServiceTest : public ::testing::Test {
     }
     return e;
   }
-  // The replicas are model-servers; while the file ROLE-lost exists in
-  // `dir`, a replica of that role exits at once (its place is lost: every
-  // new attempt there fails).
-  static std::string Task(const std::string& dir) {
+  // The replicas are model-servers answering with their role (and
+  // `revision`'s suffix); while the file ROLE-lost exists in `dir`, a
+  // replica of that role exits at once (its place is lost: every new
+  // attempt there fails).
+  static std::string Task(const std::string& dir, const std::string& revision = "") {
     return "name: chat\n"
            "resources: {accelerators: L4:1}\n"
            "run: test -e " + dir + "/$CAUSEWAY_REPLICA_ROLE-lost && exit 1;\n"
-           "  exec python3 " + PeersDir() + "/model-server.py $CAUSEWAY_REPLICA_ROLE --port $CAUSEWAY_REPLICA_PORT --tag " + dir + "\n"
+           "  exec python3 " + PeersDir() + "/model-server.py $CAUSEWAY_REPLICA_ROLE" + revision +
+           " --port $CAUSEWAY_REPLICA_PORT --tag " + dir + "\n"
            "service:\n"
            "  readiness_probe: {path: /health, initial_delay_seconds: 30, timeout_seconds: 1,\n"
            "                    endpoint_probe_interval_seconds: 1}\n"
@@ -633,7 +635,7 @@ class ServiceTest : public ::testing::Test {
   void TearDown() override {
     // Replicas and proxies outlive a server by design: none of this test's
     // may outlive it.
-    for (const char* role : {"preferred", "alternate", "degraded"}) {
+    for (const char* role : {"preferred", "alternate", "degraded", "preferred-v2", "alternate-v2"}) {
       for (pid_t p : Replicas(role)) ::kill(p, SIGKILL);
     }
     for (pid_t p : Proxies()) ::kill(p, SIGKILL);
@@ -809,6 +811,49 @@ TEST_F(ServiceTest, TheServerRunsAServiceFailsItOverToTheWarmAlternateAndBackAnd
     EXPECT_EQ(Proxies(), proxies_before) << "the same HAProxy serves";
   }
 
+  // A rolling update under load (`causeway service update`): revision 2's
+  // replicas start beside the old ones, and each old one leaves, drained,
+  // as a new one is ready; no request fails and the mode never changes.
+  {
+    Load during(port, 4);
+    ASSERT_TRUE(Eventually([&] { return during.Since({}).size() >= 20; }, std::chrono::seconds(10)));
+    const std::string v2 = dir.path() + "/chat-v2.yaml";
+    std::ofstream(v2) << Task(dir.path(), "-v2");
+    const auto began = std::chrono::steady_clock::now();
+    auto update = RunCli({"service", "update", "chat", v2},
+                         {{"CAUSEWAY_SERVER", s.process().url()}, {"CAUSEWAY_TOKEN", s.process().admin_token()}});
+    ASSERT_EQ(update.exit_code, 0) << update.out << update.err;
+    EXPECT_NE(update.out.find("revision 2"), std::string::npos) << update.out;
+    ASSERT_TRUE(Eventually([&] {
+      auto j = s.Get("/v1/services/chat");
+      return j["replicas"].size() == 3 && std::all_of(j["replicas"].begin(), j["replicas"].end(), [](const auto& r) {
+               return r["revision"] == 2 && r["state"] == "ready";
+             });
+    }, std::chrono::seconds(60))) << s.Get("/v1/services/chat").dump(2);
+    EXPECT_TRUE(Eventually([&] { return Replicas("preferred").empty() && Replicas("alternate").empty(); },
+                           std::chrono::seconds(20)))
+        << "the old replicas end";
+    const auto done = std::chrono::steady_clock::now();
+    ASSERT_TRUE(Eventually([&] {
+      auto a = during.Since(done);
+      return a.size() >= 10 && std::all_of(a.end() - 5, a.end(), [](const auto& x) { return x.second == "preferred-v2"; });
+    }, std::chrono::seconds(10)));
+    during.Stop();
+    auto through = during.Since(began);
+    int failed = 0, old_answers = 0;
+    for (const auto& [at, who] : through) {
+      failed += who != "preferred" && who != "preferred-v2" && who != "alternate" && who != "alternate-v2" ? 1 : 0;
+      old_answers += who == "preferred" ? 1 : 0;
+    }
+    std::printf("service rolling update: %d of %zu requests failed (%d answered by revision 1 meanwhile)\n", failed,
+                through.size(), old_answers);
+    EXPECT_EQ(failed, 0);
+    EXPECT_GT(old_answers, 0) << "the old revision served until the new one was ready";
+    auto updates = s.Get("/v1/audit?action=service.update&resource=service/chat");
+    ASSERT_EQ(updates["events"].size(), 1u);
+    EXPECT_EQ(updates["events"][0]["details"]["revision"], 2);
+  }
+
   // Each change of mode is an audit event, naming why and who acts next.
   auto audit = s.Get("/v1/audit?action=service.transition&resource=service/chat");
   std::vector<std::string> modes;
@@ -826,7 +871,7 @@ TEST_F(ServiceTest, TheServerRunsAServiceFailsItOverToTheWarmAlternateAndBackAnd
     auto r = c().Send("GET", "/v1/services/chat", "", Auth(s.process().admin_token()));
     return r.ok() && r->status == 404;
   }, std::chrono::seconds(30))) << s.Get("/v1/services/chat").dump(2) << ServerLog(dir);
-  EXPECT_TRUE(Eventually([&] { return Replicas("preferred").empty() && Replicas("alternate").empty(); },
+  EXPECT_TRUE(Eventually([&] { return Replicas("preferred-v2").empty() && Replicas("alternate-v2").empty(); },
                          std::chrono::seconds(20)));
   net::HttpClient closed("127.0.0.1", port, std::chrono::seconds(2));
   EXPECT_FALSE(closed.Send("GET", "/").ok()) << "the endpoint is closed";

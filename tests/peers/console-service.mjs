@@ -46,7 +46,8 @@ try {
   await page.locator('main h1', { hasText: 'Services' }).waitFor({ timeout: 20000 });
   const link = page.locator('main a', { hasText: cfg.service }).first();
   await link.waitFor({ timeout: 20000 });
-  seen.listed_row = await page.locator('main tbody tr', { has: link }).first().locator('td').allTextContents();
+  const row = page.locator('main tbody tr', { has: page.locator('a', { hasText: cfg.service }) }).first();
+  seen.listed_row = await row.locator('td').allTextContents();
   await link.click();
 
   step = 'the service page';
