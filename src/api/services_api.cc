@@ -137,7 +137,7 @@ Result<HttpResponse> ServicesApi::Update(HttpRequest& req) {
   ASSIGN_OR_RETURN(ServiceRecord updated, serving_->Update(*req.principal, req.params["name"], r));
   ServiceStatus s;
   s.record = std::move(updated);
-  s.proxy = "running";
+  s.proxy = "unchanged (an update keeps it serving)";
   return JsonResponse(200, ServiceJson(s, false));
 }
 

@@ -4,8 +4,9 @@
 // from the alternate (the recovery time) and the requests that failed on the
 // way; then the provider restored, and the time until traffic is back at the
 // preferred place after the hold-down, with what failed then. Which place
-// answered is read from HAProxy's X-Causeway-Slot header: r-slots are the
-// preferred place's replicas, b-slots the alternate's (and degraded ones).
+// answered is read from HAProxy's X-Causeway-Slot header, which each request
+// asks for: r-slots are the preferred place's replicas, b-slots the
+// alternate's (and degraded ones).
 #include <atomic>
 #include <mutex>
 #include <thread>
@@ -38,7 +39,7 @@ class Load {
         net::HttpClient client(host, port, std::chrono::seconds(10));
         auto next = Clock::now();
         while (!stop_) {
-          auto r = client.Send("GET", "/");
+          auto r = client.Send("GET", "/", "", {{"X-Causeway-Slot", "?"}});
           std::string who;
           if (!r.ok()) {
             who = "failed: " + r.status().message();

@@ -156,9 +156,13 @@ Result<std::string> RenderConfig(const ProxyConfig& c) {
   o << "  default_backend " << c.name << "\n"
     << "backend " << c.name << "\n"
     << "  balance " << c.balance << "\n"
-    // Each answer names the slot that gave it (r1.., or b1.. for the
-    // alternate's and degraded replicas): how a drill sees where traffic is.
-    << "  http-response set-header X-Causeway-Slot %s\n"
+    // An answer to a request that asks (X-Causeway-Slot: any value) names
+    // the slot that gave it (r1.., or b1.. for the alternate's and
+    // degraded replicas): how a drill sees where traffic is. Other clients
+    // are not told the service's inner layout, and their answers are not
+    // rewritten.
+    << "  http-request set-var(txn.slot_asked) bool(true) if { req.hdr(X-Causeway-Slot) -m found }\n"
+    << "  http-response set-header X-Causeway-Slot %s if { var(txn.slot_asked) -m bool }\n"
     // Slots start in maintenance at a placeholder address; each is pointed
     // at a replica and made ready once that replica answers its probe.
     // Readiness is Causeway's probe; HAProxy's own part is passive: the

@@ -697,6 +697,16 @@ TEST_F(ServiceTest, TheServerRunsAServiceFailsItOverToTheWarmAlternateAndBackAnd
   // The same service twice is refused.
   auto again = c().Send("POST", "/v1/services", nlohmann::json{{"spec", Task(dir.path())}}.dump(), Auth(s.process().admin_token()));
   EXPECT_EQ(again->status, 409) << again->body;
+  // The slot that answered is named only to a request that asks (a drill's).
+  {
+    net::HttpClient client("127.0.0.1", port, std::chrono::seconds(5));
+    auto plain = client.Send("GET", "/v1/completions");
+    ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+    EXPECT_EQ(plain->headers.count("x-causeway-slot"), 0u);
+    auto asked = client.Send("GET", "/v1/completions", "", {{"X-Causeway-Slot", "?"}});
+    ASSERT_TRUE(asked.ok()) << asked.status().ToString();
+    EXPECT_EQ(asked->headers["x-causeway-slot"].substr(0, 1), "r") << asked->body;
+  }
 
   Load load(port, 4);
   ASSERT_TRUE(Eventually([&] {
