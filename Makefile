@@ -2,6 +2,8 @@
 # Both install the Debian packages they need first (scripts/install-deps.sh).
 JOBS ?= $(shell nproc)
 RELEASE_DIR := build/release
+# Where `make bench` writes its figures, one JSON line each (bench/record.sh).
+BENCH_OUT := $(RELEASE_DIR)/bench-results.jsonl
 TEST_DIR := build/asan
 
 .PHONY: all deps test-deps build run demo test fuzz bench clean
@@ -57,21 +59,22 @@ fuzz: test-deps
 # HAProxy by hand, and jobs onto real Slurm and a real Kubernetes plane
 # against their own CLIs and API (see bench/README.md).
 bench: build
-	bench/submit/run.sh $(RELEASE_DIR)
-	CAUSEWAY_SHARED_DATA=$${CAUSEWAY_SHARED_DATA:-../shared/data} $(RELEASE_DIR)/bench/schedule_bench
-	CAUSEWAY_SHARED_DATA=$${CAUSEWAY_SHARED_DATA:-../shared/data} $(RELEASE_DIR)/bench/plan_bench
-	$(RELEASE_DIR)/bench/forecast_bench 300 examples
-	$(RELEASE_DIR)/bench/reaper_bench
-	bench/focus/run.sh $(RELEASE_DIR)
-	bench/audit_import/run.sh $(RELEASE_DIR)
-	$(RELEASE_DIR)/bench/verify_bench 1000000
-	@if command -v rclone >/dev/null && [ -x "$${CAUSEWAY_MOTO_VENV:-$$HOME/.cache/causeway/moto-5.2.6}/bin/moto_server" ]; then bench/datasets/run.sh $(RELEASE_DIR); \
+	@rm -f $(BENCH_OUT)
+	bench/record.sh submit bench/submit/run.sh $(RELEASE_DIR)
+	CAUSEWAY_SHARED_DATA=$${CAUSEWAY_SHARED_DATA:-../shared/data} bench/record.sh schedule $(RELEASE_DIR)/bench/schedule_bench
+	CAUSEWAY_SHARED_DATA=$${CAUSEWAY_SHARED_DATA:-../shared/data} bench/record.sh plan $(RELEASE_DIR)/bench/plan_bench
+	bench/record.sh forecast $(RELEASE_DIR)/bench/forecast_bench 300 examples
+	bench/record.sh reaper $(RELEASE_DIR)/bench/reaper_bench
+	bench/record.sh focus bench/focus/run.sh $(RELEASE_DIR)
+	bench/record.sh audit_import bench/audit_import/run.sh $(RELEASE_DIR)
+	bench/record.sh audit_verify $(RELEASE_DIR)/bench/verify_bench 1000000
+	@if command -v rclone >/dev/null && [ -x "$${CAUSEWAY_MOTO_VENV:-$$HOME/.cache/causeway/moto-5.2.6}/bin/moto_server" ]; then bench/record.sh datasets bench/datasets/run.sh $(RELEASE_DIR); \
 	else echo "bench/datasets skipped: needs rclone and moto (scripts/install-deps.sh test)"; fi
-	@if [ "$$(id -u)" = 0 ] && command -v slurmctld >/dev/null; then bench/slurm_submit/run.sh $(RELEASE_DIR) 100; \
+	@if [ "$$(id -u)" = 0 ] && command -v slurmctld >/dev/null; then bench/record.sh slurm_submit bench/slurm_submit/run.sh $(RELEASE_DIR) 100; \
 	else echo "bench/slurm_submit skipped: needs root and Slurm (scripts/install-deps.sh test)"; fi
-	@if command -v haproxy >/dev/null || [ -x /usr/sbin/haproxy ]; then bench/service/run.sh $(RELEASE_DIR); \
+	@if command -v haproxy >/dev/null || [ -x /usr/sbin/haproxy ]; then bench/record.sh service bench/service/run.sh $(RELEASE_DIR); \
 	else echo "bench/service skipped: needs HAProxy (scripts/install-deps.sh test)"; fi
-	@if [ "$$(id -u)" = 0 ]; then bench/k8s_submit/run.sh $(RELEASE_DIR) 500 10000; \
+	@if [ "$$(id -u)" = 0 ]; then bench/record.sh k8s_submit bench/k8s_submit/run.sh $(RELEASE_DIR) 500 10000; \
 	else echo "bench/k8s_submit skipped: the plane's Kueue needs root (scripts/k8s/plane.sh)"; fi
 
 clean:

@@ -274,7 +274,8 @@ int main(int argc, char** argv) {
   }
   const double ratio = Median(paired);
   const double ratio_of_medians = Median(hand_rps) > 0 ? Median(managed_rps) / Median(hand_rps) : 0;
-  json out = {{"replicas", replicas},
+  json out = {{"bench", "service"},
+              {"replicas", replicas},
               {"clients", clients},
               {"seconds", seconds},
               {"runs", runs},
@@ -285,7 +286,7 @@ int main(int argc, char** argv) {
               {"ratio_of_medians", ratio_of_medians},
               {"control_pass_cpu_us_per_100_replicas", per_pass_us},
               {"sink", sink % 2}};
-  std::printf("%s\n", out.dump(2).c_str());
+  std::printf("%s\n", out.dump().c_str());  // one line: bench/record.sh reads it
   std::fprintf(stderr, "managed %.0f req/s (p50 %.2f ms, p99 %.2f ms), by hand %.0f req/s (p50 %.2f ms, p99 %.2f ms): "
                        "ratio %.3f, the median of the rounds' (target >= 0.95; of the medians %.3f); a control pass over 100 replicas: %.0f us of CPU\n",
                Median(managed_rps), Median(managed_p50), Median(managed_p99), Median(hand_rps), Median(hand_p50),

@@ -42,12 +42,15 @@ bench() {  # bench PORTS TOKEN
   "$build/bench/submit_bench" --port "$1" --token "$2" --clients "$clients" --seconds "$seconds" --warmup 2
 }
 rate_of() { grep -o '"submits_per_s": [0-9]*' <<< "$1" | grep -o '[0-9]*$'; }
+# The result as a JSON line of its own, named (bench/record.sh records it).
+named() { sed "s|^{|{\"bench\": \"$1\", |" <<< "$2"; }
 
 echo "causeway submit benchmark: $clients clients, ${seconds}s each"
 port=$(start sqlite)
 token=$(cat "$dir/sqlite/admin.token")
 sqlite_result=$(bench "$port" "$token")
 echo "1 server, SQLite (synchronous=FULL):      $sqlite_result"
+named submit/sqlite "$sqlite_result"
 jobs=$(sqlite3 "$dir/sqlite/causeway.db" "SELECT count(*) FROM jobs")
 commits=$(curl -s -H "Authorization: Bearer $token" "http://127.0.0.1:$port/metrics" | awk '/^causeway_store_commits_total/ {print $2}')
 echo "  jobs stored: $jobs in $commits durable commits (avg $(( jobs / (commits > 0 ? commits : 1) )) per commit)"
@@ -64,6 +67,7 @@ mkdir -p "$dir/b" && cp "$dir/a/admin.token" "$dir/b/admin.token"
 port_b=$(start b --db "$CAUSEWAY_TEST_PG_URL")
 pg_result=$(bench "$port_a,$port_b" "$(cat "$dir/a/admin.token")")
 echo "2 replicas, one PostgreSQL (fsync on):   $pg_result"
+named submit/postgres-2-replicas "$pg_result"
 pg_rate=$(rate_of "$pg_result")
 awk -v a="$pg_rate" -v b="$sqlite_rate" 'BEGIN {
   printf "  two replicas on PostgreSQL / one server on SQLite: %.2f (target >= 1.00: %s)\n", a / b, (a >= b ? "met" : "NOT met")
