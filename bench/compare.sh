@@ -86,8 +86,8 @@ path, old, new = sys.argv[1:]
 values = {}
 for line in open(path, encoding="utf-8"):
     r = json.loads(line)
-    if not r["unit"]:
-        continue  # a setting echoed back (clients, jobs), not a figure
+    if not r["unit"] or r["figure"].split(".")[-1].startswith("target"):
+        continue  # a setting or a target echoed back (clients, jobs, target_ms), not a measurement
     values.setdefault((r["benchmark"], r["figure"], r["unit"]), {}).setdefault(r["commit"], []).append(r["value"])
 print(f"{'benchmark':28} {'figure':40} {'unit':6} {'old ' + old[:9]:>14} {'new ' + new[:9]:>14} {'new/old':>8} runs")
 for (bench, figure, unit), by in sorted(values.items()):
@@ -97,5 +97,6 @@ for (bench, figure, unit), by in sorted(values.items()):
     ma, mb = statistics.median(a), statistics.median(b)
     ratio = f"{mb / ma:.3f}" if ma else "-"
     print(f"{bench:28} {figure:40} {unit:6} {ma:14.4g} {mb:14.4g} {ratio:>8} {len(a)}+{len(b)}")
+print("(new/old above 1: more of it on NEW; better for 1/s, worse for s, ms, us and MB)")
 print(f"every run's figures: {path}")
 PY
