@@ -611,7 +611,7 @@ class ServiceTest : public ::testing::Test {
   // `revision`'s suffix); while the file ROLE-lost exists in `dir`, a
   // replica of that role exits at once (its place is lost: every new
   // attempt there fails).
-  static std::string Task(const std::string& dir, const std::string& revision = "") {
+  static std::string Head(const std::string& dir, const std::string& revision = "") {
     return "name: chat\n"
            "resources: {accelerators: L4:1}\n"
            "run: test -e " + dir + "/$CAUSEWAY_REPLICA_ROLE-lost && exit 1;\n"
@@ -619,7 +619,10 @@ class ServiceTest : public ::testing::Test {
            " --port $CAUSEWAY_REPLICA_PORT --tag " + dir + "\n"
            "service:\n"
            "  readiness_probe: {path: /health, initial_delay_seconds: 30, timeout_seconds: 1,\n"
-           "                    endpoint_probe_interval_seconds: 1}\n"
+           "                    endpoint_probe_interval_seconds: 1}\n";
+  }
+  static std::string Task(const std::string& dir, const std::string& revision = "") {
+    return Head(dir, revision) +
            "  replicas: 2\n"
            "failover:\n"
            "  preferred: here-a\n"
@@ -904,6 +907,102 @@ TEST_F(ServiceTest, TheServerRunsAServiceFailsItOverToTheWarmAlternateAndBackAnd
   EXPECT_NE(table.out.find("COST/1000 REQUESTS"), std::string::npos) << table.out << table.err;
   auto ended = s.Get("/v1/audit?action=service.replica_end&resource=service/chat");
   EXPECT_GE(ended["events"].size(), serving.size() + 2) << "the killed replicas' ends are recorded too";
+}
+
+// Through the server as well: the autoscaler follows HAProxy's own request
+// rate (up within the upscale delay, down after the downscale delay, each
+// surplus replica drained first), and with both places lost the degraded
+// answer is served by HAProxy itself, the transition naming the platform
+// team.
+TEST_F(ServiceTest, TheServerScalesAServiceWithItsLoadAndServesTheDegradedAnswerWhenBothPlacesAreLost) {
+  TempDir dir("service-scale");
+  tag_ = dir.path();
+  EstateServer s(dir, Estate(dir.path() + "/out"));
+  const std::string task = Head(dir.path()) +
+                           "  replica_policy: {min_replicas: 1, max_replicas: 3, target_qps_per_replica: 20,\n"
+                           "                   upscale_delay_seconds: 2, downscale_delay_seconds: 3}\n"
+                           "failover:\n"
+                           "  preferred: here-a\n"
+                           "  alternate: {place: box-b, warm: 1}\n"
+                           "  hold_down: 3s\n"
+                           "  degraded: {answer: {status: 503, body: chat is busy, retry_after: 7}}\n";
+  auto up = s.process().Client().Send("POST", "/v1/services", nlohmann::json{{"spec", task}, {"file", "chat.yaml"}}.dump(),
+                                      Auth(s.process().admin_token()));
+  ASSERT_EQ(up->status, 201) << up->body;
+  const std::string endpoint = nlohmann::json::parse(up->body)["endpoint"];
+  const uint16_t port = static_cast<uint16_t>(std::stoi(endpoint.substr(endpoint.rfind(':') + 1)));
+  auto ready = [&](const std::string& role) {
+    auto j = s.Get("/v1/services/chat");
+    return std::count_if(j["replicas"].begin(), j["replicas"].end(), [&](const nlohmann::json& r) {
+      return r["role"] == role && r["state"] == "ready" && r["in_traffic"] == true;
+    });
+  };
+  ASSERT_TRUE(Eventually([&] { return ready("preferred") == 1 && ready("alternate") == 1; }, std::chrono::seconds(60)))
+      << s.Get("/v1/services/chat").dump(2);
+
+  // Load well above 20 requests a second per replica: three preferred replicas.
+  {
+    Load heavy(port, 4);
+    const auto began = std::chrono::steady_clock::now();
+    ASSERT_TRUE(Eventually([&] { return ready("preferred") == 3; }, std::chrono::seconds(30)))
+        << s.Get("/v1/services/chat").dump(2);
+    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+    heavy.Stop();
+    auto answers = heavy.Since(began);
+    const auto failed = std::count_if(answers.begin(), answers.end(), [](const auto& a) { return a.second != "preferred"; });
+    std::printf("service through the server: 3 preferred replicas ready %.1f s after the load began (upscale delay 2 s), "
+                "%ld of %zu requests failed\n", took, static_cast<long>(failed), answers.size());
+    EXPECT_EQ(failed, 0);
+    EXPECT_EQ(s.Get("/v1/services/chat")["target_replicas"], 3);
+  }
+  // A light load: back to one after the downscale delay, the surplus
+  // drained, nothing failed.
+  {
+    Load light(port, 1, std::chrono::milliseconds(200));
+    const auto began = std::chrono::steady_clock::now();
+    ASSERT_TRUE(Eventually([&] {
+      auto j = s.Get("/v1/services/chat");
+      return j["target_replicas"] == 1 && j["replicas"].size() == 2;
+    }, std::chrono::seconds(40))) << s.Get("/v1/services/chat").dump(2);
+    light.Stop();
+    auto answers = light.Since(began);
+    EXPECT_GT(answers.size(), 5u);
+    EXPECT_EQ(std::count_if(answers.begin(), answers.end(), [](const auto& a) { return a.second != "preferred"; }), 0);
+    auto ended = s.Get("/v1/audit?action=service.replica_end&resource=service/chat");
+    ASSERT_EQ(ended["events"].size(), 2u) << ended.dump(2);
+    for (const auto& e : ended["events"]) {
+      EXPECT_NE(e["details"].value("reason", "").find("wanted"), std::string::npos) << e.dump();
+    }
+  }
+
+  // Both places lost: every replica killed, none may start again.
+  std::ofstream(dir.path() + "/preferred-lost") << "lost\n";
+  std::ofstream(dir.path() + "/alternate-lost") << "lost\n";
+  for (const char* role : {"preferred", "alternate"}) {
+    for (pid_t p : Replicas(role)) ::kill(p, SIGKILL);
+  }
+  net::HttpClient client("127.0.0.1", port, std::chrono::seconds(5));
+  ASSERT_TRUE(Eventually([&] {
+    auto r = client.Send("GET", "/v1/completions");
+    return r.ok() && r->status == 503 && r->body == "chat is busy";
+  }, std::chrono::seconds(20)));
+  auto r = client.Send("GET", "/v1/completions");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->headers["retry-after"], "7");
+  ASSERT_TRUE(Eventually([&] { return s.Get("/v1/services/chat")["mode"] == "degraded"; }, std::chrono::seconds(20)))
+      << s.Get("/v1/services/chat").dump(2);
+  auto audit = s.Get("/v1/audit?action=service.transition&resource=service/chat");
+  ASSERT_FALSE(audit["events"].empty());
+  const auto& last = audit["events"][audit["events"].size() - 1];
+  EXPECT_EQ(last["details"]["to"], "degraded") << audit.dump(2);
+  EXPECT_NE(last["details"].value("next_action_owner", "").find("platform team"), std::string::npos) << last.dump();
+
+  auto down = s.process().Client().Send("DELETE", "/v1/services/chat", "", Auth(s.process().admin_token()));
+  ASSERT_EQ(down->status, 200) << down->body;
+  ASSERT_TRUE(Eventually([&] {
+    auto g = s.process().Client().Send("GET", "/v1/services/chat", "", Auth(s.process().admin_token()));
+    return g.ok() && g->status == 404;
+  }, std::chrono::seconds(30))) << ServerLog(dir);
 }
 
 }  // namespace
