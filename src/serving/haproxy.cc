@@ -158,9 +158,8 @@ Result<std::string> RenderConfig(const ProxyConfig& c) {
     << "  balance " << c.balance << "\n"
     // An answer to a request that asks (X-Causeway-Slot: any value) names
     // the slot that gave it (r1.., or b1.. for the alternate's and
-    // degraded replicas): how a drill sees where traffic is. Other clients
-    // are not told the service's inner layout, and their answers are not
-    // rewritten.
+    // degraded replicas; never an address): how a drill sees where traffic
+    // is. Every other answer is passed on as its replica gave it.
     << "  http-request set-var(txn.slot_asked) bool(true) if { req.hdr(X-Causeway-Slot) -m found }\n"
     << "  http-response set-header X-Causeway-Slot %s if { var(txn.slot_asked) -m bool }\n"
     // Slots start in maintenance at a placeholder address; each is pointed
