@@ -6,8 +6,8 @@
 # imported and shown back by team, and a per-node untagged one allocated to
 # the jobs that ran on those nodes; a dataset version is registered,
 # replicated with rclone and verified; a service fails over from one
-# provider to its warm alternate on another; the audit trail is verified at
-# the end.
+# provider to its warm alternate on another and is rolled over to a new
+# revision; the audit trail is verified at the end.
 #
 # Usage: scripts/demo.sh PATH/TO/causeway [--keep]
 #   --keep  leave the server running afterwards for exploration
@@ -257,7 +257,7 @@ step "Residency proven live: a job bound to the EU keeps its checkpoints and log
 show "$cw" acceptance residency --team nlp --zone eu --hold 3 --out "$data"
 show "$cw" acceptance list
 
-step "A service: replicas behind one endpoint on HAProxy, a warm alternate on another provider, and a failover when the preferred one goes down"
+step "A service: replicas behind one endpoint on HAProxy, a warm alternate on another provider, a failover when the preferred one goes down, and a rolling update"
 show "$cw" service up "$root/examples/services/chat.yaml"
 for _ in $(seq 1 300); do
   "$cw" --json service status chat | grep -q '"mode": "normal"' && break
@@ -274,6 +274,15 @@ done
 echo "failed over to its warm alternate $(( ($(date +%s%N) - went) / 1000000 )) ms after the outage began (the control loop passes once a second)"
 show "$cw" service status chat
 show "$cw" provider outage coreweave off
+# A new revision (a bigger model), rolled over: each old replica leaves as
+# its successor is ready, and the endpoint never stops answering.
+sed 's|Qwen/Qwen2.5-1.5B-Instruct|Qwen/Qwen2.5-3B-Instruct|' "$root/examples/services/chat.yaml" > "$data/chat-v2.yaml"
+show "$cw" service update chat "$data/chat-v2.yaml"
+for _ in $(seq 1 300); do
+  "$cw" --json service status chat | grep -q '"revision": 1,' || break
+  sleep 0.1
+done
+show "$cw" service status chat
 show "$cw" service down chat
 
 step "Datasets: a version named by its contents, copied to another region with rclone, verified; a changed object is caught"
