@@ -279,7 +279,10 @@ show "$cw" provider outage coreweave off
 sed 's|Qwen/Qwen2.5-1.5B-Instruct|Qwen/Qwen2.5-3B-Instruct|' "$root/examples/services/chat.yaml" > "$data/chat-v2.yaml"
 show "$cw" service update chat "$data/chat-v2.yaml"
 for _ in $(seq 1 300); do
-  "$cw" --json service status chat | grep -q '"revision": 1,' || break
+  # Read whole first: grep -q stops reading at its first match, and with
+  # pipefail the writer's SIGPIPE would read as "no match".
+  replicas=$("$cw" --json service status chat)
+  grep -q '"revision": 1,' <<< "$replicas" || break
   sleep 0.1
 done
 show "$cw" service status chat
