@@ -80,6 +80,15 @@ json ServiceJson(const ServiceStatus& s, bool whole) {
   return out;
 }
 
+// The answer to a change (up, update, down): the service as stored, the
+// proxy described by what the change does to it.
+HttpResponse Changed(int status, ServiceRecord record, std::string proxy) {
+  ServiceStatus s;
+  s.record = std::move(record);
+  s.proxy = std::move(proxy);
+  return JsonResponse(status, ServiceJson(s, false));
+}
+
 }  // namespace
 
 void ServicesApi::AddRoutes(RouteTable& routes) {
@@ -107,10 +116,7 @@ Result<HttpResponse> ServicesApi::Up(HttpRequest& req) {
   ASSIGN_OR_RETURN(auto port, body.Int("port", 0, 65535));
   r.port = static_cast<int>(port.value_or(0));
   ASSIGN_OR_RETURN(ServiceRecord made, serving_->Up(*req.principal, r));
-  ServiceStatus s;
-  s.record = std::move(made);
-  s.proxy = "not started yet";
-  return JsonResponse(201, ServiceJson(s, false));
+  return Changed(201, std::move(made), "not started yet");
 }
 
 Result<HttpResponse> ServicesApi::List(HttpRequest& req) {
@@ -135,19 +141,13 @@ Result<HttpResponse> ServicesApi::Update(HttpRequest& req) {
   ASSIGN_OR_RETURN(r.file, body.String("file", "service.yaml"));
   ASSIGN_OR_RETURN(r.mode, body.String("mode", "rolling"));
   ASSIGN_OR_RETURN(ServiceRecord updated, serving_->Update(*req.principal, req.params["name"], r));
-  ServiceStatus s;
-  s.record = std::move(updated);
-  s.proxy = "unchanged (an update keeps it serving)";
-  return JsonResponse(200, ServiceJson(s, false));
+  return Changed(200, std::move(updated), "unchanged (an update keeps it serving)");
 }
 
 Result<HttpResponse> ServicesApi::Down(HttpRequest& req) {
   RETURN_IF_ERROR(Running());
   ASSIGN_OR_RETURN(ServiceRecord r, serving_->Down(*req.principal, req.params["name"]));
-  ServiceStatus s;
-  s.record = std::move(r);
-  s.proxy = "stopping";
-  return JsonResponse(200, ServiceJson(s, false));
+  return Changed(200, std::move(r), "stopping");
 }
 
 }  // namespace causeway::api

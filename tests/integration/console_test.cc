@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <functional>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -86,6 +87,29 @@ access:
       std::this_thread::yield();
     }
     return done();
+  }
+
+  // Where the browser scripts put their screenshots.
+  static std::string Shots() { return std::filesystem::current_path().string() + "/console-screenshots"; }
+  // Runs a browser script of tests/peers (console-e2e.mjs, ...) against the
+  // server with `config` (the server's address, the admin token and Shots()
+  // added) and returns what it saw: a copy of its report's "seen", so a key
+  // the script never reached (it stopped early) reads as null and fails its
+  // expectation instead of aborting the test. nullopt when it gave no report.
+  std::optional<json> Browse(const std::string& script, json config, std::chrono::seconds limit) {
+    config["base"] = server_->url();
+    config["admin_token"] = server_->admin_token();
+    config["shots"] = Shots();
+    const std::string path = dir_->path() + "/" + script + ".json";
+    std::ofstream(path) << config.dump();
+    auto run = RunProcess({"node", PeersDir() + "/" + script, path}, {}, "", limit);
+    EXPECT_TRUE(run.ok()) << run.status().ToString();
+    if (!run.ok()) return std::nullopt;
+    json report = json::parse(run->out, nullptr, false);
+    EXPECT_TRUE(report.is_object()) << run->out << run->err;
+    if (!report.is_object()) return std::nullopt;
+    EXPECT_EQ(run->exit_code, 0) << report["failures"].dump(1) << "\n" << run->err;
+    return report.value("seen", json::object());
   }
 
   std::unique_ptr<NodePeer> idp_;
@@ -190,33 +214,23 @@ TEST_F(ConsoleTest, PeopleSignInSeeTheirJobsAndActAsThemselvesInChromium) {
   ASSERT_EQ(status, 201) << asked.dump();
   const std::string grant = asked["breakglass"]["id"];
 
-  std::string shots = std::filesystem::current_path().string() + "/console-screenshots";
-  std::string config = dir_->path() + "/e2e.json";
-  std::ofstream(config) << json{{"base", server_->url()},
-                                {"admin_token", server_->admin_token()},
-                                {"shots", shots},
-                                {"pending", pending},
-                                {"cancel", cancel},
-                                {"keyboard_cancel", keyboard_cancel},
-                                {"other_team_job", done[1]},
-                                {"researcher", "alice@corp.example"},
-                                {"researcher_team", "nlp"},
-                                {"provider_person", "alice@corp.example"},
-                                {"provider", "coreweave"},
-                                {"filter_provider", filter_provider},
-                                {"queue", "vision"},
-                                {"approver_token", boss},
-                                {"breakglass", grant},
-                                {"remove_cluster", clusters["clusters"][0]["name"]}}
-                               .dump();
-  auto run = RunProcess({"node", PeersDir() + "/console-e2e.mjs", config}, {}, "", std::chrono::seconds(240));
-  ASSERT_TRUE(run.ok()) << run.status().ToString();
-  json report = json::parse(run->out, nullptr, false);
-  ASSERT_TRUE(report.is_object()) << run->out << run->err;
-  EXPECT_EQ(run->exit_code, 0) << report["failures"].dump(1) << "\n" << run->err;
-  // A copy, so a key the script never reached (it stopped early) reads as null
-  // and fails its expectation instead of aborting the test.
-  json seen = report.value("seen", json::object());
+  const std::optional<json> browsed = Browse("console-e2e.mjs",
+                                             {{"pending", pending},
+                                              {"cancel", cancel},
+                                              {"keyboard_cancel", keyboard_cancel},
+                                              {"other_team_job", done[1]},
+                                              {"researcher", "alice@corp.example"},
+                                              {"researcher_team", "nlp"},
+                                              {"provider_person", "alice@corp.example"},
+                                              {"provider", "coreweave"},
+                                              {"filter_provider", filter_provider},
+                                              {"queue", "vision"},
+                                              {"approver_token", boss},
+                                              {"breakglass", grant},
+                                              {"remove_cluster", clusters["clusters"][0]["name"]}},
+                                             std::chrono::seconds(240));
+  ASSERT_TRUE(browsed);
+  json seen = *browsed;
 
   // What the browser showed agrees with the server.
   EXPECT_EQ(seen["whoami"], "bootstrap-admin");
@@ -286,7 +300,7 @@ TEST_F(ConsoleTest, PeopleSignInSeeTheirJobsAndActAsThemselvesInChromium) {
   EXPECT_NE(shown.find(showback["currency"].get<std::string>()), std::string::npos);
 
   for (const char* shot : {"jobs.png", "pending-job.png", "cost.png", "audit.png", "researcher-jobs.png"}) {
-    EXPECT_TRUE(std::filesystem::exists(shots + "/" + shot)) << shot;
+    EXPECT_TRUE(std::filesystem::exists(Shots() + "/" + shot)) << shot;
   }
 }
 
@@ -410,17 +424,9 @@ TEST_F(ConsoleTest, AServicesPageShowsItsReplicasPerPlaceAfterARollingUpdate) {
   ASSERT_EQ(s["transitions"].size(), 1u) << s.dump(1);
   EXPECT_EQ(s["transitions"][0]["to"], "normal");
 
-  std::string shots = std::filesystem::current_path().string() + "/console-screenshots";
-  std::string config = dir_->path() + "/service.json";
-  std::ofstream(config) << json{{"base", server_->url()}, {"admin_token", server_->admin_token()}, {"shots", shots},
-                                {"service", "chat"}}
-                               .dump();
-  auto run = RunProcess({"node", PeersDir() + "/console-service.mjs", config}, {}, "", std::chrono::seconds(120));
-  ASSERT_TRUE(run.ok()) << run.status().ToString();
-  json report = json::parse(run->out, nullptr, false);
-  ASSERT_TRUE(report.is_object()) << run->out << run->err;
-  EXPECT_EQ(run->exit_code, 0) << report["failures"].dump(1) << "\n" << run->err;
-  json seen = report.value("seen", json::object());  // a copy: a missing key reads as null
+  const std::optional<json> browsed = Browse("console-service.mjs", {{"service", "chat"}}, std::chrono::seconds(120));
+  ASSERT_TRUE(browsed);
+  json seen = *browsed;
   // The list's row: name, team, mode, ready of the target, endpoint.
   ASSERT_GE(seen["listed_row"].size(), 5u) << seen.dump(1);
   EXPECT_EQ(seen["listed_row"][0], "chat");
@@ -436,7 +442,7 @@ TEST_F(ConsoleTest, AServicesPageShowsItsReplicasPerPlaceAfterARollingUpdate) {
   EXPECT_EQ(seen["places"]["Alternate (gcp-us-a100)"], json::parse(R"([{"revision": "2", "state": "ready"}])"))
       << seen.dump(1);
   EXPECT_EQ(seen["transitions"], json::array({"normal"}));
-  EXPECT_TRUE(std::filesystem::exists(shots + "/service.png"));
+  EXPECT_TRUE(std::filesystem::exists(Shots() + "/service.png"));
 
   Call("DELETE", "/v1/services/chat", "", {}, &status);
   EXPECT_EQ(status, 200);

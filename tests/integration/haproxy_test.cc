@@ -677,8 +677,12 @@ TEST_F(ServiceTest, TheServerRunsAServiceFailsItOverToTheWarmAlternateAndBackAnd
   TempDir dir("service");
   tag_ = dir.path();
   EstateServer s(dir, Estate(dir.path() + "/out"));
-  // A client of the server where it listens now (a restart moves it).
+  // A client of the server where it listens now (a restart moves it), and
+  // the CLI pointed at it.
   auto c = [&] { return s.process().Client(); };
+  auto cli = [&](std::vector<std::string> args) {
+    return RunCli(std::move(args), {{"CAUSEWAY_SERVER", s.process().url()}, {"CAUSEWAY_TOKEN", s.process().admin_token()}});
+  };
   auto up = c().Send("POST", "/v1/services", nlohmann::json{{"spec", Task(dir.path())}, {"file", "chat.yaml"}}.dump(),
                    Auth(s.process().admin_token()));
   ASSERT_EQ(up->status, 201) << up->body;
@@ -771,8 +775,7 @@ TEST_F(ServiceTest, TheServerRunsAServiceFailsItOverToTheWarmAlternateAndBackAnd
   // preferred provider down (its outage drill kills the replicas and
   // places nothing there), measures, restores it, and records the verdict,
   // which readiness then shows for that provider.
-  auto drill = RunCli({"acceptance", "failover", "chat", "--out", dir.path(), "--rate", "40"},
-                      {{"CAUSEWAY_SERVER", s.process().url()}, {"CAUSEWAY_TOKEN", s.process().admin_token()}});
+  auto drill = cli({"acceptance", "failover", "chat", "--out", dir.path(), "--rate", "40"});
   ASSERT_EQ(drill.exit_code, 0) << drill.out << drill.err << ServerLog(dir);
   std::string report_file;
   for (const auto& e : std::filesystem::directory_iterator(dir.path())) {
@@ -833,8 +836,7 @@ TEST_F(ServiceTest, TheServerRunsAServiceFailsItOverToTheWarmAlternateAndBackAnd
     const std::string v2 = dir.path() + "/chat-v2.yaml";
     std::ofstream(v2) << Task(dir.path(), "-v2");
     const auto began = std::chrono::steady_clock::now();
-    auto update = RunCli({"service", "update", "chat", v2},
-                         {{"CAUSEWAY_SERVER", s.process().url()}, {"CAUSEWAY_TOKEN", s.process().admin_token()}});
+    auto update = cli({"service", "update", "chat", v2});
     ASSERT_EQ(update.exit_code, 0) << update.out << update.err;
     EXPECT_NE(update.out.find("revision 2"), std::string::npos) << update.out;
     ASSERT_TRUE(Eventually([&] {
@@ -902,8 +904,7 @@ TEST_F(ServiceTest, TheServerRunsAServiceFailsItOverToTheWarmAlternateAndBackAnd
   EXPECT_GE((*row)["attempts"].get<int64_t>(), 5) << row->dump();
   EXPECT_FALSE((*row)["cost_per_hour"].is_null()) << row->dump();
   EXPECT_FALSE((*row)["cost_per_1000_requests"].is_null()) << row->dump();
-  auto table = RunCli({"cost", "showback", "--metered", "--by", "service"},
-                      {{"CAUSEWAY_SERVER", s.process().url()}, {"CAUSEWAY_TOKEN", s.process().admin_token()}});
+  auto table = cli({"cost", "showback", "--metered", "--by", "service"});
   EXPECT_NE(table.out.find("COST/1000 REQUESTS"), std::string::npos) << table.out << table.err;
   auto ended = s.Get("/v1/audit?action=service.replica_end&resource=service/chat");
   EXPECT_GE(ended["events"].size(), serving.size() + 2) << "the killed replicas' ends are recorded too";

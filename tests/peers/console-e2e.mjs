@@ -8,29 +8,22 @@
 // requested grant)}. Prints one JSON object: {failures: [...],
 // seen: {...}}; exit 0 when nothing failed, 1 otherwise, 2 on usage or
 // launch errors.
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
+import { axeViolations, launch } from './chromium.mjs';
 
 const cfg = JSON.parse(readFileSync(process.argv[2], 'utf8'));
 mkdirSync(cfg.shots, { recursive: true });
 const failures = [];
 const seen = {};
 const check = (ok, what) => { if (!ok) failures.push(what); };
-const axeSource = readFileSync(new URL('./node_modules/axe-core/axe.min.js', import.meta.url), 'utf8');
 
-const profiles = [];
+// Every browser launched, closed (and its profile removed) at the end.
+const launched = [];
 async function browser() {
-  const profile = mkdtempSync(join(tmpdir(), 'cw-console-'));
-  profiles.push(profile);
-  return chromium.launchPersistentContext(profile, {
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-           '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    timeout: 60000,
-  });
+  const b = await launch('cw-console-');
+  launched.push(b);
+  return b.context;
 }
 
 // Every page: nothing fetched from elsewhere, no script errors, no CSP
@@ -50,12 +43,9 @@ function watch(page) {
 }
 
 async function axe(page, name) {
-  await page.evaluate(axeSource);
-  const r = await page.evaluate(() => globalThis.axe.run(document, { resultTypes: ['violations'] }));
-  const bad = r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
   seen.axe = seen.axe || {};
-  seen.axe[name] = bad.map((v) => `${v.id}: ${v.help} (${v.nodes.length})`);
-  check(bad.length === 0, `axe on ${name}: ${seen.axe[name].join('; ')}`);
+  seen.axe[name] = await axeViolations(page);
+  check(seen.axe[name].length === 0, `axe on ${name}: ${seen.axe[name].join('; ')}`);
 }
 
 // Opens a page of the console and waits until it shows it (main's data-at).
@@ -411,9 +401,7 @@ try {
   check(seen.not_found.length === 0, `no request answered 404: ${seen.not_found}`);
   check(outside.length === 0, `nothing fetched from elsewhere: ${outside}`);
   check(seen.page_errors.length === 0, `no script errors or CSP violations: ${seen.page_errors}`);
-  await researcher?.close().catch(() => {});
-  await admin?.close().catch(() => {});
-  for (const p of profiles) rmSync(p, { recursive: true, force: true });
+  for (const b of launched) await b.close();
 }
 console.log(JSON.stringify({ failures, seen }, null, 1));
 process.exit(failures.length ? 1 : 0);

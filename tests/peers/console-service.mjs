@@ -5,31 +5,22 @@
 // (its name)}. Prints one JSON object: {failures: [...], seen: {...}}; exit 0
 // when nothing failed, 1 otherwise. What the page showed is compared with
 // the API by the caller (tests/integration/console_test.cc).
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
+import { axeViolations, launch } from './chromium.mjs';
 
 const cfg = JSON.parse(readFileSync(process.argv[2], 'utf8'));
 mkdirSync(cfg.shots, { recursive: true });
 const failures = [];
 const seen = {};
 const check = (ok, what) => { if (!ok) failures.push(what); };
-const axeSource = readFileSync(new URL('./node_modules/axe-core/axe.min.js', import.meta.url), 'utf8');
 const pageErrors = [];
 
-const profile = mkdtempSync(join(tmpdir(), 'cw-console-'));
-let context;
+let browser;
 let step = 'launching the browser';
 try {
-  context = await chromium.launchPersistentContext(profile, {
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-           '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    timeout: 60000,
-  });
-  const page = context.pages()[0] ?? await context.newPage();
+  browser = await launch('cw-console-');
+  const page = browser.context.pages()[0] ?? await browser.context.newPage();
   page.on('pageerror', (e) => pageErrors.push(e.message));
   page.on('console', (m) => { if (m.type() === 'error') pageErrors.push(m.text()); });
 
@@ -78,10 +69,7 @@ try {
   await page.screenshot({ path: join(cfg.shots, 'service.png'), fullPage: true });
 
   step = 'axe on the service page';
-  await page.evaluate(axeSource);
-  const r = await page.evaluate(() => globalThis.axe.run(document, { resultTypes: ['violations'] }));
-  seen.axe = r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => `${v.id}: ${v.help} (${v.nodes.length})`);
+  seen.axe = await axeViolations(page);
   check(seen.axe.length === 0, `axe on the service page: ${seen.axe.join('; ')}`);
 
   step = 'the service page on a phone';
@@ -96,8 +84,7 @@ try {
 } finally {
   seen.page_errors = pageErrors.filter((m) => !/status of 40[1-4]/.test(m));
   check(seen.page_errors.length === 0, `no script errors or CSP violations: ${seen.page_errors}`);
-  await context?.close().catch(() => {});
-  rmSync(profile, { recursive: true, force: true });
+  await browser?.close();
 }
 console.log(JSON.stringify({ failures, seen }, null, 1));
 process.exit(failures.length ? 1 : 0);

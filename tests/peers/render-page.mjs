@@ -4,31 +4,22 @@
 // Prints one JSON object: {svgs, lines, bars, title, requests, errors};
 // requests counts what the page tried to fetch beyond itself (it should
 // fetch nothing). Exit 0 when the page loaded; 2 on usage or launch errors.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { chromium } from 'playwright-core';
+import { resolve } from 'node:path';
+import { launch } from './chromium.mjs';
 
 const [page, shot] = process.argv.slice(2);
 if (!page || !shot) {
   console.error('usage: node render-page.mjs PAGE.html SCREENSHOT.png');
   process.exit(2);
 }
-const profile = mkdtempSync(join(tmpdir(), 'cw-chromium-'));
-let context;
+let browser;
 try {
-  context = await chromium.launchPersistentContext(profile, {
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-           '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    timeout: 60000,
-  });
+  browser = await launch('cw-chromium-');
 } catch (e) {
   console.error(`launching Chromium: ${e.message}`);
-  rmSync(profile, { recursive: true, force: true });
   process.exit(2);
 }
+const { context } = browser;
 const url = 'file://' + resolve(page);
 let requests = 0;
 const errors = [];
@@ -52,6 +43,5 @@ try {
   await tab.screenshot({ path: shot, fullPage: true });
   console.log(JSON.stringify({ ...found, requests, errors }));
 } finally {
-  await context.close();
-  rmSync(profile, { recursive: true, force: true });
+  await browser.close();
 }
